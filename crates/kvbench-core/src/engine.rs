@@ -1,0 +1,345 @@
+//! The engine interface every store implements, and the descriptor a registry line points at.
+//!
+//! Adapters never time anything: the runner owns every clock read. An adapter translates one
+//! call into the store's API and turns the store's errors into [`EngineError`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub type Result<T> = std::result::Result<T, EngineError>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The engine cannot do this at all (a phase is then reported N/A, not failed).
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// The store returned an error.
+    #[error("{0}")]
+    Store(String),
+    #[error("invalid option: {0}")]
+    Option(String),
+    #[error("i/o: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl EngineError {
+    pub fn store(e: impl std::fmt::Display) -> Self {
+        EngineError::Store(e.to_string())
+    }
+}
+
+/// Durability requested for a run; each engine maps it to its own knobs and reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncMode {
+    /// Nothing is forced to disk while the run goes; data is durable only after close.
+    None,
+    /// Every committed batch or transaction is durable when the write call returns.
+    #[default]
+    Commit,
+    /// Every single write is durable when it returns (a batch counts as one write only where
+    /// the engine applies it atomically).
+    Always,
+}
+
+impl std::fmt::Display for SyncMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SyncMode::None => "none",
+            SyncMode::Commit => "commit",
+            SyncMode::Always => "always",
+        })
+    }
+}
+
+/// How the database is opened for the read phases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpenMode {
+    #[default]
+    ReadWrite,
+    ReadOnly,
+    /// RocksDB's secondary instance: a read-only follower with its own info log.
+    Secondary,
+}
+
+/// What an engine can do beyond get/put. Phases needing a missing capability are N/A.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Capabilities {
+    pub ordered_scan: bool,
+    /// A real multi-get call; without it multi-get phases loop over get and say so.
+    pub multi_get: bool,
+    /// Atomic write batches or transactions.
+    pub batch: bool,
+    pub read_only_open: bool,
+    pub secondary_open: bool,
+    /// Data survives close and reopen.
+    pub persistent: bool,
+    /// Written once in one pass (like CDB); no update or delete afterwards.
+    pub build_once: bool,
+    pub delete: bool,
+}
+
+impl Capabilities {
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        let pairs = [
+            (self.ordered_scan, "scan"),
+            (self.multi_get, "multi-get"),
+            (self.batch, "batch"),
+            (self.read_only_open, "read-only"),
+            (self.secondary_open, "secondary"),
+            (self.persistent, "persistent"),
+            (self.build_once, "build-once"),
+            (self.delete, "delete"),
+        ];
+        for (on, name) in pairs {
+            if on {
+                v.push(name);
+            }
+        }
+        v
+    }
+}
+
+/// The type of an engine option; values arrive as JSON from the scenario or the CLI.
+#[derive(Debug, Clone, Copy)]
+pub enum OptionKind {
+    Bool,
+    /// An integer; sizes accept suffixes `k`, `m`, `g` (powers of 1024) when given as text.
+    Int,
+    Enum(&'static [&'static str]),
+    Text,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct OptionSpec {
+    pub name: &'static str,
+    pub kind: OptionKind,
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+/// Validated options of one engine variant.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    values: BTreeMap<String, serde_json::Value>,
+    specs: Vec<OptionSpec>,
+}
+
+impl Options {
+    /// Check `given` against the engine's specs; the error names the field and what it takes.
+    pub fn parse(
+        engine: &str,
+        specs: &[OptionSpec],
+        given: &BTreeMap<String, serde_json::Value>,
+    ) -> std::result::Result<Options, String> {
+        for (k, v) in given {
+            let Some(spec) = specs.iter().find(|s| s.name == k) else {
+                let known: Vec<_> = specs.iter().map(|s| s.name).collect();
+                return Err(format!(
+                    "engine {engine} has no option `{k}` (options: {})",
+                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                ));
+            };
+            let ok = match spec.kind {
+                OptionKind::Bool => v.is_boolean(),
+                OptionKind::Int => v.as_i64().is_some() || v.as_str().is_some_and(|s| parse_size(s).is_some()),
+                OptionKind::Enum(choices) => v.as_str().is_some_and(|s| choices.contains(&s)),
+                OptionKind::Text => v.is_string(),
+            };
+            if !ok {
+                return Err(format!(
+                    "engine {engine} option `{k}` = {v}: expected {}",
+                    describe_kind(spec.kind)
+                ));
+            }
+        }
+        Ok(Options { values: given.clone(), specs: specs.to_vec() })
+    }
+
+    fn raw(&self, name: &str) -> Option<serde_json::Value> {
+        if let Some(v) = self.values.get(name) {
+            return Some(v.clone());
+        }
+        let spec = self.specs.iter().find(|s| s.name == name)?;
+        if spec.default.is_empty() {
+            return None;
+        }
+        Some(match spec.kind {
+            OptionKind::Bool => serde_json::Value::Bool(spec.default == "true"),
+            _ => serde_json::Value::String(spec.default.to_string()),
+        })
+    }
+
+    pub fn bool(&self, name: &str) -> bool {
+        self.raw(name).and_then(|v| v.as_bool()).unwrap_or(false)
+    }
+
+    pub fn int(&self, name: &str) -> Option<i64> {
+        match self.raw(name)? {
+            serde_json::Value::Number(n) => n.as_i64(),
+            serde_json::Value::String(s) => parse_size(&s),
+            _ => None,
+        }
+    }
+
+    pub fn text(&self, name: &str) -> Option<String> {
+        match self.raw(name)? {
+            serde_json::Value::String(s) => Some(s),
+            other => Some(other.to_string()),
+        }
+    }
+
+    /// Options as given plus defaults, for the result file.
+    pub fn effective(&self) -> BTreeMap<String, serde_json::Value> {
+        let mut out = BTreeMap::new();
+        for s in &self.specs {
+            if let Some(v) = self.raw(s.name) {
+                out.insert(s.name.to_string(), v);
+            }
+        }
+        out
+    }
+}
+
+pub fn describe_kind(kind: OptionKind) -> String {
+    match kind {
+        OptionKind::Bool => "true or false".into(),
+        OptionKind::Int => "an integer (sizes may say 64m, 1g)".into(),
+        OptionKind::Enum(c) => format!("one of {}", c.join(", ")),
+        OptionKind::Text => "a string".into(),
+    }
+}
+
+/// `123`, `64k`, `64m`, `1g` (powers of 1024).
+pub fn parse_size(s: &str) -> Option<i64> {
+    let s = s.trim().to_ascii_lowercase();
+    let (num, mult) = match s.chars().last()? {
+        'k' => (&s[..s.len() - 1], 1i64 << 10),
+        'm' => (&s[..s.len() - 1], 1 << 20),
+        'g' => (&s[..s.len() - 1], 1 << 30),
+        _ => (&s[..], 1),
+    };
+    num.trim().parse::<i64>().ok().map(|n| n * mult)
+}
+
+/// Everything an engine needs to open its database.
+pub struct OpenArgs<'a> {
+    /// A directory owned by this engine variant; the engine may create files inside it.
+    pub dir: &'a Path,
+    pub options: &'a Options,
+    pub sync: SyncMode,
+    pub mode: OpenMode,
+    /// Records the plan will load (a sizing hint: LMDB map size, hash bucket counts).
+    pub expected_records: u64,
+    /// Bytes of keys plus values the plan will load (a sizing hint).
+    pub expected_bytes: u64,
+    /// For server engines: where the server listens (started by kvbench or given by the user).
+    pub url: Option<&'a str>,
+}
+
+impl OpenArgs<'_> {
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+/// One write of a batch: `value: None` deletes the key.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteOp<'a> {
+    pub key: &'a [u8],
+    pub value: Option<&'a [u8]>,
+}
+
+/// An open database. Reads go through [`Reader`]s so that each thread can hold its own
+/// transaction, statement or connection.
+pub trait Engine: Send + Sync {
+    /// Apply the writes as one batch (one transaction or write batch where the engine has
+    /// them; one by one otherwise). `sync` from [`OpenArgs`] decides durability. Takes
+    /// `&self` so reads and writes can interleave (mixed phases); engines that need it
+    /// serialise writers inside.
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()>;
+
+    /// A reader for one thread; it may keep a read transaction open until dropped.
+    fn reader(&self) -> Result<Box<dyn Reader + '_>>;
+
+    /// Called once after the load phase and inside its timing (CDB writes its index here).
+    fn finish_load(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Close explicitly so close errors are seen (Drop is the fallback).
+    fn close(self: Box<Self>) -> Result<()> {
+        Ok(())
+    }
+
+    /// The knobs in effect (sync mapping, compression, cache...), for the result file.
+    fn settings(&self) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
+}
+
+pub trait Reader {
+    /// Called after writes in a mixed phase: a reader holding a snapshot must take a new one
+    /// so that it sees them.
+    fn refresh(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Copy the value of `key` into `out` (cleared first); `false` when the key is absent.
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool>;
+
+    /// Values of `keys` in order. The default loops over [`Reader::get`]; engines with a
+    /// native call override it and declare `multi_get`.
+    fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        out.clear();
+        for k in keys {
+            let mut buf = Vec::new();
+            let found = self.get(k, &mut buf)?;
+            out.push(found.then_some(buf));
+        }
+        Ok(())
+    }
+
+    /// Visit up to `limit` records in key order from the first key >= `start` (or the first
+    /// key); `visit` returns false to stop early. Returns how many records were visited.
+    fn scan(
+        &mut self,
+        _start: Option<&[u8]>,
+        _limit: usize,
+        _visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        Err(EngineError::Unsupported("ordered scan".into()))
+    }
+}
+
+/// Where an engine runs: the Rust worker (this binary) or another language's worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Runtime {
+    Rust,
+    Python,
+    Go,
+}
+
+/// One registry line points at one of these.
+pub struct EngineDescriptor {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub capabilities: Capabilities,
+    pub options: &'static [OptionSpec],
+    /// Library version as the library reports it (or as packaged).
+    pub version: fn() -> String,
+    /// `Err(reason)` when the engine cannot run here (library missing, server binary absent).
+    pub available: fn() -> std::result::Result<(), String>,
+    pub open: fn(&OpenArgs<'_>) -> Result<Box<dyn Engine>>,
+}
+
+impl std::fmt::Debug for EngineDescriptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineDescriptor").field("name", &self.name).finish()
+    }
+}

@@ -1,0 +1,155 @@
+//! The result file: canonical JSON, versioned by `schema` (see `docs/results.md`).
+//! Every report format is derived from these types.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA: &str = "kvbench.result/1";
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Latency {
+    pub min_ns: u64,
+    pub mean_ns: f64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+    pub stdev_ns: f64,
+    /// The whole histogram, HdrHistogram V2 compressed encoding in base64 (nanoseconds).
+    pub hdr: String,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    #[default]
+    Ok,
+    Failed,
+    /// The engine cannot do this phase (capability missing); nothing was measured.
+    #[serde(rename = "n/a")]
+    NotApplicable,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PhaseResult {
+    pub name: String,
+    pub kind: String,
+    pub status: Status,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Records touched (keys read or written).
+    pub ops: u64,
+    /// Timed units: operations, batches or multi-get requests (see `unit`).
+    pub requests: u64,
+    /// What one latency sample covers: `op`, `batch`, `request`, `open+op+close`.
+    pub unit: String,
+    pub errors: u64,
+    /// Reads whose value differed from the plan (or found a key that should be absent).
+    pub mismatches: u64,
+    /// Reads that found nothing where the plan expects a value.
+    pub missing: u64,
+    pub elapsed_ns: u64,
+    /// `ops` per second of `elapsed_ns`.
+    pub ops_per_sec: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Latency>,
+    pub threads: u32,
+    pub batch: u32,
+    pub cache: String,
+    pub cpu_user_ns: u64,
+    pub cpu_sys_ns: u64,
+    /// Peak resident set of the worker process so far (kB).
+    pub max_rss_kb: u64,
+    /// Storage I/O of the worker process during the phase (/proc/self/io).
+    pub io_read_bytes: u64,
+    pub io_write_bytes: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct EngineResult {
+    /// Row name: the engine name or the variant's label.
+    pub label: String,
+    pub engine: String,
+    pub runtime: String,
+    pub status: Status,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub repetition: u32,
+    pub version: String,
+    pub worker: String,
+    pub capabilities: Vec<String>,
+    pub options: BTreeMap<String, serde_json::Value>,
+    /// The knobs in effect as the engine reports them (durability mapping above all).
+    pub settings: BTreeMap<String, String>,
+    pub sync: String,
+    pub open_mode: String,
+    pub timer_overhead_ns: f64,
+    pub phases: Vec<PhaseResult>,
+    /// Allocated blocks of the data directory after close (bytes).
+    pub space_bytes: u64,
+    /// Sum of file lengths after close (bytes).
+    pub apparent_bytes: u64,
+    /// space_bytes / raw data bytes.
+    pub space_amplification: f64,
+    pub wall_ns: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Environment {
+    pub hostname: String,
+    pub os: String,
+    pub kernel: String,
+    pub cpu_model: String,
+    pub cores: u32,
+    pub memory_bytes: u64,
+    pub data_dir: String,
+    pub filesystem: String,
+    pub build: String,
+    pub load_average: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PlanInfo {
+    pub hash: String,
+    pub seed: u64,
+    pub records: u64,
+    pub unique_records: u64,
+    pub raw_bytes: u64,
+    pub generation_ns: u64,
+    pub reused: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RunResult {
+    pub schema: String,
+    pub kvbench_version: String,
+    pub run_id: String,
+    /// Seconds since the Unix epoch (UTC).
+    pub started_at: u64,
+    pub scenario: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub intent: String,
+    pub sync: String,
+    pub plan: PlanInfo,
+    /// The scenario as run, with defaults filled in.
+    pub workload: serde_json::Value,
+    pub environment: Environment,
+    pub warnings: Vec<String>,
+    pub engines: Vec<EngineResult>,
+}
+
+impl RunResult {
+    pub fn from_json(text: &str) -> Result<RunResult, String> {
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        match v.get("schema").and_then(|s| s.as_str()) {
+            Some(SCHEMA) => {}
+            Some(other) => return Err(format!("schema `{other}`, this kvbench reads `{SCHEMA}`")),
+            None => return Err("no `schema` field: not a kvbench result".into()),
+        }
+        serde_json::from_value(v).map_err(|e| format!("result does not match {SCHEMA}: {e}"))
+    }
+}
