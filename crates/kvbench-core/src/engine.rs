@@ -336,6 +336,18 @@ pub struct EngineDescriptor {
     /// `Err(reason)` when the engine cannot run here (library missing, server binary absent).
     pub available: fn() -> std::result::Result<(), String>,
     pub open: fn(&OpenArgs<'_>) -> Result<Box<dyn Engine>>,
+    /// For server engines: start a private server in the given empty directory (kvbench does
+    /// this once per run unless the user gives a URL). `None` for embedded engines.
+    pub start_server: Option<fn(&Path) -> std::result::Result<Box<dyn RunningServer>, String>>,
+}
+
+/// A server kvbench started; stopped by `stop` or, failing that, by Drop.
+pub trait RunningServer: Send {
+    /// Where clients connect (`redis://127.0.0.1:PORT`, ...), passed to jobs as `url`.
+    fn url(&self) -> String;
+    /// Version and settings that matter for the numbers (fsync, persistence, memory).
+    fn info(&self) -> BTreeMap<String, String>;
+    fn stop(self: Box<Self>) -> std::result::Result<(), String>;
 }
 
 impl std::fmt::Debug for EngineDescriptor {

@@ -1,1 +1,34 @@
+//! The engines kvbench measures. One module per engine, one line in [`registry`].
+//! Adapters translate calls; they never time anything.
 
+pub mod conformance;
+pub mod memory;
+pub mod registry;
+
+#[cfg(all(feature = "leveldb", kvb_leveldb))]
+pub mod leveldb;
+#[cfg(all(feature = "lmdb", kvb_lmdb))]
+pub mod lmdb;
+#[cfg(all(feature = "rocksdb", kvb_rocksdb))]
+pub mod rocksdb;
+#[cfg(all(feature = "sqlite", kvb_sqlite))]
+pub mod sqlite;
+
+pub use registry::{entries, find, Entry};
+
+/// Turn a C string owned by a library into a Rust string (for error messages and versions).
+///
+/// # Safety
+/// `p` must be null or point to a NUL-terminated string.
+pub unsafe fn c_str(p: *const libc::c_char) -> String {
+    if p.is_null() {
+        return String::new();
+    }
+    std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+}
+
+/// A path as a C string (database paths never contain NUL here: they are built by kvbench).
+pub fn c_path(p: &std::path::Path) -> std::ffi::CString {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(p.as_os_str().as_bytes()).expect("paths from kvbench have no NUL")
+}

@@ -1,0 +1,163 @@
+//! The conformance suite: every engine must behave like the `memory` oracle. Used by
+//! `tests/conformance.rs` (one test per engine) and by `kvbench selftest`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use kvbench_core::engine::{Capabilities, Engine, EngineDescriptor, OpenArgs, OpenMode, Options, SyncMode, WriteOp};
+
+type Oracle = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn args<'a>(dir: &'a Path, options: &'a Options, sync: SyncMode, mode: OpenMode, url: Option<&'a str>) -> OpenArgs<'a> {
+    OpenArgs { dir, options, sync, mode, expected_records: 1000, expected_bytes: 1 << 20, url }
+}
+
+fn key(i: u32) -> Vec<u8> {
+    // Binary keys with a zero byte inside, in an order that differs from insertion order.
+    let mut k = b"k\0".to_vec();
+    k.extend_from_slice(&(i.wrapping_mul(2654435761) % 100_000).to_be_bytes());
+    k.extend_from_slice(&i.to_be_bytes());
+    k
+}
+
+fn value(i: u32, version: u32) -> Vec<u8> {
+    let len = (i * 37 + version * 11) % 300;
+    (0..len).map(|j| (j as u32 ^ i ^ version) as u8).collect()
+}
+
+fn check_reads(e: &dyn Engine, oracle: &Oracle, probe: &[Vec<u8>], caps: Capabilities) -> Result<(), String> {
+    let mut r = e.reader().map_err(|e| format!("reader: {e}"))?;
+    let mut buf = Vec::new();
+    for k in probe {
+        let found = r.get(k, &mut buf).map_err(|e| format!("get {k:?}: {e}"))?;
+        let want = oracle.get(k);
+        if found != want.is_some() || (found && Some(&buf) != want) {
+            return Err(format!("get {k:?}: found={found} value={buf:?}, oracle has {want:?}"));
+        }
+    }
+    let keys: Vec<&[u8]> = probe.iter().map(|k| &k[..]).collect();
+    let mut out = Vec::new();
+    r.multi_get(&keys, &mut out).map_err(|e| format!("multi_get: {e}"))?;
+    if out.len() != keys.len() {
+        return Err(format!("multi_get returned {} values for {} keys", out.len(), keys.len()));
+    }
+    for (k, got) in keys.iter().zip(&out) {
+        if got.as_ref() != oracle.get(*k) {
+            return Err(format!("multi_get {k:?}: got {got:?}, oracle has {:?}", oracle.get(*k)));
+        }
+    }
+    if caps.ordered_scan {
+        let mut got = Vec::new();
+        r.scan(None, usize::MAX, &mut |k, v| {
+            got.push((k.to_vec(), v.to_vec()));
+            true
+        })
+        .map_err(|e| format!("full scan: {e}"))?;
+        let want: Vec<_> = oracle.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        if got != want {
+            return Err(format!("full scan: {} records, oracle has {} (or order/values differ)", got.len(), want.len()));
+        }
+        if let Some((mid, _)) = oracle.iter().nth(oracle.len() / 2) {
+            let mut got = Vec::new();
+            let n = r
+                .scan(Some(mid), 7, &mut |k, _| {
+                    got.push(k.to_vec());
+                    true
+                })
+                .map_err(|e| format!("scan from middle: {e}"))?;
+            let want: Vec<_> = oracle.range(mid.clone()..).take(7).map(|(k, _)| k.clone()).collect();
+            if got != want || n != want.len() {
+                return Err(format!("scan of 7 from the middle: got {got:?}, want {want:?}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Run the whole suite on one engine in `dir` (which must be empty).
+pub fn run(desc: &EngineDescriptor, dir: &Path, url: Option<&str>) -> Result<(), String> {
+    let caps = desc.capabilities;
+    let options = Options::parse(desc.name, desc.options, &BTreeMap::new())?;
+    let mut oracle = Oracle::new();
+    let probe: Vec<Vec<u8>> = (0..260).map(key).collect();
+
+    let mut e = (desc.open)(&args(dir, &options, SyncMode::Commit, OpenMode::ReadWrite, url)).map_err(|e| format!("open: {e}"))?;
+    // Load 200 records in batches of 50, and one with an empty value.
+    for chunk in (0..200u32).collect::<Vec<_>>().chunks(50) {
+        let vals: Vec<(Vec<u8>, Vec<u8>)> = chunk.iter().map(|&i| (key(i), value(i, 0))).collect();
+        let batch: Vec<WriteOp<'_>> = vals.iter().map(|(k, v)| WriteOp { key: k, value: Some(v) }).collect();
+        e.write(&batch).map_err(|e| format!("write batch: {e}"))?;
+        for (k, v) in vals {
+            oracle.insert(k, v);
+        }
+    }
+    e.write(&[WriteOp { key: &key(200), value: Some(b"") }]).map_err(|e| format!("write empty value: {e}"))?;
+    oracle.insert(key(200), Vec::new());
+    e.finish_load().map_err(|e| format!("finish_load: {e}"))?;
+    check_reads(e.as_ref(), &oracle, &probe, caps).map_err(|m| format!("after load: {m}"))?;
+
+    if !caps.build_once {
+        for i in (0..200u32).step_by(3) {
+            e.write(&[WriteOp { key: &key(i), value: Some(&value(i, 1)) }]).map_err(|e| format!("overwrite: {e}"))?;
+            oracle.insert(key(i), value(i, 1));
+        }
+        if caps.delete {
+            for i in (0..200u32).step_by(7) {
+                e.write(&[WriteOp { key: &key(i), value: None }]).map_err(|e| format!("delete: {e}"))?;
+                oracle.remove(&key(i));
+            }
+            // Deleting an absent key is not an error.
+            e.write(&[WriteOp { key: &key(9999), value: None }]).map_err(|e| format!("delete absent key: {e}"))?;
+        }
+        check_reads(e.as_ref(), &oracle, &probe, caps).map_err(|m| format!("after overwrite/delete: {m}"))?;
+        // A reader refreshed after a write sees it.
+        let mut r = e.reader().map_err(|e| e.to_string())?;
+        e.write(&[WriteOp { key: &key(1), value: Some(b"fresh") }]).map_err(|e| format!("write: {e}"))?;
+        oracle.insert(key(1), b"fresh".to_vec());
+        r.refresh().map_err(|e| format!("refresh: {e}"))?;
+        let mut buf = Vec::new();
+        if !r.get(&key(1), &mut buf).map_err(|e| e.to_string())? || buf != b"fresh" {
+            return Err("a refreshed reader does not see a write made after it was created".into());
+        }
+    }
+    e.close().map_err(|e| format!("close: {e}"))?;
+
+    if caps.persistent {
+        let e = (desc.open)(&args(dir, &options, SyncMode::None, OpenMode::ReadWrite, url)).map_err(|e| format!("reopen: {e}"))?;
+        check_reads(e.as_ref(), &oracle, &probe, caps).map_err(|m| format!("after reopen: {m}"))?;
+        e.close().map_err(|e| format!("close: {e}"))?;
+        if caps.read_only_open {
+            let e = (desc.open)(&args(dir, &options, SyncMode::None, OpenMode::ReadOnly, url))
+                .map_err(|e| format!("read-only open: {e}"))?;
+            check_reads(e.as_ref(), &oracle, &probe, caps).map_err(|m| format!("read-only: {m}"))?;
+            e.close().map_err(|e| format!("close: {e}"))?;
+        }
+        if caps.secondary_open {
+            let e = (desc.open)(&args(dir, &options, SyncMode::None, OpenMode::Secondary, url))
+                .map_err(|e| format!("secondary open: {e}"))?;
+            check_reads(e.as_ref(), &oracle, &probe, caps).map_err(|m| format!("secondary: {m}"))?;
+            e.close().map_err(|e| format!("close: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Every sync mode opens and writes (durability knobs must not break the engine).
+pub fn sync_modes(desc: &EngineDescriptor, root: &Path, url: Option<&str>) -> Result<(), String> {
+    let options = Options::parse(desc.name, desc.options, &BTreeMap::new())?;
+    for (n, sync) in [SyncMode::None, SyncMode::Commit, SyncMode::Always].into_iter().enumerate() {
+        let dir = root.join(format!("sync{n}"));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let mut e = (desc.open)(&args(&dir, &options, sync, OpenMode::ReadWrite, url)).map_err(|e| format!("open sync={sync}: {e}"))?;
+        e.write(&[WriteOp { key: b"a", value: Some(b"1") }, WriteOp { key: b"b", value: Some(b"2") }])
+            .map_err(|e| format!("write sync={sync}: {e}"))?;
+        e.finish_load().map_err(|e| format!("finish_load sync={sync}: {e}"))?;
+        let mut buf = Vec::new();
+        let found = e.reader().and_then(|mut r| r.get(b"b", &mut buf)).map_err(|e| format!("get sync={sync}: {e}"))?;
+        if !found || buf != b"2" {
+            return Err(format!("sync={sync}: read back {buf:?}"));
+        }
+        e.close().map_err(|e| format!("close sync={sync}: {e}"))?;
+    }
+    Ok(())
+}

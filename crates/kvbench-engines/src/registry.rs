@@ -1,0 +1,49 @@
+//! Every engine kvbench knows, one line each. An engine that was not built (feature off or
+//! library missing at build time) still has its line, saying why and how to get it.
+
+use kvbench_core::engine::EngineDescriptor;
+
+pub enum Entry {
+    Ready(&'static EngineDescriptor),
+    Missing { name: &'static str, why: String },
+}
+
+impl Entry {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Entry::Ready(d) => d.name,
+            Entry::Missing { name, .. } => name,
+        }
+    }
+}
+
+/// `entry!(name, "feature", cfg_flag, module)`: the engine's descriptor when it was built,
+/// otherwise the reason build.rs recorded.
+macro_rules! entry {
+    ($name:literal, $feat:literal, $cfg:ident, $module:ident) => {{
+        #[cfg(all(feature = $feat, $cfg))]
+        let e = Entry::Ready(&crate::$module::DESCRIPTOR);
+        #[cfg(not(feature = $feat))]
+        let e = Entry::Missing { name: $name, why: concat!("built without cargo feature `", $feat, "`").into() };
+        #[cfg(all(feature = $feat, not($cfg)))]
+        let e = Entry::Missing {
+            name: $name,
+            why: option_env!(concat!("KVB_MISSING_", $feat)).unwrap_or("library not found at build time").into(),
+        };
+        e
+    }};
+}
+
+pub fn entries() -> Vec<Entry> {
+    vec![
+        Entry::Ready(&crate::memory::DESCRIPTOR),
+        entry!("lmdb", "lmdb", kvb_lmdb, lmdb),
+        entry!("rocksdb", "rocksdb", kvb_rocksdb, rocksdb),
+        entry!("leveldb", "leveldb", kvb_leveldb, leveldb),
+        entry!("sqlite", "sqlite", kvb_sqlite, sqlite),
+    ]
+}
+
+pub fn find(name: &str) -> Option<Entry> {
+    entries().into_iter().find(|e| e.name() == name)
+}
