@@ -1,0 +1,438 @@
+//! `lmdb`: the Lightning Memory-Mapped Database, called through liblmdb's C API directly (a
+//! hand-written `extern "C"` block in [`ffi`], no binding crate in between).
+//!
+//! One environment with its unnamed main database. A [`Reader`] holds one read-only
+//! transaction for its whole life (`refresh` resets and renews it); each write batch is one
+//! write transaction. The environment is opened with `MDB_NOTLS` so read transactions are not
+//! tied to a thread slot: a thread may hold a reader while it writes (mixed phases).
+
+use std::collections::BTreeMap;
+use std::ptr;
+
+use kvbench_core::engine::*;
+use libc::{c_int, c_uint};
+
+/// The few liblmdb declarations kvbench uses, transcribed from `lmdb.h` (0.9.x).
+#[allow(non_camel_case_types)]
+pub mod ffi {
+    use libc::{c_char, c_int, c_uint, c_void, size_t};
+
+    #[repr(C)]
+    pub struct MDB_env {
+        _opaque: [u8; 0],
+    }
+    #[repr(C)]
+    pub struct MDB_txn {
+        _opaque: [u8; 0],
+    }
+    #[repr(C)]
+    pub struct MDB_cursor {
+        _opaque: [u8; 0],
+    }
+    pub type MDB_dbi = c_uint;
+
+    /// A key or value: a size and a pointer (into the memory map for values read).
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    pub struct MDB_val {
+        pub mv_size: size_t,
+        pub mv_data: *mut c_void,
+    }
+
+    impl MDB_val {
+        /// A view of `s` for passing to LMDB (LMDB does not write through key pointers).
+        pub fn of(s: &[u8]) -> MDB_val {
+            MDB_val { mv_size: s.len(), mv_data: s.as_ptr() as *mut c_void }
+        }
+        pub fn empty() -> MDB_val {
+            MDB_val { mv_size: 0, mv_data: std::ptr::null_mut() }
+        }
+    }
+
+    // Environment flags.
+    pub const MDB_NOSYNC: c_uint = 0x10000;
+    pub const MDB_RDONLY: c_uint = 0x20000;
+    pub const MDB_WRITEMAP: c_uint = 0x80000;
+    pub const MDB_NOTLS: c_uint = 0x200000;
+    pub const MDB_NORDAHEAD: c_uint = 0x800000;
+
+    // Return codes.
+    pub const MDB_SUCCESS: c_int = 0;
+    pub const MDB_NOTFOUND: c_int = -30798;
+
+    // Cursor operations (enum MDB_cursor_op).
+    pub const MDB_FIRST: c_int = 0;
+    pub const MDB_NEXT: c_int = 8;
+    pub const MDB_SET_RANGE: c_int = 17;
+
+    extern "C" {
+        pub fn mdb_version(major: *mut c_int, minor: *mut c_int, patch: *mut c_int) -> *mut c_char;
+        pub fn mdb_strerror(err: c_int) -> *mut c_char;
+        pub fn mdb_env_create(env: *mut *mut MDB_env) -> c_int;
+        pub fn mdb_env_open(env: *mut MDB_env, path: *const c_char, flags: c_uint, mode: libc::mode_t) -> c_int;
+        pub fn mdb_env_sync(env: *mut MDB_env, force: c_int) -> c_int;
+        pub fn mdb_env_close(env: *mut MDB_env);
+        pub fn mdb_env_set_mapsize(env: *mut MDB_env, size: size_t) -> c_int;
+        pub fn mdb_env_set_maxreaders(env: *mut MDB_env, readers: c_uint) -> c_int;
+        pub fn mdb_txn_begin(env: *mut MDB_env, parent: *mut MDB_txn, flags: c_uint, txn: *mut *mut MDB_txn) -> c_int;
+        pub fn mdb_txn_commit(txn: *mut MDB_txn) -> c_int;
+        pub fn mdb_txn_abort(txn: *mut MDB_txn);
+        pub fn mdb_txn_reset(txn: *mut MDB_txn);
+        pub fn mdb_txn_renew(txn: *mut MDB_txn) -> c_int;
+        pub fn mdb_dbi_open(txn: *mut MDB_txn, name: *const c_char, flags: c_uint, dbi: *mut MDB_dbi) -> c_int;
+        pub fn mdb_get(txn: *mut MDB_txn, dbi: MDB_dbi, key: *mut MDB_val, data: *mut MDB_val) -> c_int;
+        pub fn mdb_put(txn: *mut MDB_txn, dbi: MDB_dbi, key: *mut MDB_val, data: *mut MDB_val, flags: c_uint) -> c_int;
+        pub fn mdb_del(txn: *mut MDB_txn, dbi: MDB_dbi, key: *mut MDB_val, data: *mut MDB_val) -> c_int;
+        pub fn mdb_cursor_open(txn: *mut MDB_txn, dbi: MDB_dbi, cursor: *mut *mut MDB_cursor) -> c_int;
+        pub fn mdb_cursor_close(cursor: *mut MDB_cursor);
+        pub fn mdb_cursor_renew(txn: *mut MDB_txn, cursor: *mut MDB_cursor) -> c_int;
+        pub fn mdb_cursor_get(cursor: *mut MDB_cursor, key: *mut MDB_val, data: *mut MDB_val, op: c_int) -> c_int;
+    }
+}
+
+use ffi::*;
+
+/// Maximum concurrent read transactions (LMDB's default is 126; reader threads are bounded by
+/// the scenario, so this only has to be comfortably larger).
+const MAX_READERS: c_uint = 1024;
+
+pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
+    name: "lmdb",
+    description: "LMDB (liblmdb, C API): B+tree in a memory map, MVCC read transactions",
+    capabilities: Capabilities {
+        ordered_scan: true,
+        multi_get: false,
+        batch: true,
+        read_only_open: true,
+        secondary_open: false,
+        persistent: true,
+        build_once: false,
+        delete: true,
+    },
+    options: &[
+        OptionSpec {
+            name: "map_size",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "memory map size in bytes (default: max(1 GiB, 4 x the plan's bytes))",
+        },
+        OptionSpec {
+            name: "no_readahead",
+            kind: OptionKind::Bool,
+            default: "false",
+            doc: "MDB_NORDAHEAD: turn off OS read-ahead (helps random reads of a database larger than RAM)",
+        },
+        OptionSpec {
+            name: "write_map",
+            kind: OptionKind::Bool,
+            default: "false",
+            doc: "MDB_WRITEMAP: write through a writable memory map instead of write()",
+        },
+    ],
+    version,
+    available: || Ok(()),
+    open,
+    start_server: None,
+};
+
+fn version() -> String {
+    let (mut major, mut minor, mut patch) = (0, 0, 0);
+    // SAFETY: mdb_version only writes the three ints and returns a static string we ignore.
+    unsafe { mdb_version(&mut major, &mut minor, &mut patch) };
+    format!("{major}.{minor}.{patch}")
+}
+
+/// The one place an LMDB return code becomes an error.
+fn check(rc: c_int, call: &str) -> Result<()> {
+    if rc == MDB_SUCCESS {
+        return Ok(());
+    }
+    // SAFETY: mdb_strerror returns a pointer to a static (or strerror's) NUL-terminated string.
+    let msg = unsafe { crate::c_str(mdb_strerror(rc)) };
+    Err(EngineError::Store(format!("lmdb {call}: {msg} ({rc})")))
+}
+
+/// An open environment and its main database; closed in `close` or Drop.
+pub struct Lmdb {
+    env: *mut MDB_env,
+    dbi: MDB_dbi,
+    /// mdb_env_open succeeded (before that only mdb_env_close is allowed).
+    opened: bool,
+    read_only: bool,
+    no_sync: bool,
+    flags: c_uint,
+    map_size: usize,
+}
+
+// SAFETY: an MDB_env is thread-safe (LMDB serialises writers with its own lock). Read
+// transactions are created under MDB_NOTLS, so they are not bound to the creating thread, and a
+// write transaction is begun and ended inside one `write` call on one thread.
+unsafe impl Send for Lmdb {}
+// SAFETY: see Send; `&Lmdb` only hands out the env pointer to LMDB calls that are thread-safe.
+unsafe impl Sync for Lmdb {}
+
+impl Lmdb {
+    fn open(args: &OpenArgs<'_>) -> Result<Lmdb> {
+        let o = args.options;
+        let read_only = args.mode == OpenMode::ReadOnly;
+        if args.mode == OpenMode::Secondary {
+            return Err(EngineError::Unsupported("secondary open".into()));
+        }
+        let map_size = match o.int("map_size") {
+            Some(n) if n > 0 => n as usize,
+            Some(n) => return Err(EngineError::Option(format!("lmdb map_size must be positive, got {n}"))),
+            None => (1usize << 30).max(args.expected_bytes.saturating_mul(4) as usize),
+        };
+        let no_sync = args.sync == SyncMode::None && !read_only;
+        let mut flags = MDB_NOTLS;
+        if no_sync {
+            flags |= MDB_NOSYNC;
+        }
+        if read_only {
+            flags |= MDB_RDONLY;
+        }
+        if o.bool("no_readahead") {
+            flags |= MDB_NORDAHEAD;
+        }
+        if o.bool("write_map") && !read_only {
+            flags |= MDB_WRITEMAP;
+        }
+
+        let mut env = ptr::null_mut();
+        // SAFETY: mdb_env_create writes a fresh handle into `env`.
+        check(unsafe { mdb_env_create(&mut env) }, "mdb_env_create")?;
+        // From here on Drop closes the handle, whatever fails next.
+        let mut db = Lmdb { env, dbi: 0, opened: false, read_only, no_sync, flags, map_size };
+        // SAFETY: `env` is a live handle not yet opened, which is when these setters are allowed.
+        check(unsafe { mdb_env_set_mapsize(env, map_size) }, "mdb_env_set_mapsize")?;
+        // SAFETY: as above.
+        check(unsafe { mdb_env_set_maxreaders(env, MAX_READERS) }, "mdb_env_set_maxreaders")?;
+        let path = crate::c_path(args.dir);
+        // SAFETY: `path` is a NUL-terminated string that outlives the call; `env` is live.
+        check(unsafe { mdb_env_open(env, path.as_ptr(), flags, 0o644) }, "mdb_env_open")?;
+        db.opened = true;
+
+        let txn = Txn::begin(&db, if read_only { MDB_RDONLY } else { 0 })?;
+        let mut dbi = 0;
+        // SAFETY: `txn` is live; a null name selects the main database, which always exists.
+        check(unsafe { mdb_dbi_open(txn.ptr, ptr::null(), 0, &mut dbi) }, "mdb_dbi_open")?;
+        txn.commit()?;
+        db.dbi = dbi;
+        Ok(db)
+    }
+
+    fn shut(&mut self) -> Result<()> {
+        if self.env.is_null() {
+            return Ok(());
+        }
+        let mut r = Ok(());
+        if self.opened && self.no_sync {
+            // SAFETY: the env is open and read-write; force = 1 flushes despite MDB_NOSYNC.
+            r = check(unsafe { mdb_env_sync(self.env, 1) }, "mdb_env_sync");
+        }
+        // SAFETY: every Reader borrows `self`, so none is alive here; no transaction is open.
+        unsafe { mdb_env_close(self.env) };
+        self.env = ptr::null_mut();
+        r
+    }
+}
+
+impl Drop for Lmdb {
+    fn drop(&mut self) {
+        let _ = self.shut();
+    }
+}
+
+/// A transaction that aborts on Drop unless committed.
+struct Txn {
+    ptr: *mut MDB_txn,
+}
+
+impl Txn {
+    fn begin(db: &Lmdb, flags: c_uint) -> Result<Txn> {
+        let mut ptr = ptr::null_mut();
+        // SAFETY: the env is open; no parent transaction.
+        check(unsafe { mdb_txn_begin(db.env, ptr::null_mut(), flags, &mut ptr) }, "mdb_txn_begin")?;
+        Ok(Txn { ptr })
+    }
+
+    fn commit(mut self) -> Result<()> {
+        let p = std::mem::replace(&mut self.ptr, ptr::null_mut());
+        // SAFETY: `p` is a live transaction; commit frees it whether it succeeds or not.
+        check(unsafe { mdb_txn_commit(p) }, "mdb_txn_commit")
+    }
+}
+
+impl Drop for Txn {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            // SAFETY: a live transaction that was not committed.
+            unsafe { mdb_txn_abort(self.ptr) };
+        }
+    }
+}
+
+fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
+    Ok(Box::new(Lmdb::open(args)?))
+}
+
+impl Engine for Lmdb {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        if self.read_only {
+            return Err(EngineError::store("lmdb: opened read-only"));
+        }
+        let txn = Txn::begin(self, 0)?;
+        for w in batch {
+            let mut k = MDB_val::of(w.key);
+            match w.value {
+                Some(v) => {
+                    let mut d = MDB_val::of(v);
+                    // SAFETY: a live write txn; key and data point to slices alive for the call
+                    // (LMDB copies them into its pages).
+                    check(unsafe { mdb_put(txn.ptr, self.dbi, &mut k, &mut d, 0) }, "mdb_put")?;
+                }
+                None => {
+                    // SAFETY: as above; a null data pointer deletes every value of the key.
+                    let rc = unsafe { mdb_del(txn.ptr, self.dbi, &mut k, ptr::null_mut()) };
+                    if rc != MDB_NOTFOUND {
+                        check(rc, "mdb_del")?;
+                    }
+                }
+            }
+        }
+        txn.commit()
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        let txn = Txn::begin(self, MDB_RDONLY)?;
+        Ok(Box::new(LmdbReader { db: self, txn, cursor: ptr::null_mut() }))
+    }
+
+    fn close(mut self: Box<Self>) -> Result<()> {
+        self.shut()
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        let mut s = BTreeMap::new();
+        let sync = if self.read_only {
+            "read-only environment (MDB_RDONLY)"
+        } else if self.no_sync {
+            "MDB_NOSYNC (no fsync at commit; mdb_env_sync at close)"
+        } else {
+            "fsync at commit (durable commits)"
+        };
+        s.insert("sync".into(), sync.into());
+        s.insert("map_size".into(), self.map_size.to_string());
+        let mut flags = vec!["MDB_NOTLS"];
+        for (bit, name) in [
+            (MDB_NOSYNC, "MDB_NOSYNC"),
+            (MDB_RDONLY, "MDB_RDONLY"),
+            (MDB_NORDAHEAD, "MDB_NORDAHEAD"),
+            (MDB_WRITEMAP, "MDB_WRITEMAP"),
+        ] {
+            if self.flags & bit != 0 {
+                flags.push(name);
+            }
+        }
+        s.insert("env_flags".into(), flags.join("|"));
+        s.insert("max_readers".into(), MAX_READERS.to_string());
+        s.insert("write_batch".into(), "one write transaction per batch".into());
+        s.insert("reader".into(), "one MDB_RDONLY transaction per reader, reset+renew on refresh".into());
+        s
+    }
+}
+
+/// One read-only transaction (and, after the first scan, one cursor) for the reader's life.
+struct LmdbReader<'a> {
+    db: &'a Lmdb,
+    txn: Txn,
+    cursor: *mut MDB_cursor,
+}
+
+impl Reader for LmdbReader<'_> {
+    fn refresh(&mut self) -> Result<()> {
+        // SAFETY: `txn` is a live read-only txn; reset releases its snapshot and renew takes a
+        // new one. A cursor of a read-only txn survives reset and is renewed onto the same txn.
+        unsafe { mdb_txn_reset(self.txn.ptr) };
+        check(unsafe { mdb_txn_renew(self.txn.ptr) }, "mdb_txn_renew")?;
+        if !self.cursor.is_null() {
+            // SAFETY: both live; see above.
+            check(unsafe { mdb_cursor_renew(self.txn.ptr, self.cursor) }, "mdb_cursor_renew")?;
+        }
+        Ok(())
+    }
+
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        let mut k = MDB_val::of(key);
+        let mut d = MDB_val::empty();
+        // SAFETY: a live read txn; on success `d` points into the map, valid until the txn ends,
+        // and we copy it out before returning.
+        let rc = unsafe { mdb_get(self.txn.ptr, self.db.dbi, &mut k, &mut d) };
+        if rc == MDB_NOTFOUND {
+            return Ok(false);
+        }
+        check(rc, "mdb_get")?;
+        // SAFETY: see above.
+        out.extend_from_slice(unsafe { slice(&d) });
+        Ok(true)
+    }
+
+    fn scan(
+        &mut self,
+        start: Option<&[u8]>,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        if limit == 0 {
+            return Ok(0);
+        }
+        if self.cursor.is_null() {
+            // SAFETY: a live read txn; the cursor is closed in Drop before the txn ends.
+            check(unsafe { mdb_cursor_open(self.txn.ptr, self.db.dbi, &mut self.cursor) }, "mdb_cursor_open")?;
+        }
+        let (mut k, op) = match start {
+            Some(s) => (MDB_val::of(s), MDB_SET_RANGE),
+            None => (MDB_val::empty(), MDB_FIRST),
+        };
+        let mut d = MDB_val::empty();
+        // SAFETY: a live cursor; `k` points to `start` for the call, then LMDB repoints it.
+        let mut rc = unsafe { mdb_cursor_get(self.cursor, &mut k, &mut d, op) };
+        let mut n = 0;
+        while rc == MDB_SUCCESS {
+            n += 1;
+            // SAFETY: both point into the map, valid while the txn lives (this call).
+            let go_on = visit(unsafe { slice(&k) }, unsafe { slice(&d) });
+            if !go_on || n >= limit {
+                return Ok(n);
+            }
+            // SAFETY: as above.
+            rc = unsafe { mdb_cursor_get(self.cursor, &mut k, &mut d, MDB_NEXT) };
+        }
+        if rc != MDB_NOTFOUND {
+            check(rc, "mdb_cursor_get")?;
+        }
+        Ok(n)
+    }
+}
+
+impl Drop for LmdbReader<'_> {
+    fn drop(&mut self) {
+        if !self.cursor.is_null() {
+            // SAFETY: a cursor of a read-only txn must be closed explicitly, before the txn.
+            unsafe { mdb_cursor_close(self.cursor) };
+        }
+        // `txn` aborts in its own Drop.
+    }
+}
+
+/// The bytes an LMDB value points to.
+///
+/// # Safety
+/// `v` must come from LMDB within a transaction that is still alive.
+unsafe fn slice(v: &MDB_val) -> &[u8] {
+    if v.mv_size == 0 {
+        return &[];
+    }
+    std::slice::from_raw_parts(v.mv_data as *const u8, v.mv_size)
+}
