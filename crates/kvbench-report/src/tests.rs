@@ -1,0 +1,136 @@
+//! Report snapshots from a fixed, hand-made result (the deterministic mock: no clock, no
+//! engine), so any change in a format shows up as a snapshot diff.
+
+use super::*;
+use kvbench_core::result::*;
+
+fn phase(name: &str, kind: &str, ops: u64, elapsed_ns: u64, p50: u64) -> PhaseResult {
+    PhaseResult {
+        name: name.into(),
+        kind: kind.into(),
+        ops,
+        requests: ops,
+        unit: "op".into(),
+        elapsed_ns,
+        ops_per_sec: if elapsed_ns == 0 { 0.0 } else { ops as f64 / (elapsed_ns as f64 / 1e9) },
+        latency: Some(Latency {
+            min_ns: p50 / 2,
+            mean_ns: p50 as f64 * 1.1,
+            p50_ns: p50,
+            p90_ns: p50 * 2,
+            p99_ns: p50 * 4,
+            p999_ns: p50 * 8,
+            max_ns: p50 * 100,
+            stdev_ns: p50 as f64,
+            hdr: "HISTFAKE".into(),
+        }),
+        threads: 1,
+        batch: 1,
+        cache: "warm".into(),
+        ..Default::default()
+    }
+}
+
+pub fn fixture() -> RunResult {
+    let mk = |label: &str, scale: u64| EngineResult {
+        label: label.into(),
+        engine: label.into(),
+        runtime: "rust".into(),
+        version: "1.0".into(),
+        sync: "commit".into(),
+        phases: vec![
+            phase("open", "open", 1, 1_000_000, 1_000_000),
+            phase("load", "load", 1000, 2_000_000 * scale, 1500 * scale),
+            phase("get", "get", 1000, 500_000 * scale, 400 * scale),
+            PhaseResult { status: Status::NotApplicable, reason: Some("engine has no ordered scan".into()), ..phase("scan", "scan", 0, 0, 1) },
+            phase("close", "close", 1, 100_000, 100_000),
+        ],
+        space_bytes: 200_000 * scale,
+        apparent_bytes: 190_000,
+        space_amplification: 1.5 * scale as f64,
+        ..Default::default()
+    };
+    let failed = EngineResult {
+        label: "broken".into(),
+        engine: "broken".into(),
+        runtime: "rust".into(),
+        status: Status::Failed,
+        error: Some("worker exited with signal 9 during phase get".into()),
+        phases: vec![phase("load", "load", 1000, 9_000_000, 3000)],
+        ..Default::default()
+    };
+    RunResult {
+        schema: SCHEMA.into(),
+        kvbench_version: "0.1.0".into(),
+        run_id: "20260101-000000-test".into(),
+        started_at: 1_767_225_600,
+        scenario: "test".into(),
+        intent: "Snapshot fixture.".into(),
+        sync: "commit".into(),
+        plan: PlanInfo { hash: "00ff".into(), seed: 1, records: 1000, unique_records: 1000, raw_bytes: 116_000, generation_ns: 1, reused: false },
+        workload: serde_json::json!({}),
+        environment: Environment {
+            hostname: "host".into(),
+            os: "Debian GNU/Linux 12 (bookworm)".into(),
+            kernel: "6.1.0".into(),
+            cpu_model: "Test CPU".into(),
+            cores: 2,
+            memory_bytes: 24 << 30,
+            data_dir: "/data".into(),
+            filesystem: "ext4".into(),
+            build: "release".into(),
+            load_average: 0.1,
+        },
+        warnings: vec!["a sample warning".into()],
+        engines: vec![mk("fast", 1), mk("slow", 3), failed],
+    }
+}
+
+#[test]
+fn table_snapshot() {
+    insta::assert_snapshot!(table(&fixture()));
+}
+
+#[test]
+fn markdown_snapshot() {
+    insta::assert_snapshot!(markdown(&fixture()));
+}
+
+#[test]
+fn csv_snapshot() {
+    insta::assert_snapshot!(csv(&fixture()));
+}
+
+#[test]
+fn html_is_self_contained_and_marks_the_best() {
+    let h = render(&fixture(), Format::Html);
+    assert!(h.starts_with("<!DOCTYPE html>"));
+    assert!(!h.contains("<script"), "no scripts");
+    assert!(!h.contains("http://") && !h.contains("https://"), "no network references");
+    assert!(h.contains("class=\"best\""));
+    assert!(h.contains("<svg"));
+}
+
+#[test]
+fn json_round_trips() {
+    let r = fixture();
+    let text = render(&r, Format::Json);
+    let back = RunResult::from_json(&text).unwrap();
+    assert_eq!(render(&back, Format::Json), text);
+    assert_eq!(back.engines.len(), r.engines.len());
+}
+
+#[test]
+fn the_best_value_is_marked_per_column() {
+    let s = sections(&fixture());
+    let get = s.iter().find(|s| s.title == "Phase get").unwrap();
+    assert_eq!(get.best[1], Some(0), "fast has the best ops/s");
+    assert_eq!(get.best[2], Some(0), "and the best p50");
+    assert!(get.rows[2][1].contains("engine exited") || get.rows[2][1].starts_with("- ("), "{:?}", get.rows[2]);
+}
+
+#[test]
+fn a_foreign_file_is_refused_with_a_reason() {
+    assert!(RunResult::from_json("{}").unwrap_err().contains("schema"));
+    assert!(RunResult::from_json("{\"schema\":\"other/9\"}").unwrap_err().contains("other/9"));
+}
