@@ -1,0 +1,259 @@
+//! `rocksdb`: RocksDB through the `rocksdb` crate, linked against the system librocksdb (see
+//! `.cargo/config.toml`; never the crate's bundled build).
+//!
+//! One database in the job directory, default column family. Each write batch is one
+//! `WriteBatch`; `sync` maps to `WriteOptions::set_sync`. Multi-get uses RocksDB's own
+//! `MultiGet`. Opens read-write, read-only, or as a secondary instance (a follower with its own
+//! directory `secondary/` inside the job directory, caught up with the primary at open).
+
+use std::collections::BTreeMap;
+
+use kvbench_core::engine::*;
+use rocksdb::{BlockBasedOptions, Cache, DBCompressionType, WriteBatch, WriteOptions, DB};
+
+pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
+    name: "rocksdb",
+    description: "RocksDB (system librocksdb via the rust-rocksdb crate): LSM tree",
+    capabilities: Capabilities {
+        ordered_scan: true,
+        multi_get: true,
+        batch: true,
+        read_only_open: true,
+        secondary_open: true,
+        persistent: true,
+        build_once: false,
+        delete: true,
+    },
+    options: &[
+        OptionSpec {
+            name: "compression",
+            kind: OptionKind::Enum(&["none", "snappy", "lz4", "zstd"]),
+            default: "snappy",
+            doc: "block compression of SST files",
+        },
+        OptionSpec {
+            name: "block_cache",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "LRU block cache capacity in bytes (default: the library's own block cache)",
+        },
+        OptionSpec {
+            name: "bloom_bits",
+            kind: OptionKind::Int,
+            default: "0",
+            doc: "bloom filter bits per key (0 = no filter)",
+        },
+        OptionSpec {
+            name: "write_buffer",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "memtable size in bytes (default: the library's, 64 MiB)",
+        },
+    ],
+    version,
+    available: || Ok(()),
+    open,
+    start_server: None,
+};
+
+/// The crate has no runtime version call, so this is the Debian package build.rs linked against.
+fn version() -> String {
+    let v = env!("KVB_PKG_VERSION_ROCKSDB");
+    if v.is_empty() {
+        "unknown (system librocksdb)".into()
+    } else {
+        v.to_string()
+    }
+}
+
+fn err(e: rocksdb::Error) -> EngineError {
+    EngineError::Store(format!("rocksdb: {e}"))
+}
+
+pub struct Rocks {
+    db: DB,
+    mode: OpenMode,
+    write_opts: WriteOptions,
+    sync: SyncMode,
+    settings: BTreeMap<String, String>,
+}
+
+fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
+    let o = args.options;
+    let mut settings = BTreeMap::new();
+    let mut opts = rocksdb::Options::default();
+    opts.create_if_missing(args.mode == OpenMode::ReadWrite);
+
+    let compression = o.text("compression").unwrap_or_else(|| "snappy".into());
+    opts.set_compression_type(match compression.as_str() {
+        "none" => DBCompressionType::None,
+        "snappy" => DBCompressionType::Snappy,
+        "lz4" => DBCompressionType::Lz4,
+        "zstd" => DBCompressionType::Zstd,
+        other => return Err(EngineError::Option(format!("rocksdb compression `{other}`"))),
+    });
+    settings.insert("compression".into(), compression);
+
+    let mut table = BlockBasedOptions::default();
+    match o.int("block_cache") {
+        Some(n) if n > 0 => {
+            let cache = Cache::new_lru_cache(n as usize).map_err(err)?;
+            table.set_block_cache(&cache);
+            settings.insert("block_cache".into(), format!("{n} bytes LRU"));
+        }
+        Some(0) => {
+            table.disable_cache();
+            settings.insert("block_cache".into(), "disabled".into());
+        }
+        Some(n) => return Err(EngineError::Option(format!("rocksdb block_cache must be >= 0, got {n}"))),
+        None => {
+            settings.insert("block_cache".into(), "library default".into());
+        }
+    }
+    match o.int("bloom_bits").unwrap_or(0) {
+        0 => {
+            settings.insert("bloom_filter".into(), "off".into());
+        }
+        n if n > 0 => {
+            table.set_bloom_filter(n as f64, false);
+            settings.insert("bloom_filter".into(), format!("{n} bits/key (full filter)"));
+        }
+        n => return Err(EngineError::Option(format!("rocksdb bloom_bits must be >= 0, got {n}"))),
+    }
+    opts.set_block_based_table_factory(&table);
+    match o.int("write_buffer") {
+        Some(n) if n > 0 => {
+            opts.set_write_buffer_size(n as usize);
+            settings.insert("write_buffer".into(), format!("{n} bytes"));
+        }
+        Some(n) => return Err(EngineError::Option(format!("rocksdb write_buffer must be positive, got {n}"))),
+        None => {
+            settings.insert("write_buffer".into(), "library default (64 MiB)".into());
+        }
+    }
+
+    let db = match args.mode {
+        OpenMode::ReadWrite => DB::open(&opts, args.dir).map_err(err)?,
+        OpenMode::ReadOnly => DB::open_for_read_only(&opts, args.dir, false).map_err(err)?,
+        OpenMode::Secondary => {
+            let secondary = args.file("secondary");
+            std::fs::create_dir_all(&secondary)?;
+            // A secondary instance must keep every table file open (RocksDB requires -1).
+            opts.set_max_open_files(-1);
+            let db = DB::open_as_secondary(&opts, args.dir, &secondary).map_err(err)?;
+            db.try_catch_up_with_primary().map_err(err)?;
+            db
+        }
+    };
+    settings.insert(
+        "open_mode".into(),
+        match args.mode {
+            OpenMode::ReadWrite => "read-write",
+            OpenMode::ReadOnly => "read-only (DB::open_for_read_only)",
+            OpenMode::Secondary => "secondary (DB::open_as_secondary, caught up at open)",
+        }
+        .into(),
+    );
+
+    let mut write_opts = WriteOptions::default();
+    let sync = args.sync;
+    write_opts.set_sync(sync != SyncMode::None);
+    settings.insert(
+        "sync".into(),
+        match sync {
+            SyncMode::None => "WriteOptions.sync=false (WAL fsynced only at close)",
+            SyncMode::Commit | SyncMode::Always => "WriteOptions.sync=true (WAL fsync per write batch)",
+        }
+        .into(),
+    );
+    settings.insert("write_batch".into(), "one WriteBatch per batch".into());
+    settings.insert("multi_get".into(), "DB::multi_get (RocksDB MultiGet)".into());
+    settings.insert("binding".into(), "rust-rocksdb 0.20.1".into());
+    Ok(Box::new(Rocks { db, mode: args.mode, write_opts, sync, settings }))
+}
+
+impl Engine for Rocks {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        if self.mode != OpenMode::ReadWrite {
+            return Err(EngineError::store(format!("rocksdb: opened {:?}, cannot write", self.mode)));
+        }
+        let mut wb = WriteBatch::default();
+        for w in batch {
+            match w.value {
+                Some(v) => wb.put(w.key, v),
+                None => wb.delete(w.key),
+            }
+        }
+        self.db.write_opt(wb, &self.write_opts).map_err(err)
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        Ok(Box::new(RocksReader { db: &self.db }))
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        if self.mode == OpenMode::ReadWrite && self.sync == SyncMode::None {
+            // Without per-write sync the WAL sits in the page cache; make it durable now.
+            self.db.flush_wal(true).map_err(err)?;
+        }
+        drop(self);
+        Ok(())
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.settings.clone()
+    }
+}
+
+/// Reads go straight to the DB and always see the latest writes, so `refresh` has nothing to do.
+struct RocksReader<'a> {
+    db: &'a DB,
+}
+
+impl Reader for RocksReader<'_> {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        match self.db.get_pinned(key).map_err(err)? {
+            Some(v) => {
+                out.extend_from_slice(&v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        out.clear();
+        for r in self.db.multi_get(keys) {
+            out.push(r.map_err(err)?);
+        }
+        Ok(())
+    }
+
+    fn scan(
+        &mut self,
+        start: Option<&[u8]>,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        if limit == 0 {
+            return Ok(0);
+        }
+        let mut it = self.db.raw_iterator();
+        match start {
+            Some(s) => it.seek(s),
+            None => it.seek_to_first(),
+        }
+        let mut n = 0;
+        while it.valid() {
+            let (Some(k), Some(v)) = (it.key(), it.value()) else { break };
+            n += 1;
+            if !visit(k, v) || n >= limit {
+                return Ok(n);
+            }
+            it.next();
+        }
+        it.status().map_err(err)?;
+        Ok(n)
+    }
+}
