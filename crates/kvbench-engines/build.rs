@@ -19,6 +19,7 @@ const LIBS: &[Lib] = &[
     Lib { feature: "leveldb", cfg: "kvb_leveldb", header: "/usr/include/leveldb/c.h", link: &["leveldb"], package: "libleveldb-dev", shim: None },
     Lib { feature: "rocksdb", cfg: "kvb_rocksdb", header: "/usr/include/rocksdb/c.h", link: &[], package: "librocksdb-dev", shim: None },
     Lib { feature: "sqlite", cfg: "kvb_sqlite", header: "/usr/include/sqlite3.h", link: &[], package: "libsqlite3-dev", shim: None },
+    Lib { feature: "tokyocabinet", cfg: "kvb_tokyocabinet", header: "/usr/include/tchdb.h", link: &["tokyocabinet"], package: "libtokyocabinet-dev", shim: None },
 ];
 
 fn main() {

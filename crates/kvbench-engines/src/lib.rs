@@ -13,6 +13,8 @@ pub mod lmdb;
 pub mod rocksdb;
 #[cfg(all(feature = "sqlite", kvb_sqlite))]
 pub mod sqlite;
+#[cfg(all(feature = "tokyocabinet", kvb_tokyocabinet))]
+pub mod tokyocabinet;
 
 pub use registry::{entries, find, Entry};
 

@@ -18,11 +18,12 @@ impl Entry {
 }
 
 /// `entry!(name, "feature", cfg_flag, module)`: the engine's descriptor when it was built,
-/// otherwise the reason build.rs recorded.
+/// otherwise the reason build.rs recorded. `module` may be a path (`tokyocabinet::hash`) when
+/// one module holds several engines of a library.
 macro_rules! entry {
-    ($name:literal, $feat:literal, $cfg:ident, $module:ident) => {{
+    ($name:literal, $feat:literal, $cfg:ident, $($module:ident)::+) => {{
         #[cfg(all(feature = $feat, $cfg))]
-        let e = Entry::Ready(&crate::$module::DESCRIPTOR);
+        let e = Entry::Ready(&crate::$($module)::+::DESCRIPTOR);
         #[cfg(not(feature = $feat))]
         let e = Entry::Missing { name: $name, why: concat!("built without cargo feature `", $feat, "`").into() };
         #[cfg(all(feature = $feat, not($cfg)))]
@@ -41,6 +42,8 @@ pub fn entries() -> Vec<Entry> {
         entry!("rocksdb", "rocksdb", kvb_rocksdb, rocksdb),
         entry!("leveldb", "leveldb", kvb_leveldb, leveldb),
         entry!("sqlite", "sqlite", kvb_sqlite, sqlite),
+        entry!("tokyocabinet-hash", "tokyocabinet", kvb_tokyocabinet, tokyocabinet::hash),
+        entry!("tokyocabinet-btree", "tokyocabinet", kvb_tokyocabinet, tokyocabinet::btree),
     ]
 }
 

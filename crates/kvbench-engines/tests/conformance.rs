@@ -132,4 +132,6 @@ conformance! {
     rocksdb => "rocksdb",
     leveldb => "leveldb",
     sqlite => "sqlite",
+    tokyocabinet_hash => "tokyocabinet-hash",
+    tokyocabinet_btree => "tokyocabinet-btree",
 }

@@ -1,0 +1,683 @@
+//! `tokyocabinet-hash` (TCHDB, a `.tch` file) and `tokyocabinet-btree` (TCBDB, a `.tcb` file)
+//! through Tokyo Cabinet's C API (libtokyocabinet).
+//!
+//! Both handles are opened with `tcXdbsetmutex`, which makes Tokyo Cabinet lock internally (a
+//! reader-writer lock per database, error codes per thread), so the engines are shared between
+//! threads without a lock of ours. A batch of more than one write is one Tokyo Cabinet
+//! transaction; `sync` maps to `HDBOTSYNC`/`BDBOTSYNC` (a commit syncs) plus `tcXdbsync` after a
+//! single write.
+
+use std::collections::BTreeMap;
+use std::ptr::NonNull;
+
+use kvbench_core::engine::*;
+
+/// Raw declarations; this block owns the linking (build.rs adds `-ltokyocabinet`).
+mod ffi {
+    use libc::{c_char, c_int, c_void};
+
+    #[repr(C)]
+    pub struct Tchdb {
+        _private: [u8; 0],
+    }
+    #[repr(C)]
+    pub struct Tcbdb {
+        _private: [u8; 0],
+    }
+    #[repr(C)]
+    pub struct BdbCur {
+        _private: [u8; 0],
+    }
+    #[repr(C)]
+    pub struct TcXstr {
+        _private: [u8; 0],
+    }
+
+    pub const TCENOREC: c_int = 22;
+
+    pub const OREADER: c_int = 1 << 0;
+    pub const OWRITER: c_int = 1 << 1;
+    pub const OCREAT: c_int = 1 << 2;
+    pub const OTSYNC: c_int = 1 << 6;
+
+    pub const TLARGE: u8 = 1 << 0;
+    pub const TDEFLATE: u8 = 1 << 1;
+    pub const TBZIP: u8 = 1 << 2;
+    pub const TTCBS: u8 = 1 << 3;
+
+    extern "C" {
+        pub static tcversion: *const c_char;
+        pub fn tcfree(ptr: *mut c_void);
+        pub fn tcxstrnew() -> *mut TcXstr;
+        pub fn tcxstrdel(x: *mut TcXstr);
+        pub fn tcxstrptr(x: *const TcXstr) -> *const c_void;
+        pub fn tcxstrsize(x: *const TcXstr) -> c_int;
+        pub fn tcxstrclear(x: *mut TcXstr);
+
+        pub fn tchdberrmsg(ecode: c_int) -> *const c_char;
+        pub fn tchdbnew() -> *mut Tchdb;
+        pub fn tchdbdel(hdb: *mut Tchdb);
+        pub fn tchdbecode(hdb: *mut Tchdb) -> c_int;
+        pub fn tchdbsetmutex(hdb: *mut Tchdb) -> bool;
+        pub fn tchdbtune(hdb: *mut Tchdb, bnum: i64, apow: i8, fpow: i8, opts: u8) -> bool;
+        pub fn tchdbsetcache(hdb: *mut Tchdb, rcnum: i32) -> bool;
+        pub fn tchdbsetxmsiz(hdb: *mut Tchdb, xmsiz: i64) -> bool;
+        pub fn tchdbopen(hdb: *mut Tchdb, path: *const c_char, omode: c_int) -> bool;
+        pub fn tchdbclose(hdb: *mut Tchdb) -> bool;
+        pub fn tchdbput(hdb: *mut Tchdb, k: *const c_void, ks: c_int, v: *const c_void, vs: c_int) -> bool;
+        pub fn tchdbout(hdb: *mut Tchdb, k: *const c_void, ks: c_int) -> bool;
+        pub fn tchdbget(hdb: *mut Tchdb, k: *const c_void, ks: c_int, sp: *mut c_int) -> *mut c_void;
+        pub fn tchdbsync(hdb: *mut Tchdb) -> bool;
+        pub fn tchdbtranbegin(hdb: *mut Tchdb) -> bool;
+        pub fn tchdbtrancommit(hdb: *mut Tchdb) -> bool;
+        pub fn tchdbtranabort(hdb: *mut Tchdb) -> bool;
+
+        pub fn tcbdberrmsg(ecode: c_int) -> *const c_char;
+        pub fn tcbdbnew() -> *mut Tcbdb;
+        pub fn tcbdbdel(bdb: *mut Tcbdb);
+        pub fn tcbdbecode(bdb: *mut Tcbdb) -> c_int;
+        pub fn tcbdbsetmutex(bdb: *mut Tcbdb) -> bool;
+        pub fn tcbdbtune(bdb: *mut Tcbdb, lmemb: i32, nmemb: i32, bnum: i64, apow: i8, fpow: i8, opts: u8) -> bool;
+        pub fn tcbdbsetcache(bdb: *mut Tcbdb, lcnum: i32, ncnum: i32) -> bool;
+        pub fn tcbdbopen(bdb: *mut Tcbdb, path: *const c_char, omode: c_int) -> bool;
+        pub fn tcbdbclose(bdb: *mut Tcbdb) -> bool;
+        pub fn tcbdbput(bdb: *mut Tcbdb, k: *const c_void, ks: c_int, v: *const c_void, vs: c_int) -> bool;
+        pub fn tcbdbout(bdb: *mut Tcbdb, k: *const c_void, ks: c_int) -> bool;
+        pub fn tcbdbget(bdb: *mut Tcbdb, k: *const c_void, ks: c_int, sp: *mut c_int) -> *mut c_void;
+        pub fn tcbdbsync(bdb: *mut Tcbdb) -> bool;
+        pub fn tcbdbtranbegin(bdb: *mut Tcbdb) -> bool;
+        pub fn tcbdbtrancommit(bdb: *mut Tcbdb) -> bool;
+        pub fn tcbdbtranabort(bdb: *mut Tcbdb) -> bool;
+        pub fn tcbdbcurnew(bdb: *mut Tcbdb) -> *mut BdbCur;
+        pub fn tcbdbcurdel(cur: *mut BdbCur);
+        pub fn tcbdbcurfirst(cur: *mut BdbCur) -> bool;
+        pub fn tcbdbcurjump(cur: *mut BdbCur, k: *const c_void, ks: c_int) -> bool;
+        pub fn tcbdbcurnext(cur: *mut BdbCur) -> bool;
+        pub fn tcbdbcurrec(cur: *mut BdbCur, k: *mut TcXstr, v: *mut TcXstr) -> bool;
+    }
+}
+
+fn version() -> String {
+    // SAFETY: `tcversion` is a static NUL-terminated string of the library.
+    unsafe { crate::c_str(ffi::tcversion) }
+}
+
+const COMPRESSION: &[&str] = &["none", "deflate", "bzip", "tcbs"];
+
+static HASH_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "bnum",
+        kind: OptionKind::Int,
+        default: "0",
+        doc: "bucket array size; 0 = twice the records the plan loads (at least 131071, TC's default)",
+    },
+    OptionSpec {
+        name: "compression",
+        kind: OptionKind::Enum(COMPRESSION),
+        default: "none",
+        doc: "per-record compression",
+    },
+    OptionSpec {
+        name: "rcnum",
+        kind: OptionKind::Int,
+        default: "0",
+        doc: "records kept in the record cache (0 = off)",
+    },
+    OptionSpec { name: "xmsiz", kind: OptionKind::Int, default: "64m", doc: "extra mapped memory (TC's default 64m)" },
+    OptionSpec {
+        name: "large",
+        kind: OptionKind::Bool,
+        default: "false",
+        doc: "64-bit bucket array (files over 2 GB)",
+    },
+];
+
+static BTREE_OPTIONS: &[OptionSpec] = &[
+    OptionSpec { name: "lmemb", kind: OptionKind::Int, default: "0", doc: "records per leaf page (0 = TC's 128)" },
+    OptionSpec { name: "nmemb", kind: OptionKind::Int, default: "0", doc: "keys per non-leaf page (0 = TC's 256)" },
+    OptionSpec { name: "bnum", kind: OptionKind::Int, default: "0", doc: "page hash buckets (0 = TC's 32749)" },
+    OptionSpec {
+        name: "compression",
+        kind: OptionKind::Enum(COMPRESSION),
+        default: "none",
+        doc: "per-page compression",
+    },
+    OptionSpec { name: "lcnum", kind: OptionKind::Int, default: "0", doc: "cached leaf pages (0 = TC's 1024)" },
+    OptionSpec { name: "ncnum", kind: OptionKind::Int, default: "0", doc: "cached non-leaf pages (0 = TC's 512)" },
+    OptionSpec {
+        name: "large",
+        kind: OptionKind::Bool,
+        default: "false",
+        doc: "64-bit bucket array (files over 2 GB)",
+    },
+];
+
+const CAPS: Capabilities = Capabilities {
+    ordered_scan: false,
+    multi_get: false,
+    batch: true,
+    read_only_open: true,
+    secondary_open: false,
+    persistent: true,
+    build_once: false,
+    delete: true,
+};
+
+pub mod hash {
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
+        name: "tokyocabinet-hash",
+        description: "Tokyo Cabinet hash database (Tchdb), C API",
+        capabilities: super::CAPS,
+        options: super::HASH_OPTIONS,
+        version: super::version,
+        available: || Ok(()),
+        open: super::open_hash,
+        start_server: None,
+    };
+}
+
+pub mod btree {
+    use kvbench_core::engine::Capabilities;
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
+        name: "tokyocabinet-btree",
+        description: "Tokyo Cabinet B+ tree database (Tcbdb), C API, ordered scans by cursor",
+        capabilities: Capabilities { ordered_scan: true, ..super::CAPS },
+        options: super::BTREE_OPTIONS,
+        version: super::version,
+        available: || Ok(()),
+        open: super::open_btree,
+        start_server: None,
+    };
+}
+
+fn compression_flag(opts: &Options) -> Result<u8> {
+    Ok(match opts.text("compression").as_deref() {
+        None | Some("none") => 0,
+        Some("deflate") => ffi::TDEFLATE,
+        Some("bzip") => ffi::TBZIP,
+        Some("tcbs") => ffi::TTCBS,
+        Some(other) => return Err(EngineError::Option(format!("compression = {other}"))),
+    })
+}
+
+fn int_opt(opts: &Options, name: &str) -> i64 {
+    opts.int(name).unwrap_or(0).max(0)
+}
+
+fn len(n: usize) -> Result<libc::c_int> {
+    libc::c_int::try_from(n).map_err(|_| EngineError::store("key or value larger than 2 GiB"))
+}
+
+/// What `sync` means here, for settings().
+fn sync_note(sync: SyncMode, call: &str) -> String {
+    match sync {
+        SyncMode::None => "none: no sync calls; data reaches the file on close".into(),
+        SyncMode::Commit | SyncMode::Always => format!(
+            "{sync}: batches are transactions opened with OTSYNC (commit syncs); a single write is followed by {call}"
+        ),
+    }
+}
+
+/// The operations both database kinds share, so write() is written once.
+trait Db: Send + Sync {
+    fn put(&self, k: &[u8], v: &[u8]) -> Result<()>;
+    fn out(&self, k: &[u8]) -> Result<()>;
+    fn sync(&self) -> Result<()>;
+    fn tran_begin(&self) -> Result<()>;
+    fn tran_commit(&self) -> Result<()>;
+    fn tran_abort(&self);
+}
+
+fn write_batch(db: &dyn Db, sync: SyncMode, batch: &[WriteOp<'_>]) -> Result<()> {
+    let apply = |w: &WriteOp<'_>| match w.value {
+        Some(v) => db.put(w.key, v),
+        None => db.out(w.key),
+    };
+    if batch.len() == 1 {
+        apply(&batch[0])?;
+        if sync != SyncMode::None {
+            db.sync()?;
+        }
+        return Ok(());
+    }
+    db.tran_begin()?;
+    for w in batch {
+        if let Err(e) = apply(w) {
+            db.tran_abort();
+            return Err(e);
+        }
+    }
+    db.tran_commit()
+}
+
+// ---- hash ----
+
+/// An open Tchdb; deleted (and so closed) in Drop.
+struct Hdb(NonNull<ffi::Tchdb>);
+
+// SAFETY: the handle was given tchdbsetmutex before open, so Tokyo Cabinet serialises access
+// to it internally and keeps error codes per thread.
+unsafe impl Send for Hdb {}
+// SAFETY: as above.
+unsafe impl Sync for Hdb {}
+
+impl Hdb {
+    fn p(&self) -> *mut ffi::Tchdb {
+        self.0.as_ptr()
+    }
+
+    /// The one place a TC hash error becomes an EngineError.
+    fn err(&self, what: &str) -> EngineError {
+        // SAFETY: the handle is valid; tchdberrmsg returns a static string.
+        let msg = unsafe { crate::c_str(ffi::tchdberrmsg(ffi::tchdbecode(self.p()))) };
+        EngineError::Store(format!("tokyocabinet-hash {what}: {msg}"))
+    }
+
+    fn check(&self, ok: bool, what: &str) -> Result<()> {
+        if ok {
+            Ok(())
+        } else {
+            Err(self.err(what))
+        }
+    }
+
+    fn ecode(&self) -> libc::c_int {
+        // SAFETY: valid handle.
+        unsafe { ffi::tchdbecode(self.p()) }
+    }
+}
+
+impl Drop for Hdb {
+    fn drop(&mut self) {
+        // SAFETY: we own the handle; tchdbdel closes it first if it is still open.
+        unsafe { ffi::tchdbdel(self.p()) }
+    }
+}
+
+impl Db for Hdb {
+    fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
+        // SAFETY: pointers and lengths come from live slices.
+        let ok = unsafe { ffi::tchdbput(self.p(), k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?) };
+        self.check(ok, "put")
+    }
+    fn out(&self, k: &[u8]) -> Result<()> {
+        // SAFETY: as above.
+        let ok = unsafe { ffi::tchdbout(self.p(), k.as_ptr().cast(), len(k.len())?) };
+        if !ok && self.ecode() == ffi::TCENOREC {
+            return Ok(());
+        }
+        self.check(ok, "out")
+    }
+    fn sync(&self) -> Result<()> {
+        // SAFETY: valid handle.
+        let ok = unsafe { ffi::tchdbsync(self.p()) };
+        self.check(ok, "sync")
+    }
+    fn tran_begin(&self) -> Result<()> {
+        // SAFETY: valid handle.
+        let ok = unsafe { ffi::tchdbtranbegin(self.p()) };
+        self.check(ok, "tranbegin")
+    }
+    fn tran_commit(&self) -> Result<()> {
+        // SAFETY: valid handle.
+        let ok = unsafe { ffi::tchdbtrancommit(self.p()) };
+        self.check(ok, "trancommit")
+    }
+    fn tran_abort(&self) {
+        // SAFETY: valid handle.
+        unsafe { ffi::tchdbtranabort(self.p()) };
+    }
+}
+
+pub struct TcHash {
+    db: Hdb,
+    sync: SyncMode,
+    settings: BTreeMap<String, String>,
+}
+
+fn open_hash(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
+    let o = args.options;
+    let mut bnum = int_opt(o, "bnum");
+    if bnum == 0 {
+        bnum = (args.expected_records.saturating_mul(2) as i64).max(131_071);
+    }
+    let mut opts = compression_flag(o)?;
+    let large = o.bool("large") || args.expected_bytes > (1 << 30);
+    if large {
+        opts |= ffi::TLARGE;
+    }
+    let rcnum = int_opt(o, "rcnum").min(i32::MAX as i64) as i32;
+    let xmsiz = o.int("xmsiz").unwrap_or(64 << 20).max(0);
+    // SAFETY: tchdbnew returns a fresh handle or NULL.
+    let db = Hdb(NonNull::new(unsafe { ffi::tchdbnew() }).ok_or_else(|| EngineError::store("tchdbnew failed"))?);
+    // SAFETY: valid, not yet opened handle; tuning calls must precede open.
+    unsafe {
+        let ok = ffi::tchdbsetmutex(db.p());
+        db.check(ok, "setmutex")?;
+        let ok = ffi::tchdbtune(db.p(), bnum, -1, -1, opts);
+        db.check(ok, "tune")?;
+        let ok = ffi::tchdbsetcache(db.p(), rcnum);
+        db.check(ok, "setcache")?;
+        let ok = ffi::tchdbsetxmsiz(db.p(), xmsiz);
+        db.check(ok, "setxmsiz")?;
+    }
+    let omode = match args.mode {
+        OpenMode::ReadOnly => ffi::OREADER,
+        _ if args.sync == SyncMode::None => ffi::OWRITER | ffi::OCREAT,
+        _ => ffi::OWRITER | ffi::OCREAT | ffi::OTSYNC,
+    };
+    if args.mode == OpenMode::Secondary {
+        return Err(EngineError::Unsupported("secondary open".into()));
+    }
+    let path = crate::c_path(&args.file("db.tch"));
+    // SAFETY: valid handle and NUL-terminated path.
+    let ok = unsafe { ffi::tchdbopen(db.p(), path.as_ptr(), omode) };
+    db.check(ok, "open")?;
+    let mut settings = BTreeMap::new();
+    settings.insert("sync".into(), sync_note(args.sync, "tchdbsync()"));
+    settings.insert("bnum".into(), bnum.to_string());
+    settings.insert("compression".into(), o.text("compression").unwrap_or_default());
+    settings.insert("rcnum".into(), rcnum.to_string());
+    settings.insert("xmsiz".into(), xmsiz.to_string());
+    settings.insert("large".into(), large.to_string());
+    settings.insert("threads".into(), "tchdbsetmutex (TC's internal rwlock)".into());
+    Ok(Box::new(TcHash { db, sync: args.sync, settings }))
+}
+
+impl Engine for TcHash {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        write_batch(&self.db, self.sync, batch)
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        Ok(Box::new(HashReader { db: &self.db }))
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        // SAFETY: valid open handle; Drop then only deletes the object.
+        let ok = unsafe { ffi::tchdbclose(self.db.p()) };
+        self.db.check(ok, "close")
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.settings.clone()
+    }
+}
+
+struct HashReader<'a> {
+    db: &'a Hdb,
+}
+
+impl Reader for HashReader<'_> {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        let mut size: libc::c_int = 0;
+        // SAFETY: valid handle, live key slice; the result is malloc'd by TC and freed below.
+        let p = unsafe { ffi::tchdbget(self.db.p(), key.as_ptr().cast(), len(key.len())?, &mut size) };
+        if p.is_null() {
+            if self.db.ecode() == ffi::TCENOREC {
+                return Ok(false);
+            }
+            return Err(self.db.err("get"));
+        }
+        // SAFETY: TC returned `size` readable bytes at `p`; we copy them, then free `p` once.
+        unsafe {
+            out.extend_from_slice(std::slice::from_raw_parts(p.cast::<u8>(), size as usize));
+            ffi::tcfree(p);
+        }
+        Ok(true)
+    }
+}
+
+// ---- B+ tree ----
+
+/// An open Tcbdb; deleted (and so closed) in Drop.
+struct Bdb(NonNull<ffi::Tcbdb>);
+
+// SAFETY: the handle was given tcbdbsetmutex before open (internal locking, per-thread error
+// codes); cursors are owned by one reader each.
+unsafe impl Send for Bdb {}
+// SAFETY: as above.
+unsafe impl Sync for Bdb {}
+
+impl Bdb {
+    fn p(&self) -> *mut ffi::Tcbdb {
+        self.0.as_ptr()
+    }
+
+    /// The one place a TC B+ tree error becomes an EngineError.
+    fn err(&self, what: &str) -> EngineError {
+        // SAFETY: valid handle; static message.
+        let msg = unsafe { crate::c_str(ffi::tcbdberrmsg(ffi::tcbdbecode(self.p()))) };
+        EngineError::Store(format!("tokyocabinet-btree {what}: {msg}"))
+    }
+
+    fn check(&self, ok: bool, what: &str) -> Result<()> {
+        if ok {
+            Ok(())
+        } else {
+            Err(self.err(what))
+        }
+    }
+
+    fn ecode(&self) -> libc::c_int {
+        // SAFETY: valid handle.
+        unsafe { ffi::tcbdbecode(self.p()) }
+    }
+}
+
+impl Drop for Bdb {
+    fn drop(&mut self) {
+        // SAFETY: we own the handle; tcbdbdel closes it first if still open.
+        unsafe { ffi::tcbdbdel(self.p()) }
+    }
+}
+
+impl Db for Bdb {
+    fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
+        // SAFETY: pointers and lengths from live slices.
+        let ok = unsafe { ffi::tcbdbput(self.p(), k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?) };
+        self.check(ok, "put")
+    }
+    fn out(&self, k: &[u8]) -> Result<()> {
+        // SAFETY: as above.
+        let ok = unsafe { ffi::tcbdbout(self.p(), k.as_ptr().cast(), len(k.len())?) };
+        if !ok && self.ecode() == ffi::TCENOREC {
+            return Ok(());
+        }
+        self.check(ok, "out")
+    }
+    fn sync(&self) -> Result<()> {
+        // SAFETY: valid handle.
+        let ok = unsafe { ffi::tcbdbsync(self.p()) };
+        self.check(ok, "sync")
+    }
+    fn tran_begin(&self) -> Result<()> {
+        // SAFETY: valid handle.
+        let ok = unsafe { ffi::tcbdbtranbegin(self.p()) };
+        self.check(ok, "tranbegin")
+    }
+    fn tran_commit(&self) -> Result<()> {
+        // SAFETY: valid handle.
+        let ok = unsafe { ffi::tcbdbtrancommit(self.p()) };
+        self.check(ok, "trancommit")
+    }
+    fn tran_abort(&self) {
+        // SAFETY: valid handle.
+        unsafe { ffi::tcbdbtranabort(self.p()) };
+    }
+}
+
+pub struct TcBtree {
+    db: Bdb,
+    sync: SyncMode,
+    settings: BTreeMap<String, String>,
+}
+
+fn open_btree(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
+    if args.mode == OpenMode::Secondary {
+        return Err(EngineError::Unsupported("secondary open".into()));
+    }
+    let o = args.options;
+    let clamp = |n: i64| n.min(i32::MAX as i64) as i32;
+    let (lmemb, nmemb, bnum) = (clamp(int_opt(o, "lmemb")), clamp(int_opt(o, "nmemb")), int_opt(o, "bnum"));
+    let (lcnum, ncnum) = (clamp(int_opt(o, "lcnum")), clamp(int_opt(o, "ncnum")));
+    let mut opts = compression_flag(o)?;
+    let large = o.bool("large") || args.expected_bytes > (1 << 30);
+    if large {
+        opts |= ffi::TLARGE;
+    }
+    // SAFETY: tcbdbnew returns a fresh handle or NULL.
+    let db = Bdb(NonNull::new(unsafe { ffi::tcbdbnew() }).ok_or_else(|| EngineError::store("tcbdbnew failed"))?);
+    // SAFETY: valid, not yet opened handle; tuning precedes open.
+    unsafe {
+        let ok = ffi::tcbdbsetmutex(db.p());
+        db.check(ok, "setmutex")?;
+        let ok = ffi::tcbdbtune(db.p(), lmemb, nmemb, bnum, -1, -1, opts);
+        db.check(ok, "tune")?;
+        let ok = ffi::tcbdbsetcache(db.p(), lcnum, ncnum);
+        db.check(ok, "setcache")?;
+    }
+    let omode = match args.mode {
+        OpenMode::ReadOnly => ffi::OREADER,
+        _ if args.sync == SyncMode::None => ffi::OWRITER | ffi::OCREAT,
+        _ => ffi::OWRITER | ffi::OCREAT | ffi::OTSYNC,
+    };
+    let path = crate::c_path(&args.file("db.tcb"));
+    // SAFETY: valid handle and path.
+    let ok = unsafe { ffi::tcbdbopen(db.p(), path.as_ptr(), omode) };
+    db.check(ok, "open")?;
+    let show = |n: i64, default: &str| if n == 0 { format!("{default} (TC default)") } else { n.to_string() };
+    let mut settings = BTreeMap::new();
+    settings.insert("sync".into(), sync_note(args.sync, "tcbdbsync()"));
+    settings.insert("lmemb".into(), show(lmemb as i64, "128"));
+    settings.insert("nmemb".into(), show(nmemb as i64, "256"));
+    settings.insert("bnum".into(), show(bnum, "32749"));
+    settings.insert("lcnum".into(), show(lcnum as i64, "1024"));
+    settings.insert("ncnum".into(), show(ncnum as i64, "512"));
+    settings.insert("compression".into(), o.text("compression").unwrap_or_default());
+    settings.insert("large".into(), large.to_string());
+    settings.insert("threads".into(), "tcbdbsetmutex (TC's internal rwlock)".into());
+    Ok(Box::new(TcBtree { db, sync: args.sync, settings }))
+}
+
+impl Engine for TcBtree {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        write_batch(&self.db, self.sync, batch)
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        // SAFETY: tcxstrnew allocates (aborting on failure, as TC does everywhere).
+        let (k, v) = unsafe { (ffi::tcxstrnew(), ffi::tcxstrnew()) };
+        Ok(Box::new(BtreeReader { db: &self.db, k, v }))
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        // SAFETY: valid open handle; Drop then only deletes the object.
+        let ok = unsafe { ffi::tcbdbclose(self.db.p()) };
+        self.db.check(ok, "close")
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.settings.clone()
+    }
+}
+
+/// A reader with two reusable buffers for cursor records.
+struct BtreeReader<'a> {
+    db: &'a Bdb,
+    k: *mut ffi::TcXstr,
+    v: *mut ffi::TcXstr,
+}
+
+impl Drop for BtreeReader<'_> {
+    fn drop(&mut self) {
+        // SAFETY: both buffers were made by tcxstrnew in reader() and are freed once here.
+        unsafe {
+            ffi::tcxstrdel(self.k);
+            ffi::tcxstrdel(self.v);
+        }
+    }
+}
+
+/// A cursor, deleted in Drop.
+struct Cursor(*mut ffi::BdbCur);
+
+impl Drop for Cursor {
+    fn drop(&mut self) {
+        // SAFETY: made by tcbdbcurnew and deleted once.
+        unsafe { ffi::tcbdbcurdel(self.0) }
+    }
+}
+
+/// View of a TcXstr's bytes.
+///
+/// # Safety
+/// `x` must be a live TcXstr not modified while the slice lives.
+unsafe fn xstr<'a>(x: *const ffi::TcXstr) -> &'a [u8] {
+    std::slice::from_raw_parts(ffi::tcxstrptr(x).cast::<u8>(), ffi::tcxstrsize(x) as usize)
+}
+
+impl Reader for BtreeReader<'_> {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        let mut size: libc::c_int = 0;
+        // SAFETY: valid handle and key; the malloc'd result is copied then freed once.
+        let p = unsafe { ffi::tcbdbget(self.db.p(), key.as_ptr().cast(), len(key.len())?, &mut size) };
+        if p.is_null() {
+            if self.db.ecode() == ffi::TCENOREC {
+                return Ok(false);
+            }
+            return Err(self.db.err("get"));
+        }
+        // SAFETY: `size` bytes at `p`, freed after the copy.
+        unsafe {
+            out.extend_from_slice(std::slice::from_raw_parts(p.cast::<u8>(), size as usize));
+            ffi::tcfree(p);
+        }
+        Ok(true)
+    }
+
+    fn scan(
+        &mut self,
+        start: Option<&[u8]>,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        // SAFETY: valid handle; the cursor is deleted by its guard.
+        let cur = Cursor(unsafe { ffi::tcbdbcurnew(self.db.p()) });
+        if cur.0.is_null() {
+            return Err(self.db.err("curnew"));
+        }
+        // SAFETY: valid cursor and key slice.
+        let mut on = unsafe {
+            match start {
+                Some(k) => ffi::tcbdbcurjump(cur.0, k.as_ptr().cast(), len(k.len())?),
+                None => ffi::tcbdbcurfirst(cur.0),
+            }
+        };
+        let mut n = 0;
+        while on && n < limit {
+            // SAFETY: the cursor copies the record into our two buffers under TC's lock; the
+            // slices are dropped before the buffers are touched again.
+            let go = unsafe {
+                ffi::tcxstrclear(self.k);
+                ffi::tcxstrclear(self.v);
+                if !ffi::tcbdbcurrec(cur.0, self.k, self.v) {
+                    break;
+                }
+                n += 1;
+                visit(xstr(self.k), xstr(self.v))
+            };
+            if !go {
+                break;
+            }
+            // SAFETY: valid cursor.
+            on = unsafe { ffi::tcbdbcurnext(cur.0) };
+        }
+        if !on && self.db.ecode() != ffi::TCENOREC && self.db.ecode() != 0 {
+            return Err(self.db.err("cursor"));
+        }
+        Ok(n)
+    }
+}
