@@ -131,6 +131,9 @@ pub struct RunResult {
     /// Seconds since the Unix epoch (UTC).
     pub started_at: u64,
     pub scenario: String,
+    /// The command line that produced this file.
+    #[serde(default)]
+    pub command: Vec<String>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub intent: String,
     pub sync: String,

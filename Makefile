@@ -1,0 +1,55 @@
+# kvbench: `make run` builds everything and runs the default comparison of the embedded
+# engines; `make test` runs every test. Both install the Debian packages they need first.
+
+SHELL := /bin/bash
+CARGO ?= cargo
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Engines' libraries and servers, plus what the builds need (libclang for rocksdb's bindgen).
+APT_PACKAGES := build-essential pkg-config libclang-dev \
+	liblmdb-dev librocksdb-dev libleveldb-dev libsqlite3-dev \
+	libtokyocabinet-dev libkyotocabinet-dev libqdbm-dev libcdb-dev libgdbm-dev libdb-dev libtkrzw-dev \
+	memcached redis-server libmemcached-tools postgresql \
+	python3-venv python3-dev
+
+.PHONY: all deps rust build python run test test-rust test-python lint clean
+
+all: build
+
+deps:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing: $$missing"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+rust:
+	@command -v $(CARGO) >/dev/null || { \
+		echo "cargo not found: installing Rust with rustup"; \
+		curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal; }
+
+build: deps rust
+	$(CARGO) build --release
+
+python: deps
+	drivers/python/setup.sh
+
+run: build python
+	./target/release/kvbench run
+
+test: deps rust python test-rust test-python
+
+test-rust:
+	$(CARGO) test --workspace
+
+test-python:
+	drivers/python/.venv/bin/python -m pytest -q drivers/python/tests
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	drivers/python/.venv/bin/ruff check drivers/python
+
+clean:
+	$(CARGO) clean
+	rm -rf .kvbench drivers/python/.venv

@@ -1,0 +1,254 @@
+//! Which engines exist and where they run: the Rust registry (this binary is their worker)
+//! and the Python worker's engines (names starting with `py-`).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use kvbench_core::engine::{describe_kind, EngineDescriptor, Runtime};
+use kvbench_engines::{entries, Entry};
+use serde::{Deserialize, Serialize};
+
+/// One engine as `kvbench list` shows it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EngineInfo {
+    pub name: String,
+    pub runtime: Runtime,
+    pub description: String,
+    pub version: String,
+    pub capabilities: Vec<String>,
+    pub options: Vec<OptionInfo>,
+    pub available: bool,
+    #[serde(default)]
+    pub why: String,
+    #[serde(default)]
+    pub server: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OptionInfo {
+    pub name: String,
+    pub kind: String,
+    pub default: String,
+    pub doc: String,
+}
+
+fn rust_info(d: &EngineDescriptor) -> EngineInfo {
+    let avail = (d.available)();
+    EngineInfo {
+        name: d.name.into(),
+        runtime: Runtime::Rust,
+        description: d.description.into(),
+        version: (d.version)(),
+        capabilities: d.capabilities.names().iter().map(|s| s.to_string()).collect(),
+        options: d
+            .options
+            .iter()
+            .map(|o| OptionInfo { name: o.name.into(), kind: describe_kind(o.kind), default: o.default.into(), doc: o.doc.into() })
+            .collect(),
+        available: avail.is_ok(),
+        why: avail.err().unwrap_or_default(),
+        server: d.start_server.is_some(),
+    }
+}
+
+/// The project checkout (for drivers/): $KVBENCH_HOME, else the first ancestor of the binary
+/// or of the current directory that holds `drivers/`.
+pub fn home() -> Option<PathBuf> {
+    if let Some(h) = std::env::var_os("KVBENCH_HOME") {
+        return Some(PathBuf::from(h));
+    }
+    let mut starts = Vec::new();
+    if let Ok(exe) = std::env::current_exe() {
+        starts.push(exe);
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        starts.push(cwd);
+    }
+    for s in starts {
+        for dir in s.ancestors() {
+            if dir.join("drivers").is_dir() && dir.join("Cargo.toml").is_file() {
+                return Some(dir.to_path_buf());
+            }
+        }
+    }
+    None
+}
+
+/// The interpreter of the Python worker: $KVBENCH_PYTHON or drivers/python/.venv/bin/python.
+pub fn python() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("KVBENCH_PYTHON") {
+        return Ok(PathBuf::from(p));
+    }
+    let home = home().ok_or("cannot find the kvbench checkout (set KVBENCH_HOME)")?;
+    let py = home.join("drivers/python/.venv/bin/python");
+    if py.exists() {
+        Ok(py)
+    } else {
+        Err(format!("Python worker not set up ({} missing): run `make python` or drivers/python/setup.sh", py.display()))
+    }
+}
+
+/// Ask the Python worker for its engines.
+pub fn python_engines() -> Result<Vec<EngineInfo>, String> {
+    let py = python()?;
+    let out = Command::new(&py)
+        .args(["-m", "kvbench_driver", "--list"])
+        .output()
+        .map_err(|e| format!("running {} -m kvbench_driver --list: {e}", py.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} -m kvbench_driver --list failed: {}",
+            py.display(),
+            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")
+        ));
+    }
+    let mut list: Vec<serde_json::Value> =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("Python worker --list printed invalid JSON: {e}"))?;
+    Ok(list
+        .drain(..)
+        .filter_map(|v| {
+            let opts = v.get("options").and_then(|o| o.as_array()).cloned().unwrap_or_default();
+            Some(EngineInfo {
+                name: v.get("name")?.as_str()?.to_string(),
+                runtime: Runtime::Python,
+                description: v.get("description").and_then(|s| s.as_str()).unwrap_or("").into(),
+                version: v.get("version").and_then(|s| s.as_str()).unwrap_or("").into(),
+                capabilities: v
+                    .get("capabilities")
+                    .and_then(|c| c.as_array())
+                    .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+                    .unwrap_or_default(),
+                options: opts
+                    .iter()
+                    .map(|o| {
+                        let f = |k: &str| o.get(k).map(|s| s.as_str().map(String::from).unwrap_or_else(|| s.to_string())).unwrap_or_default();
+                        OptionInfo { name: f("name"), kind: f("kind"), default: f("default"), doc: f("doc") }
+                    })
+                    .collect(),
+                available: v.get("available").and_then(|b| b.as_bool()).unwrap_or(false),
+                why: v.get("why").and_then(|s| s.as_str()).unwrap_or("").into(),
+                server: false,
+            })
+        })
+        .collect())
+}
+
+/// Every engine with its state; Python engines only when the worker answers (else one line
+/// saying why).
+pub fn all() -> Vec<EngineInfo> {
+    let mut v: Vec<EngineInfo> = entries()
+        .iter()
+        .map(|e| match e {
+            Entry::Ready(d) => rust_info(d),
+            Entry::Missing { name, why } => EngineInfo {
+                name: name.to_string(),
+                runtime: Runtime::Rust,
+                description: String::new(),
+                version: String::new(),
+                capabilities: vec![],
+                options: vec![],
+                available: false,
+                why: why.clone(),
+                server: false,
+            },
+        })
+        .collect();
+    match python_engines() {
+        Ok(py) => v.extend(py),
+        Err(why) => v.push(EngineInfo {
+            name: "py-*".into(),
+            runtime: Runtime::Python,
+            description: "Python worker engines".into(),
+            version: String::new(),
+            capabilities: vec![],
+            options: vec![],
+            available: false,
+            why,
+            server: false,
+        }),
+    }
+    v
+}
+
+/// How to run one engine.
+pub enum Resolved {
+    Rust(&'static EngineDescriptor),
+    Python { python: PathBuf, info: EngineInfo },
+}
+
+pub fn resolve(name: &str) -> Result<Resolved, String> {
+    if name.starts_with("py-") {
+        let py = python()?;
+        let list = python_engines()?;
+        let info = list.into_iter().find(|e| e.name == name).ok_or_else(|| format!("the Python worker has no engine `{name}`"))?;
+        if !info.available {
+            return Err(format!("{name} unavailable: {}", info.why));
+        }
+        return Ok(Resolved::Python { python: py, info });
+    }
+    match kvbench_engines::find(name) {
+        Some(Entry::Ready(d)) => {
+            (d.available)().map_err(|why| format!("{name} unavailable: {why}"))?;
+            Ok(Resolved::Rust(d))
+        }
+        Some(Entry::Missing { why, .. }) => Err(format!("{name} was not built: {why}")),
+        None => {
+            let names: Vec<_> = entries().iter().map(|e| e.name()).collect();
+            Err(format!("unknown engine `{name}` (known: {}, and py-* engines; see `kvbench list`)", names.join(", ")))
+        }
+    }
+}
+
+/// The default comparison: every embedded Rust engine that is available here.
+pub fn default_engines() -> Vec<String> {
+    entries()
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Ready(d) if d.name != "memory" && d.start_server.is_none() && (d.available)().is_ok() => {
+                Some(d.name.to_string())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn print_list(json: bool) -> String {
+    let all = all();
+    if json {
+        return serde_json::to_string_pretty(&all).expect("serialises") + "\n";
+    }
+    let mut t = comfy_table_lite(&["engine", "runtime", "version", "capabilities", "options", "status"]);
+    for e in &all {
+        let opts: Vec<String> = e.options.iter().map(|o| if o.default.is_empty() { o.name.clone() } else { format!("{}={}", o.name, o.default) }).collect();
+        t.push(vec![
+            e.name.clone(),
+            format!("{:?}", e.runtime).to_lowercase() + if e.server { " (server)" } else { "" },
+            e.version.clone(),
+            e.capabilities.join(" "),
+            opts.join(" "),
+            if e.available { "ok".into() } else { format!("unavailable: {}", e.why) },
+        ]);
+    }
+    render_plain(&t)
+}
+
+/// A plain aligned text table (the list is read in terminals and piped to files alike).
+fn comfy_table_lite(headers: &[&str]) -> Vec<Vec<String>> {
+    vec![headers.iter().map(|s| s.to_string()).collect()]
+}
+
+fn render_plain(rows: &[Vec<String>]) -> String {
+    let cols = rows[0].len();
+    let widths: Vec<usize> = (0..cols).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for (i, r) in rows.iter().enumerate() {
+        let line: Vec<String> = r.iter().enumerate().map(|(c, s)| format!("{s:<w$}", w = widths[c])).collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+        if i == 0 {
+            out.push_str(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
+            out.push('\n');
+        }
+    }
+    out
+}

@@ -1,0 +1,79 @@
+//! `kvbench worker --job FILE`: the Rust worker. Runs one job of a Rust/C engine and streams
+//! protocol events on stdout; everything else it says goes to stderr.
+
+use std::io::Write;
+use std::path::Path;
+
+use kvbench_core::protocol::{Event, Job};
+use kvbench_engines::{find, Entry};
+
+/// Test hook (documented in docs/protocol.md): KVBENCH_FAULT=abort|garbage|hang@PHASE[@LABEL]
+/// makes the worker (of row LABEL) fail at the start of PHASE, so tests can prove that a
+/// broken worker costs its own row and nothing else.
+fn fault_at(label: &str, phase: &str) {
+    let Ok(f) = std::env::var("KVBENCH_FAULT") else { return };
+    let mut parts = f.split('@');
+    let (Some(what), Some(at)) = (parts.next(), parts.next()) else { return };
+    if at != phase || parts.next().is_some_and(|l| l != label) {
+        return;
+    }
+    match what {
+        "abort" => std::process::abort(),
+        "garbage" => {
+            println!("this is not an event");
+            let _ = std::io::stdout().flush();
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+        "hang" => std::thread::sleep(std::time::Duration::from_secs(3600)),
+        _ => {}
+    }
+}
+
+pub fn main(job_path: &Path) -> i32 {
+    let stdout = std::io::stdout();
+    let emit = |e: Event| {
+        let mut out = stdout.lock();
+        let _ = writeln!(out, "{}", e.to_line());
+        let _ = out.flush();
+    };
+    let job: Job = match std::fs::read_to_string(job_path)
+        .map_err(|e| format!("reading job {}: {e}", job_path.display()))
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("job {}: {e}", job_path.display())))
+    {
+        Ok(j) => j,
+        Err(message) => {
+            emit(Event::Error { phase: None, message });
+            return 2;
+        }
+    };
+    let desc = match find(&job.engine) {
+        Some(Entry::Ready(d)) => d,
+        Some(Entry::Missing { why, .. }) => {
+            emit(Event::Error { phase: None, message: format!("engine {} was not built: {why}", job.engine) });
+            return 2;
+        }
+        None => {
+            emit(Event::Error { phase: None, message: format!("unknown engine `{}`", job.engine) });
+            return 2;
+        }
+    };
+    let label = job.label.clone();
+    let phases: Vec<String> = job.phases.iter().map(|p| p.name.clone()).collect();
+    let mut next = 0usize;
+    fault_at(&job.label, "open");
+    let mut emit_with_faults = |e: Event| {
+        let is_phase = matches!(&e, Event::Phase { .. });
+        emit(e);
+        if is_phase {
+            // After "open" comes phases[0], and so on.
+            if let Some(p) = phases.get(next) {
+                fault_at(&label, p);
+            }
+            next += 1;
+        }
+    };
+    match kvbench_core::runner::run_job(&job, desc, &mut emit_with_faults) {
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
+}

@@ -1,0 +1,155 @@
+//! End-to-end tests of the `kvbench` binary on tiny datasets with the memory engine (and
+//! LMDB where a persistent engine matters). They check outcomes, never speed.
+
+use std::path::Path;
+use std::process::Command;
+
+use kvbench_core::result::{RunResult, Status};
+
+fn kvbench(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kvbench"));
+    c.current_dir(dir);
+    c.env_remove("KVBENCH_FAULT");
+    c
+}
+
+fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut c = kvbench(dir);
+    c.arg("run").args(["--no-progress", "--out", "results", "--data-dir", "data", "--plan-dir", "plans"]).args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
+}
+
+fn result(dir: &Path) -> RunResult {
+    let entry = std::fs::read_dir(dir.join("results")).unwrap().next().expect("a result file").unwrap();
+    RunResult::from_json(&std::fs::read_to_string(entry.path()).unwrap()).unwrap()
+}
+
+fn write_scenario(dir: &Path, body: &str) -> std::path::PathBuf {
+    let p = dir.join("s.toml");
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+const TWO_ROWS: &str = r#"# Two memory rows, to prove one broken worker costs one row.
+seed = 3
+timeout = 20
+[dataset]
+records = 300
+[[phase]]
+kind = "load"
+[[phase]]
+kind = "get"
+[[engine]]
+name = "memory"
+label = "a"
+[[engine]]
+name = "memory"
+label = "b"
+"#;
+
+#[test]
+fn default_workload_runs_and_verifies_every_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(tmp.path(), &["--engines", "memory", "--records", "400", "--threads", "2"], &[]);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(out.contains("Phase get") && out.contains("Phase multi-get") && out.contains("Phase scan"), "{out}");
+    let r = result(tmp.path());
+    assert_eq!(r.engines.len(), 1);
+    let e = &r.engines[0];
+    assert_eq!(e.status, Status::Ok, "{:?}", e.error);
+    let names: Vec<_> = e.phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["open", "load", "get", "multi-get", "scan", "close"]);
+    let get = &e.phases[2];
+    assert_eq!(get.ops, 400);
+    assert_eq!(get.mismatches + get.missing, 0);
+    assert!(get.latency.as_ref().unwrap().hdr.len() > 10);
+    let hist = kvbench_core::runner::decode_histogram(&get.latency.as_ref().unwrap().hdr).unwrap();
+    assert_eq!(hist.len(), 400, "one latency sample per get");
+    assert!(e.timer_overhead_ns > 0.0);
+    assert_eq!(r.plan.records, 400);
+}
+
+#[test]
+fn a_worker_killed_mid_run_costs_only_its_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = write_scenario(tmp.path(), TWO_ROWS);
+    let (code, out, err) = run(tmp.path(), &[s.to_str().unwrap()], &[("KVBENCH_FAULT", "abort@get@a")]);
+    assert_eq!(code, 1, "a failed row makes the exit code 1\n{out}\n{err}");
+    let r = result(tmp.path());
+    let a = r.engines.iter().find(|e| e.label == "a").unwrap();
+    let b = r.engines.iter().find(|e| e.label == "b").unwrap();
+    assert_eq!(a.status, Status::Failed);
+    let why = a.error.as_deref().unwrap();
+    assert!(why.contains("signal") && why.contains("after phase load"), "{why}");
+    assert_eq!(a.phases.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["open", "load"], "what was measured is kept");
+    assert_eq!(b.status, Status::Ok, "{:?}", b.error);
+    assert!(out.contains("FAILED"), "{out}");
+}
+
+#[test]
+fn a_worker_printing_garbage_or_hanging_costs_only_its_row() {
+    for (fault, expect) in [("garbage@get@a", "not a protocol event"), ("hang@get@a", "did not finish within 2 s")] {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = write_scenario(tmp.path(), TWO_ROWS);
+        let (code, _, err) = run(tmp.path(), &[s.to_str().unwrap(), "--timeout", "2"], &[("KVBENCH_FAULT", fault)]);
+        assert_eq!(code, 1, "{err}");
+        let r = result(tmp.path());
+        let a = r.engines.iter().find(|e| e.label == "a").unwrap();
+        assert!(a.error.as_deref().unwrap_or("").contains(expect), "{fault}: {:?}", a.error);
+        assert_eq!(r.engines.iter().find(|e| e.label == "b").unwrap().status, Status::Ok);
+    }
+}
+
+#[test]
+fn a_bad_scenario_names_file_line_and_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = write_scenario(tmp.path(), "engines = [\"memory\"]\n[[phase]]\nkind = \"lod\"\n");
+    let (code, _, err) = run(tmp.path(), &[s.to_str().unwrap()], &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("s.toml") && err.contains("line 3") && err.contains("lod"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn unknown_engines_and_options_are_refused_before_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = write_scenario(tmp.path(), "engines = []\n[[phase]]\nkind = \"load\"\n[[engine]]\nname = \"memory\"\noptions = { bogus = 1 }\n");
+    let (code, _, err) = run(tmp.path(), &[s.to_str().unwrap()], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no option `bogus`"), "{err}");
+    let (code, _, _) = run(tmp.path(), &["--engines", "memory,nosuchengine", "--records", "50"], &[]);
+    assert_eq!(code, 1, "an unknown engine costs its row");
+    let r = result(tmp.path());
+    let bad = r.engines.iter().find(|e| e.label == "nosuchengine").unwrap();
+    assert!(bad.error.as_deref().unwrap().contains("unknown engine"));
+}
+
+#[test]
+fn report_renders_every_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(tmp.path(), &["--engines", "memory", "--records", "100", "--workload", "readrandom"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let file = std::fs::read_dir(tmp.path().join("results")).unwrap().next().unwrap().unwrap().path();
+    for (fmt, needle) in [("table", "Phase get"), ("markdown", "## Phase get"), ("csv", "run_id,engine"), ("json", "\"schema\""), ("html", "<!DOCTYPE html>")] {
+        let o = kvbench(tmp.path()).args(["report", file.to_str().unwrap(), "--format", fmt]).output().unwrap();
+        assert!(o.status.success(), "{fmt}");
+        assert!(String::from_utf8_lossy(&o.stdout).contains(needle), "{fmt}");
+    }
+    let o = kvbench(tmp.path()).args(["report", "nope.json"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nope.json"));
+}
+
+#[test]
+fn list_shows_engines_and_why_one_is_missing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = kvbench(tmp.path()).args(["list"]).env("KVBENCH_PYTHON", "/nonexistent/python").output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    assert!(out.contains("memory") && out.contains("capabilities"), "{out}");
+    assert!(out.contains("py-*") && out.contains("unavailable"), "the Python worker's absence is explained: {out}");
+}
