@@ -20,6 +20,8 @@ const LIBS: &[Lib] = &[
     Lib { feature: "rocksdb", cfg: "kvb_rocksdb", header: "/usr/include/rocksdb/c.h", link: &[], package: "librocksdb-dev", shim: None },
     Lib { feature: "sqlite", cfg: "kvb_sqlite", header: "/usr/include/sqlite3.h", link: &[], package: "libsqlite3-dev", shim: None },
     Lib { feature: "tokyocabinet", cfg: "kvb_tokyocabinet", header: "/usr/include/tchdb.h", link: &["tokyocabinet"], package: "libtokyocabinet-dev", shim: None },
+    Lib { feature: "kyotocabinet", cfg: "kvb_kyotocabinet", header: "/usr/include/kclangc.h", link: &["kyotocabinet"], package: "libkyotocabinet-dev", shim: None },
+    Lib { feature: "qdbm", cfg: "kvb_qdbm", header: "/usr/include/qdbm/depot.h", link: &["qdbm"], package: "libqdbm-dev", shim: None },
 ];
 
 fn main() {

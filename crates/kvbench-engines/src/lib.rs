@@ -15,6 +15,10 @@ pub mod rocksdb;
 pub mod sqlite;
 #[cfg(all(feature = "tokyocabinet", kvb_tokyocabinet))]
 pub mod tokyocabinet;
+#[cfg(all(feature = "kyotocabinet", kvb_kyotocabinet))]
+pub mod kyotocabinet;
+#[cfg(all(feature = "qdbm", kvb_qdbm))]
+pub mod qdbm;
 
 pub use registry::{entries, find, Entry};
 

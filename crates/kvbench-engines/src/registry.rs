@@ -44,6 +44,11 @@ pub fn entries() -> Vec<Entry> {
         entry!("sqlite", "sqlite", kvb_sqlite, sqlite),
         entry!("tokyocabinet-hash", "tokyocabinet", kvb_tokyocabinet, tokyocabinet::hash),
         entry!("tokyocabinet-btree", "tokyocabinet", kvb_tokyocabinet, tokyocabinet::btree),
+        entry!("kyotocabinet-hash", "kyotocabinet", kvb_kyotocabinet, kyotocabinet::hash),
+        entry!("kyotocabinet-tree", "kyotocabinet", kvb_kyotocabinet, kyotocabinet::tree),
+        entry!("qdbm-depot", "qdbm", kvb_qdbm, qdbm::depot),
+        entry!("qdbm-curia", "qdbm", kvb_qdbm, qdbm::curia),
+        entry!("qdbm-villa", "qdbm", kvb_qdbm, qdbm::villa),
     ]
 }
 

@@ -134,4 +134,9 @@ conformance! {
     sqlite => "sqlite",
     tokyocabinet_hash => "tokyocabinet-hash",
     tokyocabinet_btree => "tokyocabinet-btree",
+    kyotocabinet_hash => "kyotocabinet-hash",
+    kyotocabinet_tree => "kyotocabinet-tree",
+    qdbm_depot => "qdbm-depot",
+    qdbm_curia => "qdbm-curia",
+    qdbm_villa => "qdbm-villa",
 }

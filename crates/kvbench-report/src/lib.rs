@@ -188,7 +188,9 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
         let mut rows = Vec::new();
         let (mut rate, mut p50, mut p99, mut p999, mut max) = (vec![], vec![], vec![], vec![], vec![]);
         let mut unit = String::new();
-        let mut notes: Vec<String> = Vec::new();
+        // Notes differ per engine (an emulated multi-get, say): each names its engines unless
+        // all of them share it.
+        let mut notes: Vec<(String, Vec<String>)> = Vec::new();
         for e in &r.engines {
             let Some(p) = phase(e, &name) else {
                 for v in [&mut rate, &mut p50, &mut p99, &mut p999, &mut max] {
@@ -199,9 +201,10 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
                 continue;
             };
             unit = p.unit.clone();
-            for n in &p.notes {
-                if !notes.contains(n) && !n.starts_with("reopened") {
-                    notes.push(n.clone());
+            for n in p.notes.iter().filter(|n| !n.starts_with("reopened")) {
+                match notes.iter_mut().find(|(t, _)| t == n) {
+                    Some((_, who)) => who.push(e.label.clone()),
+                    None => notes.push((n.clone(), vec![e.label.clone()])),
                 }
             }
             if let Some(s) = status_cell(p) {
@@ -245,9 +248,12 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
             None,
         ];
         let mut note = format!("{kind}; latency per {}", if unit.is_empty() { "op" } else { &unit });
-        for n in notes {
+        for (n, who) in notes {
             note.push_str("; ");
             note.push_str(&n);
+            if who.len() < r.engines.len() {
+                note.push_str(&format!(" ({})", who.join(", ")));
+            }
         }
         out.push(Section {
             title: format!("Phase {name}"),
