@@ -1,0 +1,400 @@
+//! `kyotocabinet-hash` (a `.kch` file hash database) and `kyotocabinet-tree` (a `.kct` file
+//! B+ tree) through Kyoto Cabinet's C API (`kclangc.h`, libkyotocabinet).
+//!
+//! A Kyoto Cabinet database object is thread-safe (it locks internally and keeps error codes
+//! per thread), so one handle is shared by all readers. A batch of more than one write is one
+//! transaction (`kcdbbegintran`, hard when `sync` is not `none`); a single write under
+//! `sync` = commit/always is followed by `kcdbsync(hard)`.
+
+use std::collections::BTreeMap;
+use std::ptr::NonNull;
+
+use kvbench_core::engine::*;
+
+/// Raw declarations; this block owns the linking (build.rs adds `-lkyotocabinet`).
+mod ffi {
+    use libc::{c_char, c_void, size_t};
+
+    #[repr(C)]
+    pub struct KcDb {
+        _private: [u8; 0],
+    }
+    #[repr(C)]
+    pub struct KcCur {
+        _private: [u8; 0],
+    }
+
+    pub const KCENOREC: i32 = 7;
+
+    pub const KCOREADER: u32 = 1 << 0;
+    pub const KCOWRITER: u32 = 1 << 1;
+    pub const KCOCREATE: u32 = 1 << 2;
+
+    extern "C" {
+        pub static KCVERSION: *const c_char;
+        pub fn kcfree(ptr: *mut c_void);
+        pub fn kcdbnew() -> *mut KcDb;
+        pub fn kcdbdel(db: *mut KcDb);
+        pub fn kcdbopen(db: *mut KcDb, path: *const c_char, mode: u32) -> i32;
+        pub fn kcdbclose(db: *mut KcDb) -> i32;
+        pub fn kcdbecode(db: *mut KcDb) -> i32;
+        pub fn kcdbemsg(db: *mut KcDb) -> *const c_char;
+        pub fn kcdbset(db: *mut KcDb, k: *const c_char, ks: size_t, v: *const c_char, vs: size_t) -> i32;
+        pub fn kcdbremove(db: *mut KcDb, k: *const c_char, ks: size_t) -> i32;
+        pub fn kcdbget(db: *mut KcDb, k: *const c_char, ks: size_t, sp: *mut size_t) -> *mut c_char;
+        pub fn kcdbsync(db: *mut KcDb, hard: i32, proc_: *const c_void, opq: *mut c_void) -> i32;
+        pub fn kcdbbegintran(db: *mut KcDb, hard: i32) -> i32;
+        pub fn kcdbendtran(db: *mut KcDb, commit: i32) -> i32;
+        pub fn kcdbcursor(db: *mut KcDb) -> *mut KcCur;
+        pub fn kccurdel(cur: *mut KcCur);
+        pub fn kccurjump(cur: *mut KcCur) -> i32;
+        pub fn kccurjumpkey(cur: *mut KcCur, k: *const c_char, ks: size_t) -> i32;
+        pub fn kccurget(
+            cur: *mut KcCur,
+            ksp: *mut size_t,
+            vbp: *mut *const c_char,
+            vsp: *mut size_t,
+            step: i32,
+        ) -> *mut c_char;
+    }
+}
+
+fn version() -> String {
+    // SAFETY: KCVERSION is a static NUL-terminated string of the library.
+    unsafe { crate::c_str(ffi::KCVERSION) }
+}
+
+const COMPRESSION: &[&str] = &["none", "zlib", "def", "gz"];
+
+static HASH_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "bnum",
+        kind: OptionKind::Int,
+        default: "0",
+        doc: "bucket count; 0 = twice the records the plan loads (at least KC's default 1048583)",
+    },
+    OptionSpec { name: "msiz", kind: OptionKind::Int, default: "64m", doc: "mapped memory (KC's default 64m)" },
+    OptionSpec {
+        name: "compression",
+        kind: OptionKind::Enum(COMPRESSION),
+        default: "none",
+        doc: "record compression (opts=c, zcomp=...)",
+    },
+];
+
+static TREE_OPTIONS: &[OptionSpec] = &[
+    OptionSpec { name: "bnum", kind: OptionKind::Int, default: "0", doc: "page hash buckets (0 = KC's default)" },
+    OptionSpec { name: "msiz", kind: OptionKind::Int, default: "64m", doc: "mapped memory (KC's default 64m)" },
+    OptionSpec { name: "psiz", kind: OptionKind::Int, default: "0", doc: "page size (0 = KC's 8192)" },
+    OptionSpec { name: "pccap", kind: OptionKind::Int, default: "0", doc: "page cache capacity (0 = KC's 64m)" },
+    OptionSpec {
+        name: "compression",
+        kind: OptionKind::Enum(COMPRESSION),
+        default: "none",
+        doc: "page compression (opts=c, zcomp=...)",
+    },
+];
+
+const CAPS: Capabilities = Capabilities {
+    ordered_scan: false,
+    multi_get: false,
+    batch: true,
+    read_only_open: true,
+    secondary_open: false,
+    persistent: true,
+    build_once: false,
+    delete: true,
+};
+
+pub mod hash {
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
+        name: "kyotocabinet-hash",
+        description: "Kyoto Cabinet file hash database (.kch), C API",
+        capabilities: super::CAPS,
+        options: super::HASH_OPTIONS,
+        version: super::version,
+        available: || Ok(()),
+        open: |a| super::open(a, super::Kind::Hash),
+        start_server: None,
+    };
+}
+
+pub mod tree {
+    use kvbench_core::engine::Capabilities;
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
+        name: "kyotocabinet-tree",
+        description: "Kyoto Cabinet file B+ tree database (.kct), C API, ordered scans by cursor",
+        capabilities: Capabilities { ordered_scan: true, ..super::CAPS },
+        options: super::TREE_OPTIONS,
+        version: super::version,
+        available: || Ok(()),
+        open: |a| super::open(a, super::Kind::Tree),
+        start_server: None,
+    };
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Hash,
+    Tree,
+}
+
+/// An empty slice with a real address. Kyoto Cabinet's visitor protocol reserves the pointers
+/// 0 and 1 (NOP and REMOVE), and an empty Rust slice points at 1: storing an empty value
+/// through it would delete the record instead.
+fn nonnull(s: &[u8]) -> &[u8] {
+    static EMPTY: [u8; 1] = [0];
+    if s.is_empty() {
+        &EMPTY[..0]
+    } else {
+        s
+    }
+}
+
+/// An open KC database object; closed and deleted in Drop.
+struct Db(NonNull<ffi::KcDb>);
+
+// SAFETY: Kyoto Cabinet database objects are thread-safe (internal locks, per-thread errors).
+unsafe impl Send for Db {}
+// SAFETY: as above.
+unsafe impl Sync for Db {}
+
+impl Db {
+    fn p(&self) -> *mut ffi::KcDb {
+        self.0.as_ptr()
+    }
+
+    fn ecode(&self) -> i32 {
+        // SAFETY: valid handle.
+        unsafe { ffi::kcdbecode(self.p()) }
+    }
+
+    /// The one place a KC error becomes an EngineError.
+    fn err(&self, what: &str) -> EngineError {
+        // SAFETY: valid handle; the message is owned by the library (per thread).
+        let msg = unsafe { crate::c_str(ffi::kcdbemsg(self.p())) };
+        EngineError::Store(format!("kyotocabinet {what}: {msg}"))
+    }
+
+    fn check(&self, ok: i32, what: &str) -> Result<()> {
+        if ok != 0 {
+            Ok(())
+        } else {
+            Err(self.err(what))
+        }
+    }
+
+    fn apply(&self, w: &WriteOp<'_>) -> Result<()> {
+        let k = nonnull(w.key);
+        // SAFETY: pointers and lengths come from live slices.
+        unsafe {
+            match w.value {
+                Some(v) => {
+                    let v = nonnull(v);
+                    let ok = ffi::kcdbset(self.p(), k.as_ptr().cast(), k.len(), v.as_ptr().cast(), v.len());
+                    self.check(ok, "set")
+                }
+                None => {
+                    let ok = ffi::kcdbremove(self.p(), k.as_ptr().cast(), k.len());
+                    if ok == 0 && self.ecode() == ffi::KCENOREC {
+                        return Ok(());
+                    }
+                    self.check(ok, "remove")
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        // SAFETY: we own the object; kcdbdel closes it if it is still open.
+        unsafe { ffi::kcdbdel(self.p()) }
+    }
+}
+
+pub struct Kyoto {
+    db: Db,
+    sync: SyncMode,
+    settings: BTreeMap<String, String>,
+}
+
+fn open(args: &OpenArgs<'_>, kind: Kind) -> Result<Box<dyn Engine>> {
+    if args.mode == OpenMode::Secondary {
+        return Err(EngineError::Unsupported("secondary open".into()));
+    }
+    let o = args.options;
+    let int = |n: &str| o.int(n).unwrap_or(0).max(0);
+    let mut tune = Vec::new();
+    let mut bnum = int("bnum");
+    if kind == Kind::Hash && bnum == 0 {
+        bnum = (args.expected_records.saturating_mul(2) as i64).max(1_048_583);
+    }
+    if bnum > 0 {
+        tune.push(format!("bnum={bnum}"));
+    }
+    tune.push(format!("msiz={}", o.int("msiz").unwrap_or(64 << 20).max(0)));
+    if kind == Kind::Tree {
+        for n in ["psiz", "pccap"] {
+            if int(n) > 0 {
+                tune.push(format!("{n}={}", int(n)));
+            }
+        }
+    }
+    let comp = o.text("compression").unwrap_or_else(|| "none".into());
+    if comp != "none" {
+        tune.push("opts=c".into());
+        tune.push(format!("zcomp={comp}"));
+    }
+    let file = args.file(if kind == Kind::Hash { "db.kch" } else { "db.kct" });
+    let spec = format!("{}#{}", file.display(), tune.join("#"));
+    let path = std::ffi::CString::new(spec.clone()).map_err(|_| EngineError::store("path contains NUL"))?;
+    let mode = match args.mode {
+        OpenMode::ReadOnly => ffi::KCOREADER,
+        _ => ffi::KCOWRITER | ffi::KCOCREATE,
+    };
+    // SAFETY: kcdbnew returns a fresh object (or NULL on allocation failure).
+    let db = Db(NonNull::new(unsafe { ffi::kcdbnew() }).ok_or_else(|| EngineError::store("kcdbnew failed"))?);
+    // SAFETY: valid object and NUL-terminated path.
+    let ok = unsafe { ffi::kcdbopen(db.p(), path.as_ptr(), mode) };
+    db.check(ok, "open")?;
+    let mut settings = BTreeMap::new();
+    settings.insert("tuning".into(), tune.join("#"));
+    settings.insert(
+        "sync".into(),
+        match args.sync {
+            SyncMode::None => "none: no sync calls; data reaches the file on close".into(),
+            s => format!("{s}: batches are hard transactions (kcdbbegintran hard=1); a single write is followed by kcdbsync(hard=1)"),
+        },
+    );
+    settings.insert("threads".into(), "one shared handle (Kyoto Cabinet locks internally)".into());
+    Ok(Box::new(Kyoto { db, sync: args.sync, settings }))
+}
+
+impl Engine for Kyoto {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        let hard = (self.sync != SyncMode::None) as i32;
+        if batch.len() == 1 {
+            self.db.apply(&batch[0])?;
+            if hard != 0 {
+                // SAFETY: valid handle; no file callback.
+                let ok = unsafe { ffi::kcdbsync(self.db.p(), 1, std::ptr::null(), std::ptr::null_mut()) };
+                self.db.check(ok, "sync")?;
+            }
+            return Ok(());
+        }
+        // SAFETY: valid handle.
+        let ok = unsafe { ffi::kcdbbegintran(self.db.p(), hard) };
+        self.db.check(ok, "begintran")?;
+        for w in batch {
+            if let Err(e) = self.db.apply(w) {
+                // SAFETY: valid handle inside a transaction.
+                unsafe { ffi::kcdbendtran(self.db.p(), 0) };
+                return Err(e);
+            }
+        }
+        // SAFETY: valid handle inside a transaction.
+        let ok = unsafe { ffi::kcdbendtran(self.db.p(), 1) };
+        self.db.check(ok, "endtran")
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        Ok(Box::new(KyotoReader { db: &self.db }))
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        // SAFETY: valid open handle; Drop then only deletes the object.
+        let ok = unsafe { ffi::kcdbclose(self.db.p()) };
+        self.db.check(ok, "close")
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.settings.clone()
+    }
+}
+
+struct KyotoReader<'a> {
+    db: &'a Db,
+}
+
+/// A cursor, deleted in Drop.
+struct Cursor(*mut ffi::KcCur);
+
+impl Drop for Cursor {
+    fn drop(&mut self) {
+        // SAFETY: made by kcdbcursor, deleted once.
+        unsafe { ffi::kccurdel(self.0) }
+    }
+}
+
+impl Reader for KyotoReader<'_> {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        let mut size = 0usize;
+        // SAFETY: valid handle and key; the result is kcmalloc'd, copied, then freed once.
+        let p = unsafe { ffi::kcdbget(self.db.p(), key.as_ptr().cast(), key.len(), &mut size) };
+        if p.is_null() {
+            if self.db.ecode() == ffi::KCENOREC {
+                return Ok(false);
+            }
+            return Err(self.db.err("get"));
+        }
+        // SAFETY: `size` readable bytes at `p`.
+        unsafe {
+            out.extend_from_slice(std::slice::from_raw_parts(p.cast::<u8>(), size));
+            ffi::kcfree(p.cast());
+        }
+        Ok(true)
+    }
+
+    fn scan(
+        &mut self,
+        start: Option<&[u8]>,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        // SAFETY: valid handle; the cursor is deleted by its guard.
+        let cur = Cursor(unsafe { ffi::kcdbcursor(self.db.p()) });
+        // SAFETY: valid cursor and key slice.
+        let ok = unsafe {
+            match start {
+                Some(k) => ffi::kccurjumpkey(cur.0, k.as_ptr().cast(), k.len()),
+                None => ffi::kccurjump(cur.0),
+            }
+        };
+        if ok == 0 {
+            if self.db.ecode() == ffi::KCENOREC {
+                return Ok(0);
+            }
+            return Err(self.db.err("cursor jump"));
+        }
+        let mut n = 0;
+        while n < limit {
+            let (mut ks, mut vs) = (0usize, 0usize);
+            let mut vp: *const libc::c_char = std::ptr::null();
+            // SAFETY: valid cursor; KC returns one kcmalloc'd region holding key and value.
+            let kp = unsafe { ffi::kccurget(cur.0, &mut ks, &mut vp, &mut vs, 1) };
+            if kp.is_null() {
+                if self.db.ecode() == ffi::KCENOREC {
+                    break;
+                }
+                return Err(self.db.err("cursor get"));
+            }
+            n += 1;
+            // SAFETY: the region holds `ks` key bytes at kp and `vs` value bytes at vp; it is
+            // freed once after the visit.
+            let go = unsafe {
+                let go = visit(
+                    std::slice::from_raw_parts(kp.cast::<u8>(), ks),
+                    std::slice::from_raw_parts(vp.cast::<u8>(), vs),
+                );
+                ffi::kcfree(kp.cast());
+                go
+            };
+            if !go {
+                break;
+            }
+        }
+        Ok(n)
+    }
+}

@@ -1,0 +1,622 @@
+//! `qdbm-depot` (QDBM's hash file), `qdbm-curia` (Depot split over several files in a
+//! directory) and `qdbm-villa` (QDBM's B+ tree) through the C API (libqdbm, headers in
+//! /usr/include/qdbm).
+//!
+//! QDBM handles are not thread-safe, so each engine keeps its handle behind a Mutex: reads from
+//! several threads take turns. Depot and Curia have no transactions, so a batch is applied
+//! record by record; Villa's batches are transactions (`vltranbegin`/`vltrancommit`).
+
+use std::collections::BTreeMap;
+use std::ptr::NonNull;
+use std::sync::{Mutex, MutexGuard};
+
+use kvbench_core::engine::*;
+use libc::{c_char, c_int, c_void};
+
+/// Raw declarations; this block owns the linking (build.rs adds `-lqdbm`).
+mod ffi {
+    use libc::{c_char, c_int, c_void};
+
+    pub type VlCmp = unsafe extern "C" fn(*const c_char, c_int, *const c_char, c_int) -> c_int;
+
+    pub const DP_ENOITEM: c_int = 5;
+
+    // Open modes: the same bits in Depot (DP_), Curia (CR_) and Villa (VL_).
+    pub const OREADER: c_int = 1 << 0;
+    pub const OWRITER: c_int = 1 << 1;
+    pub const OCREAT: c_int = 1 << 2;
+    pub const VL_OZCOMP: c_int = 1 << 6;
+
+    // Put modes: overwrite (DP_DOVER, CR_DOVER, VL_DOVER).
+    pub const DOVER: c_int = 0;
+    pub const VL_JFORWARD: c_int = 0;
+
+    extern "C" {
+        pub static dpversion: *const c_char;
+        pub fn dpecodeptr() -> *mut c_int;
+        pub fn dperrmsg(ecode: c_int) -> *const c_char;
+
+        pub fn dpopen(name: *const c_char, omode: c_int, bnum: c_int) -> *mut c_void;
+        pub fn dpclose(db: *mut c_void) -> c_int;
+        pub fn dpput(db: *mut c_void, k: *const c_char, ks: c_int, v: *const c_char, vs: c_int, dmode: c_int) -> c_int;
+        pub fn dpout(db: *mut c_void, k: *const c_char, ks: c_int) -> c_int;
+        pub fn dpget(
+            db: *mut c_void,
+            k: *const c_char,
+            ks: c_int,
+            start: c_int,
+            max: c_int,
+            sp: *mut c_int,
+        ) -> *mut c_char;
+        pub fn dpsync(db: *mut c_void) -> c_int;
+
+        pub fn cropen(name: *const c_char, omode: c_int, bnum: c_int, dnum: c_int) -> *mut c_void;
+        pub fn crclose(db: *mut c_void) -> c_int;
+        pub fn crput(db: *mut c_void, k: *const c_char, ks: c_int, v: *const c_char, vs: c_int, dmode: c_int) -> c_int;
+        pub fn crout(db: *mut c_void, k: *const c_char, ks: c_int) -> c_int;
+        pub fn crget(
+            db: *mut c_void,
+            k: *const c_char,
+            ks: c_int,
+            start: c_int,
+            max: c_int,
+            sp: *mut c_int,
+        ) -> *mut c_char;
+        pub fn crsync(db: *mut c_void) -> c_int;
+
+        pub static VL_CMPLEX: VlCmp;
+        pub fn vlopen(name: *const c_char, omode: c_int, cmp: VlCmp) -> *mut c_void;
+        pub fn vlclose(db: *mut c_void) -> c_int;
+        pub fn vlput(db: *mut c_void, k: *const c_char, ks: c_int, v: *const c_char, vs: c_int, dmode: c_int) -> c_int;
+        pub fn vlout(db: *mut c_void, k: *const c_char, ks: c_int) -> c_int;
+        pub fn vlget(db: *mut c_void, k: *const c_char, ks: c_int, sp: *mut c_int) -> *mut c_char;
+        pub fn vlsync(db: *mut c_void) -> c_int;
+        pub fn vlsettuning(db: *mut c_void, lrecmax: c_int, nidxmax: c_int, lcnum: c_int, ncnum: c_int);
+        pub fn vltranbegin(db: *mut c_void) -> c_int;
+        pub fn vltrancommit(db: *mut c_void) -> c_int;
+        pub fn vltranabort(db: *mut c_void) -> c_int;
+        pub fn vlcurfirst(db: *mut c_void) -> c_int;
+        pub fn vlcurjump(db: *mut c_void, k: *const c_char, ks: c_int, jmode: c_int) -> c_int;
+        pub fn vlcurnext(db: *mut c_void) -> c_int;
+        pub fn vlcurkeycache(db: *mut c_void, sp: *mut c_int) -> *const c_char;
+        pub fn vlcurvalcache(db: *mut c_void, sp: *mut c_int) -> *const c_char;
+    }
+}
+
+fn version() -> String {
+    // SAFETY: dpversion is a static NUL-terminated string of the library.
+    unsafe { crate::c_str(ffi::dpversion) }
+}
+
+/// QDBM's last error code (a per-thread variable behind a function in thread-enabled builds).
+fn ecode() -> c_int {
+    // SAFETY: dpecodeptr returns a valid pointer to the error variable.
+    unsafe { *ffi::dpecodeptr() }
+}
+
+/// The one place a QDBM error becomes an EngineError.
+fn err(engine: &str, what: &str) -> EngineError {
+    // SAFETY: dperrmsg returns a static string for any code.
+    let msg = unsafe { crate::c_str(ffi::dperrmsg(ecode())) };
+    EngineError::Store(format!("{engine} {what}: {msg}"))
+}
+
+fn len(n: usize) -> Result<c_int> {
+    c_int::try_from(n).map_err(|_| EngineError::store("key or value larger than 2 GiB"))
+}
+
+const CAPS: Capabilities = Capabilities {
+    ordered_scan: false,
+    multi_get: false,
+    batch: false,
+    read_only_open: true,
+    secondary_open: false,
+    persistent: true,
+    build_once: false,
+    delete: true,
+};
+
+static DEPOT_OPTIONS: &[OptionSpec] = &[OptionSpec {
+    name: "bnum",
+    kind: OptionKind::Int,
+    default: "0",
+    doc: "bucket array size; 0 = twice the records the plan loads (at least QDBM's default 8191)",
+}];
+
+static CURIA_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "bnum",
+        kind: OptionKind::Int,
+        default: "0",
+        doc: "buckets of each division; 0 = twice the records per division (at least 8191)",
+    },
+    OptionSpec { name: "dnum", kind: OptionKind::Int, default: "5", doc: "number of division files (QDBM's 5)" },
+];
+
+static VILLA_OPTIONS: &[OptionSpec] = &[
+    OptionSpec { name: "lrecmax", kind: OptionKind::Int, default: "0", doc: "records per leaf (0 = QDBM's 49)" },
+    OptionSpec { name: "nidxmax", kind: OptionKind::Int, default: "0", doc: "indexes per node (0 = QDBM's 192)" },
+    OptionSpec { name: "lcnum", kind: OptionKind::Int, default: "0", doc: "cached leaves (0 = QDBM's 1024)" },
+    OptionSpec { name: "ncnum", kind: OptionKind::Int, default: "0", doc: "cached nodes (0 = QDBM's 512)" },
+    OptionSpec {
+        name: "compression",
+        kind: OptionKind::Enum(&["none", "zlib"]),
+        default: "none",
+        doc: "leaf compression (VL_OZCOMP)",
+    },
+];
+
+pub mod depot {
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
+        name: "qdbm-depot",
+        description: "QDBM Depot hash database, C API",
+        capabilities: super::CAPS,
+        options: super::DEPOT_OPTIONS,
+        version: super::version,
+        available: || Ok(()),
+        open: |a| super::open_hash(a, &super::DEPOT),
+        start_server: None,
+    };
+}
+
+pub mod curia {
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
+        name: "qdbm-curia",
+        description: "QDBM Curia: Depot hash databases split over a directory of files, C API",
+        capabilities: super::CAPS,
+        options: super::CURIA_OPTIONS,
+        version: super::version,
+        available: || Ok(()),
+        open: |a| super::open_hash(a, &super::CURIA),
+        start_server: None,
+    };
+}
+
+pub mod villa {
+    use kvbench_core::engine::Capabilities;
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
+        name: "qdbm-villa",
+        description: "QDBM Villa B+ tree database, C API, ordered scans by cursor",
+        capabilities: Capabilities { ordered_scan: true, batch: true, ..super::CAPS },
+        options: super::VILLA_OPTIONS,
+        version: super::version,
+        available: || Ok(()),
+        open: super::open_villa,
+        start_server: None,
+    };
+}
+
+type PutFn = unsafe extern "C" fn(*mut c_void, *const c_char, c_int, *const c_char, c_int, c_int) -> c_int;
+type OutFn = unsafe extern "C" fn(*mut c_void, *const c_char, c_int) -> c_int;
+type GetFn = unsafe extern "C" fn(*mut c_void, *const c_char, c_int, c_int, c_int, *mut c_int) -> *mut c_char;
+type HandleFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+
+/// Depot and Curia share one shape; this table picks the functions.
+struct HashApi {
+    name: &'static str,
+    file: &'static str,
+    put: PutFn,
+    out: OutFn,
+    get: GetFn,
+    sync: HandleFn,
+    close: HandleFn,
+}
+
+static DEPOT: HashApi = HashApi {
+    name: "qdbm-depot",
+    file: "db.qdbm",
+    put: ffi::dpput,
+    out: ffi::dpout,
+    get: ffi::dpget,
+    sync: ffi::dpsync,
+    close: ffi::dpclose,
+};
+
+static CURIA: HashApi = HashApi {
+    name: "qdbm-curia",
+    file: "db.curia",
+    put: ffi::crput,
+    out: ffi::crout,
+    get: ffi::crget,
+    sync: ffi::crsync,
+    close: ffi::crclose,
+};
+
+/// An open Depot or Curia handle; closed in Drop unless close() already did.
+struct HashDb {
+    p: Option<NonNull<c_void>>,
+    api: &'static HashApi,
+}
+
+// SAFETY: the handle is only used behind the engine's Mutex, one thread at a time.
+unsafe impl Send for HashDb {}
+
+impl HashDb {
+    fn p(&self) -> *mut c_void {
+        self.p.expect("open handle").as_ptr()
+    }
+
+    fn check(&self, ok: c_int, what: &str) -> Result<()> {
+        if ok != 0 {
+            Ok(())
+        } else {
+            Err(err(self.api.name, what))
+        }
+    }
+
+    fn close(&mut self) -> Result<()> {
+        match self.p.take() {
+            // SAFETY: the handle is open and closed once (taken out of the Option).
+            Some(p) => {
+                let ok = unsafe { (self.api.close)(p.as_ptr()) };
+                self.check(ok, "close")
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for HashDb {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+/// What `sync` means for an engine without atomic batches.
+fn sync_note(sync: SyncMode, call: &str) -> String {
+    match sync {
+        SyncMode::None => "none: no sync calls; data reaches the file on close".into(),
+        SyncMode::Commit => format!("commit: {call} after each write call (batches are not atomic)"),
+        SyncMode::Always => format!("always: {call} after every single write"),
+    }
+}
+
+pub struct QdbmHash {
+    db: Mutex<HashDb>,
+    sync: SyncMode,
+    settings: BTreeMap<String, String>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> Result<MutexGuard<'_, T>> {
+    m.lock().map_err(|_| EngineError::store("lock poisoned"))
+}
+
+fn open_hash(args: &OpenArgs<'_>, api: &'static HashApi) -> Result<Box<dyn Engine>> {
+    if args.mode == OpenMode::Secondary {
+        return Err(EngineError::Unsupported("secondary open".into()));
+    }
+    let o = args.options;
+    let curia = std::ptr::eq(api, &CURIA);
+    let dnum = if curia { o.int("dnum").unwrap_or(5).clamp(1, 512) as c_int } else { 1 };
+    let mut bnum = o.int("bnum").unwrap_or(0).max(0);
+    if bnum == 0 {
+        bnum = ((args.expected_records / dnum as u64).saturating_mul(2) as i64).max(8191);
+    }
+    let bnum = bnum.min(c_int::MAX as i64) as c_int;
+    let omode = match args.mode {
+        OpenMode::ReadOnly => ffi::OREADER,
+        _ => ffi::OWRITER | ffi::OCREAT,
+    };
+    let path = crate::c_path(&args.file(api.file));
+    // SAFETY: NUL-terminated path; QDBM returns a handle or NULL with the error code set.
+    let p = unsafe {
+        if curia {
+            ffi::cropen(path.as_ptr(), omode, bnum, dnum)
+        } else {
+            ffi::dpopen(path.as_ptr(), omode, bnum)
+        }
+    };
+    let p = NonNull::new(p).ok_or_else(|| err(api.name, "open"))?;
+    let mut settings = BTreeMap::new();
+    settings.insert("sync".into(), sync_note(args.sync, if curia { "crsync()" } else { "dpsync()" }));
+    settings.insert("bnum".into(), bnum.to_string());
+    if curia {
+        settings.insert("dnum".into(), dnum.to_string());
+    }
+    settings.insert("threads".into(), "one handle behind a mutex (QDBM is not thread-safe)".into());
+    Ok(Box::new(QdbmHash { db: Mutex::new(HashDb { p: Some(p), api }), sync: args.sync, settings }))
+}
+
+impl Engine for QdbmHash {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        let db = lock(&self.db)?;
+        for w in batch {
+            let k = w.key;
+            // SAFETY: the handle is open and ours while the lock is held; slices are live.
+            let ok = unsafe {
+                match w.value {
+                    Some(v) => (db.api.put)(
+                        db.p(),
+                        k.as_ptr().cast(),
+                        len(k.len())?,
+                        v.as_ptr().cast(),
+                        len(v.len())?,
+                        ffi::DOVER,
+                    ),
+                    None => {
+                        let ok = (db.api.out)(db.p(), k.as_ptr().cast(), len(k.len())?);
+                        if ok == 0 && ecode() == ffi::DP_ENOITEM {
+                            1
+                        } else {
+                            ok
+                        }
+                    }
+                }
+            };
+            db.check(ok, if w.value.is_some() { "put" } else { "out" })?;
+            if self.sync == SyncMode::Always {
+                // SAFETY: open handle under the lock.
+                let ok = unsafe { (db.api.sync)(db.p()) };
+                db.check(ok, "sync")?;
+            }
+        }
+        if self.sync == SyncMode::Commit {
+            // SAFETY: open handle under the lock.
+            let ok = unsafe { (db.api.sync)(db.p()) };
+            db.check(ok, "sync")?;
+        }
+        Ok(())
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        Ok(Box::new(HashReader { db: &self.db }))
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        let mut db = self.db.into_inner().map_err(|_| EngineError::store("lock poisoned"))?;
+        db.close()
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.settings.clone()
+    }
+}
+
+struct HashReader<'a> {
+    db: &'a Mutex<HashDb>,
+}
+
+/// Copy a malloc'd QDBM result into `out` and free it; false when `p` is NULL and the error is
+/// "no item".
+///
+/// # Safety
+/// `p` must be NULL or a malloc'd region of `size` bytes owned by the caller.
+unsafe fn take(p: *mut c_char, size: c_int, out: &mut Vec<u8>, engine: &str) -> Result<bool> {
+    if p.is_null() {
+        if ecode() == ffi::DP_ENOITEM {
+            return Ok(false);
+        }
+        return Err(err(engine, "get"));
+    }
+    out.extend_from_slice(std::slice::from_raw_parts(p.cast::<u8>(), size as usize));
+    libc::free(p.cast());
+    Ok(true)
+}
+
+impl Reader for HashReader<'_> {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        let db = lock(self.db)?;
+        let mut size: c_int = 0;
+        // SAFETY: open handle under the lock; the result is malloc'd and handed to `take`.
+        unsafe {
+            let p = (db.api.get)(db.p(), key.as_ptr().cast(), len(key.len())?, 0, -1, &mut size);
+            take(p, size, out, db.api.name)
+        }
+    }
+}
+
+// ---- Villa ----
+
+struct VillaDb {
+    p: Option<NonNull<c_void>>,
+}
+
+// SAFETY: the handle is only used behind the engine's Mutex.
+unsafe impl Send for VillaDb {}
+
+impl VillaDb {
+    fn p(&self) -> *mut c_void {
+        self.p.expect("open handle").as_ptr()
+    }
+
+    fn check(&self, ok: c_int, what: &str) -> Result<()> {
+        if ok != 0 {
+            Ok(())
+        } else {
+            Err(err("qdbm-villa", what))
+        }
+    }
+
+    fn close(&mut self) -> Result<()> {
+        match self.p.take() {
+            Some(p) => {
+                // SAFETY: open handle, closed once.
+                let ok = unsafe { ffi::vlclose(p.as_ptr()) };
+                self.check(ok, "close")
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn apply(&self, w: &WriteOp<'_>) -> Result<()> {
+        let k = w.key;
+        // SAFETY: open handle (caller holds the lock); live slices.
+        unsafe {
+            match w.value {
+                Some(v) => {
+                    let ok = ffi::vlput(
+                        self.p(),
+                        k.as_ptr().cast(),
+                        len(k.len())?,
+                        v.as_ptr().cast(),
+                        len(v.len())?,
+                        ffi::DOVER,
+                    );
+                    self.check(ok, "put")
+                }
+                None => {
+                    let ok = ffi::vlout(self.p(), k.as_ptr().cast(), len(k.len())?);
+                    if ok == 0 && ecode() == ffi::DP_ENOITEM {
+                        return Ok(());
+                    }
+                    self.check(ok, "out")
+                }
+            }
+        }
+    }
+}
+
+impl Drop for VillaDb {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+pub struct Villa {
+    db: Mutex<VillaDb>,
+    sync: SyncMode,
+    settings: BTreeMap<String, String>,
+}
+
+fn open_villa(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
+    if args.mode == OpenMode::Secondary {
+        return Err(EngineError::Unsupported("secondary open".into()));
+    }
+    let o = args.options;
+    let int = |n: &str| o.int(n).unwrap_or(0).clamp(0, c_int::MAX as i64) as c_int;
+    let zlib = o.text("compression").as_deref() == Some("zlib");
+    let mut omode = match args.mode {
+        OpenMode::ReadOnly => ffi::OREADER,
+        _ => ffi::OWRITER | ffi::OCREAT,
+    };
+    if zlib && args.mode != OpenMode::ReadOnly {
+        omode |= ffi::VL_OZCOMP;
+    }
+    let path = crate::c_path(&args.file("db.qdbv"));
+    // SAFETY: NUL-terminated path and the library's own lexical comparator.
+    let p = unsafe { ffi::vlopen(path.as_ptr(), omode, ffi::VL_CMPLEX) };
+    let db = VillaDb { p: Some(NonNull::new(p).ok_or_else(|| err("qdbm-villa", "open"))?) };
+    let (lrecmax, nidxmax, lcnum, ncnum) = (int("lrecmax"), int("nidxmax"), int("lcnum"), int("ncnum"));
+    // SAFETY: open handle; tuning is per open and not stored in the file.
+    unsafe { ffi::vlsettuning(db.p(), lrecmax, nidxmax, lcnum, ncnum) };
+    let show = |n: c_int, d: &str| if n == 0 { format!("{d} (QDBM default)") } else { n.to_string() };
+    let mut settings = BTreeMap::new();
+    settings.insert(
+        "sync".into(),
+        match args.sync {
+            SyncMode::None => "none: no sync calls; data reaches the file on close".into(),
+            s => format!("{s}: vlsync() after each write call; a batch is one transaction (vltranbegin/vltrancommit)"),
+        },
+    );
+    settings.insert("lrecmax".into(), show(lrecmax, "49"));
+    settings.insert("nidxmax".into(), show(nidxmax, "192"));
+    settings.insert("lcnum".into(), show(lcnum, "1024"));
+    settings.insert("ncnum".into(), show(ncnum, "512"));
+    settings.insert("compression".into(), if zlib { "zlib" } else { "none" }.into());
+    settings.insert("threads".into(), "one handle behind a mutex (QDBM is not thread-safe)".into());
+    Ok(Box::new(Villa { db: Mutex::new(db), sync: args.sync, settings }))
+}
+
+impl Engine for Villa {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        let db = lock(&self.db)?;
+        if batch.len() == 1 {
+            db.apply(&batch[0])?;
+        } else {
+            // SAFETY: open handle under the lock.
+            let ok = unsafe { ffi::vltranbegin(db.p()) };
+            db.check(ok, "tranbegin")?;
+            for w in batch {
+                if let Err(e) = db.apply(w) {
+                    // SAFETY: open handle inside a transaction.
+                    unsafe { ffi::vltranabort(db.p()) };
+                    return Err(e);
+                }
+            }
+            // SAFETY: open handle inside a transaction.
+            let ok = unsafe { ffi::vltrancommit(db.p()) };
+            db.check(ok, "trancommit")?;
+        }
+        if self.sync != SyncMode::None {
+            // SAFETY: open handle, no transaction active.
+            let ok = unsafe { ffi::vlsync(db.p()) };
+            db.check(ok, "sync")?;
+        }
+        Ok(())
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        Ok(Box::new(VillaReader { db: &self.db }))
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        let mut db = self.db.into_inner().map_err(|_| EngineError::store("lock poisoned"))?;
+        db.close()
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.settings.clone()
+    }
+}
+
+struct VillaReader<'a> {
+    db: &'a Mutex<VillaDb>,
+}
+
+impl Reader for VillaReader<'_> {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        let db = lock(self.db)?;
+        let mut size: c_int = 0;
+        // SAFETY: open handle under the lock; the malloc'd result goes to `take`.
+        unsafe {
+            let p = ffi::vlget(db.p(), key.as_ptr().cast(), len(key.len())?, &mut size);
+            take(p, size, out, "qdbm-villa")
+        }
+    }
+
+    fn scan(
+        &mut self,
+        start: Option<&[u8]>,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        // The cursor lives in the handle, so the lock is held for the whole scan.
+        let db = lock(self.db)?;
+        // SAFETY: open handle under the lock.
+        let mut on = unsafe {
+            match start {
+                Some(k) => ffi::vlcurjump(db.p(), k.as_ptr().cast(), len(k.len())?, ffi::VL_JFORWARD),
+                None => ffi::vlcurfirst(db.p()),
+            }
+        };
+        let mut n = 0;
+        while on != 0 && n < limit {
+            let (mut ks, mut vs): (c_int, c_int) = (0, 0);
+            // SAFETY: the cache pointers stay valid until the next operation on the handle,
+            // which cannot happen while we hold the lock and before visit returns.
+            let go = unsafe {
+                let kp = ffi::vlcurkeycache(db.p(), &mut ks);
+                let vp = ffi::vlcurvalcache(db.p(), &mut vs);
+                if kp.is_null() || vp.is_null() {
+                    return Err(err("qdbm-villa", "cursor"));
+                }
+                n += 1;
+                visit(
+                    std::slice::from_raw_parts(kp.cast(), ks as usize),
+                    std::slice::from_raw_parts(vp.cast(), vs as usize),
+                )
+            };
+            if !go {
+                break;
+            }
+            // SAFETY: open handle under the lock.
+            on = unsafe { ffi::vlcurnext(db.p()) };
+        }
+        if on == 0 && ecode() != ffi::DP_ENOITEM {
+            return Err(err("qdbm-villa", "cursor"));
+        }
+        Ok(n)
+    }
+}
