@@ -65,6 +65,7 @@ pub fn fixture() -> RunResult {
         run_id: "20260101-000000-test".into(),
         started_at: 1_767_225_600,
         scenario: "test".into(),
+        command: vec!["kvbench".into(), "run".into()],
         intent: "Snapshot fixture.".into(),
         sync: "commit".into(),
         plan: PlanInfo { hash: "00ff".into(), seed: 1, records: 1000, unique_records: 1000, raw_bytes: 116_000, generation_ns: 1, reused: false },
