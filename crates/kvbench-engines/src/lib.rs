@@ -19,6 +19,8 @@ pub mod tokyocabinet;
 pub mod kyotocabinet;
 #[cfg(all(feature = "qdbm", kvb_qdbm))]
 pub mod qdbm;
+#[cfg(all(feature = "tinycdb", kvb_tinycdb))]
+pub mod tinycdb;
 
 pub use registry::{entries, find, Entry};
 

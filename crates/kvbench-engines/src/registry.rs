@@ -49,6 +49,7 @@ pub fn entries() -> Vec<Entry> {
         entry!("qdbm-depot", "qdbm", kvb_qdbm, qdbm::depot),
         entry!("qdbm-curia", "qdbm", kvb_qdbm, qdbm::curia),
         entry!("qdbm-villa", "qdbm", kvb_qdbm, qdbm::villa),
+        entry!("tinycdb", "tinycdb", kvb_tinycdb, tinycdb),
     ]
 }
 

@@ -139,4 +139,5 @@ conformance! {
     qdbm_depot => "qdbm-depot",
     qdbm_curia => "qdbm-curia",
     qdbm_villa => "qdbm-villa",
+    tinycdb => "tinycdb",
 }
