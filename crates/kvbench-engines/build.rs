@@ -23,6 +23,7 @@ const LIBS: &[Lib] = &[
     Lib { feature: "kyotocabinet", cfg: "kvb_kyotocabinet", header: "/usr/include/kclangc.h", link: &["kyotocabinet"], package: "libkyotocabinet-dev", shim: None },
     Lib { feature: "qdbm", cfg: "kvb_qdbm", header: "/usr/include/qdbm/depot.h", link: &["qdbm"], package: "libqdbm-dev", shim: None },
     Lib { feature: "tinycdb", cfg: "kvb_tinycdb", header: "/usr/include/cdb.h", link: &["cdb"], package: "libcdb-dev", shim: Some("cdb_shim.c") },
+    Lib { feature: "gdbm", cfg: "kvb_gdbm", header: "/usr/include/gdbm.h", link: &["gdbm"], package: "libgdbm-dev", shim: None },
 ];
 
 fn main() {

@@ -21,6 +21,8 @@ pub mod kyotocabinet;
 pub mod qdbm;
 #[cfg(all(feature = "tinycdb", kvb_tinycdb))]
 pub mod tinycdb;
+#[cfg(all(feature = "gdbm", kvb_gdbm))]
+pub mod gdbm;
 
 pub use registry::{entries, find, Entry};
 

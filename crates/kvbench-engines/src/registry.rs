@@ -50,6 +50,7 @@ pub fn entries() -> Vec<Entry> {
         entry!("qdbm-curia", "qdbm", kvb_qdbm, qdbm::curia),
         entry!("qdbm-villa", "qdbm", kvb_qdbm, qdbm::villa),
         entry!("tinycdb", "tinycdb", kvb_tinycdb, tinycdb),
+        entry!("gdbm", "gdbm", kvb_gdbm, gdbm),
     ]
 }
 

@@ -140,4 +140,5 @@ conformance! {
     qdbm_curia => "qdbm-curia",
     qdbm_villa => "qdbm-villa",
     tinycdb => "tinycdb",
+    gdbm => "gdbm",
 }

@@ -1,0 +1,293 @@
+//! `gdbm`: GNU dbm through its C API (libgdbm).
+//!
+//! A GDBM handle is not thread-safe, so it sits behind a Mutex. GDBM has no transactions: a
+//! batch is applied record by record. `sync` = always opens with `GDBM_SYNC` (GDBM syncs after
+//! every store and delete); `sync` = commit calls `gdbm_sync` after each write call.
+
+use std::collections::BTreeMap;
+use std::ptr::NonNull;
+use std::sync::{Mutex, MutexGuard};
+
+use kvbench_core::engine::*;
+use libc::c_int;
+
+/// Raw declarations; this block owns the linking (build.rs adds `-lgdbm`).
+mod ffi {
+    use libc::{c_char, c_int, c_void};
+
+    #[repr(C)]
+    pub struct GdbmFileInfo {
+        _private: [u8; 0],
+    }
+    pub type GdbmFile = *mut GdbmFileInfo;
+
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    pub struct Datum {
+        pub dptr: *mut c_char,
+        pub dsize: c_int,
+    }
+
+    pub const GDBM_READER: c_int = 0;
+    pub const GDBM_WRCREAT: c_int = 2;
+    pub const GDBM_SYNC: c_int = 0x0020;
+    pub const GDBM_NOMMAP: c_int = 0x0080;
+    pub const GDBM_REPLACE: c_int = 1;
+    pub const GDBM_SETCACHESIZE: c_int = 1;
+    pub const GDBM_ITEM_NOT_FOUND: c_int = 15;
+
+    extern "C" {
+        pub static gdbm_version: *const c_char;
+        pub fn gdbm_open(
+            name: *const c_char,
+            block_size: c_int,
+            flags: c_int,
+            mode: c_int,
+            fatal: Option<unsafe extern "C" fn(*const c_char)>,
+        ) -> GdbmFile;
+        pub fn gdbm_close(dbf: GdbmFile) -> c_int;
+        pub fn gdbm_store(dbf: GdbmFile, key: Datum, content: Datum, flag: c_int) -> c_int;
+        pub fn gdbm_fetch(dbf: GdbmFile, key: Datum) -> Datum;
+        pub fn gdbm_delete(dbf: GdbmFile, key: Datum) -> c_int;
+        pub fn gdbm_sync(dbf: GdbmFile) -> c_int;
+        pub fn gdbm_setopt(dbf: GdbmFile, option: c_int, value: *mut c_void, size: c_int) -> c_int;
+        pub fn gdbm_errno_location() -> *mut c_int;
+        pub fn gdbm_last_errno(dbf: GdbmFile) -> c_int;
+        pub fn gdbm_strerror(code: c_int) -> *const c_char;
+    }
+}
+
+pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
+    name: "gdbm",
+    description: "GNU dbm hash database, C API",
+    capabilities: Capabilities {
+        ordered_scan: false,
+        multi_get: false,
+        batch: false,
+        read_only_open: true,
+        secondary_open: false,
+        persistent: true,
+        build_once: false,
+        delete: true,
+    },
+    options: &[
+        OptionSpec {
+            name: "block_size",
+            kind: OptionKind::Int,
+            default: "0",
+            doc: "block size (0 = the file system's)",
+        },
+        OptionSpec {
+            name: "cache_size",
+            kind: OptionKind::Int,
+            default: "0",
+            doc: "bucket cache entries (0 = GDBM's automatic sizing)",
+        },
+        OptionSpec {
+            name: "mmap",
+            kind: OptionKind::Bool,
+            default: "true",
+            doc: "memory-map the file (GDBM's default)",
+        },
+    ],
+    version,
+    available: || Ok(()),
+    open,
+    start_server: None,
+};
+
+fn version() -> String {
+    // SAFETY: gdbm_version is a static NUL-terminated string of the library.
+    unsafe { crate::c_str(ffi::gdbm_version) }
+}
+
+fn message(code: c_int) -> String {
+    // SAFETY: gdbm_strerror returns a static string for any code.
+    unsafe { crate::c_str(ffi::gdbm_strerror(code)) }
+}
+
+fn datum(b: &[u8]) -> Result<ffi::Datum> {
+    let dsize = c_int::try_from(b.len()).map_err(|_| EngineError::store("gdbm: key or value larger than 2 GiB"))?;
+    // GDBM never writes through a key or content datum.
+    Ok(ffi::Datum { dptr: b.as_ptr() as *mut libc::c_char, dsize })
+}
+
+/// An open GDBM file; closed in Drop unless close() already did.
+struct Db {
+    p: Option<NonNull<ffi::GdbmFileInfo>>,
+}
+
+// SAFETY: only used behind the engine's Mutex, one thread at a time.
+unsafe impl Send for Db {}
+
+impl Db {
+    fn p(&self) -> ffi::GdbmFile {
+        self.p.expect("open handle").as_ptr()
+    }
+
+    fn last(&self) -> c_int {
+        // SAFETY: open handle.
+        unsafe { ffi::gdbm_last_errno(self.p()) }
+    }
+
+    /// The one place a GDBM error becomes an EngineError.
+    fn err(&self, what: &str) -> EngineError {
+        EngineError::Store(format!("gdbm {what}: {}", message(self.last())))
+    }
+
+    fn close(&mut self) -> Result<()> {
+        match self.p.take() {
+            Some(p) => {
+                // SAFETY: open handle, closed once.
+                if unsafe { ffi::gdbm_close(p.as_ptr()) } != 0 {
+                    // SAFETY: gdbm_errno_location returns a valid pointer.
+                    let code = unsafe { *ffi::gdbm_errno_location() };
+                    return Err(EngineError::Store(format!("gdbm close: {}", message(code))));
+                }
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+pub struct Gdbm {
+    db: Mutex<Db>,
+    sync: SyncMode,
+    settings: BTreeMap<String, String>,
+}
+
+fn lock(m: &Mutex<Db>) -> Result<MutexGuard<'_, Db>> {
+    m.lock().map_err(|_| EngineError::store("lock poisoned"))
+}
+
+fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
+    if args.mode == OpenMode::Secondary {
+        return Err(EngineError::Unsupported("secondary open".into()));
+    }
+    let o = args.options;
+    let block = o.int("block_size").unwrap_or(0).clamp(0, c_int::MAX as i64) as c_int;
+    let mut flags = match args.mode {
+        OpenMode::ReadOnly => ffi::GDBM_READER,
+        _ => ffi::GDBM_WRCREAT,
+    };
+    if args.sync == SyncMode::Always && args.mode != OpenMode::ReadOnly {
+        flags |= ffi::GDBM_SYNC;
+    }
+    let mmap = o.bool("mmap");
+    if !mmap {
+        flags |= ffi::GDBM_NOMMAP;
+    }
+    let path = crate::c_path(&args.file("db.gdbm"));
+    // SAFETY: NUL-terminated path; no fatal callback (GDBM then reports errors by return value).
+    let p = unsafe { ffi::gdbm_open(path.as_ptr(), block, flags, 0o644, None) };
+    let Some(p) = NonNull::new(p) else {
+        // SAFETY: gdbm_errno_location returns a valid pointer.
+        let code = unsafe { *ffi::gdbm_errno_location() };
+        return Err(EngineError::Store(format!("gdbm open: {}", message(code))));
+    };
+    let db = Db { p: Some(p) };
+    let cache = o.int("cache_size").unwrap_or(0).max(0) as libc::size_t;
+    if cache > 0 {
+        let mut v = cache;
+        // SAFETY: open handle; GDBM reads a size_t from the pointer.
+        let r = unsafe {
+            ffi::gdbm_setopt(
+                db.p(),
+                ffi::GDBM_SETCACHESIZE,
+                (&mut v as *mut libc::size_t).cast(),
+                std::mem::size_of::<libc::size_t>() as c_int,
+            )
+        };
+        if r != 0 {
+            return Err(db.err("setopt cache_size"));
+        }
+    }
+    let mut settings = BTreeMap::new();
+    settings.insert(
+        "sync".into(),
+        match args.sync {
+            SyncMode::None => "none: no sync calls; data reaches the file on close".into(),
+            SyncMode::Commit => "commit: gdbm_sync() after each write call (batches are not atomic)".into(),
+            SyncMode::Always => "always: opened with GDBM_SYNC (a sync after every store/delete)".into(),
+        },
+    );
+    settings.insert("block_size".into(), if block == 0 { "file system's".into() } else { block.to_string() });
+    settings.insert("cache_size".into(), if cache == 0 { "automatic".into() } else { cache.to_string() });
+    settings.insert("mmap".into(), mmap.to_string());
+    settings.insert("threads".into(), "one handle behind a mutex (GDBM is not thread-safe)".into());
+    Ok(Box::new(Gdbm { db: Mutex::new(db), sync: args.sync, settings }))
+}
+
+impl Engine for Gdbm {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        let db = lock(&self.db)?;
+        for w in batch {
+            let k = datum(w.key)?;
+            match w.value {
+                Some(v) => {
+                    // SAFETY: open handle under the lock; datums point into live slices.
+                    if unsafe { ffi::gdbm_store(db.p(), k, datum(v)?, ffi::GDBM_REPLACE) } != 0 {
+                        return Err(db.err("store"));
+                    }
+                }
+                None => {
+                    // SAFETY: as above.
+                    if unsafe { ffi::gdbm_delete(db.p(), k) } != 0 && db.last() != ffi::GDBM_ITEM_NOT_FOUND {
+                        return Err(db.err("delete"));
+                    }
+                }
+            }
+        }
+        if self.sync == SyncMode::Commit {
+            // SAFETY: open handle under the lock.
+            if unsafe { ffi::gdbm_sync(db.p()) } != 0 {
+                return Err(db.err("sync"));
+            }
+        }
+        Ok(())
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        Ok(Box::new(GdbmReader { db: &self.db }))
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        self.db.into_inner().map_err(|_| EngineError::store("lock poisoned"))?.close()
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.settings.clone()
+    }
+}
+
+struct GdbmReader<'a> {
+    db: &'a Mutex<Db>,
+}
+
+impl Reader for GdbmReader<'_> {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        let db = lock(self.db)?;
+        // SAFETY: open handle under the lock; the returned dptr is malloc'd and ours to free.
+        let d = unsafe { ffi::gdbm_fetch(db.p(), datum(key)?) };
+        if d.dptr.is_null() {
+            if db.last() == ffi::GDBM_ITEM_NOT_FOUND {
+                return Ok(false);
+            }
+            return Err(db.err("fetch"));
+        }
+        // SAFETY: `dsize` readable bytes at dptr, freed once after the copy.
+        unsafe {
+            out.extend_from_slice(std::slice::from_raw_parts(d.dptr.cast::<u8>(), d.dsize as usize));
+            libc::free(d.dptr.cast());
+        }
+        Ok(true)
+    }
+}
