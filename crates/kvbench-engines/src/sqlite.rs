@@ -42,7 +42,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             name: "cache_size",
             kind: OptionKind::Int,
             default: "",
-            doc: "page cache per connection in KiB (PRAGMA cache_size=-N; default: the library's, 2000 KiB)",
+            doc: "page cache per connection in bytes, e.g. 64m (set as PRAGMA cache_size=-KiB; default: the library's, 2000 KiB)",
         },
         OptionSpec {
             name: "mmap_size",
@@ -89,9 +89,11 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     if args.mode == OpenMode::Secondary {
         return Err(EngineError::Unsupported("sqlite has no secondary open".into()));
     }
+    // Given in bytes like every other engine's cache option (so `64m` means 64 MiB); SQLite
+    // takes a negative cache_size as KiB.
     let cache_kib = match o.int("cache_size") {
-        Some(n) if n > 0 => Some(n),
-        Some(n) => return Err(EngineError::Option(format!("sqlite cache_size must be positive KiB, got {n}"))),
+        Some(n) if n > 0 => Some((n as u64).div_ceil(1024) as i64),
+        Some(n) => return Err(EngineError::Option(format!("sqlite cache_size must be positive bytes, got {n}"))),
         None => None,
     };
     let mmap_size = match o.int("mmap_size") {
