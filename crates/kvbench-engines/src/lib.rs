@@ -23,6 +23,8 @@ pub mod qdbm;
 pub mod tinycdb;
 #[cfg(all(feature = "gdbm", kvb_gdbm))]
 pub mod gdbm;
+#[cfg(all(feature = "bdb", kvb_bdb))]
+pub mod bdb;
 
 pub use registry::{entries, find, Entry};
 

@@ -51,6 +51,8 @@ pub fn entries() -> Vec<Entry> {
         entry!("qdbm-villa", "qdbm", kvb_qdbm, qdbm::villa),
         entry!("tinycdb", "tinycdb", kvb_tinycdb, tinycdb),
         entry!("gdbm", "gdbm", kvb_gdbm, gdbm),
+        entry!("bdb-btree", "bdb", kvb_bdb, bdb::btree),
+        entry!("bdb-hash", "bdb", kvb_bdb, bdb::hash),
     ]
 }
 

@@ -141,4 +141,6 @@ conformance! {
     qdbm_villa => "qdbm-villa",
     tinycdb => "tinycdb",
     gdbm => "gdbm",
+    bdb_btree => "bdb-btree",
+    bdb_hash => "bdb-hash",
 }

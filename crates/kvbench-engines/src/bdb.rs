@@ -1,0 +1,350 @@
+//! `bdb-btree` and `bdb-hash`: Berkeley DB 5.3 (libdb) access methods, through the shim
+//! csrc/bdb_shim.c (Berkeley DB's API is function pointers inside its handles).
+//!
+//! The database is opened without an environment, so there are no transactions and the cache
+//! is private to the handle. The handle is not opened with DB_THREAD, so it sits behind a Mutex
+//! and values are copied out while the lock is held. `sync` maps to `DB->sync` after each write
+//! call (commit) or after every write (always); batches are not atomic.
+
+use std::collections::BTreeMap;
+use std::ptr::NonNull;
+use std::sync::{Mutex, MutexGuard};
+
+use kvbench_core::engine::*;
+
+/// Raw declarations of the shim; build.rs compiles it and links `-ldb`.
+mod ffi {
+    use libc::{c_char, c_int, c_uint, c_ulonglong, c_void};
+
+    #[repr(C)]
+    pub struct Db {
+        _private: [u8; 0],
+    }
+    #[repr(C)]
+    pub struct Dbc {
+        _private: [u8; 0],
+    }
+
+    pub const CUR_FIRST: c_int = 0;
+    pub const CUR_SET_RANGE: c_int = 1;
+    pub const CUR_NEXT: c_int = 2;
+
+    extern "C" {
+        pub fn kvb_bdb_version() -> *const c_char;
+        pub fn kvb_bdb_strerror(err: c_int) -> *const c_char;
+        pub fn kvb_bdb_notfound() -> c_int;
+        pub fn kvb_bdb_open(
+            path: *const c_char,
+            hash: c_int,
+            read_only: c_int,
+            cache_bytes: c_ulonglong,
+            pagesize: c_uint,
+            err: *mut c_int,
+        ) -> *mut Db;
+        pub fn kvb_bdb_close(db: *mut Db) -> c_int;
+        pub fn kvb_bdb_put(db: *mut Db, k: *const c_void, kl: u32, v: *const c_void, vl: u32) -> c_int;
+        pub fn kvb_bdb_get(db: *mut Db, k: *const c_void, kl: u32, v: *mut *const c_void, vl: *mut u32) -> c_int;
+        pub fn kvb_bdb_del(db: *mut Db, k: *const c_void, kl: u32) -> c_int;
+        pub fn kvb_bdb_sync(db: *mut Db) -> c_int;
+        pub fn kvb_bdb_cursor(db: *mut Db, err: *mut c_int) -> *mut Dbc;
+        pub fn kvb_bdb_cursor_get(
+            c: *mut Dbc,
+            op: c_int,
+            k: *const c_void,
+            kl: u32,
+            ko: *mut *const c_void,
+            kol: *mut u32,
+            vo: *mut *const c_void,
+            vol: *mut u32,
+        ) -> c_int;
+        pub fn kvb_bdb_cursor_close(c: *mut Dbc) -> c_int;
+    }
+}
+
+fn version() -> String {
+    // SAFETY: db_version returns a static string.
+    unsafe { crate::c_str(ffi::kvb_bdb_version()) }
+}
+
+static OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "cache_size",
+        kind: OptionKind::Int,
+        default: "64m",
+        doc: "the handle's private cache (Berkeley DB's own default is 256k)",
+    },
+    OptionSpec { name: "pagesize", kind: OptionKind::Int, default: "0", doc: "page size (0 = chosen by Berkeley DB)" },
+];
+
+const CAPS: Capabilities = Capabilities {
+    ordered_scan: false,
+    multi_get: false,
+    batch: false,
+    read_only_open: true,
+    secondary_open: false,
+    persistent: true,
+    build_once: false,
+    delete: true,
+};
+
+pub mod btree {
+    use kvbench_core::engine::Capabilities;
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
+        name: "bdb-btree",
+        description: "Berkeley DB 5.3 B+ tree access method (DB_BTREE), no environment",
+        capabilities: Capabilities { ordered_scan: true, ..super::CAPS },
+        options: super::OPTIONS,
+        version: super::version,
+        available: || Ok(()),
+        open: |a| super::open(a, false),
+        start_server: None,
+    };
+}
+
+pub mod hash {
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
+        name: "bdb-hash",
+        description: "Berkeley DB 5.3 hash access method (DB_HASH), no environment",
+        capabilities: super::CAPS,
+        options: super::OPTIONS,
+        version: super::version,
+        available: || Ok(()),
+        open: |a| super::open(a, true),
+        start_server: None,
+    };
+}
+
+/// The one place a Berkeley DB error code becomes an EngineError.
+fn err(code: libc::c_int, what: &str) -> EngineError {
+    // SAFETY: db_strerror returns a static string (or a per-call buffer for unknown codes).
+    let msg = unsafe { crate::c_str(ffi::kvb_bdb_strerror(code)) };
+    EngineError::Store(format!("berkeley db {what}: {msg}"))
+}
+
+fn check(code: libc::c_int, what: &str) -> Result<()> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(err(code, what))
+    }
+}
+
+fn notfound() -> libc::c_int {
+    // SAFETY: returns a constant.
+    unsafe { ffi::kvb_bdb_notfound() }
+}
+
+fn len(n: usize) -> Result<u32> {
+    u32::try_from(n).map_err(|_| EngineError::store("berkeley db: key or value larger than 4 GiB"))
+}
+
+/// An open DB handle; closed in Drop unless close() already did.
+struct Handle {
+    p: Option<NonNull<ffi::Db>>,
+}
+
+// SAFETY: only used behind the engine's Mutex, one thread at a time.
+unsafe impl Send for Handle {}
+
+impl Handle {
+    fn p(&self) -> *mut ffi::Db {
+        self.p.expect("open handle").as_ptr()
+    }
+
+    fn close(&mut self) -> Result<()> {
+        match self.p.take() {
+            // SAFETY: open handle, closed once.
+            Some(p) => check(unsafe { ffi::kvb_bdb_close(p.as_ptr()) }, "close"),
+            None => Ok(()),
+        }
+    }
+
+    fn sync(&self) -> Result<()> {
+        // SAFETY: open handle (caller holds the lock).
+        check(unsafe { ffi::kvb_bdb_sync(self.p()) }, "sync")
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+pub struct Bdb {
+    db: Mutex<Handle>,
+    sync: SyncMode,
+    settings: BTreeMap<String, String>,
+}
+
+fn lock(m: &Mutex<Handle>) -> Result<MutexGuard<'_, Handle>> {
+    m.lock().map_err(|_| EngineError::store("lock poisoned"))
+}
+
+fn open(args: &OpenArgs<'_>, hash: bool) -> Result<Box<dyn Engine>> {
+    if args.mode == OpenMode::Secondary {
+        return Err(EngineError::Unsupported("secondary open".into()));
+    }
+    let o = args.options;
+    let cache = o.int("cache_size").unwrap_or(64 << 20).max(0) as u64;
+    let pagesize = o.int("pagesize").unwrap_or(0).clamp(0, 65536) as u32;
+    let path = crate::c_path(&args.file(if hash { "db.bdbh" } else { "db.bdb" }));
+    let mut code = 0;
+    // SAFETY: NUL-terminated path; the shim sets `code` when it returns NULL.
+    let p = unsafe {
+        ffi::kvb_bdb_open(
+            path.as_ptr(),
+            hash as i32,
+            (args.mode == OpenMode::ReadOnly) as i32,
+            cache,
+            pagesize,
+            &mut code,
+        )
+    };
+    let p = NonNull::new(p).ok_or_else(|| err(code, "open"))?;
+    let mut settings = BTreeMap::new();
+    settings.insert(
+        "sync".into(),
+        match args.sync {
+            SyncMode::None => "none: no sync calls; the cache is written on close".into(),
+            SyncMode::Commit => {
+                "commit: DB->sync() after each write call (no environment: batches are not atomic)".into()
+            }
+            SyncMode::Always => "always: DB->sync() after every write".into(),
+        },
+    );
+    settings.insert("cache_size".into(), cache.to_string());
+    settings
+        .insert("pagesize".into(), if pagesize == 0 { "Berkeley DB's choice".into() } else { pagesize.to_string() });
+    settings.insert("environment".into(), "none (private cache, no transactions, no logging)".into());
+    settings.insert("threads".into(), "one handle behind a mutex (opened without DB_THREAD)".into());
+    Ok(Box::new(Bdb { db: Mutex::new(Handle { p: Some(p) }), sync: args.sync, settings }))
+}
+
+impl Engine for Bdb {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        let db = lock(&self.db)?;
+        for w in batch {
+            let k = w.key;
+            // SAFETY: open handle under the lock; slices are live for the call.
+            unsafe {
+                match w.value {
+                    Some(v) => check(
+                        ffi::kvb_bdb_put(db.p(), k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?),
+                        "put",
+                    )?,
+                    None => {
+                        let r = ffi::kvb_bdb_del(db.p(), k.as_ptr().cast(), len(k.len())?);
+                        if r != notfound() {
+                            check(r, "del")?;
+                        }
+                    }
+                }
+            }
+            if self.sync == SyncMode::Always {
+                db.sync()?;
+            }
+        }
+        if self.sync == SyncMode::Commit {
+            db.sync()?;
+        }
+        Ok(())
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        Ok(Box::new(BdbReader { db: &self.db }))
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        self.db.into_inner().map_err(|_| EngineError::store("lock poisoned"))?.close()
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.settings.clone()
+    }
+}
+
+struct BdbReader<'a> {
+    db: &'a Mutex<Handle>,
+}
+
+/// A cursor, closed in Drop.
+struct Cursor(*mut ffi::Dbc);
+
+impl Drop for Cursor {
+    fn drop(&mut self) {
+        // SAFETY: opened by kvb_bdb_cursor, closed once (while the handle's lock is held:
+        // the cursor is dropped before the guard in scan()).
+        unsafe { ffi::kvb_bdb_cursor_close(self.0) };
+    }
+}
+
+impl Reader for BdbReader<'_> {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        let db = lock(self.db)?;
+        let mut vp: *const libc::c_void = std::ptr::null();
+        let mut vl = 0u32;
+        // SAFETY: open handle under the lock; the value is owned by the handle until its next
+        // call, and we copy it before releasing the lock.
+        let r = unsafe { ffi::kvb_bdb_get(db.p(), key.as_ptr().cast(), len(key.len())?, &mut vp, &mut vl) };
+        if r == notfound() {
+            return Ok(false);
+        }
+        check(r, "get")?;
+        if vl > 0 {
+            // SAFETY: see above.
+            out.extend_from_slice(unsafe { std::slice::from_raw_parts(vp.cast::<u8>(), vl as usize) });
+        }
+        Ok(true)
+    }
+
+    fn scan(
+        &mut self,
+        start: Option<&[u8]>,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        let db = lock(self.db)?;
+        let mut code = 0;
+        // SAFETY: open handle under the lock.
+        let cur = Cursor(unsafe { ffi::kvb_bdb_cursor(db.p(), &mut code) });
+        if cur.0.is_null() {
+            return Err(err(code, "cursor"));
+        }
+        let (mut op, k) = match start {
+            Some(k) => (ffi::CUR_SET_RANGE, k),
+            None => (ffi::CUR_FIRST, &[][..]),
+        };
+        let mut n = 0;
+        while n < limit {
+            let (mut kp, mut vp): (*const libc::c_void, *const libc::c_void) = (std::ptr::null(), std::ptr::null());
+            let (mut kl, mut vl) = (0u32, 0u32);
+            // SAFETY: a live cursor under the handle's lock; on success the record's bytes are
+            // owned by the cursor until its next call, after `visit` returns.
+            let r = unsafe {
+                ffi::kvb_bdb_cursor_get(cur.0, op, k.as_ptr().cast(), len(k.len())?, &mut kp, &mut kl, &mut vp, &mut vl)
+            };
+            if r == notfound() {
+                break;
+            }
+            check(r, "cursor get")?;
+            op = ffi::CUR_NEXT;
+            n += 1;
+            let slice = |p: *const libc::c_void, l: u32| -> &[u8] {
+                if l == 0 {
+                    &[]
+                } else {
+                    // SAFETY: see above.
+                    unsafe { std::slice::from_raw_parts(p.cast::<u8>(), l as usize) }
+                }
+            };
+            if !visit(slice(kp, kl), slice(vp, vl)) {
+                break;
+            }
+        }
+        drop(cur);
+        drop(db);
+        Ok(n)
+    }
+}
