@@ -134,7 +134,79 @@ fn phase_names(r: &RunResult) -> Vec<(String, String)> {
     names
 }
 
+/// Spread of ops/s over repetitions, per (label, phase): (repetitions, (max-min)/median).
+type Spreads = std::collections::BTreeMap<(String, String), (usize, f64)>;
+
+/// Above this relative spread between repetitions a figure is flagged.
+pub const WIDE_SPREAD: f64 = 0.10;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// One row per label: with repetitions, each figure is the median over the repetitions
+/// whose phase succeeded, and the ops/s spread is kept to be shown.
+pub fn collapse(r: &RunResult) -> (RunResult, Spreads) {
+    let mut labels: Vec<String> = Vec::new();
+    for e in &r.engines {
+        if !labels.contains(&e.label) {
+            labels.push(e.label.clone());
+        }
+    }
+    let mut spreads = Spreads::new();
+    let mut out = r.clone();
+    out.engines.clear();
+    for label in labels {
+        let reps: Vec<&EngineResult> = r.engines.iter().filter(|e| e.label == label).collect();
+        let mut row = reps.iter().find(|e| e.status == Status::Ok).copied().unwrap_or(reps[0]).clone();
+        if reps.len() > 1 {
+            if let Some(bad) = reps.iter().find(|e| e.status != Status::Ok) {
+                row.status = bad.status;
+                row.error = bad.error.clone().map(|e| format!("repetition {}: {e}", bad.repetition));
+            }
+            row.space_bytes = median(reps.iter().map(|e| e.space_bytes as f64).collect()) as u64;
+            row.space_amplification = median(reps.iter().map(|e| e.space_amplification).collect());
+            for p in row.phases.iter_mut() {
+                let same: Vec<&PhaseResult> = reps
+                    .iter()
+                    .filter_map(|e| e.phases.iter().find(|q| q.name == p.name && q.status == Status::Ok))
+                    .collect();
+                if same.len() < 2 {
+                    continue;
+                }
+                let m = |f: &dyn Fn(&PhaseResult) -> f64| median(same.iter().map(|q| f(q)).collect());
+                let rates: Vec<f64> = same.iter().map(|q| q.ops_per_sec).collect();
+                let (lo, hi) = rates.iter().fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+                p.ops_per_sec = m(&|q| q.ops_per_sec);
+                p.elapsed_ns = m(&|q| q.elapsed_ns as f64) as u64;
+                if let Some(l) = p.latency.as_mut() {
+                    let lat = |f: &dyn Fn(&kvbench_core::result::Latency) -> u64| {
+                        median(same.iter().filter_map(|q| q.latency.as_ref().map(|l| f(l) as f64)).collect()) as u64
+                    };
+                    l.p50_ns = lat(&|l| l.p50_ns);
+                    l.p99_ns = lat(&|l| l.p99_ns);
+                    l.p999_ns = lat(&|l| l.p999_ns);
+                    l.max_ns = lat(&|l| l.max_ns);
+                }
+                spreads.insert((label.clone(), p.name.clone()), (same.len(), (hi - lo) / p.ops_per_sec.max(1e-9)));
+            }
+        }
+        out.engines.push(row);
+    }
+    (out, spreads)
+}
+
 pub fn sections(r: &RunResult) -> Vec<Section> {
+    let (r, spreads) = collapse(r);
+    let r = &r;
     let mut out = Vec::new();
     let load_name = phase_names(r).into_iter().find(|(_, k)| k == "load").map(|(n, _)| n);
 
@@ -222,9 +294,18 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
             p999.push(Some(l.p999_ns as f64));
             max.push(Some(l.max_ns as f64));
             let checked = if p.mismatches + p.missing == 0 { "ok".to_string() } else { format!("{} bad", p.mismatches + p.missing) };
+            let rate_cell = match spreads.get(&(e.label.clone(), name.clone())) {
+                Some((n, sp)) => format!(
+                    "{} ±{:.0}%{} (n={n})",
+                    human_rate(p.ops_per_sec),
+                    sp * 50.0,
+                    if *sp > WIDE_SPREAD { " !" } else { "" }
+                ),
+                None => human_rate(p.ops_per_sec),
+            };
             rows.push(vec![
                 e.label.clone(),
-                human_rate(p.ops_per_sec),
+                rate_cell,
                 human_ns(l.p50_ns as f64),
                 human_ns(l.p99_ns as f64),
                 human_ns(l.p999_ns as f64),
@@ -248,6 +329,12 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
             None,
         ];
         let mut note = format!("{kind}; latency per {}", if unit.is_empty() { "op" } else { &unit });
+        if spreads.keys().any(|(_, p)| p == &name) {
+            note.push_str(&format!(
+                "; median of repetitions, ± half the min-max range, ! = range over {:.0}% of the median",
+                WIDE_SPREAD * 100.0
+            ));
+        }
         for (n, who) in notes {
             note.push_str("; ");
             note.push_str(&n);

@@ -135,3 +135,23 @@ fn a_foreign_file_is_refused_with_a_reason() {
     assert!(RunResult::from_json("{}").unwrap_err().contains("schema"));
     assert!(RunResult::from_json("{\"schema\":\"other/9\"}").unwrap_err().contains("other/9"));
 }
+
+#[test]
+fn repetitions_collapse_to_the_median_and_flag_a_wide_spread() {
+    let mut r = fixture();
+    r.engines.truncate(1);
+    let mut second = r.engines[0].clone();
+    second.repetition = 1;
+    let mut third = r.engines[0].clone();
+    third.repetition = 2;
+    // get: 2.0M, 1.0M, 3.0M ops/s -> median 2.0M, range 100% of it.
+    second.phases[2].ops_per_sec = 1e6;
+    third.phases[2].ops_per_sec = 3e6;
+    r.engines.push(second);
+    r.engines.push(third);
+    let s = sections(&r);
+    assert_eq!(s[0].rows.len(), 1, "one summary row per label");
+    let get = s.iter().find(|s| s.title == "Phase get").unwrap();
+    assert_eq!(get.rows[0][1], "2.00M ±50% ! (n=3)");
+    assert!(get.note.contains("median of repetitions"));
+}
