@@ -25,6 +25,7 @@ const LIBS: &[Lib] = &[
     Lib { feature: "tinycdb", cfg: "kvb_tinycdb", header: "/usr/include/cdb.h", link: &["cdb"], package: "libcdb-dev", shim: Some("cdb_shim.c") },
     Lib { feature: "gdbm", cfg: "kvb_gdbm", header: "/usr/include/gdbm.h", link: &["gdbm"], package: "libgdbm-dev", shim: None },
     Lib { feature: "bdb", cfg: "kvb_bdb", header: "/usr/include/db.h", link: &["db"], package: "libdb-dev", shim: Some("bdb_shim.c") },
+    Lib { feature: "tkrzw", cfg: "kvb_tkrzw", header: "/usr/include/tkrzw_langc.h", link: &["tkrzw"], package: "libtkrzw-dev", shim: None },
 ];
 
 fn main() {

@@ -25,6 +25,8 @@ pub mod tinycdb;
 pub mod gdbm;
 #[cfg(all(feature = "bdb", kvb_bdb))]
 pub mod bdb;
+#[cfg(all(feature = "tkrzw", kvb_tkrzw))]
+pub mod tkrzw;
 
 pub use registry::{entries, find, Entry};
 

@@ -53,6 +53,8 @@ pub fn entries() -> Vec<Entry> {
         entry!("gdbm", "gdbm", kvb_gdbm, gdbm),
         entry!("bdb-btree", "bdb", kvb_bdb, bdb::btree),
         entry!("bdb-hash", "bdb", kvb_bdb, bdb::hash),
+        entry!("tkrzw-hash", "tkrzw", kvb_tkrzw, tkrzw::hash),
+        entry!("tkrzw-tree", "tkrzw", kvb_tkrzw, tkrzw::tree),
     ]
 }
 

@@ -356,10 +356,7 @@ mod tests {
             e.write(&[WriteOp { key: b"k", value: Some(v) }]).unwrap();
         }
         e.finish_load().unwrap();
-        assert!(matches!(
-            e.write(&[WriteOp { key: b"k", value: Some(b"4") }]),
-            Err(EngineError::Unsupported(_))
-        ));
+        assert!(matches!(e.write(&[WriteOp { key: b"k", value: Some(b"4") }]), Err(EngineError::Unsupported(_))));
         let mut out = Vec::new();
         assert!(e.reader().unwrap().get(b"k", &mut out).unwrap());
         out

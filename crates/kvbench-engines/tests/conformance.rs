@@ -143,4 +143,6 @@ conformance! {
     gdbm => "gdbm",
     bdb_btree => "bdb-btree",
     bdb_hash => "bdb-hash",
+    tkrzw_hash => "tkrzw-hash",
+    tkrzw_tree => "tkrzw-tree",
 }

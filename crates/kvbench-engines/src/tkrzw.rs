@@ -1,0 +1,401 @@
+//! `tkrzw-hash` (HashDBM, a `.tkh` file) and `tkrzw-tree` (TreeDBM, a `.tkt` file) through
+//! Tkrzw's C API (`tkrzw_langc.h`, libtkrzw).
+//!
+//! Tkrzw's DBM objects are thread-safe, so one handle is shared by all readers; status codes
+//! are per thread. The C API has no transactions, so batches are applied record by record.
+//! `sync` maps to `tkrzw_dbm_synchronize(hard=true)` after each write call (commit) or after
+//! every write (always).
+
+use std::collections::BTreeMap;
+use std::ptr::NonNull;
+
+use kvbench_core::engine::*;
+
+/// Raw declarations; this block owns the linking (build.rs adds `-ltkrzw`).
+mod ffi {
+    use libc::{c_char, c_void};
+
+    #[repr(C)]
+    pub struct TkrzwDbm {
+        _private: [u8; 0],
+    }
+    #[repr(C)]
+    pub struct TkrzwDbmIter {
+        _private: [u8; 0],
+    }
+
+    pub const STATUS_NOT_FOUND_ERROR: i32 = 7;
+
+    extern "C" {
+        pub static TKRZW_PACKAGE_VERSION: *const c_char;
+        pub fn tkrzw_get_last_status_code() -> i32;
+        pub fn tkrzw_get_last_status_message() -> *const c_char;
+        pub fn tkrzw_dbm_open(path: *const c_char, writable: bool, params: *const c_char) -> *mut TkrzwDbm;
+        pub fn tkrzw_dbm_close(dbm: *mut TkrzwDbm) -> bool;
+        pub fn tkrzw_dbm_get(dbm: *mut TkrzwDbm, k: *const c_char, ks: i32, vs: *mut i32) -> *mut c_char;
+        pub fn tkrzw_dbm_set(
+            dbm: *mut TkrzwDbm,
+            k: *const c_char,
+            ks: i32,
+            v: *const c_char,
+            vs: i32,
+            overwrite: bool,
+        ) -> bool;
+        pub fn tkrzw_dbm_remove(dbm: *mut TkrzwDbm, k: *const c_char, ks: i32) -> bool;
+        pub fn tkrzw_dbm_synchronize(
+            dbm: *mut TkrzwDbm,
+            hard: bool,
+            proc_: *const c_void,
+            arg: *mut c_void,
+            params: *const c_char,
+        ) -> bool;
+        pub fn tkrzw_dbm_make_iterator(dbm: *mut TkrzwDbm) -> *mut TkrzwDbmIter;
+        pub fn tkrzw_dbm_iter_free(iter: *mut TkrzwDbmIter);
+        pub fn tkrzw_dbm_iter_first(iter: *mut TkrzwDbmIter) -> bool;
+        pub fn tkrzw_dbm_iter_jump(iter: *mut TkrzwDbmIter, k: *const c_char, ks: i32) -> bool;
+        pub fn tkrzw_dbm_iter_next(iter: *mut TkrzwDbmIter) -> bool;
+        pub fn tkrzw_dbm_iter_get(
+            iter: *mut TkrzwDbmIter,
+            k: *mut *mut c_char,
+            ks: *mut i32,
+            v: *mut *mut c_char,
+            vs: *mut i32,
+        ) -> bool;
+    }
+}
+
+fn version() -> String {
+    // SAFETY: a static NUL-terminated string of the library.
+    unsafe { crate::c_str(ffi::TKRZW_PACKAGE_VERSION) }
+}
+
+/// The one place a Tkrzw status becomes an EngineError.
+fn err(what: &str) -> EngineError {
+    // SAFETY: the thread's last status; the message stays valid until the next status call on
+    // this thread, and we copy it at once.
+    let (code, msg) =
+        unsafe { (ffi::tkrzw_get_last_status_code(), crate::c_str(ffi::tkrzw_get_last_status_message())) };
+    EngineError::Store(format!("tkrzw {what}: status {code}: {msg}"))
+}
+
+fn status() -> i32 {
+    // SAFETY: reads the thread's last status code.
+    unsafe { ffi::tkrzw_get_last_status_code() }
+}
+
+fn check(ok: bool, what: &str) -> Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(err(what))
+    }
+}
+
+fn len(n: usize) -> Result<i32> {
+    i32::try_from(n).map_err(|_| EngineError::store("tkrzw: key or value larger than 2 GiB"))
+}
+
+const COMPRESSION: &[&str] = &["none", "zlib", "zstd", "lz4", "lzma"];
+
+static HASH_OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "num_buckets",
+        kind: OptionKind::Int,
+        default: "0",
+        doc: "hash buckets; 0 = twice the records the plan loads (at least Tkrzw's default 1048583)",
+    },
+    OptionSpec {
+        name: "update_mode",
+        kind: OptionKind::Enum(&["in_place", "appending"]),
+        default: "in_place",
+        doc: "overwrite records in place or append new versions",
+    },
+    OptionSpec { name: "compression", kind: OptionKind::Enum(COMPRESSION), default: "none", doc: "record compression" },
+];
+
+static TREE_OPTIONS: &[OptionSpec] = &[
+    OptionSpec { name: "max_page_size", kind: OptionKind::Int, default: "0", doc: "page size (0 = Tkrzw's 8130)" },
+    OptionSpec {
+        name: "max_cached_pages",
+        kind: OptionKind::Int,
+        default: "0",
+        doc: "cached pages (0 = Tkrzw's 10000)",
+    },
+    OptionSpec { name: "num_buckets", kind: OptionKind::Int, default: "0", doc: "page buckets (0 = Tkrzw's 131101)" },
+    OptionSpec { name: "compression", kind: OptionKind::Enum(COMPRESSION), default: "none", doc: "record compression" },
+];
+
+const CAPS: Capabilities = Capabilities {
+    ordered_scan: false,
+    multi_get: false,
+    batch: false,
+    read_only_open: true,
+    secondary_open: false,
+    persistent: true,
+    build_once: false,
+    delete: true,
+};
+
+pub mod hash {
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
+        name: "tkrzw-hash",
+        description: "Tkrzw HashDBM (.tkh), C API",
+        capabilities: super::CAPS,
+        options: super::HASH_OPTIONS,
+        version: super::version,
+        available: || Ok(()),
+        open: |a| super::open(a, false),
+        start_server: None,
+    };
+}
+
+pub mod tree {
+    use kvbench_core::engine::Capabilities;
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
+        name: "tkrzw-tree",
+        description: "Tkrzw TreeDBM (.tkt), C API, ordered scans by iterator",
+        capabilities: Capabilities { ordered_scan: true, ..super::CAPS },
+        options: super::TREE_OPTIONS,
+        version: super::version,
+        available: || Ok(()),
+        open: |a| super::open(a, true),
+        start_server: None,
+    };
+}
+
+/// An open DBM; closed in Drop unless close() already did.
+struct Dbm {
+    p: Option<NonNull<ffi::TkrzwDbm>>,
+}
+
+// SAFETY: Tkrzw's HashDBM and TreeDBM are thread-safe (internal locks; per-thread status).
+unsafe impl Send for Dbm {}
+// SAFETY: as above.
+unsafe impl Sync for Dbm {}
+
+impl Dbm {
+    fn p(&self) -> *mut ffi::TkrzwDbm {
+        self.p.expect("open handle").as_ptr()
+    }
+
+    fn close(&mut self) -> Result<()> {
+        match self.p.take() {
+            // SAFETY: open handle, closed (and released) once.
+            Some(p) => check(unsafe { ffi::tkrzw_dbm_close(p.as_ptr()) }, "close"),
+            None => Ok(()),
+        }
+    }
+
+    fn sync(&self) -> Result<()> {
+        // SAFETY: open handle; no file callback, no parameters.
+        let ok =
+            unsafe { ffi::tkrzw_dbm_synchronize(self.p(), true, std::ptr::null(), std::ptr::null_mut(), c"".as_ptr()) };
+        check(ok, "synchronize")
+    }
+}
+
+impl Drop for Dbm {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+pub struct Tkrzw {
+    db: Dbm,
+    sync: SyncMode,
+    settings: BTreeMap<String, String>,
+}
+
+fn open(args: &OpenArgs<'_>, tree: bool) -> Result<Box<dyn Engine>> {
+    if args.mode == OpenMode::Secondary {
+        return Err(EngineError::Unsupported("secondary open".into()));
+    }
+    let o = args.options;
+    let int = |n: &str| o.int(n).unwrap_or(0).max(0);
+    let mut params = vec![format!("dbm={}", if tree { "TreeDBM" } else { "HashDBM" })];
+    let mut buckets = int("num_buckets");
+    if !tree && buckets == 0 {
+        buckets = (args.expected_records.saturating_mul(2) as i64).max(1_048_583);
+    }
+    if buckets > 0 {
+        params.push(format!("num_buckets={buckets}"));
+    }
+    if tree {
+        for n in ["max_page_size", "max_cached_pages"] {
+            if int(n) > 0 {
+                params.push(format!("{n}={}", int(n)));
+            }
+        }
+    } else if o.text("update_mode").as_deref() == Some("appending") {
+        params.push("update_mode=UPDATE_APPENDING".into());
+    } else {
+        params.push("update_mode=UPDATE_IN_PLACE".into());
+    }
+    let comp = o.text("compression").unwrap_or_else(|| "none".into());
+    if comp != "none" {
+        params.push(format!("record_comp_mode=RECORD_COMP_{}", comp.to_uppercase()));
+    }
+    let joined = params.join(",");
+    let cparams = std::ffi::CString::new(joined.clone()).map_err(|_| EngineError::store("params contain NUL"))?;
+    let path = crate::c_path(&args.file(if tree { "db.tkt" } else { "db.tkh" }));
+    let writable = args.mode != OpenMode::ReadOnly;
+    // SAFETY: NUL-terminated path and parameters; NULL on failure with the status set.
+    let p = unsafe { ffi::tkrzw_dbm_open(path.as_ptr(), writable, cparams.as_ptr()) };
+    let db = Dbm { p: Some(NonNull::new(p).ok_or_else(|| err("open"))?) };
+    let mut settings = BTreeMap::new();
+    settings.insert("params".into(), joined);
+    settings.insert(
+        "sync".into(),
+        match args.sync {
+            SyncMode::None => "none: no sync calls; data reaches the file on close".into(),
+            SyncMode::Commit => {
+                "commit: tkrzw_dbm_synchronize(hard) after each write call (batches are not atomic)".into()
+            }
+            SyncMode::Always => "always: tkrzw_dbm_synchronize(hard) after every write".into(),
+        },
+    );
+    settings.insert("threads".into(), "one shared handle (Tkrzw locks internally)".into());
+    Ok(Box::new(Tkrzw { db, sync: args.sync, settings }))
+}
+
+impl Engine for Tkrzw {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        for w in batch {
+            let k = w.key;
+            // SAFETY: open handle; live slices.
+            unsafe {
+                match w.value {
+                    Some(v) => {
+                        let ok = ffi::tkrzw_dbm_set(
+                            self.db.p(),
+                            k.as_ptr().cast(),
+                            len(k.len())?,
+                            v.as_ptr().cast(),
+                            len(v.len())?,
+                            true,
+                        );
+                        check(ok, "set")?;
+                    }
+                    None => {
+                        let ok = ffi::tkrzw_dbm_remove(self.db.p(), k.as_ptr().cast(), len(k.len())?);
+                        if !ok && status() != ffi::STATUS_NOT_FOUND_ERROR {
+                            return Err(err("remove"));
+                        }
+                    }
+                }
+            }
+            if self.sync == SyncMode::Always {
+                self.db.sync()?;
+            }
+        }
+        if self.sync == SyncMode::Commit {
+            self.db.sync()?;
+        }
+        Ok(())
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        Ok(Box::new(TkrzwReader { db: &self.db }))
+    }
+
+    fn close(mut self: Box<Self>) -> Result<()> {
+        self.db.close()
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.settings.clone()
+    }
+}
+
+struct TkrzwReader<'a> {
+    db: &'a Dbm,
+}
+
+/// An iterator, freed in Drop.
+struct Iter(*mut ffi::TkrzwDbmIter);
+
+impl Drop for Iter {
+    fn drop(&mut self) {
+        // SAFETY: made by tkrzw_dbm_make_iterator, freed once.
+        unsafe { ffi::tkrzw_dbm_iter_free(self.0) }
+    }
+}
+
+impl Reader for TkrzwReader<'_> {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        let mut size = 0i32;
+        // SAFETY: open handle and live key; the result is malloc'd, copied, then freed once.
+        let p = unsafe { ffi::tkrzw_dbm_get(self.db.p(), key.as_ptr().cast(), len(key.len())?, &mut size) };
+        if p.is_null() {
+            if status() == ffi::STATUS_NOT_FOUND_ERROR {
+                return Ok(false);
+            }
+            return Err(err("get"));
+        }
+        // SAFETY: `size` readable bytes at p.
+        unsafe {
+            out.extend_from_slice(std::slice::from_raw_parts(p.cast::<u8>(), size as usize));
+            libc::free(p.cast());
+        }
+        Ok(true)
+    }
+
+    fn scan(
+        &mut self,
+        start: Option<&[u8]>,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        // SAFETY: open handle; the iterator is freed by its guard.
+        let it = Iter(unsafe { ffi::tkrzw_dbm_make_iterator(self.db.p()) });
+        // SAFETY: live iterator and key slice.
+        let ok = unsafe {
+            match start {
+                Some(k) => ffi::tkrzw_dbm_iter_jump(it.0, k.as_ptr().cast(), len(k.len())?),
+                None => ffi::tkrzw_dbm_iter_first(it.0),
+            }
+        };
+        if !ok {
+            if status() == ffi::STATUS_NOT_FOUND_ERROR {
+                return Ok(0);
+            }
+            return Err(err("iterator jump"));
+        }
+        let mut n = 0;
+        while n < limit {
+            let (mut kp, mut vp): (*mut libc::c_char, *mut libc::c_char) = (std::ptr::null_mut(), std::ptr::null_mut());
+            let (mut ks, mut vs) = (0i32, 0i32);
+            // SAFETY: live iterator; on success both regions are malloc'd and ours to free.
+            let ok = unsafe { ffi::tkrzw_dbm_iter_get(it.0, &mut kp, &mut ks, &mut vp, &mut vs) };
+            if !ok {
+                if status() == ffi::STATUS_NOT_FOUND_ERROR {
+                    break;
+                }
+                return Err(err("iterator get"));
+            }
+            n += 1;
+            // SAFETY: the two regions hold ks and vs bytes; each is freed once after the visit.
+            let go = unsafe {
+                let go = visit(
+                    std::slice::from_raw_parts(kp.cast::<u8>(), ks as usize),
+                    std::slice::from_raw_parts(vp.cast::<u8>(), vs as usize),
+                );
+                libc::free(kp.cast());
+                libc::free(vp.cast());
+                go
+            };
+            if !go {
+                break;
+            }
+            // SAFETY: live iterator.
+            if !unsafe { ffi::tkrzw_dbm_iter_next(it.0) } {
+                if status() == ffi::STATUS_NOT_FOUND_ERROR {
+                    break;
+                }
+                return Err(err("iterator next"));
+            }
+        }
+        Ok(n)
+    }
+}
