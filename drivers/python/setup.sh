@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Create (or bring up to date) drivers/python/.venv with the pinned requirements and the
+# kvbench_driver package installed editable. Idempotent: when the requirements and the package
+# metadata have not changed since the last successful run, it does nothing.
+#   drivers/python/setup.sh           runtime + dev tools (pytest, ruff)
+#   PYTHON=python3.12 setup.sh        choose the interpreter the venv is made from
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+venv="$here/.venv"
+python="${PYTHON:-python3}"
+stamp="$venv/.kvbench-setup"
+want="$(cat "$here/requirements.txt" "$here/requirements-dev.txt" "$here/pyproject.toml" | sha256sum | cut -d' ' -f1) $("$python" -c 'import sys; print(sys.version.split()[0])')"
+
+if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    exit 0
+fi
+if [[ ! -x "$venv/bin/python" ]]; then
+    echo "setup.sh: creating $venv" >&2
+    "$python" -m venv "$venv"
+fi
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+"$venv/bin/python" -m pip install --quiet -r "$here/requirements-dev.txt"
+"$venv/bin/python" -m pip install --quiet --no-deps --no-build-isolation -e "$here" 2>/dev/null \
+    || "$venv/bin/python" -m pip install --quiet --no-deps -e "$here"
+"$venv/bin/python" -c "import kvbench_driver, hdrh" >/dev/null
+echo "$want" > "$stamp"
+echo "setup.sh: $venv ready" >&2
