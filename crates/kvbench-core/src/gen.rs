@@ -6,6 +6,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::spec::{DatasetSpec, KeyKind, ValueContent};
 
+pub mod dir;
+
 /// Size of the shared pool printable values are cut from (1 MiB, as db_bench does with its
 /// compressible pool): copying from it keeps generation far above 1 GB/s.
 const POOL_SIZE: usize = 1 << 20;
@@ -185,6 +187,9 @@ impl RecordSource for JsonDocs {
 /// Build the record source a dataset spec names. New generators add one arm here.
 pub fn source_for(seed: u64, spec: &DatasetSpec) -> Result<Box<dyn RecordSource>, String> {
     if let Some(src) = &spec.source {
+        if let Some(path) = src.strip_prefix("dir:") {
+            return Ok(Box::new(dir::DirSource::new(path, spec)?));
+        }
         return Err(format!("dataset source `{src}`: no reader for this source kind yet"));
     }
     match spec.generator.as_deref() {

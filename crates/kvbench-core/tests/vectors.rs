@@ -128,9 +128,8 @@ fn decode(path: &Path) -> Value {
         }));
     }
     let n = plan.records();
-    let records: Vec<Value> = (0..n as u32)
-        .map(|r| json!({ "key": hex(plan.key(r)), "value": hex(plan.value(r)) }))
-        .collect();
+    let records: Vec<Value> =
+        (0..n as u32).map(|r| json!({ "key": hex(plan.key(r)), "value": hex(plan.value(r)) })).collect();
     let uindex = uindex.expect("UPDATE_INDEX section");
     let updates: Vec<Value> = (0..plan.update_values())
         .map(|u| {
@@ -158,8 +157,7 @@ fn decode(path: &Path) -> Value {
     let scan_expect: Vec<Value> = scan_phases
         .iter()
         .map(|&p| {
-            let values: Vec<u32> =
-                (0..plan.unique_records()).map(|q| plan.scan_expect(p, q).unwrap()).collect();
+            let values: Vec<u32> = (0..plan.unique_records()).map(|q| plan.scan_expect(p, q).unwrap()).collect();
             json!({ "phase": p, "values": values })
         })
         .collect();
@@ -384,7 +382,12 @@ impl Reader for MemReader<'_> {
             None => Ok(false),
         }
     }
-    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<usize> {
+    fn scan(
+        &mut self,
+        start: Option<&[u8]>,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
         let m = self.0.read().unwrap();
         let lo = start.map(|s| std::ops::Bound::Included(s.to_vec())).unwrap_or(std::ops::Bound::Unbounded);
         let mut n = 0;
