@@ -4,6 +4,7 @@
 pub mod conformance;
 pub mod memory;
 pub mod registry;
+pub mod server;
 
 #[cfg(all(feature = "leveldb", kvb_leveldb))]
 pub mod leveldb;
@@ -17,6 +18,12 @@ pub mod sqlite;
 pub mod tokyocabinet;
 #[cfg(all(feature = "kyotocabinet", kvb_kyotocabinet))]
 pub mod kyotocabinet;
+#[cfg(feature = "memcached")]
+pub mod memcached;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(all(feature = "qdbm", kvb_qdbm))]
 pub mod qdbm;
 #[cfg(all(feature = "tinycdb", kvb_tinycdb))]

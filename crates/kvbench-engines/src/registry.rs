@@ -35,6 +35,18 @@ macro_rules! entry {
     }};
 }
 
+/// `server!(name, "feature", module)`: a server engine (its client is Rust code, its server a
+/// system binary started at run time), built whenever its feature is on.
+macro_rules! server {
+    ($name:literal, $feat:literal, $module:ident) => {{
+        #[cfg(feature = $feat)]
+        let e = Entry::Ready(&crate::$module::DESCRIPTOR);
+        #[cfg(not(feature = $feat))]
+        let e = Entry::Missing { name: $name, why: concat!("built without cargo feature `", $feat, "`").into() };
+        e
+    }};
+}
+
 pub fn entries() -> Vec<Entry> {
     vec![
         Entry::Ready(&crate::memory::DESCRIPTOR),
@@ -46,6 +58,9 @@ pub fn entries() -> Vec<Entry> {
         entry!("tokyocabinet-btree", "tokyocabinet", kvb_tokyocabinet, tokyocabinet::btree),
         entry!("kyotocabinet-hash", "kyotocabinet", kvb_kyotocabinet, kyotocabinet::hash),
         entry!("kyotocabinet-tree", "kyotocabinet", kvb_kyotocabinet, kyotocabinet::tree),
+        server!("memcached", "memcached", memcached),
+        server!("redis", "redis", redis),
+        server!("postgres", "postgres", postgres),
         entry!("qdbm-depot", "qdbm", kvb_qdbm, qdbm::depot),
         entry!("qdbm-curia", "qdbm", kvb_qdbm, qdbm::curia),
         entry!("qdbm-villa", "qdbm", kvb_qdbm, qdbm::villa),

@@ -119,9 +119,20 @@ macro_rules! conformance {
             let tmp = tempfile::tempdir().unwrap();
             let db = tmp.path().join("db");
             std::fs::create_dir_all(&db).unwrap();
-            conformance::run(desc, &db, None).unwrap_or_else(|e| panic!("{}: {e}", $name));
-            conformance::sync_modes(desc, tmp.path(), None).unwrap_or_else(|e| panic!("{}: {e}", $name));
-            run_plan(desc, None);
+            // A server engine gets its own server, in a private directory directly under the
+            // temp dir (the postgres user must be able to reach it), stopped at the end.
+            let server = desc.start_server.map(|start| {
+                let sdir = tempfile::Builder::new().prefix("kvbench-server-").tempdir().unwrap();
+                let s = start(sdir.path()).unwrap_or_else(|e| panic!("{}: server did not start: {e}", $name));
+                (s, sdir)
+            });
+            let url = server.as_ref().map(|(s, _)| s.url());
+            conformance::run(desc, &db, url.as_deref()).unwrap_or_else(|e| panic!("{}: {e}", $name));
+            conformance::sync_modes(desc, tmp.path(), url.as_deref()).unwrap_or_else(|e| panic!("{}: {e}", $name));
+            run_plan(desc, url.as_deref());
+            if let Some((s, _dir)) = server {
+                s.stop().unwrap_or_else(|e| panic!("{}: stop: {e}", $name));
+            }
         }
     )*};
 }
@@ -143,6 +154,9 @@ conformance! {
     gdbm => "gdbm",
     bdb_btree => "bdb-btree",
     bdb_hash => "bdb-hash",
+    memcached => "memcached",
+    redis => "redis",
+    postgres => "postgres",
     tkrzw_hash => "tkrzw-hash",
     tkrzw_tree => "tkrzw-tree",
 }

@@ -1,0 +1,718 @@
+//! `postgres`: PostgreSQL 15 over loopback through the `postgres` crate (synchronous client).
+//! One table `(k bytea primary key, v bytea)` (or `text COLLATE "C"` with `types = text`).
+//!
+//! The load phase (every write before `finish_load`, into an empty table) uses the `load`
+//! method: one INSERT per row, multi-row INSERTs, COPY FROM STDIN in text or binary format; a
+//! batch is one transaction (one COPY for the copy methods). Later writes (updates, deletes)
+//! are upserts and deletes, one transaction per batch. Reads: get by primary key with a prepared
+//! statement, multi-get with `k = ANY($1)`, scans ordered by key. Each reader has its own
+//! connection (kept in a pool across phases so reconnecting is not measured).
+//!
+//! Durability: `sync = none` → `fsync = off` (ALTER SYSTEM + reload, one server serves every
+//! variant) and `synchronous_commit = off`; `commit`/`always` → both on. settings() reads them
+//! back with SHOW.
+
+use std::collections::{BTreeMap, HashMap};
+use std::error::Error as StdError;
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use ::postgres::fallible_iterator::FallibleIterator;
+use ::postgres::types::{FromSql, IsNull, ToSql, Type};
+use ::postgres::{Client, Config, NoTls, Statement};
+use bytes::BytesMut;
+use kvbench_core::engine::*;
+
+use crate::server::{self, ServerProcess};
+
+pub const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
+/// The marker kvbench puts on the tables it creates; only such tables are ever dropped.
+const TABLE_COMMENT: &str = "created by kvbench; the next kvbench run using this table name drops it";
+
+pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
+    name: "postgres",
+    description: "PostgreSQL 15 over loopback (postgres crate): INSERT/COPY loads, prepared gets, ANY() multi-get",
+    capabilities: Capabilities {
+        ordered_scan: true,
+        multi_get: true,
+        batch: true,
+        read_only_open: false,
+        secondary_open: false,
+        persistent: true,
+        build_once: false,
+        delete: true,
+    },
+    options: &[
+        OptionSpec {
+            name: "load",
+            kind: OptionKind::Enum(&["insert", "multi-insert", "copy-text", "copy-binary"]),
+            default: "insert",
+            doc: "load method: one INSERT per row, multi-row INSERT, COPY FROM STDIN text or binary (a batch is one transaction)",
+        },
+        OptionSpec {
+            name: "rows_per_insert",
+            kind: OptionKind::Int,
+            default: "1000",
+            doc: "rows of one INSERT statement with load = multi-insert (at most 32767)",
+        },
+        OptionSpec {
+            name: "types",
+            kind: OptionKind::Enum(&["bytea", "text"]),
+            default: "bytea",
+            doc: "column types; text (COLLATE \"C\") needs UTF-8 keys and values without NUL",
+        },
+        OptionSpec {
+            name: "table",
+            kind: OptionKind::Text,
+            default: "kvbench_kv",
+            doc: "table name; kvbench drops it only if it carries kvbench's comment",
+        },
+        OptionSpec {
+            name: "configure",
+            kind: OptionKind::Bool,
+            default: "true",
+            doc: "apply `sync` (ALTER SYSTEM fsync + reload, SET synchronous_commit); false leaves the server as it is",
+        },
+    ],
+    version: || {
+        let server = server::first_line_of(&Path::new(PG_BIN).join("postgres"), &["--version"]);
+        let server = if server.is_empty() { "postgresql-15 not installed".to_string() } else { server };
+        format!("{server}; client: postgres crate 0.19.9 (sync)")
+    },
+    available: || Ok(()),
+    open,
+    start_server: Some(start_server),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Server
+
+struct PgServer {
+    proc: ServerProcess,
+    port: u16,
+    version: String,
+    dir: std::path::PathBuf,
+}
+
+fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
+    let bin = Path::new(PG_BIN);
+    let postgres = bin.join("postgres");
+    let initdb = bin.join("initdb");
+    if !postgres.is_file() || !initdb.is_file() {
+        return Err(format!(
+            "PostgreSQL 15 not found ({} missing): apt-get install postgresql-15, or give --url postgres://USER@HOST:PORT/DB",
+            postgres.display()
+        ));
+    }
+    let version = server::first_line_of(&postgres, &["--version"]);
+    server::make_private(dir)?;
+    let run_as = server::is_root().then_some("postgres");
+    if let Some(user) = run_as {
+        // PostgreSQL refuses to run as root: the private directory becomes the postgres user's.
+        server::check_reachable(dir, user)?;
+        server::chown_to(dir, user)?;
+    }
+    let data = dir.join("data");
+    let sock = dir.join("sock");
+    let log = dir.join("postgres.log");
+    std::fs::File::create(&log).map_err(|e| format!("postgres: cannot create {}: {e}", log.display()))?;
+    let mut init_args: Vec<String> =
+        ["-D", &data.to_string_lossy(), "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let (init_prog, prefix) = match run_as {
+        Some(user) => {
+            let runuser = server::find_binary(&["runuser"]).ok_or("runuser not found (package util-linux)")?;
+            (runuser, vec!["-u".to_string(), user.to_string(), "--".to_string(), initdb.to_string_lossy().into_owned()])
+        }
+        None => (initdb.clone(), vec![]),
+    };
+    init_args.splice(0..0, prefix);
+    server::run_to_completion("initdb", &init_prog, &init_args, &log)?;
+    std::fs::create_dir_all(&sock).map_err(|e| format!("{}: {e}", sock.display()))?;
+    if let Some(user) = run_as {
+        server::chown_to(&sock, user)?;
+    }
+
+    server::with_free_port(|port| {
+        // fsync and synchronous_commit stay at their defaults (on) and out of the command line,
+        // where they would override the ALTER SYSTEM that each job uses to apply its `sync`.
+        let args: Vec<String> = vec![
+            "-D".into(),
+            data.to_string_lossy().into_owned(),
+            "-p".into(),
+            port.to_string(),
+            "-c".into(),
+            "listen_addresses=127.0.0.1".into(),
+            "-c".into(),
+            format!("unix_socket_directories={}", sock.display()),
+            "-c".into(),
+            "max_connections=200".into(),
+            "-c".into(),
+            "logging_collector=off".into(),
+        ];
+        let mut proc = ServerProcess::spawn("postgres", &postgres, &args, &log, run_as)?;
+        let url = pg_url(port);
+        proc.wait_ready(server::START_TIMEOUT, || {
+            let mut cfg: Config = url.parse().map_err(|e: ::postgres::Error| e.to_string())?;
+            cfg.connect_timeout(Duration::from_secs(1));
+            let mut c = cfg.connect(NoTls).map_err(|e| e.to_string())?;
+            c.simple_query("SELECT 1").map(|_| ()).map_err(|e| e.to_string())
+        })?;
+        // Fast shutdown (SIGINT to the postmaster) instead of SIGTERM's "smart" one, which would
+        // wait for every client to disconnect.
+        if let Some(pid) = std::fs::read_to_string(data.join("postmaster.pid"))
+            .ok()
+            .and_then(|t| t.lines().next().and_then(|l| l.trim().parse::<i32>().ok()))
+        {
+            proc.set_polite_stop(libc::SIGINT, Some(pid));
+        }
+        Ok(PgServer { proc, port, version: version.clone(), dir: dir.to_path_buf() })
+    })
+    .map(|s| Box::new(s) as Box<dyn RunningServer>)
+}
+
+fn pg_url(port: u16) -> String {
+    format!("postgres://postgres@127.0.0.1:{port}/postgres")
+}
+
+impl RunningServer for PgServer {
+    fn url(&self) -> String {
+        pg_url(self.port)
+    }
+
+    fn info(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        m.insert("server".into(), "postgres".into());
+        m.insert("version".into(), self.version.clone());
+        if let Ok(mut c) = Client::connect(&pg_url(self.port), NoTls) {
+            for name in ["shared_buffers", "fsync", "synchronous_commit", "wal_level", "max_connections"] {
+                if let Ok(rows) = c.query(&format!("SHOW {name}"), &[]) {
+                    if let Some(v) = rows.first().and_then(|r| r.try_get::<_, String>(0).ok()) {
+                        m.insert(name.into(), v);
+                    }
+                }
+            }
+        }
+        m.insert("data_dir".into(), self.dir.join("data").display().to_string());
+        m.insert("command".into(), self.proc.command().to_string());
+        m.insert("log".into(), self.proc.log().display().to_string());
+        m.insert("pid".into(), self.proc.pid().to_string());
+        m
+    }
+
+    fn stop(mut self: Box<Self>) -> std::result::Result<(), String> {
+        self.proc.stop()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parameters and results: raw bytes for both bytea and text columns.
+
+/// A parameter sent as its raw bytes; accepted for bytea and text columns (the server checks
+/// that text is valid UTF-8 without NUL).
+#[derive(Debug, Clone, Copy)]
+struct Bin<'a>(&'a [u8]);
+
+impl ToSql for Bin<'_> {
+    fn to_sql(&self, _ty: &Type, out: &mut BytesMut) -> std::result::Result<IsNull, Box<dyn StdError + Sync + Send>> {
+        out.extend_from_slice(self.0);
+        Ok(IsNull::No)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        matches!(*ty, Type::BYTEA | Type::TEXT | Type::VARCHAR)
+    }
+
+    ::postgres::types::to_sql_checked!();
+}
+
+/// A column read as its raw bytes (bytea or text).
+struct Raw<'a>(&'a [u8]);
+
+impl<'a> FromSql<'a> for Raw<'a> {
+    fn from_sql(_ty: &Type, raw: &'a [u8]) -> std::result::Result<Self, Box<dyn StdError + Sync + Send>> {
+        Ok(Raw(raw))
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        matches!(*ty, Type::BYTEA | Type::TEXT | Type::VARCHAR)
+    }
+}
+
+fn pg(what: &str) -> impl Fn(::postgres::Error) -> EngineError + '_ {
+    move |e| {
+        let detail =
+            e.as_db_error().map(|d| format!("{}: {}", d.code().code(), d.message())).unwrap_or_else(|| e.to_string());
+        EngineError::Store(format!("postgres {what}: {detail}"))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Engine
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Load {
+    Insert,
+    MultiInsert,
+    CopyText,
+    CopyBinary,
+}
+
+struct Writer {
+    client: Client,
+    insert: Statement,
+    upsert: Statement,
+    delete: Statement,
+    multi: HashMap<usize, Statement>,
+    copy_buf: Vec<u8>,
+}
+
+struct ReadConn {
+    client: Client,
+    get: Statement,
+    mget: Statement,
+    scan_from: Statement,
+    scan_all: Statement,
+}
+
+pub struct Postgres {
+    config: Config,
+    table: String,
+    text: bool,
+    load: Load,
+    rows_per_insert: usize,
+    sync_commit: Option<&'static str>,
+    /// True until finish_load, when the table was empty at open.
+    loading: AtomicBool,
+    writer: Mutex<Writer>,
+    pool: Mutex<Vec<ReadConn>>,
+    settings: BTreeMap<String, String>,
+}
+
+fn valid_ident(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes().next().is_some_and(|b| b.is_ascii_lowercase() || b == b'_')
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+fn show(c: &mut Client, name: &str) -> String {
+    c.query_one(&format!("SHOW {name}"), &[]).ok().and_then(|r| r.try_get::<_, String>(0).ok()).unwrap_or_default()
+}
+
+fn connect(config: &Config, sync_commit: Option<&str>) -> Result<Client> {
+    let mut c = config.connect(NoTls).map_err(pg("connect"))?;
+    if let Some(v) = sync_commit {
+        c.batch_execute(&format!("SET synchronous_commit = {v}")).map_err(pg("SET synchronous_commit"))?;
+    }
+    Ok(c)
+}
+
+fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
+    let url = args.url.ok_or_else(|| {
+        EngineError::Option(
+            "postgres needs a server: kvbench starts one, or give --url postgres://USER@HOST:PORT/DB".into(),
+        )
+    })?;
+    let mut config: Config = url.parse().map_err(|e| EngineError::Option(format!("postgres url `{url}`: {e}")))?;
+    config.connect_timeout(Duration::from_secs(10));
+    let o = args.options;
+    let table = o.text("table").unwrap_or_else(|| "kvbench_kv".into());
+    if !valid_ident(&table) {
+        return Err(EngineError::Option(format!(
+            "postgres table `{table}`: use lower-case letters, digits and _ (≤ 63 bytes)"
+        )));
+    }
+    let text = o.text("types").as_deref() == Some("text");
+    let load = match o.text("load").as_deref() {
+        Some("multi-insert") => Load::MultiInsert,
+        Some("copy-text") => Load::CopyText,
+        Some("copy-binary") => Load::CopyBinary,
+        _ => Load::Insert,
+    };
+    let rows_per_insert = o.int("rows_per_insert").unwrap_or(1000).clamp(1, 32767) as usize;
+    let configure = o.bool("configure");
+    let (fsync, sync_commit) = match args.sync {
+        SyncMode::None => ("off", "off"),
+        SyncMode::Commit | SyncMode::Always => ("on", "on"),
+    };
+    let sync_commit = configure.then_some(sync_commit);
+
+    let mut c = connect(&config, sync_commit)?;
+    if configure && show(&mut c, "fsync") != fsync {
+        c.batch_execute(&format!("ALTER SYSTEM SET fsync = {fsync}"))
+            .map_err(|e| pg("ALTER SYSTEM SET fsync (needs a superuser; or set option configure=false)")(e))?;
+        c.batch_execute("SELECT pg_reload_conf()").map_err(pg("pg_reload_conf"))?;
+        // The reload is asynchronous: wait until a session sees it.
+        let t0 = Instant::now();
+        loop {
+            let mut probe = connect(&config, None)?;
+            if show(&mut probe, "fsync") == fsync {
+                break;
+            }
+            if t0.elapsed() > Duration::from_secs(10) {
+                return Err(EngineError::Store(format!("postgres: fsync still not {fsync} 10 s after the reload")));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    // Namespace: on the first open of a job, start from a fresh table of our own.
+    let marker = server::job_marker(args.dir, "postgres");
+    let mut notes = Vec::new();
+    if !marker.exists() {
+        let existing = c
+            .query_one(
+                "SELECT to_regclass($1) IS NOT NULL, coalesce(obj_description(to_regclass($1), 'pg_class'), '')",
+                &[&table],
+            )
+            .map_err(pg("look up the table"))?;
+        let (exists, comment): (bool, String) = (existing.get(0), existing.get(1));
+        if exists {
+            if comment != TABLE_COMMENT {
+                return Err(EngineError::Store(format!(
+                    "postgres: table {table} exists and was not created by kvbench; choose another with option table=..."
+                )));
+            }
+            c.batch_execute(&format!("DROP TABLE {table}")).map_err(pg("drop kvbench's earlier table"))?;
+            notes.push(format!("dropped kvbench's earlier table {table}"));
+        }
+        let (kt, vt) = if text { ("text COLLATE \"C\"", "text") } else { ("bytea", "bytea") };
+        c.batch_execute(&format!(
+            "CREATE TABLE {table} (k {kt} PRIMARY KEY, v {vt}); COMMENT ON TABLE {table} IS '{TABLE_COMMENT}'"
+        ))
+        .map_err(pg("create the table"))?;
+        std::fs::write(&marker, &table)?;
+    }
+    let empty: bool =
+        c.query_one(&format!("SELECT NOT EXISTS (SELECT 1 FROM {table})"), &[]).map_err(pg("check the table"))?.get(0);
+
+    let mut settings = BTreeMap::new();
+    settings.insert("url".into(), url.to_string());
+    for name in [
+        "server_version",
+        "fsync",
+        "synchronous_commit",
+        "full_page_writes",
+        "wal_level",
+        "wal_sync_method",
+        "shared_buffers",
+        "max_wal_size",
+    ] {
+        settings.insert(name.into(), show(&mut c, name));
+    }
+    settings.insert(
+        "durability".into(),
+        match (settings["fsync"].as_str(), settings["synchronous_commit"].as_str()) {
+            ("on", "on") => "each transaction (batch, or COPY) is durable when COMMIT returns".into(),
+            ("off", _) => "NONE: fsync=off, a machine crash can corrupt the database".into(),
+            (_, sc) => format!("synchronous_commit={sc}: the last transactions may be lost on a crash"),
+        },
+    );
+    settings
+        .insert("table".into(), format!("{table} (k {t} PRIMARY KEY, v {t})", t = if text { "text" } else { "bytea" }));
+    settings.insert(
+        "load".into(),
+        match load {
+            Load::Insert => "one INSERT per row, one transaction per batch".into(),
+            Load::MultiInsert => format!("INSERT of {rows_per_insert} rows per statement, one transaction per batch"),
+            Load::CopyText => "COPY FROM STDIN (text format), one COPY per batch".into(),
+            Load::CopyBinary => "COPY FROM STDIN (binary format), one COPY per batch".into(),
+        },
+    );
+    settings
+        .insert("later writes".into(), "INSERT .. ON CONFLICT DO UPDATE / DELETE, one transaction per batch".into());
+    settings
+        .insert("readers".into(), "one connection per reader thread; get and multi-get are prepared statements".into());
+    if !notes.is_empty() {
+        settings.insert("notes".into(), notes.join("; "));
+    }
+
+    let writer = prepare_writer(c, &table)?;
+    Ok(Box::new(Postgres {
+        config,
+        table,
+        text,
+        load,
+        rows_per_insert,
+        sync_commit,
+        loading: AtomicBool::new(empty),
+        writer: Mutex::new(writer),
+        pool: Mutex::new(Vec::new()),
+        settings,
+    }))
+}
+
+fn prepare_writer(mut client: Client, table: &str) -> Result<Writer> {
+    let insert = client.prepare(&format!("INSERT INTO {table} (k, v) VALUES ($1, $2)")).map_err(pg("prepare"))?;
+    let upsert = client
+        .prepare(&format!("INSERT INTO {table} (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v"))
+        .map_err(pg("prepare"))?;
+    let delete = client.prepare(&format!("DELETE FROM {table} WHERE k = $1")).map_err(pg("prepare"))?;
+    Ok(Writer { client, insert, upsert, delete, multi: HashMap::new(), copy_buf: Vec::new() })
+}
+
+fn run_one<G: ::postgres::GenericClient>(c: &mut G, put: &Statement, del: &Statement, op: &WriteOp<'_>) -> Result<()> {
+    match op.value {
+        Some(v) => c.execute(put, &[&Bin(op.key), &Bin(v)]).map_err(pg("INSERT"))?,
+        None => c.execute(del, &[&Bin(op.key)]).map_err(pg("DELETE"))?,
+    };
+    Ok(())
+}
+
+const COPY_CHUNK: usize = 256 * 1024;
+
+fn push_copy_text(buf: &mut Vec<u8>, b: &[u8], text: bool) {
+    if text {
+        for &c in b {
+            match c {
+                b'\\' => buf.extend_from_slice(b"\\\\"),
+                b'\t' => buf.extend_from_slice(b"\\t"),
+                b'\n' => buf.extend_from_slice(b"\\n"),
+                b'\r' => buf.extend_from_slice(b"\\r"),
+                _ => buf.push(c),
+            }
+        }
+    } else {
+        // bytea hex input `\x..`, its backslash escaped for COPY's text format.
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        buf.extend_from_slice(b"\\\\x");
+        for &c in b {
+            buf.push(HEX[(c >> 4) as usize]);
+            buf.push(HEX[(c & 15) as usize]);
+        }
+    }
+}
+
+impl Postgres {
+    fn copy(&self, w: &mut Writer, batch: &[WriteOp<'_>]) -> Result<()> {
+        let binary = self.load == Load::CopyBinary;
+        let sql = format!("COPY {} (k, v) FROM STDIN{}", self.table, if binary { " (FORMAT binary)" } else { "" });
+        let mut buf = std::mem::take(&mut w.copy_buf);
+        buf.clear();
+        let result = (|| -> Result<()> {
+            let mut sink = w.client.copy_in(&sql).map_err(pg("COPY"))?;
+            if binary {
+                buf.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
+                buf.extend_from_slice(&0i32.to_be_bytes()); // flags
+                buf.extend_from_slice(&0i32.to_be_bytes()); // header extension length
+            }
+            for op in batch {
+                let v = op.value.unwrap_or_default();
+                if binary {
+                    buf.extend_from_slice(&2i16.to_be_bytes());
+                    buf.extend_from_slice(&(op.key.len() as i32).to_be_bytes());
+                    buf.extend_from_slice(op.key);
+                    buf.extend_from_slice(&(v.len() as i32).to_be_bytes());
+                    buf.extend_from_slice(v);
+                } else {
+                    push_copy_text(&mut buf, op.key, self.text);
+                    buf.push(b'\t');
+                    push_copy_text(&mut buf, v, self.text);
+                    buf.push(b'\n');
+                }
+                if buf.len() >= COPY_CHUNK {
+                    sink.write_all(&buf)?;
+                    buf.clear();
+                }
+            }
+            if binary {
+                buf.extend_from_slice(&(-1i16).to_be_bytes());
+            }
+            sink.write_all(&buf)?;
+            buf.clear();
+            sink.finish().map_err(pg("COPY"))?;
+            Ok(())
+        })();
+        w.copy_buf = buf;
+        result
+    }
+
+    fn multi_insert(&self, w: &mut Writer, batch: &[WriteOp<'_>]) -> Result<()> {
+        let mut tx = w.client.transaction().map_err(pg("BEGIN"))?;
+        for chunk in batch.chunks(self.rows_per_insert) {
+            let n = chunk.len();
+            let stmt = match w.multi.get(&n) {
+                Some(s) => s.clone(),
+                None => {
+                    let mut sql = format!("INSERT INTO {} (k, v) VALUES ", self.table);
+                    for i in 0..n {
+                        if i > 0 {
+                            sql.push(',');
+                        }
+                        sql.push_str(&format!("(${}, ${})", 2 * i + 1, 2 * i + 2));
+                    }
+                    let s = tx.prepare(&sql).map_err(pg("prepare multi-row INSERT"))?;
+                    w.multi.insert(n, s.clone());
+                    s
+                }
+            };
+            let vals: Vec<Bin<'_>> =
+                chunk.iter().flat_map(|op| [Bin(op.key), Bin(op.value.unwrap_or_default())]).collect();
+            let params: Vec<&(dyn ToSql + Sync)> = vals.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
+            tx.execute(&stmt, &params).map_err(pg("multi-row INSERT"))?;
+        }
+        tx.commit().map_err(pg("COMMIT"))
+    }
+
+    /// One statement per write (INSERT while loading, upsert/delete after), in one transaction
+    /// per batch; a batch of one is a single autocommit statement.
+    fn statements(&self, w: &mut Writer, batch: &[WriteOp<'_>], loading: bool) -> Result<()> {
+        let put = if loading { w.insert.clone() } else { w.upsert.clone() };
+        let del = w.delete.clone();
+        if batch.len() == 1 {
+            return run_one(&mut w.client, &put, &del, &batch[0]);
+        }
+        let mut tx = w.client.transaction().map_err(pg("BEGIN"))?;
+        for op in batch {
+            run_one(&mut tx, &put, &del, op)?;
+        }
+        tx.commit().map_err(pg("COMMIT"))
+    }
+
+    fn read_conn(&self) -> Result<ReadConn> {
+        if let Some(c) = self.pool.lock().map_err(|_| EngineError::store("lock poisoned"))?.pop() {
+            return Ok(c);
+        }
+        let mut client = connect(&self.config, self.sync_commit)?;
+        let t = &self.table;
+        let get = client.prepare(&format!("SELECT v FROM {t} WHERE k = $1")).map_err(pg("prepare"))?;
+        let mget = client.prepare(&format!("SELECT k, v FROM {t} WHERE k = ANY($1)")).map_err(pg("prepare"))?;
+        let scan_from = client
+            .prepare(&format!("SELECT k, v FROM {t} WHERE k >= $1 ORDER BY k LIMIT $2"))
+            .map_err(pg("prepare"))?;
+        let scan_all = client.prepare(&format!("SELECT k, v FROM {t} ORDER BY k LIMIT $1")).map_err(pg("prepare"))?;
+        Ok(ReadConn { client, get, mget, scan_from, scan_all })
+    }
+}
+
+impl Engine for Postgres {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut w = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+        let loading = self.loading.load(Ordering::Relaxed) && batch.iter().all(|op| op.value.is_some());
+        match (loading, self.load) {
+            (true, Load::CopyText | Load::CopyBinary) => self.copy(&mut w, batch),
+            (true, Load::MultiInsert) => self.multi_insert(&mut w, batch),
+            (loading, _) => self.statements(&mut w, batch, loading),
+        }
+    }
+
+    fn finish_load(&mut self) -> Result<()> {
+        self.loading.store(false, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        Ok(Box::new(PgReader { conn: Some(self.read_conn()?), engine: self }))
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.settings.clone()
+    }
+}
+
+struct PgReader<'a> {
+    conn: Option<ReadConn>,
+    engine: &'a Postgres,
+}
+
+impl Drop for PgReader<'_> {
+    fn drop(&mut self) {
+        if let (Some(c), Ok(mut pool)) = (self.conn.take(), self.engine.pool.lock()) {
+            if !c.client.is_closed() {
+                pool.push(c);
+            }
+        }
+    }
+}
+
+impl Reader for PgReader<'_> {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        let c = self.conn.as_mut().expect("reader has a connection");
+        out.clear();
+        match c.client.query_opt(&c.get, &[&Bin(key)]).map_err(pg("SELECT"))? {
+            Some(row) => {
+                let v: Raw<'_> = row.try_get(0).map_err(pg("SELECT"))?;
+                out.extend_from_slice(v.0);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        let c = self.conn.as_mut().expect("reader has a connection");
+        out.clear();
+        let params: Vec<Bin<'_>> = keys.iter().map(|k| Bin(k)).collect();
+        let rows = c.client.query(&c.mget, &[&params]).map_err(pg("SELECT .. ANY"))?;
+        let mut found: HashMap<&[u8], &[u8]> = HashMap::with_capacity(rows.len());
+        for row in &rows {
+            let k: Raw<'_> = row.try_get(0).map_err(pg("SELECT .. ANY"))?;
+            let v: Raw<'_> = row.try_get(1).map_err(pg("SELECT .. ANY"))?;
+            found.insert(k.0, v.0);
+        }
+        out.extend(keys.iter().map(|k| found.get(k).map(|v| v.to_vec())));
+        Ok(())
+    }
+
+    fn scan(
+        &mut self,
+        start: Option<&[u8]>,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        let c = self.conn.as_mut().expect("reader has a connection");
+        let limit: Option<i64> = if limit >= i64::MAX as usize { None } else { Some(limit as i64) };
+        let mut rows = match start {
+            Some(s) => {
+                let p: [&(dyn ToSql + Sync); 2] = [&Bin(s), &limit];
+                c.client.query_raw(&c.scan_from, p).map_err(pg("scan"))?
+            }
+            None => {
+                let p: [&(dyn ToSql + Sync); 1] = [&limit];
+                c.client.query_raw(&c.scan_all, p).map_err(pg("scan"))?
+            }
+        };
+        let mut n = 0;
+        while let Some(row) = rows.next().map_err(pg("scan"))? {
+            let k: Raw<'_> = row.try_get(0).map_err(pg("scan"))?;
+            let v: Raw<'_> = row.try_get(1).map_err(pg("scan"))?;
+            n += 1;
+            if !visit(k.0, v.0) {
+                break;
+            }
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_text_escapes() {
+        let mut b = Vec::new();
+        push_copy_text(&mut b, b"a\tb\\c\nd", true);
+        assert_eq!(b, br"a\tb\\c\nd");
+        b.clear();
+        push_copy_text(&mut b, &[0, 0xff], false);
+        assert_eq!(b, br"\\x00ff");
+    }
+
+    #[test]
+    fn identifiers() {
+        assert!(valid_ident("kvbench_kv"));
+        assert!(!valid_ident("Kv"));
+        assert!(!valid_ident("a;drop"));
+        assert!(!valid_ident("1a"));
+    }
+}

@@ -1,0 +1,426 @@
+//! `redis`: a Redis server over loopback through the `redis` crate's synchronous connection.
+//! One connection per reader thread; GET per key, MGET for multi-get; a write batch goes out as
+//! one pipeline (or windows of `pipeline` commands), optionally inside MULTI/EXEC. No ordered
+//! scan (Redis keys are unordered).
+//!
+//! Durability (`sync`) is applied on open with CONFIG SET, because one server serves every
+//! variant of a run: `none` → no AOF, no RDB snapshots; `commit`/`always` → AOF with
+//! `appendfsync always` (Redis fsyncs before it answers, so a batch is durable when the call
+//! returns). `appendfsync = everysec` is an option and is reported as weaker than asked.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use ::redis::{Connection, ConnectionLike, Value};
+use kvbench_core::engine::*;
+
+use crate::server::{self, ServerProcess};
+
+pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
+    name: "redis",
+    description: "Redis server over loopback (redis crate, sync API): GET, MGET, pipelined SET/DEL",
+    capabilities: Capabilities {
+        ordered_scan: false,
+        multi_get: true,
+        batch: false,
+        read_only_open: false,
+        secondary_open: false,
+        persistent: true,
+        build_once: false,
+        delete: true,
+    },
+    options: &[
+        OptionSpec {
+            name: "prefix",
+            kind: OptionKind::Text,
+            default: "kvb:",
+            doc: "prefix of every key: kvbench's namespace; the first open of a job deletes the keys under it",
+        },
+        OptionSpec {
+            name: "pipeline",
+            kind: OptionKind::Int,
+            default: "0",
+            doc: "commands of a write batch per round trip (0: the whole batch, 1: one at a time)",
+        },
+        OptionSpec {
+            name: "atomic",
+            kind: OptionKind::Bool,
+            default: "false",
+            doc: "wrap each pipeline window in MULTI/EXEC",
+        },
+        OptionSpec {
+            name: "appendfsync",
+            kind: OptionKind::Enum(&["auto", "always", "everysec", "no"]),
+            default: "auto",
+            doc: "AOF fsync policy when sync is commit/always (auto: always)",
+        },
+        OptionSpec {
+            name: "configure",
+            kind: OptionKind::Bool,
+            default: "true",
+            doc: "apply `sync` with CONFIG SET on open; false leaves a server given by --url as it is",
+        },
+        OptionSpec { name: "db", kind: OptionKind::Int, default: "0", doc: "database number (SELECT)" },
+    ],
+    version: || {
+        let server = server::find_binary(&["redis-server"])
+            .map(|b| server::first_line_of(&b, &["--version"]))
+            .unwrap_or_else(|| "redis-server not installed".into());
+        format!("{server}; client: redis crate 0.27.6 (sync)")
+    },
+    available: || Ok(()),
+    open,
+    start_server: Some(start_server),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Server
+
+struct RedisServer {
+    proc: ServerProcess,
+    port: u16,
+    version: String,
+}
+
+fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
+    let binary = server::find_binary(&["redis-server", "/usr/bin/redis-server"])
+        .ok_or("redis-server not found in PATH: apt-get install redis-server, or give --url redis://HOST:PORT")?;
+    let version = server::first_line_of(&binary, &["--version"]);
+    server::make_private(dir)?;
+    let log = dir.join("redis.log");
+    server::with_free_port(|port| {
+        let conf = dir.join("redis.conf");
+        let text = format!(
+            "# Written by kvbench for one run; the server is private to it.\n\
+             bind 127.0.0.1\n\
+             port {port}\n\
+             protected-mode yes\n\
+             daemonize no\n\
+             supervised no\n\
+             logfile \"\"\n\
+             dir \"{}\"\n\
+             # Persistence is set per job with CONFIG SET (see the redis engine); start with none.\n\
+             save \"\"\n\
+             appendonly no\n\
+             appendfsync always\n",
+            dir.display()
+        );
+        std::fs::write(&conf, text).map_err(|e| format!("redis: cannot write {}: {e}", conf.display()))?;
+        let args = vec![conf.to_string_lossy().into_owned()];
+        let mut proc = ServerProcess::spawn("redis-server", &binary, &args, &log, None)?;
+        let url = format!("redis://127.0.0.1:{port}");
+        proc.wait_ready(server::START_TIMEOUT, || {
+            let client = ::redis::Client::open(url.as_str()).map_err(|e| e.to_string())?;
+            let mut c = client.get_connection_with_timeout(Duration::from_secs(1)).map_err(|e| e.to_string())?;
+            ::redis::cmd("PING").query::<String>(&mut c).map(|_| ()).map_err(|e| e.to_string())
+        })?;
+        Ok(RedisServer { proc, port, version: version.clone() })
+    })
+    .map(|s| Box::new(s) as Box<dyn RunningServer>)
+}
+
+impl RunningServer for RedisServer {
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    fn info(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        m.insert("server".into(), "redis".into());
+        m.insert("version".into(), self.version.clone());
+        m.insert("persistence".into(), "set per job from `sync` (CONFIG SET); started with none".into());
+        m.insert("command".into(), self.proc.command().to_string());
+        m.insert("log".into(), self.proc.log().display().to_string());
+        m.insert("pid".into(), self.proc.pid().to_string());
+        m
+    }
+
+    fn stop(mut self: Box<Self>) -> std::result::Result<(), String> {
+        self.proc.stop()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client
+
+fn err(e: ::redis::RedisError) -> EngineError {
+    EngineError::Store(format!("redis: {e}"))
+}
+
+pub struct Redis {
+    client: ::redis::Client,
+    prefix: Vec<u8>,
+    pipeline: usize,
+    atomic: bool,
+    writer: Mutex<Connection>,
+    settings: BTreeMap<String, String>,
+}
+
+fn config_get(c: &mut Connection, name: &str) -> String {
+    ::redis::cmd("CONFIG")
+        .arg("GET")
+        .arg(name)
+        .query::<Vec<String>>(c)
+        .ok()
+        .and_then(|v| v.get(1).cloned())
+        .unwrap_or_else(|| "?".into())
+}
+
+fn info_field(c: &mut Connection, section: &str, field: &str) -> Option<String> {
+    let text: String = ::redis::cmd("INFO").arg(section).query(c).ok()?;
+    text.lines().find_map(|l| l.strip_prefix(field).and_then(|r| r.strip_prefix(':')).map(|v| v.trim().to_string()))
+}
+
+fn connect(client: &::redis::Client) -> Result<Connection> {
+    let c = client.get_connection_with_timeout(Duration::from_secs(10)).map_err(err)?;
+    c.set_read_timeout(Some(Duration::from_secs(120))).map_err(err)?;
+    c.set_write_timeout(Some(Duration::from_secs(120))).map_err(err)?;
+    Ok(c)
+}
+
+fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
+    let url = args.url.ok_or_else(|| {
+        EngineError::Option("redis needs a server: kvbench starts one, or give --url redis://HOST:PORT".into())
+    })?;
+    let o = args.options;
+    let db = o.int("db").unwrap_or(0);
+    let mut info = ::redis::IntoConnectionInfo::into_connection_info(url)
+        .map_err(|e| EngineError::Option(format!("redis url `{url}`: {e}")))?;
+    if db != 0 {
+        info.redis.db = db;
+    }
+    let client = ::redis::Client::open(info).map_err(|e| EngineError::Option(format!("redis url: {e}")))?;
+    let mut c = connect(&client).map_err(|e| EngineError::Store(format!("cannot connect to {url}: {e}")))?;
+    let prefix = o.text("prefix").unwrap_or_default().into_bytes();
+    let pipeline = o.int("pipeline").unwrap_or(0).max(0) as usize;
+    let atomic = o.bool("atomic");
+
+    let mut settings = BTreeMap::new();
+    settings.insert("url".into(), url.to_string());
+    settings.insert("server_version".into(), info_field(&mut c, "server", "redis_version").unwrap_or_default());
+
+    // Durability.
+    let policy = match o.text("appendfsync").as_deref() {
+        Some("auto") | None => "always".to_string(),
+        Some(p) => p.to_string(),
+    };
+    if o.bool("configure") {
+        let set = |c: &mut Connection, k: &str, v: &str| {
+            ::redis::cmd("CONFIG").arg("SET").arg(k).arg(v).query::<()>(c).map_err(|e| {
+                EngineError::Store(format!(
+                    "redis CONFIG SET {k} {v:?}: {e} (set option configure=false to leave the server as it is)"
+                ))
+            })
+        };
+        set(&mut c, "save", "")?;
+        match args.sync {
+            SyncMode::None => set(&mut c, "appendonly", "no")?,
+            SyncMode::Commit | SyncMode::Always => {
+                set(&mut c, "appendfsync", &policy)?;
+                set(&mut c, "appendonly", "yes")?;
+                wait_aof_rewrite(&mut c)?;
+            }
+        }
+    }
+    let appendonly = config_get(&mut c, "appendonly");
+    let appendfsync = config_get(&mut c, "appendfsync");
+    settings.insert("appendonly".into(), appendonly.clone());
+    settings.insert("appendfsync".into(), appendfsync.clone());
+    settings.insert("save".into(), format!("{:?}", config_get(&mut c, "save")));
+    settings.insert("maxmemory".into(), config_get(&mut c, "maxmemory"));
+    settings.insert("io-threads".into(), config_get(&mut c, "io-threads"));
+    let durable = appendonly == "yes" && appendfsync == "always";
+    settings.insert(
+        "durability".into(),
+        match (args.sync, durable) {
+            (SyncMode::None, _) => "none: data in memory only (sync=none)".into(),
+            (_, true) => "AOF fsynced before each reply: a batch is durable when it returns".into(),
+            (s, false) => format!(
+                "WEAKER than sync={s}: appendonly={appendonly} appendfsync={appendfsync} (writes may be lost on a crash)"
+            ),
+        },
+    );
+    settings.insert(
+        "pipeline".into(),
+        if pipeline == 0 { "whole batch".into() } else { format!("{pipeline} commands per round trip") },
+    );
+    settings.insert("atomic".into(), if atomic { "MULTI/EXEC per window".into() } else { "no".into() });
+    settings.insert("keys".into(), format!("prefix `{}` + the key's bytes", String::from_utf8_lossy(&prefix)));
+
+    let marker = server::job_marker(args.dir, "redis");
+    if !marker.exists() {
+        let n = clear_prefix(&mut c, &prefix)?;
+        settings.insert("cleared".into(), format!("{n} earlier keys under the prefix"));
+        std::fs::write(&marker, &prefix)?;
+    }
+    Ok(Box::new(Redis { client, prefix, pipeline, atomic, writer: Mutex::new(c), settings }))
+}
+
+/// After `appendonly yes`, Redis rewrites the AOF in the background; wait for it so the
+/// rewrite does not run under the measured phases.
+fn wait_aof_rewrite(c: &mut Connection) -> Result<()> {
+    let t0 = Instant::now();
+    loop {
+        let busy = info_field(c, "persistence", "aof_rewrite_in_progress").as_deref() == Some("1")
+            || info_field(c, "persistence", "aof_rewrite_scheduled").as_deref() == Some("1");
+        if !busy {
+            return Ok(());
+        }
+        if t0.elapsed() > Duration::from_secs(300) {
+            return Err(EngineError::Store("redis: the AOF rewrite did not finish within 300 s".into()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Delete every key under `prefix` (SCAN MATCH, UNLINK); returns how many.
+fn clear_prefix(c: &mut Connection, prefix: &[u8]) -> Result<u64> {
+    let mut pattern = Vec::with_capacity(prefix.len() + 1);
+    for &b in prefix {
+        if b"*?[]\\".contains(&b) {
+            pattern.push(b'\\');
+        }
+        pattern.push(b);
+    }
+    pattern.push(b'*');
+    let mut cursor = 0u64;
+    let mut n = 0;
+    loop {
+        let (next, keys): (u64, Vec<Vec<u8>>) =
+            ::redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(1000).query(c).map_err(err)?;
+        if !keys.is_empty() {
+            n += keys.len() as u64;
+            ::redis::cmd("UNLINK").arg(&keys).query::<()>(c).map_err(err)?;
+        }
+        cursor = next;
+        if cursor == 0 {
+            return Ok(n);
+        }
+    }
+}
+
+impl Engine for Redis {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        let mut c = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+        let depth = if self.pipeline == 0 { batch.len().max(1) } else { self.pipeline };
+        let mut key = Vec::with_capacity(self.prefix.len() + 64);
+        for window in batch.chunks(depth) {
+            let mut pipe = ::redis::pipe();
+            if self.atomic {
+                pipe.atomic();
+            }
+            for w in window {
+                key.clear();
+                key.extend_from_slice(&self.prefix);
+                key.extend_from_slice(w.key);
+                match w.value {
+                    Some(v) => pipe.cmd("SET").arg(&key).arg(v).ignore(),
+                    None => pipe.cmd("DEL").arg(&key).ignore(),
+                };
+            }
+            pipe.query::<()>(&mut *c).map_err(err)?;
+        }
+        Ok(())
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        let conn = connect(&self.client)?;
+        Ok(Box::new(RedisReader { conn, prefix: &self.prefix, cmd: Vec::with_capacity(256) }))
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.settings.clone()
+    }
+}
+
+struct RedisReader<'a> {
+    conn: Connection,
+    prefix: &'a [u8],
+    /// The request, encoded here in RESP (reused: no allocation per request).
+    cmd: Vec<u8>,
+}
+
+/// Append `n` in decimal.
+fn push_num(buf: &mut Vec<u8>, n: usize) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&tmp[i..]);
+}
+
+/// Start a RESP command of `args` arguments.
+fn resp_start(buf: &mut Vec<u8>, args: usize) {
+    buf.clear();
+    buf.push(b'*');
+    push_num(buf, args);
+    buf.extend_from_slice(b"\r\n");
+}
+
+/// Append one bulk-string argument made of `parts` concatenated.
+fn resp_arg(buf: &mut Vec<u8>, parts: &[&[u8]]) {
+    buf.push(b'$');
+    push_num(buf, parts.iter().map(|p| p.len()).sum());
+    buf.extend_from_slice(b"\r\n");
+    for p in parts {
+        buf.extend_from_slice(p);
+    }
+    buf.extend_from_slice(b"\r\n");
+}
+
+fn bulk(v: Value) -> Result<Option<Vec<u8>>> {
+    match v {
+        Value::Nil => Ok(None),
+        Value::BulkString(b) => Ok(Some(b)),
+        other => Err(EngineError::Store(format!("redis: unexpected reply {other:?}"))),
+    }
+}
+
+impl Reader for RedisReader<'_> {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        resp_start(&mut self.cmd, 2);
+        resp_arg(&mut self.cmd, &[b"GET"]);
+        resp_arg(&mut self.cmd, &[self.prefix, key]);
+        let v = self.conn.req_packed_command(&self.cmd).map_err(err)?;
+        match bulk(v)? {
+            Some(b) => {
+                *out = b;
+                Ok(true)
+            }
+            None => {
+                out.clear();
+                Ok(false)
+            }
+        }
+    }
+
+    fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        out.clear();
+        if keys.is_empty() {
+            return Ok(());
+        }
+        resp_start(&mut self.cmd, keys.len() + 1);
+        resp_arg(&mut self.cmd, &[b"MGET"]);
+        for k in keys {
+            resp_arg(&mut self.cmd, &[self.prefix, k]);
+        }
+        match self.conn.req_packed_command(&self.cmd).map_err(err)? {
+            Value::Array(items) => {
+                for v in items {
+                    out.push(bulk(v)?);
+                }
+                Ok(())
+            }
+            other => Err(EngineError::Store(format!("redis MGET: unexpected reply {other:?}"))),
+        }
+    }
+}

@@ -1,0 +1,455 @@
+//! Lifecycle of the servers kvbench starts itself (memcached, Redis, PostgreSQL): a free
+//! loopback port, the system binary spawned with its log file in the private directory, a wait
+//! until it answers, and a stop that cannot leave a process behind.
+//!
+//! Every server runs in a process group of its own, so that `stop` reaches whatever it forked
+//! (PostgreSQL's backends, `runuser`'s child) and so that a Ctrl-C typed at the terminal reaches
+//! kvbench only, which then stops the servers in order. `stop` sends the polite signal (SIGTERM,
+//! or what the engine chooses), waits up to [`GRACE`] for the whole group to be gone, then sends
+//! SIGKILL to the group. `Drop` stops a server that was not stopped explicitly.
+//!
+//! As a last resort the spawned process gets `PR_SET_PDEATHSIG(SIGTERM)`: if kvbench itself is
+//! killed (SIGKILL) the kernel sends SIGTERM to the server. Linux ties this to the *thread* that
+//! spawned the server, so start servers from a thread that outlives them (kvbench's main thread
+//! does). A server that changes its user itself (memcached `-u nobody`) loses the setting.
+//!
+//! Every error names the binary, the full command line and the log file, with the log's tail.
+
+use std::fs::File;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a server may take to stop after the polite signal before it gets SIGKILL.
+pub const GRACE: Duration = Duration::from_secs(15);
+/// How long a server may take to answer after it was spawned.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A loopback port nobody listens on right now. Another process may take it before the server
+/// binds it: callers retry with [`with_free_port`].
+pub fn free_port() -> Result<u16, String> {
+    let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| format!("no free loopback port: {e}"))?;
+    l.local_addr().map(|a| a.port()).map_err(|e| format!("no free loopback port: {e}"))
+}
+
+/// Run `start` with a fresh free port, up to three times when the port was taken meanwhile
+/// (the error then mentions "in use").
+pub fn with_free_port<T>(mut start: impl FnMut(u16) -> Result<T, String>) -> Result<T, String> {
+    let mut last = String::new();
+    for _ in 0..3 {
+        let port = free_port()?;
+        match start(port) {
+            Ok(t) => return Ok(t),
+            Err(e) if e.contains("in use") => last = e,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last)
+}
+
+/// Is something accepting TCP connections on 127.0.0.1:port?
+pub fn port_open(port: u16) -> bool {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Close `dir` to other users (mode 0700): logs, configs and data of a private server live there.
+pub fn make_private(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| format!("cannot make {} private: {e}", dir.display()))
+}
+
+/// uid and gid of a local user.
+pub fn user_ids(name: &str) -> Option<(u32, u32)> {
+    let cname = std::ffi::CString::new(name).ok()?;
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 16384];
+    let mut out: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call; getpwnam_r writes strings into `buf` only.
+    let rc = unsafe { libc::getpwnam_r(cname.as_ptr(), &mut pwd, buf.as_mut_ptr(), buf.len(), &mut out) };
+    if rc != 0 || out.is_null() {
+        return None;
+    }
+    Some((pwd.pw_uid, pwd.pw_gid))
+}
+
+/// Give `path` to `user` (PostgreSQL refuses to run as root and must own its data directory).
+pub fn chown_to(path: &Path, user: &str) -> Result<(), String> {
+    let (uid, gid) = user_ids(user).ok_or_else(|| format!("there is no user `{user}` on this machine"))?;
+    std::os::unix::fs::chown(path, Some(uid), Some(gid))
+        .map_err(|e| format!("cannot give {} to user {user}: {e}", path.display()))
+}
+
+/// Fail with a clear message when `user` cannot reach `dir` because an ancestor directory is
+/// closed to other users (a private dir must sit directly in a world-traversable one like /tmp).
+pub fn check_reachable(dir: &Path, user: &str) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let (uid, _) = user_ids(user).ok_or_else(|| format!("there is no user `{user}` on this machine"))?;
+    let dir = dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?;
+    for a in dir.ancestors().skip(1) {
+        let m = std::fs::metadata(a).map_err(|e| format!("{}: {e}", a.display()))?;
+        if m.uid() != uid && m.mode() & 0o001 == 0 {
+            return Err(format!(
+                "user {user} cannot reach {}: its parent {} is closed to other users (mode {:o}); \
+                 put the server directory directly under a world-traversable directory such as /tmp",
+                dir.display(),
+                a.display(),
+                m.mode() & 0o7777
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The first existing file among `candidates` (absolute paths or names looked up in PATH).
+pub fn find_binary(candidates: &[&str]) -> Option<PathBuf> {
+    for c in candidates {
+        let p = Path::new(c);
+        if p.is_absolute() {
+            if p.is_file() {
+                return Some(p.to_path_buf());
+            }
+            continue;
+        }
+        let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+        for d in std::env::split_paths(&path) {
+            let f = d.join(c);
+            if f.is_file() {
+                return Some(f);
+            }
+        }
+    }
+    None
+}
+
+/// First line of `binary args` (for `--version`), or an empty string.
+pub fn first_line_of(binary: &Path, args: &[&str]) -> String {
+    Command::new(binary)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .ok()
+        .map(|o| {
+            let text = if o.stdout.is_empty() { o.stderr } else { o.stdout };
+            String::from_utf8_lossy(&text).lines().next().unwrap_or("").trim().to_string()
+        })
+        .unwrap_or_default()
+}
+
+/// The last `n` lines of a log file, for error messages.
+pub fn log_tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read(path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Quote a command line for messages so it can be pasted into a shell.
+pub fn render_command(program: &Path, args: &[String]) -> String {
+    let quote = |s: &str| {
+        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,@%+".contains(&b)) {
+            s.to_string()
+        } else {
+            format!("'{}'", s.replace('\'', r"'\''"))
+        }
+    };
+    let mut out = quote(&program.to_string_lossy());
+    for a in args {
+        out.push(' ');
+        out.push_str(&quote(a));
+    }
+    out
+}
+
+/// Does any process of process group `pgid` still exist (zombies included)?
+pub fn group_alive(pgid: i32) -> bool {
+    // SAFETY: kill with signal 0 only checks for existence and permission.
+    let rc = unsafe { libc::kill(-pgid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// Run a command to completion (initdb), its output appended to `log`; the error names the
+/// command, its status and the log with its tail.
+pub fn run_to_completion(what: &str, program: &Path, args: &[String], log: &Path) -> Result<(), String> {
+    let command = render_command(program, args);
+    let out = File::options().create(true).append(true).open(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let err = out.try_clone().map_err(|e| e.to_string())?;
+    let status = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .status()
+        .map_err(|e| format!("{what}: cannot run {}: {e}; command: {command}", program.display()))?;
+    if !status.success() {
+        return Err(format!(
+            "{what} failed ({status}); binary: {}; command: {command}; log: {}\n{}",
+            program.display(),
+            log.display(),
+            log_tail(log, 15)
+        ));
+    }
+    Ok(())
+}
+
+/// A server process kvbench spawned, in a process group of its own.
+#[derive(Debug)]
+pub struct ServerProcess {
+    name: String,
+    binary: PathBuf,
+    command: String,
+    log: PathBuf,
+    child: Option<Child>,
+    pgid: i32,
+    /// What `stop` sends first, and to which pid (None: the whole group).
+    polite: (i32, Option<i32>),
+    grace: Duration,
+}
+
+impl ServerProcess {
+    /// Spawn `binary args`, stdout and stderr to `log` (appended). When `run_as` is set and
+    /// kvbench runs as root, the command runs through `runuser -u USER --`.
+    pub fn spawn(name: &str, binary: &Path, args: &[String], log: &Path, run_as: Option<&str>) -> Result<Self, String> {
+        let (program, full_args) = match run_as {
+            Some(user) if is_root() => {
+                let runuser = find_binary(&["runuser"]).ok_or("runuser not found (package util-linux)")?;
+                let mut a = vec!["-u".to_string(), user.to_string(), "--".to_string()];
+                a.push(binary.to_string_lossy().into_owned());
+                a.extend(args.iter().cloned());
+                (runuser, a)
+            }
+            _ => (binary.to_path_buf(), args.to_vec()),
+        };
+        let command = render_command(&program, &full_args);
+        if !binary.is_file() {
+            return Err(format!(
+                "{name}: binary {} not found; command: {command}; install the server or give --url",
+                binary.display()
+            ));
+        }
+        let out = File::options()
+            .create(true)
+            .append(true)
+            .open(log)
+            .map_err(|e| format!("{name}: cannot open log {}: {e}; command: {command}", log.display()))?;
+        let err = out.try_clone().map_err(|e| e.to_string())?;
+        let mut cmd = Command::new(&program);
+        cmd.args(&full_args).stdin(Stdio::null()).stdout(out).stderr(err).process_group(0);
+        // SAFETY: the closure runs in the child between fork and exec and calls only
+        // async-signal-safe functions (prctl, getppid, kill on itself).
+        unsafe {
+            let parent = libc::getpid();
+            cmd.pre_exec(move || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0);
+                if libc::getppid() != parent {
+                    // kvbench died between fork and prctl.
+                    libc::kill(libc::getpid(), libc::SIGTERM);
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().map_err(|e| {
+            format!("{name}: cannot start {}: {e}; command: {command}; log: {}", binary.display(), log.display())
+        })?;
+        let pgid = child.id() as i32;
+        Ok(ServerProcess {
+            name: name.to_string(),
+            binary: binary.to_path_buf(),
+            command,
+            log: log.to_path_buf(),
+            child: Some(child),
+            pgid,
+            polite: (libc::SIGTERM, None),
+            grace: GRACE,
+        })
+    }
+
+    /// Send `signal` to `pid` (None: the whole group) to ask the server to stop; SIGKILL to the
+    /// group follows after [`GRACE`] if anything is left.
+    pub fn set_polite_stop(&mut self, signal: i32, pid: Option<i32>) {
+        self.polite = (signal, pid);
+    }
+
+    /// How long `stop` waits after the polite signal before SIGKILL (default [`GRACE`]).
+    pub fn set_grace(&mut self, grace: Duration) {
+        self.grace = grace;
+    }
+
+    /// The process id of what was spawned, which is also its process group id.
+    pub fn pid(&self) -> i32 {
+        self.pgid
+    }
+
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    pub fn log(&self) -> &Path {
+        &self.log
+    }
+
+    /// An error message naming the binary, the command and the log, with the log's tail.
+    pub fn failure(&self, what: &str) -> String {
+        let tail = log_tail(&self.log, 15);
+        format!(
+            "{} {what}; binary: {}; command: {}; log: {}{}{}",
+            self.name,
+            self.binary.display(),
+            self.command,
+            self.log.display(),
+            if tail.is_empty() { "" } else { "\n" },
+            tail
+        )
+    }
+
+    /// Poll `ready` until it succeeds, the process exits, or `timeout` passes.
+    pub fn wait_ready(
+        &mut self,
+        timeout: Duration,
+        mut ready: impl FnMut() -> Result<(), String>,
+    ) -> Result<(), String> {
+        let t0 = Instant::now();
+        loop {
+            if let Some(child) = self.child.as_mut() {
+                if let Ok(Some(status)) = child.try_wait() {
+                    self.child = None;
+                    let mut msg = self.failure(&format!("exited before answering ({status})"));
+                    if log_tail(&self.log, 30).contains("ddress already in use") {
+                        msg.push_str("\n(port in use)");
+                    }
+                    self.kill_group();
+                    return Err(msg);
+                }
+            }
+            let last = match ready() {
+                Ok(()) => return Ok(()),
+                Err(e) => e,
+            };
+            if t0.elapsed() > timeout {
+                let msg = self.failure(&format!("did not answer within {} s (last probe: {last})", timeout.as_secs()));
+                let _ = self.stop();
+                return Err(msg);
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    fn kill_group(&mut self) {
+        // SAFETY: signalling our own child's process group.
+        unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
+        if let Some(mut c) = self.child.take() {
+            let _ = c.wait();
+        }
+        let t0 = Instant::now();
+        while group_alive(self.pgid) && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Wait until the leader is reaped and the group is empty, or `limit` passes.
+    fn wait_gone(&mut self, limit: Duration) -> bool {
+        let t0 = Instant::now();
+        loop {
+            if let Some(c) = self.child.as_mut() {
+                if let Ok(Some(_)) = c.try_wait() {
+                    self.child = None;
+                }
+            }
+            if self.child.is_none() && !group_alive(self.pgid) {
+                return true;
+            }
+            if t0.elapsed() > limit {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Stop the server: the polite signal, then SIGKILL to the group after the grace period. Returns an
+    /// error (after killing) when the server had to be killed. Stopping twice is harmless.
+    pub fn stop(&mut self) -> Result<(), String> {
+        if self.child.is_none() && !group_alive(self.pgid) {
+            return Ok(());
+        }
+        let (sig, pid) = self.polite;
+        let target = pid.unwrap_or(-self.pgid);
+        // SAFETY: signalling our own server (or its group).
+        unsafe { libc::kill(target, sig) };
+        if self.wait_gone(self.grace) {
+            return Ok(());
+        }
+        self.kill_group();
+        Err(self.failure(&format!("did not stop within {:.1} s of signal {sig}; killed", self.grace.as_secs_f64())))
+    }
+
+    /// Is the spawned process still running (not exited)?
+    pub fn running(&mut self) -> bool {
+        match self.child.as_mut() {
+            Some(c) => matches!(c.try_wait(), Ok(None)),
+            None => false,
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+/// Parse `scheme://[user@]host:port[/path]` into (host, port).
+pub fn host_port(url: &str, scheme: &str, default_port: u16) -> Result<(String, u16), String> {
+    let rest = url
+        .strip_prefix(scheme)
+        .and_then(|r| r.strip_prefix("://"))
+        .ok_or_else(|| format!("url `{url}` should start with {scheme}://"))?;
+    let authority = rest.split(['/', '?']).next().unwrap_or("");
+    let hostport = authority.rsplit('@').next().unwrap_or("");
+    if let Some(v6) = hostport.strip_prefix('[') {
+        let (h, p) = v6.split_once(']').ok_or_else(|| format!("url `{url}`: bad IPv6 address"))?;
+        let port = match p.strip_prefix(':') {
+            Some(p) => p.parse().map_err(|_| format!("url `{url}`: bad port"))?,
+            None => default_port,
+        };
+        return Ok((h.to_string(), port));
+    }
+    match hostport.rsplit_once(':') {
+        Some((h, p)) => Ok((h.to_string(), p.parse().map_err(|_| format!("url `{url}`: bad port `{p}`"))?)),
+        None if !hostport.is_empty() => Ok((hostport.to_string(), default_port)),
+        None => Err(format!("url `{url}` has no host")),
+    }
+}
+
+/// A file in the job's directory recording that the engine already set up its namespace
+/// (table, key prefix) during this job, so a reopen keeps the data while the first open of a
+/// job starts clean.
+pub fn job_marker(dir: &Path, engine: &str) -> PathBuf {
+    dir.join(format!(".kvbench-{engine}-namespace"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse() {
+        assert_eq!(host_port("memcached://127.0.0.1:11211", "memcached", 1).unwrap(), ("127.0.0.1".into(), 11211));
+        assert_eq!(host_port("redis://h", "redis", 6379).unwrap(), ("h".into(), 6379));
+        assert_eq!(host_port("postgres://u@h:5/db?x=1", "postgres", 5432).unwrap(), ("h".into(), 5));
+        assert_eq!(host_port("redis://[::1]:7", "redis", 1).unwrap(), ("::1".into(), 7));
+        assert!(host_port("http://x", "redis", 1).is_err());
+    }
+
+    #[test]
+    fn commands_render_for_a_shell() {
+        let c = render_command(Path::new("/bin/x"), &["-c".into(), "a b".into(), "it's".into()]);
+        assert_eq!(c, r"/bin/x -c 'a b' 'it'\''s'");
+    }
+}
