@@ -54,6 +54,10 @@ pub struct JobPhase {
     pub cache: CacheMode,
     #[serde(default)]
     pub open_per: OpenPer,
+    /// Open loop (get phases): operations per second offered by all threads together, each
+    /// latency measured from the operation's intended start. None: closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
 }
 
 fn one() -> u32 {

@@ -105,6 +105,9 @@ pub struct PhaseDef {
     pub cache: CacheMode,
     #[serde(default)]
     pub open_per: OpenPer,
+    /// Open-loop rate of a get phase (operations per second, all threads together).
+    #[serde(default)]
+    pub rate: Option<f64>,
 }
 
 impl PhaseDef {
@@ -123,6 +126,7 @@ impl PhaseDef {
             threads: None,
             cache: CacheMode::Warm,
             open_per: OpenPer::Phase,
+            rate: None,
         }
     }
 
@@ -170,6 +174,11 @@ impl Scenario {
         for (i, p) in self.phases.iter().enumerate() {
             if !names.insert(self.phase_name(i)) {
                 return Err(format!("[[phase]] {} repeats the name `{}`; give it a `name`", i + 1, self.phase_name(i)));
+            }
+            if let Some(r) = p.rate {
+                if p.kind != PhaseKind::Get || p.open_per == OpenPer::Operation || !(r.is_finite() && r > 0.0) {
+                    return Err(format!("[[phase]] {}: rate = {r} needs a get phase and a positive rate", i + 1));
+                }
             }
             if p.open_per == OpenPer::Operation && p.kind != PhaseKind::Get {
                 return Err(format!("[[phase]] {}: open_per = \"operation\" is only for get phases", i + 1));
@@ -225,6 +234,7 @@ impl Scenario {
                 keys_per_request: p.ops_spec().keys_per_request,
                 cache: p.cache,
                 open_per: p.open_per,
+                rate: p.rate,
             })
             .collect()
     }
