@@ -431,6 +431,7 @@ fn job_phase(name: &str, kind: PhaseKind, plan_phase: usize) -> JobPhase {
         keys_per_request: if kind == PhaseKind::MultiGet { 4 } else { 1 },
         cache: CacheMode::Warm,
         open_per: OpenPer::Phase,
+        rate: None,
     }
 }
 

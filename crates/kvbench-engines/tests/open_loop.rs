@@ -1,0 +1,138 @@
+//! The open-loop rate mode: with `rate` set, a stall delays the operations due after it and
+//! their latency counts from their intended start (coordinated omission corrected); the closed
+//! loop hides the same stall in a single sample.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use kvbench_core::engine::*;
+use kvbench_core::protocol::{Event, Job, PROTOCOL_VERSION};
+use kvbench_core::result::{PhaseResult, Status};
+use kvbench_core::scenario::Scenario;
+
+/// A map whose 50th get stalls for 30 ms.
+#[derive(Default)]
+struct Stalling {
+    map: Mutex<BTreeMap<Vec<u8>, Vec<u8>>>,
+    gets: AtomicU64,
+}
+
+impl Engine for Stalling {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        let mut m = self.map.lock().unwrap();
+        for w in batch {
+            match w.value {
+                Some(v) => m.insert(w.key.to_vec(), v.to_vec()),
+                None => m.remove(w.key),
+            };
+        }
+        Ok(())
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        Ok(Box::new(StallingReader(self)))
+    }
+}
+
+struct StallingReader<'a>(&'a Stalling);
+
+impl Reader for StallingReader<'_> {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        if self.0.gets.fetch_add(1, Ordering::Relaxed) == 50 {
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        out.clear();
+        match self.0.map.lock().unwrap().get(key) {
+            Some(v) => {
+                out.extend_from_slice(v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+}
+
+static STALLING: EngineDescriptor = EngineDescriptor {
+    name: "stalling",
+    description: "test engine with one slow get",
+    capabilities: Capabilities {
+        ordered_scan: false,
+        multi_get: false,
+        batch: true,
+        read_only_open: false,
+        secondary_open: false,
+        persistent: false,
+        build_once: false,
+        delete: true,
+    },
+    options: &[],
+    version: || "test".into(),
+    available: || Ok(()),
+    open: |_| Ok(Box::new(Stalling::default())),
+    start_server: None,
+};
+
+fn get_phase(rate: Option<f64>) -> PhaseResult {
+    let text = format!(
+        "engines = [\"stalling\"]\n[dataset]\nrecords = 300\n[[phase]]\nkind = \"load\"\n[[phase]]\nkind = \"get\"\ncount = 300\n{}",
+        rate.map(|r| format!("rate = {r}\n")).unwrap_or_default()
+    );
+    let s: Scenario = toml::from_str(&text).unwrap();
+    s.check().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let (plan, _) = kvbench_core::plan::ensure(&s.plan_spec(), &tmp.path().join("plans")).unwrap();
+    let job = Job {
+        protocol: PROTOCOL_VERSION,
+        engine: "stalling".into(),
+        label: "stalling".into(),
+        options: BTreeMap::new(),
+        plan,
+        dir: tmp.path().to_path_buf(),
+        sync: Default::default(),
+        open_mode: Default::default(),
+        url: None,
+        phases: s.job_phases(),
+        progress_ms: 1000,
+    };
+    let mut events = Vec::new();
+    kvbench_core::runner::run_job(&job, &STALLING, &mut |e| events.push(e)).unwrap();
+    events
+        .into_iter()
+        .find_map(|e| match e {
+            Event::Phase { result } if result.kind == "get" => Some(result),
+            _ => None,
+        })
+        .unwrap()
+}
+
+fn samples_over(r: &PhaseResult, ns: u64) -> u64 {
+    let h = kvbench_core::runner::decode_histogram(&r.latency.as_ref().unwrap().hdr).unwrap();
+    h.iter_recorded().filter(|v| v.value_iterated_to() >= ns).map(|v| v.count_at_value()).sum()
+}
+
+#[test]
+fn open_loop_charges_a_stall_to_the_operations_behind_it() {
+    let closed = get_phase(None);
+    assert_eq!(closed.status, Status::Ok, "{:?}", closed.reason);
+    assert!(samples_over(&closed, 5_000_000) <= 1, "closed loop: one slow sample");
+
+    // 2000 ops/s: one operation due every 0.5 ms; the 30 ms stall makes ~60 of them late.
+    let open = get_phase(Some(2000.0));
+    assert_eq!(open.status, Status::Ok, "{:?}", open.reason);
+    assert_eq!(open.ops, 300);
+    let late = samples_over(&open, 5_000_000);
+    assert!(late >= 20, "open loop: the operations due during the stall are late too ({late} over 5 ms)");
+    assert!(open.notes.iter().any(|n| n.contains("open loop")), "{:?}", open.notes);
+    // 300 operations at 2000/s take about 150 ms.
+    let secs = open.elapsed_ns as f64 / 1e9;
+    assert!((0.14..0.5).contains(&secs), "elapsed {secs} s");
+}
+
+#[test]
+fn rate_is_refused_outside_get_phases() {
+    let text = "engines = [\"memory\"]\n[[phase]]\nkind = \"load\"\nrate = 10.0\n";
+    let s: Scenario = toml::from_str(text).unwrap();
+    assert!(s.check().unwrap_err().contains("rate"));
+}
