@@ -7,6 +7,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use crate::spec::{DatasetSpec, KeyKind, ValueContent};
 
 pub mod dir;
+pub mod rows;
 
 /// Size of the shared pool printable values are cut from (1 MiB, as db_bench does with its
 /// compressible pool): copying from it keeps generation far above 1 GB/s.
@@ -195,7 +196,8 @@ pub fn source_for(seed: u64, spec: &DatasetSpec) -> Result<Box<dyn RecordSource>
     match spec.generator.as_deref() {
         None | Some("synthetic") => Ok(Box::new(Synthetic::new(seed, spec)?)),
         Some("json-docs") => Ok(Box::new(JsonDocs::new(seed, spec)?)),
-        Some(other) => Err(format!("dataset generator `{other}` is unknown (known: synthetic, json-docs)")),
+        Some("rows") => Ok(Box::new(rows::Rows::new(seed, spec)?)),
+        Some(other) => Err(format!("dataset generator `{other}` is unknown (known: synthetic, json-docs, rows)")),
     }
 }
 
