@@ -6,8 +6,10 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::spec::{DatasetSpec, KeyKind, ValueContent};
 
+pub mod dictionary;
 pub mod dir;
 pub mod rows;
+pub mod tsv;
 
 /// Size of the shared pool printable values are cut from (1 MiB, as db_bench does with its
 /// compressible pool): copying from it keeps generation far above 1 GB/s.
@@ -191,13 +193,20 @@ pub fn source_for(seed: u64, spec: &DatasetSpec) -> Result<Box<dyn RecordSource>
         if let Some(path) = src.strip_prefix("dir:") {
             return Ok(Box::new(dir::DirSource::new(path, spec)?));
         }
+        if let Some(path) = src.strip_prefix("file:") {
+            if [".csv", ".json", ".jsonl"].iter().any(|ext| path.ends_with(ext)) {
+                return Err(format!("dataset source `{src}`: only tab-separated files are read so far"));
+            }
+            return Ok(Box::new(tsv::TsvFile::open(path, spec.key_column, spec.value_column)?));
+        }
         return Err(format!("dataset source `{src}`: no reader for this source kind yet"));
     }
     match spec.generator.as_deref() {
         None | Some("synthetic") => Ok(Box::new(Synthetic::new(seed, spec)?)),
         Some("json-docs") => Ok(Box::new(JsonDocs::new(seed, spec)?)),
+        Some("dictionary") => Ok(Box::new(dictionary::Dictionary::new(seed, spec)?)),
         Some("rows") => Ok(Box::new(rows::Rows::new(seed, spec)?)),
-        Some(other) => Err(format!("dataset generator `{other}` is unknown (known: synthetic, json-docs, rows)")),
+        Some(other) => Err(format!("dataset generator `{other}` is unknown (known: synthetic, json-docs, dictionary, rows)")),
     }
 }
 
