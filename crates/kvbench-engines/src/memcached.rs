@@ -90,7 +90,7 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
     let binary = server::find_binary(&["memcached", "/usr/bin/memcached"])
         .ok_or("memcached not found in PATH: apt-get install memcached, or give --url memcached://HOST:PORT")?;
     let version = server::first_line_of(&binary, &["-V"]);
-    server::make_private(dir)?;
+    let dir = &server::private_dir(dir)?;
     let log = dir.join("memcached.log");
     server::with_free_port(|port| {
         let mut args: Vec<String> =

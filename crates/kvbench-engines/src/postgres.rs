@@ -108,7 +108,7 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
         ));
     }
     let version = server::first_line_of(&postgres, &["--version"]);
-    server::make_private(dir)?;
+    let dir = &server::private_dir(dir)?;
     let run_as = server::is_root().then_some("postgres");
     if let Some(user) = run_as {
         // PostgreSQL refuses to run as root: the private directory becomes the postgres user's.

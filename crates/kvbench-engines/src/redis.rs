@@ -88,7 +88,7 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
     let binary = server::find_binary(&["redis-server", "/usr/bin/redis-server"])
         .ok_or("redis-server not found in PATH: apt-get install redis-server, or give --url redis://HOST:PORT")?;
     let version = server::first_line_of(&binary, &["--version"]);
-    server::make_private(dir)?;
+    let dir = &server::private_dir(dir)?;
     let log = dir.join("redis.log");
     server::with_free_port(|port| {
         let conf = dir.join("redis.conf");

@@ -60,11 +60,14 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Close `dir` to other users (mode 0700): logs, configs and data of a private server live there.
-pub fn make_private(dir: &Path) -> Result<(), String> {
+/// Close `dir` to other users (mode 0700) and return its absolute path (servers change their
+/// working directory, so relative paths would break): logs, configs and data live there.
+pub fn private_dir(dir: &Path) -> Result<PathBuf, String> {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-        .map_err(|e| format!("cannot make {} private: {e}", dir.display()))
+    let abs = dir.canonicalize().map_err(|e| format!("server directory {}: {e}", dir.display()))?;
+    std::fs::set_permissions(&abs, std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| format!("cannot make {} private: {e}", abs.display()))?;
+    Ok(abs)
 }
 
 /// uid and gid of a local user.
