@@ -413,7 +413,8 @@ pub fn build(spec: &PlanSpec, path: &Path) -> anyhow::Result<()> {
     let mut f = out.w.into_inner().map_err(|e| e.into_error())?;
     f.seek(SeekFrom::Start(0))?;
     f.write_all(&head)?;
-    f.sync_all()?;
+    // No fsync: a plan is a cache, rebuilt from its spec when missing or invalid; forcing a
+    // gigabyte to disk would cost more than generating it.
     drop(f);
     std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
     Ok(())
