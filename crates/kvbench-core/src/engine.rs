@@ -338,8 +338,11 @@ pub struct EngineDescriptor {
     pub open: fn(&OpenArgs<'_>) -> Result<Box<dyn Engine>>,
     /// For server engines: start a private server in the given empty directory (kvbench does
     /// this once per run unless the user gives a URL). `None` for embedded engines.
-    pub start_server: Option<fn(&Path) -> std::result::Result<Box<dyn RunningServer>, String>>,
+    pub start_server: Option<StartServer>,
 }
+
+/// Starts a private server in an empty directory.
+pub type StartServer = fn(&Path) -> std::result::Result<Box<dyn RunningServer>, String>;
 
 /// A server kvbench started; stopped by `stop` or, failing that, by Drop.
 pub trait RunningServer: Send {

@@ -112,7 +112,7 @@ impl Out {
         Ok(())
     }
     fn align(&mut self) -> anyhow::Result<()> {
-        while self.pos % 8 != 0 {
+        while !self.pos.is_multiple_of(8) {
             self.write(&[0])?;
         }
         Ok(())

@@ -22,7 +22,7 @@ fn key(i: u32) -> Vec<u8> {
 
 fn value(i: u32, version: u32) -> Vec<u8> {
     let len = (i * 37 + version * 11) % 300;
-    (0..len).map(|j| (j as u32 ^ i ^ version) as u8).collect()
+    (0..len).map(|j| (j ^ i ^ version) as u8).collect()
 }
 
 fn check_reads(e: &dyn Engine, oracle: &Oracle, probe: &[Vec<u8>], caps: Capabilities) -> Result<(), String> {
