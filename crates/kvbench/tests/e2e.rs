@@ -153,3 +153,45 @@ fn list_shows_engines_and_why_one_is_missing() {
     assert!(out.contains("memory") && out.contains("capabilities"), "{out}");
     assert!(out.contains("py-*") && out.contains("unavailable"), "the Python worker's absence is explained: {out}");
 }
+
+#[test]
+fn cold_cache_evicts_the_files_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, _, err) =
+        run(tmp.path(), &["--engines", "lmdb", "--records", "300", "--workload", "readrandom", "--cache", "cold"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let r = result(tmp.path());
+    let get = r.engines[0].phases.iter().find(|p| p.name == "get").unwrap();
+    assert!(get.cache.starts_with("cold: ") && get.cache.contains("posix_fadvise"), "{}", get.cache);
+    assert!(!get.cache.starts_with("cold: 0 files"), "{}", get.cache);
+}
+
+#[test]
+fn open_per_operation_is_explicit_and_verified() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = write_scenario(
+        tmp.path(),
+        "engines = [\"lmdb\"]\n[dataset]\nrecords = 200\n[[phase]]\nkind = \"load\"\n\
+         [[phase]]\nname = \"hot-reopen\"\nkind = \"get\"\ndistribution = \"hot\"\nhot_key = 123\ncount = 50\nopen_per = \"operation\"\n\
+         [[phase]]\nname = \"hot\"\nkind = \"get\"\ndistribution = \"hot\"\nhot_key = 123\ncount = 50\n",
+    );
+    let (code, out, err) = run(tmp.path(), &[s.to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "{err}");
+    let r = result(tmp.path());
+    let p = r.engines[0].phases.iter().find(|p| p.name == "hot-reopen").unwrap();
+    assert_eq!(p.unit, "open+op+close");
+    assert_eq!((p.ops, p.mismatches, p.missing), (50, 0, 0));
+    assert!(out.contains("open+op+close"), "the report says what a sample covers: {out}");
+}
+
+#[test]
+fn rows_with_different_durability_are_warned() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = write_scenario(
+        tmp.path(),
+        "[dataset]\nrecords = 50\n[[phase]]\nkind = \"load\"\n[[engine]]\nname = \"memory\"\nlabel = \"x\"\nsync = \"none\"\n[[engine]]\nname = \"memory\"\nlabel = \"y\"\n",
+    );
+    let (code, _, err) = run(tmp.path(), &[s.to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(result(tmp.path()).warnings.iter().any(|w| w.contains("different durability")), "{err}");
+}
