@@ -97,7 +97,7 @@ class RocksEngine(Engine):
 
         self.write_opts = mod.WriteOptions()
         self.write_opts.sync = args.sync != "none"
-        s["sync"] = ("WriteOptions.sync=false (WAL fsynced only at close)" if args.sync == "none"
+        s["sync"] = ("WriteOptions.sync=false (WAL fsynced at close after writes)" if args.sync == "none"
                      else "WriteOptions.sync=true (WAL fsync per write batch)")
         s["write_batch"] = "one WriteBatch per batch"
         s["multi_get"] = "Rdict.get(list of keys) (RocksDB MultiGet)"
@@ -105,10 +105,13 @@ class RocksEngine(Engine):
         self._settings = s
         self._mod = mod
         self.readers: list[RocksReader] = []
+        # Written since open: only then does a no-sync database need its WAL synced at close.
+        self.dirty = False
 
     def write(self, batch: list[tuple[bytes, Optional[bytes]]]) -> None:
         if self.mode != "read-write":
             raise RuntimeError(f"opened {self.mode}, cannot write")
+        self.dirty = True
         wb = self._mod.WriteBatch(raw_mode=self.raw)
         for k, v in batch:
             if v is None:
@@ -127,7 +130,7 @@ class RocksEngine(Engine):
             r.close()
         self.readers.clear()
         try:
-            if self.mode == "read-write" and self.sync == "none":
+            if self.mode == "read-write" and self.sync == "none" and self.dirty:
                 # Without per-write sync the WAL sits in the page cache; make it durable now.
                 self.db.flush_wal(True)
         finally:

@@ -54,8 +54,11 @@ class LmdbEngine(Engine):
             lock=True,
         )
         self.readers: list[LmdbReader] = []
+        # Written since open: only then does a no-sync environment need a sync at close.
+        self.dirty = False
 
     def write(self, batch: list[tuple[bytes, Optional[bytes]]]) -> None:
+        self.dirty = True
         with self.env.begin(write=True) as txn:
             put, delete = txn.put, txn.delete
             for k, v in batch:
@@ -74,7 +77,7 @@ class LmdbEngine(Engine):
             r.close()
         self.readers.clear()
         try:
-            if self.no_sync:
+            if self.no_sync and self.dirty:
                 self.env.sync(True)
         finally:
             self.env.close()
@@ -83,7 +86,7 @@ class LmdbEngine(Engine):
         if self.read_only:
             sync = "read-only environment (readonly=True)"
         elif self.no_sync:
-            sync = "sync=False, metasync=False (MDB_NOSYNC; env.sync(True) at close)"
+            sync = "sync=False, metasync=False (MDB_NOSYNC; env.sync(True) at close after writes)"
         else:
             sync = "fsync at commit (durable commits)"
         return {
