@@ -55,6 +55,9 @@ pub struct PhaseResult {
     pub ops_per_sec: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<Latency>,
+    /// Mixed phases: latency per operation kind (`read`, `update`, `scan`, `delete`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub latency_by_op: BTreeMap<String, Latency>,
     pub threads: u32,
     pub batch: u32,
     pub cache: String,

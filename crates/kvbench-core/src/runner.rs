@@ -79,6 +79,8 @@ struct Tally {
     missing: u64,
     first_error: Option<String>,
     unsupported: Option<String>,
+    /// Mixed phases: one histogram per operation kind as well.
+    by_op: std::collections::BTreeMap<&'static str, Histogram<u64>>,
 }
 
 impl Tally {
@@ -92,7 +94,16 @@ impl Tally {
             missing: 0,
             first_error: None,
             unsupported: None,
+            by_op: Default::default(),
         }
+    }
+
+    /// A sample of a mixed phase, also kept under its operation kind.
+    #[inline]
+    fn sample_as(&mut self, t0: Instant, kind: &'static str) {
+        let dt = (t0.elapsed().as_nanos() as u64).max(1);
+        self.hist.saturating_record(dt);
+        self.by_op.entry(kind).or_insert_with(new_histogram).saturating_record(dt);
     }
 
     #[inline]
@@ -140,6 +151,9 @@ impl Tally {
         }
         if self.unsupported.is_none() {
             self.unsupported = o.unsupported;
+        }
+        for (k, h) in o.by_op {
+            self.by_op.entry(k).or_insert_with(new_histogram).add(&h).expect("same histogram bounds");
         }
     }
 }
@@ -413,6 +427,8 @@ impl Runner<'_> {
             }
         }
         res.latency = summarize(&tally.hist);
+        res.latency_by_op =
+            tally.by_op.iter().filter_map(|(k, h)| summarize(h).map(|l| (k.to_string(), l))).collect();
         if let Some(what) = tally.unsupported {
             return na(res, format!("unsupported: {what}"));
         }
@@ -557,7 +573,7 @@ impl Runner<'_> {
                     if o.kind == op::GET {
                         let t0 = Instant::now();
                         let r = reader.get(key, &mut buf);
-                        t.sample(t0);
+                        t.sample_as(t0, "read");
                         r.map(|found| t.check(plan, o.value, found.then_some(&buf[..])))
                     } else {
                         let start = plan.key(plan.sorted(o.key as u64));
@@ -572,7 +588,7 @@ impl Runner<'_> {
                             prev.extend_from_slice(k);
                             true
                         });
-                        t.sample(t0);
+                        t.sample_as(t0, "scan");
                         t.mismatches += disorder;
                         r.map(|_| ())
                     }
@@ -583,7 +599,7 @@ impl Runner<'_> {
                     let w = [WriteOp { key, value }];
                     let t0 = Instant::now();
                     let r = engine.write(&w);
-                    t.sample(t0);
+                    t.sample_as(t0, if o.kind == op::PUT { "update" } else { "delete" });
                     r
                 }
             };

@@ -315,6 +315,25 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
                 human_ns((p.cpu_user_ns + p.cpu_sys_ns) as f64),
                 p.threads.to_string(),
             ]);
+            // Mixed phases: one sub-row per operation kind (not ranked).
+            for (op, l) in &p.latency_by_op {
+                for v in [&mut rate, &mut p50, &mut p99, &mut p999, &mut max] {
+                    v.push(None);
+                }
+                let n = kvbench_core::runner::decode_histogram(&l.hdr).map(|h| h.len().to_string()).unwrap_or_default();
+                rows.push(vec![
+                    format!("  {op}"),
+                    String::new(),
+                    human_ns(l.p50_ns as f64),
+                    human_ns(l.p99_ns as f64),
+                    human_ns(l.p999_ns as f64),
+                    human_ns(l.max_ns as f64),
+                    n,
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ]);
+            }
         }
         let best = vec![
             None,
