@@ -255,6 +255,36 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
         best,
     });
 
+    // The articles' own view: wall time of each phase side by side (open and close included).
+    let mut names: Vec<String> = vec!["open".into()];
+    names.extend(phase_names(r).into_iter().map(|(n, _)| n));
+    names.push("close".into());
+    let mut headers = vec!["engine".to_string()];
+    headers.extend(names.iter().cloned());
+    let mut rows = Vec::new();
+    let mut cols: Vec<Vec<Option<f64>>> = vec![Vec::new(); names.len()];
+    for e in &r.engines {
+        let mut row = vec![e.label.clone()];
+        for (c, n) in names.iter().enumerate() {
+            let p = phase(e, n);
+            cols[c].push(p.filter(|p| p.status == Status::Ok).map(|p| p.elapsed_ns as f64));
+            row.push(match p {
+                Some(p) => status_cell(p).unwrap_or_else(|| human_ns(p.elapsed_ns as f64)),
+                None => "-".into(),
+            });
+        }
+        rows.push(row);
+    }
+    let mut best = vec![None];
+    best.extend(cols.iter().map(|c| best_of(c, false)));
+    out.push(Section {
+        title: "Phase times".into(),
+        note: "wall time of each phase (the figure the articles report); the tables below give rates and latency percentiles".into(),
+        headers,
+        rows,
+        best,
+    });
+
     for (name, kind) in phase_names(r) {
         let headers = ["engine", "ops/s", "p50", "p99", "p99.9", "max", "ops", "checked", "cpu", "threads"];
         let mut rows = Vec::new();
