@@ -6,34 +6,34 @@ pub mod memory;
 pub mod registry;
 pub mod server;
 
+#[cfg(all(feature = "bdb", kvb_bdb))]
+pub mod bdb;
+#[cfg(all(feature = "gdbm", kvb_gdbm))]
+pub mod gdbm;
+#[cfg(all(feature = "kyotocabinet", kvb_kyotocabinet))]
+pub mod kyotocabinet;
 #[cfg(all(feature = "leveldb", kvb_leveldb))]
 pub mod leveldb;
 #[cfg(all(feature = "lmdb", kvb_lmdb))]
 pub mod lmdb;
-#[cfg(all(feature = "rocksdb", kvb_rocksdb))]
-pub mod rocksdb;
-#[cfg(all(feature = "sqlite", kvb_sqlite))]
-pub mod sqlite;
-#[cfg(all(feature = "tokyocabinet", kvb_tokyocabinet))]
-pub mod tokyocabinet;
-#[cfg(all(feature = "kyotocabinet", kvb_kyotocabinet))]
-pub mod kyotocabinet;
 #[cfg(feature = "memcached")]
 pub mod memcached;
 #[cfg(feature = "postgres")]
 pub mod postgres;
-#[cfg(feature = "redis")]
-pub mod redis;
 #[cfg(all(feature = "qdbm", kvb_qdbm))]
 pub mod qdbm;
+#[cfg(feature = "redis")]
+pub mod redis;
+#[cfg(all(feature = "rocksdb", kvb_rocksdb))]
+pub mod rocksdb;
+#[cfg(all(feature = "sqlite", kvb_sqlite))]
+pub mod sqlite;
 #[cfg(all(feature = "tinycdb", kvb_tinycdb))]
 pub mod tinycdb;
-#[cfg(all(feature = "gdbm", kvb_gdbm))]
-pub mod gdbm;
-#[cfg(all(feature = "bdb", kvb_bdb))]
-pub mod bdb;
 #[cfg(all(feature = "tkrzw", kvb_tkrzw))]
 pub mod tkrzw;
+#[cfg(all(feature = "tokyocabinet", kvb_tokyocabinet))]
+pub mod tokyocabinet;
 
 pub use registry::{entries, find, Entry};
 
