@@ -190,7 +190,7 @@ impl RunningServer for PgServer {
         m.insert("server".into(), "postgres".into());
         m.insert("version".into(), self.version.clone());
         if let Ok(mut c) = Client::connect(&pg_url(self.port), NoTls) {
-            for name in ["shared_buffers", "fsync", "synchronous_commit", "wal_level", "max_connections"] {
+            for name in ["shared_buffers", "wal_level", "max_connections"] {
                 if let Ok(rows) = c.query(&format!("SHOW {name}"), &[]) {
                     if let Some(v) = rows.first().and_then(|r| r.try_get::<_, String>(0).ok()) {
                         m.insert(name.into(), v);
@@ -198,6 +198,10 @@ impl RunningServer for PgServer {
                 }
             }
         }
+        // Each job sets these from its `sync` when it opens (the row's own `fsync` and
+        // `synchronous_commit` settings); a value read here would be the previous row's.
+        m.insert("fsync".into(), "per row, from sync (ALTER SYSTEM + reload on open)".into());
+        m.insert("synchronous_commit".into(), "per row, from sync (SET per connection)".into());
         m.insert("data_dir".into(), self.dir.join("data").display().to_string());
         m.insert("command".into(), self.proc.command().to_string());
         m.insert("log".into(), self.proc.log().display().to_string());
