@@ -70,7 +70,16 @@ pub struct PlanSpec {
 
 impl PlanSpec {
     pub fn hash(&self) -> u64 {
-        let json = serde_json::to_vec(self).expect("plan spec serialises");
+        let mut json = serde_json::to_vec(self).expect("plan spec serialises");
+        // Data a user brings can change under the same name: its size and modification time
+        // are part of the plan's identity, so an edited file gets a new plan.
+        if let Some(src) = &self.dataset.source {
+            let path = src.split_once(':').map(|(_, p)| p).unwrap_or(src);
+            if let Ok(m) = std::fs::metadata(path) {
+                let mtime = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                json.extend_from_slice(format!("{}:{:?}", m.len(), mtime).as_bytes());
+            }
+        }
         xxhash_rust::xxh3::xxh3_64_with_seed(&json, FORMAT_VERSION as u64)
     }
 }

@@ -61,6 +61,16 @@ struct RunArgs {
     value_size: Option<u32>,
     #[arg(long, value_parser = parse_key_kind)]
     key: Option<KeyKind>,
+    /// Dataset: a generator (synthetic, json-docs, dictionary, rows) or data you bring
+    /// (file:PATH.tsv, dir:PATH of <int>.json files).
+    #[arg(long)]
+    dataset: Option<String>,
+    /// Key column of a file:PATH.tsv dataset (1-based).
+    #[arg(long)]
+    key_column: Option<usize>,
+    /// Value column of a file:PATH.tsv dataset (1-based).
+    #[arg(long)]
+    value_column: Option<usize>,
     /// Named workload: default, readrandom, readseq, fillrandom, fillseq, overwrite.
     #[arg(long)]
     workload: Option<String>,
@@ -167,6 +177,21 @@ fn build_scenario(a: &RunArgs) -> Result<Scenario, String> {
     }
     if let Some(k) = a.key {
         s.dataset.key.kind = k;
+    }
+    if let Some(d) = &a.dataset {
+        if d.starts_with("file:") || d.starts_with("dir:") {
+            s.dataset.source = Some(d.clone());
+            s.dataset.generator = None;
+        } else {
+            s.dataset.generator = Some(d.clone());
+            s.dataset.source = None;
+        }
+    }
+    if a.key_column.is_some() {
+        s.dataset.key_column = a.key_column;
+    }
+    if a.value_column.is_some() {
+        s.dataset.value_column = a.value_column;
     }
     for p in s.phases.iter_mut() {
         if let Some(t) = a.threads {

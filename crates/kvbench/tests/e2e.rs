@@ -195,3 +195,20 @@ fn rows_with_different_durability_are_warned() {
     assert_eq!(code, 0, "{err}");
     assert!(result(tmp.path()).warnings.iter().any(|w| w.contains("different durability")), "{err}");
 }
+
+#[test]
+fn a_tsv_dataset_loads_and_a_malformed_line_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("d.tsv"), "x\t株式会社あいう\t1\ny\t有限会社かき\t2\nz\t合同会社さし\t3\n").unwrap();
+    let args = ["--engines", "memory", "--workload", "readrandom", "--dataset", "file:d.tsv", "--key-column", "2", "--value-column", "3"];
+    let (code, _, err) = run(tmp.path(), &args, &[]);
+    assert_eq!(code, 0, "{err}");
+    let r = result(tmp.path());
+    assert_eq!(r.plan.records, 3);
+    assert_eq!(r.engines[0].phases.iter().find(|p| p.name == "get").unwrap().ops, 3);
+
+    std::fs::write(tmp.path().join("d.tsv"), "x\t株式会社あいう\t1\ny\t有限会社かき\n").unwrap();
+    let (code, _, err) = run(tmp.path(), &args, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("d.tsv") && err.contains("line 2"), "{err}");
+}
