@@ -77,6 +77,10 @@ struct RunArgs {
     /// Threads of the read phases.
     #[arg(long)]
     threads: Option<u32>,
+    /// Open loop: offer get phases this many operations per second (latency counted from each
+    /// operation's intended start, so coordinated omission is corrected).
+    #[arg(long)]
+    rate: Option<f64>,
     /// Records per write batch of the load phase.
     #[arg(long)]
     batch: Option<u32>,
@@ -202,6 +206,9 @@ fn build_scenario(a: &RunArgs) -> Result<Scenario, String> {
             if matches!(p.kind, PhaseKind::Get | PhaseKind::MultiGet | PhaseKind::Scan) {
                 p.threads = Some(t);
             }
+        }
+        if let (Some(r), PhaseKind::Get) = (a.rate, p.kind) {
+            p.rate = Some(r);
         }
         if let (Some(b), PhaseKind::Load) = (a.batch, p.kind) {
             p.batch = Some(b);

@@ -352,6 +352,17 @@ enum Line {
 /// `timeout` or prints something that is not an event. Err says which.
 pub fn follow_worker(cmd: &mut Command, log: &Path, timeout: Duration, on_event: &mut dyn FnMut(&Event)) -> Result<(), String> {
     let log_file = std::fs::File::create(log).map_err(|e| format!("creating {}: {e}", log.display()))?;
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: prctl is async-signal-safe; it makes the kernel kill the worker if kvbench
+        // dies (even by SIGKILL), so no worker outlives its run.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+    }
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
