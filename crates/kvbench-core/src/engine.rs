@@ -151,10 +151,7 @@ impl Options {
                 OptionKind::Text => v.is_string(),
             };
             if !ok {
-                return Err(format!(
-                    "engine {engine} option `{k}` = {v}: expected {}",
-                    describe_kind(spec.kind)
-                ));
+                return Err(format!("engine {engine} option `{k}` = {v}: expected {}", describe_kind(spec.kind)));
             }
         }
         Ok(Options { values: given.clone(), specs: specs.to_vec() })

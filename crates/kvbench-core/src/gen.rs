@@ -150,7 +150,8 @@ pub struct JsonDocs {
 impl JsonDocs {
     pub fn new(seed: u64, spec: &DatasetSpec) -> Result<JsonDocs, String> {
         let mut s = spec.clone();
-        s.value = crate::spec::ValueSpec { size: None, min: Some(0), max: Some(2000), content: ValueContent::Printable };
+        s.value =
+            crate::spec::ValueSpec { size: None, min: Some(0), max: Some(2000), content: ValueContent::Printable };
         if let Some((a, b)) = spec.value.min.zip(spec.value.max) {
             s.value.min = Some(a);
             s.value.max = Some(b);
@@ -206,7 +207,9 @@ pub fn source_for(seed: u64, spec: &DatasetSpec) -> Result<Box<dyn RecordSource>
         Some("json-docs") => Ok(Box::new(JsonDocs::new(seed, spec)?)),
         Some("dictionary") => Ok(Box::new(dictionary::Dictionary::new(seed, spec)?)),
         Some("rows") => Ok(Box::new(rows::Rows::new(seed, spec)?)),
-        Some(other) => Err(format!("dataset generator `{other}` is unknown (known: synthetic, json-docs, dictionary, rows)")),
+        Some(other) => {
+            Err(format!("dataset generator `{other}` is unknown (known: synthetic, json-docs, dictionary, rows)"))
+        }
     }
 }
 

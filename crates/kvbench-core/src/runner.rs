@@ -427,8 +427,7 @@ impl Runner<'_> {
             }
         }
         res.latency = summarize(&tally.hist);
-        res.latency_by_op =
-            tally.by_op.iter().filter_map(|(k, h)| summarize(h).map(|l| (k.to_string(), l))).collect();
+        res.latency_by_op = tally.by_op.iter().filter_map(|(k, h)| summarize(h).map(|l| (k.to_string(), l))).collect();
         if let Some(what) = tally.unsupported {
             return na(res, format!("unsupported: {what}"));
         }
@@ -437,10 +436,8 @@ impl Runner<'_> {
             res.reason = Some(format!("{} errors; first: {e}", tally.errors));
         } else if tally.mismatches + tally.missing > 0 {
             res.status = Status::Failed;
-            res.reason = Some(format!(
-                "verification failed: {} wrong values, {} missing keys",
-                tally.mismatches, tally.missing
-            ));
+            res.reason =
+                Some(format!("verification failed: {} wrong values, {} missing keys", tally.mismatches, tally.missing));
         }
         res
     }

@@ -36,9 +36,7 @@ impl Usage {
 fn proc_io() -> (u64, u64) {
     let Ok(text) = std::fs::read_to_string("/proc/self/io") else { return (0, 0) };
     let field = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name).map(|v| v.trim().parse::<u64>().unwrap_or(0)))
-            .unwrap_or(0)
+        text.lines().find_map(|l| l.strip_prefix(name).map(|v| v.trim().parse::<u64>().unwrap_or(0))).unwrap_or(0)
     };
     (field("read_bytes:"), field("write_bytes:"))
 }
@@ -162,10 +160,7 @@ pub fn warnings(env: &Environment) -> Vec<String> {
         ));
     }
     if env.load_average > env.cores as f64 * 0.5 {
-        w.push(format!(
-            "machine is busy: load average {:.2} on {} cores before the run",
-            env.load_average, env.cores
-        ));
+        w.push(format!("machine is busy: load average {:.2} on {} cores before the run", env.load_average, env.cores));
     }
     w
 }

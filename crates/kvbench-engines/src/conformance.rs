@@ -55,7 +55,11 @@ fn check_reads(e: &dyn Engine, oracle: &Oracle, probe: &[Vec<u8>], caps: Capabil
         .map_err(|e| format!("full scan: {e}"))?;
         let want: Vec<_> = oracle.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         if got != want {
-            return Err(format!("full scan: {} records, oracle has {} (or order/values differ)", got.len(), want.len()));
+            return Err(format!(
+                "full scan: {} records, oracle has {} (or order/values differ)",
+                got.len(),
+                want.len()
+            ));
         }
         if let Some((mid, _)) = oracle.iter().nth(oracle.len() / 2) {
             let mut got = Vec::new();
@@ -81,7 +85,8 @@ pub fn run(desc: &EngineDescriptor, dir: &Path, url: Option<&str>) -> Result<(),
     let mut oracle = Oracle::new();
     let probe: Vec<Vec<u8>> = (0..260).map(key).collect();
 
-    let mut e = (desc.open)(&args(dir, &options, SyncMode::Commit, OpenMode::ReadWrite, url)).map_err(|e| format!("open: {e}"))?;
+    let mut e = (desc.open)(&args(dir, &options, SyncMode::Commit, OpenMode::ReadWrite, url))
+        .map_err(|e| format!("open: {e}"))?;
     // Load 200 records in batches of 50, and one with an empty value.
     for chunk in (0..200u32).collect::<Vec<_>>().chunks(50) {
         let vals: Vec<(Vec<u8>, Vec<u8>)> = chunk.iter().map(|&i| (key(i), value(i, 0))).collect();
@@ -123,7 +128,8 @@ pub fn run(desc: &EngineDescriptor, dir: &Path, url: Option<&str>) -> Result<(),
     e.close().map_err(|e| format!("close: {e}"))?;
 
     if caps.persistent {
-        let e = (desc.open)(&args(dir, &options, SyncMode::None, OpenMode::ReadWrite, url)).map_err(|e| format!("reopen: {e}"))?;
+        let e = (desc.open)(&args(dir, &options, SyncMode::None, OpenMode::ReadWrite, url))
+            .map_err(|e| format!("reopen: {e}"))?;
         check_reads(e.as_ref(), &oracle, &probe, caps).map_err(|m| format!("after reopen: {m}"))?;
         e.close().map_err(|e| format!("close: {e}"))?;
         if caps.read_only_open {
@@ -148,7 +154,8 @@ pub fn sync_modes(desc: &EngineDescriptor, root: &Path, url: Option<&str>) -> Re
     for (n, sync) in [SyncMode::None, SyncMode::Commit, SyncMode::Always].into_iter().enumerate() {
         let dir = root.join(format!("sync{n}"));
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        let mut e = (desc.open)(&args(&dir, &options, sync, OpenMode::ReadWrite, url)).map_err(|e| format!("open sync={sync}: {e}"))?;
+        let mut e = (desc.open)(&args(&dir, &options, sync, OpenMode::ReadWrite, url))
+            .map_err(|e| format!("open sync={sync}: {e}"))?;
         e.write(&[WriteOp { key: b"a", value: Some(b"1") }, WriteOp { key: b"b", value: Some(b"2") }])
             .map_err(|e| format!("write sync={sync}: {e}"))?;
         e.finish_load().map_err(|e| format!("finish_load sync={sync}: {e}"))?;

@@ -73,7 +73,12 @@ impl Reader for MemoryReader<'_> {
         }
     }
 
-    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<usize> {
+    fn scan(
+        &mut self,
+        start: Option<&[u8]>,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
         let m = self.map.read().map_err(|_| EngineError::store("lock poisoned"))?;
         let mut n = 0;
         let lo = start.map(|s| std::ops::Bound::Included(s.to_vec())).unwrap_or(std::ops::Bound::Unbounded);

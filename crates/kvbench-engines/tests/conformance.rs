@@ -56,9 +56,19 @@ fn scenario() -> Scenario {
         mix: Some(Mix { read: 5.0, update: 4.0, scan: 0.0, delete: 1.0 }),
         ..PhaseDef::new(PhaseKind::Mixed)
     });
-    s.phases.push(PhaseDef { name: Some("get-after".into()), distribution: Some(Distribution::Sequential), ..PhaseDef::new(PhaseKind::Get) });
+    s.phases.push(PhaseDef {
+        name: Some("get-after".into()),
+        distribution: Some(Distribution::Sequential),
+        ..PhaseDef::new(PhaseKind::Get)
+    });
     s.phases.push(PhaseDef::new(PhaseKind::Scan));
-    s.phases.push(PhaseDef { name: Some("scan-short".into()), count: Some(10), length: Some(20), distribution: Some(Distribution::Uniform), ..PhaseDef::new(PhaseKind::Scan) });
+    s.phases.push(PhaseDef {
+        name: Some("scan-short".into()),
+        count: Some(10),
+        length: Some(20),
+        distribution: Some(Distribution::Uniform),
+        ..PhaseDef::new(PhaseKind::Scan)
+    });
     s
 }
 
@@ -100,7 +110,8 @@ fn run_plan(desc: &'static kvbench_core::engine::EngineDescriptor, url: Option<&
             }
             // After a skipped delete, later reads expect deleted keys to be gone: only check
             // phases the engine could follow.
-            if (caps.build_once || !caps.delete) && matches!(result.name.as_str(), "get-after" | "scan" | "scan-short") {
+            if (caps.build_once || !caps.delete) && matches!(result.name.as_str(), "get-after" | "scan" | "scan-short")
+            {
                 continue;
             }
             assert_eq!(result.status, Status::Ok, "{}: phase {} failed: {:?}", desc.name, result.name, result.reason);

@@ -211,7 +211,8 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
     let load_name = phase_names(r).into_iter().find(|(_, k)| k == "load").map(|(n, _)| n);
 
     // Summary: one row per engine.
-    let headers = ["engine", "version", "status", "sync", "open", "load time", "load rate", "space", "space amp", "close"];
+    let headers =
+        ["engine", "version", "status", "sync", "open", "load time", "load rate", "space", "space amp", "close"];
     let mut rows = Vec::new();
     let (mut load_t, mut space) = (Vec::new(), Vec::new());
     for e in &r.engines {
@@ -299,7 +300,18 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
                     v.push(None);
                 }
                 let why = e.error.as_deref().map(first_line).unwrap_or("not run");
-                rows.push(vec![e.label.clone(), format!("- ({why})"), "".into(), "".into(), "".into(), "".into(), "".into(), "".into(), "".into(), "".into()]);
+                rows.push(vec![
+                    e.label.clone(),
+                    format!("- ({why})"),
+                    "".into(),
+                    "".into(),
+                    "".into(),
+                    "".into(),
+                    "".into(),
+                    "".into(),
+                    "".into(),
+                    "".into(),
+                ]);
                 continue;
             };
             unit = p.unit.clone();
@@ -314,7 +326,18 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
                     v.push(None);
                 }
                 let why = p.reason.as_deref().map(first_line).unwrap_or("");
-                rows.push(vec![e.label.clone(), format!("{s}: {why}"), "".into(), "".into(), "".into(), "".into(), p.ops.to_string(), "".into(), "".into(), "".into()]);
+                rows.push(vec![
+                    e.label.clone(),
+                    format!("{s}: {why}"),
+                    "".into(),
+                    "".into(),
+                    "".into(),
+                    "".into(),
+                    p.ops.to_string(),
+                    "".into(),
+                    "".into(),
+                    "".into(),
+                ]);
                 continue;
             }
             let l = p.latency.clone().unwrap_or_default();
@@ -323,7 +346,11 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
             p99.push(Some(l.p99_ns as f64));
             p999.push(Some(l.p999_ns as f64));
             max.push(Some(l.max_ns as f64));
-            let checked = if p.mismatches + p.missing == 0 { "ok".to_string() } else { format!("{} bad", p.mismatches + p.missing) };
+            let checked = if p.mismatches + p.missing == 0 {
+                "ok".to_string()
+            } else {
+                format!("{} bad", p.mismatches + p.missing)
+            };
             let rate_cell = match spreads.get(&(e.label.clone(), name.clone())) {
                 Some((n, sp)) => format!(
                     "{} ±{:.0}%{} (n={n})",
@@ -447,7 +474,12 @@ pub fn table(r: &RunResult) -> String {
         t.load_preset(UTF8_FULL_CONDENSED);
         t.set_header(&s.headers);
         for (i, row) in s.rows.iter().enumerate() {
-            t.add_row(row.iter().enumerate().map(|(c, cell)| mark(cell, s.best.get(c).copied().flatten() == Some(i))).collect::<Vec<_>>());
+            t.add_row(
+                row.iter()
+                    .enumerate()
+                    .map(|(c, cell)| mark(cell, s.best.get(c).copied().flatten() == Some(i)))
+                    .collect::<Vec<_>>(),
+            );
         }
         out.push_str(&format!("\n{} ({})\n{t}\n", s.title, s.note));
     }

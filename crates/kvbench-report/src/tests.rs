@@ -42,7 +42,11 @@ pub fn fixture() -> RunResult {
             phase("open", "open", 1, 1_000_000, 1_000_000),
             phase("load", "load", 1000, 2_000_000 * scale, 1500 * scale),
             phase("get", "get", 1000, 500_000 * scale, 400 * scale),
-            PhaseResult { status: Status::NotApplicable, reason: Some("engine has no ordered scan".into()), ..phase("scan", "scan", 0, 0, 1) },
+            PhaseResult {
+                status: Status::NotApplicable,
+                reason: Some("engine has no ordered scan".into()),
+                ..phase("scan", "scan", 0, 0, 1)
+            },
             phase("close", "close", 1, 100_000, 100_000),
         ],
         space_bytes: 200_000 * scale,
@@ -68,7 +72,15 @@ pub fn fixture() -> RunResult {
         command: vec!["kvbench".into(), "run".into()],
         intent: "Snapshot fixture.".into(),
         sync: "commit".into(),
-        plan: PlanInfo { hash: "00ff".into(), seed: 1, records: 1000, unique_records: 1000, raw_bytes: 116_000, generation_ns: 1, reused: false },
+        plan: PlanInfo {
+            hash: "00ff".into(),
+            seed: 1,
+            records: 1000,
+            unique_records: 1000,
+            raw_bytes: 116_000,
+            generation_ns: 1,
+            reused: false,
+        },
         workload: serde_json::json!({}),
         environment: Environment {
             hostname: "host".into(),

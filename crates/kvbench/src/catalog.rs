@@ -43,7 +43,12 @@ fn rust_info(d: &EngineDescriptor) -> EngineInfo {
         options: d
             .options
             .iter()
-            .map(|o| OptionInfo { name: o.name.into(), kind: describe_kind(o.kind), default: o.default.into(), doc: o.doc.into() })
+            .map(|o| OptionInfo {
+                name: o.name.into(),
+                kind: describe_kind(o.kind),
+                default: o.default.into(),
+                doc: o.doc.into(),
+            })
             .collect(),
         available: avail.is_ok(),
         why: avail.err().unwrap_or_default(),
@@ -84,7 +89,10 @@ pub fn python() -> Result<PathBuf, String> {
     if py.exists() {
         Ok(py)
     } else {
-        Err(format!("Python worker not set up ({} missing): run `make python` or drivers/python/setup.sh", py.display()))
+        Err(format!(
+            "Python worker not set up ({} missing): run `make python` or drivers/python/setup.sh",
+            py.display()
+        ))
     }
 }
 
@@ -121,7 +129,11 @@ pub fn python_engines() -> Result<Vec<EngineInfo>, String> {
                 options: opts
                     .iter()
                     .map(|o| {
-                        let f = |k: &str| o.get(k).map(|s| s.as_str().map(String::from).unwrap_or_else(|| s.to_string())).unwrap_or_default();
+                        let f = |k: &str| {
+                            o.get(k)
+                                .map(|s| s.as_str().map(String::from).unwrap_or_else(|| s.to_string()))
+                                .unwrap_or_default()
+                        };
                         OptionInfo { name: f("name"), kind: f("kind"), default: f("default"), doc: f("doc") }
                     })
                     .collect(),
@@ -180,7 +192,10 @@ pub fn resolve(name: &str) -> Result<Resolved, String> {
     if name.starts_with("py-") {
         let py = python()?;
         let list = python_engines()?;
-        let info = list.into_iter().find(|e| e.name == name).ok_or_else(|| format!("the Python worker has no engine `{name}`"))?;
+        let info = list
+            .into_iter()
+            .find(|e| e.name == name)
+            .ok_or_else(|| format!("the Python worker has no engine `{name}`"))?;
         if !info.available {
             return Err(format!("{name} unavailable: {}", info.why));
         }
@@ -219,7 +234,11 @@ pub fn print_list(json: bool) -> String {
     }
     let mut t = comfy_table_lite(&["engine", "runtime", "version", "capabilities", "options", "status"]);
     for e in &all {
-        let opts: Vec<String> = e.options.iter().map(|o| if o.default.is_empty() { o.name.clone() } else { format!("{}={}", o.name, o.default) }).collect();
+        let opts: Vec<String> = e
+            .options
+            .iter()
+            .map(|o| if o.default.is_empty() { o.name.clone() } else { format!("{}={}", o.name, o.default) })
+            .collect();
         t.push(vec![
             e.name.clone(),
             format!("{:?}", e.runtime).to_lowercase() + if e.server { " (server)" } else { "" },

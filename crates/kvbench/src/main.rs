@@ -15,7 +15,11 @@ use kvbench_core::spec::{CacheMode, KeyKind, PhaseKind};
 use kvbench_report::Format;
 
 #[derive(Parser)]
-#[command(name = "kvbench", version, about = "Honest benchmarks of key-value stores: same data, same operations, every read verified")]
+#[command(
+    name = "kvbench",
+    version,
+    about = "Honest benchmarks of key-value stores: same data, same operations, every read verified"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
@@ -24,7 +28,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run a scenario file, or the default comparison shaped by the flags.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List engines with version, capabilities, options, and why one is unavailable.
     List {
         #[arg(long)]
@@ -117,7 +121,8 @@ struct RunArgs {
 }
 
 fn parse_key_kind(s: &str) -> Result<KeyKind, String> {
-    serde_json::from_value(serde_json::Value::String(s.into())).map_err(|_| "key kinds: u32be, u64be, decimal, ycsb".into())
+    serde_json::from_value(serde_json::Value::String(s.into()))
+        .map_err(|_| "key kinds: u32be, u64be, decimal, ycsb".into())
 }
 fn parse_sync(s: &str) -> Result<SyncMode, String> {
     serde_json::from_value(serde_json::Value::String(s.into())).map_err(|_| "sync: none, commit, always".into())
@@ -244,7 +249,7 @@ fn main() {
             0
         }
         Cmd::Report { file, format, output } => report(&file, &format, output.as_deref()),
-        Cmd::Run(a) => run(a),
+        Cmd::Run(a) => run(*a),
     };
     std::process::exit(code);
 }

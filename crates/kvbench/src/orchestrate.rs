@@ -94,7 +94,8 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
         }
         let r = catalog::resolve(&v.name);
         if let Ok(Resolved::Rust(d)) = &r {
-            Options::parse(d.name, d.options, &v.options).map_err(|e| anyhow::anyhow!("[[engine]] {}: {e}", v.label()))?;
+            Options::parse(d.name, d.options, &v.options)
+                .map_err(|e| anyhow::anyhow!("[[engine]] {}: {e}", v.label()))?;
         }
         resolved.push(r);
     }
@@ -106,7 +107,8 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
     let result_path = o.out_dir.join(format!("{run_id}.json"));
     let env = sys::environment(&o.data_dir);
     let mut warnings = sys::warnings(&env);
-    let syncs: std::collections::BTreeSet<String> = variants.iter().map(|v| v.sync.unwrap_or(s.sync).to_string()).collect();
+    let syncs: std::collections::BTreeSet<String> =
+        variants.iter().map(|v| v.sync.unwrap_or(s.sync).to_string()).collect();
     if syncs.len() > 1 {
         warnings.push(format!(
             "rows use different durability settings ({}): compare write figures with care",
@@ -217,7 +219,11 @@ fn sanitize(s: &str) -> String {
 }
 
 /// Start (once per run) the server an engine needs, unless the row gives a URL.
-fn server_url(name: &str, start: fn(&Path) -> Result<Box<dyn RunningServer>, String>, o: &RunOptions) -> Result<(String, BTreeMap<String, String>), String> {
+fn server_url(
+    name: &str,
+    start: fn(&Path) -> Result<Box<dyn RunningServer>, String>,
+    o: &RunOptions,
+) -> Result<(String, BTreeMap<String, String>), String> {
     let mut servers = SERVERS.lock().map_err(|_| "server registry poisoned".to_string())?;
     if let Some((_, s)) = servers.iter().find(|(n, _)| n == name) {
         return Ok((s.url(), s.info()));
@@ -235,7 +241,15 @@ fn server_url(name: &str, start: fn(&Path) -> Result<Box<dyn RunningServer>, Str
     Ok(out)
 }
 
-fn run_variant(s: &Scenario, v: &Variant, r: &Resolved, plan: &Path, dir: &Path, o: &RunOptions, row: &mut EngineResult) {
+fn run_variant(
+    s: &Scenario,
+    v: &Variant,
+    r: &Resolved,
+    plan: &Path,
+    dir: &Path,
+    o: &RunOptions,
+    row: &mut EngineResult,
+) {
     let fail = |row: &mut EngineResult, e: String| {
         row.status = Status::Failed;
         row.error = Some(e);
@@ -350,7 +364,12 @@ enum Line {
 
 /// Spawn a worker and feed its events to `on_event` until it says done, dies, hangs past
 /// `timeout` or prints something that is not an event. Err says which.
-pub fn follow_worker(cmd: &mut Command, log: &Path, timeout: Duration, on_event: &mut dyn FnMut(&Event)) -> Result<(), String> {
+pub fn follow_worker(
+    cmd: &mut Command,
+    log: &Path,
+    timeout: Duration,
+    on_event: &mut dyn FnMut(&Event),
+) -> Result<(), String> {
     let log_file = std::fs::File::create(log).map_err(|e| format!("creating {}: {e}", log.display()))?;
     {
         use std::os::unix::process::CommandExt;

@@ -20,7 +20,11 @@ fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String)
         c.env(k, v);
     }
     let o = c.output().unwrap();
-    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
 }
 
 fn result(dir: &Path) -> RunResult {
@@ -85,7 +89,11 @@ fn a_worker_killed_mid_run_costs_only_its_row() {
     assert_eq!(a.status, Status::Failed);
     let why = a.error.as_deref().unwrap();
     assert!(why.contains("signal") && why.contains("after phase load"), "{why}");
-    assert_eq!(a.phases.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["open", "load"], "what was measured is kept");
+    assert_eq!(
+        a.phases.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+        ["open", "load"],
+        "what was measured is kept"
+    );
     assert_eq!(b.status, Status::Ok, "{:?}", b.error);
     assert!(out.contains("FAILED"), "{out}");
 }
@@ -117,7 +125,10 @@ fn a_bad_scenario_names_file_line_and_field() {
 #[test]
 fn unknown_engines_and_options_are_refused_before_running() {
     let tmp = tempfile::tempdir().unwrap();
-    let s = write_scenario(tmp.path(), "engines = []\n[[phase]]\nkind = \"load\"\n[[engine]]\nname = \"memory\"\noptions = { bogus = 1 }\n");
+    let s = write_scenario(
+        tmp.path(),
+        "engines = []\n[[phase]]\nkind = \"load\"\n[[engine]]\nname = \"memory\"\noptions = { bogus = 1 }\n",
+    );
     let (code, _, err) = run(tmp.path(), &[s.to_str().unwrap()], &[]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no option `bogus`"), "{err}");
@@ -134,7 +145,13 @@ fn report_renders_every_format() {
     let (code, _, err) = run(tmp.path(), &["--engines", "memory", "--records", "100", "--workload", "readrandom"], &[]);
     assert_eq!(code, 0, "{err}");
     let file = std::fs::read_dir(tmp.path().join("results")).unwrap().next().unwrap().unwrap().path();
-    for (fmt, needle) in [("table", "Phase get"), ("markdown", "## Phase get"), ("csv", "run_id,engine"), ("json", "\"schema\""), ("html", "<!DOCTYPE html>")] {
+    for (fmt, needle) in [
+        ("table", "Phase get"),
+        ("markdown", "## Phase get"),
+        ("csv", "run_id,engine"),
+        ("json", "\"schema\""),
+        ("html", "<!DOCTYPE html>"),
+    ] {
         let o = kvbench(tmp.path()).args(["report", file.to_str().unwrap(), "--format", fmt]).output().unwrap();
         assert!(o.status.success(), "{fmt}");
         assert!(String::from_utf8_lossy(&o.stdout).contains(needle), "{fmt}");
@@ -200,7 +217,18 @@ fn rows_with_different_durability_are_warned() {
 fn a_tsv_dataset_loads_and_a_malformed_line_is_named() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("d.tsv"), "x\t株式会社あいう\t1\ny\t有限会社かき\t2\nz\t合同会社さし\t3\n").unwrap();
-    let args = ["--engines", "memory", "--workload", "readrandom", "--dataset", "file:d.tsv", "--key-column", "2", "--value-column", "3"];
+    let args = [
+        "--engines",
+        "memory",
+        "--workload",
+        "readrandom",
+        "--dataset",
+        "file:d.tsv",
+        "--key-column",
+        "2",
+        "--value-column",
+        "3",
+    ];
     let (code, _, err) = run(tmp.path(), &args, &[]);
     assert_eq!(code, 0, "{err}");
     let r = result(tmp.path());
