@@ -50,7 +50,12 @@ pub struct PhaseResult {
     pub mismatches: u64,
     /// Reads that found nothing where the plan expects a value.
     pub missing: u64,
+    /// Time inside the timed calls (for parallel phases, of the busiest thread; for an open
+    /// loop, the wall time).
     pub elapsed_ns: u64,
+    /// Wall time of the whole phase, the runner's work between calls included.
+    #[serde(default)]
+    pub wall_ns: u64,
     /// `ops` per second of `elapsed_ns`.
     pub ops_per_sec: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -135,6 +135,7 @@ def phase_result(name: str, kind: str) -> dict[str, Any]:
         "mismatches": 0,
         "missing": 0,
         "elapsed_ns": 0,
+        "wall_ns": 0,
         "ops_per_sec": 0.0,
         "latency": None,
         "threads": 1,
@@ -219,7 +220,7 @@ class Emitter:
 # ---- validation (used by the tests on every event this worker and the Rust worker print) ----
 
 _LATENCY_INTS = ("min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns")
-_RESULT_INTS = ("ops", "requests", "errors", "mismatches", "missing", "elapsed_ns", "cpu_user_ns",
+_RESULT_INTS = ("ops", "requests", "errors", "mismatches", "missing", "elapsed_ns", "wall_ns", "cpu_user_ns",
                 "cpu_sys_ns", "max_rss_kb", "io_read_bytes", "io_write_bytes")
 
 

@@ -180,7 +180,7 @@ class Runner:
         h = hist.new_histogram()
         hist.record_samples(h, [ns])
         r = phase_result(name, name)
-        r.update(ops=1, requests=1, unit=name, elapsed_ns=ns, ops_per_sec=1e9 / max(ns, 1),
+        r.update(ops=1, requests=1, unit=name, elapsed_ns=ns, wall_ns=ns, ops_per_sec=1e9 / max(ns, 1),
                  latency=hist.summarize(h), cache="-")
         fill_usage(r, usage0)
         return r
@@ -250,6 +250,7 @@ class Runner:
             res["threads"] = 1
 
         usage0 = Usage.now()
+        wall0 = pc()
         self._last_progress = pc()
         gc.collect()
         gc.disable()
@@ -288,6 +289,7 @@ class Runner:
                 tally.error(e)
         tally.flush()
         res["elapsed_ns"] = elapsed
+        res["wall_ns"] = pc() - wall0
         fill_usage(res, usage0)
         res.update(ops=tally.ops, requests=tally.requests, errors=tally.errors, mismatches=tally.mismatches,
                    missing=tally.missing, ops_per_sec=tally.ops / max(elapsed / 1e9, 1e-9),
