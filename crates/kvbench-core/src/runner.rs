@@ -381,6 +381,11 @@ impl Runner<'_> {
 
         // Open mode and cache state for this phase.
         let want = if ph.kind.writes() { OpenMode::ReadWrite } else { self.job.open_mode };
+        match want {
+            OpenMode::ReadOnly if !caps.read_only_open => return na(res, "engine has no read-only open".into()),
+            OpenMode::Secondary if !caps.secondary_open => return na(res, "engine has no secondary open".into()),
+            _ => {}
+        }
         if want != self.mode || ph.cache == CacheMode::Cold {
             match self.reopen(want, ph.cache == CacheMode::Cold) {
                 Ok((t, evicted)) => {

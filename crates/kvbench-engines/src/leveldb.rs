@@ -180,6 +180,9 @@ pub struct LevelDb {
     write_opts: *mut leveldb_writeoptions_t,
     sync: SyncMode,
     settings: BTreeMap<String, String>,
+    /// Something was written since open: only then does close force data to disk (an
+    /// open-per-operation read must not pay an fsync at every close).
+    wrote: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: a leveldb_t is thread-safe (LevelDB's DB serialises writers internally). The option
@@ -206,6 +209,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
             write_opts: leveldb_writeoptions_create(),
             sync: args.sync,
             settings: BTreeMap::new(),
+            wrote: Default::default(),
         }
     };
     let compression = o.text("compression").unwrap_or_else(|| "snappy".into());
@@ -278,7 +282,7 @@ impl LevelDb {
     fn shut(&mut self) -> Result<()> {
         let mut r = Ok(());
         if !self.db.is_null() {
-            if self.sync == SyncMode::None {
+            if self.sync == SyncMode::None && self.wrote.load(std::sync::atomic::Ordering::Relaxed) {
                 // LevelDB has no flush call: a synced (empty) write fsyncs the log, making every
                 // earlier unsynced write durable.
                 // SAFETY: live objects; the batch is destroyed right after.
@@ -333,6 +337,7 @@ impl Drop for Batch {
 
 impl Engine for LevelDb {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        self.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
         // SAFETY: constructor without arguments; owned by the guard.
         let b = Batch(unsafe { leveldb_writebatch_create() });
         for w in batch {

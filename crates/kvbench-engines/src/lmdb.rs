@@ -162,6 +162,9 @@ pub struct Lmdb {
     no_sync: bool,
     flags: c_uint,
     map_size: usize,
+    /// Something was written since open: only then does close force data to disk (an
+    /// open-per-operation read must not pay an fsync at every close).
+    wrote: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: an MDB_env is thread-safe (LMDB serialises writers with its own lock). Read
@@ -202,7 +205,8 @@ impl Lmdb {
         // SAFETY: mdb_env_create writes a fresh handle into `env`.
         check(unsafe { mdb_env_create(&mut env) }, "mdb_env_create")?;
         // From here on Drop closes the handle, whatever fails next.
-        let mut db = Lmdb { env, dbi: 0, opened: false, read_only, no_sync, flags, map_size };
+        let mut db =
+            Lmdb { env, dbi: 0, opened: false, read_only, no_sync, flags, map_size, wrote: Default::default() };
         // SAFETY: `env` is a live handle not yet opened, which is when these setters are allowed.
         check(unsafe { mdb_env_set_mapsize(env, map_size) }, "mdb_env_set_mapsize")?;
         // SAFETY: as above.
@@ -226,7 +230,7 @@ impl Lmdb {
             return Ok(());
         }
         let mut r = Ok(());
-        if self.opened && self.no_sync {
+        if self.opened && self.no_sync && self.wrote.load(std::sync::atomic::Ordering::Relaxed) {
             // SAFETY: the env is open and read-write; force = 1 flushes despite MDB_NOSYNC.
             r = check(unsafe { mdb_env_sync(self.env, 1) }, "mdb_env_sync");
         }
@@ -281,6 +285,7 @@ impl Engine for Lmdb {
         if self.read_only {
             return Err(EngineError::store("lmdb: opened read-only"));
         }
+        self.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
         let txn = Txn::begin(self, 0)?;
         for w in batch {
             let mut k = MDB_val::of(w.key);

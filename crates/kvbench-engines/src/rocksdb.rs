@@ -76,6 +76,9 @@ pub struct Rocks {
     write_opts: WriteOptions,
     sync: SyncMode,
     settings: BTreeMap<String, String>,
+    /// Something was written since open: only then does close force data to disk (an
+    /// open-per-operation read must not pay an fsync at every close).
+    wrote: std::sync::atomic::AtomicBool,
 }
 
 fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
@@ -169,7 +172,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     settings.insert("write_batch".into(), "one WriteBatch per batch".into());
     settings.insert("multi_get".into(), "DB::multi_get (RocksDB MultiGet)".into());
     settings.insert("binding".into(), "rust-rocksdb 0.20.1".into());
-    Ok(Box::new(Rocks { db, mode: args.mode, write_opts, sync, settings }))
+    Ok(Box::new(Rocks { db, mode: args.mode, write_opts, sync, settings, wrote: Default::default() }))
 }
 
 impl Engine for Rocks {
@@ -177,6 +180,7 @@ impl Engine for Rocks {
         if self.mode != OpenMode::ReadWrite {
             return Err(EngineError::store(format!("rocksdb: opened {:?}, cannot write", self.mode)));
         }
+        self.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
         let mut wb = WriteBatch::default();
         for w in batch {
             match w.value {
@@ -192,7 +196,10 @@ impl Engine for Rocks {
     }
 
     fn close(self: Box<Self>) -> Result<()> {
-        if self.mode == OpenMode::ReadWrite && self.sync == SyncMode::None {
+        if self.mode == OpenMode::ReadWrite
+            && self.sync == SyncMode::None
+            && self.wrote.load(std::sync::atomic::Ordering::Relaxed)
+        {
             // Without per-write sync the WAL sits in the page cache; make it durable now.
             self.db.flush_wal(true).map_err(err)?;
         }

@@ -69,6 +69,9 @@ pub struct Sqlite {
     mmap_size: Option<i64>,
     sync: SyncMode,
     settings: BTreeMap<String, String>,
+    /// Something was written since open: only then does close force data to disk (an
+    /// open-per-operation read must not pay an fsync at every close).
+    wrote: std::sync::atomic::AtomicBool,
 }
 
 /// Per-connection settings shared by the writer and every reader.
@@ -144,7 +147,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     settings
         .insert("write_batch".into(), "one BEGIN IMMEDIATE transaction per batch (INSERT OR REPLACE / DELETE)".into());
     settings.insert("reader".into(), "one read-only connection per reader, autocommit statements".into());
-    Ok(Box::new(Sqlite { writer, path, cache_kib, mmap_size, sync: args.sync, settings }))
+    Ok(Box::new(Sqlite { writer, path, cache_kib, mmap_size, sync: args.sync, settings, wrote: Default::default() }))
 }
 
 fn read_connection(path: &std::path::Path, cache_kib: Option<i64>, mmap_size: Option<i64>) -> Result<Connection> {
@@ -159,6 +162,7 @@ impl Engine for Sqlite {
         let Some(w) = &self.writer else {
             return Err(EngineError::store("sqlite: opened read-only"));
         };
+        self.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
         let mut c = w.lock().map_err(|_| EngineError::store("sqlite: writer lock poisoned"))?;
         let tx = c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
         {
@@ -179,11 +183,11 @@ impl Engine for Sqlite {
     }
 
     fn close(self: Box<Self>) -> Result<()> {
-        let Sqlite { writer, path, sync, .. } = *self;
+        let Sqlite { writer, path, sync, wrote, .. } = *self;
         if let Some(w) = writer {
             let c = w.into_inner().map_err(|_| EngineError::store("sqlite: writer lock poisoned"))?;
             c.close().map_err(|(_, e)| err(e))?;
-            if sync == SyncMode::None {
+            if sync == SyncMode::None && wrote.into_inner() {
                 // synchronous=OFF never fsyncs; closing the last connection checkpointed the WAL
                 // into the database file, which is made durable here.
                 std::fs::File::open(&path)?.sync_all()?;

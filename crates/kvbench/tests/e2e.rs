@@ -240,3 +240,18 @@ fn a_tsv_dataset_loads_and_a_malformed_line_is_named() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("d.tsv") && err.contains("line 2"), "{err}");
 }
+
+#[test]
+fn an_open_mode_the_engine_lacks_is_not_applicable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = write_scenario(
+        tmp.path(),
+        "[dataset]\nrecords = 50\n[[phase]]\nkind = \"load\"\n[[phase]]\nkind = \"get\"\n[[engine]]\nname = \"lmdb\"\nopen = \"secondary\"\n",
+    );
+    let (code, _, err) = run(tmp.path(), &[s.to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "{err}");
+    let r = result(tmp.path());
+    let get = r.engines[0].phases.iter().find(|p| p.name == "get").unwrap();
+    assert_eq!(get.status, Status::NotApplicable);
+    assert!(get.reason.as_deref().unwrap().contains("secondary"));
+}
