@@ -35,6 +35,7 @@ class JobPhase:
     keys_per_request: int = 1
     cache: str = "warm"
     open_per: str = "phase"
+    rate: Optional[float] = None
 
 
 @dataclass
@@ -99,6 +100,8 @@ def parse_job(obj: Any) -> Job:
             keys_per_request=_need(p, "keys_per_request", lambda v: _is_uint(v, 32), "an integer", pw, 1),
             cache=_need(p, "cache", lambda v: v in CACHE_MODES, "warm or cold", pw, "warm"),
             open_per=_need(p, "open_per", lambda v: v in OPEN_PER, "phase or operation", pw, "phase"),
+            rate=_need(p, "rate", lambda v: v is None or (isinstance(v, (int, float)) and v > 0),
+                       "a positive number", pw, None),
         ))
     return Job(protocol=protocol, engine=engine, label=label, plan=plan, dir=dir_, sync=sync, phases=phases,
                options=options, open_mode=open_mode, url=url, progress_ms=progress_ms)

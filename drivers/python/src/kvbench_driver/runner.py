@@ -245,6 +245,8 @@ class Runner:
                 res["reason"] = f"reopen failed: {describe_error(e)}"
                 self._recover()
                 return res
+        if ph.rate is not None:
+            res["notes"].append("the Python worker has no open loop yet: this phase ran closed-loop")
         if ph.threads > 1:
             res["notes"].append("the Python worker runs phases on one thread (one interpreter lock)")
             res["threads"] = 1
