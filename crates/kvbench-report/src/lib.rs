@@ -280,7 +280,7 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
     best.extend(cols.iter().map(|c| best_of(c, false)));
     out.push(Section {
         title: "Phase times".into(),
-        note: "wall time of each phase (the figure the articles report); the tables below give rates and latency percentiles".into(),
+        note: "time of each phase inside the engine calls (the figure the articles report); the tables below give rates and latency percentiles".into(),
         headers,
         rows,
         best,
