@@ -36,6 +36,18 @@ pub struct Scenario {
     pub dataset: DatasetSpec,
     #[serde(default, rename = "phase")]
     pub phases: Vec<PhaseDef>,
+    /// Ratios of two rows' ops/s in one phase that the report computes (COPY over INSERT...).
+    #[serde(default, rename = "ratio")]
+    pub ratios: Vec<RatioDef>,
+}
+
+/// `[[ratio]]`: ops/s of row `numerator` divided by row `denominator` in `phase`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatioDef {
+    pub phase: String,
+    pub numerator: String,
+    pub denominator: String,
 }
 
 fn default_seed() -> u64 {
@@ -182,6 +194,17 @@ impl Scenario {
             }
             if p.open_per == OpenPer::Operation && p.kind != PhaseKind::Get {
                 return Err(format!("[[phase]] {}: open_per = \"operation\" is only for get phases", i + 1));
+            }
+        }
+        let labels: Vec<String> = self.all_variants().iter().map(|v| v.label()).collect();
+        for (i, r) in self.ratios.iter().enumerate() {
+            if !names.contains(&r.phase) {
+                return Err(format!("[[ratio]] {}: no phase named `{}`", i + 1, r.phase));
+            }
+            for l in [&r.numerator, &r.denominator] {
+                if !labels.contains(l) {
+                    return Err(format!("[[ratio]] {}: no engine row labelled `{l}`", i + 1));
+                }
             }
         }
         if self.engines.is_empty() && self.variants.is_empty() {

@@ -256,6 +256,35 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
         best,
     });
 
+    // Ratios the scenario asks for (`[[ratio]]`), e.g. COPY over INSERT rows/s.
+    if let Some(defs) = r.workload.get("ratio").and_then(|v| v.as_array()).filter(|a| !a.is_empty()) {
+        let mut rows = Vec::new();
+        for d in defs {
+            let f = |k: &str| d.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+            let (ph, num, den) = (f("phase"), f("numerator"), f("denominator"));
+            let rate = |label: &str| {
+                r.engines
+                    .iter()
+                    .find(|e| e.label == label)
+                    .and_then(|e| phase(e, &ph))
+                    .filter(|p| p.status == Status::Ok)
+                    .map(|p| p.ops_per_sec)
+            };
+            let cell = match (rate(&num), rate(&den)) {
+                (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
+                _ => "-".into(),
+            };
+            rows.push(vec![ph.clone(), num.clone(), den.clone(), cell]);
+        }
+        out.push(Section {
+            title: "Ratios".into(),
+            note: "ops/s of one row over another in the same phase, as the scenario asks".into(),
+            headers: ["phase", "numerator", "denominator", "ratio"].iter().map(|s| s.to_string()).collect(),
+            rows,
+            best: vec![None; 4],
+        });
+    }
+
     // The articles' own view: wall time of each phase side by side (open and close included).
     let mut names: Vec<String> = vec!["open".into()];
     names.extend(phase_names(r).into_iter().map(|(n, _)| n));

@@ -167,3 +167,16 @@ fn repetitions_collapse_to_the_median_and_flag_a_wide_spread() {
     assert_eq!(get.rows[0][1], "2.00M ±50% ! (n=3)");
     assert!(get.note.contains("median of repetitions"));
 }
+
+#[test]
+fn ratios_the_scenario_asks_for_are_computed() {
+    let mut r = fixture();
+    r.workload = serde_json::json!({"ratio": [
+        {"phase": "get", "numerator": "fast", "denominator": "slow"},
+        {"phase": "get", "numerator": "fast", "denominator": "broken"},
+    ]});
+    let s = sections(&r);
+    let ratios = s.iter().find(|s| s.title == "Ratios").unwrap();
+    assert_eq!(ratios.rows[0][3], "3.00x");
+    assert_eq!(ratios.rows[1][3], "-", "a failed row gives no ratio");
+}

@@ -179,6 +179,9 @@ fn build_scenario(a: &RunArgs) -> Result<Scenario, String> {
         }
         s.engines.clear();
         s.variants = kept;
+        // A ratio between rows that were filtered out has nothing to compare.
+        let labels: Vec<String> = s.variants.iter().map(|v| v.label()).collect();
+        s.ratios.retain(|r| labels.contains(&r.numerator) && labels.contains(&r.denominator));
     }
     if let Some(n) = a.records {
         s.dataset.records = n;
