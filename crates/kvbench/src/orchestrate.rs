@@ -128,11 +128,11 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
     let size = std::fs::metadata(&plan_path).map(|m| m.len()).unwrap_or(0);
     if built {
         eprintln!(
-            "plan: {} records, {} in {:.2} s ({:.2} GB/s of keys+values) -> {}",
+            "plan: {} records, {} in {:.2} s ({:.0} MB/s of keys+values) -> {}",
             plan.records(),
             kvbench_report::human_bytes(size),
             gen_ns as f64 / 1e9,
-            plan.raw_bytes() as f64 / gen_ns.max(1) as f64,
+            plan.raw_bytes() as f64 / gen_ns.max(1) as f64 * 1e3,
             plan_path.display()
         );
     } else {
