@@ -495,10 +495,15 @@ fn mark(cell: &str, best: bool) -> String {
 }
 
 pub fn table(r: &RunResult) -> String {
+    text_table(&preamble(r), &sections(r))
+}
+
+/// Sections as terminal tables under a preamble (shared by `table` and `compare`).
+pub fn text_table(preamble: &[String], sections: &[Section]) -> String {
     use comfy_table::presets::UTF8_FULL_CONDENSED;
-    let mut out = preamble(r).join("\n");
+    let mut out = preamble.join("\n");
     out.push('\n');
-    for s in sections(r) {
+    for s in sections {
         let mut t = comfy_table::Table::new();
         t.load_preset(UTF8_FULL_CONDENSED);
         t.set_header(&s.headers);
@@ -517,15 +522,20 @@ pub fn table(r: &RunResult) -> String {
 }
 
 pub fn markdown(r: &RunResult) -> String {
+    markdown_of(&preamble(r), &sections(r))
+}
+
+/// Sections as Markdown under a preamble (shared by `markdown` and `compare`).
+pub fn markdown_of(preamble: &[String], sections: &[Section]) -> String {
     let mut out = String::new();
-    for (i, l) in preamble(r).iter().enumerate() {
+    for (i, l) in preamble.iter().enumerate() {
         if i == 0 {
             out.push_str(&format!("# {l}\n\n"));
         } else {
             out.push_str(&format!("{l}  \n"));
         }
     }
-    for s in sections(r) {
+    for s in sections {
         out.push_str(&format!("\n## {}\n\n{}\n\n", s.title, s.note));
         out.push_str(&format!("| {} |\n", s.headers.join(" | ")));
         out.push_str(&format!("|{}\n", s.headers.iter().map(|_| "---|").collect::<String>()));
@@ -547,6 +557,57 @@ pub fn markdown(r: &RunResult) -> String {
     }
     out.push_str("\nBold: best in column.\n");
     out
+}
+
+/// Two runs side by side: for every row label and phase present in both, ops/s and p99 of
+/// each and the ratio B/A. Repetitions are collapsed to their medians first.
+pub fn compare(a: &RunResult, b: &RunResult) -> (Vec<String>, Vec<Section>) {
+    let (a, _) = collapse(a);
+    let (b, _) = collapse(b);
+    let preamble = vec![
+        format!("kvbench compare — A: {} ({}) — B: {} ({})", a.run_id, a.scenario, b.run_id, b.scenario),
+        format!(
+            "A: {} cores, {}; B: {} cores, {}",
+            a.environment.cores, a.environment.cpu_model, b.environment.cores, b.environment.cpu_model
+        ),
+    ];
+    let mut warn = Vec::new();
+    if a.plan.hash != b.plan.hash {
+        warn.push("the runs used different plans (data or operations differ): compare with care".to_string());
+    }
+    let mut sections = Vec::new();
+    for (name, kind) in phase_names(&a) {
+        let mut rows = Vec::new();
+        for ea in &a.engines {
+            let Some(eb) = b.engines.iter().find(|e| e.label == ea.label) else { continue };
+            let (Some(pa), Some(pb)) = (phase(ea, &name), phase(eb, &name)) else { continue };
+            let ok = |p: &PhaseResult| p.status == Status::Ok;
+            let rate =
+                |p: &PhaseResult| if ok(p) { human_rate(p.ops_per_sec) } else { status_cell(p).unwrap_or_default() };
+            let p99 = |p: &PhaseResult| {
+                p.latency.as_ref().filter(|_| ok(p)).map(|l| human_ns(l.p99_ns as f64)).unwrap_or_default()
+            };
+            let ratio = if ok(pa) && ok(pb) && pa.ops_per_sec > 0.0 {
+                format!("{:.2}x", pb.ops_per_sec / pa.ops_per_sec)
+            } else {
+                "-".into()
+            };
+            rows.push(vec![ea.label.clone(), rate(pa), rate(pb), ratio, p99(pa), p99(pb)]);
+        }
+        if rows.is_empty() {
+            continue;
+        }
+        sections.push(Section {
+            title: format!("Phase {name}"),
+            note: format!("{kind}; ratio = ops/s of B over A"),
+            headers: ["engine", "A ops/s", "B ops/s", "B/A", "A p99", "B p99"].iter().map(|s| s.to_string()).collect(),
+            best: vec![None; 6],
+            rows,
+        });
+    }
+    let mut pre = preamble;
+    pre.extend(warn.into_iter().map(|w| format!("WARNING: {w}")));
+    (pre, sections)
 }
 
 fn csv_field(s: &str) -> String {

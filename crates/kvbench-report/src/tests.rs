@@ -180,3 +180,17 @@ fn ratios_the_scenario_asks_for_are_computed() {
     assert_eq!(ratios.rows[0][3], "3.00x");
     assert_eq!(ratios.rows[1][3], "-", "a failed row gives no ratio");
 }
+
+#[test]
+fn compare_puts_two_runs_side_by_side() {
+    let a = fixture();
+    let mut b = fixture();
+    b.engines[0].phases[2].ops_per_sec *= 2.0;
+    b.plan.hash = "other".into();
+    let (pre, s) = compare(&a, &b);
+    assert!(pre.iter().any(|l| l.contains("different plans")));
+    let get = s.iter().find(|s| s.title == "Phase get").unwrap();
+    assert_eq!(get.rows[0][0], "fast");
+    assert_eq!(get.rows[0][3], "2.00x");
+    assert_eq!(get.rows[1][3], "1.00x");
+}

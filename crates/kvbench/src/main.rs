@@ -43,6 +43,14 @@ enum Cmd {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
+    /// Put two result files side by side: ops/s and p99 of each row and phase, and B/A.
+    Compare {
+        a: PathBuf,
+        b: PathBuf,
+        /// table or markdown.
+        #[arg(long, short, default_value = "table")]
+        format: String,
+    },
     /// Execute one job (used by `kvbench run`; not for people).
     #[command(hide = true)]
     Worker {
@@ -252,6 +260,7 @@ fn main() {
             0
         }
         Cmd::Report { file, format, output } => report(&file, &format, output.as_deref()),
+        Cmd::Compare { a, b, format } => compare(&a, &b, &format),
         Cmd::Run(a) => run(*a),
     };
     std::process::exit(code);
@@ -273,6 +282,32 @@ fn report(file: &std::path::Path, format: &str, output: Option<&std::path::Path>
     };
     match go() {
         Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            2
+        }
+    }
+}
+
+fn compare(a: &std::path::Path, b: &std::path::Path, format: &str) -> i32 {
+    let load = |p: &std::path::Path| -> Result<RunResult, String> {
+        let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        RunResult::from_json(&text).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let go = || -> Result<String, String> {
+        let (ra, rb) = (load(a)?, load(b)?);
+        let (pre, sections) = kvbench_report::compare(&ra, &rb);
+        match format {
+            "table" => Ok(kvbench_report::text_table(&pre, &sections)),
+            "markdown" | "md" => Ok(kvbench_report::markdown_of(&pre, &sections)),
+            other => Err(format!("compare formats: table, markdown (not `{other}`)")),
+        }
+    };
+    match go() {
+        Ok(out) => {
+            print!("{out}");
+            0
+        }
         Err(e) => {
             eprintln!("error: {e}");
             2
