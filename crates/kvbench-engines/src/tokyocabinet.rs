@@ -252,82 +252,106 @@ fn write_batch(db: &dyn Db, sync: SyncMode, batch: &[WriteOp<'_>]) -> Result<()>
 
 // ---- hash ----
 
-/// An open Tchdb; deleted (and so closed) in Drop.
-struct Hdb(NonNull<ffi::Tchdb>);
+/// One Tokyo Cabinet handle type: the hash (`tchdb*`) and B+ tree (`tcbdb*`) APIs are the same
+/// calls under two prefixes, so one definition serves both.
+macro_rules! tc_handle {
+    ($name:ident, $raw:ty, $label:literal, $del:ident, $errmsg:ident, $ecode:ident, $put:ident, $out:ident,
+     $sync:ident, $tbegin:ident, $tcommit:ident, $tabort:ident) => {
+        /// An open handle; deleted (and so closed) in Drop.
+        struct $name(NonNull<$raw>);
 
-// SAFETY: the handle was given tchdbsetmutex before open, so Tokyo Cabinet serialises access
-// to it internally and keeps error codes per thread.
-unsafe impl Send for Hdb {}
-// SAFETY: as above.
-unsafe impl Sync for Hdb {}
-
-impl Hdb {
-    fn p(&self) -> *mut ffi::Tchdb {
-        self.0.as_ptr()
-    }
-
-    /// The one place a TC hash error becomes an EngineError.
-    fn err(&self, what: &str) -> EngineError {
-        // SAFETY: the handle is valid; tchdberrmsg returns a static string.
-        let msg = unsafe { crate::c_str(ffi::tchdberrmsg(ffi::tchdbecode(self.p()))) };
-        EngineError::Store(format!("tokyocabinet-hash {what}: {msg}"))
-    }
-
-    fn check(&self, ok: bool, what: &str) -> Result<()> {
-        if ok {
-            Ok(())
-        } else {
-            Err(self.err(what))
-        }
-    }
-
-    fn ecode(&self) -> libc::c_int {
-        // SAFETY: valid handle.
-        unsafe { ffi::tchdbecode(self.p()) }
-    }
-}
-
-impl Drop for Hdb {
-    fn drop(&mut self) {
-        // SAFETY: we own the handle; tchdbdel closes it first if it is still open.
-        unsafe { ffi::tchdbdel(self.p()) }
-    }
-}
-
-impl Db for Hdb {
-    fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
-        // SAFETY: pointers and lengths come from live slices.
-        let ok = unsafe { ffi::tchdbput(self.p(), k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?) };
-        self.check(ok, "put")
-    }
-    fn out(&self, k: &[u8]) -> Result<()> {
+        // SAFETY: the handle was given tc*setmutex before open, so Tokyo Cabinet serialises
+        // access to it internally and keeps error codes per thread; B+ tree cursors are owned by
+        // one reader each.
+        unsafe impl Send for $name {}
         // SAFETY: as above.
-        let ok = unsafe { ffi::tchdbout(self.p(), k.as_ptr().cast(), len(k.len())?) };
-        if !ok && self.ecode() == ffi::TCENOREC {
-            return Ok(());
+        unsafe impl Sync for $name {}
+
+        impl $name {
+            fn p(&self) -> *mut $raw {
+                self.0.as_ptr()
+            }
+
+            /// The one place an error of this handle becomes an EngineError.
+            fn err(&self, what: &str) -> EngineError {
+                // SAFETY: the handle is valid; the message is a static string.
+                let msg = unsafe { crate::c_str(ffi::$errmsg(ffi::$ecode(self.p()))) };
+                EngineError::Store(format!("{} {what}: {msg}", $label))
+            }
+
+            fn check(&self, ok: bool, what: &str) -> Result<()> {
+                if ok {
+                    Ok(())
+                } else {
+                    Err(self.err(what))
+                }
+            }
+
+            fn ecode(&self) -> libc::c_int {
+                // SAFETY: valid handle.
+                unsafe { ffi::$ecode(self.p()) }
+            }
         }
-        self.check(ok, "out")
-    }
-    fn sync(&self) -> Result<()> {
-        // SAFETY: valid handle.
-        let ok = unsafe { ffi::tchdbsync(self.p()) };
-        self.check(ok, "sync")
-    }
-    fn tran_begin(&self) -> Result<()> {
-        // SAFETY: valid handle.
-        let ok = unsafe { ffi::tchdbtranbegin(self.p()) };
-        self.check(ok, "tranbegin")
-    }
-    fn tran_commit(&self) -> Result<()> {
-        // SAFETY: valid handle.
-        let ok = unsafe { ffi::tchdbtrancommit(self.p()) };
-        self.check(ok, "trancommit")
-    }
-    fn tran_abort(&self) {
-        // SAFETY: valid handle.
-        unsafe { ffi::tchdbtranabort(self.p()) };
-    }
+
+        impl Drop for $name {
+            fn drop(&mut self) {
+                // SAFETY: we own the handle; deleting closes it first if it is still open.
+                unsafe { ffi::$del(self.p()) }
+            }
+        }
+
+        impl Db for $name {
+            fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
+                // SAFETY: pointers and lengths come from live slices.
+                let ok =
+                    unsafe { ffi::$put(self.p(), k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?) };
+                self.check(ok, "put")
+            }
+            fn out(&self, k: &[u8]) -> Result<()> {
+                // SAFETY: as above.
+                let ok = unsafe { ffi::$out(self.p(), k.as_ptr().cast(), len(k.len())?) };
+                if !ok && self.ecode() == ffi::TCENOREC {
+                    return Ok(());
+                }
+                self.check(ok, "out")
+            }
+            fn sync(&self) -> Result<()> {
+                // SAFETY: valid handle.
+                let ok = unsafe { ffi::$sync(self.p()) };
+                self.check(ok, "sync")
+            }
+            fn tran_begin(&self) -> Result<()> {
+                // SAFETY: valid handle.
+                let ok = unsafe { ffi::$tbegin(self.p()) };
+                self.check(ok, "tranbegin")
+            }
+            fn tran_commit(&self) -> Result<()> {
+                // SAFETY: valid handle.
+                let ok = unsafe { ffi::$tcommit(self.p()) };
+                self.check(ok, "trancommit")
+            }
+            fn tran_abort(&self) {
+                // SAFETY: valid handle.
+                unsafe { ffi::$tabort(self.p()) };
+            }
+        }
+    };
 }
+
+tc_handle!(
+    Hdb,
+    ffi::Tchdb,
+    "tokyocabinet-hash",
+    tchdbdel,
+    tchdberrmsg,
+    tchdbecode,
+    tchdbput,
+    tchdbout,
+    tchdbsync,
+    tchdbtranbegin,
+    tchdbtrancommit,
+    tchdbtranabort
+);
 
 pub struct TcHash {
     db: Hdb,
@@ -431,82 +455,20 @@ impl Reader for HashReader<'_> {
 
 // ---- B+ tree ----
 
-/// An open Tcbdb; deleted (and so closed) in Drop.
-struct Bdb(NonNull<ffi::Tcbdb>);
-
-// SAFETY: the handle was given tcbdbsetmutex before open (internal locking, per-thread error
-// codes); cursors are owned by one reader each.
-unsafe impl Send for Bdb {}
-// SAFETY: as above.
-unsafe impl Sync for Bdb {}
-
-impl Bdb {
-    fn p(&self) -> *mut ffi::Tcbdb {
-        self.0.as_ptr()
-    }
-
-    /// The one place a TC B+ tree error becomes an EngineError.
-    fn err(&self, what: &str) -> EngineError {
-        // SAFETY: valid handle; static message.
-        let msg = unsafe { crate::c_str(ffi::tcbdberrmsg(ffi::tcbdbecode(self.p()))) };
-        EngineError::Store(format!("tokyocabinet-btree {what}: {msg}"))
-    }
-
-    fn check(&self, ok: bool, what: &str) -> Result<()> {
-        if ok {
-            Ok(())
-        } else {
-            Err(self.err(what))
-        }
-    }
-
-    fn ecode(&self) -> libc::c_int {
-        // SAFETY: valid handle.
-        unsafe { ffi::tcbdbecode(self.p()) }
-    }
-}
-
-impl Drop for Bdb {
-    fn drop(&mut self) {
-        // SAFETY: we own the handle; tcbdbdel closes it first if still open.
-        unsafe { ffi::tcbdbdel(self.p()) }
-    }
-}
-
-impl Db for Bdb {
-    fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
-        // SAFETY: pointers and lengths from live slices.
-        let ok = unsafe { ffi::tcbdbput(self.p(), k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?) };
-        self.check(ok, "put")
-    }
-    fn out(&self, k: &[u8]) -> Result<()> {
-        // SAFETY: as above.
-        let ok = unsafe { ffi::tcbdbout(self.p(), k.as_ptr().cast(), len(k.len())?) };
-        if !ok && self.ecode() == ffi::TCENOREC {
-            return Ok(());
-        }
-        self.check(ok, "out")
-    }
-    fn sync(&self) -> Result<()> {
-        // SAFETY: valid handle.
-        let ok = unsafe { ffi::tcbdbsync(self.p()) };
-        self.check(ok, "sync")
-    }
-    fn tran_begin(&self) -> Result<()> {
-        // SAFETY: valid handle.
-        let ok = unsafe { ffi::tcbdbtranbegin(self.p()) };
-        self.check(ok, "tranbegin")
-    }
-    fn tran_commit(&self) -> Result<()> {
-        // SAFETY: valid handle.
-        let ok = unsafe { ffi::tcbdbtrancommit(self.p()) };
-        self.check(ok, "trancommit")
-    }
-    fn tran_abort(&self) {
-        // SAFETY: valid handle.
-        unsafe { ffi::tcbdbtranabort(self.p()) };
-    }
-}
+tc_handle!(
+    Bdb,
+    ffi::Tcbdb,
+    "tokyocabinet-btree",
+    tcbdbdel,
+    tcbdberrmsg,
+    tcbdbecode,
+    tcbdbput,
+    tcbdbout,
+    tcbdbsync,
+    tcbdbtranbegin,
+    tcbdbtrancommit,
+    tcbdbtranabort
+);
 
 pub struct TcBtree {
     db: Bdb,
