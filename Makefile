@@ -12,7 +12,7 @@ APT_PACKAGES := build-essential pkg-config libclang-dev \
 	memcached redis-server libmemcached-tools postgresql \
 	python3-venv python3-dev
 
-.PHONY: all deps rust build python run test test-rust test-python lint clean
+.PHONY: all deps rust build python go run test test-rust test-python test-go lint clean
 
 all: build
 
@@ -34,10 +34,14 @@ build: deps rust
 python: deps
 	drivers/python/setup.sh
 
-run: build python
+# The Go worker (engines named go-*): drivers/go/bin/kvbench-go-worker, modules pinned in go.sum.
+go:
+	drivers/go/build.sh
+
+run: build python go
 	./target/release/kvbench run
 
-test: deps rust python test-rust test-python
+test: deps rust python go test-rust test-python test-go
 
 test-rust:
 	$(CARGO) test --workspace
@@ -45,11 +49,16 @@ test-rust:
 test-python:
 	drivers/python/.venv/bin/python -m pytest -q drivers/python/tests
 
+test-go:
+	cd drivers/go && go test ./...
+
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	drivers/python/.venv/bin/ruff check drivers/python
+	cd drivers/go && go vet ./...
+	@out=$$(gofmt -l drivers/go); if [ -n "$$out" ]; then echo "gofmt -l: $$out"; exit 1; fi
 
 clean:
 	$(CARGO) clean
-	rm -rf .kvbench drivers/python/.venv
+	rm -rf .kvbench drivers/python/.venv drivers/go/bin

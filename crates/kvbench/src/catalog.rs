@@ -1,5 +1,5 @@
-//! Which engines exist and where they run: the Rust registry (this binary is their worker)
-//! and the Python worker's engines (names starting with `py-`).
+//! Which engines exist and where they run: the Rust registry (this binary is their worker),
+//! the Python worker's engines (names starting with `py-`) and the Go worker's (`go-`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -99,26 +99,48 @@ pub fn python() -> Result<PathBuf, String> {
 /// Ask the Python worker for its engines.
 pub fn python_engines() -> Result<Vec<EngineInfo>, String> {
     let py = python()?;
-    let out = Command::new(&py)
-        .args(["-m", "kvbench_driver", "--list"])
-        .output()
-        .map_err(|e| format!("running {} -m kvbench_driver --list: {e}", py.display()))?;
+    let mut cmd = Command::new(&py);
+    cmd.args(["-m", "kvbench_driver", "--list"]);
+    worker_engines(cmd, &format!("{} -m kvbench_driver --list", py.display()), Runtime::Python)
+}
+
+/// The Go worker: $KVBENCH_GO_WORKER or drivers/go/bin/kvbench-go-worker.
+pub fn go_worker() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("KVBENCH_GO_WORKER") {
+        return Ok(PathBuf::from(p));
+    }
+    let home = home().ok_or("cannot find the kvbench checkout (set KVBENCH_HOME)")?;
+    let bin = home.join("drivers/go/bin/kvbench-go-worker");
+    if bin.exists() {
+        Ok(bin)
+    } else {
+        Err(format!("Go worker not built ({} missing): run `make go` or drivers/go/build.sh", bin.display()))
+    }
+}
+
+/// Ask the Go worker for its engines.
+pub fn go_engines() -> Result<Vec<EngineInfo>, String> {
+    let bin = go_worker()?;
+    let mut cmd = Command::new(&bin);
+    cmd.arg("--list");
+    worker_engines(cmd, &format!("{} --list", bin.display()), Runtime::Go)
+}
+
+/// Run a worker's `--list` and read its JSON array (docs/protocol.md).
+fn worker_engines(mut cmd: Command, what: &str, runtime: Runtime) -> Result<Vec<EngineInfo>, String> {
+    let out = cmd.output().map_err(|e| format!("running {what}: {e}"))?;
     if !out.status.success() {
-        return Err(format!(
-            "{} -m kvbench_driver --list failed: {}",
-            py.display(),
-            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")
-        ));
+        return Err(format!("{what} failed: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")));
     }
     let mut list: Vec<serde_json::Value> =
-        serde_json::from_slice(&out.stdout).map_err(|e| format!("Python worker --list printed invalid JSON: {e}"))?;
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("{what} printed invalid JSON: {e}"))?;
     Ok(list
         .drain(..)
         .filter_map(|v| {
             let opts = v.get("options").and_then(|o| o.as_array()).cloned().unwrap_or_default();
             Some(EngineInfo {
                 name: v.get("name")?.as_str()?.to_string(),
-                runtime: Runtime::Python,
+                runtime,
                 description: v.get("description").and_then(|s| s.as_str()).unwrap_or("").into(),
                 version: v.get("version").and_then(|s| s.as_str()).unwrap_or("").into(),
                 capabilities: v
@@ -145,8 +167,8 @@ pub fn python_engines() -> Result<Vec<EngineInfo>, String> {
         .collect())
 }
 
-/// Every engine with its state; Python engines only when the worker answers (else one line
-/// saying why).
+/// Every engine with its state; Python and Go engines only when their worker answers (else
+/// one line saying why).
 pub fn all() -> Vec<EngineInfo> {
     let mut v: Vec<EngineInfo> = entries()
         .iter()
@@ -179,6 +201,20 @@ pub fn all() -> Vec<EngineInfo> {
             server: false,
         }),
     }
+    match go_engines() {
+        Ok(go) => v.extend(go),
+        Err(why) => v.push(EngineInfo {
+            name: "go-*".into(),
+            runtime: Runtime::Go,
+            description: "Go worker engines".into(),
+            version: String::new(),
+            capabilities: vec![],
+            options: vec![],
+            available: false,
+            why,
+            server: false,
+        }),
+    }
     v
 }
 
@@ -186,6 +222,7 @@ pub fn all() -> Vec<EngineInfo> {
 pub enum Resolved {
     Rust(&'static EngineDescriptor),
     Python { python: PathBuf, info: EngineInfo },
+    Go { worker: PathBuf, info: EngineInfo },
 }
 
 pub fn resolve(name: &str) -> Result<Resolved, String> {
@@ -201,6 +238,17 @@ pub fn resolve(name: &str) -> Result<Resolved, String> {
         }
         return Ok(Resolved::Python { python: py, info });
     }
+    if name.starts_with("go-") {
+        let worker = go_worker()?;
+        let info = go_engines()?
+            .into_iter()
+            .find(|e| e.name == name)
+            .ok_or_else(|| format!("the Go worker has no engine `{name}`"))?;
+        if !info.available {
+            return Err(format!("{name} unavailable: {}", info.why));
+        }
+        return Ok(Resolved::Go { worker, info });
+    }
     match kvbench_engines::find(name) {
         Some(Entry::Ready(d)) => {
             (d.available)().map_err(|why| format!("{name} unavailable: {why}"))?;
@@ -209,7 +257,10 @@ pub fn resolve(name: &str) -> Result<Resolved, String> {
         Some(Entry::Missing { why, .. }) => Err(format!("{name} was not built: {why}")),
         None => {
             let names: Vec<_> = entries().iter().map(|e| e.name()).collect();
-            Err(format!("unknown engine `{name}` (known: {}, and py-* engines; see `kvbench list`)", names.join(", ")))
+            Err(format!(
+                "unknown engine `{name}` (known: {}, py-* and go-* engines; see `kvbench list`)",
+                names.join(", ")
+            ))
         }
     }
 }

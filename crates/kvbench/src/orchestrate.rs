@@ -304,6 +304,13 @@ fn run_variant(
             c.args(["-m", "kvbench_driver", "--job"]).arg(&job_path);
             c
         }
+        Resolved::Go { worker, info } => {
+            row.runtime = "go".into();
+            row.version = info.version.clone();
+            let mut c = Command::new(worker);
+            c.arg("--job").arg(&job_path);
+            c
+        }
     };
     let bar = if o.progress { ProgressBar::new(0) } else { ProgressBar::hidden() };
     bar.set_style(

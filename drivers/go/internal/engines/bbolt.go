@@ -1,0 +1,174 @@
+package engines
+
+import (
+	"bytes"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/kvbench/kvbench/drivers/go/internal/worker"
+)
+
+// go-bbolt: go.etcd.io/bbolt, a B+tree in one memory-mapped file with one writer at a time.
+// A batch is one Update transaction; sync none sets DB.NoSync (no fsync at commit).
+var bboltDescriptor = &worker.Descriptor{
+	Name:        "go-bbolt",
+	Description: "bbolt (BoltDB fork): copy-on-write B+tree in one mmapped file; a batch is one Update transaction",
+	Caps:        worker.Capabilities{OrderedScan: true, Batch: true, ReadOnlyOpen: true, Persistent: true, Delete: true},
+	Options: []worker.OptionSpec{
+		{Name: "freelist", Kind: "enum", Default: "array", Doc: "free page list type (bbolt's FreelistType)", Choices: []string{"array", "map"}},
+	},
+	Version:     func() string { return moduleVersion("go.etcd.io/bbolt") },
+	Unavailable: available,
+	Open:        openBbolt,
+}
+
+var bboltBucket = []byte("kvbench")
+
+type bboltEngine struct {
+	db       *bolt.DB
+	sync     string
+	freelist string
+	mu       sync.Mutex
+	readers  map[*bboltReader]struct{}
+}
+
+func openBbolt(a worker.OpenArgs) (worker.Engine, error) {
+	o := &bolt.Options{Timeout: 10 * time.Second, ReadOnly: a.Mode != "read-write", FreelistType: bolt.FreelistArrayType}
+	fl := a.Options.Text("freelist")
+	if fl == "map" {
+		o.FreelistType = bolt.FreelistMapType
+	}
+	db, err := bolt.Open(a.File("data.bolt"), 0o644, o)
+	if err != nil {
+		return nil, err
+	}
+	db.NoSync = a.Sync == "none"
+	if !o.ReadOnly {
+		if err := db.Update(func(tx *bolt.Tx) error {
+			_, err := tx.CreateBucketIfNotExists(bboltBucket)
+			return err
+		}); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+	}
+	return &bboltEngine{db: db, sync: a.Sync, freelist: fl, readers: map[*bboltReader]struct{}{}}, nil
+}
+
+func (e *bboltEngine) Write(batch []worker.WriteOp) error {
+	// A read transaction held across a write can deadlock bbolt when the file grows (the
+	// remap waits for readers): readers of this goroutine let go first and begin again lazily.
+	e.mu.Lock()
+	for r := range e.readers {
+		r.release()
+	}
+	e.mu.Unlock()
+	return e.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bboltBucket)
+		for _, w := range batch {
+			var err error
+			if w.Delete {
+				err = b.Delete(w.Key)
+			} else {
+				err = b.Put(w.Key, w.Value)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (e *bboltEngine) Reader() (worker.Reader, error) {
+	r := &bboltReader{e: e}
+	e.mu.Lock()
+	e.readers[r] = struct{}{}
+	e.mu.Unlock()
+	return r, nil
+}
+
+func (e *bboltEngine) FinishLoad() error { return nil }
+func (e *bboltEngine) Close() error      { return e.db.Close() }
+func (e *bboltEngine) Settings() map[string]string {
+	return map[string]string{
+		"sync":     syncSetting(e.sync, "DB.NoSync = true (no fsync at commit)", "fsync at every Update commit (a batch is one transaction)", "fsync at every Update commit (a batch is one transaction)"),
+		"freelist": e.freelist,
+		"bucket":   "one bucket `kvbench`",
+		"reads":    "one read transaction per reader (View), cursor Seek for scans",
+	}
+}
+
+type bboltReader struct {
+	e  *bboltEngine
+	tx *bolt.Tx
+	b  *bolt.Bucket
+}
+
+func (r *bboltReader) release() {
+	if r.tx != nil {
+		_ = r.tx.Rollback()
+		r.tx, r.b = nil, nil
+	}
+}
+
+func (r *bboltReader) begin() error {
+	if r.tx != nil {
+		return nil
+	}
+	tx, err := r.e.db.Begin(false)
+	if err != nil {
+		return err
+	}
+	r.tx, r.b = tx, tx.Bucket(bboltBucket)
+	return nil
+}
+
+func (r *bboltReader) Get(key []byte) ([]byte, bool, error) {
+	if err := r.begin(); err != nil {
+		return nil, false, err
+	}
+	if r.b == nil {
+		return nil, false, nil
+	}
+	v := r.b.Get(key)
+	if v != nil {
+		return v, true, nil
+	}
+	// nil is "absent", but also what an empty value may come back as: ask a cursor.
+	k, _ := r.b.Cursor().Seek(key)
+	return nil, k != nil && bytes.Equal(k, key), nil
+}
+
+func (r *bboltReader) Scan(start []byte, limit int, visit func(k, v []byte) bool) (int, error) {
+	if err := r.begin(); err != nil {
+		return 0, err
+	}
+	if r.b == nil {
+		return 0, nil
+	}
+	c := r.b.Cursor()
+	n := 0
+	for k, v := c.Seek(start); k != nil && n < limit; k, v = c.Next() {
+		n++
+		if !visit(k, v) {
+			break
+		}
+	}
+	return n, nil
+}
+
+func (r *bboltReader) Refresh() error {
+	r.release()
+	return nil
+}
+
+func (r *bboltReader) Close() error {
+	r.release()
+	r.e.mu.Lock()
+	delete(r.e.readers, r)
+	r.e.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,109 @@
+package engines
+
+import (
+	"errors"
+
+	"github.com/syndtr/goleveldb/leveldb"
+	"github.com/syndtr/goleveldb/leveldb/opt"
+	"github.com/syndtr/goleveldb/leveldb/util"
+
+	"github.com/kvbench/kvbench/drivers/go/internal/worker"
+)
+
+// go-goleveldb: github.com/syndtr/goleveldb, LevelDB in pure Go. A batch larger than one is
+// a WriteBatch; one write is DB.Put/Delete. Sync maps to WriteOptions.Sync.
+var goleveldbDescriptor = &worker.Descriptor{
+	Name:        "go-goleveldb",
+	Description: "goleveldb: LevelDB's LSM tree in pure Go; batches are WriteBatch",
+	Caps:        worker.Capabilities{OrderedScan: true, Batch: true, ReadOnlyOpen: true, Persistent: true, Delete: true},
+	Options: []worker.OptionSpec{
+		{Name: "compression", Kind: "enum", Default: "snappy", Doc: "block compression", Choices: []string{"none", "snappy"}},
+		{Name: "block_cache", Kind: "int", Default: "8m", Doc: "block cache capacity (goleveldb's default 8 MiB)"},
+		{Name: "write_buffer", Kind: "int", Default: "4m", Doc: "memtable size (goleveldb's default 4 MiB)"},
+	},
+	Version:     func() string { return moduleVersion("github.com/syndtr/goleveldb") },
+	Unavailable: available,
+	Open:        openGoleveldb,
+}
+
+type goleveldbEngine struct {
+	db       *leveldb.DB
+	wo       *opt.WriteOptions
+	sync     string
+	settings map[string]string
+}
+
+func openGoleveldb(a worker.OpenArgs) (worker.Engine, error) {
+	o := &opt.Options{ReadOnly: a.Mode != "read-write", Compression: opt.SnappyCompression}
+	comp := a.Options.Text("compression")
+	if comp == "none" {
+		o.Compression = opt.NoCompression
+	}
+	if n, ok := a.Options.Int("block_cache"); ok {
+		o.BlockCacheCapacity = int(n)
+	}
+	if n, ok := a.Options.Int("write_buffer"); ok {
+		o.WriteBuffer = int(n)
+	}
+	db, err := leveldb.OpenFile(a.Dir, o)
+	if err != nil {
+		return nil, err
+	}
+	return &goleveldbEngine{db: db, wo: &opt.WriteOptions{Sync: a.Sync != "none"}, sync: a.Sync, settings: map[string]string{
+		"sync":        syncSetting(a.Sync, "WriteOptions.Sync = false", "WriteOptions.Sync = true (each Put or WriteBatch)", "WriteOptions.Sync = true (each Put or WriteBatch)"),
+		"compression": comp,
+		"batch":       "batch 1: DB.Put/Delete; larger: one leveldb.Batch per DB.Write",
+	}}, nil
+}
+
+func (e *goleveldbEngine) Write(batch []worker.WriteOp) error {
+	if len(batch) == 1 {
+		if batch[0].Delete {
+			return e.db.Delete(batch[0].Key, e.wo)
+		}
+		return e.db.Put(batch[0].Key, batch[0].Value, e.wo)
+	}
+	b := new(leveldb.Batch)
+	for _, w := range batch {
+		if w.Delete {
+			b.Delete(w.Key)
+		} else {
+			b.Put(w.Key, w.Value)
+		}
+	}
+	return e.db.Write(b, e.wo)
+}
+
+func (e *goleveldbEngine) Reader() (worker.Reader, error) { return &goleveldbReader{db: e.db}, nil }
+func (e *goleveldbEngine) FinishLoad() error              { return nil }
+func (e *goleveldbEngine) Close() error                   { return e.db.Close() }
+func (e *goleveldbEngine) Settings() map[string]string    { return e.settings }
+
+type goleveldbReader struct{ db *leveldb.DB }
+
+func (r *goleveldbReader) Get(key []byte) ([]byte, bool, error) {
+	v, err := r.db.Get(key, nil)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return v, true, nil
+}
+
+func (r *goleveldbReader) Scan(start []byte, limit int, visit func(k, v []byte) bool) (int, error) {
+	it := r.db.NewIterator(&util.Range{Start: start}, nil)
+	n := 0
+	for ok := it.First(); ok && n < limit; ok = it.Next() {
+		n++
+		if !visit(it.Key(), it.Value()) {
+			break
+		}
+	}
+	it.Release()
+	return n, it.Error()
+}
+
+func (r *goleveldbReader) Refresh() error { return nil }
+func (r *goleveldbReader) Close() error   { return nil }

@@ -1,0 +1,293 @@
+// Package worker is the Go worker of kvbench: the engine interface every Go store implements,
+// the protocol (docs/protocol.md), and the runner that times and verifies every operation.
+// It follows the Rust runner (crates/kvbench-core/src/runner.rs) phase for phase.
+package worker
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Capabilities of an engine, as Capabilities in Rust.
+type Capabilities struct {
+	OrderedScan, MultiGet, Batch, ReadOnlyOpen, SecondaryOpen, Persistent, BuildOnce, Delete bool
+}
+
+// Names are the capability names in Capabilities::names() order.
+func (c Capabilities) Names() []string {
+	out := []string{}
+	for _, p := range []struct {
+		on   bool
+		name string
+	}{{c.OrderedScan, "scan"}, {c.MultiGet, "multi-get"}, {c.Batch, "batch"}, {c.ReadOnlyOpen, "read-only"},
+		{c.SecondaryOpen, "secondary"}, {c.Persistent, "persistent"}, {c.BuildOnce, "build-once"}, {c.Delete, "delete"}} {
+		if p.on {
+			out = append(out, p.name)
+		}
+	}
+	return out
+}
+
+// Unsupported is returned by an engine for something it cannot do at all: the phase is N/A.
+type Unsupported struct{ What string }
+
+func (u *Unsupported) Error() string { return "unsupported: " + u.What }
+
+// WriteOp is one write of a batch; Delete removes the key (deleting an absent key is no error).
+type WriteOp struct {
+	Key, Value []byte
+	Delete     bool
+}
+
+// Reader holds the reads of one goroutine (a read transaction or snapshot where the engine has
+// them).
+type Reader interface {
+	// Get returns the value of key and whether it was found. The slice stays valid until the
+	// next call on this reader.
+	Get(key []byte) ([]byte, bool, error)
+	// Scan visits up to limit records in key order from the first key >= start; visit returns
+	// false to stop. Returns the number visited.
+	Scan(start []byte, limit int, visit func(k, v []byte) bool) (int, error)
+	// Refresh is called after writes in a mixed phase: a reader holding a snapshot takes a new one.
+	Refresh() error
+	Close() error
+}
+
+// Engine is one open database.
+type Engine interface {
+	// Write applies the writes as one batch or transaction where the engine has them.
+	Write(batch []WriteOp) error
+	Reader() (Reader, error)
+	// FinishLoad is called once after the load phase, inside its timing.
+	FinishLoad() error
+	Close() error
+	// Settings are the knobs in effect (sync mapping above all), for the result file.
+	Settings() map[string]string
+}
+
+// NoScan can be embedded by readers without ordered scan.
+type NoScan struct{}
+
+// Scan reports Unsupported.
+func (NoScan) Scan([]byte, int, func(k, v []byte) bool) (int, error) {
+	return 0, &Unsupported{"ordered scan"}
+}
+
+// OptionSpec describes one engine option.
+type OptionSpec struct {
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"` // bool, int, enum, text
+	Default string   `json:"default"`
+	Doc     string   `json:"doc"`
+	Choices []string `json:"choices,omitempty"`
+}
+
+func (s OptionSpec) describeKind() string {
+	switch s.Kind {
+	case "bool":
+		return "true or false"
+	case "int":
+		return "an integer (sizes may say 64m, 1g)"
+	case "text":
+		return "a string"
+	}
+	return "one of " + strings.Join(s.Choices, ", ")
+}
+
+// ParseSize reads `123`, `64k`, `64m`, `1g` (powers of 1024).
+func ParseSize(s string) (int64, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return 0, false
+	}
+	mult := int64(1)
+	switch s[len(s)-1] {
+	case 'k':
+		mult = 1 << 10
+	case 'm':
+		mult = 1 << 20
+	case 'g':
+		mult = 1 << 30
+	}
+	if mult != 1 {
+		s = s[:len(s)-1]
+	}
+	if strings.Contains(s, "_") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return n * mult, true
+}
+
+// Options are the validated options of one engine variant.
+type Options struct {
+	values map[string]any
+	specs  []OptionSpec
+}
+
+func isInt(v any) bool {
+	n, ok := v.(json.Number)
+	if !ok {
+		return false
+	}
+	_, err := strconv.ParseInt(string(n), 10, 64)
+	return err == nil
+}
+
+func compact(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// ParseOptions checks the job's options against the engine's specs (same rules and messages
+// as Options::parse in Rust).
+func ParseOptions(engine string, specs []OptionSpec, given map[string]any) (*Options, error) {
+	keys := make([]string, 0, len(given))
+	for k := range given {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := given[k]
+		var spec *OptionSpec
+		for i := range specs {
+			if specs[i].Name == k {
+				spec = &specs[i]
+			}
+		}
+		if spec == nil {
+			names := []string{}
+			for _, s := range specs {
+				names = append(names, s.Name)
+			}
+			known := strings.Join(names, ", ")
+			if known == "" {
+				known = "none"
+			}
+			return nil, fmt.Errorf("engine %s has no option `%s` (options: %s)", engine, k, known)
+		}
+		ok := false
+		switch spec.Kind {
+		case "bool":
+			_, ok = v.(bool)
+		case "int":
+			if s, isStr := v.(string); isStr {
+				_, ok = ParseSize(s)
+			} else {
+				ok = isInt(v)
+			}
+		case "enum":
+			s, isStr := v.(string)
+			for _, c := range spec.Choices {
+				ok = ok || (isStr && s == c)
+			}
+		default:
+			_, ok = v.(string)
+		}
+		if !ok {
+			return nil, fmt.Errorf("engine %s option `%s` = %s: expected %s", engine, k, compact(v), spec.describeKind())
+		}
+	}
+	return &Options{values: given, specs: specs}, nil
+}
+
+func (o *Options) raw(name string) any {
+	if v, ok := o.values[name]; ok {
+		return v
+	}
+	for _, s := range o.specs {
+		if s.Name == name && s.Default != "" {
+			if s.Kind == "bool" {
+				return s.Default == "true"
+			}
+			return s.Default
+		}
+	}
+	return nil
+}
+
+// Bool is a boolean option (false when unset).
+func (o *Options) Bool(name string) bool {
+	b, _ := o.raw(name).(bool)
+	return b
+}
+
+// Int is an integer or size option.
+func (o *Options) Int(name string) (int64, bool) {
+	switch v := o.raw(name).(type) {
+	case json.Number:
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		return n, err == nil
+	case string:
+		return ParseSize(v)
+	}
+	return 0, false
+}
+
+// Text is a string option ("" when unset).
+func (o *Options) Text(name string) string {
+	switch v := o.raw(name).(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	default:
+		return compact(v)
+	}
+}
+
+// Effective is the options as given plus every non-empty default (for hello).
+func (o *Options) Effective() map[string]any {
+	out := map[string]any{}
+	for k, v := range o.values {
+		out[k] = v
+	}
+	for _, s := range o.specs {
+		if v := o.raw(s.Name); v != nil {
+			out[s.Name] = v
+		}
+	}
+	return out
+}
+
+// OpenArgs is everything an engine needs to open its database.
+type OpenArgs struct {
+	Dir             string
+	Options         *Options
+	Sync            string // none, commit, always
+	Mode            string // read-write, read-only, secondary
+	ExpectedRecords uint64
+	ExpectedBytes   uint64
+	URL             string
+}
+
+// File is a path inside the job's directory.
+func (a OpenArgs) File(name string) string { return filepath.Join(a.Dir, name) }
+
+// Descriptor is what one registry line points at.
+type Descriptor struct {
+	Name, Description string
+	Caps              Capabilities
+	Options           []OptionSpec
+	Version           func() string
+	// Unavailable is "" when the engine can run here, else the reason it cannot.
+	Unavailable func() string
+	Open        func(OpenArgs) (Engine, error)
+}
+
+// Describe turns an error into one line for a result's reason.
+func Describe(err error) string {
+	var u *Unsupported
+	if errors.As(err, &u) {
+		return u.Error()
+	}
+	return err.Error()
+}
