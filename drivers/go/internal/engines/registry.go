@@ -14,6 +14,7 @@ var Registry = []*worker.Descriptor{
 	goleveldbDescriptor,
 	pebbleDescriptor,
 	pogrebDescriptor,
+	badgerDescriptor,
 }
 
 // Find returns the engine called name, nil when there is none.

@@ -1,0 +1,132 @@
+package engines
+
+import (
+	"errors"
+
+	badger "github.com/dgraph-io/badger/v4"
+
+	"github.com/kvbench/kvbench/drivers/go/internal/worker"
+)
+
+// go-badger: github.com/dgraph-io/badger/v4, an LSM tree with values in a separate log
+// (WiscKey). One write is one Update transaction; a larger batch is a WriteBatch, which
+// badger splits into as many transactions as its size limit needs (not atomic as a whole).
+// Sync maps to Options.SyncWrites.
+var badgerDescriptor = &worker.Descriptor{
+	Name:        "go-badger",
+	Description: "Badger v4: LSM tree with a value log (WiscKey) in Go; batches are a WriteBatch",
+	Caps:        worker.Capabilities{OrderedScan: true, Batch: true, ReadOnlyOpen: true, Persistent: true, Delete: true},
+	Options: []worker.OptionSpec{
+		{Name: "value_threshold", Kind: "int", Default: "1m", Doc: "values at least this long go to the value log (badger's default 1 MiB)"},
+		{Name: "block_cache", Kind: "int", Default: "256m", Doc: "block cache size (badger's default 256 MiB)"},
+	},
+	Version:     func() string { return moduleVersion("github.com/dgraph-io/badger/v4") },
+	Unavailable: available,
+	Open:        openBadger,
+}
+
+type badgerEngine struct {
+	db       *badger.DB
+	settings map[string]string
+}
+
+func openBadger(a worker.OpenArgs) (worker.Engine, error) {
+	o := badger.DefaultOptions(a.Dir).WithLogger(nil).WithSyncWrites(a.Sync != "none").WithReadOnly(a.Mode != "read-write")
+	if n, ok := a.Options.Int("value_threshold"); ok {
+		o = o.WithValueThreshold(n)
+	}
+	if n, ok := a.Options.Int("block_cache"); ok {
+		o = o.WithBlockCacheSize(n)
+	}
+	db, err := badger.Open(o)
+	if err != nil {
+		return nil, err
+	}
+	return &badgerEngine{db: db, settings: map[string]string{
+		"sync":            syncSetting(a.Sync, "SyncWrites = false", "SyncWrites = true (each commit)", "SyncWrites = true (each commit)"),
+		"batch":           "batch 1: one Update transaction; larger: a WriteBatch (split by badger at its transaction size limit)",
+		"value_threshold": a.Options.Text("value_threshold"),
+		"block_cache":     a.Options.Text("block_cache"),
+	}}, nil
+}
+
+func (e *badgerEngine) Write(batch []worker.WriteOp) error {
+	if len(batch) == 1 {
+		w := batch[0]
+		return e.db.Update(func(txn *badger.Txn) error {
+			if w.Delete {
+				return txn.Delete(w.Key)
+			}
+			return txn.Set(w.Key, w.Value)
+		})
+	}
+	wb := e.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, w := range batch {
+		var err error
+		if w.Delete {
+			err = wb.Delete(w.Key)
+		} else {
+			err = wb.Set(w.Key, w.Value)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return wb.Flush()
+}
+
+func (e *badgerEngine) Reader() (worker.Reader, error) {
+	return &badgerReader{db: e.db, txn: e.db.NewTransaction(false)}, nil
+}
+func (e *badgerEngine) FinishLoad() error           { return nil }
+func (e *badgerEngine) Close() error                { return e.db.Close() }
+func (e *badgerEngine) Settings() map[string]string { return e.settings }
+
+type badgerReader struct {
+	db  *badger.DB
+	txn *badger.Txn
+	buf []byte
+}
+
+// Get copies the value out (ValueCopy), as a caller must after the transaction moves on.
+func (r *badgerReader) Get(key []byte) ([]byte, bool, error) {
+	item, err := r.txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	r.buf, err = item.ValueCopy(r.buf[:0])
+	return r.buf, err == nil, err
+}
+
+func (r *badgerReader) Scan(start []byte, limit int, visit func(k, v []byte) bool) (int, error) {
+	it := r.txn.NewIterator(badger.DefaultIteratorOptions)
+	defer it.Close()
+	n := 0
+	for it.Seek(start); it.Valid() && n < limit; it.Next() {
+		item := it.Item()
+		var err error
+		if r.buf, err = item.ValueCopy(r.buf[:0]); err != nil {
+			return n, err
+		}
+		n++
+		if !visit(item.Key(), r.buf) {
+			break
+		}
+	}
+	return n, nil
+}
+
+func (r *badgerReader) Refresh() error {
+	r.txn.Discard()
+	r.txn = r.db.NewTransaction(false)
+	return nil
+}
+
+func (r *badgerReader) Close() error {
+	r.txn.Discard()
+	return nil
+}
