@@ -278,7 +278,8 @@ def validate_event(ev: Any) -> list[str]:
         if not isinstance(r, dict):
             return p + ["phase.result: expected an object"]
         w = "result"
-        fields(r, set(phase_result("", "")), w)
+        # latency_by_op: optional, mixed phases of the Rust worker (per operation kind).
+        fields(r, set(phase_result("", "")) | {"latency_by_op"}, w)
         for k in ("name", "kind", "unit", "cache"):
             string(r, k, w)
         if r.get("status") not in STATUSES:
