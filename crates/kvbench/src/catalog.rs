@@ -283,7 +283,8 @@ pub fn print_list(json: bool) -> String {
     if json {
         return serde_json::to_string_pretty(&all).expect("serialises") + "\n";
     }
-    let mut t = comfy_table_lite(&["engine", "runtime", "version", "capabilities", "options", "status"]);
+    let mut t: Vec<Vec<String>> =
+        vec![["engine", "runtime", "version", "capabilities", "options", "status"].map(String::from).to_vec()];
     for e in &all {
         let opts: Vec<String> = e
             .options
@@ -302,11 +303,8 @@ pub fn print_list(json: bool) -> String {
     render_plain(&t)
 }
 
-/// A plain aligned text table (the list is read in terminals and piped to files alike).
-fn comfy_table_lite(headers: &[&str]) -> Vec<Vec<String>> {
-    vec![headers.iter().map(|s| s.to_string()).collect()]
-}
-
+/// A plain aligned text table (the list is read in terminals and piped to files alike);
+/// the first row is the header.
 fn render_plain(rows: &[Vec<String>]) -> String {
     let cols = rows[0].len();
     let widths: Vec<usize> = (0..cols).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
