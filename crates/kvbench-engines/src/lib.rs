@@ -2,6 +2,7 @@
 //! Adapters translate calls; they never time anything.
 
 pub mod conformance;
+pub mod http;
 pub mod memory;
 pub mod registry;
 pub mod server;

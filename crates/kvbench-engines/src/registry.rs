@@ -70,6 +70,8 @@ pub fn entries() -> Vec<Entry> {
         entry!("bdb-hash", "bdb", kvb_bdb, bdb::hash),
         entry!("tkrzw-hash", "tkrzw", kvb_tkrzw, tkrzw::hash),
         entry!("tkrzw-tree", "tkrzw", kvb_tkrzw, tkrzw::tree),
+        entry!("http-rocksdb", "rocksdb", kvb_rocksdb, http::rocksdb),
+        entry!("http-lmdb", "lmdb", kvb_lmdb, http::lmdb),
     ]
 }
 
