@@ -283,11 +283,8 @@ impl Reader for GdbmReader<'_> {
             }
             return Err(db.err("fetch"));
         }
-        // SAFETY: `dsize` readable bytes at dptr, freed once after the copy.
-        unsafe {
-            out.extend_from_slice(std::slice::from_raw_parts(d.dptr.cast::<u8>(), d.dsize as usize));
-            libc::free(d.dptr.cast());
-        }
+        // SAFETY: `dsize` readable bytes at dptr, malloc'd by gdbm.
+        unsafe { crate::take_c_buf(d.dptr.cast(), d.dsize as usize, out, libc::free) };
         Ok(true)
     }
 }

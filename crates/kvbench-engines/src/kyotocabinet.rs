@@ -339,11 +339,8 @@ impl Reader for KyotoReader<'_> {
             }
             return Err(self.db.err("get"));
         }
-        // SAFETY: `size` readable bytes at `p`.
-        unsafe {
-            out.extend_from_slice(std::slice::from_raw_parts(p.cast::<u8>(), size));
-            ffi::kcfree(p.cast());
-        }
+        // SAFETY: `size` readable bytes at `p`, allocated for kcfree.
+        unsafe { crate::take_c_buf(p.cast(), size, out, ffi::kcfree) };
         Ok(true)
     }
 

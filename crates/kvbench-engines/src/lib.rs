@@ -49,6 +49,21 @@ pub unsafe fn c_str(p: *const libc::c_char) -> String {
     std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
 }
 
+/// Copy `len` bytes that a C library allocated at `p` into `out`, then release `p` with `free`
+/// (the library's own deallocator, or `libc::free`).
+///
+/// # Safety
+/// `p` must point to `len` readable bytes allocated for `free`; it must not be used afterwards.
+pub unsafe fn take_c_buf(
+    p: *mut libc::c_void,
+    len: usize,
+    out: &mut Vec<u8>,
+    free: unsafe extern "C" fn(*mut libc::c_void),
+) {
+    out.extend_from_slice(std::slice::from_raw_parts(p.cast::<u8>(), len));
+    free(p);
+}
+
 /// A path as a C string (database paths never contain NUL here: they are built by kvbench).
 pub fn c_path(p: &std::path::Path) -> std::ffi::CString {
     use std::os::unix::ffi::OsStrExt;

@@ -388,8 +388,7 @@ unsafe fn take(p: *mut c_char, size: c_int, out: &mut Vec<u8>, engine: &str) -> 
         }
         return Err(err(engine, "get"));
     }
-    out.extend_from_slice(std::slice::from_raw_parts(p.cast::<u8>(), size as usize));
-    libc::free(p.cast());
+    crate::take_c_buf(p.cast(), size as usize, out, libc::free);
     Ok(true)
 }
 

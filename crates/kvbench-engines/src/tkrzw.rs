@@ -333,11 +333,8 @@ impl Reader for TkrzwReader<'_> {
             }
             return Err(err("get"));
         }
-        // SAFETY: `size` readable bytes at p.
-        unsafe {
-            out.extend_from_slice(std::slice::from_raw_parts(p.cast::<u8>(), size as usize));
-            libc::free(p.cast());
-        }
+        // SAFETY: `size` readable bytes at p, malloc'd by Tkrzw.
+        unsafe { crate::take_c_buf(p.cast(), size as usize, out, libc::free) };
         Ok(true)
     }
 

@@ -444,11 +444,8 @@ impl Reader for HashReader<'_> {
             }
             return Err(self.db.err("get"));
         }
-        // SAFETY: TC returned `size` readable bytes at `p`; we copy them, then free `p` once.
-        unsafe {
-            out.extend_from_slice(std::slice::from_raw_parts(p.cast::<u8>(), size as usize));
-            ffi::tcfree(p);
-        }
+        // SAFETY: TC returned `size` readable bytes at `p`, allocated for tcfree.
+        unsafe { crate::take_c_buf(p, size as usize, out, ffi::tcfree) };
         Ok(true)
     }
 }
@@ -592,11 +589,8 @@ impl Reader for BtreeReader<'_> {
             }
             return Err(self.db.err("get"));
         }
-        // SAFETY: `size` bytes at `p`, freed after the copy.
-        unsafe {
-            out.extend_from_slice(std::slice::from_raw_parts(p.cast::<u8>(), size as usize));
-            ffi::tcfree(p);
-        }
+        // SAFETY: TC returned `size` readable bytes at `p`, allocated for tcfree.
+        unsafe { crate::take_c_buf(p, size as usize, out, ffi::tcfree) };
         Ok(true)
     }
 
