@@ -3,6 +3,7 @@
 
 pub mod engine;
 pub mod gen;
+pub mod job;
 pub mod plan;
 pub mod protocol;
 pub mod result;

@@ -13,11 +13,26 @@ pub struct Latency {
     pub mean_ns: f64,
     pub p50_ns: u64,
     pub p90_ns: u64,
+    #[serde(default)]
+    pub p95_ns: u64,
     pub p99_ns: u64,
     pub p999_ns: u64,
     pub max_ns: u64,
     pub stdev_ns: f64,
     /// The whole histogram, HdrHistogram V2 compressed encoding in base64 (nanoseconds).
+    pub hdr: String,
+}
+
+/// One interval of a phase's timeline: operations finished in it and their latency.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Interval {
+    /// Start of the interval, milliseconds after the phase started.
+    pub t_ms: u64,
+    pub ops: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    /// The interval's histogram (HdrHistogram V2 compressed, base64), for `.hlog` files.
     pub hdr: String,
 }
 
@@ -56,8 +71,21 @@ pub struct PhaseResult {
     /// Wall time of the whole phase, the runner's work between calls included.
     #[serde(default)]
     pub wall_ns: u64,
-    /// `ops` per second of `elapsed_ns`.
+    /// `ops` per second of wall time (`ops / wall_ns`), as every peer tool reports throughput.
     pub ops_per_sec: f64,
+    /// Time inside the timed calls summed over threads.
+    #[serde(default)]
+    pub busy_ns: u64,
+    /// Share of the wall time the harness spent outside the engine's calls
+    /// (`1 - busy_ns / (threads * wall_ns)`); above 0.10 the report warns.
+    #[serde(default)]
+    pub harness_share: f64,
+    /// Throughput and latency per interval (one per second by default), for timelines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<Interval>,
+    /// Runtime-specific counters over the phase (Go: `alloc_bytes`, `mallocs`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub runtime: BTreeMap<String, f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<Latency>,
     /// Mixed phases: latency per operation kind (`read`, `update`, `scan`, `delete`).

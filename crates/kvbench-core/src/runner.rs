@@ -70,6 +70,7 @@ pub fn summarize(h: &Histogram<u64>) -> Option<Latency> {
         mean_ns: h.mean(),
         p50_ns: h.value_at_quantile(0.50),
         p90_ns: h.value_at_quantile(0.90),
+        p95_ns: h.value_at_quantile(0.95),
         p99_ns: h.value_at_quantile(0.99),
         p999_ns: h.value_at_quantile(0.999),
         max_ns: h.max(),

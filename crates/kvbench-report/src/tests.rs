@@ -18,6 +18,7 @@ fn phase(name: &str, kind: &str, ops: u64, elapsed_ns: u64, p50: u64) -> PhaseRe
             mean_ns: p50 as f64 * 1.1,
             p50_ns: p50,
             p90_ns: p50 * 2,
+            p95_ns: p50 * 2,
             p99_ns: p50 * 4,
             p999_ns: p50 * 8,
             max_ns: p50 * 100,

@@ -1,0 +1,316 @@
+//! Protocol 2: the job a worker executes (fully resolved steps) and the raw counters it
+//! returns. The contract is `docs/protocol.md`; the derivations `docs/plan-format.md`.
+//! Every runtime's worker reads and writes exactly these shapes.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{OpenMode, SyncMode};
+use crate::spec::{KeyKind, ValueContent};
+
+pub const PROTOCOL_VERSION: u32 = 2;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Job {
+    pub protocol: u32,
+    pub engine: String,
+    pub label: String,
+    #[serde(default)]
+    pub options: BTreeMap<String, serde_json::Value>,
+    pub dir: PathBuf,
+    pub sync: SyncMode,
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub token: Option<String>,
+    pub dataset: Dataset,
+    #[serde(default)]
+    pub plan: Option<PathBuf>,
+    #[serde(default = "default_progress_ms")]
+    pub progress_ms: u64,
+    #[serde(default = "default_interval_ms")]
+    pub interval_ms: u64,
+    pub steps: Vec<Step>,
+}
+
+fn default_progress_ms() -> u64 {
+    200
+}
+fn default_interval_ms() -> u64 {
+    1000
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Generator {
+    Synthetic,
+    JsonDocs,
+    Stored,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyShape {
+    pub kind: KeyKind,
+    #[serde(default)]
+    pub width: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValueShape {
+    pub min: u32,
+    pub max: u32,
+    #[serde(default)]
+    pub content: ValueContent,
+}
+
+/// The dataset as a worker derives it (docs/plan-format.md, "Records").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dataset {
+    pub generator: Generator,
+    pub key: KeyShape,
+    pub value: ValueShape,
+    /// Records written by the load.
+    pub loaded: u64,
+    /// Records including those inserted later.
+    pub total: u64,
+    /// Key order is record order (scans need no SORTED section).
+    pub ordered: bool,
+    pub pool_seed: u64,
+    pub value_seed: u64,
+    /// Sizing hints for open.
+    pub open_records: u64,
+    pub open_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "kebab-case")]
+pub enum Step {
+    Open {
+        index: usize,
+        mode: OpenMode,
+        #[serde(default)]
+        stop: bool,
+    },
+    Prepare {
+        index: usize,
+        #[serde(default)]
+        stop: bool,
+    },
+    Close {
+        index: usize,
+        #[serde(default)]
+        stop: bool,
+    },
+    Evict {
+        index: usize,
+        #[serde(default)]
+        stop: bool,
+    },
+    Ops(Box<OpsStep>),
+}
+
+impl Step {
+    pub fn index(&self) -> usize {
+        match self {
+            Step::Open { index, .. } | Step::Prepare { index, .. } | Step::Close { index, .. } => *index,
+            Step::Evict { index, .. } => *index,
+            Step::Ops(o) => o.index,
+        }
+    }
+}
+
+/// Operation kinds of ops steps and of mixed phases' `kinds`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpKind {
+    Load,
+    Get,
+    MultiGet,
+    Scan,
+    Update,
+    Insert,
+    Delete,
+    Rmw,
+    Mixed,
+}
+
+impl OpKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            OpKind::Load => "load",
+            OpKind::Get => "get",
+            OpKind::MultiGet => "multi-get",
+            OpKind::Scan => "scan",
+            OpKind::Update => "update",
+            OpKind::Insert => "insert",
+            OpKind::Delete => "delete",
+            OpKind::Rmw => "rmw",
+            OpKind::Mixed => "mixed",
+        }
+    }
+    pub fn writes(&self) -> bool {
+        matches!(self, OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete | OpKind::Rmw)
+    }
+}
+
+/// How an ops step picks records (docs/plan-format.md, "Operation streams").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "name", rename_all = "kebab-case")]
+pub enum Dist {
+    Sequential { n: u64, #[serde(default)] start: u64 },
+    Shuffle { n: u64 },
+    Uniform { n: u64 },
+    Hot { n: u64, record: u64 },
+    Zipfian { n: u64, items: u64, zetan: f64, eta: f64, theta: f64, alpha: f64 },
+    Latest { n: u64, count: u64, zetan: f64, eta: f64, theta: f64, alpha: f64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ScanLen {
+    pub min: u64,
+    /// 0: to the end.
+    pub max: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpsStep {
+    pub index: usize,
+    pub name: String,
+    pub kind: OpKind,
+    pub count: u64,
+    #[serde(default = "one")]
+    pub threads: u32,
+    #[serde(default = "one")]
+    pub batch: u32,
+    #[serde(default = "one")]
+    pub keys_per_request: u32,
+    /// Mixed phases: op kinds and their u64 thresholds (same length).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<OpKind>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<u64>,
+    pub dist: Dist,
+    pub rec_seed: u64,
+    #[serde(default)]
+    pub kind_seed: u64,
+    #[serde(default)]
+    pub len_seed: u64,
+    #[serde(default)]
+    pub perm_seed: u64,
+    #[serde(default)]
+    pub scan: ScanLen,
+    #[serde(default)]
+    pub insert_base: u64,
+    /// `latest`: newest record at the phase's start.
+    #[serde(default)]
+    pub last: u64,
+    #[serde(default)]
+    pub rate: Option<f64>,
+    #[serde(default)]
+    pub open_per_op: bool,
+    #[serde(default)]
+    pub mode: OpenMode,
+    #[serde(default)]
+    pub finish: bool,
+    #[serde(default = "yes")]
+    pub verify: bool,
+    #[serde(default)]
+    pub warmup: u64,
+    #[serde(default)]
+    pub stop: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub cpu_user_ns: u64,
+    pub cpu_sys_ns: u64,
+    pub max_rss_kb: u64,
+    pub io_read_bytes: u64,
+    pub io_write_bytes: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    pub t_ms: u64,
+    pub ops: u64,
+    pub hdr: String,
+}
+
+/// Raw counters of one step (docs/protocol.md, "step").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepResult {
+    pub index: usize,
+    pub step: String,
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<String>,
+    pub wall_ns: u64,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, String>,
+    #[serde(default)]
+    pub evicted: u64,
+    #[serde(default)]
+    pub ops: u64,
+    #[serde(default)]
+    pub requests: u64,
+    #[serde(default)]
+    pub errors: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    #[serde(default)]
+    pub mismatches: u64,
+    #[serde(default)]
+    pub missing: u64,
+    #[serde(default)]
+    pub busy_ns: u64,
+    #[serde(default)]
+    pub busy_max_ns: u64,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub hist: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<Interval>,
+    #[serde(default)]
+    pub usage: Usage,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub runtime: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "event", rename_all = "lowercase")]
+pub enum Event {
+    Hello {
+        protocol: u32,
+        worker: String,
+        engine: String,
+        version: String,
+        capabilities: Vec<String>,
+        options: BTreeMap<String, serde_json::Value>,
+        timer_overhead_ns: f64,
+    },
+    Progress {
+        index: usize,
+        done: u64,
+        total: u64,
+    },
+    Step(Box<StepResult>),
+    Error {
+        message: String,
+    },
+    Done {},
+}
+
+impl Event {
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).expect("events serialise")
+    }
+}
