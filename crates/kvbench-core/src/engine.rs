@@ -236,6 +236,8 @@ pub struct OpenArgs<'a> {
     pub expected_bytes: u64,
     /// For server engines: where the server listens (started by kvbench or given by the user).
     pub url: Option<&'a str>,
+    /// For server engines kvbench started: the credential it generated (password or token).
+    pub token: Option<&'a str>,
 }
 
 impl OpenArgs<'_> {
@@ -262,6 +264,12 @@ pub trait Engine: Send + Sync {
 
     /// A reader for one thread; it may keep a read transaction open until dropped.
     fn reader(&self) -> Result<Box<dyn Reader + '_>>;
+
+    /// Work that is not opening the engine (a server's clean-up, settings, waits for a
+    /// rewrite or checkpoint): a separate step that reports keep out of `open`.
+    fn prepare(&mut self) -> Result<()> {
+        Ok(())
+    }
 
     /// Called once after the load phase and inside its timing (CDB writes its index here).
     fn finish_load(&mut self) -> Result<()> {
@@ -347,6 +355,10 @@ pub trait RunningServer: Send {
     fn url(&self) -> String;
     /// Version and settings that matter for the numbers (fsync, persistence, memory).
     fn info(&self) -> BTreeMap<String, String>;
+    /// The credential clients need (a generated password or bearer token), if any.
+    fn token(&self) -> Option<String> {
+        None
+    }
     fn stop(self: Box<Self>) -> std::result::Result<(), String>;
 }
 

@@ -159,12 +159,37 @@ impl OpKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "name", rename_all = "kebab-case")]
 pub enum Dist {
-    Sequential { n: u64, #[serde(default)] start: u64 },
-    Shuffle { n: u64 },
-    Uniform { n: u64 },
-    Hot { n: u64, record: u64 },
-    Zipfian { n: u64, items: u64, zetan: f64, eta: f64, theta: f64, alpha: f64 },
-    Latest { n: u64, count: u64, zetan: f64, eta: f64, theta: f64, alpha: f64 },
+    Sequential {
+        n: u64,
+        #[serde(default)]
+        start: u64,
+    },
+    Shuffle {
+        n: u64,
+    },
+    Uniform {
+        n: u64,
+    },
+    Hot {
+        n: u64,
+        record: u64,
+    },
+    Zipfian {
+        n: u64,
+        items: u64,
+        zetan: f64,
+        eta: f64,
+        theta: f64,
+        alpha: f64,
+    },
+    Latest {
+        n: u64,
+        count: u64,
+        zetan: f64,
+        eta: f64,
+        theta: f64,
+        alpha: f64,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

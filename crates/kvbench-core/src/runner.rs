@@ -293,6 +293,7 @@ impl Runner<'_> {
             expected_records: self.plan.records(),
             expected_bytes: self.plan.raw_bytes() + self.plan.update_values() * 2 * 1024,
             url: self.job.url.as_deref(),
+            token: None,
         }
     }
 

@@ -9,7 +9,7 @@ use kvbench_core::engine::{Capabilities, Engine, EngineDescriptor, OpenArgs, Ope
 type Oracle = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn args<'a>(dir: &'a Path, options: &'a Options, sync: SyncMode, mode: OpenMode, url: Option<&'a str>) -> OpenArgs<'a> {
-    OpenArgs { dir, options, sync, mode, expected_records: 1000, expected_bytes: 1 << 20, url }
+    OpenArgs { dir, options, sync, mode, expected_records: 1000, expected_bytes: 1 << 20, url, token: None }
 }
 
 fn key(i: u32) -> Vec<u8> {

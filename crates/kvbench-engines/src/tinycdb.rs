@@ -350,6 +350,7 @@ mod tests {
             expected_records: 3,
             expected_bytes: 10,
             url: None,
+            token: None,
         };
         let mut e = (DESCRIPTOR.open)(&args).unwrap();
         for v in [b"1", b"2", b"3"] {

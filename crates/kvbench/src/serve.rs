@@ -61,6 +61,7 @@ fn open_engine(desc: &EngineDescriptor, req: &OpenRequest) -> Result<Box<dyn Eng
         expected_records: req.expected_records,
         expected_bytes: req.expected_bytes,
         url: None,
+        token: None,
     };
     (desc.open)(&args).map_err(|e| format!("open {} in {}: {e}", desc.name, req.dir.display()))
 }

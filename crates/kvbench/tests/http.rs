@@ -71,6 +71,7 @@ fn no_nagle_stall(desc: &kvbench_core::engine::EngineDescriptor, root: &Path, ur
         expected_records: 10,
         expected_bytes: 1000,
         url: Some(url),
+        token: None,
     };
     let e = (desc.open)(&args).unwrap();
     e.write(&[WriteOp { key: b"k", value: Some(&[7u8; 3000]) }]).unwrap();
