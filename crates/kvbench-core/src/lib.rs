@@ -5,6 +5,7 @@ pub mod derive;
 pub mod engine;
 pub mod gen;
 pub mod job;
+pub mod opstream;
 pub mod plan;
 pub mod planfile;
 pub mod protocol;
