@@ -81,24 +81,12 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
         eprintln!("WARNING: {w}");
     }
 
-    // The plan: built once, shared by every worker.
-    let spec = s.plan_spec();
+    // The data: derived by every worker from seeds; a plan file only where data is stored.
     let t0 = Instant::now();
-    let (plan_path, built) = kvbench_core::plan::ensure(&spec, &o.plan_dir)?;
+    let data = kvbench_core::policy::dataset::resolve(s, &o.plan_dir)?;
     let gen_ns = t0.elapsed().as_nanos() as u64;
-    let plan = kvbench_core::plan::Plan::open(&plan_path)?;
-    let size = std::fs::metadata(&plan_path).map(|m| m.len()).unwrap_or(0);
-    if built {
-        eprintln!(
-            "plan: {} records, {} in {:.2} s ({:.0} MB/s of keys+values) -> {}",
-            plan.records(),
-            kvbench_report::human_bytes(size),
-            gen_ns as f64 / 1e9,
-            plan.raw_bytes() as f64 / gen_ns.max(1) as f64 * 1e3,
-            plan_path.display()
-        );
-    } else {
-        eprintln!("plan: reusing {} ({} records)", plan_path.display(), plan.records());
+    if !data.note.is_empty() {
+        eprintln!("plan: {}", data.note);
     }
 
     let mut result = RunResult {
@@ -111,20 +99,19 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
         intent: s.intent.clone(),
         sync: s.sync.to_string(),
         plan: PlanInfo {
-            hash: format!("{:016x}", plan.spec_hash()),
-            seed: plan.seed(),
-            records: plan.records(),
-            unique_records: plan.unique_records(),
-            raw_bytes: plan.raw_bytes(),
-            generation_ns: if built { gen_ns } else { 0 },
-            reused: !built,
+            hash: kvbench_core::policy::dataset::plan_id(s),
+            seed: s.seed,
+            records: data.dataset.loaded,
+            unique_records: data.positions.min(data.dataset.loaded),
+            raw_bytes: data.raw_bytes,
+            generation_ns: gen_ns,
+            reused: data.plan.is_none(),
         },
         workload: serde_json::to_value(s)?,
         environment: env,
         warnings,
         engines: Vec::new(),
     };
-    drop(plan);
     install_ctrlc(result_path.clone());
     let run_data = o.data_dir.join(&run_id);
 
@@ -148,7 +135,7 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
                 }
                 Ok(res) => {
                     let dir = run_data.join(format!("{}-r{rep}", sanitize(&row.label)));
-                    run_variant(s, v, res, &plan_path, &dir, o, &mut row);
+                    run_variant(s, v, res, &data, &dir, o, &mut row);
                     let (alloc, apparent) = sys::space(&dir);
                     row.space_bytes = alloc;
                     row.apparent_bytes = apparent;

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use kvbench_core::protocol::Event;
+use kvbench_core::job::Event;
 
 /// Pid of the worker running now (0 = none), for the Ctrl-C handler.
 pub static CHILD: AtomicI32 = AtomicI32::new(0);
