@@ -269,10 +269,8 @@ fn cached_go() -> &'static Result<Vec<EngineInfo>, String> {
 /// Every engine name any runtime declares.
 pub fn all_names() -> Vec<String> {
     let mut names: Vec<String> = entries().iter().map(|e| e.name().to_string()).collect();
-    for list in [cached_python(), cached_go()] {
-        if let Ok(l) = list {
-            names.extend(l.iter().map(|e| e.name.clone()));
-        }
+    for l in [cached_python(), cached_go()].into_iter().flatten() {
+        names.extend(l.iter().map(|e| e.name.clone()));
     }
     names
 }
