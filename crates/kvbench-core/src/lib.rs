@@ -12,5 +12,6 @@ pub mod protocol;
 pub mod result;
 pub mod runner;
 pub mod scenario;
+pub mod sizeguard;
 pub mod spec;
 pub mod sys;

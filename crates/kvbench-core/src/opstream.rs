@@ -25,11 +25,31 @@ pub struct Op {
 /// How records are drawn (the job's `dist`, with what can be computed once).
 #[derive(Debug, Clone)]
 enum Picker {
-    Sequential { n: u64, start: u64 },
-    Shuffle { n: u64, perm_seed: u64, pass: u64, perm: Perm },
-    Uniform { n: u64 },
-    Hot { record: u64 },
-    Zipfian { n: u64, items: f64, zetan: f64, eta: f64, second: f64, alpha: f64 },
+    Sequential {
+        n: u64,
+        start: u64,
+    },
+    /// `base` is the first op of the pass `perm` belongs to (ops base .. base + n).
+    Shuffle {
+        n: u64,
+        perm_seed: u64,
+        base: u64,
+        perm: Perm,
+    },
+    Uniform {
+        n: u64,
+    },
+    Hot {
+        record: u64,
+    },
+    Zipfian {
+        n: u64,
+        items: f64,
+        zetan: f64,
+        eta: f64,
+        second: f64,
+        alpha: f64,
+    },
     Latest(Latest),
 }
 
@@ -42,7 +62,7 @@ impl Picker {
         );
         Ok(match *dist {
             Dist::Sequential { n, start } => Picker::Sequential { n, start },
-            Dist::Shuffle { n } => Picker::Shuffle { n, perm_seed: 0, pass: u64::MAX, perm: Perm::new(1, 0) },
+            Dist::Shuffle { n } => Picker::Shuffle { n, perm_seed: 0, base: u64::MAX, perm: Perm::new(1, 0) },
             Dist::Uniform { n } => Picker::Uniform { n },
             Dist::Hot { record, .. } => Picker::Hot { record },
             Dist::Zipfian { n, items, zetan, eta, theta, alpha } => {
@@ -60,12 +80,13 @@ impl Picker {
     fn pick(&mut self, rec_seed: u64, k: u64, last: u64) -> u64 {
         match self {
             Picker::Sequential { n, start } => start.wrapping_add(k) % *n,
-            Picker::Shuffle { n, perm_seed, pass, perm } => {
-                let (p, i) = (k / *n, k % *n);
-                if p != *pass {
-                    (*pass, *perm) = (p, Perm::new(*n, rnd(*perm_seed, p)));
+            Picker::Shuffle { n, perm_seed, base, perm } => {
+                // A division per op would cost more than the rest: only a new pass divides.
+                if k < *base || k - *base >= *n {
+                    let pass = k / *n;
+                    (*base, *perm) = (pass * *n, Perm::new(*n, rnd(*perm_seed, pass)));
                 }
-                perm.at(i)
+                perm.at(k - *base)
             }
             Picker::Uniform { n } => below(rnd(rec_seed, k), *n),
             Picker::Hot { record } => *record,
