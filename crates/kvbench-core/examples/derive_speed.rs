@@ -1,6 +1,6 @@
 //! What deriving an op costs a worker's loop (docs/plan-format.md): the op stream, the key, and
 //! verifying a 100-byte printable value, per op, without any engine.
-//! `cargo run --release -p kvbench-core --example derive_speed -- [RECORDS] [OPS]`
+//! `cargo run --release -p kvbench-core --example derive_speed -- [RECORDS] [OPS] [shuffle|uniform|zipfian|latest]`
 //!
 //! Verifying needs the bytes an engine would return; the loop builds them with `value` (the
 //! engine's stand-in) and times that part separately, so "key + verify" is the total minus it.
@@ -84,12 +84,16 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let records: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
     let ops: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(10_000_000);
+    let only = args.next();
     let ds = dataset(records);
     println!("{records} records, {ops} ops, decimal(16) keys, 100 B printable values");
-    report("shuffle", &ds, &step(ops, Dist::Shuffle { n: records }, records - 1));
-    report("uniform", &ds, &step(ops, Dist::Uniform { n: records }, records - 1));
-    let zipf = zipfian_dist(records + 1, YCSB_THETA).expect("zipfian");
-    report("zipfian (ycsb, n+1)", &ds, &step(ops, zipf, records - 1));
-    let latest = latest_dist(records, records - 1, YCSB_THETA).expect("latest");
-    report("latest", &ds, &step(ops, latest, records - 1));
+    let dists = [
+        ("shuffle", Dist::Shuffle { n: records }),
+        ("uniform", Dist::Uniform { n: records }),
+        ("zipfian", zipfian_dist(records + 1, YCSB_THETA).expect("zipfian")),
+        ("latest", latest_dist(records, records - 1, YCSB_THETA).expect("latest")),
+    ];
+    for (name, dist) in dists.into_iter().filter(|d| only.as_deref().is_none_or(|o| o == d.0)) {
+        report(name, &ds, &step(ops, dist, records - 1));
+    }
 }

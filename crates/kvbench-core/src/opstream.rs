@@ -185,9 +185,10 @@ pub struct OpStream {
     scan: ScanLen,
     insert_base: u64,
     last0: u64,
-    /// Next op, end of the current unit, inserts among ops before `k`.
+    /// Next op; end of the run of ops this thread runs without a gap (one unit, or every op
+    /// for a single thread); inserts among ops before `k`.
     k: u64,
-    unit_end: u64,
+    block_end: u64,
     inserts: u64,
 }
 
@@ -212,7 +213,7 @@ impl OpStream {
             insert_base: step.insert_base,
             last0: step.last,
             k: 0,
-            unit_end: 0,
+            block_end: 0,
             inserts: 0,
         };
         s.skip_to((thread as u64 * unit).min(s.count));
@@ -233,7 +234,8 @@ impl OpStream {
             self.inserts += (self.k..to).filter(|&k| self.kinds.at(k) == OpKind::Insert).count() as u64;
         }
         self.k = to;
-        self.unit_end = (to + self.unit).min(self.count);
+        let block = if self.stride == self.unit { self.count } else { to + self.unit };
+        self.block_end = block.min(self.count);
     }
 
     #[inline]
@@ -261,7 +263,7 @@ impl OpStream {
         if self.k >= self.count {
             return false;
         }
-        // A unit that ended before `count` was full: it started at k - unit.
+        // A block that ended before `count` is one full unit: it started at k - unit.
         self.skip_to((self.k - self.unit + self.stride).min(self.count));
         self.k < self.count
     }
@@ -269,10 +271,12 @@ impl OpStream {
     /// Fills `ops` (cleared first) with this thread's next unit; false when none is left.
     pub fn next_unit(&mut self, ops: &mut Vec<Op>) -> bool {
         ops.clear();
-        if self.k == self.unit_end && !self.start_next_unit() {
+        if self.k == self.block_end && !self.start_next_unit() {
             return false;
         }
-        while self.k < self.unit_end {
+        // Blocks start at unit boundaries, so k is at one here.
+        let end = (self.k + self.unit).min(self.block_end);
+        while self.k < end {
             let k = self.k;
             self.k += 1;
             ops.push(self.op(k));
@@ -287,7 +291,7 @@ impl Iterator for OpStream {
     /// This thread's ops in order, unit after unit.
     #[inline]
     fn next(&mut self) -> Option<Op> {
-        if self.k == self.unit_end && !self.start_next_unit() {
+        if self.k == self.block_end && !self.start_next_unit() {
             return None;
         }
         let k = self.k;
