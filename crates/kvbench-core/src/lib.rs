@@ -11,6 +11,7 @@ pub mod planfile;
 pub mod policy;
 pub mod result;
 pub mod scenario;
+pub mod sizeguard;
 pub mod spec;
 pub mod sys;
 pub mod worker;
