@@ -139,6 +139,9 @@ fn hbar_chart(
 }
 
 fn throughput_chart(rows: &[Row], phase: &str) -> String {
+    if rows.iter().all(|r| r.phases(phase).is_empty()) {
+        return String::new();
+    }
     let bars: Vec<Bar> = rows
         .iter()
         .map(|r| {
@@ -261,7 +264,7 @@ fn latency_chart(rows: &[Row], phase: &str, unit: &str) -> String {
     if lines.is_empty() {
         return String::new();
     }
-    let f = Frame { w: 620.0, h: 330.0, left: 66.0, right: 16.0, top: 10.0, bottom: 40.0 };
+    let f = Frame { w: 600.0, h: 330.0, left: 66.0, right: 30.0, top: 10.0, bottom: 40.0 };
     let (lo, hi) = lines
         .iter()
         .flat_map(|(_, d)| d.iter().map(|p| p.1))
@@ -322,7 +325,7 @@ fn median_rep<'a>(ps: &[&'a PhaseResult]) -> Option<&'a PhaseResult> {
 }
 
 fn timeline_panel(r: &Row, p: &PhaseResult, reps: usize) -> String {
-    let f = Frame { w: 380.0, h: 170.0, left: 50.0, right: 54.0, top: 20.0, bottom: 30.0 };
+    let f = Frame { w: 400.0, h: 170.0, left: 50.0, right: 76.0, top: 20.0, bottom: 30.0 };
     let end_ms = wall_ns(p) / 1_000_000;
     let rates = interval_rates(&p.intervals, end_ms);
     let t_end = (end_ms as f64 / 1000.0).max(rates.last().map(|r| r.0 + 1.0).unwrap_or(1.0));
@@ -339,7 +342,7 @@ fn timeline_panel(r: &Row, p: &PhaseResult, reps: usize) -> String {
     let title = if reps > 1 { format!("{} (median of {reps} repetitions)", r.label) } else { r.label.clone() };
     let mut s = f.open(&format!("timeline of {}", r.label));
     let _ = write!(s, "<text class=\"panel-title\" x=\"{:.1}\" y=\"13\">{}</text>", f.x0(), esc(&title));
-    let xt: Vec<(f64, String)> = x.ticks().into_iter().map(|v| (v, format!("{v}s"))).collect();
+    let xt: Vec<(f64, String)> = x.ticks().into_iter().map(|v| (v, format!("{}s", crate::svg::num(v)))).collect();
     f.x_axis(&mut s, &x, &xt, "seconds into the phase");
     let yt: Vec<(f64, String)> = y.ticks().into_iter().map(|v| (v, human_rate(v))).collect();
     f.y_axis(&mut s, &y, &yt, "ops/s", false);
@@ -360,8 +363,12 @@ fn timeline_panel(r: &Row, p: &PhaseResult, reps: usize) -> String {
         points(&step[1..step.len() - 1])
     );
     for (cls, get) in [("p99", (|i: &Interval| i.p99_ns) as fn(&Interval) -> u64), ("p50", |i: &Interval| i.p50_ns)] {
-        let pts: Vec<(f64, f64)> =
-            p.intervals.iter().zip(&rates).map(|(i, (t, _))| (x.map(*t), ly.map(get(i).max(1) as f64))).collect();
+        let mut pts = Vec::new();
+        for (k, (i, (t, _))) in p.intervals.iter().zip(&rates).enumerate() {
+            let t1 = rates.get(k + 1).map(|n| n.0).unwrap_or(t_end);
+            let v = ly.map(get(i).max(1) as f64);
+            pts.extend([(x.map(*t), v), (x.map(t1), v)]);
+        }
         let _ = write!(s, "<polyline class=\"{cls}\" fill=\"none\" points=\"{}\"/>", points(&pts));
     }
     for (i, (iv, (t, v))) in p.intervals.iter().zip(&rates).enumerate() {
@@ -388,10 +395,9 @@ fn timelines(rows: &[Row], phase: &str) -> String {
         }
     }
     if panels.is_empty() {
-        return format!(
-            "<p class=\"note\" data-chart=\"timeline-{}\">No timeline: this result carries no interval histograms.</p>",
-            esc(phase)
-        );
+        let measured = rows.iter().any(|r| !r.phases(phase).is_empty());
+        let why = if measured { "the result carries no interval histograms" } else { "no row measured this phase" };
+        return format!("<p class=\"note\" data-chart=\"timeline-{}\">No timeline: {why}.</p>", esc(phase));
     }
     let key = "<div class=\"legend\"><span><i class=\"area-key\"></i>ops/s per interval (left axis)</span><span><i class=\"p50-key\"></i>p50</span><span><i class=\"p99-key\"></i>p99 (right axis, log)</span></div>";
     figure(&format!("timeline-{phase}"), &caption, &format!("<div class=\"panels\">{panels}</div>"), key)
@@ -407,7 +413,14 @@ fn table(s: &Section) -> String {
         t.push_str("<tr>");
         for (c, cell) in row.iter().enumerate() {
             let best = s.best.get(c).copied().flatten() == Some(i);
-            let _ = write!(t, "<td{}>{}</td>", if best { " class=\"best\"" } else { "" }, esc(cell));
+            // Words read left to right; numbers line up on the right.
+            let text = cell.chars().next().is_some_and(|ch| ch.is_alphabetic());
+            let class = match (best, text) {
+                (true, _) => " class=\"best\"",
+                (false, true) => " class=\"text\"",
+                _ => "",
+            };
+            let _ = write!(t, "<td{class}>{}</td>", esc(cell));
         }
         t.push_str("</tr>");
     }
@@ -438,7 +451,9 @@ pub fn page(r: &RunResult, sections: &[Section]) -> String {
     let all: Vec<&Row> = rows.iter().collect();
     body.push_str(&legend(&all, "").replacen("class=\"legend\"", "class=\"legend top\"", 1));
     for s in sections {
-        let _ = write!(body, "<section><h2>{}</h2><p class=\"note\">{}</p>", esc(&s.title), esc(&s.note));
+        let id: String =
+            s.title.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+        let _ = write!(body, "<section id=\"{id}\"><h2>{}</h2><p class=\"note\">{}</p>", esc(&s.title), esc(&s.note));
         let mut charts = String::new();
         if s.title == "Summary" {
             if let Some((load, _)) = phases.iter().find(|(_, k)| k == "load") {
@@ -475,7 +490,7 @@ const STYLE: &str = "\
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:1.5em auto;max-width:1300px;padding:0 1.5em;color:#222;background:#fff}\
 h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;margin:1.6em 0 .2em;border-bottom:1px solid #ddd;padding-bottom:.2em}\
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px}td,th{border:1px solid #d5d5d5;padding:.2em .55em;text-align:right}\
-th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}td.best{font-weight:bold;background:#e3f2e1}\
+th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}td.best{font-weight:bold;background:#e3f2e1}td.text{text-align:left}\
 .warn{color:#b71c1c;font-weight:bold}.note,.meta,.intent{color:#555;font-size:13px;margin:.2em 0}\
 .charts{display:flex;flex-wrap:wrap;gap:.5em 2em;align-items:flex-start}\
 figure.chart{margin:.4em 0}figcaption{font-weight:600;font-size:13px;margin-bottom:.2em}\

@@ -116,7 +116,9 @@ pub fn human_ns(ns: f64) -> String {
 }
 
 pub fn human_rate(r: f64) -> String {
-    if r >= 1e6 {
+    if r == 0.0 {
+        "0".into()
+    } else if r >= 1e6 {
         format!("{:.2}M", r / 1e6)
     } else if r >= 1e3 {
         format!("{:.1}k", r / 1e3)
@@ -649,5 +651,7 @@ pub fn markdown(r: &RunResult) -> String {
     markdown_of(&preamble(r), &sections(r))
 }
 
+#[cfg(test)]
+mod chromium;
 #[cfg(test)]
 mod tests;

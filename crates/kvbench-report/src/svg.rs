@@ -69,15 +69,17 @@ impl Scale {
             t
         } else {
             let step = nice_step((self.hi - self.lo) / 5.0);
-            let mut t = Vec::new();
-            let mut v = (self.lo / step).ceil() * step;
-            while v <= self.hi + step * 1e-9 {
-                t.push(v);
-                v += step;
-            }
-            t
+            let first = (self.lo / step).ceil() as i64;
+            let last = (self.hi / step + 1e-9).floor() as i64;
+            (first..=last).map(|i| i as f64 * step).collect()
         }
     }
+}
+
+/// A tick number without float noise: at most three decimals, trailing zeros dropped.
+pub fn num(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// 1, 2 or 5 times a power of ten, at least `raw`.
@@ -146,7 +148,7 @@ impl Frame {
     /// Horizontal grid lines and labels on the left (or right), with a rotated axis title.
     pub fn y_axis(&self, out: &mut String, y: &Scale, ticks: &[(f64, String)], title: &str, right: bool) {
         let (tx, anchor, ax) =
-            if right { (self.x1() + 4.0, "start", self.w - 6.0) } else { (self.x0() - 4.0, "end", 12.0) };
+            if right { (self.x1() + 4.0, "start", self.w - 8.0) } else { (self.x0() - 4.0, "end", 12.0) };
         for (v, label) in ticks {
             let py = y.map(*v);
             if !right {

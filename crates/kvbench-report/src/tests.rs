@@ -50,7 +50,7 @@ fn phase(name: &str, kind: &str, ops: u64, wall_ns: u64, p50: u64) -> PhaseResul
         harness_share: 0.1 * 0.9,
         ops_per_sec: if wall_ns == 0 { 0.0 } else { ops as f64 / (wall_ns as f64 / 1e9) },
         latency: summarize(&hist(ops.clamp(1, 2000), p50)),
-        intervals: if secs >= 2 { intervals(secs, ops / secs, p50) } else { Vec::new() },
+        intervals: if secs >= 1 { intervals(secs, ops / secs, p50) } else { Vec::new() },
         threads: 1,
         batch: 1,
         cache: "warm".into(),
@@ -83,7 +83,7 @@ fn engine(label: &str, scale: u64) -> EngineResult {
     }
 }
 
-pub fn fixture() -> RunResult {
+pub(crate) fn fixture() -> RunResult {
     let mut go = engine("go-thing", 2);
     go.runtime = "go".into();
     go.version = "v1.4.2 (go1.23.4)".into();
@@ -143,7 +143,7 @@ pub fn fixture() -> RunResult {
 }
 
 /// The fixture with three repetitions of each row, ops/s varied by a few percent.
-pub fn repeated(r: &RunResult, jitter: &[f64]) -> RunResult {
+pub(crate) fn repeated(r: &RunResult, jitter: &[f64]) -> RunResult {
     let mut out = r.clone();
     out.engines.clear();
     for (rep, j) in jitter.iter().enumerate() {
