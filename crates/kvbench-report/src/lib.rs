@@ -17,7 +17,7 @@ mod ycsb;
 pub use compare::{compare, compare_json, compared, differences, regressions, verdict, Compared, Verdict};
 pub use csv::csv;
 pub use hlog::hlog_files;
-pub use text::{markdown_of, terminal_width, text_table, text_table_width};
+pub use text::{fit_table, markdown_of, terminal_width, text_table, text_table_width};
 pub use ycsb::ycsb;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,13 +134,17 @@ pub fn short_version(v: &str) -> String {
     if v.chars().count() <= MAX {
         return v.to_string();
     }
-    let looks_like_version =
-        |t: &&str| t.chars().next().is_some_and(|c| c.is_ascii_digit() || c == 'v') && t.contains('.');
-    let token = v
-        .split(|c: char| c.is_whitespace() || c == ',' || c == '(' || c == ')' || c == ';')
-        .find(looks_like_version)
-        .unwrap_or(v);
-    let mut s: String = token.chars().take(MAX - 1).collect();
+    // The first run of digits and dots that holds a dot: `7.0.15` out of `redis v=7.0.15 sha=...`.
+    let mut rest = v;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        let run: String = rest[start..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+        let run = run.trim_end_matches('.');
+        if run.contains('.') {
+            return format!("{run}…");
+        }
+        rest = &rest[start + run.len().max(1)..];
+    }
+    let mut s: String = v.chars().take(MAX - 1).collect();
     s.push('…');
     s
 }

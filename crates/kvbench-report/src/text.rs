@@ -50,6 +50,25 @@ pub fn text_table_width(preamble: &[String], sections: &[Section], width: Option
     out
 }
 
+/// One table alone (no title), fitted to `width` by dropping columns by priority, then
+/// wrapping; the columns left out are named under it.
+pub fn fit_table(headers: &[&str], priority: &[u8], rows: Vec<Vec<String>>, width: Option<u16>) -> String {
+    let s = Section {
+        title: String::new(),
+        note: String::new(),
+        headers: headers.iter().map(|h| h.to_string()).collect(),
+        best: vec![None; headers.len()],
+        priority: priority.to_vec(),
+        rows,
+    };
+    let (mut t, dropped, _) = fitted(&s, width);
+    t.push('\n');
+    if !dropped.is_empty() {
+        t.push_str(&format!("(left out to fit the terminal: {}; see --json)\n", dropped.join(", ")));
+    }
+    t
+}
+
 /// The table of one section within `width`, the headers of the columns left out, and
 /// whether any cell is marked best.
 fn fitted(s: &Section, width: Option<u16>) -> (String, Vec<String>, bool) {

@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use kvbench_core::engine::{Options, RunningServer};
 use kvbench_core::protocol::{Event, Job, PROTOCOL_VERSION};
 use kvbench_core::result::{EngineResult, PlanInfo, RunResult, Status, SCHEMA};
@@ -167,7 +166,12 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
     let run_data = o.data_dir.join(&run_id);
 
     for rep in 0..s.repetitions.max(1) {
-        for (v, r) in variants.iter().zip(&resolved) {
+        for (i, (v, r)) in variants.iter().zip(&resolved).enumerate() {
+            crate::progress::engine(
+                rep as usize * variants.len() + i + 1,
+                variants.len() * s.repetitions.max(1) as usize,
+                s.phases.len() + 2,
+            );
             let mut row = EngineResult {
                 label: v.label(),
                 engine: v.name.clone(),
@@ -312,13 +316,7 @@ fn run_variant(
             c
         }
     };
-    let bar = if o.progress { ProgressBar::new(0) } else { ProgressBar::hidden() };
-    bar.set_style(
-        ProgressStyle::with_template("{prefix:>16.bold} {msg:<12} [{bar:30}] {pos}/{len} ({per_sec}, {eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    bar.set_prefix(row.label.clone());
+    let bar = crate::progress::phase_bar(o.progress, &row.label);
     let timeout = Duration::from_secs(s.timeout.max(1));
     let outcome = follow_worker(&mut cmd, &log_path, timeout, &mut |ev| match ev {
         Event::Hello { worker, version, capabilities, options, settings, timer_overhead_ns, .. } => {
@@ -335,6 +333,7 @@ fn run_variant(
             bar.set_position(*done);
         }
         Event::Phase { result } => {
+            crate::progress::phase_done();
             bar.set_message(result.name.clone());
             row.phases.push(result.clone());
         }
