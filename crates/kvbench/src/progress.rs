@@ -83,6 +83,13 @@ fn rate_key(s: &ProgressState, w: &mut dyn Write) {
     }
 }
 
+/// Time left in the phase, once it has a count and a rate.
+fn phase_eta_key(s: &ProgressState, w: &mut dyn Write) {
+    if s.len().is_some_and(|l| l > 0) && s.pos() > 0 {
+        let _ = write!(w, "ETA {}", clock(s.eta()));
+    }
+}
+
 /// The bar of one engine's job: the overall line above its phase bar.
 pub fn phase_bar(show: bool, label: &str) -> ProgressBar {
     if !show {
@@ -90,11 +97,12 @@ pub fn phase_bar(show: bool, label: &str) -> ProgressBar {
     }
     let bar = ProgressBar::new(0);
     let style =
-        ProgressStyle::with_template("{overall}\n{prefix:>16.bold} {msg:<12} [{bar:30}] {count} {rate} ETA {eta}")
+        ProgressStyle::with_template("{overall}\n{prefix:>16.bold} {msg:<12} [{bar:30}] {count} {rate} {phase_eta}")
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .with_key("overall", overall_key)
             .with_key("count", count_key)
             .with_key("rate", rate_key)
+            .with_key("phase_eta", phase_eta_key)
             .progress_chars("=> ");
     bar.set_style(style);
     bar.set_prefix(label.to_string());
