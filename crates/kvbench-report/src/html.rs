@@ -221,7 +221,7 @@ fn pct_label(u: f64) -> String {
 fn pooled(ps: &[&PhaseResult]) -> Option<Histogram<u64>> {
     let mut all: Option<Histogram<u64>> = None;
     for p in ps {
-        let h = kvbench_core::runner::decode_histogram(&p.latency.as_ref()?.hdr).ok()?;
+        let h = kvbench_core::worker::clock::decode_histogram(&p.latency.as_ref()?.hdr).ok()?;
         match all.as_mut() {
             None => all = Some(h),
             Some(a) => a.add(&h).ok()?,

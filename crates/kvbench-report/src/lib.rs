@@ -538,7 +538,8 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
                 v.push(None);
             }
             conds.push(String::new());
-            let n = kvbench_core::runner::decode_histogram(&l.hdr).map(|h| h.len().to_string()).unwrap_or_default();
+            let n =
+                kvbench_core::worker::clock::decode_histogram(&l.hdr).map(|h| h.len().to_string()).unwrap_or_default();
             let mut row = vec![format!("  {op}"), String::new()];
             row.extend([l.p50_ns, l.p95_ns, l.p99_ns, l.p999_ns, l.max_ns].map(|v| human_ns(v as f64)));
             row.push(n);

@@ -5,7 +5,7 @@
 
 use super::*;
 use kvbench_core::result::*;
-use kvbench_core::runner::{encode_histogram, new_histogram, summarize};
+use kvbench_core::worker::clock::{encode_histogram, new_histogram, summarize};
 
 /// A histogram of `n` latencies around `p50` with an exponential tail (deterministic).
 fn hist(n: u64, p50: u64) -> hdrhistogram::Histogram<u64> {
@@ -343,7 +343,7 @@ fn hlog_files_read_back_as_interval_logs() {
     let mut n = 0;
     for entry in IntervalLogIterator::new(text.as_bytes()) {
         if let Ok(LogEntry::Interval(h)) = entry {
-            let hist = kvbench_core::runner::decode_histogram(h.encoded_histogram()).unwrap();
+            let hist = kvbench_core::worker::clock::decode_histogram(h.encoded_histogram()).unwrap();
             assert_eq!(hist.len(), 200);
             assert_eq!(h.start_timestamp().as_secs(), n);
             n += 1;

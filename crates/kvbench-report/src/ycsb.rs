@@ -37,7 +37,7 @@ fn op_lines(out: &mut String, name: &str, l: &Latency, count: u64, errors: u64) 
 
 /// Samples in a latency histogram (the count of timed operations of that kind).
 fn samples(l: &Latency) -> Option<u64> {
-    kvbench_core::runner::decode_histogram(&l.hdr).ok().map(|h| h.len())
+    kvbench_core::worker::clock::decode_histogram(&l.hdr).ok().map(|h| h.len())
 }
 
 fn phase_block(out: &mut String, p: &PhaseResult) {

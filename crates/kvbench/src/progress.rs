@@ -20,16 +20,21 @@ static JOB: AtomicU64 = AtomicU64::new(0);
 static PHASES: AtomicU64 = AtomicU64::new(1);
 static PHASES_DONE: AtomicU64 = AtomicU64::new(0);
 
-/// A job starts: `k` of `n` (1-based), with about `phases` phase results to come.
-pub fn engine(k: usize, n: usize, phases: usize) {
+/// A job starts: `k` of `n` (1-based).
+pub fn engine(k: usize, n: usize) {
     RUN_START.get_or_init(Instant::now);
     JOB.store(k as u64, Ordering::Relaxed);
     JOBS.store(n as u64, Ordering::Relaxed);
-    PHASES.store(phases.max(1) as u64, Ordering::Relaxed);
+    PHASES.store(1, Ordering::Relaxed);
     PHASES_DONE.store(0, Ordering::Relaxed);
 }
 
-/// A phase result arrived.
+/// The running job has `n` steps, each reported when done.
+pub fn steps(n: usize) {
+    PHASES.store(n.max(1) as u64, Ordering::Relaxed);
+}
+
+/// A step's result arrived.
 pub fn phase_done() {
     PHASES_DONE.fetch_add(1, Ordering::Relaxed);
 }
@@ -116,7 +121,8 @@ mod tests {
 
     #[test]
     fn overall_line_counts_engines_and_estimates_the_rest() {
-        engine(3, 4, 2);
+        engine(3, 4);
+        steps(2);
         phase_done();
         // 2.5 of 4 jobs done in 50 s: 30 s to go.
         assert_eq!(overall_line(Duration::from_secs(50)), "engine 3 of 4 · 0:50 elapsed · ETA 0:30");
