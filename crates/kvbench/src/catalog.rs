@@ -269,10 +269,8 @@ fn cached_go() -> &'static Result<Vec<EngineInfo>, String> {
 /// Every engine name any runtime declares.
 pub fn all_names() -> Vec<String> {
     let mut names: Vec<String> = entries().iter().map(|e| e.name().to_string()).collect();
-    for list in [cached_python(), cached_go()] {
-        if let Ok(l) = list {
-            names.extend(l.iter().map(|e| e.name.clone()));
-        }
+    for l in [cached_python(), cached_go()].into_iter().flatten() {
+        names.extend(l.iter().map(|e| e.name.clone()));
     }
     names
 }
@@ -341,18 +339,6 @@ fn render_plain(rows: &[Vec<String>]) -> String {
     out
 }
 
-/// Every engine name this kvbench knows: the Rust registry's, and the Python and Go workers'
-/// when they answer.
-fn known_names(with_workers: bool) -> Vec<String> {
-    let mut names: Vec<String> = entries().iter().map(|e| e.name().to_string()).collect();
-    if with_workers {
-        for list in [python_engines(), go_engines()].into_iter().flatten() {
-            names.extend(list.into_iter().map(|e| e.name));
-        }
-    }
-    names
-}
-
 /// The names closest to `name`, best first (at most three).
 pub fn closest(name: &str, known: &[String]) -> Vec<String> {
     let mut scored: Vec<(f64, &String)> =
@@ -364,16 +350,19 @@ pub fn closest(name: &str, known: &[String]) -> Vec<String> {
 /// Every engine a scenario names exists, checked before anything runs. A py-/go- engine is
 /// only checked when its worker answers (else the run reports the worker's own reason).
 pub fn check_names(s: &kvbench_core::scenario::Scenario) -> Result<(), String> {
-    let names: Vec<String> = s.all_variants().into_iter().map(|v| v.name).collect();
-    let workers = names.iter().any(|n| n.starts_with("py-") || n.starts_with("go-"));
-    let known = known_names(workers);
-    for n in &names {
+    for v in s.all_variants() {
+        let n = &v.name;
+        // The Rust registry answers without starting a worker.
         let worker_down =
-            (n.starts_with("py-") && python_engines().is_err()) || (n.starts_with("go-") && go_engines().is_err());
-        if known.contains(n) || worker_down {
+            (n.starts_with("py-") && cached_python().is_err()) || (n.starts_with("go-") && cached_go().is_err());
+        if kvbench_engines::find(n).is_some() || worker_down {
             continue;
         }
-        let near = closest(n, &known_names(true));
+        let known = all_names();
+        if known.contains(n) {
+            continue;
+        }
+        let near = closest(n, &known);
         let hint = if near.is_empty() {
             String::new()
         } else {
