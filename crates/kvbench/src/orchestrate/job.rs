@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use kvbench_core::job::{Event, StepResult};
 use kvbench_core::result::{EngineResult, Status};
 use kvbench_core::scenario::{Scenario, Variant};
@@ -61,6 +61,7 @@ pub fn run_variant(
     let log_path = dir.with_extension("log");
     let mut cmd = command(r, &job_path, row);
     let bar = bar(o.progress, &row.label);
+    crate::progress::steps(plan.job.steps.len());
     let names: BTreeMap<usize, String> =
         plan.phases.iter().filter_map(|p| p.main.map(|m| (m, p.name.clone()))).collect();
     let mut steps: BTreeMap<usize, StepResult> = BTreeMap::new();
@@ -82,6 +83,7 @@ pub fn run_variant(
             if !res.settings.is_empty() {
                 row.settings.extend(res.settings.clone());
             }
+            crate::progress::phase_done();
             steps.insert(res.index, (**res).clone());
         }
         Event::Error { message } => row.error = Some(message.clone()),
@@ -123,14 +125,7 @@ fn command(r: &Resolved, job: &Path, row: &mut EngineResult) -> Command {
 }
 
 fn bar(progress: bool, label: &str) -> ProgressBar {
-    let bar = if progress { ProgressBar::new(0) } else { ProgressBar::hidden() };
-    bar.set_style(
-        ProgressStyle::with_template("{prefix:>16.bold} {msg:<12} [{bar:30}] {pos}/{len} ({per_sec}, {eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    bar.set_prefix(label.to_string());
-    bar
+    crate::progress::phase_bar(progress, label)
 }
 
 fn fail(row: &mut EngineResult, e: String) {
