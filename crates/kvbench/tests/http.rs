@@ -327,6 +327,31 @@ fn open_refuses_paths_outside_the_root() {
     assert_eq!(open(abs.to_str().unwrap()).0, 200, "an absolute path inside the root");
 }
 
+fn peak_rss_mib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() / 1024
+}
+
+/// Regression (issue 12): a 40 MB /mget body took the old server to 1.5 GB. Hostile bodies of
+/// tiny keys, up to the body limit, must now cost about their own size.
+#[test]
+fn hostile_bodies_keep_memory_bounded() {
+    let Some(s) = Served::start(&["--max-body", "48m"]) else { return };
+    let before = peak_rss_mib(s.child.id());
+    let mut kv = Vec::with_capacity(48 << 20);
+    while kv.len() + 5 <= 47 << 20 {
+        kvbench_engines::http::put_bytes(&mut kv, b"k");
+    }
+    assert_eq!(s.post("/kv/mget", &kv).0, 413, "9 M keys > --max-keys");
+    let mdel: Vec<u8> = b"k\n".repeat(23 << 20);
+    assert_eq!(s.post("/mdel", &mdel).0, 413);
+    let hex: Vec<u8> = b"6b\n".repeat(15 << 20);
+    assert_eq!(s.post_with("/kv/mget", "Content-Type: text/plain\r\n", &hex).0, 413);
+    let grew = peak_rss_mib(s.child.id()) - before;
+    assert!(grew < 200, "peak memory grew by {grew} MiB for bodies of 47 MiB");
+}
+
 /// Clients that send their head or body at a byte a second hold no thread: /health answers at
 /// once meanwhile, and the server drops them after its read timeout.
 #[test]

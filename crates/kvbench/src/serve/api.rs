@@ -137,9 +137,18 @@ fn data(
 fn mget(st: &State, engine: &dyn Engine, body: &[u8], text: bool) -> Result<Reply, String> {
     let owned: Vec<Vec<u8>>;
     let mut keys: Vec<&[u8]> = Vec::new();
+    let max = st.limits.max_keys;
     if text {
-        let lines = std::str::from_utf8(body).map_err(|e| e.to_string());
-        owned = match lines.and_then(|s| s.lines().filter(|l| !l.trim().is_empty()).map(unhex).collect()) {
+        let lines = match std::str::from_utf8(body) {
+            Ok(s) => s.lines().filter(|l| !l.trim().is_empty()),
+            Err(e) => return Ok(bad(format!("/kv/mget keys: {e}"))),
+        };
+        // Counted before anything is decoded: a hostile body costs no more than its own size.
+        let n = lines.clone().take(max + 1).count();
+        if n > max {
+            return Ok(super::rocks::too_many(st, n));
+        }
+        owned = match lines.map(unhex).collect() {
             Ok(k) => k,
             Err(m) => return Ok(bad(format!("/kv/mget keys: {m}"))),
         };
@@ -147,14 +156,14 @@ fn mget(st: &State, engine: &dyn Engine, body: &[u8], text: bool) -> Result<Repl
     } else {
         let mut c = Cursor::new(body);
         while !c.done() {
+            if keys.len() == max {
+                return Ok(super::rocks::too_many(st, max + 1));
+            }
             match c.bytes() {
                 Ok(k) => keys.push(k),
                 Err(m) => return Ok(bad(format!("/kv/mget: {m}"))),
             }
         }
-    }
-    if keys.len() > st.limits.max_keys {
-        return Ok(super::rocks::too_many(st, keys.len()));
     }
     let mut values = Vec::with_capacity(keys.len());
     let e = |x: kvbench_core::engine::EngineError| x.to_string();

@@ -149,36 +149,58 @@ fn pair(b: &[u8]) -> Option<(&[u8], &[u8], usize)> {
     Some((&b[..k_end], value, start + len))
 }
 
-/// The writes of a POST body, or None when it is malformed.
-fn writes<'a>(path: &str, body: &'a [u8]) -> Option<Vec<WriteOp<'a>>> {
+/// Why a POST body gives no writes.
+#[derive(Debug, PartialEq)]
+enum Refused {
+    Malformed,
+    /// More than the keys-per-request limit (parsing stops there).
+    TooMany,
+}
+
+/// The writes of a POST body, at most `max` of them.
+fn writes<'a>(path: &str, body: &'a [u8], max: usize) -> Result<Vec<WriteOp<'a>>, Refused> {
+    let mut ops = Vec::new();
+    let mut push = |op: WriteOp<'a>| {
+        if ops.len() == max {
+            return Err(Refused::TooMany);
+        }
+        ops.push(op);
+        Ok(())
+    };
     match path {
-        "/set" => pair(body).map(|(key, value, _)| vec![WriteOp { key, value: Some(value) }]),
+        "/set" => {
+            let (key, value, _) = pair(body).ok_or(Refused::Malformed)?;
+            push(WriteOp { key, value: Some(value) })?;
+        }
         "/mset" => {
-            let mut ops = Vec::new();
             let mut at = 0;
             while at < body.len() {
-                let (key, value, used) = pair(&body[at..])?;
-                ops.push(WriteOp { key, value: Some(value) });
+                let (key, value, used) = pair(&body[at..]).ok_or(Refused::Malformed)?;
+                push(WriteOp { key, value: Some(value) })?;
                 // Each value is followed by one separator byte.
                 at += used + 1;
             }
-            Some(ops)
         }
-        "/del" => Some(vec![WriteOp { key: body, value: None }]),
-        "/mdel" => Some(body.split(|&c| c == b'\n').map(|key| WriteOp { key, value: None }).collect()),
-        _ => None,
+        "/del" => push(WriteOp { key: body, value: None })?,
+        "/mdel" => {
+            for key in body.split(|&c| c == b'\n') {
+                push(WriteOp { key, value: None })?;
+            }
+        }
+        _ => return Err(Refused::Malformed),
     }
+    Ok(ops)
 }
 
 fn write(st: &State, path: &str, body: &[u8]) -> Reply {
     if path == "/incr" {
         return incr(st, body);
     }
-    let Some(ops) = writes(path, body) else { return reply(FAIL.to_vec()) };
-    if ops.len() > st.limits.max_keys {
-        return too_many(st, ops.len());
+    match writes(path, body, st.limits.max_keys) {
+        Ok(ops) => on_engine(st, FAIL, |e| e.write(&ops).ok().map(|()| OK.to_vec())),
+        Err(Refused::Malformed) => reply(FAIL.to_vec()),
+        Err(Refused::TooMany) => too_many(st, st.limits.max_keys + 1),
     }
-    on_engine(st, FAIL, |e| e.write(&ops).ok().map(|()| OK.to_vec()))
 }
 
 /// RocksServer increments with a merge operator over decimal text (a value that is not a
@@ -237,19 +259,20 @@ mod tests {
 
     #[test]
     fn bodies_parse_as_rocksserver_reads_them() {
-        let w = writes("/mset", b"a\n1\nx\nbb\n3\nyyy\n").unwrap();
+        let w = writes("/mset", b"a\n1\nx\nbb\n3\nyyy\n", 10).unwrap();
         assert_eq!(w.len(), 2);
         assert_eq!((w[1].key, w[1].value), (&b"bb"[..], Some(&b"yyy"[..])));
         // The last separator may be missing.
-        assert_eq!(writes("/mset", b"a\n1\nx").unwrap().len(), 1);
+        assert_eq!(writes("/mset", b"a\n1\nx", 10).unwrap().len(), 1);
         // A length past the end, or no newline: malformed, nothing written.
-        assert!(writes("/set", b"a\n5\nxy").is_none());
-        assert!(writes("/set", b"a").is_none());
-        assert!(writes("/mset", b"a\n1\nx\nb\n9\nshort").is_none());
-        let d = writes("/mdel", b"a\nb").unwrap();
+        assert_eq!(writes("/set", b"a\n5\nxy", 10).unwrap_err(), Refused::Malformed);
+        assert_eq!(writes("/set", b"a", 10).unwrap_err(), Refused::Malformed);
+        assert_eq!(writes("/mset", b"a\n1\nx\nb\n9\nshort", 10).unwrap_err(), Refused::Malformed);
+        assert_eq!(writes("/mdel", b"a\nb\nc", 2).unwrap_err(), Refused::TooMany);
+        let d = writes("/mdel", b"a\nb", 2).unwrap();
         assert_eq!(d.iter().map(|w| w.key).collect::<Vec<_>>(), [&b"a"[..], b"b"]);
         // Values may hold newlines: the length decides.
-        let s = writes("/set", b"k\n3\na\nb").unwrap();
+        let s = writes("/set", b"k\n3\na\nb", 1).unwrap();
         assert_eq!(s[0].value, Some(&b"a\nb"[..]));
     }
 }
