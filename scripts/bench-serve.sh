@@ -52,7 +52,8 @@ PIDS+=($!)
 wait_port "$KV_PORT"
 python3 "$HERE/load.py" "127.0.0.1:$KV_PORT" "$RECORDS" "$TOKEN"
 
-servers=("kvbench:$KV_PORT:$TOKEN")
+KV_PID=${PIDS[-1]}
+servers=("kvbench:$KV_PORT:$TOKEN:$KV_PID")
 if [ -n "$ROCKSSERVER" ]; then
   RS_PORT=$(free_port)
   cat > "$WORK/rocksserver.ini" <<INI
@@ -66,12 +67,12 @@ INI
   PIDS+=($!)
   wait_port "$RS_PORT"
   python3 "$HERE/load.py" "127.0.0.1:$RS_PORT" "$RECORDS"
-  servers+=("rocksserver:$RS_PORT:")
+  servers+=("rocksserver:$RS_PORT::${PIDS[-1]}")
 fi
 
 # Both must answer a loaded key with its value, and an absent key with -1.
 for s in "${servers[@]}"; do
-  IFS=: read -r name port token <<<"$s"
+  IFS=: read -r name port token pid <<<"$s"
   auth=()
   [ -n "$token" ] && auth=(-H "Authorization: Bearer $token")
   got=$(curl -s "${auth[@]}" "http://127.0.0.1:$port/get?00000007" | head -1)
@@ -79,28 +80,41 @@ for s in "${servers[@]}"; do
   [ "$got" -ge 45 ] && [ "$absent" = "-1" ] || { echo "$name does not answer as RocksServer does: $got / $absent" >&2; exit 1; }
 done
 
-run_wrk() { # name port token script conns -> "req/s p50"
-  local port=$2 token=$3 script=$4 conns=$5
+# Server CPU time (user + system, clock ticks) and context switches of all its threads.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+ctx_switches() { cat /proc/"$1"/task/*/status | awk '/ctxt_switches/ {n += $2} END {print n}'; }
+
+run_wrk() { # name port token script conns pid -> "req/s p50 cpu_us_per_req ctxsw_per_req"
+  local port=$2 token=$3 script=$4 conns=$5 pid=$6
+  local t0 c0
+  t0=$(cpu_ticks "$pid"); c0=$(ctx_switches "$pid")
   TOKEN=$token RECORDS=$RECORDS KEYS=${KEYS:-300} wrk -t1 -c"$conns" -d"${DURATION}s" --latency \
     -s "$script" "http://127.0.0.1:$port" >"$WORK/wrk.out"
-  local rps p50
+  local rps p50 reqs t1 c1
+  t1=$(cpu_ticks "$pid"); c1=$(ctx_switches "$pid")
   rps=$(awk '/^Requests\/sec/ {print $2}' "$WORK/wrk.out")
   p50=$(awk '/^ +50%/ {print $2}' "$WORK/wrk.out")
+  reqs=$(awk '/requests in/ {print $1}' "$WORK/wrk.out")
   if grep -q "Non-2xx" "$WORK/wrk.out"; then echo "$1: non-2xx replies" >&2; cat "$WORK/wrk.out" >&2; exit 1; fi
-  echo "$rps $p50"
+  echo "$rps $p50 $(awk -v t=$((t1 - t0)) -v c=$((c1 - c0)) -v n="$reqs" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN {printf "%.1f %.2f", t / hz * 1e6 / n, c / n}')"
 }
 
 echo "records=$RECORDS conns=$CONNS duration=${DURATION}s exec=$EXEC cpus=$(nproc)"
-printf '%-12s %5s %-22s %12s %10s\n' server round test "req/s" p50
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+row() { printf '%-12s %5s %-20s %10s %10s %12s %10s\n' "$@"; }
+row server round test "req/s" p50 "server-cpu" "ctxsw"
+row "" "" "" "" "" "us/req" "/req"
 for round in $(seq "$ROUNDS"); do
   for s in "${servers[@]}"; do
-    IFS=: read -r name port token <<<"$s"
-    DURATION=2 run_wrk "$name" "$port" "$token" "$HERE/get.lua" "$CONNS" >/dev/null # warm-up
-    read -r rps p50 <<<"$(run_wrk "$name" "$port" "$token" "$HERE/get.lua" "$CONNS")"
-    printf '%-12s %5s %-22s %12s %10s\n' "$name" "$round" "get c=$CONNS" "$rps" "$p50"
+    IFS=: read -r name port token pid <<<"$s"
+    DURATION=2 run_wrk "$name" "$port" "$token" "$HERE/get.lua" "$CONNS" "$pid" >/dev/null # warm-up
+    read -r rps p50 cpu ctx <<<"$(run_wrk "$name" "$port" "$token" "$HERE/get.lua" "$CONNS" "$pid")"
+    row "$name" "$round" "get c=$CONNS" "$rps" "$p50" "$cpu" "$ctx"
     for keys in 300 1000; do
-      read -r rps p50 <<<"$(KEYS=$keys run_wrk "$name" "$port" "$token" "$HERE/mget.lua" 1)"
-      printf '%-12s %5s %-22s %12s %10s\n' "$name" "$round" "mget $keys keys c=1" "$rps" "$p50"
+      read -r rps p50 cpu ctx <<<"$(KEYS=$keys run_wrk "$name" "$port" "$token" "$HERE/mget.lua" 1 "$pid")"
+      row "$name" "$round" "mget $keys keys c=1" "$rps" "$p50" "$cpu" "$ctx"
     done
   done
 done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

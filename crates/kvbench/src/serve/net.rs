@@ -1,10 +1,10 @@
 //! The HTTP side of `kvbench serve`: accept loops, per-connection hyper state machines, the
 //! token check, bounded body reads, and where each request's engine call runs.
 //!
-//! Each worker thread runs a current-thread tokio runtime that accepts from its own handle on
-//! the one listening socket: a connection stays on the thread that accepted it, and a request
-//! is parsed, executed and answered there (or, for calls that may block for long, on that
-//! runtime's blocking pool; `Exec`).
+//! One thread accepts and deals connections to the worker threads in turn; each worker runs a
+//! current-thread tokio runtime. A connection stays on its worker from then on, and each of its
+//! requests is parsed, executed and answered there (or, for calls that may block for long, on
+//! that worker's blocking pool; `Exec`): no request is handed between threads.
 //!
 //! Memory under hostile clients is bounded by: `--max-connections` (further connections wait in
 //! the kernel's listen queue), hyper's read buffer per connection ([`MAX_HEAD`]), the body limit
@@ -82,15 +82,18 @@ pub(crate) fn run(
         bodies: Arc::new(Semaphore::new(units)),
     });
     let mut handles = Vec::new();
+    let mut workers = Vec::new();
     for i in 0..threads {
-        let l = listener.try_clone().map_err(|e| format!("listener: {e}"))?;
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        workers.push(tx);
         let sh = shared.clone();
         let h = std::thread::Builder::new()
             .name(format!("serve-{i}"))
-            .spawn(move || worker(sh, l))
+            .spawn(move || runtime()?.block_on(worker(sh, rx)))
             .map_err(|e| format!("cannot start a worker thread: {e}"))?;
         handles.push(h);
     }
+    runtime()?.block_on(accept_loop(shared, listener, workers))?;
     for h in handles {
         match h.join() {
             Ok(Ok(())) => {}
@@ -101,18 +104,28 @@ pub(crate) fn run(
     Ok(())
 }
 
-fn worker(sh: Arc<Shared>, l: std::net::TcpListener) -> Result<(), String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .max_blocking_threads(64)
+        .thread_keep_alive(Duration::from_secs(600))
         .build()
-        .map_err(|e| format!("tokio runtime: {e}"))?;
-    rt.block_on(accept_loop(sh, l))
+        .map_err(|e| format!("tokio runtime: {e}"))
 }
 
-async fn accept_loop(sh: Arc<Shared>, l: std::net::TcpListener) -> Result<(), String> {
+/// A connection handed to a worker, with its place under --max-connections.
+type Accepted = (std::net::TcpStream, OwnedSemaphorePermit);
+
+/// Accepts on the calling thread and deals connections to the workers in turn: threads that
+/// all waited on the socket themselves were measured to take connections unevenly (the first
+/// one awake took all 8 of wrk's), leaving a core idle.
+async fn accept_loop(
+    sh: Arc<Shared>,
+    l: std::net::TcpListener,
+    workers: Vec<tokio::sync::mpsc::UnboundedSender<Accepted>>,
+) -> Result<(), String> {
     let l = tokio::net::TcpListener::from_std(l).map_err(|e| format!("listener: {e}"))?;
-    loop {
+    for next in (0..workers.len()).cycle() {
         let Ok(permit) = sh.connections.clone().acquire_owned().await else { return Ok(()) };
         let stream = match l.accept().await {
             Ok((s, _)) => s,
@@ -125,8 +138,23 @@ async fn accept_loop(sh: Arc<Shared>, l: std::net::TcpListener) -> Result<(), St
         };
         let _ = stream.set_nodelay(true);
         sh.state.stats.connections.fetch_add(1, Ordering::Relaxed);
-        tokio::spawn(connection(sh.clone(), stream, permit));
+        // The permit goes back when the worker's connection task ends.
+        let Ok(stream) = stream.into_std() else { continue };
+        if workers[next].send((stream, permit)).is_err() {
+            return Err("a worker thread ended".into());
+        }
     }
+    Ok(())
+}
+
+async fn worker(sh: Arc<Shared>, mut rx: tokio::sync::mpsc::UnboundedReceiver<Accepted>) -> Result<(), String> {
+    while let Some((stream, permit)) = rx.recv().await {
+        match tokio::net::TcpStream::from_std(stream) {
+            Ok(s) => drop(tokio::spawn(connection(sh.clone(), s, permit))),
+            Err(e) => eprintln!("kvbench serve: {e}"),
+        }
+    }
+    Ok(())
 }
 
 async fn connection(sh: Arc<Shared>, stream: tokio::net::TcpStream, _permit: OwnedSemaphorePermit) {
