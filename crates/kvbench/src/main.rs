@@ -64,24 +64,9 @@ enum Cmd {
         #[arg(long, value_name = "PCT", value_parser = non_negative_f64, allow_hyphen_values = true)]
         fail_if_slower: Option<f64>,
     },
-    /// Serve an embedded engine over HTTP/1.1 (what the http-* engines start; docs/servers.md).
-    Serve {
-        #[arg(long)]
-        engine: String,
-        /// Database directory opened at start (a client may open another with POST /open).
-        #[arg(long)]
-        dir: PathBuf,
-        #[arg(long, default_value = "127.0.0.1:8080")]
-        listen: String,
-        /// Engine option k=v (repeatable).
-        #[arg(long = "option")]
-        options: Vec<String>,
-        #[arg(long, value_parser = parse_sync, default_value = "commit")]
-        sync: SyncMode,
-        /// Worker threads taking requests.
-        #[arg(long, default_value_t = 4)]
-        threads: usize,
-    },
+    /// Serve an embedded engine over HTTP/1.1: RocksServer's API and kvbench's own (what the
+    /// http-* engines start; docs/servers.md).
+    Serve(serve::ServeArgs),
     /// Execute one job (used by `kvbench run`; not for people).
     #[command(hide = true)]
     Worker {
@@ -330,9 +315,7 @@ fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Cmd::Worker { job } => worker::main(&job),
-        Cmd::Serve { engine, dir, listen, options, sync, threads } => {
-            serve::main(serve::ServeArgs { engine, dir, listen, options, sync, threads })
-        }
+        Cmd::Serve(a) => serve::main(a),
         Cmd::List { json } => {
             print!("{}", catalog::print_list(json));
             0
