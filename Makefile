@@ -34,8 +34,9 @@ build: deps rust
 python: deps
 	drivers/python/setup.sh
 
-# The Go worker (engines named go-*): drivers/go/bin/kvbench-go-worker, modules pinned in go.sum.
-go:
+# The Go worker (engines named go-*): drivers/go/bin/kvbench-go-worker, modules pinned in go.sum;
+# built with cgo (go-tokyocabinet links libtokyocabinet from deps).
+go: deps
 	@if command -v go >/dev/null; then drivers/go/build.sh; \
 	else echo "go not found: the go-* engines are left out (install Go >= 1.22, then make go)"; fi
 
@@ -51,7 +52,7 @@ test-python:
 	drivers/python/.venv/bin/python -m pytest -q drivers/python/tests
 
 test-go:
-	cd drivers/go && go test ./...
+	cd drivers/go && CGO_ENABLED=1 go test ./...
 
 lint:
 	$(CARGO) fmt --all -- --check
