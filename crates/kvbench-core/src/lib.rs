@@ -2,6 +2,7 @@
 //! that times operations inside a worker, and the result schema.
 
 pub mod engine;
+pub mod expect;
 pub mod gen;
 pub mod job;
 pub mod plan;
