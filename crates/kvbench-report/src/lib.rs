@@ -3,7 +3,10 @@
 
 use kvbench_core::result::{EngineResult, PhaseResult, RunResult, Status};
 
+mod articles;
 mod html;
+
+pub use articles::article_section;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -95,7 +98,7 @@ fn status_cell(p: &PhaseResult) -> Option<String> {
         Status::Ok => None,
         Status::NotApplicable => Some("n/a".into()),
         Status::Failed => Some("FAILED".into()),
-        Status::Expected => Some("expected".into()),
+        Status::Expected => Some(format!("expected: {} wrong", p.mismatches)),
     }
 }
 
@@ -209,6 +212,7 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
     let (r, spreads) = collapse(r);
     let r = &r;
     let mut out = Vec::new();
+    out.extend(article_section(r));
     let load_name = phase_names(r).into_iter().find(|(_, k)| k == "load").map(|(n, _)| n);
 
     // Summary: one row per engine.
@@ -222,6 +226,7 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
         let close = phase(e, "close").map(|p| human_ns(p.elapsed_ns as f64)).unwrap_or_else(|| "-".into());
         let status = match (&e.status, &e.error) {
             (Status::Ok, _) => "ok".to_string(),
+            (Status::Expected, _) => "expected: failed verification as declared".to_string(),
             (_, Some(err)) => format!("FAILED: {}", first_line(err)),
             _ => "FAILED".into(),
         };
