@@ -82,8 +82,15 @@ fn ms(ns: f64) -> String {
     format!("{:.2} ms", ns / 1e6)
 }
 
+/// Seconds, as article 002 and 003 gave them, with three significant digits below a second
+/// (a loop of 100 reads takes microseconds once the open is out of it).
 fn secs(ns: f64) -> String {
-    format!("{:.3} s", ns / 1e9)
+    let s = ns / 1e9;
+    if s >= 1.0 || s <= 0.0 {
+        return format!("{s:.3} s");
+    }
+    let decimals = (2.0 - s.log10().floor()) as usize;
+    format!("{s:.decimals$} s")
 }
 
 /// Minutes and seconds, as article 000 wrote its write times.
@@ -605,7 +612,7 @@ mod tests {
             ],
         );
         let s = section(&r);
-        assert_eq!(s.rows[1], ["COPY fsync=on", "on", "1000", "0.050 s", "20000", "20.0x"]);
+        assert_eq!(s.rows[1], ["COPY fsync=on", "on", "1000", "0.0500 s", "20000", "20.0x"]);
         assert_eq!(s.rows[3][5], "10.0x");
         assert_eq!(s.rows[0][5], "1.0x");
         assert!(s.note.contains("median of 1 repetition"), "{}", s.note);
@@ -630,8 +637,8 @@ mod tests {
         cdb.status = Status::Expected;
         let s = section(&run("article-003-dictionary", vec![cdb]));
         assert_eq!(s.headers, ["Type", "100 Write", "100 AllKey Read", "100 1key Read", "10000 1key Read"]);
-        assert_eq!(s.rows[0], ["tinycdb-put_add", "n/a", "1.500 s", "0.001 s", "0.040 s"]);
-        assert!(s.note.contains("tinycdb-put_add 0.900 s vs 0.040 s"), "{}", s.note);
+        assert_eq!(s.rows[0], ["tinycdb-put_add", "n/a", "1.500 s", "0.000500 s", "0.0400 s"]);
+        assert!(s.note.contains("tinycdb-put_add 0.900 s vs 0.0400 s"), "{}", s.note);
         assert!(s.note.contains("1200 reads returned"), "{}", s.note);
     }
 
@@ -684,6 +691,7 @@ mod tests {
         let s = section(&r);
         assert_eq!(s.rows.len(), 1);
         assert_eq!(s.rows[0][3], "0.200 s");
+        assert_eq!(secs(12_345.0), "0.0000123 s");
         assert!(s.note.contains("median of 3 repetition"), "{}", s.note);
     }
 }
