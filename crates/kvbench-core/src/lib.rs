@@ -4,6 +4,7 @@
 
 pub mod derive;
 pub mod engine;
+pub mod expect;
 pub mod gen;
 pub mod job;
 pub mod opstream;

@@ -240,6 +240,7 @@ fn build_scenario(a: &RunArgs) -> Result<Scenario, String> {
                     open: Default::default(),
                     sync: None,
                     url: None,
+                    expect: None,
                 });
             } else {
                 kept.extend(matched);
