@@ -1,6 +1,7 @@
 //! The engines kvbench measures. One module per engine, one line in [`registry`].
 //! Adapters translate calls; they never time anything.
 
+pub mod cluster;
 pub mod conformance;
 pub mod http;
 pub mod memory;
@@ -25,6 +26,8 @@ pub mod postgres;
 pub mod qdbm;
 #[cfg(feature = "redis")]
 pub mod redis;
+#[cfg(feature = "redis-cluster")]
+pub mod rediscluster;
 #[cfg(all(feature = "rocksdb", kvb_rocksdb))]
 pub mod rocksdb;
 #[cfg(all(feature = "sqlite", kvb_sqlite))]

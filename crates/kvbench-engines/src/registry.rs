@@ -60,6 +60,7 @@ pub fn entries() -> Vec<Entry> {
         entry!("kyotocabinet-tree", "kyotocabinet", kvb_kyotocabinet, kyotocabinet::tree),
         server!("memcached", "memcached", memcached),
         server!("redis", "redis", redis),
+        server!("redis-cluster", "redis-cluster", rediscluster),
         server!("postgres", "postgres", postgres),
         entry!("qdbm-depot", "qdbm", kvb_qdbm, qdbm::depot),
         entry!("qdbm-curia", "qdbm", kvb_qdbm, qdbm::curia),
