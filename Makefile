@@ -9,7 +9,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := build-essential pkg-config libclang-dev \
 	liblmdb-dev librocksdb-dev libleveldb-dev libsqlite3-dev \
 	libtokyocabinet-dev libkyotocabinet-dev libqdbm-dev libcdb-dev libgdbm-dev libdb-dev libtkrzw-dev \
-	memcached redis-server libmemcached-tools postgresql \
+	memcached redis-server libmemcached-tools postgresql etcd-server openssh-server \
 	python3-venv python3-dev
 
 .PHONY: all deps rust build python go run test test-rust test-python test-go lint clean

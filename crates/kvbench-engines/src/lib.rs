@@ -3,6 +3,7 @@
 
 pub mod cluster;
 pub mod conformance;
+pub mod etcdcluster;
 pub mod http;
 pub mod memory;
 pub mod registry;
@@ -39,7 +40,7 @@ pub mod tkrzw;
 #[cfg(all(feature = "tokyocabinet", kvb_tokyocabinet))]
 pub mod tokyocabinet;
 
-pub use registry::{entries, find, Entry};
+pub use registry::{entries, find, server_for, Entry};
 
 /// Turn a C string owned by a library into a Rust string (for error messages and versions).
 ///
