@@ -15,6 +15,7 @@ var Registry = []*worker.Descriptor{
 	pebbleDescriptor,
 	pogrebDescriptor,
 	badgerDescriptor,
+	etcdDescriptor,
 }
 
 // Find returns the engine called name, nil when there is none.
