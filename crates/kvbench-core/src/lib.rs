@@ -8,6 +8,7 @@ pub mod plan;
 pub mod protocol;
 pub mod result;
 pub mod runner;
+pub mod saturation;
 pub mod scenario;
 pub mod spec;
 pub mod sys;
