@@ -11,6 +11,7 @@ pub mod opstream;
 pub mod planfile;
 pub mod policy;
 pub mod result;
+pub mod saturation;
 pub mod scenario;
 pub mod sizeguard;
 pub mod spec;

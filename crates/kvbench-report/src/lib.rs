@@ -15,8 +15,8 @@ mod svg;
 mod text;
 mod ycsb;
 
-pub use compare::{compare, compare_json, compared, differences, regressions, verdict, Compared, Verdict};
 pub use articles::article_section;
+pub use compare::{compare, compare_json, compared, differences, regressions, verdict, Compared, Verdict};
 pub use csv::csv;
 pub use hlog::hlog_files;
 pub use text::{fit_table, markdown_of, terminal_width, text_table, text_table_width};

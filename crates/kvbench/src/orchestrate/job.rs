@@ -8,8 +8,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use indicatif::ProgressBar;
-use kvbench_core::job::{Event, StepResult};
 use kvbench_core::expect::{apply, decide, Expect};
+use kvbench_core::job::{Event, StepResult};
 use kvbench_core::result::{EngineResult, Status};
 use kvbench_core::scenario::{Scenario, Variant};
 
