@@ -4,7 +4,6 @@ package plan
 
 import (
 	"encoding/binary"
-	"math"
 	"math/bits"
 	"strconv"
 )
@@ -71,14 +70,26 @@ func Perm(n, key, i uint64) uint64 {
 
 // Zipf is YCSB's ZipfianGenerator.nextLong for a uniform u.
 func Zipf(u float64, items uint64, zetan, eta, theta, alpha float64) uint64 {
+	return ZipfWith(u, items, zetan, eta, 1.0+Pow(0.5, theta), alpha)
+}
+
+// ZipfWith is Zipf with its constant `1 + 0.5^theta` computed once by the caller.
+func ZipfWith(u float64, items uint64, zetan, eta, oneHalf, alpha float64) uint64 {
 	uz := u * zetan
 	if uz < 1.0 {
 		return 0
 	}
-	if uz < 1.0+math.Pow(0.5, theta) {
+	if uz < oneHalf {
 		return 1
 	}
-	return uint64(float64(items) * math.Pow(eta*u-eta+1, alpha))
+	// float64() rounds the product, so no compiler fuses it into a multiply-add.
+	return uint64(float64(items) * Pow(float64(eta*u)-eta+1, alpha))
+}
+
+// ZipfEta is YCSB's eta for a zipfian over items with zeta(items) = zetan.
+func ZipfEta(items uint64, theta, zetan float64) float64 {
+	zeta2 := 0 + 1/Pow(1, theta) + 1/Pow(2, theta)
+	return (1 - Pow(2/float64(items), 1-theta)) / (1 - zeta2/zetan)
 }
 
 // Printable is the alphabet of printable values: no `"` and no `\`.

@@ -324,13 +324,7 @@ func (r *runner) ops(st *Step, res *StepResult) {
 }
 
 func (r *runner) newRun(st *Step) *opsRun {
-	run := &opsRun{r: r, st: st, ds: r.ds, state: r.state, unit: 1}
-	switch st.Kind {
-	case "load", "update", "insert", "delete":
-		run.unit = st.Batch
-	case "multi-get":
-		run.unit = st.KeysPerRequest
-	}
+	run := &opsRun{r: r, st: st, ds: r.ds, state: r.state, unit: unitSize(st)}
 	for _, k := range append([]string{st.Kind}, st.Kinds...) {
 		run.writes = run.writes || k == "update" || k == "insert" || k == "delete" || k == "rmw"
 	}

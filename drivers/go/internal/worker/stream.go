@@ -15,10 +15,16 @@ type stream struct {
 	inserts uint64  // inserts among ops 0..next
 	zitems  uint64  // items zetan is summed over (latest)
 	zetan   float64 // latest: grows with the newest record
+	eta     float64 // latest: recomputed as zetan grows
+	oneHalf float64 // 1 + 0.5^theta
 }
 
 func newStream(st *Step) *stream {
-	return &stream{st: st, zitems: st.Dist.Count, zetan: st.Dist.Zetan}
+	s := &stream{st: st, zitems: st.Dist.Count, zetan: st.Dist.Zetan, eta: st.Dist.Eta}
+	if st.Dist.Name == "zipfian" || st.Dist.Name == "latest" {
+		s.oneHalf = 1 + plan.Pow(0.5, st.Dist.Theta)
+	}
+	return s
 }
 
 // kind of op k.
@@ -56,6 +62,7 @@ func (s *stream) op(k uint64) (string, uint64) {
 func (s *stream) record(k uint64) uint64 {
 	d := &s.st.Dist
 	x := plan.Rnd(s.st.RecSeed, k)
+	last := s.st.Last + s.inserts
 	switch d.Name {
 	case "sequential":
 		return (d.Start + k) % d.N
@@ -66,14 +73,40 @@ func (s *stream) record(k uint64) uint64 {
 	case "hot":
 		return d.Record
 	case "zipfian":
-		z := plan.Zipf(plan.Unit(x), d.Items, d.Zetan, d.Eta, d.Theta, d.Alpha)
-		return uint64(plan.YcsbHash(z)) % d.N
+		// YCSB's nextKeynum draws again while the record is not written yet.
+		for i := uint64(0); ; i++ {
+			z := plan.ZipfWith(plan.Unit(x), d.Items, d.Zetan, d.Eta, s.oneHalf, d.Alpha)
+			if r := uint64(plan.YcsbHash(z)) % d.N; r <= last {
+				return r
+			}
+			x = plan.Rnd(plan.Rnd(s.st.RecSeed, k), i)
+		}
 	}
-	last := s.st.Last + s.inserts
-	for ; s.zitems < last; s.zitems++ {
-		s.zetan += 1 / math.Pow(float64(s.zitems+1), d.Theta)
+	return s.latest(x, last)
+}
+
+// latest is YCSB's SkewedLatestGenerator: zeta grows term by term with the newest record, and
+// eta follows it.
+func (s *stream) latest(x, last uint64) uint64 {
+	d := &s.st.Dist
+	if last > s.zitems {
+		for ; s.zitems < last; s.zitems++ {
+			s.zetan += 1 / plan.Pow(float64(s.zitems+1), d.Theta)
+		}
+		s.eta = plan.ZipfEta(d.Count, d.Theta, s.zetan)
 	}
-	return last - plan.Zipf(plan.Unit(x), last, s.zetan, d.Eta, d.Theta, d.Alpha)
+	return last - plan.ZipfWith(plan.Unit(x), last, s.zetan, s.eta, s.oneHalf, d.Alpha)
+}
+
+// unitSize is the number of operations of one timed unit.
+func unitSize(st *Step) uint64 {
+	switch st.Kind {
+	case "load", "update", "insert", "delete":
+		return st.Batch
+	case "multi-get":
+		return st.KeysPerRequest
+	}
+	return 1
 }
 
 // scanLen is the number of records scan op k visits (MaxInt: to the end).
