@@ -124,7 +124,7 @@ type Dataset struct {
 func (d *Dataset) Init() {
 	max := d.Max
 	if d.File != nil {
-		max = d.File.maxValue
+		max = maxOf(max, d.File.maxValue)
 	}
 	d.pool = Pool(d.PoolSeed, max)
 }
@@ -134,6 +134,8 @@ func (d *Dataset) MaxLen() int { return len(d.pool) - PoolSize }
 
 // Canon is the record whose state and value stand for r (plan-format.md "State").
 func (d *Dataset) Canon(r uint64) uint64 { return d.File.Canon(r) }
+
+func maxOf(a, b uint64) uint64 { return max(a, b) }
 
 // Key appends key(r) to dst.
 func (d *Dataset) Key(dst []byte, r uint64) []byte {

@@ -22,7 +22,7 @@ const (
 type File struct {
 	data                 []byte
 	index, sorted, canon []byte
-	maxValue             uint64
+	maxValue, dataEnd    uint64
 }
 
 func le32(b []byte, at uint64) uint32 { return binary.LittleEndian.Uint32(b[at:]) }
@@ -72,22 +72,23 @@ func (f *File) parse() error {
 	sum := xxh3.New()
 	_, _ = sum.Write(d[:56])
 	_, _ = sum.Write(d[64 : 64+32*n])
-	if sum.Sum64() != le64(d, 56) {
-		return fmt.Errorf("checksum mismatch")
-	}
-	records := le64(d, 32)
+	records, distinct := le64(d, 32), le64(d, 40)
+	want := map[uint32]uint64{secIndex: records, secCanon: records, secSorted: distinct}
 	for i := uint64(0); i < n; i++ {
 		at := 64 + 32*i
 		kind, off, length, count := le32(d, at), le64(d, at+8), le64(d, at+16), le64(d, at+24)
-		if off > uint64(len(d)) || length > uint64(len(d))-off {
-			return fmt.Errorf("section %d (kind %d) runs past the end of the file", i, kind)
+		if off%8 != 0 || off > uint64(len(d)) || length > uint64(len(d))-off {
+			return fmt.Errorf("section %d (kind %d) is not aligned or runs past the end of the file", i, kind)
 		}
 		s := d[off : off+length]
+		_, _ = sum.Write(s)
 		per := map[uint32]uint64{secIndex: 16, secSorted: 4, secCanon: 4}[kind]
-		if per != 0 && length != per*count {
-			return fmt.Errorf("section %d (kind %d): %d bytes for %d entries", i, kind, length, count)
+		if per != 0 && (length != per*count || count != want[kind]) {
+			return fmt.Errorf("section %d (kind %d): %d bytes for %d entries, %d expected", i, kind, length, count, want[kind])
 		}
 		switch kind {
+		case secData:
+			f.dataEnd = off + length
 		case secIndex:
 			f.index = s
 		case secSorted:
@@ -96,8 +97,8 @@ func (f *File) parse() error {
 			f.canon = s
 		}
 	}
-	if f.index != nil && uint64(len(f.index)) < 16*records {
-		return fmt.Errorf("INDEX holds fewer than %d records", records)
+	if sum.Sum64() != le64(d, 56) {
+		return fmt.Errorf("checksum mismatch")
 	}
 	return f.checkIndex()
 }
@@ -106,8 +107,8 @@ func (f *File) parse() error {
 func (f *File) checkIndex() error {
 	for r := uint64(0); r < uint64(len(f.index))/16; r++ {
 		off, kl, vl := le64(f.index, 16*r), uint64(le32(f.index, 16*r+8)), uint64(le32(f.index, 16*r+12))
-		if off > uint64(len(f.data)) || kl+vl > uint64(len(f.data))-off {
-			return fmt.Errorf("record %d lies outside the file", r)
+		if off > f.dataEnd || kl+vl > f.dataEnd-off {
+			return fmt.Errorf("record %d lies outside DATA", r)
 		}
 		f.maxValue = max(f.maxValue, vl)
 	}

@@ -381,7 +381,11 @@ func (th *thread) openGet(kind string, rec uint64, due time.Duration) {
 func (th *thread) scan(k, p uint64, due time.Duration) {
 	run := th.run
 	limit := uint64(th.s.scanLen(k))
-	th.key = run.ds.Key(th.key[:0], th.sorted(p))
+	if p < run.positions {
+		th.key = run.ds.Key(th.key[:0], th.sorted(p))
+	} else { // past the last key (a stored dataset's n counts repeated keys): expect nothing
+		th.key = append(run.ds.Key(th.key[:0], th.sorted(run.positions-1)), 0)
+	}
 	w := &scanWalk{th: th, q: p}
 	th.beforeRead()
 	t0 := th.now()
