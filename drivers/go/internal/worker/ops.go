@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -115,6 +116,11 @@ func (th *thread) wait(due time.Duration) {
 
 func (th *thread) unit(k0, k1 uint64, due time.Duration) {
 	kind, rec := th.s.op(k0)
+	if _, last := th.s.op(k1 - 1); max(rec, last) >= th.run.ds.Total && kind != "scan" {
+		th.fail(fmt.Errorf("op %d: record %d is outside the dataset's %d records (the job is wrong)", k0, max(rec, last), th.run.ds.Total))
+		th.run.stop.Store(true)
+		return
+	}
 	switch {
 	case th.run.st.OpenPerOp:
 		th.openGet(kind, rec, due)
@@ -205,8 +211,8 @@ func (th *thread) get(rec uint64, due time.Duration) {
 	ds, st := th.run.ds, th.run.state
 	c := ds.Canon(rec)
 	th.key = ds.Key(th.key[:0], rec)
+	s1 := st.load(c) // before the snapshot: the snapshot is never older than s1
 	th.beforeRead()
-	s1 := st.load(c)
 	t0 := th.now()
 	v, found, err := th.rd.Get(th.key)
 	t1 := th.now()
@@ -328,6 +334,7 @@ func (th *thread) rmw(rec uint64, due time.Duration) {
 	th.cs = append(th.cs[:0], c)
 	th.refresh() // no snapshot is held while waiting for a record's lock
 	th.locks.take(st, th.cs)
+	th.refresh() // and the read sees the last write of the record
 	s := th.locks.states[0]
 	val := append(th.arena[:0], ds.Value(th.exp[:0], c, th.locks.put(c))...)
 	th.vals = grow(th.vals, 1)

@@ -295,11 +295,16 @@ func (r *runner) ops(st *Step, res *StepResult) {
 		threads[i] = th
 	}
 	run.start = time.Now()
-	run.each(threads, 0, st.Warmup)
+	// Warm-up: the stream's continuation (ops count .. count+warmup), so the timed ops are the
+	// same with or without it (docs/methodology.md).
+	run.each(threads, st.Count, st.Count+st.Warmup)
+	for _, th := range threads {
+		th.s = newStream(st)
+	}
 	m0 := memStats()
 	run.timed, run.start = true, time.Now()
 	stopProgress := r.progress(run, threads)
-	run.each(threads, st.Warmup, st.Warmup+st.Count)
+	run.each(threads, 0, st.Count)
 	if st.Finish && run.unsupported.Load() == nil {
 		t0 := time.Now()
 		if err := r.eng.FinishLoad(); err != nil {
