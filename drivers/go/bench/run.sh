@@ -4,6 +4,7 @@
 # and op stream, one timer per get. Both read the file the worker loaded; they run ROUNDS
 # times alternately; the wall-clock ops/s ratios (worker / minimal) are printed, median last,
 # and beside them the ratio of ops per CPU second (steadier on a busy machine).
+# VERIFY=false runs the worker's gets without checking the values (to show that share).
 #   drivers/go/bench/run.sh [RECORDS] [COUNT] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,7 @@ mkdir "$work/db"
 job() { # job FILE STEPS...: a protocol-2 job on go-bbolt over the benchmark's dataset
 	python3 - "$@" <<PY
 import json, sys
+true, false = True, False
 ds = dict(generator="synthetic", key=dict(kind="decimal", width=16), value=dict(min=100, max=100, content="printable"),
           loaded=$RECORDS, total=$RECORDS, ordered=True, pool_seed=1, value_seed=2, open_records=$RECORDS, open_bytes=$RECORDS * 130)
 ops = lambda i, name, kind, count, **kw: dict(step="ops", index=i, name=name, kind=kind, count=count, rec_seed=7, **kw)
@@ -23,7 +25,7 @@ steps = {"load": [dict(step="open", index=0, mode="read-write"),
                   ops(1, "load", "load", $RECORDS, dist=dict(name="shuffle", n=$RECORDS), perm_seed=3, batch=1000),
                   dict(step="close", index=2)],
          "get": [dict(step="open", index=0, mode="read-only"),
-                 ops(1, "get", "get", $COUNT, dist=dict(name="uniform", n=$RECORDS)),
+                 ops(1, "get", "get", $COUNT, dist=dict(name="uniform", n=$RECORDS), verify=${VERIFY:-true}),
                  dict(step="close", index=2)]}[sys.argv[2]]
 json.dump(dict(protocol=2, engine="go-bbolt", label="go-bbolt", dir="$work/db", sync="none", dataset=ds, steps=steps,
                progress_ms=1000, interval_ms=1000), open(sys.argv[1], "w"))

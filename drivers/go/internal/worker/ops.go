@@ -70,6 +70,8 @@ type thread struct {
 	s1         []uint32
 	batch      []WriteOp
 	locks      batchLocks
+	lastKind   string // the op kind of lastHist, the histogram of the last sample
+	lastHist   *hdrhistogram.Histogram
 }
 
 func (run *opsRun) newThread(id uint64) (*thread, error) {
@@ -116,10 +118,17 @@ func (th *thread) wait(due time.Duration) {
 
 func (th *thread) unit(k0, k1 uint64, due time.Duration) {
 	kind, rec := th.s.op(k0)
-	if _, last := th.s.op(k1 - 1); max(rec, last) >= th.run.ds.Total && kind != "scan" {
-		th.fail(fmt.Errorf("op %d: record %d is outside the dataset's %d records (the job is wrong)", k0, max(rec, last), th.run.ds.Total))
+	if k1-1 > k0 {
+		_, last := th.s.op(k1 - 1)
+		rec = max(rec, last)
+	}
+	if rec >= th.run.ds.Total && kind != "scan" {
+		th.fail(fmt.Errorf("op %d: record %d is outside the dataset's %d records (the job is wrong)", k0, rec, th.run.ds.Total))
 		th.run.stop.Store(true)
 		return
+	}
+	if k1-1 > k0 {
+		_, rec = th.s.op(k0)
 	}
 	switch {
 	case th.run.st.OpenPerOp:
@@ -151,12 +160,13 @@ func (th *thread) sample(kind string, t0, t1, due time.Duration, ops uint64, err
 	if th.run.st.Rate != nil {
 		lat = t1 - due
 	}
-	h := t.hists[kind]
-	if h == nil {
-		h = NewHistogram()
-		t.hists[kind] = h
+	if kind != th.lastKind {
+		if t.hists[kind] == nil {
+			t.hists[kind] = NewHistogram()
+		}
+		th.lastKind, th.lastHist = kind, t.hists[kind]
 	}
-	Record(h, int64(lat))
+	Record(th.lastHist, int64(lat))
 	if idx := uint64(t1 / time.Duration(th.run.r.job.IntervalMs*1e6)); idx != t.ivIdx {
 		th.run.col.flush(th.id, t.ivIdx, t.iv, t.ivOps, idx)
 		t.ivIdx, t.ivOps = idx, 0
@@ -201,8 +211,10 @@ func (th *thread) refresh() {
 	th.dirty = false
 }
 
+func (th *thread) verifies() bool { return th.run.st.Verify == nil || *th.run.st.Verify }
+
 func (th *thread) check(c uint64, s1, s2 uint32, v []byte, found bool) {
-	if th.run.st.Verify == nil || *th.run.st.Verify {
+	if th.verifies() {
 		th.t.check(th.run.ds, th.exp, c, s1, s2, v, found)
 	}
 }
@@ -212,13 +224,24 @@ func (th *thread) get(rec uint64, due time.Duration) {
 	c := ds.Canon(rec)
 	th.key = ds.Key(th.key[:0], rec)
 	s1 := st.load(c) // before the snapshot: the snapshot is never older than s1
+	var exp []byte
+	if s1&1 == 1 {
+		exp = ds.Value(th.exp[:0], c, writesOf(s1)-1)
+		warm(exp)
+	}
 	th.beforeRead()
 	t0 := th.now()
 	v, found, err := th.rd.Get(th.key)
 	t1 := th.now()
 	th.sample("get", t0, t1, due, 1, err)
-	if err == nil {
-		th.check(c, s1, st.load(c), v, found)
+	switch s2 := st.load(c); {
+	case err != nil:
+	case exp != nil && s2 == s1 && found && th.verifies():
+		if !bytes.Equal(exp, v) {
+			th.t.mismatches++
+		}
+	default:
+		th.check(c, s1, s2, v, found)
 	}
 }
 
@@ -399,7 +422,7 @@ func (th *thread) scan(k, p uint64, due time.Duration) {
 	_, err := th.rd.Scan(th.key, int(min(limit, math.MaxInt)), w.visit)
 	t1 := th.now()
 	th.sample("scan", t0, t1, due, w.seen, err)
-	if err != nil || run.flux {
+	if err != nil || run.flux || !th.verifies() {
 		return
 	}
 	// Present records the engine did not return before the scan's length was reached.
@@ -429,7 +452,7 @@ type scanWalk struct {
 func (w *scanWalk) visit(k, v []byte) bool {
 	th, run := w.th, w.th.run
 	w.seen++
-	if run.st.Verify != nil && !*run.st.Verify {
+	if !th.verifies() {
 		return true
 	}
 	for ; w.q < run.positions; w.q++ {
