@@ -68,19 +68,26 @@ def thresholds(fractions: list) -> list:
 
 def ops(index: int, kind: str, count: int, dist: dict, seed: int = 1, **kw) -> dict:
     step = {"step": "ops", "index": index, "name": f"{kind}-{index}", "kind": kind, "count": count, "dist": dist,
-            "rec_seed": seed * 7919, "kind_seed": seed * 104729, "len_seed": seed * 1299709, "perm_seed": seed * 15485863}
+            "rec_seed": seed * 7919, "kind_seed": seed * 104729, "len_seed": seed * 1299709,
+            "perm_seed": seed * 15485863}
     step.update(kw)
     return step
 
 
 def job(engine: str, db_dir: Path, steps: list, loaded: int = 200, total: int = 300, **over) -> dict:
+    """A job running `steps`, which are numbered in place (ops steps are named `<kind>-<index>`)."""
+    for i, s in enumerate(steps):
+        s["index"] = i
+        if s["step"] == "ops":
+            s["name"] = f"{s['kind']}-{i}"
     j = {
         "protocol": 2, "engine": engine, "label": engine, "options": {}, "dir": str(db_dir), "sync": "none",
         "url": None, "token": None, "plan": None, "progress_ms": 5, "interval_ms": 50,
         "dataset": {"generator": "synthetic", "key": {"kind": "decimal", "width": 8},
                     "value": {"min": 10, "max": 60, "content": "printable"}, "loaded": loaded, "total": total,
-                    "ordered": True, "pool_seed": 11, "value_seed": 12, "open_records": total, "open_bytes": total * 80},
-        "steps": [dict(s, index=i) for i, s in enumerate(steps)],
+                    "ordered": True, "pool_seed": 11, "value_seed": 12, "open_records": total,
+                    "open_bytes": total * 80},
+        "steps": steps,
     }
     j.update(over)
     return j
@@ -88,7 +95,8 @@ def job(engine: str, db_dir: Path, steps: list, loaded: int = 200, total: int = 
 
 def every_kind(loaded: int = 200, total: int = 300) -> list:
     """Steps covering every step type and op kind on one engine that stays open."""
-    mix = ["get", "update", "insert", "scan", "rmw", "delete"]
+    mix = {"kinds": ["get", "update", "insert", "scan", "rmw", "delete"], "scan": {"min": 1, "max": 5},
+           "thresholds": thresholds([0.5, 0.2, 0.05, 0.1, 0.1, 0.05])}
     return [
         {"step": "open", "mode": "read-write"},
         {"step": "prepare"},
@@ -103,10 +111,8 @@ def every_kind(loaded: int = 200, total: int = 300) -> list:
         ops(0, "rmw", 80, {"name": "latest", "n": loaded + 20, "count": loaded + 20,
                             **zipf_consts(loaded + 20)}, seed=7, last=loaded + 19),
         ops(0, "delete", 10, {"name": "sequential", "n": loaded, "start": 3}, seed=8),
-        ops(0, "mixed", 400, {"name": "hot", "n": loaded, "record": 5}, seed=9, kinds=mix,
-            thresholds=thresholds([0.5, 0.2, 0.05, 0.1, 0.1, 0.05]), insert_base=loaded + 20, scan={"min": 1, "max": 5}),
-        ops(0, "mixed", 400, {"name": "uniform", "n": loaded}, seed=10, kinds=mix, threads=3,
-            thresholds=thresholds([0.5, 0.2, 0.05, 0.1, 0.1, 0.05]), insert_base=loaded + 60, scan={"min": 1, "max": 5}),
+        ops(0, "mixed", 400, {"name": "hot", "n": loaded, "record": 5}, seed=9, insert_base=loaded + 20, **mix),
+        ops(0, "mixed", 400, {"name": "uniform", "n": loaded}, seed=10, threads=3, insert_base=loaded + 60, **mix),
         ops(0, "get", 400, {"name": "uniform", "n": loaded}, seed=11, threads=3, rate=40000.0),
         ops(0, "get", 100, {"name": "sequential", "n": loaded}, seed=12, warmup=50),
         ops(0, "scan", 5, {"name": "uniform", "n": total}, seed=13),

@@ -49,15 +49,15 @@ def run(path: str, emit) -> bool:
 
     job = load(path)
     desc = find(job["engine"])
-    if desc is None:
-        raise JobError(f"engine {job['engine']} is not a Python engine (known: {', '.join(names())})")
-    if desc.unavailable():
-        raise JobError(f"engine {desc.name} unavailable: {desc.unavailable()}")
     try:
+        if desc is None:
+            raise JobError(f"engine {job['engine']} is not a Python engine (known: {', '.join(names())})")
+        if desc.unavailable():
+            raise JobError(f"engine {desc.name} unavailable: {desc.unavailable()}")
         options = Options.parse(desc.name, desc.options, job["options"])
         worker = Worker(job, desc, options, emit)
     except (ValueError, PlanError) as e:
-        raise JobError(str(e)) from e
+        raise JobError(f"job file {path}: {e}") from e
     emit({"event": "hello", "protocol": PROTOCOL,
           "worker": f"python kvbench_driver {__version__} ({platform.python_implementation()} "
                     f"{platform.python_version()})",

@@ -11,6 +11,7 @@ outside the timed calls. Garbage collection is off during ops steps.
 from __future__ import annotations
 
 import gc
+import itertools
 import threading
 import time
 from array import array
@@ -49,26 +50,37 @@ def wait(due: int) -> None:
         pass
 
 
-def timed(fn, args: list, t0s: array, t1s: array, out: list, i: int, dues) -> int:
-    """Call fn(a) for args[i:], each between two clock reads; stop after a call that raised
-    (its exception stored in out) and return the index after it."""
+def timed(fn, args: list, want: list, t0s: list, t1s: list, bad: list, i: int, dues):
+    """Call fn(a) for args[i:], each between two clock reads, and note (index, result) of every
+    call whose result is not want[index], after the second read. Returns the index after the
+    last call and the exception that stopped the loop, if one did."""
+    t0 = 0
     try:
-        for a in args[i:] if i else args:
-            if dues is not None:
+        if dues is None:
+            for a, w in zip(args[i:], want[i:]) if i else zip(args, want):
+                t0 = pc()
+                v = fn(a)
+                t1 = pc()
+                t0s[i] = t0
+                t1s[i] = t1
+                if v != w:
+                    bad.append((i, v))
+                i += 1
+        else:
+            for a, w in zip(args[i:], want[i:]):
                 wait(dues[i])
-            t0 = pc()
-            v = fn(a)
-            t1 = pc()
-            t0s[i] = t0
-            t1s[i] = t1
-            out[i] = v
-            i += 1
+                t0 = pc()
+                v = fn(a)
+                t1 = pc()
+                t0s[i] = t0
+                t1s[i] = t1
+                if v != w:
+                    bad.append((i, v))
+                i += 1
     except Exception as e:  # noqa: BLE001 - the engine's error is counted, not fatal
-        t1s[i] = pc()
-        t0s[i] = t0
-        out[i] = Failed(e)
-        return i + 1
-    return i
+        t1s[i], t0s[i] = pc(), t0
+        return i + 1, e
+    return i, None
 
 
 class State:
@@ -213,7 +225,7 @@ class Ops:
         self.size = s["batch"] if s["kind"] in BATCHED else s["keys_per_request"] if s["kind"] == "multi-get" else 1
         self.insert_kind = self.kinds.index("insert") if "insert" in self.kinds else None
         self.writes = any(k in WRITES for k in self.kinds)
-        self.gen, self.stop = [0], False
+        self.gen, self.generations, self.stop = 0, itertools.count(1), False
         self.every = w.job["interval_ms"] * 1_000_000
 
     def sorted_at(self, p: np.ndarray) -> np.ndarray:
@@ -295,27 +307,25 @@ class Ops:
 
     def chunk(self, ch: Chunk, js: np.ndarray, tally: Tally, reader) -> None:
         nu = len(js)
-        t0s, t1s, out = array("q", bytes(8 * nu)), array("q", bytes(8 * nu)), [None] * nu
-        dues = None
+        t0s, t1s, dues = [0] * nu, [0] * nu, None
         if self.s["rate"] and self.timed:
             dues = (self.origin + js * (1e9 / self.s["rate"])).astype(np.int64)
         if self.writes:
-            nu = self.general(ch, reader, t0s, t1s, out, dues, tally)
+            nu = self.general(ch, reader, t0s, t1s, dues, tally)
         else:
             fn, args = self.simple_args(ch, reader)
-            i, due_list = 0, None if dues is None else dues.tolist()
+            want, bad, i = self.want(ch), [], 0
             while i < nu:
-                i = timed(fn, args, t0s, t1s, out, i, due_list)
-                if isinstance(out[i - 1], Failed) and tally.error(out[i - 1].e):
+                i, e = timed(fn, args, want, t0s, t1s, bad, i, None if dues is None else dues.tolist())
+                if e is not None and tally.error(e):
                     nu = i
+            self.judge(want[:nu], [b for b in bad if b[0] < nu], tally)
         ops_u = np.diff(np.array(ch.unit_start[: nu + 1]))
         tally.ops += int(ops_u.sum())
         if self.timed:
             kinds = ch.ki[np.array(ch.unit_start[:nu], np.intp)]
-            tally.record(self.kinds, kinds, np.frombuffer(t0s, np.int64)[:nu], np.frombuffer(t1s, np.int64)[:nu],
+            tally.record(self.kinds, kinds, np.array(t0s[:nu], np.int64), np.array(t1s[:nu], np.int64),
                          None if dues is None else dues[:nu], ops_u, self.origin, self.every)
-        if not self.writes and self.s["verify"]:
-            self.verify(ch, out[:nu], tally)
 
     def simple_args(self, ch: Chunk, reader):
         kind, keys, us = self.s["kind"], ch.keys, ch.unit_start
@@ -330,38 +340,57 @@ class Ops:
             return (lambda a: list(scan(*a))), list(zip(keys, ch.limits))
         return reader.get, keys
 
-    def verify(self, ch: Chunk, out: list, tally: Tally) -> None:
-        """Check the reads of a step that does not write (the state is constant)."""
+    def want(self, ch: Chunk) -> list:
+        """What each unit of a step that does not write must return (its state is constant)."""
+        kind, us = self.s["kind"], ch.unit_start
+        if kind == "load":
+            return [None] * (len(us) - 1)
+        if kind == "scan":
+            return [self.expect_scan(int(p), n) for p, n in zip(ch.pos, ch.limits)]
+        want = self.expect(ch.cs, self.state.gather(ch.cs))
+        return [want[a:b] for a, b in zip(us, us[1:])] if kind == "multi-get" else want
+
+    def judge(self, want: list, bad: list, tally: Tally) -> None:
+        """Count what the units noted in `bad` returned instead of what they should have."""
         kind = self.s["kind"]
         if kind == "scan":
-            for q, items in enumerate(out):
-                if not isinstance(items, Failed):
-                    tally.ops += len(items) - 1
-                    self.check_scan(int(ch.pos[q]), ch.limits[q], items, tally)
-        elif kind != "load":
-            found = []
-            for v, a, b in zip(out, ch.unit_start, ch.unit_start[1:]):
-                if isinstance(v, Failed) or (kind == "multi-get" and len(v) != b - a):
-                    tally.mismatches += 0 if isinstance(v, Failed) else b - a
-                    found.extend([Failed] * (b - a))
-                else:
-                    found.extend(v if kind == "multi-get" else [v])
-            st = self.state.gather(ch.cs[: len(found)])
-            self.check_reads(ch.cs[: len(found)], st, st, found, tally)
+            tally.ops += sum(map(len, want)) - len(want)
+        for q, v in bad:
+            if isinstance(v, Failed) or not self.s["verify"]:
+                continue
+            if kind == "scan":
+                tally.ops += len(v) - len(want[q])
+                self.score_scan(v, want[q], tally)
+            elif kind != "multi-get":
+                tally.missing += v is None
+                tally.mismatches += v is not None
+            elif len(v) != len(want[q]):
+                tally.mismatches += len(want[q])
+            else:
+                for f, e in zip(v, want[q]):
+                    tally.missing += f is None and e is not None
+                    tally.mismatches += f != e and f is not None
+
+    def expect(self, cs: np.ndarray, st: np.ndarray) -> list:
+        """The value a read of each record in cs must return in state st (None: no value)."""
+        idx = np.flatnonzero((st & 1) == 1)
+        vals = self.dataset.values(cs[idx], ((st[idx] >> 1) - 1).astype(np.uint64))
+        if len(idx) == len(cs):
+            return vals
+        want = [None] * len(cs)
+        for q, v in zip(idx.tolist(), vals):
+            want[q] = v
+        return want
 
     def check_reads(self, cs: np.ndarray, s1: np.ndarray, s2: np.ndarray, found: list, tally: Tally) -> None:
-        """Compare what reads returned with what the states before (s1) and after (s2) allow."""
+        """Reads among writes: exact when the state before (s1) and after (s2) are equal and
+        unlocked, else any version a concurrent writer can have made visible, or none."""
         exact = (s1 == s2) & (s1 < LOCK)
-        idx = np.flatnonzero(exact & ((s1 & 1) == 1))
-        want = [None] * len(found)
-        for q, v in zip(idx.tolist(), self.dataset.values(cs[idx], ((s1[idx] >> 1) - 1).astype(np.uint64))):
-            want[q] = v
-        loose = set(np.flatnonzero(~exact).tolist())
-        for q, (f, e) in enumerate(zip(found, want)):
-            if f is Failed or f == e:
+        for q, (f, e) in enumerate(zip(found, self.expect(cs, np.where(exact, s1, 0).astype(np.uint32)))):
+            if f == e:
                 continue
-            if q in loose:
-                tally.mismatches += not (f is None or self.any_version(int(cs[q]), int(s1[q]), int(s2[q]), f))
+            if not exact[q]:
+                tally.mismatches += not self.any_version(int(cs[q]), int(s1[q]), int(s2[q]), f)
             elif f is None:
                 tally.missing += 1
             else:
@@ -371,9 +400,9 @@ class Ops:
         vs = np.arange(max(((s1 & ~LOCK) >> 1) - 1, 0), ((s2 & ~LOCK) >> 1) + 1, dtype=np.uint64)
         return found in self.dataset.values(np.full(len(vs), c, np.uint64), vs)
 
-    def check_scan(self, p: int, limit: int, items: list, tally: Tally) -> None:
-        """A scan from sorted position p must return the present records from p on, in key
-        order, each with the value its state expects."""
+    def expect_scan(self, p: int, limit: int) -> list:
+        """A scan from sorted position p returns the present records from p on, in key order,
+        each with the value its state expects."""
         n, got, parts = self.s["dist"]["n"], 0, []
         while got < limit and p < n:
             hi = min(n, p + max(2 * (limit - got), 64))
@@ -383,28 +412,34 @@ class Ops:
             keep = np.flatnonzero((st & 1) == 1)[: limit - got]
             parts.append((rs[keep], cs[keep], st[keep]))
             got, p = got + len(keep), hi
-        rs, cs, st = (np.concatenate([x[i] for x in parts]) if parts else np.zeros(0, np.uint64) for i in range(3))
-        want = zip(self.dataset.keys(rs), self.dataset.values(cs, ((st >> 1) - 1).astype(np.uint64)))
-        tally.mismatches += sum(1 for a, b in zip(items, want) if tuple(a) != b) + max(len(items) - got, 0)
-        tally.missing += max(got - len(items), 0)
+        if not parts:
+            return []
+        rs, cs, st = (np.concatenate([x[i] for x in parts]) for i in range(3))
+        return list(zip(self.dataset.keys(rs), self.dataset.values(cs, ((st >> 1) - 1).astype(np.uint64))))
 
-    def general(self, ch: Chunk, reader, t0s: array, t1s: array, out: list, dues, tally: Tally) -> int:
+    def score_scan(self, items: list, want: list, tally: Tally) -> None:
+        tally.mismatches += sum(1 for a, b in zip(items, want) if tuple(a) != b) + max(len(items) - len(want), 0)
+        tally.missing += max(len(want) - len(items), 0)
+
+    def general(self, ch: Chunk, reader, t0s: list, t1s: list, dues, tally: Tally) -> int:
         """The loop of steps that write: a unit's records are claimed (locked when several threads
         write) before its timed call and their new states stored after it; reads note the state
         before and after their call. Returns the number of units run."""
-        st, gen, kinds, keys, cl, us = self.state.arr, self.gen, self.kinds, ch.keys, ch.cl, ch.unit_start
-        write, get, seen, reads, nu = self.w.engine.write, reader.get, gen[0], [], len(us) - 1
+        st, kinds, keys, cl, us = self.state.arr, self.kinds, ch.keys, ch.cl, ch.unit_start
+        write, get, seen, reads, nu = self.w.engine.write, reader.get, self.gen, [], len(us) - 1
         for u in range(nu):
             a = us[u]
-            kind = kinds[ch.kl[a]]
+            c, kind = cl[a], kinds[ch.kl[a]]
             if dues is not None:
                 wait(int(dues[u]))
-            if kind in ("get", "scan", "rmw") and gen[0] != seen:
-                reader.refresh()
-                seen = gen[0]
+            # Writers publish a new generation after their commit and before their states: a
+            # reader that loaded a new state therefore sees a new generation and refreshes its
+            # snapshot (readers holding one, as LMDB's, must see every committed write).
             if kind in ("get", "scan"):
-                c = cl[a]
                 s1 = st[c]
+                if self.gen != seen:
+                    reader.refresh()
+                    get, seen = reader.get, self.gen
                 t0 = pc()
                 try:
                     v = get(keys[a]) if kind == "get" else list(reader.scan(keys[a], ch.limits[a]))
@@ -417,6 +452,9 @@ class Ops:
                     self.mixed_scan(ch, a, v, tally)
             else:
                 batch, new, old = self.claim(ch, a, us[u + 1], kind)
+                if kind == "rmw" and self.gen != seen:
+                    reader.refresh()
+                    get, seen = reader.get, self.gen
                 t0 = pc()
                 try:
                     v = get(keys[a]) if kind == "rmw" else None
@@ -424,11 +462,11 @@ class Ops:
                 except Exception as e:  # noqa: BLE001
                     v = Failed(e)
                 t1 = pc()
-                for c, s in (old if isinstance(v, Failed) else new).items():
-                    st[c] = s
-                gen[0] += 1
+                self.gen = next(self.generations)
+                for c2, s in (old if isinstance(v, Failed) else new).items():
+                    st[c2] = s
                 if kind == "rmw" and not isinstance(v, Failed):
-                    reads.append((a, old[cl[a]], old[cl[a]], v))
+                    reads.append((a, old[c], old[c], v))
             t0s[u], t1s[u] = t0, t1
             if isinstance(v, Failed) and tally.error(v.e):
                 nu = u + 1
@@ -467,7 +505,7 @@ class Ops:
         if not self.s["verify"]:
             return
         if self.T == 1:
-            self.check_scan(int(ch.pos[q]), ch.limits[q], items, tally)
+            self.score_scan(items, self.expect_scan(int(ch.pos[q]), ch.limits[q]), tally)
         else:
             tally.mismatches += sum(1 for x, y in zip(items, items[1:]) if y[0] < x[0])
 
@@ -568,7 +606,7 @@ class Worker:
 
 def calibrate(n: int = 100_000) -> float:
     """What the timed loop costs per operation around a call that does nothing."""
-    t0s, t1s, out = array("q", bytes(8 * n)), array("q", bytes(8 * n)), [None] * n
+    t0s, t1s, bad = [0] * n, [0] * n, []
     start = pc()
-    timed(bool, [0] * n, t0s, t1s, out, 0, None)
+    timed(bool, [0] * n, [False] * n, t0s, t1s, bad, 0, None)
     return (pc() - start) / n
