@@ -16,12 +16,15 @@ def new() -> np.ndarray:
     return np.zeros(LENGTH, np.int64)
 
 
-def add(counts: np.ndarray, ns: np.ndarray) -> None:
-    """Count samples (clamped to 1 ns .. 1 h) into counts, as HdrHistogram.record_value would."""
+def index(ns: np.ndarray) -> np.ndarray:
+    """The counts index of each sample (clamped to 1 ns .. 1 h), as HdrHistogram.record_value's."""
     v = np.clip(ns, 1, MAX_NS).astype(np.int64)
-    bucket = np.maximum(np.frexp((v | 2047).astype(np.float64))[1] - SUB_BITS, 0)
-    index = ((bucket + 1) << (SUB_BITS - 1)) + (v >> bucket) - (1 << (SUB_BITS - 1))
-    counts += np.bincount(index, minlength=LENGTH)
+    bucket = np.frexp((v | 2047).astype(np.float64))[1] - SUB_BITS
+    return ((bucket + 1) << (SUB_BITS - 1)) + (v >> bucket) - (1 << (SUB_BITS - 1))
+
+
+def count(idx: np.ndarray) -> np.ndarray:
+    return np.bincount(idx, minlength=LENGTH)
 
 
 def encode(counts: np.ndarray) -> str:

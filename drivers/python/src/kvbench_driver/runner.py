@@ -41,6 +41,9 @@ class Failed:
         self.e = e
 
 
+SKIP = Failed(None)  # in place of the values of a failed multi-get request
+
+
 def wait(due: int) -> None:
     """Sleep until `due`, spinning only for the last 50 µs."""
     left = due - pc()
@@ -50,35 +53,32 @@ def wait(due: int) -> None:
         pass
 
 
-def timed(fn, args: list, want: list, t0s: list, t1s: list, bad: list, i: int, dues):
-    """Call fn(a) for args[i:], each between two clock reads, and note (index, result) of every
-    call whose result is not want[index], after the second read. Returns the index after the
-    last call and the exception that stopped the loop, if one did."""
+def timed(fn, args: list, out: list, t0s: list, t1s: list, i: int, dues):
+    """Call fn(a) for args[i:], each between two clock reads, keeping what it returned in out.
+    Returns the index after the last call and the exception that stopped the loop, if any."""
     t0 = 0
     try:
         if dues is None:
-            for a, w in zip(args[i:], want[i:]) if i else zip(args, want):
+            for a in args[i:] if i else args:
                 t0 = pc()
                 v = fn(a)
                 t1 = pc()
                 t0s[i] = t0
                 t1s[i] = t1
-                if v != w:
-                    bad.append((i, v))
+                out[i] = v
                 i += 1
         else:
-            for a, w in zip(args[i:], want[i:]):
+            for a in args[i:]:
                 wait(dues[i])
                 t0 = pc()
                 v = fn(a)
                 t1 = pc()
                 t0s[i] = t0
                 t1s[i] = t1
-                if v != w:
-                    bad.append((i, v))
+                out[i] = v
                 i += 1
     except Exception as e:  # noqa: BLE001 - the engine's error is counted, not fatal
-        t1s[i], t0s[i] = pc(), t0
+        t1s[i], t0s[i], out[i] = pc(), t0, Failed(e)
         return i + 1, e
     return i, None
 
@@ -137,17 +137,20 @@ class Tally:
         return self.errors >= MAX_ERRORS
 
     def record(self, names, kinds, t0: np.ndarray, t1: np.ndarray, due, ops: np.ndarray, origin: int, every: int):
+        """Count a chunk's samples into the histogram of their op kind and of their interval."""
         lat = t1 - (t0 if due is None else due)
         self.busy += int((t1 - t0).sum())
         self.requests += len(t1)
+        idx, slot = hist.index(lat), (t1 - origin) // every
+        one = hist.count(idx) if kinds.min() == kinds.max() and slot.min() == slot.max() else None
         for i in np.unique(kinds).tolist():
-            hist.add(self.hist.setdefault(names[i], hist.new()), lat[kinds == i])
-        slot = (t1 - origin) // every
+            h = self.hist.setdefault(names[i], hist.new())
+            h += one if one is not None else hist.count(idx[kinds == i])
         for i in np.unique(slot).tolist():
             m = slot == i
             iv = self.intervals.setdefault(i, [0, hist.new()])
             iv[0] += int(ops[m].sum())
-            hist.add(iv[1], lat[m])
+            iv[1] += one if one is not None else hist.count(idx[m])
 
     def merge(self, o: Tally) -> None:
         for f in ("ops", "requests", "errors", "mismatches", "missing", "busy"):
@@ -189,10 +192,10 @@ class Chunk:
             self.limits = ops.stream.scan_lens(ks, rec).tolist()
             target[self.ki == scan] = ops.sorted_at(rec[self.ki == scan])
         self.keys = ds.keys(rec if s["kind"] == "load" else target)
-        self.cl, self.kl = self.cs.tolist(), self.ki.tolist()
         if s["kind"] == "load":
             self.vals = ds.values(rec, np.zeros(len(rec), np.uint64))
         elif ops.writes:
+            self.cl, self.kl = self.cs.tolist(), self.ki.tolist()
             self.predict(ops)
 
     def predict(self, ops: Ops) -> None:
@@ -314,12 +317,13 @@ class Ops:
             nu = self.general(ch, reader, t0s, t1s, dues, tally)
         else:
             fn, args = self.simple_args(ch, reader)
-            want, bad, i = self.want(ch), [], 0
+            out, i = [None] * nu, 0
             while i < nu:
-                i, e = timed(fn, args, want, t0s, t1s, bad, i, None if dues is None else dues.tolist())
+                i, e = timed(fn, args, out, t0s, t1s, i, None if dues is None else dues.tolist())
                 if e is not None and tally.error(e):
                     nu = i
-            self.judge(want[:nu], [b for b in bad if b[0] < nu], tally)
+            if self.s["verify"]:
+                self.verify(ch, out[:nu], tally)
         ops_u = np.diff(np.array(ch.unit_start[: nu + 1]))
         tally.ops += int(ops_u.sum())
         if self.timed:
@@ -340,36 +344,25 @@ class Ops:
             return (lambda a: list(scan(*a))), list(zip(keys, ch.limits))
         return reader.get, keys
 
-    def want(self, ch: Chunk) -> list:
-        """What each unit of a step that does not write must return (its state is constant)."""
+    def verify(self, ch: Chunk, out: list, tally: Tally) -> None:
+        """Check what the units of a step that does not write returned (its state is constant)."""
         kind, us = self.s["kind"], ch.unit_start
-        if kind == "load":
-            return [None] * (len(us) - 1)
         if kind == "scan":
-            return [self.expect_scan(int(p), n) for p, n in zip(ch.pos, ch.limits)]
-        want = self.expect(ch.cs, self.state.gather(ch.cs))
-        return [want[a:b] for a, b in zip(us, us[1:])] if kind == "multi-get" else want
-
-    def judge(self, want: list, bad: list, tally: Tally) -> None:
-        """Count what the units noted in `bad` returned instead of what they should have."""
-        kind = self.s["kind"]
-        if kind == "scan":
-            tally.ops += sum(map(len, want)) - len(want)
-        for q, v in bad:
-            if isinstance(v, Failed) or not self.s["verify"]:
-                continue
-            if kind == "scan":
-                tally.ops += len(v) - len(want[q])
-                self.score_scan(v, want[q], tally)
-            elif kind != "multi-get":
-                tally.missing += v is None
-                tally.mismatches += v is not None
-            elif len(v) != len(want[q]):
-                tally.mismatches += len(want[q])
-            else:
-                for f, e in zip(v, want[q]):
-                    tally.missing += f is None and e is not None
-                    tally.mismatches += f != e and f is not None
+            for p, n, items in zip(ch.pos.tolist(), ch.limits, out):
+                if not isinstance(items, Failed):
+                    tally.ops += len(items) - 1
+                    self.score_scan(items, self.expect_scan(p, n), tally)
+        elif kind != "load":
+            found = out
+            if kind == "multi-get":
+                found = []
+                for v, a, b in zip(out, us, us[1:]):
+                    ok = not isinstance(v, Failed) and len(v) == b - a
+                    tally.mismatches += 0 if ok or isinstance(v, Failed) else b - a
+                    found.extend(v if ok else [SKIP] * (b - a))
+            cs = ch.cs[: len(found)]
+            st = self.state.gather(cs)
+            self.check_reads(cs, st, st, found, tally)
 
     def expect(self, cs: np.ndarray, st: np.ndarray) -> list:
         """The value a read of each record in cs must return in state st (None: no value)."""
@@ -383,11 +376,17 @@ class Ops:
         return want
 
     def check_reads(self, cs: np.ndarray, s1: np.ndarray, s2: np.ndarray, found: list, tally: Tally) -> None:
-        """Reads among writes: exact when the state before (s1) and after (s2) are equal and
-        unlocked, else any version a concurrent writer can have made visible, or none."""
+        """Exact when the states before (s1) and after (s2) a read are equal and unlocked, else
+        any version a concurrent writer can have made visible, or none."""
         exact = (s1 == s2) & (s1 < LOCK)
+        if exact.all() and (s1 & 1).all():  # every record present: compare in bulk
+            for q in self.dataset.differ(cs, ((s1 >> 1) - 1).astype(np.uint64), found):
+                if not isinstance(found[q], Failed):
+                    tally.missing += found[q] is None
+                    tally.mismatches += found[q] is not None
+            return
         for q, (f, e) in enumerate(zip(found, self.expect(cs, np.where(exact, s1, 0).astype(np.uint32)))):
-            if f == e:
+            if f == e or isinstance(f, Failed):
                 continue
             if not exact[q]:
                 tally.mismatches += not self.any_version(int(cs[q]), int(s1[q]), int(s2[q]), f)
@@ -606,7 +605,7 @@ class Worker:
 
 def calibrate(n: int = 100_000) -> float:
     """What the timed loop costs per operation around a call that does nothing."""
-    t0s, t1s, bad = [0] * n, [0] * n, []
+    t0s, t1s, out = [0] * n, [0] * n, [None] * n
     start = pc()
-    timed(bool, [0] * n, [False] * n, t0s, t1s, bad, 0, None)
+    timed(bool, [0] * n, out, t0s, t1s, 0, None)
     return (pc() - start) / n
