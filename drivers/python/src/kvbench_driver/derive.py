@@ -187,7 +187,7 @@ class Stream:
         return U64(lo) + below(rnd(self.step["len_seed"], k), hi - lo + 1)
 
     def records(self, k: np.ndarray, inserts_before: np.ndarray) -> np.ndarray:
-        """Records of non-insert operations; `inserts_before` matters to `latest` only."""
+        """Records of non-insert operations k; `inserts_before` gives last(k) (zipfian, latest)."""
         d, s = self.dist, self.step
         name, n = d["name"], U64(d["n"])
         x = rnd(s["rec_seed"], k)
@@ -199,18 +199,37 @@ class Stream:
             return below(x, n)
         if name == "hot":
             return np.full(len(k), d["record"], U64)
-        if name == "zipfian":
-            return fnv(zipf(unit(x), d["items"], d["zetan"], d["eta"], d["theta"], d["alpha"])) % n
         last = U64(s.get("last", 0)) + inserts_before
-        return last - zipf(unit(x), last, self.zetan(inserts_before), d["eta"], d["theta"], d["alpha"])
+        if name == "latest":
+            zetan, eta = self.latest_zeta(last)
+            return last - zipf(unit(x), last, zetan, eta, d["theta"], d["alpha"])
+        return self.scrambled(x, last, n)
 
-    def zetan(self, grown: np.ndarray) -> np.ndarray:
-        """YCSB's incremental zeta: the job's zetan plus 1/(i+1)^theta for each record past `last`."""
-        top = int(grown.max()) if len(grown) else 0
-        last0 = self.step.get("last", 0)
-        cache = getattr(self, "_zeta", [self.dist["zetan"]])
-        while len(cache) <= top:
-            i = last0 + len(cache) - 1
-            cache.append(cache[-1] + 1.0 / math.pow(i + 1, self.dist["theta"]))
+    def scrambled(self, x0: np.ndarray, last: np.ndarray, n) -> np.ndarray:
+        """YCSB's ScrambledZipfianGenerator, drawing again (x = rnd(x0, 0), rnd(x0, 1), ...)
+        while the record is above the newest one, as YCSB's nextKeynum does."""
+        d = self.dist
+        rec = fnv(zipf(unit(x0), d["items"], d["zetan"], d["eta"], d["theta"], d["alpha"])) % n
+        todo, i = np.flatnonzero(rec > last), 0
+        while len(todo):
+            x = unit(rnd(x0[todo], i))
+            rec[todo] = fnv(zipf(x, d["items"], d["zetan"], d["eta"], d["theta"], d["alpha"])) % n
+            todo, i = todo[rec[todo] > last[todo]], i + 1
+        return rec
+
+    def latest_zeta(self, last: np.ndarray):
+        """zetan and eta for each newest record: YCSB's incremental zeta past the construction's
+        count, summed term by term in order, and eta recomputed from that count and zetan."""
+        d = self.dist
+        count, theta = d["count"], d["theta"]
+        top = int(last.max()) if len(last) else count
+        cache = getattr(self, "_zeta", [d["zetan"]])
+        while count + len(cache) - 1 < top:
+            cache.append(cache[-1] + 1.0 / math.pow(count + len(cache), theta))
         self._zeta = cache
-        return np.array(cache, np.float64)[grown.astype(np.intp)]
+        grown = np.maximum(last.astype(np.int64) - count, 0)
+        lo = int(grown.min()) if len(grown) else 0
+        zetan = np.array(cache[lo:], np.float64)[grown - lo]
+        zeta2 = 0.0 + 1.0 / math.pow(1, theta) + 1.0 / math.pow(2, theta)
+        eta = np.where(grown == 0, d["eta"], (1 - math.pow(2.0 / count, 1 - theta)) / (1 - zeta2 / zetan))
+        return zetan, eta

@@ -35,18 +35,30 @@ class Plan:
         version, count = struct.unpack_from("<II", mm, 8)
         if version != VERSION or count > 126 or 64 + 32 * count > len(mm):
             raise PlanError(f"plan {self.path}: format {version} with {count} sections; this worker reads format 2")
-        self.records = struct.unpack_from("<Q", mm, 32)[0]
-        if xxhash.xxh3_64_intdigest(mm[:56] + mm[64:64 + 32 * count]) != struct.unpack_from("<Q", mm, 56)[0]:
-            raise PlanError(f"plan {self.path}: checksum mismatch")
-        self.sections = {}
+        self.records, self.distinct = struct.unpack_from("<QQ", mm, 32)
+        self.sections, h = {}, xxhash.xxh3_64(mm[:56])
+        h.update(mm[64:64 + 32 * count])
         for i in range(count):
             kind, _, off, length, n = ENTRY.unpack_from(mm, 64 + 32 * i)
-            if off + length > len(mm) or (kind in SIZES and length != SIZES[kind] * n):
-                raise PlanError(f"plan {self.path}: section {i} (kind {kind}) is outside the file or mis-sized")
+            if off % 8 or off + length > len(mm) or (kind in SIZES and length != SIZES[kind] * n):
+                raise PlanError(f"plan {self.path}: section {i} (kind {kind}) is outside the file, unaligned or "
+                                "mis-sized")
+            h.update(mm[off:off + length])
             self.sections[kind] = (off, length, n)
+        if h.intdigest() != struct.unpack_from("<Q", mm, 56)[0]:
+            raise PlanError(f"plan {self.path}: checksum mismatch")
         self.index = self._array(INDEX, INDEX_DTYPE)
         self.sorted = self._array(SORTED, np.dtype("<u4"))
         self.canon = self._array(CANON, np.dtype("<u4"))
+        for arr, want, name in ((self.index, self.records, "INDEX"), (self.canon, self.records, "CANON"),
+                                (self.sorted, self.distinct, "SORTED")):
+            if arr is not None and len(arr) != want:
+                raise PlanError(f"plan {self.path}: {name} has {len(arr)} entries, expected {want}")
+        if self.index is not None and len(self.index):
+            data_off, data_len, _ = self.sections.get(DATA, (0, 0, 0))
+            ends = self.index["off"] + self.index["klen"] + self.index["vlen"]
+            if int(self.index["off"].min()) < data_off or int(ends.max()) > data_off + data_len:
+                raise PlanError(f"plan {self.path}: an INDEX entry lies outside DATA")
 
     def _array(self, kind: int, dtype: np.dtype):
         if kind not in self.sections:

@@ -169,6 +169,7 @@ class Chunk:
 
     def __init__(self, ops: Ops, js: np.ndarray, u0: int, u1: int, carry: int):
         s, size, k0, k1 = ops.s, ops.size, ops.k0, ops.k1
+        self.js = js
         ks = (u64(k0) + js.astype(np.uint64)[:, None] * u64(size) + np.arange(size, dtype=np.uint64)).ravel()
         self.ks = ks = ks[ks < u64(k1)]
         self.unit_start = (np.arange(len(js)) * size).tolist() + [len(ks)]
@@ -287,20 +288,27 @@ class Ops:
             tally.end = pc()
 
     def units(self, t: int, tally: Tally, reader) -> None:
+        for ch in self.chunks(t):
+            self.chunk(ch, tally, reader)
+            self.done[t] += len(ch.ks)
+            if tally.errors >= MAX_ERRORS or tally.unsupported:
+                self.stop = True
+            if self.stop:
+                return
+
+    def chunks(self, t: int):
+        """Thread t's units (j = t, t + threads, ...), a span of every thread's units at a time."""
         n_units = -(-(self.k1 - self.k0) // self.size)
         span = max(1, CHUNK // self.size) * self.T
         carry = self.count_inserts(0, self.k0)
         for u0 in range(0, n_units, span):
             u1 = min(u0 + span, n_units)
             js = np.arange(u0 + t, u1, self.T)
-            if len(js) == 0 or self.stop:
+            if len(js) == 0:
                 return
             ch = Chunk(self, js, u0, u1, carry)
             carry = ch.carry
-            self.chunk(ch, js, tally, reader)
-            self.done[t] += len(ch.ks)
-            if tally.errors >= MAX_ERRORS or tally.unsupported:
-                self.stop = True
+            yield ch
 
     def count_inserts(self, a: int, b: int) -> int:
         if self.insert_kind is None:
@@ -308,7 +316,8 @@ class Ops:
         return sum(int((self.stream.kind_index(np.arange(x, min(x + 65536, b), dtype=np.uint64))
                         == self.insert_kind).sum()) for x in range(a, b, 65536))
 
-    def chunk(self, ch: Chunk, js: np.ndarray, tally: Tally, reader) -> None:
+    def chunk(self, ch: Chunk, tally: Tally, reader) -> None:
+        js = ch.js
         nu = len(js)
         t0s, t1s, dues = [0] * nu, [0] * nu, None
         if self.s["rate"] and self.timed:
