@@ -125,7 +125,8 @@ class Tally:
         self.first_error = self.unsupported = None
         self.hist: dict = {}
         self.intervals: dict = {}
-        self.start = self.end = 0
+        self.start = self.end = self.n_pending = 0
+        self.pending: list = []
 
     def error(self, e: BaseException) -> bool:
         """Count an engine error; True when the thread must stop."""
@@ -137,14 +138,25 @@ class Tally:
         return self.errors >= MAX_ERRORS
 
     def record(self, names, kinds, t0: np.ndarray, t1: np.ndarray, due, ops: np.ndarray, origin: int, every: int):
-        """Count a chunk's samples into the histogram of their op kind and of their interval."""
+        """Note a chunk's samples; they are counted into histograms 64 Ki samples at a time."""
         lat = t1 - (t0 if due is None else due)
         self.busy += int((t1 - t0).sum())
         self.requests += len(t1)
-        idx, slot = hist.index(lat), (t1 - origin) // every
+        self.names = names
+        self.pending.append((kinds, (t1 - origin) // every, hist.index(lat), ops))
+        self.n_pending += len(t1)
+        if self.n_pending >= 1 << 16:
+            self.flush()
+
+    def flush(self) -> None:
+        """Count the noted samples into the histogram of their op kind and of their interval."""
+        if not self.pending:
+            return
+        kinds, slot, idx, ops = (np.concatenate(x) for x in zip(*self.pending))
+        self.pending, self.n_pending = [], 0
         one = hist.count(idx) if kinds.min() == kinds.max() and slot.min() == slot.max() else None
         for i in np.unique(kinds).tolist():
-            h = self.hist.setdefault(names[i], hist.new())
+            h = self.hist.setdefault(self.names[i], hist.new())
             h += one if one is not None else hist.count(idx[kinds == i])
         for i in np.unique(slot).tolist():
             m = slot == i
@@ -285,6 +297,7 @@ class Ops:
         finally:
             if reader is not None:
                 reader.close()
+            tally.flush()
             tally.end = pc()
 
     def units(self, t: int, tally: Tally, reader) -> None:
