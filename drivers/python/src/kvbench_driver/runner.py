@@ -447,7 +447,8 @@ class Ops:
         write) before its timed call and their new states stored after it; reads note the state
         before and after their call. Returns the number of units run."""
         st, kinds, keys, cl, us = self.state.arr, self.kinds, ch.keys, ch.cl, ch.unit_start
-        write, get, seen, reads, nu = self.w.engine.write, reader.get, self.gen, [], len(us) - 1
+        # The generation this thread's reader last refreshed at, kept across chunks.
+        write, get, seen, reads, nu = self.w.engine.write, reader.get, getattr(reader, "seen", -1), [], len(us) - 1
         for u in range(nu):
             a = us[u]
             c, kind = cl[a], kinds[ch.kl[a]]
@@ -492,6 +493,7 @@ class Ops:
             if isinstance(v, Failed) and tally.error(v.e):
                 nu = u + 1
                 break
+        reader.seen = seen
         if reads and self.s["verify"]:
             qs, s1, s2, found = zip(*reads)
             self.check_reads(ch.cs[np.array(qs, np.intp)], np.array(s1, np.uint32), np.array(s2, np.uint32),
@@ -613,16 +615,20 @@ class Worker:
             gc.enable()
             if reopen:
                 self.engine = self.desc.open(self.args(self.mode))
-        every = self.job["interval_ms"]
         r.update(wall_ns=t.end - t.start, ops=t.ops, requests=t.requests, errors=t.errors, mismatches=t.mismatches,
                  missing=t.missing, busy_ns=t.busy, busy_max_ns=t.busy_max,
                  hist={k: hist.encode(h) for k, h in sorted(t.hist.items())},
-                 intervals=[{"t_ms": i * every, "ops": n, "hdr": hist.encode(h)} for i, (n, h) in
-                            sorted(t.intervals.items())])
+                 intervals=[self.interval(t, i) for i in range(max(t.intervals, default=-1) + 1)])
         if t.first_error:
             r["first_error"] = t.first_error
         if t.unsupported:
             r.update(error=t.unsupported, error_kind="unsupported")
+
+
+    def interval(self, t: Tally, i: int) -> dict:
+        """Interval i of the timeline (empty when no call ended in it)."""
+        n, h = t.intervals.get(i, (0, hist.new()))
+        return {"t_ms": i * self.job["interval_ms"], "ops": n, "hdr": hist.encode(h)}
 
 
 def calibrate(n: int = 100_000) -> float:
