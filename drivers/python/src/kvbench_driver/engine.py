@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 
@@ -255,4 +255,3 @@ class Descriptor:
     # None when the engine can run here, else the reason it cannot.
     unavailable: Callable[[], Optional[str]]
     open: Callable[[OpenArgs], Engine]
-    notes: dict[str, str] = field(default_factory=dict)

@@ -30,7 +30,10 @@ def evict(d: str) -> int:
     n = 0
     for root, _, files in os.walk(d):
         for name in files:
-            fd = os.open(os.path.join(root, name), os.O_RDONLY)
+            path = os.path.join(root, name)
+            if os.path.islink(path) or not os.path.isfile(path):  # a socket or FIFO would block open()
+                continue
+            fd = os.open(path, os.O_RDONLY)
             try:
                 try:
                     os.fdatasync(fd)
