@@ -443,62 +443,72 @@ class Ops:
         tally.missing += max(len(want) - len(items), 0)
 
     def general(self, ch: Chunk, reader, t0s: list, t1s: list, dues, tally: Tally) -> int:
-        """The loop of steps that write: a unit's records are claimed (locked when several threads
-        write) before its timed call and their new states stored after it; reads note the state
-        before and after their call. Returns the number of units run."""
-        st, kinds, keys, cl, us = self.state.arr, self.kinds, ch.keys, ch.cl, ch.unit_start
-        # The generation this thread's reader last refreshed at, kept across chunks.
-        write, get, seen, reads, nu = self.w.engine.write, reader.get, getattr(reader, "seen", -1), [], len(us) - 1
+        """The loop of steps that write: one unit at a time, its records claimed before the timed
+        call and their states stored after it. Returns the number of units run."""
+        us, reads, nu = ch.unit_start, [], len(ch.unit_start) - 1
         for u in range(nu):
-            a = us[u]
-            c, kind = cl[a], kinds[ch.kl[a]]
             if dues is not None:
                 wait(int(dues[u]))
-            # Writers publish a new generation after their commit and before their states: a
-            # reader that loaded a new state therefore sees a new generation and refreshes its
-            # snapshot (readers holding one, as LMDB's, must see every committed write).
+            a, kind = us[u], self.kinds[ch.kl[us[u]]]
             if kind in ("get", "scan"):
-                s1 = st[c]
-                if self.gen != seen:
-                    reader.refresh()
-                    get, seen = reader.get, self.gen
-                t0 = pc()
-                try:
-                    v = get(keys[a]) if kind == "get" else list(reader.scan(keys[a], ch.limits[a]))
-                except Exception as e:  # noqa: BLE001
-                    v = Failed(e)
-                t1 = pc()
-                if kind == "get":
-                    reads.append((a, s1, st[c], v))
-                elif not isinstance(v, Failed):
-                    self.mixed_scan(ch, a, v, tally)
+                t0s[u], t1s[u], v = self.read_unit(ch, a, kind, reader, reads, tally)
             else:
-                batch, new, old = self.claim(ch, a, us[u + 1], kind)
-                if kind == "rmw" and self.gen != seen:
-                    reader.refresh()
-                    get, seen = reader.get, self.gen
-                t0 = pc()
-                try:
-                    v = get(keys[a]) if kind == "rmw" else None
-                    write(batch)
-                except Exception as e:  # noqa: BLE001
-                    v = Failed(e)
-                t1 = pc()
-                self.gen = next(self.generations)
-                for c2, s in (old if isinstance(v, Failed) else new).items():
-                    st[c2] = s
-                if kind == "rmw" and not isinstance(v, Failed):
-                    reads.append((a, old[c], old[c], v))
-            t0s[u], t1s[u] = t0, t1
+                t0s[u], t1s[u], v = self.write_unit(ch, a, us[u + 1], kind, reader, reads)
             if isinstance(v, Failed) and tally.error(v.e):
                 nu = u + 1
                 break
-        reader.seen = seen
         if reads and self.s["verify"]:
             qs, s1, s2, found = zip(*reads)
             self.check_reads(ch.cs[np.array(qs, np.intp)], np.array(s1, np.uint32), np.array(s2, np.uint32),
                              list(found), tally)
         return nu
+
+    def fresh(self, reader) -> None:
+        """Writers publish a new generation after their commit and before their records' states,
+        so a reader that loaded a new state sees a new generation here and takes a new snapshot
+        (a reader holding one, as LMDB's read transaction, must see every committed write)."""
+        gen = self.gen
+        if getattr(reader, "seen", -1) != gen:
+            reader.refresh()
+            reader.seen = gen
+
+    def read_unit(self, ch: Chunk, a: int, kind: str, reader, reads: list, tally: Tally):
+        """A get or a scan among writes; a get notes its record's state before and after it."""
+        st, c = self.state.arr, ch.cl[a]
+        s1 = st[c]
+        self.fresh(reader)
+        get, scan, key = reader.get, reader.scan, ch.keys[a]
+        t0 = pc()
+        try:
+            v = get(key) if kind == "get" else list(scan(key, ch.limits[a]))
+        except Exception as e:  # noqa: BLE001
+            v = Failed(e)
+        t1 = pc()
+        if kind == "get":
+            reads.append((a, s1, st[c], v))
+        elif not isinstance(v, Failed):
+            self.mixed_scan(ch, a, v, tally)
+        return t0, t1, v
+
+    def write_unit(self, ch: Chunk, a: int, b: int, kind: str, reader, reads: list):
+        """A batch of writes, or an rmw: the get and the write of the next version, timed together."""
+        batch, new, old = self.claim(ch, a, b, kind)
+        if kind == "rmw":
+            self.fresh(reader)
+        get, write, key = reader.get, self.w.engine.write, ch.keys[a]
+        t0 = pc()
+        try:
+            v = get(key) if kind == "rmw" else None
+            write(batch)
+        except Exception as e:  # noqa: BLE001
+            v = Failed(e)
+        t1 = pc()
+        self.gen = next(self.generations)
+        for c, s in (old if isinstance(v, Failed) else new).items():
+            self.state.arr[c] = s
+        if kind == "rmw" and not isinstance(v, Failed):
+            reads.append((a, old[ch.cl[a]], old[ch.cl[a]], v))
+        return t0, t1, v
 
     def claim(self, ch: Chunk, a: int, b: int, kind: str):
         """Lock the unit's records when several threads write, and build its batch with the
