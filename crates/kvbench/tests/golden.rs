@@ -36,6 +36,7 @@ fn run_every_phase(dir: &Path) -> RunResult {
 /// Notes that depend on timing or on the runtime by design (the GIL), left out of the comparison.
 fn comparable(note: &str) -> bool {
     !(note.contains("the harness took") || note.contains("not sustained") || note.contains("reopened in"))
+        && !note.contains("warm-up")
         && !note.contains("Python threads")
 }
 
