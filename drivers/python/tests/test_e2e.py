@@ -79,19 +79,20 @@ def test_rate_paces_the_units_and_counts_latency_from_their_due_time(tmp_path):
     r = steps_of(events)[-1]
     check_ok(r)
     # 300 units due at 1 ms intervals: the last is due at 299 ms.
-    assert 0.29e9 <= r["wall_ns"] < 2e9
+    assert r["wall_ns"] >= 0.29e9  # no upper bound: a busy machine only makes it later
     assert len(r["intervals"]) >= 6  # interval_ms is 50 in these jobs
     assert r["busy_ns"] < r["wall_ns"]
 
 
-def test_warmup_runs_before_and_is_not_recorded(tmp_path):
+def test_warmup_rehearses_the_first_operations_untimed(tmp_path):
     steps = [{"step": "open", "mode": "read-write"}, ops(0, "load", 200, {"name": "sequential", "n": 200}, batch=50),
              ops(0, "insert", 30, {"name": "sequential", "n": 300}, insert_base=200, warmup=20),
              ops(0, "get", 250, {"name": "sequential", "n": 250})]
     rc, events, stderr = run_job(tmp_path, job("py-memory", tmp_path, steps))
     assert rc == 0, stderr
     ins, get = steps_of(events)[2:]
-    # Warmup inserts records 200..219 untimed, the step 220..249: every one of them is there.
+    # The warm-up wrote records 200..219 untimed and the step 200..229 again: only the step's
+    # 30 are counted, and the reads find 200..219 at their second version, 230.. absent.
     assert ins["ops"] == 30 and ins["requests"] == 30 and count(ins["hist"]["insert"]) == 30
     check_ok(get)
 
