@@ -572,7 +572,8 @@ class Worker:
                         token=self.job["token"])
 
     def step(self, s: dict) -> dict:
-        r = {"event": "step", "index": s["index"], "step": s["step"], "error": None, "wall_ns": 0}
+        r = {"event": "step", "index": s["index"], "step": s["step"], "error": None, "wall_ns": 0, "evicted": 0,
+             "ops": 0, "requests": 0, "errors": 0, "mismatches": 0, "missing": 0, "busy_ns": 0, "busy_max_ns": 0}
         before, t0 = usage(), pc()
         try:
             getattr(self, s["step"])(s, r)
