@@ -649,7 +649,7 @@ class Worker:
         return {"t_ms": i * self.job["interval_ms"], "ops": n, "hdr": hist.encode(h)}
 
 
-def calibrate(n: int = 100_000) -> float:
+def calibrate(n: int = 20_000) -> float:
     """What the timed loop costs per operation around a call that does nothing."""
     t0s, t1s, out = [0] * n, [0] * n, [None] * n
     start = pc()
