@@ -551,7 +551,9 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
         s.best[c] = best_of(&vals[c - 1], &conds, higher);
     }
     s.note = phase_note(kind, &unit, spreads.keys().any(|(_, p)| p == name), &conds, &vals[0]);
-    if !busy_harness.is_empty() {
+    // The runner's own note says the same with its causes; one warning is enough.
+    let runner_said = notes.iter().any(|(n, _)| n.starts_with("the harness took"));
+    if !busy_harness.is_empty() && !runner_said {
         s.note.push_str(&format!(
             "; WARNING: the harness took over {:.0}% of the wall time outside the engine's calls ({})",
             HARNESS_WARN * 100.0,
@@ -559,7 +561,7 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
         ));
     }
     for (n, who) in notes {
-        s.note.push_str("; ");
+        s.note.push_str(if n.starts_with("the harness took") { "; WARNING: " } else { "; " });
         s.note.push_str(&n);
         if who.len() < r.engines.len() {
             s.note.push_str(&format!(" ({})", who.join(", ")));
