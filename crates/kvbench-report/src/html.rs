@@ -6,7 +6,6 @@
 
 use std::fmt::Write;
 
-use hdrhistogram::Histogram;
 use kvbench_core::result::{EngineResult, Interval, PhaseResult, RunResult, Status};
 
 use crate::svg::{colour, esc, points, Frame, Scale};
@@ -218,22 +217,9 @@ fn pct_label(u: f64) -> String {
     }
 }
 
-/// The pooled histogram of a row's repetitions, if the result carries decodable ones.
-fn pooled(ps: &[&PhaseResult]) -> Option<Histogram<u64>> {
-    let mut all: Option<Histogram<u64>> = None;
-    for p in ps {
-        let h = kvbench_core::worker::clock::decode_histogram(&p.latency.as_ref()?.hdr).ok()?;
-        match all.as_mut() {
-            None => all = Some(h),
-            Some(a) => a.add(&h).ok()?,
-        }
-    }
-    all.filter(|h| !h.is_empty())
-}
-
 /// (percentile position, latency ns) points of one row's distribution.
 fn distribution(ps: &[&PhaseResult]) -> Vec<(f64, f64)> {
-    if let Some(h) = pooled(ps) {
+    if let Some(h) = crate::pooled_histogram(ps) {
         return (0..=(NINES * 20.0) as u32)
             .map(|i| {
                 let u = i as f64 / 20.0;
@@ -326,7 +312,7 @@ fn median_rep<'a>(ps: &[&'a PhaseResult]) -> Option<&'a PhaseResult> {
 }
 
 fn timeline_panel(r: &Row, p: &PhaseResult, reps: usize) -> String {
-    let f = Frame { w: 400.0, h: 170.0, left: 50.0, right: 76.0, top: 20.0, bottom: 30.0 };
+    let f = Frame { w: 400.0, h: 170.0, left: 58.0, right: 76.0, top: 20.0, bottom: 30.0 };
     let end_ms = wall_ns(p) / 1_000_000;
     let rates = interval_rates(&p.intervals, end_ms);
     let t_end = (end_ms as f64 / 1000.0).max(rates.last().map(|r| r.0 + 0.001).unwrap_or(1.0));
