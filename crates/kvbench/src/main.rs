@@ -75,7 +75,7 @@ enum Cmd {
         #[arg(long, value_parser = parse_sync, default_value = "commit")]
         sync: SyncMode,
         /// Worker threads taking requests.
-        #[arg(long, default_value_t = 4)]
+        #[arg(long, default_value_t = 4, value_parser = positive_usize, allow_hyphen_values = true)]
         threads: usize,
     },
     /// Execute one job (used by `kvbench run`; not for people).
