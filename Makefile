@@ -12,7 +12,7 @@ export PATH := $(PATH):/usr/lib/go-1.23/bin
 APT_PACKAGES := build-essential pkg-config libclang-dev \
 	liblmdb-dev librocksdb-dev libleveldb-dev libsqlite3-dev \
 	libtokyocabinet-dev libkyotocabinet-dev libqdbm-dev libcdb-dev libgdbm-dev libdb-dev libtkrzw-dev \
-	memcached redis-server libmemcached-tools postgresql \
+	memcached redis-server libmemcached-tools postgresql etcd-server openssh-server \
 	python3-venv python3-dev \
 	chromium
 
@@ -38,10 +38,10 @@ build: deps rust
 python: deps
 	drivers/python/setup.sh
 
-# The Go worker (engines named go-*): drivers/go/bin/kvbench-go-worker, modules pinned in go.sum.
-# Without a Go on PATH, scripts/install-go.sh installs Debian's golang-1.23-go from
-# bookworm-backports (adding that suite if it is missing).
-go:
+# The Go worker (engines named go-*): drivers/go/bin/kvbench-go-worker, modules pinned in go.sum,
+# built with cgo (go-tokyocabinet links libtokyocabinet from deps). Without a Go on PATH,
+# scripts/install-go.sh installs Debian's golang-1.23-go from bookworm-backports.
+go: deps
 	scripts/install-go.sh
 	drivers/go/build.sh
 

@@ -34,6 +34,7 @@ fn row(r: &RunResult, e: &EngineResult, p: &PhaseResult) -> Vec<String> {
         Status::Ok => "ok",
         Status::Failed => "failed",
         Status::NotApplicable => "n/a",
+        Status::Expected => "expected",
     };
     let ok = p.status == Status::Ok;
     let reason = match p.status {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use kvbench_core::result::{EngineResult, Latency, PhaseResult, RunResult, Status};
 
+mod articles;
 mod compare;
 mod csv;
 mod hlog;
@@ -14,6 +15,7 @@ mod svg;
 mod text;
 mod ycsb;
 
+pub use articles::article_section;
 pub use compare::{compare, compare_json, compared, differences, regressions, verdict, Compared, Verdict};
 pub use csv::csv;
 pub use hlog::hlog_files;
@@ -158,6 +160,7 @@ fn status_cell(p: &PhaseResult) -> Option<String> {
         Status::Ok => None,
         Status::NotApplicable => Some("n/a".into()),
         Status::Failed => Some("FAILED".into()),
+        Status::Expected => Some("expected".into()),
     }
 }
 
@@ -335,7 +338,9 @@ fn pooled_latency(same: &[&PhaseResult]) -> Option<Latency> {
 
 pub fn sections(r: &RunResult) -> Vec<Section> {
     let (r, spreads) = collapse(r);
-    let mut out = vec![summary(&r)];
+    // An article scenario's report opens with the article's own table.
+    let mut out: Vec<Section> = article_section(&r).into_iter().collect();
+    out.push(summary(&r));
     out.extend(ratios(&r));
     out.push(phase_times(&r));
     for (name, kind) in phase_names(&r) {
@@ -374,6 +379,7 @@ fn summary(r: &RunResult) -> Section {
         let time = |name: &str| phase(e, name).map(|p| human_ns(wall_ns(p) as f64)).unwrap_or_else(|| "-".into());
         let status = match (&e.status, &e.error) {
             (Status::Ok, _) => "ok".to_string(),
+            (Status::Expected, _) => "expected: failed verification as declared".to_string(),
             (_, Some(err)) => format!("FAILED: {}", first_line(err)),
             _ => "FAILED".into(),
         };

@@ -3,6 +3,7 @@
 
 mod catalog;
 mod orchestrate;
+mod plan_cmd;
 mod progress;
 mod serve;
 mod worker;
@@ -31,6 +32,9 @@ struct Cli {
 enum Cmd {
     /// Run a scenario file, or the default comparison shaped by the flags.
     Run(Box<RunArgs>),
+    /// Dry run: each phase's op counts by kind, records touched, key skew and sizes, without
+    /// an engine (same flags as run); `--dump` prints every op as `kind record`.
+    Plan(Box<PlanArgs>),
     /// List engines with version, capabilities, options, and why one is unavailable.
     List {
         #[arg(long)]
@@ -60,30 +64,27 @@ enum Cmd {
         #[arg(long, value_name = "PCT", value_parser = non_negative_f64, allow_hyphen_values = true)]
         fail_if_slower: Option<f64>,
     },
-    /// Serve an embedded engine over HTTP/1.1 (what the http-* engines start; docs/servers.md).
-    Serve {
-        #[arg(long)]
-        engine: String,
-        /// Database directory opened at start (a client may open another with POST /open).
-        #[arg(long)]
-        dir: PathBuf,
-        #[arg(long, default_value = "127.0.0.1:8080")]
-        listen: String,
-        /// Engine option k=v (repeatable).
-        #[arg(long = "option")]
-        options: Vec<String>,
-        #[arg(long, value_parser = parse_sync, default_value = "commit")]
-        sync: SyncMode,
-        /// Worker threads taking requests.
-        #[arg(long, default_value_t = 4, value_parser = positive_usize, allow_hyphen_values = true)]
-        threads: usize,
-    },
+    /// Serve an embedded engine over HTTP/1.1: RocksServer's API and kvbench's own (what the
+    /// http-* engines start; docs/servers.md).
+    Serve(serve::ServeArgs),
     /// Execute one job (used by `kvbench run`; not for people).
     #[command(hide = true)]
     Worker {
         #[arg(long)]
         job: PathBuf,
     },
+}
+
+#[derive(clap::Args)]
+struct PlanArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Print every operation, one `kind record` line each (scans: `scan position length`).
+    #[arg(long)]
+    dump: bool,
+    /// Only this phase.
+    #[arg(long)]
+    phase: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -239,6 +240,7 @@ fn build_scenario(a: &RunArgs) -> Result<Scenario, String> {
                     open: Default::default(),
                     sync: None,
                     url: None,
+                    expect: None,
                 });
             } else {
                 kept.extend(matched);
@@ -314,9 +316,7 @@ fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Cmd::Worker { job } => worker::main(&job),
-        Cmd::Serve { engine, dir, listen, options, sync, threads } => {
-            serve::main(serve::ServeArgs { engine, dir, listen, options, sync, threads })
-        }
+        Cmd::Serve(a) => serve::main(a),
         Cmd::List { json } => {
             print!("{}", catalog::print_list(json));
             0
@@ -324,8 +324,20 @@ fn main() {
         Cmd::Report { file, format, output } => report(&file, &format, output.as_deref()),
         Cmd::Compare { a, b, format, fail_if_slower } => compare(&a, &b, &format, fail_if_slower),
         Cmd::Run(a) => run(*a),
+        Cmd::Plan(a) => dry_run(&a),
     };
     std::process::exit(code);
+}
+
+fn dry_run(a: &PlanArgs) -> i32 {
+    let r = build_scenario(&a.run).and_then(|s| plan_cmd::main(&s, &a.run.plan_dir, a.dump, a.phase.as_deref()));
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            2
+        }
+    }
 }
 
 /// Read a result file; errors name the file.

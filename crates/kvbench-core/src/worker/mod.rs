@@ -171,10 +171,9 @@ impl Worker<'_> {
 
     /// The timed loop of an ops step, on `threads` threads; the calling thread reports progress.
     fn ops(&mut self, st: &OpsStep, emit: &mut dyn FnMut(Event)) -> StepResult {
-        if st.kind != OpKind::Load && st.kind.writes() || st.kind == OpKind::Mixed {
-            if self.loaded {
-                self.state.materialize();
-            }
+        // Record states become explicit only once something writes after the load.
+        if self.loaded && (st.kind != OpKind::Load && st.kind.writes() || st.kind == OpKind::Mixed) {
+            self.state.materialize();
         }
         let writers = st.threads > 1 && (st.kind.writes() || st.kind == OpKind::Mixed) && st.kind != OpKind::Load;
         let threads = st.threads.max(1);
