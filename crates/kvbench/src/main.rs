@@ -3,6 +3,7 @@
 
 mod catalog;
 mod orchestrate;
+mod plan_cmd;
 mod serve;
 mod worker;
 
@@ -30,6 +31,9 @@ struct Cli {
 enum Cmd {
     /// Run a scenario file, or the default comparison shaped by the flags.
     Run(Box<RunArgs>),
+    /// Dry run: each phase's op counts by kind, records touched, key skew and sizes, without
+    /// an engine (same flags as run); `--dump` prints every op as `kind record`.
+    Plan(Box<PlanArgs>),
     /// List engines with version, capabilities, options, and why one is unavailable.
     List {
         #[arg(long)]
@@ -76,6 +80,18 @@ enum Cmd {
         #[arg(long)]
         job: PathBuf,
     },
+}
+
+#[derive(clap::Args)]
+struct PlanArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Print every operation, one `kind record` line each (scans: `scan position length`).
+    #[arg(long)]
+    dump: bool,
+    /// Only this phase.
+    #[arg(long)]
+    phase: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -237,12 +253,12 @@ fn build_scenario(a: &RunArgs) -> Result<Scenario, String> {
         s.dataset.value_column = a.value_column;
     }
     for p in s.phases.iter_mut() {
-        if let Some(t) = a.threads {
-            if matches!(p.kind, PhaseKind::Get | PhaseKind::MultiGet | PhaseKind::Scan) {
-                p.threads = Some(t);
-            }
+        // --threads and --rate apply to every phase after the load (mixed and writing phases
+        // included: reads stay verified on every thread); the load keeps its own settings.
+        if let (Some(t), false) = (a.threads, p.kind == PhaseKind::Load) {
+            p.threads = Some(t);
         }
-        if let (Some(r), PhaseKind::Get) = (a.rate, p.kind) {
+        if let (Some(r), false) = (a.rate, p.kind == PhaseKind::Load) {
             p.rate = Some(r);
         }
         if let (Some(b), PhaseKind::Load) = (a.batch, p.kind) {
@@ -284,8 +300,20 @@ fn main() {
         Cmd::Report { file, format, output } => report(&file, &format, output.as_deref()),
         Cmd::Compare { a, b, format } => compare(&a, &b, &format),
         Cmd::Run(a) => run(*a),
+        Cmd::Plan(a) => dry_run(&a),
     };
     std::process::exit(code);
+}
+
+fn dry_run(a: &PlanArgs) -> i32 {
+    let r = build_scenario(&a.run).and_then(|s| plan_cmd::main(&s, &a.run.plan_dir, a.dump, a.phase.as_deref()));
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            2
+        }
+    }
 }
 
 fn report(file: &std::path::Path, format: &str, output: Option<&std::path::Path>) -> i32 {
