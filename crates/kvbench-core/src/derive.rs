@@ -132,6 +132,9 @@ impl Keys {
             bail!("dataset.key: u32be holds at most 4294967296 records, total is {}", ds.total);
         }
         let stored = if ds.generator == Generator::Stored { plan } else { None };
+        if let Some(p) = &stored {
+            p.require(&[crate::planfile::DATA, crate::planfile::INDEX])?;
+        }
         Ok(Keys { kind: ds.key.kind, width: ds.key.width, stored })
     }
 
@@ -152,6 +155,9 @@ impl Keys {
 // Values
 
 pub const POOL: usize = 1 << 20;
+
+/// Largest derived value (the pool is POOL + max bytes, held by every worker).
+pub const MAX_VALUE: u64 = 1 << 30;
 
 /// 93 characters: no `"` and no `\`, so values sit inside JSON strings unescaped.
 pub const PRINTABLE: &[u8; 93] =
@@ -210,6 +216,10 @@ impl Values {
             Generator::Stored => Some(plan.ok_or_else(|| anyhow::anyhow!("dataset `stored` needs the plan file"))?),
             _ => None,
         };
+        if let Some(p) = &stored {
+            p.require(&[crate::planfile::DATA, crate::planfile::INDEX])?;
+        }
+        ensure!(max <= MAX_VALUE, "dataset.value: max {max} bytes is above the {MAX_VALUE} bytes a value may have");
         let longest = stored.as_ref().map_or(0, |p| p.longest_value() as u64);
         let pool = Pool::new(ds.pool_seed, max.max(longest) as usize);
         let (generator, content, seed) = (ds.generator, ds.value.content, ds.value_seed);

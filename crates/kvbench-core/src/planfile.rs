@@ -167,6 +167,14 @@ impl PlanFile {
         self.sections.iter().find(|s| s.kind == kind).copied()
     }
 
+    /// An error naming the file when it lacks one of `kinds` (what a reader is about to use).
+    pub fn require(&self, kinds: &[u32]) -> anyhow::Result<()> {
+        for &k in kinds {
+            ensure!(self.section(k).is_some(), "plan {}: has no section of kind {k}", self.path.display());
+        }
+        Ok(())
+    }
+
     fn entry(&self, r: u64) -> (u64, u64, u64) {
         let at = self.section(INDEX).expect("INDEX").offset as usize + r as usize * 16;
         let b = &self.map[at..at + 16];

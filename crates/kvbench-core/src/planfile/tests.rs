@@ -161,3 +161,26 @@ fn digit_codes_keep_byte_order() {
         assert!(digit_code(w[0]) < digit_code(w[1]), "{:?}", w);
     }
 }
+
+#[test]
+fn a_stored_dataset_refuses_a_plan_without_its_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.kvbplan");
+    build_sorted(&path, ID, crate::job::KeyShape { kind: KeyKind::Ycsb, width: 0 }, 10).unwrap();
+    let p = std::sync::Arc::new(PlanFile::open(&path).unwrap());
+    let ds = Dataset {
+        generator: Generator::Stored,
+        key: crate::job::KeyShape { kind: KeyKind::Decimal, width: 0 },
+        value: ValueShape { min: 0, max: 5, content: ValueContent::Printable },
+        loaded: 10,
+        total: 10,
+        ordered: false,
+        pool_seed: 1,
+        value_seed: 2,
+        open_records: 10,
+        open_bytes: 0,
+    };
+    let err = Keys::new(&ds, Some(p.clone())).err().unwrap().to_string();
+    assert!(err.contains("s.kvbplan") && err.contains("kind 1"), "{err}");
+    assert!(Values::new(&ds, Some(p)).is_err());
+}
