@@ -81,6 +81,10 @@ pub struct PlanFile {
     header: Header,
     sections: Vec<Section>,
     longest: usize,
+    /// Offsets of INDEX, SORTED and CANON (looked up once: readers use them per op).
+    index_at: Option<usize>,
+    sorted_at: Option<usize>,
+    canon_at: Option<usize>,
 }
 
 impl std::fmt::Debug for PlanFile {
@@ -120,7 +124,10 @@ impl PlanFile {
             distinct: u64_at(b, 40),
             raw_bytes: u64_at(b, 48),
         };
-        let mut plan = PlanFile { path: path.to_path_buf(), map, header, sections, longest: 0 };
+        let at = |k: u32| sections.iter().find(|s| s.kind == k).map(|s| s.offset as usize);
+        let (index_at, sorted_at, canon_at) = (at(INDEX), at(SORTED), at(CANON));
+        let path = path.to_path_buf();
+        let mut plan = PlanFile { path, map, header, sections, longest: 0, index_at, sorted_at, canon_at };
         plan.check_contents()?;
         Ok(plan)
     }
@@ -176,7 +183,7 @@ impl PlanFile {
     }
 
     fn entry(&self, r: u64) -> (u64, u64, u64) {
-        let at = self.section(INDEX).expect("INDEX").offset as usize + r as usize * 16;
+        let at = self.index_at.expect("INDEX (Keys and Values check for it)") + r as usize * 16;
         let b = &self.map[at..at + 16];
         (u64_at(b, 0), u32_at(b, 8) as u64, u32_at(b, 12) as u64)
     }
@@ -198,23 +205,18 @@ impl PlanFile {
         self.longest
     }
 
-    fn u32_entry(&self, kind: u32, i: u64) -> u64 {
-        let at = self.section(kind).expect("section present").offset as usize + i as usize * 4;
-        u32_at(&self.map, at) as u64
+    fn u32_entry(&self, at: usize, i: u64) -> u64 {
+        u32_at(&self.map, at + i as usize * 4) as u64
     }
 
     /// The record at sorted position `p` (requires SORTED).
     pub fn sorted(&self, p: u64) -> u64 {
-        self.u32_entry(SORTED, p)
+        self.u32_entry(self.sorted_at.expect("SORTED (kvbench writes it for scans)"), p)
     }
 
     /// The canonical record of `r` (itself without CANON).
     pub fn canon(&self, r: u64) -> u64 {
-        if self.section(CANON).is_some() {
-            self.u32_entry(CANON, r)
-        } else {
-            r
-        }
+        self.canon_at.map_or(r, |at| self.u32_entry(at, r))
     }
 
     pub fn spec_json(&self) -> Option<&[u8]> {
