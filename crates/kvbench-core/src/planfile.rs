@@ -12,8 +12,6 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::derive::{rnd, Perm};
 use crate::gen::RecordSource;
-use crate::job::KeyShape;
-use crate::spec::KeyKind;
 
 pub const MAGIC: &[u8; 8] = b"KVBPLAN\0";
 pub const VERSION: u32 = 2;
@@ -467,51 +465,6 @@ fn resolve<'a>(n: u64, key: impl Fn(u32) -> &'a [u8], order: LoadOrder) -> (Vec<
     (canon, sorted)
 }
 
-/// The sort key of a derived key whose byte order is not record order (`ycsb`, and `decimal`
-/// with more records than `width` digits hold): after the fixed prefix the key is at most 20
-/// characters of `-` and digits, each coded in 4 bits (end 0, `-` 1, `0`..`9` 2..11), which
-/// keeps byte order in 80 bits.
-fn digit_code(key: &[u8]) -> u128 {
-    let body = key.strip_prefix(b"user").unwrap_or(key);
-    let mut code = 0u128;
-    for i in 0..20 {
-        let c = match body.get(i) {
-            None => 0,
-            Some(b'-') => 1,
-            Some(d) => (d - b'0' + 2) as u128,
-        };
-        code = code << 4 | c;
-    }
-    code
-}
-
-/// Builds a plan file holding SORTED (and SPEC) alone, for a derived dataset whose keys are not
-/// in record order when a phase scans. Memory: 16 bytes a record while it sorts (the 80-bit key
-/// code and the 32-bit record number packed in one u128); the file holds 4 bytes a record.
-pub fn build_sorted(path: &Path, id: PlanId, key: KeyShape, total: u64) -> anyhow::Result<()> {
-    ensure!(total <= u32::MAX as u64 + 1, "SORTED numbers records in 32 bits; {total} records are too many");
-    ensure!(matches!(key.kind, KeyKind::Ycsb | KeyKind::Decimal), "keys of kind {:?} are in record order", key.kind);
-    let mut codes: Vec<u128> = Vec::with_capacity(total as usize);
-    let mut buf = Vec::new();
-    for r in 0..total {
-        crate::derive::derived_key(key.kind, key.width, r, &mut buf);
-        codes.push(digit_code(&buf) << 32 | r as u128);
-    }
-    codes.sort_unstable();
-    let tmp = tmp_path(path);
-    let result = (|| {
-        let mut w = Writer::create(&tmp, 2)?;
-        w.u32s(SORTED, codes.iter().map(|&c| c as u32))?;
-        write_spec(&mut w, id.spec_json)?;
-        let header = Header { seed: id.seed, spec_hash: id.spec_hash, records: total, distinct: total, raw_bytes: 0 };
-        w.finish(&tmp, path, header)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
 /// The plan file `<cache_dir>/<spec_hash as 16 hex digits>.kvbplan`: reused when it is valid
 /// and has this spec hash, otherwise (re)built with `build`. Returns the open plan and, when an
 /// existing file was rebuilt, a note saying why.
@@ -539,6 +492,9 @@ pub fn ensure(
     }
     Ok((plan, note))
 }
+
+mod sorted;
+pub use sorted::build_sorted;
 
 #[cfg(test)]
 mod tests;
