@@ -132,11 +132,12 @@ fn unknown_engines_and_options_are_refused_before_running() {
     let (code, _, err) = run(tmp.path(), &[s.to_str().unwrap()], &[]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no option `bogus`"), "{err}");
-    let (code, _, _) = run(tmp.path(), &["--engines", "memory,nosuchengine", "--records", "50"], &[]);
-    assert_eq!(code, 1, "an unknown engine costs its row");
-    let r = result(tmp.path());
-    let bad = r.engines.iter().find(|e| e.label == "nosuchengine").unwrap();
-    assert!(bad.error.as_deref().unwrap().contains("unknown engine"));
+    let (code, _, err) = run(tmp.path(), &["--engines", "memory,memroy", "--records", "50"], &[]);
+    assert_eq!(code, 2, "an unknown engine stops the run before it starts: {err}");
+    assert!(err.contains("unknown engine `memroy`") && err.contains("did you mean `memory`"), "{err}");
+    assert!(
+        !tmp.path().join("results").exists() || std::fs::read_dir(tmp.path().join("results")).unwrap().next().is_none()
+    );
 }
 
 #[test]

@@ -116,7 +116,11 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
     let run_data = o.data_dir.join(&run_id);
 
     for rep in 0..s.repetitions.max(1) {
-        for (v, r) in variants.iter().zip(&resolved) {
+        for (i, (v, r)) in variants.iter().zip(&resolved).enumerate() {
+            crate::progress::engine(
+                rep as usize * variants.len() + i + 1,
+                variants.len() * s.repetitions.max(1) as usize,
+            );
             let mut row = EngineResult {
                 label: v.label(),
                 engine: v.name.clone(),
