@@ -1,17 +1,22 @@
-//! Lifecycle of the servers kvbench starts itself (memcached, Redis, PostgreSQL): a free
-//! loopback port, the system binary spawned with its log file in the private directory, a wait
-//! until it answers, and a stop that cannot leave a process behind.
+//! Lifecycle of the servers kvbench starts itself (memcached, Redis, PostgreSQL): the system
+//! binary spawned with its log file in the private directory, a wait until it answers, and a
+//! stop that cannot leave a process behind.
+//!
+//! Access: a server kvbench starts listens only on a Unix socket inside its private directory
+//! (mode 0700, owned by the user the server runs as), never on TCP, so only kvbench (and root)
+//! can reach it; no password is needed because no other user can open the socket.
 //!
 //! Every server runs in a process group of its own, so that `stop` reaches whatever it forked
-//! (PostgreSQL's backends, `runuser`'s child) and so that a Ctrl-C typed at the terminal reaches
-//! kvbench only, which then stops the servers in order. `stop` sends the polite signal (SIGTERM,
-//! or what the engine chooses), waits up to [`GRACE`] for the whole group to be gone, then sends
-//! SIGKILL to the group. `Drop` stops a server that was not stopped explicitly.
+//! (PostgreSQL's backends) and so that a Ctrl-C typed at the terminal reaches kvbench only,
+//! which then stops the servers in order. `stop` sends the polite signal (SIGTERM, or what the
+//! engine chooses), waits up to [`GRACE`] for the whole group to be gone, then sends SIGKILL to
+//! the group. `Drop` stops a server that was not stopped explicitly.
 //!
-//! As a last resort the spawned process gets `PR_SET_PDEATHSIG(SIGTERM)`: if kvbench itself is
-//! killed (SIGKILL) the kernel sends SIGTERM to the server. Linux ties this to the *thread* that
-//! spawned the server, so start servers from a thread that outlives them (kvbench's main thread
-//! does). A server that changes its user itself (memcached `-u nobody`) loses the setting.
+//! If kvbench itself is killed (even by SIGKILL) the kernel sends the server its parent-death
+//! signal: servers that must not run as root get their user set between fork and exec (not
+//! through `runuser` or the server's own `-u`, which would clear the setting), so the server
+//! binary is kvbench's direct child. Linux ties this to the *thread* that spawned the server,
+//! so start servers from a thread that outlives them (kvbench's main thread does).
 //!
 //! Every error names the binary, the full command line and the log file, with the log's tail.
 
@@ -68,6 +73,44 @@ pub fn private_dir(dir: &Path) -> Result<PathBuf, String> {
     std::fs::set_permissions(&abs, std::fs::Permissions::from_mode(0o700))
         .map_err(|e| format!("cannot make {} private: {e}", abs.display()))?;
     Ok(abs)
+}
+
+/// Longest Unix socket path the kernel accepts (`sun_path` minus its NUL).
+pub const MAX_SOCKET_PATH: usize = 107;
+
+/// The private directory of a server that runs as `run_as` (when kvbench is root): closed to
+/// others, reachable by that user and owned by it, so the server can create its socket and
+/// files there. Returns the absolute path.
+pub fn server_dir(dir: &Path, run_as: Option<&str>) -> Result<PathBuf, String> {
+    let abs = private_dir(dir)?;
+    if let Some(user) = run_as.filter(|_| is_root()) {
+        check_reachable(&abs, user)?;
+        chown_to(&abs, user)?;
+    }
+    Ok(abs)
+}
+
+/// `dir/name` as a socket path, or an error when it is too long for the kernel.
+pub fn socket_path(dir: &Path, name: &str) -> Result<PathBuf, String> {
+    let p = dir.join(name);
+    let n = p.as_os_str().len();
+    if n > MAX_SOCKET_PATH {
+        return Err(format!(
+            "socket path {} is {n} bytes, longer than the {MAX_SOCKET_PATH} a Unix socket allows: \
+             give a shorter --data-dir",
+            p.display()
+        ));
+    }
+    Ok(p)
+}
+
+/// The user a server runs as when kvbench is root (None otherwise: it runs as kvbench's user):
+/// the first of `users` that exists (a server's own system user, then `nobody`).
+pub fn user_when_root(users: &[&'static str]) -> Option<&'static str> {
+    if !is_root() {
+        return None;
+    }
+    users.iter().copied().find(|u| user_ids(u).is_some())
 }
 
 /// uid and gid of a local user.
@@ -181,10 +224,27 @@ pub fn group_alive(pgid: i32) -> bool {
 /// Run a command to completion (initdb), its output appended to `log`; the error names the
 /// command, its status and the log with its tail.
 pub fn run_to_completion(what: &str, program: &Path, args: &[String], log: &Path) -> Result<(), String> {
+    run_to_completion_as(what, program, args, log, None)
+}
+
+/// [`run_to_completion`] as `run_as` when kvbench is root.
+pub fn run_to_completion_as(
+    what: &str,
+    program: &Path,
+    args: &[String],
+    log: &Path,
+    run_as: Option<&str>,
+) -> Result<(), String> {
     let command = render_command(program, args);
     let out = File::options().create(true).append(true).open(log).map_err(|e| format!("{}: {e}", log.display()))?;
     let err = out.try_clone().map_err(|e| e.to_string())?;
-    let status = Command::new(program)
+    let mut cmd = Command::new(program);
+    if let Some(user) = run_as.filter(|_| is_root()) {
+        let (uid, gid) = user_ids(user).ok_or_else(|| format!("{what}: there is no user `{user}` on this machine"))?;
+        cmd.uid(uid).gid(gid);
+    }
+    die_with_parent(&mut cmd, libc::SIGKILL);
+    let status = cmd
         .args(args)
         .stdin(Stdio::null())
         .stdout(out)
@@ -200,6 +260,25 @@ pub fn run_to_completion(what: &str, program: &Path, args: &[String], log: &Path
         ));
     }
     Ok(())
+}
+
+/// Make the kernel send `signal` to the process `cmd` spawns when kvbench dies, even by
+/// SIGKILL. Set in the pre_exec hook, after any change of user (a change of user clears it),
+/// so it holds for the server binary itself.
+pub fn die_with_parent(cmd: &mut Command, signal: i32) {
+    // SAFETY: the closure runs in the child between fork and exec and calls only
+    // async-signal-safe functions (prctl, getppid, kill on itself).
+    unsafe {
+        let parent = libc::getpid();
+        cmd.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0);
+            if libc::getppid() != parent {
+                // kvbench died between fork and prctl.
+                libc::kill(libc::getpid(), signal);
+            }
+            Ok(())
+        });
+    }
 }
 
 /// A server process kvbench spawned, in a process group of its own.
@@ -218,19 +297,32 @@ pub struct ServerProcess {
 
 impl ServerProcess {
     /// Spawn `binary args`, stdout and stderr to `log` (appended). When `run_as` is set and
-    /// kvbench runs as root, the command runs through `runuser -u USER --`.
+    /// kvbench runs as root, the server runs as that user (set between fork and exec, so the
+    /// server itself is kvbench's child and receives the parent-death signal).
     pub fn spawn(name: &str, binary: &Path, args: &[String], log: &Path, run_as: Option<&str>) -> Result<Self, String> {
-        let (program, full_args) = match run_as {
+        Self::spawn_with(name, binary, args, log, run_as, libc::SIGTERM)
+    }
+
+    /// [`ServerProcess::spawn`] with the signal the kernel sends the server when kvbench dies
+    /// (PostgreSQL takes SIGINT, its fast shutdown; SIGTERM would wait for clients).
+    pub fn spawn_with(
+        name: &str,
+        binary: &Path,
+        args: &[String],
+        log: &Path,
+        run_as: Option<&str>,
+        death_signal: i32,
+    ) -> Result<Self, String> {
+        let ids = match run_as {
             Some(user) if is_root() => {
-                let runuser = find_binary(&["runuser"]).ok_or("runuser not found (package util-linux)")?;
-                let mut a = vec!["-u".to_string(), user.to_string(), "--".to_string()];
-                a.push(binary.to_string_lossy().into_owned());
-                a.extend(args.iter().cloned());
-                (runuser, a)
+                Some(user_ids(user).ok_or_else(|| format!("{name}: there is no user `{user}` on this machine"))?)
             }
-            _ => (binary.to_path_buf(), args.to_vec()),
+            _ => None,
         };
-        let command = render_command(&program, &full_args);
+        let mut command = render_command(binary, args);
+        if let (Some(user), Some(_)) = (run_as, ids) {
+            command = format!("{command} (as user {user})");
+        }
         if !binary.is_file() {
             return Err(format!(
                 "{name}: binary {} not found; command: {command}; install the server or give --url",
@@ -243,21 +335,13 @@ impl ServerProcess {
             .open(log)
             .map_err(|e| format!("{name}: cannot open log {}: {e}; command: {command}", log.display()))?;
         let err = out.try_clone().map_err(|e| e.to_string())?;
-        let mut cmd = Command::new(&program);
-        cmd.args(&full_args).stdin(Stdio::null()).stdout(out).stderr(err).process_group(0);
-        // SAFETY: the closure runs in the child between fork and exec and calls only
-        // async-signal-safe functions (prctl, getppid, kill on itself).
-        unsafe {
-            let parent = libc::getpid();
-            cmd.pre_exec(move || {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0);
-                if libc::getppid() != parent {
-                    // kvbench died between fork and prctl.
-                    libc::kill(libc::getpid(), libc::SIGTERM);
-                }
-                Ok(())
-            });
+        let mut cmd = Command::new(binary);
+        cmd.args(args).stdin(Stdio::null()).stdout(out).stderr(err).process_group(0);
+        if let Some((uid, gid)) = ids {
+            // std drops supplementary groups, then sets gid and uid, before the pre_exec hook.
+            cmd.uid(uid).gid(gid);
         }
+        die_with_parent(&mut cmd, death_signal);
         let child = cmd.spawn().map_err(|e| {
             format!("{name}: cannot start {}: {e}; command: {command}; log: {}", binary.display(), log.display())
         })?;

@@ -95,6 +95,7 @@ fn status_cell(p: &PhaseResult) -> Option<String> {
         Status::Ok => None,
         Status::NotApplicable => Some("n/a".into()),
         Status::Failed => Some("FAILED".into()),
+        Status::Interrupted => Some("interrupted".into()),
     }
 }
 
@@ -630,6 +631,7 @@ pub fn csv(r: &RunResult) -> String {
                 Status::Ok => "ok",
                 Status::Failed => "failed",
                 Status::NotApplicable => "n/a",
+                Status::Interrupted => "interrupted",
             };
             let fields: Vec<String> = vec![
                 r.run_id.clone(),
