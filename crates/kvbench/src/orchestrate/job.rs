@@ -8,22 +8,22 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use kvbench_core::protocol::{Event, Job, PROTOCOL_VERSION};
 use kvbench_core::result::{EngineResult, Status};
-use kvbench_core::scenario::{Scenario, Variant};
+use kvbench_core::scenario::Variant;
 
 use super::process::follow_worker;
-use super::servers::server_url;
-use super::RunOptions;
+use super::servers::ServerPool;
+use super::Shared;
 use crate::catalog::Resolved;
 
 pub fn run_variant(
-    s: &Scenario,
+    sh: &Shared<'_>,
     v: &Variant,
     r: &Resolved,
-    plan: &Path,
     dir: &Path,
-    o: &RunOptions,
+    pool: &mut ServerPool,
     row: &mut EngineResult,
 ) {
+    let (s, o, plan) = (sh.s, sh.o, sh.plan);
     let fail = |row: &mut EngineResult, e: String| {
         row.status = Status::Failed;
         row.error = Some(e);
@@ -32,13 +32,21 @@ pub fn run_variant(
     if let Err(e) = std::fs::create_dir_all(dir) {
         return fail(row, format!("creating {}: {e}", dir.display()));
     }
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // The database is the run's own: closed to other users.
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
     let mut url = v.url.clone();
     if let Resolved::Rust(d) = r {
         if let (Some(start), None) = (d.start_server, &url) {
-            match server_url(d.name, start, o) {
-                Ok((u, info)) => {
-                    url = Some(u);
-                    for (k, val) in info {
+            match pool.get(d.name, start) {
+                Ok(access) => {
+                    url = Some(access.url);
+                    if access.token.is_some() {
+                        row.settings.insert("server.auth".into(), "generated credential".into());
+                    }
+                    for (k, val) in access.info {
                         row.settings.insert(format!("server.{k}"), val);
                     }
                 }

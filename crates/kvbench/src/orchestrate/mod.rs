@@ -7,20 +7,20 @@ mod process;
 mod results;
 mod servers;
 
-use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use kvbench_core::engine::Options;
 use kvbench_core::result::{EngineResult, PlanInfo, RunResult, Status, SCHEMA};
-use kvbench_core::scenario::Scenario;
+use kvbench_core::scenario::{Scenario, Variant};
 use kvbench_core::sys;
 
 use crate::catalog::{self, Resolved};
 use job::run_variant;
-use process::CHILD;
-use results::{now_id, sanitize, write_result};
-use servers::stop_servers;
+pub use process::interrupted;
+use results::{now_id, private_run_dir, run_id, sanitize, ResultFile};
+use servers::ServerPool;
 
 pub struct RunOptions {
     pub out_dir: PathBuf,
@@ -31,18 +31,9 @@ pub struct RunOptions {
     pub command: Vec<String>,
 }
 
-fn install_ctrlc(result_path: PathBuf) {
-    let _ = ctrlc::set_handler(move || {
-        let pid = CHILD.load(Ordering::SeqCst);
-        if pid > 0 {
-            // SAFETY: signalling a child we spawned.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        stop_servers();
-        eprintln!("\ninterrupted: workers killed, servers stopped; results so far in {}", result_path.display());
-        std::process::exit(130);
-    });
-}
+/// True while engines run: Ctrl-C then stops the running engine and lets the run write its
+/// results; before, Ctrl-C exits at once.
+static ENGINES_RUNNING: AtomicBool = AtomicBool::new(false);
 
 /// Run a scenario; returns the result and the path it was written to.
 pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)> {
@@ -62,11 +53,16 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
         resolved.push(r);
     }
 
-    std::fs::create_dir_all(&o.out_dir)?;
-    std::fs::create_dir_all(&o.data_dir)?;
+    process::install_ctrlc(&ENGINES_RUNNING);
+    if let Err(e) = std::fs::create_dir_all(&o.out_dir) {
+        // Not fatal: the results go to a fallback place at the end.
+        eprintln!("WARNING: cannot create {}: {e}", o.out_dir.display());
+    }
+    std::fs::create_dir_all(&o.data_dir)
+        .map_err(|e| anyhow::anyhow!("cannot create the data directory {}: {e}", o.data_dir.display()))?;
     let (started_at, stamp) = now_id();
-    let run_id = format!("{stamp}-{}", s.name);
-    let result_path = o.out_dir.join(format!("{run_id}.json"));
+    let run_id = run_id(&stamp, &s.name);
+    let mut file = ResultFile::new(o.out_dir.join(format!("{run_id}.json")));
     let env = sys::environment(&o.data_dir);
     let mut warnings = sys::warnings(&env);
     let syncs: std::collections::BTreeSet<String> =
@@ -125,53 +121,97 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
         engines: Vec::new(),
     };
     drop(plan);
-    install_ctrlc(result_path.clone());
     let run_data = o.data_dir.join(&run_id);
-
-    for rep in 0..s.repetitions.max(1) {
+    private_run_dir(&run_data).map_err(|e| anyhow::anyhow!(e))?;
+    let mut pool = ServerPool::new(&run_data, o.keep_data);
+    ENGINES_RUNNING.store(true, Ordering::SeqCst);
+    let plan = Shared { s, o, plan: &plan_path, run_data: &run_data };
+    'rows: for rep in 0..s.repetitions.max(1) {
         for (v, r) in variants.iter().zip(&resolved) {
-            let mut row = EngineResult {
-                label: v.label(),
-                engine: v.name.clone(),
-                repetition: rep,
-                sync: v.sync.unwrap_or(s.sync).to_string(),
-                open_mode: format!("{:?}", v.open).to_lowercase(),
-                options: v.options.clone(),
-                ..Default::default()
-            };
-            let t = Instant::now();
-            match r {
-                Err(why) => {
-                    row.status = Status::Failed;
-                    row.error = Some(why.clone());
-                    eprintln!("{:>16}: skipped: {why}", row.label);
-                }
-                Ok(res) => {
-                    let dir = run_data.join(format!("{}-r{rep}", sanitize(&row.label)));
-                    run_variant(s, v, res, &plan_path, &dir, o, &mut row);
-                    let (alloc, apparent) = sys::space(&dir);
-                    row.space_bytes = alloc;
-                    row.apparent_bytes = apparent;
-                    row.space_amplification = alloc as f64 / result.plan.raw_bytes.max(1) as f64;
-                    if !o.keep_data {
-                        let _ = std::fs::remove_dir_all(&dir);
-                    }
-                    let status = match &row.error {
-                        None => "ok".to_string(),
-                        Some(e) => format!("FAILED: {}", e.lines().next().unwrap_or("")),
-                    };
-                    eprintln!("{:>16}: {status} ({:.1} s)", row.label, t.elapsed().as_secs_f64());
-                }
+            if interrupted() {
+                break 'rows; // no new engine starts after Ctrl-C
             }
-            row.wall_ns = t.elapsed().as_nanos() as u64;
+            let row = run_row(&plan, v, r, rep, result.plan.raw_bytes, &mut pool);
             result.engines.push(row);
             // Written after each engine: a later crash loses nothing measured.
-            write_result(&result_path, &result)?;
+            file.update(&result);
         }
     }
-    stop_servers();
+    pool.stop_all();
+    ENGINES_RUNNING.store(false, Ordering::SeqCst);
     if !o.keep_data {
         let _ = std::fs::remove_dir(&run_data);
     }
-    Ok((result, result_path))
+    let path = file.finish(&result).map_err(|e| {
+        let json = serde_json::to_string(&result).unwrap_or_default();
+        anyhow::anyhow!("the results could not be written anywhere ({e}); here they are:\n{json}")
+    })?;
+    Ok((result, path))
+}
+
+/// What every row of a run shares.
+pub struct Shared<'a> {
+    pub s: &'a Scenario,
+    pub o: &'a RunOptions,
+    pub plan: &'a Path,
+    run_data: &'a Path,
+}
+
+/// One row: the variant's worker run in its own directory, its space measured, the directory
+/// removed (unless kept); a row cut short by Ctrl-C is "interrupted", not failed.
+fn run_row(
+    sh: &Shared<'_>,
+    v: &Variant,
+    r: &Result<Resolved, String>,
+    rep: u32,
+    raw_bytes: u64,
+    pool: &mut ServerPool,
+) -> EngineResult {
+    let s = sh.s;
+    let mut row = EngineResult {
+        label: v.label(),
+        engine: v.name.clone(),
+        repetition: rep,
+        sync: v.sync.unwrap_or(s.sync).to_string(),
+        open_mode: format!("{:?}", v.open).to_lowercase(),
+        options: v.options.clone(),
+        ..Default::default()
+    };
+    let t = Instant::now();
+    match r {
+        Err(why) => {
+            row.status = Status::Failed;
+            row.error = Some(why.clone());
+            eprintln!("{:>16}: skipped: {why}", row.label);
+        }
+        Ok(res) => {
+            let dir = sh.run_data.join(format!("{}-r{rep}", sanitize(&row.label)));
+            run_variant(sh, v, res, &dir, pool, &mut row);
+            let (alloc, apparent) = sys::space(&dir);
+            row.space_bytes = alloc;
+            row.apparent_bytes = apparent;
+            row.space_amplification = alloc as f64 / raw_bytes.max(1) as f64;
+            if !sh.o.keep_data {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            if interrupted() {
+                row.status = Status::Interrupted;
+                let at = row.phases.last().map(|p| format!(" after phase {}", p.name)).unwrap_or_default();
+                row.error = Some(format!("interrupted by the user (Ctrl-C){at}"));
+                // Nothing to diagnose: the job file and an empty log go with the data.
+                let _ = std::fs::remove_file(dir.with_extension("job.json"));
+                if std::fs::metadata(dir.with_extension("log")).is_ok_and(|m| m.len() == 0) {
+                    let _ = std::fs::remove_file(dir.with_extension("log"));
+                }
+            }
+            let status = match (&row.error, row.status) {
+                (_, Status::Interrupted) => "interrupted".to_string(),
+                (None, _) => "ok".to_string(),
+                (Some(e), _) => format!("FAILED: {}", e.lines().next().unwrap_or("")),
+            };
+            eprintln!("{:>16}: {status} ({:.1} s)", row.label, t.elapsed().as_secs_f64());
+        }
+    }
+    row.wall_ns = t.elapsed().as_nanos() as u64;
+    row
 }
