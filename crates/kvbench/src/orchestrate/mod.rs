@@ -157,6 +157,15 @@ pub struct Shared<'a> {
     run_data: &'a Path,
 }
 
+/// A failed row on a (nearly) full data file system says so: engines report it as anything
+/// from ENOSPC to EIO (LMDB) or an abort.
+fn explain_full_disk(row: &mut EngineResult, data: &Path) {
+    let Some(e) = row.error.as_mut() else { return };
+    if !e.contains("data file system") && process::disk_nearly_full(data) {
+        e.push_str(&format!("; {}", process::disk_state(data)));
+    }
+}
+
 /// One row: the variant's worker run in its own directory, its space measured, the directory
 /// removed (unless kept); a row cut short by Ctrl-C is "interrupted", not failed.
 fn run_row(
@@ -187,6 +196,7 @@ fn run_row(
         Ok(res) => {
             let dir = sh.run_data.join(format!("{}-r{rep}", sanitize(&row.label)));
             run_variant(sh, v, res, &dir, pool, &mut row);
+            explain_full_disk(&mut row, sh.run_data);
             let (alloc, apparent) = sys::space(&dir);
             row.space_bytes = alloc;
             row.apparent_bytes = apparent;

@@ -271,7 +271,8 @@ pub fn disk_space(path: &Path) -> Option<(u64, u64)> {
     Some((st.f_bavail as u64 * frag, st.f_blocks as u64 * frag))
 }
 
-fn disk_nearly_full(path: &Path) -> bool {
+/// Less than 64 MiB or 1% free.
+pub fn disk_nearly_full(path: &Path) -> bool {
     disk_space(path).is_some_and(|(free, total)| free < (64 << 20).min(total / 100 + 1))
 }
 
@@ -315,5 +316,30 @@ mod tests {
     fn signals_have_names() {
         assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
         assert_eq!(signal_name(libc::SIGABRT), "SIGABRT");
+    }
+}
+
+#[cfg(test)]
+mod group_tests {
+    use super::*;
+
+    #[test]
+    fn a_timeout_kills_the_whole_group_even_a_child_holding_stdout() {
+        let d = tempfile::tempdir().unwrap();
+        let marker = d.path().join("grandchild");
+        // The inner shell writes its own pid, then becomes a sleep that inherits stdout.
+        let script = format!("sh -c 'echo $$ > {}; exec sleep 600' & exec sleep 600", marker.display());
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", &script]);
+        let t0 = Instant::now();
+        let e = follow_worker(&mut cmd, &d.path().join("w.log"), Duration::from_millis(500), &mut |_| {}).unwrap_err();
+        assert!(e.contains("did not finish within") && e.contains("process group was killed"), "{e}");
+        assert!(t0.elapsed() < Duration::from_secs(10), "blocked by the child holding stdout: {:?}", t0.elapsed());
+        let pid: i32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();
+        assert_ne!(pid, 0);
+        std::thread::sleep(Duration::from_millis(200));
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let alive = state.rsplit_once(") ").is_some_and(|(_, a)| !a.starts_with('Z'));
+        assert!(!alive, "the worker's child survived: {state}");
     }
 }
