@@ -6,8 +6,6 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{OpenMode, SyncMode};
-use crate::plan::PlanSpec;
-use crate::protocol::JobPhase;
 use crate::spec::{CacheMode, DatasetSpec, Distribution, Mix, OpenPer, OpsSpec, PhaseKind};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,9 +98,15 @@ pub struct PhaseDef {
     /// Keys per multi-get request.
     #[serde(default)]
     pub keys: Option<u32>,
-    /// Records per scan (0 or absent: to the end).
+    /// Records per scan (0 or absent: to the end; mixed phases: 100).
     #[serde(default)]
     pub length: Option<u64>,
+    /// Fewest records per scan: lengths uniform in `min_length..=length` (mixed phases: 1).
+    #[serde(default)]
+    pub min_length: Option<u64>,
+    /// Operations run before the timed ones, untimed (read phases only).
+    #[serde(default)]
+    pub warmup: Option<u64>,
     #[serde(default)]
     pub mix: Option<Mix>,
     #[serde(default)]
@@ -131,6 +135,8 @@ impl PhaseDef {
             distribution: None,
             keys: None,
             length: None,
+            min_length: None,
+            warmup: None,
             mix: None,
             hot_key: None,
             zipf_exponent: None,
@@ -144,8 +150,9 @@ impl PhaseDef {
 
     pub fn ops_spec(&self) -> OpsSpec {
         let default_dist = match self.kind {
-            PhaseKind::Scan => Distribution::Sequential,
-            _ => Distribution::Uniform,
+            PhaseKind::Scan | PhaseKind::Insert => Distribution::Sequential,
+            PhaseKind::Mixed => Distribution::Uniform,
+            _ => Distribution::Shuffle,
         };
         OpsSpec {
             kind: self.kind,
@@ -153,6 +160,7 @@ impl PhaseDef {
             distribution: self.distribution.unwrap_or(default_dist),
             keys_per_request: if self.kind == PhaseKind::MultiGet { self.keys.unwrap_or(100) } else { 1 },
             scan_length: self.length.unwrap_or(if self.kind == PhaseKind::Mixed { 100 } else { 0 }),
+            scan_min: self.min_length.unwrap_or(if self.kind == PhaseKind::Mixed { 1 } else { 0 }),
             mix: self.mix.unwrap_or_default(),
             hot_key: self.hot_key,
             zipf_exponent: self.zipf_exponent.unwrap_or(0.99),
@@ -312,6 +320,13 @@ impl Scenario {
         if let Some(n) = p.length {
             field(&f("length"), in_range(n, 0, l::RECORDS))?;
         }
+        if let Some(n) = p.min_length {
+            let most = p.length.filter(|&n| n > 0).unwrap_or(l::RECORDS);
+            field(&f("min_length"), in_range(n, 0, most))?;
+        }
+        if let Some(w) = p.warmup {
+            field(&f("warmup"), in_range(w, 0, l::OPS))?;
+        }
         if let Some(b) = p.batch {
             field(&f("batch"), in_range(b, 1, l::BATCH))?;
         }
@@ -325,20 +340,25 @@ impl Scenario {
             field(&f("hot_key"), in_range(h, 0, self.dataset.records.saturating_sub(1)))?;
         }
         if let Some(m) = p.mix {
-            for (k, v) in [("read", m.read), ("update", m.update), ("scan", m.scan), ("delete", m.delete)] {
+            let parts = [
+                ("read", m.read),
+                ("update", m.update),
+                ("scan", m.scan),
+                ("delete", m.delete),
+                ("insert", m.insert),
+                ("rmw", m.rmw),
+            ];
+            for (k, v) in parts {
                 let mut path = f("mix");
                 path.push(At::Key(k));
                 field(&path, positive_finite(v, l::MIX_PART, true))?;
             }
-            if m.read + m.update + m.scan + m.delete <= 0.0 {
+            if parts.iter().map(|p| p.1).sum::<f64>() <= 0.0 {
                 return Err(FieldError::new(&f("mix"), "all parts are 0 (allowed: at least one part > 0)"));
             }
         }
         if let Some(r) = p.rate {
-            if p.kind != PhaseKind::Get || p.open_per == OpenPer::Operation {
-                return Err(FieldError::new(&f("rate"), format!("rate = {r} needs a get phase")));
-            }
-            field(&f("rate"), positive_finite(r, l::RATE, false))?;
+            field(&f("rate"), positive_finite(r, l::RATE, false).map_err(|e| format!("{e}, operations per second")))?;
         }
         if p.open_per == OpenPer::Operation && p.kind != PhaseKind::Get {
             return Err(FieldError::new(&f("open_per"), "open_per = \"operation\" is only for get phases"));
@@ -395,32 +415,6 @@ impl Scenario {
         v.extend(self.variants.iter().cloned());
         v
     }
-
-    pub fn plan_spec(&self) -> PlanSpec {
-        PlanSpec {
-            seed: self.seed,
-            dataset: self.dataset.clone(),
-            phases: self.phases.iter().map(|p| p.ops_spec()).collect(),
-        }
-    }
-
-    pub fn job_phases(&self) -> Vec<JobPhase> {
-        self.phases
-            .iter()
-            .enumerate()
-            .map(|(i, p)| JobPhase {
-                name: self.phase_name(i),
-                kind: p.kind,
-                plan_phase: i,
-                threads: p.threads.unwrap_or(1),
-                batch: p.batch.unwrap_or(if p.kind == PhaseKind::Load { 1000 } else { 1 }),
-                keys_per_request: p.ops_spec().keys_per_request,
-                cache: p.cache,
-                open_per: p.open_per,
-                rate: p.rate,
-            })
-            .collect()
-    }
 }
 
 /// The leading `#` comment block of a file, without the `#`s.
@@ -449,16 +443,16 @@ pub fn workload(name: &str) -> Result<Vec<PhaseDef>, String> {
     let load = |dist: Distribution| PhaseDef { distribution: Some(dist), ..PhaseDef::new(Load) };
     Ok(match name {
         "default" => vec![
-            load(Distribution::Uniform),
+            load(Distribution::Shuffle),
             PhaseDef::new(Get),
             PhaseDef { keys: Some(100), ..PhaseDef::new(MultiGet) },
             PhaseDef::new(Scan),
         ],
-        "readrandom" => vec![load(Distribution::Uniform), PhaseDef::new(Get)],
-        "readseq" => vec![load(Distribution::Uniform), PhaseDef::new(Scan)],
-        "fillrandom" => vec![load(Distribution::Uniform)],
+        "readrandom" => vec![load(Distribution::Shuffle), PhaseDef::new(Get)],
+        "readseq" => vec![load(Distribution::Shuffle), PhaseDef::new(Scan)],
+        "fillrandom" => vec![load(Distribution::Shuffle)],
         "fillseq" => vec![load(Distribution::Sequential)],
-        "overwrite" => vec![load(Distribution::Uniform), PhaseDef::new(Update)],
+        "overwrite" => vec![load(Distribution::Shuffle), PhaseDef::new(Update)],
         other => {
             let names: Vec<_> = WORKLOADS.iter().map(|w| w.0).collect();
             return Err(format!("unknown workload `{other}` (known: {})", names.join(", ")));
@@ -492,7 +486,7 @@ mod tests {
     }
 
     #[test]
-    fn every_named_workload_builds_a_plan_spec() {
+    fn every_named_workload_starts_with_a_load() {
         for (name, _) in WORKLOADS {
             let phases = workload(name).unwrap();
             assert_eq!(phases[0].kind, PhaseKind::Load, "{name}");

@@ -407,7 +407,9 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
                 for v in [&mut rate, &mut p50, &mut p99, &mut p999, &mut max] {
                     v.push(None);
                 }
-                let n = kvbench_core::runner::decode_histogram(&l.hdr).map(|h| h.len().to_string()).unwrap_or_default();
+                let n = kvbench_core::worker::clock::decode_histogram(&l.hdr)
+                    .map(|h| h.len().to_string())
+                    .unwrap_or_default();
                 rows.push(vec![
                     format!("  {op}"),
                     String::new(),

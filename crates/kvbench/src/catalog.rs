@@ -225,44 +225,54 @@ pub enum Resolved {
     Go { worker: PathBuf, info: EngineInfo },
 }
 
+/// How to run `name`: by the runtime whose worker declares it (the Rust registry, then the
+/// Python and Go workers' `--list`), not by the shape of its name.
 pub fn resolve(name: &str) -> Result<Resolved, String> {
-    if name.starts_with("py-") {
-        let py = python()?;
-        let list = python_engines()?;
-        let info = list
-            .into_iter()
-            .find(|e| e.name == name)
-            .ok_or_else(|| format!("the Python worker has no engine `{name}`"))?;
-        if !info.available {
-            return Err(format!("{name} unavailable: {}", info.why));
-        }
-        return Ok(Resolved::Python { python: py, info });
-    }
-    if name.starts_with("go-") {
-        let worker = go_worker()?;
-        let info = go_engines()?
-            .into_iter()
-            .find(|e| e.name == name)
-            .ok_or_else(|| format!("the Go worker has no engine `{name}`"))?;
-        if !info.available {
-            return Err(format!("{name} unavailable: {}", info.why));
-        }
-        return Ok(Resolved::Go { worker, info });
-    }
     match kvbench_engines::find(name) {
         Some(Entry::Ready(d)) => {
             (d.available)().map_err(|why| format!("{name} unavailable: {why}"))?;
-            Ok(Resolved::Rust(d))
+            return Ok(Resolved::Rust(d));
         }
-        Some(Entry::Missing { why, .. }) => Err(format!("{name} was not built: {why}")),
-        None => {
-            let names: Vec<_> = entries().iter().map(|e| e.name()).collect();
-            Err(format!(
-                "unknown engine `{name}` (known: {}, py-* and go-* engines; see `kvbench list`)",
-                names.join(", ")
-            ))
-        }
+        Some(Entry::Missing { why, .. }) => return Err(format!("{name} was not built: {why}")),
+        None => {}
     }
+    let declared = |list: &Result<Vec<EngineInfo>, String>| -> Option<EngineInfo> {
+        list.as_ref().ok().and_then(|l| l.iter().find(|e| e.name == name).cloned())
+    };
+    if let Some(info) = declared(cached_python()) {
+        if !info.available {
+            return Err(format!("{name} unavailable: {}", info.why));
+        }
+        return Ok(Resolved::Python { python: python()?, info });
+    }
+    if let Some(info) = declared(cached_go()) {
+        if !info.available {
+            return Err(format!("{name} unavailable: {}", info.why));
+        }
+        return Ok(Resolved::Go { worker: go_worker()?, info });
+    }
+    let names: Vec<String> = all_names();
+    Err(format!("unknown engine `{name}` (known: {}; see `kvbench list`)", names.join(", ")))
+}
+
+/// The workers' engine lists, asked once per process (starting a worker costs ~0.1–0.5 s).
+fn cached_python() -> &'static Result<Vec<EngineInfo>, String> {
+    static LIST: std::sync::OnceLock<Result<Vec<EngineInfo>, String>> = std::sync::OnceLock::new();
+    LIST.get_or_init(python_engines)
+}
+
+fn cached_go() -> &'static Result<Vec<EngineInfo>, String> {
+    static LIST: std::sync::OnceLock<Result<Vec<EngineInfo>, String>> = std::sync::OnceLock::new();
+    LIST.get_or_init(go_engines)
+}
+
+/// Every engine name any runtime declares.
+pub fn all_names() -> Vec<String> {
+    let mut names: Vec<String> = entries().iter().map(|e| e.name().to_string()).collect();
+    for l in [cached_python(), cached_go()].into_iter().flatten() {
+        names.extend(l.iter().map(|e| e.name.clone()));
+    }
+    names
 }
 
 /// The default comparison: every embedded Rust engine that is available here.

@@ -237,12 +237,12 @@ fn build_scenario(a: &RunArgs) -> Result<Scenario, String> {
         s.dataset.value_column = a.value_column;
     }
     for p in s.phases.iter_mut() {
-        if let Some(t) = a.threads {
-            if matches!(p.kind, PhaseKind::Get | PhaseKind::MultiGet | PhaseKind::Scan) {
-                p.threads = Some(t);
-            }
+        // --threads and --rate apply to every phase after the load (mixed and writing phases
+        // included: reads stay verified on every thread); the load keeps its own settings.
+        if let (Some(t), false) = (a.threads, p.kind == PhaseKind::Load) {
+            p.threads = Some(t);
         }
-        if let (Some(r), PhaseKind::Get) = (a.rate, p.kind) {
+        if let (Some(r), false) = (a.rate, p.kind == PhaseKind::Load) {
             p.rate = Some(r);
         }
         if let (Some(b), PhaseKind::Load) = (a.batch, p.kind) {

@@ -71,7 +71,7 @@ fn default_workload_runs_and_verifies_every_read() {
     assert_eq!(get.ops, 400);
     assert_eq!(get.mismatches + get.missing, 0);
     assert!(get.latency.as_ref().unwrap().hdr.len() > 10);
-    let hist = kvbench_core::runner::decode_histogram(&get.latency.as_ref().unwrap().hdr).unwrap();
+    let hist = kvbench_core::worker::clock::decode_histogram(&get.latency.as_ref().unwrap().hdr).unwrap();
     assert_eq!(hist.len(), 400, "one latency sample per get");
     assert!(e.timer_overhead_ns > 0.0);
     assert_eq!(r.plan.records, 400);

@@ -1,12 +1,14 @@
-//! One engine variant: build its job file, start the server it needs, run its worker and turn
-//! the worker's events into the row.
+//! One engine variant: start the server it needs, build its job from the policy
+//! (`crate::jobs`), run the worker of the engine's runtime, collect the raw counters and
+//! derive the row's phases (`crate::derive_result`).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use kvbench_core::protocol::{Event, Job, PROTOCOL_VERSION};
+use kvbench_core::job::{Event, StepResult};
 use kvbench_core::result::{EngineResult, Status};
 use kvbench_core::scenario::Variant;
 
@@ -14,6 +16,7 @@ use super::process::follow_worker;
 use super::servers::ServerPool;
 use super::Shared;
 use crate::catalog::Resolved;
+use kvbench_core::policy::jobs::{self, RowFacts};
 
 pub fn run_variant(
     sh: &Shared<'_>,
@@ -23,11 +26,7 @@ pub fn run_variant(
     pool: &mut ServerPool,
     row: &mut EngineResult,
 ) {
-    let (s, o, plan) = (sh.s, sh.o, sh.plan);
-    let fail = |row: &mut EngineResult, e: String| {
-        row.status = Status::Failed;
-        row.error = Some(e);
-    };
+    let (s, o, data) = (sh.s, sh.o, sh.data);
     let _ = std::fs::remove_dir_all(dir);
     if let Err(e) = std::fs::create_dir_all(dir) {
         return fail(row, format!("creating {}: {e}", dir.display()));
@@ -37,15 +36,13 @@ pub fn run_variant(
         // The database is the run's own: closed to other users.
         let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
     }
-    let mut url = v.url.clone();
+    let (mut url, mut token) = (v.url.clone(), None);
     if let Resolved::Rust(d) = r {
         if let (Some(start), None) = (d.start_server, &url) {
             match pool.get(d.name, start) {
                 Ok(access) => {
                     url = Some(access.url);
-                    if access.token.is_some() {
-                        row.settings.insert("server.auth".into(), "generated credential".into());
-                    }
+                    token = access.token;
                     for (k, val) in access.info {
                         row.settings.insert(format!("server.{k}"), val);
                     }
@@ -54,82 +51,104 @@ pub fn run_variant(
             }
         }
     }
-    let job = Job {
-        protocol: PROTOCOL_VERSION,
-        engine: v.name.clone(),
-        label: v.label(),
-        options: v.options.clone(),
-        plan: plan.to_path_buf(),
-        dir: dir.to_path_buf(),
-        sync: v.sync.unwrap_or(s.sync),
-        open_mode: v.open,
-        url,
-        phases: s.job_phases(),
-        progress_ms: 200,
+    let (caps, runtime) = facts(r);
+    row.runtime = runtime.into();
+    let facts = RowFacts { variant: v, caps, runtime, dir, url, token, sync: v.sync.unwrap_or(s.sync) };
+    let plan = match jobs::build(s, data, &facts) {
+        Ok(p) => p,
+        Err(e) => return fail(row, e),
     };
     let job_path = dir.with_extension("job.json");
-    if let Err(e) = std::fs::write(&job_path, serde_json::to_string_pretty(&job).unwrap_or_default()) {
+    if let Err(e) = std::fs::write(&job_path, serde_json::to_string_pretty(&plan.job).unwrap_or_default()) {
         return fail(row, format!("writing {}: {e}", job_path.display()));
     }
     let log_path = dir.with_extension("log");
-    let mut cmd = match r {
+    let mut cmd = command(r, &job_path, row);
+    let bar = bar(o.progress, &row.label);
+    let names: BTreeMap<usize, String> =
+        plan.phases.iter().filter_map(|p| p.main.map(|m| (m, p.name.clone()))).collect();
+    let mut steps: BTreeMap<usize, StepResult> = BTreeMap::new();
+    let timeout = Duration::from_secs(s.timeout.max(1));
+    let outcome = follow_worker(&mut cmd, &log_path, timeout, &mut |ev| match ev {
+        Event::Hello { worker, version, capabilities, options, timer_overhead_ns, .. } => {
+            row.worker = worker.clone();
+            row.version = version.clone();
+            row.capabilities = capabilities.clone();
+            row.options = options.clone();
+            row.timer_overhead_ns = *timer_overhead_ns;
+        }
+        Event::Progress { index, done, total } => {
+            bar.set_message(names.get(index).cloned().unwrap_or_default());
+            bar.set_length(*total);
+            bar.set_position(*done);
+        }
+        Event::Step(res) => {
+            if !res.settings.is_empty() {
+                row.settings.extend(res.settings.clone());
+            }
+            steps.insert(res.index, (**res).clone());
+        }
+        Event::Error { message } => row.error = Some(message.clone()),
+        Event::Done {} => {}
+    });
+    bar.finish_and_clear();
+    row.phases = kvbench_core::policy::outcome::phases(&plan.phases, &steps);
+    settle(row, outcome, &log_path, &job_path);
+}
+
+fn facts(r: &Resolved) -> (kvbench_core::engine::Capabilities, &'static str) {
+    match r {
+        Resolved::Rust(d) => (d.capabilities, "rust"),
+        Resolved::Python { info, .. } => (jobs::caps_from_names(&info.capabilities), "python"),
+        Resolved::Go { info, .. } => (jobs::caps_from_names(&info.capabilities), "go"),
+    }
+}
+
+fn command(r: &Resolved, job: &Path, row: &mut EngineResult) -> Command {
+    match r {
         Resolved::Rust(_) => {
-            row.runtime = "rust".into();
             let mut c = Command::new(std::env::current_exe().unwrap_or_else(|_| "kvbench".into()));
-            c.arg("worker").arg("--job").arg(&job_path);
+            c.arg("worker").arg("--job").arg(job);
             c
         }
         Resolved::Python { python, info } => {
-            row.runtime = "python".into();
             row.version = info.version.clone();
             let mut c = Command::new(python);
-            c.args(["-m", "kvbench_driver", "--job"]).arg(&job_path);
+            c.args(["-m", "kvbench_driver", "--job"]).arg(job);
             c
         }
         Resolved::Go { worker, info } => {
-            row.runtime = "go".into();
             row.version = info.version.clone();
             let mut c = Command::new(worker);
-            c.arg("--job").arg(&job_path);
+            c.arg("--job").arg(job);
             c
         }
-    };
-    let bar = if o.progress { ProgressBar::new(0) } else { ProgressBar::hidden() };
+    }
+}
+
+fn bar(progress: bool, label: &str) -> ProgressBar {
+    let bar = if progress { ProgressBar::new(0) } else { ProgressBar::hidden() };
     bar.set_style(
         ProgressStyle::with_template("{prefix:>16.bold} {msg:<12} [{bar:30}] {pos}/{len} ({per_sec}, {eta})")
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
-    bar.set_prefix(row.label.clone());
-    let timeout = Duration::from_secs(s.timeout.max(1));
-    let outcome = follow_worker(&mut cmd, &log_path, timeout, &mut |ev| match ev {
-        Event::Hello { worker, version, capabilities, options, settings, timer_overhead_ns, .. } => {
-            row.worker = worker.clone();
-            row.version = version.clone();
-            row.capabilities = capabilities.clone();
-            row.options = options.clone();
-            row.settings.extend(settings.clone());
-            row.timer_overhead_ns = *timer_overhead_ns;
-        }
-        Event::Progress { phase, done, total } => {
-            bar.set_message(phase.clone());
-            bar.set_length(*total);
-            bar.set_position(*done);
-        }
-        Event::Phase { result } => {
-            bar.set_message(result.name.clone());
-            row.phases.push(result.clone());
-        }
-        Event::Error { phase, message } => {
-            let at = phase.as_ref().map(|p| format!("phase {p}: ")).unwrap_or_default();
-            row.error = Some(format!("{at}{message}"));
-        }
-        Event::Done {} => {}
-    });
-    bar.finish_and_clear();
+    bar.set_prefix(label.to_string());
+    bar
+}
+
+fn fail(row: &mut EngineResult, e: String) {
+    row.status = Status::Failed;
+    row.error = Some(e);
+}
+
+/// The row's status from the worker's ending and its phases; the job file and an empty log
+/// are removed when all went well.
+fn settle(row: &mut EngineResult, outcome: Result<(), String>, log: &Path, job: &Path) {
     if let (Err(e), None) = (outcome, &row.error) {
-        let last = row.phases.last().map(|p| p.name.clone()).unwrap_or_else(|| "start".into());
-        row.error = Some(format!("{e} (after phase {last}; log: {})", log_path.display()));
+        let last = row.phases.iter().rev().find(|p| p.status != Status::Failed).map(|p| p.name.clone());
+        let after = last.unwrap_or_else(|| "start".into());
+        row.error = Some(format!("{e} (after phase {after}; log: {})", log.display()));
     }
     if row.error.is_none() {
         if let Some(p) = row.phases.iter().find(|p| p.status == Status::Failed) {
@@ -138,10 +157,10 @@ pub fn run_variant(
     }
     if row.error.is_some() {
         row.status = Status::Failed;
-    } else {
-        let _ = std::fs::remove_file(&job_path);
-        if std::fs::metadata(&log_path).map(|m| m.len() == 0).unwrap_or(false) {
-            let _ = std::fs::remove_file(&log_path);
-        }
+        return;
+    }
+    let _ = std::fs::remove_file(job);
+    if std::fs::metadata(log).map(|m| m.len() == 0).unwrap_or(false) {
+        let _ = std::fs::remove_file(log);
     }
 }

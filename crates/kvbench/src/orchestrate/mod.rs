@@ -18,6 +18,7 @@ use kvbench_core::sys;
 
 use crate::catalog::{self, Resolved};
 use job::run_variant;
+use kvbench_core::policy::dataset::ResolvedData;
 pub use process::interrupted;
 use results::{now_id, private_run_dir, run_id, sanitize, ResultFile};
 use servers::ServerPool;
@@ -77,24 +78,12 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
         eprintln!("WARNING: {w}");
     }
 
-    // The plan: built once, shared by every worker.
-    let spec = s.plan_spec();
+    // The data: derived by every worker from seeds; a plan file only where data is stored.
     let t0 = Instant::now();
-    let (plan_path, built) = kvbench_core::plan::ensure(&spec, &o.plan_dir)?;
+    let data = kvbench_core::policy::dataset::resolve(s, &o.plan_dir)?;
     let gen_ns = t0.elapsed().as_nanos() as u64;
-    let plan = kvbench_core::plan::Plan::open(&plan_path)?;
-    let size = std::fs::metadata(&plan_path).map(|m| m.len()).unwrap_or(0);
-    if built {
-        eprintln!(
-            "plan: {} records, {} in {:.2} s ({:.0} MB/s of keys+values) -> {}",
-            plan.records(),
-            kvbench_report::human_bytes(size),
-            gen_ns as f64 / 1e9,
-            plan.raw_bytes() as f64 / gen_ns.max(1) as f64 * 1e3,
-            plan_path.display()
-        );
-    } else {
-        eprintln!("plan: reusing {} ({} records)", plan_path.display(), plan.records());
+    if !data.note.is_empty() {
+        eprintln!("plan: {}", data.note);
     }
 
     let mut result = RunResult {
@@ -107,31 +96,30 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
         intent: s.intent.clone(),
         sync: s.sync.to_string(),
         plan: PlanInfo {
-            hash: format!("{:016x}", plan.spec_hash()),
-            seed: plan.seed(),
-            records: plan.records(),
-            unique_records: plan.unique_records(),
-            raw_bytes: plan.raw_bytes(),
-            generation_ns: if built { gen_ns } else { 0 },
-            reused: !built,
+            hash: kvbench_core::policy::dataset::plan_id(s),
+            seed: s.seed,
+            records: data.dataset.loaded,
+            unique_records: data.positions.min(data.dataset.loaded),
+            raw_bytes: data.raw_bytes,
+            generation_ns: gen_ns,
+            reused: data.plan.is_none(),
         },
         workload: serde_json::to_value(s)?,
         environment: env,
         warnings,
         engines: Vec::new(),
     };
-    drop(plan);
     let run_data = o.data_dir.join(&run_id);
     private_run_dir(&run_data).map_err(|e| anyhow::anyhow!(e))?;
     let mut pool = ServerPool::new(&run_data, o.keep_data);
     ENGINES_RUNNING.store(true, Ordering::SeqCst);
-    let plan = Shared { s, o, plan: &plan_path, run_data: &run_data };
+    let shared = Shared { s, o, data: &data, run_data: &run_data };
     'rows: for rep in 0..s.repetitions.max(1) {
         for (v, r) in variants.iter().zip(&resolved) {
             if interrupted() {
                 break 'rows; // no new engine starts after Ctrl-C
             }
-            let row = run_row(&plan, v, r, rep, result.plan.raw_bytes, &mut pool);
+            let row = run_row(&shared, v, r, rep, result.plan.raw_bytes, &mut pool);
             result.engines.push(row);
             // Written after each engine: a later crash loses nothing measured.
             file.update(&result);
@@ -153,7 +141,7 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
 pub struct Shared<'a> {
     pub s: &'a Scenario,
     pub o: &'a RunOptions,
-    pub plan: &'a Path,
+    pub data: &'a ResolvedData,
     run_data: &'a Path,
 }
 

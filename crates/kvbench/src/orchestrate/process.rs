@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use kvbench_core::protocol::Event;
+use kvbench_core::job::Event;
 
 /// Process group of the worker running now (0 = none), for the Ctrl-C handler.
 static WORKER_GROUP: AtomicI32 = AtomicI32::new(0);
