@@ -328,3 +328,68 @@ fn drop_stops_a_server_and_its_children() {
     drop(p);
     assert!(leftovers(pid, "").is_empty(), "{:?}", leftovers(pid, ""));
 }
+
+/// A server the user started on TCP and named by URL: kvbench uses it as asked, passes the
+/// conformance suite over TCP, and the row's settings say it was reached without authentication.
+fn check_user_tcp_server(
+    name: &str,
+    binary: &str,
+    args: impl Fn(u16, &Path) -> Vec<String>,
+    url: impl Fn(u16) -> String,
+) {
+    let Some(bin) = server::find_binary(&[binary]) else { return };
+    let dir = tempfile::Builder::new().prefix("kvbench-user-").tempdir().unwrap();
+    let user = server::user_when_root(&["nobody"]);
+    let d = server::server_dir(dir.path(), user).unwrap();
+    let port = server::free_port().unwrap();
+    let mut p = ServerProcess::spawn(name, &bin, &args(port, &d), &d.join("log"), user).unwrap();
+    let url = url(port);
+    p.wait_ready(server::START_TIMEOUT, || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).map(|_| ()).map_err(|e| e.to_string())
+    })
+    .unwrap();
+    let db = tempfile::tempdir().unwrap();
+    kvbench_engines::conformance::run(descriptor(name), db.path(), Some(&url))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let options = kvbench_core::engine::Options::parse(name, descriptor(name).options, &Default::default()).unwrap();
+    let args = kvbench_core::engine::OpenArgs {
+        dir: db.path(),
+        options: &options,
+        sync: Default::default(),
+        mode: Default::default(),
+        expected_records: 1,
+        expected_bytes: 1,
+        url: Some(&url),
+        token: None,
+    };
+    let e = (descriptor(name).open)(&args).unwrap();
+    let access = e.settings().get("access").cloned().unwrap_or_default();
+    assert!(access.contains("TCP") && access.contains("without authentication"), "{name}: {access}");
+    p.stop().unwrap();
+}
+
+#[test]
+fn memcached_given_by_url_over_tcp_is_said_to_be_unauthenticated() {
+    check_user_tcp_server(
+        "memcached",
+        "memcached",
+        |port, _| ["-l", "127.0.0.1", "-p", &port.to_string(), "-U", "0"].iter().map(|s| s.to_string()).collect(),
+        |port| format!("memcached://127.0.0.1:{port}"),
+    );
+}
+
+#[test]
+fn redis_given_by_url_over_tcp_is_said_to_be_unauthenticated() {
+    check_user_tcp_server(
+        "redis",
+        "redis-server",
+        |port, dir| {
+            let dir = dir.to_string_lossy();
+            ["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--dir", &dir]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        },
+        |port| format!("redis://127.0.0.1:{port}"),
+    );
+}
