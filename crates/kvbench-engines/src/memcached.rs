@@ -84,6 +84,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 
 struct Memcached {
     proc: ServerProcess,
+    /// After `proc`: dropped once the server has stopped.
+    _sockets: server::SocketDir,
     socket: PathBuf,
     version: String,
     user: Option<&'static str>,
@@ -97,7 +99,8 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
     let user = server::user_when_root(&["memcache", "nobody"]);
     let dir = &server::server_dir(dir, user)?;
     let log = dir.join("memcached.log");
-    let socket = server::socket_path(dir, "memcached.sock")?;
+    let sockets = server::SocketDir::new(dir, "memcached.sock", user)?;
+    let socket = sockets.socket("memcached.sock");
     // -s: a Unix socket only (memcached then opens no TCP or UDP port); -a: its mode.
     let mut args: Vec<String> = vec!["-s".into(), socket.to_string_lossy().into_owned(), "-a".into(), "0700".into()];
     args.extend(["-m".to_string(), SERVER_MEMORY_MB.to_string()]);
@@ -106,7 +109,7 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
         let mut c = Conn::connect(&Addr::Unix(socket.clone()), Duration::from_secs(2)).map_err(|e| e.to_string())?;
         c.version().map(|_| ()).map_err(|e| e.to_string())
     })?;
-    Ok(Box::new(Memcached { proc, socket, version, user }))
+    Ok(Box::new(Memcached { proc, _sockets: sockets, socket, version, user }))
 }
 
 impl RunningServer for Memcached {
@@ -119,7 +122,7 @@ impl RunningServer for Memcached {
         m.insert("server".into(), "memcached".into());
         m.insert("version".into(), self.version.clone());
         m.insert("memory_mb".into(), SERVER_MEMORY_MB.to_string());
-        m.insert("access".into(), "Unix socket in kvbench's private directory (mode 0700); no TCP or UDP".into());
+        m.insert("access".into(), "Unix socket in a directory private to the server (mode 0700); no TCP or UDP".into());
         m.insert("command".into(), self.proc.command().to_string());
         m.insert("log".into(), self.proc.log().display().to_string());
         m.insert("pid".into(), self.proc.pid().to_string());

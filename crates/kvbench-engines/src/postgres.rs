@@ -97,6 +97,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 
 struct PgServer {
     proc: ServerProcess,
+    /// After `proc`: dropped once the server has stopped.
+    sockets: server::SocketDir,
     version: String,
     dir: PathBuf,
 }
@@ -119,7 +121,7 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
     let run_as = server::user_when_root(&["postgres"]);
     let dir = &server::server_dir(dir, run_as)?;
     let data = dir.join("data");
-    server::socket_path(dir, &format!(".s.PGSQL.{SOCKET_PORT}"))?;
+    let sockets = server::SocketDir::new(dir, &format!(".s.PGSQL.{SOCKET_PORT}"), run_as)?;
     let log = dir.join("postgres.log");
     std::fs::File::create(&log).map_err(|e| format!("postgres: cannot create {}: {e}", log.display()))?;
     // Local (socket) connections only, and only through the private directory; TCP refused.
@@ -148,7 +150,7 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
         "-c".into(),
         "listen_addresses=".into(),
         "-c".into(),
-        format!("unix_socket_directories={}", dir.display()),
+        format!("unix_socket_directories={}", sockets.path().display()),
         "-c".into(),
         "unix_socket_permissions=0700".into(),
         "-c".into(),
@@ -157,7 +159,7 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
         "logging_collector=off".into(),
     ];
     let mut proc = ServerProcess::spawn_with("postgres", &postgres, &args, &log, run_as, libc::SIGINT)?;
-    let url = pg_url(dir);
+    let url = pg_url(sockets.path());
     proc.wait_ready(server::START_TIMEOUT, || {
         let mut cfg: Config = url.parse().map_err(|e: ::postgres::Error| e.to_string())?;
         cfg.connect_timeout(Duration::from_secs(1));
@@ -167,7 +169,7 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
     // Fast shutdown (SIGINT) instead of SIGTERM's "smart" one, which waits for every client.
     let pid = proc.pid();
     proc.set_polite_stop(libc::SIGINT, Some(pid));
-    Ok(Box::new(PgServer { proc, version, dir: dir.to_path_buf() }))
+    Ok(Box::new(PgServer { proc, sockets, version, dir: dir.to_path_buf() }))
 }
 
 /// Connection string for the server's socket directory (key=value form: any path quotes).
@@ -178,7 +180,7 @@ fn pg_url(socket_dir: &Path) -> String {
 
 impl RunningServer for PgServer {
     fn url(&self) -> String {
-        pg_url(&self.dir)
+        pg_url(self.sockets.path())
     }
 
     fn info(&self) -> BTreeMap<String, String> {
@@ -198,7 +200,7 @@ impl RunningServer for PgServer {
         // `synchronous_commit` settings); a value read here would be the previous row's.
         m.insert("fsync".into(), "per row, from sync (ALTER SYSTEM + reload in prepare)".into());
         m.insert("synchronous_commit".into(), "per row, from sync (SET per connection)".into());
-        m.insert("access".into(), "Unix socket in kvbench's private directory (mode 0700); no TCP".into());
+        m.insert("access".into(), "Unix socket in a directory private to the server (mode 0700); no TCP".into());
         m.insert("data_dir".into(), self.dir.join("data").display().to_string());
         m.insert("command".into(), self.proc.command().to_string());
         m.insert("log".into(), self.proc.log().display().to_string());

@@ -81,6 +81,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 
 struct RedisServer {
     proc: ServerProcess,
+    /// After `proc`: dropped once the server has stopped.
+    _sockets: server::SocketDir,
     socket: PathBuf,
     version: String,
     user: Option<&'static str>,
@@ -93,7 +95,8 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
     let user = server::user_when_root(&["redis", "nobody"]);
     let dir = &server::server_dir(dir, user)?;
     let log = dir.join("redis.log");
-    let socket = server::socket_path(dir, "redis.sock")?;
+    let sockets = server::SocketDir::new(dir, "redis.sock", user)?;
+    let socket = sockets.socket("redis.sock");
     let conf = dir.join("redis.conf");
     // `port 0`: no TCP listener at all; the socket is the only way in.
     let text = format!(
@@ -122,7 +125,7 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
         let mut c = client.get_connection_with_timeout(Duration::from_secs(1)).map_err(|e| e.to_string())?;
         ::redis::cmd("PING").query::<String>(&mut c).map(|_| ()).map_err(|e| e.to_string())
     })?;
-    Ok(Box::new(RedisServer { proc, socket, version, user }))
+    Ok(Box::new(RedisServer { proc, _sockets: sockets, socket, version, user }))
 }
 
 fn unix_url(socket: &Path) -> String {
@@ -139,7 +142,7 @@ impl RunningServer for RedisServer {
         m.insert("server".into(), "redis".into());
         m.insert("version".into(), self.version.clone());
         m.insert("persistence".into(), "set per job from `sync` (CONFIG SET); started with none".into());
-        m.insert("access".into(), "Unix socket in kvbench's private directory (mode 0700); no TCP".into());
+        m.insert("access".into(), "Unix socket in a directory private to the server (mode 0700); no TCP".into());
         m.insert("command".into(), self.proc.command().to_string());
         m.insert("log".into(), self.proc.log().display().to_string());
         m.insert("pid".into(), self.proc.pid().to_string());

@@ -90,18 +90,68 @@ pub fn server_dir(dir: &Path, run_as: Option<&str>) -> Result<PathBuf, String> {
     Ok(abs)
 }
 
-/// `dir/name` as a socket path, or an error when it is too long for the kernel.
-pub fn socket_path(dir: &Path, name: &str) -> Result<PathBuf, String> {
-    let p = dir.join(name);
-    let n = p.as_os_str().len();
-    if n > MAX_SOCKET_PATH {
-        return Err(format!(
-            "socket path {} is {n} bytes, longer than the {MAX_SOCKET_PATH} a Unix socket allows: \
-             give a shorter --data-dir",
-            p.display()
-        ));
+/// Where a server's Unix socket lives: its private directory, or, when a socket path there
+/// would be longer than the kernel allows, a short private directory under the temp directory
+/// (mode 0700, owned by the server's user), removed when this value is dropped. Keep it in the
+/// server's value after the process, so the server stops before its socket directory goes.
+#[derive(Debug)]
+pub struct SocketDir {
+    path: PathBuf,
+    own: bool,
+}
+
+impl SocketDir {
+    /// The socket directory for a socket file called `name` of a server whose private directory
+    /// is `private` and which runs as `run_as`.
+    pub fn new(private: &Path, name: &str, run_as: Option<&str>) -> Result<SocketDir, String> {
+        if private.join(name).as_os_str().len() <= MAX_SOCKET_PATH {
+            return Ok(SocketDir { path: private.to_path_buf(), own: false });
+        }
+        let path = short_private_dir()?;
+        let dir = SocketDir { path, own: true };
+        if let Some(user) = run_as.filter(|_| is_root()) {
+            chown_to(&dir.path, user)?;
+        }
+        if dir.path.join(name).as_os_str().len() > MAX_SOCKET_PATH {
+            return Err(format!(
+                "socket path {} is longer than the {MAX_SOCKET_PATH} bytes a Unix socket allows: set TMPDIR shorter",
+                dir.path.join(name).display()
+            ));
+        }
+        Ok(dir)
     }
-    Ok(p)
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn socket(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+}
+
+impl Drop for SocketDir {
+    fn drop(&mut self) {
+        if self.own {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// A new directory `kvbench-sock-PID-N` (mode 0700) in the temp directory.
+fn short_private_dir() -> Result<PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let base = std::env::temp_dir();
+    let mut last = String::new();
+    for n in 0..1000 {
+        let p = base.join(format!("kvbench-sock-{}-{n}", std::process::id()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&p) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = e.to_string(),
+            Err(e) => return Err(format!("cannot create a socket directory {}: {e}", p.display())),
+        }
+    }
+    Err(format!("cannot create a socket directory in {}: {last}", base.display()))
 }
 
 /// The user a server runs as when kvbench is root (None otherwise: it runs as kvbench's user):
@@ -532,6 +582,21 @@ mod tests {
         assert_eq!(host_port("postgres://u@h:5/db?x=1", "postgres", 5432).unwrap(), ("h".into(), 5));
         assert_eq!(host_port("redis://[::1]:7", "redis", 1).unwrap(), ("::1".into(), 7));
         assert!(host_port("http://x", "redis", 1).is_err());
+    }
+
+    #[test]
+    fn a_socket_too_deep_for_the_kernel_goes_to_a_short_private_directory() {
+        let short = std::env::temp_dir();
+        let d = SocketDir::new(&short, "x.sock", None).unwrap();
+        assert_eq!(d.path(), short.as_path(), "a short path stays where it is");
+        let deep = short.join("d".repeat(120));
+        let d = SocketDir::new(&deep, "x.sock", None).unwrap();
+        let path = d.path().to_path_buf();
+        assert!(d.socket("x.sock").as_os_str().len() <= MAX_SOCKET_PATH);
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o700);
+        drop(d);
+        assert!(!path.exists(), "removed with the value");
     }
 
     #[test]

@@ -393,3 +393,24 @@ fn redis_given_by_url_over_tcp_is_said_to_be_unauthenticated() {
         |port| format!("redis://127.0.0.1:{port}"),
     );
 }
+
+#[test]
+fn a_server_in_a_deep_directory_gets_a_short_socket_directory() {
+    for name in ["postgres", "redis", "memcached"] {
+        let root = tempfile::Builder::new().prefix("kvbench-deep-").tempdir().unwrap();
+        let deep = root.path().join("d".repeat(100));
+        std::fs::create_dir(&deep).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+        let s = match (descriptor(name).start_server.unwrap())(&deep) {
+            Ok(s) => s,
+            Err(e) if std::env::var_os("KVBENCH_ALLOW_MISSING").is_some() && e.contains("not found") => continue,
+            Err(e) => panic!("{name} in a deep directory: {e}"),
+        };
+        let socket = socket_of(&s.url());
+        assert!(!socket.starts_with(&deep), "{name}: {}", socket.display());
+        assert!(UnixStream::connect(&socket).is_ok(), "{name}: nothing answers on {}", socket.display());
+        s.stop().unwrap();
+        assert!(!socket.parent().unwrap().exists(), "{name}: the socket directory is removed with the server");
+    }
+}

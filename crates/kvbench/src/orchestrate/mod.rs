@@ -20,7 +20,7 @@ use crate::catalog::{self, Resolved};
 use job::run_variant;
 use kvbench_core::policy::dataset::ResolvedData;
 pub use process::interrupted;
-use results::{now_id, private_run_dir, run_id, sanitize, ResultFile};
+use results::{now_id, private_run_dir, run_id, sanitize, unique_id, ResultFile};
 use servers::ServerPool;
 
 pub struct RunOptions {
@@ -62,7 +62,8 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
     std::fs::create_dir_all(&o.data_dir)
         .map_err(|e| anyhow::anyhow!("cannot create the data directory {}: {e}", o.data_dir.display()))?;
     let (started_at, stamp) = now_id();
-    let run_id = run_id(&stamp, &s.name);
+    let unique = unique_id(&stamp);
+    let run_id = run_id(&unique, &s.name);
     let mut file = ResultFile::new(o.out_dir.join(format!("{run_id}.json")));
     let env = sys::environment(&o.data_dir);
     let mut warnings = sys::warnings(&env);
@@ -109,7 +110,7 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
         warnings,
         engines: Vec::new(),
     };
-    let run_data = o.data_dir.join(&run_id);
+    let run_data = o.data_dir.join(&unique);
     private_run_dir(&run_data).map_err(|e| anyhow::anyhow!(e))?;
     let mut pool = ServerPool::new(&run_data, o.keep_data);
     ENGINES_RUNNING.store(true, Ordering::SeqCst);

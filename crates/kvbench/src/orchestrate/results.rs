@@ -26,12 +26,18 @@ pub fn now_id() -> (u64, String) {
     (secs, format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, (rem / 60) % 60, rem % 60))
 }
 
-/// A run id no other run shares, even one started in the same second in the same directory:
-/// time, process id and random bits, then the scenario name made safe for file names.
-pub fn run_id(stamp: &str, scenario: &str) -> String {
+/// A prefix no other run shares, even one started in the same second in the same directory:
+/// time, process id and random bits. Names the run's data directory (short, so sockets inside
+/// it fit the kernel's limit).
+pub fn unique_id(stamp: &str) -> String {
     // RandomState is seeded from the OS's random source once per process and per call.
     let random = std::collections::hash_map::RandomState::new().build_hasher().finish() as u32;
-    format!("{stamp}-{}-{random:08x}-{}", std::process::id(), sanitize(scenario))
+    format!("{stamp}-{}-{random:08x}", std::process::id())
+}
+
+/// The run id: the unique prefix, then the scenario name made safe for file names.
+pub fn run_id(unique: &str, scenario: &str) -> String {
+    format!("{unique}-{}", sanitize(scenario))
 }
 
 /// A name made of ASCII letters, digits, `-` and `_` only (at most 64 bytes, never empty), so it
@@ -163,8 +169,8 @@ mod tests {
 
     #[test]
     fn run_ids_differ_within_a_second() {
-        let a = run_id("20260101-000000", "s");
-        let b = run_id("20260101-000000", "s");
+        let a = run_id(&unique_id("20260101-000000"), "s");
+        let b = run_id(&unique_id("20260101-000000"), "s");
         assert_ne!(a, b);
         assert!(a.contains(&std::process::id().to_string()));
     }
