@@ -250,4 +250,11 @@ fn servers_and_workers_die_with_kvbench_even_on_sigkill() {
     signal(&child, libc::SIGKILL);
     let _ = child.wait();
     wait_for("no process of the run left", Duration::from_secs(20), || processes_mentioning(&needle).is_empty());
+    // What the killed run could not remove, the next run does.
+    let data = tmp.path().join("data");
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 1, "the killed run's directory");
+    let (code, text) = output(kvbench(tmp.path(), &["--engines", "memory", "--records", "100"]));
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("killed before it could clean up"), "{text}");
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
 }

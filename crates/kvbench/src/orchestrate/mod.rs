@@ -110,8 +110,14 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
         warnings,
         engines: Vec::new(),
     };
+    for old in results::sweep_stale(&o.data_dir) {
+        eprintln!("removed {}: data of an earlier run killed before it could clean up", old.display());
+    }
     let run_data = o.data_dir.join(&unique);
     private_run_dir(&run_data).map_err(|e| anyhow::anyhow!(e))?;
+    if o.keep_data {
+        let _ = std::fs::write(run_data.join(results::KEEP_MARKER), "kept by --keep-data\n");
+    }
     let mut pool = ServerPool::new(&run_data, o.keep_data);
     ENGINES_RUNNING.store(true, Ordering::SeqCst);
     let shared = Shared { s, o, data: &data, run_data: &run_data };

@@ -186,3 +186,68 @@ mod tests {
         assert!(e.contains("missing/r.json"), "{e}");
     }
 }
+
+/// Marks a run directory kept on purpose (`--keep-data`): never swept.
+pub const KEEP_MARKER: &str = ".kept";
+
+/// Remove run directories under `data_dir` left by runs that were killed before they could
+/// clean up (their process is gone), so killed runs do not pile up data. A directory kept on
+/// purpose, or whose process still runs, is left alone. Returns what was removed.
+pub fn sweep_stale(data_dir: &Path) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let Ok(entries) = std::fs::read_dir(data_dir) else { return removed };
+    for e in entries.flatten() {
+        let path = e.path();
+        let Some(pid) = run_dir_pid(&e.file_name().to_string_lossy()) else { continue };
+        if !path.is_dir() || path.join(KEEP_MARKER).exists() || process_exists(pid) {
+            continue;
+        }
+        if std::fs::remove_dir_all(&path).is_ok() {
+            removed.push(path);
+        }
+    }
+    removed
+}
+
+/// The pid in a run directory's name `YYYYMMDD-HHMMSS-PID-RANDOM`.
+fn run_dir_pid(name: &str) -> Option<i32> {
+    let parts: Vec<&str> = name.split('-').collect();
+    let ok = parts.len() == 4
+        && parts[0].len() == 8
+        && parts[1].len() == 6
+        && parts[3].len() == 8
+        && parts[..2].iter().all(|p| p.bytes().all(|b| b.is_ascii_digit()))
+        && parts[3].bytes().all(|b| b.is_ascii_hexdigit());
+    if ok {
+        parts[2].parse().ok()
+    } else {
+        None
+    }
+}
+
+fn process_exists(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+
+    #[test]
+    fn only_dead_runs_not_kept_are_swept() {
+        let d = tempfile::tempdir().unwrap();
+        // A pid that cannot exist (above the kernel's maximum).
+        let dead = d.path().join("20260101-000000-99999999-0000abcd");
+        let alive = d.path().join(format!("20260101-000000-{}-0000abcd", std::process::id()));
+        let kept = d.path().join("20260101-000000-99999998-0000abcd");
+        let other = d.path().join("my-own-dir");
+        for p in [&dead, &alive, &kept, &other] {
+            std::fs::create_dir(p).unwrap();
+        }
+        std::fs::write(kept.join(KEEP_MARKER), "").unwrap();
+        assert_eq!(sweep_stale(d.path()), vec![dead.clone()]);
+        assert!(!dead.exists() && alive.exists() && kept.exists() && other.exists());
+    }
+}
