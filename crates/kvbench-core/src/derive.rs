@@ -88,8 +88,13 @@ fn digits(mut x: u64, buf: &mut [u8; 20]) -> usize {
 pub fn push_decimal(out: &mut Vec<u8>, x: u64, width: usize) {
     let mut buf = [b'0'; 20];
     let i = digits(x, &mut buf);
-    out.resize(out.len() + width.saturating_sub(20 - i), b'0');
-    out.extend_from_slice(&buf[i..]);
+    if width <= 20 {
+        // The buffer is already zero-filled: one copy covers digits and padding.
+        out.extend_from_slice(&buf[i.min(20 - width)..]);
+    } else {
+        out.resize(out.len() + width - (20 - i), b'0');
+        out.extend_from_slice(&buf[i..]);
+    }
 }
 
 /// Writes the derived key of record `r` into `out` (cleared first).

@@ -4,13 +4,16 @@
 
 pub mod derive;
 pub mod engine;
+pub mod expect;
 pub mod gen;
 pub mod job;
 pub mod opstream;
 pub mod planfile;
 pub mod policy;
 pub mod result;
+pub mod saturation;
 pub mod scenario;
+pub mod sizeguard;
 pub mod spec;
 pub mod sys;
 pub mod worker;

@@ -25,11 +25,31 @@ pub struct Op {
 /// How records are drawn (the job's `dist`, with what can be computed once).
 #[derive(Debug, Clone)]
 enum Picker {
-    Sequential { n: u64, start: u64 },
-    Shuffle { n: u64, perm_seed: u64, pass: u64, perm: Perm },
-    Uniform { n: u64 },
-    Hot { record: u64 },
-    Zipfian { n: u64, items: f64, zetan: f64, eta: f64, second: f64, alpha: f64 },
+    Sequential {
+        n: u64,
+        start: u64,
+    },
+    /// `base` is the first op of the pass `perm` belongs to (ops base .. base + n).
+    Shuffle {
+        n: u64,
+        perm_seed: u64,
+        base: u64,
+        perm: Perm,
+    },
+    Uniform {
+        n: u64,
+    },
+    Hot {
+        record: u64,
+    },
+    Zipfian {
+        n: u64,
+        items: f64,
+        zetan: f64,
+        eta: f64,
+        second: f64,
+        alpha: f64,
+    },
     Latest(Latest),
 }
 
@@ -42,7 +62,7 @@ impl Picker {
         );
         Ok(match *dist {
             Dist::Sequential { n, start } => Picker::Sequential { n, start },
-            Dist::Shuffle { n } => Picker::Shuffle { n, perm_seed: 0, pass: u64::MAX, perm: Perm::new(1, 0) },
+            Dist::Shuffle { n } => Picker::Shuffle { n, perm_seed: 0, base: u64::MAX, perm: Perm::new(1, 0) },
             Dist::Uniform { n } => Picker::Uniform { n },
             Dist::Hot { record, .. } => Picker::Hot { record },
             Dist::Zipfian { n, items, zetan, eta, theta, alpha } => {
@@ -60,12 +80,13 @@ impl Picker {
     fn pick(&mut self, rec_seed: u64, k: u64, last: u64) -> u64 {
         match self {
             Picker::Sequential { n, start } => start.wrapping_add(k) % *n,
-            Picker::Shuffle { n, perm_seed, pass, perm } => {
-                let (p, i) = (k / *n, k % *n);
-                if p != *pass {
-                    (*pass, *perm) = (p, Perm::new(*n, rnd(*perm_seed, p)));
+            Picker::Shuffle { n, perm_seed, base, perm } => {
+                // A division per op would cost more than the rest: only a new pass divides.
+                if k < *base || k - *base >= *n {
+                    let pass = k / *n;
+                    (*base, *perm) = (pass * *n, Perm::new(*n, rnd(*perm_seed, pass)));
                 }
-                perm.at(i)
+                perm.at(k - *base)
             }
             Picker::Uniform { n } => below(rnd(rec_seed, k), *n),
             Picker::Hot { record } => *record,
@@ -164,9 +185,10 @@ pub struct OpStream {
     scan: ScanLen,
     insert_base: u64,
     last0: u64,
-    /// Next op, end of the current unit, inserts among ops before `k`.
+    /// Next op; end of the run of ops this thread runs without a gap (one unit, or every op
+    /// for a single thread); inserts among ops before `k`.
     k: u64,
-    unit_end: u64,
+    block_end: u64,
     inserts: u64,
 }
 
@@ -191,7 +213,7 @@ impl OpStream {
             insert_base: step.insert_base,
             last0: step.last,
             k: 0,
-            unit_end: 0,
+            block_end: 0,
             inserts: 0,
         };
         s.skip_to((thread as u64 * unit).min(s.count));
@@ -212,7 +234,8 @@ impl OpStream {
             self.inserts += (self.k..to).filter(|&k| self.kinds.at(k) == OpKind::Insert).count() as u64;
         }
         self.k = to;
-        self.unit_end = (to + self.unit).min(self.count);
+        let block = if self.stride == self.unit { self.count } else { to + self.unit };
+        self.block_end = block.min(self.count);
     }
 
     #[inline]
@@ -240,7 +263,7 @@ impl OpStream {
         if self.k >= self.count {
             return false;
         }
-        // A unit that ended before `count` was full: it started at k - unit.
+        // A block that ended before `count` is one full unit: it started at k - unit.
         self.skip_to((self.k - self.unit + self.stride).min(self.count));
         self.k < self.count
     }
@@ -248,10 +271,12 @@ impl OpStream {
     /// Fills `ops` (cleared first) with this thread's next unit; false when none is left.
     pub fn next_unit(&mut self, ops: &mut Vec<Op>) -> bool {
         ops.clear();
-        if self.k == self.unit_end && !self.start_next_unit() {
+        if self.k == self.block_end && !self.start_next_unit() {
             return false;
         }
-        while self.k < self.unit_end {
+        // Blocks start at unit boundaries, so k is at one here.
+        let end = (self.k + self.unit).min(self.block_end);
+        while self.k < end {
             let k = self.k;
             self.k += 1;
             ops.push(self.op(k));
@@ -266,7 +291,7 @@ impl Iterator for OpStream {
     /// This thread's ops in order, unit after unit.
     #[inline]
     fn next(&mut self) -> Option<Op> {
-        if self.k == self.unit_end && !self.start_next_unit() {
+        if self.k == self.block_end && !self.start_next_unit() {
             return None;
         }
         let k = self.k;

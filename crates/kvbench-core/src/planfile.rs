@@ -284,14 +284,9 @@ struct Writer {
 
 impl Writer {
     fn create(path: &Path, sections: u32) -> anyhow::Result<Writer> {
-        // Read and write: the finished file is mapped to compute its checksum.
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .with_context(|| format!("plan {}: cannot create", path.display()))?;
+        // Read access too: the builder maps what it wrote to sort keys and to checksum.
+        let file = File::options().read(true).write(true).create(true).truncate(true).open(path);
+        let file = file.with_context(|| format!("plan {}: cannot create", path.display()))?;
         let at = (HEADER + sections as usize * ENTRY) as u64;
         let mut file = BufWriter::with_capacity(1 << 20, file);
         file.write_all(&vec![0u8; at as usize])?;

@@ -47,6 +47,9 @@ pub enum Status {
     NotApplicable,
     /// Stopped by the user (Ctrl-C) while it ran: what was measured before is kept.
     Interrupted,
+    /// Failed exactly as the scenario row declared (`expect = "mismatch"`): shown, counted, and
+    /// not a failure of the run (see expect.rs).
+    Expected,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

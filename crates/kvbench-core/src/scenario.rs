@@ -77,6 +77,10 @@ pub struct Variant {
     /// A running server to use instead of starting one.
     #[serde(default)]
     pub url: Option<String>,
+    /// The row is expected to fail verification this way (`"mismatch"`): the report shows it as
+    /// expected and the run does not fail for it (expect.rs decides).
+    #[serde(default)]
+    pub expect: Option<crate::expect::Expect>,
 }
 
 impl Variant {
@@ -410,6 +414,7 @@ impl Scenario {
                 open: OpenMode::ReadWrite,
                 sync: None,
                 url: None,
+                expect: None,
             })
             .collect();
         v.extend(self.variants.iter().cloned());
@@ -473,6 +478,41 @@ mod tests {
         assert!(err.contains("s.toml"), "{err}");
         assert!(err.contains("line 6"), "{err}");
         assert!(err.contains("bach"), "{err}");
+    }
+
+    #[test]
+    fn expect_takes_only_known_values_and_names_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.toml");
+        let body =
+            "engines = []\n[[phase]]\nkind = \"load\"\n[[engine]]\nname = \"tinycdb\"\nexpect = \"mismatches\"\n";
+        std::fs::write(&p, body).unwrap();
+        let err = Scenario::from_file(&p).unwrap_err();
+        assert!(err.contains("line 6") && err.contains("`mismatch`"), "{err}");
+        std::fs::write(&p, body.replace("mismatches", "mismatch")).unwrap();
+        let s = Scenario::from_file(&p).unwrap();
+        assert_eq!(s.variants[0].expect, Some(crate::expect::Expect::Mismatch));
+        assert_eq!(s.all_variants()[0].expect, Some(crate::expect::Expect::Mismatch));
+    }
+
+    /// Every scenario the project ships parses and passes check().
+    #[test]
+    fn every_shipped_scenario_parses() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let mut files: Vec<_> = ["", "ci"]
+            .iter()
+            .flat_map(|sub| std::fs::read_dir(root.join(sub)).unwrap())
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 12, "{files:?}");
+        for f in &files {
+            Scenario::from_file(f).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let s = Scenario::from_file(&root.join("article-003-dictionary.toml")).unwrap();
+        let put_add = s.all_variants().into_iter().find(|v| v.label() == "tinycdb-put_add").unwrap();
+        assert_eq!(put_add.expect, Some(crate::expect::Expect::Mismatch));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use xxhash_rust::xxh3::xxh3_64;
 
 mod ops_vectors;
+mod plan_vectors;
 
 fn path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/derive.json")
@@ -157,7 +158,7 @@ fn thresholds_vectors() -> Value {
     Value::Array(mixes.iter().map(|m| json!({"parts": m, "thresholds": thresholds(m).unwrap()})).collect())
 }
 
-fn doc() -> Value {
+fn doc(plan: &Path) -> Value {
     json!({
         "_doc": include_str!("derive_vectors_doc.txt").lines().collect::<Vec<_>>(),
         "primitives": primitives(),
@@ -169,6 +170,7 @@ fn doc() -> Value {
         "latest": latest(),
         "thresholds": thresholds_vectors(),
         "ops": ops_vectors::ops(),
+        "plan_file": plan_vectors::plan_file(plan),
     })
 }
 
@@ -202,13 +204,23 @@ fn write_json(v: &Value, depth: usize, out: &mut String) {
 
 #[test]
 fn derive_vectors_are_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join(plan_vectors::FILE);
     let mut text = String::new();
-    write_json(&doc(), 0, &mut text);
+    write_json(&doc(&plan), 0, &mut text);
     text.push('\n');
+    let committed_plan = path().with_file_name(plan_vectors::FILE);
     let bless = std::env::var("KVBENCH_BLESS").is_ok_and(|v| v == "1");
     if bless {
         std::fs::write(path(), &text).unwrap();
+        std::fs::copy(&plan, &committed_plan).unwrap();
     }
+    let built = std::fs::read(&plan).unwrap();
+    assert!(
+        std::fs::read(&committed_plan).is_ok_and(|c| c == built),
+        "{} differs from a fresh build",
+        committed_plan.display()
+    );
     let committed = std::fs::read_to_string(path()).expect("tests/vectors/derive.json (KVBENCH_BLESS=1 writes it)");
     assert!(
         committed == text,

@@ -7,7 +7,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
+use kvbench_core::expect::{apply, decide, Expect};
 use kvbench_core::job::{Event, StepResult};
 use kvbench_core::result::{EngineResult, Status};
 use kvbench_core::scenario::Variant;
@@ -65,6 +66,7 @@ pub fn run_variant(
     let log_path = dir.with_extension("log");
     let mut cmd = command(r, &job_path, row);
     let bar = bar(o.progress, &row.label);
+    crate::progress::steps(plan.job.steps.len());
     let names: BTreeMap<usize, String> =
         plan.phases.iter().filter_map(|p| p.main.map(|m| (m, p.name.clone()))).collect();
     let mut steps: BTreeMap<usize, StepResult> = BTreeMap::new();
@@ -86,6 +88,7 @@ pub fn run_variant(
             if !res.settings.is_empty() {
                 row.settings.extend(res.settings.clone());
             }
+            crate::progress::phase_done();
             steps.insert(res.index, (**res).clone());
         }
         Event::Error { message } => row.error = Some(message.clone()),
@@ -93,7 +96,7 @@ pub fn run_variant(
     });
     bar.finish_and_clear();
     row.phases = kvbench_core::policy::outcome::phases(&plan.phases, &steps);
-    settle(row, outcome, &log_path, &job_path);
+    settle(row, v.expect, outcome, &log_path, &job_path);
 }
 
 fn facts(r: &Resolved) -> (kvbench_core::engine::Capabilities, &'static str) {
@@ -127,14 +130,7 @@ fn command(r: &Resolved, job: &Path, row: &mut EngineResult) -> Command {
 }
 
 fn bar(progress: bool, label: &str) -> ProgressBar {
-    let bar = if progress { ProgressBar::new(0) } else { ProgressBar::hidden() };
-    bar.set_style(
-        ProgressStyle::with_template("{prefix:>16.bold} {msg:<12} [{bar:30}] {pos}/{len} ({per_sec}, {eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    bar.set_prefix(label.to_string());
-    bar
+    crate::progress::phase_bar(progress, label)
 }
 
 fn fail(row: &mut EngineResult, e: String) {
@@ -144,19 +140,20 @@ fn fail(row: &mut EngineResult, e: String) {
 
 /// The row's status from the worker's ending and its phases; the job file and an empty log
 /// are removed when all went well.
-fn settle(row: &mut EngineResult, outcome: Result<(), String>, log: &Path, job: &Path) {
-    if let (Err(e), None) = (outcome, &row.error) {
-        let last = row.phases.iter().rev().find(|p| p.status != Status::Failed).map(|p| p.name.clone());
-        let after = last.unwrap_or_else(|| "start".into());
-        row.error = Some(format!("{e} (after phase {after}; log: {})", log.display()));
-    }
-    if row.error.is_none() {
-        if let Some(p) = row.phases.iter().find(|p| p.status == Status::Failed) {
-            row.error = Some(format!("phase {}: {}", p.name, p.reason.clone().unwrap_or_default()));
+fn settle(row: &mut EngineResult, expect: Option<Expect>, outcome: Result<(), String>, log: &Path, job: &Path) {
+    // The worker's own failure (crash, timeout, protocol) or a job it refused.
+    let worker_error = match (outcome, row.error.take()) {
+        (_, Some(refused)) => Some(refused),
+        (Err(e), None) => {
+            let last = row.phases.iter().rev().find(|p| p.status != Status::Failed).map(|p| p.name.clone());
+            let after = last.unwrap_or_else(|| "start".into());
+            Some(format!("{e} (after phase {after}; log: {})", log.display()))
         }
-    }
-    if row.error.is_some() {
-        row.status = Status::Failed;
+        (Ok(()), None) => None,
+    };
+    let decided = decide(expect, &row.phases, worker_error.as_deref());
+    apply(row, decided);
+    if row.status == Status::Failed {
         return;
     }
     let _ = std::fs::remove_file(job);

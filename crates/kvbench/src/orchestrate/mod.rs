@@ -122,10 +122,14 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
     ENGINES_RUNNING.store(true, Ordering::SeqCst);
     let shared = Shared { s, o, data: &data, run_data: &run_data };
     'rows: for rep in 0..s.repetitions.max(1) {
-        for (v, r) in variants.iter().zip(&resolved) {
+        for (i, (v, r)) in variants.iter().zip(&resolved).enumerate() {
             if interrupted() {
                 break 'rows; // no new engine starts after Ctrl-C
             }
+            crate::progress::engine(
+                rep as usize * variants.len() + i + 1,
+                variants.len() * s.repetitions.max(1) as usize,
+            );
             let row = run_row(&shared, v, r, rep, result.plan.raw_bytes, &mut pool);
             result.engines.push(row);
             // Written after each engine: a later crash loses nothing measured.

@@ -20,7 +20,7 @@ func openArgs(t *testing.T, d *worker.Descriptor, dir, sync string) worker.OpenA
 	if err != nil {
 		t.Fatal(err)
 	}
-	return worker.OpenArgs{Dir: dir, Options: o, Sync: sync, Mode: "read-write"}
+	return worker.OpenArgs{Dir: dir, Options: o, Sync: sync, Mode: "read-write", URL: serverURL(t, d.Name)}
 }
 
 // Conformance: random puts (empty values included), deletes and batches on every engine, with
@@ -159,6 +159,7 @@ func TestTinyPlanEndToEnd(t *testing.T) {
 		d := d
 		t.Run(d.Name, func(t *testing.T) {
 			job := tinyJob(d.Name, t.TempDir())
+			job.URL = serverURL(t, d.Name)
 			if d.Caps.Persistent {
 				// Copies of the last phase: its expectations still hold after it.
 				cold := job.Phases[11]
