@@ -39,21 +39,7 @@ static ENGINES_RUNNING: AtomicBool = AtomicBool::new(false);
 /// Run a scenario; returns the result and the path it was written to.
 pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)> {
     let variants = s.all_variants();
-    // Bad input fails before anything runs: unknown engines and options are named here.
-    let mut resolved = Vec::new();
-    let mut labels = std::collections::BTreeSet::new();
-    for v in &variants {
-        if !labels.insert(v.label()) {
-            anyhow::bail!("two engine rows are labelled `{}`: give each [[engine]] a distinct `label`", v.label());
-        }
-        let r = catalog::resolve(&v.name);
-        if let Ok(Resolved::Rust(d)) = &r {
-            Options::parse(d.name, d.options, &v.options)
-                .map_err(|e| anyhow::anyhow!("[[engine]] {}: {e}", v.label()))?;
-        }
-        resolved.push(r);
-    }
-
+    let resolved = resolve_rows(&variants)?;
     process::install_ctrlc(&ENGINES_RUNNING);
     if let Err(e) = std::fs::create_dir_all(&o.out_dir) {
         // Not fatal: the results go to a fallback place at the end.
@@ -66,18 +52,7 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
     let run_id = run_id(&unique, &s.name);
     let mut file = ResultFile::new(o.out_dir.join(format!("{run_id}.json")));
     let env = sys::environment(&o.data_dir);
-    let mut warnings = sys::warnings(&env);
-    let syncs: std::collections::BTreeSet<String> =
-        variants.iter().map(|v| v.sync.unwrap_or(s.sync).to_string()).collect();
-    if syncs.len() > 1 {
-        warnings.push(format!(
-            "rows use different durability settings ({}): compare write figures with care",
-            syncs.into_iter().collect::<Vec<_>>().join(", ")
-        ));
-    }
-    for w in &warnings {
-        eprintln!("WARNING: {w}");
-    }
+    let warnings = warnings(s, &variants, &env);
 
     // The data: derived by every worker from seeds; a plan file only where data is stored.
     let t0 = Instant::now();
@@ -86,7 +61,6 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
     if !data.note.is_empty() {
         eprintln!("plan: {}", data.note);
     }
-
     let mut result = RunResult {
         schema: SCHEMA.into(),
         kvbench_version: env!("CARGO_PKG_VERSION").into(),
@@ -110,34 +84,9 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
         warnings,
         engines: Vec::new(),
     };
-    for old in results::sweep_stale(&o.data_dir) {
-        eprintln!("removed {}: data of an earlier run killed before it could clean up", old.display());
-    }
-    let run_data = o.data_dir.join(&unique);
-    private_run_dir(&run_data).map_err(|e| anyhow::anyhow!(e))?;
-    if o.keep_data {
-        let _ = std::fs::write(run_data.join(results::KEEP_MARKER), "kept by --keep-data\n");
-    }
-    let mut pool = ServerPool::new(&run_data, o.keep_data);
-    ENGINES_RUNNING.store(true, Ordering::SeqCst);
+    let run_data = run_dir(o, &unique)?;
     let shared = Shared { s, o, data: &data, run_data: &run_data };
-    'rows: for rep in 0..s.repetitions.max(1) {
-        for (i, (v, r)) in variants.iter().zip(&resolved).enumerate() {
-            if interrupted() {
-                break 'rows; // no new engine starts after Ctrl-C
-            }
-            crate::progress::engine(
-                rep as usize * variants.len() + i + 1,
-                variants.len() * s.repetitions.max(1) as usize,
-            );
-            let row = run_row(&shared, v, r, rep, result.plan.raw_bytes, &mut pool);
-            result.engines.push(row);
-            // Written after each engine: a later crash loses nothing measured.
-            file.update(&result);
-        }
-    }
-    pool.stop_all();
-    ENGINES_RUNNING.store(false, Ordering::SeqCst);
+    run_rows(&shared, &variants, &resolved, &mut result, &mut file);
     if !o.keep_data {
         let _ = std::fs::remove_dir(&run_data);
     }
@@ -146,6 +95,83 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
         anyhow::anyhow!("the results could not be written anywhere ({e}); here they are:\n{json}")
     })?;
     Ok((result, path))
+}
+
+/// Bad input fails before anything runs: repeated labels, unknown engines and options are
+/// named here. An engine missing on this machine is a row that fails with the reason.
+fn resolve_rows(variants: &[Variant]) -> anyhow::Result<Vec<Result<Resolved, String>>> {
+    let mut resolved = Vec::new();
+    let mut labels = std::collections::BTreeSet::new();
+    for v in variants {
+        if !labels.insert(v.label()) {
+            anyhow::bail!("two engine rows are labelled `{}`: give each [[engine]] a distinct `label`", v.label());
+        }
+        let r = catalog::resolve(&v.name);
+        if let Ok(Resolved::Rust(d)) = &r {
+            Options::parse(d.name, d.options, &v.options)
+                .map_err(|e| anyhow::anyhow!("[[engine]] {}: {e}", v.label()))?;
+        }
+        resolved.push(r);
+    }
+    Ok(resolved)
+}
+
+/// The environment's warnings and a mix of durability settings, shown now and kept.
+fn warnings(s: &Scenario, variants: &[Variant], env: &kvbench_core::result::Environment) -> Vec<String> {
+    let mut warnings = sys::warnings(env);
+    let syncs: std::collections::BTreeSet<String> =
+        variants.iter().map(|v| v.sync.unwrap_or(s.sync).to_string()).collect();
+    if syncs.len() > 1 {
+        warnings.push(format!(
+            "rows use different durability settings ({}): compare write figures with care",
+            syncs.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    for w in &warnings {
+        eprintln!("WARNING: {w}");
+    }
+    warnings
+}
+
+/// The run's private directory, after sweeping what killed runs left behind.
+fn run_dir(o: &RunOptions, unique: &str) -> anyhow::Result<PathBuf> {
+    for old in results::sweep_stale(&o.data_dir) {
+        eprintln!("removed {}: data of an earlier run killed before it could clean up", old.display());
+    }
+    let run_data = o.data_dir.join(unique);
+    private_run_dir(&run_data).map_err(|e| anyhow::anyhow!(e))?;
+    if o.keep_data {
+        let _ = std::fs::write(run_data.join(results::KEEP_MARKER), "kept by --keep-data\n");
+    }
+    Ok(run_data)
+}
+
+/// Every row of every repetition, the result file rewritten after each; after Ctrl-C no new
+/// row starts. The servers stop (and their directories go) when the pool is dropped here.
+fn run_rows(
+    sh: &Shared<'_>,
+    variants: &[Variant],
+    resolved: &[Result<Resolved, String>],
+    result: &mut RunResult,
+    file: &mut ResultFile,
+) {
+    let mut pool = ServerPool::new(sh.run_data, sh.o.keep_data);
+    ENGINES_RUNNING.store(true, Ordering::SeqCst);
+    let reps = sh.s.repetitions.max(1);
+    'rows: for rep in 0..reps {
+        for (i, (v, r)) in variants.iter().zip(resolved).enumerate() {
+            if interrupted() {
+                break 'rows;
+            }
+            crate::progress::engine(rep as usize * variants.len() + i + 1, variants.len() * reps as usize);
+            let row = run_row(sh, v, r, rep, result.plan.raw_bytes, &mut pool);
+            result.engines.push(row);
+            // Written after each engine: a later crash loses nothing measured.
+            file.update(result);
+        }
+    }
+    pool.stop_all();
+    ENGINES_RUNNING.store(false, Ordering::SeqCst);
 }
 
 /// What every row of a run shares.
