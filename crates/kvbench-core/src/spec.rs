@@ -258,8 +258,8 @@ pub mod limits {
     /// Seconds one engine may run (7 days).
     pub const TIMEOUT_S: u64 = 7 * 24 * 3600;
     pub const THREADS: u32 = 1024;
-    /// Records of a generated dataset.
-    pub const RECORDS: u64 = 10_000_000_000;
+    /// Records of a generated dataset (what fits on disk is the size guard's to say).
+    pub const RECORDS: u64 = 1_000_000_000_000;
     /// Operations (or requests) of one phase.
     pub const OPS: u64 = 1_000_000_000_000;
     pub const REPETITIONS: u32 = 1000;

@@ -29,6 +29,8 @@ pub struct RunOptions {
     pub plan_dir: PathBuf,
     pub keep_data: bool,
     pub progress: bool,
+    /// Refuse a run whose plan and store would not fit on disk (`--no-size-check` turns it off).
+    pub size_check: bool,
     pub command: Vec<String>,
 }
 
@@ -56,7 +58,8 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
 
     // The data: derived by every worker from seeds; a plan file only where data is stored.
     let t0 = Instant::now();
-    let data = kvbench_core::policy::dataset::resolve(s, &o.plan_dir)?;
+    let guard = o.size_check.then_some(o.data_dir.as_path());
+    let data = kvbench_core::policy::dataset::resolve_guarded(s, &o.plan_dir, guard)?;
     let gen_ns = t0.elapsed().as_nanos() as u64;
     if !data.note.is_empty() {
         eprintln!("plan: {}", data.note);
