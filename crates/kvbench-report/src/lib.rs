@@ -160,6 +160,7 @@ fn status_cell(p: &PhaseResult) -> Option<String> {
         Status::Ok => None,
         Status::NotApplicable => Some("n/a".into()),
         Status::Failed => Some("FAILED".into()),
+        Status::Interrupted => Some("interrupted".into()),
         Status::Expected => Some("expected".into()),
     }
 }
@@ -380,6 +381,7 @@ fn summary(r: &RunResult) -> Section {
         let status = match (&e.status, &e.error) {
             (Status::Ok, _) => "ok".to_string(),
             (Status::Expected, _) => "expected: failed verification as declared".to_string(),
+            (Status::Interrupted, _) => "interrupted (Ctrl-C): phases measured before are kept".to_string(),
             (_, Some(err)) => format!("FAILED: {}", first_line(err)),
             _ => "FAILED".into(),
         };

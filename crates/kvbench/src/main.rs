@@ -488,7 +488,10 @@ fn run(a: RunArgs) -> i32 {
                 print!("{}", kvbench_report::render(&r, fmt));
             }
             eprintln!("result: {}", path.display());
-            if r.engines.iter().any(|e| e.status == Status::Failed) {
+            if orchestrate::interrupted() {
+                eprintln!("interrupted by the user: the rows run so far are in the result");
+                130
+            } else if r.engines.iter().any(|e| e.status == Status::Failed) {
                 eprintln!("some rows failed; see the status column");
                 1
             } else {
