@@ -535,7 +535,7 @@ const fn served_caps(c: Capabilities) -> Capabilities {
     Capabilities { multi_get: true, ..c }
 }
 
-#[cfg(all(feature = "rocksdb", kvb_rocksdb))]
+#[cfg(kvb_rocksdb)]
 pub mod rocksdb {
     use super::*;
 
@@ -551,7 +551,7 @@ pub mod rocksdb {
     };
 }
 
-#[cfg(all(feature = "lmdb", kvb_lmdb))]
+#[cfg(kvb_lmdb)]
 pub mod lmdb {
     use super::*;
 

@@ -2,7 +2,6 @@
 //! conformance suite (every read checked against the memory oracle, multi-get across slots),
 //! keys spread over every master, the password enforced, the shape checked, and no node left
 //! behind after stop. Set KVBENCH_ALLOW_MISSING=1 to skip when redis-server is not installed.
-#![cfg(feature = "redis-cluster")]
 
 use std::collections::BTreeMap;
 use std::time::Duration;
