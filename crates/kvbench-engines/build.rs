@@ -60,7 +60,8 @@ fn main() {
         println!("cargo:rerun-if-changed=/var/lib/dpkg/status");
     }
     let table = read_table(&dir.join("engines.toml"));
-    let missing: BTreeMap<&str, String> = table.engine.iter().filter_map(|e| why_missing(&table, e).map(|w| (e.name.as_str(), w))).collect();
+    let missing: BTreeMap<&str, String> =
+        table.engine.iter().filter_map(|e| why_missing(&table, e).map(|w| (e.name.as_str(), w))).collect();
     let built = link_libs(&table, &missing);
     write(&out.join("engine_modules.rs"), &modules(&table, &dir, &missing));
     write(&out.join("registry_entries.rs"), &registry(&table, &missing));
@@ -92,7 +93,11 @@ fn read_table(path: &Path) -> Table {
         assert!(file.is_file(), "{at}: module `{}` needs the file {}", e.module, file.display());
         let prev = by_module.entry(e.top()).or_insert((&e.lib, &e.feature));
         let same = *prev == (&e.lib, &e.feature);
-        assert!(same || BY_HAND.contains(&e.top()), "{at}: module `{}` has engines with different lib or feature", e.top());
+        assert!(
+            same || BY_HAND.contains(&e.top()),
+            "{at}: module `{}` has engines with different lib or feature",
+            e.top()
+        );
     }
     table
 }
@@ -113,15 +118,22 @@ fn why_missing(table: &Table, e: &Engine) -> Option<String> {
 
 /// Links (and compiles the shim of) every library that a buildable engine needs; returns them.
 fn link_libs<'a>(table: &'a Table, missing: &BTreeMap<&str, String>) -> BTreeSet<&'a str> {
-    let used: BTreeSet<&str> =
-        table.engine.iter().filter(|e| !missing.contains_key(e.name.as_str())).filter_map(|e| e.lib.as_deref()).collect();
+    let used: BTreeSet<&str> = table
+        .engine
+        .iter()
+        .filter(|e| !missing.contains_key(e.name.as_str()))
+        .filter_map(|e| e.lib.as_deref())
+        .collect();
     for name in &used {
         let lib = &table.libs[*name];
         for l in &lib.link {
             println!("cargo:rustc-link-lib={l}");
         }
         if let Some(shim) = &lib.shim {
-            cc::Build::new().file(format!("csrc/{shim}")).warnings(true).compile(&format!("kvb_{}", name.replace('-', "_")));
+            cc::Build::new()
+                .file(format!("csrc/{shim}"))
+                .warnings(true)
+                .compile(&format!("kvb_{}", name.replace('-', "_")));
         }
     }
     used

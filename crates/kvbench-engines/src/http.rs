@@ -414,12 +414,12 @@ pub fn kvbench_binary() -> std::result::Result<PathBuf, String> {
             return Ok(exe);
         }
     }
+    // The most recently built profile: an older build of the other one may lack newer flags.
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
-    for profile in ["release", "debug"] {
-        let p = root.join(profile).join("kvbench");
-        if p.is_file() {
-            return Ok(p);
-        }
+    let built = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let newest = ["release", "debug"].map(|profile| root.join(profile).join("kvbench")).into_iter().max_by_key(built);
+    if let Some(p) = newest.filter(|p| p.is_file()) {
+        return Ok(p);
     }
     Err("the kvbench binary that serves http-* engines was not found: set KVBENCH_BIN".into())
 }
