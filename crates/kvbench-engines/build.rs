@@ -62,16 +62,16 @@ fn main() {
     let table = read_table(&dir.join("engines.toml"));
     let missing: BTreeMap<&str, String> =
         table.engine.iter().filter_map(|e| why_missing(&table, e).map(|w| (e.name.as_str(), w))).collect();
-    let built = link_libs(&table, &missing);
+    for (name, why) in &missing {
+        println!("cargo:warning=engine {name} left out: {why}");
+    }
+    link_libs(&table, &missing);
     write(&out.join("engine_modules.rs"), &modules(&table, &dir, &missing));
     write(&out.join("registry_entries.rs"), &registry(&table, &missing));
     write(&out.join("conformance_tests.rs"), &conformance(&table));
     for (name, lib) in &table.libs {
         let upper = name.to_uppercase().replace('-', "_");
         println!("cargo:rustc-env=KVB_PKG_VERSION_{upper}={}", package_version(&lib.package));
-        if !built.contains(name.as_str()) {
-            println!("cargo:warning=library {name} left out: {} not installed or not enabled", lib.package);
-        }
     }
 }
 
@@ -116,8 +116,8 @@ fn why_missing(table: &Table, e: &Engine) -> Option<String> {
     })
 }
 
-/// Links (and compiles the shim of) every library that a buildable engine needs; returns them.
-fn link_libs<'a>(table: &'a Table, missing: &BTreeMap<&str, String>) -> BTreeSet<&'a str> {
+/// Links (and compiles the shim of) every library that a buildable engine needs.
+fn link_libs(table: &Table, missing: &BTreeMap<&str, String>) {
     let used: BTreeSet<&str> = table
         .engine
         .iter()
@@ -136,7 +136,6 @@ fn link_libs<'a>(table: &'a Table, missing: &BTreeMap<&str, String>) -> BTreeSet
                 .compile(&format!("kvb_{}", name.replace('-', "_")));
         }
     }
-    used
 }
 
 /// `#[cfg(kvb_x)] #[path = "…/src/x.rs"] pub mod x;` for every module not declared by hand;
