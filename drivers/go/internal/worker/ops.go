@@ -91,13 +91,18 @@ func (run *opsRun) newThread(id uint64) (*thread, error) {
 }
 
 // loop runs the units of ops from..to that belong to this thread (unit j: thread j mod threads).
+// A thread that is done lets its snapshot go: a writer on another thread may wait for it.
 func (th *thread) loop(from, to uint64) {
+	defer th.refresh()
 	run, u, n := th.run, th.run.unit, th.run.st.Threads
 	for j := th.id; from+j*u < to && !run.stop.Load(); j += n {
 		k0 := from + j*u
 		var due time.Duration
 		if run.timed && run.st.Rate != nil {
 			due = time.Duration(float64(j) * 1e9 / *run.st.Rate)
+			if run.writes {
+				th.refresh() // a writer on another thread must not wait for this one's sleep
+			}
 			th.wait(due)
 		}
 		th.unit(k0, min(k0+u, to), due)
@@ -225,7 +230,7 @@ func (th *thread) get(rec uint64, due time.Duration) {
 	th.key = ds.Key(th.key[:0], rec)
 	s1 := st.load(c) // before the snapshot: the snapshot is never older than s1
 	var exp []byte
-	if s1&1 == 1 {
+	if s1&(lockBit|1) == 1 { // present, and no write in flight
 		exp = ds.Value(th.exp[:0], c, writesOf(s1)-1)
 		warm(exp)
 	}
