@@ -261,7 +261,10 @@ func (th *thread) multiGet(k0, k1 uint64, due time.Duration) {
 		th.s1 = append(th.s1, st.load(ds.Canon(r)))
 	}
 	n := int(k1 - k0)
-	th.keys, th.vals, th.found = th.keys[:0], grow(th.vals, n), make([]bool, n)
+	th.keys, th.vals = th.keys[:0], grow(th.vals, n)
+	if len(th.found) < n {
+		th.found = make([]bool, n)
+	}
 	for i, end := range th.offs {
 		th.keys = append(th.keys, th.arena[th.start(i):end])
 	}
@@ -269,7 +272,7 @@ func (th *thread) multiGet(k0, k1 uint64, due time.Duration) {
 	t0 := th.now()
 	var err error
 	if mg, ok := th.rd.(MultiGetter); ok {
-		err = mg.MultiGet(th.keys, th.vals, th.found)
+		err = mg.MultiGet(th.keys, th.vals, th.found[:n])
 	} else {
 		// No native multi-get: the request loops over get, copying each value as a caller must
 		// (a reader's value is valid only until its next call).
