@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -46,26 +48,39 @@ type Interval struct {
 
 // StepResult is the raw counters of one step, as job.rs StepResult.
 type StepResult struct {
-	Event      string             `json:"event"`
-	Index      int                `json:"index"`
-	Step       string             `json:"step"`
-	Error      *string            `json:"error"`
-	ErrorKind  string             `json:"error_kind,omitempty"`
-	WallNs     uint64             `json:"wall_ns"`
-	Settings   map[string]string  `json:"settings,omitempty"`
-	Evicted    uint64             `json:"evicted"`
-	Ops        uint64             `json:"ops"`
-	Requests   uint64             `json:"requests"`
-	Errors     uint64             `json:"errors"`
-	FirstError string             `json:"first_error,omitempty"`
-	Mismatches uint64             `json:"mismatches"`
-	Missing    uint64             `json:"missing"`
-	BusyNs     uint64             `json:"busy_ns"`
-	BusyMaxNs  uint64             `json:"busy_max_ns"`
-	Hist       map[string]string  `json:"hist,omitempty"`
-	Intervals  []Interval         `json:"intervals,omitempty"`
-	Usage      Usage              `json:"usage"`
-	Runtime    map[string]float64 `json:"runtime,omitempty"`
+	Event      string            `json:"event"`
+	Index      int               `json:"index"`
+	Step       string            `json:"step"`
+	Error      *string           `json:"error"`
+	ErrorKind  string            `json:"error_kind,omitempty"`
+	WallNs     uint64            `json:"wall_ns"`
+	Settings   map[string]string `json:"settings,omitempty"`
+	Evicted    uint64            `json:"evicted"`
+	Ops        uint64            `json:"ops"`
+	Requests   uint64            `json:"requests"`
+	Errors     uint64            `json:"errors"`
+	FirstError string            `json:"first_error,omitempty"`
+	Mismatches uint64            `json:"mismatches"`
+	Missing    uint64            `json:"missing"`
+	BusyNs     uint64            `json:"busy_ns"`
+	BusyMaxNs  uint64            `json:"busy_max_ns"`
+	Hist       map[string]string `json:"hist,omitempty"`
+	Intervals  []Interval        `json:"intervals,omitempty"`
+	Usage      Usage             `json:"usage"`
+	Runtime    map[string]F64    `json:"runtime,omitempty"`
+}
+
+// F64 is a float that always prints with a fraction or an exponent, as serde_json does (so
+// the Rust side reads an event back to the same JSON value).
+type F64 float64
+
+// MarshalJSON writes 3.0 rather than 3.
+func (f F64) MarshalJSON() ([]byte, error) {
+	b := strconv.AppendFloat(nil, float64(f), 'g', -1, 64)
+	if !bytes.ContainsAny(b, ".eEIN") {
+		b = append(b, ".0"...)
+	}
+	return b, nil
 }
 
 func (r *StepResult) fail(kind string, err error) {
@@ -97,7 +112,7 @@ func RunJob(job *Job, desc *Descriptor, emit func(any)) bool {
 	emit(map[string]any{"event": "hello", "protocol": ProtocolVersion, "engine": desc.Name,
 		"worker":  fmt.Sprintf("go kvbench-go-worker %s (%s)", Version, runtime.Version()),
 		"version": desc.Version(), "capabilities": desc.Caps.Names(), "options": r.opts.Effective(),
-		"timer_overhead_ns": CalibrateTimer()})
+		"timer_overhead_ns": F64(CalibrateTimer())})
 	r.emit = emit
 	for i := range job.Steps {
 		res := r.step(&job.Steps[i])
@@ -214,8 +229,8 @@ func (m *mem) add(after, before mem) {
 	m.mallocs += after.mallocs - before.mallocs
 }
 
-func (m mem) since(b mem) map[string]float64 {
-	return map[string]float64{"alloc_bytes": float64(m.alloc - b.alloc), "mallocs": float64(m.mallocs - b.mallocs)}
+func (m mem) since(b mem) map[string]F64 {
+	return map[string]F64{"alloc_bytes": F64(m.alloc - b.alloc), "mallocs": F64(m.mallocs - b.mallocs)}
 }
 
 func kindOf(err error) string {
