@@ -119,6 +119,21 @@ func checkSteps(t *testing.T, job *worker.Job, steps map[int]*worker.StepResult,
 	}
 }
 
+// The runtime counters are the engine's: go-memory's get allocates nothing, so a get step of
+// thousands of reads shows at most the few allocations of starting its threads.
+func TestRuntimeCountersLeaveTheHarnessOut(t *testing.T) {
+	job, steps := runJobFile(t, "every-step-memory.json", "go-memory", map[string]any{})
+	for i := range job.Steps {
+		s, r := &job.Steps[i], steps[i]
+		if s.Kind == "get" && s.Count >= 500 && (r.Runtime["mallocs"] > 16 || r.Runtime["alloc_bytes"] > 4096) {
+			t.Errorf("step %s: %v", s.Name, r.Runtime)
+		}
+		if s.Kind == "load" && r.Runtime["mallocs"] < worker.F64(s.Count) {
+			t.Errorf("load %s: %v (go-memory copies every value)", s.Name, r.Runtime)
+		}
+	}
+}
+
 // go-memory's corrupt_every returns a wrong value every N-th get: the worker counts exactly
 // those, on one thread and on two, and in multi-get requests.
 func TestMismatchesCountedExactly(t *testing.T) {

@@ -230,7 +230,8 @@ func (m *mem) add(after, before mem) {
 }
 
 func (m mem) since(b mem) map[string]F64 {
-	return map[string]F64{"alloc_bytes": F64(m.alloc - b.alloc), "mallocs": F64(m.mallocs - b.mallocs)}
+	sub := func(a, b uint64) F64 { return F64(a - min(a, b)) }
+	return map[string]F64{"alloc_bytes": sub(m.alloc, b.alloc), "mallocs": sub(m.mallocs, b.mallocs)}
 }
 
 func kindOf(err error) string {
@@ -316,9 +317,13 @@ func (r *runner) ops(st *Step, res *StepResult) {
 	for _, th := range threads {
 		th.s = newStream(st)
 	}
+	// Starting the threads allocates a little: measured once on an empty range, taken out.
+	b0 := memStats()
+	run.each(threads, 0, 0)
+	run.col.harness.add(memStats(), b0)
+	stopProgress := r.progress(run, threads)
 	m0 := memStats()
 	run.timed, run.start = true, time.Now()
-	stopProgress := r.progress(run, threads)
 	run.each(threads, 0, st.Count)
 	if st.Finish && run.unsupported.Load() == nil {
 		t0 := time.Now()
