@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
 
@@ -112,6 +114,17 @@ func checkSteps(t *testing.T, job *worker.Job, steps map[int]*worker.StepResult,
 		scans := s.Kind == "scan" || strings.Contains(strings.Join(s.Kinds, " "), "scan")
 		if r.Requests != units(s) || (!scans && r.Ops != s.Count) || len(r.Hist) == 0 || len(r.Intervals) == 0 {
 			t.Fatalf("step %d %s: ops %d requests %d hist %d intervals %d", i, s.Name, r.Ops, r.Requests, len(r.Hist), len(r.Intervals))
+		}
+		var samples int64
+		for _, h := range r.Hist {
+			d, err := hdrhistogram.Decode([]byte(h))
+			if err != nil {
+				t.Fatal(err)
+			}
+			samples += d.TotalCount()
+		}
+		if samples != int64(r.Requests) {
+			t.Fatalf("step %s: %d samples for %d requests", s.Name, samples, r.Requests)
 		}
 		if s.Kind == "mixed" && len(r.Hist) != len(s.Kinds) {
 			t.Fatalf("step %s: histograms for %v", s.Name, r.Hist)

@@ -53,6 +53,14 @@ type tally struct {
 	done                        atomic.Uint64
 }
 
+func newTally(st *Step) *tally {
+	t := &tally{hists: map[string]*hdrhistogram.Histogram{}, iv: NewHistogram()}
+	for _, k := range append([]string{st.Kind}, st.Kinds...) {
+		t.hists[k] = NewHistogram()
+	}
+	return t
+}
+
 // thread is one goroutine of an ops step with its reader, stream and scratch buffers.
 type thread struct {
 	run        *opsRun
@@ -84,10 +92,7 @@ func (run *opsRun) newThread(id uint64) (*thread, error) {
 	u := int(run.unit)
 	th.key, th.batch, th.recs, th.cs, th.s1 = make([]byte, 0, 64), make([]WriteOp, 0, u), make([]uint64, 0, u), make([]uint64, 0, u), make([]uint32, 0, u)
 	th.locks = batchLocks{make([]uint64, 0, u), make([]uint32, 0, u)}
-	th.t = &tally{hists: map[string]*hdrhistogram.Histogram{}, iv: NewHistogram()}
-	for _, k := range append([]string{run.st.Kind}, run.st.Kinds...) {
-		th.t.hists[k] = NewHistogram()
-	}
+	th.t = newTally(run.st)
 	if run.st.OpenPerOp {
 		return th, nil
 	}

@@ -301,26 +301,12 @@ func (r *runner) ops(st *Step, res *StepResult) {
 		res.fail("io", fmt.Errorf("scans over keys not in record order need the plan file's SORTED section"))
 		return
 	}
-	threads := make([]*thread, st.Threads)
-	for i := range threads {
-		th, err := run.newThread(uint64(i))
-		if err != nil {
-			res.fail(kindOf(err), err)
-			return
-		}
-		threads[i] = th
+	threads, err := run.threads()
+	if err != nil {
+		res.fail(kindOf(err), err)
+		return
 	}
-	run.start = time.Now()
-	// Warm-up: the stream's continuation (ops count .. count+warmup), so the timed ops are the
-	// same with or without it (docs/methodology.md).
-	run.each(threads, st.Count, st.Count+st.Warmup)
-	for _, th := range threads {
-		th.s = newStream(st)
-	}
-	// Starting the threads allocates a little: measured once on an empty range, taken out.
-	b0 := memStats()
-	run.each(threads, 0, 0)
-	run.col.harness.add(memStats(), b0)
+	run.warmup(threads)
 	stopProgress := r.progress(run, threads)
 	m0 := memStats()
 	run.timed, run.start = true, time.Now()
@@ -334,6 +320,44 @@ func (r *runner) ops(st *Step, res *StepResult) {
 	}
 	res.WallNs = uint64(time.Since(run.start))
 	stopProgress()
+	run.closeReaders(threads)
+	// Interval encoding, progress events and thread start-up are the harness's, not the engine's.
+	m0.add(run.col.harness, mem{})
+	m0.add(run.progressMem, mem{})
+	res.Runtime = memStats().since(m0)
+	run.collect(threads, res)
+}
+
+func (run *opsRun) threads() ([]*thread, error) {
+	threads := make([]*thread, run.st.Threads)
+	for i := range threads {
+		th, err := run.newThread(uint64(i))
+		if err != nil {
+			run.closeReaders(threads[:i])
+			return nil, err
+		}
+		threads[i] = th
+	}
+	return threads, nil
+}
+
+// warmup runs the stream's continuation (ops count .. count+warmup), untimed and unrecorded,
+// so the timed ops are the same with or without it (docs/methodology.md). Then it measures
+// what starting the threads allocates (on an empty range), to take it out of the counters.
+func (run *opsRun) warmup(threads []*thread) {
+	if run.st.Warmup > 0 {
+		run.start = time.Now()
+		run.each(threads, run.st.Count, run.st.Count+run.st.Warmup)
+		for _, th := range threads {
+			th.s, th.t, th.lastKind, th.lastHist = newStream(run.st), newTally(run.st), "", nil
+		}
+	}
+	b0 := memStats()
+	run.each(threads, 0, 0)
+	run.col.harness.add(memStats(), b0)
+}
+
+func (run *opsRun) closeReaders(threads []*thread) {
 	for _, th := range threads {
 		if th.rd != nil {
 			if err := th.rd.Close(); err != nil {
@@ -341,11 +365,6 @@ func (r *runner) ops(st *Step, res *StepResult) {
 			}
 		}
 	}
-	// Interval encoding and progress events are the harness's, not the engine's.
-	m0.add(run.col.harness, mem{})
-	m0.add(run.progressMem, mem{})
-	res.Runtime = memStats().since(m0)
-	run.collect(threads, res)
 }
 
 func (r *runner) newRun(st *Step) *opsRun {
