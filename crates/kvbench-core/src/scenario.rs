@@ -6,8 +6,6 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{OpenMode, SyncMode};
-use crate::plan::PlanSpec;
-use crate::protocol::JobPhase;
 use crate::spec::{CacheMode, DatasetSpec, Distribution, Mix, OpenPer, OpsSpec, PhaseKind};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,9 +102,15 @@ pub struct PhaseDef {
     /// Keys per multi-get request.
     #[serde(default)]
     pub keys: Option<u32>,
-    /// Records per scan (0 or absent: to the end).
+    /// Records per scan (0 or absent: to the end; mixed phases: 100).
     #[serde(default)]
     pub length: Option<u64>,
+    /// Fewest records per scan: lengths uniform in `min_length..=length` (mixed phases: 1).
+    #[serde(default)]
+    pub min_length: Option<u64>,
+    /// Operations run before the timed ones, untimed (read phases only).
+    #[serde(default)]
+    pub warmup: Option<u64>,
     #[serde(default)]
     pub mix: Option<Mix>,
     #[serde(default)]
@@ -135,6 +139,8 @@ impl PhaseDef {
             distribution: None,
             keys: None,
             length: None,
+            min_length: None,
+            warmup: None,
             mix: None,
             hot_key: None,
             zipf_exponent: None,
@@ -148,8 +154,9 @@ impl PhaseDef {
 
     pub fn ops_spec(&self) -> OpsSpec {
         let default_dist = match self.kind {
-            PhaseKind::Scan => Distribution::Sequential,
-            _ => Distribution::Uniform,
+            PhaseKind::Scan | PhaseKind::Insert => Distribution::Sequential,
+            PhaseKind::Mixed => Distribution::Uniform,
+            _ => Distribution::Shuffle,
         };
         OpsSpec {
             kind: self.kind,
@@ -157,6 +164,7 @@ impl PhaseDef {
             distribution: self.distribution.unwrap_or(default_dist),
             keys_per_request: if self.kind == PhaseKind::MultiGet { self.keys.unwrap_or(100) } else { 1 },
             scan_length: self.length.unwrap_or(if self.kind == PhaseKind::Mixed { 100 } else { 0 }),
+            scan_min: self.min_length.unwrap_or(if self.kind == PhaseKind::Mixed { 1 } else { 0 }),
             mix: self.mix.unwrap_or_default(),
             hot_key: self.hot_key,
             zipf_exponent: self.zipf_exponent.unwrap_or(0.99),
@@ -192,8 +200,11 @@ impl Scenario {
                 return Err(format!("[[phase]] {} repeats the name `{}`; give it a `name`", i + 1, self.phase_name(i)));
             }
             if let Some(r) = p.rate {
-                if p.kind != PhaseKind::Get || p.open_per == OpenPer::Operation || !(r.is_finite() && r > 0.0) {
-                    return Err(format!("[[phase]] {}: rate = {r} needs a get phase and a positive rate", i + 1));
+                if !(r.is_finite() && r > 0.0) {
+                    return Err(format!(
+                        "[[phase]] {}: rate = {r}: operations per second must be finite and > 0",
+                        i + 1
+                    ));
                 }
             }
             if p.open_per == OpenPer::Operation && p.kind != PhaseKind::Get {
@@ -240,32 +251,6 @@ impl Scenario {
         v.extend(self.variants.iter().cloned());
         v
     }
-
-    pub fn plan_spec(&self) -> PlanSpec {
-        PlanSpec {
-            seed: self.seed,
-            dataset: self.dataset.clone(),
-            phases: self.phases.iter().map(|p| p.ops_spec()).collect(),
-        }
-    }
-
-    pub fn job_phases(&self) -> Vec<JobPhase> {
-        self.phases
-            .iter()
-            .enumerate()
-            .map(|(i, p)| JobPhase {
-                name: self.phase_name(i),
-                kind: p.kind,
-                plan_phase: i,
-                threads: p.threads.unwrap_or(1),
-                batch: p.batch.unwrap_or(if p.kind == PhaseKind::Load { 1000 } else { 1 }),
-                keys_per_request: p.ops_spec().keys_per_request,
-                cache: p.cache,
-                open_per: p.open_per,
-                rate: p.rate,
-            })
-            .collect()
-    }
 }
 
 /// The leading `#` comment block of a file, without the `#`s.
@@ -294,16 +279,16 @@ pub fn workload(name: &str) -> Result<Vec<PhaseDef>, String> {
     let load = |dist: Distribution| PhaseDef { distribution: Some(dist), ..PhaseDef::new(Load) };
     Ok(match name {
         "default" => vec![
-            load(Distribution::Uniform),
+            load(Distribution::Shuffle),
             PhaseDef::new(Get),
             PhaseDef { keys: Some(100), ..PhaseDef::new(MultiGet) },
             PhaseDef::new(Scan),
         ],
-        "readrandom" => vec![load(Distribution::Uniform), PhaseDef::new(Get)],
-        "readseq" => vec![load(Distribution::Uniform), PhaseDef::new(Scan)],
-        "fillrandom" => vec![load(Distribution::Uniform)],
+        "readrandom" => vec![load(Distribution::Shuffle), PhaseDef::new(Get)],
+        "readseq" => vec![load(Distribution::Shuffle), PhaseDef::new(Scan)],
+        "fillrandom" => vec![load(Distribution::Shuffle)],
         "fillseq" => vec![load(Distribution::Sequential)],
-        "overwrite" => vec![load(Distribution::Uniform), PhaseDef::new(Update)],
+        "overwrite" => vec![load(Distribution::Shuffle), PhaseDef::new(Update)],
         other => {
             let names: Vec<_> = WORKLOADS.iter().map(|w| w.0).collect();
             return Err(format!("unknown workload `{other}` (known: {})", names.join(", ")));
@@ -372,7 +357,7 @@ mod tests {
     }
 
     #[test]
-    fn every_named_workload_builds_a_plan_spec() {
+    fn every_named_workload_starts_with_a_load() {
         for (name, _) in WORKLOADS {
             let phases = workload(name).unwrap();
             assert_eq!(phases[0].kind, PhaseKind::Load, "{name}");

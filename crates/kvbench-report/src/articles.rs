@@ -50,12 +50,15 @@ impl Article {
             note.push_str(d);
         }
         let best = vec![None; self.headers.len()];
+        // Every column of the article's table matters equally: a narrow terminal wraps it.
+        let priority = vec![0; self.headers.len()];
         Section {
             title: format!("Article {n:03} as the article measured it: {}", self.title),
             note,
             headers: self.headers,
             rows: self.rows,
             best,
+            priority,
         }
     }
 }

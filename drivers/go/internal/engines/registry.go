@@ -17,6 +17,7 @@ var Registry = []*worker.Descriptor{
 	pogrebDescriptor,
 	badgerDescriptor,
 	tokyocabinetDescriptor,
+	etcdDescriptor,
 }
 
 // Find returns the engine called name, nil when there is none.

@@ -9,26 +9,16 @@ package engines
 // #include <tcutil.h>
 // #include <tchdb.h>
 //
-// /* With a mutex, Tokyo Cabinet keeps error codes per OS thread, and a goroutine can move to
-//    another thread between two cgo calls: each helper reads the code on the thread that
-//    failed. They return 0 on success, else TC's error code. */
-// static int kvb_code(TCHDB *h, bool ok) { return ok ? 0 : tchdbecode(h); }
-// static int kvb_open(TCHDB *h, const char *path, int64_t bnum, uint8_t opts, int mode) {
-//     if (!tchdbsetmutex(h) || !tchdbtune(h, bnum, -1, -1, opts)) return tchdbecode(h);
-//     return kvb_code(h, tchdbopen(h, path, mode));
+// /* TC keeps the last error per OS thread when its mutex is on, and a goroutine may move to
+//    another thread between two cgo calls: a call and the read of its error code must be one
+//    C call. */
+// static void *kvb_get(TCHDB *h, const void *k, int ks, int *size, int *ecode) {
+//     void *p = tchdbget(h, k, ks, size);
+//     *ecode = p ? TCESUCCESS : tchdbecode(h);
+//     return p;
 // }
-// static int kvb_put(TCHDB *h, const void *k, int ks, const void *v, int vs) {
-//     return kvb_code(h, tchdbput(h, k, ks, v, vs));
-// }
-// static int kvb_out(TCHDB *h, const void *k, int ks) { return kvb_code(h, tchdbout(h, k, ks)); }
-// static int kvb_sync(TCHDB *h) { return kvb_code(h, tchdbsync(h)); }
-// static int kvb_tranbegin(TCHDB *h) { return kvb_code(h, tchdbtranbegin(h)); }
-// static int kvb_trancommit(TCHDB *h) { return kvb_code(h, tchdbtrancommit(h)); }
-// static int kvb_close(TCHDB *h) { return kvb_code(h, tchdbclose(h)); }
-// static void *kvb_get(TCHDB *h, const void *k, int ks, int *sp, int *code) {
-//     void *v = tchdbget(h, k, ks, sp);
-//     *code = v ? 0 : tchdbecode(h);
-//     return v;
+// static int kvb_out(TCHDB *h, const void *k, int ks) {
+//     return tchdbout(h, k, ks) ? TCESUCCESS : tchdbecode(h);
 // }
 import "C"
 
@@ -77,6 +67,9 @@ func openTokyoCabinet(a worker.OpenArgs) (worker.Engine, error) {
 	if a.ExpectedBytes > 1<<30 {
 		opts |= C.HDBTLARGE
 	}
+	if !C.tchdbsetmutex(e.hdb) || !C.tchdbtune(e.hdb, C.int64_t(bnum), -1, -1, opts) {
+		return nil, e.fail("tune")
+	}
 	mode := C.int(C.HDBOWRITER | C.HDBOCREAT)
 	switch {
 	case a.Mode == "read-only":
@@ -86,19 +79,20 @@ func openTokyoCabinet(a worker.OpenArgs) (worker.Engine, error) {
 	}
 	path := C.CString(a.File("db.tch"))
 	defer C.free(unsafe.Pointer(path))
-	if err := tcCheck(C.kvb_open(e.hdb, path, C.int64_t(bnum), opts, mode), "open"); err != nil {
-		C.tchdbdel(e.hdb)
-		return nil, err
+	if !C.tchdbopen(e.hdb, path, mode) {
+		return nil, e.fail("open")
 	}
 	return e, nil
 }
 
-// tcCheck turns a helper's return code into an error (nil for 0).
-func tcCheck(code C.int, what string) error {
-	if code == 0 {
-		return nil
+// fail turns the handle's last error into a Go error; on a failed open it also frees the handle.
+func (e *tcEngine) fail(what string) error {
+	code := C.tchdbecode(e.hdb)
+	err := fmt.Errorf("tokyocabinet %s: %s", what, C.GoString(C.tchdberrmsg(code)))
+	if what == "tune" || what == "open" {
+		C.tchdbdel(e.hdb)
 	}
-	return fmt.Errorf("tokyocabinet %s: %s", what, C.GoString(C.tchdberrmsg(code)))
+	return err
 }
 
 // tcEmpty stands in for an empty slice, whose data pointer may be nil.
@@ -115,17 +109,17 @@ func cbytes(b []byte) (unsafe.Pointer, C.int) {
 func (e *tcEngine) apply(w worker.WriteOp, inTran bool) error {
 	k, ks := cbytes(w.Key)
 	if w.Delete {
-		if code := C.kvb_out(e.hdb, k, ks); code != C.TCENOREC {
-			return tcCheck(code, "out")
+		if code := C.kvb_out(e.hdb, k, ks); code != C.TCESUCCESS && code != C.TCENOREC {
+			return fmt.Errorf("tokyocabinet out: %s", C.GoString(C.tchdberrmsg(code)))
 		}
 		return nil
 	}
 	v, vs := cbytes(w.Value)
-	if err := tcCheck(C.kvb_put(e.hdb, k, ks, v, vs), "put"); err != nil {
-		return err
+	if !C.tchdbput(e.hdb, k, ks, v, vs) {
+		return e.fail("put")
 	}
-	if e.sync == "always" && !inTran {
-		return tcCheck(C.kvb_sync(e.hdb), "sync")
+	if e.sync == "always" && !inTran && !bool(C.tchdbsync(e.hdb)) {
+		return e.fail("sync")
 	}
 	return nil
 }
@@ -139,15 +133,15 @@ func (e *tcEngine) Write(batch []worker.WriteOp) error {
 			return err
 		}
 	}
-	if e.sync == "commit" {
-		return tcCheck(C.kvb_sync(e.hdb), "sync")
+	if e.sync == "commit" && !C.tchdbsync(e.hdb) {
+		return e.fail("sync")
 	}
 	return nil
 }
 
 func (e *tcEngine) writeTransaction(batch []worker.WriteOp) error {
-	if err := tcCheck(C.kvb_tranbegin(e.hdb), "tranbegin"); err != nil {
-		return err
+	if !C.tchdbtranbegin(e.hdb) {
+		return e.fail("tranbegin")
 	}
 	for _, w := range batch {
 		if err := e.apply(w, true); err != nil {
@@ -155,7 +149,10 @@ func (e *tcEngine) writeTransaction(batch []worker.WriteOp) error {
 			return err
 		}
 	}
-	return tcCheck(C.kvb_trancommit(e.hdb), "trancommit")
+	if !C.tchdbtrancommit(e.hdb) {
+		return e.fail("trancommit")
+	}
+	return nil
 }
 
 func (e *tcEngine) Reader() (worker.Reader, error) { return &tcReader{e: e}, nil }
@@ -163,7 +160,11 @@ func (e *tcEngine) FinishLoad() error              { return nil }
 
 func (e *tcEngine) Close() error {
 	defer C.tchdbdel(e.hdb)
-	return tcCheck(C.kvb_close(e.hdb), "close")
+	if !C.tchdbclose(e.hdb) {
+		code := C.tchdbecode(e.hdb)
+		return fmt.Errorf("tokyocabinet close: %s", C.GoString(C.tchdberrmsg(code)))
+	}
+	return nil
 }
 
 func (e *tcEngine) Settings() map[string]string {
@@ -199,7 +200,7 @@ func (r *tcReader) Get(key []byte) ([]byte, bool, error) {
 		if code == C.TCENOREC {
 			return nil, false, nil
 		}
-		return nil, false, tcCheck(code, "get")
+		return nil, false, fmt.Errorf("tokyocabinet get: %s", C.GoString(C.tchdberrmsg(code)))
 	}
 	r.buf = append(r.buf[:0], unsafe.Slice((*byte)(p), int(size))...)
 	C.free(p)
