@@ -167,7 +167,8 @@ fn write_unit(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, ops: &[Op], due: Optio
         let c = ctx.data.canon(o.record);
         ctx.data.key(o.record, &mut b.keys[i]);
         if o.kind == OpKind::Load {
-            ctx.data.value(c, 0, &mut b.values[i]);
+            // Each record loads its own value: of a repeated key, the last loaded one stays.
+            ctx.data.value(o.record, 0, &mut b.values[i]);
             continue;
         }
         let put = o.kind != OpKind::Delete;
