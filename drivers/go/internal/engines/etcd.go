@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -19,6 +20,8 @@ import (
 // cluster (crates/kvbench-engines/src/etcdcluster.rs) or the job names one by url. A get is a
 // linearizable Range (confirmed by the leader); a write batch is one Txn of Puts and Deletes
 // (windows of txn_ops, etcd's --max-txn-ops); a scan is a Range over the key prefix in pages.
+// Each client (the writer, one per reader) talks to one member, clients spread over the members,
+// as etcd's benchmark tool does (option balance = per-request: every client round-robins).
 // Durability is etcd's own: every commit is fsynced to a quorum's write-ahead log before it is
 // acknowledged, whatever `sync` asks; settings say so.
 var etcdDescriptor = &worker.Descriptor{
@@ -30,6 +33,8 @@ var etcdDescriptor = &worker.Descriptor{
 		{Name: "txn_ops", Kind: "int", Default: "128", Doc: "operations per transaction (etcd's --max-txn-ops, default 128); a larger batch is several transactions"},
 		{Name: "scan_page", Kind: "int", Default: "1000", Doc: "records per Range request of a scan"},
 		{Name: "serializable", Kind: "bool", Default: "false", Doc: "serializable reads (served by any member, possibly stale) instead of linearizable"},
+		{Name: "balance", Kind: "enum", Default: "per-client", Choices: []string{"per-client", "per-request"},
+			Doc: "per-client: each client talks to one member, clients spread over the members (as etcd's benchmark tool); per-request: every client round-robins over all members (fails over)"},
 	},
 	Version:     func() string { return moduleVersion("go.etcd.io/etcd/client/v3") },
 	Unavailable: available,
@@ -41,6 +46,8 @@ const requestTimeout = 60 * time.Second
 
 type etcdEngine struct {
 	endpoints []string
+	perClient bool
+	clients   atomic.Uint64
 	client    *clientv3.Client
 	prefix    []byte
 	txnOps    int
@@ -60,8 +67,15 @@ func etcdEndpoints(url string) []string {
 	return out
 }
 
-func etcdClient(endpoints []string) (*clientv3.Client, error) {
-	return clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+// newClient connects the next client: with per-client balance to one member (client k to
+// member k mod n, the writer first), otherwise to all of them.
+func (e *etcdEngine) newClient() (*clientv3.Client, error) {
+	eps := e.endpoints
+	if e.perClient {
+		k := e.clients.Add(1) - 1
+		eps = []string{e.endpoints[k%uint64(len(e.endpoints))]}
+	}
+	return clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
 }
 
 func openEtcd(a worker.OpenArgs) (worker.Engine, error) {
@@ -74,12 +88,13 @@ func openEtcd(a worker.OpenArgs) (worker.Engine, error) {
 	if txnOps < 1 || page < 1 {
 		return nil, fmt.Errorf("go-etcd options txn_ops = %d, scan_page = %d: both must be at least 1", txnOps, page)
 	}
-	cli, err := etcdClient(endpoints)
+	e := &etcdEngine{endpoints: endpoints, perClient: a.Options.Text("balance") == "per-client",
+		prefix: []byte(a.Options.Text("prefix")), txnOps: int(txnOps), page: int(page), settings: map[string]string{}}
+	cli, err := e.newClient()
 	if err != nil {
 		return nil, fmt.Errorf("go-etcd: cannot connect to %s: %w", a.URL, err)
 	}
-	e := &etcdEngine{endpoints: endpoints, client: cli, prefix: []byte(a.Options.Text("prefix")),
-		txnOps: int(txnOps), page: int(page), settings: map[string]string{}}
+	e.client = cli
 	if err := e.describe(a); err != nil {
 		_ = cli.Close()
 		return nil, err
@@ -99,9 +114,10 @@ func ctx() (context.Context, context.CancelFunc) {
 func (e *etcdEngine) describe(a worker.OpenArgs) error {
 	c, cancel := ctx()
 	defer cancel()
-	st, err := e.client.Status(c, e.endpoints[0])
+	ep := e.client.Endpoints()[0]
+	st, err := e.client.Status(c, ep)
 	if err != nil {
-		return fmt.Errorf("go-etcd: status of %s: %w", e.endpoints[0], err)
+		return fmt.Errorf("go-etcd: status of %s: %w", ep, err)
 	}
 	members, err := e.client.MemberList(c)
 	if err != nil {
@@ -119,6 +135,10 @@ func (e *etcdEngine) describe(a worker.OpenArgs) error {
 	if a.Options.Bool("serializable") {
 		e.readOpts = []clientv3.OpOption{clientv3.WithSerializable()}
 		s["reads"] = "serializable Range (any member, possibly stale)"
+	}
+	s["balance"] = "every client round-robins over all members"
+	if e.perClient {
+		s["balance"] = "each client talks to one member; clients spread over the members"
 	}
 	s["batch"] = fmt.Sprintf("one Txn per %d operations (a larger batch is not atomic as a whole)", e.txnOps)
 	s["keys"] = fmt.Sprintf("prefix %q + the key's bytes", e.prefix)
@@ -198,7 +218,7 @@ func (e *etcdEngine) commit(ops []clientv3.Op) error {
 // Reader gives each reading goroutine its own client (its own gRPC connection), as the other
 // server engines give each thread its own connection.
 func (e *etcdEngine) Reader() (worker.Reader, error) {
-	cli, err := etcdClient(e.endpoints)
+	cli, err := e.newClient()
 	if err != nil {
 		return nil, err
 	}
