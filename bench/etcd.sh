@@ -35,7 +35,7 @@ mkdir -p "$work/tool"
 bench="$work/tool/benchmark"
 
 # 2. kvbench's binaries.
-(cd "$repo" && cargo build --release -q -p kvbench -p kvbench-engines --example cluster)
+(cd "$repo" && cargo build --release -q -p kvbench && cargo build --release -q -p kvbench-engines --example cluster)
 (cd "$repo/drivers/go" && ./build.sh >/dev/null)
 kvbench="$repo/target/release/kvbench"
 
