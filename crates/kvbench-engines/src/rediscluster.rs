@@ -416,6 +416,9 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let masters = nodes.iter().filter(|n| n.master).count();
     settings.insert("nodes".into(), format!("{masters} masters, {} replicas", nodes.len() - masters));
     settings.insert("reads".into(), "from masters".into());
+    // Overwritten by `prepare`, which applies `sync` on every node; a runner that skips the
+    // step gets a row that says so instead of a silent non-durable run.
+    settings.insert("durability".into(), "NOT APPLIED: the prepare step (CONFIG SET on every node) did not run".into());
     settings
         .insert("multi-get".into(), "one slot: MGET; several: GETs grouped by slot, one pipeline per master".into());
     let pipeline = o.int("pipeline").unwrap_or(0).max(0) as usize;

@@ -120,7 +120,9 @@ fn replicas_and_shape_are_checked() {
     assert!(e.to_string().contains("replicas = 0") && e.to_string().contains("3 replicas"), "{e}");
     let o = options(&[("replicas", 1)]);
     let mut e = (DESCRIPTOR.open)(&open_args(tmp.path(), &o, &url, &token)).unwrap();
+    assert!(e.settings()["durability"].starts_with("NOT APPLIED"), "{:?}", e.settings());
     e.prepare().unwrap();
+    assert!(e.settings()["durability"].starts_with("none"), "{:?}", e.settings());
     assert!(e.settings()["nodes"].contains("3 masters, 3 replicas"), "{:?}", e.settings());
     e.write(&[WriteOp { key: b"k", value: Some(b"v") }]).unwrap();
     let mut buf = Vec::new();
