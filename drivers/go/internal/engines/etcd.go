@@ -3,15 +3,20 @@ package engines
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
@@ -41,13 +46,15 @@ var etcdDescriptor = &worker.Descriptor{
 	Open:        openEtcd,
 }
 
-// requestTimeout bounds one request, so a lost member costs errors, not a hang.
-const requestTimeout = 60 * time.Second
+// requestTimeout bounds one request, so a lost member costs errors, not a hang (the client
+// retries a read against an unreachable member until the deadline).
+const requestTimeout = 15 * time.Second
 
 type etcdEngine struct {
 	endpoints []string
 	perClient bool
 	clients   atomic.Uint64
+	mu        sync.Mutex // guards client when a lost member makes the writer move
 	client    *clientv3.Client
 	prefix    []byte
 	txnOps    int
@@ -207,11 +214,30 @@ func (e *etcdEngine) Write(batch []worker.WriteOp) error {
 func (e *etcdEngine) commit(ops []clientv3.Op) error {
 	c, cancel := ctx()
 	defer cancel()
+	e.mu.Lock()
+	cli := e.client
+	e.mu.Unlock()
+	var err error
 	if len(ops) == 1 {
-		_, err := e.client.Do(c, ops[0])
-		return err
+		_, err = cli.Do(c, ops[0])
+	} else {
+		_, err = cli.Txn(c).Then(ops...).Commit()
 	}
-	_, err := e.client.Txn(c).Then(ops...).Commit()
+	if err != nil && e.perClient && lost(err) {
+		// Move the writer to the next member; the error still counts.
+		if fresh, cerr := e.newClient(); cerr == nil {
+			e.mu.Lock()
+			if e.client == cli {
+				e.client = fresh
+				fresh = nil
+			}
+			e.mu.Unlock()
+			_ = cli.Close()
+			if fresh != nil {
+				_ = fresh.Close()
+			}
+		}
+	}
 	return err
 }
 
@@ -227,7 +253,11 @@ func (e *etcdEngine) Reader() (worker.Reader, error) {
 
 func (e *etcdEngine) FinishLoad() error { return nil }
 
-func (e *etcdEngine) Close() error { return e.client.Close() }
+func (e *etcdEngine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.client.Close()
+}
 
 func (e *etcdEngine) Settings() map[string]string { return e.settings }
 
@@ -236,12 +266,30 @@ type etcdReader struct {
 	client *clientv3.Client
 }
 
+// lost is true for errors that mean the member is gone, not that the request was wrong.
+func lost(err error) bool {
+	c := status.Code(err)
+	return c == codes.Unavailable || c == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded)
+}
+
+// failover moves a reader pinned to a lost member to the next one (per-client balance; with
+// per-request balance the client itself skips members that are down). The error still counts.
+func (r *etcdReader) failover(err error) error {
+	if err != nil && r.e.perClient && lost(err) {
+		if cli, cerr := r.e.newClient(); cerr == nil {
+			_ = r.client.Close()
+			r.client = cli
+		}
+	}
+	return err
+}
+
 func (r *etcdReader) Get(key []byte) ([]byte, bool, error) {
 	c, cancel := ctx()
 	defer cancel()
 	resp, err := r.client.Get(c, r.e.key(key), r.e.readOpts...)
 	if err != nil || len(resp.Kvs) == 0 {
-		return nil, false, err
+		return nil, false, r.failover(err)
 	}
 	return resp.Kvs[0].Value, true, nil
 }
@@ -258,7 +306,7 @@ func (r *etcdReader) Scan(start []byte, limit int, visit func(k, v []byte) bool)
 		resp, err := r.client.Get(c, from, opts...)
 		cancel()
 		if err != nil {
-			return n, err
+			return n, r.failover(err)
 		}
 		for _, kv := range resp.Kvs {
 			n++
