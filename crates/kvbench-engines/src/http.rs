@@ -12,15 +12,16 @@
 //! The wire format (documented in docs/servers.md) is binary and length-prefixed: `u32` big-endian
 //! lengths. The client here is a minimal keep-alive HTTP/1.1 client over a `TcpStream` with
 //! `TCP_NODELAY`: one connection per [`Reader`] (one per thread) and one for writes. A
-//! multi-get is one `POST /mget`; a write batch is one `POST /write` (one atomic batch on the
-//! server); a scan is one `GET /scan`.
+//! multi-get is one `POST /kv/mget`; a write batch is one `POST /kv/write` (one atomic batch on
+//! the server); a scan is one `GET /kv/scan`. Every request carries the server's bearer token.
 
 use std::collections::BTreeMap;
+use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use kvbench_core::engine::*;
 
@@ -113,40 +114,67 @@ pub struct OpenRequest {
 // ---------------------------------------------------------------------------------------------
 // Client
 
-/// One keep-alive HTTP/1.1 connection.
+/// One keep-alive HTTP/1.1 connection, with the bearer token it sends.
 struct Conn {
     host: String,
+    port: u16,
+    auth: String,
     stream: BufReader<TcpStream>,
     req: Vec<u8>,
+    last_used: Instant,
 }
+
+/// A connection idle this long is replaced before the next request: the server closes
+/// connections that send nothing for its read timeout (10 s by default), and a request written
+/// into a connection the server is closing would fail.
+const IDLE_RECONNECT: Duration = Duration::from_secs(2);
 
 fn io(e: std::io::Error) -> EngineError {
     EngineError::Store(format!("http: {e}"))
 }
 
 impl Conn {
-    fn connect(host: &str, port: u16) -> Result<Conn> {
+    fn connect(host: &str, port: u16, token: Option<&str>) -> Result<Conn> {
+        let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+        Ok(Conn {
+            host: host.to_string(),
+            port,
+            auth,
+            stream: BufReader::with_capacity(1 << 16, Self::stream(host, port)?),
+            req: Vec::new(),
+            last_used: Instant::now(),
+        })
+    }
+
+    fn stream(host: &str, port: u16) -> Result<TcpStream> {
         let s = TcpStream::connect((host, port))
             .map_err(|e| EngineError::Store(format!("http: cannot connect to {host}:{port}: {e}")))?;
         s.set_nodelay(true).map_err(io)?;
         s.set_read_timeout(Some(Duration::from_secs(300))).map_err(io)?;
-        Ok(Conn { host: format!("{host}:{port}"), stream: BufReader::with_capacity(1 << 16, s), req: Vec::new() })
+        Ok(s)
     }
 
     /// Send one request and read the whole response: (status, body). The request goes out in
     /// one write (head and body together).
     fn call(&mut self, method: &str, target: &str, body: &[u8], out: &mut Vec<u8>) -> Result<u16> {
+        if self.last_used.elapsed() > IDLE_RECONNECT {
+            self.stream = BufReader::with_capacity(1 << 16, Self::stream(&self.host, self.port)?);
+        }
         self.req.clear();
         write!(
             self.req,
-            "{method} {target} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
+            "{method} {target} HTTP/1.1\r\nHost: {}:{}\r\n{}Content-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
             self.host,
+            self.port,
+            self.auth,
             body.len()
         )
         .map_err(io)?;
         self.req.extend_from_slice(body);
         self.stream.get_mut().write_all(&self.req).map_err(io)?;
-        self.read_response(out)
+        let status = self.read_response(out);
+        self.last_used = Instant::now();
+        status
     }
 
     fn read_response(&mut self, out: &mut Vec<u8>) -> Result<u16> {
@@ -197,6 +225,7 @@ fn expect_ok(what: &str, status: u16, body: &[u8]) -> Result<()> {
 pub struct Http {
     host: String,
     port: u16,
+    token: Option<String>,
     writer: Mutex<Conn>,
     settings: BTreeMap<String, String>,
 }
@@ -206,7 +235,9 @@ fn open(args: &OpenArgs<'_>, served: &str) -> Result<Box<dyn Engine>> {
         EngineError::Option(format!("http-{served} needs a server: kvbench starts one, or give --url http://HOST:PORT"))
     })?;
     let (host, port) = server::host_port(url, "http", 80).map_err(EngineError::Option)?;
-    let mut c = Conn::connect(&host, port)?;
+    let env_token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty());
+    let token = args.token.map(str::to_string).or(env_token);
+    let mut c = Conn::connect(&host, port, token.as_deref())?;
     let dir = args.dir.canonicalize().map_err(|e| EngineError::Store(format!("{}: {e}", args.dir.display())))?;
     let req = OpenRequest {
         dir,
@@ -224,14 +255,16 @@ fn open(args: &OpenArgs<'_>, served: &str) -> Result<Box<dyn Engine>> {
     let mut settings: BTreeMap<String, String> =
         served_settings.into_iter().map(|(k, v)| (format!("served.{k}"), v)).collect();
     settings.insert("url".into(), url.to_string());
+    settings.insert("auth".into(), if token.is_some() { "bearer token" } else { "none" }.into());
     settings.insert(
         "transport".into(),
         "HTTP/1.1 keep-alive over TCP (TCP_NODELAY), one connection per reader thread and one for writes".into(),
     );
-    settings.insert("multi_get".into(), "one POST /mget per request (the server calls the engine's multi_get)".into());
-    settings.insert("write_batch".into(), "one POST /write per batch (one engine write batch on the server)".into());
+    settings
+        .insert("multi_get".into(), "one POST /kv/mget per request (the server calls the engine's multi_get)".into());
+    settings.insert("write_batch".into(), "one POST /kv/write per batch (one engine write batch on the server)".into());
     settings.insert("served_dir".into(), "the job directory (the server opens the engine there)".into());
-    Ok(Box::new(Http { host, port, writer: Mutex::new(c), settings }))
+    Ok(Box::new(Http { host, port, token, writer: Mutex::new(c), settings }))
 }
 
 impl Engine for Http {
@@ -252,12 +285,12 @@ impl Engine for Http {
         }
         let mut c = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
         let mut out = Vec::new();
-        let status = c.call("POST", "/write", &body, &mut out)?;
-        expect_ok("POST /write", status, &out)
+        let status = c.call("POST", "/kv/write", &body, &mut out)?;
+        expect_ok("POST /kv/write", status, &out)
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        let conn = Conn::connect(&self.host, self.port)?;
+        let conn = Conn::connect(&self.host, self.port, self.token.as_deref())?;
         Ok(Box::new(HttpReader { conn, body: Vec::new(), resp: Vec::new(), target: String::new() }))
     }
 
@@ -283,7 +316,7 @@ struct HttpReader {
 impl Reader for HttpReader {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         self.target.clear();
-        self.target.push_str("/get?key=");
+        self.target.push_str("/kv/get?key=");
         self.target.push_str(&hex(key));
         let status = self.conn.call("GET", &self.target, b"", out)?;
         match status {
@@ -292,7 +325,7 @@ impl Reader for HttpReader {
                 out.clear();
                 Ok(false)
             }
-            s => Err(EngineError::Store(format!("http GET /get: status {s}: {}", String::from_utf8_lossy(out)))),
+            s => Err(EngineError::Store(format!("http GET /kv/get: status {s}: {}", String::from_utf8_lossy(out)))),
         }
     }
 
@@ -302,8 +335,8 @@ impl Reader for HttpReader {
         for k in keys {
             put_bytes(&mut self.body, k);
         }
-        let status = self.conn.call("POST", "/mget", &self.body, &mut self.resp)?;
-        expect_ok("POST /mget", status, &self.resp)?;
+        let status = self.conn.call("POST", "/kv/mget", &self.body, &mut self.resp)?;
+        expect_ok("POST /kv/mget", status, &self.resp)?;
         let mut c = Cursor::new(&self.resp);
         for _ in keys {
             let found = c.byte().map_err(EngineError::Store)?;
@@ -311,7 +344,7 @@ impl Reader for HttpReader {
             out.push((found == 1).then(|| v.to_vec()));
         }
         if !c.done() {
-            return Err(EngineError::store("http /mget: more values than keys"));
+            return Err(EngineError::store("http /kv/mget: more values than keys"));
         }
         Ok(())
     }
@@ -333,14 +366,14 @@ impl Reader for HttpReader {
         loop {
             let want = (limit - n).min(PAGE) + usize::from(skip_first);
             self.target.clear();
-            self.target.push_str("/scan?limit=");
+            self.target.push_str("/kv/scan?limit=");
             self.target.push_str(&want.to_string());
             if let Some(f) = &from {
                 self.target.push_str("&start=");
                 self.target.push_str(&hex(f));
             }
             let status = self.conn.call("GET", &self.target, b"", &mut self.resp)?;
-            expect_ok("GET /scan", status, &self.resp)?;
+            expect_ok("GET /kv/scan", status, &self.resp)?;
             let mut c = Cursor::new(&self.resp);
             let mut got = 0;
             let mut last: Option<&[u8]> = None;
@@ -395,36 +428,75 @@ struct HttpServer {
     proc: ServerProcess,
     port: u16,
     engine: &'static str,
+    token: String,
 }
 
-/// Start `kvbench serve --engine <served>` in `dir` on a free loopback port.
+/// The environment variable that names the bearer token: `kvbench serve` reads it when no
+/// `--token` is given, the http-* engines start the server with it when it is set (else with a
+/// random one) and send it when kvbench hands them no token (a server given by `--url`).
+pub const TOKEN_ENV: &str = "KVBENCH_SERVE_TOKEN";
+
+/// 128 random bits from the kernel, as hex.
+fn random_token() -> std::result::Result<String, String> {
+    let mut b = [0u8; 16];
+    File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .map_err(|e| format!("cannot read /dev/urandom for a token: {e}"))?;
+    Ok(hex(&b))
+}
+
+/// Write the token where only this user can read it (never on a command line, which every
+/// local user can read in /proc).
+fn write_token(path: &Path, token: &str) -> std::result::Result<(), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    let mut f = File::options()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    writeln!(f, "{token}").map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Start `kvbench serve --engine <served>` on a free loopback port, with a bearer token, and no
+/// database open: each job opens its own with `POST /open`. The served root is the parent of
+/// the private server directory `dir`: the run's data directory, where the job directories are.
 fn start(dir: &Path, served: &'static str) -> std::result::Result<Box<dyn RunningServer>, String> {
     let binary = kvbench_binary()?;
     let dir = &server::private_dir(dir)?;
     let log = dir.join("serve.log");
-    let initial = dir.join("initial");
-    std::fs::create_dir_all(&initial).map_err(|e| format!("{}: {e}", initial.display()))?;
+    let root = dir.parent().unwrap_or(dir);
+    let token = match std::env::var(TOKEN_ENV) {
+        Ok(t) if !t.is_empty() => t,
+        _ => random_token()?,
+    };
+    let token_file = dir.join("serve.token");
+    write_token(&token_file, &token)?;
     server::with_free_port(|port| {
         let args: Vec<String> = vec![
             "serve".into(),
             "--engine".into(),
             served.into(),
             "--dir".into(),
-            initial.to_string_lossy().into_owned(),
+            root.to_string_lossy().into_owned(),
+            "--no-open".into(),
+            "--token-file".into(),
+            token_file.to_string_lossy().into_owned(),
             "--listen".into(),
             format!("127.0.0.1:{port}"),
         ];
         let mut proc = ServerProcess::spawn(&format!("kvbench serve {served}"), &binary, &args, &log, None)?;
         proc.set_grace(Duration::from_secs(10));
         proc.wait_ready(server::START_TIMEOUT, || {
-            let mut c = Conn::connect("127.0.0.1", port).map_err(|e| e.to_string())?;
+            let mut c = Conn::connect("127.0.0.1", port, Some(&token)).map_err(|e| e.to_string())?;
             let mut out = Vec::new();
             match c.call("GET", "/health", b"", &mut out).map_err(|e| e.to_string())? {
                 200 => Ok(()),
                 s => Err(format!("/health answered {s}")),
             }
         })?;
-        Ok(HttpServer { proc, port, engine: served })
+        Ok(HttpServer { proc, port, engine: served, token: token.clone() })
     })
     .map(|s| Box::new(s) as Box<dyn RunningServer>)
 }
@@ -437,17 +509,25 @@ impl RunningServer for HttpServer {
     fn info(&self) -> BTreeMap<String, String> {
         let mut m = BTreeMap::new();
         m.insert("server".into(), format!("kvbench serve --engine {}", self.engine));
-        m.insert("http".into(), "tiny_http 0.12.0".into());
+        m.insert("http".into(), SERVER_STACK.into());
+        m.insert("auth".into(), "bearer token (random unless $KVBENCH_SERVE_TOKEN is set)".into());
         m.insert("command".into(), self.proc.command().to_string());
         m.insert("log".into(), self.proc.log().display().to_string());
         m.insert("pid".into(), self.proc.pid().to_string());
         m
     }
 
+    fn token(&self) -> Option<String> {
+        Some(self.token.clone())
+    }
+
     fn stop(mut self: Box<Self>) -> std::result::Result<(), String> {
         self.proc.stop()
     }
 }
+
+/// What `kvbench serve` is built on (the versions pinned in the workspace's Cargo.toml).
+pub const SERVER_STACK: &str = "hyper 1.5.2 on tokio 1.42.1, one event loop per thread";
 
 /// The capabilities of a served engine: what the served engine has, with a real multi-get
 /// (one request) whatever the engine does inside.
@@ -464,7 +544,7 @@ pub mod rocksdb {
         description: "RocksDB served over HTTP/1.1 by `kvbench serve` (RocksServer-style); MultiGet as one POST",
         capabilities: served_caps(crate::rocksdb::DESCRIPTOR.capabilities),
         options: crate::rocksdb::DESCRIPTOR.options,
-        version: || format!("{}; server: kvbench serve (tiny_http 0.12.0)", (crate::rocksdb::DESCRIPTOR.version)()),
+        version: || format!("{}; server: kvbench serve ({SERVER_STACK})", (crate::rocksdb::DESCRIPTOR.version)()),
         available: || kvbench_binary().map(|_| ()),
         open: |a| open(a, "rocksdb"),
         start_server: Some(|d| start(d, "rocksdb")),
@@ -480,7 +560,7 @@ pub mod lmdb {
         description: "LMDB served over HTTP/1.1 by `kvbench serve`; multi-get as one POST (gets in one read txn)",
         capabilities: served_caps(crate::lmdb::DESCRIPTOR.capabilities),
         options: crate::lmdb::DESCRIPTOR.options,
-        version: || format!("{}; server: kvbench serve (tiny_http 0.12.0)", (crate::lmdb::DESCRIPTOR.version)()),
+        version: || format!("{}; server: kvbench serve ({SERVER_STACK})", (crate::lmdb::DESCRIPTOR.version)()),
         available: || kvbench_binary().map(|_| ()),
         open: |a| open(a, "lmdb"),
         start_server: Some(|d| start(d, "lmdb")),

@@ -24,7 +24,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use kvbench_core::job::{Interval, StepResult, Usage};
-use kvbench_core::runner::{decode_histogram, encode_histogram};
+use kvbench_core::worker::clock::{decode_histogram, encode_histogram};
 
 /// `[user@]host`, as given to `--hosts`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,15 +8,14 @@
 #[path = "../src/hosts.rs"]
 mod hosts;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use kvbench_core::job::StepResult;
-use kvbench_core::protocol::{Event, Job, PROTOCOL_VERSION};
-use kvbench_core::result::PhaseResult;
-use kvbench_core::scenario::Scenario;
+use kvbench_core::job::{Event, Job, StepResult};
+use kvbench_core::policy::{dataset, jobs};
+use kvbench_core::scenario::{Scenario, Variant};
+use kvbench_engines::Entry;
 
 struct Sshd(Child);
 
@@ -124,26 +123,21 @@ fn scenario() -> Scenario {
     .unwrap()
 }
 
-/// Protocol 1 phase results as protocol 2 step results (what `merge_steps` takes); goes away
-/// when the worker speaks protocol 2.
-fn as_step(i: usize, p: &PhaseResult) -> StepResult {
-    let mut hist = BTreeMap::new();
-    if let Some(l) = &p.latency {
-        hist.insert(p.kind.clone(), l.hdr.clone());
-    }
-    StepResult {
-        index: i,
-        step: "ops".into(),
-        wall_ns: p.wall_ns,
-        ops: p.ops,
-        requests: p.requests,
-        errors: p.errors,
-        mismatches: p.mismatches,
-        missing: p.missing,
-        busy_ns: p.busy_ns,
-        hist,
-        ..Default::default()
-    }
+/// The job of [`scenario`] on the memory engine, as `kvbench run` would write it.
+fn job_for(s: &Scenario, dir: &Path, label: String) -> Job {
+    let data = dataset::resolve(s, &dir.join("plans")).unwrap();
+    let v = Variant { label: Some(label), ..s.all_variants()[0].clone() };
+    let Some(Entry::Ready(memory)) = kvbench_engines::find("memory") else { panic!("memory engine") };
+    let facts = jobs::RowFacts {
+        variant: &v,
+        caps: memory.capabilities,
+        runtime: "rust",
+        dir: &dir.join("db"),
+        url: None,
+        token: None,
+        sync: s.sync,
+    };
+    jobs::build(s, &data, &facts).unwrap().job
 }
 
 #[test]
@@ -151,34 +145,19 @@ fn two_hosts_run_together_and_merge() {
     let tmp = tempfile::Builder::new().prefix("kvbench-hosts-").tempdir().unwrap();
     let Some((_sshd, ssh)) = start_sshd(tmp.path()) else { return };
     let s = scenario();
-    let (plan, _) = kvbench_core::plan::ensure(&s.plan_spec(), &tmp.path().join("plans")).unwrap();
     let me = hosts::parse_hosts(&format!("{u}@127.0.0.1,{u}@127.0.0.1", u = user())).unwrap();
     let mut jobs = Vec::new();
     for (i, host) in me.iter().enumerate() {
-        // Each "host" gets its own remote directory, as two machines would.
+        // Each "host" gets its own remote directory, as two machines would; the data is derived
+        // from the job's seeds there, so only the job travels.
         let remote = tmp.path().join(format!("host{i}"));
-        let job = Job {
-            protocol: PROTOCOL_VERSION,
-            engine: "memory".into(),
-            label: format!("memory@host{i}"),
-            options: BTreeMap::new(),
-            plan: remote.join("plan.kvbplan"),
-            dir: remote.join("db"),
-            sync: Default::default(),
-            open_mode: Default::default(),
-            url: None,
-            phases: s.job_phases(),
-            progress_ms: 1000,
-        };
+        let job = job_for(&s, &remote, format!("memory@host{i}"));
         let local_job = tmp.path().join(format!("job{i}.json"));
         std::fs::write(&local_job, serde_json::to_string(&job).unwrap()).unwrap();
         let rjob = remote.join("job.json").display().to_string();
         jobs.push(hosts::HostJob {
             host: host.clone(),
-            uploads: vec![
-                hosts::Upload { local: local_job, remote: rjob.clone(), executable: false },
-                hosts::Upload { local: plan.clone(), remote: job.plan.display().to_string(), executable: false },
-            ],
+            uploads: vec![hosts::Upload { local: local_job, remote: rjob.clone(), executable: false }],
             command: vec![
                 "sh".into(),
                 "-c".into(),
@@ -200,11 +179,9 @@ fn two_hosts_run_together_and_merge() {
         let steps: Vec<StepResult> = events
             .iter()
             .filter_map(|e| match e {
-                Event::Phase { result } if result.kind == "load" || result.kind == "get" => Some(result),
+                Event::Step(r) if r.step == "ops" => Some((**r).clone()),
                 _ => None,
             })
-            .enumerate()
-            .map(|(i, p)| as_step(i, p))
             .collect();
         assert_eq!(steps.len(), 2, "{}: load and get", o.host);
         per_host.push((o.host.clone(), steps));
@@ -216,13 +193,13 @@ fn two_hosts_run_together_and_merge() {
         assert_eq!(m.ops, 2 * 3000, "every host touched every record");
         assert_eq!(m.mismatches + m.missing + m.errors, 0);
         let hist = m.hist.values().next().expect("a histogram");
-        let count = kvbench_core::runner::decode_histogram(hist).unwrap().len();
+        let count = kvbench_core::worker::clock::decode_histogram(hist).unwrap().len();
         let requests: u64 = per_host.iter().map(|(_, s)| s[i].requests).sum();
         assert_eq!(count, requests, "merged histogram holds every host's samples");
         assert_eq!(m.wall_ns, per_host.iter().map(|(_, s)| s[i].wall_ns).max().unwrap());
     }
     // Uploads landed where the jobs said.
-    assert!(tmp.path().join("host1/plan.kvbplan").is_file());
+    assert!(tmp.path().join("host1/job.json").is_file());
 }
 
 #[test]

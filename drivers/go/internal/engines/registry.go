@@ -11,10 +11,12 @@ import (
 var Registry = []*worker.Descriptor{
 	memoryDescriptor,
 	bboltDescriptor,
+	boltdbDescriptor,
 	goleveldbDescriptor,
 	pebbleDescriptor,
 	pogrebDescriptor,
 	badgerDescriptor,
+	tokyocabinetDescriptor,
 	etcdDescriptor,
 }
 

@@ -1,0 +1,206 @@
+//! kvbench's own API, what the `http-*` engines speak: binary bodies with `u32` big-endian
+//! length prefixes (docs/servers.md), so any key or value travels unchanged.
+//!
+//! - `GET /kv/get?key=<hex>` → 200 + value, or 404
+//! - `POST /kv/mget` keys, length-prefixed (or newline-separated hex with a `text/plain`
+//!   content type) → per key in order: found byte (1/0), length, bytes; one `multi_get` call
+//! - `POST /kv/put` (key, value) pairs; `POST /kv/delete` keys; `POST /kv/write` (op byte
+//!   1 = put / 0 = delete, key, [value]) → one `Engine::write` batch each
+//! - `GET /kv/scan?start=<hex>&limit=N` → (key, value) pairs from the first key >= start
+//! - `POST /open` (JSON `OpenRequest`, `dir` inside the served root) → 200 + settings as JSON
+//! - `POST /close` → close the engine (data requests answer 503 until `/open`)
+
+use hyper::Method;
+use kvbench_core::engine::{Engine, WriteOp};
+use kvbench_engines::http::{put_bytes, put_len, unhex, Cursor, OpenRequest};
+
+use super::net::Reply;
+use super::State;
+
+fn bad(msg: impl Into<String>) -> Reply {
+    Reply::text(400, msg)
+}
+
+fn query<'a>(q: Option<&'a str>, name: &str) -> Option<&'a str> {
+    q?.split('&').find_map(|kv| kv.strip_prefix(name).and_then(|r| r.strip_prefix('=')))
+}
+
+pub(crate) fn route(st: &State, method: &Method, path: &str, q: Option<&str>, body: &[u8], text: bool) -> Reply {
+    match (method, path) {
+        (&Method::POST, "/open") => open(st, body),
+        (&Method::POST, "/close") => close(st),
+        _ if path.starts_with("/kv/") => {
+            let Ok(g) = st.engine.read() else { return Reply::text(500, "lock poisoned") };
+            let Some(engine) = g.as_deref() else { return Reply::text(503, "no database open (POST /open)") };
+            data(st, engine, method, path, q, body, text).unwrap_or_else(|e| Reply::text(500, e))
+        }
+        _ => Reply::text(404, format!("no endpoint {method} {path}")),
+    }
+}
+
+fn open(st: &State, body: &[u8]) -> Reply {
+    let req: OpenRequest = match serde_json::from_slice(body) {
+        Ok(r) => r,
+        Err(e) => return bad(format!("/open: {e}")),
+    };
+    let Ok(mut g) = st.engine.write() else { return Reply::text(500, "lock poisoned") };
+    if let Some(old) = g.take() {
+        if let Err(e) = old.close() {
+            return Reply::text(500, format!("closing the previous database: {e}"));
+        }
+    }
+    match super::open_engine(st.desc, &req, &st.root) {
+        Ok(e) => {
+            let settings = e.settings();
+            *g = Some(e);
+            if let Ok(mut d) = st.open_dir.lock() {
+                *d = Some(req.dir.clone());
+            }
+            Reply::ok(serde_json::to_vec(&settings).unwrap_or_default())
+        }
+        Err(e) if e.contains("outside the served root") || e.contains("`..`") => Reply::text(403, e),
+        Err(e) => Reply::text(500, e),
+    }
+}
+
+fn close(st: &State) -> Reply {
+    let Ok(mut g) = st.engine.write() else { return Reply::text(500, "lock poisoned") };
+    if let Ok(mut d) = st.open_dir.lock() {
+        *d = None;
+    }
+    match g.take().map(|e| e.close()) {
+        Some(Err(e)) => Reply::text(500, e.to_string()),
+        _ => Reply::ok(Vec::new()),
+    }
+}
+
+/// Requests that read or write the open database.
+fn data(
+    st: &State,
+    engine: &dyn Engine,
+    method: &Method,
+    path: &str,
+    q: Option<&str>,
+    body: &[u8],
+    text: bool,
+) -> Result<Reply, String> {
+    let e = |x: kvbench_core::engine::EngineError| x.to_string();
+    match (method, path) {
+        (&Method::GET, "/kv/get") => {
+            let Some(k) = query(q, "key") else { return Ok(bad("/kv/get needs ?key=<hex>")) };
+            let key = match unhex(k) {
+                Ok(k) => k,
+                Err(m) => return Ok(bad(format!("key: {m}"))),
+            };
+            let mut out = Vec::new();
+            let found = engine.reader().map_err(e)?.get(&key, &mut out).map_err(e)?;
+            Ok(if found { Reply::ok(out) } else { Reply { status: 404, body: Vec::new(), text: false } })
+        }
+        (&Method::POST, "/kv/mget") => mget(st, engine, body, text),
+        (&Method::POST, "/kv/put" | "/kv/delete" | "/kv/write") => {
+            let batch = match parse_writes(path, body, st.limits.max_keys) {
+                Ok(b) => b,
+                Err(None) => return Ok(super::rocks::too_many(st, st.limits.max_keys + 1)),
+                Err(Some(m)) => return Ok(bad(format!("{path}: {m}"))),
+            };
+            engine.write(&batch).map_err(e)?;
+            Ok(Reply::ok(Vec::new()))
+        }
+        (&Method::GET, "/kv/scan") => {
+            let start = match query(q, "start").map(unhex).transpose() {
+                Ok(s) => s,
+                Err(m) => return Ok(bad(format!("start: {m}"))),
+            };
+            let limit = match query(q, "limit").map(|l| l.parse::<usize>()) {
+                None => 1000,
+                Some(Ok(n)) if n <= st.limits.max_keys => n,
+                Some(Ok(n)) => return Ok(super::rocks::too_many(st, n)),
+                Some(Err(_)) => return Ok(bad("limit: expected a number")),
+            };
+            let mut out = Vec::new();
+            engine
+                .reader()
+                .map_err(e)?
+                .scan(start.as_deref(), limit, &mut |k, v| {
+                    put_bytes(&mut out, k);
+                    put_bytes(&mut out, v);
+                    true
+                })
+                .map_err(e)?;
+            Ok(Reply::ok(out))
+        }
+        _ => Ok(Reply::text(404, format!("no endpoint {method} {path}"))),
+    }
+}
+
+/// The keys of a /kv/mget body: length-prefixed, or hex lines when `text`.
+fn mget(st: &State, engine: &dyn Engine, body: &[u8], text: bool) -> Result<Reply, String> {
+    let owned: Vec<Vec<u8>>;
+    let mut keys: Vec<&[u8]> = Vec::new();
+    let max = st.limits.max_keys;
+    if text {
+        let lines = match std::str::from_utf8(body) {
+            Ok(s) => s.lines().filter(|l| !l.trim().is_empty()),
+            Err(e) => return Ok(bad(format!("/kv/mget keys: {e}"))),
+        };
+        // Counted before anything is decoded: a hostile body costs no more than its own size.
+        let n = lines.clone().take(max + 1).count();
+        if n > max {
+            return Ok(super::rocks::too_many(st, n));
+        }
+        owned = match lines.map(unhex).collect() {
+            Ok(k) => k,
+            Err(m) => return Ok(bad(format!("/kv/mget keys: {m}"))),
+        };
+        keys.extend(owned.iter().map(|k| &k[..]));
+    } else {
+        let mut c = Cursor::new(body);
+        while !c.done() {
+            if keys.len() == max {
+                return Ok(super::rocks::too_many(st, max + 1));
+            }
+            match c.bytes() {
+                Ok(k) => keys.push(k),
+                Err(m) => return Ok(bad(format!("/kv/mget: {m}"))),
+            }
+        }
+    }
+    let mut values = Vec::with_capacity(keys.len());
+    let e = |x: kvbench_core::engine::EngineError| x.to_string();
+    engine.reader().map_err(e)?.multi_get(&keys, &mut values).map_err(e)?;
+    let size: usize = values.iter().map(|v| 5 + v.as_ref().map_or(0, Vec::len)).sum();
+    let mut out = Vec::with_capacity(size);
+    for v in &values {
+        match v {
+            Some(v) => {
+                out.push(1);
+                put_bytes(&mut out, v);
+            }
+            None => {
+                out.push(0);
+                put_len(&mut out, 0);
+            }
+        }
+    }
+    Ok(Reply::ok(out))
+}
+
+/// The batch of a /kv/put, /kv/delete or /kv/write body. Err(None): more than `max` writes.
+fn parse_writes<'a>(path: &str, body: &'a [u8], max: usize) -> Result<Vec<WriteOp<'a>>, Option<String>> {
+    let mut c = Cursor::new(body);
+    let mut batch = Vec::new();
+    while !c.done() {
+        if batch.len() == max {
+            return Err(None);
+        }
+        let put = match path {
+            "/kv/put" => true,
+            "/kv/delete" => false,
+            _ => c.byte().map_err(Some)? == 1,
+        };
+        let key = c.bytes().map_err(Some)?;
+        let value = if put { Some(c.bytes().map_err(Some)?) } else { None };
+        batch.push(WriteOp { key, value });
+    }
+    Ok(batch)
+}

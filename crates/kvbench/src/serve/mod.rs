@@ -1,0 +1,296 @@
+//! `kvbench serve`: any Rust registry engine behind an HTTP/1.1 server, the way RocksServer
+//! serves RocksDB. Two APIs share one port (docs/servers.md):
+//! - RocksServer's own (`/get?key`, `/mget?k1&k2`, `/set`, `/mset`, `/del`, `/mdel`,
+//!   `/exist?key`, `/incr`, `/stats`) with its exact reply bytes, so its clients work
+//!   unchanged ([`rocks`]);
+//! - kvbench's binary, length-prefixed API under `/kv/` plus `/open`, `/close` and `/health`,
+//!   which the `http-*` engines use ([`api`]).
+//!
+//! The server is hyper 1.x on tokio: one current-thread runtime per worker thread, all
+//! accepting from the same listening socket, so a connection lives on one thread from accept to
+//! close and a request is never handed between threads ([`net`]; the measured choice of where
+//! engine calls run is in docs/decisions.md). Hardening: databases only under the `--dir` root,
+//! a bearer token, a request-body limit with a server-wide body budget, a keys-per-request
+//! limit, header and body read timeouts, a connection limit, and a warning when run as root.
+
+mod api;
+mod net;
+mod rocks;
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Mutex, RwLock};
+use std::time::Duration;
+
+use kvbench_core::engine::{Engine, EngineDescriptor, OpenArgs, OpenMode, Options, SyncMode};
+use kvbench_engines::http::OpenRequest;
+use kvbench_engines::{find, Entry};
+
+/// Where engine calls run (docs/decisions.md "kvbench serve: where engine calls run").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Exec {
+    /// Point reads on the connection's own thread; everything else on the blocking pool.
+    Auto,
+    /// Every engine call on the connection's own thread.
+    Inline,
+    /// Every engine call on the runtime's blocking pool.
+    Blocking,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    #[arg(long)]
+    pub engine: String,
+    /// Root directory: the database opened at start lives here, and POST /open may only open
+    /// databases inside it.
+    #[arg(long)]
+    pub dir: PathBuf,
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// Engine option k=v (repeatable).
+    #[arg(long = "option")]
+    pub options: Vec<String>,
+    #[arg(long, value_parser = crate::parse_sync, default_value = "commit")]
+    pub sync: SyncMode,
+    /// Worker threads, each an event loop of its own (default: the CPU count).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Require `Authorization: Bearer TOKEN` on every request but /health. Visible to other
+    /// users in the process list: prefer --token-file or $KVBENCH_SERVE_TOKEN.
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Read the bearer token from this file (first line).
+    #[arg(long, conflicts_with = "token")]
+    pub token_file: Option<PathBuf>,
+    /// Start with no database open (clients open one with POST /open).
+    #[arg(long)]
+    pub no_open: bool,
+    /// Largest request body in bytes (k/m/g suffixes); larger ones get 413.
+    #[arg(long, value_parser = parse_bytes, default_value = "64m")]
+    pub max_body: u64,
+    /// Request bodies buffered at once, in bytes, over all connections; requests wait for room.
+    #[arg(long, value_parser = parse_bytes, default_value = "256m")]
+    pub body_budget: u64,
+    /// Most keys (or pairs) one request may name; more get 413.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub max_keys: usize,
+    /// Most open connections; further ones wait in the listen queue.
+    #[arg(long, default_value_t = 512)]
+    pub max_connections: usize,
+    /// Seconds a client may take to send a request's head, and then its body.
+    #[arg(long, default_value_t = 10)]
+    pub read_timeout: u64,
+    #[arg(long, value_enum, default_value = "auto", hide = true)]
+    pub exec: Exec,
+}
+
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    match kvbench_core::engine::parse_size(s) {
+        Some(n) if n > 0 => Ok(n as u64),
+        _ => Err(format!("`{s}`: expected a positive size such as 65536, 64k, 64m or 1g")),
+    }
+}
+
+/// The limits a connection enforces.
+pub(crate) struct Limits {
+    pub max_body: u64,
+    pub max_keys: usize,
+    pub read_timeout: Duration,
+}
+
+/// What every connection shares: the engine, the root, the token and the limits.
+pub(crate) struct State {
+    pub desc: &'static EngineDescriptor,
+    pub root: PathBuf,
+    pub engine: RwLock<Option<Box<dyn Engine>>>,
+    /// Where the open database lives (for /stats).
+    pub open_dir: Mutex<Option<PathBuf>>,
+    /// Serialises /incr's read-modify-write.
+    pub incr: Mutex<()>,
+    pub token: Option<String>,
+    pub limits: Limits,
+    pub exec: Exec,
+    pub stats: net::Counters,
+}
+
+pub fn main(a: ServeArgs) -> i32 {
+    match serve(a) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            2
+        }
+    }
+}
+
+fn serve(a: ServeArgs) -> Result<(), String> {
+    let desc = match find(&a.engine) {
+        Some(Entry::Ready(d)) => d,
+        Some(Entry::Missing { why, .. }) => return Err(format!("engine {} is not available: {why}", a.engine)),
+        None => return Err(format!("no engine `{}` (kvbench list)", a.engine)),
+    };
+    if desc.start_server.is_some() {
+        return Err(format!("{} is a server engine already; serve an embedded one", desc.name));
+    }
+    if a.max_body > u64::from(u32::MAX) || a.body_budget < a.max_body {
+        return Err(format!(
+            "--max-body {} must be at most 4 GiB and at most --body-budget {}",
+            a.max_body, a.body_budget
+        ));
+    }
+    std::fs::create_dir_all(&a.dir).map_err(|e| format!("--dir {}: {e}", a.dir.display()))?;
+    let root = a.dir.canonicalize().map_err(|e| format!("--dir {}: {e}", a.dir.display()))?;
+    let token = read_token(&a)?;
+    let state = State {
+        desc,
+        root: root.clone(),
+        engine: RwLock::new(None),
+        open_dir: Mutex::new(None),
+        incr: Mutex::new(()),
+        token,
+        limits: Limits {
+            max_body: a.max_body,
+            max_keys: a.max_keys,
+            read_timeout: Duration::from_secs(a.read_timeout.max(1)),
+        },
+        exec: a.exec,
+        stats: net::Counters::default(),
+    };
+    if !a.no_open {
+        let req = OpenRequest {
+            dir: root.clone(),
+            options: parse_options(&a.options)?,
+            sync: a.sync,
+            mode: OpenMode::ReadWrite,
+            expected_records: 1_000_000,
+            expected_bytes: 1 << 30,
+        };
+        let engine = open_engine(desc, &req, &root)?;
+        *state.engine.write().map_err(|_| "lock poisoned")? = Some(engine);
+        *state.open_dir.lock().map_err(|_| "lock poisoned")? = Some(root.clone());
+    }
+    warn_if_exposed(&state, &a.listen);
+    let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())).max(1);
+    let listener = std::net::TcpListener::bind(&a.listen).map_err(|e| format!("cannot listen on {}: {e}", a.listen))?;
+    eprintln!(
+        "kvbench serve: {} under {} on http://{} ({threads} threads{})",
+        desc.name,
+        root.display(),
+        a.listen,
+        if state.token.is_some() { ", bearer token required" } else { "" }
+    );
+    net::run(state, listener, threads, a.max_connections.max(1), a.body_budget)
+}
+
+fn read_token(a: &ServeArgs) -> Result<Option<String>, String> {
+    let t = match &a.token_file {
+        Some(f) => {
+            let s = std::fs::read_to_string(f).map_err(|e| format!("--token-file {}: {e}", f.display()))?;
+            Some(s.lines().next().unwrap_or("").trim().to_string())
+        }
+        None => a.token.clone().or_else(|| std::env::var("KVBENCH_SERVE_TOKEN").ok()),
+    };
+    match t {
+        Some(t) if t.is_empty() => Err("the bearer token is empty".into()),
+        Some(t) if !t.bytes().all(|b| b.is_ascii_graphic()) => {
+            Err("the bearer token must be printable ASCII without spaces".into())
+        }
+        t => Ok(t),
+    }
+}
+
+fn warn_if_exposed(state: &State, listen: &str) {
+    if kvbench_engines::server::is_root() {
+        eprintln!(
+            "warning: kvbench serve runs as root: a client that holds the token can write files under {} as root",
+            state.root.display()
+        );
+    }
+    if state.token.is_none() {
+        eprintln!("note: no token (--token, --token-file or $KVBENCH_SERVE_TOKEN): anyone who reaches {listen} can read and write the database");
+    }
+}
+
+/// `k=v` options from the command line: JSON values where they parse (numbers, booleans),
+/// strings otherwise.
+fn parse_options(list: &[String]) -> Result<BTreeMap<String, serde_json::Value>, String> {
+    let mut m = BTreeMap::new();
+    for o in list {
+        let (k, v) = o.split_once('=').ok_or_else(|| format!("--option {o}: expected k=v"))?;
+        let val = serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
+        m.insert(k.trim().to_string(), val);
+    }
+    Ok(m)
+}
+
+/// One request, by path: RocksServer's endpoints first, then kvbench's own.
+pub(crate) fn route(st: &State, parts: &hyper::http::request::Parts, body: &[u8]) -> net::Reply {
+    let path = parts.uri.path();
+    let query = parts.uri.query();
+    let post = parts.method == hyper::Method::POST;
+    if let Some(r) = rocks::route(st, path, query, post, body) {
+        return r;
+    }
+    let text = parts.headers.get(hyper::header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"text/"));
+    api::route(st, &parts.method, path, query, body, text)
+}
+
+/// `dir` resolved inside `root`: relative paths are taken from the root; `..`, and anything
+/// that resolves (through symbolic links) outside the root, is refused. Creates the directory.
+pub(crate) fn confine(root: &Path, dir: &Path) -> Result<PathBuf, String> {
+    if dir.components().any(|c| matches!(c, Component::ParentDir)) {
+        return Err(format!("{}: `..` is not allowed; databases live under {}", dir.display(), root.display()));
+    }
+    let full = if dir.is_absolute() { dir.to_path_buf() } else { root.join(dir) };
+    let inside = |p: &Path| p.starts_with(root);
+    // The nearest existing ancestor, resolved, must already be inside the root, so that
+    // creating the rest cannot leave it.
+    let existing = full.ancestors().find(|p| p.exists()).unwrap_or(Path::new("/"));
+    let resolved = existing.canonicalize().map_err(|e| format!("{}: {e}", existing.display()))?;
+    if !inside(&resolved) {
+        return Err(format!("{} is outside the served root {}", dir.display(), root.display()));
+    }
+    std::fs::create_dir_all(&full).map_err(|e| format!("{}: {e}", full.display()))?;
+    let done = full.canonicalize().map_err(|e| format!("{}: {e}", full.display()))?;
+    if !inside(&done) {
+        return Err(format!("{} is outside the served root {}", dir.display(), root.display()));
+    }
+    Ok(done)
+}
+
+pub(crate) fn open_engine(desc: &EngineDescriptor, req: &OpenRequest, root: &Path) -> Result<Box<dyn Engine>, String> {
+    let options = Options::parse(desc.name, desc.options, &req.options)?;
+    let dir = confine(root, &req.dir)?;
+    let args = OpenArgs {
+        dir: &dir,
+        options: &options,
+        sync: req.sync,
+        mode: req.mode,
+        expected_records: req.expected_records,
+        expected_bytes: req.expected_bytes,
+        url: None,
+        token: None,
+    };
+    (desc.open)(&args).map_err(|e| format!("open {} in {}: {e}", desc.name, dir.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confine_refuses_escapes_and_accepts_the_inside() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        std::fs::create_dir_all(&root).unwrap();
+        let root = root.canonicalize().unwrap();
+        assert_eq!(confine(&root, Path::new("a/b")).unwrap(), root.join("a/b"));
+        assert_eq!(confine(&root, &root.join("c")).unwrap(), root.join("c"));
+        assert!(confine(&root, Path::new("../x")).unwrap_err().contains(".."));
+        assert!(confine(&root, Path::new("/etc")).unwrap_err().contains("outside"));
+        assert!(confine(&root, &tmp.path().join("elsewhere")).unwrap_err().contains("outside"));
+        std::os::unix::fs::symlink(tmp.path(), root.join("link")).unwrap();
+        assert!(confine(&root, Path::new("link/escaped")).unwrap_err().contains("outside"));
+        assert!(!tmp.path().join("escaped").exists(), "nothing is created outside the root");
+    }
+}
