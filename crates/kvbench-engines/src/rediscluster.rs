@@ -376,6 +376,15 @@ pub fn parse_nodes(text: &str) -> std::result::Result<Vec<NodeLine>, String> {
     Ok(out)
 }
 
+/// `url` without passwords (`redis://:SECRET@h:p` → `redis://***@h:p`), for the result file.
+pub fn redact(url: &str) -> String {
+    let one = |s: &str| match (s.find("://"), s.rfind('@')) {
+        (Some(i), Some(j)) if j > i => format!("{}***{}", &s[..i + 3], &s[j..]),
+        _ => s.to_string(),
+    };
+    url.split(',').map(one).collect::<Vec<_>>().join(",")
+}
+
 /// Seeds of `url` (`redis://h:p,redis://h:p` or `redis://h:p,h:p`) as redis URLs.
 fn seeds(url: &str) -> Vec<String> {
     url.split(',')
@@ -422,7 +431,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let o = args.options;
     check_shape(&nodes, o, url)?;
     let mut settings = BTreeMap::new();
-    settings.insert("url".into(), url.to_string());
+    settings.insert("url".into(), redact(url));
     let masters = nodes.iter().filter(|n| n.master).count();
     settings.insert("nodes".into(), format!("{masters} masters, {} replicas", nodes.len() - masters));
     settings.insert("reads".into(), "from masters".into());
@@ -797,6 +806,12 @@ mod tests {
         let tagged = g.values().find(|v| v.contains(&0)).unwrap();
         assert_eq!(tagged, &vec![0, 2]);
         assert_eq!(g.values().map(|v| v.len()).sum::<usize>(), 4);
+    }
+
+    #[test]
+    fn passwords_stay_out_of_settings() {
+        assert_eq!(redact("redis://:pw@a:1,redis://b:2"), "redis://***@a:1,redis://b:2");
+        assert_eq!(redact("redis://u:p@w@a:1"), "redis://***@a:1");
     }
 
     #[test]

@@ -148,7 +148,10 @@ impl Builder<'_> {
     /// drawn from seeds of their own, run as a step of their own before the measured one (so a
     /// worker needs no warm-up logic, and the measured ops are exactly the phase's).
     fn warmup(&mut self, i: usize, def: &PhaseDef, p: &PhasePlan, mode: OpenMode, n: u64) -> anyhow::Result<usize> {
-        anyhow::ensure!(!def.kind.writes(), "warmup is for read phases (a warm-up write would change what the phase reads)");
+        anyhow::ensure!(
+            !def.kind.writes(),
+            "warmup is for read phases (a warm-up write would change what the phase reads)"
+        );
         let mut st = ops_step(self.s, self.data, i, def, p, mode)?;
         let seeds = super::dataset::phase_seeds(self.s.seed, 0x800 + i as u64);
         let per = st.keys_per_request.max(1) as u64;

@@ -103,7 +103,7 @@ impl Worker<'_> {
         let t0 = Instant::now();
         let (mut res, stop) = match step {
             Step::Open { mode, stop, .. } => (self.open(*mode), *stop),
-            Step::Prepare { stop, .. } => (self.simple("prepare", |e| e.prepare()), *stop),
+            Step::Prepare { stop, .. } => (self.prepare(), *stop),
             Step::Close { stop, .. } => (self.close(), *stop),
             Step::Evict { stop, .. } => (self.evict(), *stop),
             Step::Ops(o) => (self.ops(o, emit), o.stop),
@@ -149,6 +149,18 @@ impl Worker<'_> {
             },
             None => Self::failed(name, EngineError::Store("no open engine".into())),
         }
+    }
+
+    /// Prepare, then report the settings in effect: what prepare applies (a server's
+    /// durability) is what the phases run with.
+    fn prepare(&mut self) -> StepResult {
+        let mut res = self.simple("prepare", |e| e.prepare());
+        if res.error.is_none() {
+            if let Some(e) = self.engine.as_deref() {
+                res.settings = e.settings();
+            }
+        }
+        res
     }
 
     fn close(&mut self) -> StepResult {
