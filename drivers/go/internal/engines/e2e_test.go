@@ -28,6 +28,9 @@ func runJobFile(t *testing.T, name, engine string, options map[string]any) (*wor
 		t.Fatal(err)
 	}
 	raw["dir"], raw["engine"], raw["label"], raw["options"] = t.TempDir(), engine, engine, options
+	if url := serverURL(t, engine); url != "" {
+		raw["url"] = url
+	}
 	if raw["plan"] == "STORED" {
 		raw["plan"], _ = filepath.Abs(filepath.Join("..", "..", "testdata", "stored.kvbplan"))
 	}

@@ -252,7 +252,7 @@ func (th *thread) get(rec uint64, due time.Duration) {
 	th.sample("get", t0, t1, due, 1, err)
 	switch s2 := st.load(c); {
 	case err != nil:
-	case exp != nil && s2 == s1 && found && th.verifies():
+	case exp != nil && s2 == s1 && s1&lockBit == 0 && found && th.verifies():
 		if !bytes.Equal(exp, v) {
 			th.t.mismatches++
 		}

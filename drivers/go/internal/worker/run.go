@@ -203,6 +203,9 @@ func (r *runner) step(s *Step) *StepResult {
 		if p, ok := r.eng.(Preparer); ok {
 			if err := p.Prepare(); err != nil {
 				res.fail(kindOf(err), err)
+			} else {
+				// What prepare applied is what the phases run with.
+				res.Settings = r.eng.Settings()
 			}
 		}
 	}
