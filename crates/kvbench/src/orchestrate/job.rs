@@ -38,9 +38,15 @@ pub fn run_variant(
         let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
     }
     let (mut url, mut token) = (v.url.clone(), None);
-    if let Resolved::Rust(d) = r {
-        if let (Some(start), None) = (d.start_server, &url) {
-            match pool.get(d.name, start) {
+    // The server a row needs, whatever the runtime of its client: a Rust server engine's own,
+    // or the one another runtime's engine names (go-etcd's cluster).
+    let server = match r {
+        Resolved::Rust(d) => d.start_server.map(|start| (d.name, start)),
+        _ => kvbench_engines::server_for(&v.name).map(|start| (v.name.as_str(), start)),
+    };
+    {
+        if let (Some((name, start)), None) = (server, &url) {
+            match pool.get(name, start) {
                 Ok(access) => {
                     url = Some(access.url);
                     token = access.token;
