@@ -80,6 +80,9 @@ for s in "${servers[@]}"; do
   got=$(curl -s "${auth[@]}" "http://127.0.0.1:$port/get?00000007" | head -1)
   absent=$(curl -s "${auth[@]}" "http://127.0.0.1:$port/get?absent")
   [ "$got" -ge 45 ] && [ "$absent" = "-1" ] || { echo "$name does not answer as RocksServer does: $got / $absent" >&2; exit 1; }
+  # wrk does not read bodies: check that a multi-get answers every key with its value.
+  lines=$(curl -s "${auth[@]}" "http://127.0.0.1:$port/mget?00000001&00000002&00000003" | awk 'NR % 3 == 2 && $1 >= 45' | wc -l)
+  [ "$lines" = 3 ] || { echo "$name: /mget did not answer 3 values" >&2; exit 1; }
 done
 
 # Server CPU time (user + system, clock ticks) and context switches of all its threads.
