@@ -64,9 +64,10 @@ fn conformance_of(name: &str) {
     assert!(!alive(pid), "{name}: the served process {pid} survived stop");
 }
 
-/// Regression: tiny_http writes head and body separately without TCP_NODELAY, so every small
-/// response waited for the client's delayed ACK (~40 ms a request). `kvbench serve` sets
-/// TCP_NODELAY on its listener; small requests must not take anywhere near 40 ms.
+/// Regression: the earlier tiny_http server wrote head and body separately without
+/// TCP_NODELAY, so every small response waited for the client's delayed ACK (~40 ms a request).
+/// `kvbench serve` sets TCP_NODELAY on every accepted socket; small requests must not take
+/// anywhere near 40 ms.
 fn no_nagle_stall(desc: &kvbench_core::engine::EngineDescriptor, root: &Path, url: &str, token: &str) {
     use kvbench_core::engine::{OpenArgs, OpenMode, Options, SyncMode, WriteOp};
     let dir = root.join("nagle");
