@@ -4,13 +4,17 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Debian's Go from bookworm-backports (scripts/install-go.sh) lives here; a Go already on PATH
+# comes first.
+export PATH := $(PATH):/usr/lib/go-1.23/bin
 
 # Engines' libraries and servers, plus what the builds need (libclang for rocksdb's bindgen).
 APT_PACKAGES := build-essential pkg-config libclang-dev \
 	liblmdb-dev librocksdb-dev libleveldb-dev libsqlite3-dev \
 	libtokyocabinet-dev libkyotocabinet-dev libqdbm-dev libcdb-dev libgdbm-dev libdb-dev libtkrzw-dev \
-	memcached redis-server libmemcached-tools postgresql \
-	python3-venv python3-dev
+	memcached redis-server libmemcached-tools postgresql etcd-server openssh-server \
+	python3-venv python3-dev \
+	chromium
 
 .PHONY: all deps rust build python go run test test-rust test-python test-go lint clean
 
@@ -34,18 +38,23 @@ build: deps rust
 python: deps
 	drivers/python/setup.sh
 
-# The Go worker (engines named go-*): drivers/go/bin/kvbench-go-worker, modules pinned in go.sum.
-go:
-	@if command -v go >/dev/null; then drivers/go/build.sh; \
-	else echo "go not found: the go-* engines are left out (install Go >= 1.22, then make go)"; fi
+# The Go worker (engines named go-*): drivers/go/bin/kvbench-go-worker, modules pinned in go.sum,
+# built with cgo (go-tokyocabinet links libtokyocabinet from deps). Without a Go on PATH,
+# scripts/install-go.sh installs Debian's golang-1.23-go from bookworm-backports.
+go: deps
+	scripts/install-go.sh
+	drivers/go/build.sh
 
 run: build python go
 	./target/release/kvbench run
 
 test: deps rust python go test-rust test-python test-go
 
+# The HTML report test renders the page in headless Chromium (installed by deps) and prints
+# where its screenshot went.
 test-rust:
-	$(CARGO) test --workspace
+	KVBENCH_REQUIRE_CHROMIUM=1 KVBENCH_SCREENSHOT_DIR=$(CURDIR)/target/html-test $(CARGO) test --workspace
+	@echo "HTML report screenshot: $(CURDIR)/target/html-test/report.png"
 
 test-python:
 	drivers/python/.venv/bin/python -m pytest -q drivers/python/tests

@@ -45,6 +45,9 @@ pub enum Status {
     /// The engine cannot do this phase (capability missing); nothing was measured.
     #[serde(rename = "n/a")]
     NotApplicable,
+    /// Failed exactly as the scenario row declared (`expect = "mismatch"`): shown, counted, and
+    /// not a failure of the run (see expect.rs).
+    Expected,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -6,8 +6,6 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{OpenMode, SyncMode};
-use crate::plan::PlanSpec;
-use crate::protocol::JobPhase;
 use crate::spec::{CacheMode, DatasetSpec, Distribution, Mix, OpenPer, OpsSpec, PhaseKind};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -79,6 +77,10 @@ pub struct Variant {
     /// A running server to use instead of starting one.
     #[serde(default)]
     pub url: Option<String>,
+    /// The row is expected to fail verification this way (`"mismatch"`): the report shows it as
+    /// expected and the run does not fail for it (expect.rs decides).
+    #[serde(default)]
+    pub expect: Option<crate::expect::Expect>,
 }
 
 impl Variant {
@@ -100,9 +102,15 @@ pub struct PhaseDef {
     /// Keys per multi-get request.
     #[serde(default)]
     pub keys: Option<u32>,
-    /// Records per scan (0 or absent: to the end).
+    /// Records per scan (0 or absent: to the end; mixed phases: 100).
     #[serde(default)]
     pub length: Option<u64>,
+    /// Fewest records per scan: lengths uniform in `min_length..=length` (mixed phases: 1).
+    #[serde(default)]
+    pub min_length: Option<u64>,
+    /// Operations run before the timed ones, untimed (read phases only).
+    #[serde(default)]
+    pub warmup: Option<u64>,
     #[serde(default)]
     pub mix: Option<Mix>,
     #[serde(default)]
@@ -131,6 +139,8 @@ impl PhaseDef {
             distribution: None,
             keys: None,
             length: None,
+            min_length: None,
+            warmup: None,
             mix: None,
             hot_key: None,
             zipf_exponent: None,
@@ -144,8 +154,9 @@ impl PhaseDef {
 
     pub fn ops_spec(&self) -> OpsSpec {
         let default_dist = match self.kind {
-            PhaseKind::Scan => Distribution::Sequential,
-            _ => Distribution::Uniform,
+            PhaseKind::Scan | PhaseKind::Insert => Distribution::Sequential,
+            PhaseKind::Mixed => Distribution::Uniform,
+            _ => Distribution::Shuffle,
         };
         OpsSpec {
             kind: self.kind,
@@ -153,6 +164,7 @@ impl PhaseDef {
             distribution: self.distribution.unwrap_or(default_dist),
             keys_per_request: if self.kind == PhaseKind::MultiGet { self.keys.unwrap_or(100) } else { 1 },
             scan_length: self.length.unwrap_or(if self.kind == PhaseKind::Mixed { 100 } else { 0 }),
+            scan_min: self.min_length.unwrap_or(if self.kind == PhaseKind::Mixed { 1 } else { 0 }),
             mix: self.mix.unwrap_or_default(),
             hot_key: self.hot_key,
             zipf_exponent: self.zipf_exponent.unwrap_or(0.99),
@@ -188,8 +200,11 @@ impl Scenario {
                 return Err(format!("[[phase]] {} repeats the name `{}`; give it a `name`", i + 1, self.phase_name(i)));
             }
             if let Some(r) = p.rate {
-                if p.kind != PhaseKind::Get || p.open_per == OpenPer::Operation || !(r.is_finite() && r > 0.0) {
-                    return Err(format!("[[phase]] {}: rate = {r} needs a get phase and a positive rate", i + 1));
+                if !(r.is_finite() && r > 0.0) {
+                    return Err(format!(
+                        "[[phase]] {}: rate = {r}: operations per second must be finite and > 0",
+                        i + 1
+                    ));
                 }
             }
             if p.open_per == OpenPer::Operation && p.kind != PhaseKind::Get {
@@ -230,36 +245,11 @@ impl Scenario {
                 open: OpenMode::ReadWrite,
                 sync: None,
                 url: None,
+                expect: None,
             })
             .collect();
         v.extend(self.variants.iter().cloned());
         v
-    }
-
-    pub fn plan_spec(&self) -> PlanSpec {
-        PlanSpec {
-            seed: self.seed,
-            dataset: self.dataset.clone(),
-            phases: self.phases.iter().map(|p| p.ops_spec()).collect(),
-        }
-    }
-
-    pub fn job_phases(&self) -> Vec<JobPhase> {
-        self.phases
-            .iter()
-            .enumerate()
-            .map(|(i, p)| JobPhase {
-                name: self.phase_name(i),
-                kind: p.kind,
-                plan_phase: i,
-                threads: p.threads.unwrap_or(1),
-                batch: p.batch.unwrap_or(if p.kind == PhaseKind::Load { 1000 } else { 1 }),
-                keys_per_request: p.ops_spec().keys_per_request,
-                cache: p.cache,
-                open_per: p.open_per,
-                rate: p.rate,
-            })
-            .collect()
     }
 }
 
@@ -289,16 +279,16 @@ pub fn workload(name: &str) -> Result<Vec<PhaseDef>, String> {
     let load = |dist: Distribution| PhaseDef { distribution: Some(dist), ..PhaseDef::new(Load) };
     Ok(match name {
         "default" => vec![
-            load(Distribution::Uniform),
+            load(Distribution::Shuffle),
             PhaseDef::new(Get),
             PhaseDef { keys: Some(100), ..PhaseDef::new(MultiGet) },
             PhaseDef::new(Scan),
         ],
-        "readrandom" => vec![load(Distribution::Uniform), PhaseDef::new(Get)],
-        "readseq" => vec![load(Distribution::Uniform), PhaseDef::new(Scan)],
-        "fillrandom" => vec![load(Distribution::Uniform)],
+        "readrandom" => vec![load(Distribution::Shuffle), PhaseDef::new(Get)],
+        "readseq" => vec![load(Distribution::Shuffle), PhaseDef::new(Scan)],
+        "fillrandom" => vec![load(Distribution::Shuffle)],
         "fillseq" => vec![load(Distribution::Sequential)],
-        "overwrite" => vec![load(Distribution::Uniform), PhaseDef::new(Update)],
+        "overwrite" => vec![load(Distribution::Shuffle), PhaseDef::new(Update)],
         other => {
             let names: Vec<_> = WORKLOADS.iter().map(|w| w.0).collect();
             return Err(format!("unknown workload `{other}` (known: {})", names.join(", ")));
@@ -322,6 +312,41 @@ mod tests {
     }
 
     #[test]
+    fn expect_takes_only_known_values_and_names_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.toml");
+        let body =
+            "engines = []\n[[phase]]\nkind = \"load\"\n[[engine]]\nname = \"tinycdb\"\nexpect = \"mismatches\"\n";
+        std::fs::write(&p, body).unwrap();
+        let err = Scenario::from_file(&p).unwrap_err();
+        assert!(err.contains("line 6") && err.contains("`mismatch`"), "{err}");
+        std::fs::write(&p, body.replace("mismatches", "mismatch")).unwrap();
+        let s = Scenario::from_file(&p).unwrap();
+        assert_eq!(s.variants[0].expect, Some(crate::expect::Expect::Mismatch));
+        assert_eq!(s.all_variants()[0].expect, Some(crate::expect::Expect::Mismatch));
+    }
+
+    /// Every scenario the project ships parses and passes check().
+    #[test]
+    fn every_shipped_scenario_parses() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let mut files: Vec<_> = ["", "ci"]
+            .iter()
+            .flat_map(|sub| std::fs::read_dir(root.join(sub)).unwrap())
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 12, "{files:?}");
+        for f in &files {
+            Scenario::from_file(f).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let s = Scenario::from_file(&root.join("article-003-dictionary.toml")).unwrap();
+        let put_add = s.all_variants().into_iter().find(|v| v.label() == "tinycdb-put_add").unwrap();
+        assert_eq!(put_add.expect, Some(crate::expect::Expect::Mismatch));
+    }
+
+    #[test]
     fn header_comment_is_the_intent() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("s.toml");
@@ -332,7 +357,7 @@ mod tests {
     }
 
     #[test]
-    fn every_named_workload_builds_a_plan_spec() {
+    fn every_named_workload_starts_with_a_load() {
         for (name, _) in WORKLOADS {
             let phases = workload(name).unwrap();
             assert_eq!(phases[0].kind, PhaseKind::Load, "{name}");

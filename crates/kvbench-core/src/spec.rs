@@ -127,7 +127,11 @@ pub enum PhaseKind {
     MultiGet,
     Scan,
     Update,
+    /// Writes records that were never loaded (YCSB's insert).
+    Insert,
     Delete,
+    /// Read a record and write its next version, timed as one operation (YCSB F).
+    Rmw,
     Mixed,
 }
 
@@ -139,13 +143,23 @@ impl PhaseKind {
             PhaseKind::MultiGet => "multi-get",
             PhaseKind::Scan => "scan",
             PhaseKind::Update => "update",
+            PhaseKind::Insert => "insert",
             PhaseKind::Delete => "delete",
+            PhaseKind::Rmw => "rmw",
             PhaseKind::Mixed => "mixed",
         }
     }
 
     pub fn writes(&self) -> bool {
-        matches!(self, PhaseKind::Load | PhaseKind::Update | PhaseKind::Delete | PhaseKind::Mixed)
+        matches!(
+            self,
+            PhaseKind::Load
+                | PhaseKind::Update
+                | PhaseKind::Insert
+                | PhaseKind::Delete
+                | PhaseKind::Rmw
+                | PhaseKind::Mixed
+        )
     }
 }
 
@@ -155,8 +169,12 @@ impl PhaseKind {
 pub enum Distribution {
     /// Record 0, 1, 2 ... wrapping around.
     Sequential,
-    /// Uniformly random records (for load and delete: a random permutation).
+    /// Every record exactly once per pass, in random order (a permutation).
     #[default]
+    Shuffle,
+    /// The order the load wrote the records in (a shuffled load's permutation, replayed).
+    LoadOrder,
+    /// Uniformly random records, with replacement (for a load: a permutation, as `shuffle`).
     Uniform,
     /// YCSB's scrambled Zipfian (a few records are hot, spread over the key space).
     Zipfian,
@@ -178,6 +196,11 @@ pub struct Mix {
     pub scan: f64,
     #[serde(default)]
     pub delete: f64,
+    #[serde(default)]
+    pub insert: f64,
+    /// Read-modify-write (YCSB F).
+    #[serde(default)]
+    pub rmw: f64,
 }
 
 /// The part of a phase that decides its operation sequence (hashed into the plan's id).
@@ -191,6 +214,9 @@ pub struct OpsSpec {
     pub keys_per_request: u32,
     /// Records per scan; 0 = to the end.
     pub scan_length: u64,
+    /// Fewest records per scan: lengths are uniform in `scan_min..=scan_length`.
+    #[serde(default)]
+    pub scan_min: u64,
     pub mix: Mix,
     /// Record number for `distribution = "hot"`.
     pub hot_key: Option<u64>,

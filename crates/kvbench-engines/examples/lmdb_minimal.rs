@@ -1,12 +1,13 @@
 //! The random-get loop of a kvbench `get` phase on LMDB, written the way one would by hand:
-//! no harness, no plan file, no per-operation clock, no verification, no trait objects — just
-//! liblmdb calls (through the raw declarations of `kvbench_engines::lmdb::ffi`). It creates an
-//! LMDB with RECORDS records (keys: 16-digit zero-padded decimal; values: VALUE_SIZE printable
-//! bytes, default 100), draws RECORDS uniformly random keys before the clock starts, then does
-//! that many `mdb_get`s in one read transaction and prints ops/s. Compare it with
-//! `kvbench` running the same get phase on `lmdb` to see what the harness costs (issue 2's
-//! closing note: under 5%). Run: `cargo run --release -p kvbench-engines --example
-//! lmdb_minimal -- 1000000 100`.
+//! no harness, no derivation, no verification, no trait objects — just liblmdb calls (through
+//! the raw declarations of `kvbench_engines::lmdb::ffi`) and a clock read around each get, as a
+//! careful hand-written benchmark would have. It creates an LMDB with RECORDS records (keys:
+//! 16-digit zero-padded decimal, kvbench's default; values: VALUE_SIZE bytes, default 100)
+//! loaded in a random order, makes a random permutation of the keys before the clock starts,
+//! then reads every record once in one read transaction and prints wall-clock ops/s.
+//! `scripts/bench-harness.sh` runs it beside `kvbench run --workload readrandom --engines
+//! lmdb` and prints the ratio (docs/methodology.md).
+//! Run: `cargo run --release -p kvbench-engines --example lmdb_minimal -- 1000000 100`.
 
 #[cfg(all(feature = "lmdb", kvb_lmdb))]
 fn main() {
@@ -32,7 +33,26 @@ fn main() {
         ok(mdb_env_set_mapsize(env, map as usize), "mdb_env_set_mapsize");
         ok(mdb_env_open(env, path.as_ptr(), MDB_NOSYNC, 0o644), "mdb_env_open");
 
-        // Load in write transactions of 10 000 records.
+        // A random order of the records (Fisher-Yates with splitmix64), for the load and again
+        // (another one) for the reads: each record exactly once, as kvbench's `shuffle`.
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        let mut shuffled = |n: u64| {
+            let mut v: Vec<u64> = (0..n).collect();
+            for i in (1..v.len()).rev() {
+                v.swap(i, (next() % (i as u64 + 1)) as usize);
+            }
+            v
+        };
+        let load_order = shuffled(records);
+
+        // Load in write transactions of 1000 records (kvbench's default batch).
         let mut dbi = 0;
         let mut i = 0;
         while i < records {
@@ -41,34 +61,36 @@ fn main() {
             if i == 0 {
                 ok(mdb_dbi_open(txn, std::ptr::null(), 0, &mut dbi), "mdb_dbi_open");
             }
-            for j in i..(i + 10_000).min(records) {
+            for &j in &load_order[i as usize..(i + 1000).min(records) as usize] {
                 let k = key(j);
                 let (mut kv, mut vv) = (MDB_val::of(&k), MDB_val::of(&value));
                 ok(mdb_put(txn, dbi, &mut kv, &mut vv, 0), "mdb_put");
             }
             ok(mdb_txn_commit(txn), "mdb_txn_commit");
-            i += 10_000;
+            i += 1000;
         }
-
-        // Random keys drawn before the clock starts (splitmix64), as kvbench's plan does.
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        let keys: Vec<Vec<u8>> = (0..records)
-            .map(|_| {
-                s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                let mut z = s;
-                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                key((z ^ (z >> 31)) % records)
+        drop(load_order);
+        // The keys to read, made before the clock starts (16 bytes each, read in order).
+        let keys: Vec<[u8; 16]> = shuffled(records)
+            .into_iter()
+            .map(|r| {
+                let mut k = [0u8; 16];
+                k.copy_from_slice(&key(r));
+                k
             })
             .collect();
 
         let mut txn = null_mut();
         ok(mdb_txn_begin(env, null_mut(), MDB_RDONLY, &mut txn), "mdb_txn_begin (read)");
         let mut touched = 0u64;
+        let mut busy = 0u128;
         let t0 = Instant::now();
         for k in &keys {
-            let (mut kv, mut vv) = (MDB_val::of(k), MDB_val::empty());
-            ok(mdb_get(txn, dbi, &mut kv, &mut vv), "mdb_get");
+            let (mut kv, mut vv) = (MDB_val::of(&k[..]), MDB_val::empty());
+            let t = Instant::now();
+            let rc = mdb_get(txn, dbi, &mut kv, &mut vv);
+            busy += t.elapsed().as_nanos();
+            ok(rc, "mdb_get");
             // Touch the value so the read is real.
             touched += vv.mv_size as u64;
             if vv.mv_size > 0 {
@@ -80,10 +102,11 @@ fn main() {
         mdb_env_close(env);
         std::hint::black_box(touched);
         println!(
-            "lmdb_minimal: {records} records, {value_size}-byte values, {records} uniform random gets in one read txn: \
-             {:.3} s, {:.0} ops/s",
+            "lmdb_minimal: {records} records, {value_size}-byte values, every record read once in random order \
+             in one read txn: {:.3} s, {:.0} ops/s (mean get {:.0} ns)",
             secs,
-            records as f64 / secs
+            records as f64 / secs,
+            busy as f64 / records as f64
         );
     }
 }

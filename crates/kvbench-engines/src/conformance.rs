@@ -8,8 +8,22 @@ use kvbench_core::engine::{Capabilities, Engine, EngineDescriptor, OpenArgs, Ope
 
 type Oracle = BTreeMap<Vec<u8>, Vec<u8>>;
 
-fn args<'a>(dir: &'a Path, options: &'a Options, sync: SyncMode, mode: OpenMode, url: Option<&'a str>) -> OpenArgs<'a> {
-    OpenArgs { dir, options, sync, mode, expected_records: 1000, expected_bytes: 1 << 20, url, token: None }
+/// Where a server engine's server is: its url and the credential kvbench generated.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Target<'a> {
+    pub url: Option<&'a str>,
+    pub token: Option<&'a str>,
+}
+
+fn args<'a>(dir: &'a Path, options: &'a Options, sync: SyncMode, mode: OpenMode, t: Target<'a>) -> OpenArgs<'a> {
+    OpenArgs { dir, options, sync, mode, expected_records: 1000, expected_bytes: 1 << 20, url: t.url, token: t.token }
+}
+
+/// Open and prepare (the runner's `open` and `prepare` steps); `what` names the open in errors.
+fn open(desc: &EngineDescriptor, a: &OpenArgs<'_>, what: &str) -> Result<Box<dyn Engine>, String> {
+    let mut e = (desc.open)(a).map_err(|e| format!("{what}: {e}"))?;
+    e.prepare().map_err(|e| format!("prepare after {what}: {e}"))?;
+    Ok(e)
 }
 
 fn key(i: u32) -> Vec<u8> {
@@ -80,13 +94,17 @@ fn check_reads(e: &dyn Engine, oracle: &Oracle, probe: &[Vec<u8>], caps: Capabil
 
 /// Run the whole suite on one engine in `dir` (which must be empty).
 pub fn run(desc: &EngineDescriptor, dir: &Path, url: Option<&str>) -> Result<(), String> {
+    run_on(desc, dir, Target { url, token: None })
+}
+
+/// [`run`] against a server that needs a credential.
+pub fn run_on(desc: &EngineDescriptor, dir: &Path, t: Target<'_>) -> Result<(), String> {
     let caps = desc.capabilities;
     let options = Options::parse(desc.name, desc.options, &BTreeMap::new())?;
     let mut oracle = Oracle::new();
     let probe: Vec<Vec<u8>> = (0..260).map(key).collect();
 
-    let mut e = (desc.open)(&args(dir, &options, SyncMode::Commit, OpenMode::ReadWrite, url))
-        .map_err(|e| format!("open: {e}"))?;
+    let mut e = open(desc, &args(dir, &options, SyncMode::Commit, OpenMode::ReadWrite, t), "open")?;
     // Load 200 records in batches of 50, and one with an empty value.
     for chunk in (0..200u32).collect::<Vec<_>>().chunks(50) {
         let vals: Vec<(Vec<u8>, Vec<u8>)> = chunk.iter().map(|&i| (key(i), value(i, 0))).collect();
@@ -128,19 +146,16 @@ pub fn run(desc: &EngineDescriptor, dir: &Path, url: Option<&str>) -> Result<(),
     e.close().map_err(|e| format!("close: {e}"))?;
 
     if caps.persistent {
-        let e = (desc.open)(&args(dir, &options, SyncMode::None, OpenMode::ReadWrite, url))
-            .map_err(|e| format!("reopen: {e}"))?;
+        let e = open(desc, &args(dir, &options, SyncMode::None, OpenMode::ReadWrite, t), "reopen")?;
         check_reads(e.as_ref(), &oracle, &probe, caps).map_err(|m| format!("after reopen: {m}"))?;
         e.close().map_err(|e| format!("close: {e}"))?;
         if caps.read_only_open {
-            let e = (desc.open)(&args(dir, &options, SyncMode::None, OpenMode::ReadOnly, url))
-                .map_err(|e| format!("read-only open: {e}"))?;
+            let e = open(desc, &args(dir, &options, SyncMode::None, OpenMode::ReadOnly, t), "read-only open")?;
             check_reads(e.as_ref(), &oracle, &probe, caps).map_err(|m| format!("read-only: {m}"))?;
             e.close().map_err(|e| format!("close: {e}"))?;
         }
         if caps.secondary_open {
-            let e = (desc.open)(&args(dir, &options, SyncMode::None, OpenMode::Secondary, url))
-                .map_err(|e| format!("secondary open: {e}"))?;
+            let e = open(desc, &args(dir, &options, SyncMode::None, OpenMode::Secondary, t), "secondary open")?;
             check_reads(e.as_ref(), &oracle, &probe, caps).map_err(|m| format!("secondary: {m}"))?;
             e.close().map_err(|e| format!("close: {e}"))?;
         }
@@ -150,12 +165,16 @@ pub fn run(desc: &EngineDescriptor, dir: &Path, url: Option<&str>) -> Result<(),
 
 /// Every sync mode opens and writes (durability knobs must not break the engine).
 pub fn sync_modes(desc: &EngineDescriptor, root: &Path, url: Option<&str>) -> Result<(), String> {
+    sync_modes_on(desc, root, Target { url, token: None })
+}
+
+/// [`sync_modes`] against a server that needs a credential.
+pub fn sync_modes_on(desc: &EngineDescriptor, root: &Path, t: Target<'_>) -> Result<(), String> {
     let options = Options::parse(desc.name, desc.options, &BTreeMap::new())?;
     for (n, sync) in [SyncMode::None, SyncMode::Commit, SyncMode::Always].into_iter().enumerate() {
         let dir = root.join(format!("sync{n}"));
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        let mut e = (desc.open)(&args(&dir, &options, sync, OpenMode::ReadWrite, url))
-            .map_err(|e| format!("open sync={sync}: {e}"))?;
+        let mut e = open(desc, &args(&dir, &options, sync, OpenMode::ReadWrite, t), &format!("open sync={sync}"))?;
         e.write(&[WriteOp { key: b"a", value: Some(b"1") }, WriteOp { key: b"b", value: Some(b"2") }])
             .map_err(|e| format!("write sync={sync}: {e}"))?;
         e.finish_load().map_err(|e| format!("finish_load sync={sync}: {e}"))?;

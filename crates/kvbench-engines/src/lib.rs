@@ -1,7 +1,9 @@
 //! The engines kvbench measures. One module per engine, one line in [`registry`].
 //! Adapters translate calls; they never time anything.
 
+pub mod cluster;
 pub mod conformance;
+pub mod etcdcluster;
 pub mod http;
 pub mod memory;
 pub mod registry;
@@ -25,6 +27,8 @@ pub mod postgres;
 pub mod qdbm;
 #[cfg(feature = "redis")]
 pub mod redis;
+#[cfg(feature = "redis-cluster")]
+pub mod rediscluster;
 #[cfg(all(feature = "rocksdb", kvb_rocksdb))]
 pub mod rocksdb;
 #[cfg(all(feature = "sqlite", kvb_sqlite))]
@@ -36,7 +40,7 @@ pub mod tkrzw;
 #[cfg(all(feature = "tokyocabinet", kvb_tokyocabinet))]
 pub mod tokyocabinet;
 
-pub use registry::{entries, find, Entry};
+pub use registry::{entries, find, server_for, Entry};
 
 /// Turn a C string owned by a library into a Rust string (for error messages and versions).
 ///

@@ -1,7 +1,7 @@
 //! Every engine kvbench knows, one line each. An engine that was not built (feature off or
 //! library missing at build time) still has its line, saying why and how to get it.
 
-use kvbench_core::engine::EngineDescriptor;
+use kvbench_core::engine::{EngineDescriptor, StartServer};
 
 pub enum Entry {
     Ready(&'static EngineDescriptor),
@@ -60,6 +60,7 @@ pub fn entries() -> Vec<Entry> {
         entry!("kyotocabinet-tree", "kyotocabinet", kvb_kyotocabinet, kyotocabinet::tree),
         server!("memcached", "memcached", memcached),
         server!("redis", "redis", redis),
+        server!("redis-cluster", "redis-cluster", rediscluster),
         server!("postgres", "postgres", postgres),
         entry!("qdbm-depot", "qdbm", kvb_qdbm, qdbm::depot),
         entry!("qdbm-curia", "qdbm", kvb_qdbm, qdbm::curia),
@@ -77,4 +78,14 @@ pub fn entries() -> Vec<Entry> {
 
 pub fn find(name: &str) -> Option<Entry> {
     entries().into_iter().find(|e| e.name() == name)
+}
+
+/// The server an engine of another runtime needs (its client lives in the Go or Python worker,
+/// its server is started from Rust): start it once per run like a Rust server engine's and give
+/// the job its `url` and `token`. None: the engine needs no server kvbench starts.
+pub fn server_for(engine: &str) -> Option<StartServer> {
+    match engine {
+        "go-etcd" => Some(crate::etcdcluster::start_server),
+        _ => None,
+    }
 }

@@ -3,9 +3,11 @@
 //!
 //! Both handles are opened with `tcXdbsetmutex`, which makes Tokyo Cabinet lock internally (a
 //! reader-writer lock per database, error codes per thread), so the engines are shared between
-//! threads without a lock of ours. A batch of more than one write is one Tokyo Cabinet
-//! transaction; `sync` maps to `HDBOTSYNC`/`BDBOTSYNC` (a commit syncs) plus `tcXdbsync` after a
-//! single write.
+//! threads without a lock of ours. A batch is a loop of puts unless the option
+//! `transaction = "batch"` makes a batch of more than one write one Tokyo Cabinet transaction
+//! (article 004 looped, so the loop is the default). `sync` maps to `tcXdbsync` after a batch
+//! (`commit`) or after every write (`always`); in transaction mode to `HDBOTSYNC`/`BDBOTSYNC`
+//! (the commit syncs) plus `tcXdbsync` after a single write.
 
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
@@ -104,6 +106,13 @@ fn version() -> String {
 
 const COMPRESSION: &[&str] = &["none", "deflate", "bzip", "tcbs"];
 
+const TRANSACTION: OptionSpec = OptionSpec {
+    name: "transaction",
+    kind: OptionKind::Enum(&["none", "batch"]),
+    default: "none",
+    doc: "none: a batch is a loop of puts (article 004's method); batch: a batch of more than one write is one transaction",
+};
+
 static HASH_OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "bnum",
@@ -130,6 +139,7 @@ static HASH_OPTIONS: &[OptionSpec] = &[
         default: "false",
         doc: "64-bit bucket array (files over 2 GB)",
     },
+    TRANSACTION,
 ];
 
 static BTREE_OPTIONS: &[OptionSpec] = &[
@@ -150,6 +160,7 @@ static BTREE_OPTIONS: &[OptionSpec] = &[
         default: "false",
         doc: "64-bit bucket array (files over 2 GB)",
     },
+    TRANSACTION,
 ];
 
 const CAPS: Capabilities = Capabilities {
@@ -209,13 +220,27 @@ fn len(n: usize) -> Result<libc::c_int> {
 }
 
 /// What `sync` means here, for settings().
-fn sync_note(sync: SyncMode, call: &str) -> String {
-    match sync {
-        SyncMode::None => "none: no sync calls; data reaches the file on close".into(),
-        SyncMode::Commit | SyncMode::Always => format!(
+fn sync_note(sync: SyncMode, transaction: bool, call: &str) -> String {
+    match (sync, transaction) {
+        (SyncMode::None, _) => "none: no sync calls; data reaches the file on close".into(),
+        (_, true) => format!(
             "{sync}: batches are transactions opened with OTSYNC (commit syncs); a single write is followed by {call}"
         ),
+        (SyncMode::Commit, false) => format!("commit: {call} after every batch (a loop of puts)"),
+        (SyncMode::Always, false) => format!("always: {call} after every write"),
     }
+}
+
+/// The `transaction` option: true when a batch of more than one write is one transaction.
+fn transaction_opt(opts: &Options, settings: &mut BTreeMap<String, String>) -> bool {
+    let on = opts.text("transaction").as_deref() == Some("batch");
+    let note = if on {
+        "batch: a batch of more than one write is one transaction (tranbegin/trancommit)"
+    } else {
+        "none: a batch is a loop of put/out, no transaction"
+    };
+    settings.insert("transaction".into(), note.into());
+    on
 }
 
 /// The operations both database kinds share, so write() is written once.
@@ -228,26 +253,38 @@ trait Db: Send + Sync {
     fn tran_abort(&self);
 }
 
-fn write_batch(db: &dyn Db, sync: SyncMode, batch: &[WriteOp<'_>]) -> Result<()> {
+/// How write() applies a batch: the engine's sync mode and transaction option.
+#[derive(Clone, Copy)]
+struct WriteMode {
+    sync: SyncMode,
+    transaction: bool,
+}
+
+fn write_batch(db: &dyn Db, mode: WriteMode, batch: &[WriteOp<'_>]) -> Result<()> {
     let apply = |w: &WriteOp<'_>| match w.value {
         Some(v) => db.put(w.key, v),
         None => db.out(w.key),
     };
-    if batch.len() == 1 {
-        apply(&batch[0])?;
-        if sync != SyncMode::None {
+    if mode.transaction && batch.len() > 1 {
+        db.tran_begin()?;
+        for w in batch {
+            if let Err(e) = apply(w) {
+                db.tran_abort();
+                return Err(e);
+            }
+        }
+        return db.tran_commit();
+    }
+    for w in batch {
+        apply(w)?;
+        if mode.sync == SyncMode::Always {
             db.sync()?;
         }
-        return Ok(());
     }
-    db.tran_begin()?;
-    for w in batch {
-        if let Err(e) = apply(w) {
-            db.tran_abort();
-            return Err(e);
-        }
+    if mode.sync == SyncMode::Commit {
+        db.sync()?;
     }
-    db.tran_commit()
+    Ok(())
 }
 
 // ---- hash ----
@@ -355,7 +392,7 @@ tc_handle!(
 
 pub struct TcHash {
     db: Hdb,
-    sync: SyncMode,
+    mode: WriteMode,
     settings: BTreeMap<String, String>,
 }
 
@@ -398,19 +435,20 @@ fn open_hash(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let ok = unsafe { ffi::tchdbopen(db.p(), path.as_ptr(), omode) };
     db.check(ok, "open")?;
     let mut settings = BTreeMap::new();
-    settings.insert("sync".into(), sync_note(args.sync, "tchdbsync()"));
+    let transaction = transaction_opt(o, &mut settings);
+    settings.insert("sync".into(), sync_note(args.sync, transaction, "tchdbsync()"));
     settings.insert("bnum".into(), bnum.to_string());
     settings.insert("compression".into(), o.text("compression").unwrap_or_default());
     settings.insert("rcnum".into(), rcnum.to_string());
     settings.insert("xmsiz".into(), xmsiz.to_string());
     settings.insert("large".into(), large.to_string());
     settings.insert("threads".into(), "tchdbsetmutex (TC's internal rwlock)".into());
-    Ok(Box::new(TcHash { db, sync: args.sync, settings }))
+    Ok(Box::new(TcHash { db, mode: WriteMode { sync: args.sync, transaction }, settings }))
 }
 
 impl Engine for TcHash {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        write_batch(&self.db, self.sync, batch)
+        write_batch(&self.db, self.mode, batch)
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
@@ -469,7 +507,7 @@ tc_handle!(
 
 pub struct TcBtree {
     db: Bdb,
-    sync: SyncMode,
+    mode: WriteMode,
     settings: BTreeMap<String, String>,
 }
 
@@ -508,7 +546,8 @@ fn open_btree(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     db.check(ok, "open")?;
     let show = |n: i64, default: &str| if n == 0 { format!("{default} (TC default)") } else { n.to_string() };
     let mut settings = BTreeMap::new();
-    settings.insert("sync".into(), sync_note(args.sync, "tcbdbsync()"));
+    let transaction = transaction_opt(o, &mut settings);
+    settings.insert("sync".into(), sync_note(args.sync, transaction, "tcbdbsync()"));
     settings.insert("lmemb".into(), show(lmemb as i64, "128"));
     settings.insert("nmemb".into(), show(nmemb as i64, "256"));
     settings.insert("bnum".into(), show(bnum, "32749"));
@@ -517,12 +556,12 @@ fn open_btree(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     settings.insert("compression".into(), o.text("compression").unwrap_or_default());
     settings.insert("large".into(), large.to_string());
     settings.insert("threads".into(), "tcbdbsetmutex (TC's internal rwlock)".into());
-    Ok(Box::new(TcBtree { db, sync: args.sync, settings }))
+    Ok(Box::new(TcBtree { db, mode: WriteMode { sync: args.sync, transaction }, settings }))
 }
 
 impl Engine for TcBtree {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        write_batch(&self.db, self.sync, batch)
+        write_batch(&self.db, self.mode, batch)
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
@@ -635,5 +674,67 @@ impl Reader for BtreeReader<'_> {
             return Err(self.db.err("cursor"));
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Opens `desc` with `transaction` (None = the default), writes a 3-record batch and one
+    /// single write, and reports the settings' `transaction` line and whether Tokyo Cabinet's
+    /// write-ahead log file (made by a transaction) exists while the database is open.
+    fn batch_then_look(desc: &EngineDescriptor, file: &str, transaction: Option<&str>) -> (String, bool) {
+        let dir = tempfile::tempdir().unwrap();
+        let given: BTreeMap<_, _> =
+            transaction.map(|t| ("transaction".to_string(), serde_json::json!(t))).into_iter().collect();
+        let options = Options::parse(desc.name, desc.options, &given).unwrap();
+        let args = OpenArgs {
+            dir: dir.path(),
+            options: &options,
+            sync: SyncMode::Commit,
+            mode: OpenMode::ReadWrite,
+            expected_records: 4,
+            expected_bytes: 40,
+            url: None,
+            token: None,
+        };
+        let e = (desc.open)(&args).unwrap();
+        let batch = [b"a", b"b", b"c"].map(|k| WriteOp { key: k, value: Some(b"v1") });
+        e.write(&batch).unwrap();
+        e.write(&[WriteOp { key: b"a", value: None }]).unwrap();
+        let wal = dir.path().join(format!("{file}.wal")).exists();
+        let mut out = Vec::new();
+        let mut r = e.reader().unwrap();
+        assert!(!r.get(b"a", &mut out).unwrap(), "{}: deleted key found", desc.name);
+        assert!(r.get(b"c", &mut out).unwrap() && out == b"v1", "{}: c lost", desc.name);
+        drop(r);
+        let note = e.settings()["transaction"].clone();
+        e.close().unwrap();
+        (note, wal)
+    }
+
+    /// Article 004 looped over Tokyo Cabinet's puts: that is the default, and a transaction per
+    /// batch happens only when asked for; the settings say which, for both database kinds.
+    #[test]
+    fn a_batch_is_a_transaction_only_when_asked() {
+        for (desc, file) in [(&hash::DESCRIPTOR, "db.tch"), (&btree::DESCRIPTOR, "db.tcb")] {
+            for (given, wal, note) in [
+                (None, false, "none: a batch is a loop"),
+                (Some("none"), false, "none:"),
+                (Some("batch"), true, "batch:"),
+            ] {
+                let (got_note, got_wal) = batch_then_look(desc, file, given);
+                assert_eq!(got_wal, wal, "{} transaction {given:?}: write-ahead log present", desc.name);
+                assert!(got_note.starts_with(note), "{} transaction {given:?}: settings say {got_note}", desc.name);
+            }
+        }
+    }
+
+    #[test]
+    fn an_unknown_transaction_mode_is_refused() {
+        let given = BTreeMap::from([("transaction".to_string(), serde_json::json!("always"))]);
+        let err = Options::parse("tokyocabinet-hash", hash::DESCRIPTOR.options, &given).unwrap_err();
+        assert!(err.contains("transaction") && err.contains("batch"), "{err}");
     }
 }

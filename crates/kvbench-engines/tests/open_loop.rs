@@ -8,7 +8,6 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use kvbench_core::engine::*;
-use kvbench_core::protocol::{Event, Job, PROTOCOL_VERSION};
 use kvbench_core::result::{PhaseResult, Status};
 use kvbench_core::scenario::Scenario;
 
@@ -82,33 +81,13 @@ fn get_phase(rate: Option<f64>) -> PhaseResult {
     let s: Scenario = toml::from_str(&text).unwrap();
     s.check().unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let (plan, _) = kvbench_core::plan::ensure(&s.plan_spec(), &tmp.path().join("plans")).unwrap();
-    let job = Job {
-        protocol: PROTOCOL_VERSION,
-        engine: "stalling".into(),
-        label: "stalling".into(),
-        options: BTreeMap::new(),
-        plan,
-        dir: tmp.path().to_path_buf(),
-        sync: Default::default(),
-        open_mode: Default::default(),
-        url: None,
-        phases: s.job_phases(),
-        progress_ms: 1000,
-    };
-    let mut events = Vec::new();
-    kvbench_core::runner::run_job(&job, &STALLING, &mut |e| events.push(e)).unwrap();
-    events
-        .into_iter()
-        .find_map(|e| match e {
-            Event::Phase { result } if result.kind == "get" => Some(result),
-            _ => None,
-        })
-        .unwrap()
+    let v = s.all_variants()[0].clone();
+    let phases = kvbench_core::policy::run_in_process(&s, &v, &STALLING, tmp.path(), None).unwrap();
+    phases.into_iter().find(|p| p.kind == "get").unwrap()
 }
 
 fn samples_over(r: &PhaseResult, ns: u64) -> u64 {
-    let h = kvbench_core::runner::decode_histogram(&r.latency.as_ref().unwrap().hdr).unwrap();
+    let h = kvbench_core::worker::clock::decode_histogram(&r.latency.as_ref().unwrap().hdr).unwrap();
     h.iter_recorded().filter(|v| v.value_iterated_to() >= ns).map(|v| v.count_at_value()).sum()
 }
 
@@ -126,13 +105,13 @@ fn open_loop_charges_a_stall_to_the_operations_behind_it() {
     assert!(late >= 20, "open loop: the operations due during the stall are late too ({late} over 5 ms)");
     assert!(open.notes.iter().any(|n| n.contains("open loop")), "{:?}", open.notes);
     // 300 operations at 2000/s take about 150 ms.
-    let secs = open.elapsed_ns as f64 / 1e9;
+    let secs = open.wall_ns as f64 / 1e9;
     assert!((0.14..0.5).contains(&secs), "elapsed {secs} s");
 }
 
 #[test]
-fn rate_is_refused_outside_get_phases() {
-    let text = "engines = [\"memory\"]\n[[phase]]\nkind = \"load\"\nrate = 10.0\n";
+fn a_rate_that_is_not_positive_is_refused() {
+    let text = "engines = [\"memory\"]\n[[phase]]\nkind = \"load\"\n[[phase]]\nkind = \"get\"\nrate = 0.0\n";
     let s: Scenario = toml::from_str(text).unwrap();
     assert!(s.check().unwrap_err().contains("rate"));
 }

@@ -1,98 +1,505 @@
-//! A self-contained HTML page: the same sections as the table, plus one bar chart of ops/s
-//! per phase (inline SVG, no scripts, no network).
+//! A self-contained HTML page (inline SVG and CSS; no script, no network): the same sections
+//! as the table, and charts — load time and space on disk in the summary; per phase the
+//! throughput with its repetition spread, the latency percentile distribution, and a
+//! throughput-and-latency timeline per row from the interval histograms. One colour per row
+//! everywhere; repetitions are aggregated (medians, min–max whiskers, pooled histograms).
 
-use kvbench_core::result::{RunResult, Status};
+use std::fmt::Write;
 
-use crate::{human_rate, Section};
+use hdrhistogram::Histogram;
+use kvbench_core::result::{EngineResult, Interval, PhaseResult, RunResult, Status};
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+use crate::svg::{colour, esc, points, Frame, Scale};
+use crate::{by_label, human_bytes, human_ns, human_rate, median, space_measured, wall_ns, Section};
+
+/// One row label with its repetitions and colour.
+struct Row<'a> {
+    label: String,
+    colour: String,
+    reps: Vec<&'a EngineResult>,
 }
 
-fn chart(r: &RunResult, phase: &str) -> String {
-    let bars: Vec<(String, f64)> = r
-        .engines
-        .iter()
-        .filter_map(|e| {
-            let p = e.phases.iter().find(|p| p.name == phase && p.status == Status::Ok)?;
-            Some((e.label.clone(), p.ops_per_sec))
-        })
-        .collect();
-    if bars.is_empty() {
+impl Row<'_> {
+    /// The repetitions' measured results of one phase.
+    fn phases(&self, name: &str) -> Vec<&PhaseResult> {
+        self.reps.iter().filter_map(|e| e.phases.iter().find(|p| p.name == name && p.status == Status::Ok)).collect()
+    }
+}
+
+fn rows(r: &RunResult) -> Vec<Row<'_>> {
+    by_label(r).into_iter().enumerate().map(|(i, (label, reps))| Row { label, colour: colour(i), reps }).collect()
+}
+
+fn figure(id: &str, caption: &str, svg: &str, legend: &str) -> String {
+    format!(
+        "<figure class=\"chart\" data-chart=\"{}\"><figcaption>{}</figcaption>{svg}{legend}</figure>",
+        esc(id),
+        esc(caption)
+    )
+}
+
+fn legend(rows: &[&Row], extra: &str) -> String {
+    let mut s = String::from("<div class=\"legend\">");
+    for r in rows {
+        let _ = write!(s, "<span><i style=\"background:{}\"></i>{}</span>", r.colour, esc(&r.label));
+    }
+    s.push_str(extra);
+    s.push_str("</div>");
+    s
+}
+
+/// One bar of a horizontal bar chart: the median, the repetitions' range and values.
+struct Bar {
+    label: String,
+    colour: String,
+    values: Vec<f64>,
+    /// Shown right of the bar; for a row with no value, says why.
+    text: String,
+}
+
+fn hbar_chart(
+    id: &str,
+    caption: &str,
+    axis: &str,
+    fmt: fn(f64) -> String,
+    bars: &[Bar],
+    mark: Option<(f64, &str)>,
+) -> String {
+    let longest = bars.iter().map(|b| b.label.chars().count()).max().unwrap_or(4) as f64;
+    let f = Frame {
+        w: 620.0,
+        h: 40.0 + 22.0 * bars.len() as f64,
+        left: (longest * 7.0 + 12.0).clamp(60.0, 200.0),
+        right: 150.0,
+        top: 6.0,
+        bottom: 34.0,
+    };
+    let max = bars.iter().flat_map(|b| b.values.iter().copied()).chain(mark.map(|m| m.0)).fold(0.0, f64::max);
+    let x = Scale::linear(0.0, max * 1.05, f.x0(), f.x1());
+    let mut s = f.open(caption);
+    let ticks: Vec<(f64, String)> = x.ticks().into_iter().map(|v| (v, fmt(v))).collect();
+    f.x_axis(&mut s, &x, &ticks, axis);
+    for (i, b) in bars.iter().enumerate() {
+        let y = f.y1() + 22.0 * i as f64 + 4.0;
+        let _ = write!(
+            s,
+            "<text class=\"row\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            f.x0() - 6.0,
+            y + 12.0,
+            esc(&b.label)
+        );
+        let mut tip = format!("{}: {}", b.label, b.text);
+        if b.values.len() > 1 {
+            tip.push_str(&format!(
+                " — repetitions: {}",
+                b.values.iter().map(|v| fmt(*v)).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        let _ = write!(s, "<g class=\"bar\"><title>{}</title>", esc(&tip));
+        let end = if b.values.is_empty() {
+            f.x0()
+        } else {
+            let m = x.map(median(b.values.clone()));
+            let _ = write!(
+                s,
+                "<rect x=\"{:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"16\" fill=\"{}\"/>",
+                f.x0(),
+                (m - f.x0()).max(1.0),
+                b.colour
+            );
+            if b.values.len() > 1 {
+                let (lo, hi) = b.values.iter().fold((f64::MAX, 0.0f64), |(a, c), &v| (a.min(v), c.max(v)));
+                let (l, h) = (x.map(lo), x.map(hi));
+                let _ = write!(
+                    s,
+                    "<path class=\"whisker\" d=\"M{l:.1} {:.1}V{:.1}M{l:.1} {:.1}H{h:.1}M{h:.1} {:.1}V{:.1}\"/>",
+                    y + 3.0,
+                    y + 13.0,
+                    y + 8.0,
+                    y + 3.0,
+                    y + 13.0
+                );
+                for v in &b.values {
+                    let _ = write!(s, "<circle class=\"rep\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"2\"/>", x.map(*v), y + 8.0);
+                }
+                h.max(m)
+            } else {
+                m
+            }
+        };
+        let _ =
+            write!(s, "<text class=\"value\" x=\"{:.1}\" y=\"{:.1}\">{}</text></g>", end + 6.0, y + 12.0, esc(&b.text));
+    }
+    if let Some((v, label)) = mark {
+        let px = x.map(v);
+        let _ = write!(s, "<line class=\"mark\" x1=\"{px:.1}\" y1=\"{:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\"/><text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\">{}</text>", f.y1(), f.y0(), px + 3.0, f.y0() - 4.0, esc(label));
+    }
+    s.push_str("</svg>");
+    figure(id, caption, &s, "")
+}
+
+fn throughput_chart(rows: &[Row], phase: &str) -> String {
+    if rows.iter().all(|r| r.phases(phase).is_empty()) {
         return String::new();
     }
-    let max = bars.iter().map(|b| b.1).fold(0.0, f64::max).max(1e-9);
-    let (row, label_w, bar_w) = (22.0, 180.0, 420.0);
-    let h = row * bars.len() as f64 + 10.0;
-    let mut svg = format!(
-        "<svg class=\"chart\" width=\"{}\" height=\"{h}\" role=\"img\" aria-label=\"ops/s for {}\">",
-        label_w + bar_w + 90.0,
-        esc(phase)
-    );
-    for (i, (label, v)) in bars.iter().enumerate() {
-        let y = 5.0 + row * i as f64;
-        let w = (v / max * bar_w).max(1.0);
-        svg.push_str(&format!(
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect x=\"{label_w}\" y=\"{y}\" width=\"{w:.1}\" height=\"{}\"/><text x=\"{}\" y=\"{}\">{} ops/s</text>",
-            label_w - 6.0,
-            y + 15.0,
-            esc(label),
-            row - 6.0,
-            label_w + w + 6.0,
-            y + 15.0,
-            human_rate(*v)
-        ));
+    let bars: Vec<Bar> = rows
+        .iter()
+        .map(|r| {
+            let v: Vec<f64> = r.phases(phase).iter().map(|p| p.ops_per_sec).collect();
+            let text = match v.len() {
+                0 => "not measured".into(),
+                1 => format!("{} ops/s", human_rate(v[0])),
+                n => format!("{} ops/s (median of {n})", human_rate(median(v.clone()))),
+            };
+            Bar { label: r.label.clone(), colour: r.colour.clone(), values: v, text }
+        })
+        .collect();
+    hbar_chart(
+        &format!("throughput-{phase}"),
+        &format!("Throughput — {phase}"),
+        "operations per second (wall clock)",
+        human_rate,
+        &bars,
+        None,
+    )
+}
+
+fn load_chart(rows: &[Row], load: &str) -> String {
+    let bars: Vec<Bar> = rows
+        .iter()
+        .map(|r| {
+            let ps = r.phases(load);
+            let v: Vec<f64> = ps.iter().map(|p| wall_ns(p) as f64).collect();
+            let text = if v.is_empty() {
+                "not measured".into()
+            } else {
+                let rate = median(ps.iter().map(|p| p.ops_per_sec).collect());
+                format!("{} ({}/s)", human_ns(median(v.clone())), human_rate(rate))
+            };
+            Bar { label: r.label.clone(), colour: r.colour.clone(), values: v, text }
+        })
+        .collect();
+    hbar_chart("load-time", "Load time", "wall time of the load phase", human_ns, &bars, None)
+}
+
+fn space_chart(rows: &[Row], raw: u64) -> String {
+    let bars: Vec<Bar> = rows
+        .iter()
+        .map(|r| {
+            let ok: Vec<&&EngineResult> = r.reps.iter().filter(|e| space_measured(e)).collect();
+            let v: Vec<f64> = ok.iter().map(|e| e.space_bytes as f64).collect();
+            let text = if v.is_empty() {
+                let server = r.reps.iter().any(|e| e.status == Status::Ok);
+                if server {
+                    "– not measured (server's own files)".into()
+                } else {
+                    "– failed".into()
+                }
+            } else {
+                let amp = median(ok.iter().map(|e| e.space_amplification).collect());
+                format!("{} ({amp:.2}× raw)", human_bytes(median(v.clone()) as u64))
+            };
+            Bar { label: r.label.clone(), colour: r.colour.clone(), values: v, text }
+        })
+        .collect();
+    let fmt: fn(f64) -> String = |v| human_bytes(v as u64);
+    hbar_chart("space", "Space on disk", "allocated bytes after close", fmt, &bars, Some((raw as f64, "raw data")))
+}
+
+/// Percentiles on the x axis as HdrHistogram plots them: position = log10(1 / (1 - q)).
+const NINES: f64 = 5.0;
+
+fn pct_label(u: f64) -> String {
+    match u as i32 {
+        0 => "0%".into(),
+        1 => "90%".into(),
+        n => format!("99.{}%", "9".repeat(n as usize - 2)).replace("99.%", "99%"),
     }
-    svg.push_str("</svg>");
-    svg
+}
+
+/// The pooled histogram of a row's repetitions, if the result carries decodable ones.
+fn pooled(ps: &[&PhaseResult]) -> Option<Histogram<u64>> {
+    let mut all: Option<Histogram<u64>> = None;
+    for p in ps {
+        let h = kvbench_core::worker::clock::decode_histogram(&p.latency.as_ref()?.hdr).ok()?;
+        match all.as_mut() {
+            None => all = Some(h),
+            Some(a) => a.add(&h).ok()?,
+        }
+    }
+    all.filter(|h| !h.is_empty())
+}
+
+/// (percentile position, latency ns) points of one row's distribution.
+fn distribution(ps: &[&PhaseResult]) -> Vec<(f64, f64)> {
+    if let Some(h) = pooled(ps) {
+        return (0..=(NINES * 20.0) as u32)
+            .map(|i| {
+                let u = i as f64 / 20.0;
+                (u, h.value_at_quantile(1.0 - 10f64.powf(-u)).max(1) as f64)
+            })
+            .collect();
+    }
+    // No histogram: the summary's percentiles (medians over repetitions).
+    let Some(l) = ps.first().and_then(|p| p.latency.as_ref()) else { return Vec::new() };
+    let m = |f: fn(&kvbench_core::result::Latency) -> u64| {
+        median(ps.iter().filter_map(|p| p.latency.as_ref().map(|l| f(l) as f64)).collect()).max(1.0)
+    };
+    let _ = l;
+    vec![
+        (0.0, m(|l| l.min_ns)),
+        (0.301, m(|l| l.p50_ns)),
+        (1.0, m(|l| l.p90_ns)),
+        (1.301, m(|l| l.p95_ns)),
+        (2.0, m(|l| l.p99_ns)),
+        (3.0, m(|l| l.p999_ns)),
+        (NINES, m(|l| l.max_ns)),
+    ]
+}
+
+fn latency_chart(rows: &[Row], phase: &str, unit: &str) -> String {
+    let lines: Vec<(&Row, Vec<(f64, f64)>)> =
+        rows.iter().map(|r| (r, distribution(&r.phases(phase)))).filter(|(_, d)| !d.is_empty()).collect();
+    let caption = format!("Latency by percentile — {phase}");
+    if lines.is_empty() {
+        return String::new();
+    }
+    let f = Frame { w: 600.0, h: 330.0, left: 66.0, right: 30.0, top: 10.0, bottom: 40.0 };
+    let (lo, hi) = lines
+        .iter()
+        .flat_map(|(_, d)| d.iter().map(|p| p.1))
+        .fold((f64::MAX, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+    let x = Scale::linear(0.0, NINES, f.x0(), f.x1());
+    let y = Scale::log_decades(lo, hi, f.y0(), f.y1());
+    let mut s = f.open(&caption);
+    let xt: Vec<(f64, String)> = (0..=NINES as i32).map(|u| (u as f64, pct_label(u as f64))).collect();
+    f.x_axis(&mut s, &x, &xt, "percentile (log scale of 1/(1−p))");
+    let yt: Vec<(f64, String)> = y.ticks().into_iter().map(|v| (v, human_ns(v))).collect();
+    f.y_axis(&mut s, &y, &yt, &format!("latency per {unit} (log)"), false);
+    for (r, d) in &lines {
+        let pts: Vec<(f64, f64)> = d.iter().map(|(u, v)| (x.map(*u), y.map(*v))).collect();
+        let _ = write!(
+            s,
+            "<g class=\"series\"><title>{}</title><polyline fill=\"none\" stroke=\"{}\" points=\"{}\"/>",
+            esc(&r.label),
+            r.colour,
+            points(&pts)
+        );
+        for (u, v) in d.iter().filter(|(u, _)| (u * 20.0).round() as i32 % 20 == 0 || (*u - 0.301).abs() < 0.02) {
+            let name = if (*u - 0.301).abs() < 0.02 { "p50".to_string() } else { pct_label(*u) };
+            let _ = write!(
+                s,
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{}\"><title>{} — {name}: {}</title></circle>",
+                x.map(*u),
+                y.map(*v),
+                r.colour,
+                esc(&r.label),
+                human_ns(*v)
+            );
+        }
+        s.push_str("</g>");
+    }
+    f.border(&mut s);
+    s.push_str("</svg>");
+    let who: Vec<&Row> = lines.iter().map(|(r, _)| *r).collect();
+    figure(&format!("latency-{phase}"), &caption, &s, &legend(&who, ""))
+}
+
+/// Throughput (ops/s) of each interval: its ops over its length.
+fn interval_rates(iv: &[Interval], end_ms: u64) -> Vec<(f64, f64)> {
+    iv.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let next = iv.get(i + 1).map(|n| n.t_ms).unwrap_or(end_ms.max(v.t_ms + 1));
+            let len = next.saturating_sub(v.t_ms).max(1) as f64 / 1000.0;
+            (v.t_ms as f64 / 1000.0, v.ops as f64 / len)
+        })
+        .collect()
+}
+
+/// The repetition whose throughput is the median, among those with intervals.
+fn median_rep<'a>(ps: &[&'a PhaseResult]) -> Option<&'a PhaseResult> {
+    let mut with: Vec<&PhaseResult> = ps.iter().copied().filter(|p| !p.intervals.is_empty()).collect();
+    with.sort_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec));
+    with.get(with.len() / 2).copied()
+}
+
+fn timeline_panel(r: &Row, p: &PhaseResult, reps: usize) -> String {
+    let f = Frame { w: 400.0, h: 170.0, left: 50.0, right: 76.0, top: 20.0, bottom: 30.0 };
+    let end_ms = wall_ns(p) / 1_000_000;
+    let rates = interval_rates(&p.intervals, end_ms);
+    let t_end = (end_ms as f64 / 1000.0).max(rates.last().map(|r| r.0 + 1.0).unwrap_or(1.0));
+    let x = Scale::linear(0.0, t_end, f.x0(), f.x1());
+    let y = Scale::linear(0.0, rates.iter().map(|r| r.1).fold(0.0, f64::max) * 1.1, f.y0(), f.y1());
+    let lat: Vec<f64> =
+        p.intervals.iter().flat_map(|i| [i.p50_ns as f64, i.p99_ns as f64]).filter(|v| *v > 0.0).collect();
+    let ly = Scale::log_decades(
+        lat.iter().copied().fold(f64::MAX, f64::min),
+        lat.iter().copied().fold(1.0, f64::max),
+        f.y0(),
+        f.y1(),
+    );
+    let title = if reps > 1 { format!("{} (median of {reps} repetitions)", r.label) } else { r.label.clone() };
+    let mut s = f.open(&format!("timeline of {}", r.label));
+    let _ = write!(s, "<text class=\"panel-title\" x=\"{:.1}\" y=\"13\">{}</text>", f.x0(), esc(&title));
+    let xt: Vec<(f64, String)> = x.ticks().into_iter().map(|v| (v, format!("{}s", crate::svg::num(v)))).collect();
+    f.x_axis(&mut s, &x, &xt, "seconds into the phase");
+    let yt: Vec<(f64, String)> = y.ticks().into_iter().map(|v| (v, human_rate(v))).collect();
+    f.y_axis(&mut s, &y, &yt, "ops/s", false);
+    let lt: Vec<(f64, String)> = ly.ticks().into_iter().map(|v| (v, human_ns(v))).collect();
+    f.y_axis(&mut s, &ly, &lt, "p50 · p99 (log)", true);
+    // A step line: each interval's rate held over its length.
+    let mut step = vec![(x.map(0.0), y.map(0.0))];
+    for (i, (t, v)) in rates.iter().enumerate() {
+        let t1 = rates.get(i + 1).map(|n| n.0).unwrap_or(t_end);
+        step.extend([(x.map(*t), y.map(*v)), (x.map(t1), y.map(*v))]);
+    }
+    step.push((x.map(t_end), y.map(0.0)));
+    let _ = write!(s, "<polygon class=\"area\" fill=\"{}\" points=\"{}\"/>", r.colour, points(&step));
+    let _ = write!(
+        s,
+        "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>",
+        r.colour,
+        points(&step[1..step.len() - 1])
+    );
+    for (cls, get) in [("p99", (|i: &Interval| i.p99_ns) as fn(&Interval) -> u64), ("p50", |i: &Interval| i.p50_ns)] {
+        let mut pts = Vec::new();
+        for (k, (i, (t, _))) in p.intervals.iter().zip(&rates).enumerate() {
+            let t1 = rates.get(k + 1).map(|n| n.0).unwrap_or(t_end);
+            let v = ly.map(get(i).max(1) as f64);
+            pts.extend([(x.map(*t), v), (x.map(t1), v)]);
+        }
+        let _ = write!(s, "<polyline class=\"{cls}\" fill=\"none\" points=\"{}\"/>", points(&pts));
+    }
+    for (i, (iv, (t, v))) in p.intervals.iter().zip(&rates).enumerate() {
+        let t1 = rates.get(i + 1).map(|n| n.0).unwrap_or(t_end);
+        let _ = write!(
+            s,
+            "<rect class=\"hover\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"><title>{}, {t}–{t1} s: {} ops/s, p50 {}, p99 {}, max {}</title></rect>",
+            x.map(*t), f.y1(), (x.map(t1) - x.map(*t)).max(1.0), f.y0() - f.y1(),
+            esc(&r.label), human_rate(*v), human_ns(iv.p50_ns as f64), human_ns(iv.p99_ns as f64), human_ns(iv.max_ns as f64)
+        );
+    }
+    f.border(&mut s);
+    s.push_str("</svg>");
+    s
+}
+
+fn timelines(rows: &[Row], phase: &str) -> String {
+    let caption = format!("Throughput and latency over time — {phase}");
+    let mut panels = String::new();
+    for r in rows {
+        let ps = r.phases(phase);
+        if let Some(p) = median_rep(&ps) {
+            panels.push_str(&timeline_panel(r, p, ps.len()));
+        }
+    }
+    if panels.is_empty() {
+        let measured = rows.iter().any(|r| !r.phases(phase).is_empty());
+        let why = if measured { "the result carries no interval histograms" } else { "no row measured this phase" };
+        return format!("<p class=\"note\" data-chart=\"timeline-{}\">No timeline: {why}.</p>", esc(phase));
+    }
+    let key = "<div class=\"legend\"><span><i class=\"area-key\"></i>ops/s per interval (left axis)</span><span><i class=\"p50-key\"></i>p50</span><span><i class=\"p99-key\"></i>p99 (right axis, log)</span></div>";
+    figure(&format!("timeline-{phase}"), &caption, &format!("<div class=\"panels\">{panels}</div>"), key)
+}
+
+fn table(s: &Section) -> String {
+    let mut t = String::from("<table><thead><tr>");
+    for h in &s.headers {
+        let _ = write!(t, "<th>{}</th>", esc(h));
+    }
+    t.push_str("</tr></thead><tbody>");
+    for (i, row) in s.rows.iter().enumerate() {
+        t.push_str("<tr>");
+        for (c, cell) in row.iter().enumerate() {
+            let best = s.best.get(c).copied().flatten() == Some(i);
+            // Words read left to right; numbers line up on the right.
+            let text = cell.chars().next().is_some_and(|ch| ch.is_alphabetic());
+            let class = match (best, text) {
+                (true, _) => " class=\"best\"",
+                (false, true) => " class=\"text\"",
+                _ => "",
+            };
+            let _ = write!(t, "<td{class}>{}</td>", esc(cell));
+        }
+        t.push_str("</tr>");
+    }
+    t.push_str("</tbody></table>");
+    t
+}
+
+fn header(r: &RunResult) -> String {
+    let env = &r.environment;
+    let mut h = format!(
+        "<h1>kvbench — {}</h1><p class=\"meta\">run {} · kvbench {} · {} ({} cores, {}) · {} {} · data on {} ({}) · {} records, {} of keys+values · sync {}</p>",
+        esc(&r.scenario), esc(&r.run_id), esc(&r.kvbench_version), esc(&env.cpu_model), env.cores, human_bytes(env.memory_bytes),
+        esc(&env.os), esc(&env.kernel), esc(&env.data_dir), esc(&env.filesystem), r.plan.unique_records, human_bytes(r.plan.raw_bytes), esc(&r.sync)
+    );
+    if !r.intent.is_empty() {
+        let _ = write!(h, "<p class=\"intent\">{}</p>", esc(&r.intent));
+    }
+    for w in &r.warnings {
+        let _ = write!(h, "<p class=\"warn\">Warning: {}</p>", esc(w));
+    }
+    h
 }
 
 pub fn page(r: &RunResult, sections: &[Section]) -> String {
-    let mut body = String::new();
-    body.push_str(&format!(
-        "<h1>kvbench — {}</h1><p class=\"meta\">run {} · kvbench {} · {} ({} cores) · {} {} · data on {} ({})</p>",
-        esc(&r.scenario),
-        esc(&r.run_id),
-        esc(&r.kvbench_version),
-        esc(&r.environment.cpu_model),
-        r.environment.cores,
-        esc(&r.environment.os),
-        esc(&r.environment.kernel),
-        esc(&r.environment.data_dir),
-        esc(&r.environment.filesystem)
-    ));
-    if !r.intent.is_empty() {
-        body.push_str(&format!("<p class=\"intent\">{}</p>", esc(&r.intent)));
-    }
-    for w in &r.warnings {
-        body.push_str(&format!("<p class=\"warn\">Warning: {}</p>", esc(w)));
-    }
+    let rows = rows(r);
+    let phases = crate::phase_names(r);
+    let mut body = header(r);
+    let all: Vec<&Row> = rows.iter().collect();
+    body.push_str(&legend(&all, "").replacen("class=\"legend\"", "class=\"legend top\"", 1));
     for s in sections {
-        body.push_str(&format!("<h2>{}</h2><p class=\"note\">{}</p>", esc(&s.title), esc(&s.note)));
-        if let Some(phase) = s.title.strip_prefix("Phase ") {
-            body.push_str(&chart(r, phase));
-        }
-        body.push_str("<table><thead><tr>");
-        for h in &s.headers {
-            body.push_str(&format!("<th>{}</th>", esc(h)));
-        }
-        body.push_str("</tr></thead><tbody>");
-        for (i, row) in s.rows.iter().enumerate() {
-            body.push_str("<tr>");
-            for (c, cell) in row.iter().enumerate() {
-                let best = s.best.get(c).copied().flatten() == Some(i);
-                body.push_str(&format!("<td{}>{}</td>", if best { " class=\"best\"" } else { "" }, esc(cell)));
+        let id: String =
+            s.title.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+        let _ = write!(body, "<section id=\"{id}\"><h2>{}</h2><p class=\"note\">{}</p>", esc(&s.title), esc(&s.note));
+        let mut charts = String::new();
+        if s.title == "Summary" {
+            if let Some((load, _)) = phases.iter().find(|(_, k)| k == "load") {
+                charts.push_str(&load_chart(&rows, load));
             }
-            body.push_str("</tr>");
+            charts.push_str(&space_chart(&rows, r.plan.raw_bytes));
+        } else if let Some(name) = s.title.strip_prefix("Phase ").filter(|n| phases.iter().any(|(p, _)| p == n)) {
+            let unit = r
+                .engines
+                .iter()
+                .flat_map(|e| &e.phases)
+                .find(|p| p.name == name)
+                .map(|p| p.unit.clone())
+                .unwrap_or_default();
+            charts.push_str(&throughput_chart(&rows, name));
+            charts.push_str(&latency_chart(&rows, name, if unit.is_empty() { "op" } else { &unit }));
         }
-        body.push_str("</tbody></table>");
+        if !charts.is_empty() {
+            let _ = write!(body, "<div class=\"charts\">{charts}</div>");
+        }
+        body.push_str(&table(s));
+        if let Some(name) = s.title.strip_prefix("Phase ").filter(|n| phases.iter().any(|(p, _)| p == n)) {
+            body.push_str(&timelines(&rows, name));
+        }
+        body.push_str("</section>");
     }
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>kvbench — {}</title><style>\
-body{{font-family:system-ui,sans-serif;margin:2em;color:#222}}table{{border-collapse:collapse;margin:.5em 0 1.5em}}\
-td,th{{border:1px solid #ccc;padding:.25em .6em;text-align:right}}td:first-child,th:first-child{{text-align:left}}\
-td.best{{font-weight:bold;background:#e8f5e9}}.warn{{color:#b71c1c;font-weight:bold}}.note,.meta{{color:#555}}\
-.chart rect{{fill:#4a7bd0}}.chart text{{font-size:12px}}</style></head><body>{body}</body></html>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>kvbench — {}</title><style>{STYLE}</style></head><body>{body}</body></html>\n",
         esc(&r.scenario)
     )
 }
+
+const STYLE: &str = "\
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:1.5em auto;max-width:1300px;padding:0 1.5em;color:#222;background:#fff}\
+h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;margin:1.6em 0 .2em;border-bottom:1px solid #ddd;padding-bottom:.2em}\
+table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px}td,th{border:1px solid #d5d5d5;padding:.2em .55em;text-align:right}\
+th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}td.best{font-weight:bold;background:#e3f2e1}td.text{text-align:left}\
+.warn{color:#b71c1c;font-weight:bold}.note,.meta,.intent{color:#555;font-size:13px;margin:.2em 0}\
+.charts{display:flex;flex-wrap:wrap;gap:.5em 2em;align-items:flex-start}\
+figure.chart{margin:.4em 0}figcaption{font-weight:600;font-size:13px;margin-bottom:.2em}\
+svg text{font-size:11px;fill:#333}svg .axis-label{font-size:11px;fill:#555}svg .panel-title{font-weight:600}\
+svg .grid{stroke:#e6e6e6}svg .plot{fill:none;stroke:#bbb}svg .whisker{stroke:#222;fill:none}svg .rep{fill:#222}\
+svg .mark{stroke:#888;stroke-dasharray:4 3}svg .series polyline{stroke-width:2}svg .series:hover polyline{stroke-width:4}\
+svg .bar:hover rect{opacity:.8}svg .area{opacity:.18}svg .p99{stroke:#222;stroke-dasharray:4 2}svg .p50{stroke:#777}\
+svg .hover{fill:transparent}svg .hover:hover{fill:rgba(0,0,0,.06)}\
+.panels{display:flex;flex-wrap:wrap;gap:.3em 1em}\
+.legend{display:flex;flex-wrap:wrap;gap:.2em 1em;font-size:12px;margin:.2em 0}.legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px;border-radius:2px}\
+.legend .area-key{background:#4e79a7;opacity:.5}.legend .p50-key{height:2px;background:#777;vertical-align:3px}.legend .p99-key{height:0;border-top:2px dashed #222;vertical-align:3px;border-radius:0}\
+.legend.top{margin:.6em 0}";

@@ -1,9 +1,26 @@
 //! Reports derived from a result file. Every format renders the same [`Section`] model, so
-//! the terminal table, Markdown and HTML always agree; CSV and JSON are flat and canonical.
+//! the terminal table, Markdown and HTML always agree; CSV, JSON, YCSB lines and `.hlog`
+//! interval logs are flat views of the canonical JSON.
 
-use kvbench_core::result::{EngineResult, PhaseResult, RunResult, Status};
+use std::collections::BTreeMap;
 
+use kvbench_core::result::{EngineResult, Latency, PhaseResult, RunResult, Status};
+
+mod articles;
+mod compare;
+mod csv;
+mod hlog;
 mod html;
+mod svg;
+mod text;
+mod ycsb;
+
+pub use articles::article_section;
+pub use compare::{compare, compare_json, compared, differences, regressions, verdict, Compared, Verdict};
+pub use csv::csv;
+pub use hlog::hlog_files;
+pub use text::{fit_table, markdown_of, terminal_width, text_table, text_table_width};
+pub use ycsb::ycsb;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -12,6 +29,10 @@ pub enum Format {
     Csv,
     Json,
     Html,
+    /// YCSB's summary lines, so YCSB's parsers read kvbench results.
+    Ycsb,
+    /// HdrHistogram interval logs, one file per row, repetition and phase (needs `--output DIR`).
+    Hlog,
 }
 
 impl std::str::FromStr for Format {
@@ -23,11 +44,14 @@ impl std::str::FromStr for Format {
             "csv" => Format::Csv,
             "json" => Format::Json,
             "html" => Format::Html,
-            other => return Err(format!("unknown format `{other}` (table, markdown, csv, json, html)")),
+            "ycsb" => Format::Ycsb,
+            "hlog" => Format::Hlog,
+            other => return Err(format!("unknown format `{other}` (table, markdown, csv, json, html, ycsb, hlog)")),
         })
     }
 }
 
+/// The report as one text. `Hlog` is a set of files: see [`hlog_files`]; here it lists them.
 pub fn render(r: &RunResult, format: Format) -> String {
     match format {
         Format::Table => table(r),
@@ -35,6 +59,8 @@ pub fn render(r: &RunResult, format: Format) -> String {
         Format::Csv => csv(r),
         Format::Json => serde_json::to_string_pretty(r).expect("result serialises") + "\n",
         Format::Html => html::page(r, &sections(r)),
+        Format::Ycsb => ycsb(r),
+        Format::Hlog => hlog_files(r).iter().map(|(name, _)| format!("{name}\n")).collect(),
     }
 }
 
@@ -47,6 +73,21 @@ pub struct Section {
     pub rows: Vec<Vec<String>>,
     /// Per column: which row holds the best value (marked in the output).
     pub best: Vec<Option<usize>>,
+    /// Per column: 0 is always shown; in a narrow terminal the highest numbers go first.
+    pub priority: Vec<u8>,
+}
+
+impl Section {
+    fn new(title: String, note: String, columns: &[(&str, u8)]) -> Section {
+        Section {
+            title,
+            note,
+            headers: columns.iter().map(|c| c.0.to_string()).collect(),
+            rows: Vec::new(),
+            best: vec![None; columns.len()],
+            priority: columns.iter().map(|c| c.1).collect(),
+        }
+    }
 }
 
 pub fn human_bytes(b: u64) -> String {
@@ -77,13 +118,37 @@ pub fn human_ns(ns: f64) -> String {
 }
 
 pub fn human_rate(r: f64) -> String {
-    if r >= 1e6 {
+    if r == 0.0 {
+        "0".into()
+    } else if r >= 1e6 {
         format!("{:.2}M", r / 1e6)
     } else if r >= 1e3 {
         format!("{:.1}k", r / 1e3)
     } else {
         format!("{r:.1}")
     }
+}
+
+/// A version short enough for a table cell: long strings (a server's banner, say) keep their
+/// first version-like token, marked with `…`.
+pub fn short_version(v: &str) -> String {
+    const MAX: usize = 20;
+    if v.chars().count() <= MAX {
+        return v.to_string();
+    }
+    // The first run of digits and dots that holds a dot: `7.0.15` out of `redis v=7.0.15 sha=...`.
+    let mut rest = v;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        let run: String = rest[start..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+        let run = run.trim_end_matches('.');
+        if run.contains('.') {
+            return format!("{run}…");
+        }
+        rest = &rest[start + run.len().max(1)..];
+    }
+    let mut s: String = v.chars().take(MAX - 1).collect();
+    s.push('…');
+    s
 }
 
 fn phase<'a>(e: &'a EngineResult, name: &str) -> Option<&'a PhaseResult> {
@@ -95,31 +160,55 @@ fn status_cell(p: &PhaseResult) -> Option<String> {
         Status::Ok => None,
         Status::NotApplicable => Some("n/a".into()),
         Status::Failed => Some("FAILED".into()),
+        Status::Expected => Some("expected".into()),
     }
 }
 
-/// Index of the best value in `vals` (None entries ignored); `higher` says which way is better.
-fn best_of(vals: &[Option<f64>], higher: bool) -> Option<usize> {
-    let mut best: Option<(usize, f64)> = None;
-    for (i, v) in vals.iter().enumerate() {
-        if let Some(v) = *v {
-            let better = match best {
-                None => true,
-                Some((_, b)) => (higher && v > b) || (!higher && v < b),
-            };
-            if better {
-                best = Some((i, v));
-            }
-        }
+/// Wall time of a phase (older results carry only the time inside the calls).
+pub fn wall_ns(p: &PhaseResult) -> u64 {
+    if p.wall_ns > 0 {
+        p.wall_ns
+    } else {
+        p.elapsed_ns
     }
-    if vals.iter().filter(|v| v.is_some()).count() < 2 {
+}
+
+/// A server keeps its data in its own files, not in the row's directory, so the row's space
+/// is not the store's, unless the row says what it measured (`space_source`).
+pub fn space_measured(e: &EngineResult) -> bool {
+    let server = e.settings.contains_key("url") || e.settings.keys().any(|k| k.starts_with("server."));
+    e.status == Status::Ok && e.space_bytes > 0 && (!server || e.settings.contains_key("space_source"))
+}
+
+/// Index of the best value in `vals` (None entries ignored); `higher` says which way is better.
+/// Values are only ranked when every measured one was taken under the same conditions
+/// (`conds`, e.g. unit, threads, batch, cache) and there are at least two.
+fn best_of(vals: &[Option<f64>], conds: &[String], higher: bool) -> Option<usize> {
+    let measured: Vec<usize> = (0..vals.len()).filter(|&i| vals[i].is_some()).collect();
+    if measured.len() < 2 {
         return None;
+    }
+    let first = conds.get(measured[0]);
+    if measured.iter().any(|&i| conds.get(i) != first) {
+        return None;
+    }
+    let mut best: Option<(usize, f64)> = None;
+    for &i in &measured {
+        let v = vals[i].unwrap_or_default();
+        if best.is_none_or(|(_, b)| (higher && v > b) || (!higher && v < b)) {
+            best = Some((i, v));
+        }
     }
     best.map(|b| b.0)
 }
 
+/// What makes two rows' figures of one phase comparable.
+fn conditions(p: &PhaseResult) -> String {
+    format!("{} {} {} {}", p.unit, p.threads, p.batch, p.cache)
+}
+
 /// Names of the timed phases, in run order, over all engines.
-fn phase_names(r: &RunResult) -> Vec<(String, String)> {
+pub(crate) fn phase_names(r: &RunResult) -> Vec<(String, String)> {
     let mut names: Vec<(String, String)> = Vec::new();
     for e in &r.engines {
         for p in &e.phases {
@@ -134,13 +223,28 @@ fn phase_names(r: &RunResult) -> Vec<(String, String)> {
     names
 }
 
+/// Row labels in run order, each with its repetitions.
+pub(crate) fn by_label(r: &RunResult) -> Vec<(String, Vec<&EngineResult>)> {
+    let mut out: Vec<(String, Vec<&EngineResult>)> = Vec::new();
+    for e in &r.engines {
+        match out.iter_mut().find(|(l, _)| l == &e.label) {
+            Some((_, v)) => v.push(e),
+            None => out.push((e.label.clone(), vec![e])),
+        }
+    }
+    out
+}
+
 /// Spread of ops/s over repetitions, per (label, phase): (repetitions, (max-min)/median).
-type Spreads = std::collections::BTreeMap<(String, String), (usize, f64)>;
+type Spreads = BTreeMap<(String, String), (usize, f64)>;
 
 /// Above this relative spread between repetitions a figure is flagged.
 pub const WIDE_SPREAD: f64 = 0.10;
 
-fn median(mut v: Vec<f64>) -> f64 {
+/// Above this share of the wall time outside the engine's calls, the report warns.
+pub const HARNESS_WARN: f64 = 0.10;
+
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
     if n == 0 {
@@ -155,17 +259,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// One row per label: with repetitions, each figure is the median over the repetitions
 /// whose phase succeeded, and the ops/s spread is kept to be shown.
 pub fn collapse(r: &RunResult) -> (RunResult, Spreads) {
-    let mut labels: Vec<String> = Vec::new();
-    for e in &r.engines {
-        if !labels.contains(&e.label) {
-            labels.push(e.label.clone());
-        }
-    }
     let mut spreads = Spreads::new();
     let mut out = r.clone();
     out.engines.clear();
-    for label in labels {
-        let reps: Vec<&EngineResult> = r.engines.iter().filter(|e| e.label == label).collect();
+    for (label, reps) in by_label(r) {
         let mut row = reps.iter().find(|e| e.status == Status::Ok).copied().unwrap_or(reps[0]).clone();
         if reps.len() > 1 {
             if let Some(bad) = reps.iter().find(|e| e.status != Status::Ok) {
@@ -182,20 +279,9 @@ pub fn collapse(r: &RunResult) -> (RunResult, Spreads) {
                 if same.len() < 2 {
                     continue;
                 }
-                let m = |f: &dyn Fn(&PhaseResult) -> f64| median(same.iter().map(|q| f(q)).collect());
+                median_phase(p, &same);
                 let rates: Vec<f64> = same.iter().map(|q| q.ops_per_sec).collect();
                 let (lo, hi) = rates.iter().fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
-                p.ops_per_sec = m(&|q| q.ops_per_sec);
-                p.elapsed_ns = m(&|q| q.elapsed_ns as f64) as u64;
-                if let Some(l) = p.latency.as_mut() {
-                    let lat = |f: &dyn Fn(&kvbench_core::result::Latency) -> u64| {
-                        median(same.iter().filter_map(|q| q.latency.as_ref().map(|l| f(l) as f64)).collect()) as u64
-                    };
-                    l.p50_ns = lat(&|l| l.p50_ns);
-                    l.p99_ns = lat(&|l| l.p99_ns);
-                    l.p999_ns = lat(&|l| l.p999_ns);
-                    l.max_ns = lat(&|l| l.max_ns);
-                }
                 spreads.insert((label.clone(), p.name.clone()), (same.len(), (hi - lo) / p.ops_per_sec.max(1e-9)));
             }
         }
@@ -204,265 +290,346 @@ pub fn collapse(r: &RunResult) -> (RunResult, Spreads) {
     (out, spreads)
 }
 
+/// `p` becomes the median of `same` (the repetitions of one phase) figure by figure.
+fn median_phase(p: &mut PhaseResult, same: &[&PhaseResult]) {
+    let m = |f: &dyn Fn(&PhaseResult) -> f64| median(same.iter().map(|q| f(q)).collect());
+    p.ops_per_sec = m(&|q| q.ops_per_sec);
+    p.elapsed_ns = m(&|q| q.elapsed_ns as f64) as u64;
+    p.wall_ns = m(&|q| q.wall_ns as f64) as u64;
+    p.busy_ns = m(&|q| q.busy_ns as f64) as u64;
+    p.harness_share = m(&|q| q.harness_share);
+    p.cpu_user_ns = m(&|q| q.cpu_user_ns as f64) as u64;
+    p.cpu_sys_ns = m(&|q| q.cpu_sys_ns as f64) as u64;
+    for (k, v) in p.runtime.iter_mut() {
+        *v = median(same.iter().filter_map(|q| q.runtime.get(k).copied()).collect());
+    }
+    if let Some(l) = p.latency.as_mut() {
+        let lat = |f: &dyn Fn(&Latency) -> u64| {
+            median(same.iter().filter_map(|q| q.latency.as_ref().map(|l| f(l) as f64)).collect()) as u64
+        };
+        l.p50_ns = lat(&|l| l.p50_ns);
+        l.p95_ns = lat(&|l| l.p95_ns);
+        l.p99_ns = lat(&|l| l.p99_ns);
+        l.p999_ns = lat(&|l| l.p999_ns);
+        l.max_ns = lat(&|l| l.max_ns);
+    }
+}
+
 pub fn sections(r: &RunResult) -> Vec<Section> {
     let (r, spreads) = collapse(r);
-    let r = &r;
-    let mut out = Vec::new();
-    let load_name = phase_names(r).into_iter().find(|(_, k)| k == "load").map(|(n, _)| n);
-
-    // Summary: one row per engine.
-    let headers =
-        ["engine", "version", "status", "sync", "open", "load time", "load rate", "space", "space amp", "close"];
-    let mut rows = Vec::new();
-    let (mut load_t, mut space) = (Vec::new(), Vec::new());
-    for e in &r.engines {
-        let lp = load_name.as_deref().and_then(|n| phase(e, n)).filter(|p| p.status == Status::Ok);
-        let open = phase(e, "open").map(|p| human_ns(p.elapsed_ns as f64)).unwrap_or_else(|| "-".into());
-        let close = phase(e, "close").map(|p| human_ns(p.elapsed_ns as f64)).unwrap_or_else(|| "-".into());
-        let status = match (&e.status, &e.error) {
-            (Status::Ok, _) => "ok".to_string(),
-            (_, Some(err)) => format!("FAILED: {}", first_line(err)),
-            _ => "FAILED".into(),
-        };
-        load_t.push(lp.map(|p| p.elapsed_ns as f64));
-        let ok = e.status == Status::Ok && e.space_bytes > 0;
-        space.push(ok.then_some(e.space_bytes as f64));
-        rows.push(vec![
-            e.label.clone(),
-            e.version.clone(),
-            status,
-            e.sync.clone(),
-            open,
-            lp.map(|p| human_ns(p.elapsed_ns as f64)).unwrap_or_else(|| "-".into()),
-            lp.map(|p| format!("{}/s", human_rate(p.ops_per_sec))).unwrap_or_else(|| "-".into()),
-            if ok { human_bytes(e.space_bytes) } else { "-".into() },
-            if ok { format!("{:.2}x", e.space_amplification) } else { "-".into() },
-            close,
-        ]);
+    // An article scenario's report opens with the article's own table.
+    let mut out: Vec<Section> = article_section(&r).into_iter().collect();
+    out.push(summary(&r));
+    out.extend(ratios(&r));
+    out.push(phase_times(&r));
+    for (name, kind) in phase_names(&r) {
+        out.push(phase_section(&r, &spreads, &name, &kind));
     }
-    let mut best = vec![None; headers.len()];
-    best[5] = best_of(&load_t, false);
-    best[7] = best_of(&space, false);
-    out.push(Section {
-        title: "Summary".into(),
-        note: format!(
+    out
+}
+
+fn summary(r: &RunResult) -> Section {
+    let load_name = phase_names(r).into_iter().find(|(_, k)| k == "load").map(|(n, _)| n);
+    let mut s = Section::new(
+        "Summary".into(),
+        format!(
             "{} records, {} of keys+values; space is allocated blocks after close; sync = {}",
             r.plan.unique_records,
             human_bytes(r.plan.raw_bytes),
             r.sync
         ),
-        headers: headers.iter().map(|s| s.to_string()).collect(),
-        rows,
-        best,
-    });
-
-    // Ratios the scenario asks for (`[[ratio]]`), e.g. COPY over INSERT rows/s.
-    if let Some(defs) = r.workload.get("ratio").and_then(|v| v.as_array()).filter(|a| !a.is_empty()) {
-        let mut rows = Vec::new();
-        for d in defs {
-            let f = |k: &str| d.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
-            let (ph, num, den) = (f("phase"), f("numerator"), f("denominator"));
-            let rate = |label: &str| {
-                r.engines
-                    .iter()
-                    .find(|e| e.label == label)
-                    .and_then(|e| phase(e, &ph))
-                    .filter(|p| p.status == Status::Ok)
-                    .map(|p| p.ops_per_sec)
-            };
-            let cell = match (rate(&num), rate(&den)) {
-                (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
-                _ => "-".into(),
-            };
-            rows.push(vec![ph.clone(), num.clone(), den.clone(), cell]);
+        &[
+            ("engine", 0),
+            ("version", 4),
+            ("status", 0),
+            ("sync", 3),
+            ("open", 4),
+            ("load time", 1),
+            ("load rate", 2),
+            ("space", 1),
+            ("space amp", 2),
+            ("close", 4),
+        ],
+    );
+    let (mut load_t, mut load_c, mut space) = (Vec::new(), Vec::new(), Vec::new());
+    let mut unmeasured = Vec::new();
+    for e in &r.engines {
+        let lp = load_name.as_deref().and_then(|n| phase(e, n)).filter(|p| p.status == Status::Ok);
+        let time = |name: &str| phase(e, name).map(|p| human_ns(wall_ns(p) as f64)).unwrap_or_else(|| "-".into());
+        let status = match (&e.status, &e.error) {
+            (Status::Ok, _) => "ok".to_string(),
+            (Status::Expected, _) => "expected: failed verification as declared".to_string(),
+            (_, Some(err)) => format!("FAILED: {}", first_line(err)),
+            _ => "FAILED".into(),
+        };
+        load_t.push(lp.map(|p| wall_ns(p) as f64));
+        load_c.push(lp.map(conditions).unwrap_or_default());
+        let measured = space_measured(e);
+        if e.status == Status::Ok && !measured {
+            unmeasured.push(e.label.clone());
         }
-        out.push(Section {
-            title: "Ratios".into(),
-            note: "ops/s of one row over another in the same phase, as the scenario asks".into(),
-            headers: ["phase", "numerator", "denominator", "ratio"].iter().map(|s| s.to_string()).collect(),
-            rows,
-            best: vec![None; 4],
-        });
+        space.push(measured.then_some(e.space_bytes as f64));
+        let (space_cell, amp_cell) = match (measured, e.status) {
+            (true, _) => (human_bytes(e.space_bytes), format!("{:.2}x", e.space_amplification)),
+            (false, Status::Ok) => ("–".into(), "–".into()),
+            _ => ("-".into(), "-".into()),
+        };
+        s.rows.push(vec![
+            e.label.clone(),
+            short_version(&e.version),
+            status,
+            e.sync.clone(),
+            time("open"),
+            lp.map(|p| human_ns(wall_ns(p) as f64)).unwrap_or_else(|| "-".into()),
+            lp.map(|p| format!("{}/s", human_rate(p.ops_per_sec))).unwrap_or_else(|| "-".into()),
+            space_cell,
+            amp_cell,
+            time("close"),
+        ]);
     }
+    s.best[5] = best_of(&load_t, &load_c, false);
+    s.best[7] = best_of(&space, &vec![String::new(); space.len()], false);
+    if !unmeasured.is_empty() {
+        s.note.push_str(&format!(
+            "; – = not measured (a server keeps its data in its own files): {}",
+            unmeasured.join(", ")
+        ));
+    }
+    s
+}
 
-    // The articles' own view: wall time of each phase side by side (open and close included).
+/// Ratios the scenario asks for (`[[ratio]]`), e.g. COPY over INSERT rows/s.
+fn ratios(r: &RunResult) -> Option<Section> {
+    let defs = r.workload.get("ratio").and_then(|v| v.as_array()).filter(|a| !a.is_empty())?;
+    let mut s = Section::new(
+        "Ratios".into(),
+        "ops/s of one row over another in the same phase, as the scenario asks".into(),
+        &[("phase", 0), ("numerator", 0), ("denominator", 0), ("ratio", 0)],
+    );
+    for d in defs {
+        let f = |k: &str| d.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+        let (ph, num, den) = (f("phase"), f("numerator"), f("denominator"));
+        let rate = |label: &str| {
+            r.engines
+                .iter()
+                .find(|e| e.label == label)
+                .and_then(|e| phase(e, &ph))
+                .filter(|p| p.status == Status::Ok)
+                .map(|p| p.ops_per_sec)
+        };
+        let cell = match (rate(&num), rate(&den)) {
+            (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
+            _ => "-".into(),
+        };
+        s.rows.push(vec![ph, num, den, cell]);
+    }
+    Some(s)
+}
+
+/// The articles' own view: wall time of each phase side by side (open and close included).
+fn phase_times(r: &RunResult) -> Section {
     let mut names: Vec<String> = vec!["open".into()];
     names.extend(phase_names(r).into_iter().map(|(n, _)| n));
     names.push("close".into());
-    let mut headers = vec!["engine".to_string()];
-    headers.extend(names.iter().cloned());
-    let mut rows = Vec::new();
-    let mut cols: Vec<Vec<Option<f64>>> = vec![Vec::new(); names.len()];
+    let mut cols: Vec<(&str, u8)> = vec![("engine", 0)];
+    cols.extend(
+        names.iter().enumerate().map(|(i, n)| (n.as_str(), if i == 0 || i == names.len() - 1 { 3 } else { 1 })),
+    );
+    let mut s = Section::new(
+        "Phase times".into(),
+        "wall time of each phase (the figure the articles report); the tables below give rates and latency percentiles"
+            .into(),
+        &cols,
+    );
+    let mut vals: Vec<Vec<Option<f64>>> = vec![Vec::new(); names.len()];
+    let mut conds: Vec<Vec<String>> = vec![Vec::new(); names.len()];
     for e in &r.engines {
         let mut row = vec![e.label.clone()];
         for (c, n) in names.iter().enumerate() {
             let p = phase(e, n);
-            cols[c].push(p.filter(|p| p.status == Status::Ok).map(|p| p.elapsed_ns as f64));
+            let ok = p.filter(|p| p.status == Status::Ok);
+            vals[c].push(ok.map(|p| wall_ns(p) as f64));
+            conds[c].push(ok.map(conditions).unwrap_or_default());
             row.push(match p {
-                Some(p) => status_cell(p).unwrap_or_else(|| human_ns(p.elapsed_ns as f64)),
+                Some(p) => status_cell(p).unwrap_or_else(|| human_ns(wall_ns(p) as f64)),
                 None => "-".into(),
             });
         }
-        rows.push(row);
+        s.rows.push(row);
     }
-    let mut best = vec![None];
-    best.extend(cols.iter().map(|c| best_of(c, false)));
-    out.push(Section {
-        title: "Phase times".into(),
-        note: "time of each phase inside the engine calls (the figure the articles report); the tables below give rates and latency percentiles".into(),
-        headers,
-        rows,
-        best,
-    });
-
-    for (name, kind) in phase_names(r) {
-        let headers = ["engine", "ops/s", "p50", "p99", "p99.9", "max", "ops", "checked", "cpu", "threads"];
-        let mut rows = Vec::new();
-        let (mut rate, mut p50, mut p99, mut p999, mut max) = (vec![], vec![], vec![], vec![], vec![]);
-        let mut unit = String::new();
-        // Notes differ per engine (an emulated multi-get, say): each names its engines unless
-        // all of them share it.
-        let mut notes: Vec<(String, Vec<String>)> = Vec::new();
-        for e in &r.engines {
-            let Some(p) = phase(e, &name) else {
-                for v in [&mut rate, &mut p50, &mut p99, &mut p999, &mut max] {
-                    v.push(None);
-                }
-                let why = e.error.as_deref().map(first_line).unwrap_or("not run");
-                rows.push(vec![
-                    e.label.clone(),
-                    format!("- ({why})"),
-                    "".into(),
-                    "".into(),
-                    "".into(),
-                    "".into(),
-                    "".into(),
-                    "".into(),
-                    "".into(),
-                    "".into(),
-                ]);
-                continue;
-            };
-            unit = p.unit.clone();
-            for n in p.notes.iter().filter(|n| !n.starts_with("reopened")) {
-                match notes.iter_mut().find(|(t, _)| t == n) {
-                    Some((_, who)) => who.push(e.label.clone()),
-                    None => notes.push((n.clone(), vec![e.label.clone()])),
-                }
-            }
-            if let Some(s) = status_cell(p) {
-                for v in [&mut rate, &mut p50, &mut p99, &mut p999, &mut max] {
-                    v.push(None);
-                }
-                let why = p.reason.as_deref().map(first_line).unwrap_or("");
-                rows.push(vec![
-                    e.label.clone(),
-                    format!("{s}: {why}"),
-                    "".into(),
-                    "".into(),
-                    "".into(),
-                    "".into(),
-                    p.ops.to_string(),
-                    "".into(),
-                    "".into(),
-                    "".into(),
-                ]);
-                continue;
-            }
-            let l = p.latency.clone().unwrap_or_default();
-            rate.push(Some(p.ops_per_sec));
-            p50.push(Some(l.p50_ns as f64));
-            p99.push(Some(l.p99_ns as f64));
-            p999.push(Some(l.p999_ns as f64));
-            max.push(Some(l.max_ns as f64));
-            let checked = if p.mismatches + p.missing == 0 {
-                "ok".to_string()
-            } else {
-                format!("{} bad", p.mismatches + p.missing)
-            };
-            let rate_cell = match spreads.get(&(e.label.clone(), name.clone())) {
-                Some((n, sp)) => format!(
-                    "{} ±{:.0}%{} (n={n})",
-                    human_rate(p.ops_per_sec),
-                    sp * 50.0,
-                    if *sp > WIDE_SPREAD { " !" } else { "" }
-                ),
-                None => human_rate(p.ops_per_sec),
-            };
-            rows.push(vec![
-                e.label.clone(),
-                rate_cell,
-                human_ns(l.p50_ns as f64),
-                human_ns(l.p99_ns as f64),
-                human_ns(l.p999_ns as f64),
-                human_ns(l.max_ns as f64),
-                p.ops.to_string(),
-                checked,
-                human_ns((p.cpu_user_ns + p.cpu_sys_ns) as f64),
-                p.threads.to_string(),
-            ]);
-            // Mixed phases: one sub-row per operation kind (not ranked).
-            for (op, l) in &p.latency_by_op {
-                for v in [&mut rate, &mut p50, &mut p99, &mut p999, &mut max] {
-                    v.push(None);
-                }
-                let n = kvbench_core::runner::decode_histogram(&l.hdr).map(|h| h.len().to_string()).unwrap_or_default();
-                rows.push(vec![
-                    format!("  {op}"),
-                    String::new(),
-                    human_ns(l.p50_ns as f64),
-                    human_ns(l.p99_ns as f64),
-                    human_ns(l.p999_ns as f64),
-                    human_ns(l.max_ns as f64),
-                    n,
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                ]);
-            }
-        }
-        let best = vec![
-            None,
-            best_of(&rate, true),
-            best_of(&p50, false),
-            best_of(&p99, false),
-            best_of(&p999, false),
-            best_of(&max, false),
-            None,
-            None,
-            None,
-            None,
-        ];
-        let mut note = format!("{kind}; latency per {}", if unit.is_empty() { "op" } else { &unit });
-        if spreads.keys().any(|(_, p)| p == &name) {
-            note.push_str(&format!(
-                "; median of repetitions, ± half the min-max range, ! = range over {:.0}% of the median",
-                WIDE_SPREAD * 100.0
-            ));
-        }
-        for (n, who) in notes {
-            note.push_str("; ");
-            note.push_str(&n);
-            if who.len() < r.engines.len() {
-                note.push_str(&format!(" ({})", who.join(", ")));
-            }
-        }
-        out.push(Section {
-            title: format!("Phase {name}"),
-            note,
-            headers: headers.iter().map(|s| s.to_string()).collect(),
-            rows,
-            best,
-        });
+    for c in 0..names.len() {
+        s.best[c + 1] = best_of(&vals[c], &conds[c], false);
     }
-    out
+    s
 }
 
-fn first_line(s: &str) -> &str {
+const PHASE_COLUMNS: &[(&str, u8)] = &[
+    ("engine", 0),
+    ("ops/s", 0),
+    ("p50", 1),
+    ("p95", 2),
+    ("p99", 1),
+    ("p99.9", 3),
+    ("max", 3),
+    ("ops", 5),
+    ("checked", 1),
+    ("cpu", 4),
+    ("harness", 4),
+    ("threads", 4),
+];
+
+/// Go's allocation counters per operation, where the worker reports them.
+const ALLOC_COLUMNS: &[(&str, u8)] = &[("B/op", 3), ("allocs/op", 3)];
+
+fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Section {
+    let allocs = r.engines.iter().filter_map(|e| phase(e, name)).any(|p| p.runtime.contains_key("alloc_bytes"));
+    let mut cols = PHASE_COLUMNS.to_vec();
+    if allocs {
+        cols.extend_from_slice(ALLOC_COLUMNS);
+    }
+    let width = cols.len();
+    let mut s = Section::new(format!("Phase {name}"), String::new(), &cols);
+    let mut vals: Vec<Vec<Option<f64>>> = vec![Vec::new(); 7];
+    let mut conds = Vec::new();
+    let mut unit = String::new();
+    // Notes differ per engine (an emulated multi-get, say): each names its engines unless
+    // all of them share it.
+    let mut notes: Vec<(String, Vec<String>)> = Vec::new();
+    let mut busy_harness = Vec::new();
+    let blank = |first: String, second: String| {
+        let mut row = vec![first, second];
+        row.resize(width, String::new());
+        row
+    };
+    for e in &r.engines {
+        let measured = phase(e, name).filter(|p| p.status == Status::Ok);
+        let l = measured.and_then(|p| p.latency.clone());
+        let figures = [
+            measured.map(|p| p.ops_per_sec),
+            l.as_ref().map(|l| l.p50_ns as f64),
+            l.as_ref().map(|l| l.p95_ns as f64),
+            l.as_ref().map(|l| l.p99_ns as f64),
+            l.as_ref().map(|l| l.p999_ns as f64),
+            l.as_ref().map(|l| l.max_ns as f64),
+            None,
+        ];
+        for (v, f) in vals.iter_mut().zip(figures) {
+            v.push(f);
+        }
+        conds.push(measured.map(conditions).unwrap_or_default());
+        let Some(p) = phase(e, name) else {
+            let why = e.error.as_deref().map(first_line).unwrap_or("not run");
+            s.rows.push(blank(e.label.clone(), format!("- ({why})")));
+            continue;
+        };
+        unit = p.unit.clone();
+        for n in p.notes.iter().filter(|n| !n.starts_with("reopened")) {
+            match notes.iter_mut().find(|(t, _)| t == n) {
+                Some((_, who)) => who.push(e.label.clone()),
+                None => notes.push((n.clone(), vec![e.label.clone()])),
+            }
+        }
+        if let Some(st) = status_cell(p) {
+            let why = p.reason.as_deref().map(first_line).unwrap_or("");
+            s.rows.push(blank(e.label.clone(), format!("{st}: {why}")));
+            continue;
+        }
+        if p.harness_share > HARNESS_WARN {
+            busy_harness.push(format!("{} {:.0}%", e.label, p.harness_share * 100.0));
+        }
+        s.rows.push(measured_row(e, p, spreads.get(&(e.label.clone(), name.to_string())), allocs));
+        // Mixed phases: one sub-row per operation kind (not ranked).
+        for (op, l) in &p.latency_by_op {
+            for v in vals.iter_mut() {
+                v.push(None);
+            }
+            conds.push(String::new());
+            let n =
+                kvbench_core::worker::clock::decode_histogram(&l.hdr).map(|h| h.len().to_string()).unwrap_or_default();
+            let mut row = vec![format!("  {op}"), String::new()];
+            row.extend([l.p50_ns, l.p95_ns, l.p99_ns, l.p999_ns, l.max_ns].map(|v| human_ns(v as f64)));
+            row.push(n);
+            row.resize(width, String::new());
+            s.rows.push(row);
+        }
+    }
+    for (c, higher) in [(1, true), (2, false), (3, false), (4, false), (5, false), (6, false)] {
+        s.best[c] = best_of(&vals[c - 1], &conds, higher);
+    }
+    s.note = phase_note(kind, &unit, spreads.keys().any(|(_, p)| p == name), &conds, &vals[0]);
+    if !busy_harness.is_empty() {
+        s.note.push_str(&format!(
+            "; WARNING: the harness took over {:.0}% of the wall time outside the engine's calls ({})",
+            HARNESS_WARN * 100.0,
+            busy_harness.join(", ")
+        ));
+    }
+    for (n, who) in notes {
+        s.note.push_str("; ");
+        s.note.push_str(&n);
+        if who.len() < r.engines.len() {
+            s.note.push_str(&format!(" ({})", who.join(", ")));
+        }
+    }
+    s
+}
+
+fn measured_row(e: &EngineResult, p: &PhaseResult, spread: Option<&(usize, f64)>, allocs: bool) -> Vec<String> {
+    let l = p.latency.clone().unwrap_or_default();
+    let checked =
+        if p.mismatches + p.missing == 0 { "ok".to_string() } else { format!("{} bad", p.mismatches + p.missing) };
+    let rate_cell = match spread {
+        Some((n, sp)) => format!(
+            "{} ±{:.0}%{} (n={n})",
+            human_rate(p.ops_per_sec),
+            sp * 50.0,
+            if *sp > WIDE_SPREAD { " !" } else { "" }
+        ),
+        None => human_rate(p.ops_per_sec),
+    };
+    let mut row = vec![e.label.clone(), rate_cell];
+    row.extend([l.p50_ns, l.p95_ns, l.p99_ns, l.p999_ns, l.max_ns].map(|v| human_ns(v as f64)));
+    row.extend([
+        p.ops.to_string(),
+        checked,
+        human_ns((p.cpu_user_ns + p.cpu_sys_ns) as f64),
+        format!("{:.0}%{}", p.harness_share * 100.0, if p.harness_share > HARNESS_WARN { " !" } else { "" }),
+        p.threads.to_string(),
+    ]);
+    if allocs {
+        let per_op = |k: &str| {
+            p.runtime.get(k).filter(|_| p.ops > 0).map(|v| format!("{:.0}", v / p.ops as f64)).unwrap_or_default()
+        };
+        row.push(per_op("alloc_bytes"));
+        row.push(per_op("mallocs"));
+    }
+    row
+}
+
+fn phase_note(kind: &str, unit: &str, repeated: bool, conds: &[String], rates: &[Option<f64>]) -> String {
+    let mut note = format!(
+        "{kind}; ops/s over the wall time; latency per {}; harness = share of the wall time outside the engine's calls",
+        if unit.is_empty() { "op" } else { unit }
+    );
+    if repeated {
+        note.push_str(&format!(
+            "; median of repetitions, ± half the min-max range, ! = range over {:.0}% of the median",
+            WIDE_SPREAD * 100.0
+        ));
+    }
+    let measured: std::collections::BTreeSet<&String> =
+        conds.iter().zip(rates).filter(|(_, r)| r.is_some()).map(|(c, _)| c).collect();
+    if measured.len() > 1 {
+        note.push_str("; no best marked: the rows ran with different units, threads, batches or cache");
+    }
+    note
+}
+
+pub(crate) fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
 
-fn preamble(r: &RunResult) -> Vec<String> {
+pub(crate) fn preamble(r: &RunResult) -> Vec<String> {
     let env = &r.environment;
     let mut lines = vec![
         format!("kvbench {} — scenario {} — run {}", r.kvbench_version, r.scenario, r.run_id),
@@ -486,194 +653,16 @@ fn preamble(r: &RunResult) -> Vec<String> {
     lines
 }
 
-fn mark(cell: &str, best: bool) -> String {
-    if best {
-        format!("{cell} *")
-    } else {
-        cell.to_string()
-    }
-}
-
+/// The terminal table, fitted to the terminal's width when there is one.
 pub fn table(r: &RunResult) -> String {
-    text_table(&preamble(r), &sections(r))
-}
-
-/// Sections as terminal tables under a preamble (shared by `table` and `compare`).
-pub fn text_table(preamble: &[String], sections: &[Section]) -> String {
-    use comfy_table::presets::UTF8_FULL_CONDENSED;
-    let mut out = preamble.join("\n");
-    out.push('\n');
-    for s in sections {
-        let mut t = comfy_table::Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
-        t.set_header(&s.headers);
-        for (i, row) in s.rows.iter().enumerate() {
-            t.add_row(
-                row.iter()
-                    .enumerate()
-                    .map(|(c, cell)| mark(cell, s.best.get(c).copied().flatten() == Some(i)))
-                    .collect::<Vec<_>>(),
-            );
-        }
-        out.push_str(&format!("\n{} ({})\n{t}\n", s.title, s.note));
-    }
-    out.push_str("\n* best in column\n");
-    out
+    text_table_width(&preamble(r), &sections(r), terminal_width())
 }
 
 pub fn markdown(r: &RunResult) -> String {
     markdown_of(&preamble(r), &sections(r))
 }
 
-/// Sections as Markdown under a preamble (shared by `markdown` and `compare`).
-pub fn markdown_of(preamble: &[String], sections: &[Section]) -> String {
-    let mut out = String::new();
-    for (i, l) in preamble.iter().enumerate() {
-        if i == 0 {
-            out.push_str(&format!("# {l}\n\n"));
-        } else {
-            out.push_str(&format!("{l}  \n"));
-        }
-    }
-    for s in sections {
-        out.push_str(&format!("\n## {}\n\n{}\n\n", s.title, s.note));
-        out.push_str(&format!("| {} |\n", s.headers.join(" | ")));
-        out.push_str(&format!("|{}\n", s.headers.iter().map(|_| "---|").collect::<String>()));
-        for (i, row) in s.rows.iter().enumerate() {
-            let cells: Vec<String> = row
-                .iter()
-                .enumerate()
-                .map(|(c, cell)| {
-                    let cell = cell.replace('|', "\\|");
-                    if s.best.get(c).copied().flatten() == Some(i) {
-                        format!("**{cell}**")
-                    } else {
-                        cell
-                    }
-                })
-                .collect();
-            out.push_str(&format!("| {} |\n", cells.join(" | ")));
-        }
-    }
-    out.push_str("\nBold: best in column.\n");
-    out
-}
-
-/// Two runs side by side: for every row label and phase present in both, ops/s and p99 of
-/// each and the ratio B/A. Repetitions are collapsed to their medians first.
-pub fn compare(a: &RunResult, b: &RunResult) -> (Vec<String>, Vec<Section>) {
-    let (a, _) = collapse(a);
-    let (b, _) = collapse(b);
-    let preamble = vec![
-        format!("kvbench compare — A: {} ({}) — B: {} ({})", a.run_id, a.scenario, b.run_id, b.scenario),
-        format!(
-            "A: {} cores, {}; B: {} cores, {}",
-            a.environment.cores, a.environment.cpu_model, b.environment.cores, b.environment.cpu_model
-        ),
-    ];
-    let mut warn = Vec::new();
-    if a.plan.hash != b.plan.hash {
-        warn.push("the runs used different plans (data or operations differ): compare with care".to_string());
-    }
-    let mut sections = Vec::new();
-    for (name, kind) in phase_names(&a) {
-        let mut rows = Vec::new();
-        for ea in &a.engines {
-            let Some(eb) = b.engines.iter().find(|e| e.label == ea.label) else { continue };
-            let (Some(pa), Some(pb)) = (phase(ea, &name), phase(eb, &name)) else { continue };
-            let ok = |p: &PhaseResult| p.status == Status::Ok;
-            let rate =
-                |p: &PhaseResult| if ok(p) { human_rate(p.ops_per_sec) } else { status_cell(p).unwrap_or_default() };
-            let p99 = |p: &PhaseResult| {
-                p.latency.as_ref().filter(|_| ok(p)).map(|l| human_ns(l.p99_ns as f64)).unwrap_or_default()
-            };
-            let ratio = if ok(pa) && ok(pb) && pa.ops_per_sec > 0.0 {
-                format!("{:.2}x", pb.ops_per_sec / pa.ops_per_sec)
-            } else {
-                "-".into()
-            };
-            rows.push(vec![ea.label.clone(), rate(pa), rate(pb), ratio, p99(pa), p99(pb)]);
-        }
-        if rows.is_empty() {
-            continue;
-        }
-        sections.push(Section {
-            title: format!("Phase {name}"),
-            note: format!("{kind}; ratio = ops/s of B over A"),
-            headers: ["engine", "A ops/s", "B ops/s", "B/A", "A p99", "B p99"].iter().map(|s| s.to_string()).collect(),
-            best: vec![None; 6],
-            rows,
-        });
-    }
-    let mut pre = preamble;
-    pre.extend(warn.into_iter().map(|w| format!("WARNING: {w}")));
-    (pre, sections)
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// One row per engine and phase, raw numbers (nanoseconds, bytes).
-pub fn csv(r: &RunResult) -> String {
-    let header = "run_id,engine,label,repetition,runtime,version,sync,phase,kind,status,unit,ops,requests,errors,mismatches,missing,elapsed_ns,ops_per_sec,min_ns,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,threads,batch,cache,cpu_user_ns,cpu_sys_ns,max_rss_kb,io_read_bytes,io_write_bytes,space_bytes,space_amplification";
-    let mut out = String::from(header);
-    out.push('\n');
-    for e in &r.engines {
-        for p in &e.phases {
-            let l = p.latency.clone().unwrap_or_default();
-            let status = match p.status {
-                Status::Ok => "ok",
-                Status::Failed => "failed",
-                Status::NotApplicable => "n/a",
-            };
-            let fields: Vec<String> = vec![
-                r.run_id.clone(),
-                e.engine.clone(),
-                e.label.clone(),
-                e.repetition.to_string(),
-                e.runtime.clone(),
-                e.version.clone(),
-                e.sync.clone(),
-                p.name.clone(),
-                p.kind.clone(),
-                status.into(),
-                p.unit.clone(),
-                p.ops.to_string(),
-                p.requests.to_string(),
-                p.errors.to_string(),
-                p.mismatches.to_string(),
-                p.missing.to_string(),
-                p.elapsed_ns.to_string(),
-                format!("{:.3}", p.ops_per_sec),
-                l.min_ns.to_string(),
-                format!("{:.1}", l.mean_ns),
-                l.p50_ns.to_string(),
-                l.p90_ns.to_string(),
-                l.p99_ns.to_string(),
-                l.p999_ns.to_string(),
-                l.max_ns.to_string(),
-                p.threads.to_string(),
-                p.batch.to_string(),
-                p.cache.clone(),
-                p.cpu_user_ns.to_string(),
-                p.cpu_sys_ns.to_string(),
-                p.max_rss_kb.to_string(),
-                p.io_read_bytes.to_string(),
-                p.io_write_bytes.to_string(),
-                e.space_bytes.to_string(),
-                format!("{:.3}", e.space_amplification),
-            ];
-            out.push_str(&fields.iter().map(|f| csv_field(f)).collect::<Vec<_>>().join(","));
-            out.push('\n');
-        }
-    }
-    out
-}
-
+#[cfg(test)]
+mod chromium;
 #[cfg(test)]
 mod tests;

@@ -1,30 +1,56 @@
-//! Report snapshots from a fixed, hand-made result (the deterministic mock: no clock, no
-//! engine), so any change in a format shows up as a snapshot diff.
+//! Report tests on a fixed, hand-made result (the deterministic mock: no clock, no engine):
+//! real HdrHistograms built from a fixed quantile function, one-second intervals, a Go row
+//! with allocation counters, a server row whose space is not measured, and a failed row.
+//! Any change in a format shows up as a snapshot diff.
 
 use super::*;
 use kvbench_core::result::*;
+use kvbench_core::worker::clock::{encode_histogram, new_histogram, summarize};
 
-fn phase(name: &str, kind: &str, ops: u64, elapsed_ns: u64, p50: u64) -> PhaseResult {
+/// A histogram of `n` latencies around `p50` with an exponential tail (deterministic).
+fn hist(n: u64, p50: u64) -> hdrhistogram::Histogram<u64> {
+    let mut h = new_histogram();
+    for i in 1..=n {
+        let q = i as f64 / (n + 1) as f64;
+        let v = p50 as f64 * (0.5 + 0.5 * (-(1.0 - q).ln()) / std::f64::consts::LN_2);
+        h.record(v.max(1.0) as u64).unwrap();
+    }
+    h
+}
+
+/// One-second intervals of a phase lasting `secs`, the third one slower (a stall).
+fn intervals(secs: u64, ops_per_sec: u64, p50: u64) -> Vec<Interval> {
+    (0..secs)
+        .map(|s| {
+            let slow = if s == 2 { 4 } else { 1 };
+            let h = hist(200, p50 * slow);
+            Interval {
+                t_ms: s * 1000,
+                ops: ops_per_sec / slow,
+                p50_ns: h.value_at_quantile(0.5),
+                p99_ns: h.value_at_quantile(0.99),
+                max_ns: h.max(),
+                hdr: encode_histogram(&h),
+            }
+        })
+        .collect()
+}
+
+fn phase(name: &str, kind: &str, ops: u64, wall_ns: u64, p50: u64) -> PhaseResult {
+    let secs = wall_ns / 1_000_000_000;
     PhaseResult {
         name: name.into(),
         kind: kind.into(),
         ops,
         requests: ops,
         unit: "op".into(),
-        elapsed_ns,
-        ops_per_sec: if elapsed_ns == 0 { 0.0 } else { ops as f64 / (elapsed_ns as f64 / 1e9) },
-        latency: Some(Latency {
-            min_ns: p50 / 2,
-            mean_ns: p50 as f64 * 1.1,
-            p50_ns: p50,
-            p90_ns: p50 * 2,
-            p95_ns: p50 * 2,
-            p99_ns: p50 * 4,
-            p999_ns: p50 * 8,
-            max_ns: p50 * 100,
-            stdev_ns: p50 as f64,
-            hdr: "HISTFAKE".into(),
-        }),
+        elapsed_ns: wall_ns * 9 / 10,
+        wall_ns,
+        busy_ns: wall_ns * 9 / 10,
+        harness_share: 0.1 * 0.9,
+        ops_per_sec: if wall_ns == 0 { 0.0 } else { ops as f64 / (wall_ns as f64 / 1e9) },
+        latency: summarize(&hist(ops.clamp(1, 2000), p50)),
+        intervals: if secs >= 1 { intervals(secs, ops / secs, p50) } else { Vec::new() },
         threads: 1,
         batch: 1,
         cache: "warm".into(),
@@ -32,8 +58,8 @@ fn phase(name: &str, kind: &str, ops: u64, elapsed_ns: u64, p50: u64) -> PhaseRe
     }
 }
 
-pub fn fixture() -> RunResult {
-    let mk = |label: &str, scale: u64| EngineResult {
+fn engine(label: &str, scale: u64) -> EngineResult {
+    EngineResult {
         label: label.into(),
         engine: label.into(),
         runtime: "rust".into(),
@@ -41,8 +67,8 @@ pub fn fixture() -> RunResult {
         sync: "commit".into(),
         phases: vec![
             phase("open", "open", 1, 1_000_000, 1_000_000),
-            phase("load", "load", 1000, 2_000_000 * scale, 1500 * scale),
-            phase("get", "get", 1000, 500_000 * scale, 400 * scale),
+            phase("load", "load", 100_000, 2_000_000_000 * scale, 1500 * scale),
+            phase("get", "get", 100_000, 1_000_000_000 * scale, 400 * scale),
             PhaseResult {
                 status: Status::NotApplicable,
                 reason: Some("engine has no ordered scan".into()),
@@ -50,18 +76,34 @@ pub fn fixture() -> RunResult {
             },
             phase("close", "close", 1, 100_000, 100_000),
         ],
-        space_bytes: 200_000 * scale,
-        apparent_bytes: 190_000,
+        space_bytes: 2_000_000 * scale,
+        apparent_bytes: 1_900_000,
         space_amplification: 1.5 * scale as f64,
         ..Default::default()
-    };
+    }
+}
+
+pub(crate) fn fixture() -> RunResult {
+    let mut go = engine("go-thing", 2);
+    go.runtime = "go".into();
+    go.version = "v1.4.2 (go1.23.4)".into();
+    for p in go.phases.iter_mut() {
+        p.runtime.insert("alloc_bytes".into(), p.ops as f64 * 48.0);
+        p.runtime.insert("mallocs".into(), p.ops as f64 * 2.0);
+    }
+    go.phases[2].harness_share = 0.25;
+    let mut server = engine("server", 4);
+    server.version = "redis-server 7.0.15 (git:00000000 build 4f09c66d2e2b1c0a, malloc=jemalloc-5.3.0 bits=64)".into();
+    server.settings.insert("url".into(), "unix:///tmp/x.sock".into());
+    server.space_bytes = 4096;
+    server.space_amplification = 0.0;
     let failed = EngineResult {
         label: "broken".into(),
         engine: "broken".into(),
         runtime: "rust".into(),
         status: Status::Failed,
         error: Some("worker exited with signal 9 during phase get".into()),
-        phases: vec![phase("load", "load", 1000, 9_000_000, 3000)],
+        phases: vec![phase("load", "load", 100_000, 9_000_000_000, 3000)],
         ..Default::default()
     };
     RunResult {
@@ -76,9 +118,9 @@ pub fn fixture() -> RunResult {
         plan: PlanInfo {
             hash: "00ff".into(),
             seed: 1,
-            records: 1000,
-            unique_records: 1000,
-            raw_bytes: 116_000,
+            records: 100_000,
+            unique_records: 100_000,
+            raw_bytes: 11_600_000,
             generation_ns: 1,
             reused: false,
         },
@@ -96,13 +138,40 @@ pub fn fixture() -> RunResult {
             load_average: 0.1,
         },
         warnings: vec!["a sample warning".into()],
-        engines: vec![mk("fast", 1), mk("slow", 3), failed],
+        engines: vec![engine("fast", 1), engine("slow", 3), go, server, failed],
     }
+}
+
+/// The fixture with three repetitions of each row, ops/s varied by a few percent.
+pub(crate) fn repeated(r: &RunResult, jitter: &[f64]) -> RunResult {
+    let mut out = r.clone();
+    out.engines.clear();
+    for (rep, j) in jitter.iter().enumerate() {
+        for e in &r.engines {
+            let mut e = e.clone();
+            e.repetition = rep as u32;
+            for p in e.phases.iter_mut() {
+                p.ops_per_sec *= j;
+            }
+            out.engines.push(e);
+        }
+    }
+    out
 }
 
 #[test]
 fn table_snapshot() {
-    insta::assert_snapshot!(table(&fixture()));
+    insta::assert_snapshot!(text_table(&preamble(&fixture()), &sections(&fixture())));
+}
+
+#[test]
+fn table_fits_100_columns() {
+    let t = text_table_width(&preamble(&fixture()), &sections(&fixture()), Some(100));
+    for l in t.lines() {
+        assert!(l.chars().count() <= 100, "{} chars: {l}", l.chars().count());
+    }
+    assert!(t.contains("left out to fit"), "columns were dropped and said so");
+    insta::assert_snapshot!(t);
 }
 
 #[test]
@@ -116,13 +185,67 @@ fn csv_snapshot() {
 }
 
 #[test]
-fn html_is_self_contained_and_marks_the_best() {
+fn csv_leaves_unmeasured_cells_empty_and_says_why() {
+    let text = csv(&fixture());
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let scan = text.lines().find(|l| l.contains(",fast,") && l.contains(",scan,")).unwrap();
+    let cells: Vec<&str> = scan.split(',').collect();
+    assert_eq!(cells[col("reason")], "engine has no ordered scan");
+    for c in ["ops_per_sec", "p50_ns", "p95_ns", "wall_ns", "cpu_user_ns"] {
+        assert_eq!(cells[col(c)], "", "{c} of an n/a phase");
+    }
+    let server = text.lines().find(|l| l.contains(",server,") && l.contains(",get,")).unwrap();
+    assert_eq!(server.split(',').nth(col("space_bytes")).unwrap(), "", "server space is not measured");
+    let go = text.lines().find(|l| l.contains(",go-thing,") && l.contains(",get,")).unwrap();
+    assert_eq!(go.split(',').nth(col("alloc_bytes")).unwrap(), "4800000");
+}
+
+#[test]
+fn server_space_is_a_dash_with_a_note_and_never_best() {
+    let s = sections(&fixture());
+    let sum = &s[0];
+    let row = sum.rows.iter().position(|r| r[0] == "server").unwrap();
+    assert_eq!(sum.rows[row][7], "–");
+    assert_ne!(sum.best[7], Some(row));
+    assert_eq!(sum.best[7], Some(0), "fast has the least space");
+    assert!(sum.note.contains("own files): server"), "{}", sum.note);
+}
+
+#[test]
+fn long_versions_are_shortened() {
+    assert_eq!(short_version("1.0"), "1.0");
+    assert_eq!(short_version("redis-server 7.0.15 (git:00000000 build 4f09c66d2e2b1c0a)"), "7.0.15…");
+    let s = sections(&fixture());
+    assert!(s[0].rows.iter().all(|r| r[1].chars().count() <= 20));
+}
+
+#[test]
+fn html_is_self_contained_with_every_chart() {
     let h = render(&fixture(), Format::Html);
     assert!(h.starts_with("<!DOCTYPE html>"));
     assert!(!h.contains("<script"), "no scripts");
     assert!(!h.contains("http://") && !h.contains("https://"), "no network references");
     assert!(h.contains("class=\"best\""));
-    assert!(h.contains("<svg"));
+    for id in
+        ["load-time", "space", "throughput-load", "latency-get", "throughput-get", "timeline-get", "timeline-load"]
+    {
+        assert!(h.contains(&format!("data-chart=\"{id}\"")), "chart {id}");
+    }
+    for label in ["99.999%", "percentile", "operations per second", "seconds into the phase", "raw data"] {
+        assert!(h.contains(label), "label {label}");
+    }
+    assert!(h.contains("<title>slow, 2–3 s:"), "hover values on timeline intervals");
+}
+
+#[test]
+fn html_aggregates_repetitions() {
+    let r = repeated(&fixture(), &[1.0, 0.95, 1.05]);
+    let h = render(&r, Format::Html);
+    let throughput = h.split("data-chart=\"throughput-get\"").nth(1).unwrap().split("</figure>").next().unwrap();
+    assert_eq!(throughput.matches(">fast</text>").count(), 1, "one bar per row, not per repetition");
+    assert!(throughput.contains("class=\"whisker\""), "min–max whisker");
+    assert!(throughput.contains("median of 3"));
 }
 
 #[test]
@@ -140,7 +263,21 @@ fn the_best_value_is_marked_per_column() {
     let get = s.iter().find(|s| s.title == "Phase get").unwrap();
     assert_eq!(get.best[1], Some(0), "fast has the best ops/s");
     assert_eq!(get.best[2], Some(0), "and the best p50");
-    assert!(get.rows[2][1].contains("engine exited") || get.rows[2][1].starts_with("- ("), "{:?}", get.rows[2]);
+    assert!(get.rows[4][1].starts_with("- ("), "{:?}", get.rows[4]);
+    assert!(get.note.contains("WARNING: the harness"), "{}", get.note);
+    assert!(get.headers.contains(&"p95".to_string()) && get.headers.contains(&"B/op".to_string()));
+}
+
+#[test]
+fn no_best_between_rows_measured_differently() {
+    let mut r = fixture();
+    r.engines[1].phases[2].threads = 4;
+    let s = sections(&r);
+    let get = s.iter().find(|s| s.title == "Phase get").unwrap();
+    assert!(get.best.iter().all(|b| b.is_none()), "{:?}", get.best);
+    assert!(get.note.contains("no best marked"));
+    let t = text_table(&[], std::slice::from_ref(get));
+    assert!(!t.contains("* best"), "no footer without a mark");
 }
 
 #[test]
@@ -157,15 +294,15 @@ fn repetitions_collapse_to_the_median_and_flag_a_wide_spread() {
     second.repetition = 1;
     let mut third = r.engines[0].clone();
     third.repetition = 2;
-    // get: 2.0M, 1.0M, 3.0M ops/s -> median 2.0M, range 100% of it.
-    second.phases[2].ops_per_sec = 1e6;
-    third.phases[2].ops_per_sec = 3e6;
+    // get: 100k, 50k, 150k ops/s -> median 100k, range 100% of it.
+    second.phases[2].ops_per_sec = 5e4;
+    third.phases[2].ops_per_sec = 1.5e5;
     r.engines.push(second);
     r.engines.push(third);
     let s = sections(&r);
     assert_eq!(s[0].rows.len(), 1, "one summary row per label");
     let get = s.iter().find(|s| s.title == "Phase get").unwrap();
-    assert_eq!(get.rows[0][1], "2.00M ±50% ! (n=3)");
+    assert_eq!(get.rows[0][1], "100.0k ±50% ! (n=3)");
     assert!(get.note.contains("median of repetitions"));
 }
 
@@ -183,7 +320,40 @@ fn ratios_the_scenario_asks_for_are_computed() {
 }
 
 #[test]
-fn compare_puts_two_runs_side_by_side() {
+fn ycsb_lines_as_ycsb_prints_them() {
+    let y = ycsb(&fixture());
+    let block = y.split("# engine fast (repetition 0), phase get").nth(1).unwrap();
+    assert!(block.contains("[OVERALL], RunTime(ms), 1000\n"), "{block}");
+    assert!(block.contains("[OVERALL], Throughput(ops/sec), 100000\n"));
+    assert!(block.contains("[READ], Operations, 2000\n"));
+    assert!(block.contains("[READ], 95thPercentileLatency(us), 1\n"));
+    for k in ["AverageLatency(us)", "MinLatency(us)", "MaxLatency(us)", "99thPercentileLatency(us)", "Return=OK"] {
+        assert!(block.contains(&format!("[READ], {k}, ")), "{k}");
+    }
+    assert!(y.contains("[INSERT], Operations"));
+    assert!(y.contains("# not measured: engine has no ordered scan"));
+}
+
+#[test]
+fn hlog_files_read_back_as_interval_logs() {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let files = hlog_files(&fixture());
+    let (name, text) = files.iter().find(|(n, _)| n == "slow-r0-get.hlog").expect("slow get log");
+    assert!(text.starts_with("#[Histogram log format version 1.3]"), "{name}");
+    let mut n = 0;
+    for entry in IntervalLogIterator::new(text.as_bytes()) {
+        if let Ok(LogEntry::Interval(h)) = entry {
+            let hist = kvbench_core::worker::clock::decode_histogram(h.encoded_histogram()).unwrap();
+            assert_eq!(hist.len(), 200);
+            assert_eq!(h.start_timestamp().as_secs(), n);
+            n += 1;
+        }
+    }
+    assert_eq!(n, 3, "one histogram per second of the 3 s phase");
+}
+
+#[test]
+fn compare_says_no_verdict_with_one_repetition() {
     let a = fixture();
     let mut b = fixture();
     b.engines[0].phases[2].ops_per_sec *= 2.0;
@@ -193,5 +363,45 @@ fn compare_puts_two_runs_side_by_side() {
     let get = s.iter().find(|s| s.title == "Phase get").unwrap();
     assert_eq!(get.rows[0][0], "fast");
     assert_eq!(get.rows[0][3], "2.00x");
-    assert_eq!(get.rows[1][3], "1.00x");
+    assert!(get.rows[0][4].starts_with("no verdict: 1 and 1 repetitions"), "{:?}", get.rows[0]);
+}
+
+#[test]
+fn compare_gives_a_verdict_beyond_the_noise() {
+    let a = repeated(&fixture(), &[1.0, 0.97, 1.03]);
+    let same = repeated(&fixture(), &[1.02, 0.99, 0.98]);
+    for c in compared(&a, &same).iter().filter(|c| !c.a.is_empty()) {
+        assert_eq!(c.verdict.key(), "no significant difference", "{} {}: {:?}", c.label, c.phase, c.verdict);
+    }
+    let faster = repeated(&fixture(), &[1.25, 1.22, 1.28]);
+    let rows = compared(&a, &faster);
+    let get = rows.iter().find(|c| c.label == "fast" && c.phase == "get").unwrap();
+    assert_eq!(get.verdict.text(), "1.25 ± 0.03× faster");
+    assert!(regressions(&rows, 5.0).is_empty());
+    let back = compared(&faster, &a);
+    assert_eq!(back.iter().find(|c| c.label == "fast" && c.phase == "get").unwrap().verdict.key(), "slower");
+    assert!(!regressions(&back, 5.0).is_empty(), "20% slower is a regression at 5%");
+    assert!(regressions(&back, 30.0).is_empty(), "but not at 30%");
+    let j = compare_json(&a, &faster);
+    assert_eq!(j["rows"][0]["verdict"], "faster");
+}
+
+#[test]
+fn compare_lists_the_settings_that_differ() {
+    let a = fixture();
+    let mut b = fixture();
+    b.sync = "none".into();
+    b.environment.hostname = "other".into();
+    for e in b.engines.iter_mut() {
+        for p in e.phases.iter_mut().filter(|p| p.name == "get") {
+            p.threads = 2;
+        }
+    }
+    b.engines[0].version = "1.1".into();
+    let d = differences(&a, &b);
+    assert!(d.contains(&"machine: A host, B other".to_string()), "{d:?}");
+    assert!(d.contains(&"sync: A commit, B none".to_string()), "{d:?}");
+    assert!(d.iter().any(|l| l == "get threads: A 1, B 2 (fast, slow, go-thing, server)"), "{d:?}");
+    assert!(d.iter().any(|l| l == "version: A 1.0, B 1.1 (fast)"), "{d:?}");
+    assert!(differences(&a, &a).is_empty());
 }

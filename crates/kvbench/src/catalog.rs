@@ -225,44 +225,54 @@ pub enum Resolved {
     Go { worker: PathBuf, info: EngineInfo },
 }
 
+/// How to run `name`: by the runtime whose worker declares it (the Rust registry, then the
+/// Python and Go workers' `--list`), not by the shape of its name.
 pub fn resolve(name: &str) -> Result<Resolved, String> {
-    if name.starts_with("py-") {
-        let py = python()?;
-        let list = python_engines()?;
-        let info = list
-            .into_iter()
-            .find(|e| e.name == name)
-            .ok_or_else(|| format!("the Python worker has no engine `{name}`"))?;
-        if !info.available {
-            return Err(format!("{name} unavailable: {}", info.why));
-        }
-        return Ok(Resolved::Python { python: py, info });
-    }
-    if name.starts_with("go-") {
-        let worker = go_worker()?;
-        let info = go_engines()?
-            .into_iter()
-            .find(|e| e.name == name)
-            .ok_or_else(|| format!("the Go worker has no engine `{name}`"))?;
-        if !info.available {
-            return Err(format!("{name} unavailable: {}", info.why));
-        }
-        return Ok(Resolved::Go { worker, info });
-    }
     match kvbench_engines::find(name) {
         Some(Entry::Ready(d)) => {
             (d.available)().map_err(|why| format!("{name} unavailable: {why}"))?;
-            Ok(Resolved::Rust(d))
+            return Ok(Resolved::Rust(d));
         }
-        Some(Entry::Missing { why, .. }) => Err(format!("{name} was not built: {why}")),
-        None => {
-            let names: Vec<_> = entries().iter().map(|e| e.name()).collect();
-            Err(format!(
-                "unknown engine `{name}` (known: {}, py-* and go-* engines; see `kvbench list`)",
-                names.join(", ")
-            ))
-        }
+        Some(Entry::Missing { why, .. }) => return Err(format!("{name} was not built: {why}")),
+        None => {}
     }
+    let declared = |list: &Result<Vec<EngineInfo>, String>| -> Option<EngineInfo> {
+        list.as_ref().ok().and_then(|l| l.iter().find(|e| e.name == name).cloned())
+    };
+    if let Some(info) = declared(cached_python()) {
+        if !info.available {
+            return Err(format!("{name} unavailable: {}", info.why));
+        }
+        return Ok(Resolved::Python { python: python()?, info });
+    }
+    if let Some(info) = declared(cached_go()) {
+        if !info.available {
+            return Err(format!("{name} unavailable: {}", info.why));
+        }
+        return Ok(Resolved::Go { worker: go_worker()?, info });
+    }
+    let names: Vec<String> = all_names();
+    Err(format!("unknown engine `{name}` (known: {}; see `kvbench list`)", names.join(", ")))
+}
+
+/// The workers' engine lists, asked once per process (starting a worker costs ~0.1–0.5 s).
+fn cached_python() -> &'static Result<Vec<EngineInfo>, String> {
+    static LIST: std::sync::OnceLock<Result<Vec<EngineInfo>, String>> = std::sync::OnceLock::new();
+    LIST.get_or_init(python_engines)
+}
+
+fn cached_go() -> &'static Result<Vec<EngineInfo>, String> {
+    static LIST: std::sync::OnceLock<Result<Vec<EngineInfo>, String>> = std::sync::OnceLock::new();
+    LIST.get_or_init(go_engines)
+}
+
+/// Every engine name any runtime declares.
+pub fn all_names() -> Vec<String> {
+    let mut names: Vec<String> = entries().iter().map(|e| e.name().to_string()).collect();
+    for l in [cached_python(), cached_go()].into_iter().flatten() {
+        names.extend(l.iter().map(|e| e.name.clone()));
+    }
+    names
 }
 
 /// The default comparison: every embedded Rust engine that is available here.
@@ -294,13 +304,21 @@ pub fn print_list(json: bool) -> String {
         t.push(vec![
             e.name.clone(),
             format!("{:?}", e.runtime).to_lowercase() + if e.server { " (server)" } else { "" },
-            e.version.clone(),
+            kvbench_report::short_version(&e.version),
             e.capabilities.join(" "),
             opts.join(" "),
             if e.available { "ok".into() } else { format!("unavailable: {}", e.why) },
         ]);
     }
-    render_plain(&t)
+    match kvbench_report::terminal_width() {
+        // In a terminal: fitted to it, long cells wrapped.
+        Some(w) => {
+            let rows = t.split_off(1);
+            let headers = ["engine", "runtime", "version", "capabilities", "options", "status"];
+            kvbench_report::fit_table(&headers, &[0; 6], rows, Some(w))
+        }
+        None => render_plain(&t),
+    }
 }
 
 /// A plain aligned text table (the list is read in terminals and piped to files alike);
@@ -319,4 +337,51 @@ fn render_plain(rows: &[Vec<String>]) -> String {
         }
     }
     out
+}
+
+/// The names closest to `name`, best first (at most three).
+pub fn closest(name: &str, known: &[String]) -> Vec<String> {
+    let mut scored: Vec<(f64, &String)> =
+        known.iter().map(|k| (strsim::jaro_winkler(name, k), k)).filter(|(s, _)| *s >= 0.75).collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored.into_iter().take(3).map(|(_, k)| k.clone()).collect()
+}
+
+/// Every engine a scenario names exists, checked before anything runs. A py-/go- engine is
+/// only checked when its worker answers (else the run reports the worker's own reason).
+pub fn check_names(s: &kvbench_core::scenario::Scenario) -> Result<(), String> {
+    for v in s.all_variants() {
+        let n = &v.name;
+        // The Rust registry answers without starting a worker.
+        let worker_down =
+            (n.starts_with("py-") && cached_python().is_err()) || (n.starts_with("go-") && cached_go().is_err());
+        if kvbench_engines::find(n).is_some() || worker_down {
+            continue;
+        }
+        let known = all_names();
+        if known.contains(n) {
+            continue;
+        }
+        let near = closest(n, &known);
+        let hint = if near.is_empty() {
+            String::new()
+        } else {
+            format!(" — did you mean {}?", near.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "))
+        };
+        return Err(format!("unknown engine `{n}`{hint} (`kvbench list` shows every engine)"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_misspelt_engine_gets_the_closest_names() {
+        let known: Vec<String> = ["lmdb", "leveldb", "rocksdb", "sqlite", "go-bbolt"].map(String::from).to_vec();
+        assert_eq!(closest("lmbd", &known)[0], "lmdb");
+        assert_eq!(closest("rocksbd", &known)[0], "rocksdb");
+        assert!(closest("zzzzzz", &known).is_empty());
+    }
 }

@@ -3,10 +3,12 @@
 
 mod catalog;
 mod orchestrate;
+mod plan_cmd;
+mod progress;
 mod serve;
 mod worker;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 use kvbench_core::engine::SyncMode;
@@ -30,27 +32,37 @@ struct Cli {
 enum Cmd {
     /// Run a scenario file, or the default comparison shaped by the flags.
     Run(Box<RunArgs>),
+    /// Dry run: each phase's op counts by kind, records touched, key skew and sizes, without
+    /// an engine (same flags as run); `--dump` prints every op as `kind record`.
+    Plan(Box<PlanArgs>),
     /// List engines with version, capabilities, options, and why one is unavailable.
     List {
         #[arg(long)]
         json: bool,
     },
-    /// Render a result file.
+    /// Render a result file: table, markdown, csv, json, html, ycsb, or hlog (HdrHistogram
+    /// interval logs, one file per row, repetition and phase, written into a directory).
     Report {
         file: PathBuf,
         #[arg(long, short, default_value = "table")]
         format: String,
-        /// Write to this file instead of stdout.
+        /// Write to this file instead of stdout (for hlog: the directory; default FILE's name
+        /// without .json, plus -hlog).
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
-    /// Put two result files side by side: ops/s and p99 of each row and phase, and B/A.
+    /// Compare two result files: per row and phase, ops/s of each, B/A and a verdict (Welch's
+    /// t-test over the repetitions), and every setting that differs between the runs.
     Compare {
         a: PathBuf,
         b: PathBuf,
-        /// table or markdown.
+        /// table, markdown or json.
         #[arg(long, short, default_value = "table")]
         format: String,
+        /// Exit with status 1 when a row of B is significantly slower than A by more than PCT
+        /// percent (a regression gate for CI).
+        #[arg(long, value_name = "PCT", value_parser = non_negative_f64, allow_hyphen_values = true)]
+        fail_if_slower: Option<f64>,
     },
     /// Serve an embedded engine over HTTP/1.1: RocksServer's API and kvbench's own (what the
     /// http-* engines start; docs/servers.md).
@@ -64,16 +76,28 @@ enum Cmd {
 }
 
 #[derive(clap::Args)]
+struct PlanArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Print every operation, one `kind record` line each (scans: `scan position length`).
+    #[arg(long)]
+    dump: bool,
+    /// Only this phase.
+    #[arg(long)]
+    phase: Option<String>,
+}
+
+#[derive(clap::Args)]
 struct RunArgs {
     /// Scenario file (TOML). Without it: the default comparison.
     scenario: Option<PathBuf>,
     /// Comma-separated engines (default: every available embedded engine).
     #[arg(long)]
     engines: Option<String>,
-    #[arg(long)]
+    #[arg(long, value_parser = positive_u64, allow_hyphen_values = true)]
     records: Option<u64>,
     /// Fixed value size in bytes.
-    #[arg(long)]
+    #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
     value_size: Option<u32>,
     #[arg(long, value_parser = parse_key_kind)]
     key: Option<KeyKind>,
@@ -82,23 +106,23 @@ struct RunArgs {
     #[arg(long)]
     dataset: Option<String>,
     /// Key column of a file:PATH.tsv dataset (1-based).
-    #[arg(long)]
+    #[arg(long, value_parser = positive_usize, allow_hyphen_values = true)]
     key_column: Option<usize>,
     /// Value column of a file:PATH.tsv dataset (1-based).
-    #[arg(long)]
+    #[arg(long, value_parser = positive_usize, allow_hyphen_values = true)]
     value_column: Option<usize>,
     /// Named workload: default, readrandom, readseq, fillrandom, fillseq, overwrite.
     #[arg(long)]
     workload: Option<String>,
     /// Threads of the read phases.
-    #[arg(long)]
+    #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
     threads: Option<u32>,
     /// Open loop: offer get phases this many operations per second (latency counted from each
     /// operation's intended start, so coordinated omission is corrected).
-    #[arg(long)]
+    #[arg(long, value_parser = positive_f64, allow_hyphen_values = true)]
     rate: Option<f64>,
     /// Records per write batch of the load phase.
-    #[arg(long)]
+    #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
     batch: Option<u32>,
     /// Durability: none, commit, always.
     #[arg(long, value_parser = parse_sync)]
@@ -106,12 +130,12 @@ struct RunArgs {
     /// Page cache before each read phase: warm or cold (evicted with posix_fadvise).
     #[arg(long, value_parser = parse_cache)]
     cache: Option<CacheMode>,
-    #[arg(long)]
+    #[arg(long, value_parser = whole_u64, allow_hyphen_values = true)]
     seed: Option<u64>,
-    #[arg(long)]
+    #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
     repetitions: Option<u32>,
     /// Seconds one engine may take before its worker is killed.
-    #[arg(long)]
+    #[arg(long, value_parser = positive_u64, allow_hyphen_values = true)]
     timeout: Option<u64>,
     /// Where result files go.
     #[arg(long, default_value = "results")]
@@ -130,6 +154,38 @@ struct RunArgs {
     format: String,
     #[arg(long)]
     no_progress: bool,
+}
+
+/// A whole number of at least `min`, with an error that says so (negatives included).
+fn at_least<T: std::str::FromStr + PartialOrd + std::fmt::Display>(s: &str, min: T) -> Result<T, String> {
+    match s.trim().parse::<T>() {
+        Ok(v) if v >= min => Ok(v),
+        _ => Err(format!("must be a whole number >= {min} (got `{s}`)")),
+    }
+}
+fn positive_u32(s: &str) -> Result<u32, String> {
+    at_least(s, 1u32)
+}
+fn positive_u64(s: &str) -> Result<u64, String> {
+    at_least(s, 1u64)
+}
+fn positive_usize(s: &str) -> Result<usize, String> {
+    at_least(s, 1usize)
+}
+fn whole_u64(s: &str) -> Result<u64, String> {
+    at_least(s, 0u64)
+}
+fn positive_f64(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("must be a number > 0 (got `{s}`)")),
+    }
+}
+fn non_negative_f64(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("must be a number >= 0 (got `{s}`)")),
+    }
 }
 
 fn parse_key_kind(s: &str) -> Result<KeyKind, String> {
@@ -184,6 +240,7 @@ fn build_scenario(a: &RunArgs) -> Result<Scenario, String> {
                     open: Default::default(),
                     sync: None,
                     url: None,
+                    expect: None,
                 });
             } else {
                 kept.extend(matched);
@@ -222,12 +279,12 @@ fn build_scenario(a: &RunArgs) -> Result<Scenario, String> {
         s.dataset.value_column = a.value_column;
     }
     for p in s.phases.iter_mut() {
-        if let Some(t) = a.threads {
-            if matches!(p.kind, PhaseKind::Get | PhaseKind::MultiGet | PhaseKind::Scan) {
-                p.threads = Some(t);
-            }
+        // --threads and --rate apply to every phase after the load (mixed and writing phases
+        // included: reads stay verified on every thread); the load keeps its own settings.
+        if let (Some(t), false) = (a.threads, p.kind == PhaseKind::Load) {
+            p.threads = Some(t);
         }
-        if let (Some(r), PhaseKind::Get) = (a.rate, p.kind) {
+        if let (Some(r), false) = (a.rate, p.kind == PhaseKind::Load) {
             p.rate = Some(r);
         }
         if let (Some(b), PhaseKind::Load) = (a.batch, p.kind) {
@@ -265,27 +322,16 @@ fn main() {
             0
         }
         Cmd::Report { file, format, output } => report(&file, &format, output.as_deref()),
-        Cmd::Compare { a, b, format } => compare(&a, &b, &format),
+        Cmd::Compare { a, b, format, fail_if_slower } => compare(&a, &b, &format, fail_if_slower),
         Cmd::Run(a) => run(*a),
+        Cmd::Plan(a) => dry_run(&a),
     };
     std::process::exit(code);
 }
 
-fn report(file: &std::path::Path, format: &str, output: Option<&std::path::Path>) -> i32 {
-    let go = || -> Result<(), String> {
-        let fmt: Format = format.parse()?;
-        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let r = RunResult::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))?;
-        let out = kvbench_report::render(&r, fmt);
-        match output {
-            Some(p) => std::fs::write(p, out).map_err(|e| format!("{}: {e}", p.display())),
-            None => {
-                print!("{out}");
-                Ok(())
-            }
-        }
-    };
-    match go() {
+fn dry_run(a: &PlanArgs) -> i32 {
+    let r = build_scenario(&a.run).and_then(|s| plan_cmd::main(&s, &a.run.plan_dir, a.dump, a.phase.as_deref()));
+    match r {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("error: {e}");
@@ -294,30 +340,112 @@ fn report(file: &std::path::Path, format: &str, output: Option<&std::path::Path>
     }
 }
 
-fn compare(a: &std::path::Path, b: &std::path::Path, format: &str) -> i32 {
-    let load = |p: &std::path::Path| -> Result<RunResult, String> {
-        let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
-        RunResult::from_json(&text).map_err(|e| format!("{}: {e}", p.display()))
-    };
-    let go = || -> Result<String, String> {
-        let (ra, rb) = (load(a)?, load(b)?);
-        let (pre, sections) = kvbench_report::compare(&ra, &rb);
-        match format {
-            "table" => Ok(kvbench_report::text_table(&pre, &sections)),
-            "markdown" | "md" => Ok(kvbench_report::markdown_of(&pre, &sections)),
-            other => Err(format!("compare formats: table, markdown (not `{other}`)")),
+/// Read a result file; errors name the file.
+fn load_result(p: &Path) -> Result<RunResult, String> {
+    let text = std::fs::read_to_string(p).map_err(|e| format!("result file {}: {e}", p.display()))?;
+    RunResult::from_json(&text).map_err(|e| format!("result file {}: {e}", p.display()))
+}
+
+/// Write a report; errors name the path and the flag it came from.
+fn write_output(p: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(p, text).map_err(|e| format!("--output {}: {e}", p.display()))
+}
+
+fn report(file: &Path, format: &str, output: Option<&Path>) -> i32 {
+    let go = || -> Result<(), String> {
+        let fmt: Format = format.parse().map_err(|e| format!("--format: {e}"))?;
+        let r = load_result(file)?;
+        if fmt == Format::Hlog {
+            return write_hlogs(&r, file, output);
+        }
+        let out = kvbench_report::render(&r, fmt);
+        match output {
+            Some(p) => write_output(p, &out),
+            None => {
+                print!("{out}");
+                Ok(())
+            }
         }
     };
-    match go() {
-        Ok(out) => {
-            print!("{out}");
-            0
-        }
+    exit_code(go())
+}
+
+/// `.hlog` files into `output`, or a directory beside the result file.
+fn write_hlogs(r: &RunResult, file: &Path, output: Option<&Path>) -> Result<(), String> {
+    let dir = match output {
+        Some(d) => d.to_path_buf(),
+        None => file.with_file_name(format!(
+            "{}-hlog",
+            file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+        )),
+    };
+    let files = kvbench_report::hlog_files(r);
+    if files.is_empty() {
+        return Err(format!("{}: no phase carries interval histograms", file.display()));
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("--output {}: {e}", dir.display()))?;
+    for (name, text) in &files {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(|e| format!("--output {}: {e}", p.display()))?;
+    }
+    eprintln!("{} interval logs in {}", files.len(), dir.display());
+    Ok(())
+}
+
+fn exit_code(r: Result<(), String>) -> i32 {
+    match r {
+        Ok(()) => 0,
         Err(e) => {
             eprintln!("error: {e}");
             2
         }
     }
+}
+
+fn compare(a: &Path, b: &Path, format: &str, fail_if_slower: Option<f64>) -> i32 {
+    let go = || -> Result<i32, String> {
+        let (ra, rb) = (load_result(a)?, load_result(b)?);
+        let (pre, sections) = kvbench_report::compare(&ra, &rb);
+        let out = match format {
+            "table" => kvbench_report::text_table_width(&pre, &sections, kvbench_report::terminal_width()),
+            "markdown" | "md" => kvbench_report::markdown_of(&pre, &sections),
+            "json" => serde_json::to_string_pretty(&kvbench_report::compare_json(&ra, &rb)).unwrap_or_default() + "\n",
+            other => return Err(format!("--format: compare prints table, markdown or json (not `{other}`)")),
+        };
+        print!("{out}");
+        let Some(pct) = fail_if_slower else { return Ok(0) };
+        let rows = kvbench_report::compared(&ra, &rb);
+        let slow = kvbench_report::regressions(&rows, pct);
+        for c in &slow {
+            eprintln!("regression: {} {}: {}", c.label, c.phase, c.verdict.text());
+        }
+        if slow.is_empty() {
+            eprintln!("no row is significantly slower than A by more than {pct}%");
+            Ok(0)
+        } else {
+            eprintln!("{} rows slower than A by more than {pct}% (--fail-if-slower)", slow.len());
+            Ok(1)
+        }
+    };
+    match go() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            2
+        }
+    }
+}
+
+/// The directories a run writes to exist and are writable; errors name the flag.
+fn prepare_dirs(a: &RunArgs) -> Result<(), String> {
+    for (flag, dir) in [("--out", &a.out), ("--data-dir", &a.data_dir), ("--plan-dir", &a.plan_dir)] {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("{flag} {}: cannot create the directory: {e}", dir.display()))?;
+        let probe = dir.join(format!(".kvbench-write-test-{}", std::process::id()));
+        std::fs::write(&probe, b"").map_err(|e| format!("{flag} {}: cannot write there: {e}", dir.display()))?;
+        let _ = std::fs::remove_file(probe);
+    }
+    Ok(())
 }
 
 fn run(a: RunArgs) -> i32 {
@@ -328,7 +456,10 @@ fn run(a: RunArgs) -> i32 {
             return 2;
         }
     };
-    let s = match build_scenario(&a) {
+    let s = match build_scenario(&a)
+        .and_then(|s| catalog::check_names(&s).map(|_| s))
+        .and_then(|s| prepare_dirs(&a).map(|_| s))
+    {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -345,7 +476,13 @@ fn run(a: RunArgs) -> i32 {
     };
     match orchestrate::run(&s, &opts) {
         Ok((r, path)) => {
-            print!("{}", kvbench_report::render(&r, fmt));
+            if fmt == Format::Hlog {
+                if let Err(e) = write_hlogs(&r, &path, None) {
+                    eprintln!("error: {e}");
+                }
+            } else {
+                print!("{}", kvbench_report::render(&r, fmt));
+            }
             eprintln!("result: {}", path.display());
             if r.engines.iter().any(|e| e.status == Status::Failed) {
                 eprintln!("some rows failed; see the status column");

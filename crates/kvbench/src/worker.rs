@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use kvbench_core::protocol::{Event, Job};
+use kvbench_core::job::{Event, Job, Step};
 use kvbench_engines::{find, Entry};
 
 /// Test hook (documented in docs/protocol.md): KVBENCH_FAULT=abort|garbage|hang@PHASE[@LABEL]
@@ -42,37 +42,43 @@ pub fn main(job_path: &Path) -> i32 {
     {
         Ok(j) => j,
         Err(message) => {
-            emit(Event::Error { phase: None, message });
+            emit(Event::Error { message });
             return 2;
         }
     };
     let desc = match find(&job.engine) {
         Some(Entry::Ready(d)) => d,
         Some(Entry::Missing { why, .. }) => {
-            emit(Event::Error { phase: None, message: format!("engine {} was not built: {why}", job.engine) });
+            emit(Event::Error { message: format!("engine {} was not built: {why}", job.engine) });
             return 2;
         }
         None => {
-            emit(Event::Error { phase: None, message: format!("unknown engine `{}`", job.engine) });
+            emit(Event::Error { message: format!("unknown engine `{}`", job.engine) });
             return 2;
         }
     };
+    // The fault hook fires before the ops step named PHASE ("open": before anything).
+    let names: Vec<Option<String>> = job
+        .steps
+        .iter()
+        .map(|st| match st {
+            Step::Ops(o) => Some(o.name.clone()),
+            _ => None,
+        })
+        .collect();
     let label = job.label.clone();
-    let phases: Vec<String> = job.phases.iter().map(|p| p.name.clone()).collect();
-    let mut next = 0usize;
-    fault_at(&job.label, "open");
+    fault_at(&label, "open");
     let mut emit_with_faults = |e: Event| {
-        let is_phase = matches!(&e, Event::Phase { .. });
+        let next = match &e {
+            Event::Step(r) => names.get(r.index + 1).cloned().flatten(),
+            _ => None,
+        };
         emit(e);
-        if is_phase {
-            // After "open" comes phases[0], and so on.
-            if let Some(p) = phases.get(next) {
-                fault_at(&label, p);
-            }
-            next += 1;
+        if let Some(p) = next {
+            fault_at(&label, &p);
         }
     };
-    match kvbench_core::runner::run_job(&job, desc, &mut emit_with_faults) {
+    match kvbench_core::worker::run_job(&job, desc, &mut emit_with_faults) {
         Ok(()) => 0,
         Err(_) => 1,
     }

@@ -1,4 +1,5 @@
 import json
+import math
 import os
 import subprocess
 import sys
@@ -9,7 +10,6 @@ import pytest
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 VECTORS = REPO / "tests" / "vectors"
-PLAN_TINY = VECTORS / "plan-tiny.kvbplan"
 SRC = HERE.parent / "src"
 
 
@@ -39,37 +39,85 @@ def run_worker(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
                           timeout=timeout, env=env)
 
 
-def tiny_job(engine: str, db_dir: Path, **over) -> dict:
-    """A job over every phase of the tiny plan (see crates/kvbench-core/tests/vectors.rs)."""
+MASK = (1 << 64) - 1
+# YCSB's zeta over its 10^10 items for theta 0.99 (ZipfianGenerator.ZETAN).
+ZETAN_ITEMS = 26.46902820178302
 
-    def ph(name, kind, plan_phase, **kw):
-        return dict(name=name, kind=kind, plan_phase=plan_phase, **kw)
 
-    job = {
-        "protocol": 1,
-        "engine": engine,
-        "label": engine,
-        "plan": str(PLAN_TINY),
-        "dir": str(db_dir),
-        "sync": "commit",
-        "phases": [
-            ph("load", "load", 0, batch=8),
-            ph("get", "get", 1),
-            ph("multi-get", "multi-get", 2, keys_per_request=4),
-            ph("update", "update", 3, batch=2),
-            ph("delete", "delete", 4),
-            ph("mixed", "mixed", 5),
-            ph("article-method", "get", 6, open_per="operation"),
-            ph("get-seq-cold", "get", 7, cache="cold"),
-            ph("scan", "scan", 8),
-            ph("scan-short", "scan", 9),
-            ph("get-zipfian", "get", 10),
-            ph("get-latest", "get", 11, threads=2),
-        ],
-        "progress_ms": 0,
+def zeta(n: int, theta: float = 0.99) -> float:
+    z = 0.0
+    for i in range(n):
+        z += 1.0 / math.pow(i + 1, theta)
+    return z
+
+
+def zipf_consts(n: int, theta: float = 0.99) -> dict:
+    """zetan, eta, theta, alpha as YCSB's ZipfianGenerator computes them for n items."""
+    zn = zeta(n, theta)
+    eta = (1 - math.pow(2.0 / n, 1 - theta)) / (1 - zeta(2, theta) / zn)
+    return {"zetan": zn, "eta": eta, "theta": theta, "alpha": 1 / (1 - theta)}
+
+
+def thresholds(fractions: list) -> list:
+    out, acc = [], 0.0
+    for f in fractions:
+        acc += f
+        out.append(min(int(acc * 2 ** 64), MASK))
+    return out
+
+
+def ops(index: int, kind: str, count: int, dist: dict, seed: int = 1, **kw) -> dict:
+    step = {"step": "ops", "index": index, "name": f"{kind}-{index}", "kind": kind, "count": count, "dist": dist,
+            "rec_seed": seed * 7919, "kind_seed": seed * 104729, "len_seed": seed * 1299709,
+            "perm_seed": seed * 15485863}
+    step.update(kw)
+    return step
+
+
+def job(engine: str, db_dir: Path, steps: list, loaded: int = 200, total: int = 300, **over) -> dict:
+    """A job running `steps`, which are numbered in place (ops steps are named `<kind>-<index>`)."""
+    for i, s in enumerate(steps):
+        s["index"] = i
+        if s["step"] == "ops":
+            s["name"] = f"{s['kind']}-{i}"
+    j = {
+        "protocol": 2, "engine": engine, "label": engine, "options": {}, "dir": str(db_dir), "sync": "none",
+        "url": None, "token": None, "plan": None, "progress_ms": 5, "interval_ms": 50,
+        "dataset": {"generator": "synthetic", "key": {"kind": "decimal", "width": 8},
+                    "value": {"min": 10, "max": 60, "content": "printable"}, "loaded": loaded, "total": total,
+                    "ordered": True, "pool_seed": 11, "value_seed": 12, "open_records": total,
+                    "open_bytes": total * 80},
+        "steps": steps,
     }
-    job.update(over)
-    return job
+    j.update(over)
+    return j
+
+
+def every_kind(loaded: int = 200, total: int = 300) -> list:
+    """Steps covering every step type and op kind on one engine that stays open."""
+    mix = {"kinds": ["get", "update", "insert", "scan", "rmw", "delete"], "scan": {"min": 1, "max": 5},
+           "thresholds": thresholds([0.5, 0.2, 0.05, 0.1, 0.1, 0.05])}
+    return [
+        {"step": "open", "mode": "read-write"},
+        {"step": "prepare"},
+        ops(0, "load", loaded, {"name": "shuffle", "n": loaded}, batch=16, finish=True),
+        ops(0, "get", 300, {"name": "uniform", "n": loaded}, seed=2),
+        ops(0, "multi-get", 200, {"name": "zipfian", "n": loaded, "items": 10 ** 10 + 1, "zetan": ZETAN_ITEMS,
+                                   **{k: v for k, v in zipf_consts(10 ** 3).items() if k != "zetan"}},
+            seed=3, keys_per_request=4, last=loaded - 1),
+        ops(0, "scan", 40, {"name": "uniform", "n": total}, seed=4, scan={"min": 1, "max": 12}),
+        ops(0, "update", 120, {"name": "uniform", "n": loaded}, seed=5, batch=4),
+        ops(0, "insert", 20, {"name": "sequential", "n": total}, seed=6, batch=5, insert_base=loaded),
+        ops(0, "rmw", 80, {"name": "latest", "n": loaded + 20, "count": loaded + 19,
+                            **zipf_consts(loaded + 19)}, seed=7, last=loaded + 19),
+        ops(0, "delete", 10, {"name": "sequential", "n": loaded, "start": 3}, seed=8),
+        ops(0, "mixed", 400, {"name": "hot", "n": loaded, "record": 5}, seed=9, insert_base=loaded + 20, **mix),
+        ops(0, "mixed", 400, {"name": "uniform", "n": loaded}, seed=10, threads=3, insert_base=loaded + 60, **mix),
+        ops(0, "get", 400, {"name": "uniform", "n": loaded}, seed=11, threads=3, rate=40000.0),
+        ops(0, "get", 100, {"name": "sequential", "n": loaded}, seed=12, warmup=50),
+        ops(0, "scan", 5, {"name": "uniform", "n": total}, seed=13),
+        {"step": "close"},
+    ]
 
 
 def events_of(stdout: str) -> list:

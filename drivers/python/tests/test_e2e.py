@@ -1,102 +1,153 @@
-"""End to end: `python -m kvbench_driver --job` over the tiny plan, for every engine, with every
-phase ok (or N/A where the engine lacks the capability) and zero mismatches."""
+"""End to end: protocol-2 jobs through `python -m kvbench_driver --job`, every step type and op
+kind, asserting the raw counters (every read verified, exact counts of what was done)."""
 
+import base64
 import json
+import zlib
 
 import pytest
+from hdrh.histogram import HdrHistogram
 
-from conftest import descriptor_or_skip, events_of, run_worker, tiny_job
+from conftest import descriptor_or_skip, events_of, every_kind, job, ops, run_worker
 from kvbench_driver.engines import names
-from kvbench_driver.protocol import validate_event
 
 
-def run_job(tmp_path, job) -> tuple[int, list, str]:
-    (tmp_path / "job.json").write_text(json.dumps(job))
+def run_job(tmp_path, j) -> tuple:
+    (tmp_path / "job.json").write_text(json.dumps(j))
     out = run_worker("--job", str(tmp_path / "job.json"))
     events = events_of(out.stdout)
-    for ev in events:
-        assert validate_event(ev) == [], ev
     return out.returncode, events, out.stderr
 
 
+def steps_of(events) -> list:
+    return [e for e in events if e["event"] == "step"]
+
+
+def count(hdr: str) -> int:
+    return HdrHistogram.decode(hdr.encode()).get_total_count()
+
+
+def check_ok(r: dict) -> None:
+    assert r["error"] is None, r
+    assert (r.get("errors", 0), r.get("mismatches", 0), r.get("missing", 0)) == (0, 0, 0), r
+
+
 @pytest.mark.parametrize("name", names())
-def test_every_phase_of_the_tiny_plan(name, tmp_path):
+def test_every_step_and_op_kind(name, tmp_path):
     desc = descriptor_or_skip(name)
-    caps = desc.capabilities
     db = tmp_path / "db"
     db.mkdir()
-    rc, events, stderr = run_job(tmp_path, tiny_job(name, db))
+    steps = every_kind()
+    if desc.capabilities.persistent:
+        steps += [{"step": "evict"}, {"step": "open", "mode": "read-write"},
+                  ops(0, "get", 50, {"name": "uniform", "n": 200}, seed=14), {"step": "close"},
+                  ops(0, "get", 20, {"name": "uniform", "n": 200}, seed=15, open_per_op=True)]
+    rc, events, stderr = run_job(tmp_path, job(name, db, steps))
     assert rc == 0, stderr
-    assert events[0]["event"] == "hello" and events[-1] == {"event": "done"}
-    hello = events[0]
-    assert hello["engine"] == name and hello["capabilities"] == caps.names()
-    assert hello["worker"].startswith("python kvbench_driver ")
-    assert 0 < hello["timer_overhead_ns"] < 100_000
-    results = [e["result"] for e in events if e["event"] == "phase"]
-    assert [r["name"] for r in results] == ["open"] + [p["name"] for p in tiny_job(name, db)["phases"]] + ["close"]
-    for r in results:
-        if not caps.persistent and r["name"] in ("article-method", "get-seq-cold"):
-            assert r["status"] == "n/a", r
+    hello, results = events[0], steps_of(events)
+    assert hello["event"] == "hello" and hello["protocol"] == 2 and events[-1] == {"event": "done"}
+    assert hello["capabilities"] == desc.capabilities.names() and 0 < hello["timer_overhead_ns"] < 1e6
+    assert [r["index"] for r in results] == list(range(len(steps)))
+    for s, r in zip(steps, results):
+        check_ok(r)
+        assert r["step"] == s["step"] and r["wall_ns"] > 0 and set(r["usage"]) >= {"cpu_user_ns", "max_rss_kb"}
+        if s["step"] != "ops":
             continue
-        assert r["status"] == "ok", r
-        assert r["mismatches"] == 0 and r["missing"] == 0 and r["errors"] == 0, r
-        assert r["latency"]["min_ns"] <= r["latency"]["p50_ns"] <= r["latency"]["max_ns"]
-    by = {r["name"]: r for r in results}
-    assert by["load"]["ops"] == 40 and by["load"]["unit"] == "batch" and by["load"]["requests"] == 5
-    assert by["multi-get"]["ops"] == 20 and by["multi-get"]["requests"] == 5
-    assert by["get-latest"]["threads"] == 1
-    if caps.persistent:
-        assert by["article-method"]["unit"] == "open+op+close"
-        assert by["get-seq-cold"]["cache"].startswith("cold: ")
-        assert by["scan"]["ops"] == 33
+        assert sum(count(h) for h in r["hist"].values()) == r["requests"]
+        assert sum(i["ops"] for i in r["intervals"]) == r["ops"] or s["kind"] == "scan" or s["kind"] == "mixed"
+        assert sum(count(i["hdr"]) for i in r["intervals"]) == r["requests"]
+        assert 0 < r["busy_max_ns"] <= r["busy_ns"]
+        if s["kind"] not in ("scan", "mixed"):
+            assert r["ops"] == s["count"], (s["name"], r)
+        want_kinds = set(s["kinds"]) if s["kind"] == "mixed" else {s["kind"]}
+        assert set(r["hist"]) <= want_kinds and (s["kind"] == "mixed" or set(r["hist"]) == want_kinds)
+    by = {s["name"]: r for s, r in zip(steps, results) if s["step"] == "ops"}
+    assert by["load-2"]["requests"] == 13 and by["multi-get-4"]["requests"] == 50
+    assert by["update-6"]["requests"] == 30 and by["insert-7"]["requests"] == 4
+    assert set(by["mixed-10"]["hist"]) == {"get", "update", "insert", "scan", "rmw", "delete"}
+    assert by["scan-5"]["ops"] > by["scan-5"]["requests"] == 40
+    assert results[0]["settings"] and results[-1 if not desc.capabilities.persistent else -6]["step"] == "close"
+    if desc.capabilities.persistent:
+        assert results[-5]["evicted"] >= 1
 
 
-@pytest.mark.parametrize("name, mode", [("py-lmdb", "read-only"), ("py-rocksdict", "secondary"),
-                                        ("py-rocksdict", "read-only"), ("py-speedict", "read-only")])
-def test_read_phases_in_another_open_mode(name, mode, tmp_path):
-    descriptor_or_skip(name)
-    db = tmp_path / "db"
-    db.mkdir()
-    rc, events, stderr = run_job(tmp_path, tiny_job(name, db, open_mode=mode))
+def test_rate_paces_the_units_and_counts_latency_from_their_due_time(tmp_path):
+    steps = [{"step": "open", "mode": "read-write"}, ops(0, "load", 200, {"name": "sequential", "n": 200}, batch=50),
+             ops(0, "get", 300, {"name": "uniform", "n": 200}, rate=1000.0, threads=2)]
+    rc, events, stderr = run_job(tmp_path, job("py-memory", tmp_path, steps))
     assert rc == 0, stderr
-    by = {e["result"]["name"]: e["result"] for e in events if e["event"] == "phase"}
-    for n in ("update", "delete", "mixed"):
-        assert by[n]["status"] == "n/a" and "writes are not possible" in by[n]["reason"]
-    # Without the updates and deletes, reads expecting them find the loaded values: only the
-    # phases before the first write can be checked for ok.
-    assert by["get"]["status"] == "ok" and by["multi-get"]["status"] == "ok"
-    assert any("reopened" in n for n in by["get"]["notes"])
+    r = steps_of(events)[-1]
+    check_ok(r)
+    # 300 units due at 1 ms intervals: the last is due at 299 ms.
+    assert 0.29e9 <= r["wall_ns"] < 2e9
+    assert len(r["intervals"]) >= 6  # interval_ms is 50 in these jobs
+    assert r["busy_ns"] < r["wall_ns"]
 
 
-@pytest.mark.parametrize("name, mode", [("py-speedict", "secondary"), ("py-lmdb", "secondary"),
-                                        ("py-plyvel", "read-only")])
-def test_an_open_mode_the_engine_lacks_is_na_with_the_reason(name, mode, tmp_path):
-    descriptor_or_skip(name)
-    db = tmp_path / "db"
-    db.mkdir()
-    job = tiny_job(name, db, open_mode=mode)
-    job["phases"] = job["phases"][:2]
-    rc, events, stderr = run_job(tmp_path, job)
+def test_warmup_runs_before_and_is_not_recorded(tmp_path):
+    steps = [{"step": "open", "mode": "read-write"}, ops(0, "load", 200, {"name": "sequential", "n": 200}, batch=50),
+             ops(0, "insert", 30, {"name": "sequential", "n": 300}, insert_base=200, warmup=20),
+             ops(0, "get", 250, {"name": "sequential", "n": 250})]
+    rc, events, stderr = run_job(tmp_path, job("py-memory", tmp_path, steps))
     assert rc == 0, stderr
-    get = [e["result"] for e in events if e["event"] == "phase"][2]
-    assert get["status"] == "n/a", get
-    assert "unsupported" in get["reason"]
-    if name == "py-speedict":
-        assert "close" in get["reason"]
+    ins, get = steps_of(events)[2:]
+    # Warmup inserts records 200..219 untimed, the step 220..249: every one of them is there.
+    assert ins["ops"] == 30 and ins["requests"] == 30 and count(ins["hist"]["insert"]) == 30
+    check_ok(get)
 
 
-def test_unknown_engine_bad_options_and_missing_plan_are_error_events(tmp_path):
-    db = tmp_path / "db"
-    db.mkdir()
-    rc, events, _ = run_job(tmp_path, tiny_job("lmdb", db))
-    assert rc == 1 and events[-1]["event"] == "error" and "not a Python engine" in events[-1]["message"]
-    rc, events, _ = run_job(tmp_path, tiny_job("py-memory", db, options={"colour": "red"}))
-    assert rc == 1 and events == [{"event": "error", "phase": None,
-                                   "message": "engine py-memory has no option `colour` (options: none)"}]
-    rc, events, _ = run_job(tmp_path, tiny_job("py-lmdb", db, options={"map_size": "lots"}))
-    assert rc == 1 and "expected an integer" in events[-1]["message"]
-    rc, events, _ = run_job(tmp_path, tiny_job("py-memory", db, plan=str(tmp_path / "absent.kvbplan")))
-    assert rc == 1 and "opening plan" in events[-1]["message"]
+@pytest.mark.parametrize("threads", [1, 2])
+def test_corrupt_every_makes_exactly_that_many_mismatches(threads, tmp_path):
+    steps = [{"step": "open", "mode": "read-write"}, ops(0, "load", 200, {"name": "sequential", "n": 200}, batch=50),
+             ops(0, "get", 100, {"name": "uniform", "n": 200}, threads=threads),
+             ops(0, "multi-get", 40, {"name": "uniform", "n": 200}, keys_per_request=4),
+             ops(0, "mixed", 70, {"name": "uniform", "n": 200}, kinds=["get", "update"],
+                 thresholds=[2 ** 63, 2 ** 64 - 1])]
+    rc, events, stderr = run_job(tmp_path, job("py-memory", tmp_path, steps, options={"corrupt_every": 7}))
+    assert rc == 0, stderr
+    get, mget, mixed = steps_of(events)[2:]
+    assert get["mismatches"] == 100 // 7 and get["missing"] == 0
+    # gets 101..140: 105, 112, 119, 126, 133, 140.
+    assert mget["mismatches"] == 6 and mget["missing"] == 0
+    gets = count(mixed["hist"]["get"])
+    assert mixed["mismatches"] == (140 + gets) // 7 - 140 // 7
+
+
+def test_a_step_that_fails_with_stop_ends_the_job(tmp_path):
+    steps = [{"step": "open", "mode": "secondary", "stop": True}, ops(0, "get", 10, {"name": "uniform", "n": 200})]
+    rc, events, stderr = run_job(tmp_path, job("py-lmdb", tmp_path, steps))
+    assert rc == 0, stderr
+    (r,) = steps_of(events)
+    assert r["error_kind"] == "unsupported" and "secondary" in r["error"] and events[-1] == {"event": "done"}
+
+
+def test_errors_of_the_engine_are_counted(tmp_path):
+    descriptor_or_skip("py-lmdb")
+    steps = [{"step": "open", "mode": "read-write"}, ops(0, "load", 200, {"name": "sequential", "n": 200}, batch=50),
+             {"step": "close"}, {"step": "open", "mode": "read-only"},
+             ops(0, "update", 10, {"name": "uniform", "n": 200}, batch=2)]
+    rc, events, stderr = run_job(tmp_path, job("py-lmdb", tmp_path, steps))
+    assert rc == 0, stderr
+    r = steps_of(events)[-1]
+    assert r["errors"] == 5 and r["requests"] == 5 and "read-only" in r["first_error"].lower()
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"protocol": 1}, "job.protocol = 1: this worker speaks protocol 2"),
+    ({"engine": "lmdb"}, "engine lmdb is not a Python engine"),
+    ({"options": {"colour": "red"}}, "engine py-memory has no option `colour`"),
+    ({"sync": "sometimes"}, "job.sync = \"sometimes\": expected one of none, commit, always"),
+    ({"steps": [{"step": "ops", "index": 0}]}, "job.steps[0]: missing field `name`"),
+    ({"steps": [{"step": "open", "index": 0, "mode": "upside-down"}]}, "job.steps[0].mode = \"upside-down\""),
+    ({"plan": "/nonexistent/plan.kvbplan"}, "plan /nonexistent/plan.kvbplan: cannot open"),
+])
+def test_bad_jobs_are_error_events_naming_the_field(change, message, tmp_path):
+    rc, events, _ = run_job(tmp_path, dict(job("py-memory", tmp_path, []), **change))
+    assert rc == 1 and len(events) == 1 and events[0]["event"] == "error", events
+    assert message in events[0]["message"] and str(tmp_path / "job.json") in events[0]["message"]
+
+
+def test_not_json_is_an_error_event(tmp_path):
     (tmp_path / "job.json").write_text("{not json")
     out = run_worker("--job", str(tmp_path / "job.json"))
     assert out.returncode == 1 and "not JSON" in events_of(out.stdout)[0]["message"]
@@ -110,9 +161,31 @@ def test_list_prints_every_engine():
     for e in engines:
         assert set(e) == {"name", "description", "version", "capabilities", "options", "available", "why"}
         assert e["available"] == (e["why"] == "")
-        for o in e["options"]:
-            assert {"name", "kind", "default", "doc"} <= set(o)
-    speedict = next(e for e in engines if e["name"] == "py-speedict")
-    assert "secondary" not in speedict["capabilities"]
-    rocks = next(e for e in engines if e["name"] == "py-rocksdict")
-    assert {"raw", "compression"} <= {o["name"] for o in rocks["options"]}
+    memory = next(e for e in engines if e["name"] == "py-memory")
+    assert [o["name"] for o in memory["options"]] == ["corrupt_every"]
+
+
+def test_histograms_are_standard_v2_compressed(tmp_path):
+    steps = [{"step": "open", "mode": "read-write"}, ops(0, "load", 100, {"name": "sequential", "n": 200})]
+    rc, events, _ = run_job(tmp_path, job("py-memory", tmp_path, steps))
+    raw = base64.b64decode(steps_of(events)[1]["hist"]["load"])
+    assert int.from_bytes(raw[:4], "big") == 0x1C849314 and zlib.decompress(raw[8:])
+
+
+@pytest.mark.parametrize("name", ["py-memory", "py-lmdb"])
+def test_writer_threads_on_one_hot_record_verify_clean(name, tmp_path):
+    """Four threads read, update, read-modify-write and delete one record: the state's lock and
+    the reads' before/after rule leave no false mismatch, and the final values are exact."""
+    descriptor_or_skip(name)
+    mix = {"kinds": ["get", "update", "rmw", "delete", "insert"],
+           "thresholds": [2 ** 62, 2 ** 63, 3 * 2 ** 62, 7 * 2 ** 61, 2 ** 64 - 1]}
+    steps = [{"step": "open", "mode": "read-write"}, ops(0, "load", 200, {"name": "sequential", "n": 200}, batch=50),
+             ops(0, "mixed", 1500, {"name": "hot", "n": 200, "record": 7}, threads=4, insert_base=200, **mix),
+             ops(0, "update", 300, {"name": "hot", "n": 200, "record": 9}, threads=3, batch=3),
+             ops(0, "get", 200, {"name": "sequential", "n": 200}), {"step": "close"}]
+    rc, events, stderr = run_job(tmp_path, job(name, tmp_path, steps, total=1700))
+    assert rc == 0, stderr
+    for r in steps_of(events):
+        check_ok(r)
+    mixed = steps_of(events)[2]
+    assert set(mixed["hist"]) == set(mix["kinds"]) and mixed["requests"] == 1500

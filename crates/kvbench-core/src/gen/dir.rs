@@ -152,15 +152,12 @@ mod tests {
         }
         let mut s = spec();
         s.source = Some(format!("dir:{}", docs.display()));
-        let plan_spec = crate::plan::PlanSpec {
-            seed: 1,
-            dataset: s,
-            phases: vec![crate::scenario::PhaseDef::new(crate::spec::PhaseKind::Load).ops_spec()],
-        };
+        let mut source = DirSource::new(docs.to_str().unwrap(), &s).unwrap();
         let path = dir.path().join("p.kvbplan");
-        crate::plan::build(&plan_spec, &path).unwrap();
-        let plan = crate::plan::Plan::open(&path).unwrap();
-        assert_eq!(plan.records(), 20);
+        let id = crate::planfile::PlanId { seed: 1, spec_hash: 1, spec_json: b"{}" };
+        crate::planfile::build_stored(&path, id, &mut source, crate::planfile::LoadOrder::Sequential).unwrap();
+        let plan = crate::planfile::PlanFile::open(&path).unwrap();
+        assert_eq!(plan.header().records, 20);
         assert_eq!(plan.key(7), 7u32.to_be_bytes());
         assert_eq!(plan.value(7), b"{\"text\": \"doc 7\"}");
     }

@@ -49,9 +49,7 @@ func protocolStdout() *os.File {
 	if err != nil {
 		return os.Stdout
 	}
-	if unix.Dup3(2, 1, 0) != nil {
-		return os.NewFile(uintptr(fd), "events")
-	}
+	_ = unix.Dup3(2, 1, 0)
 	return os.NewFile(uintptr(fd), "events")
 }
 
@@ -72,22 +70,21 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	out := protocolStdout()
-	em := worker.NewEmitter(out)
+	em := worker.NewEmitter(protocolStdout())
 	j, err := worker.LoadJob(*job)
 	if err != nil {
-		em.Emit(worker.NewError(err.Error(), ""))
+		em.Emit(map[string]string{"event": "error", "message": err.Error()})
 		os.Exit(1)
 	}
 	ok := func() (ok bool) {
 		defer func() {
 			if p := recover(); p != nil {
 				fmt.Fprintf(os.Stderr, "panic: %v\n%s", p, debug.Stack())
-				em.Emit(worker.NewError(fmt.Sprintf("go worker crashed: %v", p), ""))
+				em.Emit(map[string]string{"event": "error", "message": fmt.Sprintf("go worker crashed: %v", p)})
 				ok = false
 			}
 		}()
-		return worker.RunJob(j, engines.Find(j.Engine), engines.Names(), em.Emit)
+		return worker.RunJob(j, engines.Find(j.Engine), em.Emit)
 	}()
 	if !ok {
 		os.Exit(1)

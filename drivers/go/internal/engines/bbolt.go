@@ -2,7 +2,6 @@ package engines
 
 import (
 	"bytes"
-	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -30,8 +29,6 @@ type bboltEngine struct {
 	db       *bolt.DB
 	sync     string
 	freelist string
-	mu       sync.Mutex
-	readers  map[*bboltReader]struct{}
 }
 
 func openBbolt(a worker.OpenArgs) (worker.Engine, error) {
@@ -54,17 +51,13 @@ func openBbolt(a worker.OpenArgs) (worker.Engine, error) {
 			return nil, err
 		}
 	}
-	return &bboltEngine{db: db, sync: a.Sync, freelist: fl, readers: map[*bboltReader]struct{}{}}, nil
+	return &bboltEngine{db: db, sync: a.Sync, freelist: fl}, nil
 }
 
+// Write is one Update transaction. A read transaction of the same goroutine held across it
+// would deadlock bbolt when the file grows (the remap waits for readers): the worker refreshes
+// its reader (which lets the transaction go) before every write.
 func (e *bboltEngine) Write(batch []worker.WriteOp) error {
-	// A read transaction held across a write can deadlock bbolt when the file grows (the
-	// remap waits for readers): readers of this goroutine let go first and begin again lazily.
-	e.mu.Lock()
-	for r := range e.readers {
-		r.release()
-	}
-	e.mu.Unlock()
 	return e.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bboltBucket)
 		for _, w := range batch {
@@ -82,13 +75,7 @@ func (e *bboltEngine) Write(batch []worker.WriteOp) error {
 	})
 }
 
-func (e *bboltEngine) Reader() (worker.Reader, error) {
-	r := &bboltReader{e: e}
-	e.mu.Lock()
-	e.readers[r] = struct{}{}
-	e.mu.Unlock()
-	return r, nil
-}
+func (e *bboltEngine) Reader() (worker.Reader, error) { return &bboltReader{e: e}, nil }
 
 func (e *bboltEngine) FinishLoad() error { return nil }
 func (e *bboltEngine) Close() error      { return e.db.Close() }
@@ -167,8 +154,5 @@ func (r *bboltReader) Refresh() error {
 
 func (r *bboltReader) Close() error {
 	r.release()
-	r.e.mu.Lock()
-	delete(r.e.readers, r)
-	r.e.mu.Unlock()
 	return nil
 }

@@ -3,29 +3,41 @@ package engines
 import (
 	"bytes"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
 
 // go-memory: a map in the worker process, the reference oracle of the tests (not a real
-// store; nothing survives close).
+// store; nothing survives close). `corrupt_every` makes every N-th get return a wrong value,
+// so tests can prove that mismatches are counted exactly.
 var memoryDescriptor = &worker.Descriptor{
 	Name:        "go-memory",
 	Description: "Go map in the worker (reference oracle for tests; not a real store)",
 	Caps:        worker.Capabilities{OrderedScan: true, Batch: true, Delete: true},
+	Options: []worker.OptionSpec{
+		{Name: "corrupt_every", Kind: "int", Default: "0", Doc: "every N-th get returns a wrong value (0: never); for tests"},
+	},
 	Version:     func() string { return "kvbench-go-worker " + worker.Version },
 	Unavailable: available,
-	Open: func(worker.OpenArgs) (worker.Engine, error) {
-		return &memoryEngine{m: map[string][]byte{}}, nil
+	Open: func(a worker.OpenArgs) (worker.Engine, error) {
+		n, _ := a.Options.Int("corrupt_every")
+		return &memoryEngine{m: map[string][]byte{}, corruptEvery: uint64(max(n, 0))}, nil
 	},
 }
 
 type memoryEngine struct {
-	m      map[string][]byte
-	sorted []string
+	mu           sync.RWMutex
+	m            map[string][]byte
+	sorted       []string
+	corruptEvery uint64
+	gets         atomic.Uint64
 }
 
 func (e *memoryEngine) Write(batch []worker.WriteOp) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	for _, w := range batch {
 		if w.Delete {
 			delete(e.m, string(w.Key))
@@ -47,12 +59,19 @@ func (e *memoryEngine) Settings() map[string]string {
 type memoryReader struct{ e *memoryEngine }
 
 func (r *memoryReader) Get(key []byte) ([]byte, bool, error) {
-	v, ok := r.e.m[string(key)]
+	e := r.e
+	e.mu.RLock()
+	v, ok := e.m[string(key)]
+	e.mu.RUnlock()
+	if ok && e.corruptEvery > 0 && e.gets.Add(1)%e.corruptEvery == 0 {
+		v = append([]byte("corrupt:"), v...)
+	}
 	return v, ok, nil
 }
 
 func (r *memoryReader) Scan(start []byte, limit int, visit func(k, v []byte) bool) (int, error) {
 	e := r.e
+	e.mu.Lock()
 	if e.sorted == nil {
 		e.sorted = make([]string, 0, len(e.m))
 		for k := range e.m {
@@ -60,12 +79,19 @@ func (r *memoryReader) Scan(start []byte, limit int, visit func(k, v []byte) boo
 		}
 		sort.Strings(e.sorted)
 	}
-	i := sort.Search(len(e.sorted), func(i int) bool { return bytes.Compare([]byte(e.sorted[i]), start) >= 0 })
+	keys := e.sorted
+	e.mu.Unlock()
+	i := sort.Search(len(keys), func(i int) bool { return bytes.Compare([]byte(keys[i]), start) >= 0 })
 	n := 0
-	for ; i < len(e.sorted) && n < limit; i++ {
+	for ; i < len(keys) && n < limit; i++ {
+		e.mu.RLock()
+		v, ok := e.m[keys[i]]
+		e.mu.RUnlock()
+		if !ok {
+			continue
+		}
 		n++
-		k := e.sorted[i]
-		if !visit([]byte(k), e.m[k]) {
+		if !visit([]byte(keys[i]), v) {
 			break
 		}
 	}

@@ -11,10 +11,13 @@ import (
 var Registry = []*worker.Descriptor{
 	memoryDescriptor,
 	bboltDescriptor,
+	boltdbDescriptor,
 	goleveldbDescriptor,
 	pebbleDescriptor,
 	pogrebDescriptor,
 	badgerDescriptor,
+	tokyocabinetDescriptor,
+	etcdDescriptor,
 }
 
 // Find returns the engine called name, nil when there is none.

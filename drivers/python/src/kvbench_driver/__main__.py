@@ -1,4 +1,4 @@
-"""Command line of the Python worker.
+"""Command line of the Python worker (docs/protocol.md).
 
     python -m kvbench_driver --job JOB   run one job, JSON Lines events on stdout
     python -m kvbench_driver --list      the Python engines as a JSON array
@@ -11,38 +11,67 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import sys
 import traceback
 
 from . import __version__
-from .engines import all_descriptors, find
-from .protocol import Emitter, JobError, error, load_job, to_line
+from .engines import all_descriptors, find, names
+from .job import PROTOCOL, JobError, load
 
 
 def list_engines() -> list[dict]:
-    out = []
-    for d in all_descriptors():
-        why = d.unavailable()
-        out.append({
-            "name": d.name,
-            "description": d.description,
-            "version": d.version(),
-            "capabilities": d.capabilities.names(),
-            "options": [o.to_json() for o in d.options],
-            "available": why is None,
-            "why": why or "",
-        })
-    return out
+    return [{"name": d.name, "description": d.description, "version": d.version(),
+             "capabilities": d.capabilities.names(), "options": [o.to_json() for o in d.options],
+             "available": d.unavailable() is None, "why": d.unavailable() or ""} for d in all_descriptors()]
 
 
-def _protocol_stdout():
-    """Keep stdout for events only: anything else written to file descriptor 1 (a binding's C
-    code, a stray print) goes to stderr instead."""
+def events_stdout():
+    """Keep stdout for events: anything else written to file descriptor 1 (a binding's C code,
+    a stray print) goes to stderr."""
     sys.stdout.flush()
-    events_fd = os.dup(1)
+    fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    return os.fdopen(events_fd, "w", encoding="utf-8", buffering=1)
+    out = os.fdopen(fd, "w", encoding="utf-8", buffering=1)
+
+    def emit(event: dict) -> None:
+        out.write(json.dumps(event, separators=(",", ":"), ensure_ascii=False) + "\n")
+        out.flush()
+
+    return emit
+
+
+def run(path: str, emit) -> bool:
+    from .engine import Options
+    from .plan import PlanError
+    from .runner import Worker, calibrate
+
+    job = load(path)
+    desc = find(job["engine"])
+    try:
+        if desc is None:
+            raise JobError(f"engine {job['engine']} is not a Python engine (known: {', '.join(names())})")
+        if desc.unavailable():
+            raise JobError(f"engine {desc.name} unavailable: {desc.unavailable()}")
+        options = Options.parse(desc.name, desc.options, job["options"])
+        worker = Worker(job, desc, options, emit)
+    except (ValueError, PlanError) as e:
+        raise JobError(f"job file {path}: {e}") from e
+    emit({"event": "hello", "protocol": PROTOCOL,
+          "worker": f"python kvbench_driver {__version__} ({platform.python_implementation()} "
+                    f"{platform.python_version()})",
+          "engine": desc.name, "version": desc.version(), "capabilities": desc.capabilities.names(),
+          "options": options.effective(), "timer_overhead_ns": calibrate()})
+    for s in job["steps"]:
+        r = worker.step(s)
+        emit(r)
+        if r["error"] and s.get("stop"):
+            break
+    if worker.engine is not None:  # a job that stopped early: close what is open, untimed
+        worker.engine.close()
+    emit({"event": "done"})
+    return True
 
 
 def main(argv=None) -> int:
@@ -52,30 +81,18 @@ def main(argv=None) -> int:
     g.add_argument("--list", action="store_true", help="print the Python engines as a JSON array")
     g.add_argument("--version", action="store_true", help="print the worker's version")
     args = ap.parse_args(argv)
-    if args.version:
-        print(f"kvbench_driver {__version__}")
+    if args.version or args.list:
+        print(f"kvbench_driver {__version__}" if args.version else json.dumps(list_engines(), indent=2))
         return 0
-    if args.list:
-        print(json.dumps(list_engines(), indent=2))
-        return 0
-
-    out = _protocol_stdout()
-    emit = Emitter(out)
+    emit = events_stdout()
     try:
-        job = load_job(args.job)
+        return 0 if run(args.job, emit) else 1
     except JobError as e:
-        emit(error(str(e)))
-        return 1
-    from .runner import run_job
-
-    try:
-        ok = run_job(job, find(job.engine), emit)
+        emit({"event": "error", "message": str(e)})
     except Exception as e:  # noqa: BLE001 - a bug in the worker: say so on the protocol
         traceback.print_exc(file=sys.stderr)
-        out.write(to_line(error(f"python worker crashed: {type(e).__name__}: {e}")) + "\n")
-        out.flush()
-        return 1
-    return 0 if ok else 1
+        emit({"event": "error", "message": f"python worker crashed: {type(e).__name__}: {e}"})
+    return 1
 
 
 if __name__ == "__main__":

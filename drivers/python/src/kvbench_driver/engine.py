@@ -1,6 +1,6 @@
 """The engine interface every Python store implements, mirroring crates/kvbench-core/src/engine.rs.
 
-Adapters never time anything: the runner owns every clock read. An adapter translates one call
+Adapters never time anything: the worker owns every clock read. An adapter translates one call
 into the binding's API and lets the binding's exceptions propagate (the runner counts them), or
 raises :class:`Unsupported` for something the engine cannot do at all (the phase is then N/A).
 """
@@ -9,13 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional, Sequence
-
-SYNC_MODES = ("none", "commit", "always")
-OPEN_MODES = ("read-write", "read-only", "secondary")
-# The names Rust prints for OpenMode with {:?}, used in the same messages.
-OPEN_MODE_DEBUG = {"read-write": "ReadWrite", "read-only": "ReadOnly", "secondary": "Secondary"}
 
 
 class EngineError(Exception):
@@ -195,6 +190,7 @@ class OpenArgs:
     expected_records: int = 0
     expected_bytes: int = 0
     url: Optional[str] = None
+    token: Optional[str] = None
 
     def file(self, name: str) -> str:
         return os.path.join(self.dir, name)
@@ -233,6 +229,9 @@ class Engine:
     def reader(self) -> Reader:
         raise NotImplementedError
 
+    def prepare(self) -> None:
+        """Work that is not opening the engine (the `prepare` step, untimed in reports)."""
+
     def finish_load(self) -> None:
         """Called once after the load phase, inside its timing."""
 
@@ -256,4 +255,3 @@ class Descriptor:
     # None when the engine can run here, else the reason it cannot.
     unavailable: Callable[[], Optional[str]]
     open: Callable[[OpenArgs], Engine]
-    notes: dict[str, str] = field(default_factory=dict)

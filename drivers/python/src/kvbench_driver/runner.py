@@ -1,697 +1,649 @@
-"""Executes a job: opens the engine, runs each phase of the plan, times every operation, checks
-every read against the plan and emits protocol events. It follows the Rust runner
-(crates/kvbench-core/src/runner.rs) phase for phase; docs/protocol.md states where it differs.
+"""Executes the steps of a protocol-2 job and reports raw counters (docs/protocol.md).
 
-How a timed loop is built, so that Python's own costs stay out of the numbers:
-- operations run in chunks of CHUNK; before a chunk, its keys and values are sliced out of the
-  plan into bytes objects (the objects a Python user would hold);
-- inside the chunk each operation is `t0 = perf_counter_ns(); call; t1 = perf_counter_ns()` and
-  the sample is stored in a preallocated array; what the call returned is kept;
-- after the chunk, the returned values are checked against the plan and the samples are recorded
-  into the HdrHistogram. Only the chunk loops count in the phase's elapsed time.
-Garbage collection is off inside the loops (the loops allocate only what the binding returns).
+An ops step runs on `threads` Python threads (they share the interpreter lock; kvbench says so
+in the result). Each thread takes operation units j = t, t + threads, ... in chunks: before a
+chunk, numpy derives its records, keys and values (derive.py); the timed loop then only calls
+the engine between two perf_counter_ns() reads and stores the two times and what the call
+returned; after the chunk, the samples are counted into histograms and every read is verified,
+outside the timed calls. Garbage collection is off during ops steps.
 """
 
 from __future__ import annotations
 
 import gc
-import platform
+import itertools
+import threading
 import time
 from array import array
-from typing import Any, Callable, Optional
 
-from . import __version__, hist
-from .engine import (
-    OPEN_MODE_DEBUG,
-    Descriptor,
-    Engine,
-    OpenArgs,
-    Options,
-    Unsupported,
-    describe_error,
-)
-from .plan import DELETE, GET, NONE, PUT, SCAN, Plan, PlanError
-from .protocol import (
-    PROTOCOL_VERSION,
-    Job,
-    JobPhase,
-    done,
-    error,
-    hello,
-    phase_event,
-    phase_result,
-    progress,
-)
-from .sysinfo import Usage, evict
+import numpy as np
 
-# A phase stops after this many engine errors.
-MAX_ERRORS = 1000
-# Operations per timed chunk (keys and values of a chunk are built before it runs).
-CHUNK = 16384
+from . import hist
+from .derive import Dataset, Stream, u64
+from .engine import OpenArgs, OptionError, Unsupported, describe_error
+from .plan import Plan
+from .sysinfo import delta, evict, usage
 
 pc = time.perf_counter_ns
-Emit = Callable[[dict[str, Any]], None]
+MAX_ERRORS = 1000
+LOCK = 1 << 31
+CHUNK = 8192
+BATCHED = ("load", "update", "insert", "delete")
+WRITES = ("update", "insert", "delete", "rmw")
 
 
-def worker_name() -> str:
-    return f"python kvbench_driver {__version__} ({platform.python_implementation()} {platform.python_version()})"
-
-
-class Tally:
-    """What a phase measured."""
-
-    def __init__(self) -> None:
-        self.hist = hist.new_histogram()
-        self.ops = 0
-        self.requests = 0
-        self.errors = 0
-        self.mismatches = 0
-        self.missing = 0
-        self.first_error: Optional[str] = None
-        self.unsupported: Optional[str] = None
-        self.loop_ns = 0
-        self.pending = array("q")
-
-    def error(self, e: BaseException) -> bool:
-        """Count an error; True when the phase must stop."""
-        if isinstance(e, Unsupported):
-            self.unsupported = e.what
-            return True
-        self.errors += 1
-        if self.first_error is None:
-            self.first_error = describe_error(e)
-        return self.errors >= MAX_ERRORS
-
-    def record(self, samples) -> None:
-        hist.record_samples(self.hist, samples)
-
-    def add(self, ns: int) -> None:
-        """One sample of a loop that times operations one at a time (recorded later)."""
-        self.pending.append(ns)
-        if len(self.pending) >= CHUNK:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.pending:
-            hist.record_samples(self.hist, self.pending)
-            self.pending = array("q")
-
-    def check(self, plan: Plan, expected: int, found: Optional[bytes]) -> None:
-        if expected == NONE:
-            if found is not None:
-                self.mismatches += 1
-        elif found is None:
-            self.missing += 1
-        elif plan.value_view(expected) != found:
-            self.mismatches += 1
-
-
-class _Failed(Exception):
+class Failed:
     """An operation's exception, kept in place of its result."""
+
+    __slots__ = ("e",)
 
     def __init__(self, e: BaseException):
         self.e = e
 
 
-def _timed_calls(fn, args: list, samples: array, found: list) -> int:
-    """Call fn(a) for each a, timing each call into samples[i] and keeping what it returned (or
-    raised) in found[i]. Returns the time of the whole loop. hist.calibrate measures this loop's
-    own cost; keep the two in step."""
-    pc = time.perf_counter_ns
-    i = 0
-    start = pc()
-    for a in args:
+SKIP = Failed(None)  # in place of the values of a failed multi-get request
+
+
+def wait(due: int) -> None:
+    """Sleep until `due`, spinning only for the last 50 µs."""
+    left = due - pc()
+    if left > 50_000:
+        time.sleep((left - 50_000) / 1e9)
+    while pc() < due:
+        pass
+
+
+def timed(fn, args: list, out: list, t0s: list, t1s: list, i: int, dues):
+    """Call fn(a) for args[i:], each between two clock reads, keeping what it returned in out.
+    Returns the index after the last call and the exception that stopped the loop, if any."""
+    t0 = 0
+    try:
+        if dues is None:
+            for a in args[i:] if i else args:
+                t0 = pc()
+                v = fn(a)
+                t1 = pc()
+                t0s[i] = t0
+                t1s[i] = t1
+                out[i] = v
+                i += 1
+        else:
+            for a in args[i:]:
+                wait(dues[i])
+                t0 = pc()
+                v = fn(a)
+                t1 = pc()
+                t0s[i] = t0
+                t1s[i] = t1
+                out[i] = v
+                i += 1
+    except Exception as e:  # noqa: BLE001 - the engine's error is counted, not fatal
+        t1s[i], t0s[i], out[i] = pc(), t0, Failed(e)
+        return i + 1, e
+    return i, None
+
+
+class State:
+    """Per-record state (plan-format.md, "State"): (writes << 1) | present, bit 31 a writer's
+    lock. Implicit (the state right after the load) until a step writes after the load."""
+
+    def __init__(self, ds: dict):
+        self.loaded, self.total = ds["loaded"], ds["total"]
+        self.arr = self.view = None
+        self.mu = threading.Lock()
+
+    def materialize(self) -> array:
+        if self.arr is None:
+            self.arr = array("I", bytes(4 * self.total))
+            self.view = np.frombuffer(self.arr, np.uint32)
+            self.view[: self.loaded] = 3
+        return self.arr
+
+    def gather(self, cs: np.ndarray) -> np.ndarray:
+        if self.view is None:
+            return np.where(cs < self.loaded, 3, 0).astype(np.uint32)
+        return self.view[cs.astype(np.intp)]
+
+    def lock(self, cs) -> None:
+        """Set bit 31 of each record, in record order so two writers never wait in a cycle."""
+        arr = self.arr
+        for c in sorted(set(cs)):
+            while True:
+                with self.mu:
+                    s = arr[c]
+                    if not s & LOCK:
+                        arr[c] = s | LOCK
+                        break
+                time.sleep(0)
+
+
+class Tally:
+    """What one thread measured in one step."""
+
+    def __init__(self):
+        self.ops = self.requests = self.errors = self.mismatches = self.missing = self.busy = 0
+        self.first_error = self.unsupported = None
+        self.hist: dict = {}
+        self.intervals: dict = {}
+        self.start = self.end = self.n_pending = 0
+        self.pending: list = []
+
+    def error(self, e: BaseException) -> bool:
+        """Count an engine error; True when the thread must stop."""
+        if isinstance(e, Unsupported):
+            self.unsupported = str(e)
+            return True
+        self.errors += 1
+        self.first_error = self.first_error or describe_error(e)
+        return self.errors >= MAX_ERRORS
+
+    def record(self, names, kinds, t0: np.ndarray, t1: np.ndarray, due, ops: np.ndarray, origin: int, every: int):
+        """Note a chunk's samples; they are counted into histograms 64 Ki samples at a time."""
+        lat = t1 - (t0 if due is None else due)
+        self.busy += int((t1 - t0).sum())
+        self.requests += len(t1)
+        self.names = names
+        self.pending.append((kinds, (t1 - origin) // every, hist.index(lat), ops))
+        self.n_pending += len(t1)
+        if self.n_pending >= 1 << 16:
+            self.flush()
+
+    def flush(self) -> None:
+        """Count the noted samples into the histogram of their op kind and of their interval."""
+        if not self.pending:
+            return
+        kinds, slot, idx, ops = (np.concatenate(x) for x in zip(*self.pending))
+        self.pending, self.n_pending = [], 0
+        one = hist.count(idx) if kinds.min() == kinds.max() and slot.min() == slot.max() else None
+        for i in np.unique(kinds).tolist():
+            h = self.hist.setdefault(self.names[i], hist.new())
+            h += one if one is not None else hist.count(idx[kinds == i])
+        for i in np.unique(slot).tolist():
+            m = slot == i
+            iv = self.intervals.setdefault(i, [0, hist.new()])
+            iv[0] += int(ops[m].sum())
+            iv[1] += one if one is not None else hist.count(idx[m])
+
+    def merge(self, o: Tally) -> None:
+        for f in ("ops", "requests", "errors", "mismatches", "missing", "busy"):
+            setattr(self, f, getattr(self, f) + getattr(o, f))
+        self.first_error = self.first_error or o.first_error
+        self.unsupported = self.unsupported or o.unsupported
+        for k, h in o.hist.items():
+            self.hist[k] = self.hist.get(k, 0) + h
+        for i, (n, h) in o.intervals.items():
+            iv = self.intervals.setdefault(i, [0, 0])
+            iv[0], iv[1] = iv[0] + n, iv[1] + h
+
+
+class Chunk:
+    """One thread's units of a span of units [u0, u1) (every thread's), derived up front."""
+
+    def __init__(self, ops: Ops, js: np.ndarray, u0: int, u1: int, carry: int):
+        s, size, k0, k1 = ops.s, ops.size, ops.k0, ops.k1
+        self.js = js
+        ks = (u64(k0) + js.astype(np.uint64)[:, None] * u64(size) + np.arange(size, dtype=np.uint64)).ravel()
+        self.ks = ks = ks[ks < u64(k1)]
+        self.unit_start = (np.arange(len(js)) * size).tolist() + [len(ks)]
+        self.ki = ops.stream.kind_index(ks)
+        ib, self.carry = np.zeros(len(ks), np.uint64), carry
+        if ops.insert_kind is not None:  # inserts before each op, counted over every thread's ops
+            lo = k0 + u0 * size
+            span = ops.stream.kind_index(np.arange(lo, min(k0 + u1 * size, k1), dtype=np.uint64)) == ops.insert_kind
+            before = carry + np.cumsum(span) - span
+            ib, self.carry = before[(ks - u64(lo)).astype(np.intp)].astype(np.uint64), carry + int(span.sum())
+        rec = ib + u64(s["insert_base"]) if ops.kinds == ["insert"] else ops.stream.records(ks, ib)
+        if ops.insert_kind is not None:
+            ins = self.ki == ops.insert_kind
+            rec[ins] = u64(s["insert_base"]) + ib[ins]
+        ds = ops.dataset
+        canon = ds.plan.canon if ds.plan is not None else None
+        self.cs = rec if canon is None else canon[rec.astype(np.intp)].astype(np.uint64)
+        self.pos, target = rec, self.cs.copy()
+        scan = ops.kinds.index("scan") if "scan" in ops.kinds else -1
+        if scan >= 0:
+            self.limits = ops.stream.scan_lens(ks, rec).tolist()
+            target[self.ki == scan] = ops.sorted_at(rec[self.ki == scan])
+        self.keys = ds.keys(rec if s["kind"] == "load" else target)
+        if s["kind"] == "load":
+            self.vals = ds.values(rec, np.zeros(len(rec), np.uint64))
+        elif ops.writes:
+            self.cl, self.kl = self.cs.tolist(), self.ki.tolist()
+            self.predict(ops)
+
+    def predict(self, ops: Ops) -> None:
+        """The versions this chunk's writes will write if no other thread writes their records,
+        derived in one call (a thread checks each under its lock and derives again if wrong)."""
+        st, names, over = ops.state.arr, ops.kinds, {}
+        self.pred = pred = [0] * len(self.cl)
+        puts = []
+        for q, (c, k) in enumerate(zip(self.cl, self.kl)):
+            kind = names[k]
+            if kind in WRITES:
+                s = over[c] if c in over else st[c] & ~LOCK
+                pred[q] = w = s >> 1
+                over[c] = w << 1 if kind == "delete" else ((w + 1) << 1) | 1
+                if kind != "delete":
+                    puts.append(q)
+        self.vals = [None] * len(self.cl)
+        p = np.array(puts, np.intp)
+        for q, v in zip(puts, ops.dataset.values(self.cs[p], np.array(pred, np.uint64)[p])):
+            self.vals[q] = v
+
+
+class Ops:
+    """One ops step: its threads, their tallies, and the loops."""
+
+    def __init__(self, w: Worker, s: dict):
+        self.w, self.s, self.dataset, self.state = w, s, w.dataset, w.state
+        self.stream = Stream(s)
+        self.kinds = list(s["kinds"]) if s["kind"] == "mixed" else [s["kind"]]
+        self.size = s["batch"] if s["kind"] in BATCHED else s["keys_per_request"] if s["kind"] == "multi-get" else 1
+        self.insert_kind = self.kinds.index("insert") if "insert" in self.kinds else None
+        self.writes = any(k in WRITES for k in self.kinds)
+        self.gen, self.generations, self.stop = 0, itertools.count(1), False
+        self.every = w.job["interval_ms"] * 1_000_000
+
+    def sorted_at(self, p: np.ndarray) -> np.ndarray:
+        plan = self.dataset.plan
+        if self.w.job["dataset"]["ordered"] or plan is None or plan.sorted is None:
+            return p
+        return plan.sorted[p.astype(np.intp)].astype(np.uint64)
+
+    def canon(self, rs: np.ndarray) -> np.ndarray:
+        plan = self.dataset.plan
+        return rs if plan is None or plan.canon is None else plan.canon[rs.astype(np.intp)].astype(np.uint64)
+
+    def run(self) -> Tally:
+        s = self.s
+        if self.writes:
+            self.state.materialize()
+        if s["warmup"]:
+            self.phase(0, s["warmup"], 1, timed=False)
+        return self.phase(s["warmup"], s["warmup"] + s["count"], s["threads"], timed=True)
+
+    def phase(self, k0: int, k1: int, n_threads: int, timed: bool) -> Tally:
+        self.k0, self.k1, self.T, self.timed = k0, k1, n_threads, timed
+        tallies = [Tally() for _ in range(n_threads)]
+        self.done = [0] * n_threads
+        self.origin = pc()
+        threads = [threading.Thread(target=self.thread, args=(t, tallies[t])) for t in range(n_threads)]
+        for t in threads:
+            t.start()
+        every = self.w.job["progress_ms"]
+        for t in threads:
+            while t.is_alive():
+                t.join(max(every, 10) / 1000)
+                if timed and t.is_alive():
+                    self.w.emit({"event": "progress", "index": self.s["index"], "done": sum(self.done),
+                                 "total": self.s["count"]})
+        total = Tally()
+        for t in tallies:
+            total.merge(t)
+        total.busy_max = max(t.busy for t in tallies)
+        total.start, total.end = min(t.start for t in tallies), max(t.end for t in tallies)
+        return total
+
+    def thread(self, t: int, tally: Tally) -> None:
+        tally.start = pc()
+        reader = None
+        try:
+            if self.s["kind"] != "load" and not self.s["open_per_op"]:
+                reader = self.w.engine.reader()
+            self.units(t, tally, reader)
+        except Exception as e:  # noqa: BLE001 - a failing reader or engine: the step reports it
+            tally.error(e)
+            self.stop = True
+        finally:
+            if reader is not None:
+                reader.close()
+            tally.flush()
+            tally.end = pc()
+
+    def units(self, t: int, tally: Tally, reader) -> None:
+        for ch in self.chunks(t):
+            self.chunk(ch, tally, reader)
+            self.done[t] += len(ch.ks)
+            if tally.errors >= MAX_ERRORS or tally.unsupported:
+                self.stop = True
+            if self.stop:
+                return
+
+    def chunks(self, t: int):
+        """Thread t's units (j = t, t + threads, ...), a span of every thread's units at a time."""
+        n_units = -(-(self.k1 - self.k0) // self.size)
+        span = max(1, CHUNK // self.size) * self.T
+        carry = self.count_inserts(0, self.k0)
+        for u0 in range(0, n_units, span):
+            u1 = min(u0 + span, n_units)
+            js = np.arange(u0 + t, u1, self.T)
+            if len(js) == 0:
+                return
+            ch = Chunk(self, js, u0, u1, carry)
+            carry = ch.carry
+            yield ch
+
+    def count_inserts(self, a: int, b: int) -> int:
+        if self.insert_kind is None:
+            return 0
+        return sum(int((self.stream.kind_index(np.arange(x, min(x + 65536, b), dtype=np.uint64))
+                        == self.insert_kind).sum()) for x in range(a, b, 65536))
+
+    def chunk(self, ch: Chunk, tally: Tally, reader) -> None:
+        js = ch.js
+        nu = len(js)
+        t0s, t1s, dues = [0] * nu, [0] * nu, None
+        if self.s["rate"] and self.timed:
+            dues = (self.origin + js * (1e9 / self.s["rate"])).astype(np.int64)
+        if self.writes:
+            nu = self.general(ch, reader, t0s, t1s, dues, tally)
+        else:
+            fn, args = self.simple_args(ch, reader)
+            out, i = [None] * nu, 0
+            while i < nu:
+                i, e = timed(fn, args, out, t0s, t1s, i, None if dues is None else dues.tolist())
+                if e is not None and tally.error(e):
+                    nu = i
+            if self.s["verify"]:
+                self.verify(ch, out[:nu], tally)
+        ops_u = np.diff(np.array(ch.unit_start[: nu + 1]))
+        tally.ops += int(ops_u.sum())
+        if self.timed:
+            kinds = ch.ki[np.array(ch.unit_start[:nu], np.intp)]
+            tally.record(self.kinds, kinds, np.array(t0s[:nu], np.int64), np.array(t1s[:nu], np.int64),
+                         None if dues is None else dues[:nu], ops_u, self.origin, self.every)
+
+    def simple_args(self, ch: Chunk, reader):
+        kind, keys, us = self.s["kind"], ch.keys, ch.unit_start
+        if kind == "load":
+            return self.w.engine.write, [list(zip(keys[a:b], ch.vals[a:b])) for a, b in zip(us, us[1:])]
+        if self.s["open_per_op"]:
+            return self.w.open_get, keys
+        if kind == "multi-get":
+            return reader.multi_get, [keys[a:b] for a, b in zip(us, us[1:])]
+        if kind == "scan":
+            scan = reader.scan
+            return (lambda a: list(scan(*a))), list(zip(keys, ch.limits))
+        return reader.get, keys
+
+    def verify(self, ch: Chunk, out: list, tally: Tally) -> None:
+        """Check what the units of a step that does not write returned (its state is constant)."""
+        kind, us = self.s["kind"], ch.unit_start
+        if kind == "scan":
+            for p, n, items in zip(ch.pos.tolist(), ch.limits, out):
+                if not isinstance(items, Failed):
+                    tally.ops += len(items) - 1
+                    self.score_scan(items, self.expect_scan(p, n), tally)
+        elif kind != "load":
+            found = out
+            if kind == "multi-get":
+                found = []
+                for v, a, b in zip(out, us, us[1:]):
+                    ok = not isinstance(v, Failed) and len(v) == b - a
+                    tally.mismatches += 0 if ok or isinstance(v, Failed) else b - a
+                    found.extend(v if ok else [SKIP] * (b - a))
+            cs = ch.cs[: len(found)]
+            st = self.state.gather(cs)
+            self.check_reads(cs, st, st, found, tally)
+
+    def expect(self, cs: np.ndarray, st: np.ndarray) -> list:
+        """The value a read of each record in cs must return in state st (None: no value)."""
+        idx = np.flatnonzero((st & 1) == 1)
+        vals = self.dataset.values(cs[idx], ((st[idx] >> 1) - 1).astype(np.uint64))
+        if len(idx) == len(cs):
+            return vals
+        want = [None] * len(cs)
+        for q, v in zip(idx.tolist(), vals):
+            want[q] = v
+        return want
+
+    def check_reads(self, cs: np.ndarray, s1: np.ndarray, s2: np.ndarray, found: list, tally: Tally) -> None:
+        """Exact when the states before (s1) and after (s2) a read are equal and unlocked, else
+        any version a concurrent writer can have made visible, or none."""
+        exact = (s1 == s2) & (s1 < LOCK)
+        if exact.all() and (s1 & 1).all():  # every record present: compare in bulk
+            for q in self.dataset.differ(cs, ((s1 >> 1) - 1).astype(np.uint64), found):
+                if not isinstance(found[q], Failed):
+                    tally.missing += found[q] is None
+                    tally.mismatches += found[q] is not None
+            return
+        for q, (f, e) in enumerate(zip(found, self.expect(cs, np.where(exact, s1, 0).astype(np.uint32)))):
+            if f == e or isinstance(f, Failed):
+                continue
+            if not exact[q]:
+                tally.mismatches += not self.any_version(int(cs[q]), int(s1[q]), int(s2[q]), f)
+            elif f is None:
+                tally.missing += 1
+            else:
+                tally.mismatches += 1
+
+    def any_version(self, c: int, s1: int, s2: int, found: bytes) -> bool:
+        vs = np.arange(max(((s1 & ~LOCK) >> 1) - 1, 0), ((s2 & ~LOCK) >> 1) + 1, dtype=np.uint64)
+        return found in self.dataset.values(np.full(len(vs), c, np.uint64), vs)
+
+    def expect_scan(self, p: int, limit: int) -> list:
+        """A scan from sorted position p returns the present records from p on, in key order,
+        each with the value its state expects."""
+        n, got, parts = self.s["dist"]["n"], 0, []
+        while got < limit and p < n:
+            hi = min(n, p + max(2 * (limit - got), 64))
+            rs = self.sorted_at(np.arange(p, hi, dtype=np.uint64))
+            cs = self.canon(rs)
+            st = self.state.gather(cs)
+            keep = np.flatnonzero((st & 1) == 1)[: limit - got]
+            parts.append((rs[keep], cs[keep], st[keep]))
+            got, p = got + len(keep), hi
+        if not parts:
+            return []
+        rs, cs, st = (np.concatenate([x[i] for x in parts]) for i in range(3))
+        return list(zip(self.dataset.keys(rs), self.dataset.values(cs, ((st >> 1) - 1).astype(np.uint64))))
+
+    def score_scan(self, items: list, want: list, tally: Tally) -> None:
+        tally.mismatches += sum(1 for a, b in zip(items, want) if tuple(a) != b) + max(len(items) - len(want), 0)
+        tally.missing += max(len(want) - len(items), 0)
+
+    def general(self, ch: Chunk, reader, t0s: list, t1s: list, dues, tally: Tally) -> int:
+        """The loop of steps that write: one unit at a time, its records claimed before the timed
+        call and their states stored after it. Returns the number of units run."""
+        us, reads, nu = ch.unit_start, [], len(ch.unit_start) - 1
+        for u in range(nu):
+            if dues is not None:
+                wait(int(dues[u]))
+            a, kind = us[u], self.kinds[ch.kl[us[u]]]
+            if kind in ("get", "scan"):
+                t0s[u], t1s[u], v = self.read_unit(ch, a, kind, reader, reads, tally)
+            else:
+                t0s[u], t1s[u], v = self.write_unit(ch, a, us[u + 1], kind, reader, reads)
+            if isinstance(v, Failed) and tally.error(v.e):
+                nu = u + 1
+                break
+        if reads and self.s["verify"]:
+            qs, s1, s2, found = zip(*reads)
+            self.check_reads(ch.cs[np.array(qs, np.intp)], np.array(s1, np.uint32), np.array(s2, np.uint32),
+                             list(found), tally)
+        return nu
+
+    def fresh(self, reader) -> None:
+        """Writers publish a new generation after their commit and before their records' states,
+        so a reader that loaded a new state sees a new generation here and takes a new snapshot
+        (a reader holding one, as LMDB's read transaction, must see every committed write)."""
+        gen = self.gen
+        if getattr(reader, "seen", -1) != gen:
+            reader.refresh()
+            reader.seen = gen
+
+    def read_unit(self, ch: Chunk, a: int, kind: str, reader, reads: list, tally: Tally):
+        """A get or a scan among writes; a get notes its record's state before and after it."""
+        st, c = self.state.arr, ch.cl[a]
+        s1 = st[c]
+        self.fresh(reader)
+        get, scan, key = reader.get, reader.scan, ch.keys[a]
         t0 = pc()
         try:
-            v = fn(a)
+            v = get(key) if kind == "get" else list(scan(key, ch.limits[a]))
         except Exception as e:  # noqa: BLE001
-            v = _Failed(e)
+            v = Failed(e)
         t1 = pc()
-        samples[i] = t1 - t0
-        found[i] = v
-        i += 1
-    return pc() - start
+        if kind == "get":
+            reads.append((a, s1, st[c], v))
+        elif not isinstance(v, Failed):
+            self.mixed_scan(ch, a, v, tally)
+        return t0, t1, v
+
+    def write_unit(self, ch: Chunk, a: int, b: int, kind: str, reader, reads: list):
+        """A batch of writes, or an rmw: the get and the write of the next version, timed together."""
+        batch, new, old = self.claim(ch, a, b, kind)
+        if kind == "rmw":
+            self.fresh(reader)
+        get, write, key = reader.get, self.w.engine.write, ch.keys[a]
+        t0 = pc()
+        try:
+            v = get(key) if kind == "rmw" else None
+            write(batch)
+        except Exception as e:  # noqa: BLE001
+            v = Failed(e)
+        t1 = pc()
+        self.gen = next(self.generations)
+        for c, s in (old if isinstance(v, Failed) else new).items():
+            self.state.arr[c] = s
+        if kind == "rmw" and not isinstance(v, Failed):
+            reads.append((a, old[ch.cl[a]], old[ch.cl[a]], v))
+        return t0, t1, v
+
+    def claim(self, ch: Chunk, a: int, b: int, kind: str):
+        """Lock the unit's records when several threads write, and build its batch with the
+        versions their states ask for: the chunk's prediction unless another thread wrote."""
+        st = self.state.arr
+        cs = ch.cl[a:b]
+        if self.T > 1:
+            self.state.lock(cs)
+        old = {c: st[c] & ~LOCK for c in cs}
+        cur, batch = dict(old), []
+        for q in range(a, b):
+            c = ch.cl[q]
+            w = cur[c] >> 1
+            if kind == "delete":
+                batch.append((ch.keys[q], None))
+                cur[c] = w << 1
+            else:
+                v = ch.vals[q] if ch.pred[q] == w else self.dataset.values(u64(c), u64(w))[0]
+                batch.append((ch.keys[q], v))
+                cur[c] = ((w + 1) << 1) | 1
+        return batch, cur, old
+
+    def mixed_scan(self, ch: Chunk, q: int, items: list, tally: Tally) -> None:
+        """A scan among writes: exact on one thread; with several writers only the key order is
+        checked (docs/decisions.md, "Python worker: scans among concurrent writes")."""
+        tally.ops += len(items) - 1
+        if not self.s["verify"]:
+            return
+        if self.T == 1:
+            self.score_scan(items, self.expect_scan(int(ch.pos[q]), ch.limits[q]), tally)
+        else:
+            tally.mismatches += sum(1 for x, y in zip(items, items[1:]) if y[0] < x[0])
 
 
-class Runner:
-    def __init__(self, job: Job, desc: Descriptor, plan: Plan, options: Options, emit: Emit):
-        self.job = job
-        self.desc = desc
-        self.plan = plan
-        self.options = options
-        self.emit = emit
-        self.engine: Optional[Engine] = None
-        self.mode = "read-write"
-        self._last_progress = 0
+def error_kind(e: BaseException) -> str:
+    if isinstance(e, Unsupported):
+        return "unsupported"
+    return "option" if isinstance(e, OptionError) else "io" if isinstance(e, OSError) else "store"
 
-    # -- opening and closing --
+
+class Worker:
+    """The engine of one job and the steps run on it."""
+
+    def __init__(self, job: dict, desc, options, emit):
+        self.job, self.desc, self.options, self.emit = job, desc, options, emit
+        self.dataset = Dataset(job["dataset"], Plan(job["plan"]) if job["plan"] else None)
+        self.state = State(job["dataset"])
+        self.engine, self.mode = None, "read-write"
 
     def args(self, mode: str) -> OpenArgs:
-        return OpenArgs(
-            dir=self.job.dir,
-            options=self.options,
-            sync=self.job.sync,
-            mode=mode,
-            expected_records=self.plan.records,
-            expected_bytes=self.plan.raw_bytes + self.plan.update_values * 2 * 1024,
-            url=self.job.url,
-        )
+        ds = self.job["dataset"]
+        return OpenArgs(dir=self.job["dir"], options=self.options, sync=self.job["sync"], mode=mode,
+                        expected_records=ds["open_records"], expected_bytes=ds["open_bytes"], url=self.job["url"],
+                        token=self.job["token"])
 
-    def open(self, mode: str) -> None:
-        self.engine = self.desc.open(self.args(mode))
-        self.mode = mode
-
-    def close(self) -> None:
-        e, self.engine = self.engine, None
-        if e is not None:
-            e.close()
-
-    def reopen(self, mode: str, cold: bool) -> tuple[int, int]:
-        """Close and open again in `mode`; returns (open time in ns, files evicted)."""
-        self.close()
-        evicted = evict(self.job.dir) if cold else 0
-        t0 = pc()
-        self.open(mode)
-        return pc() - t0, evicted
-
-    # -- results --
-
-    def single(self, name: str, ns: int, usage0: Usage) -> dict[str, Any]:
-        h = hist.new_histogram()
-        hist.record_samples(h, [ns])
-        r = phase_result(name, name)
-        r.update(ops=1, requests=1, unit=name, elapsed_ns=ns, wall_ns=ns, ops_per_sec=1e9 / max(ns, 1),
-                 latency=hist.summarize(h), cache="-")
-        fill_usage(r, usage0)
+    def step(self, s: dict) -> dict:
+        r = {"event": "step", "index": s["index"], "step": s["step"], "error": None, "wall_ns": 0}
+        before, t0 = usage(), pc()
+        try:
+            getattr(self, s["step"])(s, r)
+            r["wall_ns"] = r["wall_ns"] or pc() - t0
+        except Exception as e:  # noqa: BLE001 - the step failed: the result says how
+            r.update(error=describe_error(e), error_kind=error_kind(e), wall_ns=pc() - t0)
+        r["usage"] = delta(before)
         return r
 
-    def maybe_progress(self, ph: JobPhase, done_: int, total: int) -> None:
-        now = pc()
-        if (now - self._last_progress) // 1_000_000 >= self.job.progress_ms:
-            self._last_progress = now
-            self.emit(progress(ph.name, done_, total))
+    def open(self, s: dict, r: dict) -> None:
+        t0 = pc()
+        self.engine, self.mode = self.desc.open(self.args(s["mode"])), s["mode"]
+        r["wall_ns"] = pc() - t0
+        r["settings"] = dict(sorted(self.engine.settings().items()))
 
-    # -- one phase --
+    def prepare(self, s: dict, r: dict) -> None:
+        if self.engine is not None:
+            self.engine.prepare()
 
-    def phase(self, ph: JobPhase) -> dict[str, Any]:
-        caps = self.desc.capabilities
-        res = phase_result(ph.name, ph.kind)
-        res.update(threads=max(ph.threads, 1), batch=max(ph.batch, 1), cache=ph.cache)
+    def close(self, s: dict, r: dict) -> None:
+        engine, self.engine = self.engine, None
+        if engine is not None:
+            engine.close()
 
-        def na(why: str) -> dict[str, Any]:
-            res["status"] = "n/a"
-            res["reason"] = why
-            return res
+    def evict(self, s: dict, r: dict) -> None:
+        r["evicted"] = evict(self.job["dir"])
 
-        ops = self.plan.ops(ph.plan_phase)
-        if ops is None:
-            res["status"] = "failed"
-            res["reason"] = f"plan has no phase {ph.plan_phase}"
-            return res
-        kinds = set(ops[0::4]) if ph.kind == "mixed" else set()
-        k = ph.kind
-        if k == "scan" and not caps.ordered_scan:
-            return na("engine has no ordered scan")
-        if k in ("update", "delete", "mixed") and caps.build_once:
-            return na("engine is written once (build-once): no updates or deletes")
-        if k == "delete" and not caps.delete:
-            return na("engine cannot delete")
-        if k == "mixed" and not caps.delete and DELETE in kinds:
-            return na("engine cannot delete")
-        if k == "mixed" and not caps.ordered_scan and SCAN in kinds:
-            return na("engine has no ordered scan")
-        if not caps.persistent and ((k == "get" and ph.open_per == "operation") or ph.cache == "cold"):
-            return na("engine is not persistent: a reopen would find it empty")
-        if k == "multi-get" and not caps.multi_get:
-            res["notes"].append("no native multi-get: each request loops over get")
-        writes = k in ("load", "update", "delete", "mixed")
-        if writes and self.job.open_mode != "read-write" and k != "load":
-            return na(f"reads use a {OPEN_MODE_DEBUG[self.job.open_mode]} open; writes are not possible")
-
-        # Open mode and cache state for this phase.
-        want = "read-write" if writes else self.job.open_mode
-        if want != self.mode or ph.cache == "cold":
+    def open_get(self, key: bytes):
+        """One sample of open_per_op: open, read one key, close."""
+        e = self.desc.open(self.args(self.op_mode))
+        try:
+            rd = e.reader()
             try:
-                ns, evicted = self.reopen(want, ph.cache == "cold")
-                if ph.cache == "cold":
-                    res["cache"] = f"cold: {evicted} files evicted with posix_fadvise(DONTNEED)"
-                res["notes"].append(f"reopened {OPEN_MODE_DEBUG[want]} in {ns / 1e6:.3f} ms before the phase")
-            except Unsupported as e:
-                # The engine cannot open this way at all: N/A, and go on read-write.
-                self._recover()
-                return na(f"{OPEN_MODE_DEBUG[want]} open: {e}")
-            except Exception as e:  # noqa: BLE001 - any binding error fails the phase
-                res["status"] = "failed"
-                res["reason"] = f"reopen failed: {describe_error(e)}"
-                self._recover()
-                return res
-        if ph.rate is not None:
-            res["notes"].append("the Python worker has no open loop yet: this phase ran closed-loop")
-        if ph.threads > 1:
-            res["notes"].append("the Python worker runs phases on one thread (one interpreter lock)")
-            res["threads"] = 1
+                return rd.get(key)
+            finally:
+                rd.close()
+        finally:
+            e.close()
 
-        usage0 = Usage.now()
-        wall0 = pc()
-        self._last_progress = pc()
+    def ops(self, s: dict, r: dict) -> None:
+        reopen = s["open_per_op"] and self.engine is not None
+        if reopen:  # one process cannot always hold two handles of one database
+            self.close(s, r)
+        elif self.engine is None and not s["open_per_op"]:
+            raise RuntimeError("ops step before any open step")
+        self.op_mode = s["mode"]
         gc.collect()
         gc.disable()
         try:
-            if k == "get" and ph.open_per == "operation":
-                res["unit"] = "open+op+close"
-                res["notes"].append("each sample opens the database, reads one key and closes it")
-                tally = self.open_per_op(ops, ph)
-            elif k in ("load", "update", "delete"):
-                if ph.batch > 1:
-                    res["unit"] = "batch"
-                tally = self.writes(ops, ph)
-            elif k == "mixed":
-                tally = self.mixed(ops, ph)
-            else:
-                if k != "get":
-                    res["unit"] = "request"
-                tally = self.reads(ops, ph)
-            elapsed = tally.loop_ns
-            if k == "load" and tally.errors == 0 and self.engine is not None:
-                t = pc()
-                try:
-                    self.engine.finish_load()
-                except Exception as e:  # noqa: BLE001
-                    tally.error(e)
-                fin = pc() - t
-                elapsed += fin
-                if fin > 1_000_000:
-                    res["notes"].append(f"includes {fin / 1e6:.1f} ms to finish the load")
+            t = Ops(self, s).run()
+            if s["finish"] and not t.errors:
+                t0 = pc()
+                self.engine.finish_load()
+                t.end = pc()
+                t.busy, t.busy_max = t.busy + t.end - t0, t.busy_max + t.end - t0
         finally:
             gc.enable()
-        if ph.open_per == "operation" and self.engine is None:
-            try:
-                self.open(self.mode)
-            except Exception as e:  # noqa: BLE001
-                tally.error(e)
-        tally.flush()
-        res["elapsed_ns"] = elapsed
-        res["wall_ns"] = pc() - wall0
-        fill_usage(res, usage0)
-        res.update(ops=tally.ops, requests=tally.requests, errors=tally.errors, mismatches=tally.mismatches,
-                   missing=tally.missing, ops_per_sec=tally.ops / max(elapsed / 1e9, 1e-9),
-                   latency=hist.summarize(tally.hist))
-        if tally.unsupported is not None:
-            return na(f"unsupported: {tally.unsupported}")
-        if tally.first_error is not None:
-            res["status"] = "failed"
-            res["reason"] = f"{tally.errors} errors; first: {tally.first_error}"
-        elif tally.mismatches + tally.missing > 0:
-            res["status"] = "failed"
-            res["reason"] = (f"verification failed: {tally.mismatches} wrong values, "
-                             f"{tally.missing} missing keys")
-        return res
-
-    def _recover(self) -> None:
-        """After a failed reopen: open read-write again (untimed) so later phases can run."""
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001
-            pass
-        try:
-            self.open("read-write")
-        except Exception:  # noqa: BLE001
-            self.engine = None
-
-    # -- loops --
-
-    def writes(self, ops, ph: JobPhase) -> Tally:
-        engine = self.engine
-        plan = self.plan
-        key, value = plan.key, plan.value
-        batch = max(ph.batch, 1)
-        n = len(ops) // 4
-        t = Tally()
-        write = engine.write
-        per_chunk = max(1, CHUNK // batch)
-        i = 0
-        stop = False
-        while i < n and not stop:
-            # Build the batches of this chunk (untimed).
-            batches = []
-            for _ in range(per_chunk):
-                if i >= n:
-                    break
-                b = []
-                for j in range(i, min(i + batch, n)):
-                    q = 4 * j
-                    v = ops[q + 2]
-                    b.append((key(ops[q + 1]), value(v) if ops[q] == PUT else None))
-                batches.append(b)
-                i += len(b)
-            samples = array("q", bytes(8 * len(batches)))
-            done_ops = 0
-            nb = 0
-            failed: list[BaseException] = []
-            c0 = pc()
-            for b in batches:
-                t0 = pc()
-                try:
-                    write(b)
-                except Exception as e:  # noqa: BLE001
-                    failed.append(e)
-                t1 = pc()
-                samples[nb] = t1 - t0
-                nb += 1
-                done_ops += len(b)
-                if failed and (isinstance(failed[-1], Unsupported) or t.errors + len(failed) >= MAX_ERRORS):
-                    break
-            t.loop_ns += pc() - c0
-            t.record(samples[:nb])
-            t.requests += nb
-            t.ops += done_ops
-            for e in failed:
-                if t.error(e) or t.unsupported is not None:
-                    stop = True
-                    break
-            self.maybe_progress(ph, min(i, n), n)
-        return t
-
-    def reads(self, ops, ph: JobPhase) -> Tally:
-        t = Tally()
-        try:
-            reader = self.engine.reader()
-        except Exception as e:  # noqa: BLE001
-            t.error(e)
-            return t
-        try:
-            if ph.kind == "get":
-                self._get_loop(reader, ops, ph, t)
-            elif ph.kind == "multi-get":
-                self._multi_get_loop(reader, ops, ph, t)
-            else:
-                self._scan_loop(reader, ops, ph, t)
-        finally:
-            try:
-                reader.close()
-            except Exception as e:  # noqa: BLE001
-                t.error(e)
-        return t
-
-    def _get_loop(self, reader, ops, ph: JobPhase, t: Tally) -> None:
-        plan = self.plan
-        key = plan.key
-        n = len(ops) // 4
-        get = reader.get
-        for start in range(0, n, CHUNK):
-            end = min(start + CHUNK, n)
-            keys = [key(ops[4 * i + 1]) for i in range(start, end)]
-            samples = array("q", bytes(8 * len(keys)))
-            found: list[Any] = [None] * len(keys)
-            t.loop_ns += _timed_calls(get, keys, samples, found)
-            t.record(samples)
-            t.ops += len(keys)
-            t.requests += len(keys)
-            stop = False
-            for x, v in enumerate(found):
-                if isinstance(v, _Failed):
-                    if t.error(v.e):
-                        stop = True
-                        break
-                    continue
-                t.check(plan, ops[4 * (start + x) + 2], v)
-            if stop or t.unsupported is not None:
-                return
-            self.maybe_progress(ph, end, n)
-
-    def _multi_get_loop(self, reader, ops, ph: JobPhase, t: Tally) -> None:
-        plan = self.plan
-        key = plan.key
-        per = max(ph.keys_per_request, 1)
-        n = len(ops) // 4
-        requests = n // per
-        mget = reader.multi_get
-        step = max(1, CHUNK // per)
-        for start in range(0, requests, step):
-            end = min(start + step, requests)
-            reqs = [[key(ops[4 * j + 1]) for j in range(r * per, (r + 1) * per)] for r in range(start, end)]
-            samples = array("q", bytes(8 * len(reqs)))
-            found: list[Any] = [None] * len(reqs)
-            t.loop_ns += _timed_calls(mget, reqs, samples, found)
-            t.record(samples)
-            t.ops += per * len(reqs)
-            t.requests += len(reqs)
-            for x, vs in enumerate(found):
-                if isinstance(vs, _Failed):
-                    if t.error(vs.e) or t.unsupported is not None:
-                        return
-                    continue
-                r = start + x
-                if len(vs) != per:
-                    t.mismatches += per
-                    continue
-                for m, j in enumerate(range(r * per, (r + 1) * per)):
-                    t.check(plan, ops[4 * j + 2], vs[m])
-            self.maybe_progress(ph, end * per, n)
-
-    def _scan_loop(self, reader, ops, ph: JobPhase, t: Tally) -> None:
-        """Each scan is one sample. As in the Rust worker, verification walks the expected
-        sorted positions beside the engine's cursor, inside the timed scan."""
-        plan = self.plan
-        unique = plan.unique_records
-        expect = plan.scan_expect(ph.plan_phase)
-        if expect is None:
-            t.error(RuntimeError(f"plan has no scan expectations for phase {ph.plan_phase}"))
-            return
-        key, sorted_, value_view = plan.key, plan.sorted, plan.value_view
-        n = len(ops) // 4
-        for i in range(n):
-            start_pos, limit = ops[4 * i + 1], ops[4 * i + 3]
-            start = key(sorted_(start_pos))
-            p = start_pos
-            bad = 0
-            seen = 0
-            failure = None
-            t0 = pc()
-            try:
-                for k, v in reader.scan(start, limit):
-                    while p < unique and expect[p] == NONE:
-                        p += 1
-                    seen += 1
-                    if p >= unique:
-                        bad += 1
-                        break
-                    j = expect[p]
-                    if k != key(sorted_(p)) or value_view(j) != v:
-                        bad += 1
-                    p += 1
-            except Exception as e:  # noqa: BLE001
-                failure = e
-            t1 = pc()
-            t.loop_ns += t1 - t0
-            t.add(t1 - t0)
-            t.requests += 1
-            t.ops += seen
-            if failure is not None:
-                if t.error(failure) or t.unsupported is not None:
-                    return
-                continue
-            t.mismatches += bad
-            t.missing += max(limit - seen, 0)
-            self.maybe_progress(ph, i + 1, n)
-
-    def mixed(self, ops, ph: JobPhase) -> Tally:
-        engine = self.engine
-        plan = self.plan
-        key, value, sorted_ = plan.key, plan.value, plan.sorted
-        t = Tally()
-        try:
-            reader = engine.reader()
-        except Exception as e:  # noqa: BLE001
-            t.error(e)
-            return t
-        n = len(ops) // 4
-        dirty = False
-        write = engine.write
-        try:
-            for i in range(n):
-                q = 4 * i
-                kind, r, j, aux = ops[q], ops[q + 1], ops[q + 2], ops[q + 3]
-                failure = None
-                if kind in (GET, SCAN):
-                    if dirty:
-                        try:
-                            reader.refresh()
-                        except Exception as e:  # noqa: BLE001
-                            t.error(e)
-                        dirty = False
-                    if kind == GET:
-                        k = key(r)
-                        t0 = pc()
-                        try:
-                            v = reader.get(k)
-                        except Exception as e:  # noqa: BLE001
-                            failure = e
-                        t1 = pc()
-                        t.loop_ns += t1 - t0
-                        t.add(t1 - t0)
-                        if failure is None:
-                            t.check(plan, j, v)
-                    else:
-                        start = key(sorted_(r))
-                        disorder = 0
-                        prev = b""
-                        t0 = pc()
-                        try:
-                            for k2, _v in reader.scan(start, aux):
-                                if k2 < prev:
-                                    disorder += 1
-                                prev = k2
-                        except Exception as e:  # noqa: BLE001
-                            failure = e
-                        t1 = pc()
-                        t.loop_ns += t1 - t0
-                        t.add(t1 - t0)
-                        t.mismatches += disorder
-                else:
-                    b = [(key(r), value(j) if kind == PUT else None)]
-                    dirty = True
-                    t0 = pc()
-                    try:
-                        write(b)
-                    except Exception as e:  # noqa: BLE001
-                        failure = e
-                    t1 = pc()
-                    t.loop_ns += t1 - t0
-                    t.add(t1 - t0)
-                t.ops += 1
-                t.requests += 1
-                if failure is not None and (t.error(failure) or t.unsupported is not None):
-                    break
-                self.maybe_progress(ph, i, n)
-        finally:
-            try:
-                reader.close()
-            except Exception as e:  # noqa: BLE001
-                t.error(e)
-        return t
-
-    def open_per_op(self, ops, ph: JobPhase) -> Tally:
-        """The article 000 method: open, read one key, close, for every operation."""
-        t = Tally()
-        try:
-            self.close()
-        except Exception as e:  # noqa: BLE001
-            t.error(e)
-            return t
-        plan = self.plan
-        n = len(ops) // 4
-        args = self.args(self.mode)
-        open_ = self.desc.open
-        keys = [plan.key(ops[4 * i + 1]) for i in range(n)]
-        for i, k in enumerate(keys):
-            t0 = pc()
-            try:
-                e = open_(args)
-                rd = e.reader()
-                v = rd.get(k)
-                rd.close()
-                e.close()
-                failure = None
-            except Exception as ex:  # noqa: BLE001
-                failure = ex
-            t1 = pc()
-            t.loop_ns += t1 - t0
-            t.add(t1 - t0)
-            t.ops += 1
-            t.requests += 1
-            if failure is not None:
-                if t.error(failure):
-                    break
-            else:
-                t.check(plan, ops[4 * i + 2], v)
-            self.maybe_progress(ph, i, n)
-        return t
+            if reopen:
+                self.engine = self.desc.open(self.args(self.mode))
+        r.update(wall_ns=t.end - t.start, ops=t.ops, requests=t.requests, errors=t.errors, mismatches=t.mismatches,
+                 missing=t.missing, busy_ns=t.busy, busy_max_ns=t.busy_max,
+                 hist={k: hist.encode(h) for k, h in sorted(t.hist.items())},
+                 intervals=[self.interval(t, i) for i in range(max(t.intervals, default=-1) + 1)])
+        if t.first_error:
+            r["first_error"] = t.first_error
+        if t.unsupported:
+            r.update(error=t.unsupported, error_kind="unsupported")
 
 
-def fill_usage(r: dict[str, Any], before: Usage) -> None:
-    after = Usage.now()
-    r["cpu_user_ns"] = max(after.user_ns - before.user_ns, 0)
-    r["cpu_sys_ns"] = max(after.sys_ns - before.sys_ns, 0)
-    r["max_rss_kb"] = after.max_rss_kb
-    r["io_read_bytes"] = max(after.read_bytes - before.read_bytes, 0)
-    r["io_write_bytes"] = max(after.write_bytes - before.write_bytes, 0)
+    def interval(self, t: Tally, i: int) -> dict:
+        """Interval i of the timeline (empty when no call ended in it)."""
+        n, h = t.intervals.get(i, (0, hist.new()))
+        return {"t_ms": i * self.job["interval_ms"], "ops": n, "hdr": hist.encode(h)}
 
 
-def run_job(job: Job, desc: Optional[Descriptor], emit: Emit) -> bool:
-    """Run `job`, emitting events. Returns False when the job could not go on (the error event
-    has then been emitted)."""
-
-    def fail(message: str, phase: Optional[str] = None) -> bool:
-        emit(error(message, phase))
-        return False
-
-    if job.protocol != PROTOCOL_VERSION:
-        return fail(f"job protocol {job.protocol} but this worker speaks {PROTOCOL_VERSION}")
-    if desc is None:
-        from .engines import names
-
-        return fail(f"engine {job.engine} is not a Python engine (known: {', '.join(names())})")
-    why = desc.unavailable()
-    if why is not None:
-        return fail(f"engine {desc.name} unavailable: {why}")
-    try:
-        plan = Plan(job.plan)
-    except PlanError as e:
-        return fail(str(e))
-    try:
-        return _run(job, desc, plan, emit, fail)
-    finally:
-        plan.close()
-
-
-def _run(job: Job, desc: Descriptor, plan: Plan, emit: Emit, fail) -> bool:
-    try:
-        options = Options.parse(desc.name, desc.options, job.options)
-    except ValueError as e:
-        return fail(str(e))
-    loop_ns, record_ns, floor_ns = hist.calibrate()
-    r = Runner(job, desc, plan, options, emit)
-
-    usage0 = Usage.now()
-    t0 = pc()
-    try:
-        r.open("read-write")
-    except Exception as e:  # noqa: BLE001
-        return fail(f"open failed: {describe_error(e)}", "open")
-    open_ns = pc() - t0
-    settings = dict(r.engine.settings()) if r.engine is not None else {}
-    settings["worker.timing"] = (
-        "perf_counter_ns() around each call; samples buffered in the loop and recorded into the "
-        "HdrHistogram between chunks, outside the timing; gc disabled in timed loops"
-    )
-    settings["worker.histogram_record_ns"] = f"{record_ns:.1f}"
-    settings["worker.timer_floor_ns"] = str(floor_ns)
-    emit(hello(worker_name(), desc.name, desc.version(), desc.capabilities.names(), options.effective(),
-               settings, loop_ns))
-    emit(phase_event(r.single("open", open_ns, usage0)))
-
-    for ph in job.phases:
-        result = r.phase(ph)
-        fatal = ph.kind == "load" and result["status"] == "failed"
-        emit(phase_event(result))
-        if fatal:
-            return fail(f"load failed: {result.get('reason') or ''}", ph.name)
-        if r.engine is None:
-            return fail("engine could not be reopened", ph.name)
-
-    usage0 = Usage.now()
-    t0 = pc()
-    close_error = None
-    try:
-        r.close()
-    except Exception as e:  # noqa: BLE001
-        close_error = describe_error(e)
-    close_ns = pc() - t0
-    close = r.single("close", close_ns, usage0)
-    if close_error is not None:
-        close["status"] = "failed"
-        close["reason"] = close_error
-    emit(phase_event(close))
-    emit(done())
-    return True
+def calibrate(n: int = 100_000) -> float:
+    """What the timed loop costs per operation around a call that does nothing."""
+    t0s, t1s, out = [0] * n, [0] * n, [None] * n
+    start = pc()
+    timed(bool, [0] * n, out, t0s, t1s, 0, None)
+    return (pc() - start) / n

@@ -1,77 +1,46 @@
-"""What the operating system tells about this process: CPU time, peak memory, storage I/O, and
-page-cache eviction (the same sources as crates/kvbench-core/src/sys.rs)."""
+"""Process usage deltas and page-cache eviction (the sources of crates/kvbench-core/src/sys.rs)."""
 
 from __future__ import annotations
 
 import os
 import resource
-from typing import NamedTuple
 
 
-class Usage(NamedTuple):
-    user_ns: int
-    sys_ns: int
-    max_rss_kb: int
-    read_bytes: int
-    write_bytes: int
-
-    @staticmethod
-    def now() -> Usage:
-        ru = resource.getrusage(resource.RUSAGE_SELF)
-        read_bytes, write_bytes = proc_io()
-        return Usage(
-            user_ns=round(ru.ru_utime * 1e6) * 1000,
-            sys_ns=round(ru.ru_stime * 1e6) * 1000,
-            max_rss_kb=int(ru.ru_maxrss),
-            read_bytes=read_bytes,
-            write_bytes=write_bytes,
-        )
-
-
-def proc_io() -> tuple[int, int]:
+def usage() -> dict:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    io = {}
     try:
         with open("/proc/self/io") as f:
-            text = f.read()
+            io = {k.strip(): int(v) for k, _, v in (line.partition(":") for line in f) if v.strip().isdigit()}
     except OSError:
-        return 0, 0
-    fields = {}
-    for line in text.splitlines():
-        name, _, value = line.partition(":")
-        try:
-            fields[name.strip()] = int(value.strip())
-        except ValueError:
-            fields[name.strip()] = 0
-    return fields.get("read_bytes", 0), fields.get("write_bytes", 0)
+        pass
+    return {"cpu_user_ns": round(ru.ru_utime * 1e9), "cpu_sys_ns": round(ru.ru_stime * 1e9),
+            "max_rss_kb": int(ru.ru_maxrss), "io_read_bytes": io.get("read_bytes", 0),
+            "io_write_bytes": io.get("write_bytes", 0)}
 
 
-def _files(d: str) -> list[str]:
-    out = []
-    try:
-        entries = list(os.scandir(d))
-    except OSError:
-        return out
-    for e in entries:
-        if e.is_dir(follow_symlinks=False):
-            out.extend(_files(e.path))
-        elif e.is_file(follow_symlinks=False):
-            out.append(e.path)
-    return out
+def delta(before: dict) -> dict:
+    after = usage()
+    return {k: v if k == "max_rss_kb" else max(v - before[k], 0) for k, v in after.items()}
 
 
 def evict(d: str) -> int:
-    """Write back and evict every file below `d` from the page cache with
-    posix_fadvise(DONTNEED) (no root needed). Returns how many files were evicted."""
+    """fdatasync and posix_fadvise(DONTNEED) every file below d (no root needed): dirty pages
+    cannot be dropped, so they are written back first. Returns the number of files."""
     n = 0
-    for p in _files(d):
-        fd = os.open(p, os.O_RDONLY)
-        try:
-            # Dirty pages cannot be dropped: write them back first.
+    for root, _, files in os.walk(d):
+        for name in files:
+            path = os.path.join(root, name)
+            if os.path.islink(path) or not os.path.isfile(path):  # a socket or FIFO would block open()
+                continue
+            fd = os.open(path, os.O_RDONLY)
             try:
-                os.fsync(fd)
-            except OSError:
-                pass
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
-        n += 1
+                try:
+                    os.fdatasync(fd)
+                except OSError:
+                    pass
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+            n += 1
     return n

@@ -22,6 +22,9 @@ OPTIONS = (
     OptionSpec("raw", "bool", "false",
                "raw mode: store keys and values as given (off: the binding's typed encoding, a tag byte "
                "before every key and value)"),
+    OptionSpec("keys", "enum", "bytes",
+               "int: keys as Python int and values as str in the typed mode (article 000's `db[i] = data`); "
+               "bytes: the plan's bytes", ("bytes", "int")),
     OptionSpec("compression", "enum", "snappy", "block compression of SST files", COMPRESSIONS),
     OptionSpec("block_cache", "int", "", "LRU block cache capacity in bytes (default: the library's own block cache)"),
     OptionSpec("bloom_bits", "int", "0", "bloom filter bits per key (0 = no filter)"),
@@ -42,6 +45,11 @@ class RocksEngine(Engine):
         opts.create_if_missing(args.mode == "read-write")
         s["raw_mode"] = ("on (bytes stored as given)" if self.raw
                          else "off (typed encoding: a tag byte before each key and value)")
+        self.typed = o.text("keys") == "int"
+        if self.typed and self.raw:
+            raise OptionError(f"{dist} keys = int needs the typed mode: it cannot be combined with raw = true")
+        s["keys"] = ("int: Python int keys (big-endian value of the plan's key) and str values, converted in "
+                     "the timed call" if self.typed else "bytes: the plan's keys and values as bytes")
 
         compression = o.text("compression") or "snappy"
         if compression not in COMPRESSIONS:
@@ -114,6 +122,8 @@ class RocksEngine(Engine):
         self.dirty = True
         wb = self._mod.WriteBatch(raw_mode=self.raw)
         for k, v in batch:
+            if self.typed:
+                k, v = typed_key(k), typed_value(v)
             if v is None:
                 wb.delete(k)
             else:
@@ -121,7 +131,7 @@ class RocksEngine(Engine):
         self.db.write(wb, self.write_opts)
 
     def reader(self) -> Reader:
-        r = RocksReader(self.db)
+        r = TypedRocksReader(self.db) if self.typed else RocksReader(self.db)
         self.readers.append(r)
         return r
 
@@ -174,6 +184,39 @@ class RocksReader(Reader):
 
     def close(self) -> None:
         self._iters.clear()
+
+
+def typed_key(k: bytes) -> int:
+    if len(k) > 8:
+        raise ValueError(f"keys = int takes keys of at most 8 bytes (a 64-bit number); this plan's are {len(k)}")
+    return int.from_bytes(k, "big")
+
+
+def typed_value(v: Optional[bytes]) -> Optional[str]:
+    try:
+        return None if v is None else v.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("keys = int stores values as str: a value is not UTF-8 (use a text generator)") from None
+
+
+class TypedRocksReader(RocksReader):
+    """Reads of a `keys = int` database: an int key in, the str value encoded back to bytes."""
+
+    def __init__(self, db):
+        super().__init__(db)
+        db_get = db.get
+
+        def get(key: bytes) -> Optional[bytes]:
+            v = db_get(typed_key(key))
+            return None if v is None else v.encode()
+
+        self.get = get
+
+    def multi_get(self, keys: list[bytes]) -> list[Optional[bytes]]:
+        return [None if v is None else v.encode() for v in self.db.get([typed_key(k) for k in keys])]
+
+    def scan(self, start: Optional[bytes], limit: int) -> Iterator[tuple[bytes, bytes]]:
+        raise Unsupported("ordered scan with keys = int (typed int keys do not sort as the plan's bytes)")
 
 
 def descriptor(name: str, module: str, description: str, no_secondary: Optional[str] = None) -> Descriptor:

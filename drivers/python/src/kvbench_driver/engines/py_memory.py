@@ -1,20 +1,28 @@
 """`py-memory`: a dict in the worker process. The Python reference engine: the tests run the
-whole worker on it without any binding. Not persistent (nothing survives close)."""
+whole worker on it without any binding. Not persistent (nothing survives close).
+
+`corrupt_every = N` makes every N-th get (counted over the engine's readers) return a wrong value
+(the right one with a byte appended, or a value for an absent key), so tests can prove that the
+worker counts mismatches exactly."""
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from itertools import islice
+from itertools import count, islice
 from typing import Iterator, Optional
 
 from .. import __version__
-from ..engine import Capabilities, Descriptor, Engine, OpenArgs, Reader
+from ..engine import Capabilities, Descriptor, Engine, OpenArgs, OptionError, OptionSpec, Reader
 
 
 class MemoryEngine(Engine):
     def __init__(self, args: OpenArgs):
         self.map: dict[bytes, bytes] = {}
         self._sorted: Optional[list[bytes]] = None
+        self.corrupt_every = args.options.int("corrupt_every") or 0
+        if self.corrupt_every < 0:
+            raise OptionError(f"py-memory corrupt_every must be >= 0, got {self.corrupt_every}")
+        self.gets = count(1)
 
     def write(self, batch: list[tuple[bytes, Optional[bytes]]]) -> None:
         m = self.map
@@ -34,13 +42,22 @@ class MemoryEngine(Engine):
         return MemoryReader(self)
 
     def settings(self) -> dict[str, str]:
-        return {"store": "python dict; ordered scans sort the keys when they changed"}
+        s = {"store": "python dict; ordered scans sort the keys when they changed"}
+        if self.corrupt_every:
+            s["corrupt_every"] = f"every {self.corrupt_every}th get returns a wrong value (a test engine)"
+        return s
 
 
 class MemoryReader(Reader):
     def __init__(self, engine: MemoryEngine):
         self.engine = engine
-        self.get = engine.map.get
+        self.get = engine.map.get if not engine.corrupt_every else self.corrupt_get
+
+    def corrupt_get(self, key: bytes) -> Optional[bytes]:
+        v = self.engine.map.get(key)
+        if next(self.engine.gets) % self.engine.corrupt_every:
+            return v
+        return (v or b"") + b"!"
 
     def scan(self, start: Optional[bytes], limit: int) -> Iterator[tuple[bytes, bytes]]:
         keys = self.engine.sorted_keys()
@@ -53,7 +70,8 @@ DESCRIPTOR = Descriptor(
     name="py-memory",
     description="python dict in the worker (reference oracle for tests; not a real store)",
     capabilities=Capabilities(ordered_scan=True, batch=True, delete=True),
-    options=(),
+    options=(OptionSpec("corrupt_every", "int", "0",
+                        "every N-th get returns a wrong value (0: never); for the worker's own tests"),),
     version=lambda: f"kvbench_driver {__version__}",
     unavailable=lambda: None,
     open=MemoryEngine,

@@ -1,0 +1,510 @@
+//! Plan format 2's derivations (docs/plan-format.md): the primitives, keys, values, the
+//! permutation, YCSB's zipfian and latest draws, and the constants kvbench computes for a job.
+//! The Go and Python workers implement the same functions; `tests/vectors/derive.json` holds
+//! their outputs, so any change here is a format change.
+
+use std::sync::Arc;
+
+use anyhow::{bail, ensure};
+
+use crate::job::{Dataset, Dist, Generator};
+use crate::planfile::PlanFile;
+use crate::spec::{KeyKind, ValueContent};
+
+pub const G: u64 = 0x9E37_79B9_7F4A_7C15;
+
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The i-th output of a SplitMix64 sequence started at `s`.
+#[inline]
+pub fn rnd(s: u64, i: u64) -> u64 {
+    mix64(s.wrapping_add(i.wrapping_add(1).wrapping_mul(G)))
+}
+
+/// A number in `[0, n)` from the high half of the 128-bit product (Lemire's method without
+/// rejection: the bias is below n / 2^64).
+#[inline]
+pub fn below(x: u64, n: u64) -> u64 {
+    ((x as u128 * n as u128) >> 64) as u64
+}
+
+/// A double in [0, 1) with 53 random bits, as Java's `nextDouble` makes them.
+#[inline]
+pub fn unit(x: u64) -> f64 {
+    (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// kvbench derives every seed of a job from the run's seed this way.
+pub fn stream(seed: u64, id: u64) -> u64 {
+    mix64(seed ^ mix64(id))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys
+
+/// FNV-1a 64 over the 8 little-endian bytes of `x`, made non-negative as Java's `Math.abs`
+/// does (YCSB's `Utils.fnvhash64`): `i64::MIN` stays negative.
+pub fn ycsbhash(x: u64) -> i64 {
+    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+    for b in x.to_le_bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01B3);
+    }
+    (h as i64).wrapping_abs()
+}
+
+const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Writes the decimal digits of `x` at the end of `buf`; returns where they start.
+#[inline]
+fn digits(mut x: u64, buf: &mut [u8; 20]) -> usize {
+    let mut i = 20;
+    while x >= 100 {
+        let d = (x % 100) as usize * 2;
+        x /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&DIGITS2[d..d + 2]);
+    }
+    if x >= 10 {
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&DIGITS2[x as usize * 2..x as usize * 2 + 2]);
+    } else {
+        i -= 1;
+        buf[i] = b'0' + x as u8;
+    }
+    i
+}
+
+/// Appends the decimal digits of `x`, left-padded with `0` to `width` digits.
+#[inline]
+pub fn push_decimal(out: &mut Vec<u8>, x: u64, width: usize) {
+    let mut buf = [b'0'; 20];
+    let i = digits(x, &mut buf);
+    if width <= 20 {
+        // The buffer is already zero-filled: one copy covers digits and padding.
+        out.extend_from_slice(&buf[i.min(20 - width)..]);
+    } else {
+        out.resize(out.len() + width - (20 - i), b'0');
+        out.extend_from_slice(&buf[i..]);
+    }
+}
+
+/// Writes the derived key of record `r` into `out` (cleared first).
+pub fn derived_key(kind: KeyKind, width: u32, r: u64, out: &mut Vec<u8>) {
+    out.clear();
+    match kind {
+        KeyKind::U32be => out.extend_from_slice(&(r as u32).to_be_bytes()),
+        KeyKind::U64be => out.extend_from_slice(&r.to_be_bytes()),
+        KeyKind::Decimal => push_decimal(out, r, width as usize),
+        KeyKind::Ycsb => {
+            out.extend_from_slice(b"user");
+            let h = ycsbhash(r);
+            if h < 0 {
+                out.push(b'-');
+            }
+            push_decimal(out, h.unsigned_abs(), 0);
+        }
+    }
+}
+
+/// Keys of a dataset: derived, or read from the plan file for stored data.
+#[derive(Clone)]
+pub struct Keys {
+    kind: KeyKind,
+    width: u32,
+    stored: Option<Arc<PlanFile>>,
+}
+
+impl Keys {
+    pub fn new(ds: &Dataset, plan: Option<Arc<PlanFile>>) -> anyhow::Result<Keys> {
+        if ds.generator == Generator::Stored && plan.is_none() {
+            bail!("dataset generator `stored` needs the job's plan file");
+        }
+        if ds.key.kind == KeyKind::U32be && ds.total > 1 << 32 {
+            bail!("dataset.key: u32be holds at most 4294967296 records, total is {}", ds.total);
+        }
+        let stored = if ds.generator == Generator::Stored { plan } else { None };
+        Ok(Keys { kind: ds.key.kind, width: ds.key.width, stored })
+    }
+
+    /// Key of record `r` into `out` (cleared first).
+    #[inline]
+    pub fn key(&self, r: u64, out: &mut Vec<u8>) {
+        match &self.stored {
+            Some(p) => {
+                out.clear();
+                out.extend_from_slice(p.key(r));
+            }
+            None => derived_key(self.kind, self.width, r, out),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+pub const POOL: usize = 1 << 20;
+
+/// 93 characters: no `"` and no `\`, so values sit inside JSON strings unescaped.
+pub const PRINTABLE: &[u8; 93] =
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&'()*+,-./:;<=>?@[]^_`{|}~ ";
+
+/// The printable pool every printable value of a dataset is cut from.
+pub struct Pool {
+    bytes: Vec<u8>,
+}
+
+impl Pool {
+    /// `POOL + max` bytes, so a value of up to `max` bytes can start anywhere in the first POOL.
+    pub fn new(pool_seed: u64, max: usize) -> Pool {
+        let len = POOL + max;
+        let mut bytes = Vec::with_capacity(len + 8);
+        for b in 0..len.div_ceil(8) as u64 {
+            let w = rnd(pool_seed, b);
+            bytes.extend((0..8).map(|t| PRINTABLE[((w >> (8 * t)) & 0xFF) as usize % 93]));
+        }
+        bytes.truncate(len);
+        Pool { bytes }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+/// What value(r, v) is made of: its length and the draw `h` that decides its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Draw {
+    h: u64,
+    len: usize,
+}
+
+const JSON_HEAD: &[u8] = b"{\"text\": \"";
+const JSON_MID: &[u8] = b"\", \"created_at\": ";
+const JSON_EPOCH: u64 = 1_700_000_000;
+
+/// value(r, v) of a dataset, written into a caller's buffer or checked against bytes read.
+pub struct Values {
+    generator: Generator,
+    content: ValueContent,
+    seed: u64,
+    min: u64,
+    span: u64,
+    pool: Pool,
+    stored: Option<Arc<PlanFile>>,
+}
+
+impl Values {
+    pub fn new(ds: &Dataset, plan: Option<Arc<PlanFile>>) -> anyhow::Result<Values> {
+        let (min, max) = (ds.value.min as u64, ds.value.max as u64);
+        ensure!(min <= max, "dataset.value: min {min} is above max {max}");
+        let stored = match ds.generator {
+            Generator::Stored => Some(plan.ok_or_else(|| anyhow::anyhow!("dataset `stored` needs the plan file"))?),
+            _ => None,
+        };
+        let longest = stored.as_ref().map_or(0, |p| p.longest_value() as u64);
+        let pool = Pool::new(ds.pool_seed, max.max(longest) as usize);
+        let (generator, content, seed) = (ds.generator, ds.value.content, ds.value_seed);
+        Ok(Values { generator, content, seed, min, span: max - min + 1, pool, stored })
+    }
+
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    #[inline]
+    fn draw(&self, r: u64, v: u64) -> Draw {
+        let h = mix64(rnd(self.seed, r) ^ v.wrapping_mul(G));
+        let len = match &self.stored {
+            Some(p) => p.value(r).len(),
+            None => (self.min + below(h, self.span)) as usize,
+        };
+        Draw { h, len }
+    }
+
+    #[inline]
+    fn printable(&self, d: Draw) -> &[u8] {
+        let o = below(mix64(d.h), POOL as u64) as usize;
+        &self.pool.bytes[o..o + d.len]
+    }
+
+    /// Writes value(r, v) into `out` (cleared first); allocates only to grow `out`.
+    pub fn value(&self, r: u64, v: u64, out: &mut Vec<u8>) {
+        out.clear();
+        if let (Some(p), 0) = (&self.stored, v) {
+            return out.extend_from_slice(p.value(r));
+        }
+        let d = self.draw(r, v);
+        match (self.generator, self.content) {
+            (Generator::JsonDocs, _) => self.json_doc(r, d, out),
+            (Generator::Synthetic, ValueContent::Random) => push_random(out, d),
+            _ => out.extend_from_slice(self.printable(d)),
+        }
+    }
+
+    fn json_doc(&self, r: u64, d: Draw, out: &mut Vec<u8>) {
+        out.extend_from_slice(JSON_HEAD);
+        out.extend_from_slice(self.printable(d));
+        out.extend_from_slice(JSON_MID);
+        push_decimal(out, JSON_EPOCH + r, 0);
+        out.push(b'}');
+    }
+
+    /// Whether `found` is value(r, v), without building the value where it can be avoided.
+    #[inline]
+    pub fn matches(&self, r: u64, v: u64, found: &[u8]) -> bool {
+        if let (Some(p), 0) = (&self.stored, v) {
+            return p.value(r) == found;
+        }
+        let d = self.draw(r, v);
+        match (self.generator, self.content) {
+            (Generator::JsonDocs, _) => self.json_matches(r, d, found),
+            (Generator::Synthetic, ValueContent::Random) => random_matches(d, found),
+            _ => found.len() == d.len && self.printable(d) == found,
+        }
+    }
+
+    fn json_matches(&self, r: u64, d: Draw, found: &[u8]) -> bool {
+        let Some(rest) = found.strip_prefix(JSON_HEAD) else { return false };
+        let Some(rest) = rest.strip_prefix(self.printable(d)) else { return false };
+        let Some(rest) = rest.strip_prefix(JSON_MID) else { return false };
+        let mut buf = [0u8; 20];
+        let i = digits(JSON_EPOCH + r, &mut buf);
+        rest.len() == 21 - i && rest[..20 - i] == buf[i..] && rest[20 - i] == b'}'
+    }
+}
+
+fn push_random(out: &mut Vec<u8>, d: Draw) {
+    let mut i = 0;
+    while out.len() < d.len {
+        let w = rnd(d.h, i).to_le_bytes();
+        let take = (d.len - out.len()).min(8);
+        out.extend_from_slice(&w[..take]);
+        i += 1;
+    }
+}
+
+fn random_matches(d: Draw, found: &[u8]) -> bool {
+    if found.len() != d.len {
+        return false;
+    }
+    found.chunks(8).enumerate().all(|(i, c)| rnd(d.h, i as u64).to_le_bytes()[..c.len()] == *c)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Permutation
+
+/// A bijection of `0..n`: a 4-round Feistel network on an even number of bits, cycle-walking
+/// until the result is below n. Round keys are computed once per permutation.
+#[derive(Debug, Clone, Copy)]
+pub struct Perm {
+    n: u64,
+    half: u32,
+    mask: u64,
+    keys: [u64; 4],
+}
+
+impl Perm {
+    pub fn new(n: u64, key: u64) -> Perm {
+        let mut bits = (64 - n.saturating_sub(1).leading_zeros()).max(2);
+        bits += bits & 1;
+        let half = bits / 2;
+        let keys = [rnd(key, 0), rnd(key, 1), rnd(key, 2), rnd(key, 3)];
+        Perm { n, half, mask: (1u64 << half) - 1, keys }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    #[inline]
+    fn round_trip(&self, x: u64) -> u64 {
+        let (mut l, mut r) = (x >> self.half, x & self.mask);
+        for k in self.keys {
+            (l, r) = (r, l ^ (mix64(r ^ k) & self.mask));
+        }
+        (l << self.half) | r
+    }
+
+    /// The image of `i` (`i < n`).
+    #[inline]
+    pub fn at(&self, i: u64) -> u64 {
+        if self.n <= 1 {
+            return 0;
+        }
+        let mut x = self.round_trip(i);
+        while x >= self.n {
+            x = self.round_trip(x);
+        }
+        x
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// YCSB's zipfian and latest
+
+/// YCSB's ScrambledZipfianGenerator: the zipfian runs over ITEM_COUNT + 1 items
+/// (`new ZipfianGenerator(0, ITEM_COUNT, ...)`) with the precomputed ZETAN for theta 0.99.
+pub const YCSB_ITEM_COUNT: u64 = 10_000_000_000;
+pub const YCSB_ZETAN: f64 = 26.46902820178302;
+pub const YCSB_THETA: f64 = 0.99;
+
+/// zeta(n, theta) = sum of 1/i^theta for i = 1..=n, summed in YCSB's order (exact YCSB result,
+/// O(n)).
+pub fn zeta(n: u64, theta: f64) -> f64 {
+    zeta_from(0, n, theta, 0.0)
+}
+
+/// YCSB's incremental zeta: `sum` (= zeta(st)) plus 1/(i+1)^theta for i = st..n, in order.
+pub fn zeta_from(st: u64, n: u64, theta: f64, sum: f64) -> f64 {
+    (st..n).fold(sum, |s, i| s + 1.0 / ((i + 1) as f64).powf(theta))
+}
+
+/// zeta(n, theta) by Euler–Maclaurin: the first `M` terms summed, the rest as the integral plus
+/// the end-point and the B2, B4 corrections. The next term is below 1e-16 for M = 1000, so the
+/// result is as accurate as the double it holds (YCSB's summed ZETAN is 3.2e-11 above it).
+pub fn zeta_em(n: u64, theta: f64) -> f64 {
+    const M: u64 = 1000;
+    if n <= M {
+        return zeta(n, theta);
+    }
+    let f = |x: f64| x.powf(-theta);
+    let d1 = |x: f64| -theta * x.powf(-theta - 1.0);
+    let d3 = |x: f64| -theta * (theta + 1.0) * (theta + 2.0) * x.powf(-theta - 3.0);
+    let (a, b) = (M as f64, n as f64);
+    let integral = (b.powf(1.0 - theta) - a.powf(1.0 - theta)) / (1.0 - theta);
+    let tail = integral + (f(a) + f(b)) / 2.0 + (d1(b) - d1(a)) / 12.0 - (d3(b) - d3(a)) / 720.0;
+    zeta(M - 1, theta) + tail
+}
+
+/// zeta(2, theta) as YCSB computes it (0 + 1/1^theta + 1/2^theta).
+pub fn zeta2(theta: f64) -> f64 {
+    zeta(2, theta)
+}
+
+/// YCSB's eta for a generator over `items` items whose current zeta is `zetan`.
+pub fn eta(items: u64, theta: f64, zetan: f64) -> f64 {
+    (1.0 - (2.0 / items as f64).powf(1.0 - theta)) / (1.0 - zeta2(theta) / zetan)
+}
+
+/// YCSB's ZipfianGenerator.nextLong(itemcount) for a uniform double `u`.
+#[inline]
+pub fn zipf(u: f64, itemcount: u64, zetan: f64, eta: f64, theta: f64, alpha: f64) -> u64 {
+    zipf_with(u, itemcount as f64, zetan, eta, 1.0 + 0.5f64.powf(theta), alpha)
+}
+
+/// `zipf` with `1 + 0.5^theta` precomputed (`second`).
+#[inline]
+pub fn zipf_with(u: f64, itemcount: f64, zetan: f64, eta: f64, second: f64, alpha: f64) -> u64 {
+    let uz = u * zetan;
+    if uz < 1.0 {
+        return 0;
+    }
+    if uz < second {
+        return 1;
+    }
+    (itemcount * (eta * u - eta + 1.0).powf(alpha)) as u64
+}
+
+fn check_theta(theta: f64) -> anyhow::Result<()> {
+    ensure!(theta > 0.0 && theta < 1.0, "zipfian constant (theta) must be in (0, 1), got {theta}");
+    Ok(())
+}
+
+/// The job's `zipfian` distribution over `n` records: YCSB's ScrambledZipfianGenerator.
+/// YCSB itself uses n = loaded + expected inserts + 1 and draws again above the newest record.
+pub fn zipfian_dist(n: u64, theta: f64) -> anyhow::Result<Dist> {
+    check_theta(theta)?;
+    ensure!(n >= 1, "zipfian over 0 records");
+    let items = YCSB_ITEM_COUNT + 1;
+    let zetan = if theta == YCSB_THETA { YCSB_ZETAN } else { zeta_em(items, theta) };
+    let eta = eta(items, theta, zetan);
+    Ok(Dist::Zipfian { n, items, zetan, eta, theta, alpha: 1.0 / (1.0 - theta) })
+}
+
+/// The job's `latest` distribution: YCSB's SkewedLatestGenerator, whose ZipfianGenerator is
+/// built with items = the newest record `last0` at construction (zeta summed as YCSB does).
+pub fn latest_dist(n: u64, last0: u64, theta: f64) -> anyhow::Result<Dist> {
+    check_theta(theta)?;
+    ensure!(last0 >= 1, "latest needs at least 2 records before the phase (newest record is {last0})");
+    let zetan = zeta(last0, theta);
+    let eta = eta(last0, theta, zetan);
+    Ok(Dist::Latest { n, count: last0, zetan, eta, theta, alpha: 1.0 / (1.0 - theta) })
+}
+
+/// A thread's state of YCSB's SkewedLatestGenerator: zetan grows as `last` grows, and eta is
+/// recomputed from it with the construction's item count, as ZipfianGenerator.nextLong does.
+#[derive(Debug, Clone, Copy)]
+pub struct Latest {
+    items: u64,
+    countforzeta: u64,
+    zetan: f64,
+    eta: f64,
+    theta: f64,
+    alpha: f64,
+    second: f64,
+}
+
+impl Latest {
+    pub fn new(count: u64, zetan: f64, eta: f64, theta: f64, alpha: f64) -> Latest {
+        let second = 1.0 + 0.5f64.powf(theta);
+        Latest { items: count, countforzeta: count, zetan, eta, theta, alpha, second }
+    }
+
+    /// The record for uniform `u` when the newest record is `last`.
+    #[inline]
+    pub fn next(&mut self, u: f64, last: u64) -> u64 {
+        if last > self.countforzeta {
+            self.grow(last);
+        }
+        last - zipf_with(u, last as f64, self.zetan, self.eta, self.second, self.alpha).min(last)
+    }
+
+    #[cold]
+    fn grow(&mut self, last: u64) {
+        self.zetan = zeta_from(self.countforzeta, last, self.theta, self.zetan);
+        self.countforzeta = last;
+        self.eta = eta(self.items, self.theta, self.zetan);
+    }
+
+    pub fn zetan(&self) -> f64 {
+        self.zetan
+    }
+}
+
+/// Mixed-phase thresholds: part i becomes the integer weight w_i = round(part_i * 10^9); with
+/// W_i the cumulative weight and W the total, threshold_i = min(floor(W_i * 2^64 / W), 2^64 - 1)
+/// in 128-bit integers. Exact for parts given with up to 9 decimals.
+pub fn thresholds(parts: &[f64]) -> anyhow::Result<Vec<u64>> {
+    ensure!(!parts.is_empty(), "a mixed phase needs at least one operation kind");
+    let mut weights = Vec::with_capacity(parts.len());
+    for (i, &p) in parts.iter().enumerate() {
+        ensure!(p.is_finite() && (0.0..=1e9).contains(&p), "mix part {i} is {p}: allowed 0 ..= 1e9");
+        weights.push((p * 1e9).round() as u128);
+    }
+    let total: u128 = weights.iter().sum();
+    ensure!(total > 0, "the mix's parts sum to 0");
+    let mut cum = 0u128;
+    Ok(weights
+        .iter()
+        .map(|w| {
+            cum += w;
+            ((cum << 64) / total).min(u64::MAX as u128) as u64
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests;

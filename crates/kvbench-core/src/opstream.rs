@@ -1,0 +1,352 @@
+//! The operations one thread runs in an ops step (docs/plan-format.md, "Operation streams"):
+//! every op is a function of its index k and the step's seeds, so a thread derives exactly its
+//! own units. A unit is one op, one write batch or one multi-get request; unit j belongs to
+//! thread j mod threads.
+
+use anyhow::{bail, ensure};
+
+use crate::derive::{below, rnd, unit, ycsbhash, zipf_with, Latest, Perm};
+use crate::job::{Dataset, Dist, OpKind, OpsStep, ScanLen};
+
+/// A scan's length when it runs to the end of the key space.
+pub const TO_END: u64 = u64::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Op {
+    /// Global index of the op in the step.
+    pub k: u64,
+    pub kind: OpKind,
+    /// The record; for a scan, the sorted position it starts at.
+    pub record: u64,
+    /// Scans: records to visit (`TO_END`: to the end); 0 for other kinds.
+    pub len: u64,
+}
+
+/// How records are drawn (the job's `dist`, with what can be computed once).
+#[derive(Debug, Clone)]
+enum Picker {
+    Sequential {
+        n: u64,
+        start: u64,
+    },
+    /// `base` is the first op of the pass `perm` belongs to (ops base .. base + n).
+    Shuffle {
+        n: u64,
+        perm_seed: u64,
+        base: u64,
+        perm: Perm,
+    },
+    Uniform {
+        n: u64,
+    },
+    Hot {
+        record: u64,
+    },
+    Zipfian {
+        n: u64,
+        items: f64,
+        zetan: f64,
+        eta: f64,
+        second: f64,
+        alpha: f64,
+    },
+    Latest(Latest),
+}
+
+impl Picker {
+    fn new(dist: &Dist) -> anyhow::Result<Picker> {
+        let n = dist_n(dist);
+        ensure!(
+            n >= 1 || matches!(dist, Dist::Hot { .. } | Dist::Latest { .. }),
+            "dist {dist:?}: n must be at least 1"
+        );
+        Ok(match *dist {
+            Dist::Sequential { n, start } => Picker::Sequential { n, start },
+            Dist::Shuffle { n } => Picker::Shuffle { n, perm_seed: 0, base: u64::MAX, perm: Perm::new(1, 0) },
+            Dist::Uniform { n } => Picker::Uniform { n },
+            Dist::Hot { record, .. } => Picker::Hot { record },
+            Dist::Zipfian { n, items, zetan, eta, theta, alpha } => {
+                let second = 1.0 + 0.5f64.powf(theta);
+                Picker::Zipfian { n, items: items as f64, zetan, eta, second, alpha }
+            }
+            Dist::Latest { count, zetan, eta, theta, alpha, .. } => {
+                Picker::Latest(Latest::new(count, zetan, eta, theta, alpha))
+            }
+        })
+    }
+
+    /// The record (or scan position) of op k, `last` being the newest record written before k.
+    #[inline]
+    fn pick(&mut self, rec_seed: u64, k: u64, last: u64) -> u64 {
+        match self {
+            Picker::Sequential { n, start } => start.wrapping_add(k) % *n,
+            Picker::Shuffle { n, perm_seed, base, perm } => {
+                // A division per op would cost more than the rest: only a new pass divides.
+                if k < *base || k - *base >= *n {
+                    let pass = k / *n;
+                    (*base, *perm) = (pass * *n, Perm::new(*n, rnd(*perm_seed, pass)));
+                }
+                perm.at(k - *base)
+            }
+            Picker::Uniform { n } => below(rnd(rec_seed, k), *n),
+            Picker::Hot { record } => *record,
+            Picker::Zipfian { n, items, zetan, eta, second, alpha } => {
+                let x = rnd(rec_seed, k);
+                let draw = |x: u64| ycsbhash(zipf_with(unit(x), *items, *zetan, *eta, *second, *alpha)) as u64 % *n;
+                let mut r = draw(x);
+                let mut t = 0;
+                // YCSB draws again when the key is above the newest inserted one.
+                while r > last {
+                    r = draw(rnd(x, t));
+                    t += 1;
+                }
+                r
+            }
+            Picker::Latest(g) => g.next(unit(rnd(rec_seed, k)), last),
+        }
+    }
+}
+
+fn dist_n(dist: &Dist) -> u64 {
+    match *dist {
+        Dist::Sequential { n, .. } | Dist::Shuffle { n } | Dist::Uniform { n } | Dist::Hot { n, .. } => n,
+        Dist::Zipfian { n, .. } | Dist::Latest { n, .. } => n,
+    }
+}
+
+/// Ops of a unit: batches for writes, requests for multi-get, single ops otherwise.
+fn unit_size(step: &OpsStep) -> u64 {
+    match step.kind {
+        OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete => step.batch.max(1) as u64,
+        OpKind::MultiGet => step.keys_per_request.max(1) as u64,
+        _ => 1,
+    }
+}
+
+/// Which kind each op has: one kind, or a mixed phase's draw.
+#[derive(Debug, Clone)]
+struct Kinds {
+    single: Option<OpKind>,
+    kinds: Vec<OpKind>,
+    thresholds: Vec<u64>,
+    seed: u64,
+}
+
+impl Kinds {
+    fn new(step: &OpsStep) -> anyhow::Result<Kinds> {
+        if step.kind != OpKind::Mixed {
+            return Ok(Kinds { single: Some(step.kind), kinds: vec![], thresholds: vec![], seed: 0 });
+        }
+        ensure!(!step.kinds.is_empty(), "step {}: a mixed phase needs kinds", step.name);
+        ensure!(
+            step.kinds.len() == step.thresholds.len(),
+            "step {}: {} kinds but {} thresholds",
+            step.name,
+            step.kinds.len(),
+            step.thresholds.len()
+        );
+        for k in &step.kinds {
+            ensure!(
+                !matches!(k, OpKind::Load | OpKind::Mixed | OpKind::MultiGet),
+                "step {}: `{}` cannot be part of a mix",
+                step.name,
+                k.as_str()
+            );
+        }
+        let (kinds, thresholds) = (step.kinds.clone(), step.thresholds.clone());
+        Ok(Kinds { single: None, kinds, thresholds, seed: step.kind_seed })
+    }
+
+    #[inline]
+    fn at(&self, k: u64) -> OpKind {
+        if let Some(kind) = self.single {
+            return kind;
+        }
+        let x = rnd(self.seed, k);
+        let i = self.thresholds.iter().position(|&t| x < t).unwrap_or(self.kinds.len() - 1);
+        self.kinds[i]
+    }
+
+    fn may_insert(&self) -> bool {
+        self.single == Some(OpKind::Insert) || self.kinds.contains(&OpKind::Insert)
+    }
+}
+
+/// The ops thread `thread` of `threads` runs in an ops step, unit by unit.
+#[derive(Debug, Clone)]
+pub struct OpStream {
+    count: u64,
+    unit: u64,
+    stride: u64,
+    kinds: Kinds,
+    picker: Picker,
+    rec_seed: u64,
+    len_seed: u64,
+    scan: ScanLen,
+    insert_base: u64,
+    last0: u64,
+    /// Next op; end of the run of ops this thread runs without a gap (one unit, or every op
+    /// for a single thread); inserts among ops before `k`.
+    k: u64,
+    block_end: u64,
+    inserts: u64,
+}
+
+impl OpStream {
+    pub fn new(ds: &Dataset, step: &OpsStep, thread: u32, threads: u32) -> anyhow::Result<OpStream> {
+        ensure!(threads >= 1 && thread < threads, "thread {thread} of {threads}");
+        let kinds = Kinds::new(step)?;
+        check_records(ds, step, &kinds)?;
+        let (unit, mut picker) = (unit_size(step), Picker::new(&step.dist)?);
+        if let Picker::Shuffle { perm_seed, .. } = &mut picker {
+            *perm_seed = step.perm_seed;
+        }
+        let mut s = OpStream {
+            count: step.count,
+            unit,
+            stride: unit * threads as u64,
+            kinds,
+            picker,
+            rec_seed: step.rec_seed,
+            len_seed: step.len_seed,
+            scan: step.scan,
+            insert_base: step.insert_base,
+            last0: step.last,
+            k: 0,
+            block_end: 0,
+            inserts: 0,
+        };
+        s.skip_to((thread as u64 * unit).min(s.count));
+        Ok(s)
+    }
+
+    /// Ops per unit (the last unit may be shorter).
+    pub fn unit_len(&self) -> u64 {
+        self.unit
+    }
+
+    /// Moves to op `to` (the start of this thread's next unit), counting the inserts of the
+    /// ops in between, which other threads run.
+    fn skip_to(&mut self, to: u64) {
+        if self.kinds.single == Some(OpKind::Insert) {
+            self.inserts += to - self.k;
+        } else if self.kinds.may_insert() {
+            self.inserts += (self.k..to).filter(|&k| self.kinds.at(k) == OpKind::Insert).count() as u64;
+        }
+        self.k = to;
+        let block = if self.stride == self.unit { self.count } else { to + self.unit };
+        self.block_end = block.min(self.count);
+    }
+
+    #[inline]
+    fn op(&mut self, k: u64) -> Op {
+        let kind = self.kinds.at(k);
+        if kind == OpKind::Insert {
+            self.inserts += 1;
+            return Op { k, kind, record: self.insert_base + self.inserts - 1, len: 0 };
+        }
+        let record = self.picker.pick(self.rec_seed, k, self.last0 + self.inserts);
+        let len = if kind == OpKind::Scan { self.scan_len(k) } else { 0 };
+        Op { k, kind, record, len }
+    }
+
+    fn scan_len(&self, k: u64) -> u64 {
+        let ScanLen { min, max } = self.scan;
+        if max == 0 {
+            return TO_END;
+        }
+        min + below(rnd(self.len_seed, k), max - min + 1)
+    }
+
+    /// When the current unit is done, moves to this thread's next one; false at the end.
+    fn start_next_unit(&mut self) -> bool {
+        if self.k >= self.count {
+            return false;
+        }
+        // A block that ended before `count` is one full unit: it started at k - unit.
+        self.skip_to((self.k - self.unit + self.stride).min(self.count));
+        self.k < self.count
+    }
+
+    /// Fills `ops` (cleared first) with this thread's next unit; false when none is left.
+    pub fn next_unit(&mut self, ops: &mut Vec<Op>) -> bool {
+        ops.clear();
+        if self.k == self.block_end && !self.start_next_unit() {
+            return false;
+        }
+        // Blocks start at unit boundaries, so k is at one here.
+        let end = (self.k + self.unit).min(self.block_end);
+        while self.k < end {
+            let k = self.k;
+            self.k += 1;
+            ops.push(self.op(k));
+        }
+        true
+    }
+}
+
+impl Iterator for OpStream {
+    type Item = Op;
+
+    /// This thread's ops in order, unit after unit.
+    #[inline]
+    fn next(&mut self) -> Option<Op> {
+        if self.k == self.block_end && !self.start_next_unit() {
+            return None;
+        }
+        let k = self.k;
+        self.k += 1;
+        Some(self.op(k))
+    }
+}
+
+/// Inserts a step makes (exact: a mixed phase's kinds are drawn per op). kvbench sizes the
+/// dataset's `total` with it; O(count) for mixed phases.
+pub fn inserts(step: &OpsStep) -> anyhow::Result<u64> {
+    let kinds = Kinds::new(step)?;
+    Ok(match kinds.single {
+        Some(OpKind::Insert) => step.count,
+        Some(_) => 0,
+        None if kinds.may_insert() => (0..step.count).filter(|&k| kinds.at(k) == OpKind::Insert).count() as u64,
+        None => 0,
+    })
+}
+
+/// Records an op stream can name must exist in the dataset (a mixed phase's inserts are
+/// kvbench's to size, with [`inserts`]).
+fn check_records(ds: &Dataset, step: &OpsStep, kinds: &Kinds) -> anyhow::Result<()> {
+    let n = dist_n(&step.dist);
+    let name = &step.name;
+    if kinds.single == Some(OpKind::Insert) {
+        ensure!(
+            step.insert_base.checked_add(step.count).is_some_and(|e| e <= ds.total),
+            "step {name}: inserts from record {} may pass total {}",
+            step.insert_base,
+            ds.total
+        );
+    }
+    match step.dist {
+        Dist::Hot { record, .. } => {
+            ensure!(record < ds.total, "step {name}: hot record {record} is not below total {}", ds.total)
+        }
+        Dist::Latest { count, .. } => ensure!(
+            count >= 1 && step.last >= 1,
+            "step {name}: latest needs last >= 1 (last {}, count {count})",
+            step.last
+        ),
+        // YCSB's n exceeds the loaded records by one (and by the expected inserts); draws
+        // above the newest record are drawn again, so far more would nearly never end.
+        Dist::Zipfian { .. } if step.last.saturating_add(1).saturating_mul(2) < n && !kinds.may_insert() => {
+            bail!(
+                "step {name}: zipfian over {n} records but the newest is {}: most draws would be drawn again",
+                step.last
+            )
+        }
+        Dist::Zipfian { .. } => {}
+        _ => ensure!(n <= ds.total.max(1), "step {name}: dist over {n} records, the dataset has {}", ds.total),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

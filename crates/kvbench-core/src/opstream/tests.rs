@@ -1,0 +1,159 @@
+use super::*;
+use crate::derive::{latest_dist, thresholds, zipfian_dist};
+use crate::job::{Generator, KeyShape, ValueShape};
+use crate::spec::{KeyKind, ValueContent};
+
+fn dataset(loaded: u64, total: u64) -> Dataset {
+    Dataset {
+        generator: Generator::Synthetic,
+        key: KeyShape { kind: KeyKind::Decimal, width: 8 },
+        value: ValueShape { min: 10, max: 10, content: ValueContent::Printable },
+        loaded,
+        total,
+        ordered: true,
+        pool_seed: 1,
+        value_seed: 2,
+        open_records: total,
+        open_bytes: 0,
+    }
+}
+
+fn step(kind: OpKind, count: u64, dist: Dist) -> OpsStep {
+    serde_json::from_value(serde_json::json!({
+        "index": 0, "name": "t", "kind": kind, "count": count, "dist": dist,
+        "rec_seed": 11, "kind_seed": 12, "len_seed": 13, "perm_seed": 14, "last": 999,
+    }))
+    .unwrap()
+}
+
+fn mixed(count: u64, dist: Dist) -> OpsStep {
+    use OpKind::*;
+    OpsStep {
+        kinds: vec![Get, Update, Insert, Scan, Rmw],
+        thresholds: thresholds(&[0.5, 0.2, 0.2, 0.05, 0.05]).unwrap(),
+        insert_base: 1000,
+        scan: ScanLen { min: 1, max: 10 },
+        ..step(Mixed, count, dist)
+    }
+}
+
+fn all(ds: &Dataset, s: &OpsStep, t: u32, threads: u32) -> Vec<Op> {
+    OpStream::new(ds, s, t, threads).unwrap().collect()
+}
+
+fn steps() -> Vec<OpsStep> {
+    vec![
+        OpsStep { batch: 7, ..step(OpKind::Load, 1000, Dist::Shuffle { n: 1000 }) },
+        OpsStep { keys_per_request: 5, ..step(OpKind::MultiGet, 333, Dist::Uniform { n: 1000 }) },
+        OpsStep { batch: 3, insert_base: 1000, ..step(OpKind::Insert, 100, Dist::Sequential { n: 1, start: 0 }) },
+        step(OpKind::Get, 500, zipfian_dist(1001, 0.99).unwrap()),
+        mixed(2000, latest_dist(2000, 999, 0.99).unwrap()),
+        mixed(2000, Dist::Uniform { n: 1000 }),
+    ]
+}
+
+#[test]
+fn threads_split_the_single_thread_stream_by_unit() {
+    let ds = dataset(1000, 2000);
+    for s in steps() {
+        let one = all(&ds, &s, 0, 1);
+        assert_eq!(one.len() as u64, s.count);
+        for threads in [2, 3, 8] {
+            let mut merged: Vec<Op> = (0..threads).flat_map(|t| all(&ds, &s, t, threads)).collect();
+            let unit = unit_size(&s);
+            for t in 0..threads {
+                let owned = all(&ds, &s, t, threads).iter().all(|op| (op.k / unit) % threads as u64 == t as u64);
+                assert!(owned, "{:?}: thread {t} ran another thread's unit", s.kind);
+            }
+            merged.sort_by_key(|op| op.k);
+            assert_eq!(merged, one, "{:?} on {threads} threads", s.kind);
+        }
+    }
+}
+
+#[test]
+fn units_have_the_batch_size() {
+    let ds = dataset(1000, 1000);
+    let s = OpsStep { batch: 7, ..step(OpKind::Load, 1000, Dist::Shuffle { n: 1000 }) };
+    let mut st = OpStream::new(&ds, &s, 1, 2).unwrap();
+    let mut ops = Vec::new();
+    let mut sizes = Vec::new();
+    while st.next_unit(&mut ops) {
+        sizes.push(ops.len());
+        assert_eq!(ops[0].k % 14, 7);
+    }
+    assert_eq!(sizes.len(), 71);
+    assert!(sizes.iter().all(|&n| n == 7));
+}
+
+#[test]
+fn shuffle_reads_every_record_once_per_pass() {
+    let ds = dataset(1000, 1000);
+    let ops = all(&ds, &step(OpKind::Get, 3000, Dist::Shuffle { n: 1000 }), 0, 1);
+    for pass in ops.chunks(1000) {
+        let mut seen: Vec<u64> = pass.iter().map(|o| o.record).collect();
+        seen.sort();
+        assert_eq!(seen, (0..1000).collect::<Vec<_>>());
+    }
+    assert_ne!(ops[..10], ops[1000..1010], "each pass has its own permutation");
+}
+
+#[test]
+fn inserts_number_records_in_op_order() {
+    let ds = dataset(1000, 2000);
+    let s = mixed(2000, latest_dist(2000, 999, 0.99).unwrap());
+    let inserted: Vec<u64> = all(&ds, &s, 0, 1).iter().filter(|o| o.kind == OpKind::Insert).map(|o| o.record).collect();
+    assert_eq!(inserted, (1000..1000 + inserted.len() as u64).collect::<Vec<_>>());
+    assert_eq!(inserts(&s).unwrap(), inserted.len() as u64);
+    assert!((300..500).contains(&inserted.len()), "about 20% inserts: {}", inserted.len());
+}
+
+#[test]
+fn latest_never_reads_past_the_newest_record() {
+    let ds = dataset(1000, 2000);
+    let s = mixed(2000, latest_dist(2000, 999, 0.99).unwrap());
+    let mut newest = 999;
+    for op in all(&ds, &s, 0, 1) {
+        if op.kind == OpKind::Insert {
+            newest = op.record;
+        } else {
+            assert!(op.record <= newest, "op {} reads {} beyond {newest}", op.k, op.record);
+        }
+    }
+}
+
+#[test]
+fn zipfian_draws_again_above_the_newest_record() {
+    let ds = dataset(1000, 1000);
+    let ops = all(&ds, &step(OpKind::Get, 20_000, zipfian_dist(1001, 0.99).unwrap()), 0, 1);
+    assert!(ops.iter().all(|o| o.record <= 999));
+}
+
+#[test]
+fn sequential_starts_where_told_and_wraps() {
+    let ds = dataset(10, 10);
+    let ops = all(&ds, &step(OpKind::Get, 12, Dist::Sequential { n: 10, start: 8 }), 0, 1);
+    let recs: Vec<u64> = ops.iter().map(|o| o.record).collect();
+    assert_eq!(recs, [8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+}
+
+#[test]
+fn scans_to_the_end_say_so() {
+    let ds = dataset(10, 10);
+    let s = step(OpKind::Scan, 3, Dist::Uniform { n: 10 });
+    assert!(all(&ds, &s, 0, 1).iter().all(|o| o.len == TO_END));
+    let s = OpsStep { scan: ScanLen { min: 1, max: 100 }, ..s };
+    assert!(all(&ds, &s, 0, 1).iter().all(|o| (1..=100).contains(&o.len)));
+}
+
+#[test]
+fn bad_steps_are_errors() {
+    let ds = dataset(10, 10);
+    let hot = step(OpKind::Get, 3, Dist::Hot { n: 10, record: 10 });
+    assert!(OpStream::new(&ds, &hot, 0, 1).unwrap_err().to_string().contains("hot record 10"));
+    let far = OpsStep { last: 3, ..step(OpKind::Get, 3, zipfian_dist(100, 0.99).unwrap()) };
+    assert!(OpStream::new(&dataset(100, 100), &far, 0, 1).is_err());
+    let m = OpsStep { thresholds: vec![1], ..mixed(10, Dist::Uniform { n: 10 }) };
+    assert!(OpStream::new(&ds, &m, 0, 1).unwrap_err().to_string().contains("thresholds"));
+    assert!(OpStream::new(&ds, &step(OpKind::Get, 3, Dist::Uniform { n: 10 }), 2, 2).is_err());
+}

@@ -1,0 +1,534 @@
+//! The format-2 plan file (docs/plan-format.md, "The plan file"): what cannot be derived —
+//! the records of a stored dataset, the winner of each duplicate key, and the key order of a
+//! dataset whose keys are not in record order. Reading, validating, building and caching.
+
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, ensure, Context};
+use memmap2::Mmap;
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::derive::{rnd, Perm};
+use crate::gen::RecordSource;
+use crate::job::KeyShape;
+use crate::spec::KeyKind;
+
+pub const MAGIC: &[u8; 8] = b"KVBPLAN\0";
+pub const VERSION: u32 = 2;
+pub const HEADER: usize = 64;
+pub const ENTRY: usize = 32;
+pub const MAX_SECTIONS: u32 = 126;
+
+pub const DATA: u32 = 1;
+pub const INDEX: u32 = 2;
+pub const SORTED: u32 = 3;
+pub const CANON: u32 = 4;
+pub const SPEC: u32 = 8;
+
+/// The header's numbers (bytes 16..56).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Header {
+    pub seed: u64,
+    pub spec_hash: u64,
+    pub records: u64,
+    pub distinct: u64,
+    pub raw_bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Section {
+    pub kind: u32,
+    pub index: u32,
+    pub offset: u64,
+    pub length: u64,
+    pub count: u64,
+}
+
+/// Bytes per element of the sections whose length their count implies.
+fn element_size(kind: u32) -> Option<u64> {
+    match kind {
+        INDEX => Some(16),
+        SORTED | CANON => Some(4),
+        _ => None,
+    }
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// xxh3-64 of header bytes 0..56, the section table, then every section's bytes in table order.
+fn checksum(bytes: &[u8], table_end: usize, sections: &[Section]) -> u64 {
+    let mut h = Xxh3::new();
+    h.update(&bytes[..56]);
+    h.update(&bytes[HEADER..table_end]);
+    for s in sections {
+        h.update(&bytes[s.offset as usize..(s.offset + s.length) as usize]);
+    }
+    h.digest()
+}
+
+/// A validated, memory-mapped plan file.
+pub struct PlanFile {
+    path: PathBuf,
+    map: Mmap,
+    header: Header,
+    sections: Vec<Section>,
+    longest: usize,
+}
+
+impl std::fmt::Debug for PlanFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PlanFile").field("path", &self.path).field("header", &self.header).finish()
+    }
+}
+
+impl PlanFile {
+    /// Opens and validates a plan file; every error names the path.
+    pub fn open(path: &Path) -> anyhow::Result<PlanFile> {
+        let file = File::open(path).with_context(|| format!("plan {}: cannot open", path.display()))?;
+        // SAFETY: plan files are written once under a temporary name and renamed into place;
+        // kvbench never modifies one that a worker may have mapped.
+        let map = unsafe { Mmap::map(&file) }.with_context(|| format!("plan {}: cannot map", path.display()))?;
+        Self::parse(path, map).with_context(|| format!("plan {}", path.display()))
+    }
+
+    fn parse(path: &Path, map: Mmap) -> anyhow::Result<PlanFile> {
+        let b = &map[..];
+        ensure!(b.len() >= HEADER, "file of {} bytes is shorter than the 64-byte header", b.len());
+        ensure!(&b[..8] == MAGIC, "bad magic (not a kvbench plan)");
+        ensure!(u32_at(b, 8) == VERSION, "format version {} (this kvbench reads {VERSION})", u32_at(b, 8));
+        let count = u32_at(b, 12);
+        ensure!(count <= MAX_SECTIONS, "section count {count} (at most {MAX_SECTIONS})");
+        let table_end = HEADER + count as usize * ENTRY;
+        ensure!(b.len() >= table_end, "section table ends at {table_end}, past the end of the file");
+        let sections: Vec<Section> = (0..count as usize).map(|i| section_at(b, HEADER + i * ENTRY)).collect();
+        for s in &sections {
+            check_section(s, b.len() as u64, table_end as u64)?;
+        }
+        ensure!(checksum(b, table_end, &sections) == u64_at(b, 56), "checksum mismatch (file corrupt)");
+        let header = Header {
+            seed: u64_at(b, 16),
+            spec_hash: u64_at(b, 24),
+            records: u64_at(b, 32),
+            distinct: u64_at(b, 40),
+            raw_bytes: u64_at(b, 48),
+        };
+        let mut plan = PlanFile { path: path.to_path_buf(), map, header, sections, longest: 0 };
+        plan.check_contents()?;
+        Ok(plan)
+    }
+
+    /// Counts that must agree with the header, and INDEX entries that must lie inside DATA.
+    fn check_contents(&mut self) -> anyhow::Result<()> {
+        let records = self.header.records;
+        for kind in [INDEX, CANON] {
+            if let Some(s) = self.section(kind) {
+                ensure!(s.count == records, "section {kind} holds {} entries for {records} records", s.count);
+            }
+        }
+        if let Some(s) = self.section(SORTED) {
+            ensure!(
+                s.count == self.header.distinct,
+                "SORTED holds {} of {} distinct keys",
+                s.count,
+                self.header.distinct
+            );
+        }
+        if let (Some(d), Some(_)) = (self.section(DATA), self.section(INDEX)) {
+            for r in 0..records {
+                let (off, klen, vlen) = self.entry(r);
+                let end = off.checked_add(klen + vlen);
+                ensure!(
+                    off >= d.offset && end.is_some_and(|e| e <= d.offset + d.length),
+                    "INDEX entry {r} points outside DATA"
+                );
+                self.longest = self.longest.max(vlen as usize);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn header(&self) -> Header {
+        self.header
+    }
+
+    pub fn section(&self, kind: u32) -> Option<Section> {
+        self.sections.iter().find(|s| s.kind == kind).copied()
+    }
+
+    fn entry(&self, r: u64) -> (u64, u64, u64) {
+        let at = self.section(INDEX).expect("INDEX").offset as usize + r as usize * 16;
+        let b = &self.map[at..at + 16];
+        (u64_at(b, 0), u32_at(b, 8) as u64, u32_at(b, 12) as u64)
+    }
+
+    /// Key of record `r` (stored datasets).
+    pub fn key(&self, r: u64) -> &[u8] {
+        let (off, klen, _) = self.entry(r);
+        &self.map[off as usize..(off + klen) as usize]
+    }
+
+    /// The load value of record `r` (stored datasets).
+    pub fn value(&self, r: u64) -> &[u8] {
+        let (off, klen, vlen) = self.entry(r);
+        &self.map[(off + klen) as usize..(off + klen + vlen) as usize]
+    }
+
+    /// Length of the longest stored value (0 without DATA).
+    pub fn longest_value(&self) -> usize {
+        self.longest
+    }
+
+    fn u32_entry(&self, kind: u32, i: u64) -> u64 {
+        let at = self.section(kind).expect("section present").offset as usize + i as usize * 4;
+        u32_at(&self.map, at) as u64
+    }
+
+    /// The record at sorted position `p` (requires SORTED).
+    pub fn sorted(&self, p: u64) -> u64 {
+        self.u32_entry(SORTED, p)
+    }
+
+    /// The canonical record of `r` (itself without CANON).
+    pub fn canon(&self, r: u64) -> u64 {
+        if self.section(CANON).is_some() {
+            self.u32_entry(CANON, r)
+        } else {
+            r
+        }
+    }
+
+    pub fn spec_json(&self) -> Option<&[u8]> {
+        self.section(SPEC).map(|s| &self.map[s.offset as usize..(s.offset + s.length) as usize])
+    }
+}
+
+fn section_at(b: &[u8], at: usize) -> Section {
+    Section {
+        kind: u32_at(b, at),
+        index: u32_at(b, at + 4),
+        offset: u64_at(b, at + 8),
+        length: u64_at(b, at + 16),
+        count: u64_at(b, at + 24),
+    }
+}
+
+fn check_section(s: &Section, file_len: u64, table_end: u64) -> anyhow::Result<()> {
+    let end = s.offset.checked_add(s.length);
+    ensure!(
+        s.offset >= table_end && s.offset.is_multiple_of(8) && end.is_some_and(|e| e <= file_len),
+        "section kind {} at {}..+{} lies outside the file ({file_len} bytes) or is misaligned",
+        s.kind,
+        s.offset,
+        s.length
+    );
+    if let Some(size) = element_size(s.kind) {
+        ensure!(
+            s.count.checked_mul(size) == Some(s.length),
+            "section kind {} has {} bytes for {} entries",
+            s.kind,
+            s.length,
+            s.count
+        );
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+/// Order in which the load writes records (it decides which duplicate wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadOrder {
+    Sequential,
+    /// `perm(loaded, rnd(perm_seed, 0), k)`.
+    Shuffle {
+        perm_seed: u64,
+    },
+}
+
+impl LoadOrder {
+    /// Load position of each record (the inverse of the load order), 4 bytes a record.
+    fn positions(self, n: u64) -> Vec<u32> {
+        match self {
+            LoadOrder::Sequential => (0..n as u32).collect(),
+            LoadOrder::Shuffle { perm_seed } => {
+                let perm = Perm::new(n, rnd(perm_seed, 0));
+                let mut pos = vec![0u32; n as usize];
+                for k in 0..n {
+                    pos[perm.at(k) as usize] = k as u32;
+                }
+                pos
+            }
+        }
+    }
+}
+
+/// Sections are written after the header and table, each aligned to 8.
+struct Writer {
+    file: BufWriter<File>,
+    at: u64,
+    sections: Vec<Section>,
+}
+
+impl Writer {
+    fn create(path: &Path, sections: u32) -> anyhow::Result<Writer> {
+        // Read access too: the builder maps what it wrote to sort keys and to checksum.
+        let file = File::options().read(true).write(true).create(true).truncate(true).open(path);
+        let file = file.with_context(|| format!("plan {}: cannot create", path.display()))?;
+        let at = (HEADER + sections as usize * ENTRY) as u64;
+        let mut file = BufWriter::with_capacity(1 << 20, file);
+        file.write_all(&vec![0u8; at as usize])?;
+        Ok(Writer { file, at, sections: Vec::new() })
+    }
+
+    fn begin(&mut self) -> anyhow::Result<u64> {
+        let pad = self.at.next_multiple_of(8) - self.at;
+        self.file.write_all(&[0u8; 8][..pad as usize])?;
+        self.at += pad;
+        Ok(self.at)
+    }
+
+    fn write(&mut self, b: &[u8]) -> anyhow::Result<()> {
+        self.file.write_all(b)?;
+        self.at += b.len() as u64;
+        Ok(())
+    }
+
+    fn end(&mut self, kind: u32, start: u64, count: u64) {
+        self.sections.push(Section { kind, index: 0, offset: start, length: self.at - start, count });
+    }
+
+    fn u32s(&mut self, kind: u32, values: impl Iterator<Item = u32>) -> anyhow::Result<()> {
+        let start = self.begin()?;
+        let mut count = 0;
+        for v in values {
+            self.write(&v.to_le_bytes())?;
+            count += 1;
+        }
+        self.end(kind, start, count);
+        Ok(())
+    }
+
+    /// Writes the table and the header (checksum last) and renames the file into place.
+    fn finish(self, tmp: &Path, path: &Path, header: Header) -> anyhow::Result<()> {
+        let mut file = self.file.into_inner().map_err(|e| e.into_error())?;
+        let mut head = Vec::with_capacity(HEADER + self.sections.len() * ENTRY);
+        head.extend_from_slice(MAGIC);
+        head.extend_from_slice(&VERSION.to_le_bytes());
+        head.extend_from_slice(&(self.sections.len() as u32).to_le_bytes());
+        for v in [header.seed, header.spec_hash, header.records, header.distinct, header.raw_bytes, 0] {
+            head.extend_from_slice(&v.to_le_bytes());
+        }
+        for s in &self.sections {
+            head.extend_from_slice(&s.kind.to_le_bytes());
+            head.extend_from_slice(&s.index.to_le_bytes());
+            for v in [s.offset, s.length, s.count] {
+                head.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(&head)?;
+        let map = unsafe_map(&file, tmp)?;
+        let sum = checksum(&map, head.len(), &self.sections);
+        file.seek(SeekFrom::Start(56))?;
+        file.write_all(&sum.to_le_bytes())?;
+        drop(map);
+        std::fs::rename(tmp, path).with_context(|| format!("plan {}: cannot rename into place", path.display()))
+    }
+}
+
+fn unsafe_map(file: &File, path: &Path) -> anyhow::Result<Mmap> {
+    // SAFETY: the file is ours, under a temporary name no other process opens.
+    unsafe { Mmap::map(file) }.with_context(|| format!("plan {}: cannot map", path.display()))
+}
+
+fn tmp_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(format!(".tmp{}", std::process::id()));
+    PathBuf::from(s)
+}
+
+/// What the header records beside the sections.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanId<'a> {
+    pub seed: u64,
+    pub spec_hash: u64,
+    pub spec_json: &'a [u8],
+}
+
+/// Builds the plan file of a stored dataset: DATA and INDEX in record order, CANON (the
+/// duplicate loaded last wins), SORTED (the winners in key byte order), SPEC.
+/// Memory while it builds: 28 bytes a record (index entries, load positions, sort order, canon).
+pub fn build_stored(path: &Path, id: PlanId, source: &mut dyn RecordSource, order: LoadOrder) -> anyhow::Result<()> {
+    let n = source.len();
+    ensure!(n <= u32::MAX as u64, "a stored dataset holds at most 4294967295 records, this one {n}");
+    let tmp = tmp_path(path);
+    let result = write_stored(&tmp, path, id, source, order);
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn write_stored(
+    tmp: &Path,
+    path: &Path,
+    id: PlanId,
+    source: &mut dyn RecordSource,
+    order: LoadOrder,
+) -> anyhow::Result<()> {
+    let n = source.len();
+    let mut w = Writer::create(tmp, 5)?;
+    let index = write_data(&mut w, source)?;
+    let start = w.begin()?;
+    for (off, klen, vlen) in &index {
+        w.write(&off.to_le_bytes())?;
+        w.write(&klen.to_le_bytes())?;
+        w.write(&vlen.to_le_bytes())?;
+    }
+    w.end(INDEX, start, n);
+    w.file.flush()?;
+    let data = unsafe_map(w.file.get_ref(), tmp)?;
+    let key = |r: u32| {
+        let (off, klen, _) = index[r as usize];
+        &data[off as usize..off as usize + klen as usize]
+    };
+    let (canon, sorted) = resolve(n, key, order);
+    let raw = sorted.iter().map(|&r| index[r as usize].1 as u64 + index[r as usize].2 as u64).sum();
+    drop(index);
+    w.u32s(SORTED, sorted.iter().copied())?;
+    w.u32s(CANON, canon.into_iter())?;
+    write_spec(&mut w, id.spec_json)?;
+    let header =
+        Header { seed: id.seed, spec_hash: id.spec_hash, records: n, distinct: sorted.len() as u64, raw_bytes: raw };
+    drop(data);
+    w.finish(tmp, path, header)
+}
+
+/// DATA: every record's key and value; returns the INDEX entries.
+fn write_data(w: &mut Writer, source: &mut dyn RecordSource) -> anyhow::Result<Vec<(u64, u32, u32)>> {
+    let start = w.begin()?;
+    let (mut key, mut value) = (Vec::new(), Vec::new());
+    let mut index = Vec::with_capacity(source.len() as usize);
+    for r in 0..source.len() {
+        source.record(r, &mut key, &mut value).with_context(|| format!("record {r}"))?;
+        ensure!(key.len() <= u32::MAX as usize && value.len() <= u32::MAX as usize, "record {r} is larger than 4 GiB");
+        index.push((w.at, key.len() as u32, value.len() as u32));
+        w.write(&key)?;
+        w.write(&value)?;
+    }
+    w.end(DATA, start, source.len());
+    Ok(index)
+}
+
+fn write_spec(w: &mut Writer, json: &[u8]) -> anyhow::Result<()> {
+    let start = w.begin()?;
+    w.write(json)?;
+    w.end(SPEC, start, 1);
+    Ok(())
+}
+
+/// CANON and SORTED from the keys: records sorted by (key, load position); the last of each
+/// run of equal keys is the one loaded last, the canonical record of the whole run.
+fn resolve<'a>(n: u64, key: impl Fn(u32) -> &'a [u8], order: LoadOrder) -> (Vec<u32>, Vec<u32>) {
+    let pos = order.positions(n);
+    let mut by_key: Vec<u32> = (0..n as u32).collect();
+    by_key.sort_unstable_by(|&a, &b| key(a).cmp(key(b)).then(pos[a as usize].cmp(&pos[b as usize])));
+    drop(pos);
+    let mut canon = vec![0u32; n as usize];
+    let mut sorted = Vec::new();
+    for run in by_key.chunk_by(|&a, &b| key(a) == key(b)) {
+        let winner = *run.last().expect("runs are not empty");
+        run.iter().for_each(|&r| canon[r as usize] = winner);
+        sorted.push(winner);
+    }
+    (canon, sorted)
+}
+
+/// The sort key of a derived key whose byte order is not record order (`ycsb`, and `decimal`
+/// with more records than `width` digits hold): after the fixed prefix the key is at most 20
+/// characters of `-` and digits, each coded in 4 bits (end 0, `-` 1, `0`..`9` 2..11), which
+/// keeps byte order in a u128.
+fn digit_code(key: &[u8]) -> u128 {
+    let body = key.strip_prefix(b"user").unwrap_or(key);
+    let mut code = 0u128;
+    for i in 0..20 {
+        let c = match body.get(i) {
+            None => 0,
+            Some(b'-') => 1,
+            Some(d) => (d - b'0' + 2) as u128,
+        };
+        code = code << 4 | c;
+    }
+    code
+}
+
+/// Builds a plan file holding SORTED (and SPEC) alone, for a derived dataset whose keys are not
+/// in record order when a phase scans. Memory: 24 bytes a record (sort code and record number)
+/// while it sorts; the file holds 4 bytes a record.
+pub fn build_sorted(path: &Path, id: PlanId, key: KeyShape, total: u64) -> anyhow::Result<()> {
+    ensure!(total <= u32::MAX as u64 + 1, "SORTED numbers records in 32 bits; {total} records are too many");
+    ensure!(matches!(key.kind, KeyKind::Ycsb | KeyKind::Decimal), "keys of kind {:?} are in record order", key.kind);
+    let mut codes: Vec<(u128, u32)> = Vec::with_capacity(total as usize);
+    let mut buf = Vec::new();
+    for r in 0..total {
+        crate::derive::derived_key(key.kind, key.width, r, &mut buf);
+        codes.push((digit_code(&buf), r as u32));
+    }
+    codes.sort_unstable();
+    let tmp = tmp_path(path);
+    let result = (|| {
+        let mut w = Writer::create(&tmp, 2)?;
+        w.u32s(SORTED, codes.iter().map(|c| c.1))?;
+        write_spec(&mut w, id.spec_json)?;
+        let header = Header { seed: id.seed, spec_hash: id.spec_hash, records: total, distinct: total, raw_bytes: 0 };
+        w.finish(&tmp, path, header)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// The plan file `<cache_dir>/<spec_hash as 16 hex digits>.kvbplan`: reused when it is valid
+/// and has this spec hash, otherwise (re)built with `build`. Returns the open plan and, when an
+/// existing file was rebuilt, a note saying why.
+pub fn ensure(
+    cache_dir: &Path,
+    spec_hash: u64,
+    build: impl FnOnce(&Path) -> anyhow::Result<()>,
+) -> anyhow::Result<(PlanFile, Option<String>)> {
+    std::fs::create_dir_all(cache_dir).with_context(|| format!("plan cache {}: cannot create", cache_dir.display()))?;
+    let path = cache_dir.join(format!("{spec_hash:016x}.kvbplan"));
+    let note = match path.exists().then(|| PlanFile::open(&path)) {
+        Some(Ok(p)) if p.header.spec_hash == spec_hash => return Ok((p, None)),
+        Some(Ok(_)) => Some(format!("plan {} has another spec hash; rebuilt", path.display())),
+        Some(Err(e)) => Some(format!("{e:#}; rebuilt")),
+        None => None,
+    };
+    build(&path)?;
+    let plan = PlanFile::open(&path)?;
+    if plan.header.spec_hash != spec_hash {
+        bail!(
+            "plan {}: built with spec hash {:016x}, expected {spec_hash:016x}",
+            path.display(),
+            plan.header.spec_hash
+        );
+    }
+    Ok((plan, note))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,249 @@
+//! The dataset as every worker derives it (docs/plan-format.md): shapes, seeds, the record
+//! space including inserts, and the plan file where something must be stored.
+
+use std::path::{Path, PathBuf};
+
+use crate::derive;
+use crate::job::{Dataset, Generator, KeyShape, OpKind, ValueShape};
+use crate::planfile::{self, LoadOrder, PlanFile, PlanId};
+use crate::scenario::Scenario;
+use crate::spec::{KeyKind, Mix, PhaseKind};
+
+/// Stream ids of docs/plan-format.md: phase p's seeds are `stream(seed, base + p)`.
+pub const PHASE_SEED_BASE: u64 = 0x1000;
+
+pub struct Seeds {
+    pub rec: u64,
+    pub kind: u64,
+    pub len: u64,
+    pub perm: u64,
+}
+
+pub fn phase_seeds(seed: u64, phase: u64) -> Seeds {
+    Seeds {
+        rec: derive::stream(seed, 0x1000 + phase),
+        kind: derive::stream(seed, 0x2000 + phase),
+        len: derive::stream(seed, 0x3000 + phase),
+        perm: derive::stream(seed, 0x4000 + phase),
+    }
+}
+
+/// A scenario's data, resolved once per run and shared by every row.
+pub struct ResolvedData {
+    pub dataset: Dataset,
+    pub plan: Option<PathBuf>,
+    /// Sorted positions a scan can start at.
+    pub positions: u64,
+    /// Raw bytes of the loaded records' keys and values.
+    pub raw_bytes: u64,
+    /// Per phase: records inserted before it (phase 0 = load).
+    inserted_before: Vec<u64>,
+    /// A note for the run (plan built or reused, sizes).
+    pub note: String,
+}
+
+impl ResolvedData {
+    pub fn existing_before(&self, phase: usize) -> u64 {
+        self.dataset.loaded + self.inserted_before.get(phase).copied().unwrap_or(0)
+    }
+
+    pub fn insert_base(&self, phase: usize) -> u64 {
+        self.existing_before(phase)
+    }
+}
+
+/// Mixed phases' kinds and thresholds, in a fixed kind order.
+pub fn mix_kinds(mix: &Mix) -> anyhow::Result<(Vec<OpKind>, Vec<u64>)> {
+    let parts = [
+        (OpKind::Get, mix.read),
+        (OpKind::Update, mix.update),
+        (OpKind::Insert, mix.insert),
+        (OpKind::Scan, mix.scan),
+        (OpKind::Rmw, mix.rmw),
+        (OpKind::Delete, mix.delete),
+    ];
+    let used: Vec<(OpKind, f64)> = parts.into_iter().filter(|(_, f)| *f > 0.0).collect();
+    let fractions: Vec<f64> = used.iter().map(|(_, f)| *f).collect();
+    Ok((used.into_iter().map(|(k, _)| k).collect(), derive::thresholds(&fractions)?))
+}
+
+/// The kind of a mixed phase's op from its draw `x` (docs/plan-format.md, "Kind").
+pub fn pick_kind(kinds: &[OpKind], thresholds: &[u64], x: u64) -> OpKind {
+    let i = thresholds.iter().position(|&t| x < t).unwrap_or(kinds.len().saturating_sub(1));
+    kinds.get(i).copied().unwrap_or(OpKind::Get)
+}
+
+fn key_shape(s: &Scenario) -> KeyShape {
+    KeyShape { kind: s.dataset.key.kind, width: s.dataset.key.width }
+}
+
+fn generator(s: &Scenario) -> Generator {
+    if s.dataset.source.is_some() {
+        return Generator::Stored;
+    }
+    match s.dataset.generator.as_deref() {
+        None | Some("synthetic") => Generator::Synthetic,
+        Some("json-docs") => Generator::JsonDocs,
+        _ => Generator::Stored,
+    }
+}
+
+/// Inserts each phase makes, exactly (mixed phases: counted from the kind stream).
+fn inserts_per_phase(s: &Scenario, loaded: u64) -> anyhow::Result<Vec<u64>> {
+    let mut out = Vec::new();
+    let mut existing = loaded;
+    for (i, p) in s.phases.iter().enumerate() {
+        let spec = p.ops_spec();
+        let n = match p.kind {
+            PhaseKind::Insert => spec.count.unwrap_or(loaded),
+            PhaseKind::Mixed if spec.mix.insert > 0.0 => {
+                let (kinds, thr) = mix_kinds(&spec.mix)?;
+                let seed = phase_seeds(s.seed, i as u64).kind;
+                let count = spec.count.unwrap_or(existing);
+                (0..count).filter(|&k| pick_kind(&kinds, &thr, derive::rnd(seed, k)) == OpKind::Insert).count() as u64
+            }
+            _ => 0,
+        };
+        out.push(n);
+        existing += n;
+    }
+    Ok(out)
+}
+
+fn scans(s: &Scenario) -> bool {
+    s.phases.iter().any(|p| p.kind == PhaseKind::Scan || p.kind == PhaseKind::Mixed && p.ops_spec().mix.scan > 0.0)
+}
+
+fn ordered(kind: KeyKind, width: u32, total: u64) -> bool {
+    match kind {
+        KeyKind::U32be | KeyKind::U64be => true,
+        KeyKind::Decimal => width >= 20 || 10u64.checked_pow(width).is_some_and(|p| total <= p),
+        KeyKind::Ycsb => false,
+    }
+}
+
+/// Resolve the scenario's dataset; builds (or reuses) a plan file only where data must be stored.
+pub fn resolve(s: &Scenario, plan_dir: &Path) -> anyhow::Result<ResolvedData> {
+    let gen = generator(s);
+    let key = key_shape(s);
+    let (min, max) = match gen {
+        Generator::JsonDocs => (s.dataset.value.min.unwrap_or(0), s.dataset.value.max.unwrap_or(2000)),
+        _ => s.dataset.value.range().map_err(|e| anyhow::anyhow!("dataset: {e}"))?,
+    };
+    let value = ValueShape { min, max, content: s.dataset.value.content };
+    let seed = s.seed;
+    let mut dataset = Dataset {
+        generator: gen,
+        key,
+        value,
+        loaded: s.dataset.records,
+        total: s.dataset.records,
+        ordered: false,
+        pool_seed: derive::stream(seed, 1),
+        value_seed: derive::stream(seed, 2),
+        open_records: 0,
+        open_bytes: 0,
+    };
+    let mut plan = None;
+    let mut positions = 0;
+    let mut raw_bytes = 0;
+    let mut note = String::new();
+    if gen == Generator::Stored {
+        let (file, why) = stored_plan(s, plan_dir)?;
+        let h = file.header();
+        dataset.loaded = h.records;
+        positions = h.distinct;
+        raw_bytes = h.raw_bytes;
+        dataset.value.max = dataset.value.max.max(file.longest_value() as u32);
+        note = why.unwrap_or_else(|| format!("{} records stored in {}", h.records, file.path().display()));
+        plan = Some(file.path().to_path_buf());
+    }
+    let per_phase = inserts_per_phase(s, dataset.loaded)?;
+    let inserted: u64 = per_phase.iter().sum();
+    dataset.total = dataset.loaded + inserted;
+    if gen != Generator::Stored {
+        dataset.ordered = ordered(key.kind, key.width, dataset.total);
+        positions = dataset.total;
+        raw_bytes = derived_raw_bytes(&dataset)?;
+        if !dataset.ordered && scans(s) {
+            let (file, why) = sorted_plan(s, &dataset, plan_dir)?;
+            note =
+                why.unwrap_or_else(|| format!("key order of {} records in {}", dataset.total, file.path().display()));
+            plan = Some(file.path().to_path_buf());
+        }
+    }
+    dataset.open_records = dataset.total;
+    dataset.open_bytes = raw_bytes.saturating_mul(2).max(1 << 20);
+    let mut inserted_before = Vec::with_capacity(per_phase.len());
+    let mut acc = 0;
+    for n in &per_phase {
+        inserted_before.push(acc);
+        acc += n;
+    }
+    Ok(ResolvedData { dataset, plan, positions, raw_bytes, inserted_before, note })
+}
+
+/// The plan's id: a hash of everything that decides keys, values and op streams.
+pub fn plan_id(s: &Scenario) -> String {
+    let spec = serde_json::json!({ "seed": s.seed, "dataset": s.dataset, "phases": s.phases });
+    let text = serde_json::to_vec(&spec).unwrap_or_default();
+    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&text))
+}
+
+/// Keys plus load values of the derived records (the raw data size of space amplification).
+fn derived_raw_bytes(ds: &Dataset) -> anyhow::Result<u64> {
+    let keys = derive::Keys::new(ds, None)?;
+    let values = derive::Values::new(ds, None)?;
+    let (mut k, mut v) = (Vec::new(), Vec::new());
+    let mut total = 0u64;
+    for r in 0..ds.loaded {
+        keys.key(r, &mut k);
+        values.value(r, 0, &mut v);
+        total += (k.len() + v.len()) as u64;
+    }
+    Ok(total)
+}
+
+/// A hash of what decides a plan file's bytes; a brought file's size and modification time
+/// are part of it, so an edited file gets a new plan.
+fn spec_hash(s: &Scenario, what: &str) -> (u64, Vec<u8>) {
+    let load = s.phases.first().map(|p| p.ops_spec().distribution);
+    let mut json = serde_json::to_vec(&serde_json::json!({
+        "what": what, "seed": s.seed, "dataset": s.dataset, "load": load, "format": planfile::VERSION,
+        "inserts": inserts_per_phase(s, s.dataset.records).unwrap_or_default(),
+    }))
+    .unwrap_or_default();
+    let spec = json.clone();
+    if let Some(src) = &s.dataset.source {
+        let path = src.split_once(':').map(|(_, p)| p).unwrap_or(src);
+        if let Ok(m) = std::fs::metadata(path) {
+            let mtime = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+            json.extend_from_slice(format!("{}:{:?}", m.len(), mtime).as_bytes());
+        }
+    }
+    (xxhash_rust::xxh3::xxh3_64(&json), spec)
+}
+
+fn load_order(s: &Scenario) -> LoadOrder {
+    match s.phases.first().map(|p| p.ops_spec().distribution) {
+        Some(kvbench_spec::Distribution::Sequential) => LoadOrder::Sequential,
+        _ => LoadOrder::Shuffle { perm_seed: phase_seeds(s.seed, 0).perm },
+    }
+}
+
+use crate::spec as kvbench_spec;
+
+fn stored_plan(s: &Scenario, dir: &Path) -> anyhow::Result<(PlanFile, Option<String>)> {
+    let (hash, spec) = spec_hash(s, "stored");
+    let id = PlanId { seed: s.seed, spec_hash: hash, spec_json: &spec };
+    planfile::ensure(dir, hash, |path| {
+        let mut source = crate::gen::source_for(s.seed, &s.dataset).map_err(|e| anyhow::anyhow!("dataset: {e}"))?;
+        planfile::build_stored(path, id, source.as_mut(), load_order(s))
+    })
+}
+
+fn sorted_plan(s: &Scenario, ds: &Dataset, dir: &Path) -> anyhow::Result<(PlanFile, Option<String>)> {
+    let (hash, spec) = spec_hash(s, "sorted");
+    let id = PlanId { seed: s.seed, spec_hash: hash, spec_json: &spec };
+    planfile::ensure(dir, hash, |path| planfile::build_sorted(path, id, ds.key, ds.total))
+}

@@ -1,0 +1,326 @@
+//! Phase policy, decided once for every runtime: which phases an engine can run (N/A and
+//! why), the open / reopen / evict / close steps around them, thread counts, seeds and
+//! distribution constants. The result is a protocol-2 job (docs/protocol.md) plus the map
+//! from its steps back to the scenario's phases, which `derive_result` uses.
+
+use std::path::Path;
+
+use crate::engine::{Capabilities, OpenMode, SyncMode};
+use crate::job::{Dist, Job, OpKind, OpsStep, ScanLen, Step, PROTOCOL_VERSION};
+use crate::scenario::{PhaseDef, Scenario, Variant};
+use crate::spec::{CacheMode, Distribution, OpenPer, PhaseKind};
+
+use super::dataset::ResolvedData;
+
+/// One reported phase and the job steps it is made of.
+#[derive(Debug, Clone, Default)]
+pub struct PhasePlan {
+    pub name: String,
+    pub kind: String,
+    /// The ops step (or the open/close step) whose counters are the phase's figures.
+    pub main: Option<usize>,
+    /// Steps run before `main` for this phase (close, evict, open): their times become notes.
+    pub before: Vec<usize>,
+    /// Set when the phase cannot run on this engine: nothing is sent to the worker.
+    pub not_applicable: Option<String>,
+    pub notes: Vec<String>,
+    pub cache: String,
+    pub threads: u32,
+    pub batch: u32,
+    pub unit: String,
+    pub rate: Option<f64>,
+}
+
+pub struct JobPlan {
+    pub job: Job,
+    pub phases: Vec<PhasePlan>,
+}
+
+/// What the policy needs to know about one row.
+pub struct RowFacts<'a> {
+    pub variant: &'a Variant,
+    pub caps: Capabilities,
+    pub runtime: &'a str,
+    pub dir: &'a Path,
+    pub url: Option<String>,
+    pub token: Option<String>,
+    pub sync: SyncMode,
+}
+
+struct Builder<'a> {
+    s: &'a Scenario,
+    data: &'a ResolvedData,
+    row: &'a RowFacts<'a>,
+    steps: Vec<Step>,
+    phases: Vec<PhasePlan>,
+    mode: OpenMode,
+    open: bool,
+}
+
+pub fn build(s: &Scenario, data: &ResolvedData, row: &RowFacts<'_>) -> Result<JobPlan, String> {
+    let mut b = Builder { s, data, row, steps: Vec::new(), phases: Vec::new(), mode: OpenMode::ReadWrite, open: false };
+    let open = b.push_open(OpenMode::ReadWrite, true);
+    b.push(|index| Step::Prepare { index, stop: true });
+    b.phases.push(PhasePlan { name: "open".into(), kind: "open".into(), main: Some(open), ..b.single() });
+    for (i, def) in s.phases.iter().enumerate() {
+        let plan = b.phase(i, def).map_err(|e| format!("[[phase]] {} ({}): {e:#}", i + 1, s.phase_name(i)))?;
+        b.phases.push(plan);
+    }
+    let close = b.push(|index| Step::Close { index, stop: false });
+    b.phases.push(PhasePlan { name: "close".into(), kind: "close".into(), main: Some(close), ..b.single() });
+    let job = Job {
+        protocol: PROTOCOL_VERSION,
+        engine: row.variant.name.clone(),
+        label: row.variant.label(),
+        options: row.variant.options.clone(),
+        dir: row.dir.to_path_buf(),
+        sync: row.sync,
+        url: row.url.clone(),
+        token: row.token.clone(),
+        dataset: data.dataset.clone(),
+        plan: data.plan.clone(),
+        progress_ms: 200,
+        interval_ms: 1000,
+        steps: b.steps,
+    };
+    Ok(JobPlan { job, phases: b.phases })
+}
+
+impl Builder<'_> {
+    fn single(&self) -> PhasePlan {
+        PhasePlan { cache: "-".into(), threads: 1, batch: 1, ..Default::default() }
+    }
+
+    fn push(&mut self, f: impl FnOnce(usize) -> Step) -> usize {
+        let index = self.steps.len();
+        self.steps.push(f(index));
+        index
+    }
+
+    fn push_open(&mut self, mode: OpenMode, stop: bool) -> usize {
+        self.mode = mode;
+        self.open = true;
+        self.push(|index| Step::Open { index, mode, stop })
+    }
+
+    fn phase(&mut self, i: usize, def: &PhaseDef) -> anyhow::Result<PhasePlan> {
+        let name = self.s.phase_name(i);
+        let mut p = PhasePlan {
+            name,
+            kind: def.kind.as_str().into(),
+            cache: match def.cache {
+                CacheMode::Warm => "warm".into(),
+                CacheMode::Cold => "cold".into(),
+            },
+            threads: def.threads.unwrap_or(1).max(1),
+            batch: batch_of(def),
+            rate: def.rate,
+            ..Default::default()
+        };
+        if let Some(why) = not_applicable(def, self.row, self.data) {
+            p.not_applicable = Some(why);
+            return Ok(p);
+        }
+        p.unit = unit_of(def, p.batch);
+        self.notes(def, &mut p);
+        let want = if def.kind.writes() { OpenMode::ReadWrite } else { self.row.variant.open };
+        if def.open_per == OpenPer::Operation {
+            p.before.push(self.push(|index| Step::Close { index, stop: true }));
+            p.main = Some(self.ops(i, def, &p, want)?);
+            self.push_open(want, true);
+            return Ok(p);
+        }
+        if want != self.mode || def.cache == CacheMode::Cold || !self.open {
+            p.before.push(self.push(|index| Step::Close { index, stop: true }));
+            if def.cache == CacheMode::Cold {
+                p.before.push(self.push(|index| Step::Evict { index, stop: true }));
+            }
+            p.before.push(self.push_open(want, true));
+        }
+        p.main = Some(self.ops(i, def, &p, want)?);
+        Ok(p)
+    }
+
+    fn notes(&self, def: &PhaseDef, p: &mut PhasePlan) {
+        if def.kind == PhaseKind::MultiGet && !self.row.caps.multi_get {
+            p.notes.push("no native multi-get: each request loops over get".into());
+        }
+        if def.open_per == OpenPer::Operation {
+            p.notes.push("each sample opens the database, reads one key and closes it".into());
+        }
+        if let Some(r) = def.rate {
+            p.notes.push(format!(
+                "open loop at {r} ops/s: latency counts from each operation's intended start (coordinated omission corrected)"
+            ));
+        }
+        if p.threads > 1 && self.row.runtime == "python" {
+            p.notes.push(format!(
+                "{} Python threads share one interpreter lock (GIL): engine calls that release it run in parallel, \
+                 the loop itself does not; run several rows or processes for parallel Python clients",
+                p.threads
+            ));
+        }
+        if p.threads > 1 && def.kind.writes() && def.kind != PhaseKind::Load {
+            p.notes.push(format!(
+                "{} threads; every read verified against the versions that can be visible (docs/methodology.md)",
+                p.threads
+            ));
+        }
+    }
+
+    fn ops(&mut self, i: usize, def: &PhaseDef, p: &PhasePlan, mode: OpenMode) -> anyhow::Result<usize> {
+        let st = ops_step(self.s, self.data, i, def, p, mode)?;
+        Ok(self.push(|index| Step::Ops(Box::new(OpsStep { index, ..st }))))
+    }
+}
+
+fn batch_of(def: &PhaseDef) -> u32 {
+    def.batch.unwrap_or(if def.kind == PhaseKind::Load { 1000 } else { 1 }).max(1)
+}
+
+fn unit_of(def: &PhaseDef, batch: u32) -> String {
+    match def.kind {
+        _ if def.open_per == OpenPer::Operation => "open+op+close",
+        PhaseKind::MultiGet | PhaseKind::Scan => "request",
+        PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete if batch > 1 => "batch",
+        _ => "op",
+    }
+    .into()
+}
+
+/// Why an engine cannot run a phase, decided from its declared capabilities.
+pub fn not_applicable(def: &PhaseDef, row: &RowFacts<'_>, data: &ResolvedData) -> Option<String> {
+    let caps = row.caps;
+    let mix = def.mix.unwrap_or_default();
+    let mixed = def.kind == PhaseKind::Mixed;
+    let rewrites = matches!(def.kind, PhaseKind::Update | PhaseKind::Delete | PhaseKind::Rmw | PhaseKind::Insert)
+        || mixed && (mix.update + mix.delete + mix.rmw + mix.insert) > 0.0;
+    if rewrites && caps.build_once {
+        return Some("engine is written once (build-once): no updates, inserts or deletes".into());
+    }
+    if (def.kind == PhaseKind::Delete || mixed && mix.delete > 0.0) && !caps.delete {
+        return Some("engine cannot delete".into());
+    }
+    if (def.kind == PhaseKind::Scan || mixed && mix.scan > 0.0) && !caps.ordered_scan {
+        return Some("engine has no ordered scan".into());
+    }
+    if def.kind.writes() && def.kind != PhaseKind::Load && row.variant.open != OpenMode::ReadWrite {
+        return Some(format!("reads use a {:?} open; writes are not possible", row.variant.open).to_lowercase());
+    }
+    let want = if def.kind.writes() { OpenMode::ReadWrite } else { row.variant.open };
+    match want {
+        OpenMode::ReadOnly if !caps.read_only_open => return Some("engine has no read-only open".into()),
+        OpenMode::Secondary if !caps.secondary_open => return Some("engine has no secondary open".into()),
+        _ => {}
+    }
+    let reopens = def.cache == CacheMode::Cold || def.open_per == OpenPer::Operation || want != OpenMode::ReadWrite;
+    if reopens && !caps.persistent {
+        return Some("engine is not persistent: reopening it would find nothing to read".into());
+    }
+    let _ = data;
+    None
+}
+
+/// The resolved ops step of phase `i` (its `index` is set by the caller).
+fn ops_step(
+    s: &Scenario,
+    data: &ResolvedData,
+    i: usize,
+    def: &PhaseDef,
+    p: &PhasePlan,
+    mode: OpenMode,
+) -> anyhow::Result<OpsStep> {
+    let spec = def.ops_spec();
+    let seeds = super::dataset::phase_seeds(s.seed, i as u64);
+    let existing = data.existing_before(i);
+    let kpr = spec.keys_per_request.max(1) as u64;
+    let count = match def.kind {
+        PhaseKind::Load => data.dataset.loaded,
+        PhaseKind::MultiGet => spec.count.unwrap_or(existing.div_ceil(kpr)) * kpr,
+        PhaseKind::Scan => spec.count.unwrap_or(1),
+        PhaseKind::Insert => spec.count.unwrap_or(data.dataset.loaded),
+        _ => spec.count.unwrap_or(existing),
+    };
+    let scans = def.kind == PhaseKind::Scan;
+    let n = if scans { data.positions } else { existing };
+    let dist = match (def.kind, spec.distribution) {
+        (PhaseKind::Load, Distribution::Sequential) => Dist::Sequential { n, start: 0 },
+        (PhaseKind::Load, _) => Dist::Shuffle { n },
+        (_, d) => resolve_dist(d, n, &spec)?,
+    };
+    let perm_seed = match spec.distribution {
+        Distribution::LoadOrder => super::dataset::phase_seeds(s.seed, 0).perm,
+        _ => seeds.perm,
+    };
+    let (kinds, thresholds) =
+        if def.kind == PhaseKind::Mixed { super::dataset::mix_kinds(&spec.mix)? } else { (vec![], vec![]) };
+    Ok(OpsStep {
+        index: 0,
+        name: p.name.clone(),
+        kind: op_kind(def.kind),
+        count,
+        threads: p.threads,
+        batch: p.batch,
+        keys_per_request: kpr as u32,
+        kinds,
+        thresholds,
+        dist,
+        rec_seed: seeds.rec,
+        kind_seed: seeds.kind,
+        len_seed: seeds.len,
+        perm_seed,
+        scan: ScanLen {
+            min: spec.scan_min.min(spec.scan_length).max(if spec.scan_length > 0 { 1 } else { 0 }),
+            max: spec.scan_length,
+        },
+        insert_base: data.insert_base(i),
+        last: existing.saturating_sub(1),
+        rate: def.rate,
+        open_per_op: def.open_per == OpenPer::Operation,
+        mode,
+        finish: def.kind == PhaseKind::Load,
+        verify: true,
+        warmup: def.warmup.unwrap_or(0),
+        stop: def.kind == PhaseKind::Load,
+    })
+}
+
+fn resolve_dist(d: Distribution, n: u64, spec: &crate::spec::OpsSpec) -> anyhow::Result<Dist> {
+    Ok(match d {
+        Distribution::Sequential => Dist::Sequential { n, start: 0 },
+        Distribution::Shuffle | Distribution::LoadOrder => Dist::Shuffle { n },
+        Distribution::Uniform => Dist::Uniform { n },
+        Distribution::Hot => Dist::Hot { n, record: spec.hot_key.unwrap_or(n / 2).min(n.saturating_sub(1)) },
+        Distribution::Zipfian => crate::derive::zipfian_dist(n, spec.zipf_exponent)?,
+        Distribution::Latest => crate::derive::latest_dist(n, n.saturating_sub(1), spec.zipf_exponent)?,
+    })
+}
+
+pub fn op_kind(k: PhaseKind) -> OpKind {
+    match k {
+        PhaseKind::Load => OpKind::Load,
+        PhaseKind::Get => OpKind::Get,
+        PhaseKind::MultiGet => OpKind::MultiGet,
+        PhaseKind::Scan => OpKind::Scan,
+        PhaseKind::Update => OpKind::Update,
+        PhaseKind::Insert => OpKind::Insert,
+        PhaseKind::Delete => OpKind::Delete,
+        PhaseKind::Rmw => OpKind::Rmw,
+        PhaseKind::Mixed => OpKind::Mixed,
+    }
+}
+
+/// Capabilities from the names a worker's `--list` gives.
+pub fn caps_from_names(names: &[String]) -> Capabilities {
+    let has = |n: &str| names.iter().any(|x| x == n);
+    Capabilities {
+        ordered_scan: has("scan"),
+        multi_get: has("multi-get"),
+        batch: has("batch"),
+        read_only_open: has("read-only"),
+        secondary_open: has("secondary"),
+        persistent: has("persistent"),
+        build_once: has("build-once"),
+        delete: has("delete"),
+    }
+}

@@ -1,0 +1,45 @@
+//! Phase policy, decided once in Rust for every runtime: the dataset as workers derive it,
+//! the steps of each row's job, and the phases of its result from the raw counters.
+
+pub mod dataset;
+pub mod jobs;
+pub mod outcome;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::engine::EngineDescriptor;
+use crate::job::Event;
+use crate::result::PhaseResult;
+use crate::scenario::{Scenario, Variant};
+
+/// Run one row inside this process with the Rust worker (for tests of engines and of the
+/// policy itself): resolve the data, build the job, execute it, derive the phases.
+pub fn run_in_process(
+    s: &Scenario,
+    v: &Variant,
+    desc: &EngineDescriptor,
+    dir: &Path,
+    url: Option<String>,
+) -> Result<Vec<PhaseResult>, String> {
+    let data = dataset::resolve(s, &dir.join("plans")).map_err(|e| format!("{e:#}"))?;
+    let db = dir.join("db");
+    std::fs::create_dir_all(&db).map_err(|e| e.to_string())?;
+    let facts = jobs::RowFacts {
+        variant: v,
+        caps: desc.capabilities,
+        runtime: "rust",
+        dir: &db,
+        url,
+        token: None,
+        sync: v.sync.unwrap_or(s.sync),
+    };
+    let plan = jobs::build(s, &data, &facts)?;
+    let mut steps = BTreeMap::new();
+    crate::worker::run_job(&plan.job, desc, &mut |e| {
+        if let Event::Step(r) = e {
+            steps.insert(r.index, *r);
+        }
+    })?;
+    Ok(outcome::phases(&plan.phases, &steps))
+}

@@ -1,0 +1,225 @@
+//! From a worker's raw counters to the phases of a result, once for every runtime: status,
+//! rates, units, notes and N/A text are decided here.
+
+use std::collections::BTreeMap;
+
+use crate::job::StepResult;
+use crate::result::{Interval, Latency, PhaseResult, Status};
+use crate::worker::clock::{decode_histogram, new_histogram, summarize};
+
+use super::jobs::PhasePlan;
+
+/// The harness share above which a phase carries a warning.
+pub const HARNESS_WARN: f64 = 0.10;
+
+/// Phases of one row from the plan of its job and the step results the worker sent (by
+/// step index). A phase whose steps never reported fails with what the worker last did.
+pub fn phases(plan: &[PhasePlan], steps: &BTreeMap<usize, StepResult>) -> Vec<PhaseResult> {
+    let mut out = Vec::with_capacity(plan.len());
+    let mut last_done = "start".to_string();
+    for p in plan {
+        let r = phase(p, steps, &last_done);
+        if r.status != Status::Failed || p.main.is_some_and(|m| steps.contains_key(&m)) {
+            last_done = p.name.clone();
+        }
+        out.push(r);
+    }
+    out
+}
+
+fn base(p: &PhasePlan) -> PhaseResult {
+    PhaseResult {
+        name: p.name.clone(),
+        kind: p.kind.clone(),
+        unit: if p.unit.is_empty() { p.kind.clone() } else { p.unit.clone() },
+        threads: p.threads,
+        batch: p.batch,
+        cache: p.cache.clone(),
+        notes: p.notes.clone(),
+        ..Default::default()
+    }
+}
+
+fn phase(p: &PhasePlan, steps: &BTreeMap<usize, StepResult>, last_done: &str) -> PhaseResult {
+    let mut r = base(p);
+    if let Some(why) = &p.not_applicable {
+        r.status = Status::NotApplicable;
+        r.reason = Some(why.clone());
+        return r;
+    }
+    for i in &p.before {
+        match steps.get(i) {
+            Some(s) if s.error.is_some() => return failed(r, format!("{} failed: {}", s.step, msg(s))),
+            Some(s) => before_note(&mut r, s),
+            None => return failed(r, format!("worker ended after phase {last_done}")),
+        }
+    }
+    let Some(main) = p.main.and_then(|m| steps.get(&m)) else {
+        return failed(r, format!("worker ended after phase {last_done}"));
+    };
+    if let Some(e) = &main.error {
+        let _ = e;
+        return failed(r, format!("{} failed: {}", main.step, msg(main)));
+    }
+    fill(&mut r, p, main);
+    judge(r, main)
+}
+
+fn msg(s: &StepResult) -> String {
+    s.error.clone().unwrap_or_default()
+}
+
+fn failed(mut r: PhaseResult, why: String) -> PhaseResult {
+    r.status = Status::Failed;
+    r.reason = Some(why);
+    r
+}
+
+fn before_note(r: &mut PhaseResult, s: &StepResult) {
+    match s.step.as_str() {
+        "evict" => r.cache = format!("cold: {} files evicted with posix_fadvise(DONTNEED)", s.evicted),
+        "open" => r.notes.push(format!("reopened in {:.3} ms before the phase", s.wall_ns as f64 / 1e6)),
+        _ => {}
+    }
+}
+
+/// Counters, rates and latency of the phase's main step.
+fn fill(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
+    let single = s.step != "ops";
+    r.wall_ns = s.wall_ns;
+    r.ops = if single { 1 } else { s.ops };
+    r.requests = if single { 1 } else { s.requests };
+    r.errors = s.errors;
+    r.mismatches = s.mismatches;
+    r.missing = s.missing;
+    r.busy_ns = if single { s.wall_ns } else { s.busy_ns };
+    r.elapsed_ns = if single { s.wall_ns } else { s.busy_max_ns };
+    r.ops_per_sec = r.ops as f64 / (s.wall_ns.max(1) as f64 / 1e9);
+    let threads = p.threads.max(1) as f64;
+    r.harness_share = if single || s.wall_ns == 0 {
+        0.0
+    } else {
+        (1.0 - s.busy_ns as f64 / (threads * s.wall_ns as f64)).clamp(0.0, 1.0)
+    };
+    r.latency = if single { single_latency(s.wall_ns) } else { merged_latency(s) };
+    if s.hist.len() > 1 {
+        r.latency_by_op = s
+            .hist
+            .iter()
+            .filter_map(|(k, h)| decode_histogram(h).ok().and_then(|h| summarize(&h)).map(|l| (k.clone(), l)))
+            .collect();
+    }
+    r.intervals = s.intervals.iter().filter_map(interval).collect();
+    r.cpu_user_ns = s.usage.cpu_user_ns;
+    r.cpu_sys_ns = s.usage.cpu_sys_ns;
+    r.max_rss_kb = s.usage.max_rss_kb;
+    r.io_read_bytes = s.usage.io_read_bytes;
+    r.io_write_bytes = s.usage.io_write_bytes;
+    r.runtime = s.runtime.clone();
+    if !single && r.harness_share > HARNESS_WARN {
+        r.notes.push(format!(
+            "the harness took {:.0}% of the wall time outside the engine's calls (key and value derivation, \
+             verification, pacing)",
+            r.harness_share * 100.0
+        ));
+    }
+    if let Some(rate) = p.rate {
+        if r.ops_per_sec < rate * 0.95 {
+            r.notes.push(format!("the target rate was not sustained: {:.0} ops/s achieved", r.ops_per_sec));
+        }
+    }
+}
+
+fn single_latency(ns: u64) -> Option<Latency> {
+    let mut h = new_histogram();
+    h.saturating_record(ns.max(1));
+    summarize(&h)
+}
+
+fn merged_latency(s: &StepResult) -> Option<Latency> {
+    let mut all = new_histogram();
+    for h in s.hist.values() {
+        if let Ok(h) = decode_histogram(h) {
+            let _ = all.add(&h);
+        }
+    }
+    summarize(&all)
+}
+
+fn interval(i: &crate::job::Interval) -> Option<Interval> {
+    let h = decode_histogram(&i.hdr).ok()?;
+    let l = summarize(&h);
+    Some(Interval {
+        t_ms: i.t_ms,
+        ops: i.ops,
+        p50_ns: l.as_ref().map(|l| l.p50_ns).unwrap_or(0),
+        p99_ns: l.as_ref().map(|l| l.p99_ns).unwrap_or(0),
+        max_ns: l.as_ref().map(|l| l.max_ns).unwrap_or(0),
+        hdr: i.hdr.clone(),
+    })
+}
+
+/// Status from the counters: an unsupported call makes the phase N/A, errors or wrong values
+/// make it fail.
+fn judge(mut r: PhaseResult, s: &StepResult) -> PhaseResult {
+    if s.error_kind.as_deref() == Some("unsupported") {
+        r.status = Status::NotApplicable;
+        r.reason = Some(s.first_error.clone().unwrap_or_else(|| "unsupported".into()));
+        return r;
+    }
+    if s.errors > 0 {
+        let first = s.first_error.clone().unwrap_or_default();
+        return failed(r, format!("{} errors; first: {first}", s.errors));
+    }
+    if s.mismatches + s.missing > 0 {
+        return failed(r, format!("verification failed: {} wrong values, {} missing keys", s.mismatches, s.missing));
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(name: &str, main: usize) -> PhasePlan {
+        PhasePlan {
+            name: name.into(),
+            kind: "get".into(),
+            main: Some(main),
+            threads: 1,
+            batch: 1,
+            ..Default::default()
+        }
+    }
+
+    fn ops(index: usize, ops: u64, wall: u64, busy: u64) -> StepResult {
+        StepResult { index, step: "ops".into(), ops, requests: ops, wall_ns: wall, busy_ns: busy, ..Default::default() }
+    }
+
+    #[test]
+    fn throughput_is_ops_over_wall_time() {
+        let steps = BTreeMap::from([(0, ops(0, 1000, 2_000_000, 1_000_000))]);
+        let r = &phases(&[plan("get", 0)], &steps)[0];
+        assert_eq!(r.status, Status::Ok);
+        assert!((r.ops_per_sec - 500_000.0).abs() < 1e-6, "{}", r.ops_per_sec);
+        assert!((r.harness_share - 0.5).abs() < 1e-9);
+        assert!(r.notes.iter().any(|n| n.contains("50%")), "{:?}", r.notes);
+    }
+
+    #[test]
+    fn a_phase_the_worker_never_reported_fails_naming_the_last_one() {
+        let steps = BTreeMap::from([(0, ops(0, 10, 10, 10))]);
+        let r = phases(&[plan("load", 0), plan("get", 1)], &steps);
+        assert_eq!(r[1].status, Status::Failed);
+        assert_eq!(r[1].reason.as_deref(), Some("worker ended after phase load"));
+    }
+
+    #[test]
+    fn wrong_values_fail_the_phase_with_the_exact_count() {
+        let mut s = ops(0, 100, 10, 10);
+        s.mismatches = 7;
+        let r = &phases(&[plan("get", 0)], &BTreeMap::from([(0, s)]))[0];
+        assert_eq!(r.status, Status::Failed);
+        assert!(r.reason.as_deref().unwrap().contains("7 wrong values"));
+    }
+}

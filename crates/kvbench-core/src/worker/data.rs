@@ -1,0 +1,78 @@
+//! The dataset as the Rust worker reads it: derived keys and values, and where something is
+//! stored (brought data, duplicate keys, key order of hashed keys) the plan file.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::derive::{Keys, Values};
+use crate::job::Dataset;
+use crate::planfile::{PlanFile, CANON, SORTED};
+
+pub struct Data {
+    ds: Dataset,
+    keys: Keys,
+    values: Values,
+    plan: Option<Arc<PlanFile>>,
+    positions: u64,
+    has_canon: bool,
+    has_sorted: bool,
+}
+
+impl Data {
+    pub fn open(ds: &Dataset, plan: Option<&Path>) -> Result<Data, String> {
+        let plan = match plan {
+            Some(p) => Some(Arc::new(PlanFile::open(p).map_err(|e| format!("{e:#}"))?)),
+            None => None,
+        };
+        let keys = Keys::new(ds, plan.clone()).map_err(|e| format!("{e:#}"))?;
+        let values = Values::new(ds, plan.clone()).map_err(|e| format!("{e:#}"))?;
+        let has_canon = plan.as_ref().is_some_and(|p| p.section(CANON).is_some());
+        let has_sorted = plan.as_ref().is_some_and(|p| p.section(SORTED).is_some());
+        let positions = match &plan {
+            Some(p) if has_sorted => p.section(SORTED).map(|s| s.count).unwrap_or(0),
+            _ => ds.total,
+        };
+        Ok(Data { ds: ds.clone(), keys, values, plan, positions, has_canon, has_sorted })
+    }
+
+    pub fn dataset(&self) -> &Dataset {
+        &self.ds
+    }
+
+    #[inline]
+    pub fn key(&self, r: u64, out: &mut Vec<u8>) {
+        self.keys.key(r, out)
+    }
+
+    /// The record whose state and value a read of r's key follows.
+    #[inline]
+    pub fn canon(&self, r: u64) -> u64 {
+        match &self.plan {
+            Some(p) if self.has_canon => p.canon(r),
+            _ => r,
+        }
+    }
+
+    /// The record at sorted position p.
+    #[inline]
+    pub fn sorted(&self, p: u64) -> u64 {
+        match &self.plan {
+            Some(pl) if self.has_sorted => pl.sorted(p),
+            _ => p,
+        }
+    }
+
+    pub fn positions(&self) -> u64 {
+        self.positions
+    }
+
+    #[inline]
+    pub fn value(&self, c: u64, v: u32, out: &mut Vec<u8>) {
+        self.values.value(c, v as u64, out)
+    }
+
+    #[inline]
+    pub fn matches(&self, c: u64, v: u32, found: &[u8]) -> bool {
+        self.values.matches(c, v as u64, found)
+    }
+}

@@ -1,0 +1,448 @@
+//! The timed loops: one function per unit kind, run by each thread of an ops step. Only the
+//! engine call sits between the two clock reads; keys and values are derived before it and
+//! reads are verified after it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::clock::{delta, stamp};
+use super::data::Data;
+use super::state::{self, after_delete, after_put, writes, Expect, State};
+use super::tally::Tally;
+use crate::engine::{Engine, EngineError, Reader, WriteOp};
+use crate::job::{OpKind, OpsStep};
+use crate::opstream::{Op, OpStream};
+
+/// Everything a thread of an ops step shares with the others.
+pub struct Ctx<'a> {
+    pub engine: Option<&'a dyn Engine>,
+    pub data: &'a Data,
+    pub state: &'a State,
+    pub step: &'a OpsStep,
+    /// Several threads write: records are locked while written.
+    pub lock: bool,
+    pub start: u64,
+    pub interval_ns: u64,
+    pub done: &'a AtomicU64,
+    /// For open-per-operation: opens the engine once more.
+    pub reopen: Option<&'a (dyn Fn() -> crate::engine::Result<Box<dyn Engine>> + Sync)>,
+}
+
+/// Buffers a thread reuses from one unit to the next.
+#[derive(Default)]
+struct Bufs {
+    keys: Vec<Vec<u8>>,
+    values: Vec<Vec<u8>>,
+    found: Vec<u8>,
+    multi: Vec<Option<Vec<u8>>>,
+    states: Vec<(u64, u32, bool)>,
+}
+
+/// Run this thread's units of the step.
+pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
+    let mut t = Tally::new();
+    let mut stream = match OpStream::new(ctx.data.dataset(), ctx.step, thread, threads) {
+        Ok(s) => s,
+        Err(e) => {
+            t.error(EngineError::Store(format!("{e:#}")));
+            return t;
+        }
+    };
+    let mut reader = match open_reader(ctx) {
+        Ok(r) => r,
+        Err(e) => {
+            t.error(e);
+            return t;
+        }
+    };
+    let mut b = Bufs::default();
+    let mut ops: Vec<Op> = Vec::new();
+    let mut dirty = false;
+    let mut units = 0u64;
+    let unit_len = stream.unit_len().max(1);
+    while stream.next_unit(&mut ops) {
+        let j = ops.first().map(|o| o.k / unit_len).unwrap_or(0);
+        let due = ctx.step.rate.map(|r| wait_until(ctx, j, r));
+        let stop = run_unit(ctx, &mut t, &mut b, reader.as_deref_mut(), &ops, &mut dirty, due);
+        units += 1;
+        if units.is_multiple_of(64) {
+            ctx.done.fetch_add(64 * ops.len() as u64, Ordering::Relaxed);
+        }
+        if stop {
+            break;
+        }
+    }
+    ctx.done.fetch_add((units % 64) * ops.len() as u64, Ordering::Relaxed);
+    t.close_interval(u64::MAX);
+    t
+}
+
+fn open_reader<'a>(ctx: &Ctx<'a>) -> crate::engine::Result<Option<Box<dyn Reader + 'a>>> {
+    let reads = !matches!(ctx.step.kind, OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete);
+    match (ctx.engine, reads && !ctx.step.open_per_op) {
+        (Some(e), true) => Ok(Some(e.reader()?)),
+        _ => Ok(None),
+    }
+}
+
+/// Open loop: unit j is due `j / rate` seconds after the start. Sleeps, then spins for at
+/// most ~50 µs, so pacing does not burn a core. Returns the due time (ns after start).
+fn wait_until(ctx: &Ctx<'_>, j: u64, rate: f64) -> u64 {
+    let due = (j as f64 * 1e9 / rate) as u64;
+    loop {
+        let now = delta(ctx.start, stamp());
+        if now >= due {
+            return due;
+        }
+        if due - now > 60_000 {
+            std::thread::sleep(std::time::Duration::from_nanos(due - now - 50_000));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Record one timed unit that started at `t0` (or was due at `due`); returns the end stamp.
+#[inline]
+fn sample(ctx: &Ctx<'_>, t: &mut Tally, kind: OpKind, t0: u64, due: Option<u64>, ops: u64) {
+    let end = stamp();
+    let at = delta(ctx.start, end);
+    let dt = match due {
+        Some(d) => at.saturating_sub(d),
+        None => delta(t0, end),
+    };
+    t.sample(kind, dt, ops, at / ctx.interval_ns.max(1));
+}
+
+fn run_unit(
+    ctx: &Ctx<'_>,
+    t: &mut Tally,
+    b: &mut Bufs,
+    reader: Option<&mut (dyn Reader + '_)>,
+    ops: &[Op],
+    dirty: &mut bool,
+    due: Option<u64>,
+) -> bool {
+    let Some(first) = ops.first() else { return false };
+    let r = match (first.kind, reader) {
+        (OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete, _) => {
+            *dirty = true;
+            write_unit(ctx, t, b, ops, due)
+        }
+        (_, _) if ctx.step.open_per_op => open_get_unit(ctx, t, b, first, due),
+        (_, Some(rd)) if ctx.step.kind == OpKind::MultiGet => multi_get_unit(ctx, t, b, rd, ops, due),
+        (kind, Some(rd)) => {
+            // A reader holding a snapshot must see this thread's writes, and with writers on
+            // other threads, theirs too: refresh before the read (outside the timing).
+            if *dirty || ctx.lock {
+                *dirty = false;
+                if let Err(e) = rd.refresh() {
+                    return t.error(e);
+                }
+            }
+            match kind {
+                OpKind::Scan => scan_unit(ctx, t, b, rd, first, due),
+                OpKind::Rmw => {
+                    *dirty = true;
+                    rmw_unit(ctx, t, b, rd, first, due)
+                }
+                _ => get_unit(ctx, t, b, rd, first, due),
+            }
+        }
+        (_, None) => Err(EngineError::Store("no reader for a read operation".into())),
+    };
+    match r {
+        Ok(()) => false,
+        Err(e) => t.error(e),
+    }
+}
+
+/// A write batch: derive keys and values, take the records, one timed `write`.
+fn write_unit(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, ops: &[Op], due: Option<u64>) -> crate::engine::Result<()> {
+    let engine = ctx.engine.ok_or_else(|| EngineError::Store("no open engine".into()))?;
+    let n = ops.len();
+    b.keys.resize_with(n.max(b.keys.len()), Vec::new);
+    b.values.resize_with(n.max(b.values.len()), Vec::new);
+    b.states.clear();
+    for (i, o) in ops.iter().enumerate() {
+        let c = ctx.data.canon(o.record);
+        ctx.data.key(o.record, &mut b.keys[i]);
+        let put = o.kind != OpKind::Delete;
+        if o.kind == OpKind::Load {
+            ctx.data.value(c, 0, &mut b.values[i]);
+            continue;
+        }
+        // A record repeated within a locked batch is already ours: continue from its pending state.
+        let pending = if ctx.lock && n > 1 { b.states.iter().position(|e| e.0 == c) } else { None };
+        let s = match pending {
+            Some(at) => b.states[at].1,
+            None => ctx.state.begin_write(c, ctx.lock),
+        };
+        if put {
+            ctx.data.value(c, writes(s), &mut b.values[i]);
+        }
+        let next = if put { after_put(s) } else { after_delete(s) };
+        match (ctx.lock, pending) {
+            (true, Some(at)) => b.states[at].1 = next,
+            (true, None) => b.states.push((c, next, put)),
+            // One thread: later duplicates in this batch see this write's version.
+            (false, _) => ctx.state.end_write(c, next),
+        }
+    }
+    let batch: Vec<WriteOp<'_>> = ops
+        .iter()
+        .enumerate()
+        .map(|(i, o)| WriteOp { key: &b.keys[i], value: (o.kind != OpKind::Delete).then_some(&b.values[i][..]) })
+        .collect();
+    let t0 = stamp();
+    let r = engine.write(&batch);
+    sample(ctx, t, ops[0].kind, t0, due, n as u64);
+    for &(c, next, _) in &b.states {
+        ctx.state.end_write(c, next);
+    }
+    r
+}
+
+/// The state before a read (for the multi-writer rule; without writers it is exact).
+#[inline]
+fn read_state(ctx: &Ctx<'_>, c: u64) -> u32 {
+    ctx.state.get(c)
+}
+
+#[inline]
+fn check(ctx: &Ctx<'_>, t: &mut Tally, c: u64, exp: Expect, found: Option<&[u8]>) {
+    if !ctx.step.verify {
+        return;
+    }
+    match (exp, found) {
+        (Expect::Absent, None) | (Expect::Between(..), None) => {}
+        (Expect::Absent, Some(_)) => t.mismatches += 1,
+        (Expect::Version(_), None) => t.missing += 1,
+        (Expect::Version(v), Some(f)) => {
+            if !ctx.data.matches(c, v, f) {
+                t.mismatches += 1
+            }
+        }
+        (Expect::Between(lo, hi), Some(f)) => {
+            if !(lo..=hi).any(|v| ctx.data.matches(c, v, f)) {
+                t.mismatches += 1
+            }
+        }
+    }
+}
+
+fn get_unit(
+    ctx: &Ctx<'_>,
+    t: &mut Tally,
+    b: &mut Bufs,
+    rd: &mut (dyn Reader + '_),
+    o: &Op,
+    due: Option<u64>,
+) -> crate::engine::Result<()> {
+    let c = ctx.data.canon(o.record);
+    b.keys.resize_with(1.max(b.keys.len()), Vec::new);
+    ctx.data.key(o.record, &mut b.keys[0]);
+    let s1 = read_state(ctx, c);
+    let t0 = stamp();
+    let r = rd.get(&b.keys[0], &mut b.found);
+    sample(ctx, t, OpKind::Get, t0, due, 1);
+    let found = r?;
+    let s2 = if ctx.lock { read_state(ctx, c) } else { s1 };
+    check(ctx, t, c, State::expect(s1, s2), found.then_some(&b.found[..]));
+    Ok(())
+}
+
+fn multi_get_unit(
+    ctx: &Ctx<'_>,
+    t: &mut Tally,
+    b: &mut Bufs,
+    rd: &mut (dyn Reader + '_),
+    ops: &[Op],
+    due: Option<u64>,
+) -> crate::engine::Result<()> {
+    b.keys.resize_with(ops.len().max(b.keys.len()), Vec::new);
+    for (i, o) in ops.iter().enumerate() {
+        ctx.data.key(o.record, &mut b.keys[i]);
+    }
+    let keys: Vec<&[u8]> = b.keys[..ops.len()].iter().map(|k| &k[..]).collect();
+    let t0 = stamp();
+    let r = rd.multi_get(&keys, &mut b.multi);
+    sample(ctx, t, OpKind::MultiGet, t0, due, ops.len() as u64);
+    r?;
+    if b.multi.len() != ops.len() {
+        t.mismatches += ops.len() as u64;
+        return Ok(());
+    }
+    for (i, o) in ops.iter().enumerate() {
+        let c = ctx.data.canon(o.record);
+        let s = read_state(ctx, c);
+        check(ctx, t, c, State::expect(s, s), b.multi[i].as_deref());
+    }
+    Ok(())
+}
+
+/// Read-modify-write: the read and the write of the next version are one timed unit.
+fn rmw_unit(
+    ctx: &Ctx<'_>,
+    t: &mut Tally,
+    b: &mut Bufs,
+    rd: &mut (dyn Reader + '_),
+    o: &Op,
+    due: Option<u64>,
+) -> crate::engine::Result<()> {
+    let engine = ctx.engine.ok_or_else(|| EngineError::Store("no open engine".into()))?;
+    let c = ctx.data.canon(o.record);
+    b.keys.resize_with(1.max(b.keys.len()), Vec::new);
+    b.values.resize_with(1.max(b.values.len()), Vec::new);
+    ctx.data.key(o.record, &mut b.keys[0]);
+    let s = ctx.state.begin_write(c, ctx.lock);
+    ctx.data.value(c, writes(s), &mut b.values[0]);
+    let t0 = stamp();
+    let r = rd
+        .get(&b.keys[0], &mut b.found)
+        .and_then(|found| engine.write(&[WriteOp { key: &b.keys[0], value: Some(&b.values[0]) }]).map(|_| found));
+    sample(ctx, t, OpKind::Rmw, t0, due, 1);
+    ctx.state.end_write(c, if r.is_ok() { after_put(s) } else { s });
+    let found = r?;
+    let exp = if state::present(s) { Expect::Version(writes(s) - 1) } else { Expect::Absent };
+    check(ctx, t, c, exp, found.then_some(&b.found[..]));
+    Ok(())
+}
+
+/// Article 000's method: open, read one key, close — all inside the sample.
+fn open_get_unit(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, o: &Op, due: Option<u64>) -> crate::engine::Result<()> {
+    let open = ctx.reopen.ok_or_else(|| EngineError::Store("open per operation without an opener".into()))?;
+    let c = ctx.data.canon(o.record);
+    b.keys.resize_with(1.max(b.keys.len()), Vec::new);
+    ctx.data.key(o.record, &mut b.keys[0]);
+    let t0 = stamp();
+    let r = open().and_then(|e| {
+        let found = e.reader()?.get(&b.keys[0], &mut b.found)?;
+        e.close()?;
+        Ok(found)
+    });
+    sample(ctx, t, OpKind::Get, t0, due, 1);
+    let found = r?;
+    let s = read_state(ctx, c);
+    check(ctx, t, c, State::expect(s, s), found.then_some(&b.found[..]));
+    Ok(())
+}
+
+/// Checks a scan's records as the engine visits them (inside the timed scan: a comparison
+/// per record). Alone, the scan must return exactly the present records from its start
+/// position with their current values. Beside writers on other threads, records may appear
+/// or vanish during the scan: then keys must still be in order and of the dataset, and each
+/// value one of the record's last versions.
+struct ScanCheck<'a> {
+    data: &'a Data,
+    state: &'a State,
+    strict: bool,
+    p: u64,
+    positions: u64,
+    expect: Vec<u8>,
+    prev: Vec<u8>,
+    seen: u64,
+    bad: u64,
+}
+
+/// Versions a concurrent scan accepts below the newest one.
+const SCAN_SLACK: u32 = 4;
+
+impl ScanCheck<'_> {
+    fn present(&self, p: u64) -> bool {
+        state::present(self.state.get(self.data.canon(self.data.sorted(p))))
+    }
+
+    fn visit(&mut self, k: &[u8], v: &[u8]) -> bool {
+        self.seen += 1;
+        if self.strict {
+            while self.p < self.positions && !self.present(self.p) {
+                self.p += 1;
+            }
+        } else {
+            if self.seen > 1 && k <= &self.prev[..] {
+                self.bad += 1;
+            }
+            self.prev.clear();
+            self.prev.extend_from_slice(k);
+            while self.p < self.positions {
+                self.data.key(self.data.sorted(self.p), &mut self.expect);
+                if &self.expect[..] >= k {
+                    break;
+                }
+                self.p += 1;
+            }
+        }
+        if self.p >= self.positions {
+            self.bad += 1;
+            return false;
+        }
+        let c = self.data.canon(self.data.sorted(self.p));
+        self.data.key(self.data.sorted(self.p), &mut self.expect);
+        let w = writes(self.state.get(c));
+        let ok = k == &self.expect[..] && self.value_ok(c, w, v);
+        self.bad += u64::from(!ok);
+        self.p += 1;
+        true
+    }
+
+    fn value_ok(&self, c: u64, w: u32, v: &[u8]) -> bool {
+        if self.strict {
+            return self.data.matches(c, w.saturating_sub(1), v);
+        }
+        (w.saturating_sub(SCAN_SLACK)..=w).any(|x| self.data.matches(c, x, v))
+    }
+
+    /// Present records from `start` the scan should have returned but did not (strict only).
+    fn short(&self, start: u64, len: u64) -> u64 {
+        if !self.strict {
+            return 0;
+        }
+        let (mut live, mut q) = (0u64, start);
+        while q < self.positions && live < len {
+            live += u64::from(self.present(q));
+            q += 1;
+        }
+        live.saturating_sub(self.seen)
+    }
+}
+
+/// A scan from sorted position `o.record` for `o.len` records (0: to the end).
+fn scan_unit(
+    ctx: &Ctx<'_>,
+    t: &mut Tally,
+    b: &mut Bufs,
+    rd: &mut (dyn Reader + '_),
+    o: &Op,
+    due: Option<u64>,
+) -> crate::engine::Result<()> {
+    let data = ctx.data;
+    let positions = data.positions();
+    let len = if o.len == 0 { positions } else { o.len };
+    b.keys.resize_with(1.max(b.keys.len()), Vec::new);
+    data.key(data.sorted(o.record.min(positions.saturating_sub(1))), &mut b.keys[0]);
+    let mut check = ScanCheck {
+        data,
+        state: ctx.state,
+        strict: !ctx.lock,
+        p: o.record,
+        positions,
+        expect: Vec::new(),
+        prev: Vec::new(),
+        seen: 0,
+        bad: 0,
+    };
+    let verify = ctx.step.verify;
+    let mut seen = 0u64;
+    let t0 = stamp();
+    let r = rd.scan(Some(&b.keys[0]), len as usize, &mut |k, v| {
+        seen += 1;
+        !verify || check.visit(k, v)
+    });
+    sample(ctx, t, OpKind::Scan, t0, due, seen);
+    r?;
+    if verify {
+        t.mismatches += check.bad;
+        t.missing += check.short(o.record, len);
+    }
+    Ok(())
+}

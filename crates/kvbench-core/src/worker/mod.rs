@@ -1,0 +1,291 @@
+//! The Rust worker: executes a protocol-2 job (docs/protocol.md) step by step and reports raw
+//! counters. It decides nothing: kvbench resolved every step before writing the job.
+
+pub mod clock;
+pub mod data;
+mod loops;
+pub mod state;
+mod tally;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::engine::{Engine, EngineDescriptor, EngineError, OpenArgs, OpenMode, Options};
+use crate::job::{self, Event, Job, OpKind, OpsStep, Step, StepResult, PROTOCOL_VERSION};
+use crate::sys::{self, Usage};
+use clock::{encode_histogram, new_histogram, stamp};
+use data::Data;
+use loops::Ctx;
+use state::State;
+use tally::Tally;
+
+/// One job in progress: the engine (when open), the data and the record states.
+struct Worker<'a> {
+    job: &'a Job,
+    desc: &'a EngineDescriptor,
+    options: Options,
+    data: Data,
+    state: State,
+    engine: Option<Box<dyn Engine>>,
+    loaded: bool,
+}
+
+/// Run `job` on the engine `desc`, emitting events. Err when the job could not start.
+pub fn run_job(job: &Job, desc: &EngineDescriptor, emit: &mut dyn FnMut(Event)) -> Result<(), String> {
+    let mut w = match start(job, desc) {
+        Ok(w) => w,
+        Err(message) => {
+            emit(Event::Error { message: message.clone() });
+            return Err(message);
+        }
+    };
+    emit(Event::Hello {
+        protocol: PROTOCOL_VERSION,
+        worker: format!("rust kvbench {}", env!("CARGO_PKG_VERSION")),
+        engine: desc.name.to_string(),
+        version: (desc.version)(),
+        capabilities: desc.capabilities.names().iter().map(|s| s.to_string()).collect(),
+        options: w.options.effective(),
+        timer_overhead_ns: clock::calibrate_timer(),
+    });
+    for step in &job.steps {
+        let (res, stop) = w.step(step, emit);
+        let failed = res.error.is_some();
+        emit(Event::Step(Box::new(res)));
+        if failed && stop {
+            break;
+        }
+    }
+    if let Some(e) = w.engine.take() {
+        let _ = e.close();
+    }
+    emit(Event::Done {});
+    Ok(())
+}
+
+fn start<'a>(job: &'a Job, desc: &'a EngineDescriptor) -> Result<Worker<'a>, String> {
+    if job.protocol != PROTOCOL_VERSION {
+        return Err(format!("job protocol {} but this worker speaks {PROTOCOL_VERSION}", job.protocol));
+    }
+    (desc.available)().map_err(|why| format!("engine {} unavailable: {why}", desc.name))?;
+    let options = Options::parse(desc.name, desc.options, &job.options)?;
+    let data = Data::open(&job.dataset, job.plan.as_deref())?;
+    let state = State::new(job.dataset.loaded, job.dataset.total);
+    Ok(Worker { job, desc, options, data, state, engine: None, loaded: false })
+}
+
+fn error_kind(e: &EngineError) -> &'static str {
+    match e {
+        EngineError::Unsupported(_) => "unsupported",
+        EngineError::Store(_) => "store",
+        EngineError::Option(_) => "option",
+        EngineError::Io(_) => "io",
+    }
+}
+
+impl Worker<'_> {
+    fn args(&self, mode: OpenMode) -> OpenArgs<'_> {
+        OpenArgs {
+            dir: &self.job.dir,
+            options: &self.options,
+            sync: self.job.sync,
+            mode,
+            expected_records: self.job.dataset.open_records,
+            expected_bytes: self.job.dataset.open_bytes,
+            url: self.job.url.as_deref(),
+            token: self.job.token.as_deref(),
+        }
+    }
+
+    /// Execute one step; returns its counters and whether a failure ends the job.
+    fn step(&mut self, step: &Step, emit: &mut dyn FnMut(Event)) -> (StepResult, bool) {
+        let usage0 = Usage::now();
+        let t0 = Instant::now();
+        let (mut res, stop) = match step {
+            Step::Open { mode, stop, .. } => (self.open(*mode), *stop),
+            Step::Prepare { stop, .. } => (self.simple("prepare", |e| e.prepare()), *stop),
+            Step::Close { stop, .. } => (self.close(), *stop),
+            Step::Evict { stop, .. } => (self.evict(), *stop),
+            Step::Ops(o) => (self.ops(o, emit), o.stop),
+        };
+        res.index = step.index();
+        if res.wall_ns == 0 {
+            res.wall_ns = t0.elapsed().as_nanos() as u64;
+        }
+        res.usage = usage_since(usage0);
+        (res, stop)
+    }
+
+    fn failed(step: &str, e: EngineError) -> StepResult {
+        StepResult {
+            step: step.into(),
+            error_kind: Some(error_kind(&e).into()),
+            error: Some(e.to_string()),
+            ..Default::default()
+        }
+    }
+
+    fn open(&mut self, mode: OpenMode) -> StepResult {
+        if let Some(e) = self.engine.take() {
+            let _ = e.close();
+        }
+        let t0 = Instant::now();
+        match (self.desc.open)(&self.args(mode)) {
+            Ok(e) => {
+                let wall_ns = t0.elapsed().as_nanos() as u64;
+                let settings = e.settings();
+                self.engine = Some(e);
+                StepResult { step: "open".into(), wall_ns, settings, ..Default::default() }
+            }
+            Err(e) => Self::failed("open", e),
+        }
+    }
+
+    fn simple(&mut self, name: &str, f: impl FnOnce(&mut dyn Engine) -> crate::engine::Result<()>) -> StepResult {
+        match self.engine.as_deref_mut() {
+            Some(e) => match f(e) {
+                Ok(()) => StepResult { step: name.into(), ..Default::default() },
+                Err(err) => Self::failed(name, err),
+            },
+            None => Self::failed(name, EngineError::Store("no open engine".into())),
+        }
+    }
+
+    fn close(&mut self) -> StepResult {
+        let t0 = Instant::now();
+        let r = self.engine.take().map(|e| e.close()).unwrap_or(Ok(()));
+        match r {
+            Ok(()) => {
+                StepResult { step: "close".into(), wall_ns: t0.elapsed().as_nanos() as u64, ..Default::default() }
+            }
+            Err(e) => Self::failed("close", e),
+        }
+    }
+
+    fn evict(&mut self) -> StepResult {
+        match sys::evict(&self.job.dir) {
+            Ok(n) => StepResult { step: "evict".into(), evicted: n, ..Default::default() },
+            Err(e) => Self::failed("evict", EngineError::Io(e)),
+        }
+    }
+
+    /// The timed loop of an ops step, on `threads` threads; the calling thread reports progress.
+    fn ops(&mut self, st: &OpsStep, emit: &mut dyn FnMut(Event)) -> StepResult {
+        // Record states become explicit only once something writes after the load.
+        if self.loaded && (st.kind != OpKind::Load && st.kind.writes() || st.kind == OpKind::Mixed) {
+            self.state.materialize();
+        }
+        let writers = st.threads > 1 && (st.kind.writes() || st.kind == OpKind::Mixed) && st.kind != OpKind::Load;
+        let threads = st.threads.max(1);
+        let done = AtomicU64::new(0);
+        let args = self.args(st.mode);
+        let desc = self.desc;
+        let reopen = move || (desc.open)(&args);
+        let ctx = Ctx {
+            engine: self.engine.as_deref(),
+            data: &self.data,
+            state: &self.state,
+            step: st,
+            lock: writers,
+            start: stamp(),
+            interval_ns: self.job.interval_ms.max(1) * 1_000_000,
+            done: &done,
+            reopen: if st.open_per_op { Some(&reopen) } else { None },
+        };
+        let t0 = Instant::now();
+        let mut tally = run_threads(&ctx, threads, self.job.progress_ms, st, emit);
+        let mut wall_ns = t0.elapsed().as_nanos() as u64;
+        if st.finish && tally.errors == 0 {
+            let t = Instant::now();
+            let r = self.engine.as_deref_mut().map(|e| e.finish_load()).unwrap_or(Ok(()));
+            let fin = t.elapsed().as_nanos() as u64;
+            wall_ns += fin;
+            tally.busy_ns += fin;
+            if let Err(e) = r {
+                tally.error(e);
+            }
+        }
+        if st.kind == OpKind::Load {
+            self.loaded = true;
+        }
+        counters(st, tally, wall_ns, self.job.interval_ms)
+    }
+}
+
+fn run_threads(ctx: &Ctx<'_>, threads: u32, progress_ms: u64, st: &OpsStep, emit: &mut dyn FnMut(Event)) -> Tally {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads).map(|t| s.spawn(move || loops::run_thread(ctx, t, threads))).collect();
+        let mut last = Instant::now();
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(5));
+            if last.elapsed() >= Duration::from_millis(progress_ms) {
+                last = Instant::now();
+                emit(Event::Progress { index: st.index, done: ctx.done.load(Ordering::Relaxed), total: st.count });
+            }
+        }
+        let mut all = Tally::new();
+        let mut busy_max = 0;
+        for h in handles {
+            match h.join() {
+                Ok(t) => {
+                    busy_max = busy_max.max(t.busy_ns);
+                    all.merge(t);
+                }
+                Err(_) => {
+                    all.error(EngineError::Store("a worker thread panicked".into()));
+                }
+            }
+        }
+        all.busy_max = busy_max;
+        all
+    })
+}
+
+/// The raw counters of an ops step.
+fn counters(st: &OpsStep, t: Tally, wall_ns: u64, interval_ms: u64) -> StepResult {
+    let intervals = t
+        .merged_intervals()
+        .into_iter()
+        .map(|(n, ops, h)| job::Interval { t_ms: n * interval_ms, ops, hdr: encode_histogram(&h) })
+        .collect();
+    let mut hist = std::collections::BTreeMap::new();
+    for (k, h) in &t.hists {
+        hist.insert(k.as_str().to_string(), encode_histogram(&h.total));
+    }
+    if hist.is_empty() {
+        hist.insert(st.kind.as_str().to_string(), encode_histogram(&new_histogram()));
+    }
+    let (first_error, error_kind) = match t.first_error {
+        Some((m, k)) => (Some(m), Some(k.to_string())),
+        None => (None, None),
+    };
+    StepResult {
+        index: st.index,
+        step: "ops".into(),
+        error: None,
+        error_kind,
+        wall_ns,
+        ops: t.ops,
+        requests: t.requests,
+        errors: t.errors,
+        first_error,
+        mismatches: t.mismatches,
+        missing: t.missing,
+        busy_ns: t.busy_ns,
+        busy_max_ns: t.busy_max,
+        hist,
+        intervals,
+        ..Default::default()
+    }
+}
+
+fn usage_since(before: Usage) -> job::Usage {
+    let after = Usage::now();
+    job::Usage {
+        cpu_user_ns: after.user_ns.saturating_sub(before.user_ns),
+        cpu_sys_ns: after.sys_ns.saturating_sub(before.sys_ns),
+        max_rss_kb: after.max_rss_kb,
+        io_read_bytes: after.read_bytes.saturating_sub(before.read_bytes),
+        io_write_bytes: after.write_bytes.saturating_sub(before.write_bytes),
+    }
+}

@@ -1,0 +1,147 @@
+//! What one thread of an ops step measured: counters, one histogram per op kind, and the
+//! interval histograms of the timeline (taken as differences of snapshots, so each sample is
+//! recorded once).
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use super::clock::new_histogram;
+use crate::engine::EngineError;
+use crate::job::OpKind;
+
+/// A thread stops after this many engine errors.
+pub const MAX_ERRORS: u64 = 1000;
+
+pub struct KindHist {
+    pub total: Histogram<u64>,
+    /// `total` at the start of the current interval.
+    mark: Histogram<u64>,
+}
+
+pub struct Tally {
+    pub ops: u64,
+    pub requests: u64,
+    pub errors: u64,
+    pub mismatches: u64,
+    pub missing: u64,
+    pub busy_ns: u64,
+    /// Busy time of the busiest thread (set when threads are merged).
+    pub busy_max: u64,
+    pub first_error: Option<(String, &'static str)>,
+    pub unsupported: bool,
+    pub hists: BTreeMap<OpKind, KindHist>,
+    /// Finished intervals: (interval number, ops, histogram of all kinds).
+    pub intervals: Vec<(u64, u64, Histogram<u64>)>,
+    interval: u64,
+    ops_mark: u64,
+}
+
+impl Tally {
+    pub fn new() -> Tally {
+        Tally {
+            ops: 0,
+            requests: 0,
+            errors: 0,
+            mismatches: 0,
+            missing: 0,
+            busy_ns: 0,
+            busy_max: 0,
+            first_error: None,
+            unsupported: false,
+            hists: BTreeMap::new(),
+            intervals: Vec::new(),
+            interval: 0,
+            ops_mark: 0,
+        }
+    }
+
+    /// One timed unit of `kind` that took `dt` ns and touched `ops` records, ending in
+    /// interval `at`.
+    #[inline]
+    pub fn sample(&mut self, kind: OpKind, dt: u64, ops: u64, at: u64) {
+        if at != self.interval {
+            self.close_interval(at);
+        }
+        self.busy_ns += dt;
+        self.ops += ops;
+        self.requests += 1;
+        let h = self.hists.entry(kind).or_insert_with(|| KindHist { total: new_histogram(), mark: new_histogram() });
+        h.total.saturating_record(dt.max(1));
+    }
+
+    /// Close the running interval (its histogram is the growth of every kind's histogram).
+    pub fn close_interval(&mut self, next: u64) {
+        let mut h = new_histogram();
+        for k in self.hists.values_mut() {
+            let mut d = k.total.clone();
+            let _ = d.subtract(&k.mark);
+            let _ = h.add(&d);
+            k.mark = k.total.clone();
+        }
+        if !h.is_empty() {
+            self.intervals.push((self.interval, self.ops - self.ops_mark, h));
+        }
+        self.ops_mark = self.ops;
+        self.interval = next;
+    }
+
+    /// Count an engine error; true when the thread should stop.
+    pub fn error(&mut self, e: EngineError) -> bool {
+        if let EngineError::Unsupported(_) = &e {
+            self.unsupported = true;
+        }
+        self.errors += 1;
+        if self.first_error.is_none() {
+            let kind = match &e {
+                EngineError::Unsupported(_) => "unsupported",
+                EngineError::Store(_) => "store",
+                EngineError::Option(_) => "option",
+                EngineError::Io(_) => "io",
+            };
+            self.first_error = Some((e.to_string(), kind));
+        }
+        self.unsupported || self.errors >= MAX_ERRORS
+    }
+
+    pub fn merge(&mut self, o: Tally) {
+        self.ops += o.ops;
+        self.requests += o.requests;
+        self.errors += o.errors;
+        self.mismatches += o.mismatches;
+        self.missing += o.missing;
+        self.busy_ns += o.busy_ns;
+        self.unsupported |= o.unsupported;
+        if self.first_error.is_none() {
+            self.first_error = o.first_error;
+        }
+        for (k, h) in o.hists {
+            match self.hists.get_mut(&k) {
+                Some(mine) => {
+                    let _ = mine.total.add(&h.total);
+                }
+                None => {
+                    self.hists.insert(k, h);
+                }
+            }
+        }
+        self.intervals.extend(o.intervals);
+    }
+
+    /// Intervals of all threads merged by number, in order.
+    pub fn merged_intervals(&self) -> Vec<(u64, u64, Histogram<u64>)> {
+        let mut by: BTreeMap<u64, (u64, Histogram<u64>)> = BTreeMap::new();
+        for (n, ops, h) in &self.intervals {
+            let e = by.entry(*n).or_insert_with(|| (0, new_histogram()));
+            e.0 += ops;
+            let _ = e.1.add(h);
+        }
+        by.into_iter().map(|(n, (ops, h))| (n, ops, h)).collect()
+    }
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally::new()
+    }
+}

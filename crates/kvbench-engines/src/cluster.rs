@@ -1,0 +1,107 @@
+//! What the clusters kvbench starts share (Redis Cluster, etcd): several loopback ports chosen
+//! at once, a generated secret, and a group of member processes stopped together.
+//!
+//! Each member is a [`ServerProcess`] in a process group of its own (so one member can be
+//! killed alone, as a fault step does); [`Members::stop`] asks every member to stop at once and
+//! then waits, so a cluster of N members stops in one grace period, not N.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::net::{Ipv4Addr, TcpListener};
+
+use crate::server::ServerProcess;
+
+/// `n` distinct loopback ports nobody listens on right now. The listeners are held until all
+/// are chosen, so the kernel cannot hand out the same port twice; a server may still lose a
+/// port to another process before binding it (callers retry on "in use").
+pub fn free_ports(n: usize) -> Result<Vec<u16>, String> {
+    let mut held = Vec::with_capacity(n);
+    for _ in 0..n {
+        let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| format!("no free loopback port: {e}"))?;
+        held.push(l);
+    }
+    held.iter().map(|l| l.local_addr().map(|a| a.port()).map_err(|e| format!("no free loopback port: {e}"))).collect()
+}
+
+/// A random secret for a server's password: 32 hex digits from the kernel's generator.
+pub fn random_secret() -> Result<String, String> {
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| format!("cannot read /dev/urandom for a password: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// One member of a cluster: its process and the ports it listens on.
+#[derive(Debug)]
+pub struct Member {
+    pub name: String,
+    pub proc: ServerProcess,
+    /// Where clients reach it.
+    pub port: u16,
+    /// The cluster's internal port (Redis cluster bus, etcd peer port).
+    pub peer_port: u16,
+}
+
+/// The members of a cluster, stopped together.
+#[derive(Debug, Default)]
+pub struct Members(pub Vec<Member>);
+
+impl Members {
+    /// Ask every member to stop, then wait for each; the error lists every member that had to
+    /// be killed.
+    pub fn stop(&mut self) -> Result<(), String> {
+        // Each stop sends its signal and waits; run them side by side so the grace periods
+        // overlap.
+        let errors: Vec<String> = std::thread::scope(|s| {
+            let handles: Vec<_> = self.0.iter_mut().map(|m| s.spawn(move || m.proc.stop())).collect();
+            handles.into_iter().filter_map(|h| h.join().unwrap_or_else(|_| Err("stop panicked".into())).err()).collect()
+        });
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("\n"))
+        }
+    }
+
+    /// Ports, pids, commands and logs of every member, for `RunningServer::info`.
+    pub fn describe(&self, info: &mut BTreeMap<String, String>) {
+        for m in &self.0 {
+            info.insert(format!("{}.port", m.name), format!("{} (peer {})", m.port, m.peer_port));
+            info.insert(format!("{}.pid", m.name), m.proc.pid().to_string());
+            info.insert(format!("{}.log", m.name), m.proc.log().display().to_string());
+            info.insert(format!("{}.command", m.name), m.proc.command().to_string());
+        }
+        if let Some(first) = self.0.first() {
+            // The keys every server reports (tests look for `pid` and `log`).
+            info.insert("pid".into(), first.proc.pid().to_string());
+            info.insert("log".into(), first.proc.log().display().to_string());
+        }
+        info.insert("members".into(), self.0.len().to_string());
+    }
+}
+
+impl Drop for Members {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_are_distinct() {
+        let p = free_ports(20).unwrap();
+        let set: std::collections::BTreeSet<_> = p.iter().collect();
+        assert_eq!(set.len(), 20);
+    }
+
+    #[test]
+    fn secrets_differ() {
+        let a = random_secret().unwrap();
+        assert_eq!(a.len(), 32);
+        assert_ne!(a, random_secret().unwrap());
+    }
+}

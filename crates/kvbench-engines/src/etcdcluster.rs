@@ -1,0 +1,156 @@
+//! A 3-member etcd (Raft) cluster from the system's `etcd` (Debian `etcd-server`), started by
+//! kvbench on loopback for the Go engine `go-etcd` (its client is etcd's official Go client, so
+//! the engine lives in the Go worker; this file owns only the server side).
+//!
+//! Every member gets its own subdirectory of the private 0700 directory (data directory and
+//! log), a client port and a peer port on 127.0.0.1, and its own process group; the cluster is
+//! bootstrapped statically (`--initial-cluster`, a random cluster token). kvbench waits until
+//! every member's `/health` says true, which needs an elected leader. etcd fsyncs its write-ahead
+//! log before it acknowledges a commit, so every acknowledged write is on a quorum's disks.
+//!
+//! The client ports are plain loopback TCP without authentication: etcd's unix-socket listeners
+//! in the packaged version take `host:port` names relative to the working directory, and etcd's
+//! auth would add a permission check to every request under measurement (docs/decisions.md).
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::path::Path;
+use std::time::Duration;
+
+use kvbench_core::engine::RunningServer;
+
+use crate::cluster::{free_ports, random_secret, Member, Members};
+use crate::server::{self, ServerProcess};
+
+/// A cluster kvbench started.
+pub struct EtcdCluster {
+    members: Members,
+    version: String,
+}
+
+/// The `StartServer` of `go-etcd`: three members, the smallest cluster that survives a failure.
+pub fn start_server(dir: &Path) -> Result<Box<dyn RunningServer>, String> {
+    start_cluster(dir, 3).map(|c| Box::new(c) as Box<dyn RunningServer>)
+}
+
+/// Start `n` members (1..=7) in `dir` (empty) and wait until each reports healthy.
+pub fn start_cluster(dir: &Path, n: usize) -> Result<EtcdCluster, String> {
+    if !(1..=7).contains(&n) {
+        return Err(format!("etcd: members = {n}: must be 1..=7"));
+    }
+    let binary = server::find_binary(&["etcd", "/usr/bin/etcd"])
+        .ok_or("etcd not found in PATH: apt-get install etcd-server, or give url = \"http://HOST:PORT,...\"")?;
+    let version = server::first_line_of(&binary, &["--version"]);
+    let dir = server::private_dir(dir)?;
+    let mut last = String::new();
+    for _ in 0..3 {
+        match spawn_members(&binary, &dir, n) {
+            Ok(members) => return Ok(EtcdCluster { members, version }),
+            Err(e) if e.contains("in use") => last = e,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last)
+}
+
+fn member_args(i: usize, dir: &Path, ports: &[(u16, u16)], token: &str) -> Vec<String> {
+    let (client, peer) = ports[i];
+    let initial: Vec<String> =
+        ports.iter().enumerate().map(|(j, (_, p))| format!("m{j}=http://127.0.0.1:{p}")).collect();
+    [
+        "--name",
+        &format!("m{i}"),
+        "--data-dir",
+        &dir.join("data").to_string_lossy(),
+        "--listen-client-urls",
+        &format!("http://127.0.0.1:{client}"),
+        "--advertise-client-urls",
+        &format!("http://127.0.0.1:{client}"),
+        "--listen-peer-urls",
+        &format!("http://127.0.0.1:{peer}"),
+        "--initial-advertise-peer-urls",
+        &format!("http://127.0.0.1:{peer}"),
+        "--initial-cluster",
+        &initial.join(","),
+        "--initial-cluster-token",
+        token,
+        "--initial-cluster-state",
+        "new",
+        "--logger",
+        "zap",
+        "--log-outputs",
+        "stderr",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+fn spawn_members(binary: &Path, dir: &Path, n: usize) -> Result<Members, String> {
+    let flat = free_ports(2 * n)?;
+    let ports: Vec<(u16, u16)> = flat.chunks(2).map(|p| (p[0], p[1])).collect();
+    let token = format!("kvbench-{}", random_secret()?);
+    let mut members = Members::default();
+    // All members must run before any can elect a leader: spawn every one, then wait.
+    for (i, &(client, peer)) in ports.iter().enumerate() {
+        let mdir = dir.join(format!("m{i}"));
+        std::fs::create_dir_all(&mdir).map_err(|e| format!("etcd: {}: {e}", mdir.display()))?;
+        let args = member_args(i, &mdir, &ports, &token);
+        let proc = ServerProcess::spawn(&format!("etcd m{i}"), binary, &args, &mdir.join("etcd.log"), None)?;
+        members.0.push(Member { name: format!("m{i}"), proc, port: client, peer_port: peer });
+    }
+    for m in &mut members.0 {
+        let port = m.port;
+        m.proc.wait_ready(server::START_TIMEOUT, || health(port))?;
+    }
+    Ok(members)
+}
+
+/// `GET /health` on a member's client port: Ok when it answers `"health":"true"` (it has a
+/// leader and can serve).
+pub fn health(port: u16) -> Result<(), String> {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_millis(500)).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).map_err(|e| e.to_string())?;
+    s.write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").map_err(|e| e.to_string())?;
+    let mut body = String::new();
+    s.read_to_string(&mut body).map_err(|e| e.to_string())?;
+    let compact: String = body.chars().filter(|c| !c.is_whitespace()).collect();
+    if compact.contains(r#""health":"true""#) {
+        Ok(())
+    } else {
+        Err(format!("not healthy yet: {}", body.lines().last().unwrap_or("")))
+    }
+}
+
+impl EtcdCluster {
+    /// The members, for tests and fault steps that stop one of them.
+    pub fn members_mut(&mut self) -> &mut Members {
+        &mut self.members
+    }
+}
+
+impl RunningServer for EtcdCluster {
+    fn url(&self) -> String {
+        let eps: Vec<String> = self.members.0.iter().map(|m| format!("http://127.0.0.1:{}", m.port)).collect();
+        eps.join(",")
+    }
+
+    fn info(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        m.insert("server".into(), "etcd".into());
+        m.insert("version".into(), self.version.clone());
+        m.insert(
+            "durability".into(),
+            "every commit fsynced to the write-ahead log of a quorum before it is acknowledged".into(),
+        );
+        m.insert("auth".into(), "none: loopback TCP (see docs/decisions.md)".into());
+        self.members.describe(&mut m);
+        m
+    }
+
+    fn stop(mut self: Box<Self>) -> Result<(), String> {
+        self.members.stop()
+    }
+}

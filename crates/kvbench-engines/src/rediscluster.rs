@@ -1,0 +1,763 @@
+//! `redis-cluster`: a sharded Redis Cluster driven by the `redis` crate's cluster client.
+//!
+//! The server side: kvbench starts `masters` masters and `replicas` replicas per master from the
+//! system's `redis-server` with `cluster-enabled yes`, on loopback, each in its own subdirectory
+//! of the private 0700 directory and its own process group, all with one generated password
+//! (`requirepass`, and `masterauth` so replicas can sync). It forms the cluster with the standard
+//! tool, `redis-cli --cluster create ... --cluster-yes` (the password passed in the environment,
+//! not on the command line), and waits until every node says `cluster_state:ok`.
+//!
+//! The client side: the crate's `ClusterConnection` follows MOVED and ASK redirections and
+//! refreshes its slot map. A multi-get is grouped by hash slot, since Redis refuses a cross-slot
+//! MGET: keys of one slot are one MGET; keys of several slots go out as one cluster pipeline of
+//! GETs in slot order, which the crate writes to each master as one pipeline before it reads any
+//! reply (the crate refuses MGET inside a cluster pipeline). A write batch is one
+//! cluster pipeline of SET/DEL (windows of `pipeline` commands). Reads go to masters.
+//!
+//! Durability is applied to every node with CONFIG SET in `prepare`, as for `redis`; a master
+//! answers after its own fsync, and replicas copy asynchronously (no WAIT).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use ::redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection};
+use ::redis::cluster_routing::get_slot;
+use ::redis::{Connection, ConnectionAddr, ConnectionInfo, RedisConnectionInfo, Value};
+use kvbench_core::engine::*;
+
+use crate::cluster::{free_ports, random_secret, Member, Members};
+use crate::server::{self, ServerProcess};
+
+pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
+    name: "redis-cluster",
+    description: "Redis Cluster over loopback (redis crate cluster client): GET, MGET grouped by slot, pipelined SET/DEL per node",
+    capabilities: Capabilities {
+        ordered_scan: false,
+        multi_get: true,
+        batch: false,
+        read_only_open: false,
+        secondary_open: false,
+        persistent: true,
+        build_once: false,
+        delete: true,
+    },
+    options: &[
+        OptionSpec {
+            name: "masters",
+            kind: OptionKind::Int,
+            default: "3",
+            doc: "masters of the cluster (at least 3); checked against the cluster on open",
+        },
+        OptionSpec {
+            name: "replicas",
+            kind: OptionKind::Int,
+            default: "0",
+            doc: "replicas per master; checked against the cluster on open",
+        },
+        OptionSpec {
+            name: "prefix",
+            kind: OptionKind::Text,
+            default: "kvb:",
+            doc: "prefix of every key: kvbench's namespace; the first open of a job deletes the keys under it",
+        },
+        OptionSpec {
+            name: "pipeline",
+            kind: OptionKind::Int,
+            default: "0",
+            doc: "commands of a write batch per cluster pipeline (0: the whole batch)",
+        },
+        OptionSpec {
+            name: "appendfsync",
+            kind: OptionKind::Enum(&["auto", "always", "everysec", "no"]),
+            default: "auto",
+            doc: "AOF fsync policy when sync is commit/always (auto: always)",
+        },
+        OptionSpec {
+            name: "configure",
+            kind: OptionKind::Bool,
+            default: "true",
+            doc: "apply `sync` with CONFIG SET on every node; false leaves a cluster given by url as it is",
+        },
+    ],
+    version: || {
+        let server = server::find_binary(&["redis-server"])
+            .map(|b| server::first_line_of(&b, &["--version"]))
+            .unwrap_or_else(|| "redis-server not installed".into());
+        format!("{server}; client: redis crate 0.27.6 (cluster, sync)")
+    },
+    available: || Ok(()),
+    open,
+    start_server: Some(start_server),
+};
+
+/// The fewest masters `redis-cli --cluster create` accepts.
+pub const MIN_MASTERS: u32 = 3;
+/// How long forming the cluster may take (slot assignment, gossip until every node agrees).
+const FORM_TIMEOUT: Duration = Duration::from_secs(60);
+
+// ---------------------------------------------------------------------------------------------
+// Server
+
+/// A cluster kvbench started.
+pub struct RedisCluster {
+    members: Members,
+    password: String,
+    masters: u32,
+    replicas: u32,
+    version: String,
+    create_command: String,
+}
+
+fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
+    start_cluster(dir, MIN_MASTERS, 0).map(|c| Box::new(c) as Box<dyn RunningServer>)
+}
+
+/// Start `masters` masters with `replicas` replicas each in `dir` (empty) and form the cluster.
+pub fn start_cluster(dir: &Path, masters: u32, replicas: u32) -> std::result::Result<RedisCluster, String> {
+    if !(MIN_MASTERS..=100).contains(&masters) {
+        return Err(format!("redis-cluster: masters = {masters}: must be 3..=100 (redis-cli needs at least 3)"));
+    }
+    if replicas > 5 {
+        return Err(format!("redis-cluster: replicas = {replicas}: must be 0..=5 (per master)"));
+    }
+    let binary = server::find_binary(&["redis-server"]).ok_or(
+        "redis-server not found in PATH: apt-get install redis-server, or give url = \"redis://HOST:PORT,...\"",
+    )?;
+    let cli = server::find_binary(&["redis-cli"]).ok_or("redis-cli not found in PATH: apt-get install redis-tools")?;
+    let version = server::first_line_of(&binary, &["--version"]);
+    let dir = server::private_dir(dir)?;
+    let password = random_secret()?;
+    let nodes = (masters * (1 + replicas)) as usize;
+    let mut last = String::new();
+    for _ in 0..3 {
+        match spawn_nodes(&binary, &dir, nodes, &password) {
+            Ok(members) => {
+                let mut c =
+                    RedisCluster { members, password, masters, replicas, version, create_command: String::new() };
+                c.create_command = form(&cli, &dir, &c)?;
+                wait_cluster_ok(&c)?;
+                return Ok(c);
+            }
+            Err(e) if e.contains("in use") => last = e,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last)
+}
+
+fn node_conf(dir: &Path, port: u16, bus: u16, password: &str) -> String {
+    format!(
+        "# Written by kvbench for one run; the node is private to it.\n\
+         bind 127.0.0.1\n\
+         port {port}\n\
+         cluster-port {bus}\n\
+         cluster-enabled yes\n\
+         cluster-config-file nodes.conf\n\
+         cluster-node-timeout 5000\n\
+         protected-mode yes\n\
+         requirepass {password}\n\
+         masterauth {password}\n\
+         daemonize no\n\
+         logfile \"\"\n\
+         dir \"{}\"\n\
+         # Persistence is set per job with CONFIG SET (see the engine); start with none.\n\
+         save \"\"\n\
+         appendonly no\n\
+         appendfsync always\n",
+        dir.display()
+    )
+}
+
+fn spawn_nodes(binary: &Path, dir: &Path, n: usize, password: &str) -> std::result::Result<Members, String> {
+    let ports = free_ports(2 * n)?;
+    let mut members = Members::default();
+    for i in 0..n {
+        let (port, bus) = (ports[2 * i], ports[2 * i + 1]);
+        let ndir = dir.join(format!("node-{i}"));
+        std::fs::create_dir_all(&ndir).map_err(|e| format!("redis-cluster: {}: {e}", ndir.display()))?;
+        let conf = ndir.join("redis.conf");
+        std::fs::write(&conf, node_conf(&ndir, port, bus, password))
+            .map_err(|e| format!("redis-cluster: cannot write {}: {e}", conf.display()))?;
+        let args = vec![conf.to_string_lossy().into_owned()];
+        let proc =
+            ServerProcess::spawn(&format!("redis-server node-{i}"), binary, &args, &ndir.join("redis.log"), None)?;
+        members.0.push(Member { name: format!("node-{i}"), proc, port, peer_port: bus });
+    }
+    for m in &mut members.0 {
+        let port = m.port;
+        m.proc.wait_ready(server::START_TIMEOUT, || {
+            let mut c = node_connection("127.0.0.1", port, Some(password)).map_err(|e| e.to_string())?;
+            ::redis::cmd("PING").query::<String>(&mut c).map(|_| ()).map_err(|e| e.to_string())
+        })?;
+    }
+    Ok(members)
+}
+
+/// `redis-cli --cluster create`: assigns the slots and the replicas; returns its command line.
+fn form(cli: &Path, dir: &Path, c: &RedisCluster) -> std::result::Result<String, String> {
+    let mut args: Vec<String> = vec!["--cluster".into(), "create".into()];
+    args.extend(c.members.0.iter().map(|m| format!("127.0.0.1:{}", m.port)));
+    args.extend(["--cluster-replicas".into(), c.replicas.to_string(), "--cluster-yes".into()]);
+    let command = server::render_command(cli, &args);
+    let log = dir.join("cluster-create.log");
+    let out = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let err = out.try_clone().map_err(|e| e.to_string())?;
+    let mut child = Command::new(cli)
+        .args(&args)
+        .env("REDISCLI_AUTH", &c.password)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| format!("redis-cluster: cannot run {command}: {e}"))?;
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
+            break s;
+        }
+        if t0.elapsed() > FORM_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "redis-cluster: `{command}` did not finish within {} s; log: {}\n{}",
+                FORM_TIMEOUT.as_secs(),
+                log.display(),
+                server::log_tail(&log, 15)
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    if !status.success() {
+        return Err(format!(
+            "redis-cluster: `{command}` failed ({status}); log: {}\n{}",
+            log.display(),
+            server::log_tail(&log, 15)
+        ));
+    }
+    Ok(command)
+}
+
+/// Wait until every node reports `cluster_state:ok` and sees the whole shape (every node, the
+/// right number of masters, none failed): gossip spreads replica roles after `create` returns.
+fn wait_cluster_ok(c: &RedisCluster) -> std::result::Result<(), String> {
+    let t0 = Instant::now();
+    for m in &c.members.0 {
+        let mut last;
+        loop {
+            match node_view(m.port, &c.password) {
+                Ok(view) if view_complete(&view, c) => break,
+                Ok((_, nodes)) => last = format!("{nodes:?}"),
+                Err(e) => last = e.to_string(),
+            }
+            if t0.elapsed() > FORM_TIMEOUT {
+                return Err(format!(
+                    "redis-cluster: {} did not see a complete cluster within {} s (last: {last}); log: {}",
+                    m.name,
+                    FORM_TIMEOUT.as_secs(),
+                    m.proc.log().display()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    Ok(())
+}
+
+/// One node's `CLUSTER INFO` text and `CLUSTER NODES` view.
+fn node_view(port: u16, password: &str) -> ::redis::RedisResult<(String, Vec<NodeLine>)> {
+    let mut conn = node_connection("127.0.0.1", port, Some(password))?;
+    let info: String = ::redis::cmd("CLUSTER").arg("INFO").query(&mut conn)?;
+    let text: String = ::redis::cmd("CLUSTER").arg("NODES").query(&mut conn)?;
+    let nodes = parse_nodes(&text).map_err(|e| ::redis::RedisError::from((::redis::ErrorKind::ParseError, "", e)))?;
+    Ok((info, nodes))
+}
+
+fn view_complete((info, nodes): &(String, Vec<NodeLine>), c: &RedisCluster) -> bool {
+    info.contains("cluster_state:ok")
+        && nodes.len() == c.members.0.len()
+        && nodes.iter().filter(|n| n.master).count() == c.masters as usize
+        && !nodes.iter().any(|n| n.failed)
+}
+
+impl RedisCluster {
+    /// The members (nodes), for tests and fault steps that stop one of them.
+    pub fn members_mut(&mut self) -> &mut Members {
+        &mut self.members
+    }
+}
+
+impl RunningServer for RedisCluster {
+    fn url(&self) -> String {
+        let seeds: Vec<String> = self.members.0.iter().map(|m| format!("redis://127.0.0.1:{}", m.port)).collect();
+        seeds.join(",")
+    }
+
+    fn info(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        m.insert("server".into(), "redis-cluster".into());
+        m.insert("version".into(), self.version.clone());
+        m.insert("masters".into(), self.masters.to_string());
+        m.insert("replicas".into(), format!("{} per master", self.replicas));
+        m.insert("auth".into(), "requirepass + masterauth: a password generated for this run".into());
+        m.insert("persistence".into(), "set per job from `sync` (CONFIG SET on every node); started with none".into());
+        m.insert("create".into(), self.create_command.clone());
+        self.members.describe(&mut m);
+        m
+    }
+
+    fn token(&self) -> Option<String> {
+        Some(self.password.clone())
+    }
+
+    fn stop(mut self: Box<Self>) -> std::result::Result<(), String> {
+        self.members.stop()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client
+
+fn err(e: ::redis::RedisError) -> EngineError {
+    EngineError::Store(format!("redis-cluster: {e}"))
+}
+
+fn node_connection(host: &str, port: u16, password: Option<&str>) -> ::redis::RedisResult<Connection> {
+    let info = ConnectionInfo {
+        addr: ConnectionAddr::Tcp(host.to_string(), port),
+        redis: RedisConnectionInfo { password: password.map(String::from), ..Default::default() },
+    };
+    let c = ::redis::Client::open(info)?.get_connection_with_timeout(Duration::from_secs(10))?;
+    c.set_read_timeout(Some(Duration::from_secs(120)))?;
+    Ok(c)
+}
+
+/// One node as `CLUSTER NODES` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeLine {
+    pub host: String,
+    pub port: u16,
+    pub master: bool,
+    pub failed: bool,
+}
+
+/// Parse `CLUSTER NODES`: `<id> <ip:port@cport[,hostname]> <flags> <master-id> ...` per line.
+pub fn parse_nodes(text: &str) -> std::result::Result<Vec<NodeLine>, String> {
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (Some(addr), Some(flags)) = (f.get(1), f.get(2)) else {
+            return Err(format!("CLUSTER NODES: cannot read line `{line}`"));
+        };
+        let hostport = addr.split(['@', ',']).next().unwrap_or("");
+        let (host, port) =
+            hostport.rsplit_once(':').ok_or_else(|| format!("CLUSTER NODES: bad address in `{line}`"))?;
+        let port = port.parse().map_err(|_| format!("CLUSTER NODES: bad port in `{line}`"))?;
+        let flags: Vec<&str> = flags.split(',').collect();
+        out.push(NodeLine {
+            host: host.to_string(),
+            port,
+            master: flags.contains(&"master"),
+            failed: flags.iter().any(|f| *f == "fail" || *f == "fail?"),
+        });
+    }
+    Ok(out)
+}
+
+/// Seeds of `url` (`redis://h:p,redis://h:p` or `redis://h:p,h:p`) as redis URLs.
+fn seeds(url: &str) -> Vec<String> {
+    url.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| if s.contains("://") { s.to_string() } else { format!("redis://{s}") })
+        .collect()
+}
+
+pub struct RedisClusterEngine {
+    client: ClusterClient,
+    password: Option<String>,
+    nodes: Vec<NodeLine>,
+    prefix: Vec<u8>,
+    pipeline: usize,
+    sync: SyncMode,
+    options: Options,
+    marker: PathBuf,
+    writer: Mutex<ClusterConnection>,
+    settings: BTreeMap<String, String>,
+}
+
+fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
+    let url = args.url.ok_or_else(|| {
+        EngineError::Option(
+            "redis-cluster needs a cluster: kvbench starts one, or give url = \"redis://HOST:PORT[,redis://HOST:PORT...]\"".into(),
+        )
+    })?;
+    let seeds = seeds(url);
+    let first = ::redis::IntoConnectionInfo::into_connection_info(seeds[0].as_str())
+        .map_err(|e| EngineError::Option(format!("redis-cluster url `{url}`: {e}")))?;
+    let password = args.token.map(String::from).or(first.redis.password.clone());
+    let mut builder = ClusterClient::builder(seeds.clone())
+        .connection_timeout(Duration::from_secs(10))
+        .response_timeout(Duration::from_secs(120));
+    if let Some(p) = &password {
+        builder = builder.password(p.clone());
+    }
+    let client = builder.build().map_err(|e| EngineError::Option(format!("redis-cluster url `{url}`: {e}")))?;
+    let mut conn = client
+        .get_connection()
+        .map_err(|e| EngineError::Store(format!("redis-cluster: cannot connect to {url}: {e}")))?;
+    let nodes = cluster_nodes(&mut conn)?;
+    let o = args.options;
+    check_shape(&nodes, o, url)?;
+    let mut settings = BTreeMap::new();
+    settings.insert("url".into(), url.to_string());
+    let masters = nodes.iter().filter(|n| n.master).count();
+    settings.insert("nodes".into(), format!("{masters} masters, {} replicas", nodes.len() - masters));
+    settings.insert("reads".into(), "from masters".into());
+    settings
+        .insert("multi-get".into(), "one slot: MGET; several: GETs grouped by slot, one pipeline per master".into());
+    let pipeline = o.int("pipeline").unwrap_or(0).max(0) as usize;
+    settings.insert(
+        "pipeline".into(),
+        if pipeline == 0 { "whole batch".into() } else { format!("{pipeline} commands per cluster pipeline") },
+    );
+    let prefix = o.text("prefix").unwrap_or_default().into_bytes();
+    settings.insert("keys".into(), format!("prefix `{}` + the key's bytes", String::from_utf8_lossy(&prefix)));
+    Ok(Box::new(RedisClusterEngine {
+        client,
+        password,
+        nodes,
+        prefix,
+        pipeline,
+        sync: args.sync,
+        options: o.clone(),
+        marker: server::job_marker(args.dir, "redis-cluster"),
+        writer: Mutex::new(conn),
+        settings,
+    }))
+}
+
+fn cluster_nodes(conn: &mut ClusterConnection) -> Result<Vec<NodeLine>> {
+    let text: String = ::redis::cmd("CLUSTER").arg("NODES").query(conn).map_err(err)?;
+    let nodes = parse_nodes(&text).map_err(EngineError::Store)?;
+    if nodes.iter().any(|n| n.failed) {
+        return Err(EngineError::Store(format!("redis-cluster: a node is marked failed:\n{text}")));
+    }
+    Ok(nodes)
+}
+
+/// The cluster must have the shape the options say, so the row's options describe it.
+fn check_shape(nodes: &[NodeLine], o: &Options, url: &str) -> Result<()> {
+    let masters = nodes.iter().filter(|n| n.master).count() as i64;
+    let replicas = nodes.len() as i64 - masters;
+    let want_m = o.int("masters").unwrap_or(3);
+    let want_r = o.int("replicas").unwrap_or(0);
+    if masters != want_m || replicas != want_m * want_r {
+        return Err(EngineError::Option(format!(
+            "redis-cluster options masters = {want_m}, replicas = {want_r}, but the cluster at {url} has {masters} \
+             masters and {replicas} replicas in all: set masters and replicas to the cluster's shape"
+        )));
+    }
+    Ok(())
+}
+
+impl RedisClusterEngine {
+    fn admin(&self, n: &NodeLine) -> Result<Connection> {
+        node_connection(&n.host, n.port, self.password.as_deref())
+            .map_err(|e| EngineError::Store(format!("redis-cluster: node {}:{}: {e}", n.host, n.port)))
+    }
+
+    /// Apply `sync` on every node (replicas persist too) and record what is in effect.
+    fn configure(&mut self) -> Result<()> {
+        let policy = match self.options.text("appendfsync").as_deref() {
+            Some("auto") | None => "always".to_string(),
+            Some(p) => p.to_string(),
+        };
+        let mut effective = Vec::new();
+        for n in self.nodes.clone() {
+            let mut c = self.admin(&n)?;
+            if self.options.bool("configure") {
+                config_set(&mut c, "save", "")?;
+                match self.sync {
+                    SyncMode::None => config_set(&mut c, "appendonly", "no")?,
+                    SyncMode::Commit | SyncMode::Always => {
+                        config_set(&mut c, "appendfsync", &policy)?;
+                        config_set(&mut c, "appendonly", "yes")?;
+                        wait_aof_rewrite(&mut c)?;
+                    }
+                }
+            }
+            effective.push((config_get(&mut c, "appendonly"), config_get(&mut c, "appendfsync")));
+            if n.master && !self.settings.contains_key("server_version") {
+                let v = info_field(&mut c, "server", "redis_version").unwrap_or_default();
+                self.settings.insert("server_version".into(), v);
+            }
+        }
+        let all_durable = effective.iter().all(|(a, f)| a == "yes" && f == "always");
+        let (a, f) = effective.first().cloned().unwrap_or_default();
+        self.settings.insert("appendonly".into(), a.clone());
+        self.settings.insert("appendfsync".into(), f.clone());
+        let replicated = self.nodes.iter().any(|n| !n.master);
+        self.settings.insert("durability".into(), durability(self.sync, all_durable, replicated, &a, &f));
+        Ok(())
+    }
+
+    /// Delete every key under the prefix on every master (SCAN MATCH, UNLINK).
+    fn clear(&mut self) -> Result<u64> {
+        let mut n = 0;
+        for node in self.nodes.iter().filter(|n| n.master) {
+            let mut c = self.admin(node)?;
+            n += clear_prefix(&mut c, &self.prefix)?;
+        }
+        Ok(n)
+    }
+}
+
+fn durability(sync: SyncMode, all_durable: bool, replicated: bool, a: &str, f: &str) -> String {
+    let replicas = if replicated { "; replicas copy asynchronously (no WAIT)" } else { "" };
+    match (sync, all_durable) {
+        (SyncMode::None, _) => "none: data in memory only (sync=none)".into(),
+        (_, true) => format!("AOF fsynced by the key's master before each reply{replicas}"),
+        (s, false) => format!("WEAKER than sync={s}: appendonly={a} appendfsync={f} on some node{replicas}"),
+    }
+}
+
+fn config_set(c: &mut Connection, k: &str, v: &str) -> Result<()> {
+    ::redis::cmd("CONFIG").arg("SET").arg(k).arg(v).query::<()>(c).map_err(|e| {
+        EngineError::Store(format!(
+            "redis-cluster CONFIG SET {k} {v:?}: {e} (set option configure=false to leave the cluster as it is)"
+        ))
+    })
+}
+
+fn config_get(c: &mut Connection, name: &str) -> String {
+    ::redis::cmd("CONFIG")
+        .arg("GET")
+        .arg(name)
+        .query::<Vec<String>>(c)
+        .ok()
+        .and_then(|v| v.get(1).cloned())
+        .unwrap_or_else(|| "?".into())
+}
+
+fn info_field(c: &mut Connection, section: &str, field: &str) -> Option<String> {
+    let text: String = ::redis::cmd("INFO").arg(section).query(c).ok()?;
+    text.lines().find_map(|l| l.strip_prefix(field).and_then(|r| r.strip_prefix(':')).map(|v| v.trim().to_string()))
+}
+
+/// After `appendonly yes` a node rewrites its AOF in the background; wait so the rewrite does
+/// not run under the measured phases.
+fn wait_aof_rewrite(c: &mut Connection) -> Result<()> {
+    let t0 = Instant::now();
+    while info_field(c, "persistence", "aof_rewrite_in_progress").as_deref() == Some("1")
+        || info_field(c, "persistence", "aof_rewrite_scheduled").as_deref() == Some("1")
+    {
+        if t0.elapsed() > Duration::from_secs(300) {
+            return Err(EngineError::Store("redis-cluster: an AOF rewrite did not finish within 300 s".into()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
+
+fn clear_prefix(c: &mut Connection, prefix: &[u8]) -> Result<u64> {
+    let mut pattern = Vec::with_capacity(prefix.len() + 1);
+    for &b in prefix {
+        if b"*?[]\\".contains(&b) {
+            pattern.push(b'\\');
+        }
+        pattern.push(b);
+    }
+    pattern.push(b'*');
+    let (mut cursor, mut n) = (0u64, 0u64);
+    loop {
+        let (next, keys): (u64, Vec<Vec<u8>>) =
+            ::redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(1000).query(c).map_err(err)?;
+        // A node's keys lie in many slots and a cross-slot UNLINK is refused: one key per
+        // command, pipelined.
+        if !keys.is_empty() {
+            n += keys.len() as u64;
+            let mut pipe = ::redis::pipe();
+            for k in &keys {
+                pipe.cmd("UNLINK").arg(k).ignore();
+            }
+            pipe.query::<()>(c).map_err(err)?;
+        }
+        cursor = next;
+        if cursor == 0 {
+            return Ok(n);
+        }
+    }
+}
+
+fn connect(client: &ClusterClient) -> Result<ClusterConnection> {
+    let c = client.get_connection().map_err(err)?;
+    c.set_read_timeout(Some(Duration::from_secs(120))).map_err(err)?;
+    c.set_write_timeout(Some(Duration::from_secs(120))).map_err(err)?;
+    Ok(c)
+}
+
+impl Engine for RedisClusterEngine {
+    fn prepare(&mut self) -> Result<()> {
+        self.configure()?;
+        if !self.marker.exists() {
+            let n = self.clear()?;
+            self.settings.insert("cleared".into(), format!("{n} earlier keys under the prefix"));
+            std::fs::write(&self.marker, &self.prefix)?;
+        }
+        Ok(())
+    }
+
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        let mut c = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+        let depth = if self.pipeline == 0 { batch.len().max(1) } else { self.pipeline };
+        let mut key = Vec::with_capacity(self.prefix.len() + 64);
+        for window in batch.chunks(depth) {
+            let mut pipe = cluster_pipe();
+            for w in window {
+                key.clear();
+                key.extend_from_slice(&self.prefix);
+                key.extend_from_slice(w.key);
+                match w.value {
+                    Some(v) => pipe.cmd("SET").arg(&key).arg(v).ignore(),
+                    None => pipe.cmd("DEL").arg(&key).ignore(),
+                };
+            }
+            pipe.query::<()>(&mut c).map_err(err)?;
+        }
+        Ok(())
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        Ok(Box::new(ClusterReader { conn: connect(&self.client)?, prefix: &self.prefix, key: Vec::new() }))
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.settings.clone()
+    }
+}
+
+struct ClusterReader<'a> {
+    conn: ClusterConnection,
+    prefix: &'a [u8],
+    key: Vec<u8>,
+}
+
+impl ClusterReader<'_> {
+    fn full_key(&mut self, key: &[u8]) -> &[u8] {
+        self.key.clear();
+        self.key.extend_from_slice(self.prefix);
+        self.key.extend_from_slice(key);
+        &self.key
+    }
+}
+
+fn bulk(v: Value) -> Result<Option<Vec<u8>>> {
+    match v {
+        Value::Nil => Ok(None),
+        Value::BulkString(b) => Ok(Some(b)),
+        other => Err(EngineError::Store(format!("redis-cluster: unexpected reply {other:?}"))),
+    }
+}
+
+/// Indices of `keys` grouped by hash slot, in slot order.
+pub fn group_by_slot(keys: &[Vec<u8>]) -> BTreeMap<u16, Vec<usize>> {
+    let mut groups: BTreeMap<u16, Vec<usize>> = BTreeMap::new();
+    for (i, k) in keys.iter().enumerate() {
+        groups.entry(get_slot(k)).or_default().push(i);
+    }
+    groups
+}
+
+impl Reader for ClusterReader<'_> {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        self.full_key(key);
+        let v: Value = ::redis::cmd("GET").arg(&self.key).query(&mut self.conn).map_err(err)?;
+        out.clear();
+        match bulk(v)? {
+            Some(b) => {
+                *out = b;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        out.clear();
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let full: Vec<Vec<u8>> = keys.iter().map(|k| [self.prefix, k].concat()).collect();
+        let groups = group_by_slot(&full);
+        if groups.len() == 1 {
+            // One slot: one MGET, routed to the slot's master.
+            let reply: Value = ::redis::cmd("MGET").arg(&full).query(&mut self.conn).map_err(err)?;
+            let Value::Array(items) = reply else {
+                return Err(EngineError::Store(format!("redis-cluster MGET: unexpected reply {reply:?}")));
+            };
+            if items.len() != keys.len() {
+                return Err(EngineError::Store(format!(
+                    "redis-cluster MGET: {} values for {} keys",
+                    items.len(),
+                    keys.len()
+                )));
+            }
+            return items.into_iter().try_for_each(|v| bulk(v).map(|b| out.push(b)));
+        }
+        // Several slots: the crate refuses MGET in a cluster pipeline, and MGET per slot one
+        // after the other costs a round trip per slot. A cluster pipeline of GETs, in slot
+        // order, is written to each master as one pipeline, all masters before any reply is read.
+        let mut pipe = cluster_pipe();
+        for &i in groups.values().flatten() {
+            pipe.cmd("GET").arg(&full[i]);
+        }
+        let replies: Vec<Value> = pipe.query(&mut self.conn).map_err(err)?;
+        out.resize(keys.len(), None);
+        for (&i, v) in groups.values().flatten().zip(replies) {
+            out[i] = bulk(v)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_nodes_parse() {
+        let text = "07c3 127.0.0.1:30004@31004 slave e7d1 0 1426238317239 4 connected\n\
+                    e7d1 127.0.0.1:30001@31001,host.example myself,master - 0 0 1 connected 0-5460\n\
+                    67ed 127.0.0.1:30002@31002 master,fail - 0 1426238316232 2 connected 5461-10922\n";
+        let n = parse_nodes(text).unwrap();
+        assert_eq!(n.len(), 3);
+        assert_eq!((n[0].port, n[0].master, n[0].failed), (30004, false, false));
+        assert_eq!((n[1].host.as_str(), n[1].port, n[1].master), ("127.0.0.1", 30001, true));
+        assert!(n[2].failed);
+        assert!(parse_nodes("garbage").is_err());
+    }
+
+    #[test]
+    fn keys_group_by_slot_and_hash_tags_share_one() {
+        let keys: Vec<Vec<u8>> = vec![b"{a}1".to_vec(), b"x".to_vec(), b"{a}2".to_vec(), b"y".to_vec()];
+        let g = group_by_slot(&keys);
+        let tagged = g.values().find(|v| v.contains(&0)).unwrap();
+        assert_eq!(tagged, &vec![0, 2]);
+        assert_eq!(g.values().map(|v| v.len()).sum::<usize>(), 4);
+    }
+
+    #[test]
+    fn seeds_accept_bare_addresses() {
+        assert_eq!(seeds("redis://a:1, b:2"), vec!["redis://a:1".to_string(), "redis://b:2".to_string()]);
+    }
+
+    #[test]
+    fn too_few_masters_is_a_clear_error() {
+        let d = tempfile::tempdir().unwrap();
+        let e = start_cluster(d.path(), 2, 0).err().unwrap();
+        assert!(e.contains("masters = 2") && e.contains("3"), "{e}");
+    }
+}

@@ -1,0 +1,119 @@
+//! The HTML report in a real browser: headless Chromium renders the fixture's page with no
+//! console message, every chart present with its labels, and writes a screenshot for a person
+//! to look at (its path is printed). Without Chromium the test says so and passes, unless
+//! `KVBENCH_REQUIRE_CHROMIUM` is set (as `make test` does, having installed it).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::tests::{fixture, repeated};
+use crate::{render, Format};
+
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("KVBENCH_CHROMIUM") {
+        return Some(p.into());
+    }
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|n| std::env::split_paths(&path).map(move |d| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// Run Chromium on `page` with `args`; (stdout, stderr). Killed after 20 s.
+fn run(bin: &Path, args: &[String], page: &Path) -> (String, String) {
+    let profile = tempfile::tempdir().expect("temp dir");
+    let mut cmd = Command::new(bin);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        "--enable-logging=stderr",
+        "--v=0",
+    ]);
+    cmd.arg(format!("--user-data-dir={}", profile.path().display()));
+    cmd.args(args).arg(format!("file://{}", page.display()));
+    let out_path = profile.path().join("out");
+    let err_path = profile.path().join("err");
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .expect("chromium starts");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within 20 s on {}", page.display());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (std::fs::read_to_string(out_path).unwrap_or_default(), std::fs::read_to_string(err_path).unwrap_or_default())
+}
+
+fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
+}
+
+#[test]
+fn the_report_renders_in_chromium() {
+    let Some(bin) = chromium() else {
+        assert!(std::env::var_os("KVBENCH_REQUIRE_CHROMIUM").is_none(), "chromium not found (make deps installs it)");
+        eprintln!("chromium not found: HTML browser test skipped");
+        return;
+    };
+    let dir = std::env::var_os("KVBENCH_SCREENSHOT_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("kvbench-html-test"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("report.html");
+    std::fs::write(&page, render(&repeated(&fixture(), &[1.0, 0.96, 1.05]), Format::Html)).unwrap();
+
+    // The console check itself must see a console message when there is one.
+    let probe = dir.join("probe.html");
+    std::fs::write(&probe, "<!DOCTYPE html><p>probe</p><script>console.error('kvbench-probe')</script>").unwrap();
+    let (_, err) = run(&bin, &["--dump-dom".into()], &probe);
+    assert!(console_lines(&err).iter().any(|l| l.contains("kvbench-probe")), "console capture broken: {err}");
+
+    let (dom, err) = run(&bin, &["--dump-dom".into()], &page);
+    assert!(console_lines(&err).is_empty(), "console messages: {:?}", console_lines(&err));
+    let charts = [
+        "load-time",
+        "space",
+        "throughput-load",
+        "latency-load",
+        "timeline-load",
+        "throughput-get",
+        "latency-get",
+        "timeline-get",
+    ];
+    for id in charts {
+        let at = dom.find(&format!("data-chart=\"{id}\"")).unwrap_or_else(|| panic!("chart {id} missing"));
+        let fig = &dom[at..at + dom[at..].find("</figure>").expect("figure closes")];
+        assert!(fig.contains("<figcaption>") && fig.contains("<svg"), "chart {id} has a caption and a drawing");
+        assert!(fig.contains("class=\"axis-label\""), "chart {id} has axis labels");
+        for label in ["fast", "slow", "go-thing"] {
+            assert!(fig.contains(label), "chart {id} names row {label}");
+        }
+    }
+
+    let shot = dir.join("report.png");
+    let _ = std::fs::remove_file(&shot);
+    run(&bin, &[format!("--screenshot={}", shot.display()), "--window-size=1300,5200".into()], &page);
+    let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+    assert!(size > 50_000, "screenshot {} written ({size} bytes)", shot.display());
+    println!("HTML report screenshot: {}", shot.display());
+    eprintln!("HTML report screenshot: {}", shot.display());
+}

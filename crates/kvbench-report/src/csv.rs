@@ -1,0 +1,86 @@
+//! CSV: one row per engine, repetition and phase, raw numbers (nanoseconds, bytes). A phase
+//! that measured nothing (n/a, failed) has empty numeric cells and says why in `reason`, so
+//! averages over a column are not dragged down by zeros.
+
+use kvbench_core::result::{EngineResult, Latency, PhaseResult, RunResult, Status};
+
+use crate::space_measured;
+
+const HEADER: &str = "run_id,engine,label,repetition,runtime,version,sync,phase,kind,status,reason,unit,ops,requests,errors,mismatches,missing,elapsed_ns,wall_ns,busy_ns,harness_share,ops_per_sec,min_ns,mean_ns,p50_ns,p90_ns,p95_ns,p99_ns,p999_ns,max_ns,threads,batch,cache,cpu_user_ns,cpu_sys_ns,max_rss_kb,io_read_bytes,io_write_bytes,alloc_bytes,mallocs,space_bytes,space_amplification";
+
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+pub fn csv(r: &RunResult) -> String {
+    let mut out = String::from(HEADER);
+    out.push('\n');
+    for e in &r.engines {
+        for p in &e.phases {
+            let fields = row(r, e, p);
+            out.push_str(&fields.iter().map(|f| field(f)).collect::<Vec<_>>().join(","));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn row(r: &RunResult, e: &EngineResult, p: &PhaseResult) -> Vec<String> {
+    let status = match p.status {
+        Status::Ok => "ok",
+        Status::Failed => "failed",
+        Status::NotApplicable => "n/a",
+        Status::Expected => "expected",
+    };
+    let ok = p.status == Status::Ok;
+    let reason = match p.status {
+        Status::Ok => String::new(),
+        _ => p.reason.clone().or_else(|| e.error.clone()).unwrap_or_default(),
+    };
+    // Numbers only where something was measured.
+    let num = |v: String| if ok { v } else { String::new() };
+    let l = p.latency.clone().filter(|_| ok);
+    let lat = |f: &dyn Fn(&Latency) -> String| l.as_ref().map(f).unwrap_or_default();
+    let rt = |k: &str| p.runtime.get(k).filter(|_| ok).map(|v| format!("{v:.0}")).unwrap_or_default();
+    let space = space_measured(e);
+    let mut f = vec![
+        r.run_id.clone(),
+        e.engine.clone(),
+        e.label.clone(),
+        e.repetition.to_string(),
+        e.runtime.clone(),
+        e.version.clone(),
+        e.sync.clone(),
+        p.name.clone(),
+        p.kind.clone(),
+        status.into(),
+        reason,
+        p.unit.clone(),
+    ];
+    f.extend(
+        [p.ops, p.requests, p.errors, p.mismatches, p.missing, p.elapsed_ns, p.wall_ns, p.busy_ns]
+            .map(|v| num(v.to_string())),
+    );
+    f.push(num(format!("{:.4}", p.harness_share)));
+    f.push(num(format!("{:.3}", p.ops_per_sec)));
+    f.push(lat(&|l| l.min_ns.to_string()));
+    f.push(lat(&|l| format!("{:.1}", l.mean_ns)));
+    let percentiles: [fn(&Latency) -> u64; 6] =
+        [|l| l.p50_ns, |l| l.p90_ns, |l| l.p95_ns, |l| l.p99_ns, |l| l.p999_ns, |l| l.max_ns];
+    for g in percentiles {
+        f.push(lat(&|l| g(l).to_string()));
+    }
+    f.extend([p.threads.to_string(), p.batch.to_string(), p.cache.clone()]);
+    f.extend(
+        [p.cpu_user_ns, p.cpu_sys_ns, p.max_rss_kb, p.io_read_bytes, p.io_write_bytes].map(|v| num(v.to_string())),
+    );
+    f.push(rt("alloc_bytes"));
+    f.push(rt("mallocs"));
+    f.push(if space { e.space_bytes.to_string() } else { String::new() });
+    f.push(if space { format!("{:.3}", e.space_amplification) } else { String::new() });
+    f
+}

@@ -1,0 +1,56 @@
+//! HdrHistogram interval logs (`.hlog`, the format of jHiccup and `HistogramLogProcessor`)
+//! from the interval histograms of each phase: one file per row, repetition and phase.
+//! Timestamps are seconds after the phase started (BaseTime = the run's start); values are
+//! nanoseconds, and the `Interval_Max` column is in milliseconds as the Java tools expect.
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
+use hdrhistogram::serialization::V2DeflateSerializer;
+use kvbench_core::result::{EngineResult, PhaseResult, RunResult};
+
+fn file_name(e: &EngineResult, p: &PhaseResult) -> String {
+    let clean = |s: &str| -> String {
+        s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect()
+    };
+    format!("{}-r{}-{}.hlog", clean(&e.label), e.repetition, clean(&p.name))
+}
+
+/// (file name, contents) of every phase that has intervals.
+pub fn hlog_files(r: &RunResult) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for e in &r.engines {
+        for p in e.phases.iter().filter(|p| !p.intervals.is_empty()) {
+            if let Some(text) = log(r, e, p) {
+                out.push((file_name(e, p), text));
+            }
+        }
+    }
+    out
+}
+
+fn log(r: &RunResult, e: &EngineResult, p: &PhaseResult) -> Option<String> {
+    let mut buf = Vec::new();
+    let mut ser = V2DeflateSerializer::new();
+    let start = UNIX_EPOCH + Duration::from_secs(r.started_at);
+    let mut w = IntervalLogWriterBuilder::new()
+        .add_comment("[Histogram log format version 1.3]")
+        .add_comment(&format!(
+            "[kvbench {} run {}: {} repetition {}, phase {} ({}), latency per {} in ns]",
+            r.kvbench_version, r.run_id, e.label, e.repetition, p.name, p.kind, p.unit
+        ))
+        .with_start_time(start)
+        .with_base_time(start)
+        .with_max_value_divisor(1e6)
+        .begin_log_with(&mut buf, &mut ser)
+        .ok()?;
+    let end_ms = crate::wall_ns(p) / 1_000_000;
+    for (i, iv) in p.intervals.iter().enumerate() {
+        let Ok(h) = kvbench_core::worker::clock::decode_histogram(&iv.hdr) else { continue };
+        let next = p.intervals.get(i + 1).map(|n| n.t_ms).unwrap_or(end_ms.max(iv.t_ms + 1));
+        let len = Duration::from_millis(next.saturating_sub(iv.t_ms).max(1));
+        w.write_histogram(&h, Duration::from_millis(iv.t_ms), len, None).ok()?;
+    }
+    drop(w);
+    String::from_utf8(buf).ok()
+}

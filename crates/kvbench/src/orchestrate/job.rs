@@ -1,0 +1,159 @@
+//! One engine variant: start the server it needs, build its job from the policy
+//! (`crate::jobs`), run the worker of the engine's runtime, collect the raw counters and
+//! derive the row's phases (`crate::derive_result`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use indicatif::ProgressBar;
+use kvbench_core::expect::{apply, decide, Expect};
+use kvbench_core::job::{Event, StepResult};
+use kvbench_core::result::{EngineResult, Status};
+use kvbench_core::scenario::{Scenario, Variant};
+
+use super::process::follow_worker;
+use super::servers::server_url;
+use super::RunOptions;
+use crate::catalog::Resolved;
+use kvbench_core::policy::dataset::ResolvedData;
+use kvbench_core::policy::jobs::{self, RowFacts};
+
+pub fn run_variant(
+    s: &Scenario,
+    v: &Variant,
+    r: &Resolved,
+    data: &ResolvedData,
+    dir: &Path,
+    o: &RunOptions,
+    row: &mut EngineResult,
+) {
+    let _ = std::fs::remove_dir_all(dir);
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        return fail(row, format!("creating {}: {e}", dir.display()));
+    }
+    let (mut url, mut token) = (v.url.clone(), None);
+    if let Resolved::Rust(d) = r {
+        if let (Some(start), None) = (d.start_server, &url) {
+            match server_url(d.name, start, o) {
+                Ok((u, info)) => {
+                    url = Some(u);
+                    token = None;
+                    for (k, val) in info {
+                        row.settings.insert(format!("server.{k}"), val);
+                    }
+                }
+                Err(e) => return fail(row, format!("server did not start: {e}")),
+            }
+        }
+    }
+    let (caps, runtime) = facts(r);
+    row.runtime = runtime.into();
+    let facts = RowFacts { variant: v, caps, runtime, dir, url, token, sync: v.sync.unwrap_or(s.sync) };
+    let plan = match jobs::build(s, data, &facts) {
+        Ok(p) => p,
+        Err(e) => return fail(row, e),
+    };
+    let job_path = dir.with_extension("job.json");
+    if let Err(e) = std::fs::write(&job_path, serde_json::to_string_pretty(&plan.job).unwrap_or_default()) {
+        return fail(row, format!("writing {}: {e}", job_path.display()));
+    }
+    let log_path = dir.with_extension("log");
+    let mut cmd = command(r, &job_path, row);
+    let bar = bar(o.progress, &row.label);
+    crate::progress::steps(plan.job.steps.len());
+    let names: BTreeMap<usize, String> =
+        plan.phases.iter().filter_map(|p| p.main.map(|m| (m, p.name.clone()))).collect();
+    let mut steps: BTreeMap<usize, StepResult> = BTreeMap::new();
+    let timeout = Duration::from_secs(s.timeout.max(1));
+    let outcome = follow_worker(&mut cmd, &log_path, timeout, &mut |ev| match ev {
+        Event::Hello { worker, version, capabilities, options, timer_overhead_ns, .. } => {
+            row.worker = worker.clone();
+            row.version = version.clone();
+            row.capabilities = capabilities.clone();
+            row.options = options.clone();
+            row.timer_overhead_ns = *timer_overhead_ns;
+        }
+        Event::Progress { index, done, total } => {
+            bar.set_message(names.get(index).cloned().unwrap_or_default());
+            bar.set_length(*total);
+            bar.set_position(*done);
+        }
+        Event::Step(res) => {
+            if !res.settings.is_empty() {
+                row.settings.extend(res.settings.clone());
+            }
+            crate::progress::phase_done();
+            steps.insert(res.index, (**res).clone());
+        }
+        Event::Error { message } => row.error = Some(message.clone()),
+        Event::Done {} => {}
+    });
+    bar.finish_and_clear();
+    row.phases = kvbench_core::policy::outcome::phases(&plan.phases, &steps);
+    settle(row, v.expect, outcome, &log_path, &job_path);
+}
+
+fn facts(r: &Resolved) -> (kvbench_core::engine::Capabilities, &'static str) {
+    match r {
+        Resolved::Rust(d) => (d.capabilities, "rust"),
+        Resolved::Python { info, .. } => (jobs::caps_from_names(&info.capabilities), "python"),
+        Resolved::Go { info, .. } => (jobs::caps_from_names(&info.capabilities), "go"),
+    }
+}
+
+fn command(r: &Resolved, job: &Path, row: &mut EngineResult) -> Command {
+    match r {
+        Resolved::Rust(_) => {
+            let mut c = Command::new(std::env::current_exe().unwrap_or_else(|_| "kvbench".into()));
+            c.arg("worker").arg("--job").arg(job);
+            c
+        }
+        Resolved::Python { python, info } => {
+            row.version = info.version.clone();
+            let mut c = Command::new(python);
+            c.args(["-m", "kvbench_driver", "--job"]).arg(job);
+            c
+        }
+        Resolved::Go { worker, info } => {
+            row.version = info.version.clone();
+            let mut c = Command::new(worker);
+            c.arg("--job").arg(job);
+            c
+        }
+    }
+}
+
+fn bar(progress: bool, label: &str) -> ProgressBar {
+    crate::progress::phase_bar(progress, label)
+}
+
+fn fail(row: &mut EngineResult, e: String) {
+    row.status = Status::Failed;
+    row.error = Some(e);
+}
+
+/// The row's status from the worker's ending and its phases; the job file and an empty log
+/// are removed when all went well.
+fn settle(row: &mut EngineResult, expect: Option<Expect>, outcome: Result<(), String>, log: &Path, job: &Path) {
+    // The worker's own failure (crash, timeout, protocol) or a job it refused.
+    let worker_error = match (outcome, row.error.take()) {
+        (_, Some(refused)) => Some(refused),
+        (Err(e), None) => {
+            let last = row.phases.iter().rev().find(|p| p.status != Status::Failed).map(|p| p.name.clone());
+            let after = last.unwrap_or_else(|| "start".into());
+            Some(format!("{e} (after phase {after}; log: {})", log.display()))
+        }
+        (Ok(()), None) => None,
+    };
+    let decided = decide(expect, &row.phases, worker_error.as_deref());
+    apply(row, decided);
+    if row.status == Status::Failed {
+        return;
+    }
+    let _ = std::fs::remove_file(job);
+    if std::fs::metadata(log).map(|m| m.len() == 0).unwrap_or(false) {
+        let _ = std::fs::remove_file(log);
+    }
+}

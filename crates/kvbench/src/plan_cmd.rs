@@ -1,0 +1,164 @@
+//! `kvbench plan`: the dry run. The same data and op streams every worker derives, shown
+//! without an engine: per phase the op counts by kind, the records touched, how skewed the
+//! choice is (top-1, top-10, top-1% shares), and the sizes; `--dump` prints every op.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+use kvbench_core::engine::{Capabilities, SyncMode};
+use kvbench_core::job::{Dataset, Dist, OpKind, OpsStep, Step};
+use kvbench_core::opstream::{Op, OpStream};
+use kvbench_core::policy::{dataset, jobs};
+use kvbench_core::scenario::Scenario;
+
+/// A store that can do everything, so no phase is left out of the plan.
+const EVERYTHING: Capabilities = Capabilities {
+    ordered_scan: true,
+    multi_get: true,
+    batch: true,
+    read_only_open: true,
+    secondary_open: true,
+    persistent: true,
+    build_once: false,
+    delete: true,
+};
+
+pub fn main(s: &Scenario, plan_dir: &Path, dump: bool, only: Option<&str>) -> Result<(), String> {
+    let data = dataset::resolve(s, plan_dir).map_err(|e| format!("{e:#}"))?;
+    let v = s.all_variants().into_iter().next().ok_or("no engine rows")?;
+    let dir = plan_dir.join("dry-run");
+    let facts = jobs::RowFacts {
+        variant: &v,
+        caps: EVERYTHING,
+        runtime: "rust",
+        dir: &dir,
+        url: None,
+        token: None,
+        sync: SyncMode::None,
+    };
+    let job = jobs::build(s, &data, &facts)?.job;
+    let steps: Vec<&OpsStep> = job
+        .steps
+        .iter()
+        .filter_map(|st| match st {
+            Step::Ops(o) if only.is_none_or(|n| n == o.name) => Some(o.as_ref()),
+            _ => None,
+        })
+        .collect();
+    if let (Some(name), true) = (only, steps.is_empty()) {
+        let names: Vec<String> = (0..s.phases.len()).map(|i| s.phase_name(i)).collect();
+        return Err(format!("--phase {name}: no such phase (phases: {})", names.join(", ")));
+    }
+    if dump {
+        return dump_ops(&job.dataset, &steps);
+    }
+    println!("{}", header(s, &data));
+    for st in steps {
+        println!("{}", summary(&job.dataset, st)?);
+    }
+    Ok(())
+}
+
+fn header(s: &Scenario, data: &dataset::ResolvedData) -> String {
+    let ds = &data.dataset;
+    let plan = match &data.plan {
+        Some(p) => {
+            let size = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+            format!("plan file {} ({})", p.display(), kvbench_report::human_bytes(size))
+        }
+        None => "no plan file: keys, values and ops are derived from seeds".into(),
+    };
+    format!(
+        "{}: seed {}, {} records loaded, {} with inserts; raw data {} (keys + values); {plan}",
+        s.name,
+        s.seed,
+        ds.loaded,
+        ds.total,
+        kvbench_report::human_bytes(data.raw_bytes)
+    )
+}
+
+/// Every op of the steps, one `kind record` line each (scans add their length).
+fn dump_ops(ds: &Dataset, steps: &[&OpsStep]) -> Result<(), String> {
+    let out = std::io::stdout();
+    let mut w = std::io::BufWriter::new(out.lock());
+    for st in steps {
+        let _ = writeln!(w, "# phase {} ({}), {} ops", st.name, st.kind.as_str(), st.count);
+        each_op(ds, st, |o| {
+            let _ = match o.kind {
+                OpKind::Scan => writeln!(w, "scan {} {}", o.record, o.len),
+                k => writeln!(w, "{} {}", k.as_str(), o.record),
+            };
+        })?;
+    }
+    w.flush().map_err(|e| e.to_string())
+}
+
+fn each_op(ds: &Dataset, st: &OpsStep, mut f: impl FnMut(&Op)) -> Result<(), String> {
+    let one = OpsStep { threads: 1, rate: None, ..st.clone() };
+    let mut stream = OpStream::new(ds, &one, 0, 1).map_err(|e| format!("phase {}: {e:#}", st.name))?;
+    let mut ops = Vec::new();
+    while stream.next_unit(&mut ops) {
+        ops.iter().for_each(&mut f);
+    }
+    Ok(())
+}
+
+fn summary(ds: &Dataset, st: &OpsStep) -> Result<String, String> {
+    let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut hits = vec![0u32; ds.total.max(1) as usize];
+    let mut n = 0u64;
+    each_op(ds, st, |o| {
+        *kinds.entry(o.kind.as_str()).or_default() += 1;
+        if let Some(h) = hits.get_mut(o.record as usize) {
+            *h = h.saturating_add(1);
+        }
+        n += 1;
+    })?;
+    let touched = hits.iter().filter(|&&h| h > 0).count() as u64;
+    hits.sort_unstable_by(|a, b| b.cmp(a));
+    let share = |k: usize| hits.iter().take(k).map(|&h| h as u64).sum::<u64>() as f64 / n.max(1) as f64 * 100.0;
+    let top1pc = share((ds.total as usize / 100).max(1));
+    let kinds: Vec<String> = kinds.iter().map(|(k, c)| format!("{k} {c}")).collect();
+    Ok(format!(
+        "  {:<14} {:>10} ops ({}); {}, {} threads; records touched {} of {} ({:.1}%); \
+         top-1 {:.2}%, top-10 {:.2}%, top-1% {:.1}%{}",
+        st.name,
+        n,
+        kinds.join(", "),
+        dist_name(&st.dist),
+        st.threads,
+        touched,
+        ds.total,
+        touched as f64 / ds.total.max(1) as f64 * 100.0,
+        share(1),
+        share(10),
+        top1pc,
+        reachable(&st.dist)
+    ))
+}
+
+fn dist_name(d: &Dist) -> &'static str {
+    match d {
+        Dist::Sequential { .. } => "sequential",
+        Dist::Shuffle { .. } => "shuffle",
+        Dist::Uniform { .. } => "uniform",
+        Dist::Hot { .. } => "hot",
+        Dist::Zipfian { .. } => "zipfian",
+        Dist::Latest { .. } => "latest",
+    }
+}
+
+/// For YCSB's scrambled zipfian: the share of records some rank maps to (checked over the
+/// 30·n most popular ranks, which carry almost all of the probability).
+fn reachable(d: &Dist) -> String {
+    let Dist::Zipfian { n, .. } = d else { return String::new() };
+    let n = *n;
+    let mut hit = vec![false; n as usize];
+    for rank in 0..n.saturating_mul(30) {
+        hit[(kvbench_core::derive::ycsbhash(rank).unsigned_abs() % n) as usize] = true;
+    }
+    let r = hit.iter().filter(|&&h| h).count() as f64 / n as f64 * 100.0;
+    format!("; reachable {r:.2}% of records")
+}

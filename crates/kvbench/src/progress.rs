@@ -1,0 +1,131 @@
+//! The progress display of `kvbench run`: an overall line (engine k of n, phase, elapsed,
+//! ETA of the whole run) above the bar of the running phase, with whole-number rates.
+//!
+//! Both lines are one two-line indicatif bar, so the orchestrator's own status lines, printed
+//! after the bar is cleared, never interleave with it. The overall figures live in atomics:
+//! the bar's template reads them while drawing.
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
+
+static RUN_START: OnceLock<Instant> = OnceLock::new();
+/// Engine jobs of the run (rows × repetitions), the 1-based one running, phases per job and
+/// phases finished of the running job.
+static JOBS: AtomicU64 = AtomicU64::new(0);
+static JOB: AtomicU64 = AtomicU64::new(0);
+static PHASES: AtomicU64 = AtomicU64::new(1);
+static PHASES_DONE: AtomicU64 = AtomicU64::new(0);
+
+/// A job starts: `k` of `n` (1-based).
+pub fn engine(k: usize, n: usize) {
+    RUN_START.get_or_init(Instant::now);
+    JOB.store(k as u64, Ordering::Relaxed);
+    JOBS.store(n as u64, Ordering::Relaxed);
+    PHASES.store(1, Ordering::Relaxed);
+    PHASES_DONE.store(0, Ordering::Relaxed);
+}
+
+/// The running job has `n` steps, each reported when done.
+pub fn steps(n: usize) {
+    PHASES.store(n.max(1) as u64, Ordering::Relaxed);
+}
+
+/// A step's result arrived.
+pub fn phase_done() {
+    PHASES_DONE.fetch_add(1, Ordering::Relaxed);
+}
+
+/// `h:mm:ss` or `m:ss`.
+pub fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// Share of the run done: finished jobs plus the running job's finished phases.
+fn done_fraction() -> f64 {
+    let (k, n) = (JOB.load(Ordering::Relaxed), JOBS.load(Ordering::Relaxed).max(1));
+    let phases = PHASES.load(Ordering::Relaxed) as f64;
+    let within = (PHASES_DONE.load(Ordering::Relaxed) as f64 / phases).min(1.0);
+    ((k.saturating_sub(1)) as f64 + within) / n as f64
+}
+
+/// The overall line: `engine 3 of 17 · 0:42 elapsed · ETA 1:30`.
+pub fn overall_line(elapsed: Duration) -> String {
+    let (k, n) = (JOB.load(Ordering::Relaxed), JOBS.load(Ordering::Relaxed));
+    let mut s = format!("engine {k} of {n} · {} elapsed", clock(elapsed));
+    let f = done_fraction();
+    if f > 0.0 {
+        let left = elapsed.as_secs_f64() / f * (1.0 - f);
+        let _ = write!(s, " · ETA {}", clock(Duration::from_secs_f64(left)));
+    }
+    s
+}
+
+fn overall_key(_: &ProgressState, w: &mut dyn Write) {
+    let elapsed = RUN_START.get().map(|t| t.elapsed()).unwrap_or_default();
+    let _ = w.write_str(&overall_line(elapsed));
+}
+
+/// `done/total`, or nothing for a step without a count (open, close).
+fn count_key(s: &ProgressState, w: &mut dyn Write) {
+    if let Some(len) = s.len().filter(|l| *l > 0) {
+        let _ = write!(w, "{}/{len}", s.pos());
+    }
+}
+
+/// Operations per second as a whole number.
+fn rate_key(s: &ProgressState, w: &mut dyn Write) {
+    if s.len().is_some_and(|l| l > 0) && s.pos() > 0 {
+        let _ = write!(w, "{:.0}/s", s.per_sec());
+    }
+}
+
+/// Time left in the phase, once it has a count and a rate.
+fn phase_eta_key(s: &ProgressState, w: &mut dyn Write) {
+    if s.len().is_some_and(|l| l > 0) && s.pos() > 0 {
+        let _ = write!(w, "ETA {}", clock(s.eta()));
+    }
+}
+
+/// The bar of one engine's job: the overall line above its phase bar.
+pub fn phase_bar(show: bool, label: &str) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(0);
+    let style =
+        ProgressStyle::with_template("{overall}\n{prefix:>16.bold} {msg:<12} [{bar:30}] {count} {rate} {phase_eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .with_key("overall", overall_key)
+            .with_key("count", count_key)
+            .with_key("rate", rate_key)
+            .with_key("phase_eta", phase_eta_key)
+            .progress_chars("=> ");
+    bar.set_style(style);
+    bar.set_prefix(label.to_string());
+    bar.enable_steady_tick(Duration::from_millis(500));
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overall_line_counts_engines_and_estimates_the_rest() {
+        engine(3, 4);
+        steps(2);
+        phase_done();
+        // 2.5 of 4 jobs done in 50 s: 30 s to go.
+        assert_eq!(overall_line(Duration::from_secs(50)), "engine 3 of 4 · 0:50 elapsed · ETA 0:30");
+        assert_eq!(clock(Duration::from_secs(3725)), "1:02:05");
+    }
+}

@@ -1,0 +1,89 @@
+//! The command line's errors and the report commands on real runs of the memory engine:
+//! bad flag values, unwritable paths, compare's verdict and regression gate, YCSB lines and
+//! interval logs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn kvbench(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kvbench"))
+        .current_dir(dir)
+        .env_remove("KVBENCH_FAULT")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// One run of the memory engine with `extra` flags; its result file.
+fn run(dir: &Path, out: &str, extra: &[&str]) -> PathBuf {
+    let mut args = vec!["run", "--no-progress", "--engines", "memory", "--records", "300", "--workload", "readrandom"];
+    args.extend(["--out", out, "--data-dir", "data", "--plan-dir", "plans"]);
+    args.extend(extra);
+    let o = kvbench(dir, &args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::read_dir(dir.join(out)).unwrap().next().unwrap().unwrap().path()
+}
+
+#[test]
+fn bad_flag_values_are_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (flag, value) in
+        [("--threads", "0"), ("--threads", "-2"), ("--records", "-5"), ("--repetitions", "0"), ("--rate", "-1")]
+    {
+        let o = kvbench(tmp.path(), &["run", flag, value]);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}");
+        let err = text(&o.stderr);
+        assert!(err.contains(flag) && err.contains(&format!("got `{value}`")), "{flag} {value}: {err}");
+    }
+}
+
+#[test]
+fn an_unwritable_path_names_its_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = kvbench(tmp.path(), &["run", "--engines", "memory", "--out", "/proc/kvbench-x", "--no-progress"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--out /proc/kvbench-x"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn compare_of_two_runs_gives_verdicts_and_lists_what_differs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = run(tmp.path(), "a", &["--repetitions", "2"]);
+    let b = run(tmp.path(), "b", &["--repetitions", "2", "--threads", "2"]);
+    let o = kvbench(tmp.path(), &["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = j["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    let known = ["faster", "slower", "no significant difference"];
+    assert!(rows.iter().all(|r| known.contains(&r["verdict"].as_str().unwrap())), "{rows:?}");
+    let diffs: Vec<&str> = j["differences"].as_array().unwrap().iter().filter_map(|d| d.as_str()).collect();
+    assert!(diffs.iter().any(|d| d.starts_with("get threads: A 1, B 2")), "{diffs:?}");
+    // One repetition: no verdict, and the gate cannot fail on it.
+    let c = run(tmp.path(), "c", &[]);
+    let o = kvbench(tmp.path(), &["compare", c.to_str().unwrap(), c.to_str().unwrap(), "--fail-if-slower", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("no verdict: 1 and 1 repetitions"), "{}", text(&o.stdout));
+}
+
+#[test]
+fn report_writes_ycsb_lines_and_interval_logs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = run(tmp.path(), "r", &[]);
+    let o = kvbench(tmp.path(), &["report", file.to_str().unwrap(), "--format", "ycsb"]);
+    let y = text(&o.stdout);
+    assert!(y.contains("[OVERALL], RunTime(ms), ") && y.contains("[READ], 99thPercentileLatency(us), "), "{y}");
+    let o = kvbench(tmp.path(), &["report", file.to_str().unwrap(), "--format", "hlog", "--output", "h"]);
+    let logs: Vec<_> = std::fs::read_dir(tmp.path().join("h")).map(|d| d.flatten().collect()).unwrap_or_default();
+    // Results carry interval histograms once the workers record them; until then, say so.
+    if logs.is_empty() {
+        assert_eq!(o.status.code(), Some(2));
+        assert!(text(&o.stderr).contains("no phase carries interval histograms"), "{}", text(&o.stderr));
+    } else {
+        assert!(logs.iter().all(|f| f.file_name().to_string_lossy().ends_with(".hlog")));
+    }
+}

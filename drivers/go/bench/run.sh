@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The Go worker against a minimal Go loop on bbolt (docs/methodology.md): random get over
+# RECORDS records of 100 bytes (kvbench's default 16-digit decimal keys), the same derived keys
+# and op stream, one timer per get. Both read the file the worker loaded; they run ROUNDS
+# times alternately; the wall-clock ops/s ratios (worker / minimal) are printed, median last,
+# and beside them the ratio of ops per CPU second (steadier on a busy machine).
+# VERIFY=false runs the worker's gets without checking the values (to show that share).
+#   drivers/go/bench/run.sh [RECORDS] [COUNT] [ROUNDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RECORDS=${1:-1000000} COUNT=${2:-2000000} ROUNDS=${3:-5}
+work=$(mktemp -d /var/tmp/kvbench-go-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/worker" ./cmd/kvbench-go-worker
+go build -o "$work/minimal" ./bench/minimal
+mkdir "$work/db"
+job() { # job FILE STEPS...: a protocol-2 job on go-bbolt over the benchmark's dataset
+	python3 - "$@" <<PY
+import json, sys
+true, false = True, False
+ds = dict(generator="synthetic", key=dict(kind="decimal", width=16), value=dict(min=100, max=100, content="printable"),
+          loaded=$RECORDS, total=$RECORDS, ordered=True, pool_seed=1, value_seed=2, open_records=$RECORDS, open_bytes=$RECORDS * 130)
+ops = lambda i, name, kind, count, **kw: dict(step="ops", index=i, name=name, kind=kind, count=count, rec_seed=7, **kw)
+steps = {"load": [dict(step="open", index=0, mode="read-write"),
+                  ops(1, "load", "load", $RECORDS, dist=dict(name="shuffle", n=$RECORDS), perm_seed=3, batch=1000),
+                  dict(step="close", index=2)],
+         "get": [dict(step="open", index=0, mode="read-only"),
+                 ops(1, "get", "get", $COUNT, dist=dict(name="uniform", n=$RECORDS), verify=${VERIFY:-true}),
+                 dict(step="close", index=2)]}[sys.argv[2]]
+json.dump(dict(protocol=2, engine="go-bbolt", label="go-bbolt", dir="$work/db", sync="none", dataset=ds, steps=steps,
+               progress_ms=1000, interval_ms=1000), open(sys.argv[1], "w"))
+PY
+}
+opsps() { # ops/s of the ops step in a worker's events
+	python3 -c 'import json,sys
+for l in sys.stdin:
+    e = json.loads(l)
+    if e.get("step") == "ops":
+        assert e["error"] is None and e["mismatches"] == 0 and e["missing"] == 0, e
+        cpu = e["usage"]["cpu_user_ns"] + e["usage"]["cpu_sys_ns"]
+        print(round(e["ops"] / e["wall_ns"] * 1e9), round(e["ops"] / cpu * 1e9))'
+}
+job "$work/load.json" load
+job "$work/get.json" get
+"$work/worker" --job "$work/load.json" 2>/dev/null | opsps >/dev/null
+ratios=() cpus=()
+for i in $(seq "$ROUNDS"); do
+	read -r w wc < <("$work/worker" --job "$work/get.json" 2>/dev/null | opsps)
+	read -r m mc < <("$work/minimal" -db "$work/db/data.bolt" -records "$RECORDS" -count "$COUNT")
+	r=$(python3 -c "print(f'{$w / $m:.3f}')") c=$(python3 -c "print(f'{$wc / $mc:.3f}')")
+	echo "round $i: worker $w ops/s, minimal $m ops/s, wall ratio $r; per CPU second $wc vs $mc, ratio $c"
+	ratios+=("$r") cpus+=("$c")
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+echo "median wall-clock ratio $(median "${ratios[@]}"), median CPU ratio $(median "${cpus[@]}")"

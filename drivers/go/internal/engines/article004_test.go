@@ -1,0 +1,143 @@
+package engines
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/drivers/go/internal/worker"
+)
+
+// The engines article 004 added (go-boltdb, go-tokyocabinet in both transaction modes), each
+// under every sync mode: puts, one-batch overwrites, deletes and a reopen, checked against a
+// map after every step.
+func TestArticle004EnginesAgainstAMap(t *testing.T) {
+	variants := []struct {
+		engine string
+		opts   map[string]any
+	}{
+		{"go-boltdb", map[string]any{}},
+		{"go-tokyocabinet", map[string]any{}},
+		{"go-tokyocabinet", map[string]any{"transaction": "batch"}},
+	}
+	for _, v := range variants {
+		for _, sync := range []string{"none", "commit", "always"} {
+			v, sync := v, sync
+			t.Run(fmt.Sprintf("%s%v/%s", v.engine, v.opts, sync), func(t *testing.T) {
+				d := Find(v.engine)
+				if why := d.Unavailable(); why != "" {
+					t.Skip(why)
+				}
+				o, err := worker.ParseOptions(d.Name, d.Options, v.opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				args := worker.OpenArgs{Dir: t.TempDir(), Options: o, Sync: sync, Mode: "read-write", ExpectedRecords: 200}
+				runMapScript(t, d, args)
+			})
+		}
+	}
+}
+
+// runMapScript writes one put at a time, overwrites everything in one batch, deletes every
+// third key in another, and reopens, comparing every key with the map each time.
+func runMapScript(t *testing.T, d *worker.Descriptor, args worker.OpenArgs) {
+	t.Helper()
+	e, err := d.Open(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oracle := map[string][]byte{}
+	key := func(i int) []byte { return []byte(fmt.Sprintf("key-%04d", i)) }
+	write := func(batch []worker.WriteOp) {
+		if err := e.Write(batch); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range batch {
+			if w.Delete {
+				delete(oracle, string(w.Key))
+			} else {
+				oracle[string(w.Key)] = w.Value
+			}
+		}
+	}
+	for i := 0; i < 200; i++ {
+		write([]worker.WriteOp{{Key: key(i), Value: bytes.Repeat([]byte{byte(i)}, i%900)}})
+	}
+	check(t, e, oracle, 220, "after puts")
+	var overwrite, deletes []worker.WriteOp
+	for i := 0; i < 200; i++ {
+		overwrite = append(overwrite, worker.WriteOp{Key: key(i), Value: []byte(fmt.Sprintf("v2-%d", i))})
+		if i%3 == 0 {
+			deletes = append(deletes, worker.WriteOp{Key: key(i), Delete: true})
+		}
+	}
+	write(overwrite)
+	check(t, e, oracle, 220, "after the one-batch overwrite")
+	write(append(deletes, worker.WriteOp{Key: []byte("never-written"), Delete: true}))
+	check(t, e, oracle, 220, "after deletes")
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if e, err = d.Open(args); err != nil {
+		t.Fatal(err)
+	}
+	check(t, e, oracle, 220, "after reopen")
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func check(t *testing.T, e worker.Engine, oracle map[string][]byte, n int, when string) {
+	t.Helper()
+	r, err := e.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i := 0; i < n; i++ {
+		k := fmt.Sprintf("key-%04d", i)
+		v, ok, err := r.Get([]byte(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantOK := oracle[k]
+		if ok != wantOK || !bytes.Equal(v, want) {
+			t.Fatalf("%s: %s: found %v %q, want %v %q", when, k, ok, v, wantOK, want)
+		}
+	}
+}
+
+// Settings say which write method a Tokyo Cabinet row used: the article's loop unless the
+// scenario asked for a transaction per batch.
+func TestTokyoCabinetSettingsStateTheTransactionMode(t *testing.T) {
+	d := Find("go-tokyocabinet")
+	if why := d.Unavailable(); why != "" {
+		t.Skip(why)
+	}
+	for mode, want := range map[string]string{"": "none: a batch is a loop", "batch": "batch: a batch of more than one write is one transaction"} {
+		given := map[string]any{}
+		if mode != "" {
+			given["transaction"] = mode
+		}
+		o, err := worker.ParseOptions(d.Name, d.Options, given)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := d.Open(worker.OpenArgs{Dir: t.TempDir(), Options: o, Sync: "commit", Mode: "read-write"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := e.Settings()["transaction"]
+		if !strings.HasPrefix(got, want) {
+			t.Fatalf("transaction %q: settings say %q", mode, got)
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := worker.ParseOptions(d.Name, d.Options, map[string]any{"transaction": "always"}); err == nil {
+		t.Fatal("transaction = always was accepted")
+	}
+}

@@ -1,0 +1,261 @@
+package engines
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/kvbench/kvbench/drivers/go/internal/worker"
+)
+
+// go-etcd: an etcd cluster (Raft) through etcd's official Go client. kvbench starts the
+// cluster (crates/kvbench-engines/src/etcdcluster.rs) or the job names one by url. A get is a
+// linearizable Range (confirmed by the leader); a write batch is one Txn of Puts and Deletes
+// (windows of txn_ops, etcd's --max-txn-ops); a scan is a Range over the key prefix in pages.
+// Durability is etcd's own: every commit is fsynced to a quorum's write-ahead log before it is
+// acknowledged, whatever `sync` asks; settings say so.
+var etcdDescriptor = &worker.Descriptor{
+	Name:        "go-etcd",
+	Description: "etcd cluster (Raft) via go.etcd.io/etcd/client/v3: linearizable Range, Txn batches, ordered range scans",
+	Caps:        worker.Capabilities{OrderedScan: true, Batch: true, Persistent: true, Delete: true},
+	Options: []worker.OptionSpec{
+		{Name: "prefix", Kind: "text", Default: "kvb/", Doc: "prefix of every key: kvbench's namespace; the first open of a job deletes the keys under it"},
+		{Name: "txn_ops", Kind: "int", Default: "128", Doc: "operations per transaction (etcd's --max-txn-ops, default 128); a larger batch is several transactions"},
+		{Name: "scan_page", Kind: "int", Default: "1000", Doc: "records per Range request of a scan"},
+		{Name: "serializable", Kind: "bool", Default: "false", Doc: "serializable reads (served by any member, possibly stale) instead of linearizable"},
+	},
+	Version:     func() string { return moduleVersion("go.etcd.io/etcd/client/v3") },
+	Unavailable: available,
+	Open:        openEtcd,
+}
+
+// requestTimeout bounds one request, so a lost member costs errors, not a hang.
+const requestTimeout = 60 * time.Second
+
+type etcdEngine struct {
+	endpoints []string
+	client    *clientv3.Client
+	prefix    []byte
+	txnOps    int
+	page      int
+	readOpts  []clientv3.OpOption
+	settings  map[string]string
+}
+
+// etcdEndpoints splits "http://h:p,http://h:p" (or bare h:p) into the client's endpoints.
+func etcdEndpoints(url string) []string {
+	var out []string
+	for _, e := range strings.Split(url, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func etcdClient(endpoints []string) (*clientv3.Client, error) {
+	return clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+}
+
+func openEtcd(a worker.OpenArgs) (worker.Engine, error) {
+	endpoints := etcdEndpoints(a.URL)
+	if len(endpoints) == 0 {
+		return nil, fmt.Errorf("go-etcd needs a cluster: kvbench starts one, or give url = \"http://HOST:PORT,...\"")
+	}
+	txnOps, _ := a.Options.Int("txn_ops")
+	page, _ := a.Options.Int("scan_page")
+	if txnOps < 1 || page < 1 {
+		return nil, fmt.Errorf("go-etcd options txn_ops = %d, scan_page = %d: both must be at least 1", txnOps, page)
+	}
+	cli, err := etcdClient(endpoints)
+	if err != nil {
+		return nil, fmt.Errorf("go-etcd: cannot connect to %s: %w", a.URL, err)
+	}
+	e := &etcdEngine{endpoints: endpoints, client: cli, prefix: []byte(a.Options.Text("prefix")),
+		txnOps: int(txnOps), page: int(page), settings: map[string]string{}}
+	if err := e.describe(a); err != nil {
+		_ = cli.Close()
+		return nil, err
+	}
+	if err := e.clearOnce(a.Dir); err != nil {
+		_ = cli.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), requestTimeout)
+}
+
+// describe records the cluster and the settings in effect.
+func (e *etcdEngine) describe(a worker.OpenArgs) error {
+	c, cancel := ctx()
+	defer cancel()
+	st, err := e.client.Status(c, e.endpoints[0])
+	if err != nil {
+		return fmt.Errorf("go-etcd: status of %s: %w", e.endpoints[0], err)
+	}
+	members, err := e.client.MemberList(c)
+	if err != nil {
+		return fmt.Errorf("go-etcd: member list: %w", err)
+	}
+	s := e.settings
+	s["url"] = a.URL
+	s["server_version"] = st.Version
+	s["members"] = fmt.Sprint(len(members.Members))
+	s["durability"] = "etcd fsyncs every commit to a quorum's write-ahead log before acknowledging it"
+	if a.Sync == "none" {
+		s["durability"] += " (stronger than sync=none asked: etcd has no switch for it)"
+	}
+	s["reads"] = "linearizable Range (confirmed by the leader)"
+	if a.Options.Bool("serializable") {
+		e.readOpts = []clientv3.OpOption{clientv3.WithSerializable()}
+		s["reads"] = "serializable Range (any member, possibly stale)"
+	}
+	s["batch"] = fmt.Sprintf("one Txn per %d operations (a larger batch is not atomic as a whole)", e.txnOps)
+	s["keys"] = fmt.Sprintf("prefix %q + the key's bytes", e.prefix)
+	return nil
+}
+
+// clearOnce deletes the keys under the prefix on the first open of a job (a marker file in
+// the job's directory remembers it), so a reopen keeps the data.
+func (e *etcdEngine) clearOnce(dir string) error {
+	marker := filepath.Join(dir, ".kvbench-go-etcd-namespace")
+	if _, err := os.Stat(marker); err == nil {
+		return nil
+	}
+	c, cancel := ctx()
+	defer cancel()
+	resp, err := e.client.Delete(c, string(e.prefix), clientv3.WithPrefix())
+	if err != nil {
+		return fmt.Errorf("go-etcd: clearing the prefix %q: %w", e.prefix, err)
+	}
+	e.settings["cleared"] = fmt.Sprintf("%d earlier keys under the prefix", resp.Deleted)
+	return os.WriteFile(marker, e.prefix, 0o644)
+}
+
+func (e *etcdEngine) key(k []byte) string {
+	return string(e.prefix) + string(k)
+}
+
+// lastWrites keeps the last write of each key, in order: etcd refuses a Txn that names a key
+// twice, and the last write decides the state anyway.
+func lastWrites(batch []worker.WriteOp) []worker.WriteOp {
+	last := make(map[string]int, len(batch))
+	for i, w := range batch {
+		last[string(w.Key)] = i
+	}
+	if len(last) == len(batch) {
+		return batch
+	}
+	out := make([]worker.WriteOp, 0, len(last))
+	for i, w := range batch {
+		if last[string(w.Key)] == i {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func (e *etcdEngine) Write(batch []worker.WriteOp) error {
+	for len(batch) > 0 {
+		n := min(e.txnOps, len(batch))
+		ops := make([]clientv3.Op, 0, n)
+		for _, w := range lastWrites(batch[:n]) {
+			if w.Delete {
+				ops = append(ops, clientv3.OpDelete(e.key(w.Key)))
+			} else {
+				ops = append(ops, clientv3.OpPut(e.key(w.Key), string(w.Value)))
+			}
+		}
+		if err := e.commit(ops); err != nil {
+			return err
+		}
+		batch = batch[n:]
+	}
+	return nil
+}
+
+func (e *etcdEngine) commit(ops []clientv3.Op) error {
+	c, cancel := ctx()
+	defer cancel()
+	if len(ops) == 1 {
+		_, err := e.client.Do(c, ops[0])
+		return err
+	}
+	_, err := e.client.Txn(c).Then(ops...).Commit()
+	return err
+}
+
+// Reader gives each reading goroutine its own client (its own gRPC connection), as the other
+// server engines give each thread its own connection.
+func (e *etcdEngine) Reader() (worker.Reader, error) {
+	cli, err := etcdClient(e.endpoints)
+	if err != nil {
+		return nil, err
+	}
+	return &etcdReader{e: e, client: cli}, nil
+}
+
+func (e *etcdEngine) FinishLoad() error { return nil }
+
+func (e *etcdEngine) Close() error { return e.client.Close() }
+
+func (e *etcdEngine) Settings() map[string]string { return e.settings }
+
+type etcdReader struct {
+	e      *etcdEngine
+	client *clientv3.Client
+}
+
+func (r *etcdReader) Get(key []byte) ([]byte, bool, error) {
+	c, cancel := ctx()
+	defer cancel()
+	resp, err := r.client.Get(c, r.e.key(key), r.e.readOpts...)
+	if err != nil || len(resp.Kvs) == 0 {
+		return nil, false, err
+	}
+	return resp.Kvs[0].Value, true, nil
+}
+
+// Scan reads pages of scan_page records from the first key >= start within the prefix.
+func (r *etcdReader) Scan(start []byte, limit int, visit func(k, v []byte) bool) (int, error) {
+	end := clientv3.GetPrefixRangeEnd(string(r.e.prefix))
+	from := r.e.key(start)
+	n := 0
+	for n < limit {
+		page := min(r.e.page, limit-n)
+		opts := append([]clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(int64(page))}, r.e.readOpts...)
+		c, cancel := ctx()
+		resp, err := r.client.Get(c, from, opts...)
+		cancel()
+		if err != nil {
+			return n, err
+		}
+		for _, kv := range resp.Kvs {
+			n++
+			if !visit(bytes.TrimPrefix(kv.Key, r.e.prefix), kv.Value) {
+				return n, nil
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return n, nil
+		}
+		// The next page starts just after the last key seen.
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+	return n, nil
+}
+
+// Refresh does nothing: reads are linearizable (or explicitly serializable), never a snapshot.
+func (r *etcdReader) Refresh() error { return nil }
+
+func (r *etcdReader) Close() error { return r.client.Close() }

@@ -1,0 +1,199 @@
+package engines
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/drivers/go/internal/worker"
+)
+
+// The engines' tests run go-etcd against a real 3-member cluster started here from the
+// system's etcd (kvbench itself starts it from Rust: crates/kvbench-engines/src/etcdcluster.rs).
+// Without etcd installed the go-etcd subtests are skipped with the reason.
+
+var etcdTest struct {
+	once sync.Once
+	url  string
+	why  string
+	dir  string
+	cmds []*exec.Cmd
+}
+
+// loopbackPorts returns n distinct free loopback ports (listeners held until all are chosen).
+func loopbackPorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func startEtcdForTests() (string, string) {
+	bin, err := exec.LookPath("etcd")
+	if err != nil {
+		return "", "etcd is not installed (apt-get install etcd-server): go-etcd is not tested"
+	}
+	dir, err := os.MkdirTemp("", "kvbench-go-etcd-")
+	if err != nil {
+		return "", err.Error()
+	}
+	etcdTest.dir = dir
+	ports, err := loopbackPorts(6)
+	if err != nil {
+		return "", err.Error()
+	}
+	var initial, clients []string
+	for i := 0; i < 3; i++ {
+		initial = append(initial, fmt.Sprintf("m%d=http://127.0.0.1:%d", i, ports[2*i+1]))
+		clients = append(clients, fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]))
+	}
+	for i := 0; i < 3; i++ {
+		peer := fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1])
+		cmd := exec.Command(bin, "--name", fmt.Sprintf("m%d", i), "--data-dir", filepath.Join(dir, fmt.Sprint(i)),
+			"--listen-client-urls", clients[i], "--advertise-client-urls", clients[i],
+			"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new")
+		log, err := os.Create(filepath.Join(dir, fmt.Sprintf("m%d.log", i)))
+		if err != nil {
+			return "", err.Error()
+		}
+		cmd.Stdout, cmd.Stderr = log, log
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			return "", err.Error()
+		}
+		etcdTest.cmds = append(etcdTest.cmds, cmd)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, c := range clients {
+		for !healthy(c) {
+			if time.Now().After(deadline) {
+				return "", "etcd cluster not healthy within 30 s; logs in " + dir
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return strings.Join(clients, ","), ""
+}
+
+func healthy(endpoint string) bool {
+	resp, err := http.Get(endpoint + "/health")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	return strings.Contains(strings.ReplaceAll(buf.String(), " ", ""), `"health":"true"`)
+}
+
+// serverURL is the url an engine's test opens with: the test cluster for go-etcd (skipping the
+// test when etcd is missing), "" for the embedded engines.
+func serverURL(t *testing.T, engine string) string {
+	if engine != "go-etcd" {
+		return ""
+	}
+	etcdTest.once.Do(func() { etcdTest.url, etcdTest.why = startEtcdForTests() })
+	if etcdTest.url == "" {
+		t.Log(etcdTest.why)
+		fmt.Println("skip:", etcdTest.why)
+		t.Skip(etcdTest.why)
+	}
+	return etcdTest.url
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, c := range etcdTest.cmds {
+		_ = c.Process.Kill()
+		_ = c.Wait()
+	}
+	if etcdTest.dir != "" {
+		_ = os.RemoveAll(etcdTest.dir)
+	}
+	os.Exit(code)
+}
+
+// Batches larger than a transaction, duplicate keys inside one batch (etcd refuses them in one
+// Txn), scans that cross pages, and the namespace cleared on a job's first open only.
+func TestEtcdBatchesScansAndNamespace(t *testing.T) {
+	url := serverURL(t, "go-etcd")
+	o, err := worker.ParseOptions("go-etcd", etcdDescriptor.Options, map[string]any{"scan_page": "7", "txn_ops": "5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	args := worker.OpenArgs{Dir: dir, Options: o, Sync: "none", Mode: "read-write", URL: url}
+	e, err := etcdDescriptor.Open(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch []worker.WriteOp
+	for i := 0; i < 23; i++ {
+		batch = append(batch, worker.WriteOp{Key: []byte(fmt.Sprintf("s%02d", i)), Value: []byte("old")})
+	}
+	// The same key twice in one transaction window: the last write wins.
+	batch = append(batch, worker.WriteOp{Key: []byte("s00"), Value: []byte("new")}, worker.WriteOp{Key: []byte("s22"), Delete: true})
+	if err := e.Write(batch); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, err := r.Get([]byte("s00")); err != nil || !ok || string(v) != "new" {
+		t.Fatalf("s00 = %q %v %v", v, ok, err)
+	}
+	var keys []string
+	n, err := r.Scan([]byte("s03"), 100, func(k, _ []byte) bool { keys = append(keys, string(k)); return true })
+	if err != nil || n != 19 || keys[0] != "s03" || keys[18] != "s21" {
+		t.Fatalf("scan from s03: %d %v %v", n, keys, err)
+	}
+	if s := e.Settings(); !strings.Contains(s["durability"], "fsyncs every commit") || s["members"] != "3" {
+		t.Fatalf("settings %v", s)
+	}
+	_ = r.Close()
+	_ = e.Close()
+	// A reopen in the same job keeps the data; a new job's first open clears it.
+	for _, c := range []struct {
+		dir  string
+		want bool
+	}{{dir, true}, {t.TempDir(), false}} {
+		e, err := etcdDescriptor.Open(worker.OpenArgs{Dir: c.dir, Options: o, Sync: "none", Mode: "read-write", URL: url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := e.Reader()
+		_, ok, err := r.Get([]byte("s05"))
+		if err != nil || ok != c.want {
+			t.Fatalf("dir %s: found %v, want %v (%v)", c.dir, ok, c.want, err)
+		}
+		_ = r.Close()
+		_ = e.Close()
+	}
+	if _, err := etcdDescriptor.Open(worker.OpenArgs{Dir: dir, Options: o, Sync: "none", Mode: "read-write"}); err == nil ||
+		!strings.Contains(err.Error(), "needs a cluster") {
+		t.Fatalf("open without url: %v", err)
+	}
+}

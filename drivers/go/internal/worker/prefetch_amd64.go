@@ -1,0 +1,4 @@
+package worker
+
+//go:noescape
+func prefetch(p *byte)

@@ -1,0 +1,104 @@
+"""The Python worker against a minimal py-lmdb loop (docs/methodology.md, "The Python worker's
+own cost"): random gets over RECORDS records of 100 bytes, kvbench's default keys (16-digit
+decimal), the same keys in both; the minimal loop times each get with perf_counter_ns and keeps
+the samples, nothing else. Prints the wall-clock ops/s of each and their ratio.
+
+    drivers/python/.venv/bin/python drivers/python/bench/harness.py [--records N] [--gets N] [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import lmdb
+import numpy as np
+
+from kvbench_driver.derive import Dataset, Stream
+
+SEED = 42
+
+
+def dataset(records: int) -> dict:
+    return {"generator": "synthetic", "key": {"kind": "decimal", "width": 16},
+            "value": {"min": 100, "max": 100, "content": "printable"}, "loaded": records, "total": records,
+            "ordered": True, "pool_seed": SEED, "value_seed": SEED + 1, "open_records": records,
+            "open_bytes": records * 130}
+
+
+def get_step(records: int, gets: int) -> dict:
+    return {"step": "ops", "index": 1, "name": "get", "kind": "get", "count": gets,
+            "dist": {"name": "uniform", "n": records}, "rec_seed": SEED + 2}
+
+
+def worker(job: dict, path: str) -> list:
+    with open(path, "w") as f:
+        json.dump(job, f)
+    out = subprocess.run([sys.executable, "-m", "kvbench_driver", "--job", path], capture_output=True, text=True,
+                         check=True)
+    return [json.loads(line) for line in out.stdout.splitlines()]
+
+
+def minimal(db: str, records: int, gets: int) -> float:
+    """ops/s of the bare loop; keys derived beforehand, outside the timing."""
+    keys = Dataset(dataset(records)).keys(Stream(get_step(records, gets)).records(
+        np.arange(gets, dtype=np.uint64), np.zeros(gets, np.uint64)))
+    env = lmdb.open(db, readonly=True, lock=True, map_size=1 << 34)
+    txn = env.begin()
+    get, pc = txn.get, time.perf_counter_ns
+    samples = [0] * gets
+    i = 0
+    start = pc()
+    for k in keys:
+        t0 = pc()
+        get(k)
+        t1 = pc()
+        samples[i] = t1 - t0
+        i += 1
+    wall = pc() - start
+    txn.abort()
+    env.close()
+    return gets / (wall / 1e9)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--gets", type=int, default=500_000)
+    ap.add_argument("--repeat", type=int, default=7)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="kvbench-pybench-") as tmp:
+        db = os.path.join(tmp, "db")
+        os.mkdir(db)
+        base = {"protocol": 2, "engine": "py-lmdb", "label": "py-lmdb", "dir": db, "sync": "none",
+                "dataset": dataset(a.records)}
+        load = {"step": "ops", "index": 1, "name": "load", "kind": "load", "count": a.records, "batch": 1000,
+                "dist": {"name": "sequential", "n": a.records}, "rec_seed": 0}
+        worker(dict(base, steps=[{"step": "open", "index": 0, "mode": "read-write"}, load,
+                                 {"step": "close", "index": 2}]), os.path.join(tmp, "load.json"))
+        steps = [{"step": "open", "index": 0, "mode": "read-only"}, get_step(a.records, a.gets),
+                 {"step": "close", "index": 2}]
+        ours, bare = [], []
+        for _ in range(a.repeat):
+            r = next(e for e in worker(dict(base, steps=steps), os.path.join(tmp, "get.json"))
+                     if e.get("index") == 1 and e["event"] == "step")
+            assert r["mismatches"] == 0 and r["missing"] == 0 and r["errors"] == 0, r
+            ours.append(r["ops"] / (r["wall_ns"] / 1e9))
+            bare.append(minimal(db, a.records, a.gets))
+    # On a shared machine other processes only ever slow a run down: the best run of each is the
+    # least disturbed one; the median ratio of runs made back to back follows the load as it drifts.
+    for name, runs in (("worker", ours), ("minimal", bare)):
+        print(f"{name:8} best {max(runs):,.0f} ops/s, median {statistics.median(runs):,.0f} (wall clock; "
+              f"runs: {', '.join(f'{x:,.0f}' for x in runs)})")
+    paired = statistics.median(w / m for w, m in zip(ours, bare))  # each pair ran back to back
+    print(f"ratio    best/best {max(ours) / max(bare):.3f}, median of pairs {paired:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# What the harness costs: LMDB random get (every record once, random order, 100-byte values,
+# kvbench's default 16-digit keys and shuffled load) through kvbench's Rust worker against the
+# minimal hand-written loop of crates/kvbench-engines/examples/lmdb_minimal.rs (same library,
+# a clock read around each get). Both by wall clock; alternating rounds; medians and the ratio.
+#   scripts/bench-harness.sh [RECORDS] [ROUNDS]      (make bench-harness runs 1 M and 10 M)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+records=${1:-1000000}
+rounds=${2:-3}
+cargo build -q --release -p kvbench -p kvbench-engines --example lmdb_minimal
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+for i in $(seq "$rounds"); do
+    ./target/release/examples/lmdb_minimal "$records" 100 | sed -E 's/.*s, ([0-9]+) ops\/s.*/\1/' >> "$out/minimal"
+    ./target/release/kvbench run --engines lmdb --records "$records" --value-size 100 --workload readrandom \
+        --out "$out/r$i" --data-dir "$out/data" --plan-dir "$out/plans" --no-progress --format json > "$out/r$i.json" 2>/dev/null
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print([p for p in r['engines'][0]['phases'] if p['name']=='get'][0]['ops_per_sec'])" \
+        "$out/r$i.json" >> "$out/kvbench"
+done
+m=$(median < "$out/minimal")
+k=$(median < "$out/kvbench")
+printf 'LMDB random get, %s records x 100 B, %s rounds (median ops/s, wall clock)\n' "$records" "$rounds"
+printf '  minimal loop : %.0f   (%s)\n' "$m" "$(tr '\n' ' ' < "$out/minimal")"
+printf '  kvbench      : %.0f   (%s)\n' "$k" "$(tr '\n' ' ' < "$out/kvbench")"
+printf '  ratio        : %.3f\n' "$(echo "$k / $m" | bc -l)"
