@@ -37,9 +37,9 @@ pub fn run_variant(
     if let Resolved::Rust(d) = r {
         if let (Some(start), None) = (d.start_server, &url) {
             match server_url(d.name, start, o) {
-                Ok((u, info)) => {
+                Ok((u, info, t)) => {
                     url = Some(u);
-                    token = None;
+                    token = t;
                     for (k, val) in info {
                         row.settings.insert(format!("server.{k}"), val);
                     }

@@ -24,15 +24,16 @@ pub fn stop_servers() {
     }
 }
 
-/// Start (once per run) the server an engine needs, unless the row gives a URL.
+/// Start (once per run) the server an engine needs, unless the row gives a URL: its URL, info
+/// and the credential its clients need.
 pub fn server_url(
     name: &str,
     start: fn(&Path) -> Result<Box<dyn RunningServer>, String>,
     o: &RunOptions,
-) -> Result<(String, BTreeMap<String, String>), String> {
+) -> Result<(String, BTreeMap<String, String>, Option<String>), String> {
     let mut servers = SERVERS.lock().map_err(|_| "server registry poisoned".to_string())?;
     if let Some((_, s)) = servers.iter().find(|(n, _)| n == name) {
-        return Ok((s.url(), s.info()));
+        return Ok((s.url(), s.info(), s.token()));
     }
     let dir = o.data_dir.join(format!("server-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -42,7 +43,7 @@ pub fn server_url(
         let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
     }
     let s = start(&dir)?;
-    let out = (s.url(), s.info());
+    let out = (s.url(), s.info(), s.token());
     servers.push((name.to_string(), s));
     Ok(out)
 }
