@@ -24,13 +24,16 @@ pub fn stop_servers() {
     }
 }
 
+/// A started server as a row sees it: URL, info (into the row's settings), client credential.
+pub type Started = (String, BTreeMap<String, String>, Option<String>);
+
 /// Start (once per run) the server an engine needs, unless the row gives a URL: its URL, info
 /// and the credential its clients need.
 pub fn server_url(
     name: &str,
     start: fn(&Path) -> Result<Box<dyn RunningServer>, String>,
     o: &RunOptions,
-) -> Result<(String, BTreeMap<String, String>, Option<String>), String> {
+) -> Result<Started, String> {
     let mut servers = SERVERS.lock().map_err(|_| "server registry poisoned".to_string())?;
     if let Some((_, s)) = servers.iter().find(|(n, _)| n == name) {
         return Ok((s.url(), s.info(), s.token()));
