@@ -460,3 +460,37 @@ fn kvbench_run_with_http_rocksdb_verifies_reads_and_stops_the_server() {
     assert!(!alive(pid), "the served process {pid} is still running after kvbench run");
     assert!(!Path::new(&format!("/proc/{pid}")).exists());
 }
+
+/// Run as root, `kvbench serve` says so at start (and says when no token protects it).
+#[test]
+fn serve_warns_when_run_as_root() {
+    use std::io::BufRead;
+    use_this_binary();
+    if descriptor("rocksdb").is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kvbench"))
+        .args(["serve", "--engine", "rocksdb", "--listen", "127.0.0.1:0", "--no-open", "--dir"])
+        .arg(tmp.path())
+        .env_remove(kvbench_engines::http::TOKEN_ENV)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Vec::new();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let done = line.starts_with("kvbench serve:");
+        lines.push(line);
+        if done {
+            break;
+        }
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    child.wait().unwrap();
+    let all = lines.join("\n");
+    let warned = all.contains("warning: kvbench serve runs as root");
+    assert_eq!(warned, kvbench_engines::server::is_root(), "{all}");
+    assert!(all.contains("no token"), "{all}");
+}
