@@ -494,3 +494,22 @@ fn serve_warns_when_run_as_root() {
     assert_eq!(warned, kvbench_engines::server::is_root(), "{all}");
     assert!(all.contains("no token"), "{all}");
 }
+
+/// A body that holds the whole body budget makes other bodies wait, never bodiless requests:
+/// a GET takes no budget.
+#[test]
+fn a_held_body_budget_does_not_block_gets() {
+    use std::io::Write;
+    let Some(s) = Served::start(&["--max-body", "1k", "--body-budget", "1k", "--read-timeout", "3"]) else { return };
+    let mut slow = std::net::TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    slow.write_all(b"POST /set HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nk").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let t = std::time::Instant::now();
+    assert_eq!(s.get("/get?a"), (200, b"-1\n".to_vec()));
+    assert!(t.elapsed() < std::time::Duration::from_secs(1), "a GET waited {:?} for the body budget", t.elapsed());
+    // A second body waits for the budget until the slow one is cut off by the read timeout.
+    let t = std::time::Instant::now();
+    assert_eq!(s.post("/set", b"b\n1\nx"), (200, b"OK\n".to_vec()));
+    assert!(t.elapsed() > std::time::Duration::from_secs(2), "the second body did not wait: {:?}", t.elapsed());
+    drop(slow);
+}
