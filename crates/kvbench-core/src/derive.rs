@@ -132,6 +132,9 @@ impl Keys {
             bail!("dataset.key: u32be holds at most 4294967296 records, total is {}", ds.total);
         }
         let stored = if ds.generator == Generator::Stored { plan } else { None };
+        if let Some(p) = &stored {
+            p.require(&[crate::planfile::DATA, crate::planfile::INDEX])?;
+        }
         Ok(Keys { kind: ds.key.kind, width: ds.key.width, stored })
     }
 
@@ -152,6 +155,9 @@ impl Keys {
 // Values
 
 pub const POOL: usize = 1 << 20;
+
+/// Largest derived value (the pool is POOL + max bytes, held by every worker).
+pub const MAX_VALUE: u64 = 1 << 30;
 
 /// 93 characters: no `"` and no `\`, so values sit inside JSON strings unescaped.
 pub const PRINTABLE: &[u8; 93] =
@@ -210,6 +216,10 @@ impl Values {
             Generator::Stored => Some(plan.ok_or_else(|| anyhow::anyhow!("dataset `stored` needs the plan file"))?),
             _ => None,
         };
+        if let Some(p) = &stored {
+            p.require(&[crate::planfile::DATA, crate::planfile::INDEX])?;
+        }
+        ensure!(max <= MAX_VALUE, "dataset.value: max {max} bytes is above the {MAX_VALUE} bytes a value may have");
         let longest = stored.as_ref().map_or(0, |p| p.longest_value() as u64);
         let pool = Pool::new(ds.pool_seed, max.max(longest) as usize);
         let (generator, content, seed) = (ds.generator, ds.value.content, ds.value_seed);
@@ -261,25 +271,51 @@ impl Values {
     /// Whether `found` is value(r, v), without building the value where it can be avoided.
     #[inline]
     pub fn matches(&self, r: u64, v: u64, found: &[u8]) -> bool {
+        self.expected(r, v).matches(found)
+    }
+
+    /// What a read of (r, v) must return, derived before the read: a worker that calls this
+    /// before the engine call lets the CPU overlap the derivation with the call.
+    #[inline]
+    pub fn expected(&self, r: u64, v: u64) -> Expected<'_> {
         if let (Some(p), 0) = (&self.stored, v) {
-            return p.value(r) == found;
+            return Expected::Bytes(p.value(r));
         }
         let d = self.draw(r, v);
         match (self.generator, self.content) {
-            (Generator::JsonDocs, _) => self.json_matches(r, d, found),
-            (Generator::Synthetic, ValueContent::Random) => random_matches(d, found),
-            _ => found.len() == d.len && self.printable(d) == found,
+            (Generator::JsonDocs, _) => Expected::Json { text: self.printable(d), r },
+            (Generator::Synthetic, ValueContent::Random) => Expected::Random { h: d.h, len: d.len },
+            _ => Expected::Bytes(self.printable(d)),
         }
     }
+}
 
-    fn json_matches(&self, r: u64, d: Draw, found: &[u8]) -> bool {
-        let Some(rest) = found.strip_prefix(JSON_HEAD) else { return false };
-        let Some(rest) = rest.strip_prefix(self.printable(d)) else { return false };
-        let Some(rest) = rest.strip_prefix(JSON_MID) else { return false };
-        let mut buf = [0u8; 20];
-        let i = digits(JSON_EPOCH + r, &mut buf);
-        rest.len() == 21 - i && rest[..20 - i] == buf[i..] && rest[20 - i] == b'}'
+/// An expected value, compared without being built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected<'a> {
+    Bytes(&'a [u8]),
+    Random { h: u64, len: usize },
+    Json { text: &'a [u8], r: u64 },
+}
+
+impl Expected<'_> {
+    #[inline]
+    pub fn matches(&self, found: &[u8]) -> bool {
+        match *self {
+            Expected::Bytes(b) => b == found,
+            Expected::Random { h, len } => random_matches(Draw { h, len }, found),
+            Expected::Json { text, r } => json_matches(text, r, found),
+        }
     }
+}
+
+fn json_matches(text: &[u8], r: u64, found: &[u8]) -> bool {
+    let Some(rest) = found.strip_prefix(JSON_HEAD) else { return false };
+    let Some(rest) = rest.strip_prefix(text) else { return false };
+    let Some(rest) = rest.strip_prefix(JSON_MID) else { return false };
+    let mut buf = [0u8; 20];
+    let i = digits(JSON_EPOCH + r, &mut buf);
+    rest.len() == 21 - i && rest[..20 - i] == buf[i..] && rest[20 - i] == b'}'
 }
 
 fn push_random(out: &mut Vec<u8>, d: Draw) {

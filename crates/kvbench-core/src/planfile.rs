@@ -12,8 +12,6 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::derive::{rnd, Perm};
 use crate::gen::RecordSource;
-use crate::job::KeyShape;
-use crate::spec::KeyKind;
 
 pub const MAGIC: &[u8; 8] = b"KVBPLAN\0";
 pub const VERSION: u32 = 2;
@@ -81,6 +79,10 @@ pub struct PlanFile {
     header: Header,
     sections: Vec<Section>,
     longest: usize,
+    /// Offsets of INDEX, SORTED and CANON (looked up once: readers use them per op).
+    index_at: Option<usize>,
+    sorted_at: Option<usize>,
+    canon_at: Option<usize>,
 }
 
 impl std::fmt::Debug for PlanFile {
@@ -120,7 +122,10 @@ impl PlanFile {
             distinct: u64_at(b, 40),
             raw_bytes: u64_at(b, 48),
         };
-        let mut plan = PlanFile { path: path.to_path_buf(), map, header, sections, longest: 0 };
+        let at = |k: u32| sections.iter().find(|s| s.kind == k).map(|s| s.offset as usize);
+        let (index_at, sorted_at, canon_at) = (at(INDEX), at(SORTED), at(CANON));
+        let path = path.to_path_buf();
+        let mut plan = PlanFile { path, map, header, sections, longest: 0, index_at, sorted_at, canon_at };
         plan.check_contents()?;
         Ok(plan)
     }
@@ -167,8 +172,16 @@ impl PlanFile {
         self.sections.iter().find(|s| s.kind == kind).copied()
     }
 
+    /// An error naming the file when it lacks one of `kinds` (what a reader is about to use).
+    pub fn require(&self, kinds: &[u32]) -> anyhow::Result<()> {
+        for &k in kinds {
+            ensure!(self.section(k).is_some(), "plan {}: has no section of kind {k}", self.path.display());
+        }
+        Ok(())
+    }
+
     fn entry(&self, r: u64) -> (u64, u64, u64) {
-        let at = self.section(INDEX).expect("INDEX").offset as usize + r as usize * 16;
+        let at = self.index_at.expect("INDEX (Keys and Values check for it)") + r as usize * 16;
         let b = &self.map[at..at + 16];
         (u64_at(b, 0), u32_at(b, 8) as u64, u32_at(b, 12) as u64)
     }
@@ -190,23 +203,18 @@ impl PlanFile {
         self.longest
     }
 
-    fn u32_entry(&self, kind: u32, i: u64) -> u64 {
-        let at = self.section(kind).expect("section present").offset as usize + i as usize * 4;
-        u32_at(&self.map, at) as u64
+    fn u32_entry(&self, at: usize, i: u64) -> u64 {
+        u32_at(&self.map, at + i as usize * 4) as u64
     }
 
     /// The record at sorted position `p` (requires SORTED).
     pub fn sorted(&self, p: u64) -> u64 {
-        self.u32_entry(SORTED, p)
+        self.u32_entry(self.sorted_at.expect("SORTED (kvbench writes it for scans)"), p)
     }
 
     /// The canonical record of `r` (itself without CANON).
     pub fn canon(&self, r: u64) -> u64 {
-        if self.section(CANON).is_some() {
-            self.u32_entry(CANON, r)
-        } else {
-            r
-        }
+        self.canon_at.map_or(r, |at| self.u32_entry(at, r))
     }
 
     pub fn spec_json(&self) -> Option<&[u8]> {
@@ -457,51 +465,6 @@ fn resolve<'a>(n: u64, key: impl Fn(u32) -> &'a [u8], order: LoadOrder) -> (Vec<
     (canon, sorted)
 }
 
-/// The sort key of a derived key whose byte order is not record order (`ycsb`, and `decimal`
-/// with more records than `width` digits hold): after the fixed prefix the key is at most 20
-/// characters of `-` and digits, each coded in 4 bits (end 0, `-` 1, `0`..`9` 2..11), which
-/// keeps byte order in a u128.
-fn digit_code(key: &[u8]) -> u128 {
-    let body = key.strip_prefix(b"user").unwrap_or(key);
-    let mut code = 0u128;
-    for i in 0..20 {
-        let c = match body.get(i) {
-            None => 0,
-            Some(b'-') => 1,
-            Some(d) => (d - b'0' + 2) as u128,
-        };
-        code = code << 4 | c;
-    }
-    code
-}
-
-/// Builds a plan file holding SORTED (and SPEC) alone, for a derived dataset whose keys are not
-/// in record order when a phase scans. Memory: 24 bytes a record (sort code and record number)
-/// while it sorts; the file holds 4 bytes a record.
-pub fn build_sorted(path: &Path, id: PlanId, key: KeyShape, total: u64) -> anyhow::Result<()> {
-    ensure!(total <= u32::MAX as u64 + 1, "SORTED numbers records in 32 bits; {total} records are too many");
-    ensure!(matches!(key.kind, KeyKind::Ycsb | KeyKind::Decimal), "keys of kind {:?} are in record order", key.kind);
-    let mut codes: Vec<(u128, u32)> = Vec::with_capacity(total as usize);
-    let mut buf = Vec::new();
-    for r in 0..total {
-        crate::derive::derived_key(key.kind, key.width, r, &mut buf);
-        codes.push((digit_code(&buf), r as u32));
-    }
-    codes.sort_unstable();
-    let tmp = tmp_path(path);
-    let result = (|| {
-        let mut w = Writer::create(&tmp, 2)?;
-        w.u32s(SORTED, codes.iter().map(|c| c.1))?;
-        write_spec(&mut w, id.spec_json)?;
-        let header = Header { seed: id.seed, spec_hash: id.spec_hash, records: total, distinct: total, raw_bytes: 0 };
-        w.finish(&tmp, path, header)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
 /// The plan file `<cache_dir>/<spec_hash as 16 hex digits>.kvbplan`: reused when it is valid
 /// and has this spec hash, otherwise (re)built with `build`. Returns the open plan and, when an
 /// existing file was rebuilt, a note saying why.
@@ -529,6 +492,9 @@ pub fn ensure(
     }
     Ok((plan, note))
 }
+
+mod sorted;
+pub use sorted::build_sorted;
 
 #[cfg(test)]
 mod tests;

@@ -45,6 +45,8 @@ pub enum Status {
     /// The engine cannot do this phase (capability missing); nothing was measured.
     #[serde(rename = "n/a")]
     NotApplicable,
+    /// Stopped by the user (Ctrl-C) while it ran: what was measured before is kept.
+    Interrupted,
     /// Failed exactly as the scenario row declared (`expect = "mismatch"`): shown, counted, and
     /// not a failure of the run (see expect.rs).
     Expected,

@@ -172,6 +172,74 @@ impl PhaseDef {
     }
 }
 
+/// One step of the path to a field: a table key or an array index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    Key(&'static str),
+    Index(usize),
+}
+
+/// A bad value and where it is (`phase[2].zipf_exponent`), so a file's error can give the line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub path: Vec<At>,
+    pub message: String,
+}
+
+impl FieldError {
+    fn new(path: &[At], message: impl Into<String>) -> Self {
+        FieldError { path: path.to_vec(), message: message.into() }
+    }
+
+    /// `phase[2].zipf_exponent` (array positions counted from 1, as a reader counts tables).
+    pub fn field(&self) -> String {
+        let mut out = String::new();
+        for a in &self.path {
+            match a {
+                At::Key(k) if out.is_empty() => out.push_str(k),
+                At::Key(k) => {
+                    out.push('.');
+                    out.push_str(k);
+                }
+                At::Index(i) => out.push_str(&format!("[{}]", i + 1)),
+            }
+        }
+        out
+    }
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "field `{}`: {}", self.field(), self.message)
+        }
+    }
+}
+
+/// The line of `text` holding the field at `path` (or the nearest enclosing table found).
+fn line_of(text: &str, path: &[At]) -> Option<usize> {
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    let mut item = doc.as_item();
+    let mut span = None;
+    for a in path {
+        let next = match a {
+            At::Key(k) => item.get(*k),
+            At::Index(i) => item.get(*i),
+        };
+        let Some(n) = next else { break };
+        item = n;
+        span = n.span().or(span);
+    }
+    span.map(|r| text[..r.start.min(text.len())].matches('\n').count() + 1)
+}
+
+/// Check one field with `f`; the error carries the path.
+fn field(path: &[At], r: Result<(), String>) -> Result<(), FieldError> {
+    r.map_err(|m| FieldError::new(path, m))
+}
+
 impl Scenario {
     /// Read a scenario file; errors name the file, line and field.
     pub fn from_file(path: &Path) -> Result<Scenario, String> {
@@ -183,49 +251,150 @@ impl Scenario {
         if s.intent.is_empty() {
             s.intent = header_comment(&text);
         }
-        s.check().map_err(|e| format!("{}: {e}", path.display()))?;
+        s.check_fields().map_err(|e| match line_of(&text, &e.path) {
+            Some(line) => format!("{}, line {line}: {e}", path.display()),
+            None => format!("{}: {e}", path.display()),
+        })?;
         Ok(s)
     }
 
     pub fn check(&self) -> Result<(), String> {
+        self.check_fields().map_err(|e| e.to_string())
+    }
+
+    /// Every field within its bounds ([`crate::spec::limits`]) and the phases consistent.
+    pub fn check_fields(&self) -> Result<(), FieldError> {
+        use crate::spec::{in_range, limits as l, sane_name};
+        field(&[At::Key("name")], sane_name(&self.name))?;
+        field(&[At::Key("timeout")], in_range(self.timeout, 1, l::TIMEOUT_S).map_err(|e| format!("{e}, in seconds")))?;
+        field(&[At::Key("repetitions")], in_range(self.repetitions, 1, l::REPETITIONS))?;
+        self.check_dataset()?;
         if self.phases.is_empty() {
-            return Err("no [[phase]] tables: a scenario needs at least a `load` phase".into());
+            return Err(FieldError::new(&[], "no [[phase]] tables: a scenario needs at least a `load` phase"));
         }
         if self.phases[0].kind != PhaseKind::Load {
-            return Err("the first [[phase]] must have kind = \"load\"".into());
+            return Err(FieldError::new(
+                &[At::Key("phase"), At::Index(0), At::Key("kind")],
+                "the first [[phase]] must have kind = \"load\"",
+            ));
         }
         let mut names = std::collections::BTreeSet::new();
         for (i, p) in self.phases.iter().enumerate() {
+            let at = [At::Key("phase"), At::Index(i)];
             if !names.insert(self.phase_name(i)) {
-                return Err(format!("[[phase]] {} repeats the name `{}`; give it a `name`", i + 1, self.phase_name(i)));
+                let m = format!("[[phase]] {} repeats the name `{}`; give it a `name`", i + 1, self.phase_name(i));
+                return Err(FieldError::new(&at, m));
             }
-            if let Some(r) = p.rate {
-                if !(r.is_finite() && r > 0.0) {
-                    return Err(format!(
-                        "[[phase]] {}: rate = {r}: operations per second must be finite and > 0",
-                        i + 1
-                    ));
-                }
+            self.check_phase(p, &at)?;
+        }
+        self.check_rows(&names)
+    }
+
+    fn check_dataset(&self) -> Result<(), FieldError> {
+        use crate::spec::{in_range, limits as l};
+        let d = &self.dataset;
+        let at = |k: &'static str| [At::Key("dataset"), At::Key(k)];
+        if d.source.is_none() {
+            field(&at("records"), in_range(d.records, 1, l::RECORDS))?;
+        }
+        let width = [At::Key("dataset"), At::Key("key"), At::Key("width")];
+        field(&width, in_range(d.key.width, 0, l::KEY_WIDTH))?;
+        for (name, v) in [("size", d.value.size), ("min", d.value.min), ("max", d.value.max)] {
+            if let Some(v) = v {
+                let path = [At::Key("dataset"), At::Key("value"), At::Key(name)];
+                field(&path, in_range(v, 0, l::VALUE_SIZE).map_err(|e| format!("{e}, in bytes")))?;
             }
-            if p.open_per == OpenPer::Operation && p.kind != PhaseKind::Get {
-                return Err(format!("[[phase]] {}: open_per = \"operation\" is only for get phases", i + 1));
+        }
+        field(&at("value"), d.value.range().map(|_| ()))
+    }
+
+    fn check_phase(&self, p: &PhaseDef, at: &[At]) -> Result<(), FieldError> {
+        use crate::spec::{in_range, limits as l, positive_finite};
+        let f = |k: &'static str| {
+            let mut v = at.to_vec();
+            v.push(At::Key(k));
+            v
+        };
+        if let Some(c) = p.count {
+            field(&f("count"), in_range(c, 1, l::OPS))?;
+        }
+        if let Some(k) = p.keys {
+            field(&f("keys"), in_range(k, 1, l::KEYS_PER_REQUEST))?;
+        }
+        if let Some(n) = p.length {
+            field(&f("length"), in_range(n, 0, l::RECORDS))?;
+        }
+        if let Some(n) = p.min_length {
+            let most = p.length.filter(|&n| n > 0).unwrap_or(l::RECORDS);
+            field(&f("min_length"), in_range(n, 0, most))?;
+        }
+        if let Some(w) = p.warmup {
+            field(&f("warmup"), in_range(w, 0, l::OPS))?;
+        }
+        if let Some(b) = p.batch {
+            field(&f("batch"), in_range(b, 1, l::BATCH))?;
+        }
+        if let Some(t) = p.threads {
+            field(&f("threads"), in_range(t, 1, l::THREADS))?;
+        }
+        if let Some(z) = p.zipf_exponent {
+            field(&f("zipf_exponent"), positive_finite(z, l::ZIPF_EXPONENT, false))?;
+        }
+        if let (Some(h), None) = (p.hot_key, &self.dataset.source) {
+            field(&f("hot_key"), in_range(h, 0, self.dataset.records.saturating_sub(1)))?;
+        }
+        if let Some(m) = p.mix {
+            let parts = [
+                ("read", m.read),
+                ("update", m.update),
+                ("scan", m.scan),
+                ("delete", m.delete),
+                ("insert", m.insert),
+                ("rmw", m.rmw),
+            ];
+            for (k, v) in parts {
+                let mut path = f("mix");
+                path.push(At::Key(k));
+                field(&path, positive_finite(v, l::MIX_PART, true))?;
+            }
+            if parts.iter().map(|p| p.1).sum::<f64>() <= 0.0 {
+                return Err(FieldError::new(&f("mix"), "all parts are 0 (allowed: at least one part > 0)"));
+            }
+        }
+        if let Some(r) = p.rate {
+            field(&f("rate"), positive_finite(r, l::RATE, false).map_err(|e| format!("{e}, operations per second")))?;
+        }
+        if p.open_per == OpenPer::Operation && p.kind != PhaseKind::Get {
+            return Err(FieldError::new(&f("open_per"), "open_per = \"operation\" is only for get phases"));
+        }
+        Ok(())
+    }
+
+    fn check_rows(&self, phases: &std::collections::BTreeSet<String>) -> Result<(), FieldError> {
+        use crate::spec::sane_name;
+        for (i, v) in self.variants.iter().enumerate() {
+            if let Some(l) = &v.label {
+                field(&[At::Key("engine"), At::Index(i), At::Key("label")], sane_name(l))?;
             }
         }
         let labels: Vec<String> = self.all_variants().iter().map(|v| v.label()).collect();
         for (i, r) in self.ratios.iter().enumerate() {
-            if !names.contains(&r.phase) {
-                return Err(format!("[[ratio]] {}: no phase named `{}`", i + 1, r.phase));
+            let at = |k: &'static str| [At::Key("ratio"), At::Index(i), At::Key(k)];
+            if !phases.contains(&r.phase) {
+                return Err(FieldError::new(
+                    &at("phase"),
+                    format!("[[ratio]] {}: no phase named `{}`", i + 1, r.phase),
+                ));
             }
-            for l in [&r.numerator, &r.denominator] {
+            for (k, l) in [("numerator", &r.numerator), ("denominator", &r.denominator)] {
                 if !labels.contains(l) {
-                    return Err(format!("[[ratio]] {}: no engine row labelled `{l}`", i + 1));
+                    return Err(FieldError::new(&at(k), format!("[[ratio]] {}: no engine row labelled `{l}`", i + 1)));
                 }
             }
         }
         if self.engines.is_empty() && self.variants.is_empty() {
-            return Err("no engines: set `engines = [...]` or add [[engine]] tables".into());
+            return Err(FieldError::new(&[], "no engines: set `engines = [...]` or add [[engine]] tables"));
         }
-        self.dataset.value.range()?;
         Ok(())
     }
 

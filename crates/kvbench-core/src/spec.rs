@@ -243,3 +243,62 @@ pub enum OpenPer {
     Phase,
     Operation,
 }
+
+/// Bounds on every number a scenario or the command line gives: beyond them a run would
+/// abort, spin or overflow rather than measure anything.
+pub mod limits {
+    /// Key width of decimal keys (digits).
+    pub const KEY_WIDTH: u32 = 64;
+    /// One value (64 MiB).
+    pub const VALUE_SIZE: u32 = 64 << 20;
+    /// Writes per batch.
+    pub const BATCH: u32 = 1_000_000;
+    /// Keys per multi-get request.
+    pub const KEYS_PER_REQUEST: u32 = 1_000_000;
+    /// Seconds one engine may run (7 days).
+    pub const TIMEOUT_S: u64 = 7 * 24 * 3600;
+    pub const THREADS: u32 = 1024;
+    /// Records of a generated dataset (what fits on disk is the size guard's to say).
+    pub const RECORDS: u64 = 1_000_000_000_000;
+    /// Operations (or requests) of one phase.
+    pub const OPS: u64 = 1_000_000_000_000;
+    pub const REPETITIONS: u32 = 1000;
+    /// Largest Zipf exponent (beyond it every operation hits the first record anyway).
+    pub const ZIPF_EXPONENT: f64 = 100.0;
+    /// Operations per second of an open-loop phase.
+    pub const RATE: f64 = 1e9;
+    /// Parts of one kind in a `mix`.
+    pub const MIX_PART: f64 = 1e9;
+    /// Characters of a scenario name or row label.
+    pub const NAME_CHARS: usize = 200;
+}
+
+/// `Ok` when `lo <= v <= hi`; else the allowed range, for an error naming the field.
+pub fn in_range<T: PartialOrd + std::fmt::Display>(v: T, lo: T, hi: T) -> Result<(), String> {
+    if v < lo || v > hi {
+        return Err(format!("{v} is out of range (allowed: {lo} to {hi})"));
+    }
+    Ok(())
+}
+
+/// `Ok` when `v` is finite and `0 < v <= hi` (or `0 <= v` with `zero_ok`).
+pub fn positive_finite(v: f64, hi: f64, zero_ok: bool) -> Result<(), String> {
+    let low_ok = if zero_ok { v >= 0.0 } else { v > 0.0 };
+    if !v.is_finite() || !low_ok || v > hi {
+        let low = if zero_ok { ">= 0" } else { "> 0" };
+        return Err(format!("{v} is out of range (allowed: a finite number {low} and <= {hi})"));
+    }
+    Ok(())
+}
+
+/// A name shown in reports and used (sanitised) in file names: not too long, no control
+/// characters.
+pub fn sane_name(s: &str) -> Result<(), String> {
+    if s.chars().count() > limits::NAME_CHARS {
+        return Err(format!("is {} characters long (allowed: at most {})", s.chars().count(), limits::NAME_CHARS));
+    }
+    if s.chars().any(char::is_control) {
+        return Err("contains control characters (allowed: printable text)".into());
+    }
+    Ok(())
+}

@@ -1,7 +1,9 @@
-//! `memcached`: the memcached server over loopback, spoken to with a small text-protocol client
-//! written here (the `memcache` crate took ~230 µs per set on this machine against ~75 µs for
-//! pymemcache; see docs/servers.md). One TCP connection per reader thread, TCP_NODELAY,
-//! buffered reads, each request written with one system call. Sets wait for `STORED` (no
+//! `memcached`: the memcached server, spoken to with a small text-protocol client written here
+//! (the `memcache` crate took ~230 µs per set on this machine against ~75 µs for pymemcache;
+//! see docs/servers.md). The server kvbench starts listens only on a Unix socket in its private
+//! directory (`memcached+unix:///PATH`); a server given by URL is reached over TCP
+//! (`memcached://HOST:PORT`, TCP_NODELAY). One connection per reader thread, buffered reads,
+//! each request written with one system call. Sets wait for `STORED` (no
 //! `noreply`), so a set is timed until the server has answered.
 //!
 //! Keys: memcached keys are at most 250 bytes of non-space, non-control characters. Every key
@@ -11,7 +13,8 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -81,7 +84,9 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 
 struct Memcached {
     proc: ServerProcess,
-    port: u16,
+    /// After `proc`: dropped once the server has stopped.
+    _sockets: server::SocketDir,
+    socket: PathBuf,
     version: String,
     user: Option<&'static str>,
 }
@@ -90,30 +95,26 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
     let binary = server::find_binary(&["memcached", "/usr/bin/memcached"])
         .ok_or("memcached not found in PATH: apt-get install memcached, or give --url memcached://HOST:PORT")?;
     let version = server::first_line_of(&binary, &["-V"]);
-    let dir = &server::private_dir(dir)?;
+    // memcached refuses to run as root: as root, kvbench starts it as its system user.
+    let user = server::user_when_root(&["memcache", "nobody"]);
+    let dir = &server::server_dir(dir, user)?;
     let log = dir.join("memcached.log");
-    server::with_free_port(|port| {
-        let mut args: Vec<String> =
-            ["-l", "127.0.0.1", "-p", &port.to_string(), "-U", "0", "-m"].iter().map(|s| s.to_string()).collect();
-        args.push(SERVER_MEMORY_MB.to_string());
-        let user = server::is_root().then_some("nobody");
-        if let Some(u) = user {
-            // memcached refuses to run as root; it drops to this user itself.
-            args.extend(["-u".to_string(), u.to_string()]);
-        }
-        let mut proc = ServerProcess::spawn("memcached", &binary, &args, &log, None)?;
-        proc.wait_ready(server::START_TIMEOUT, || {
-            let mut c = Conn::connect("127.0.0.1", port, Duration::from_secs(2)).map_err(|e| e.to_string())?;
-            c.version().map(|_| ()).map_err(|e| e.to_string())
-        })?;
-        Ok(Memcached { proc, port, version: version.clone(), user })
-    })
-    .map(|m| Box::new(m) as Box<dyn RunningServer>)
+    let sockets = server::SocketDir::new(dir, "memcached.sock", user)?;
+    let socket = sockets.socket("memcached.sock");
+    // -s: a Unix socket only (memcached then opens no TCP or UDP port); -a: its mode.
+    let mut args: Vec<String> = vec!["-s".into(), socket.to_string_lossy().into_owned(), "-a".into(), "0700".into()];
+    args.extend(["-m".to_string(), SERVER_MEMORY_MB.to_string()]);
+    let mut proc = ServerProcess::spawn("memcached", &binary, &args, &log, user)?;
+    proc.wait_ready(server::START_TIMEOUT, || {
+        let mut c = Conn::connect(&Addr::Unix(socket.clone()), Duration::from_secs(2)).map_err(|e| e.to_string())?;
+        c.version().map(|_| ()).map_err(|e| e.to_string())
+    })?;
+    Ok(Box::new(Memcached { proc, _sockets: sockets, socket, version, user }))
 }
 
 impl RunningServer for Memcached {
     fn url(&self) -> String {
-        format!("memcached://127.0.0.1:{}", self.port)
+        format!("memcached+unix://{}", self.socket.display())
     }
 
     fn info(&self) -> BTreeMap<String, String> {
@@ -121,6 +122,7 @@ impl RunningServer for Memcached {
         m.insert("server".into(), "memcached".into());
         m.insert("version".into(), self.version.clone());
         m.insert("memory_mb".into(), SERVER_MEMORY_MB.to_string());
+        m.insert("access".into(), "Unix socket in a directory private to the server (mode 0700); no TCP or UDP".into());
         m.insert("command".into(), self.proc.command().to_string());
         m.insert("log".into(), self.proc.log().display().to_string());
         m.insert("pid".into(), self.proc.pid().to_string());
@@ -136,10 +138,77 @@ impl RunningServer for Memcached {
 // ---------------------------------------------------------------------------------------------
 // Client
 
+/// Where the server listens.
+#[derive(Debug, Clone)]
+enum Addr {
+    Tcp(String, u16),
+    Unix(PathBuf),
+}
+
+impl Addr {
+    /// `memcached+unix:///PATH` or `memcached://HOST:PORT`.
+    fn parse(url: &str) -> std::result::Result<Addr, String> {
+        if let Some(path) = url.strip_prefix("memcached+unix://") {
+            if !path.starts_with('/') {
+                return Err(format!("url `{url}`: memcached+unix:// takes an absolute socket path"));
+            }
+            return Ok(Addr::Unix(PathBuf::from(path)));
+        }
+        let (host, port) = server::host_port(url, "memcached", 11211)?;
+        Ok(Addr::Tcp(host, port))
+    }
+}
+
+impl std::fmt::Display for Addr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Addr::Tcp(h, p) => write!(f, "{h}:{p}"),
+            Addr::Unix(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// A TCP or Unix stream.
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    fn try_clone(&self) -> std::io::Result<Stream> {
+        Ok(match self {
+            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
+            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+        })
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// One connection speaking the text protocol.
 struct Conn {
-    out: TcpStream,
-    inp: BufReader<TcpStream>,
+    out: Stream,
+    inp: BufReader<Stream>,
     wbuf: Vec<u8>,
     line: Vec<u8>,
 }
@@ -149,11 +218,22 @@ fn proto(what: &str, line: &[u8]) -> EngineError {
 }
 
 impl Conn {
-    fn connect(host: &str, port: u16, timeout: Duration) -> std::io::Result<Conn> {
-        let s = TcpStream::connect((host, port))?;
-        s.set_nodelay(true)?;
-        s.set_read_timeout(Some(timeout))?;
-        s.set_write_timeout(Some(timeout))?;
+    fn connect(addr: &Addr, timeout: Duration) -> std::io::Result<Conn> {
+        let s = match addr {
+            Addr::Tcp(host, port) => {
+                let s = TcpStream::connect((host.as_str(), *port))?;
+                s.set_nodelay(true)?;
+                s.set_read_timeout(Some(timeout))?;
+                s.set_write_timeout(Some(timeout))?;
+                Stream::Tcp(s)
+            }
+            Addr::Unix(path) => {
+                let s = UnixStream::connect(path)?;
+                s.set_read_timeout(Some(timeout))?;
+                s.set_write_timeout(Some(timeout))?;
+                Stream::Unix(s)
+            }
+        };
         let inp = BufReader::with_capacity(64 * 1024, s.try_clone()?);
         Ok(Conn { out: s, inp, wbuf: Vec::with_capacity(4096), line: Vec::with_capacity(256) })
     }
@@ -329,8 +409,7 @@ impl KeyCodec {
 }
 
 pub struct Engine {
-    host: String,
-    port: u16,
+    addr: Addr,
     timeout: Duration,
     codec: KeyCodec,
     pipeline: usize,
@@ -342,7 +421,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn kvbench_core::engine::Engine>> {
     let url = args.url.ok_or_else(|| {
         EngineError::Option("memcached needs a server: kvbench starts one, or give --url memcached://HOST:PORT".into())
     })?;
-    let (host, port) = server::host_port(url, "memcached", 11211).map_err(EngineError::Option)?;
+    let addr = Addr::parse(url).map_err(EngineError::Option)?;
     let o = args.options;
     let prefix = o.text("prefix").unwrap_or_default();
     if prefix.bytes().any(|b| !safe_byte(b)) || prefix.len() > 64 {
@@ -351,14 +430,15 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn kvbench_core::engine::Engine>> {
     let codec = KeyCodec { prefix: prefix.clone().into_bytes(), always_hex: o.text("keys").as_deref() == Some("hex") };
     let pipeline = o.int("pipeline").unwrap_or(0).max(0) as usize;
     let timeout = Duration::from_secs(o.int("timeout").unwrap_or(30).max(1) as u64);
-    let mut conn = Conn::connect(&host, port, timeout)
-        .map_err(|e| EngineError::Store(format!("cannot connect to memcached at {host}:{port}: {e}")))?;
+    let mut conn = Conn::connect(&addr, timeout)
+        .map_err(|e| EngineError::Store(format!("cannot connect to memcached at {addr}: {e}")))?;
     let version = conn.version()?;
     let stats = conn.stats("settings").unwrap_or_default();
 
     let mut settings = BTreeMap::new();
     settings.insert("server_version".into(), version);
     settings.insert("url".into(), url.to_string());
+    settings.insert("access".into(), access(&addr));
     let maxbytes: u64 = stats.get("maxbytes").and_then(|v| v.parse().ok()).unwrap_or(0);
     settings.insert("memory_mb".into(), (maxbytes >> 20).to_string());
     if let Some(t) = stats.get("num_threads") {
@@ -384,7 +464,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn kvbench_core::engine::Engine>> {
         "pipeline".into(),
         if pipeline == 0 { "whole batch".into() } else { format!("{pipeline} writes per round trip") },
     );
-    settings.insert("client".into(), "kvbench text protocol (TCP_NODELAY, one write per request)".into());
+    settings.insert("client".into(), "kvbench text protocol (one write per request; TCP_NODELAY on TCP)".into());
     if maxbytes > 0 && args.expected_bytes > maxbytes / 10 * 8 {
         settings.insert(
             "warning".into(),
@@ -409,7 +489,15 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn kvbench_core::engine::Engine>> {
         }
         std::fs::write(&marker, &prefix)?;
     }
-    Ok(Box::new(Engine { host, port, timeout, codec, pipeline, writer: Mutex::new((conn, Vec::new())), settings }))
+    Ok(Box::new(Engine { addr, timeout, codec, pipeline, writer: Mutex::new((conn, Vec::new())), settings }))
+}
+
+/// How the server is reached, for the report: a TCP server given by URL has no authentication.
+fn access(addr: &Addr) -> String {
+    match addr {
+        Addr::Unix(p) => format!("Unix socket {}", p.display()),
+        Addr::Tcp(h, p) => format!("TCP {h}:{p} without authentication (server given by --url / row url)"),
+    }
 }
 
 /// Delete every key starting with `prefix` (listed with `lru_crawler metadump all`).
@@ -488,9 +576,8 @@ impl kvbench_core::engine::Engine for Engine {
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        let conn = Conn::connect(&self.host, self.port, self.timeout).map_err(|e| {
-            EngineError::Store(format!("cannot connect to memcached at {}:{}: {e}", self.host, self.port))
-        })?;
+        let conn = Conn::connect(&self.addr, self.timeout)
+            .map_err(|e| EngineError::Store(format!("cannot connect to memcached at {}: {e}", self.addr)))?;
         Ok(Box::new(MemcachedReader { conn, codec: self.codec.clone(), keys: Vec::new(), key: Vec::new() }))
     }
 

@@ -1,7 +1,11 @@
 //! `memory`: a BTreeMap behind a lock. The reference engine: the conformance suite checks
 //! every other engine against it, and tests run the whole harness on it. Not persistent.
+//!
+//! Option `corrupt_every = N` makes every N-th get (counted over all readers) return a wrong
+//! value, so tests can prove that verification catches a mismatch and counts it exactly.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
 
 use kvbench_core::engine::*;
@@ -19,7 +23,12 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         build_once: false,
         delete: true,
     },
-    options: &[],
+    options: &[OptionSpec {
+        name: "corrupt_every",
+        kind: OptionKind::Int,
+        default: "0",
+        doc: "test aid: every N-th get returns a wrong value (0: never)",
+    }],
     version: || env!("CARGO_PKG_VERSION").to_string(),
     available: || Ok(()),
     open,
@@ -29,10 +38,37 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 #[derive(Default)]
 pub struct Memory {
     map: RwLock<BTreeMap<Vec<u8>, Vec<u8>>>,
+    corrupt: Corrupt,
 }
 
-fn open(_args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
-    Ok(Box::new(Memory::default()))
+/// Every `every`-th get (0: none) returns a wrong value.
+#[derive(Default)]
+struct Corrupt {
+    every: u64,
+    gets: AtomicU64,
+}
+
+impl Corrupt {
+    /// Count a get of `value`; spoil it when its turn comes.
+    fn apply(&self, value: &mut Vec<u8>) {
+        if self.every == 0 {
+            return;
+        }
+        let n = self.gets.fetch_add(1, Ordering::Relaxed) + 1;
+        if n.is_multiple_of(self.every) {
+            match value.first_mut() {
+                Some(b) => *b ^= 0xff,
+                None => value.push(b'!'),
+            }
+        }
+    }
+}
+
+fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
+    let every = args.options.int("corrupt_every").unwrap_or(0);
+    let every =
+        u64::try_from(every).map_err(|_| EngineError::Option(format!("corrupt_every = {every}: use 0 or more")))?;
+    Ok(Box::new(Memory { map: RwLock::default(), corrupt: Corrupt { every, gets: AtomicU64::new(0) } }))
 }
 
 impl Engine for Memory {
@@ -52,12 +88,24 @@ impl Engine for Memory {
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        Ok(Box::new(MemoryReader { map: &self.map }))
+        Ok(Box::new(MemoryReader { map: &self.map, corrupt: &self.corrupt }))
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        let mut s = BTreeMap::new();
+        if self.corrupt.every > 0 {
+            s.insert(
+                "corrupt_every".into(),
+                format!("every {}th get returns a wrong value (test aid)", self.corrupt.every),
+            );
+        }
+        s
     }
 }
 
 struct MemoryReader<'a> {
     map: &'a RwLock<BTreeMap<Vec<u8>, Vec<u8>>>,
+    corrupt: &'a Corrupt,
 }
 
 impl Reader for MemoryReader<'_> {
@@ -67,6 +115,7 @@ impl Reader for MemoryReader<'_> {
         match m.get(key) {
             Some(v) => {
                 out.extend_from_slice(v);
+                self.corrupt.apply(out);
                 Ok(true)
             }
             None => Ok(false),
@@ -89,5 +138,26 @@ impl Reader for MemoryReader<'_> {
             }
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_nth_get_is_wrong() {
+        let c = Corrupt { every: 3, gets: AtomicU64::new(0) };
+        let mut wrong = 0;
+        for _ in 0..30 {
+            let mut v = b"abc".to_vec();
+            c.apply(&mut v);
+            wrong += usize::from(v != b"abc");
+        }
+        assert_eq!(wrong, 10);
+        let mut empty = Vec::new();
+        let c = Corrupt { every: 1, gets: AtomicU64::new(0) };
+        c.apply(&mut empty);
+        assert_eq!(empty, b"!", "an empty value is spoilt too");
     }
 }

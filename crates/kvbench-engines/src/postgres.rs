@@ -11,11 +11,16 @@
 //! Durability: `sync = none` → `fsync = off` (ALTER SYSTEM + reload, one server serves every
 //! variant) and `synchronous_commit = off`; `commit`/`always` → both on. settings() reads them
 //! back with SHOW.
+//!
+//! The untimed `prepare` step applies `sync`, gives the job a fresh table on its first open, and
+//! then runs CHECKPOINT and waits for the WAL to settle, so each load method starts from the
+//! same server state (stated as `server_state`). A caller that skips `prepare` gets it on first
+//! use (then inside whatever it times).
 
 use std::collections::{BTreeMap, HashMap};
 use std::error::Error as StdError;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -92,10 +97,14 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 
 struct PgServer {
     proc: ServerProcess,
-    port: u16,
+    /// After `proc`: dropped once the server has stopped.
+    sockets: server::SocketDir,
     version: String,
-    dir: std::path::PathBuf,
+    dir: PathBuf,
 }
+
+/// The port only names the socket file (`.s.PGSQL.PORT`): the server opens no TCP port.
+const SOCKET_PORT: u16 = 5432;
 
 fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
     let bin = Path::new(PG_BIN);
@@ -108,89 +117,78 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
         ));
     }
     let version = server::first_line_of(&postgres, &["--version"]);
-    let dir = &server::private_dir(dir)?;
-    let run_as = server::is_root().then_some("postgres");
-    if let Some(user) = run_as {
-        // PostgreSQL refuses to run as root: the private directory becomes the postgres user's.
-        server::check_reachable(dir, user)?;
-        server::chown_to(dir, user)?;
-    }
+    // PostgreSQL refuses to run as root: as root, kvbench runs it as the postgres user.
+    let run_as = server::user_when_root(&["postgres"]);
+    let dir = &server::server_dir(dir, run_as)?;
     let data = dir.join("data");
-    let sock = dir.join("sock");
+    let sockets = server::SocketDir::new(dir, &format!(".s.PGSQL.{SOCKET_PORT}"), run_as)?;
     let log = dir.join("postgres.log");
     std::fs::File::create(&log).map_err(|e| format!("postgres: cannot create {}: {e}", log.display()))?;
-    let mut init_args: Vec<String> =
-        ["-D", &data.to_string_lossy(), "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-    let (init_prog, prefix) = match run_as {
-        Some(user) => {
-            let runuser = server::find_binary(&["runuser"]).ok_or("runuser not found (package util-linux)")?;
-            (runuser, vec!["-u".to_string(), user.to_string(), "--".to_string(), initdb.to_string_lossy().into_owned()])
-        }
-        None => (initdb.clone(), vec![]),
-    };
-    init_args.splice(0..0, prefix);
-    server::run_to_completion("initdb", &init_prog, &init_args, &log)?;
-    std::fs::create_dir_all(&sock).map_err(|e| format!("{}: {e}", sock.display()))?;
-    if let Some(user) = run_as {
-        server::chown_to(&sock, user)?;
-    }
-
-    server::with_free_port(|port| {
-        // fsync and synchronous_commit stay at their defaults (on) and out of the command line,
-        // where they would override the ALTER SYSTEM that each job uses to apply its `sync`.
-        let args: Vec<String> = vec![
-            "-D".into(),
-            data.to_string_lossy().into_owned(),
-            "-p".into(),
-            port.to_string(),
-            "-c".into(),
-            "listen_addresses=127.0.0.1".into(),
-            "-c".into(),
-            format!("unix_socket_directories={}", sock.display()),
-            "-c".into(),
-            "max_connections=200".into(),
-            "-c".into(),
-            "logging_collector=off".into(),
-        ];
-        let mut proc = ServerProcess::spawn("postgres", &postgres, &args, &log, run_as)?;
-        let url = pg_url(port);
-        proc.wait_ready(server::START_TIMEOUT, || {
-            let mut cfg: Config = url.parse().map_err(|e: ::postgres::Error| e.to_string())?;
-            cfg.connect_timeout(Duration::from_secs(1));
-            let mut c = cfg.connect(NoTls).map_err(|e| e.to_string())?;
-            c.simple_query("SELECT 1").map(|_| ()).map_err(|e| e.to_string())
-        })?;
-        // Fast shutdown (SIGINT to the postmaster) instead of SIGTERM's "smart" one, which would
-        // wait for every client to disconnect.
-        if let Some(pid) = std::fs::read_to_string(data.join("postmaster.pid"))
-            .ok()
-            .and_then(|t| t.lines().next().and_then(|l| l.trim().parse::<i32>().ok()))
-        {
-            proc.set_polite_stop(libc::SIGINT, Some(pid));
-        }
-        Ok(PgServer { proc, port, version: version.clone(), dir: dir.to_path_buf() })
-    })
-    .map(|s| Box::new(s) as Box<dyn RunningServer>)
+    // Local (socket) connections only, and only through the private directory; TCP refused.
+    let init_args: Vec<String> = [
+        "-D",
+        &data.to_string_lossy(),
+        "-U",
+        "postgres",
+        "--auth-local=trust",
+        "--auth-host=reject",
+        "--encoding=UTF8",
+        "--locale=C",
+        "--no-sync",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    server::run_to_completion_as("initdb", &initdb, &init_args, &log, run_as)?;
+    // fsync and synchronous_commit stay at their defaults (on) and out of the command line,
+    // where they would override the ALTER SYSTEM that each job uses to apply its `sync`.
+    let args: Vec<String> = vec![
+        "-D".into(),
+        data.to_string_lossy().into_owned(),
+        "-p".into(),
+        SOCKET_PORT.to_string(),
+        "-c".into(),
+        "listen_addresses=".into(),
+        "-c".into(),
+        format!("unix_socket_directories={}", sockets.path().display()),
+        "-c".into(),
+        "unix_socket_permissions=0700".into(),
+        "-c".into(),
+        "max_connections=200".into(),
+        "-c".into(),
+        "logging_collector=off".into(),
+    ];
+    let mut proc = ServerProcess::spawn_with("postgres", &postgres, &args, &log, run_as, libc::SIGINT)?;
+    let url = pg_url(sockets.path());
+    proc.wait_ready(server::START_TIMEOUT, || {
+        let mut cfg: Config = url.parse().map_err(|e: ::postgres::Error| e.to_string())?;
+        cfg.connect_timeout(Duration::from_secs(1));
+        let mut c = cfg.connect(NoTls).map_err(|e| e.to_string())?;
+        c.simple_query("SELECT 1").map(|_| ()).map_err(|e| e.to_string())
+    })?;
+    // Fast shutdown (SIGINT) instead of SIGTERM's "smart" one, which waits for every client.
+    let pid = proc.pid();
+    proc.set_polite_stop(libc::SIGINT, Some(pid));
+    Ok(Box::new(PgServer { proc, sockets, version, dir: dir.to_path_buf() }))
 }
 
-fn pg_url(port: u16) -> String {
-    format!("postgres://postgres@127.0.0.1:{port}/postgres")
+/// Connection string for the server's socket directory (key=value form: any path quotes).
+fn pg_url(socket_dir: &Path) -> String {
+    let quoted = socket_dir.to_string_lossy().replace('\\', "\\\\").replace('\'', "\\'");
+    format!("host='{quoted}' port={SOCKET_PORT} user=postgres dbname=postgres")
 }
 
 impl RunningServer for PgServer {
     fn url(&self) -> String {
-        pg_url(self.port)
+        pg_url(self.sockets.path())
     }
 
     fn info(&self) -> BTreeMap<String, String> {
         let mut m = BTreeMap::new();
         m.insert("server".into(), "postgres".into());
         m.insert("version".into(), self.version.clone());
-        if let Ok(mut c) = Client::connect(&pg_url(self.port), NoTls) {
-            for name in ["shared_buffers", "wal_level", "max_connections"] {
+        if let Ok(mut c) = Client::connect(&self.url(), NoTls) {
+            for name in ["shared_buffers", "wal_level", "max_connections", "checkpoint_timeout", "max_wal_size"] {
                 if let Ok(rows) = c.query(&format!("SHOW {name}"), &[]) {
                     if let Some(v) = rows.first().and_then(|r| r.try_get::<_, String>(0).ok()) {
                         m.insert(name.into(), v);
@@ -198,10 +196,11 @@ impl RunningServer for PgServer {
                 }
             }
         }
-        // Each job sets these from its `sync` when it opens (the row's own `fsync` and
+        // Each job sets these from its `sync` in its prepare step (the row's own `fsync` and
         // `synchronous_commit` settings); a value read here would be the previous row's.
-        m.insert("fsync".into(), "per row, from sync (ALTER SYSTEM + reload on open)".into());
+        m.insert("fsync".into(), "per row, from sync (ALTER SYSTEM + reload in prepare)".into());
         m.insert("synchronous_commit".into(), "per row, from sync (SET per connection)".into());
+        m.insert("access".into(), "Unix socket in a directory private to the server (mode 0700); no TCP".into());
         m.insert("data_dir".into(), self.dir.join("data").display().to_string());
         m.insert("command".into(), self.proc.command().to_string());
         m.insert("log".into(), self.proc.log().display().to_string());
@@ -268,7 +267,6 @@ enum Load {
 }
 
 struct Writer {
-    client: Client,
     insert: Statement,
     upsert: Statement,
     delete: Statement,
@@ -291,11 +289,23 @@ pub struct Postgres {
     load: Load,
     rows_per_insert: usize,
     sync_commit: Option<&'static str>,
-    /// True until finish_load, when the table was empty at open.
+    /// True until finish_load, when the table was empty after the prepare step.
     loading: AtomicBool,
-    writer: Mutex<Writer>,
+    /// The writer's connection, with its statements once the table is in place.
+    writer: Mutex<(Client, Option<Writer>)>,
     pool: Mutex<Vec<ReadConn>>,
-    settings: BTreeMap<String, String>,
+    settings: Mutex<BTreeMap<String, String>>,
+    setup: Setup,
+    /// Set once the job's server state is in place (by `prepare`, or on first use).
+    prepared: AtomicBool,
+}
+
+/// What `prepare` applies: durability, the job's table and a settled server.
+struct Setup {
+    configure: bool,
+    fsync: &'static str,
+    /// Exists once this job created its table (a reopen keeps the data).
+    marker: PathBuf,
 }
 
 fn valid_ident(s: &str) -> bool {
@@ -325,6 +335,9 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     })?;
     let mut config: Config = url.parse().map_err(|e| EngineError::Option(format!("postgres url `{url}`: {e}")))?;
     config.connect_timeout(Duration::from_secs(10));
+    if let Some(t) = args.token {
+        config.password(t);
+    }
     let o = args.options;
     let table = o.text("table").unwrap_or_else(|| "kvbench_kv".into());
     if !valid_ident(&table) {
@@ -346,76 +359,46 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         SyncMode::Commit | SyncMode::Always => ("on", "on"),
     };
     let sync_commit = configure.then_some(sync_commit);
-
     let mut c = connect(&config, sync_commit)?;
-    if configure && show(&mut c, "fsync") != fsync {
-        c.batch_execute(&format!("ALTER SYSTEM SET fsync = {fsync}"))
-            .map_err(|e| pg("ALTER SYSTEM SET fsync (needs a superuser; or set option configure=false)")(e))?;
-        c.batch_execute("SELECT pg_reload_conf()").map_err(pg("pg_reload_conf"))?;
-        // The reload is asynchronous: wait until a session sees it.
-        let t0 = Instant::now();
-        loop {
-            let mut probe = connect(&config, None)?;
-            if show(&mut probe, "fsync") == fsync {
-                break;
-            }
-            if t0.elapsed() > Duration::from_secs(10) {
-                return Err(EngineError::Store(format!("postgres: fsync still not {fsync} 10 s after the reload")));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
+    let mut settings = describe(&config, url, &table, text, load, rows_per_insert);
+    read_settings(&mut c, &mut settings);
+    let setup = Setup { configure, fsync, marker: server::job_marker(args.dir, "postgres") };
+    let prepared = setup.marker.exists();
+    let (writer, empty) = if prepared { prepare_writer(&mut c, &table)? } else { (None, false) };
+    Ok(Box::new(Postgres {
+        config,
+        table,
+        text,
+        load,
+        rows_per_insert,
+        sync_commit,
+        loading: AtomicBool::new(empty),
+        writer: Mutex::new((c, writer)),
+        pool: Mutex::new(Vec::new()),
+        settings: Mutex::new(settings),
+        setup,
+        prepared: AtomicBool::new(prepared),
+    }))
+}
 
-    // Namespace: on the first open of a job, start from a fresh table of our own.
-    let marker = server::job_marker(args.dir, "postgres");
-    let mut notes = Vec::new();
-    if !marker.exists() {
-        let existing = c
-            .query_one(
-                "SELECT to_regclass($1) IS NOT NULL, coalesce(obj_description(to_regclass($1), 'pg_class'), '')",
-                &[&table],
-            )
-            .map_err(pg("look up the table"))?;
-        let (exists, comment): (bool, String) = (existing.get(0), existing.get(1));
-        if exists {
-            if comment != TABLE_COMMENT {
-                return Err(EngineError::Store(format!(
-                    "postgres: table {table} exists and was not created by kvbench; choose another with option table=..."
-                )));
-            }
-            c.batch_execute(&format!("DROP TABLE {table}")).map_err(pg("drop kvbench's earlier table"))?;
-            notes.push(format!("dropped kvbench's earlier table {table}"));
-        }
-        let (kt, vt) = if text { ("text COLLATE \"C\"", "text") } else { ("bytea", "bytea") };
-        c.batch_execute(&format!(
-            "CREATE TABLE {table} (k {kt} PRIMARY KEY, v {vt}); COMMENT ON TABLE {table} IS '{TABLE_COMMENT}'"
-        ))
-        .map_err(pg("create the table"))?;
-        std::fs::write(&marker, &table)?;
-    }
-    let empty: bool =
-        c.query_one(&format!("SELECT NOT EXISTS (SELECT 1 FROM {table})"), &[]).map_err(pg("check the table"))?.get(0);
-
+/// What the engine does, for the result file (the server's values come from [`read_settings`]).
+fn describe(
+    config: &Config,
+    url: &str,
+    table: &str,
+    text: bool,
+    load: Load,
+    rows_per_insert: usize,
+) -> BTreeMap<String, String> {
     let mut settings = BTreeMap::new();
     settings.insert("url".into(), url.to_string());
-    for name in [
-        "server_version",
-        "fsync",
-        "synchronous_commit",
-        "full_page_writes",
-        "wal_level",
-        "wal_sync_method",
-        "shared_buffers",
-        "max_wal_size",
-    ] {
-        settings.insert(name.into(), show(&mut c, name));
-    }
+    let socket = config.get_hosts().iter().any(|h| matches!(h, ::postgres::config::Host::Unix(_)));
     settings.insert(
-        "durability".into(),
-        match (settings["fsync"].as_str(), settings["synchronous_commit"].as_str()) {
-            ("on", "on") => "each transaction (batch, or COPY) is durable when COMMIT returns".into(),
-            ("off", _) => "NONE: fsync=off, a machine crash can corrupt the database".into(),
-            (_, sc) => format!("synchronous_commit={sc}: the last transactions may be lost on a crash"),
+        "access".into(),
+        match (socket, config.get_password().is_some()) {
+            (true, _) => "Unix socket".into(),
+            (false, true) => "TCP with a password".into(),
+            (false, false) => "TCP as given by --url / row url (the server's own authentication)".into(),
         },
     );
     settings
@@ -433,32 +416,159 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         .insert("later writes".into(), "INSERT .. ON CONFLICT DO UPDATE / DELETE, one transaction per batch".into());
     settings
         .insert("readers".into(), "one connection per reader thread; get and multi-get are prepared statements".into());
-    if !notes.is_empty() {
-        settings.insert("notes".into(), notes.join("; "));
-    }
-
-    let writer = prepare_writer(c, &table)?;
-    Ok(Box::new(Postgres {
-        config,
-        table,
-        text,
-        load,
-        rows_per_insert,
-        sync_commit,
-        loading: AtomicBool::new(empty),
-        writer: Mutex::new(writer),
-        pool: Mutex::new(Vec::new()),
-        settings,
-    }))
+    settings
 }
 
-fn prepare_writer(mut client: Client, table: &str) -> Result<Writer> {
+/// The server's settings that matter for the numbers, read back with SHOW.
+fn read_settings(c: &mut Client, settings: &mut BTreeMap<String, String>) {
+    for name in [
+        "server_version",
+        "fsync",
+        "synchronous_commit",
+        "full_page_writes",
+        "wal_level",
+        "wal_sync_method",
+        "shared_buffers",
+        "max_wal_size",
+    ] {
+        settings.insert(name.into(), show(c, name));
+    }
+    let durability = match (settings["fsync"].as_str(), settings["synchronous_commit"].as_str()) {
+        ("on", "on") => "each transaction (batch, or COPY) is durable when COMMIT returns".into(),
+        ("off", _) => "NONE: fsync=off, a machine crash can corrupt the database".into(),
+        (_, sc) => format!("synchronous_commit={sc}: the last transactions may be lost on a crash"),
+    };
+    settings.insert("durability".into(), durability);
+}
+
+/// Set `fsync` with ALTER SYSTEM and wait until a new session sees the reload.
+fn apply_fsync(c: &mut Client, config: &Config, fsync: &str) -> Result<()> {
+    if show(c, "fsync") == fsync {
+        return Ok(());
+    }
+    c.batch_execute(&format!("ALTER SYSTEM SET fsync = {fsync}"))
+        .map_err(|e| pg("ALTER SYSTEM SET fsync (needs a superuser; or set option configure=false)")(e))?;
+    c.batch_execute("SELECT pg_reload_conf()").map_err(pg("pg_reload_conf"))?;
+    let t0 = Instant::now();
+    loop {
+        let mut probe = connect(config, None)?;
+        if show(&mut probe, "fsync") == fsync {
+            return Ok(());
+        }
+        if t0.elapsed() > Duration::from_secs(10) {
+            return Err(EngineError::Store(format!("postgres: fsync still not {fsync} 10 s after the reload")));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Drop kvbench's earlier table of this name (only one carrying kvbench's comment) and create
+/// it fresh. Returns a note when something was dropped.
+fn fresh_table(c: &mut Client, table: &str, text: bool) -> Result<Option<String>> {
+    let existing = c
+        .query_one(
+            "SELECT to_regclass($1) IS NOT NULL, coalesce(obj_description(to_regclass($1), 'pg_class'), '')",
+            &[&table],
+        )
+        .map_err(pg("look up the table"))?;
+    let (exists, comment): (bool, String) = (existing.get(0), existing.get(1));
+    let mut note = None;
+    if exists {
+        if comment != TABLE_COMMENT {
+            return Err(EngineError::Store(format!(
+                "postgres: table {table} exists and was not created by kvbench; choose another with option table=..."
+            )));
+        }
+        c.batch_execute(&format!("DROP TABLE {table}")).map_err(pg("drop kvbench's earlier table"))?;
+        note = Some(format!("dropped kvbench's earlier table {table}"));
+    }
+    let (kt, vt) = if text { ("text COLLATE \"C\"", "text") } else { ("bytea", "bytea") };
+    c.batch_execute(&format!(
+        "CREATE TABLE {table} (k {kt} PRIMARY KEY, v {vt}); COMMENT ON TABLE {table} IS '{TABLE_COMMENT}'"
+    ))
+    .map_err(pg("create the table"))?;
+    Ok(note)
+}
+
+/// How long the WAL position must stay still to count as settled, and the limit of the wait.
+const WAL_QUIET: Duration = Duration::from_millis(200);
+const WAL_SETTLE_LIMIT: Duration = Duration::from_secs(60);
+
+/// CHECKPOINT, then wait until the WAL insert position stops moving (no background writes
+/// left from the previous row), so every load method starts from the same server state.
+/// Returns what was done, for the result.
+fn checkpoint_and_settle(c: &mut Client) -> String {
+    let t0 = Instant::now();
+    if let Err(e) = c.batch_execute("CHECKPOINT") {
+        return format!("CHECKPOINT failed ({e}): the server state before this row is not controlled");
+    }
+    let lsn = |c: &mut Client| -> Option<String> {
+        c.query_one("SELECT pg_current_wal_insert_lsn()::text", &[]).ok().and_then(|r| r.try_get(0).ok())
+    };
+    let mut last = lsn(c);
+    let mut still = Instant::now();
+    while still.elapsed() < WAL_QUIET && t0.elapsed() < WAL_SETTLE_LIMIT {
+        std::thread::sleep(Duration::from_millis(50));
+        let now = lsn(c);
+        if now != last {
+            last = now;
+            still = Instant::now();
+        }
+    }
+    let settled = still.elapsed() >= WAL_QUIET;
+    format!(
+        "CHECKPOINT, then WAL {} (position {}, still for {} ms) in {:.2} s before the first timed step",
+        if settled { "settled" } else { "still moving after the limit" },
+        last.unwrap_or_else(|| "?".into()),
+        WAL_QUIET.as_millis(),
+        t0.elapsed().as_secs_f64()
+    )
+}
+
+impl Postgres {
+    /// The job's server state: `sync` applied (ALTER SYSTEM + reload wait), on the first open
+    /// of a job a fresh table, then CHECKPOINT and a settled WAL. Untimed when called through
+    /// `Engine::prepare`; a caller that skips it gets it on first use.
+    fn setup(&self) -> Result<()> {
+        if self.prepared.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let mut w = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+        let mut settings = self.settings.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+        let c = &mut w.0;
+        if self.setup.configure {
+            apply_fsync(c, &self.config, self.setup.fsync)?;
+        }
+        if !self.setup.marker.exists() {
+            if let Some(note) = fresh_table(c, &self.table, self.text)? {
+                settings.insert("notes".into(), note);
+            }
+            std::fs::write(&self.setup.marker, &self.table)?;
+        }
+        settings.insert("server_state".into(), checkpoint_and_settle(c));
+        read_settings(c, &mut settings);
+        let (writer, empty) = prepare_writer(c, &self.table)?;
+        w.1 = writer;
+        self.loading.store(empty, Ordering::Relaxed);
+        // Readers prepared before the table was replaced would point at the old one.
+        self.pool.lock().map_err(|_| EngineError::store("lock poisoned"))?.clear();
+        self.prepared.store(true, Ordering::Release);
+        Ok(())
+    }
+}
+
+/// The writer's statements, and whether the table is empty (the load may then use its method).
+fn prepare_writer(client: &mut Client, table: &str) -> Result<(Option<Writer>, bool)> {
     let insert = client.prepare(&format!("INSERT INTO {table} (k, v) VALUES ($1, $2)")).map_err(pg("prepare"))?;
     let upsert = client
         .prepare(&format!("INSERT INTO {table} (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v"))
         .map_err(pg("prepare"))?;
     let delete = client.prepare(&format!("DELETE FROM {table} WHERE k = $1")).map_err(pg("prepare"))?;
-    Ok(Writer { client, insert, upsert, delete, multi: HashMap::new(), copy_buf: Vec::new() })
+    let empty: bool = client
+        .query_one(&format!("SELECT NOT EXISTS (SELECT 1 FROM {table})"), &[])
+        .map_err(pg("check the table"))?
+        .get(0);
+    Ok((Some(Writer { insert, upsert, delete, multi: HashMap::new(), copy_buf: Vec::new() }), empty))
 }
 
 fn run_one<G: ::postgres::GenericClient>(c: &mut G, put: &Statement, del: &Statement, op: &WriteOp<'_>) -> Result<()> {
@@ -494,13 +604,13 @@ fn push_copy_text(buf: &mut Vec<u8>, b: &[u8], text: bool) {
 }
 
 impl Postgres {
-    fn copy(&self, w: &mut Writer, batch: &[WriteOp<'_>]) -> Result<()> {
+    fn copy(&self, c: &mut Client, w: &mut Writer, batch: &[WriteOp<'_>]) -> Result<()> {
         let binary = self.load == Load::CopyBinary;
         let sql = format!("COPY {} (k, v) FROM STDIN{}", self.table, if binary { " (FORMAT binary)" } else { "" });
         let mut buf = std::mem::take(&mut w.copy_buf);
         buf.clear();
         let result = (|| -> Result<()> {
-            let mut sink = w.client.copy_in(&sql).map_err(pg("COPY"))?;
+            let mut sink = c.copy_in(&sql).map_err(pg("COPY"))?;
             if binary {
                 buf.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
                 buf.extend_from_slice(&0i32.to_be_bytes()); // flags
@@ -537,8 +647,8 @@ impl Postgres {
         result
     }
 
-    fn multi_insert(&self, w: &mut Writer, batch: &[WriteOp<'_>]) -> Result<()> {
-        let mut tx = w.client.transaction().map_err(pg("BEGIN"))?;
+    fn multi_insert(&self, c: &mut Client, w: &mut Writer, batch: &[WriteOp<'_>]) -> Result<()> {
+        let mut tx = c.transaction().map_err(pg("BEGIN"))?;
         for chunk in batch.chunks(self.rows_per_insert) {
             let n = chunk.len();
             let stmt = match w.multi.get(&n) {
@@ -566,13 +676,13 @@ impl Postgres {
 
     /// One statement per write (INSERT while loading, upsert/delete after), in one transaction
     /// per batch; a batch of one is a single autocommit statement.
-    fn statements(&self, w: &mut Writer, batch: &[WriteOp<'_>], loading: bool) -> Result<()> {
+    fn statements(&self, c: &mut Client, w: &mut Writer, batch: &[WriteOp<'_>], loading: bool) -> Result<()> {
         let put = if loading { w.insert.clone() } else { w.upsert.clone() };
         let del = w.delete.clone();
         if batch.len() == 1 {
-            return run_one(&mut w.client, &put, &del, &batch[0]);
+            return run_one(c, &put, &del, &batch[0]);
         }
-        let mut tx = w.client.transaction().map_err(pg("BEGIN"))?;
+        let mut tx = c.transaction().map_err(pg("BEGIN"))?;
         for op in batch {
             run_one(&mut tx, &put, &del, op)?;
         }
@@ -600,13 +710,21 @@ impl Engine for Postgres {
         if batch.is_empty() {
             return Ok(());
         }
-        let mut w = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+        self.setup()?;
+        let mut guard = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+        let (c, w) = &mut *guard;
+        let w = w.as_mut().ok_or_else(|| EngineError::store("postgres: the table is not prepared"))?;
         let loading = self.loading.load(Ordering::Relaxed) && batch.iter().all(|op| op.value.is_some());
         match (loading, self.load) {
-            (true, Load::CopyText | Load::CopyBinary) => self.copy(&mut w, batch),
-            (true, Load::MultiInsert) => self.multi_insert(&mut w, batch),
-            (loading, _) => self.statements(&mut w, batch, loading),
+            (true, Load::CopyText | Load::CopyBinary) => self.copy(c, w, batch),
+            (true, Load::MultiInsert) => self.multi_insert(c, w, batch),
+            (loading, _) => self.statements(c, w, batch, loading),
         }
+    }
+
+    fn prepare(&mut self) -> Result<()> {
+        self.prepared.store(false, Ordering::Release);
+        self.setup()
     }
 
     fn finish_load(&mut self) -> Result<()> {
@@ -615,11 +733,12 @@ impl Engine for Postgres {
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        self.setup()?;
         Ok(Box::new(PgReader { conn: Some(self.read_conn()?), engine: self }))
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.clone()
+        self.settings.lock().map(|s| s.clone()).unwrap_or_default()
     }
 }
 

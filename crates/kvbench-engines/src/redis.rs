@@ -3,13 +3,14 @@
 //! one pipeline (or windows of `pipeline` commands), optionally inside MULTI/EXEC. No ordered
 //! scan (Redis keys are unordered).
 //!
-//! Durability (`sync`) is applied on open with CONFIG SET, because one server serves every
-//! variant of a run: `none` → no AOF, no RDB snapshots; `commit`/`always` → AOF with
+//! Durability (`sync`) is applied with CONFIG SET in the untimed `prepare` step (or on first use
+//! when a caller skips it), because one server serves every variant of a run: `none` → no AOF, no RDB snapshots; `commit`/`always` → AOF with
 //! `appendfsync always` (Redis fsyncs before it answers, so a batch is durable when the call
 //! returns). `appendfsync = everysec` is an option and is reported as weaker than asked.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -80,50 +81,60 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 
 struct RedisServer {
     proc: ServerProcess,
-    port: u16,
+    /// After `proc`: dropped once the server has stopped.
+    _sockets: server::SocketDir,
+    socket: PathBuf,
     version: String,
+    user: Option<&'static str>,
 }
 
 fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
     let binary = server::find_binary(&["redis-server", "/usr/bin/redis-server"])
         .ok_or("redis-server not found in PATH: apt-get install redis-server, or give --url redis://HOST:PORT")?;
     let version = server::first_line_of(&binary, &["--version"]);
-    let dir = &server::private_dir(dir)?;
+    let user = server::user_when_root(&["redis", "nobody"]);
+    let dir = &server::server_dir(dir, user)?;
     let log = dir.join("redis.log");
-    server::with_free_port(|port| {
-        let conf = dir.join("redis.conf");
-        let text = format!(
-            "# Written by kvbench for one run; the server is private to it.\n\
-             bind 127.0.0.1\n\
-             port {port}\n\
-             protected-mode yes\n\
-             daemonize no\n\
-             supervised no\n\
-             logfile \"\"\n\
-             dir \"{}\"\n\
-             # Persistence is set per job with CONFIG SET (see the redis engine); start with none.\n\
-             save \"\"\n\
-             appendonly no\n\
-             appendfsync always\n",
-            dir.display()
-        );
-        std::fs::write(&conf, text).map_err(|e| format!("redis: cannot write {}: {e}", conf.display()))?;
-        let args = vec![conf.to_string_lossy().into_owned()];
-        let mut proc = ServerProcess::spawn("redis-server", &binary, &args, &log, None)?;
-        let url = format!("redis://127.0.0.1:{port}");
-        proc.wait_ready(server::START_TIMEOUT, || {
-            let client = ::redis::Client::open(url.as_str()).map_err(|e| e.to_string())?;
-            let mut c = client.get_connection_with_timeout(Duration::from_secs(1)).map_err(|e| e.to_string())?;
-            ::redis::cmd("PING").query::<String>(&mut c).map(|_| ()).map_err(|e| e.to_string())
-        })?;
-        Ok(RedisServer { proc, port, version: version.clone() })
-    })
-    .map(|s| Box::new(s) as Box<dyn RunningServer>)
+    let sockets = server::SocketDir::new(dir, "redis.sock", user)?;
+    let socket = sockets.socket("redis.sock");
+    let conf = dir.join("redis.conf");
+    // `port 0`: no TCP listener at all; the socket is the only way in.
+    let text = format!(
+        "# Written by kvbench for one run; the server is private to it.\n\
+         port 0\n\
+         unixsocket \"{}\"\n\
+         unixsocketperm 700\n\
+         protected-mode yes\n\
+         daemonize no\n\
+         supervised no\n\
+         logfile \"\"\n\
+         dir \"{}\"\n\
+         # Persistence is set per job with CONFIG SET (see the redis engine); start with none.\n\
+         save \"\"\n\
+         appendonly no\n\
+         appendfsync always\n",
+        socket.display(),
+        dir.display()
+    );
+    std::fs::write(&conf, text).map_err(|e| format!("redis: cannot write {}: {e}", conf.display()))?;
+    let args = vec![conf.to_string_lossy().into_owned()];
+    let mut proc = ServerProcess::spawn("redis-server", &binary, &args, &log, user)?;
+    let url = unix_url(&socket);
+    proc.wait_ready(server::START_TIMEOUT, || {
+        let client = ::redis::Client::open(url.as_str()).map_err(|e| e.to_string())?;
+        let mut c = client.get_connection_with_timeout(Duration::from_secs(1)).map_err(|e| e.to_string())?;
+        ::redis::cmd("PING").query::<String>(&mut c).map(|_| ()).map_err(|e| e.to_string())
+    })?;
+    Ok(Box::new(RedisServer { proc, _sockets: sockets, socket, version, user }))
+}
+
+fn unix_url(socket: &Path) -> String {
+    format!("redis+unix://{}", socket.display())
 }
 
 impl RunningServer for RedisServer {
     fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        unix_url(&self.socket)
     }
 
     fn info(&self) -> BTreeMap<String, String> {
@@ -131,9 +142,11 @@ impl RunningServer for RedisServer {
         m.insert("server".into(), "redis".into());
         m.insert("version".into(), self.version.clone());
         m.insert("persistence".into(), "set per job from `sync` (CONFIG SET); started with none".into());
+        m.insert("access".into(), "Unix socket in a directory private to the server (mode 0700); no TCP".into());
         m.insert("command".into(), self.proc.command().to_string());
         m.insert("log".into(), self.proc.log().display().to_string());
         m.insert("pid".into(), self.proc.pid().to_string());
+        m.insert("user".into(), self.user.unwrap_or("(kvbench's own)").into());
         m
     }
 
@@ -155,7 +168,19 @@ pub struct Redis {
     pipeline: usize,
     atomic: bool,
     writer: Mutex<Connection>,
-    settings: BTreeMap<String, String>,
+    settings: Mutex<BTreeMap<String, String>>,
+    setup: Setup,
+    /// Set once the job's server state is in place (by `prepare`, or on first use).
+    prepared: AtomicBool,
+}
+
+/// What `prepare` applies: durability and the job's namespace.
+struct Setup {
+    sync: SyncMode,
+    configure: bool,
+    policy: String,
+    /// Exists once this job cleared its namespace (a reopen keeps the data).
+    marker: PathBuf,
 }
 
 fn config_get(c: &mut Connection, name: &str) -> String {
@@ -191,50 +216,67 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     if db != 0 {
         info.redis.db = db;
     }
+    if let Some(t) = args.token {
+        info.redis.password = Some(t.to_string());
+    }
+    let access = match &info.addr {
+        ::redis::ConnectionAddr::Unix(p) => format!("Unix socket {}", p.display()),
+        _ if info.redis.password.is_some() => format!("TCP {url} with a password"),
+        _ => format!("TCP {url} without authentication (server given by --url / row url)"),
+    };
     let client = ::redis::Client::open(info).map_err(|e| EngineError::Option(format!("redis url: {e}")))?;
     let mut c = connect(&client).map_err(|e| EngineError::Store(format!("cannot connect to {url}: {e}")))?;
     let prefix = o.text("prefix").unwrap_or_default().into_bytes();
     let pipeline = o.int("pipeline").unwrap_or(0).max(0) as usize;
     let atomic = o.bool("atomic");
-
-    let mut settings = BTreeMap::new();
-    settings.insert("url".into(), url.to_string());
-    settings.insert("server_version".into(), info_field(&mut c, "server", "redis_version").unwrap_or_default());
-
-    // Durability.
     let policy = match o.text("appendfsync").as_deref() {
         Some("auto") | None => "always".to_string(),
         Some(p) => p.to_string(),
     };
-    if o.bool("configure") {
-        let set = |c: &mut Connection, k: &str, v: &str| {
-            ::redis::cmd("CONFIG").arg("SET").arg(k).arg(v).query::<()>(c).map_err(|e| {
-                EngineError::Store(format!(
-                    "redis CONFIG SET {k} {v:?}: {e} (set option configure=false to leave the server as it is)"
-                ))
-            })
-        };
-        set(&mut c, "save", "")?;
-        match args.sync {
-            SyncMode::None => set(&mut c, "appendonly", "no")?,
-            SyncMode::Commit | SyncMode::Always => {
-                set(&mut c, "appendfsync", &policy)?;
-                set(&mut c, "appendonly", "yes")?;
-                wait_aof_rewrite(&mut c)?;
-            }
-        }
-    }
-    let appendonly = config_get(&mut c, "appendonly");
-    let appendfsync = config_get(&mut c, "appendfsync");
+
+    let mut settings = BTreeMap::new();
+    settings.insert("url".into(), url.to_string());
+    settings.insert("access".into(), access);
+    settings.insert("server_version".into(), info_field(&mut c, "server", "redis_version").unwrap_or_default());
+    settings.insert(
+        "pipeline".into(),
+        if pipeline == 0 { "whole batch".into() } else { format!("{pipeline} commands per round trip") },
+    );
+    settings.insert("atomic".into(), if atomic { "MULTI/EXEC per window".into() } else { "no".into() });
+    settings.insert("keys".into(), format!("prefix `{}` + the key's bytes", String::from_utf8_lossy(&prefix)));
+    read_durability(&mut c, args.sync, &mut settings);
+    let setup = Setup {
+        sync: args.sync,
+        configure: o.bool("configure"),
+        policy,
+        marker: server::job_marker(args.dir, "redis"),
+    };
+    let prepared = AtomicBool::new(setup.marker.exists());
+    Ok(Box::new(Redis {
+        client,
+        prefix,
+        pipeline,
+        atomic,
+        writer: Mutex::new(c),
+        settings: Mutex::new(settings),
+        setup,
+        prepared,
+    }))
+}
+
+/// The durability in effect, read back from the server.
+fn read_durability(c: &mut Connection, sync: SyncMode, settings: &mut BTreeMap<String, String>) {
+    let appendonly = config_get(c, "appendonly");
+    let appendfsync = config_get(c, "appendfsync");
     settings.insert("appendonly".into(), appendonly.clone());
     settings.insert("appendfsync".into(), appendfsync.clone());
-    settings.insert("save".into(), format!("{:?}", config_get(&mut c, "save")));
-    settings.insert("maxmemory".into(), config_get(&mut c, "maxmemory"));
-    settings.insert("io-threads".into(), config_get(&mut c, "io-threads"));
+    settings.insert("save".into(), format!("{:?}", config_get(c, "save")));
+    settings.insert("maxmemory".into(), config_get(c, "maxmemory"));
+    settings.insert("io-threads".into(), config_get(c, "io-threads"));
     let durable = appendonly == "yes" && appendfsync == "always";
     settings.insert(
         "durability".into(),
-        match (args.sync, durable) {
+        match (sync, durable) {
             (SyncMode::None, _) => "none: data in memory only (sync=none)".into(),
             (_, true) => "AOF fsynced before each reply: a batch is durable when it returns".into(),
             (s, false) => format!(
@@ -242,20 +284,55 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
             ),
         },
     );
-    settings.insert(
-        "pipeline".into(),
-        if pipeline == 0 { "whole batch".into() } else { format!("{pipeline} commands per round trip") },
-    );
-    settings.insert("atomic".into(), if atomic { "MULTI/EXEC per window".into() } else { "no".into() });
-    settings.insert("keys".into(), format!("prefix `{}` + the key's bytes", String::from_utf8_lossy(&prefix)));
+}
 
-    let marker = server::job_marker(args.dir, "redis");
-    if !marker.exists() {
-        let n = clear_prefix(&mut c, &prefix)?;
-        settings.insert("cleared".into(), format!("{n} earlier keys under the prefix"));
-        std::fs::write(&marker, &prefix)?;
+impl Redis {
+    /// Apply `sync` with CONFIG SET (waiting for the AOF rewrite it starts) and, on the first
+    /// open of a job, delete the keys under the prefix. Untimed when called through
+    /// `Engine::prepare`; a caller that skips it gets it on first use.
+    fn setup(&self) -> Result<()> {
+        if self.prepared.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let mut c = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+        let mut settings = self.settings.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+        let s = &self.setup;
+        if s.configure {
+            let t0 = Instant::now();
+            configure(&mut c, s.sync, &s.policy)?;
+            settings.insert(
+                "prepare".into(),
+                format!("CONFIG SET and AOF rewrite wait: {:.3} s", t0.elapsed().as_secs_f64()),
+            );
+        }
+        if !s.marker.exists() {
+            let n = clear_prefix(&mut c, &self.prefix)?;
+            settings.insert("cleared".into(), format!("{n} earlier keys under the prefix"));
+            std::fs::write(&s.marker, &self.prefix)?;
+        }
+        read_durability(&mut c, s.sync, &mut settings);
+        self.prepared.store(true, Ordering::Release);
+        Ok(())
     }
-    Ok(Box::new(Redis { client, prefix, pipeline, atomic, writer: Mutex::new(c), settings }))
+}
+
+fn configure(c: &mut Connection, sync: SyncMode, policy: &str) -> Result<()> {
+    let set = |c: &mut Connection, k: &str, v: &str| {
+        ::redis::cmd("CONFIG").arg("SET").arg(k).arg(v).query::<()>(c).map_err(|e| {
+            EngineError::Store(format!(
+                "redis CONFIG SET {k} {v:?}: {e} (set option configure=false to leave the server as it is)"
+            ))
+        })
+    };
+    set(c, "save", "")?;
+    match sync {
+        SyncMode::None => set(c, "appendonly", "no"),
+        SyncMode::Commit | SyncMode::Always => {
+            set(c, "appendfsync", policy)?;
+            set(c, "appendonly", "yes")?;
+            wait_aof_rewrite(c)
+        }
+    }
 }
 
 /// After `appendonly yes`, Redis rewrites the AOF in the background; wait for it so the
@@ -302,7 +379,13 @@ fn clear_prefix(c: &mut Connection, prefix: &[u8]) -> Result<u64> {
 }
 
 impl Engine for Redis {
+    fn prepare(&mut self) -> Result<()> {
+        self.prepared.store(false, Ordering::Release);
+        self.setup()
+    }
+
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        self.setup()?;
         let mut c = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
         let depth = if self.pipeline == 0 { batch.len().max(1) } else { self.pipeline };
         let mut key = Vec::with_capacity(self.prefix.len() + 64);
@@ -326,12 +409,13 @@ impl Engine for Redis {
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        self.setup()?;
         let conn = connect(&self.client)?;
         Ok(Box::new(RedisReader { conn, prefix: &self.prefix, cmd: Vec::with_capacity(256) }))
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.clone()
+        self.settings.lock().map(|s| s.clone()).unwrap_or_default()
     }
 }
 

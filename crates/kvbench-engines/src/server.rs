@@ -1,17 +1,22 @@
-//! Lifecycle of the servers kvbench starts itself (memcached, Redis, PostgreSQL): a free
-//! loopback port, the system binary spawned with its log file in the private directory, a wait
-//! until it answers, and a stop that cannot leave a process behind.
+//! Lifecycle of the servers kvbench starts itself (memcached, Redis, PostgreSQL): the system
+//! binary spawned with its log file in the private directory, a wait until it answers, and a
+//! stop that cannot leave a process behind.
+//!
+//! Access: a server kvbench starts listens only on a Unix socket inside its private directory
+//! (mode 0700, owned by the user the server runs as), never on TCP, so only kvbench (and root)
+//! can reach it; no password is needed because no other user can open the socket.
 //!
 //! Every server runs in a process group of its own, so that `stop` reaches whatever it forked
-//! (PostgreSQL's backends, `runuser`'s child) and so that a Ctrl-C typed at the terminal reaches
-//! kvbench only, which then stops the servers in order. `stop` sends the polite signal (SIGTERM,
-//! or what the engine chooses), waits up to [`GRACE`] for the whole group to be gone, then sends
-//! SIGKILL to the group. `Drop` stops a server that was not stopped explicitly.
+//! (PostgreSQL's backends) and so that a Ctrl-C typed at the terminal reaches kvbench only,
+//! which then stops the servers in order. `stop` sends the polite signal (SIGTERM, or what the
+//! engine chooses), waits up to [`GRACE`] for the whole group to be gone, then sends SIGKILL to
+//! the group. `Drop` stops a server that was not stopped explicitly.
 //!
-//! As a last resort the spawned process gets `PR_SET_PDEATHSIG(SIGTERM)`: if kvbench itself is
-//! killed (SIGKILL) the kernel sends SIGTERM to the server. Linux ties this to the *thread* that
-//! spawned the server, so start servers from a thread that outlives them (kvbench's main thread
-//! does). A server that changes its user itself (memcached `-u nobody`) loses the setting.
+//! If kvbench itself is killed (even by SIGKILL) the kernel sends the server its parent-death
+//! signal: servers that must not run as root get their user set between fork and exec (not
+//! through `runuser` or the server's own `-u`, which would clear the setting), so the server
+//! binary is kvbench's direct child. Linux ties this to the *thread* that spawned the server,
+//! so start servers from a thread that outlives them (kvbench's main thread does).
 //!
 //! Every error names the binary, the full command line and the log file, with the log's tail.
 
@@ -68,6 +73,94 @@ pub fn private_dir(dir: &Path) -> Result<PathBuf, String> {
     std::fs::set_permissions(&abs, std::fs::Permissions::from_mode(0o700))
         .map_err(|e| format!("cannot make {} private: {e}", abs.display()))?;
     Ok(abs)
+}
+
+/// Longest Unix socket path the kernel accepts (`sun_path` minus its NUL).
+pub const MAX_SOCKET_PATH: usize = 107;
+
+/// The private directory of a server that runs as `run_as` (when kvbench is root): closed to
+/// others, reachable by that user and owned by it, so the server can create its socket and
+/// files there. Returns the absolute path.
+pub fn server_dir(dir: &Path, run_as: Option<&str>) -> Result<PathBuf, String> {
+    let abs = private_dir(dir)?;
+    if let Some(user) = run_as.filter(|_| is_root()) {
+        check_reachable(&abs, user)?;
+        chown_to(&abs, user)?;
+    }
+    Ok(abs)
+}
+
+/// Where a server's Unix socket lives: its private directory, or, when a socket path there
+/// would be longer than the kernel allows, a short private directory under the temp directory
+/// (mode 0700, owned by the server's user), removed when this value is dropped. Keep it in the
+/// server's value after the process, so the server stops before its socket directory goes.
+#[derive(Debug)]
+pub struct SocketDir {
+    path: PathBuf,
+    own: bool,
+}
+
+impl SocketDir {
+    /// The socket directory for a socket file called `name` of a server whose private directory
+    /// is `private` and which runs as `run_as`.
+    pub fn new(private: &Path, name: &str, run_as: Option<&str>) -> Result<SocketDir, String> {
+        if private.join(name).as_os_str().len() <= MAX_SOCKET_PATH {
+            return Ok(SocketDir { path: private.to_path_buf(), own: false });
+        }
+        let path = short_private_dir()?;
+        let dir = SocketDir { path, own: true };
+        if let Some(user) = run_as.filter(|_| is_root()) {
+            chown_to(&dir.path, user)?;
+        }
+        if dir.path.join(name).as_os_str().len() > MAX_SOCKET_PATH {
+            return Err(format!(
+                "socket path {} is longer than the {MAX_SOCKET_PATH} bytes a Unix socket allows: set TMPDIR shorter",
+                dir.path.join(name).display()
+            ));
+        }
+        Ok(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn socket(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+}
+
+impl Drop for SocketDir {
+    fn drop(&mut self) {
+        if self.own {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// A new directory `kvbench-sock-PID-N` (mode 0700) in the temp directory.
+fn short_private_dir() -> Result<PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let base = std::env::temp_dir();
+    let mut last = String::new();
+    for n in 0..1000 {
+        let p = base.join(format!("kvbench-sock-{}-{n}", std::process::id()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&p) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = e.to_string(),
+            Err(e) => return Err(format!("cannot create a socket directory {}: {e}", p.display())),
+        }
+    }
+    Err(format!("cannot create a socket directory in {}: {last}", base.display()))
+}
+
+/// The user a server runs as when kvbench is root (None otherwise: it runs as kvbench's user):
+/// the first of `users` that exists (a server's own system user, then `nobody`).
+pub fn user_when_root(users: &[&'static str]) -> Option<&'static str> {
+    if !is_root() {
+        return None;
+    }
+    users.iter().copied().find(|u| user_ids(u).is_some())
 }
 
 /// uid and gid of a local user.
@@ -181,10 +274,27 @@ pub fn group_alive(pgid: i32) -> bool {
 /// Run a command to completion (initdb), its output appended to `log`; the error names the
 /// command, its status and the log with its tail.
 pub fn run_to_completion(what: &str, program: &Path, args: &[String], log: &Path) -> Result<(), String> {
+    run_to_completion_as(what, program, args, log, None)
+}
+
+/// [`run_to_completion`] as `run_as` when kvbench is root.
+pub fn run_to_completion_as(
+    what: &str,
+    program: &Path,
+    args: &[String],
+    log: &Path,
+    run_as: Option<&str>,
+) -> Result<(), String> {
     let command = render_command(program, args);
     let out = File::options().create(true).append(true).open(log).map_err(|e| format!("{}: {e}", log.display()))?;
     let err = out.try_clone().map_err(|e| e.to_string())?;
-    let status = Command::new(program)
+    let mut cmd = Command::new(program);
+    if let Some(user) = run_as.filter(|_| is_root()) {
+        let (uid, gid) = user_ids(user).ok_or_else(|| format!("{what}: there is no user `{user}` on this machine"))?;
+        cmd.uid(uid).gid(gid);
+    }
+    die_with_parent(&mut cmd, libc::SIGKILL);
+    let status = cmd
         .args(args)
         .stdin(Stdio::null())
         .stdout(out)
@@ -200,6 +310,25 @@ pub fn run_to_completion(what: &str, program: &Path, args: &[String], log: &Path
         ));
     }
     Ok(())
+}
+
+/// Make the kernel send `signal` to the process `cmd` spawns when kvbench dies, even by
+/// SIGKILL. Set in the pre_exec hook, after any change of user (a change of user clears it),
+/// so it holds for the server binary itself.
+pub fn die_with_parent(cmd: &mut Command, signal: i32) {
+    // SAFETY: the closure runs in the child between fork and exec and calls only
+    // async-signal-safe functions (prctl, getppid, kill on itself).
+    unsafe {
+        let parent = libc::getpid();
+        cmd.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0);
+            if libc::getppid() != parent {
+                // kvbench died between fork and prctl.
+                libc::kill(libc::getpid(), signal);
+            }
+            Ok(())
+        });
+    }
 }
 
 /// A server process kvbench spawned, in a process group of its own.
@@ -218,19 +347,32 @@ pub struct ServerProcess {
 
 impl ServerProcess {
     /// Spawn `binary args`, stdout and stderr to `log` (appended). When `run_as` is set and
-    /// kvbench runs as root, the command runs through `runuser -u USER --`.
+    /// kvbench runs as root, the server runs as that user (set between fork and exec, so the
+    /// server itself is kvbench's child and receives the parent-death signal).
     pub fn spawn(name: &str, binary: &Path, args: &[String], log: &Path, run_as: Option<&str>) -> Result<Self, String> {
-        let (program, full_args) = match run_as {
+        Self::spawn_with(name, binary, args, log, run_as, libc::SIGTERM)
+    }
+
+    /// [`ServerProcess::spawn`] with the signal the kernel sends the server when kvbench dies
+    /// (PostgreSQL takes SIGINT, its fast shutdown; SIGTERM would wait for clients).
+    pub fn spawn_with(
+        name: &str,
+        binary: &Path,
+        args: &[String],
+        log: &Path,
+        run_as: Option<&str>,
+        death_signal: i32,
+    ) -> Result<Self, String> {
+        let ids = match run_as {
             Some(user) if is_root() => {
-                let runuser = find_binary(&["runuser"]).ok_or("runuser not found (package util-linux)")?;
-                let mut a = vec!["-u".to_string(), user.to_string(), "--".to_string()];
-                a.push(binary.to_string_lossy().into_owned());
-                a.extend(args.iter().cloned());
-                (runuser, a)
+                Some(user_ids(user).ok_or_else(|| format!("{name}: there is no user `{user}` on this machine"))?)
             }
-            _ => (binary.to_path_buf(), args.to_vec()),
+            _ => None,
         };
-        let command = render_command(&program, &full_args);
+        let mut command = render_command(binary, args);
+        if let (Some(user), Some(_)) = (run_as, ids) {
+            command = format!("{command} (as user {user})");
+        }
         if !binary.is_file() {
             return Err(format!(
                 "{name}: binary {} not found; command: {command}; install the server or give --url",
@@ -243,21 +385,13 @@ impl ServerProcess {
             .open(log)
             .map_err(|e| format!("{name}: cannot open log {}: {e}; command: {command}", log.display()))?;
         let err = out.try_clone().map_err(|e| e.to_string())?;
-        let mut cmd = Command::new(&program);
-        cmd.args(&full_args).stdin(Stdio::null()).stdout(out).stderr(err).process_group(0);
-        // SAFETY: the closure runs in the child between fork and exec and calls only
-        // async-signal-safe functions (prctl, getppid, kill on itself).
-        unsafe {
-            let parent = libc::getpid();
-            cmd.pre_exec(move || {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0);
-                if libc::getppid() != parent {
-                    // kvbench died between fork and prctl.
-                    libc::kill(libc::getpid(), libc::SIGTERM);
-                }
-                Ok(())
-            });
+        let mut cmd = Command::new(binary);
+        cmd.args(args).stdin(Stdio::null()).stdout(out).stderr(err).process_group(0);
+        if let Some((uid, gid)) = ids {
+            // std drops supplementary groups, then sets gid and uid, before the pre_exec hook.
+            cmd.uid(uid).gid(gid);
         }
+        die_with_parent(&mut cmd, death_signal);
         let child = cmd.spawn().map_err(|e| {
             format!("{name}: cannot start {}: {e}; command: {command}; log: {}", binary.display(), log.display())
         })?;
@@ -448,6 +582,21 @@ mod tests {
         assert_eq!(host_port("postgres://u@h:5/db?x=1", "postgres", 5432).unwrap(), ("h".into(), 5));
         assert_eq!(host_port("redis://[::1]:7", "redis", 1).unwrap(), ("::1".into(), 7));
         assert!(host_port("http://x", "redis", 1).is_err());
+    }
+
+    #[test]
+    fn a_socket_too_deep_for_the_kernel_goes_to_a_short_private_directory() {
+        let short = std::env::temp_dir();
+        let d = SocketDir::new(&short, "x.sock", None).unwrap();
+        assert_eq!(d.path(), short.as_path(), "a short path stays where it is");
+        let deep = short.join("d".repeat(120));
+        let d = SocketDir::new(&deep, "x.sock", None).unwrap();
+        let path = d.path().to_path_buf();
+        assert!(d.socket("x.sock").as_os_str().len() <= MAX_SOCKET_PATH);
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o700);
+        drop(d);
+        assert!(!path.exists(), "removed with the value");
     }
 
     #[test]

@@ -52,6 +52,13 @@ fn scenario() -> Scenario {
         count = 100
         batch = 8
         [[phase]]
+        name = "update-threads"
+        kind = "update"
+        count = 400
+        batch = 8
+        threads = 2
+        distribution = "zipfian"
+        [[phase]]
         kind = "insert"
         count = 50
         [[phase]]
@@ -98,7 +105,7 @@ fn scenario() -> Scenario {
 fn expect_na(caps: &kvbench_core::engine::Capabilities, name: &str) -> bool {
     match name {
         "scan" | "scan-short" | "mixed-scan" => !caps.ordered_scan,
-        "update" | "insert" | "rmw" => caps.build_once,
+        "update" | "update-threads" | "insert" | "rmw" => caps.build_once,
         "delete" | "mixed" => caps.build_once || !caps.delete,
         "get-cold" => !caps.persistent,
         _ => false,

@@ -1,9 +1,11 @@
 //! Lifecycle of the servers kvbench starts: each real server starts in a private directory,
-//! answers on loopback, reports its version and settings, and leaves no process behind after
-//! `stop` or after a plain drop. Failures name the binary, the command and the log file.
+//! answers only on a Unix socket inside it (no TCP listener, other users refused), reports its
+//! version and settings, dies when the thread that started it ends (as it would with kvbench
+//! killed by SIGKILL), and leaves no process behind after `stop` or after a plain drop. Failures name the binary, the command and the log file.
 //! Set KVBENCH_ALLOW_MISSING=1 to skip a server that is not installed.
 
-use std::path::Path;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use kvbench_core::engine::{EngineDescriptor, RunningServer};
@@ -45,6 +47,9 @@ fn leftovers(pgid: i32, needle: &str) -> Vec<String> {
         let pgrp: i32 = after.split(' ').nth(2).and_then(|p| p.parse().ok()).unwrap_or(0);
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if after.starts_with('Z') {
+            continue; // exited, waiting to be reaped: not a running process
+        }
         if pgrp == pgid || (!needle.is_empty() && cmdline.contains(needle)) {
             found.push(format!("{name}: {}", cmdline.trim()));
         }
@@ -52,8 +57,62 @@ fn leftovers(pgid: i32, needle: &str) -> Vec<String> {
     found
 }
 
-fn port_of(url: &str) -> u16 {
-    url.rsplit(':').next().unwrap().split('/').next().unwrap().parse().unwrap()
+/// The Unix socket a server URL names.
+fn socket_of(url: &str) -> PathBuf {
+    if let Some(p) = url.strip_prefix("memcached+unix://").or_else(|| url.strip_prefix("redis+unix://")) {
+        return PathBuf::from(p);
+    }
+    let dir = url.split("host='").nth(1).and_then(|r| r.split('\'').next()).expect("a postgres socket dir");
+    Path::new(dir).join(".s.PGSQL.5432")
+}
+
+/// Socket inodes of process `pid`'s open files.
+fn socket_inodes(pid: i32) -> Vec<String> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return Vec::new() };
+    fds.flatten()
+        .filter_map(|f| std::fs::read_link(f.path()).ok())
+        .filter_map(|l| l.to_string_lossy().strip_prefix("socket:[").map(|r| r.trim_end_matches(']').to_string()))
+        .collect()
+}
+
+/// TCP or UDP sockets (v4 or v6) listening or bound by any process of group `pgid`.
+fn network_sockets(pgid: i32) -> Vec<String> {
+    let mut inodes = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let after = stat.rsplit_once(") ").map(|x| x.1).unwrap_or("");
+        if after.split(' ').nth(2).and_then(|p| p.parse::<i32>().ok()) == Some(pgid) {
+            inodes.extend(socket_inodes(pid));
+        }
+    }
+    let mut found = Vec::new();
+    for table in ["tcp", "tcp6", "udp", "udp6"] {
+        let text = std::fs::read_to_string(format!("/proc/net/{table}")).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() > 9 && inodes.iter().any(|i| i == f[9]) {
+                found.push(format!("{table} {}", f[1]));
+            }
+        }
+    }
+    found
+}
+
+/// Can user `daemon` (no server runs as it) open a connection to `socket`? (Only meaningful when running as root.)
+fn other_user_can_connect(socket: &Path) -> bool {
+    use std::os::unix::process::CommandExt;
+    let (uid, gid) = server::user_ids("daemon").unwrap();
+    let code = "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])";
+    std::process::Command::new("python3")
+        .args(["-c", code])
+        .arg(socket)
+        .uid(uid)
+        .gid(gid)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
 }
 
 fn uid_of(pid: i32) -> u32 {
@@ -76,10 +135,16 @@ fn check_lifecycle(name: &str, by_drop: bool) {
     let url = s.url();
     let info = s.info();
     let pid: i32 = info["pid"].parse().unwrap();
-    let port = port_of(&url);
-    assert!(server::port_open(port), "{name}: nothing listens on {url}");
+    let socket = socket_of(&url);
+    assert!(socket.starts_with(dir.path().canonicalize().unwrap()), "{name}: socket outside the private dir: {url}");
+    assert!(UnixStream::connect(&socket).is_ok(), "{name}: nothing answers on {}", socket.display());
+    assert_eq!(network_sockets(pid), Vec::<String>::new(), "{name}: the server must open no TCP or UDP socket");
+    assert!(info["access"].contains("Unix socket"), "{name}: access not stated: {info:?}");
     assert!(!info["version"].is_empty(), "{name}: info has no version: {info:?}");
     assert!(info["log"].starts_with(&*dir.path().to_string_lossy()), "{name}: log outside the private dir: {info:?}");
+    if server::is_root() {
+        assert!(!other_user_can_connect(&socket), "{name}: another user reached the server's socket");
+    }
     let needle = dir.path().to_string_lossy().into_owned();
     assert!(!leftovers(pid, &needle).is_empty(), "{name}: the server's processes should be visible while it runs");
     if by_drop {
@@ -90,7 +155,51 @@ fn check_lifecycle(name: &str, by_drop: bool) {
     let left = leftovers(pid, &needle);
     assert!(left.is_empty(), "{name}: processes left behind: {left:?}");
     assert!(!server::group_alive(pid), "{name}: process group {pid} still exists");
-    assert!(!server::port_open(port), "{name}: port {port} still open after stop");
+    assert!(UnixStream::connect(&socket).is_err(), "{name}: socket still answers after stop");
+}
+
+/// The server dies when the thread that started it ends without stopping it: the kernel's
+/// parent-death signal, which also fires when kvbench is killed with SIGKILL.
+fn check_dies_with_parent(name: &str) {
+    let dir = tempfile::Builder::new().prefix("kvbench-server-").tempdir().unwrap();
+    let path = dir.path().to_path_buf();
+    let d = descriptor(name);
+    let started = std::thread::spawn(move || {
+        let s = (d.start_server.unwrap())(&path).map_err(|e| e.to_string())?;
+        let pid: i32 = s.info()["pid"].parse().unwrap();
+        std::mem::forget(s); // no stop, no Drop: only the kernel can end it now
+        Ok::<i32, String>(pid)
+    })
+    .join()
+    .unwrap();
+    let pid = match started {
+        Ok(p) => p,
+        Err(e) if std::env::var_os("KVBENCH_ALLOW_MISSING").is_some() && e.contains("not found") => return,
+        Err(e) => panic!("{name} did not start: {e}"),
+    };
+    let needle = dir.path().to_string_lossy().into_owned();
+    let t0 = std::time::Instant::now();
+    while !leftovers(pid, &needle).is_empty() && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: reaping our own exited child.
+    unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+    assert!(leftovers(pid, &needle).is_empty(), "{name}: outlived its parent: {:?}", leftovers(pid, &needle));
+}
+
+#[test]
+fn memcached_dies_with_its_parent() {
+    check_dies_with_parent("memcached");
+}
+
+#[test]
+fn redis_dies_with_its_parent() {
+    check_dies_with_parent("redis");
+}
+
+#[test]
+fn postgres_dies_with_its_parent() {
+    check_dies_with_parent("postgres");
 }
 
 #[test]
@@ -130,16 +239,17 @@ fn servers_drop_root_privileges() {
     }
     if let Some((s, _dir)) = start("memcached") {
         let pid: i32 = s.info()["pid"].parse().unwrap();
-        assert_eq!(uid_of(pid), server::user_ids("nobody").unwrap().0, "memcached should run as nobody");
+        let user = s.info()["user"].clone();
+        assert!(user == "memcache" || user == "nobody", "{user}");
+        assert_eq!(uid_of(pid), server::user_ids(&user).unwrap().0, "memcached should run as {user}");
         s.stop().unwrap();
     }
     if let Some((s, dir)) = start("postgres") {
         let info = s.info();
         let leader: i32 = info["pid"].parse().unwrap();
         let pg_uid = server::user_ids("postgres").unwrap().0;
-        let kids = children(leader);
-        assert!(!kids.is_empty(), "runuser should have the postmaster as its child");
-        assert!(kids.iter().all(|&k| uid_of(k) == pg_uid), "the postmaster should run as postgres");
+        assert_eq!(uid_of(leader), pg_uid, "the postmaster itself (kvbench's child) should run as postgres");
+        assert!(children(leader).iter().all(|&k| uid_of(k) == pg_uid), "its backends run as postgres");
         assert!(info["fsync"].contains("per row"), "{info:?}");
         assert!(info.contains_key("shared_buffers"), "{info:?}");
         // The private directory is the postgres user's and closed to others.
@@ -217,4 +327,90 @@ fn drop_stops_a_server_and_its_children() {
     assert_eq!(leftovers(pid, "").len(), 3, "{:?}", leftovers(pid, ""));
     drop(p);
     assert!(leftovers(pid, "").is_empty(), "{:?}", leftovers(pid, ""));
+}
+
+/// A server the user started on TCP and named by URL: kvbench uses it as asked, passes the
+/// conformance suite over TCP, and the row's settings say it was reached without authentication.
+fn check_user_tcp_server(
+    name: &str,
+    binary: &str,
+    args: impl Fn(u16, &Path) -> Vec<String>,
+    url: impl Fn(u16) -> String,
+) {
+    let Some(bin) = server::find_binary(&[binary]) else { return };
+    let dir = tempfile::Builder::new().prefix("kvbench-user-").tempdir().unwrap();
+    let user = server::user_when_root(&["nobody"]);
+    let d = server::server_dir(dir.path(), user).unwrap();
+    let port = server::free_port().unwrap();
+    let mut p = ServerProcess::spawn(name, &bin, &args(port, &d), &d.join("log"), user).unwrap();
+    let url = url(port);
+    p.wait_ready(server::START_TIMEOUT, || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).map(|_| ()).map_err(|e| e.to_string())
+    })
+    .unwrap();
+    let db = tempfile::tempdir().unwrap();
+    kvbench_engines::conformance::run(descriptor(name), db.path(), Some(&url))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let options = kvbench_core::engine::Options::parse(name, descriptor(name).options, &Default::default()).unwrap();
+    let args = kvbench_core::engine::OpenArgs {
+        dir: db.path(),
+        options: &options,
+        sync: Default::default(),
+        mode: Default::default(),
+        expected_records: 1,
+        expected_bytes: 1,
+        url: Some(&url),
+        token: None,
+    };
+    let e = (descriptor(name).open)(&args).unwrap();
+    let access = e.settings().get("access").cloned().unwrap_or_default();
+    assert!(access.contains("TCP") && access.contains("without authentication"), "{name}: {access}");
+    p.stop().unwrap();
+}
+
+#[test]
+fn memcached_given_by_url_over_tcp_is_said_to_be_unauthenticated() {
+    check_user_tcp_server(
+        "memcached",
+        "memcached",
+        |port, _| ["-l", "127.0.0.1", "-p", &port.to_string(), "-U", "0"].iter().map(|s| s.to_string()).collect(),
+        |port| format!("memcached://127.0.0.1:{port}"),
+    );
+}
+
+#[test]
+fn redis_given_by_url_over_tcp_is_said_to_be_unauthenticated() {
+    check_user_tcp_server(
+        "redis",
+        "redis-server",
+        |port, dir| {
+            let dir = dir.to_string_lossy();
+            ["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--dir", &dir]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        },
+        |port| format!("redis://127.0.0.1:{port}"),
+    );
+}
+
+#[test]
+fn a_server_in_a_deep_directory_gets_a_short_socket_directory() {
+    for name in ["postgres", "redis", "memcached"] {
+        let root = tempfile::Builder::new().prefix("kvbench-deep-").tempdir().unwrap();
+        let deep = root.path().join("d".repeat(100));
+        std::fs::create_dir(&deep).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+        let s = match (descriptor(name).start_server.unwrap())(&deep) {
+            Ok(s) => s,
+            Err(e) if std::env::var_os("KVBENCH_ALLOW_MISSING").is_some() && e.contains("not found") => continue,
+            Err(e) => panic!("{name} in a deep directory: {e}"),
+        };
+        let socket = socket_of(&s.url());
+        assert!(!socket.starts_with(&deep), "{name}: {}", socket.display());
+        assert!(UnixStream::connect(&socket).is_ok(), "{name}: nothing answers on {}", socket.display());
+        s.stop().unwrap();
+        assert!(!socket.parent().unwrap().exists(), "{name}: the socket directory is removed with the server");
+    }
 }

@@ -179,6 +179,14 @@ pub fn differences(a: &RunResult, b: &RunResult) -> Vec<String> {
     run("seed", a.plan.seed.to_string(), b.plan.seed.to_string());
     run("plan", a.plan.hash.clone(), b.plan.hash.clone());
     run("repetitions", reps(a).to_string(), reps(b).to_string());
+    let labels = |r: &RunResult| by_label(r).into_iter().map(|(l, _)| l).collect::<Vec<_>>();
+    let (la, lb) = (labels(a), labels(b));
+    let only = |x: &[String], y: &[String]| x.iter().filter(|l| !y.contains(l)).cloned().collect::<Vec<_>>().join(", ");
+    for (side, list) in [("A", only(&la, &lb)), ("B", only(&lb, &la))] {
+        if !list.is_empty() {
+            out.push(format!("rows only in {side}: {list}"));
+        }
+    }
     out.extend(row_differences(a, b));
     out
 }

@@ -35,6 +35,7 @@ fn row(r: &RunResult, e: &EngineResult, p: &PhaseResult) -> Vec<String> {
         Status::Failed => "failed",
         Status::NotApplicable => "n/a",
         Status::Expected => "expected",
+        Status::Interrupted => "interrupted",
     };
     let ok = p.status == Status::Ok;
     let reason = match p.status {

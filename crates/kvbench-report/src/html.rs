@@ -6,7 +6,6 @@
 
 use std::fmt::Write;
 
-use hdrhistogram::Histogram;
 use kvbench_core::result::{EngineResult, Interval, PhaseResult, RunResult, Status};
 
 use crate::svg::{colour, esc, points, Frame, Scale};
@@ -67,17 +66,18 @@ fn hbar_chart(
 ) -> String {
     let longest = bars.iter().map(|b| b.label.chars().count()).max().unwrap_or(4) as f64;
     let f = Frame {
-        w: 620.0,
-        h: 40.0 + 22.0 * bars.len() as f64,
+        w: 600.0,
+        h: 40.0 + 22.0 * bars.len() as f64 + if mark.is_some() { 12.0 } else { 0.0 },
         left: (longest * 7.0 + 12.0).clamp(60.0, 200.0),
         right: 150.0,
-        top: 6.0,
+        top: if mark.is_some() { 18.0 } else { 6.0 },
         bottom: 34.0,
     };
     let max = bars.iter().flat_map(|b| b.values.iter().copied()).chain(mark.map(|m| m.0)).fold(0.0, f64::max);
     let x = Scale::linear(0.0, max * 1.05, f.x0(), f.x1());
     let mut s = f.open(caption);
-    let ticks: Vec<(f64, String)> = x.ticks().into_iter().map(|v| (v, fmt(v))).collect();
+    let ticks: Vec<(f64, String)> =
+        x.ticks().into_iter().map(|v| (v, if v == 0.0 { "0".into() } else { fmt(v) })).collect();
     f.x_axis(&mut s, &x, &ticks, axis);
     for (i, b) in bars.iter().enumerate() {
         let y = f.y1() + 22.0 * i as f64 + 4.0;
@@ -132,7 +132,7 @@ fn hbar_chart(
     }
     if let Some((v, label)) = mark {
         let px = x.map(v);
-        let _ = write!(s, "<line class=\"mark\" x1=\"{px:.1}\" y1=\"{:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\"/><text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\">{}</text>", f.y1(), f.y0(), px + 3.0, f.y0() - 4.0, esc(label));
+        let _ = write!(s, "<line class=\"mark\" x1=\"{px:.1}\" y1=\"{:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\"/><text class=\"tick\" x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>", f.y1(), f.y0(), f.y1() - 5.0, esc(label));
     }
     s.push_str("</svg>");
     figure(id, caption, &s, "")
@@ -217,22 +217,9 @@ fn pct_label(u: f64) -> String {
     }
 }
 
-/// The pooled histogram of a row's repetitions, if the result carries decodable ones.
-fn pooled(ps: &[&PhaseResult]) -> Option<Histogram<u64>> {
-    let mut all: Option<Histogram<u64>> = None;
-    for p in ps {
-        let h = kvbench_core::worker::clock::decode_histogram(&p.latency.as_ref()?.hdr).ok()?;
-        match all.as_mut() {
-            None => all = Some(h),
-            Some(a) => a.add(&h).ok()?,
-        }
-    }
-    all.filter(|h| !h.is_empty())
-}
-
 /// (percentile position, latency ns) points of one row's distribution.
 fn distribution(ps: &[&PhaseResult]) -> Vec<(f64, f64)> {
-    if let Some(h) = pooled(ps) {
+    if let Some(h) = crate::pooled_histogram(ps) {
         return (0..=(NINES * 20.0) as u32)
             .map(|i| {
                 let u = i as f64 / 20.0;
@@ -325,10 +312,10 @@ fn median_rep<'a>(ps: &[&'a PhaseResult]) -> Option<&'a PhaseResult> {
 }
 
 fn timeline_panel(r: &Row, p: &PhaseResult, reps: usize) -> String {
-    let f = Frame { w: 400.0, h: 170.0, left: 50.0, right: 76.0, top: 20.0, bottom: 30.0 };
+    let f = Frame { w: 400.0, h: 170.0, left: 58.0, right: 76.0, top: 20.0, bottom: 30.0 };
     let end_ms = wall_ns(p) / 1_000_000;
     let rates = interval_rates(&p.intervals, end_ms);
-    let t_end = (end_ms as f64 / 1000.0).max(rates.last().map(|r| r.0 + 1.0).unwrap_or(1.0));
+    let t_end = (end_ms as f64 / 1000.0).max(rates.last().map(|r| r.0 + 0.001).unwrap_or(1.0));
     let x = Scale::linear(0.0, t_end, f.x0(), f.x1());
     let y = Scale::linear(0.0, rates.iter().map(|r| r.1).fold(0.0, f64::max) * 1.1, f.y0(), f.y1());
     let lat: Vec<f64> =

@@ -160,6 +160,7 @@ fn status_cell(p: &PhaseResult) -> Option<String> {
         Status::Ok => None,
         Status::NotApplicable => Some("n/a".into()),
         Status::Failed => Some("FAILED".into()),
+        Status::Interrupted => Some("interrupted".into()),
         Status::Expected => Some("expected".into()),
     }
 }
@@ -303,7 +304,11 @@ fn median_phase(p: &mut PhaseResult, same: &[&PhaseResult]) {
     for (k, v) in p.runtime.iter_mut() {
         *v = median(same.iter().filter_map(|q| q.runtime.get(k).copied()).collect());
     }
-    if let Some(l) = p.latency.as_mut() {
+    // Percentiles of the pooled histograms stay ordered (p99 <= p99.9 <= max), which medians
+    // taken figure by figure do not; medians only when a histogram does not decode.
+    if let Some(pooled) = pooled_latency(same) {
+        p.latency = Some(pooled);
+    } else if let Some(l) = p.latency.as_mut() {
         let lat = |f: &dyn Fn(&Latency) -> u64| {
             median(same.iter().filter_map(|q| q.latency.as_ref().map(|l| f(l) as f64)).collect()) as u64
         };
@@ -313,6 +318,23 @@ fn median_phase(p: &mut PhaseResult, same: &[&PhaseResult]) {
         l.p999_ns = lat(&|l| l.p999_ns);
         l.max_ns = lat(&|l| l.max_ns);
     }
+}
+
+/// The repetitions' latency histograms added together, if every one decodes.
+pub(crate) fn pooled_histogram(same: &[&PhaseResult]) -> Option<hdrhistogram::Histogram<u64>> {
+    let mut all: Option<hdrhistogram::Histogram<u64>> = None;
+    for q in same {
+        let h = kvbench_core::worker::clock::decode_histogram(&q.latency.as_ref()?.hdr).ok()?;
+        match all.as_mut() {
+            None => all = Some(h),
+            Some(a) => a.add(&h).ok()?,
+        }
+    }
+    all.filter(|h| !h.is_empty())
+}
+
+fn pooled_latency(same: &[&PhaseResult]) -> Option<Latency> {
+    kvbench_core::worker::clock::summarize(&pooled_histogram(same)?)
 }
 
 pub fn sections(r: &RunResult) -> Vec<Section> {
@@ -359,6 +381,7 @@ fn summary(r: &RunResult) -> Section {
         let status = match (&e.status, &e.error) {
             (Status::Ok, _) => "ok".to_string(),
             (Status::Expected, _) => "expected: failed verification as declared".to_string(),
+            (Status::Interrupted, _) => "interrupted (Ctrl-C): phases measured before are kept".to_string(),
             (_, Some(err)) => format!("FAILED: {}", first_line(err)),
             _ => "FAILED".into(),
         };
@@ -557,7 +580,9 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
         s.best[c] = best_of(&vals[c - 1], &conds, higher);
     }
     s.note = phase_note(kind, &unit, spreads.keys().any(|(_, p)| p == name), &conds, &vals[0]);
-    if !busy_harness.is_empty() {
+    // The runner's own note says the same with its causes; one warning is enough.
+    let runner_said = notes.iter().any(|(n, _)| n.starts_with("the harness took"));
+    if !busy_harness.is_empty() && !runner_said {
         s.note.push_str(&format!(
             "; WARNING: the harness took over {:.0}% of the wall time outside the engine's calls ({})",
             HARNESS_WARN * 100.0,
@@ -565,7 +590,7 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
         ));
     }
     for (n, who) in notes {
-        s.note.push_str("; ");
+        s.note.push_str(if n.starts_with("the harness took") { "; WARNING: " } else { "; " });
         s.note.push_str(&n);
         if who.len() < r.engines.len() {
             s.note.push_str(&format!(" ({})", who.join(", ")));
@@ -613,7 +638,7 @@ fn phase_note(kind: &str, unit: &str, repeated: bool, conds: &[String], rates: &
     );
     if repeated {
         note.push_str(&format!(
-            "; median of repetitions, ± half the min-max range, ! = range over {:.0}% of the median",
+            "; median of repetitions, ± half the min-max range, ! = range over {:.0}% of the median; latency of the repetitions pooled",
             WIDE_SPREAD * 100.0
         ));
     }

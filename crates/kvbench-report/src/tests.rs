@@ -404,4 +404,6 @@ fn compare_lists_the_settings_that_differ() {
     assert!(d.iter().any(|l| l == "get threads: A 1, B 2 (fast, slow, go-thing, server)"), "{d:?}");
     assert!(d.iter().any(|l| l == "version: A 1.0, B 1.1 (fast)"), "{d:?}");
     assert!(differences(&a, &a).is_empty());
+    b.engines.retain(|e| e.label != "broken");
+    assert!(differences(&a, &b).contains(&"rows only in A: broken".to_string()));
 }

@@ -128,10 +128,15 @@ fn build(s: &Section, keep: &[usize], fit: Option<Option<u16>>) -> (String, bool
 }
 
 /// A line broken at spaces so no piece is wider than `width`.
-fn wrap(line: &str, width: Option<u16>) -> String {
+fn wrap(text: &str, width: Option<u16>) -> String {
     let Some(w) = width.map(|w| w as usize) else {
-        return format!("{line}\n");
+        return format!("{text}\n");
     };
+    // Each line of a multi-line note wraps on its own.
+    text.lines().map(|l| wrap_line(l, w)).collect()
+}
+
+fn wrap_line(line: &str, w: usize) -> String {
     let mut out = String::new();
     let mut cur = String::new();
     for word in line.split(' ') {

@@ -276,8 +276,11 @@ pub fn all_names() -> Vec<String> {
 }
 
 /// The default comparison: every embedded Rust engine that is available here.
+/// The default comparison: every available embedded engine of every runtime, grouped by
+/// runtime (Rust/C, then Go, then Python); a runtime whose worker is not built is left out and
+/// said so by `kvbench list`. Test oracles and engines that need a server are not in it.
 pub fn default_engines() -> Vec<String> {
-    entries()
+    let mut names: Vec<String> = entries()
         .iter()
         .filter_map(|e| match e {
             Entry::Ready(d) if d.name != "memory" && d.start_server.is_none() && (d.available)().is_ok() => {
@@ -285,7 +288,17 @@ pub fn default_engines() -> Vec<String> {
             }
             _ => None,
         })
-        .collect()
+        .collect();
+    for list in [cached_go(), cached_python()].into_iter().flatten() {
+        names.extend(
+            list.iter()
+                .filter(|e| {
+                    e.available && !e.name.ends_with("-memory") && kvbench_engines::server_for(&e.name).is_none()
+                })
+                .map(|e| e.name.clone()),
+        );
+    }
+    names
 }
 
 pub fn print_list(json: bool) -> String {

@@ -154,6 +154,9 @@ struct RunArgs {
     format: String,
     #[arg(long)]
     no_progress: bool,
+    /// Run even when the size guard estimates that the store would not fit on disk.
+    #[arg(long)]
+    no_size_check: bool,
 }
 
 /// A whole number of at least `min`, with an error that says so (negatives included).
@@ -472,6 +475,7 @@ fn run(a: RunArgs) -> i32 {
         plan_dir: a.plan_dir.clone(),
         keep_data: a.keep_data,
         progress: !a.no_progress,
+        size_check: !a.no_size_check,
         command: std::env::args().collect(),
     };
     match orchestrate::run(&s, &opts) {
@@ -484,7 +488,10 @@ fn run(a: RunArgs) -> i32 {
                 print!("{}", kvbench_report::render(&r, fmt));
             }
             eprintln!("result: {}", path.display());
-            if r.engines.iter().any(|e| e.status == Status::Failed) {
+            if orchestrate::interrupted() {
+                eprintln!("interrupted by the user: the rows run so far are in the result");
+                130
+            } else if r.engines.iter().any(|e| e.status == Status::Failed) {
                 eprintln!("some rows failed; see the status column");
                 1
             } else {

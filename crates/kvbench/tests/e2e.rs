@@ -256,3 +256,15 @@ fn an_open_mode_the_engine_lacks_is_not_applicable() {
     assert_eq!(get.status, Status::NotApplicable);
     assert!(get.reason.as_deref().unwrap().contains("secondary"));
 }
+
+#[test]
+fn the_size_guard_refuses_a_run_that_would_not_fit_before_writing_anything() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, _, err) =
+        run(tmp.path(), &["--engines", "lmdb", "--records", "100000000000", "--value-size", "1000"], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--no-size-check") && err.contains("free"), "{err}");
+    let data = tmp.path().join("data");
+    let written: u64 = kvbench_core::sys::space(&data).0;
+    assert!(written < 1 << 20, "nothing large was written ({written} bytes)");
+}

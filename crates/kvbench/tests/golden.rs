@@ -35,8 +35,8 @@ fn run_every_phase(dir: &Path) -> RunResult {
 
 /// Notes that depend on timing or on the runtime by design (the GIL), left out of the comparison.
 fn comparable(note: &str) -> bool {
-    !(note.contains("the harness took") || note.contains("not sustained") || note.contains("reopened in"))
-        && !note.contains("Python threads")
+    const VARYING: [&str; 5] = ["the harness took", "not sustained", "reopened in", "warm-up", "Python threads"];
+    !VARYING.iter().any(|v| note.contains(v))
 }
 
 /// What must agree between runtimes for one phase.

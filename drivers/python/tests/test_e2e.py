@@ -8,7 +8,7 @@ import zlib
 import pytest
 from hdrh.histogram import HdrHistogram
 
-from conftest import descriptor_or_skip, events_of, every_kind, job, ops, run_worker
+from conftest import VECTORS, descriptor_or_skip, events_of, every_kind, job, ops, run_worker
 from kvbench_driver.engines import names
 
 
@@ -79,19 +79,20 @@ def test_rate_paces_the_units_and_counts_latency_from_their_due_time(tmp_path):
     r = steps_of(events)[-1]
     check_ok(r)
     # 300 units due at 1 ms intervals: the last is due at 299 ms.
-    assert 0.29e9 <= r["wall_ns"] < 2e9
+    assert r["wall_ns"] >= 0.29e9  # no upper bound: a busy machine only makes it later
     assert len(r["intervals"]) >= 6  # interval_ms is 50 in these jobs
     assert r["busy_ns"] < r["wall_ns"]
 
 
-def test_warmup_runs_before_and_is_not_recorded(tmp_path):
+def test_warmup_rehearses_the_first_operations_untimed(tmp_path):
     steps = [{"step": "open", "mode": "read-write"}, ops(0, "load", 200, {"name": "sequential", "n": 200}, batch=50),
              ops(0, "insert", 30, {"name": "sequential", "n": 300}, insert_base=200, warmup=20),
              ops(0, "get", 250, {"name": "sequential", "n": 250})]
     rc, events, stderr = run_job(tmp_path, job("py-memory", tmp_path, steps))
     assert rc == 0, stderr
     ins, get = steps_of(events)[2:]
-    # Warmup inserts records 200..219 untimed, the step 220..249: every one of them is there.
+    # The warm-up wrote records 200..219 untimed and the step 200..229 again: only the step's
+    # 30 are counted, and the reads find 200..219 at their second version, 230.. absent.
     assert ins["ops"] == 30 and ins["requests"] == 30 and count(ins["hist"]["insert"]) == 30
     check_ok(get)
 
@@ -189,3 +190,25 @@ def test_writer_threads_on_one_hot_record_verify_clean(name, tmp_path):
         check_ok(r)
     mixed = steps_of(events)[2]
     assert set(mixed["hist"]) == set(mix["kinds"]) and mixed["requests"] == 1500
+
+
+def test_the_protocol_vector_job_gives_the_rust_workers_counts(tmp_path):
+    """tests/vectors/protocol/job-every-step.json on py-memory against events-rust.jsonl (the
+    Rust worker on `memory`): the same ops, requests, errors, wrong and missing values and
+    samples per op kind, step by step. Records seen by scans beside another writer thread
+    depend on timing, so that one count is left out where a step has several threads."""
+    vectors = VECTORS / "protocol"
+    j = json.loads((vectors / "job-every-step.json").read_text())
+    j.update(engine="py-memory", label="py-memory", dir=str(tmp_path))
+    rc, events, stderr = run_job(tmp_path, j)
+    assert rc == 0, stderr
+    rust = [json.loads(line) for line in (vectors / "events-rust.jsonl").read_text().splitlines() if line.strip()]
+    ours, theirs = steps_of(events), [e for e in rust if e["event"] == "step"]
+    assert len(ours) == len(theirs)
+    for step, a, b in zip(j["steps"], theirs, ours):
+        keys = ["index", "step", "error", "requests", "errors", "mismatches", "missing", "evicted"]
+        if step.get("threads", 1) == 1 or step.get("kind") != "mixed":
+            keys.append("ops")
+        assert {k: a[k] for k in keys} == {k: b[k] for k in keys}, step.get("name", step["step"])
+        samples = [{k: count(h) for k, h in e.get("hist", {}).items()} for e in (a, b)]
+        assert samples[0] == samples[1], step.get("name", step["step"])

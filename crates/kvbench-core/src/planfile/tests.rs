@@ -1,7 +1,7 @@
 use super::*;
 use crate::derive::{derived_key, Keys, Values};
 use crate::job::{Dataset, Generator, ValueShape};
-use crate::spec::ValueContent;
+use crate::spec::{KeyKind, ValueContent};
 
 /// Records given in memory; keys repeat.
 struct Fixed(Vec<(&'static str, &'static str)>);
@@ -155,9 +155,48 @@ fn sorted_alone_orders_ycsb_keys_by_bytes() {
 }
 
 #[test]
+fn sorted_in_several_buckets_is_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let shape = crate::job::KeyShape { kind: KeyKind::Decimal, width: 3 };
+    let (one, many) = (dir.path().join("one.kvbplan"), dir.path().join("many.kvbplan"));
+    sorted::build_sorted_within(&one, ID, shape, 20_000, 1 << 30).unwrap();
+    sorted::build_sorted_within(&many, ID, shape, 20_000, 16 * 2 * 1000).unwrap();
+    assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&many).unwrap());
+    let p = PlanFile::open(&many).unwrap();
+    let mut expect: Vec<u64> = (0..20_000).collect();
+    expect.sort_by_key(|&r| format!("{r:03}"));
+    assert!((0..20_000).map(|i| p.sorted(i)).eq(expect.into_iter()), "SORTED is in key byte order");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "spill files are removed");
+}
+
+#[test]
 fn digit_codes_keep_byte_order() {
+    use sorted::digit_code;
     let keys: [&[u8]; 6] = [b"user-92", b"user1", b"user10", b"user100", b"user11", b"user9"];
     for w in keys.windows(2) {
         assert!(digit_code(w[0]) < digit_code(w[1]), "{:?}", w);
     }
+}
+
+#[test]
+fn a_stored_dataset_refuses_a_plan_without_its_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.kvbplan");
+    build_sorted(&path, ID, crate::job::KeyShape { kind: KeyKind::Ycsb, width: 0 }, 10).unwrap();
+    let p = std::sync::Arc::new(PlanFile::open(&path).unwrap());
+    let ds = Dataset {
+        generator: Generator::Stored,
+        key: crate::job::KeyShape { kind: KeyKind::Decimal, width: 0 },
+        value: ValueShape { min: 0, max: 5, content: ValueContent::Printable },
+        loaded: 10,
+        total: 10,
+        ordered: false,
+        pool_seed: 1,
+        value_seed: 2,
+        open_records: 10,
+        open_bytes: 0,
+    };
+    let err = Keys::new(&ds, Some(p.clone())).err().unwrap().to_string();
+    assert!(err.contains("s.kvbplan") && err.contains("kind 1"), "{err}");
+    assert!(Values::new(&ds, Some(p)).is_err());
 }

@@ -124,6 +124,12 @@ fn ordered(kind: KeyKind, width: u32, total: u64) -> bool {
 
 /// Resolve the scenario's dataset; builds (or reuses) a plan file only where data must be stored.
 pub fn resolve(s: &Scenario, plan_dir: &Path) -> anyhow::Result<ResolvedData> {
+    resolve_guarded(s, plan_dir, None)
+}
+
+/// As [`resolve`], and with `data_dir` the size guard runs before anything large is written:
+/// the run is refused when its plan file and store would not fit (docs/methodology.md).
+pub fn resolve_guarded(s: &Scenario, plan_dir: &Path, data_dir: Option<&Path>) -> anyhow::Result<ResolvedData> {
     let gen = generator(s);
     let key = key_shape(s);
     let (min, max) = match gen {
@@ -164,6 +170,9 @@ pub fn resolve(s: &Scenario, plan_dir: &Path) -> anyhow::Result<ResolvedData> {
     if gen != Generator::Stored {
         dataset.ordered = ordered(key.kind, key.width, dataset.total);
         positions = dataset.total;
+        if let Some(data_dir) = data_dir {
+            guard(&dataset, s, plan_dir, data_dir)?;
+        }
         raw_bytes = derived_raw_bytes(&dataset)?;
         if !dataset.ordered && scans(s) {
             let (file, why) = sorted_plan(s, &dataset, plan_dir)?;
@@ -246,4 +255,13 @@ fn sorted_plan(s: &Scenario, ds: &Dataset, dir: &Path) -> anyhow::Result<(PlanFi
     let (hash, spec) = spec_hash(s, "sorted");
     let id = PlanId { seed: s.seed, spec_hash: hash, spec_json: &spec };
     planfile::ensure(dir, hash, |path| planfile::build_sorted(path, id, ds.key, ds.total))
+}
+
+/// The size guard for a derived dataset: the SORTED file (when scans need it) and the store.
+fn guard(ds: &Dataset, s: &Scenario, plan_dir: &Path, data_dir: &Path) -> anyhow::Result<()> {
+    let mut sizes = crate::sizeguard::estimate(ds, &[], None, 0);
+    if !ds.ordered && scans(s) {
+        sizes.plan_bytes = (crate::planfile::HEADER + 2 * crate::planfile::ENTRY) as u64 + 4 * ds.total;
+    }
+    crate::sizeguard::check(sizes, plan_dir, data_dir)
 }

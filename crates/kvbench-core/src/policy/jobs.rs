@@ -137,8 +137,27 @@ impl Builder<'_> {
             }
             p.before.push(self.push_open(want, true));
         }
+        if let Some(n) = def.warmup.filter(|&n| n > 0) {
+            p.before.push(self.warmup(i, def, &p, want, n)?);
+        }
         p.main = Some(self.ops(i, def, &p, want)?);
         Ok(p)
+    }
+
+    /// The untimed warm-up of a read phase: `n` operations of the same kind and distribution,
+    /// drawn from seeds of their own, run as a step of their own before the measured one (so a
+    /// worker needs no warm-up logic, and the measured ops are exactly the phase's).
+    fn warmup(&mut self, i: usize, def: &PhaseDef, p: &PhasePlan, mode: OpenMode, n: u64) -> anyhow::Result<usize> {
+        anyhow::ensure!(
+            !def.kind.writes(),
+            "warmup is for read phases (a warm-up write would change what the phase reads)"
+        );
+        let mut st = ops_step(self.s, self.data, i, def, p, mode)?;
+        let seeds = super::dataset::phase_seeds(self.s.seed, 0x800 + i as u64);
+        let per = st.keys_per_request.max(1) as u64;
+        st.name = format!("{} warm-up", p.name);
+        (st.count, st.rec_seed, st.len_seed, st.perm_seed, st.rate) = (n * per, seeds.rec, seeds.len, seeds.perm, None);
+        Ok(self.push(|index| Step::Ops(Box::new(OpsStep { index, ..st }))))
     }
 
     fn notes(&self, def: &PhaseDef, p: &mut PhasePlan) {
@@ -242,7 +261,15 @@ fn ops_step(
         _ => spec.count.unwrap_or(existing),
     };
     let scans = def.kind == PhaseKind::Scan;
-    let n = if scans { data.positions } else { existing };
+    let mut n = if scans { data.positions } else { existing };
+    if spec.distribution == Distribution::Zipfian && !scans {
+        // YCSB's CoreWorkload: the chooser spans the records plus twice the inserts the mix
+        // expects, plus one; a draw above the newest record is drawn again (plan-format.md).
+        let m = &spec.mix;
+        let parts = m.read + m.update + m.insert + m.scan + m.rmw + m.delete;
+        let share = if def.kind == PhaseKind::Mixed && parts > 0.0 { m.insert / parts } else { 0.0 };
+        n = existing + (count as f64 * share * 2.0) as u64 + 1;
+    }
     let dist = match (def.kind, spec.distribution) {
         (PhaseKind::Load, Distribution::Sequential) => Dist::Sequential { n, start: 0 },
         (PhaseKind::Load, _) => Dist::Shuffle { n },
@@ -280,7 +307,7 @@ fn ops_step(
         mode,
         finish: def.kind == PhaseKind::Load,
         verify: true,
-        warmup: def.warmup.unwrap_or(0),
+        warmup: 0,
         stop: def.kind == PhaseKind::Load,
     })
 }

@@ -79,6 +79,11 @@ fn before_note(r: &mut PhaseResult, s: &StepResult) {
     match s.step.as_str() {
         "evict" => r.cache = format!("cold: {} files evicted with posix_fadvise(DONTNEED)", s.evicted),
         "open" => r.notes.push(format!("reopened in {:.3} ms before the phase", s.wall_ns as f64 / 1e6)),
+        "ops" => r.notes.push(format!(
+            "after an untimed warm-up of {} operations ({:.1} ms; not in the figures)",
+            s.ops,
+            s.wall_ns as f64 / 1e6
+        )),
         _ => {}
     }
 }

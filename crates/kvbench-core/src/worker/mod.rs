@@ -103,7 +103,7 @@ impl Worker<'_> {
         let t0 = Instant::now();
         let (mut res, stop) = match step {
             Step::Open { mode, stop, .. } => (self.open(*mode), *stop),
-            Step::Prepare { stop, .. } => (self.simple("prepare", |e| e.prepare()), *stop),
+            Step::Prepare { stop, .. } => (self.prepare(), *stop),
             Step::Close { stop, .. } => (self.close(), *stop),
             Step::Evict { stop, .. } => (self.evict(), *stop),
             Step::Ops(o) => (self.ops(o, emit), o.stop),
@@ -149,6 +149,16 @@ impl Worker<'_> {
             },
             None => Self::failed(name, EngineError::Store("no open engine".into())),
         }
+    }
+
+    /// The untimed prepare step; the engine's settings are read again after it, since it
+    /// applies durability and states the server's state (PostgreSQL's checkpoint).
+    fn prepare(&mut self) -> StepResult {
+        let mut res = self.simple("prepare", |e| e.prepare());
+        if let Some(e) = self.engine.as_deref() {
+            res.settings = e.settings();
+        }
+        res
     }
 
     fn close(&mut self) -> StepResult {

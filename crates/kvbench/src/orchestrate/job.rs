@@ -11,36 +11,40 @@ use indicatif::ProgressBar;
 use kvbench_core::expect::{apply, decide, Expect};
 use kvbench_core::job::{Event, StepResult};
 use kvbench_core::result::{EngineResult, Status};
-use kvbench_core::scenario::{Scenario, Variant};
+use kvbench_core::scenario::Variant;
 
 use super::process::follow_worker;
-use super::servers::server_url;
-use super::RunOptions;
+use super::servers::ServerPool;
+use super::Shared;
 use crate::catalog::Resolved;
-use kvbench_core::policy::dataset::ResolvedData;
 use kvbench_core::policy::jobs::{self, RowFacts};
 
 pub fn run_variant(
-    s: &Scenario,
+    sh: &Shared<'_>,
     v: &Variant,
     r: &Resolved,
-    data: &ResolvedData,
     dir: &Path,
-    o: &RunOptions,
+    pool: &mut ServerPool,
     row: &mut EngineResult,
 ) {
+    let (s, o, data) = (sh.s, sh.o, sh.data);
     let _ = std::fs::remove_dir_all(dir);
     if let Err(e) = std::fs::create_dir_all(dir) {
         return fail(row, format!("creating {}: {e}", dir.display()));
     }
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // The database is the run's own: closed to other users.
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
     let (mut url, mut token) = (v.url.clone(), None);
     if let Resolved::Rust(d) = r {
         if let (Some(start), None) = (d.start_server, &url) {
-            match server_url(d.name, start, o) {
-                Ok((u, info, t)) => {
-                    url = Some(u);
-                    token = t;
-                    for (k, val) in info {
+            match pool.get(d.name, start) {
+                Ok(access) => {
+                    url = Some(access.url);
+                    token = access.token;
+                    for (k, val) in access.info {
                         row.settings.insert(format!("server.{k}"), val);
                     }
                 }

@@ -7,20 +7,21 @@ mod process;
 mod results;
 mod servers;
 
-use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use kvbench_core::engine::Options;
 use kvbench_core::result::{EngineResult, PlanInfo, RunResult, Status, SCHEMA};
-use kvbench_core::scenario::Scenario;
+use kvbench_core::scenario::{Scenario, Variant};
 use kvbench_core::sys;
 
 use crate::catalog::{self, Resolved};
 use job::run_variant;
-use process::CHILD;
-use results::{now_id, sanitize, write_result};
-use servers::stop_servers;
+use kvbench_core::policy::dataset::ResolvedData;
+pub use process::interrupted;
+use results::{now_id, private_run_dir, run_id, sanitize, unique_id, ResultFile};
+use servers::ServerPool;
 
 pub struct RunOptions {
     pub out_dir: PathBuf,
@@ -28,67 +29,41 @@ pub struct RunOptions {
     pub plan_dir: PathBuf,
     pub keep_data: bool,
     pub progress: bool,
+    /// Refuse a run whose plan and store would not fit on disk (`--no-size-check` turns it off).
+    pub size_check: bool,
     pub command: Vec<String>,
 }
 
-fn install_ctrlc(result_path: PathBuf) {
-    let _ = ctrlc::set_handler(move || {
-        let pid = CHILD.load(Ordering::SeqCst);
-        if pid > 0 {
-            // SAFETY: signalling a child we spawned.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        stop_servers();
-        eprintln!("\ninterrupted: workers killed, servers stopped; results so far in {}", result_path.display());
-        std::process::exit(130);
-    });
-}
+/// True while engines run: Ctrl-C then stops the running engine and lets the run write its
+/// results; before, Ctrl-C exits at once.
+static ENGINES_RUNNING: AtomicBool = AtomicBool::new(false);
 
 /// Run a scenario; returns the result and the path it was written to.
 pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)> {
     let variants = s.all_variants();
-    // Bad input fails before anything runs: unknown engines and options are named here.
-    let mut resolved = Vec::new();
-    let mut labels = std::collections::BTreeSet::new();
-    for v in &variants {
-        if !labels.insert(v.label()) {
-            anyhow::bail!("two engine rows are labelled `{}`: give each [[engine]] a distinct `label`", v.label());
-        }
-        let r = catalog::resolve(&v.name);
-        if let Ok(Resolved::Rust(d)) = &r {
-            Options::parse(d.name, d.options, &v.options)
-                .map_err(|e| anyhow::anyhow!("[[engine]] {}: {e}", v.label()))?;
-        }
-        resolved.push(r);
+    let resolved = resolve_rows(&variants)?;
+    process::install_ctrlc(&ENGINES_RUNNING);
+    if let Err(e) = std::fs::create_dir_all(&o.out_dir) {
+        // Not fatal: the results go to a fallback place at the end.
+        eprintln!("WARNING: cannot create {}: {e}", o.out_dir.display());
     }
-
-    std::fs::create_dir_all(&o.out_dir)?;
-    std::fs::create_dir_all(&o.data_dir)?;
+    std::fs::create_dir_all(&o.data_dir)
+        .map_err(|e| anyhow::anyhow!("cannot create the data directory {}: {e}", o.data_dir.display()))?;
     let (started_at, stamp) = now_id();
-    let run_id = format!("{stamp}-{}", s.name);
-    let result_path = o.out_dir.join(format!("{run_id}.json"));
+    let unique = unique_id(&stamp);
+    let run_id = run_id(&unique, &s.name);
+    let mut file = ResultFile::new(o.out_dir.join(format!("{run_id}.json")));
     let env = sys::environment(&o.data_dir);
-    let mut warnings = sys::warnings(&env);
-    let syncs: std::collections::BTreeSet<String> =
-        variants.iter().map(|v| v.sync.unwrap_or(s.sync).to_string()).collect();
-    if syncs.len() > 1 {
-        warnings.push(format!(
-            "rows use different durability settings ({}): compare write figures with care",
-            syncs.into_iter().collect::<Vec<_>>().join(", ")
-        ));
-    }
-    for w in &warnings {
-        eprintln!("WARNING: {w}");
-    }
+    let warnings = warnings(s, &variants, &env);
 
     // The data: derived by every worker from seeds; a plan file only where data is stored.
     let t0 = Instant::now();
-    let data = kvbench_core::policy::dataset::resolve(s, &o.plan_dir)?;
+    let guard = o.size_check.then_some(o.data_dir.as_path());
+    let data = kvbench_core::policy::dataset::resolve_guarded(s, &o.plan_dir, guard)?;
     let gen_ns = t0.elapsed().as_nanos() as u64;
     if !data.note.is_empty() {
         eprintln!("plan: {}", data.note);
     }
-
     let mut result = RunResult {
         schema: SCHEMA.into(),
         kvbench_version: env!("CARGO_PKG_VERSION").into(),
@@ -112,57 +87,169 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
         warnings,
         engines: Vec::new(),
     };
-    install_ctrlc(result_path.clone());
-    let run_data = o.data_dir.join(&run_id);
-
-    for rep in 0..s.repetitions.max(1) {
-        for (i, (v, r)) in variants.iter().zip(&resolved).enumerate() {
-            crate::progress::engine(
-                rep as usize * variants.len() + i + 1,
-                variants.len() * s.repetitions.max(1) as usize,
-            );
-            let mut row = EngineResult {
-                label: v.label(),
-                engine: v.name.clone(),
-                repetition: rep,
-                sync: v.sync.unwrap_or(s.sync).to_string(),
-                open_mode: format!("{:?}", v.open).to_lowercase(),
-                options: v.options.clone(),
-                ..Default::default()
-            };
-            let t = Instant::now();
-            match r {
-                Err(why) => {
-                    row.status = Status::Failed;
-                    row.error = Some(why.clone());
-                    eprintln!("{:>16}: skipped: {why}", row.label);
-                }
-                Ok(res) => {
-                    let dir = run_data.join(format!("{}-r{rep}", sanitize(&row.label)));
-                    run_variant(s, v, res, &data, &dir, o, &mut row);
-                    let (alloc, apparent) = sys::space(&dir);
-                    row.space_bytes = alloc;
-                    row.apparent_bytes = apparent;
-                    row.space_amplification = alloc as f64 / result.plan.raw_bytes.max(1) as f64;
-                    if !o.keep_data {
-                        let _ = std::fs::remove_dir_all(&dir);
-                    }
-                    let status = match &row.error {
-                        None => "ok".to_string(),
-                        Some(e) => format!("FAILED: {}", e.lines().next().unwrap_or("")),
-                    };
-                    eprintln!("{:>16}: {status} ({:.1} s)", row.label, t.elapsed().as_secs_f64());
-                }
-            }
-            row.wall_ns = t.elapsed().as_nanos() as u64;
-            result.engines.push(row);
-            // Written after each engine: a later crash loses nothing measured.
-            write_result(&result_path, &result)?;
-        }
-    }
-    stop_servers();
+    let run_data = run_dir(o, &unique)?;
+    let shared = Shared { s, o, data: &data, run_data: &run_data };
+    run_rows(&shared, &variants, &resolved, &mut result, &mut file);
     if !o.keep_data {
         let _ = std::fs::remove_dir(&run_data);
     }
-    Ok((result, result_path))
+    let path = file.finish(&result).map_err(|e| {
+        let json = serde_json::to_string(&result).unwrap_or_default();
+        anyhow::anyhow!("the results could not be written anywhere ({e}); here they are:\n{json}")
+    })?;
+    Ok((result, path))
+}
+
+/// Bad input fails before anything runs: repeated labels, unknown engines and options are
+/// named here. An engine missing on this machine is a row that fails with the reason.
+fn resolve_rows(variants: &[Variant]) -> anyhow::Result<Vec<Result<Resolved, String>>> {
+    let mut resolved = Vec::new();
+    let mut labels = std::collections::BTreeSet::new();
+    for v in variants {
+        if !labels.insert(v.label()) {
+            anyhow::bail!("two engine rows are labelled `{}`: give each [[engine]] a distinct `label`", v.label());
+        }
+        let r = catalog::resolve(&v.name);
+        if let Ok(Resolved::Rust(d)) = &r {
+            Options::parse(d.name, d.options, &v.options)
+                .map_err(|e| anyhow::anyhow!("[[engine]] {}: {e}", v.label()))?;
+        }
+        resolved.push(r);
+    }
+    Ok(resolved)
+}
+
+/// The environment's warnings and a mix of durability settings, shown now and kept.
+fn warnings(s: &Scenario, variants: &[Variant], env: &kvbench_core::result::Environment) -> Vec<String> {
+    let mut warnings = sys::warnings(env);
+    let syncs: std::collections::BTreeSet<String> =
+        variants.iter().map(|v| v.sync.unwrap_or(s.sync).to_string()).collect();
+    if syncs.len() > 1 {
+        warnings.push(format!(
+            "rows use different durability settings ({}): compare write figures with care",
+            syncs.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    for w in &warnings {
+        eprintln!("WARNING: {w}");
+    }
+    warnings
+}
+
+/// The run's private directory, after sweeping what killed runs left behind.
+fn run_dir(o: &RunOptions, unique: &str) -> anyhow::Result<PathBuf> {
+    for old in results::sweep_stale(&o.data_dir) {
+        eprintln!("removed {}: data of an earlier run killed before it could clean up", old.display());
+    }
+    let run_data = o.data_dir.join(unique);
+    private_run_dir(&run_data).map_err(|e| anyhow::anyhow!(e))?;
+    if o.keep_data {
+        let _ = std::fs::write(run_data.join(results::KEEP_MARKER), "kept by --keep-data\n");
+    }
+    Ok(run_data)
+}
+
+/// Every row of every repetition, the result file rewritten after each; after Ctrl-C no new
+/// row starts. The servers stop (and their directories go) when the pool is dropped here.
+fn run_rows(
+    sh: &Shared<'_>,
+    variants: &[Variant],
+    resolved: &[Result<Resolved, String>],
+    result: &mut RunResult,
+    file: &mut ResultFile,
+) {
+    let mut pool = ServerPool::new(sh.run_data, sh.o.keep_data);
+    ENGINES_RUNNING.store(true, Ordering::SeqCst);
+    let reps = sh.s.repetitions.max(1);
+    'rows: for rep in 0..reps {
+        for (i, (v, r)) in variants.iter().zip(resolved).enumerate() {
+            if interrupted() {
+                break 'rows;
+            }
+            crate::progress::engine(rep as usize * variants.len() + i + 1, variants.len() * reps as usize);
+            let row = run_row(sh, v, r, rep, result.plan.raw_bytes, &mut pool);
+            result.engines.push(row);
+            // Written after each engine: a later crash loses nothing measured.
+            file.update(result);
+        }
+    }
+    pool.stop_all();
+    ENGINES_RUNNING.store(false, Ordering::SeqCst);
+}
+
+/// What every row of a run shares.
+pub struct Shared<'a> {
+    pub s: &'a Scenario,
+    pub o: &'a RunOptions,
+    pub data: &'a ResolvedData,
+    run_data: &'a Path,
+}
+
+/// A failed row on a (nearly) full data file system says so: engines report it as anything
+/// from ENOSPC to EIO (LMDB) or an abort.
+fn explain_full_disk(row: &mut EngineResult, data: &Path) {
+    let Some(e) = row.error.as_mut() else { return };
+    if !e.contains("data file system") && process::disk_nearly_full(data) {
+        e.push_str(&format!("; {}", process::disk_state(data)));
+    }
+}
+
+/// One row: the variant's worker run in its own directory, its space measured, the directory
+/// removed (unless kept); a row cut short by Ctrl-C is "interrupted", not failed.
+fn run_row(
+    sh: &Shared<'_>,
+    v: &Variant,
+    r: &Result<Resolved, String>,
+    rep: u32,
+    raw_bytes: u64,
+    pool: &mut ServerPool,
+) -> EngineResult {
+    let s = sh.s;
+    let mut row = EngineResult {
+        label: v.label(),
+        engine: v.name.clone(),
+        repetition: rep,
+        sync: v.sync.unwrap_or(s.sync).to_string(),
+        open_mode: format!("{:?}", v.open).to_lowercase(),
+        options: v.options.clone(),
+        ..Default::default()
+    };
+    let t = Instant::now();
+    match r {
+        Err(why) => {
+            row.status = Status::Failed;
+            row.error = Some(why.clone());
+            eprintln!("{:>16}: skipped: {why}", row.label);
+        }
+        Ok(res) => {
+            let dir = sh.run_data.join(format!("{}-r{rep}", sanitize(&row.label)));
+            run_variant(sh, v, res, &dir, pool, &mut row);
+            explain_full_disk(&mut row, sh.run_data);
+            let (alloc, apparent) = sys::space(&dir);
+            row.space_bytes = alloc;
+            row.apparent_bytes = apparent;
+            row.space_amplification = alloc as f64 / raw_bytes.max(1) as f64;
+            if !sh.o.keep_data {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            if interrupted() {
+                row.status = Status::Interrupted;
+                let at = row.phases.last().map(|p| format!(" after phase {}", p.name)).unwrap_or_default();
+                row.error = Some(format!("interrupted by the user (Ctrl-C){at}"));
+                // Nothing to diagnose: the job file and an empty log go with the data.
+                let _ = std::fs::remove_file(dir.with_extension("job.json"));
+                if std::fs::metadata(dir.with_extension("log")).is_ok_and(|m| m.len() == 0) {
+                    let _ = std::fs::remove_file(dir.with_extension("log"));
+                }
+            }
+            let status = match (&row.error, row.status) {
+                (_, Status::Interrupted) => "interrupted".to_string(),
+                (None, _) => "ok".to_string(),
+                (Some(e), _) => format!("FAILED: {}", e.lines().next().unwrap_or("")),
+            };
+            eprintln!("{:>16}: {status} ({:.1} s)", row.label, t.elapsed().as_secs_f64());
+        }
+    }
+    row.wall_ns = t.elapsed().as_nanos() as u64;
+    row
 }

@@ -1,16 +1,50 @@
-//! A worker process: spawned, followed event by event with a timeout, killed on Ctrl-C.
+//! A worker process: spawned in a process group of its own, followed event by event with a
+//! timeout, and killed as a whole group (whatever it forked too) on timeout or Ctrl-C. When it
+//! fails, the reason says what happened: the signal by name, the worker's last meaningful error
+//! line (not a backtrace tail or a register dump), and on a full disk the file system and its
+//! free space.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use kvbench_core::job::Event;
 
-/// Pid of the worker running now (0 = none), for the Ctrl-C handler.
-pub static CHILD: AtomicI32 = AtomicI32::new(0);
+/// Process group of the worker running now (0 = none), for the Ctrl-C handler.
+static WORKER_GROUP: AtomicI32 = AtomicI32::new(0);
+/// Set by Ctrl-C: no new engine starts, the running one is stopped.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Has the user pressed Ctrl-C during this run?
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Ctrl-C: mark the run interrupted and kill the running worker's whole group; the run then
+/// records the row as interrupted, stops its servers and writes its results. Before the
+/// engines start (`running` false) or at a second Ctrl-C, exit at once: the kernel's
+/// parent-death signal ends any server or worker with kvbench.
+pub fn install_ctrlc(running: &'static AtomicBool) {
+    let _ = ctrlc::set_handler(move || {
+        let again = INTERRUPTED.swap(true, Ordering::SeqCst);
+        if again || !running.load(Ordering::SeqCst) {
+            eprintln!("\ninterrupted");
+            std::process::exit(130);
+        }
+        kill_group(WORKER_GROUP.load(Ordering::SeqCst));
+        eprintln!("\ninterrupted: stopping the running engine, then the servers; results are written");
+    });
+}
+
+fn kill_group(pgid: i32) {
+    if pgid > 0 {
+        // SAFETY: signalling the process group of a worker we spawned.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    }
+}
 
 enum Line {
     Text(String),
@@ -25,9 +59,15 @@ pub fn follow_worker(
     timeout: Duration,
     on_event: &mut dyn FnMut(&Event),
 ) -> Result<(), String> {
+    if interrupted() {
+        return Err("interrupted before the worker started".into());
+    }
     let log_file = std::fs::File::create(log).map_err(|e| format!("creating {}: {e}", log.display()))?;
     {
         use std::os::unix::process::CommandExt;
+        // Its own group: Ctrl-C at the terminal reaches kvbench only, and a kill reaches
+        // everything the worker forked.
+        cmd.process_group(0);
         // SAFETY: prctl is async-signal-safe; it makes the kernel kill the worker if kvbench
         // dies (even by SIGKILL), so no worker outlives its run.
         unsafe {
@@ -43,7 +83,8 @@ pub fn follow_worker(
         .stderr(Stdio::from(log_file))
         .spawn()
         .map_err(|e| format!("cannot start worker {:?}: {e}", cmd.get_program()))?;
-    CHILD.store(child.id() as i32, Ordering::SeqCst);
+    let pgid = child.id() as i32;
+    WORKER_GROUP.store(pgid, Ordering::SeqCst);
     let stdout = child.stdout.take().expect("piped");
     let (tx, rx) = mpsc::channel();
     let reader = std::thread::spawn(move || {
@@ -59,11 +100,38 @@ pub fn follow_worker(
         }
         let _ = tx.send(Line::Eof);
     });
-    let deadline = Instant::now() + timeout;
+    let (done, failure, eof) = follow(&rx, pgid, timeout, on_event);
+    let status = child.wait().map_err(|e| e.to_string());
+    WORKER_GROUP.store(0, Ordering::SeqCst);
+    if eof {
+        let _ = reader.join();
+    } // else: a process outside the group may hold the pipe; the thread ends when it closes.
+    if interrupted() {
+        return Err("interrupted by the user (Ctrl-C)".into());
+    }
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    let status = status?;
+    if !done {
+        return Err(format!("worker {} before finishing{}", how_it_ended(&status), explain(log)));
+    }
+    Ok(())
+}
+
+/// Read events until done, end of output, a bad line or the timeout (then the group is
+/// killed). Returns (done seen, failure, end of output seen).
+fn follow(
+    rx: &mpsc::Receiver<Line>,
+    pgid: i32,
+    timeout: Duration,
+    on_event: &mut dyn FnMut(&Event),
+) -> (bool, Option<String>, bool) {
+    // A deadline beyond what Instant can hold is no deadline.
+    let deadline = Instant::now().checked_add(timeout);
     let mut done = false;
-    let mut failure: Option<String> = None;
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now())).unwrap_or(Duration::from_secs(3600));
         match rx.recv_timeout(left) {
             Ok(Line::Text(l)) => {
                 if l.trim().is_empty() {
@@ -71,47 +139,207 @@ pub fn follow_worker(
                 }
                 match serde_json::from_str::<Event>(&l) {
                     Ok(ev) => {
-                        if matches!(ev, Event::Done {}) {
-                            done = true;
-                        }
+                        done |= matches!(ev, Event::Done {});
                         on_event(&ev);
                     }
                     Err(_) => {
+                        kill_group(pgid);
                         let shown: String = l.chars().take(120).collect();
-                        failure = Some(format!("worker printed a line that is not a protocol event: {shown:?}"));
-                        let _ = child.kill();
-                        break;
+                        let f = format!("worker printed a line that is not a protocol event: {shown:?}");
+                        return (done, Some(f), false);
                     }
                 }
             }
-            Ok(Line::Eof) => break,
+            Ok(Line::Eof) => return (done, None, true),
+            Err(mpsc::RecvTimeoutError::Timeout) if deadline.is_none() => continue,
             Err(_) => {
-                failure = Some(format!("worker did not finish within {} s and was killed", timeout.as_secs()));
-                let _ = child.kill();
-                break;
+                kill_group(pgid);
+                let f = format!("worker did not finish within {} s; its process group was killed", timeout.as_secs());
+                return (done, Some(f), false);
             }
         }
     }
-    let status = child.wait().map_err(|e| e.to_string())?;
-    CHILD.store(0, Ordering::SeqCst);
-    let _ = reader.join();
-    if let Some(f) = failure {
-        return Err(f);
+}
+
+/// "killed by signal SIGSEGV (9)", "exited with code 3".
+fn how_it_ended(status: &std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (_, Some(sig)) => format!("was killed by signal {} ({sig})", signal_name(sig)),
+        (Some(c), _) => format!("exited with code {c}"),
+        _ => "ended".into(),
     }
-    if !done {
-        use std::os::unix::process::ExitStatusExt;
-        let how = match (status.code(), status.signal()) {
-            (_, Some(sig)) => format!("killed by signal {sig}"),
-            (Some(c), _) => format!("exited with code {c}"),
-            _ => "ended".into(),
-        };
-        let tail = std::fs::read_to_string(log).unwrap_or_default();
-        let tail: Vec<&str> = tail.lines().rev().take(3).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(format!(
-            "worker {how} before finishing{}",
-            if tail.is_empty() { String::new() } else { format!(": {}", tail.join(" | ")) }
-        ));
+}
+
+pub fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGSYS => "SIGSYS",
+        _ => return format!("signal {sig}"),
+    };
+    name.into()
+}
+
+/// ": <last meaningful error line>" from the log, plus the data file system's state when it
+/// is (nearly) full; empty when there is nothing to say.
+fn explain(log: &Path) -> String {
+    let text = std::fs::read(log).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+    let mut out = match meaningful_line(&text) {
+        Some(l) => format!(": {l}"),
+        None => String::new(),
+    };
+    // The job's directory is where the worker writes: the log sits beside it.
+    let data = log.parent().unwrap_or(Path::new("."));
+    let full = text.contains("No space left") || text.contains("ENOSPC") || disk_nearly_full(data);
+    if full {
+        out.push_str(&format!("; {}", disk_state(data)));
     }
-    Ok(())
+    out
+}
+
+/// The last line of a worker's log that says what went wrong, skipping backtraces, Go
+/// goroutine and register dumps and Python traceback frames.
+pub fn meaningful_line(log: &str) -> Option<String> {
+    let lines: Vec<&str> = log.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).collect();
+    // A Rust panic puts its message on the line after "panicked at FILE:LINE:COL:".
+    for (i, l) in lines.iter().enumerate().rev() {
+        if l.contains("panicked at") {
+            let msg = lines.get(i + 1).filter(|m| !is_noise(m)).map(|m| format!(" {}", m.trim())).unwrap_or_default();
+            return Some(format!("{}{msg}", l.trim()));
+        }
+    }
+    let keyed = lines.iter().rev().find(|l| !is_noise(l) && says_error(l));
+    keyed.or_else(|| lines.iter().rev().find(|l| !is_noise(l))).map(|l| shorten(l.trim()))
+}
+
+fn says_error(l: &str) -> bool {
+    let low = l.to_ascii_lowercase();
+    ["error", "panic:", "fatal", "exception", "no space left", "failed", "cannot", "denied"]
+        .iter()
+        .any(|k| low.contains(k))
+}
+
+/// Lines that are context, not the error: backtrace frames, dumps, notes.
+fn is_noise(l: &str) -> bool {
+    let t = l.trim_start();
+    let indented = l.starts_with(' ') || l.starts_with('\t');
+    let register = t.split_whitespace().nth(1).is_some_and(|v| v.starts_with("0x"))
+        && t.split_whitespace().next().is_some_and(|r| r.len() <= 6 && r.chars().all(|c| c.is_ascii_alphanumeric()));
+    indented
+        || register
+        || t.starts_with("stack backtrace")
+        || t.starts_with("note: ")
+        || t.starts_with("goroutine ")
+        || t.starts_with("created by ")
+        || t.starts_with("[signal ")
+        || t.starts_with("Traceback (most recent call last)")
+        || t.starts_with("exit status")
+}
+
+fn shorten(l: &str) -> String {
+    if l.chars().count() > 300 {
+        format!("{}…", l.chars().take(300).collect::<String>())
+    } else {
+        l.to_string()
+    }
+}
+
+/// (free bytes, total bytes) of the file system holding `path`.
+pub fn disk_space(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `c` is a valid C string; statvfs fills the zeroed struct.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    let frag = st.f_frsize as u64;
+    Some((st.f_bavail as u64 * frag, st.f_blocks as u64 * frag))
+}
+
+/// Less than 64 MiB or 1% free.
+pub fn disk_nearly_full(path: &Path) -> bool {
+    disk_space(path).is_some_and(|(free, total)| free < (64 << 20).min(total / 100 + 1))
+}
+
+/// "file system ext4 at /data: 1.2 MiB free of 10 GiB".
+pub fn disk_state(path: &Path) -> String {
+    let fs = kvbench_core::sys::filesystem(path);
+    match disk_space(path) {
+        Some((free, total)) => format!(
+            "the data file system ({fs}, holding {}) has {} free of {}",
+            path.display(),
+            kvbench_report::human_bytes(free),
+            kvbench_report::human_bytes(total)
+        ),
+        None => format!("the data file system ({fs}, holding {}) could not be inspected", path.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rust_panic_gives_its_message_not_the_backtrace() {
+        let log = "thread 'main' panicked at src/x.rs:3:5:\nindex out of bounds\nstack backtrace:\n   0: foo\n             at src/x.rs:3\nnote: run with `RUST_BACKTRACE=full`";
+        assert_eq!(meaningful_line(log).unwrap(), "thread 'main' panicked at src/x.rs:3:5: index out of bounds");
+    }
+
+    #[test]
+    fn a_go_crash_gives_the_panic_not_the_registers() {
+        let log = "panic: runtime error: invalid memory address\n[signal SIGSEGV: segmentation violation]\n\ngoroutine 1 [running]:\nmain.f()\n\t/x/main.go:3 +0x1\nrax    0x0\nrbx    0x1\nrip    0x4000\nexit status 2";
+        assert_eq!(meaningful_line(log).unwrap(), "panic: runtime error: invalid memory address");
+    }
+
+    #[test]
+    fn a_python_traceback_gives_the_exception() {
+        let log = "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    f()\nOSError: [Errno 28] No space left on device";
+        assert_eq!(meaningful_line(log).unwrap(), "OSError: [Errno 28] No space left on device");
+    }
+
+    #[test]
+    fn signals_have_names() {
+        assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
+        assert_eq!(signal_name(libc::SIGABRT), "SIGABRT");
+    }
+}
+
+#[cfg(test)]
+mod group_tests {
+    use super::*;
+
+    #[test]
+    fn a_timeout_kills_the_whole_group_even_a_child_holding_stdout() {
+        let d = tempfile::tempdir().unwrap();
+        let marker = d.path().join("grandchild");
+        // The inner shell writes its own pid, then becomes a sleep that inherits stdout.
+        let script = format!("sh -c 'echo $$ > {}; exec sleep 600' & exec sleep 600", marker.display());
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", &script]);
+        let t0 = Instant::now();
+        let e = follow_worker(&mut cmd, &d.path().join("w.log"), Duration::from_millis(500), &mut |_| {}).unwrap_err();
+        assert!(e.contains("did not finish within") && e.contains("process group was killed"), "{e}");
+        assert!(t0.elapsed() < Duration::from_secs(10), "blocked by the child holding stdout: {:?}", t0.elapsed());
+        let pid: i32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();
+        assert_ne!(pid, 0);
+        std::thread::sleep(Duration::from_millis(200));
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let alive = state.rsplit_once(") ").is_some_and(|(_, a)| !a.starts_with('Z'));
+        assert!(!alive, "the worker's child survived: {state}");
+    }
 }

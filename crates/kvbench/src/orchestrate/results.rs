@@ -1,9 +1,14 @@
-//! Run ids, file names and the result file.
+//! Run ids, file names and the result file: written atomically after each engine, and when the
+//! place asked for cannot be written (disk full, permission), kept in memory and written to a
+//! fallback place at the end, so nothing measured is lost.
 
-use std::path::Path;
+use std::hash::{BuildHasher, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use kvbench_core::result::RunResult;
 
+/// UTC time of day as `YYYYMMDD-HHMMSS`, with the seconds since the epoch.
 pub fn now_id() -> (u64, String) {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     // UTC date-time from the epoch without a date library: civil-from-days.
@@ -21,13 +26,228 @@ pub fn now_id() -> (u64, String) {
     (secs, format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, (rem / 60) % 60, rem % 60))
 }
 
-pub fn write_result(path: &Path, r: &RunResult) -> anyhow::Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(r)?)?;
-    std::fs::rename(&tmp, path)?;
-    Ok(())
+/// A prefix no other run shares, even one started in the same second in the same directory:
+/// time, process id and random bits. Names the run's data directory (short, so sockets inside
+/// it fit the kernel's limit).
+pub fn unique_id(stamp: &str) -> String {
+    // RandomState is seeded from the OS's random source once per process and per call.
+    let random = std::collections::hash_map::RandomState::new().build_hasher().finish() as u32;
+    format!("{stamp}-{}-{random:08x}", std::process::id())
 }
 
+/// The run id: the unique prefix, then the scenario name made safe for file names.
+pub fn run_id(unique: &str, scenario: &str) -> String {
+    format!("{unique}-{}", sanitize(scenario))
+}
+
+/// A name made of ASCII letters, digits, `-` and `_` only (at most 64 bytes, never empty), so it
+/// can be one path component: no `/`, no `..`, no control characters.
 pub fn sanitize(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+    let out: String =
+        s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).take(64).collect();
+    if out.is_empty() {
+        "unnamed".into()
+    } else {
+        out
+    }
+}
+
+/// Write `bytes` to `path` atomically: a temporary file beside it, fsync, rename, fsync of the
+/// directory. On failure the temporary file is removed and the error names the path.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        // The rename is durable once the directory is synced.
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write {}: {e}", path.display())
+    })
+}
+
+/// The result file of a run: where it should go, and where it went.
+pub struct ResultFile {
+    path: PathBuf,
+    /// The last error writing `path` (None: the last write succeeded).
+    failed: Option<String>,
+}
+
+impl ResultFile {
+    pub fn new(path: PathBuf) -> Self {
+        ResultFile { path, failed: None }
+    }
+
+    /// Write after an engine: an error is shown once and the run goes on (rows stay in memory).
+    pub fn update(&mut self, r: &RunResult) {
+        match write_atomic(&self.path, &to_json(r)) {
+            Ok(()) => self.failed = None,
+            Err(e) => {
+                if self.failed.is_none() {
+                    eprintln!("WARNING: {e}; the results stay in memory and go to a fallback place at the end");
+                }
+                self.failed = Some(e);
+            }
+        }
+    }
+
+    /// The final write; if the place asked for still fails, the first fallback that works
+    /// (named on screen). Returns where the results are.
+    pub fn finish(&mut self, r: &RunResult) -> Result<PathBuf, String> {
+        let bytes = to_json(r);
+        let first = match write_atomic(&self.path, &bytes) {
+            Ok(()) => return Ok(self.path.clone()),
+            Err(e) => e,
+        };
+        let name = self.path.file_name().map(PathBuf::from).unwrap_or_else(|| "result.json".into());
+        let mut errors = vec![first];
+        for dir in fallback_dirs() {
+            let p = dir.join(&name);
+            let made = std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()));
+            match made.and_then(|()| write_atomic(&p, &bytes)) {
+                Ok(()) => {
+                    eprintln!("RESULTS WRITTEN TO THE FALLBACK {} ({})", p.display(), errors.join("; "));
+                    return Ok(p);
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        Err(errors.join("; "))
+    }
+}
+
+fn to_json(r: &RunResult) -> Vec<u8> {
+    serde_json::to_vec_pretty(r).unwrap_or_default()
+}
+
+/// Where results go when `--out` cannot be written: $KVBENCH_FALLBACK_DIR, the temp directory,
+/// the home directory, then the working directory.
+fn fallback_dirs() -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    if let Some(d) = std::env::var_os("KVBENCH_FALLBACK_DIR") {
+        v.push(PathBuf::from(d));
+    }
+    v.push(std::env::temp_dir().join("kvbench-results"));
+    if let Some(h) = std::env::var_os("HOME") {
+        v.push(PathBuf::from(h).join("kvbench-results"));
+    }
+    v.push(PathBuf::from("kvbench-results"));
+    v
+}
+
+/// A directory of this run only (mode 0711: others may pass through to a server's own 0700
+/// directory, but not list or read anything). Fails if it exists: run ids are unique.
+pub fn private_run_dir(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .mode(0o711)
+        .create(path)
+        .map_err(|e| format!("cannot create the run's directory {}: {e}", path.display()))?;
+    // The umask may have taken bits away: set them as meant.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o711))
+        .map_err(|e| format!("cannot set the mode of {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_safe_path_components() {
+        assert_eq!(sanitize("a/b"), "a_b");
+        assert_eq!(sanitize("../../etc"), "______etc");
+        assert_eq!(sanitize(""), "unnamed");
+        assert_eq!(sanitize(&"x".repeat(300)).len(), 64);
+    }
+
+    #[test]
+    fn run_ids_differ_within_a_second() {
+        let a = run_id(&unique_id("20260101-000000"), "s");
+        let b = run_id(&unique_id("20260101-000000"), "s");
+        assert_ne!(a, b);
+        assert!(a.contains(&std::process::id().to_string()));
+    }
+
+    #[test]
+    fn atomic_write_leaves_no_temporary_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("r.json");
+        write_atomic(&p, b"{}").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"{}");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+        let e = write_atomic(&d.path().join("missing/r.json"), b"{}").unwrap_err();
+        assert!(e.contains("missing/r.json"), "{e}");
+    }
+}
+
+/// Marks a run directory kept on purpose (`--keep-data`): never swept.
+pub const KEEP_MARKER: &str = ".kept";
+
+/// Remove run directories under `data_dir` left by runs that were killed before they could
+/// clean up (their process is gone), so killed runs do not pile up data. A directory kept on
+/// purpose, or whose process still runs, is left alone. Returns what was removed.
+pub fn sweep_stale(data_dir: &Path) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let Ok(entries) = std::fs::read_dir(data_dir) else { return removed };
+    for e in entries.flatten() {
+        let path = e.path();
+        let Some(pid) = run_dir_pid(&e.file_name().to_string_lossy()) else { continue };
+        if !path.is_dir() || path.join(KEEP_MARKER).exists() || process_exists(pid) {
+            continue;
+        }
+        if std::fs::remove_dir_all(&path).is_ok() {
+            removed.push(path);
+        }
+    }
+    removed
+}
+
+/// The pid in a run directory's name `YYYYMMDD-HHMMSS-PID-RANDOM`.
+fn run_dir_pid(name: &str) -> Option<i32> {
+    let parts: Vec<&str> = name.split('-').collect();
+    let ok = parts.len() == 4
+        && parts[0].len() == 8
+        && parts[1].len() == 6
+        && parts[3].len() == 8
+        && parts[..2].iter().all(|p| p.bytes().all(|b| b.is_ascii_digit()))
+        && parts[3].bytes().all(|b| b.is_ascii_hexdigit());
+    if ok {
+        parts[2].parse().ok()
+    } else {
+        None
+    }
+}
+
+fn process_exists(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+
+    #[test]
+    fn only_dead_runs_not_kept_are_swept() {
+        let d = tempfile::tempdir().unwrap();
+        // A pid that cannot exist (above the kernel's maximum).
+        let dead = d.path().join("20260101-000000-99999999-0000abcd");
+        let alive = d.path().join(format!("20260101-000000-{}-0000abcd", std::process::id()));
+        let kept = d.path().join("20260101-000000-99999998-0000abcd");
+        let other = d.path().join("my-own-dir");
+        for p in [&dead, &alive, &kept, &other] {
+            std::fs::create_dir(p).unwrap();
+        }
+        std::fs::write(kept.join(KEEP_MARKER), "").unwrap();
+        assert_eq!(sweep_stale(d.path()), vec![dead.clone()]);
+        assert!(!dead.exists() && alive.exists() && kept.exists() && other.exists());
+    }
 }

@@ -1,52 +1,85 @@
-//! The servers a run starts (memcached, Redis, PostgreSQL): started once per run on first
-//! use, stopped at the end and by the Ctrl-C handler.
+//! The servers a run starts (memcached, Redis, PostgreSQL): a pool owned by the run, which
+//! starts each server once on first use and stops them all, and removes their directories, when
+//! it is dropped — on success, on failure and after Ctrl-C alike.
 
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
 
-use kvbench_core::engine::RunningServer;
+use kvbench_core::engine::{RunningServer, StartServer};
 
-use super::RunOptions;
+/// What a job needs to reach a server the pool started.
+pub struct Access {
+    pub url: String,
+    /// The credential the server demands, if any (servers on a private socket need none).
+    pub token: Option<String>,
+    pub info: BTreeMap<String, String>,
+}
 
-/// Servers this run started; the Ctrl-C handler stops them.
-static SERVERS: Mutex<Vec<(String, Box<dyn RunningServer>)>> = Mutex::new(Vec::new());
+struct Started {
+    name: String,
+    server: Box<dyn RunningServer>,
+    dir: PathBuf,
+}
 
-pub fn stop_servers() {
-    let mut servers = match SERVERS.lock() {
-        Ok(s) => s,
-        Err(p) => p.into_inner(),
-    };
-    for (name, s) in servers.drain(..) {
-        if let Err(e) = s.stop() {
-            eprintln!("stopping the {name} server: {e}");
+pub struct ServerPool {
+    /// The run's private directory: each server gets `server-NAME` inside.
+    root: PathBuf,
+    keep_dirs: bool,
+    started: Vec<Started>,
+}
+
+impl ServerPool {
+    pub fn new(root: &Path, keep_dirs: bool) -> Self {
+        ServerPool { root: root.to_path_buf(), keep_dirs, started: Vec::new() }
+    }
+
+    /// The running server of engine `name`, started now if this run has none yet.
+    pub fn get(&mut self, name: &str, start: StartServer) -> Result<Access, String> {
+        if let Some(s) = self.started.iter().find(|s| s.name == name) {
+            return Ok(access(s.server.as_ref()));
+        }
+        let dir = self.root.join(format!("server-{name}"));
+        std::fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let server = match start(&dir) {
+            Ok(s) => s,
+            Err(e) => {
+                self.remove(&dir);
+                return Err(e);
+            }
+        };
+        let out = access(server.as_ref());
+        self.started.push(Started { name: name.to_string(), server, dir });
+        Ok(out)
+    }
+
+    /// Stop every server (in reverse start order) and remove its directory; errors are shown.
+    pub fn stop_all(&mut self) {
+        while let Some(s) = self.started.pop() {
+            if let Err(e) = s.server.stop() {
+                eprintln!("stopping the {} server: {e}", s.name);
+            }
+            self.remove(&s.dir);
+        }
+    }
+
+    fn remove(&self, dir: &Path) {
+        if self.keep_dirs {
+            return;
+        }
+        if let Err(e) = std::fs::remove_dir_all(dir) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                eprintln!("cannot remove the server directory {}: {e}", dir.display());
+            }
         }
     }
 }
 
-/// A started server as a row sees it: URL, info (into the row's settings), client credential.
-pub type Started = (String, BTreeMap<String, String>, Option<String>);
+impl Drop for ServerPool {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
 
-/// Start (once per run) the server an engine needs, unless the row gives a URL: its URL, info
-/// and the credential its clients need.
-pub fn server_url(
-    name: &str,
-    start: fn(&Path) -> Result<Box<dyn RunningServer>, String>,
-    o: &RunOptions,
-) -> Result<Started, String> {
-    let mut servers = SERVERS.lock().map_err(|_| "server registry poisoned".to_string())?;
-    if let Some((_, s)) = servers.iter().find(|(n, _)| n == name) {
-        return Ok((s.url(), s.info(), s.token()));
-    }
-    let dir = o.data_dir.join(format!("server-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
-    }
-    let s = start(&dir)?;
-    let out = (s.url(), s.info(), s.token());
-    servers.push((name.to_string(), s));
-    Ok(out)
+fn access(s: &dyn RunningServer) -> Access {
+    Access { url: s.url(), token: s.token(), info: s.info() }
 }

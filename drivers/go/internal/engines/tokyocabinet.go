@@ -8,6 +8,18 @@ package engines
 // #include <stdint.h>
 // #include <tcutil.h>
 // #include <tchdb.h>
+//
+// /* TC keeps the last error per OS thread when its mutex is on, and a goroutine may move to
+//    another thread between two cgo calls: a call and the read of its error code must be one
+//    C call. */
+// static void *kvb_get(TCHDB *h, const void *k, int ks, int *size, int *ecode) {
+//     void *p = tchdbget(h, k, ks, size);
+//     *ecode = p ? TCESUCCESS : tchdbecode(h);
+//     return p;
+// }
+// static int kvb_out(TCHDB *h, const void *k, int ks) {
+//     return tchdbout(h, k, ks) ? TCESUCCESS : tchdbecode(h);
+// }
 import "C"
 
 import (
@@ -97,8 +109,8 @@ func cbytes(b []byte) (unsafe.Pointer, C.int) {
 func (e *tcEngine) apply(w worker.WriteOp, inTran bool) error {
 	k, ks := cbytes(w.Key)
 	if w.Delete {
-		if !C.tchdbout(e.hdb, k, ks) && C.tchdbecode(e.hdb) != C.TCENOREC {
-			return e.fail("out")
+		if code := C.kvb_out(e.hdb, k, ks); code != C.TCESUCCESS && code != C.TCENOREC {
+			return fmt.Errorf("tokyocabinet out: %s", C.GoString(C.tchdberrmsg(code)))
 		}
 		return nil
 	}
@@ -182,13 +194,13 @@ type tcReader struct {
 
 func (r *tcReader) Get(key []byte) ([]byte, bool, error) {
 	k, ks := cbytes(key)
-	var size C.int
-	p := C.tchdbget(r.e.hdb, k, ks, &size)
+	var size, code C.int
+	p := C.kvb_get(r.e.hdb, k, ks, &size, &code)
 	if p == nil {
-		if C.tchdbecode(r.e.hdb) == C.TCENOREC {
+		if code == C.TCENOREC {
 			return nil, false, nil
 		}
-		return nil, false, r.e.fail("get")
+		return nil, false, fmt.Errorf("tokyocabinet get: %s", C.GoString(C.tchdberrmsg(code)))
 	}
 	r.buf = append(r.buf[:0], unsafe.Slice((*byte)(p), int(size))...)
 	C.free(p)

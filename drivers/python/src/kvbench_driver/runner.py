@@ -122,7 +122,7 @@ class Tally:
 
     def __init__(self):
         self.ops = self.requests = self.errors = self.mismatches = self.missing = self.busy = 0
-        self.first_error = self.unsupported = None
+        self.first_error = self.first_kind = self.unsupported = None
         self.hist: dict = {}
         self.intervals: dict = {}
         self.start = self.end = self.n_pending = 0
@@ -134,7 +134,8 @@ class Tally:
             self.unsupported = str(e)
             return True
         self.errors += 1
-        self.first_error = self.first_error or describe_error(e)
+        if self.first_error is None:
+            self.first_error, self.first_kind = describe_error(e), error_kind(e)
         return self.errors >= MAX_ERRORS
 
     def record(self, names, kinds, t0: np.ndarray, t1: np.ndarray, due, ops: np.ndarray, origin: int, every: int):
@@ -167,7 +168,8 @@ class Tally:
     def merge(self, o: Tally) -> None:
         for f in ("ops", "requests", "errors", "mismatches", "missing", "busy"):
             setattr(self, f, getattr(self, f) + getattr(o, f))
-        self.first_error = self.first_error or o.first_error
+        if self.first_error is None:
+            self.first_error, self.first_kind = o.first_error, o.first_kind
         self.unsupported = self.unsupported or o.unsupported
         for k, h in o.hist.items():
             self.hist[k] = self.hist.get(k, 0) + h
@@ -203,10 +205,10 @@ class Chunk:
         scan = ops.kinds.index("scan") if "scan" in ops.kinds else -1
         if scan >= 0:
             self.limits = ops.stream.scan_lens(ks, rec).tolist()
-            target[self.ki == scan] = ops.sorted_at(rec[self.ki == scan])
+            target[self.ki == scan] = ops.sorted_at(np.minimum(rec[self.ki == scan], u64(ops.positions() - 1)))
         self.keys = ds.keys(rec if s["kind"] == "load" else target)
         if s["kind"] == "load":
-            self.vals = ds.values(rec, np.zeros(len(rec), np.uint64))
+            self.vals = ds.values(self.cs, np.zeros(len(rec), np.uint64))
         elif ops.writes:
             self.cl, self.kl = self.cs.tolist(), self.ki.tolist()
             self.predict(ops)
@@ -250,6 +252,11 @@ class Ops:
             return p
         return plan.sorted[p.astype(np.intp)].astype(np.uint64)
 
+    def positions(self) -> int:
+        """Sorted positions a scan walks: the distinct keys."""
+        plan = self.dataset.plan
+        return self.w.job["dataset"]["total"] if plan is None or plan.sorted is None else len(plan.sorted)
+
     def canon(self, rs: np.ndarray) -> np.ndarray:
         plan = self.dataset.plan
         return rs if plan is None or plan.canon is None else plan.canon[rs.astype(np.intp)].astype(np.uint64)
@@ -258,9 +265,9 @@ class Ops:
         s = self.s
         if self.writes:
             self.state.materialize()
-        if s["warmup"]:
-            self.phase(0, s["warmup"], 1, timed=False)
-        return self.phase(s["warmup"], s["warmup"] + s["count"], s["threads"], timed=True)
+        if s["warmup"]:  # a rehearsal of the step's first operations (docs/decisions.md)
+            self.phase(0, min(s["warmup"], s["count"]), 1, timed=False)
+        return self.phase(0, s["count"], s["threads"], timed=True)
 
     def phase(self, k0: int, k1: int, n_threads: int, timed: bool) -> Tally:
         self.k0, self.k1, self.T, self.timed = k0, k1, n_threads, timed
@@ -424,7 +431,7 @@ class Ops:
     def expect_scan(self, p: int, limit: int) -> list:
         """A scan from sorted position p returns the present records from p on, in key order,
         each with the value its state expects."""
-        n, got, parts = self.s["dist"]["n"], 0, []
+        n, got, parts = self.positions(), 0, []
         while got < limit and p < n:
             hi = min(n, p + max(2 * (limit - got), 64))
             rs = self.sorted_at(np.arange(p, hi, dtype=np.uint64))
@@ -565,7 +572,8 @@ class Worker:
                         token=self.job["token"])
 
     def step(self, s: dict) -> dict:
-        r = {"event": "step", "index": s["index"], "step": s["step"], "error": None, "wall_ns": 0}
+        r = {"event": "step", "index": s["index"], "step": s["step"], "error": None, "wall_ns": 0, "evicted": 0,
+             "ops": 0, "requests": 0, "errors": 0, "mismatches": 0, "missing": 0, "busy_ns": 0, "busy_max_ns": 0}
         before, t0 = usage(), pc()
         try:
             getattr(self, s["step"])(s, r)
@@ -627,10 +635,10 @@ class Worker:
                 self.engine = self.desc.open(self.args(self.mode))
         r.update(wall_ns=t.end - t.start, ops=t.ops, requests=t.requests, errors=t.errors, mismatches=t.mismatches,
                  missing=t.missing, busy_ns=t.busy, busy_max_ns=t.busy_max,
-                 hist={k: hist.encode(h) for k, h in sorted(t.hist.items())},
+                 hist={k: hist.encode(h) for k, h in sorted((t.hist or {s["kind"]: hist.new()}).items())},
                  intervals=[self.interval(t, i) for i in range(max(t.intervals, default=-1) + 1)])
         if t.first_error:
-            r["first_error"] = t.first_error
+            r.update(first_error=t.first_error, error_kind=t.first_kind)
         if t.unsupported:
             r.update(error=t.unsupported, error_kind="unsupported")
 
@@ -641,7 +649,7 @@ class Worker:
         return {"t_ms": i * self.job["interval_ms"], "ops": n, "hdr": hist.encode(h)}
 
 
-def calibrate(n: int = 100_000) -> float:
+def calibrate(n: int = 20_000) -> float:
     """What the timed loop costs per operation around a call that does nothing."""
     t0s, t1s, out = [0] * n, [0] * n, [None] * n
     start = pc()

@@ -7,6 +7,7 @@ worker counts mismatches exactly."""
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_left
 from itertools import count, islice
 from typing import Iterator, Optional
@@ -23,15 +24,19 @@ class MemoryEngine(Engine):
         if self.corrupt_every < 0:
             raise OptionError(f"py-memory corrupt_every must be >= 0, got {self.corrupt_every}")
         self.gets = count(1)
+        # Writes and scans exclude each other: a scan of the sorted keys must not see a write
+        # of another thread half done (gets are single dict lookups, atomic under the GIL).
+        self.lock = threading.Lock()
 
     def write(self, batch: list[tuple[bytes, Optional[bytes]]]) -> None:
         m = self.map
-        for k, v in batch:
-            if v is None:
-                m.pop(k, None)
-            else:
-                m[k] = v
-        self._sorted = None
+        with self.lock:
+            for k, v in batch:
+                if v is None:
+                    m.pop(k, None)
+                else:
+                    m[k] = v
+            self._sorted = None
 
     def sorted_keys(self) -> list[bytes]:
         if self._sorted is None:
@@ -42,7 +47,7 @@ class MemoryEngine(Engine):
         return MemoryReader(self)
 
     def settings(self) -> dict[str, str]:
-        s = {"store": "python dict; ordered scans sort the keys when they changed"}
+        s = {"store": "python dict; ordered scans sort the keys when they changed; writes and scans take one lock"}
         if self.corrupt_every:
             s["corrupt_every"] = f"every {self.corrupt_every}th get returns a wrong value (a test engine)"
         return s
@@ -60,10 +65,11 @@ class MemoryReader(Reader):
         return (v or b"") + b"!"
 
     def scan(self, start: Optional[bytes], limit: int) -> Iterator[tuple[bytes, bytes]]:
-        keys = self.engine.sorted_keys()
-        m = self.engine.map
-        i = 0 if start is None else bisect_left(keys, start)
-        return ((k, m[k]) for k in islice(keys, i, i + limit))
+        with self.engine.lock:
+            keys = self.engine.sorted_keys()
+            m = self.engine.map
+            i = 0 if start is None else bisect_left(keys, start)
+            return iter([(k, m[k]) for k in islice(keys, i, i + limit)])
 
 
 DESCRIPTOR = Descriptor(
