@@ -461,7 +461,7 @@ fn write_token(path: &Path, token: &str) -> std::result::Result<(), String> {
 
 /// Start `kvbench serve --engine <served>` on a free loopback port, with a bearer token, and no
 /// database open: each job opens its own with `POST /open`. The served root is the parent of
-/// the private server directory `dir`: the run's data directory, where the job directories are.
+/// the private server directory `dir`: the run's private directory, where its job directories are.
 fn start(dir: &Path, served: &'static str) -> std::result::Result<Box<dyn RunningServer>, String> {
     let binary = kvbench_binary()?;
     let dir = &server::private_dir(dir)?;
