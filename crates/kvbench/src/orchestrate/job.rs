@@ -66,7 +66,7 @@ pub fn run_variant(
         Err(e) => return fail(row, e),
     };
     let job_path = dir.with_extension("job.json");
-    if let Err(e) = std::fs::write(&job_path, serde_json::to_string_pretty(&plan.job).unwrap_or_default()) {
+    if let Err(e) = write_private(&job_path, &serde_json::to_string_pretty(&plan.job).unwrap_or_default()) {
         return fail(row, format!("writing {}: {e}", job_path.display()));
     }
     let log_path = dir.with_extension("log");
@@ -166,4 +166,12 @@ fn settle(row: &mut EngineResult, expect: Option<Expect>, outcome: Result<(), St
     if std::fs::metadata(log).map(|m| m.len() == 0).unwrap_or(false) {
         let _ = std::fs::remove_file(log);
     }
+}
+
+/// A file only kvbench's user can read: a job may carry a server's credential.
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    f.write_all(text.as_bytes())
 }
