@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # etcd's own benchmark tool against kvbench's go-etcd engine, on the same 3-member etcd cluster
 # (started once by kvbench's code, from Debian's etcd-server) and the same two workloads:
-#   put:   N puts of distinct 8-byte keys with VAL-byte values, one at a time per client
-#   range: N linearizable reads of one 8-byte key holding a VAL-byte value
+#   put:   N puts of distinct 8-byte keys with VAL-byte values, one at a time, one client
+#          (kvbench's write phases run on one thread until the protocol 2 workers land)
+#   range: N linearizable reads of one 8-byte key holding a VAL-byte value, CLIENTS clients
+# Both tools give each client its own connection to one member, clients spread over members.
 # Each tool runs REPS times, alternately; the script prints every run's requests/s and the
 # ratio kvbench / etcd-benchmark of the means. Not a test: numbers depend on the machine.
 #
@@ -33,7 +35,7 @@ mkdir -p "$work/tool"
 bench="$work/tool/benchmark"
 
 # 2. kvbench's binaries.
-(cd "$repo" && cargo build --release -q -p kvbench -p kvbench-engines --example cluster)
+(cd "$repo" && cargo build --release -q -p kvbench && cargo build --release -q -p kvbench-engines --example cluster)
 (cd "$repo/drivers/go" && ./build.sh >/dev/null)
 kvbench="$repo/target/release/kvbench"
 
@@ -95,7 +97,7 @@ for rep in $(seq "$REPS"); do
 	"$kvbench" run "$work/scenario.toml" --out "$work/results" --data-dir "$work/data" --plan-dir "$work/plans" --no-progress >"$work/kvbench-$rep.txt" 2>&1 || { cat "$work/kvbench-$rep.txt"; exit 1; }
 	kp+=("$(kvbench_rate put)")
 	kr+=("$(kvbench_rate range)")
-	ep+=("$("$bench" put --endpoints "$endpoints" --clients "$CLIENTS" --conns "$CLIENTS" --total "$N" --key-size 8 --val-size "$VAL" --sequential-keys --key-space-size "$N" 2>/dev/null | etcd_rate)")
+	ep+=("$("$bench" put --endpoints "$endpoints" --clients 1 --conns 1 --total "$N" --key-size 8 --val-size "$VAL" --sequential-keys --key-space-size "$N" 2>/dev/null | etcd_rate)")
 	er+=("$("$bench" range rangekey --endpoints "$endpoints" --clients "$CLIENTS" --conns "$CLIENTS" --total "$N" --consistency l 2>/dev/null | etcd_rate)")
 	echo "rep $rep: put  kvbench ${kp[-1]}/s  etcd-benchmark ${ep[-1]}/s"
 	echo "rep $rep: range kvbench ${kr[-1]}/s  etcd-benchmark ${er[-1]}/s"

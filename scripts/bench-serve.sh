@@ -9,7 +9,8 @@
 #        ROCKSSERVER=/path/RocksServer.bin scripts/bench-serve.sh
 # env:   KVBENCH (target/release/kvbench), RECORDS (1000000), CONNS (8), DURATION (10 s),
 #        THREADS (kvbench serve --threads; default the CPU count), EXEC (auto|inline|blocking),
-#        ROUNDS (2: the two servers are measured alternately this many times)
+#        ROUNDS (2: the two servers are measured alternately this many times),
+#        TESTS ("get mget": which measurements; the ratio of /get req/s is printed per round)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KVBENCH=${KVBENCH:-target/release/kvbench}
@@ -19,6 +20,7 @@ CONNS=${CONNS:-8}
 DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-2}
 EXEC=${EXEC:-auto}
+TESTS=${TESTS:-get mget}
 HERE=scripts/bench-serve
 command -v wrk >/dev/null || { echo "wrk not found (Debian package wrk)" >&2; exit 2; }
 [ -x "$KVBENCH" ] || { echo "$KVBENCH not found: cargo build --release -p kvbench" >&2; exit 2; }
@@ -78,6 +80,9 @@ for s in "${servers[@]}"; do
   got=$(curl -s "${auth[@]}" "http://127.0.0.1:$port/get?00000007" | head -1)
   absent=$(curl -s "${auth[@]}" "http://127.0.0.1:$port/get?absent")
   [ "$got" -ge 45 ] && [ "$absent" = "-1" ] || { echo "$name does not answer as RocksServer does: $got / $absent" >&2; exit 1; }
+  # wrk does not read bodies: check that a multi-get answers every key with its value.
+  lines=$(curl -s "${auth[@]}" "http://127.0.0.1:$port/mget?00000001&00000002&00000003" | awk 'NR % 3 == 2 && $1 >= 45' | wc -l)
+  [ "$lines" = 3 ] || { echo "$name: /mget did not answer 3 values" >&2; exit 1; }
 done
 
 # Server CPU time (user + system, clock ticks) and context switches of all its threads.
@@ -101,16 +106,33 @@ run_wrk() { # name port token script conns pid -> "req/s p50 cpu_us_per_req ctxs
 }
 
 echo "records=$RECORDS conns=$CONNS duration=${DURATION}s exec=$EXEC cpus=$(nproc)"
+# Let each server finish flushing and compacting after the load (its CPU time stops growing).
+settle() {
+  local before after
+  for _ in $(seq 60); do
+    before=$(cpu_ticks "$1"); sleep 2; after=$(cpu_ticks "$1")
+    [ $((after - before)) -le 2 ] && return 0
+  done
+}
+for s in "${servers[@]}"; do IFS=: read -r _ _ _ pid <<<"$s"; settle "$pid"; done
+
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 row() { printf '%-12s %5s %-20s %10s %10s %12s %10s\n' "$@"; }
+ratios=()
+kv_rps=0
 row server round test "req/s" p50 "server-cpu" "ctxsw"
 row "" "" "" "" "" "us/req" "/req"
 for round in $(seq "$ROUNDS"); do
   for s in "${servers[@]}"; do
     IFS=: read -r name port token pid <<<"$s"
-    DURATION=2 run_wrk "$name" "$port" "$token" "$HERE/get.lua" "$CONNS" "$pid" >/dev/null # warm-up
-    read -r rps p50 cpu ctx <<<"$(run_wrk "$name" "$port" "$token" "$HERE/get.lua" "$CONNS" "$pid")"
-    row "$name" "$round" "get c=$CONNS" "$rps" "$p50" "$cpu" "$ctx"
+    if [[ " $TESTS " == *" get "* ]]; then
+      DURATION=2 run_wrk "$name" "$port" "$token" "$HERE/get.lua" "$CONNS" "$pid" >/dev/null # warm-up
+      read -r rps p50 cpu ctx <<<"$(run_wrk "$name" "$port" "$token" "$HERE/get.lua" "$CONNS" "$pid")"
+      row "$name" "$round" "get c=$CONNS" "$rps" "$p50" "$cpu" "$ctx"
+      [ "$name" = kvbench ] && kv_rps=$rps
+      [ "$name" = rocksserver ] && ratios+=("$(awk -v a="$kv_rps" -v b="$rps" 'BEGIN {printf "%.2f", a / b}')")
+    fi
+    [[ " $TESTS " == *" mget "* ]] || continue
     for keys in 300 1000; do
       read -r rps p50 cpu ctx <<<"$(KEYS=$keys run_wrk "$name" "$port" "$token" "$HERE/mget.lua" 1 "$pid")"
       row "$name" "$round" "mget $keys keys c=1" "$rps" "$p50" "$cpu" "$ctx"
@@ -118,3 +140,6 @@ for round in $(seq "$ROUNDS"); do
   done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ ${#ratios[@]} -gt 0 ]; then
+  echo "/get req/s, kvbench serve / RocksServer, per round: ${ratios[*]}; median $(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}')"
+fi

@@ -1,144 +1,194 @@
-//! Finds the system libraries of the engines that are enabled. An engine whose library is
-//! missing still builds: its registry entry says what to install (see src/registry.rs).
+//! Reads engines.toml, the one table of the Rust worker's engines, and generates into OUT_DIR:
+//! the engine modules' declarations (for lib.rs), the registry entries (for registry.rs) and the
+//! conformance test list (for tests/conformance.rs). An engine whose library is missing still
+//! builds: its registry entry says what to install.
 
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
-/// feature, cfg name, header that proves the -dev package is there, libraries to link,
-/// Debian package, optional C shim in csrc/.
-struct Lib {
-    feature: &'static str,
-    cfg: &'static str,
-    header: &'static str,
-    link: &'static [&'static str],
-    package: &'static str,
-    shim: Option<&'static str>,
+use serde::Deserialize;
+
+/// Modules that lib.rs declares by hand: they hold engines but also code that is always built
+/// (the memory oracle; the HTTP server's wire format, used by `kvbench serve`).
+const BY_HAND: &[&str] = &["memory", "http"];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Table {
+    engine: Vec<Engine>,
+    libs: BTreeMap<String, Lib>,
 }
 
-const LIBS: &[Lib] = &[
-    Lib {
-        feature: "lmdb",
-        cfg: "kvb_lmdb",
-        header: "/usr/include/lmdb.h",
-        link: &["lmdb"],
-        package: "liblmdb-dev",
-        shim: None,
-    },
-    Lib {
-        feature: "leveldb",
-        cfg: "kvb_leveldb",
-        header: "/usr/include/leveldb/c.h",
-        link: &["leveldb"],
-        package: "libleveldb-dev",
-        shim: None,
-    },
-    Lib {
-        feature: "rocksdb",
-        cfg: "kvb_rocksdb",
-        header: "/usr/include/rocksdb/c.h",
-        link: &[],
-        package: "librocksdb-dev",
-        shim: None,
-    },
-    Lib {
-        feature: "sqlite",
-        cfg: "kvb_sqlite",
-        header: "/usr/include/sqlite3.h",
-        link: &[],
-        package: "libsqlite3-dev",
-        shim: None,
-    },
-    Lib {
-        feature: "tokyocabinet",
-        cfg: "kvb_tokyocabinet",
-        header: "/usr/include/tchdb.h",
-        link: &["tokyocabinet"],
-        package: "libtokyocabinet-dev",
-        shim: None,
-    },
-    Lib {
-        feature: "kyotocabinet",
-        cfg: "kvb_kyotocabinet",
-        header: "/usr/include/kclangc.h",
-        link: &["kyotocabinet"],
-        package: "libkyotocabinet-dev",
-        shim: None,
-    },
-    Lib {
-        feature: "qdbm",
-        cfg: "kvb_qdbm",
-        header: "/usr/include/qdbm/depot.h",
-        link: &["qdbm"],
-        package: "libqdbm-dev",
-        shim: None,
-    },
-    Lib {
-        feature: "tinycdb",
-        cfg: "kvb_tinycdb",
-        header: "/usr/include/cdb.h",
-        link: &["cdb"],
-        package: "libcdb-dev",
-        shim: Some("cdb_shim.c"),
-    },
-    Lib {
-        feature: "gdbm",
-        cfg: "kvb_gdbm",
-        header: "/usr/include/gdbm.h",
-        link: &["gdbm"],
-        package: "libgdbm-dev",
-        shim: None,
-    },
-    Lib {
-        feature: "bdb",
-        cfg: "kvb_bdb",
-        header: "/usr/include/db.h",
-        link: &["db"],
-        package: "libdb-dev",
-        shim: Some("bdb_shim.c"),
-    },
-    Lib {
-        feature: "tkrzw",
-        cfg: "kvb_tkrzw",
-        header: "/usr/include/tkrzw_langc.h",
-        link: &["tkrzw"],
-        package: "libtkrzw-dev",
-        shim: None,
-    },
-];
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Engine {
+    name: String,
+    module: String,
+    lib: Option<String>,
+    feature: Option<String>,
+    /// Checked against the descriptor by tests/table.rs; nothing here depends on it.
+    #[serde(default)]
+    #[allow(dead_code)]
+    server: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Lib {
+    header: String,
+    link: Vec<String>,
+    package: String,
+    shim: Option<String>,
+}
+
+impl Engine {
+    /// The module that is declared in lib.rs (`tokyocabinet` for `tokyocabinet::hash`).
+    fn top(&self) -> &str {
+        self.module.split("::").next().unwrap_or_default()
+    }
+}
 
 fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=csrc");
-    for lib in LIBS {
-        println!("cargo::rustc-check-cfg=cfg({})", lib.cfg);
-        let upper = lib.feature.to_uppercase().replace('-', "_");
-        let version = std::process::Command::new("dpkg-query")
-            .args(["-W", "-f=${Version}", lib.package])
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-            .unwrap_or_default();
-        println!("cargo:rustc-env=KVB_PKG_VERSION_{upper}={version}");
-        if std::env::var_os(format!("CARGO_FEATURE_{upper}")).is_none() {
-            continue;
+    let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    for watched in ["build.rs", "engines.toml", "csrc"] {
+        println!("cargo:rerun-if-changed={watched}");
+    }
+    // Installing or removing a -dev package changes what can be built (and its version).
+    if Path::new("/var/lib/dpkg/status").exists() {
+        println!("cargo:rerun-if-changed=/var/lib/dpkg/status");
+    }
+    let table = read_table(&dir.join("engines.toml"));
+    let missing: BTreeMap<&str, String> =
+        table.engine.iter().filter_map(|e| why_missing(&table, e).map(|w| (e.name.as_str(), w))).collect();
+    for (name, why) in &missing {
+        println!("cargo:warning=engine {name} left out: {why}");
+    }
+    link_libs(&table, &missing);
+    write(&out.join("engine_modules.rs"), &modules(&table, &dir, &missing));
+    write(&out.join("registry_entries.rs"), &registry(&table, &missing));
+    write(&out.join("conformance_tests.rs"), &conformance(&table));
+    for (name, lib) in &table.libs {
+        let upper = name.to_uppercase().replace('-', "_");
+        println!("cargo:rustc-env=KVB_PKG_VERSION_{upper}={}", package_version(&lib.package));
+    }
+}
+
+/// The parsed table, checked: unique names, known libs, existing module files, and one library
+/// and feature per generated module (its cfg decides all of its engines).
+fn read_table(path: &Path) -> Table {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let table: Table = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut names = BTreeSet::new();
+    let mut by_module: BTreeMap<&str, (&Option<String>, &Option<String>)> = BTreeMap::new();
+    for e in &table.engine {
+        let at = format!("{}: engine `{}`", path.display(), e.name);
+        assert!(names.insert(&e.name), "{at}: listed twice");
+        if let Some(lib) = &e.lib {
+            let known: Vec<&String> = table.libs.keys().collect();
+            assert!(table.libs.contains_key(lib), "{at}: lib `{lib}` is not in [libs] (one of {known:?})");
         }
-        if !Path::new(lib.header).exists() {
-            println!(
-                "cargo:rustc-env=KVB_MISSING_{}={} is not installed (no {}): apt-get install {} and rebuild",
-                lib.feature, lib.package, lib.header, lib.package
-            );
-            println!("cargo:warning=engine {} left out: {} not installed", lib.feature, lib.package);
-            continue;
+        let file = path.with_file_name("src").join(format!("{}.rs", e.top()));
+        assert!(file.is_file(), "{at}: module `{}` needs the file {}", e.module, file.display());
+        let prev = by_module.entry(e.top()).or_insert((&e.lib, &e.feature));
+        let same = *prev == (&e.lib, &e.feature);
+        assert!(
+            same || BY_HAND.contains(&e.top()),
+            "{at}: module `{}` has engines with different lib or feature",
+            e.top()
+        );
+    }
+    table
+}
+
+/// Why the engine cannot be built here, None when it can.
+fn why_missing(table: &Table, e: &Engine) -> Option<String> {
+    if let Some(f) = &e.feature {
+        let var = format!("CARGO_FEATURE_{}", f.to_uppercase().replace('-', "_"));
+        if std::env::var_os(var).is_none() {
+            return Some(format!("built without cargo feature `{f}`"));
         }
-        println!("cargo:rustc-cfg={}", lib.cfg);
-        for l in lib.link {
+    }
+    let lib = &table.libs[e.lib.as_ref()?];
+    (!Path::new(&lib.header).exists()).then(|| {
+        format!("{} is not installed (no {}): apt-get install {} and rebuild", lib.package, lib.header, lib.package)
+    })
+}
+
+/// Links (and compiles the shim of) every library that a buildable engine needs.
+fn link_libs(table: &Table, missing: &BTreeMap<&str, String>) {
+    let used: BTreeSet<&str> = table
+        .engine
+        .iter()
+        .filter(|e| !missing.contains_key(e.name.as_str()))
+        .filter_map(|e| e.lib.as_deref())
+        .collect();
+    for name in &used {
+        let lib = &table.libs[*name];
+        for l in &lib.link {
             println!("cargo:rustc-link-lib={l}");
         }
-        if let Some(shim) = lib.shim {
+        if let Some(shim) = &lib.shim {
             cc::Build::new()
                 .file(format!("csrc/{shim}"))
                 .warnings(true)
-                .compile(&format!("kvb_{}", lib.feature.replace('-', "_")));
+                .compile(&format!("kvb_{}", name.replace('-', "_")));
         }
     }
+}
+
+/// `#[cfg(kvb_x)] #[path = "…/src/x.rs"] pub mod x;` for every module not declared by hand;
+/// `kvb_x` is set when its engines can be built.
+fn modules(table: &Table, dir: &Path, missing: &BTreeMap<&str, String>) -> String {
+    let mut s = String::new();
+    let mut seen = BTreeSet::new();
+    for e in table.engine.iter().filter(|e| !BY_HAND.contains(&e.top())) {
+        let top = e.top();
+        if !seen.insert(top) {
+            continue;
+        }
+        println!("cargo::rustc-check-cfg=cfg(kvb_{top})");
+        if !missing.contains_key(e.name.as_str()) {
+            println!("cargo:rustc-cfg=kvb_{top}");
+        }
+        let file = dir.join("src").join(format!("{top}.rs"));
+        writeln!(s, "#[cfg(kvb_{top})]\n#[path = {:?}]\npub mod {top};", file.display().to_string()).unwrap();
+    }
+    s
+}
+
+/// The body of `registry::entries()`: one entry per table line, in table order.
+fn registry(table: &Table, missing: &BTreeMap<&str, String>) -> String {
+    let mut s = String::from("vec![\n");
+    for e in &table.engine {
+        match missing.get(e.name.as_str()) {
+            None => writeln!(s, "    Entry::Ready(&crate::{}::DESCRIPTOR),", e.module).unwrap(),
+            Some(why) => writeln!(s, "    Entry::Missing {{ name: {:?}, why: {why:?}.into() }},", e.name).unwrap(),
+        }
+    }
+    s + "]\n"
+}
+
+/// The `conformance!` invocation of tests/conformance.rs: one test per table line.
+fn conformance(table: &Table) -> String {
+    let mut s = String::from("conformance! {\n");
+    for e in &table.engine {
+        writeln!(s, "    {} => {:?},", e.name.replace('-', "_"), e.name).unwrap();
+    }
+    s + "}\n"
+}
+
+fn package_version(package: &str) -> String {
+    std::process::Command::new("dpkg-query")
+        .args(["-W", "-f=${Version}", package])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default()
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
 }

@@ -55,7 +55,10 @@ def main() -> None:
         b = ask(other, method, path, body, token)
         same = a == b
         bad += not same
-        print(f"{'same' if same else 'DIFF'} {method} {path} {body!r}: {a!r}" + ("" if same else f" vs {b!r}"))
+        print(
+            f"{'same' if same else 'DIFF'} {method} {path} {body!r}: {a!r}"
+            + ("" if same else f" vs {b!r}")
+        )
     print(f"{len(REQUESTS) - bad} of {len(REQUESTS)} replies identical")
     sys.exit(1 if bad else 0)
 

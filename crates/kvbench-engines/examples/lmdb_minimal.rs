@@ -9,7 +9,7 @@
 //! lmdb` and prints the ratio (docs/methodology.md).
 //! Run: `cargo run --release -p kvbench-engines --example lmdb_minimal -- 1000000 100`.
 
-#[cfg(all(feature = "lmdb", kvb_lmdb))]
+#[cfg(kvb_lmdb)]
 fn main() {
     use kvbench_engines::lmdb::ffi::*;
     use std::ptr::null_mut;
@@ -111,8 +111,8 @@ fn main() {
     }
 }
 
-#[cfg(not(all(feature = "lmdb", kvb_lmdb)))]
+#[cfg(not(kvb_lmdb))]
 fn main() {
-    eprintln!("lmdb_minimal: built without LMDB (feature `lmdb` off or liblmdb-dev missing)");
+    eprintln!("lmdb_minimal: built without LMDB (liblmdb-dev was not installed)");
     std::process::exit(1);
 }

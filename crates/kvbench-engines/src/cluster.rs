@@ -43,6 +43,15 @@ pub struct Member {
     pub peer_port: u16,
 }
 
+impl Member {
+    /// Kill the member as a crash would: SIGKILL to its process group, no shutdown, no flush
+    /// (the fault step). A later stop of the cluster reaps it.
+    pub fn kill(&mut self) {
+        // SAFETY: signalling the process group of a server this process spawned.
+        unsafe { libc::kill(-self.proc.pid(), libc::SIGKILL) };
+    }
+}
+
 /// The members of a cluster, stopped together.
 #[derive(Debug, Default)]
 pub struct Members(pub Vec<Member>);

@@ -414,12 +414,12 @@ pub fn kvbench_binary() -> std::result::Result<PathBuf, String> {
             return Ok(exe);
         }
     }
+    // The most recently built profile: an older build of the other one may lack newer flags.
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
-    for profile in ["release", "debug"] {
-        let p = root.join(profile).join("kvbench");
-        if p.is_file() {
-            return Ok(p);
-        }
+    let built = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let newest = ["release", "debug"].map(|profile| root.join(profile).join("kvbench")).into_iter().max_by_key(built);
+    if let Some(p) = newest.filter(|p| p.is_file()) {
+        return Ok(p);
     }
     Err("the kvbench binary that serves http-* engines was not found: set KVBENCH_BIN".into())
 }
@@ -461,7 +461,7 @@ fn write_token(path: &Path, token: &str) -> std::result::Result<(), String> {
 
 /// Start `kvbench serve --engine <served>` on a free loopback port, with a bearer token, and no
 /// database open: each job opens its own with `POST /open`. The served root is the parent of
-/// the private server directory `dir`: the run's data directory, where the job directories are.
+/// the private server directory `dir`: the run's private directory, where its job directories are.
 fn start(dir: &Path, served: &'static str) -> std::result::Result<Box<dyn RunningServer>, String> {
     let binary = kvbench_binary()?;
     let dir = &server::private_dir(dir)?;
@@ -535,7 +535,7 @@ const fn served_caps(c: Capabilities) -> Capabilities {
     Capabilities { multi_get: true, ..c }
 }
 
-#[cfg(all(feature = "rocksdb", kvb_rocksdb))]
+#[cfg(kvb_rocksdb)]
 pub mod rocksdb {
     use super::*;
 
@@ -551,7 +551,7 @@ pub mod rocksdb {
     };
 }
 
-#[cfg(all(feature = "lmdb", kvb_lmdb))]
+#[cfg(kvb_lmdb)]
 pub mod lmdb {
     use super::*;
 

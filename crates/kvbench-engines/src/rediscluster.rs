@@ -5,7 +5,8 @@
 //! of the private 0700 directory and its own process group, all with one generated password
 //! (`requirepass`, and `masterauth` so replicas can sync). It forms the cluster with the standard
 //! tool, `redis-cli --cluster create ... --cluster-yes` (the password passed in the environment,
-//! not on the command line), and waits until every node says `cluster_state:ok`.
+//! not on the command line), and waits until every node says `cluster_state:ok`, sees every
+//! other node in its role, and every replica has finished its first copy of its master.
 //!
 //! The client side: the crate's `ClusterConnection` follows MOVED and ASK redirections and
 //! refreshes its slot map. A multi-get is grouped by hash slot, since Redis refuses a cross-slot
@@ -249,7 +250,7 @@ fn wait_cluster_ok(c: &RedisCluster) -> std::result::Result<(), String> {
         loop {
             match node_view(m.port, &c.password) {
                 Ok(view) if view_complete(&view, c) => break,
-                Ok((_, nodes)) => last = format!("{nodes:?}"),
+                Ok((_, nodes, synced)) => last = format!("replica in sync: {synced}; {nodes:?}"),
                 Err(e) => last = e.to_string(),
             }
             if t0.elapsed() > FORM_TIMEOUT {
@@ -266,17 +267,23 @@ fn wait_cluster_ok(c: &RedisCluster) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// One node's `CLUSTER INFO` text and `CLUSTER NODES` view.
-fn node_view(port: u16, password: &str) -> ::redis::RedisResult<(String, Vec<NodeLine>)> {
+/// One node's `CLUSTER INFO` text, its `CLUSTER NODES` view and, for a replica, whether its
+/// link to its master is up (the initial copy done).
+fn node_view(port: u16, password: &str) -> ::redis::RedisResult<(String, Vec<NodeLine>, bool)> {
     let mut conn = node_connection("127.0.0.1", port, Some(password))?;
     let info: String = ::redis::cmd("CLUSTER").arg("INFO").query(&mut conn)?;
     let text: String = ::redis::cmd("CLUSTER").arg("NODES").query(&mut conn)?;
     let nodes = parse_nodes(&text).map_err(|e| ::redis::RedisError::from((::redis::ErrorKind::ParseError, "", e)))?;
-    Ok((info, nodes))
+    let replica = nodes.iter().any(|n| n.myself && !n.master);
+    let synced = !replica || info_field(&mut conn, "replication", "master_link_status").as_deref() == Some("up");
+    Ok((info, nodes, synced))
 }
 
-fn view_complete((info, nodes): &(String, Vec<NodeLine>), c: &RedisCluster) -> bool {
-    info.contains("cluster_state:ok")
+/// A replica that has not finished its first copy cannot take over (its data counts as too
+/// old), so the cluster is complete only when every replica is in sync.
+fn view_complete((info, nodes, synced): &(String, Vec<NodeLine>, bool), c: &RedisCluster) -> bool {
+    *synced
+        && info.contains("cluster_state:ok")
         && nodes.len() == c.members.0.len()
         && nodes.iter().filter(|n| n.master).count() == c.masters as usize
         && !nodes.iter().any(|n| n.failed)
@@ -341,6 +348,8 @@ pub struct NodeLine {
     pub port: u16,
     pub master: bool,
     pub failed: bool,
+    /// The node that answered.
+    pub myself: bool,
 }
 
 /// Parse `CLUSTER NODES`: `<id> <ip:port@cport[,hostname]> <flags> <master-id> ...` per line.
@@ -361,9 +370,19 @@ pub fn parse_nodes(text: &str) -> std::result::Result<Vec<NodeLine>, String> {
             port,
             master: flags.contains(&"master"),
             failed: flags.iter().any(|f| *f == "fail" || *f == "fail?"),
+            myself: flags.contains(&"myself"),
         });
     }
     Ok(out)
+}
+
+/// `url` without passwords (`redis://:SECRET@h:p` → `redis://***@h:p`), for the result file.
+pub fn redact(url: &str) -> String {
+    let one = |s: &str| match (s.find("://"), s.rfind('@')) {
+        (Some(i), Some(j)) if j > i => format!("{}***{}", &s[..i + 3], &s[j..]),
+        _ => s.to_string(),
+    };
+    url.split(',').map(one).collect::<Vec<_>>().join(",")
 }
 
 /// Seeds of `url` (`redis://h:p,redis://h:p` or `redis://h:p,h:p`) as redis URLs.
@@ -412,10 +431,13 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let o = args.options;
     check_shape(&nodes, o, url)?;
     let mut settings = BTreeMap::new();
-    settings.insert("url".into(), url.to_string());
+    settings.insert("url".into(), redact(url));
     let masters = nodes.iter().filter(|n| n.master).count();
     settings.insert("nodes".into(), format!("{masters} masters, {} replicas", nodes.len() - masters));
     settings.insert("reads".into(), "from masters".into());
+    // Overwritten by `prepare`, which applies `sync` on every node; a runner that skips the
+    // step gets a row that says so instead of a silent non-durable run.
+    settings.insert("durability".into(), "NOT APPLIED: the prepare step (CONFIG SET on every node) did not run".into());
     settings
         .insert("multi-get".into(), "one slot: MGET; several: GETs grouped by slot, one pipeline per master".into());
     let pipeline = o.int("pipeline").unwrap_or(0).max(0) as usize;
@@ -592,6 +614,19 @@ fn clear_prefix(c: &mut Connection, prefix: &[u8]) -> Result<u64> {
     }
 }
 
+/// After a node dies the crate (0.27.6) keeps routing its slots to it: it refreshes its slot
+/// map on MOVED, not on a dead connection, and a cluster pipeline never does. So an error at the
+/// connection level replaces the connection: the call still counts as an error, and the next one
+/// starts from a slot map read from a live node (the promoted replica once failover is done).
+fn recover(client: &ClusterClient, conn: &mut ClusterConnection, e: &::redis::RedisError) {
+    let lost = e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_timeout();
+    if lost || e.kind() == ::redis::ErrorKind::ClusterConnectionNotFound {
+        if let Ok(fresh) = connect(client) {
+            *conn = fresh;
+        }
+    }
+}
+
 fn connect(client: &ClusterClient) -> Result<ClusterConnection> {
     let c = client.get_connection().map_err(err)?;
     c.set_read_timeout(Some(Duration::from_secs(120))).map_err(err)?;
@@ -625,13 +660,21 @@ impl Engine for RedisClusterEngine {
                     None => pipe.cmd("DEL").arg(&key).ignore(),
                 };
             }
-            pipe.query::<()>(&mut c).map_err(err)?;
+            if let Err(e) = pipe.query::<()>(&mut c) {
+                recover(&self.client, &mut c, &e);
+                return Err(err(e));
+            }
         }
         Ok(())
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        Ok(Box::new(ClusterReader { conn: connect(&self.client)?, prefix: &self.prefix, key: Vec::new() }))
+        Ok(Box::new(ClusterReader {
+            conn: connect(&self.client)?,
+            client: &self.client,
+            prefix: &self.prefix,
+            key: Vec::new(),
+        }))
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
@@ -641,11 +684,23 @@ impl Engine for RedisClusterEngine {
 
 struct ClusterReader<'a> {
     conn: ClusterConnection,
+    client: &'a ClusterClient,
     prefix: &'a [u8],
     key: Vec<u8>,
 }
 
 impl ClusterReader<'_> {
+    /// Run a query; a lost connection is replaced (see [`recover`]).
+    fn query<T: ::redis::FromRedisValue>(
+        &mut self,
+        q: impl FnOnce(&mut ClusterConnection) -> ::redis::RedisResult<T>,
+    ) -> Result<T> {
+        q(&mut self.conn).map_err(|e| {
+            recover(self.client, &mut self.conn, &e);
+            err(e)
+        })
+    }
+
     fn full_key(&mut self, key: &[u8]) -> &[u8] {
         self.key.clear();
         self.key.extend_from_slice(self.prefix);
@@ -674,7 +729,9 @@ pub fn group_by_slot(keys: &[Vec<u8>]) -> BTreeMap<u16, Vec<usize>> {
 impl Reader for ClusterReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         self.full_key(key);
-        let v: Value = ::redis::cmd("GET").arg(&self.key).query(&mut self.conn).map_err(err)?;
+        let mut cmd = ::redis::cmd("GET");
+        cmd.arg(&self.key);
+        let v: Value = self.query(|c| cmd.query(c))?;
         out.clear();
         match bulk(v)? {
             Some(b) => {
@@ -694,7 +751,9 @@ impl Reader for ClusterReader<'_> {
         let groups = group_by_slot(&full);
         if groups.len() == 1 {
             // One slot: one MGET, routed to the slot's master.
-            let reply: Value = ::redis::cmd("MGET").arg(&full).query(&mut self.conn).map_err(err)?;
+            let mut cmd = ::redis::cmd("MGET");
+            cmd.arg(&full);
+            let reply: Value = self.query(|c| cmd.query(c))?;
             let Value::Array(items) = reply else {
                 return Err(EngineError::Store(format!("redis-cluster MGET: unexpected reply {reply:?}")));
             };
@@ -714,7 +773,7 @@ impl Reader for ClusterReader<'_> {
         for &i in groups.values().flatten() {
             pipe.cmd("GET").arg(&full[i]);
         }
-        let replies: Vec<Value> = pipe.query(&mut self.conn).map_err(err)?;
+        let replies: Vec<Value> = self.query(|c| pipe.query(c))?;
         out.resize(keys.len(), None);
         for (&i, v) in groups.values().flatten().zip(replies) {
             out[i] = bulk(v)?;
@@ -747,6 +806,12 @@ mod tests {
         let tagged = g.values().find(|v| v.contains(&0)).unwrap();
         assert_eq!(tagged, &vec![0, 2]);
         assert_eq!(g.values().map(|v| v.len()).sum::<usize>(), 4);
+    }
+
+    #[test]
+    fn passwords_stay_out_of_settings() {
+        assert_eq!(redact("redis://:pw@a:1,redis://b:2"), "redis://***@a:1,redis://b:2");
+        assert_eq!(redact("redis://u:p@w@a:1"), "redis://***@a:1");
     }
 
     #[test]

@@ -52,6 +52,13 @@ fn scenario() -> Scenario {
         count = 100
         batch = 8
         [[phase]]
+        name = "update-threads"
+        kind = "update"
+        count = 400
+        batch = 8
+        threads = 2
+        distribution = "zipfian"
+        [[phase]]
         kind = "insert"
         count = 50
         [[phase]]
@@ -98,19 +105,20 @@ fn scenario() -> Scenario {
 fn expect_na(caps: &kvbench_core::engine::Capabilities, name: &str) -> bool {
     match name {
         "scan" | "scan-short" | "mixed-scan" => !caps.ordered_scan,
-        "update" | "insert" | "rmw" => caps.build_once,
+        "update" | "update-threads" | "insert" | "rmw" => caps.build_once,
         "delete" | "mixed" => caps.build_once || !caps.delete,
         "get-cold" => !caps.persistent,
         _ => false,
     }
 }
 
-fn run_plan(desc: &'static kvbench_core::engine::EngineDescriptor, url: Option<&str>) {
+fn run_plan(desc: &'static kvbench_core::engine::EngineDescriptor, url: Option<&str>, token: Option<&str>) {
     let tmp = tempfile::tempdir().unwrap();
     let s = scenario();
     let v = Variant { name: desc.name.into(), ..s.all_variants()[0].clone() };
-    let phases = kvbench_core::policy::run_in_process(&s, &v, desc, tmp.path(), url.map(String::from))
-        .unwrap_or_else(|e| panic!("{}: {e}", desc.name));
+    let phases =
+        kvbench_core::policy::run_in_process(&s, &v, desc, tmp.path(), url.map(String::from), token.map(String::from))
+            .unwrap_or_else(|e| panic!("{}: {e}", desc.name));
     assert_eq!(phases.len(), s.phases.len() + 2, "open + phases + close");
     for r in &phases {
         if expect_na(&desc.capabilities, &r.name) {
@@ -125,7 +133,10 @@ fn run_plan(desc: &'static kvbench_core::engine::EngineDescriptor, url: Option<&
 }
 
 macro_rules! conformance {
-    ($($test:ident => $name:literal),* $(,)?) => {$(
+    ($($test:ident => $name:literal),* $(,)?) => {
+        /// The engines that have a test below, in order.
+        const TESTED: &[&str] = &[$($name),*];
+        $(
         #[test]
         fn $test() {
             let Some(desc) = descriptor($name) else { return };
@@ -140,36 +151,53 @@ macro_rules! conformance {
                 (s, sdir)
             });
             let url = server.as_ref().map(|(s, _)| s.url());
-            conformance::run(desc, &db, url.as_deref()).unwrap_or_else(|e| panic!("{}: {e}", $name));
-            conformance::sync_modes(desc, tmp.path(), url.as_deref()).unwrap_or_else(|e| panic!("{}: {e}", $name));
-            run_plan(desc, url.as_deref());
+            let token = server.as_ref().and_then(|(s, _)| s.token());
+            let t = conformance::Target { url: url.as_deref(), token: token.as_deref() };
+            conformance::run_on(desc, &db, t).unwrap_or_else(|e| panic!("{}: {e}", $name));
+            conformance::sync_modes_on(desc, tmp.path(), t).unwrap_or_else(|e| panic!("{}: {e}", $name));
+            run_plan(desc, url.as_deref(), token.as_deref());
             if let Some((s, _dir)) = server {
                 s.stop().unwrap_or_else(|e| panic!("{}: stop: {e}", $name));
             }
         }
-    )*};
+    )*
+    };
 }
 
-conformance! {
-    memory => "memory",
-    lmdb => "lmdb",
-    rocksdb => "rocksdb",
-    leveldb => "leveldb",
-    sqlite => "sqlite",
-    tokyocabinet_hash => "tokyocabinet-hash",
-    tokyocabinet_btree => "tokyocabinet-btree",
-    kyotocabinet_hash => "kyotocabinet-hash",
-    kyotocabinet_tree => "kyotocabinet-tree",
-    qdbm_depot => "qdbm-depot",
-    qdbm_curia => "qdbm-curia",
-    qdbm_villa => "qdbm-villa",
-    tinycdb => "tinycdb",
-    gdbm => "gdbm",
-    bdb_btree => "bdb-btree",
-    bdb_hash => "bdb-hash",
-    memcached => "memcached",
-    redis => "redis",
-    postgres => "postgres",
-    tkrzw_hash => "tkrzw-hash",
-    tkrzw_tree => "tkrzw-tree",
+/// engines.toml's lines as (name, server), read here on their own so that an entry added to the
+/// registry by hand, outside the table, is caught.
+fn table() -> Vec<(String, bool)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("engines.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let table: toml::Table = toml::from_str(&text).unwrap();
+    let lines = table["engine"].as_array().expect("engines.toml: `engine` is a list");
+    let field = |l: &toml::Value, f: &str| l.get(f).cloned();
+    lines
+        .iter()
+        .map(|l| {
+            let name = field(l, "name").and_then(|v| v.as_str().map(String::from)).expect("every line has a name");
+            (name, field(l, "server").and_then(|v| v.as_bool()).unwrap_or(false))
+        })
+        .collect()
 }
+
+#[test]
+fn every_table_line_is_a_registry_entry_and_every_entry_has_a_conformance_test() {
+    let table: Vec<String> = table().into_iter().map(|(n, _)| n).collect();
+    let registry: Vec<&str> = kvbench_engines::entries().iter().map(Entry::name).collect();
+    assert_eq!(registry, table, "the registry is generated from engines.toml and nothing else");
+    assert_eq!(TESTED, registry, "every registry entry has a conformance test, in table order");
+}
+
+#[test]
+fn the_table_says_which_engines_are_servers_and_names_their_descriptors() {
+    for (name, server) in table() {
+        if let Some(Entry::Ready(d)) = find(&name) {
+            assert_eq!(d.name, name, "engines.toml: line `{name}` points at the descriptor of `{}`", d.name);
+            assert_eq!(d.start_server.is_some(), server, "engines.toml: line `{name}`: server = {server} is wrong");
+        }
+    }
+}
+
+// One test per line of engines.toml, generated by build.rs.
+include!(concat!(env!("OUT_DIR"), "/conformance_tests.rs"));

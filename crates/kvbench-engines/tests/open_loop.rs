@@ -82,7 +82,7 @@ fn get_phase(rate: Option<f64>) -> PhaseResult {
     s.check().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let v = s.all_variants()[0].clone();
-    let phases = kvbench_core::policy::run_in_process(&s, &v, &STALLING, tmp.path(), None).unwrap();
+    let phases = kvbench_core::policy::run_in_process(&s, &v, &STALLING, tmp.path(), None, None).unwrap();
     phases.into_iter().find(|p| p.kind == "get").unwrap()
 }
 

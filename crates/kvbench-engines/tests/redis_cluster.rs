@@ -2,7 +2,6 @@
 //! conformance suite (every read checked against the memory oracle, multi-get across slots),
 //! keys spread over every master, the password enforced, the shape checked, and no node left
 //! behind after stop. Set KVBENCH_ALLOW_MISSING=1 to skip when redis-server is not installed.
-#![cfg(feature = "redis-cluster")]
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -120,12 +119,86 @@ fn replicas_and_shape_are_checked() {
     assert!(e.to_string().contains("replicas = 0") && e.to_string().contains("3 replicas"), "{e}");
     let o = options(&[("replicas", 1)]);
     let mut e = (DESCRIPTOR.open)(&open_args(tmp.path(), &o, &url, &token)).unwrap();
+    assert!(e.settings()["durability"].starts_with("NOT APPLIED"), "{:?}", e.settings());
     e.prepare().unwrap();
+    assert!(e.settings()["durability"].starts_with("none"), "{:?}", e.settings());
     assert!(e.settings()["nodes"].contains("3 masters, 3 replicas"), "{:?}", e.settings());
     e.write(&[WriteOp { key: b"k", value: Some(b"v") }]).unwrap();
     let mut buf = Vec::new();
     assert!(e.reader().unwrap().get(b"k", &mut buf).unwrap());
     assert_eq!(buf, b"v");
     e.close().unwrap();
-    Box::new(c).stop().unwrap();
+    // A plain drop stops every node too.
+    let ports = ports(&c);
+    drop(c);
+    for p in ports {
+        assert!(!server::port_open(p), "port {p} still open after drop");
+    }
+}
+
+/// The fault a cluster exists for: a master crashes while a client writes. The writes to its
+/// slots fail until its replica takes over (cluster-node-timeout, then an election), and the
+/// cluster client then finds the new master by itself: the errors are counted, the time to
+/// recover is bounded, nothing hangs, and what was written before the crash is still there.
+#[test]
+fn a_crashed_master_fails_over_to_its_replica() {
+    let Some((mut c, _dir)) = start(3, 1) else { return };
+    let (url, token) = (c.url(), c.token().unwrap());
+    let tmp = tempfile::tempdir().unwrap();
+    let o = options(&[("replicas", 1)]);
+    let mut e = (DESCRIPTOR.open)(&open_args(tmp.path(), &o, &url, &token)).unwrap();
+    e.prepare().unwrap();
+    let keys: Vec<Vec<u8>> = (0..200u32).map(|i| format!("before{i}").into_bytes()).collect();
+    let batch: Vec<WriteOp<'_>> = keys.iter().map(|k| WriteOp { key: k, value: Some(k) }).collect();
+    e.write(&batch).unwrap();
+    // Let the replicas copy them (replication is asynchronous).
+    std::thread::sleep(Duration::from_secs(1));
+
+    // Crash the master that owns the slot of "kvb:probe".
+    let slot = redis::cluster_routing::get_slot(b"kvb:probe");
+    let mut any = node(ports(&c)[0], Some(&token)).unwrap();
+    let owner: u16 = redis::cmd("CLUSTER")
+        .arg("SLOTS")
+        .query::<Vec<redis::Value>>(&mut any)
+        .unwrap()
+        .iter()
+        .find_map(|range| {
+            let redis::Value::Array(r) = range else { return None };
+            let (redis::Value::Int(lo), redis::Value::Int(hi), redis::Value::Array(master)) = (&r[0], &r[1], &r[2])
+            else {
+                return None;
+            };
+            let redis::Value::Int(port) = master[1] else { return None };
+            ((*lo..=*hi).contains(&(slot as i64))).then_some(port as u16)
+        })
+        .expect("an owner of the slot");
+    let victim = c.members_mut().0.iter_mut().find(|m| m.port == owner).unwrap();
+    let t0 = std::time::Instant::now();
+    victim.kill();
+
+    let mut errors = 0;
+    let mut last;
+    loop {
+        match e.write(&[WriteOp { key: b"probe", value: Some(b"after") }]) {
+            Ok(()) => break,
+            Err(err) => (errors, last) = (errors + 1, err.to_string()),
+        }
+        if t0.elapsed() > Duration::from_secs(60) {
+            let view: String = redis::cmd("CLUSTER").arg("NODES").query(&mut any).unwrap_or_default();
+            panic!("no recovery within 60 s ({errors} errors, last: {last}); cluster now:\n{view}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let recovered = t0.elapsed();
+    eprintln!("failover: {errors} failed writes, recovered after {:.1} s", recovered.as_secs_f64());
+    let mut r = e.reader().unwrap();
+    let mut buf = Vec::new();
+    assert!(r.get(b"probe", &mut buf).unwrap() && buf == b"after");
+    let mut missing = 0;
+    for k in &keys {
+        if !r.get(k, &mut buf).unwrap() {
+            missing += 1;
+        }
+    }
+    assert_eq!(missing, 0, "writes acknowledged before the crash were lost");
 }

@@ -205,56 +205,82 @@ fn parse_cache(s: &str) -> Result<CacheMode, String> {
 /// Records of the default comparison: sized so `make run` takes well under a minute here.
 const DEFAULT_RECORDS: u64 = 100_000;
 
+/// The scenario a `run` or `plan` command line describes: a file or a named workload, then
+/// the flags, which override it.
 fn build_scenario(a: &RunArgs) -> Result<Scenario, String> {
-    let mut s = match &a.scenario {
-        Some(p) => {
-            if a.workload.is_some() {
-                return Err("give either a scenario file or --workload, not both".into());
-            }
-            Scenario::from_file(p)?
-        }
-        None => {
-            let name = a.workload.clone().unwrap_or_else(|| "default".into());
-            let phases = scenario::workload(&name)?;
-            let text = format!("name = {name:?}\nintent = \"kvbench run --workload {name}\"\n");
-            let mut s: Scenario = toml::from_str(&text).map_err(|e| e.to_string())?;
-            s.phases = phases;
-            s.dataset.records = DEFAULT_RECORDS;
-            // The quick comparison does not force data to disk (as db_bench's default): with
-            // durable commits, Tokyo and Kyoto Cabinet alone take ~3 s per commit here. Every
-            // table says `sync = none`; `--sync commit` measures durable commits.
-            s.sync = SyncMode::None;
-            s.engines = catalog::default_engines();
-            s.timeout = 600;
-            s
-        }
-    };
+    let mut s = base_scenario(a)?;
     if let Some(list) = &a.engines {
-        let wanted: Vec<String> = list.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect();
-        let all = s.all_variants();
-        let mut kept = Vec::new();
-        for w in &wanted {
-            let matched: Vec<_> = all.iter().filter(|v| &v.name == w || &v.label() == w).cloned().collect();
-            if matched.is_empty() {
-                kept.push(kvbench_core::scenario::Variant {
-                    name: w.clone(),
-                    label: None,
-                    options: Default::default(),
-                    open: Default::default(),
-                    sync: None,
-                    url: None,
-                    expect: None,
-                });
-            } else {
-                kept.extend(matched);
-            }
-        }
-        s.engines.clear();
-        s.variants = kept;
-        // A ratio between rows that were filtered out has nothing to compare.
-        let labels: Vec<String> = s.variants.iter().map(|v| v.label()).collect();
-        s.ratios.retain(|r| labels.contains(&r.numerator) && labels.contains(&r.denominator));
+        keep_engines(&mut s, list);
     }
+    dataset_flags(&mut s, a);
+    phase_flags(&mut s, a);
+    if let Some(x) = a.sync {
+        s.sync = x;
+    }
+    if let Some(x) = a.seed {
+        s.seed = x;
+    }
+    if let Some(x) = a.repetitions {
+        s.repetitions = x;
+    }
+    if let Some(x) = a.timeout {
+        s.timeout = x;
+    }
+    s.check()?;
+    Ok(s)
+}
+
+fn base_scenario(a: &RunArgs) -> Result<Scenario, String> {
+    if let Some(p) = &a.scenario {
+        if a.workload.is_some() {
+            return Err("give either a scenario file or --workload, not both".into());
+        }
+        return Scenario::from_file(p);
+    }
+    let name = a.workload.clone().unwrap_or_else(|| "default".into());
+    let phases = scenario::workload(&name)?;
+    let text = format!("name = {name:?}\nintent = \"kvbench run --workload {name}\"\n");
+    let mut s: Scenario = toml::from_str(&text).map_err(|e| e.to_string())?;
+    s.phases = phases;
+    s.dataset.records = DEFAULT_RECORDS;
+    // The quick comparison does not force data to disk (as db_bench's default): with durable
+    // commits, Tokyo and Kyoto Cabinet alone take seconds per commit. Every table says
+    // `sync = none`; `--sync commit` measures durable commits.
+    s.sync = SyncMode::None;
+    s.engines = catalog::default_engines();
+    s.timeout = 600;
+    Ok(s)
+}
+
+/// `--engines`: the rows named (a scenario's variants by name or label, else a plain row).
+fn keep_engines(s: &mut Scenario, list: &str) {
+    let wanted: Vec<String> = list.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect();
+    let all = s.all_variants();
+    let mut kept = Vec::new();
+    for w in &wanted {
+        let matched: Vec<_> = all.iter().filter(|v| &v.name == w || &v.label() == w).cloned().collect();
+        if matched.is_empty() {
+            kept.push(kvbench_core::scenario::Variant {
+                name: w.clone(),
+                label: None,
+                options: Default::default(),
+                open: Default::default(),
+                sync: None,
+                url: None,
+                expect: None,
+            });
+        } else {
+            kept.extend(matched);
+        }
+    }
+    s.engines.clear();
+    s.variants = kept;
+    // A ratio between rows that were filtered out has nothing to compare.
+    let labels: Vec<String> = s.variants.iter().map(|v| v.label()).collect();
+    s.ratios.retain(|r| labels.contains(&r.numerator) && labels.contains(&r.denominator));
+}
+
+fn dataset_flags(s: &mut Scenario, a: &RunArgs) {
     if let Some(n) = a.records {
         s.dataset.records = n;
     }
@@ -281,38 +307,26 @@ fn build_scenario(a: &RunArgs) -> Result<Scenario, String> {
     if a.value_column.is_some() {
         s.dataset.value_column = a.value_column;
     }
+}
+
+/// --threads, --rate and --cache apply to every phase after the load (mixed and writing
+/// phases included: reads stay verified on every thread); --batch to the load.
+fn phase_flags(s: &mut Scenario, a: &RunArgs) {
     for p in s.phases.iter_mut() {
-        // --threads and --rate apply to every phase after the load (mixed and writing phases
-        // included: reads stay verified on every thread); the load keeps its own settings.
-        if let (Some(t), false) = (a.threads, p.kind == PhaseKind::Load) {
+        let load = p.kind == PhaseKind::Load;
+        if let (Some(t), false) = (a.threads, load) {
             p.threads = Some(t);
         }
-        if let (Some(r), false) = (a.rate, p.kind == PhaseKind::Load) {
+        if let (Some(r), false) = (a.rate, load) {
             p.rate = Some(r);
         }
-        if let (Some(b), PhaseKind::Load) = (a.batch, p.kind) {
+        if let (Some(b), true) = (a.batch, load) {
             p.batch = Some(b);
         }
-        if let Some(c) = a.cache {
-            if p.kind != PhaseKind::Load {
-                p.cache = c;
-            }
+        if let (Some(c), false) = (a.cache, load) {
+            p.cache = c;
         }
     }
-    if let Some(x) = a.sync {
-        s.sync = x;
-    }
-    if let Some(x) = a.seed {
-        s.seed = x;
-    }
-    if let Some(x) = a.repetitions {
-        s.repetitions = x;
-    }
-    if let Some(x) = a.timeout {
-        s.timeout = x;
-    }
-    s.check()?;
-    Ok(s)
 }
 
 fn main() {

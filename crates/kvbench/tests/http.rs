@@ -64,9 +64,10 @@ fn conformance_of(name: &str) {
     assert!(!alive(pid), "{name}: the served process {pid} survived stop");
 }
 
-/// Regression: tiny_http writes head and body separately without TCP_NODELAY, so every small
-/// response waited for the client's delayed ACK (~40 ms a request). `kvbench serve` sets
-/// TCP_NODELAY on its listener; small requests must not take anywhere near 40 ms.
+/// Regression: the earlier tiny_http server wrote head and body separately without
+/// TCP_NODELAY, so every small response waited for the client's delayed ACK (~40 ms a request).
+/// `kvbench serve` sets TCP_NODELAY on every accepted socket; small requests must not take
+/// anywhere near 40 ms.
 fn no_nagle_stall(desc: &kvbench_core::engine::EngineDescriptor, root: &Path, url: &str, token: &str) {
     use kvbench_core::engine::{OpenArgs, OpenMode, Options, SyncMode, WriteOp};
     let dir = root.join("nagle");
@@ -434,7 +435,8 @@ fn kvbench_run_with_http_rocksdb_verifies_reads_and_stops_the_server() {
     let o = Command::new(env!("CARGO_BIN_EXE_kvbench"))
         .current_dir(tmp.path())
         .env_remove("KVBENCH_BIN")
-        .env(kvbench_engines::http::TOKEN_ENV, TEST_TOKEN)
+        // The random token of the server kvbench starts reaches the worker through the job.
+        .env_remove(kvbench_engines::http::TOKEN_ENV)
         .args(["run", "s.toml", "--no-progress", "--out", "results", "--data-dir", "data", "--plan-dir", "plans"])
         .output()
         .unwrap();
@@ -457,4 +459,57 @@ fn kvbench_run_with_http_rocksdb_verifies_reads_and_stops_the_server() {
     let pid: i32 = row.settings.get("server.pid").expect("server.pid in the row's settings").parse().unwrap();
     assert!(!alive(pid), "the served process {pid} is still running after kvbench run");
     assert!(!Path::new(&format!("/proc/{pid}")).exists());
+}
+
+/// Run as root, `kvbench serve` says so at start (and says when no token protects it).
+#[test]
+fn serve_warns_when_run_as_root() {
+    use std::io::BufRead;
+    use_this_binary();
+    if descriptor("rocksdb").is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kvbench"))
+        .args(["serve", "--engine", "rocksdb", "--listen", "127.0.0.1:0", "--no-open", "--dir"])
+        .arg(tmp.path())
+        .env_remove(kvbench_engines::http::TOKEN_ENV)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Vec::new();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let done = line.starts_with("kvbench serve:");
+        lines.push(line);
+        if done {
+            break;
+        }
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    child.wait().unwrap();
+    let all = lines.join("\n");
+    let warned = all.contains("warning: kvbench serve runs as root");
+    assert_eq!(warned, kvbench_engines::server::is_root(), "{all}");
+    assert!(all.contains("no token"), "{all}");
+}
+
+/// A body that holds the whole body budget makes other bodies wait, never bodiless requests:
+/// a GET takes no budget.
+#[test]
+fn a_held_body_budget_does_not_block_gets() {
+    use std::io::Write;
+    let Some(s) = Served::start(&["--max-body", "1k", "--body-budget", "1k", "--read-timeout", "3"]) else { return };
+    let mut slow = std::net::TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    slow.write_all(b"POST /set HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nk").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let t = std::time::Instant::now();
+    assert_eq!(s.get("/get?a"), (200, b"-1\n".to_vec()));
+    assert!(t.elapsed() < std::time::Duration::from_secs(1), "a GET waited {:?} for the body budget", t.elapsed());
+    // A second body waits for the budget until the slow one is cut off by the read timeout.
+    let t = std::time::Instant::now();
+    assert_eq!(s.post("/set", b"b\n1\nx"), (200, b"OK\n".to_vec()));
+    assert!(t.elapsed() > std::time::Duration::from_secs(2), "the second body did not wait: {:?}", t.elapsed());
+    drop(slow);
 }

@@ -261,7 +261,15 @@ fn ops_step(
         _ => spec.count.unwrap_or(existing),
     };
     let scans = def.kind == PhaseKind::Scan;
-    let n = if scans { data.positions } else { existing };
+    let mut n = if scans { data.positions } else { existing };
+    if spec.distribution == Distribution::Zipfian && !scans {
+        // YCSB's CoreWorkload: the chooser spans the records plus twice the inserts the mix
+        // expects, plus one; a draw above the newest record is drawn again (plan-format.md).
+        let m = &spec.mix;
+        let parts = m.read + m.update + m.insert + m.scan + m.rmw + m.delete;
+        let share = if def.kind == PhaseKind::Mixed && parts > 0.0 { m.insert / parts } else { 0.0 };
+        n = existing + (count as f64 * share * 2.0) as u64 + 1;
+    }
     let dist = match (def.kind, spec.distribution) {
         (PhaseKind::Load, Distribution::Sequential) => Dist::Sequential { n, start: 0 },
         (PhaseKind::Load, _) => Dist::Shuffle { n },

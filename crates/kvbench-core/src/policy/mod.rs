@@ -21,6 +21,7 @@ pub fn run_in_process(
     desc: &EngineDescriptor,
     dir: &Path,
     url: Option<String>,
+    token: Option<String>,
 ) -> Result<Vec<PhaseResult>, String> {
     let data = dataset::resolve(s, &dir.join("plans")).map_err(|e| format!("{e:#}"))?;
     let db = dir.join("db");
@@ -31,7 +32,7 @@ pub fn run_in_process(
         runtime: "rust",
         dir: &db,
         url,
-        token: None,
+        token,
         sync: v.sync.unwrap_or(s.sync),
     };
     let plan = jobs::build(s, &data, &facts)?;

@@ -162,30 +162,30 @@ fn write_unit(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, ops: &[Op], due: Optio
     let n = ops.len();
     b.keys.resize_with(n.max(b.keys.len()), Vec::new);
     b.values.resize_with(n.max(b.values.len()), Vec::new);
-    b.states.clear();
+    lock_records(ctx, b, ops);
     for (i, o) in ops.iter().enumerate() {
         let c = ctx.data.canon(o.record);
         ctx.data.key(o.record, &mut b.keys[i]);
-        let put = o.kind != OpKind::Delete;
         if o.kind == OpKind::Load {
-            ctx.data.value(c, 0, &mut b.values[i]);
+            // Each record loads its own value: of a repeated key, the last loaded one stays.
+            ctx.data.value(o.record, 0, &mut b.values[i]);
             continue;
         }
-        // A record repeated within a locked batch is already ours: continue from its pending state.
-        let pending = if ctx.lock && n > 1 { b.states.iter().position(|e| e.0 == c) } else { None };
-        let s = match pending {
+        let put = o.kind != OpKind::Delete;
+        // Locked records continue from their pending state, so a record repeated within the
+        // batch writes its next version; one thread updates the states as it goes.
+        let held = b.states.iter().position(|e| e.0 == c);
+        let s = match held {
             Some(at) => b.states[at].1,
-            None => ctx.state.begin_write(c, ctx.lock),
+            None => ctx.state.begin_write(c, false),
         };
         if put {
             ctx.data.value(c, writes(s), &mut b.values[i]);
         }
         let next = if put { after_put(s) } else { after_delete(s) };
-        match (ctx.lock, pending) {
-            (true, Some(at)) => b.states[at].1 = next,
-            (true, None) => b.states.push((c, next, put)),
-            // One thread: later duplicates in this batch see this write's version.
-            (false, _) => ctx.state.end_write(c, next),
+        match held {
+            Some(at) => b.states[at].1 = next,
+            None => ctx.state.end_write(c, next),
         }
     }
     let batch: Vec<WriteOp<'_>> = ops
@@ -200,6 +200,22 @@ fn write_unit(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, ops: &[Op], due: Optio
         ctx.state.end_write(c, next);
     }
     r
+}
+
+/// With writers on several threads, take the batch's records before writing, in ascending
+/// record order so two batches sharing records can never wait on each other.
+fn lock_records(ctx: &Ctx<'_>, b: &mut Bufs, ops: &[Op]) {
+    b.states.clear();
+    if !ctx.lock || ops.first().is_some_and(|o| o.kind == OpKind::Load) {
+        return;
+    }
+    let mut records: Vec<u64> = ops.iter().map(|o| ctx.data.canon(o.record)).collect();
+    records.sort_unstable();
+    records.dedup();
+    for c in records {
+        let s = ctx.state.begin_write(c, true);
+        b.states.push((c, s, true));
+    }
 }
 
 /// The state before a read (for the multi-writer rule; without writers it is exact).
@@ -242,12 +258,20 @@ fn get_unit(
     b.keys.resize_with(1.max(b.keys.len()), Vec::new);
     ctx.data.key(o.record, &mut b.keys[0]);
     let s1 = read_state(ctx, c);
+    // Alone, the state cannot change during the call: derive what it must return first.
+    let exact = (!ctx.lock && ctx.step.verify && state::present(s1)).then(|| ctx.data.expected(c, writes(s1) - 1));
     let t0 = stamp();
     let r = rd.get(&b.keys[0], &mut b.found);
     sample(ctx, t, OpKind::Get, t0, due, 1);
     let found = r?;
-    let s2 = if ctx.lock { read_state(ctx, c) } else { s1 };
-    check(ctx, t, c, State::expect(s1, s2), found.then_some(&b.found[..]));
+    match (exact, found) {
+        (Some(e), true) => t.mismatches += u64::from(!e.matches(&b.found)),
+        (Some(_), false) => t.missing += 1,
+        (None, _) => {
+            let s2 = if ctx.lock { read_state(ctx, c) } else { s1 };
+            check(ctx, t, c, State::expect(s1, s2), found.then_some(&b.found[..]));
+        }
+    }
     Ok(())
 }
 

@@ -151,12 +151,14 @@ impl Worker<'_> {
         }
     }
 
-    /// The untimed prepare step; the engine's settings are read again after it, since it
-    /// applies durability and states the server's state (PostgreSQL's checkpoint).
+    /// Prepare, then report the settings in effect: what prepare applies (a server's
+    /// durability) is what the phases run with.
     fn prepare(&mut self) -> StepResult {
         let mut res = self.simple("prepare", |e| e.prepare());
-        if let Some(e) = self.engine.as_deref() {
-            res.settings = e.settings();
+        if res.error.is_none() {
+            if let Some(e) = self.engine.as_deref() {
+                res.settings = e.settings();
+            }
         }
         res
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::clock::new_histogram;
+use super::clock::{decode_histogram, encode_histogram, new_histogram};
 use crate::engine::EngineError;
 use crate::job::OpKind;
 
@@ -31,8 +31,9 @@ pub struct Tally {
     pub first_error: Option<(String, &'static str)>,
     pub unsupported: bool,
     pub hists: BTreeMap<OpKind, KindHist>,
-    /// Finished intervals: (interval number, ops, histogram of all kinds).
-    pub intervals: Vec<(u64, u64, Histogram<u64>)>,
+    /// Finished intervals: (interval number, ops, histogram of all kinds, encoded: a long phase
+    /// keeps a few hundred bytes a second, not a whole histogram).
+    pub intervals: Vec<(u64, u64, String)>,
     interval: u64,
     ops_mark: u64,
 }
@@ -80,7 +81,7 @@ impl Tally {
             k.mark = k.total.clone();
         }
         if !h.is_empty() {
-            self.intervals.push((self.interval, self.ops - self.ops_mark, h));
+            self.intervals.push((self.interval, self.ops - self.ops_mark, encode_histogram(&h)));
         }
         self.ops_mark = self.ops;
         self.interval = next;
@@ -131,10 +132,12 @@ impl Tally {
     /// Intervals of all threads merged by number, in order.
     pub fn merged_intervals(&self) -> Vec<(u64, u64, Histogram<u64>)> {
         let mut by: BTreeMap<u64, (u64, Histogram<u64>)> = BTreeMap::new();
-        for (n, ops, h) in &self.intervals {
+        for (n, ops, hdr) in &self.intervals {
             let e = by.entry(*n).or_insert_with(|| (0, new_histogram()));
             e.0 += ops;
-            let _ = e.1.add(h);
+            if let Ok(h) = decode_histogram(hdr) {
+                let _ = e.1.add(&h);
+            }
         }
         by.into_iter().map(|(n, (ops, h))| (n, ops, h)).collect()
     }

@@ -38,9 +38,15 @@ pub fn run_variant(
         let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
     }
     let (mut url, mut token) = (v.url.clone(), None);
-    if let Resolved::Rust(d) = r {
-        if let (Some(start), None) = (d.start_server, &url) {
-            match pool.get(d.name, start) {
+    // The server a row needs, whatever the runtime of its client: a Rust server engine's own,
+    // or the one another runtime's engine names (go-etcd's cluster).
+    let server = match r {
+        Resolved::Rust(d) => d.start_server.map(|start| (d.name, start)),
+        _ => kvbench_engines::server_for(&v.name).map(|start| (v.name.as_str(), start)),
+    };
+    {
+        if let (Some((name, start)), None) = (server, &url) {
+            match pool.get(name, start) {
                 Ok(access) => {
                     url = Some(access.url);
                     token = access.token;
@@ -60,7 +66,7 @@ pub fn run_variant(
         Err(e) => return fail(row, e),
     };
     let job_path = dir.with_extension("job.json");
-    if let Err(e) = std::fs::write(&job_path, serde_json::to_string_pretty(&plan.job).unwrap_or_default()) {
+    if let Err(e) = write_private(&job_path, &serde_json::to_string_pretty(&plan.job).unwrap_or_default()) {
         return fail(row, format!("writing {}: {e}", job_path.display()));
     }
     let log_path = dir.with_extension("log");
@@ -160,4 +166,12 @@ fn settle(row: &mut EngineResult, expect: Option<Expect>, outcome: Result<(), St
     if std::fs::metadata(log).map(|m| m.len() == 0).unwrap_or(false) {
         let _ = std::fs::remove_file(log);
     }
+}
+
+/// A file only kvbench's user can read: a job may carry a server's credential.
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    f.write_all(text.as_bytes())
 }

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::{Bytes, Incoming};
+use hyper::body::{Body as _, Bytes, Incoming};
 use hyper::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
 use hyper::http::request::Parts;
 use hyper::server::conn::http1;
@@ -242,7 +242,8 @@ async fn read_body(sh: &Shared, parts: &Parts, body: Incoming) -> Result<(Bytes,
         st.stats.too_large.fetch_add(1, Ordering::Relaxed);
         return Err(Reply::text(413, format!("the body is larger than the server's limit of {limit} bytes\n")));
     }
-    if declared == Some(0) {
+    // No body (a GET, or Content-Length: 0): nothing to read, no budget to take.
+    if declared == Some(0) || body.is_end_stream() {
         return Ok((Bytes::new(), None));
     }
     let deadline = tokio::time::Instant::now() + st.limits.read_timeout;

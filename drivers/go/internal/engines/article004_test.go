@@ -141,3 +141,54 @@ func TestTokyoCabinetSettingsStateTheTransactionMode(t *testing.T) {
 		t.Fatal("transaction = always was accepted")
 	}
 }
+
+// Tokyo Cabinet's error code is per OS thread and a goroutine may change threads between two
+// cgo calls: absent keys read from many goroutines must all come back as "not found", never
+// as an error (reading the code in a second call failed this way).
+func TestTokyoCabinetAbsentKeysFromManyGoroutines(t *testing.T) {
+	d := Find("go-tokyocabinet")
+	if why := d.Unavailable(); why != "" {
+		t.Skip(why)
+	}
+	o, err := worker.ParseOptions(d.Name, d.Options, map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := d.Open(worker.OpenArgs{Dir: t.TempDir(), Options: o, Sync: "none", Mode: "read-write"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Write([]worker.WriteOp{{Key: []byte("present"), Value: []byte("v")}}); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func(g int) {
+			r, _ := e.Reader()
+			defer r.Close()
+			for i := 0; i < 20000; i++ {
+				_, found, err := r.Get([]byte(fmt.Sprintf("absent-%d-%d", g, i)))
+				if err != nil || found {
+					errs <- fmt.Errorf("goroutine %d, get %d: found %v, err %v", g, i, found, err)
+					return
+				}
+				if v, found, err := r.Get([]byte("present")); err != nil || !found || string(v) != "v" {
+					errs <- fmt.Errorf("goroutine %d: present key: %q %v %v", g, v, found, err)
+					return
+				}
+			}
+			errs <- nil
+		}(g)
+	}
+	// Every goroutine ends before the deferred Close.
+	var first error
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		t.Fatal(first)
+	}
+}

@@ -2,7 +2,6 @@ package engines
 
 import (
 	"bytes"
-	"sync"
 	"time"
 
 	"github.com/boltdb/bolt"
@@ -26,10 +25,8 @@ var boltdbDescriptor = &worker.Descriptor{
 var boltdbBucket = []byte("kvbench")
 
 type boltdbEngine struct {
-	db      *bolt.DB
-	sync    string
-	mu      sync.Mutex
-	readers map[*boltdbReader]struct{}
+	db   *bolt.DB
+	sync string
 }
 
 func openBoltdb(a worker.OpenArgs) (worker.Engine, error) {
@@ -52,17 +49,13 @@ func openBoltdb(a worker.OpenArgs) (worker.Engine, error) {
 			return nil, err
 		}
 	}
-	return &boltdbEngine{db: db, sync: a.Sync, readers: map[*boltdbReader]struct{}{}}, nil
+	return &boltdbEngine{db: db, sync: a.Sync}, nil
 }
 
 func (e *boltdbEngine) Write(batch []worker.WriteOp) error {
-	// Bolt's remap (when the file grows) waits for every open read transaction, so open
-	// readers end theirs first and begin a new one on their next read.
-	e.mu.Lock()
-	for r := range e.readers {
-		r.release()
-	}
-	e.mu.Unlock()
+	// Bolt's remap (when the file grows) waits for every open read transaction: the worker
+	// lets its own snapshot go before it writes (as for bbolt). Ending other goroutines'
+	// transactions from here would pull them from under a read in progress.
 	return e.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(boltdbBucket)
 		for _, w := range batch {
@@ -82,11 +75,7 @@ func boltdbApply(b *bolt.Bucket, w worker.WriteOp) error {
 }
 
 func (e *boltdbEngine) Reader() (worker.Reader, error) {
-	r := &boltdbReader{e: e}
-	e.mu.Lock()
-	e.readers[r] = struct{}{}
-	e.mu.Unlock()
-	return r, nil
+	return &boltdbReader{e: e}, nil
 }
 
 func (e *boltdbEngine) FinishLoad() error { return nil }
@@ -161,8 +150,5 @@ func (r *boltdbReader) Refresh() error {
 
 func (r *boltdbReader) Close() error {
 	r.release()
-	r.e.mu.Lock()
-	delete(r.e.readers, r)
-	r.e.mu.Unlock()
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
 
@@ -26,6 +28,9 @@ func runJobFile(t *testing.T, name, engine string, options map[string]any) (*wor
 		t.Fatal(err)
 	}
 	raw["dir"], raw["engine"], raw["label"], raw["options"] = t.TempDir(), engine, engine, options
+	if url := serverURL(t, engine); url != "" {
+		raw["url"] = url
+	}
 	if raw["plan"] == "STORED" {
 		raw["plan"], _ = filepath.Abs(filepath.Join("..", "..", "testdata", "stored.kvbplan"))
 	}
@@ -114,8 +119,34 @@ func checkSteps(t *testing.T, job *worker.Job, steps map[int]*worker.StepResult,
 		if r.Requests != units(s) || (!scans && r.Ops != s.Count) || len(r.Hist) == 0 || len(r.Intervals) == 0 {
 			t.Fatalf("step %d %s: ops %d requests %d hist %d intervals %d", i, s.Name, r.Ops, r.Requests, len(r.Hist), len(r.Intervals))
 		}
+		var samples int64
+		for _, h := range r.Hist {
+			d, err := hdrhistogram.Decode([]byte(h))
+			if err != nil {
+				t.Fatal(err)
+			}
+			samples += d.TotalCount()
+		}
+		if samples != int64(r.Requests) {
+			t.Fatalf("step %s: %d samples for %d requests", s.Name, samples, r.Requests)
+		}
 		if s.Kind == "mixed" && len(r.Hist) != len(s.Kinds) {
 			t.Fatalf("step %s: histograms for %v", s.Name, r.Hist)
+		}
+	}
+}
+
+// The runtime counters are the engine's: go-memory's get allocates nothing, so a get step of
+// thousands of reads shows at most the few allocations of starting its threads.
+func TestRuntimeCountersLeaveTheHarnessOut(t *testing.T) {
+	job, steps := runJobFile(t, "every-step-memory.json", "go-memory", map[string]any{})
+	for i := range job.Steps {
+		s, r := &job.Steps[i], steps[i]
+		if s.Kind == "get" && s.Count >= 500 && (r.Runtime["mallocs"] > 16 || r.Runtime["alloc_bytes"] > 4096) {
+			t.Errorf("step %s: %v", s.Name, r.Runtime)
+		}
+		if s.Kind == "load" && r.Runtime["mallocs"] < worker.F64(s.Count) {
+			t.Errorf("load %s: %v (go-memory copies every value)", s.Name, r.Runtime)
 		}
 	}
 }
@@ -137,5 +168,64 @@ func TestMismatchesCountedExactly(t *testing.T) {
 		case s.Step == "ops" && s.Kind != "load" && s.Kind != "insert" && s.Kind != "update" && s.Kind != "delete":
 			return // gets inside rmw and mixed steps: counted by the engine, not here
 		}
+	}
+}
+
+// The shared protocol vector: tests/vectors/protocol/job-every-step.json (written for Rust's
+// `memory`) on go-memory gives the same counters as the Rust worker's events-rust.jsonl —
+// except ops of steps whose scans run beside writers on other threads (they depend on timing).
+// UPDATE_VECTORS=1 rewrites events-go.jsonl with this run's events.
+func TestSharedJobAgreesWithRust(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "..", "tests", "vectors", "protocol")
+	text, err := os.ReadFile(filepath.Join(dir, "job-every-step.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	d := json.NewDecoder(bytes.NewReader(text))
+	d.UseNumber()
+	if err := d.Decode(&raw); err != nil {
+		t.Fatal(err)
+	}
+	raw["engine"], raw["label"], raw["dir"] = "go-memory", "go-memory", t.TempDir()
+	text, _ = json.Marshal(raw)
+	path := filepath.Join(t.TempDir(), "job.json")
+	if err := os.WriteFile(path, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	job, err := worker.LoadJob(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	got := map[int]*worker.StepResult{}
+	worker.RunJob(job, Find("go-memory"), func(e any) {
+		if s, ok := e.(*worker.StepResult); ok {
+			got[s.Index] = s
+		}
+		if m, ok := e.(map[string]any); !ok || m["event"] != "progress" {
+			b, _ := json.Marshal(e)
+			out.Write(append(b, '\n'))
+		}
+	})
+	rust, err := os.ReadFile(filepath.Join(dir, "events-rust.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(rust)), "\n") {
+		var want worker.StepResult
+		if json.Unmarshal([]byte(line), &want); want.Event != "step" {
+			continue
+		}
+		g, s := got[want.Index], &job.Steps[want.Index]
+		racy := s.Threads > 1 && strings.Contains(strings.Join(s.Kinds, " "), "scan")
+		if g == nil || (g.Ops != want.Ops && !racy) || g.Requests != want.Requests || g.Errors != want.Errors ||
+			g.Mismatches != want.Mismatches || g.Missing != want.Missing || g.Evicted != want.Evicted ||
+			(g.Error == nil) != (want.Error == nil) || len(g.Hist) != len(want.Hist) {
+			t.Errorf("step %d: go %+v\nrust %+v", want.Index, g, want)
+		}
+	}
+	if os.Getenv("UPDATE_VECTORS") != "" {
+		_ = os.WriteFile(filepath.Join(dir, "events-go.jsonl"), out.Bytes(), 0o644)
 	}
 }

@@ -3,14 +3,20 @@ package engines
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
@@ -19,6 +25,8 @@ import (
 // cluster (crates/kvbench-engines/src/etcdcluster.rs) or the job names one by url. A get is a
 // linearizable Range (confirmed by the leader); a write batch is one Txn of Puts and Deletes
 // (windows of txn_ops, etcd's --max-txn-ops); a scan is a Range over the key prefix in pages.
+// Each client (the writer, one per reader) talks to one member, clients spread over the members,
+// as etcd's benchmark tool does (option balance = per-request: every client round-robins).
 // Durability is etcd's own: every commit is fsynced to a quorum's write-ahead log before it is
 // acknowledged, whatever `sync` asks; settings say so.
 var etcdDescriptor = &worker.Descriptor{
@@ -30,17 +38,23 @@ var etcdDescriptor = &worker.Descriptor{
 		{Name: "txn_ops", Kind: "int", Default: "128", Doc: "operations per transaction (etcd's --max-txn-ops, default 128); a larger batch is several transactions"},
 		{Name: "scan_page", Kind: "int", Default: "1000", Doc: "records per Range request of a scan"},
 		{Name: "serializable", Kind: "bool", Default: "false", Doc: "serializable reads (served by any member, possibly stale) instead of linearizable"},
+		{Name: "balance", Kind: "enum", Default: "per-client", Choices: []string{"per-client", "per-request"},
+			Doc: "per-client: each client talks to one member, clients spread over the members (as etcd's benchmark tool); per-request: every client round-robins over all members (fails over)"},
 	},
 	Version:     func() string { return moduleVersion("go.etcd.io/etcd/client/v3") },
 	Unavailable: available,
 	Open:        openEtcd,
 }
 
-// requestTimeout bounds one request, so a lost member costs errors, not a hang.
-const requestTimeout = 60 * time.Second
+// requestTimeout bounds one request, so a lost member costs errors, not a hang (the client
+// retries a read against an unreachable member until the deadline).
+const requestTimeout = 15 * time.Second
 
 type etcdEngine struct {
 	endpoints []string
+	perClient bool
+	clients   atomic.Uint64
+	mu        sync.Mutex // guards client when a lost member makes the writer move
 	client    *clientv3.Client
 	prefix    []byte
 	txnOps    int
@@ -60,8 +74,15 @@ func etcdEndpoints(url string) []string {
 	return out
 }
 
-func etcdClient(endpoints []string) (*clientv3.Client, error) {
-	return clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+// newClient connects the next client: with per-client balance to one member (client k to
+// member k mod n, the writer first), otherwise to all of them.
+func (e *etcdEngine) newClient() (*clientv3.Client, error) {
+	eps := e.endpoints
+	if e.perClient {
+		k := e.clients.Add(1) - 1
+		eps = []string{e.endpoints[k%uint64(len(e.endpoints))]}
+	}
+	return clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
 }
 
 func openEtcd(a worker.OpenArgs) (worker.Engine, error) {
@@ -74,12 +95,13 @@ func openEtcd(a worker.OpenArgs) (worker.Engine, error) {
 	if txnOps < 1 || page < 1 {
 		return nil, fmt.Errorf("go-etcd options txn_ops = %d, scan_page = %d: both must be at least 1", txnOps, page)
 	}
-	cli, err := etcdClient(endpoints)
+	e := &etcdEngine{endpoints: endpoints, perClient: a.Options.Text("balance") == "per-client",
+		prefix: []byte(a.Options.Text("prefix")), txnOps: int(txnOps), page: int(page), settings: map[string]string{}}
+	cli, err := e.newClient()
 	if err != nil {
 		return nil, fmt.Errorf("go-etcd: cannot connect to %s: %w", a.URL, err)
 	}
-	e := &etcdEngine{endpoints: endpoints, client: cli, prefix: []byte(a.Options.Text("prefix")),
-		txnOps: int(txnOps), page: int(page), settings: map[string]string{}}
+	e.client = cli
 	if err := e.describe(a); err != nil {
 		_ = cli.Close()
 		return nil, err
@@ -99,9 +121,10 @@ func ctx() (context.Context, context.CancelFunc) {
 func (e *etcdEngine) describe(a worker.OpenArgs) error {
 	c, cancel := ctx()
 	defer cancel()
-	st, err := e.client.Status(c, e.endpoints[0])
+	ep := e.client.Endpoints()[0]
+	st, err := e.client.Status(c, ep)
 	if err != nil {
-		return fmt.Errorf("go-etcd: status of %s: %w", e.endpoints[0], err)
+		return fmt.Errorf("go-etcd: status of %s: %w", ep, err)
 	}
 	members, err := e.client.MemberList(c)
 	if err != nil {
@@ -119,6 +142,10 @@ func (e *etcdEngine) describe(a worker.OpenArgs) error {
 	if a.Options.Bool("serializable") {
 		e.readOpts = []clientv3.OpOption{clientv3.WithSerializable()}
 		s["reads"] = "serializable Range (any member, possibly stale)"
+	}
+	s["balance"] = "every client round-robins over all members"
+	if e.perClient {
+		s["balance"] = "each client talks to one member; clients spread over the members"
 	}
 	s["batch"] = fmt.Sprintf("one Txn per %d operations (a larger batch is not atomic as a whole)", e.txnOps)
 	s["keys"] = fmt.Sprintf("prefix %q + the key's bytes", e.prefix)
@@ -187,18 +214,37 @@ func (e *etcdEngine) Write(batch []worker.WriteOp) error {
 func (e *etcdEngine) commit(ops []clientv3.Op) error {
 	c, cancel := ctx()
 	defer cancel()
+	e.mu.Lock()
+	cli := e.client
+	e.mu.Unlock()
+	var err error
 	if len(ops) == 1 {
-		_, err := e.client.Do(c, ops[0])
-		return err
+		_, err = cli.Do(c, ops[0])
+	} else {
+		_, err = cli.Txn(c).Then(ops...).Commit()
 	}
-	_, err := e.client.Txn(c).Then(ops...).Commit()
+	if err != nil && e.perClient && lost(err) {
+		// Move the writer to the next member; the error still counts.
+		if fresh, cerr := e.newClient(); cerr == nil {
+			e.mu.Lock()
+			if e.client == cli {
+				e.client = fresh
+				fresh = nil
+			}
+			e.mu.Unlock()
+			_ = cli.Close()
+			if fresh != nil {
+				_ = fresh.Close()
+			}
+		}
+	}
 	return err
 }
 
 // Reader gives each reading goroutine its own client (its own gRPC connection), as the other
 // server engines give each thread its own connection.
 func (e *etcdEngine) Reader() (worker.Reader, error) {
-	cli, err := etcdClient(e.endpoints)
+	cli, err := e.newClient()
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +253,11 @@ func (e *etcdEngine) Reader() (worker.Reader, error) {
 
 func (e *etcdEngine) FinishLoad() error { return nil }
 
-func (e *etcdEngine) Close() error { return e.client.Close() }
+func (e *etcdEngine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.client.Close()
+}
 
 func (e *etcdEngine) Settings() map[string]string { return e.settings }
 
@@ -216,12 +266,30 @@ type etcdReader struct {
 	client *clientv3.Client
 }
 
+// lost is true for errors that mean the member is gone, not that the request was wrong.
+func lost(err error) bool {
+	c := status.Code(err)
+	return c == codes.Unavailable || c == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded)
+}
+
+// failover moves a reader pinned to a lost member to the next one (per-client balance; with
+// per-request balance the client itself skips members that are down). The error still counts.
+func (r *etcdReader) failover(err error) error {
+	if err != nil && r.e.perClient && lost(err) {
+		if cli, cerr := r.e.newClient(); cerr == nil {
+			_ = r.client.Close()
+			r.client = cli
+		}
+	}
+	return err
+}
+
 func (r *etcdReader) Get(key []byte) ([]byte, bool, error) {
 	c, cancel := ctx()
 	defer cancel()
 	resp, err := r.client.Get(c, r.e.key(key), r.e.readOpts...)
 	if err != nil || len(resp.Kvs) == 0 {
-		return nil, false, err
+		return nil, false, r.failover(err)
 	}
 	return resp.Kvs[0].Value, true, nil
 }
@@ -238,7 +306,7 @@ func (r *etcdReader) Scan(start []byte, limit int, visit func(k, v []byte) bool)
 		resp, err := r.client.Get(c, from, opts...)
 		cancel()
 		if err != nil {
-			return n, err
+			return n, r.failover(err)
 		}
 		for _, kv := range resp.Kvs {
 			n++

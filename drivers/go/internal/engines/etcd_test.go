@@ -21,12 +21,28 @@ import (
 // system's etcd (kvbench itself starts it from Rust: crates/kvbench-engines/src/etcdcluster.rs).
 // Without etcd installed the go-etcd subtests are skipped with the reason.
 
-var etcdTest struct {
-	once sync.Once
+// testCluster is a 3-member etcd cluster started by a test.
+type testCluster struct {
 	url  string
-	why  string
 	dir  string
 	cmds []*exec.Cmd
+}
+
+func (c *testCluster) stop() {
+	for _, cmd := range c.cmds {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	if c.dir != "" {
+		_ = os.RemoveAll(c.dir)
+	}
+}
+
+// The cluster the engines' shared tests use, started on first need.
+var etcdTest struct {
+	once sync.Once
+	c    *testCluster
+	why  string
 }
 
 // loopbackPorts returns n distinct free loopback ports (listeners held until all are chosen).
@@ -49,19 +65,20 @@ func loopbackPorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-func startEtcdForTests() (string, string) {
+// startEtcd starts 3 members; on failure the reason (etcd missing, not healthy in time).
+func startEtcd() (*testCluster, string) {
 	bin, err := exec.LookPath("etcd")
 	if err != nil {
-		return "", "etcd is not installed (apt-get install etcd-server): go-etcd is not tested"
+		return nil, "etcd is not installed (apt-get install etcd-server): go-etcd is not tested"
 	}
 	dir, err := os.MkdirTemp("", "kvbench-go-etcd-")
 	if err != nil {
-		return "", err.Error()
+		return nil, err.Error()
 	}
-	etcdTest.dir = dir
+	c := &testCluster{dir: dir}
 	ports, err := loopbackPorts(6)
 	if err != nil {
-		return "", err.Error()
+		return nil, err.Error()
 	}
 	var initial, clients []string
 	for i := 0; i < 3; i++ {
@@ -76,25 +93,29 @@ func startEtcdForTests() (string, string) {
 			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new")
 		log, err := os.Create(filepath.Join(dir, fmt.Sprintf("m%d.log", i)))
 		if err != nil {
-			return "", err.Error()
+			c.stop()
+			return nil, err.Error()
 		}
 		cmd.Stdout, cmd.Stderr = log, log
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
-			return "", err.Error()
+			c.stop()
+			return nil, err.Error()
 		}
-		etcdTest.cmds = append(etcdTest.cmds, cmd)
+		c.cmds = append(c.cmds, cmd)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for _, c := range clients {
-		for !healthy(c) {
+	for _, ep := range clients {
+		for !healthy(ep) {
 			if time.Now().After(deadline) {
-				return "", "etcd cluster not healthy within 30 s; logs in " + dir
+				c.stop()
+				return nil, "etcd cluster not healthy within 30 s"
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	return strings.Join(clients, ","), ""
+	c.url = strings.Join(clients, ",")
+	return c, ""
 }
 
 func healthy(endpoint string) bool {
@@ -114,25 +135,59 @@ func serverURL(t *testing.T, engine string) string {
 	if engine != "go-etcd" {
 		return ""
 	}
-	etcdTest.once.Do(func() { etcdTest.url, etcdTest.why = startEtcdForTests() })
-	if etcdTest.url == "" {
-		t.Log(etcdTest.why)
+	etcdTest.once.Do(func() { etcdTest.c, etcdTest.why = startEtcd() })
+	if etcdTest.c == nil {
 		fmt.Println("skip:", etcdTest.why)
 		t.Skip(etcdTest.why)
 	}
-	return etcdTest.url
+	return etcdTest.c.url
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, c := range etcdTest.cmds {
-		_ = c.Process.Kill()
-		_ = c.Wait()
-	}
-	if etcdTest.dir != "" {
-		_ = os.RemoveAll(etcdTest.dir)
+	if etcdTest.c != nil {
+		etcdTest.c.stop()
 	}
 	os.Exit(code)
+}
+
+// A member crashes (SIGKILL): the writer, pinned to it, gets errors, moves to the next member
+// and writes again within the request timeout; reads from the others go on; nothing is lost.
+func TestEtcdSurvivesACrashedMember(t *testing.T) {
+	serverURL(t, "go-etcd") // skips without etcd
+	c, why := startEtcd()
+	if c == nil {
+		t.Fatal(why)
+	}
+	defer c.stop()
+	o, _ := worker.ParseOptions("go-etcd", etcdDescriptor.Options, map[string]any{})
+	e, err := etcdDescriptor.Open(worker.OpenArgs{Dir: t.TempDir(), Options: o, Sync: "commit", Mode: "read-write", URL: c.url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Write([]worker.WriteOp{{Key: []byte("before"), Value: []byte("1")}}); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.cmds[0].Process.Kill() // the writer's member (clients are spread from member 0)
+	t0, failed := time.Now(), 0
+	for e.Write([]worker.WriteOp{{Key: []byte("after"), Value: []byte("2")}}) != nil {
+		failed++
+		if time.Since(t0) > 40*time.Second {
+			t.Fatalf("no write succeeded within 40 s of the crash (%d failed)", failed)
+		}
+	}
+	t.Logf("crash: %d failed writes, writing again after %.1f s", failed, time.Since(t0).Seconds())
+	r, err := e.Reader() // the next member in the rotation, alive
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, k := range []string{"before", "after"} {
+		if _, ok, err := r.Get([]byte(k)); err != nil || !ok {
+			t.Fatalf("%s after the crash: found %v, %v", k, ok, err)
+		}
+	}
 }
 
 // Batches larger than a transaction, duplicate keys inside one batch (etcd refuses them in one

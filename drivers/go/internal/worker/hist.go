@@ -62,9 +62,6 @@ func zeroNormalizingOffset(enc string) (string, error) {
 	return base64.StdEncoding.EncodeToString(append(out, z.Bytes()...)), nil
 }
 
-// Decode reads what Encode wrote (or any V2 compressed base64 histogram).
-func Decode(s string) (*hdrhistogram.Histogram, error) { return hdrhistogram.Decode([]byte(s)) }
-
 // CalibrateTimer is the mean cost (ns) of what the op loop adds to each sample: two clock
 // reads and two histogram records (op kind and interval), over 200 000 iterations.
 func CalibrateTimer() float64 {

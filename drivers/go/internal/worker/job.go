@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 )
@@ -118,6 +119,8 @@ func LoadJob(path string) (*Job, error) {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, fmt.Errorf("job file %s line %d: the JSON ends early", path, 1+bytes.Count(text, []byte("\n")))
 	case errors.As(err, &syn):
 		return nil, fmt.Errorf("job file %s line %d: %v", path, 1+bytes.Count(text[:syn.Offset], []byte("\n")), err)
 	case errors.As(err, &typ):
@@ -171,6 +174,9 @@ func (s *Step) check() error {
 	}
 	if s.Dist.N == 0 && s.Kind != "insert" && s.Count > 0 {
 		errs = append(errs, fmt.Errorf("`dist.n` = 0: expected at least 1 record"))
+	}
+	if s.Threads > 1024 {
+		errs = append(errs, fmt.Errorf("`threads` = %d: expected 1 ..= 1024", s.Threads))
 	}
 	if s.Rate != nil && !(*s.Rate > 0) {
 		errs = append(errs, fmt.Errorf("`rate` = %v: expected a positive number", *s.Rate))

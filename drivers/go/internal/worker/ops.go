@@ -53,6 +53,14 @@ type tally struct {
 	done                        atomic.Uint64
 }
 
+func newTally(st *Step) *tally {
+	t := &tally{hists: map[string]*hdrhistogram.Histogram{}, iv: NewHistogram()}
+	for _, k := range append([]string{st.Kind}, st.Kinds...) {
+		t.hists[k] = NewHistogram()
+	}
+	return t
+}
+
 // thread is one goroutine of an ops step with its reader, stream and scratch buffers.
 type thread struct {
 	run        *opsRun
@@ -62,8 +70,8 @@ type thread struct {
 	rd         Reader
 	dirty      bool
 	key, exp   []byte
-	arena      []byte
-	offs, recs []uint64
+	val        []byte
+	recs       []uint64
 	cs         []uint64
 	keys, vals [][]byte
 	found      []bool
@@ -75,13 +83,16 @@ type thread struct {
 }
 
 func (run *opsRun) newThread(id uint64) (*thread, error) {
+	// Buffers are sized up front: what the loop allocates is the engine's (the runtime counters).
 	room := run.ds.MaxLen() + 64
-	th := &thread{run: run, id: id, s: newStream(run.st), exp: make([]byte, 0, room),
-		arena: make([]byte, 0, int(run.unit)*(room+64))}
-	th.t = &tally{hists: map[string]*hdrhistogram.Histogram{}, iv: NewHistogram()}
-	for _, k := range append([]string{run.st.Kind}, run.st.Kinds...) {
-		th.t.hists[k] = NewHistogram()
+	th := &thread{run: run, id: id, s: newStream(run.st), exp: make([]byte, 0, room), val: make([]byte, 0, room)}
+	for range run.unit {
+		th.keys, th.vals = append(th.keys, make([]byte, 0, 64)), append(th.vals, make([]byte, 0, room))
 	}
+	u := int(run.unit)
+	th.key, th.batch, th.recs, th.cs, th.s1 = make([]byte, 0, 64), make([]WriteOp, 0, u), make([]uint64, 0, u), make([]uint64, 0, u), make([]uint32, 0, u)
+	th.locks = batchLocks{make([]uint64, 0, u), make([]uint32, 0, u)}
+	th.t = newTally(run.st)
 	if run.st.OpenPerOp {
 		return th, nil
 	}
@@ -91,13 +102,18 @@ func (run *opsRun) newThread(id uint64) (*thread, error) {
 }
 
 // loop runs the units of ops from..to that belong to this thread (unit j: thread j mod threads).
+// A thread that is done lets its snapshot go: a writer on another thread may wait for it.
 func (th *thread) loop(from, to uint64) {
+	defer th.refresh()
 	run, u, n := th.run, th.run.unit, th.run.st.Threads
 	for j := th.id; from+j*u < to && !run.stop.Load(); j += n {
 		k0 := from + j*u
 		var due time.Duration
 		if run.timed && run.st.Rate != nil {
 			due = time.Duration(float64(j) * 1e9 / *run.st.Rate)
+			if run.writes {
+				th.refresh() // a writer on another thread must not wait for this one's sleep
+			}
 			th.wait(due)
 		}
 		th.unit(k0, min(k0+u, to), due)
@@ -225,7 +241,7 @@ func (th *thread) get(rec uint64, due time.Duration) {
 	th.key = ds.Key(th.key[:0], rec)
 	s1 := st.load(c) // before the snapshot: the snapshot is never older than s1
 	var exp []byte
-	if s1&1 == 1 {
+	if s1&(lockBit|1) == 1 { // present, and no write in flight
 		exp = ds.Value(th.exp[:0], c, writesOf(s1)-1)
 		warm(exp)
 	}
@@ -236,7 +252,7 @@ func (th *thread) get(rec uint64, due time.Duration) {
 	th.sample("get", t0, t1, due, 1, err)
 	switch s2 := st.load(c); {
 	case err != nil:
-	case exp != nil && s2 == s1 && found && th.verifies():
+	case exp != nil && s2 == s1 && s1&lockBit == 0 && found && th.verifies():
 		if !bytes.Equal(exp, v) {
 			th.t.mismatches++
 		}
@@ -247,24 +263,22 @@ func (th *thread) get(rec uint64, due time.Duration) {
 
 func (th *thread) multiGet(k0, k1 uint64, due time.Duration) {
 	ds, st := th.run.ds, th.run.state
-	th.arena, th.offs, th.recs, th.s1 = th.arena[:0], th.offs[:0], th.recs[:0], th.s1[:0]
-	for k := k0; k < k1; k++ {
-		_, r := th.s.op(k)
-		th.arena = ds.Key(th.arena, r)
-		th.offs = append(th.offs, uint64(len(th.arena)))
+	n := int(k1 - k0)
+	th.keys, th.vals, th.recs, th.s1 = grow(th.keys, n), grow(th.vals, n), th.recs[:0], th.s1[:0]
+	if len(th.found) < n {
+		th.found = make([]bool, n)
+	}
+	for i := range n {
+		_, r := th.s.op(k0 + uint64(i))
+		th.keys[i] = ds.Key(th.keys[i][:0], r)
 		th.recs = append(th.recs, ds.Canon(r))
 		th.s1 = append(th.s1, st.load(ds.Canon(r)))
-	}
-	n := int(k1 - k0)
-	th.keys, th.vals, th.found = th.keys[:0], grow(th.vals, n), make([]bool, n)
-	for i, end := range th.offs {
-		th.keys = append(th.keys, th.arena[th.start(i):end])
 	}
 	th.beforeRead()
 	t0 := th.now()
 	var err error
 	if mg, ok := th.rd.(MultiGetter); ok {
-		err = mg.MultiGet(th.keys, th.vals, th.found)
+		err = mg.MultiGet(th.keys, th.vals, th.found[:n])
 	} else {
 		// No native multi-get: the request loops over get, copying each value as a caller must
 		// (a reader's value is valid only until its next call).
@@ -281,14 +295,6 @@ func (th *thread) multiGet(k0, k1 uint64, due time.Duration) {
 	}
 }
 
-// start is the offset of key i in the arena.
-func (th *thread) start(i int) uint64 {
-	if i == 0 {
-		return 0
-	}
-	return th.offs[i-1]
-}
-
 func grow(b [][]byte, n int) [][]byte {
 	for len(b) < n {
 		b = append(b, nil)
@@ -299,40 +305,29 @@ func grow(b [][]byte, n int) [][]byte {
 // write runs one batch of load, update, insert or delete ops as one timed Write.
 func (th *thread) write(kind string, k0, k1 uint64, due time.Duration) {
 	ds, st := th.run.ds, th.run.state
-	th.recs = th.recs[:0]
+	th.recs, th.cs = th.recs[:0], th.cs[:0]
 	for k := k0; k < k1; k++ {
 		_, r := th.s.op(k)
-		th.recs = append(th.recs, r)
+		th.recs, th.cs = append(th.recs, r), append(th.cs, ds.Canon(r))
 	}
 	th.refresh() // no snapshot is held while waiting for a record's lock or the store's
 	if kind != "load" {
-		th.cs = th.cs[:0]
-		for _, r := range th.recs {
-			th.cs = append(th.cs, ds.Canon(r))
-		}
 		th.locks.take(st, th.cs)
 	}
-	th.arena, th.offs, th.batch = th.arena[:0], th.offs[:0], th.batch[:0]
-	for _, r := range th.recs {
-		c := ds.Canon(r)
-		th.arena = ds.Key(th.arena, r)
-		th.offs = append(th.offs, uint64(len(th.arena)))
+	n := len(th.recs)
+	th.keys, th.vals, th.batch = grow(th.keys, n), grow(th.vals, n), th.batch[:0]
+	for i, r := range th.recs {
+		c := th.cs[i]
+		th.keys[i] = ds.Key(th.keys[i][:0], r)
 		switch kind {
 		case "load":
-			th.arena = append(th.arena, ds.Value(th.exp[:0], r, 0)...)
+			th.vals[i] = append(th.vals[i][:0], ds.Value(th.exp[:0], r, 0)...)
 		case "delete":
 			th.locks.del(c)
 		default:
-			th.arena = append(th.arena, ds.Value(th.exp[:0], c, th.locks.put(c))...)
+			th.vals[i] = append(th.vals[i][:0], ds.Value(th.exp[:0], c, th.locks.put(c))...)
 		}
-		th.offs = append(th.offs, uint64(len(th.arena)))
-	}
-	for i := 0; i < len(th.offs); i += 2 {
-		a, b, c := uint64(0), th.offs[i], th.offs[i+1]
-		if i > 0 {
-			a = th.offs[i-1]
-		}
-		th.batch = append(th.batch, WriteOp{Key: th.arena[a:b], Value: th.arena[b:c], Delete: kind == "delete"})
+		th.batch = append(th.batch, WriteOp{Key: th.keys[i], Value: th.vals[i], Delete: kind == "delete"})
 	}
 	t0 := th.now()
 	err := th.run.r.eng.Write(th.batch)
@@ -342,8 +337,8 @@ func (th *thread) write(kind string, k0, k1 uint64, due time.Duration) {
 	if kind != "load" {
 		st.unlock(th.locks.recs, th.locks.states)
 	} else if st.cells != nil {
-		for _, r := range th.recs {
-			atomic.StoreUint32(&st.cells[ds.Canon(r)], 3)
+		for _, c := range th.cs {
+			atomic.StoreUint32(&st.cells[c], 3)
 		}
 	}
 }
@@ -359,7 +354,7 @@ func (th *thread) rmw(rec uint64, due time.Duration) {
 	th.locks.take(st, th.cs)
 	th.refresh() // and the read sees the last write of the record
 	s := th.locks.states[0]
-	val := append(th.arena[:0], ds.Value(th.exp[:0], c, th.locks.put(c))...)
+	th.val = append(th.val[:0], ds.Value(th.exp[:0], c, th.locks.put(c))...)
 	th.vals = grow(th.vals, 1)
 	t0 := th.now()
 	v, found, err := th.rd.Get(th.key)
@@ -368,7 +363,7 @@ func (th *thread) rmw(rec uint64, due time.Duration) {
 		err = th.rd.Refresh()
 	}
 	if err == nil {
-		th.batch = append(th.batch[:0], WriteOp{Key: th.key, Value: val})
+		th.batch = append(th.batch[:0], WriteOp{Key: th.key, Value: th.val})
 		err = th.run.r.eng.Write(th.batch)
 	}
 	t1 := th.now()
@@ -394,7 +389,7 @@ func (th *thread) openGet(kind string, rec uint64, due time.Duration) {
 		if rd, err = e.Reader(); err == nil {
 			var v []byte
 			v, found, err = rd.Get(th.key)
-			th.arena = append(th.arena[:0], v...)
+			th.val = append(th.val[:0], v...)
 			err = errors.Join(err, rd.Close())
 		}
 		err = errors.Join(err, e.Close())
@@ -402,7 +397,7 @@ func (th *thread) openGet(kind string, rec uint64, due time.Duration) {
 	t1 := th.now()
 	th.sample(kind, t0, t1, due, 1, err)
 	if err == nil {
-		th.check(c, s1, st.load(c), th.arena, found)
+		th.check(c, s1, st.load(c), th.val, found)
 	}
 }
 

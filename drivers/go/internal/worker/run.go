@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -46,26 +48,39 @@ type Interval struct {
 
 // StepResult is the raw counters of one step, as job.rs StepResult.
 type StepResult struct {
-	Event      string             `json:"event"`
-	Index      int                `json:"index"`
-	Step       string             `json:"step"`
-	Error      *string            `json:"error"`
-	ErrorKind  string             `json:"error_kind,omitempty"`
-	WallNs     uint64             `json:"wall_ns"`
-	Settings   map[string]string  `json:"settings,omitempty"`
-	Evicted    uint64             `json:"evicted"`
-	Ops        uint64             `json:"ops"`
-	Requests   uint64             `json:"requests"`
-	Errors     uint64             `json:"errors"`
-	FirstError string             `json:"first_error,omitempty"`
-	Mismatches uint64             `json:"mismatches"`
-	Missing    uint64             `json:"missing"`
-	BusyNs     uint64             `json:"busy_ns"`
-	BusyMaxNs  uint64             `json:"busy_max_ns"`
-	Hist       map[string]string  `json:"hist,omitempty"`
-	Intervals  []Interval         `json:"intervals,omitempty"`
-	Usage      Usage              `json:"usage"`
-	Runtime    map[string]float64 `json:"runtime,omitempty"`
+	Event      string            `json:"event"`
+	Index      int               `json:"index"`
+	Step       string            `json:"step"`
+	Error      *string           `json:"error"`
+	ErrorKind  string            `json:"error_kind,omitempty"`
+	WallNs     uint64            `json:"wall_ns"`
+	Settings   map[string]string `json:"settings,omitempty"`
+	Evicted    uint64            `json:"evicted"`
+	Ops        uint64            `json:"ops"`
+	Requests   uint64            `json:"requests"`
+	Errors     uint64            `json:"errors"`
+	FirstError string            `json:"first_error,omitempty"`
+	Mismatches uint64            `json:"mismatches"`
+	Missing    uint64            `json:"missing"`
+	BusyNs     uint64            `json:"busy_ns"`
+	BusyMaxNs  uint64            `json:"busy_max_ns"`
+	Hist       map[string]string `json:"hist,omitempty"`
+	Intervals  []Interval        `json:"intervals,omitempty"`
+	Usage      Usage             `json:"usage"`
+	Runtime    map[string]F64    `json:"runtime,omitempty"`
+}
+
+// F64 is a float that always prints with a fraction or an exponent, as serde_json does (so
+// the Rust side reads an event back to the same JSON value).
+type F64 float64
+
+// MarshalJSON writes 3.0 rather than 3.
+func (f F64) MarshalJSON() ([]byte, error) {
+	b := strconv.AppendFloat(nil, float64(f), 'g', -1, 64)
+	if !bytes.ContainsAny(b, ".eEIN") {
+		b = append(b, ".0"...)
+	}
+	return b, nil
 }
 
 func (r *StepResult) fail(kind string, err error) {
@@ -97,7 +112,7 @@ func RunJob(job *Job, desc *Descriptor, emit func(any)) bool {
 	emit(map[string]any{"event": "hello", "protocol": ProtocolVersion, "engine": desc.Name,
 		"worker":  fmt.Sprintf("go kvbench-go-worker %s (%s)", Version, runtime.Version()),
 		"version": desc.Version(), "capabilities": desc.Caps.Names(), "options": r.opts.Effective(),
-		"timer_overhead_ns": CalibrateTimer()})
+		"timer_overhead_ns": F64(CalibrateTimer())})
 	r.emit = emit
 	for i := range job.Steps {
 		res := r.step(&job.Steps[i])
@@ -188,6 +203,9 @@ func (r *runner) step(s *Step) *StepResult {
 		if p, ok := r.eng.(Preparer); ok {
 			if err := p.Prepare(); err != nil {
 				res.fail(kindOf(err), err)
+			} else {
+				// What prepare applied is what the phases run with.
+				res.Settings = r.eng.Settings()
 			}
 		}
 	}
@@ -214,8 +232,9 @@ func (m *mem) add(after, before mem) {
 	m.mallocs += after.mallocs - before.mallocs
 }
 
-func (m mem) since(b mem) map[string]float64 {
-	return map[string]float64{"alloc_bytes": float64(m.alloc - b.alloc), "mallocs": float64(m.mallocs - b.mallocs)}
+func (m mem) since(b mem) map[string]F64 {
+	sub := func(a, b uint64) F64 { return F64(a - min(a, b)) }
+	return map[string]F64{"alloc_bytes": sub(m.alloc, b.alloc), "mallocs": sub(m.mallocs, b.mallocs)}
 }
 
 func kindOf(err error) string {
@@ -285,25 +304,15 @@ func (r *runner) ops(st *Step, res *StepResult) {
 		res.fail("io", fmt.Errorf("scans over keys not in record order need the plan file's SORTED section"))
 		return
 	}
-	threads := make([]*thread, st.Threads)
-	for i := range threads {
-		th, err := run.newThread(uint64(i))
-		if err != nil {
-			res.fail(kindOf(err), err)
-			return
-		}
-		threads[i] = th
+	threads, err := run.threads()
+	if err != nil {
+		res.fail(kindOf(err), err)
+		return
 	}
-	run.start = time.Now()
-	// Warm-up: the stream's continuation (ops count .. count+warmup), so the timed ops are the
-	// same with or without it (docs/methodology.md).
-	run.each(threads, st.Count, st.Count+st.Warmup)
-	for _, th := range threads {
-		th.s = newStream(st)
-	}
+	run.warmup(threads)
+	stopProgress := r.progress(run, threads)
 	m0 := memStats()
 	run.timed, run.start = true, time.Now()
-	stopProgress := r.progress(run, threads)
 	run.each(threads, 0, st.Count)
 	if st.Finish && run.unsupported.Load() == nil {
 		t0 := time.Now()
@@ -314,6 +323,44 @@ func (r *runner) ops(st *Step, res *StepResult) {
 	}
 	res.WallNs = uint64(time.Since(run.start))
 	stopProgress()
+	run.closeReaders(threads)
+	// Interval encoding, progress events and thread start-up are the harness's, not the engine's.
+	m0.add(run.col.harness, mem{})
+	m0.add(run.progressMem, mem{})
+	res.Runtime = memStats().since(m0)
+	run.collect(threads, res)
+}
+
+func (run *opsRun) threads() ([]*thread, error) {
+	threads := make([]*thread, run.st.Threads)
+	for i := range threads {
+		th, err := run.newThread(uint64(i))
+		if err != nil {
+			run.closeReaders(threads[:i])
+			return nil, err
+		}
+		threads[i] = th
+	}
+	return threads, nil
+}
+
+// warmup runs the stream's continuation (ops count .. count+warmup), untimed and unrecorded,
+// so the timed ops are the same with or without it (docs/methodology.md). Then it measures
+// what starting the threads allocates (on an empty range), to take it out of the counters.
+func (run *opsRun) warmup(threads []*thread) {
+	if run.st.Warmup > 0 {
+		run.start = time.Now()
+		run.each(threads, run.st.Count, run.st.Count+run.st.Warmup)
+		for _, th := range threads {
+			th.s, th.t, th.lastKind, th.lastHist = newStream(run.st), newTally(run.st), "", nil
+		}
+	}
+	b0 := memStats()
+	run.each(threads, 0, 0)
+	run.col.harness.add(memStats(), b0)
+}
+
+func (run *opsRun) closeReaders(threads []*thread) {
 	for _, th := range threads {
 		if th.rd != nil {
 			if err := th.rd.Close(); err != nil {
@@ -321,11 +368,6 @@ func (r *runner) ops(st *Step, res *StepResult) {
 			}
 		}
 	}
-	// Interval encoding and progress events are the harness's, not the engine's.
-	m0.add(run.col.harness, mem{})
-	m0.add(run.progressMem, mem{})
-	res.Runtime = memStats().since(m0)
-	run.collect(threads, res)
 }
 
 func (r *runner) newRun(st *Step) *opsRun {
