@@ -367,6 +367,10 @@ impl Scenario {
         if p.open_per == OpenPer::Operation && p.kind != PhaseKind::Get {
             return Err(FieldError::new(&f("open_per"), "open_per = \"operation\" is only for get phases"));
         }
+        if p.warmup.is_some_and(|n| n > 0) && p.kind.writes() {
+            // A warm-up of a writing phase would change what the phase then reads.
+            return Err(FieldError::new(&f("warmup"), "warmup is only for read phases (get, multi-get, scan)"));
+        }
         Ok(())
     }
 
@@ -532,5 +536,15 @@ mod tests {
             assert_eq!(phases[0].kind, PhaseKind::Load, "{name}");
         }
         assert!(workload("nope").unwrap_err().contains("readrandom"));
+    }
+
+    #[test]
+    fn a_warm_up_of_a_writing_phase_is_refused_naming_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.toml");
+        let text = "engines = [\"memory\"]\n[[phase]]\nkind = \"load\"\n[[phase]]\nkind = \"update\"\nwarmup = 10\n";
+        std::fs::write(&p, text).unwrap();
+        let err = Scenario::from_file(&p).unwrap_err();
+        assert!(err.contains("warmup") && err.contains("read phases") && err.contains("line"), "{err}");
     }
 }
