@@ -132,20 +132,24 @@ fn run_unit(
         (_, Some(rd)) if ctx.step.kind == OpKind::MultiGet => multi_get_unit(ctx, t, b, rd, ops, due),
         (kind, Some(rd)) => {
             // A reader holding a snapshot must see this thread's writes, and with writers on
-            // other threads, theirs too: refresh before the read (outside the timing).
-            if *dirty || ctx.lock {
-                *dirty = false;
-                if let Err(e) = rd.refresh() {
-                    return t.error(e);
-                }
-            }
+            // other threads, theirs too. The snapshot is taken after the record's state is
+            // read (or its lock taken), so it is never older than the state it is checked
+            // against; the refresh is outside the timing.
+            let fresh = std::mem::take(dirty) || ctx.lock;
             match kind {
-                OpKind::Scan => scan_unit(ctx, t, b, rd, first, due),
+                OpKind::Scan => {
+                    if fresh {
+                        if let Err(e) = rd.refresh() {
+                            return t.error(e);
+                        }
+                    }
+                    scan_unit(ctx, t, b, rd, first, due)
+                }
                 OpKind::Rmw => {
                     *dirty = true;
                     rmw_unit(ctx, t, b, rd, first, due)
                 }
-                _ => get_unit(ctx, t, b, rd, first, due),
+                _ => get_unit(ctx, t, b, rd, first, due, fresh),
             }
         }
         (_, None) => Err(EngineError::Store("no reader for a read operation".into())),
@@ -253,11 +257,15 @@ fn get_unit(
     rd: &mut (dyn Reader + '_),
     o: &Op,
     due: Option<u64>,
+    fresh: bool,
 ) -> crate::engine::Result<()> {
     let c = ctx.data.canon(o.record);
     b.keys.resize_with(1.max(b.keys.len()), Vec::new);
     ctx.data.key(o.record, &mut b.keys[0]);
     let s1 = read_state(ctx, c);
+    if fresh {
+        rd.refresh()?;
+    }
     // Alone, the state cannot change during the call: derive what it must return first.
     let exact = (!ctx.lock && ctx.step.verify && state::present(s1)).then(|| ctx.data.expected(c, writes(s1) - 1));
     let t0 = stamp();
@@ -319,6 +327,11 @@ fn rmw_unit(
     b.values.resize_with(1.max(b.values.len()), Vec::new);
     ctx.data.key(o.record, &mut b.keys[0]);
     let s = ctx.state.begin_write(c, ctx.lock);
+    // The read must see the record's last write: a snapshot taken after the record is ours.
+    if let Err(e) = rd.refresh() {
+        ctx.state.end_write(c, s);
+        return Err(e);
+    }
     ctx.data.value(c, writes(s), &mut b.values[0]);
     let t0 = stamp();
     let r = rd
