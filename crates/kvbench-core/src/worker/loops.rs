@@ -37,6 +37,19 @@ struct Bufs {
     states: Vec<(u64, u32, bool)>,
 }
 
+impl Bufs {
+    /// The key of `record` into the first key buffer (single-key units).
+    fn one_key(&mut self, data: &Data, record: u64) {
+        self.keys.resize_with(1.max(self.keys.len()), Vec::new);
+        data.key(record, &mut self.keys[0]);
+    }
+}
+
+/// The open engine of a step that writes.
+fn engine<'a>(ctx: &Ctx<'a>) -> crate::engine::Result<&'a dyn Engine> {
+    ctx.engine.ok_or_else(|| EngineError::Store("no open engine".into()))
+}
+
 /// Run this thread's units of the step.
 pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
     let mut t = Tally::new();
@@ -162,7 +175,7 @@ fn run_unit(
 
 /// A write batch: derive keys and values, take the records, one timed `write`.
 fn write_unit(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, ops: &[Op], due: Option<u64>) -> crate::engine::Result<()> {
-    let engine = ctx.engine.ok_or_else(|| EngineError::Store("no open engine".into()))?;
+    let engine = engine(ctx)?;
     let n = ops.len();
     b.keys.resize_with(n.max(b.keys.len()), Vec::new);
     b.values.resize_with(n.max(b.values.len()), Vec::new);
@@ -260,8 +273,7 @@ fn get_unit(
     fresh: bool,
 ) -> crate::engine::Result<()> {
     let c = ctx.data.canon(o.record);
-    b.keys.resize_with(1.max(b.keys.len()), Vec::new);
-    ctx.data.key(o.record, &mut b.keys[0]);
+    b.one_key(ctx.data, o.record);
     let s1 = read_state(ctx, c);
     if fresh {
         rd.refresh()?;
@@ -321,11 +333,10 @@ fn rmw_unit(
     o: &Op,
     due: Option<u64>,
 ) -> crate::engine::Result<()> {
-    let engine = ctx.engine.ok_or_else(|| EngineError::Store("no open engine".into()))?;
+    let engine = engine(ctx)?;
     let c = ctx.data.canon(o.record);
-    b.keys.resize_with(1.max(b.keys.len()), Vec::new);
     b.values.resize_with(1.max(b.values.len()), Vec::new);
-    ctx.data.key(o.record, &mut b.keys[0]);
+    b.one_key(ctx.data, o.record);
     let s = ctx.state.begin_write(c, ctx.lock);
     // The read must see the record's last write: a snapshot taken after the record is ours.
     if let Err(e) = rd.refresh() {
@@ -349,8 +360,7 @@ fn rmw_unit(
 fn open_get_unit(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, o: &Op, due: Option<u64>) -> crate::engine::Result<()> {
     let open = ctx.reopen.ok_or_else(|| EngineError::Store("open per operation without an opener".into()))?;
     let c = ctx.data.canon(o.record);
-    b.keys.resize_with(1.max(b.keys.len()), Vec::new);
-    ctx.data.key(o.record, &mut b.keys[0]);
+    b.one_key(ctx.data, o.record);
     let t0 = stamp();
     let r = open().and_then(|e| {
         let found = e.reader()?.get(&b.keys[0], &mut b.found)?;
