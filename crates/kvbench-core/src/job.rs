@@ -242,8 +242,6 @@ pub struct OpsStep {
     #[serde(default = "yes")]
     pub verify: bool,
     #[serde(default)]
-    pub warmup: u64,
-    #[serde(default)]
     pub stop: bool,
 }
 

@@ -307,7 +307,6 @@ fn ops_step(
         mode,
         finish: def.kind == PhaseKind::Load,
         verify: true,
-        warmup: 0,
         stop: def.kind == PhaseKind::Load,
     })
 }

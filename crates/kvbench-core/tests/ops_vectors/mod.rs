@@ -41,7 +41,6 @@ fn step(index: usize, name: &str, kind: OpKind, count: u64, dist: Dist) -> OpsSt
         mode: OpenMode::default(),
         finish: false,
         verify: true,
-        warmup: 0,
         stop: false,
     }
 }
