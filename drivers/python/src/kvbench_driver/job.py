@@ -61,7 +61,7 @@ def check_ops(s: dict, w: str) -> None:
     field(s, w, "count", "int")
     for name in ("threads", "batch", "keys_per_request"):
         field(s, w, name, "pos", 1)
-    for name in ("rec_seed", "kind_seed", "len_seed", "perm_seed", "insert_base", "last", "warmup"):
+    for name in ("rec_seed", "kind_seed", "len_seed", "perm_seed", "insert_base", "last"):
         field(s, w, name, "int", 0)
     d = field(s, w, "dist", "obj")
     name = field(d, f"{w}.dist", "name", DISTS)

@@ -265,8 +265,6 @@ class Ops:
         s = self.s
         if self.writes:
             self.state.materialize()
-        if s["warmup"]:  # a rehearsal of the step's first operations (docs/decisions.md)
-            self.phase(0, min(s["warmup"], s["count"]), 1, timed=False)
         return self.phase(0, s["count"], s["threads"], timed=True)
 
     def phase(self, k0: int, k1: int, n_threads: int, timed: bool) -> Tally:
