@@ -309,6 +309,14 @@ pub trait Reader {
         Ok(())
     }
 
+    /// Values of `keys` in order, fetched as separate GET requests that all go out before any
+    /// reply is read, spread over the reader's connections (server engines with the
+    /// `connections` and `pipeline` options). Engines without such a client leave it
+    /// unsupported: the policy only asks it of rows that set those options.
+    fn get_pipelined(&mut self, _keys: &[&[u8]], _out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        Err(EngineError::Unsupported("pipelined gets".into()))
+    }
+
     /// Visit up to `limit` records in key order from the first key >= `start` (or the first
     /// key); `visit` returns false to stop early. Returns how many records were visited.
     fn scan(

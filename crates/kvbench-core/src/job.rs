@@ -211,6 +211,10 @@ pub struct OpsStep {
     pub batch: u32,
     #[serde(default = "one")]
     pub keys_per_request: u32,
+    /// Get phases of server engines: GET requests sent together as one timed unit, spread
+    /// over the reader's connections (connections x pipeline depth); 1 is one get at a time.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub pipeline: u32,
     /// Mixed phases: op kinds and their u64 thresholds (same length).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kinds: Vec<OpKind>,
@@ -247,6 +251,9 @@ pub struct OpsStep {
 
 fn one() -> u32 {
     1
+}
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 fn yes() -> bool {
     true

@@ -2,7 +2,7 @@
 //! (the `memcache` crate took ~230 µs per set on this machine against ~75 µs for pymemcache;
 //! see docs/servers.md). The server kvbench starts listens only on a Unix socket in its private
 //! directory (`memcached+unix:///PATH`); a server given by URL is reached over TCP
-//! (`memcached://HOST:PORT`, TCP_NODELAY). One connection per reader thread, buffered reads,
+//! (`memcached://HOST:PORT`, TCP_NODELAY). One connection per reader thread (or `connections` of them, for pipelined get rounds), buffered reads,
 //! each request written with one system call. Sets wait for `STORED` (no
 //! `noreply`), so a set is timed until the server has answered.
 //!
@@ -59,7 +59,14 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             name: "pipeline",
             kind: OptionKind::Int,
             default: "0",
-            doc: "writes of a batch in flight per round trip (0: the whole batch, 1: one at a time)",
+            doc: "requests in flight per connection: a write batch's window (0: the whole batch) and a get \
+                  phase's depth (0 or 1: one get at a time)",
+        },
+        OptionSpec {
+            name: "connections",
+            kind: OptionKind::Int,
+            default: "1",
+            doc: "connections per reader thread; a get phase spreads each pipelined round over them",
         },
         OptionSpec {
             name: "timeout",
@@ -344,6 +351,23 @@ impl Conn {
         Ok(())
     }
 
+    /// The reply to one `get`: the value into `out` (cleared first); false when absent.
+    fn read_get_reply(&mut self, out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        self.read_line()?;
+        if self.line.starts_with(b"END") {
+            return Ok(false);
+        }
+        self.check_error_line("get")?;
+        let (_, len) = self.value_header()?;
+        self.read_data(len, out)?;
+        self.read_line()?;
+        if !self.line.starts_with(b"END") {
+            return Err(proto("get (expected END)", &self.line));
+        }
+        Ok(true)
+    }
+
     fn check_error_line(&self, what: &str) -> Result<()> {
         if self.line.starts_with(b"SERVER_ERROR") || self.line.starts_with(b"CLIENT_ERROR") || self.line == b"ERROR\r\n"
         {
@@ -413,6 +437,7 @@ pub struct Engine {
     timeout: Duration,
     codec: KeyCodec,
     pipeline: usize,
+    connections: usize,
     writer: Mutex<(Conn, Vec<u8>)>,
     settings: BTreeMap<String, String>,
 }
@@ -429,6 +454,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn kvbench_core::engine::Engine>> {
     }
     let codec = KeyCodec { prefix: prefix.clone().into_bytes(), always_hex: o.text("keys").as_deref() == Some("hex") };
     let pipeline = o.int("pipeline").unwrap_or(0).max(0) as usize;
+    let connections = o.int("connections").unwrap_or(1).clamp(1, 4096) as usize;
     let timeout = Duration::from_secs(o.int("timeout").unwrap_or(30).max(1) as u64);
     let mut conn = Conn::connect(&addr, timeout)
         .map_err(|e| EngineError::Store(format!("cannot connect to memcached at {addr}: {e}")))?;
@@ -464,6 +490,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn kvbench_core::engine::Engine>> {
         "pipeline".into(),
         if pipeline == 0 { "whole batch".into() } else { format!("{pipeline} writes per round trip") },
     );
+    settings.insert("connections".into(), format!("{connections} per reader thread"));
     settings.insert("client".into(), "kvbench text protocol (one write per request; TCP_NODELAY on TCP)".into());
     if maxbytes > 0 && args.expected_bytes > maxbytes / 10 * 8 {
         settings.insert(
@@ -489,7 +516,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn kvbench_core::engine::Engine>> {
         }
         std::fs::write(&marker, &prefix)?;
     }
-    Ok(Box::new(Engine { addr, timeout, codec, pipeline, writer: Mutex::new((conn, Vec::new())), settings }))
+    Ok(Box::new(Engine { addr, timeout, codec, pipeline, connections, writer: Mutex::new((conn, Vec::new())), settings }))
 }
 
 /// How the server is reached, for the report: a TCP server given by URL has no authentication.
@@ -576,9 +603,13 @@ impl kvbench_core::engine::Engine for Engine {
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        let conn = Conn::connect(&self.addr, self.timeout)
-            .map_err(|e| EngineError::Store(format!("cannot connect to memcached at {}: {e}", self.addr)))?;
-        Ok(Box::new(MemcachedReader { conn, codec: self.codec.clone(), keys: Vec::new(), key: Vec::new() }))
+        let connect = || {
+            Conn::connect(&self.addr, self.timeout)
+                .map_err(|e| EngineError::Store(format!("cannot connect to memcached at {}: {e}", self.addr)))
+        };
+        let conn = connect()?;
+        let more = (1..self.connections).map(|_| connect()).collect::<Result<Vec<_>>>()?;
+        Ok(Box::new(MemcachedReader { conn, more, codec: self.codec.clone(), keys: Vec::new(), key: Vec::new() }))
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
@@ -586,8 +617,17 @@ impl kvbench_core::engine::Engine for Engine {
     }
 }
 
+/// Queue `get KEY` on the connection.
+fn push_get(c: &mut Conn, key: &[u8]) {
+    c.wbuf.extend_from_slice(b"get ");
+    c.wbuf.extend_from_slice(key);
+    c.wbuf.extend_from_slice(b"\r\n");
+}
+
 struct MemcachedReader {
     conn: Conn,
+    /// Further connections of this reader (option `connections`), used by pipelined gets.
+    more: Vec<Conn>,
     codec: KeyCodec,
     key: Vec<u8>,
     /// Encoded keys of a multi-get, concatenated, with their ends.
@@ -598,23 +638,41 @@ impl Reader for MemcachedReader {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         self.codec.encode(key, &mut self.key)?;
         let c = &mut self.conn;
-        c.wbuf.extend_from_slice(b"get ");
-        c.wbuf.extend_from_slice(&self.key);
-        c.wbuf.extend_from_slice(b"\r\n");
+        push_get(c, &self.key);
         c.flush()?;
+        c.read_get_reply(out)
+    }
+
+    /// Key i goes to connection i mod n: every connection's gets leave in one write, then the
+    /// replies are read connection by connection (blocking reads, no event loop: the server
+    /// answers all of them meanwhile, so the round ends with the slowest connection).
+    fn get_pipelined(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
         out.clear();
-        c.read_line()?;
-        if c.line.starts_with(b"END") {
-            return Ok(false);
+        out.resize(keys.len(), None);
+        let n = 1 + self.more.len();
+        for c in 0..n.min(keys.len()) {
+            let conn = if c == 0 { &mut self.conn } else { &mut self.more[c - 1] };
+            for k in keys.iter().skip(c).step_by(n) {
+                self.codec.encode(k, &mut self.key)?;
+                push_get(conn, &self.key);
+            }
+            conn.flush()?;
         }
-        c.check_error_line("get")?;
-        let (_, len) = c.value_header()?;
-        c.read_data(len, out)?;
-        c.read_line()?;
-        if !c.line.starts_with(b"END") {
-            return Err(proto("get (expected END)", &c.line));
+        // Every reply is read even after a bad one, so the connections stay in step.
+        let mut first_err = None;
+        for c in 0..n.min(keys.len()) {
+            let conn = if c == 0 { &mut self.conn } else { &mut self.more[c - 1] };
+            for i in (c..keys.len()).step_by(n) {
+                let mut v = Vec::new();
+                match conn.read_get_reply(&mut v) {
+                    Ok(found) => out[i] = found.then_some(v),
+                    Err(e) => {
+                        first_err.get_or_insert(e);
+                    }
+                }
+            }
         }
-        Ok(true)
+        first_err.map_or(Ok(()), Err)
     }
 
     fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {

@@ -1,7 +1,8 @@
 //! `redis`: a Redis server over loopback through the `redis` crate's synchronous connection.
-//! One connection per reader thread; GET per key, MGET for multi-get; a write batch goes out as
-//! one pipeline (or windows of `pipeline` commands), optionally inside MULTI/EXEC. No ordered
-//! scan (Redis keys are unordered).
+//! One connection per reader thread (or `connections` of them); GET per key, MGET for multi-get;
+//! a write batch goes out as one pipeline (or windows of `pipeline` commands), optionally inside
+//! MULTI/EXEC; a pipelined get round (policy: connections x pipeline GETs) is written to every
+//! connection before any reply is read. No ordered scan (Redis keys are unordered).
 //!
 //! Durability (`sync`) is applied with CONFIG SET in the untimed `prepare` step (or on first use
 //! when a caller skips it), because one server serves every variant of a run: `none` → no AOF, no RDB snapshots; `commit`/`always` → AOF with
@@ -43,7 +44,14 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             name: "pipeline",
             kind: OptionKind::Int,
             default: "0",
-            doc: "commands of a write batch per round trip (0: the whole batch, 1: one at a time)",
+            doc: "requests in flight per connection: a write batch's window (0: the whole batch) and a get \
+                  phase's depth (0 or 1: one GET at a time)",
+        },
+        OptionSpec {
+            name: "connections",
+            kind: OptionKind::Int,
+            default: "1",
+            doc: "connections per reader thread; a get phase spreads each pipelined round over them",
         },
         OptionSpec {
             name: "atomic",
@@ -166,6 +174,7 @@ pub struct Redis {
     client: ::redis::Client,
     prefix: Vec<u8>,
     pipeline: usize,
+    connections: usize,
     atomic: bool,
     writer: Mutex<Connection>,
     settings: Mutex<BTreeMap<String, String>>,
@@ -228,6 +237,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let mut c = connect(&client).map_err(|e| EngineError::Store(format!("cannot connect to {url}: {e}")))?;
     let prefix = o.text("prefix").unwrap_or_default().into_bytes();
     let pipeline = o.int("pipeline").unwrap_or(0).max(0) as usize;
+    let connections = o.int("connections").unwrap_or(1).clamp(1, 4096) as usize;
     let atomic = o.bool("atomic");
     let policy = match o.text("appendfsync").as_deref() {
         Some("auto") | None => "always".to_string(),
@@ -242,6 +252,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         "pipeline".into(),
         if pipeline == 0 { "whole batch".into() } else { format!("{pipeline} commands per round trip") },
     );
+    settings.insert("connections".into(), format!("{connections} per reader thread"));
     settings.insert("atomic".into(), if atomic { "MULTI/EXEC per window".into() } else { "no".into() });
     settings.insert("keys".into(), format!("prefix `{}` + the key's bytes", String::from_utf8_lossy(&prefix)));
     read_durability(&mut c, args.sync, &mut settings);
@@ -256,6 +267,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         client,
         prefix,
         pipeline,
+        connections,
         atomic,
         writer: Mutex::new(c),
         settings: Mutex::new(settings),
@@ -411,7 +423,8 @@ impl Engine for Redis {
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
         self.setup()?;
         let conn = connect(&self.client)?;
-        Ok(Box::new(RedisReader { conn, prefix: &self.prefix, cmd: Vec::with_capacity(256) }))
+        let more = (1..self.connections).map(|_| connect(&self.client)).collect::<Result<Vec<_>>>()?;
+        Ok(Box::new(RedisReader { conn, more, prefix: &self.prefix, cmd: Vec::with_capacity(256) }))
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
@@ -421,6 +434,8 @@ impl Engine for Redis {
 
 struct RedisReader<'a> {
     conn: Connection,
+    /// Further connections of this reader (option `connections`), used by pipelined gets.
+    more: Vec<Connection>,
     prefix: &'a [u8],
     /// The request, encoded here in RESP (reused: no allocation per request).
     cmd: Vec<u8>,
@@ -461,6 +476,12 @@ fn resp_arg(buf: &mut Vec<u8>, parts: &[&[u8]]) {
     buf.extend_from_slice(b"\r\n");
 }
 
+/// Append `GET prefix+key` in RESP to `buf`.
+fn push_get(buf: &mut Vec<u8>, prefix: &[u8], key: &[u8]) {
+    buf.extend_from_slice(b"*2\r\n$3\r\nGET\r\n");
+    resp_arg(buf, &[prefix, key]);
+}
+
 fn bulk(v: Value) -> Result<Option<Vec<u8>>> {
     match v {
         Value::Nil => Ok(None),
@@ -471,9 +492,8 @@ fn bulk(v: Value) -> Result<Option<Vec<u8>>> {
 
 impl Reader for RedisReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        resp_start(&mut self.cmd, 2);
-        resp_arg(&mut self.cmd, &[b"GET"]);
-        resp_arg(&mut self.cmd, &[self.prefix, key]);
+        self.cmd.clear();
+        push_get(&mut self.cmd, self.prefix, key);
         let v = self.conn.req_packed_command(&self.cmd).map_err(err)?;
         match bulk(v)? {
             Some(b) => {
@@ -485,6 +505,37 @@ impl Reader for RedisReader<'_> {
                 Ok(false)
             }
         }
+    }
+
+    /// Key i goes to connection i mod n: every connection's GETs leave in one write, then the
+    /// replies are read connection by connection (blocking reads, no event loop: the server
+    /// answers all of them meanwhile, so the round ends with the slowest connection).
+    fn get_pipelined(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        out.clear();
+        out.resize(keys.len(), None);
+        let n = 1 + self.more.len();
+        for c in 0..n.min(keys.len()) {
+            self.cmd.clear();
+            for k in keys.iter().skip(c).step_by(n) {
+                push_get(&mut self.cmd, self.prefix, k);
+            }
+            let conn = if c == 0 { &mut self.conn } else { &mut self.more[c - 1] };
+            conn.send_packed_command(&self.cmd).map_err(err)?;
+        }
+        // Every reply is read even after a bad one, so the connections stay in step.
+        let mut first_err = None;
+        for c in 0..n.min(keys.len()) {
+            let conn = if c == 0 { &mut self.conn } else { &mut self.more[c - 1] };
+            for i in (c..keys.len()).step_by(n) {
+                match conn.recv_response().map_err(err).and_then(bulk) {
+                    Ok(v) => out[i] = v,
+                    Err(e) => {
+                        first_err.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        first_err.map_or(Ok(()), Err)
     }
 
     fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {

@@ -132,6 +132,50 @@ fn run_plan(desc: &'static kvbench_core::engine::EngineDescriptor, url: Option<&
     }
 }
 
+/// Server engines with `connections` and `pipeline`: get phases run as pipelined rounds over
+/// several connections per thread, and every value read that way is still verified.
+fn run_pipelined(desc: &'static kvbench_core::engine::EngineDescriptor, url: Option<&str>, token: Option<&str>) {
+    let text = r#"
+        engines = ["memory"]
+        seed = 9
+        [dataset]
+        records = 500
+        value = { min = 1, max = 64 }
+        [[phase]]
+        kind = "load"
+        batch = 50
+        [[phase]]
+        kind = "get"
+        threads = 2
+        [[phase]]
+        kind = "update"
+        count = 200
+        [[phase]]
+        name = "get-after"
+        kind = "get"
+        count = 333
+    "#;
+    let s: Scenario = toml::from_str(text).unwrap();
+    let mut v = Variant { name: desc.name.into(), ..s.all_variants()[0].clone() };
+    v.options.insert("connections".into(), 3.into());
+    v.options.insert("pipeline".into(), 4.into());
+    let tmp = tempfile::tempdir().unwrap();
+    let phases =
+        kvbench_core::policy::run_in_process(&s, &v, desc, tmp.path(), url.map(String::from), token.map(String::from))
+            .unwrap_or_else(|e| panic!("{}: {e}", desc.name));
+    for r in &phases {
+        assert_eq!(r.status, Status::Ok, "{}: phase {} failed: {:?}", desc.name, r.name, r.reason);
+        assert_eq!(r.mismatches + r.missing, 0, "{}: {}", desc.name, r.name);
+    }
+    let get = &phases[2];
+    assert_eq!((get.ops, get.unit.as_str()), (500, "3 conn x 4 gets"), "{}", desc.name);
+    // Two threads of 250 gets each, in rounds of 12: 20 full rounds and one of 10 per thread.
+    assert_eq!(get.requests, 42, "{}", desc.name);
+    let after = &phases[4];
+    assert_eq!((after.ops, after.requests), (333, 333_u64.div_ceil(12)), "{}", desc.name);
+    assert_eq!(phases[3].unit, "op", "writes are not get rounds");
+}
+
 macro_rules! conformance {
     ($($test:ident => $name:literal),* $(,)?) => {
         /// The engines that have a test below, in order.
@@ -156,6 +200,9 @@ macro_rules! conformance {
             conformance::run_on(desc, &db, t).unwrap_or_else(|e| panic!("{}: {e}", $name));
             conformance::sync_modes_on(desc, tmp.path(), t).unwrap_or_else(|e| panic!("{}: {e}", $name));
             run_plan(desc, url.as_deref(), token.as_deref());
+            if desc.options.iter().any(|o| o.name == "connections") {
+                run_pipelined(desc, url.as_deref(), token.as_deref());
+            }
             if let Some((s, _dir)) = server {
                 s.stop().unwrap_or_else(|e| panic!("{}: stop: {e}", $name));
             }

@@ -29,6 +29,11 @@ pub struct PhasePlan {
     pub batch: u32,
     pub unit: String,
     pub rate: Option<f64>,
+    /// The row's store is a server (reached by URL): busy client threads are then the load
+    /// generator's limit, not the store's work (saturation.rs).
+    pub server: bool,
+    /// GET requests of one timed unit (connections x pipeline; 1 when not pipelined).
+    pub pipeline: u32,
 }
 
 pub struct JobPlan {
@@ -115,6 +120,7 @@ impl Builder<'_> {
             threads: def.threads.unwrap_or(1).max(1),
             batch: batch_of(def),
             rate: def.rate,
+            server: self.row.url.is_some(),
             ..Default::default()
         };
         if let Some(why) = not_applicable(def, self.row, self.data) {
@@ -122,6 +128,7 @@ impl Builder<'_> {
             return Ok(p);
         }
         p.unit = unit_of(def, p.batch);
+        self.pipelining(def, &mut p)?;
         self.notes(def, &mut p);
         let want = if def.kind.writes() { OpenMode::ReadWrite } else { self.row.variant.open };
         if def.open_per == OpenPer::Operation {
@@ -160,6 +167,39 @@ impl Builder<'_> {
         Ok(self.push(|index| Step::Ops(Box::new(OpsStep { index, ..st }))))
     }
 
+    /// Connections and pipeline depth of a server row (its engine options, engine.rs): a get
+    /// phase then times rounds of connections x pipeline GETs, every request of a round written
+    /// before any reply is read, and records one latency sample per round (as redis-benchmark
+    /// -P and memtier --pipeline count a pipeline). Other phases keep one request at a time.
+    fn pipelining(&self, def: &PhaseDef, p: &mut PhasePlan) -> anyhow::Result<()> {
+        let (conns, depth) =
+            (option_count(self.row.variant, "connections")?, option_count(self.row.variant, "pipeline")?);
+        let depth = if def.kind == PhaseKind::Get { depth } else { 1 };
+        p.pipeline = conns * depth;
+        if p.pipeline <= 1 {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            def.rate.is_none(),
+            "`rate` paces single requests; it cannot be combined with engine options connections x pipeline > 1"
+        );
+        anyhow::ensure!(def.open_per != OpenPer::Operation, "open_per = \"operation\" cannot be pipelined");
+        if def.kind != PhaseKind::Get {
+            p.notes.push(format!(
+                "{conns} connections per thread, used one request at a time (only get phases are pipelined)"
+            ));
+            p.pipeline = 1;
+            return Ok(());
+        }
+        p.unit = format!("{conns} conn x {depth} gets");
+        p.notes.push(format!(
+            "pipelined: each thread writes {} GETs over {conns} connections ({depth} per connection) before reading \
+             their replies; a latency sample is one such round, not one GET",
+            p.pipeline
+        ));
+        Ok(())
+    }
+
     fn notes(&self, def: &PhaseDef, p: &mut PhasePlan) {
         if def.kind == PhaseKind::MultiGet && !self.row.caps.multi_get {
             p.notes.push("no native multi-get: each request loops over get".into());
@@ -190,6 +230,21 @@ impl Builder<'_> {
     fn ops(&mut self, i: usize, def: &PhaseDef, p: &PhasePlan, mode: OpenMode) -> anyhow::Result<usize> {
         let st = ops_step(self.s, self.data, i, def, p, mode)?;
         Ok(self.push(|index| Step::Ops(Box::new(OpsStep { index, ..st }))))
+    }
+}
+
+/// A count-like engine option of the row (`connections`, `pipeline`): absent, 0 or 1 is 1.
+/// The engine itself checks that it has the option (engines without it reject the row).
+fn option_count(v: &Variant, name: &str) -> anyhow::Result<u32> {
+    let Some(value) = v.options.get(name) else { return Ok(1) };
+    let n = match value {
+        serde_json::Value::Number(n) => n.as_u64(),
+        serde_json::Value::String(s) => crate::engine::parse_size(s).and_then(|n| u64::try_from(n).ok()),
+        _ => None,
+    };
+    match n {
+        Some(n) if n <= 4096 => Ok((n as u32).max(1)),
+        _ => anyhow::bail!("engine {} option `{name}` = {value}: expected an integer from 0 to 4096", v.label()),
     }
 }
 
@@ -289,6 +344,7 @@ fn ops_step(
         threads: p.threads,
         batch: p.batch,
         keys_per_request: kpr as u32,
+        pipeline: p.pipeline.max(1),
         kinds,
         thresholds,
         dist,

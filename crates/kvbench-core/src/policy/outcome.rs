@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::job::StepResult;
 use crate::result::{Interval, Latency, PhaseResult, Status};
+use crate::saturation;
 use crate::worker::clock::{decode_histogram, new_histogram, summarize};
 
 use super::jobs::PhasePlan;
@@ -129,11 +130,32 @@ fn fill(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
                 .into(),
         );
     }
-    if let Some(rate) = p.rate {
-        if r.ops_per_sec < rate * 0.95 {
-            r.notes.push(format!("the target rate was not sustained: {:.0} ops/s achieved", r.ops_per_sec));
-        }
+    if !single {
+        saturation_notes(r, p, s);
     }
+}
+
+/// Say when the load generator, not the store, limited the phase (saturation.rs): its threads
+/// near 100% CPU beside a server, or an open loop short of its rate.
+fn saturation_notes(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
+    let load = saturation::PhaseLoad {
+        cpu_user_ns: s.usage.cpu_user_ns,
+        cpu_sys_ns: s.usage.cpu_sys_ns,
+        wall_ns: s.wall_ns,
+        threads: p.threads.max(1),
+        cpus: cpus(),
+        ops: r.ops,
+        target_rate: p.rate,
+        store_in_process: !p.server,
+    };
+    for w in saturation::check(&load) {
+        r.notes.push(w.message());
+    }
+}
+
+/// CPUs this process may use: the worker runs on this host.
+fn cpus() -> u32 {
+    std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
 }
 
 fn single_latency(ns: u64) -> Option<Latency> {
@@ -227,5 +249,41 @@ mod tests {
         let r = &phases(&[plan("get", 0)], &BTreeMap::from([(0, s)]))[0];
         assert_eq!(r.status, Status::Failed);
         assert!(r.reason.as_deref().unwrap().contains("7 wrong values"));
+    }
+
+    /// A step of 1 s wall time whose worker used `cpu_ms` of CPU on one thread.
+    fn busy_step(cpu_ms: u64) -> StepResult {
+        let mut s = ops(0, 100_000, 1_000_000_000, 900_000_000);
+        s.usage.cpu_user_ns = cpu_ms * 700_000;
+        s.usage.cpu_sys_ns = cpu_ms * 300_000;
+        s
+    }
+
+    fn saturation_notes_of(p: PhasePlan, s: StepResult) -> Vec<String> {
+        let r = &phases(&[p], &BTreeMap::from([(0, s)]))[0];
+        r.notes.iter().filter(|n| n.contains("saturated") || n.contains("not sustained")).cloned().collect()
+    }
+
+    #[test]
+    fn a_busy_client_of_a_server_is_reported_as_saturated() {
+        let server = PhasePlan { server: true, ..plan("get", 0) };
+        let notes = saturation_notes_of(server.clone(), busy_step(970));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with("load generator saturated") && notes[0].contains("97%"), "{notes:?}");
+        assert!(saturation_notes_of(server, busy_step(500)).is_empty(), "half busy is capacity to spare");
+    }
+
+    #[test]
+    fn a_busy_embedded_engine_is_not_a_saturated_client() {
+        assert!(saturation_notes_of(plan("get", 0), busy_step(990)).is_empty());
+    }
+
+    #[test]
+    fn an_open_loop_short_of_its_rate_is_reported() {
+        // 100 000 ops in 1 s against 150 000 asked.
+        let p = PhasePlan { rate: Some(150_000.0), server: true, ..plan("get", 0) };
+        let notes = saturation_notes_of(p, busy_step(300));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("100000 ops/s of 150000") && notes[0].ends_with("store"), "{notes:?}");
     }
 }

@@ -68,6 +68,13 @@ pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
         }
     };
     let mut b = Bufs::default();
+    if ctx.step.pipeline > 1 && ctx.step.kind == OpKind::Get {
+        if let Some(rd) = reader.as_deref_mut() {
+            pipelined_units(ctx, &mut t, &mut b, rd, &mut stream);
+            t.close_interval(u64::MAX);
+            return t;
+        }
+    }
     let mut ops: Vec<Op> = Vec::new();
     let mut dirty = false;
     let mut units = 0u64;
@@ -87,6 +94,30 @@ pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
     ctx.done.fetch_add((units % 64) * ops.len() as u64, Ordering::Relaxed);
     t.close_interval(u64::MAX);
     t
+}
+
+/// A pipelined get phase (jobs.rs decides the depth): `pipeline` of this thread's units go
+/// out together and are timed as one.
+fn pipelined_units(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, rd: &mut (dyn Reader + '_), stream: &mut OpStream) {
+    let depth = ctx.step.pipeline as usize;
+    let mut ops: Vec<Op> = Vec::with_capacity(depth);
+    let mut one: Vec<Op> = Vec::new();
+    loop {
+        ops.clear();
+        while ops.len() < depth && stream.next_unit(&mut one) {
+            ops.extend_from_slice(&one);
+        }
+        if ops.is_empty() {
+            return;
+        }
+        let r = keyed_unit(ctx, t, b, rd, &ops, None, OpKind::Get);
+        ctx.done.fetch_add(ops.len() as u64, Ordering::Relaxed);
+        if let Err(e) = r {
+            if t.error(e) {
+                return;
+            }
+        }
+    }
 }
 
 fn open_reader<'a>(ctx: &Ctx<'a>) -> crate::engine::Result<Option<Box<dyn Reader + 'a>>> {
@@ -142,7 +173,7 @@ fn run_unit(
             write_unit(ctx, t, b, ops, due)
         }
         (_, _) if ctx.step.open_per_op => open_get_unit(ctx, t, b, first, due),
-        (_, Some(rd)) if ctx.step.kind == OpKind::MultiGet => multi_get_unit(ctx, t, b, rd, ops, due),
+        (_, Some(rd)) if ctx.step.kind == OpKind::MultiGet => keyed_unit(ctx, t, b, rd, ops, due, OpKind::MultiGet),
         (kind, Some(rd)) => {
             // A reader holding a snapshot must see this thread's writes, and with writers on
             // other threads, theirs too. The snapshot is taken after the record's state is
@@ -295,13 +326,16 @@ fn get_unit(
     Ok(())
 }
 
-fn multi_get_unit(
+/// A unit of several keys read in one timed call: a multi-get request (`kind` MultiGet) or a
+/// round of pipelined GETs (`kind` Get).
+fn keyed_unit(
     ctx: &Ctx<'_>,
     t: &mut Tally,
     b: &mut Bufs,
     rd: &mut (dyn Reader + '_),
     ops: &[Op],
     due: Option<u64>,
+    kind: OpKind,
 ) -> crate::engine::Result<()> {
     b.keys.resize_with(ops.len().max(b.keys.len()), Vec::new);
     for (i, o) in ops.iter().enumerate() {
@@ -309,8 +343,11 @@ fn multi_get_unit(
     }
     let keys: Vec<&[u8]> = b.keys[..ops.len()].iter().map(|k| &k[..]).collect();
     let t0 = stamp();
-    let r = rd.multi_get(&keys, &mut b.multi);
-    sample(ctx, t, OpKind::MultiGet, t0, due, ops.len() as u64);
+    let r = match kind {
+        OpKind::MultiGet => rd.multi_get(&keys, &mut b.multi),
+        _ => rd.get_pipelined(&keys, &mut b.multi),
+    };
+    sample(ctx, t, kind, t0, due, ops.len() as u64);
     r?;
     if b.multi.len() != ops.len() {
         t.mismatches += ops.len() as u64;
