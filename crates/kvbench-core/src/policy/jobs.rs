@@ -185,10 +185,14 @@ impl Builder<'_> {
         );
         anyhow::ensure!(def.open_per != OpenPer::Operation, "open_per = \"operation\" cannot be pipelined");
         if def.kind != PhaseKind::Get {
-            p.notes.push(format!(
-                "{conns} connections per thread, used one request at a time (only get phases are pipelined)"
-            ));
+            // Writes go through the engine's one writer connection, batches pipelined by the
+            // engine; other reads use one connection of each thread's reader.
             p.pipeline = 1;
+            if !matches!(def.kind, PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete) {
+                p.notes.push(format!(
+                    "one request at a time on one of the {conns} connections per thread (only get phases are pipelined)"
+                ));
+            }
             return Ok(());
         }
         p.unit = format!("{conns} conn x {depth} gets");
