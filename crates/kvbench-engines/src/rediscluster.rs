@@ -68,7 +68,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             name: "pipeline",
             kind: OptionKind::Int,
             default: "0",
-            doc: "commands of a write batch per cluster pipeline (0: the whole batch)",
+            doc: "commands of a write batch per cluster pipeline (0: the whole batch), and GETs of a get phase's \
+                  pipelined round (0 or 1: one GET at a time)",
         },
         OptionSpec {
             name: "appendfsync",
@@ -779,6 +780,22 @@ impl Reader for ClusterReader<'_> {
             out[i] = bulk(v)?;
         }
         Ok(())
+    }
+
+    /// A round of a pipelined get phase: one cluster pipeline of GETs (the crate sends each
+    /// master its share as one pipeline, to every master before reading any reply).
+    fn get_pipelined(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        out.clear();
+        let mut pipe = cluster_pipe();
+        for k in keys {
+            self.full_key(k);
+            pipe.cmd("GET").arg(&self.key);
+        }
+        let replies: Vec<Value> = self.query(|c| pipe.query(c))?;
+        if replies.len() != keys.len() {
+            return Err(EngineError::Store(format!("redis-cluster: {} replies for {} GETs", replies.len(), keys.len())));
+        }
+        replies.into_iter().try_for_each(|v| bulk(v).map(|b| out.push(b)))
     }
 }
 
