@@ -590,13 +590,18 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
         ));
     }
     for (n, who) in notes {
-        s.note.push_str(if n.starts_with("the harness took") { "; WARNING: " } else { "; " });
+        s.note.push_str(if is_warning(&n) { "; WARNING: " } else { "; " });
         s.note.push_str(&n);
         if who.len() < r.engines.len() {
             s.note.push_str(&format!(" ({})", who.join(", ")));
         }
     }
     s
+}
+
+/// Notes that say a figure describes the harness or the load generator, not only the store.
+fn is_warning(note: &str) -> bool {
+    ["the harness took", "load generator saturated", "target rate not sustained"].iter().any(|w| note.starts_with(w))
 }
 
 fn measured_row(e: &EngineResult, p: &PhaseResult, spread: Option<&(usize, f64)>, allocs: bool) -> Vec<String> {

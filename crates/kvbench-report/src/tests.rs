@@ -407,3 +407,21 @@ fn compare_lists_the_settings_that_differ() {
     b.engines.retain(|e| e.label != "broken");
     assert!(differences(&a, &b).contains(&"rows only in A: broken".to_string()));
 }
+
+#[test]
+fn a_saturated_load_generator_is_a_warning_on_its_row_in_every_format() {
+    let mut r = fixture();
+    let server = r.engines.iter_mut().find(|e| e.label == "server").unwrap();
+    let get = server.phases.iter_mut().find(|p| p.name == "get").unwrap();
+    get.notes.push("load generator saturated: its threads were on CPU 97% of the phase".into());
+    let s = sections(&r);
+    let get = s.iter().find(|s| s.note.contains("load generator saturated")).expect("a section with the note");
+    assert!(
+        get.note.contains("WARNING: load generator saturated: its threads were on CPU 97% of the phase (server)"),
+        "{}",
+        get.note
+    );
+    for f in [Format::Table, Format::Markdown, Format::Html] {
+        assert!(render(&r, f).contains("load generator saturated"), "{f:?}");
+    }
+}
