@@ -309,11 +309,22 @@ pub trait Reader {
         Ok(())
     }
 
-    /// Values of `keys` in order, fetched as separate GET requests that all go out before any
-    /// reply is read, spread over the reader's connections (server engines with the
-    /// `connections` and `pipeline` options). Engines without such a client leave it
-    /// unsupported: the policy only asks it of rows that set those options.
-    fn get_pipelined(&mut self, _keys: &[&[u8]], _out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+    /// Connections of this reader (server engines with the `connections` option).
+    fn connections(&self) -> usize {
+        1
+    }
+
+    /// Write GET requests for `keys` on connection `conn` without reading their replies
+    /// (pipelining; server engines with the `pipeline` option). The worker times from this
+    /// call to the end of [`Reader::recv_gets`]; engines without such a client leave it
+    /// unsupported, and the policy asks it only of rows that set those options.
+    fn send_gets(&mut self, _conn: usize, _keys: &[&[u8]]) -> Result<()> {
+        Err(EngineError::Unsupported("pipelined gets".into()))
+    }
+
+    /// Read the replies to the `n` GETs last sent on `conn`, in order, into `out` (cleared
+    /// first). Every reply is read even after a bad one, so the connection stays in step.
+    fn recv_gets(&mut self, _conn: usize, _n: usize, _out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
         Err(EngineError::Unsupported("pipelined gets".into()))
     }
 

@@ -211,8 +211,11 @@ pub struct OpsStep {
     pub batch: u32,
     #[serde(default = "one")]
     pub keys_per_request: u32,
-    /// Get phases of server engines: GET requests sent together as one timed unit, spread
-    /// over the reader's connections (connections x pipeline depth); 1 is one get at a time.
+    /// Get phases of server engines: connections each thread keeps requests in flight on.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub connections: u32,
+    /// Get phases of server engines: GETs sent together on one connection, timed as one unit
+    /// from the write of the first to the read of the last reply; 1 is one get at a time.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub pipeline: u32,
     /// Mixed phases: op kinds and their u64 thresholds (same length).

@@ -2,7 +2,7 @@
 //! (the `memcache` crate took ~230 µs per set on this machine against ~75 µs for pymemcache;
 //! see docs/servers.md). The server kvbench starts listens only on a Unix socket in its private
 //! directory (`memcached+unix:///PATH`); a server given by URL is reached over TCP
-//! (`memcached://HOST:PORT`, TCP_NODELAY). One connection per reader thread (or `connections` of them, for pipelined get rounds), buffered reads,
+//! (`memcached://HOST:PORT`, TCP_NODELAY). One connection per reader thread (or `connections` of them, for pipelined get phases), buffered reads,
 //! each request written with one system call. Sets wait for `STORED` (no
 //! `noreply`), so a set is timed until the server has answered.
 //!
@@ -624,6 +624,14 @@ fn push_get(c: &mut Conn, key: &[u8]) {
     c.wbuf.extend_from_slice(b"\r\n");
 }
 
+/// Connection `i` of a reader: the first one, or one of the further ones.
+fn conn_at<'c>(first: &'c mut Conn, more: &'c mut [Conn], i: usize) -> Result<&'c mut Conn> {
+    match i {
+        0 => Ok(first),
+        _ => more.get_mut(i - 1).ok_or_else(|| EngineError::Store(format!("memcached: no connection {i}"))),
+    }
+}
+
 struct MemcachedReader {
     conn: Conn,
     /// Further connections of this reader (option `connections`), used by pipelined gets.
@@ -643,32 +651,31 @@ impl Reader for MemcachedReader {
         c.read_get_reply(out)
     }
 
-    /// Key i goes to connection i mod n: every connection's gets leave in one write, then the
-    /// replies are read connection by connection (blocking reads, no event loop: the server
-    /// answers all of them meanwhile, so the round ends with the slowest connection).
-    fn get_pipelined(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
-        out.clear();
-        out.resize(keys.len(), None);
-        let n = 1 + self.more.len();
-        for c in 0..n.min(keys.len()) {
-            let conn = if c == 0 { &mut self.conn } else { &mut self.more[c - 1] };
-            for k in keys.iter().skip(c).step_by(n) {
-                self.codec.encode(k, &mut self.key)?;
-                push_get(conn, &self.key);
-            }
-            conn.flush()?;
+    fn connections(&self) -> usize {
+        1 + self.more.len()
+    }
+
+    /// Every get of the pipeline leaves in one write.
+    fn send_gets(&mut self, conn: usize, keys: &[&[u8]]) -> Result<()> {
+        let c = conn_at(&mut self.conn, &mut self.more, conn)?;
+        for k in keys {
+            self.codec.encode(k, &mut self.key)?;
+            push_get(c, &self.key);
         }
-        // Every reply is read even after a bad one, so the connections stay in step.
+        Ok(c.flush()?)
+    }
+
+    fn recv_gets(&mut self, conn: usize, n: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        out.clear();
+        let c = conn_at(&mut self.conn, &mut self.more, conn)?;
         let mut first_err = None;
-        for c in 0..n.min(keys.len()) {
-            let conn = if c == 0 { &mut self.conn } else { &mut self.more[c - 1] };
-            for i in (c..keys.len()).step_by(n) {
-                let mut v = Vec::new();
-                match conn.read_get_reply(&mut v) {
-                    Ok(found) => out[i] = found.then_some(v),
-                    Err(e) => {
-                        first_err.get_or_insert(e);
-                    }
+        for _ in 0..n {
+            let mut v = Vec::new();
+            match c.read_get_reply(&mut v) {
+                Ok(found) => out.push(found.then_some(v)),
+                Err(e) => {
+                    out.push(None);
+                    first_err.get_or_insert(e);
                 }
             }
         }

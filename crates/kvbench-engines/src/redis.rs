@@ -1,8 +1,7 @@
 //! `redis`: a Redis server over loopback through the `redis` crate's synchronous connection.
 //! One connection per reader thread (or `connections` of them); GET per key, MGET for multi-get;
 //! a write batch goes out as one pipeline (or windows of `pipeline` commands), optionally inside
-//! MULTI/EXEC; a pipelined get round (policy: connections x pipeline GETs) is written to every
-//! connection before any reply is read. No ordered scan (Redis keys are unordered).
+//! MULTI/EXEC; a pipelined get phase keeps `pipeline` GETs in flight on each connection. No ordered scan (Redis keys are unordered).
 //!
 //! Durability (`sync`) is applied with CONFIG SET in the untimed `prepare` step (or on first use
 //! when a caller skips it), because one server serves every variant of a run: `none` → no AOF, no RDB snapshots; `commit`/`always` → AOF with
@@ -490,6 +489,14 @@ fn bulk(v: Value) -> Result<Option<Vec<u8>>> {
     }
 }
 
+/// Connection `i` of a reader: the first one, or one of the further ones.
+fn conn_mut<'c>(first: &'c mut Connection, more: &'c mut [Connection], i: usize) -> Result<&'c mut Connection> {
+    match i {
+        0 => Ok(first),
+        _ => more.get_mut(i - 1).ok_or_else(|| EngineError::Store(format!("redis: no connection {i}"))),
+    }
+}
+
 impl Reader for RedisReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         self.cmd.clear();
@@ -507,31 +514,30 @@ impl Reader for RedisReader<'_> {
         }
     }
 
-    /// Key i goes to connection i mod n: every connection's GETs leave in one write, then the
-    /// replies are read connection by connection (blocking reads, no event loop: the server
-    /// answers all of them meanwhile, so the round ends with the slowest connection).
-    fn get_pipelined(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
-        out.clear();
-        out.resize(keys.len(), None);
-        let n = 1 + self.more.len();
-        for c in 0..n.min(keys.len()) {
-            self.cmd.clear();
-            for k in keys.iter().skip(c).step_by(n) {
-                push_get(&mut self.cmd, self.prefix, k);
-            }
-            let conn = if c == 0 { &mut self.conn } else { &mut self.more[c - 1] };
-            conn.send_packed_command(&self.cmd).map_err(err)?;
+    fn connections(&self) -> usize {
+        1 + self.more.len()
+    }
+
+    /// Every GET of the pipeline leaves in one write.
+    fn send_gets(&mut self, conn: usize, keys: &[&[u8]]) -> Result<()> {
+        self.cmd.clear();
+        for k in keys {
+            push_get(&mut self.cmd, self.prefix, k);
         }
-        // Every reply is read even after a bad one, so the connections stay in step.
+        let c = conn_mut(&mut self.conn, &mut self.more, conn)?;
+        c.send_packed_command(&self.cmd).map_err(err)
+    }
+
+    fn recv_gets(&mut self, conn: usize, n: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        out.clear();
+        let c = conn_mut(&mut self.conn, &mut self.more, conn)?;
         let mut first_err = None;
-        for c in 0..n.min(keys.len()) {
-            let conn = if c == 0 { &mut self.conn } else { &mut self.more[c - 1] };
-            for i in (c..keys.len()).step_by(n) {
-                match conn.recv_response().map_err(err).and_then(bulk) {
-                    Ok(v) => out[i] = v,
-                    Err(e) => {
-                        first_err.get_or_insert(e);
-                    }
+        for _ in 0..n {
+            match c.recv_response().map_err(err).and_then(bulk) {
+                Ok(v) => out.push(v),
+                Err(e) => {
+                    out.push(None);
+                    first_err.get_or_insert(e);
                 }
             }
         }

@@ -675,6 +675,7 @@ impl Engine for RedisClusterEngine {
             client: &self.client,
             prefix: &self.prefix,
             key: Vec::new(),
+            pending: Vec::new(),
         }))
     }
 
@@ -688,6 +689,8 @@ struct ClusterReader<'a> {
     client: &'a ClusterClient,
     prefix: &'a [u8],
     key: Vec<u8>,
+    /// Full keys of a pipeline sent with `send_gets`, read by `recv_gets`.
+    pending: Vec<Vec<u8>>,
 }
 
 impl ClusterReader<'_> {
@@ -782,18 +785,26 @@ impl Reader for ClusterReader<'_> {
         Ok(())
     }
 
-    /// A round of a pipelined get phase: one cluster pipeline of GETs (the crate sends each
-    /// master its share as one pipeline, to every master before reading any reply).
-    fn get_pipelined(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+    /// The crate sends a cluster pipeline and reads its replies in one call, so the keys wait
+    /// here and go out in `recv_gets` (each master gets its share as one pipeline, every
+    /// master before any reply is read); the worker's timing spans both calls.
+    fn send_gets(&mut self, conn: usize, keys: &[&[u8]]) -> Result<()> {
+        if conn != 0 {
+            return Err(EngineError::Store(format!("redis-cluster: no connection {conn} (one per master)")));
+        }
+        self.pending = keys.iter().map(|k| [self.prefix, k].concat()).collect();
+        Ok(())
+    }
+
+    fn recv_gets(&mut self, _conn: usize, n: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
         out.clear();
         let mut pipe = cluster_pipe();
-        for k in keys {
-            self.full_key(k);
-            pipe.cmd("GET").arg(&self.key);
+        for k in std::mem::take(&mut self.pending) {
+            pipe.cmd("GET").arg(k);
         }
         let replies: Vec<Value> = self.query(|c| pipe.query(c))?;
-        if replies.len() != keys.len() {
-            return Err(EngineError::Store(format!("redis-cluster: {} replies for {} GETs", replies.len(), keys.len())));
+        if replies.len() != n {
+            return Err(EngineError::Store(format!("redis-cluster: {} replies for {n} GETs", replies.len())));
         }
         replies.into_iter().try_for_each(|v| bulk(v).map(|b| out.push(b)))
     }

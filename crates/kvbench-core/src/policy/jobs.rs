@@ -32,7 +32,8 @@ pub struct PhasePlan {
     /// The row's store is a server (reached by URL): busy client threads are then the load
     /// generator's limit, not the store's work (saturation.rs).
     pub server: bool,
-    /// GET requests of one timed unit (connections x pipeline; 1 when not pipelined).
+    /// Get phases of server rows: connections per thread, and GETs per connection and unit.
+    pub connections: u32,
     pub pipeline: u32,
 }
 
@@ -167,16 +168,15 @@ impl Builder<'_> {
         Ok(self.push(|index| Step::Ops(Box::new(OpsStep { index, ..st }))))
     }
 
-    /// Connections and pipeline depth of a server row (its engine options, engine.rs): a get
-    /// phase then times rounds of connections x pipeline GETs, every request of a round written
-    /// before any reply is read, and records one latency sample per round (as redis-benchmark
-    /// -P and memtier --pipeline count a pipeline). Other phases keep one request at a time.
+    /// Connections and pipeline depth of a server row (its engine options, engine.rs). A get
+    /// phase then keeps `pipeline` GETs in flight on each of `connections` connections per
+    /// thread; a unit is one connection's pipeline, timed from its write to its last reply (as
+    /// memtier and redis-benchmark -P time a pipelined request). Other phases keep one request
+    /// at a time.
     fn pipelining(&self, def: &PhaseDef, p: &mut PhasePlan) -> anyhow::Result<()> {
-        let (conns, depth) =
-            (option_count(self.row.variant, "connections")?, option_count(self.row.variant, "pipeline")?);
-        let depth = if def.kind == PhaseKind::Get { depth } else { 1 };
-        p.pipeline = conns * depth;
-        if p.pipeline <= 1 {
+        let conns = option_count(self.row.variant, "connections")?;
+        let depth = option_count(self.row.variant, "pipeline")?;
+        if conns * depth <= 1 {
             return Ok(());
         }
         anyhow::ensure!(
@@ -187,7 +187,6 @@ impl Builder<'_> {
         if def.kind != PhaseKind::Get {
             // Writes go through the engine's one writer connection, batches pipelined by the
             // engine; other reads use one connection of each thread's reader.
-            p.pipeline = 1;
             if !matches!(def.kind, PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete) {
                 p.notes.push(format!(
                     "one request at a time on one of the {conns} connections per thread (only get phases are pipelined)"
@@ -195,11 +194,11 @@ impl Builder<'_> {
             }
             return Ok(());
         }
-        p.unit = format!("{conns} conn x {depth} gets");
+        (p.connections, p.pipeline) = (conns, depth);
+        p.unit = format!("{depth} gets of {conns} conn");
         p.notes.push(format!(
-            "pipelined: each thread writes {} GETs over {conns} connections ({depth} per connection) before reading \
-             their replies; a latency sample is one such round, not one GET",
-            p.pipeline
+            "pipelined: each thread keeps {depth} GETs in flight on each of its {conns} connections; a latency \
+             sample is one connection's {depth} GETs, from writing the first to reading the last reply"
         ));
         Ok(())
     }
@@ -348,6 +347,7 @@ fn ops_step(
         threads: p.threads,
         batch: p.batch,
         keys_per_request: kpr as u32,
+        connections: p.connections.max(1),
         pipeline: p.pipeline.max(1),
         kinds,
         thresholds,

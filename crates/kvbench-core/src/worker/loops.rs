@@ -68,7 +68,7 @@ pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
         }
     };
     let mut b = Bufs::default();
-    if ctx.step.pipeline > 1 && ctx.step.kind == OpKind::Get {
+    if ctx.step.connections * ctx.step.pipeline > 1 && ctx.step.kind == OpKind::Get {
         if let Some(rd) = reader.as_deref_mut() {
             pipelined_units(ctx, &mut t, &mut b, rd, &mut stream);
             t.close_interval(u64::MAX);
@@ -96,28 +96,86 @@ pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
     t
 }
 
-/// A pipelined get phase (jobs.rs decides the depth): `pipeline` of this thread's units go
-/// out together and are timed as one.
+/// One connection's pipeline in flight: its ops, their keys, when it was written.
+#[derive(Default)]
+struct Flight {
+    ops: Vec<Op>,
+    keys: Vec<Vec<u8>>,
+    sent: u64,
+}
+
+/// A pipelined get phase (jobs.rs decides connections and depth): each connection keeps a
+/// unit of `pipeline` of this thread's gets in flight. Replies are read connection by
+/// connection with blocking reads and each connection is refilled as soon as its replies are
+/// in, so no connection waits for the others (a round-robin, not an event loop: the server
+/// answers every connection meanwhile). A unit is timed from its write to its last reply.
 fn pipelined_units(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, rd: &mut (dyn Reader + '_), stream: &mut OpStream) {
-    let depth = ctx.step.pipeline as usize;
-    let mut ops: Vec<Op> = Vec::with_capacity(depth);
+    let conns = ctx.step.connections.max(1) as usize;
+    if rd.connections() < conns {
+        let have = rd.connections();
+        t.error(EngineError::Store(format!("the reader has {have} connections; the step asks {conns}")));
+        return;
+    }
+    let mut flights: Vec<Flight> = (0..conns).map(|_| Flight::default()).collect();
     let mut one: Vec<Op> = Vec::new();
-    loop {
-        ops.clear();
-        while ops.len() < depth && stream.next_unit(&mut one) {
-            ops.extend_from_slice(&one);
-        }
-        if ops.is_empty() {
+    for (c, f) in flights.iter_mut().enumerate() {
+        if let Err(e) = send_flight(ctx, rd, stream, c, f, &mut one) {
+            t.error(e);
             return;
         }
-        let r = keyed_unit(ctx, t, b, rd, &ops, None, OpKind::Get);
-        ctx.done.fetch_add(ops.len() as u64, Ordering::Relaxed);
-        if let Err(e) = r {
-            if t.error(e) {
-                return;
+    }
+    while flights.iter().any(|f| !f.ops.is_empty()) {
+        for (c, f) in flights.iter_mut().enumerate() {
+            if f.ops.is_empty() {
+                continue;
+            }
+            let r = rd.recv_gets(c, f.ops.len(), &mut b.multi);
+            sample(ctx, t, OpKind::Get, f.sent, None, f.ops.len() as u64);
+            ctx.done.fetch_add(f.ops.len() as u64, Ordering::Relaxed);
+            match r {
+                Ok(()) => check_values(ctx, t, &f.ops, &b.multi),
+                Err(e) => {
+                    if t.error(e) {
+                        return;
+                    }
+                }
+            }
+            if let Err(e) = send_flight(ctx, rd, stream, c, f, &mut one) {
+                // Nothing of this flight is on the wire: do not wait for its replies.
+                f.ops.clear();
+                if t.error(e) {
+                    return;
+                }
             }
         }
     }
+}
+
+/// Take the thread's next `pipeline` gets into `f` and write them on connection `c` (nothing
+/// when the stream is done).
+fn send_flight(
+    ctx: &Ctx<'_>,
+    rd: &mut (dyn Reader + '_),
+    stream: &mut OpStream,
+    c: usize,
+    f: &mut Flight,
+    one: &mut Vec<Op>,
+) -> crate::engine::Result<()> {
+    let depth = ctx.step.pipeline.max(1) as usize;
+    f.ops.clear();
+    while f.ops.len() < depth && stream.next_unit(one) {
+        f.ops.extend_from_slice(one);
+    }
+    if f.ops.is_empty() {
+        return Ok(());
+    }
+    f.keys.resize_with(f.ops.len().max(f.keys.len()), Vec::new);
+    for (i, o) in f.ops.iter().enumerate() {
+        ctx.data.key(o.record, &mut f.keys[i]);
+    }
+    let keys: Vec<&[u8]> = f.keys[..f.ops.len()].iter().map(|k| &k[..]).collect();
+    f.sent = stamp();
+    rd.send_gets(c, &keys)
 }
 
 fn open_reader<'a>(ctx: &Ctx<'a>) -> crate::engine::Result<Option<Box<dyn Reader + 'a>>> {
@@ -173,7 +231,7 @@ fn run_unit(
             write_unit(ctx, t, b, ops, due)
         }
         (_, _) if ctx.step.open_per_op => open_get_unit(ctx, t, b, first, due),
-        (_, Some(rd)) if ctx.step.kind == OpKind::MultiGet => keyed_unit(ctx, t, b, rd, ops, due, OpKind::MultiGet),
+        (_, Some(rd)) if ctx.step.kind == OpKind::MultiGet => multi_get_unit(ctx, t, b, rd, ops, due),
         (kind, Some(rd)) => {
             // A reader holding a snapshot must see this thread's writes, and with writers on
             // other threads, theirs too. The snapshot is taken after the record's state is
@@ -326,16 +384,13 @@ fn get_unit(
     Ok(())
 }
 
-/// A unit of several keys read in one timed call: a multi-get request (`kind` MultiGet) or a
-/// round of pipelined GETs (`kind` Get).
-fn keyed_unit(
+fn multi_get_unit(
     ctx: &Ctx<'_>,
     t: &mut Tally,
     b: &mut Bufs,
     rd: &mut (dyn Reader + '_),
     ops: &[Op],
     due: Option<u64>,
-    kind: OpKind,
 ) -> crate::engine::Result<()> {
     b.keys.resize_with(ops.len().max(b.keys.len()), Vec::new);
     for (i, o) in ops.iter().enumerate() {
@@ -343,22 +398,24 @@ fn keyed_unit(
     }
     let keys: Vec<&[u8]> = b.keys[..ops.len()].iter().map(|k| &k[..]).collect();
     let t0 = stamp();
-    let r = match kind {
-        OpKind::MultiGet => rd.multi_get(&keys, &mut b.multi),
-        _ => rd.get_pipelined(&keys, &mut b.multi),
-    };
-    sample(ctx, t, kind, t0, due, ops.len() as u64);
+    let r = rd.multi_get(&keys, &mut b.multi);
+    sample(ctx, t, OpKind::MultiGet, t0, due, ops.len() as u64);
     r?;
-    if b.multi.len() != ops.len() {
+    check_values(ctx, t, ops, &b.multi);
+    Ok(())
+}
+
+/// Verify the values several keys returned (a multi-get, a pipeline), in the order of `ops`.
+fn check_values(ctx: &Ctx<'_>, t: &mut Tally, ops: &[Op], values: &[Option<Vec<u8>>]) {
+    if values.len() != ops.len() {
         t.mismatches += ops.len() as u64;
-        return Ok(());
+        return;
     }
-    for (i, o) in ops.iter().enumerate() {
+    for (o, v) in ops.iter().zip(values) {
         let c = ctx.data.canon(o.record);
         let s = read_state(ctx, c);
-        check(ctx, t, c, State::expect(s, s), b.multi[i].as_deref());
+        check(ctx, t, c, State::expect(s, s), v.as_deref());
     }
-    Ok(())
 }
 
 /// Read-modify-write: the read and the write of the next version are one timed unit.

@@ -26,6 +26,7 @@ fn step(index: usize, name: &str, kind: OpKind, count: u64, dist: Dist) -> OpsSt
         threads: 1,
         batch: 1,
         keys_per_request: 1,
+        connections: 1,
         pipeline: 1,
         kinds: vec![],
         thresholds: vec![],
