@@ -150,6 +150,11 @@ median() {
     awk -v c="$1" '{print $c}' "$2" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
 }
 
+# spread COLUMN FILE: lowest..highest of one column over the rounds.
+spread() {
+    awk -v c="$1" '{print $c}' "$2" | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {print lo ".." hi}'
+}
+
 start_servers
 load_redis_benchmark_keys
 if [[ -n $MEMTIER ]]; then
@@ -173,7 +178,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-printf '%-10s %-4s %-16s %10s %14s %9s %9s\n' server P tool GET/s cpu-us/GET tput-x cpu-x
+printf '%-10s %-4s %-16s %10s %16s %10s %9s %9s\n' server P tool GET/s range cpu-us/GET tput-x cpu-x
 for server in redis memcached; do
     for d in $DEPTHS; do
         for tool in kvbench redis-benchmark memtier; do
@@ -189,7 +194,8 @@ for server in redis memcached; do
                 done
                 rt=${rt#- } rc=${rc#- }
             fi
-            printf '%-10s %-4s %-16s %10s %14s %9s %9s\n' "$server" "$d" "$tool" "$t" "$c" "${rt// /,}" "${rc// /,}"
+            printf '%-10s %-4s %-16s %10s %16s %10s %9s %9s\n' "$server" "$d" "$tool" "$t" "$(spread 1 "$f")" "$c" \
+                "${rt// /,}" "${rc// /,}"
         done
     done
 done
