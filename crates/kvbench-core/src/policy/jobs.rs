@@ -410,3 +410,65 @@ pub fn caps_from_names(names: &[String]) -> Capabilities {
         delete: has("delete"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(extra_phase: &str) -> Scenario {
+        let text = format!(
+            "engines = [\"redis\"]\n[dataset]\nrecords = 100\n[[phase]]\nkind = \"load\"\n\
+             [[phase]]\nkind = \"get\"\n{extra_phase}\n[[phase]]\nkind = \"multi-get\"\nkeys = 10\n"
+        );
+        toml::from_str(&text).unwrap()
+    }
+
+    fn build_with(s: &Scenario, options: serde_json::Value) -> Result<JobPlan, String> {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = super::super::dataset::resolve(s, tmp.path()).unwrap();
+        let mut v = s.all_variants()[0].clone();
+        v.options = serde_json::from_value(options).unwrap();
+        let facts = RowFacts {
+            variant: &v,
+            caps: Capabilities { multi_get: true, persistent: true, delete: true, ..Default::default() },
+            runtime: "rust",
+            dir: tmp.path(),
+            url: Some("redis+unix:///x".into()),
+            token: None,
+            sync: SyncMode::None,
+        };
+        build(s, &data, &facts)
+    }
+
+    fn ops_steps(plan: &JobPlan) -> Vec<&OpsStep> {
+        plan.job.steps.iter().filter_map(|st| if let Step::Ops(o) = st { Some(&**o) } else { None }).collect()
+    }
+
+    #[test]
+    fn only_get_phases_of_a_row_with_connections_and_pipeline_are_pipelined() {
+        let plan = build_with(&scenario(""), serde_json::json!({"connections": 8, "pipeline": "16"})).unwrap();
+        let shapes: Vec<_> = ops_steps(&plan).iter().map(|o| (o.kind, o.connections, o.pipeline)).collect();
+        assert_eq!(shapes, [(OpKind::Load, 1, 1), (OpKind::Get, 8, 16), (OpKind::MultiGet, 1, 1)]);
+        let get = plan.phases.iter().find(|p| p.name == "get").unwrap();
+        assert_eq!(get.unit, "16 gets of 8 conn");
+        assert!(get.notes.iter().any(|n| n.starts_with("pipelined: each thread keeps 16 GETs")), "{:?}", get.notes);
+        let mget = plan.phases.iter().find(|p| p.name == "multi-get").unwrap();
+        assert!(mget.notes.iter().any(|n| n.contains("one request at a time")), "{:?}", mget.notes);
+    }
+
+    #[test]
+    fn a_row_without_the_options_keeps_one_request_at_a_time() {
+        let plan = build_with(&scenario(""), serde_json::json!({})).unwrap();
+        assert!(ops_steps(&plan).iter().all(|o| o.connections == 1 && o.pipeline == 1));
+        let job = serde_json::to_string(&plan.job).unwrap();
+        assert!(!job.contains("\"pipeline\"") && !job.contains("\"connections\""), "absent from the job when 1");
+    }
+
+    #[test]
+    fn an_open_loop_or_a_bad_count_is_refused_with_the_field() {
+        let e = build_with(&scenario("rate = 1000.0"), serde_json::json!({"pipeline": 4})).err().unwrap();
+        assert!(e.contains("`rate` paces single requests"), "{e}");
+        let e = build_with(&scenario(""), serde_json::json!({"connections": -1})).err().unwrap();
+        assert!(e.contains("option `connections` = -1: expected an integer from 0 to 4096"), "{e}");
+    }
+}
