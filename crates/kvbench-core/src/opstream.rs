@@ -64,8 +64,12 @@ impl Picker {
         );
         Ok(match *dist {
             Dist::Sequential { n, start } => Picker::Sequential { n, start },
-            Dist::Shuffle { n } => Picker::Shuffle { n, perm_seed: 0, base: u64::MAX, perm: Perm::new(1, 0), replay: false },
-            Dist::LoadOrder { n } => Picker::Shuffle { n, perm_seed: 0, base: u64::MAX, perm: Perm::new(1, 0), replay: true },
+            Dist::Shuffle { n } => {
+                Picker::Shuffle { n, perm_seed: 0, base: u64::MAX, perm: Perm::new(1, 0), replay: false }
+            }
+            Dist::LoadOrder { n } => {
+                Picker::Shuffle { n, perm_seed: 0, base: u64::MAX, perm: Perm::new(1, 0), replay: true }
+            }
             Dist::Uniform { n } => Picker::Uniform { n },
             Dist::Hot { record, .. } => Picker::Hot { record },
             Dist::Zipfian { n, items, zetan, eta, theta, alpha } => {
@@ -113,7 +117,11 @@ impl Picker {
 
 fn dist_n(dist: &Dist) -> u64 {
     match *dist {
-        Dist::Sequential { n, .. } | Dist::Shuffle { n } | Dist::LoadOrder { n } | Dist::Uniform { n } | Dist::Hot { n, .. } => n,
+        Dist::Sequential { n, .. }
+        | Dist::Shuffle { n }
+        | Dist::LoadOrder { n }
+        | Dist::Uniform { n }
+        | Dist::Hot { n, .. } => n,
         Dist::Zipfian { n, .. } | Dist::Latest { n, .. } => n,
     }
 }

@@ -4,7 +4,7 @@
 //! The article's own headline figures are quoted beside them (numbers only), so a reader can
 //! put the two side by side.
 
-use kvbench_core::result::{EngineResult, PhaseResult, RunResult, Status};
+use kvbench_core::result::{EngineResult, Latency, PhaseResult, RunResult, Status};
 
 use crate::{collapse, human_bytes, Section};
 
@@ -139,14 +139,8 @@ fn a000(r: &RunResult) -> Article {
     for e in &r.engines {
         let read = ran(e, "article-method").and_then(|p| p.latency.as_ref());
         let write = ran(e, "load").filter(|_| opens_read_write(e)).map(|p| min_sec(took(p)));
-        rows.push(vec![
-            e.label.clone(),
-            space(e),
-            or_dash(write),
-            or_dash(read.map(|l| ms(l.min_ns as f64))),
-            or_dash(read.map(|l| ms(l.mean_ns))),
-            or_dash(read.map(|l| ms(l.max_ns as f64))),
-        ]);
+        rows.push(a000_row(e.label.clone(), space(e), write, read));
+        rows.extend(a000_open_modes(e));
         let once = ran(e, "hot-key-open-once").and_then(|p| p.latency.as_ref());
         if let (Some(per_open), Some(once)) = (read, once) {
             open_cost.push(per_open.mean_ns / once.mean_ns.max(1.0));
@@ -180,6 +174,8 @@ fn a000(r: &RunResult) -> Article {
     differences.extend(a000_writes(r));
     if !r.engines.iter().all(opens_read_write) {
         differences.push("read-only and secondary rows open a database their own row loaded (write time not shown, as in the article), not the default row's".into());
+    } else if r.engines.iter().any(|e| !a000_open_modes(e).is_empty()) {
+        differences.push("the (read-only) and (secondary) rows reopen the default row's own database that way for each read (phases article-method-read-only and article-method-secondary), as the article did; \"-\" where the binding lacks the mode".into());
     }
     differences.push("space is allocated blocks after close (what du shows); values are generated with the article's distribution (JSON, 0-2000 random chars), not its files".into());
     Article {
@@ -190,6 +186,34 @@ fn a000(r: &RunResult) -> Article {
         rows,
         differences,
     }
+}
+
+fn a000_row(label: String, space: String, write: Option<String>, read: Option<&Latency>) -> Vec<String> {
+    vec![
+        label,
+        space,
+        or_dash(write),
+        or_dash(read.map(|l| ms(l.min_ns as f64))),
+        or_dash(read.map(|l| ms(l.mean_ns))),
+        or_dash(read.map(|l| ms(l.max_ns as f64))),
+    ]
+}
+
+/// The article's "(read-only)" and "(secondary)" rows: its RocksDB and Speedb default databases
+/// reopened that way for each read; a mode the binding lacks reads "-", as in the article.
+fn a000_open_modes(e: &EngineResult) -> Vec<Vec<String>> {
+    let article_store = e.engine.contains("rocksdict") || e.engine.contains("speedict");
+    if !article_store || e.label != e.engine {
+        return Vec::new();
+    }
+    [("read-only", "article-method-read-only"), ("secondary", "article-method-secondary")]
+        .iter()
+        .filter(|(_, phase)| e.phases.iter().any(|p| p.name == *phase))
+        .map(|(mode, phase)| {
+            let read = ran(e, phase).and_then(|p| p.latency.as_ref());
+            a000_row(format!("{} ({mode})", e.label), space(e), None, read)
+        })
+        .collect()
 }
 
 /// Whether the row's reads opened the database read-write (results spell the mode `readwrite`
@@ -590,6 +614,26 @@ mod tests {
     }
 
     #[test]
+    fn a000_read_only_and_secondary_rows_come_from_the_default_rows_database() {
+        let mut secondary = ph("article-method-secondary", "get", 1.0, 5.0);
+        secondary.status = Status::NotApplicable;
+        let phases = vec![
+            ph("load", "load", 90_000.0, 0.1),
+            ph("article-method", "get", 6320.0, 6.0),
+            ph("article-method-read-only", "get", 3650.0, 3.0),
+            secondary,
+        ];
+        let rdb = row("py-speedict", "py-speedict", phases.clone());
+        let raw = row("py-speedict (raw)", "py-speedict", phases);
+        let s = section(&run("article-000-python-lmdb-rocksdb-speedb", vec![rdb, raw]));
+        let names: Vec<&str> = s.rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(names, ["py-speedict", "py-speedict (read-only)", "py-speedict (secondary)", "py-speedict (raw)"]);
+        assert_eq!(s.rows[1], ["py-speedict (read-only)", "3.0 MiB", "-", "1.50 ms", "3.00 ms", "9.00 ms"]);
+        assert_eq!(s.rows[2][3..], ["-", "-", "-"], "a mode the binding lacks reads -, as in the article");
+        assert!(s.note.contains("reopen the default row's own database"), "{}", s.note);
+    }
+
+    #[test]
     fn a000_puts_one_put_per_document_beside_batches() {
         let mut rdb = row(
             "py-rocksdict",
@@ -692,7 +736,11 @@ mod tests {
             vec![
                 go(ph("put-all", "load", 9000.0, 0.09), 1.0, 1.0),
                 go(ph("get-all", "get", 90.0, 0.001), 16_800_000.0, 300_000.0),
-                go(PhaseResult { ops: 5000, ..ph("get-all-passes", "get", 400.0, 0.001) }, 5.0 * 16_000_000.0, 5.0 * 200_000.0),
+                go(
+                    PhaseResult { ops: 5000, ..ph("get-all-passes", "get", 400.0, 0.001) },
+                    5.0 * 16_000_000.0,
+                    5.0 * 200_000.0,
+                ),
                 go(ph("put-all-one-batch", "update", 4000.0, 4000.0), 4.1e9, 5.1e6),
             ],
         );
@@ -703,7 +751,8 @@ mod tests {
         );
         let s = section(&run("article-004-go", vec![bolt, tc]));
         assert_eq!(s.headers.len(), 9);
-        let bolt_row = ["go-boltdb", "4000000000", "4100000000", "5100000", "80000000", "16000000", "200000", "3.0 MiB"];
+        let bolt_row =
+            ["go-boltdb", "4000000000", "4100000000", "5100000", "80000000", "16000000", "200000", "3.0 MiB"];
         assert_eq!(s.rows[0], strings(&[&bolt_row[..], &["90000000"]].concat()), "Get averages the 5 passes");
         assert_eq!(s.rows[1][1..4], strings(&["400000000", "-", "-"]), "no Go counters outside Go");
         assert_eq!(s.rows[1][4], "270000000", "without a passes phase, the single pass");

@@ -101,7 +101,8 @@ fn shuffle_reads_every_record_once_per_pass() {
 #[test]
 fn load_order_replays_the_loads_permutation_every_pass() {
     let ds = dataset(1000, 1000);
-    let load: Vec<u64> = all(&ds, &step(OpKind::Load, 1000, Dist::Shuffle { n: 1000 }), 0, 1).iter().map(|o| o.record).collect();
+    let load: Vec<u64> =
+        all(&ds, &step(OpKind::Load, 1000, Dist::Shuffle { n: 1000 }), 0, 1).iter().map(|o| o.record).collect();
     let reads = all(&ds, &step(OpKind::Get, 3000, Dist::LoadOrder { n: 1000 }), 0, 1);
     for pass in reads.chunks(1000) {
         assert_eq!(pass.iter().map(|o| o.record).collect::<Vec<_>>(), load);
