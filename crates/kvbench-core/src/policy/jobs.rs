@@ -117,6 +117,7 @@ impl Builder<'_> {
             cache: match def.cache {
                 CacheMode::Warm => "warm".into(),
                 CacheMode::Cold => "cold".into(),
+                CacheMode::Reopen => "reopen".into(),
             },
             threads: def.threads.unwrap_or(1).max(1),
             batch: batch_of(def),
@@ -131,14 +132,14 @@ impl Builder<'_> {
         p.unit = unit_of(def, p.batch);
         self.pipelining(def, &mut p)?;
         self.notes(def, &mut p);
-        let want = if def.kind.writes() { OpenMode::ReadWrite } else { self.row.variant.open };
+        let want = open_mode(def, self.row);
         if def.open_per == OpenPer::Operation {
             p.before.push(self.push(|index| Step::Close { index, stop: true }));
             p.main = Some(self.ops(i, def, &p, want)?);
             self.push_open(want, true);
             return Ok(p);
         }
-        if want != self.mode || def.cache == CacheMode::Cold || !self.open {
+        if want != self.mode || def.cache != CacheMode::Warm || !self.open {
             p.before.push(self.push(|index| Step::Close { index, stop: true }));
             if def.cache == CacheMode::Cold {
                 p.before.push(self.push(|index| Step::Evict { index, stop: true }));
@@ -284,13 +285,13 @@ pub fn not_applicable(def: &PhaseDef, row: &RowFacts<'_>, data: &ResolvedData) -
     if def.kind.writes() && def.kind != PhaseKind::Load && row.variant.open != OpenMode::ReadWrite {
         return Some(format!("reads use a {:?} open; writes are not possible", row.variant.open).to_lowercase());
     }
-    let want = if def.kind.writes() { OpenMode::ReadWrite } else { row.variant.open };
+    let want = open_mode(def, row);
     match want {
         OpenMode::ReadOnly if !caps.read_only_open => return Some("engine has no read-only open".into()),
         OpenMode::Secondary if !caps.secondary_open => return Some("engine has no secondary open".into()),
         _ => {}
     }
-    let reopens = def.cache == CacheMode::Cold || def.open_per == OpenPer::Operation || want != OpenMode::ReadWrite;
+    let reopens = def.cache != CacheMode::Warm || def.open_per == OpenPer::Operation || want != OpenMode::ReadWrite;
     if reopens && !caps.persistent {
         return Some("engine is not persistent: reopening it would find nothing to read".into());
     }
@@ -316,7 +317,7 @@ fn ops_step(
         PhaseKind::MultiGet => spec.count.unwrap_or(existing.div_ceil(kpr)) * kpr,
         PhaseKind::Scan => spec.count.unwrap_or(1),
         PhaseKind::Insert => spec.count.unwrap_or(data.dataset.loaded),
-        _ => spec.count.unwrap_or(existing),
+        _ => spec.count.unwrap_or(existing * u64::from(def.passes.unwrap_or(1))),
     };
     let scans = def.kind == PhaseKind::Scan;
     let mut n = if scans { data.positions } else { existing };
@@ -328,13 +329,15 @@ fn ops_step(
         let share = if def.kind == PhaseKind::Mixed && parts > 0.0 { m.insert / parts } else { 0.0 };
         n = existing + (count as f64 * share * 2.0) as u64 + 1;
     }
+    let load = s.phases.iter().position(|p| p.kind == PhaseKind::Load);
     let dist = match (def.kind, spec.distribution) {
         (PhaseKind::Load, Distribution::Sequential) => Dist::Sequential { n, start: 0 },
         (PhaseKind::Load, _) => Dist::Shuffle { n },
+        (_, Distribution::LoadOrder) => load_order(s, load, data.dataset.loaded),
         (_, d) => resolve_dist(d, n, &spec)?,
     };
-    let perm_seed = match spec.distribution {
-        Distribution::LoadOrder => super::dataset::phase_seeds(s.seed, 0).perm,
+    let perm_seed = match (spec.distribution, load) {
+        (Distribution::LoadOrder, Some(l)) => super::dataset::phase_seeds(s.seed, l as u64).perm,
         _ => seeds.perm,
     };
     let (kinds, thresholds) =
@@ -371,10 +374,30 @@ fn ops_step(
     })
 }
 
+/// The open mode of a phase: writes read-write; reads the phase's own `open`, else the row's.
+fn open_mode(def: &PhaseDef, row: &RowFacts<'_>) -> OpenMode {
+    if def.kind.writes() {
+        OpenMode::ReadWrite
+    } else {
+        def.open.unwrap_or(row.variant.open)
+    }
+}
+
+/// `load-order`: the order the scenario's load wrote the records in, every pass.
+fn load_order(s: &Scenario, load: Option<usize>, loaded: u64) -> Dist {
+    let sequential = load.is_none_or(|l| s.phases[l].ops_spec().distribution == Distribution::Sequential);
+    if sequential {
+        Dist::Sequential { n: loaded, start: 0 }
+    } else {
+        Dist::LoadOrder { n: loaded }
+    }
+}
+
 fn resolve_dist(d: Distribution, n: u64, spec: &crate::spec::OpsSpec) -> anyhow::Result<Dist> {
     Ok(match d {
         Distribution::Sequential => Dist::Sequential { n, start: 0 },
-        Distribution::Shuffle | Distribution::LoadOrder => Dist::Shuffle { n },
+        Distribution::Shuffle => Dist::Shuffle { n },
+        Distribution::LoadOrder => Dist::LoadOrder { n },
         Distribution::Uniform => Dist::Uniform { n },
         Distribution::Hot => Dist::Hot { n, record: spec.hot_key.unwrap_or(n / 2).min(n.saturating_sub(1)) },
         Distribution::Zipfian => crate::derive::zipfian_dist(n, spec.zipf_exponent)?,
@@ -412,63 +435,4 @@ pub fn caps_from_names(names: &[String]) -> Capabilities {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn scenario(extra_phase: &str) -> Scenario {
-        let text = format!(
-            "engines = [\"redis\"]\n[dataset]\nrecords = 100\n[[phase]]\nkind = \"load\"\n\
-             [[phase]]\nkind = \"get\"\n{extra_phase}\n[[phase]]\nkind = \"multi-get\"\nkeys = 10\n"
-        );
-        toml::from_str(&text).unwrap()
-    }
-
-    fn build_with(s: &Scenario, options: serde_json::Value) -> Result<JobPlan, String> {
-        let tmp = tempfile::tempdir().unwrap();
-        let data = super::super::dataset::resolve(s, tmp.path()).unwrap();
-        let mut v = s.all_variants()[0].clone();
-        v.options = serde_json::from_value(options).unwrap();
-        let facts = RowFacts {
-            variant: &v,
-            caps: Capabilities { multi_get: true, persistent: true, delete: true, ..Default::default() },
-            runtime: "rust",
-            dir: tmp.path(),
-            url: Some("redis+unix:///x".into()),
-            token: None,
-            sync: SyncMode::None,
-        };
-        build(s, &data, &facts)
-    }
-
-    fn ops_steps(plan: &JobPlan) -> Vec<&OpsStep> {
-        plan.job.steps.iter().filter_map(|st| if let Step::Ops(o) = st { Some(&**o) } else { None }).collect()
-    }
-
-    #[test]
-    fn only_get_phases_of_a_row_with_connections_and_pipeline_are_pipelined() {
-        let plan = build_with(&scenario(""), serde_json::json!({"connections": 8, "pipeline": "16"})).unwrap();
-        let shapes: Vec<_> = ops_steps(&plan).iter().map(|o| (o.kind, o.connections, o.pipeline)).collect();
-        assert_eq!(shapes, [(OpKind::Load, 1, 1), (OpKind::Get, 8, 16), (OpKind::MultiGet, 1, 1)]);
-        let get = plan.phases.iter().find(|p| p.name == "get").unwrap();
-        assert_eq!(get.unit, "16 gets of 8 conn");
-        assert!(get.notes.iter().any(|n| n.starts_with("pipelined: each thread keeps 16 GETs")), "{:?}", get.notes);
-        let mget = plan.phases.iter().find(|p| p.name == "multi-get").unwrap();
-        assert!(mget.notes.iter().any(|n| n.contains("one request at a time")), "{:?}", mget.notes);
-    }
-
-    #[test]
-    fn a_row_without_the_options_keeps_one_request_at_a_time() {
-        let plan = build_with(&scenario(""), serde_json::json!({})).unwrap();
-        assert!(ops_steps(&plan).iter().all(|o| o.connections == 1 && o.pipeline == 1));
-        let job = serde_json::to_string(&plan.job).unwrap();
-        assert!(!job.contains("\"pipeline\"") && !job.contains("\"connections\""), "absent from the job when 1");
-    }
-
-    #[test]
-    fn an_open_loop_or_a_bad_count_is_refused_with_the_field() {
-        let e = build_with(&scenario("rate = 1000.0"), serde_json::json!({"pipeline": 4})).err().unwrap();
-        assert!(e.contains("`rate` paces single requests"), "{e}");
-        let e = build_with(&scenario(""), serde_json::json!({"connections": -1})).err().unwrap();
-        assert!(e.contains("option `connections` = -1: expected an integer from 0 to 4096"), "{e}");
-    }
-}
+mod tests;
