@@ -17,17 +17,17 @@
 # `autoreconf -ivf && ./configure && make` in the checkout, and point MEMTIER at the binary.
 # Without it the memtier rows (and the memcached comparison, which has no other peer) are skipped.
 #
-# Usage: bench/loadgen.sh          (ROUNDS=3 CONNS=8 DEPTHS="1 16" RECORDS=100000 OPS=400000)
+# Usage: bench/loadgen.sh          (ROUNDS=5 CONNS=8 DEPTHS="1 16" RECORDS=100000 OPS=1000000)
 #   MEMTIER=/path/to/memtier_benchmark   KVBENCH=/path/to/kvbench (default target/release/kvbench)
 # Needs target/release/kvbench (cargo build --release -p kvbench), redis-server, redis-cli,
 # redis-benchmark, memcached, python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 CONNS=${CONNS:-8}
 DEPTHS=${DEPTHS:-1 16}
 RECORDS=${RECORDS:-100000}
-OPS=${OPS:-400000}
+OPS=${OPS:-1000000}
 KVBENCH=${KVBENCH:-$PWD/target/release/kvbench}
 MEMTIER=${MEMTIER:-$(command -v memtier_benchmark || true)}
 WORK=$(mktemp -d /tmp/kvbench-loadgen.XXXXXX)
@@ -140,10 +140,14 @@ run_memtier() {
     /usr/bin/time -f '%U %S' -o "$WORK/time" "$MEMTIER" --unix-socket="$sock" --protocol="$proto" \
         --ratio=0:1 --key-pattern=R:R --key-minimum=1 --key-maximum="$RECORDS" --data-size=32 \
         -t 1 -c "$CONNS" --pipeline="$depth" --requests="$per" --distinct-client-seed \
-        --hide-histogram >"$WORK/mt.out" 2>/dev/null
+        --hide-histogram >"$WORK/mt.out" 2>"$WORK/mt.err"
     # The Gets line: ops/s, hits/s, misses/s ...; every key exists, so misses must be 0.
     awk '$1 == "Gets" && $4 + 0 > 0 {print "memtier: misses " $4 > "/dev/stderr"}' "$WORK/mt.out"
-    echo "$(awk '$1 == "Gets" {printf "%.0f", $2}' "$WORK/mt.out") $(cpu_per_op "$WORK/time" $((per * CONNS)))"
+    # Throughput from the last progress line's average over the run: the summary table's
+    # ops/sec counts whole seconds and reads 0 or a fraction for runs shorter than a second.
+    local avg
+    avg=$(tr '\r' '\n' <"$WORK/mt.err" | grep -o 'avg: *[0-9]*) ops/sec' | tail -1 | grep -o '[0-9][0-9]*')
+    echo "$avg $(cpu_per_op "$WORK/time" $((per * CONNS)))"
 }
 
 median() {

@@ -199,7 +199,8 @@ impl Builder<'_> {
         p.unit = format!("{depth} gets of {conns} conn");
         p.notes.push(format!(
             "pipelined: each thread keeps {depth} GETs in flight on each of its {conns} connections; a latency \
-             sample is one connection's {depth} GETs, from writing the first to reading the last reply"
+             sample is one connection's {depth} GETs, from writing the first to reading the last reply{}",
+            if conns > 1 { " (samples of different connections overlap, so no harness share is computed)" } else { "" }
         ));
         Ok(())
     }
