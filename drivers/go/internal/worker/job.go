@@ -80,7 +80,6 @@ type Step struct {
 	OpenPerOp  bool     `json:"open_per_op"`
 	Finish     bool     `json:"finish"`
 	Verify     *bool    `json:"verify"`
-	Warmup     uint64   `json:"warmup"`
 }
 
 // Dist is how an ops step picks records (plan-format.md "Operation streams").
