@@ -148,6 +148,7 @@ func (th *thread) unit(k0, k1 uint64, due time.Duration) {
 	t0 := th.now()
 	err := th.call()
 	t1 := th.now()
+	warm(th.vals[0]) // the value read is checked below: fetch it while the sample is recorded
 	th.sample(t0, t1, due, k1-k0, err)
 	th.release()
 	if err == nil && !isWrite(th.kind) && th.verifies() {

@@ -432,22 +432,16 @@ func (run *opsRun) collect(threads []*thread, res *StepResult) {
 	}
 }
 
-// Emitter writes one event per line.
-type Emitter struct {
-	mu  sync.Mutex
-	out io.Writer
-}
-
-// NewEmitter writes events to out, one write per line.
-func NewEmitter(out io.Writer) *Emitter { return &Emitter{out: out} }
-
-// Emit writes one event.
-func (e *Emitter) Emit(ev any) {
-	b, err := json.Marshal(ev)
-	if err != nil {
-		b, _ = json.Marshal(map[string]string{"event": "error", "message": "go worker: event does not serialise: " + err.Error()})
+// NewEmitter writes events to out, one JSON object and one write per line.
+func NewEmitter(out io.Writer) func(any) {
+	var mu sync.Mutex
+	return func(ev any) {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			b, _ = json.Marshal(map[string]string{"event": "error", "message": "go worker: event does not serialise: " + err.Error()})
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		_, _ = out.Write(append(b, '\n'))
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	_, _ = e.out.Write(append(b, '\n'))
 }
