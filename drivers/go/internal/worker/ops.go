@@ -58,6 +58,7 @@ type thread struct {
 	ivIdx, ivOps                uint64
 	ivEnd                       time.Duration
 	kind                        string
+	write                       bool // the unit writes (rmw too)
 	recs, cs                    []uint64
 	s1                          []uint32
 	keys, vals, bufs            [][]byte
@@ -140,7 +141,7 @@ func (th *thread) unit(k0, k1 uint64, due time.Duration) {
 		th.scan(k0, due)
 		return
 	}
-	if isWrite(th.kind) || th.kind == "rmw" {
+	if th.write {
 		th.prepareWrite()
 	} else {
 		th.prepareRead()
@@ -148,10 +149,12 @@ func (th *thread) unit(k0, k1 uint64, due time.Duration) {
 	t0 := th.now()
 	err := th.call()
 	t1 := th.now()
-	warm(th.vals[0]) // the value read is checked below: fetch it while the sample is recorded
+	if !th.write {
+		warm(th.vals[0]) // the value read is checked below: fetch it while the sample is recorded
+	}
 	th.sample(t0, t1, due, k1-k0, err)
 	th.release()
-	if err == nil && !isWrite(th.kind) && th.verifies() {
+	if err == nil && (!th.write || th.kind == "rmw") && th.verifies() {
 		th.verify()
 	}
 }
@@ -163,7 +166,7 @@ func (th *thread) derive(k0, k1 uint64) bool {
 	th.recs, th.cs = th.recs[:0], th.cs[:0]
 	for k := k0; k < k1; k++ {
 		kind, r := th.s.op(k)
-		th.kind = kind
+		th.kind, th.write = kind, isWrite(kind) || kind == "rmw"
 		if kind == "scan" {
 			th.recs = append(th.recs, r)
 			return true
@@ -302,14 +305,15 @@ func (th *thread) openGet() error {
 func (th *thread) release() {
 	st := th.run.state
 	switch {
-	case th.kind == "load" && st.cells != nil:
+	case !th.write:
+	case th.kind != "load":
+		st.unlock(th.locks.recs, th.locks.states)
+	case st.cells != nil:
 		for _, c := range th.cs {
 			atomic.StoreUint32(&st.cells[c], 3)
 		}
-	case th.kind != "load" && (isWrite(th.kind) || th.kind == "rmw"):
-		st.unlock(th.locks.recs, th.locks.states)
 	}
-	th.dirty = th.dirty || isWrite(th.kind) || th.kind == "rmw"
+	th.dirty = th.dirty || th.write
 }
 
 // verify checks every read of the unit against the states before and after the call (an rmw
