@@ -308,17 +308,21 @@ func (r *runner) ops(st *Step, res *StepResult) {
 		res.fail(kindOf(err), err)
 		return
 	}
+	// The threads start before the counters and the clock, and wait for the gate.
 	var wg sync.WaitGroup
-	stopProgress := r.progress(st, threads)
-	m0 := memStats()
-	run.start = time.Now()
+	gate := make(chan struct{})
 	for _, th := range threads {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			<-gate
 			th.loop()
 		}()
 	}
+	stopProgress := r.progress(st, threads)
+	m0 := memStats()
+	run.start = time.Now()
+	close(gate)
 	wg.Wait()
 	if st.Finish && run.unsupported.Load() == nil {
 		t0 := time.Now()
