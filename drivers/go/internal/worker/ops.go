@@ -48,6 +48,7 @@ type thread struct {
 	id    uint64
 	s     *stream
 	rd    Reader
+	mg    MultiGetter // rd's native multi-get, if it has one
 	dirty bool
 	verdict
 	ops, requests, errors, busy uint64
@@ -66,6 +67,8 @@ type thread struct {
 	exp, scratch                []byte
 	batch                       []WriteOp
 	locks                       batchLocks
+	walk                        scanWalk
+	visit                       func(k, v []byte) bool // walk.visit, bound once (not per scan)
 }
 
 func isWrite(kind string) bool {
@@ -82,6 +85,8 @@ func (run *opsRun) newThread(id uint64) (*thread, error) {
 		th.keys, th.bufs = append(th.keys, make([]byte, 0, 64)), append(th.bufs, make([]byte, 0, room))
 	}
 	th.vals = make([][]byte, max(u, 2))
+	th.walk.th = th
+	th.visit = th.walk.visit
 	th.locks = batchLocks{make([]uint64, 0, u), make([]uint32, 0, u)}
 	for _, k := range append([]string{run.st.Kind}, run.st.Kinds...) {
 		th.hists[k] = NewHistogram()
@@ -91,6 +96,7 @@ func (run *opsRun) newThread(id uint64) (*thread, error) {
 	}
 	rd, err := run.r.eng.Reader()
 	th.rd = rd
+	th.mg, _ = rd.(MultiGetter)
 	return th, err
 }
 
@@ -270,8 +276,8 @@ func (th *thread) call() (err error) {
 
 func (th *thread) multiGet() (err error) {
 	n := len(th.cs)
-	if mg, ok := th.rd.(MultiGetter); ok {
-		return mg.MultiGet(th.keys[:n], th.vals[:n], th.found[:n])
+	if th.mg != nil {
+		return th.mg.MultiGet(th.keys[:n], th.vals[:n], th.found[:n])
 	}
 	// No native multi-get: the request loops over get, copying each value as a caller must
 	// (a reader's value is valid only until its next call).
@@ -435,10 +441,11 @@ func (th *thread) scan(k uint64, due time.Duration) {
 	} else { // past the last key (a stored dataset's n counts repeated keys): expect nothing
 		th.keys[0] = append(run.ds.Key(th.keys[0][:0], th.sorted(run.positions-1)), 0)
 	}
-	w := &scanWalk{th: th, q: p}
+	w := &th.walk
+	w.q, w.seen, w.expected = p, 0, 0
 	th.beforeRead()
 	t0 := th.now()
-	_, err := th.rd.Scan(th.keys[0], int(min(limit, math.MaxInt)), w.visit)
+	_, err := th.rd.Scan(th.keys[0], int(min(limit, math.MaxInt)), th.visit)
 	t1 := th.now()
 	th.sample(t0, t1, due, w.seen, err)
 	if err != nil || run.flux || !th.verifies() {
