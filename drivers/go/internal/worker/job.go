@@ -99,7 +99,7 @@ type Dist struct {
 var (
 	opKinds    = []string{"load", "get", "multi-get", "scan", "update", "insert", "delete", "rmw", "mixed"}
 	mixedKinds = []string{"get", "update", "insert", "scan", "rmw", "delete"}
-	distNames  = []string{"sequential", "shuffle", "uniform", "hot", "zipfian", "latest"}
+	distNames  = []string{"sequential", "shuffle", "load-order", "uniform", "hot", "zipfian", "latest"}
 	openModes  = []string{"read-write", "read-only", "secondary"}
 )
 

@@ -68,6 +68,8 @@ func (s *stream) record(k uint64) uint64 {
 		return (d.Start + k) % d.N
 	case "shuffle":
 		return plan.Perm(d.N, plan.Rnd(s.st.PermSeed, k/d.N), k%d.N)
+	case "load-order": // pass 0 of shuffle, every pass: reads replay the load's order
+		return plan.Perm(d.N, plan.Rnd(s.st.PermSeed, 0), k%d.N)
 	case "uniform":
 		return plan.Below(x, d.N)
 	case "hot":
