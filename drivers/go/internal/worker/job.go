@@ -145,6 +145,9 @@ func (j *Job) check() error {
 	errs := []error{oneOf("sync", j.Sync, []string{"none", "commit", "always"}),
 		oneOf("dataset.generator", j.Dataset.Generator, []string{"synthetic", "json-docs", "stored"}),
 		oneOf("dataset.key.kind", j.Dataset.Key.Kind, []string{"u32be", "u64be", "decimal", "ycsb"})}
+	if j.IntervalMs == 0 {
+		errs = append(errs, fmt.Errorf("`interval_ms` = 0: expected at least 1"))
+	}
 	if j.Dataset.Value.Min > j.Dataset.Value.Max {
 		errs = append(errs, fmt.Errorf("`dataset.value`: min %d > max %d", j.Dataset.Value.Min, j.Dataset.Value.Max))
 	}
