@@ -265,7 +265,14 @@ pub struct Usage {
 pub struct Interval {
     pub t_ms: u64,
     pub ops: u64,
+    /// Engine errors in the interval (absent when none): the timeline of a fault.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub errors: u64,
     pub hdr: String,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Raw counters of one step (docs/protocol.md, "step").

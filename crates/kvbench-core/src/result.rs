@@ -23,12 +23,41 @@ pub struct Latency {
     pub hdr: String,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A cluster member killed during a phase (the phase's `kill` step) and what it cost.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Fault {
+    /// The member killed (name and process id).
+    pub member: String,
+    /// When the kill was due and when it happened, in ms after the phase started.
+    pub after_ms: u64,
+    pub killed_at_ms: u64,
+    /// Engine errors of the phase.
+    pub errors: u64,
+    /// The first error's message: what the client saw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    /// From the kill to the end of the last interval that had errors or no finished operation
+    /// (resolution: `interval_ms`); None when the phase ended before it recovered.
+    pub recovery_ms: Option<u64>,
+    pub interval_ms: u64,
+    /// p99 of the intervals before the kill (merged) and the worst interval p99 after it.
+    pub p99_before_ns: u64,
+    pub p99_worst_after_ns: u64,
+}
+
 /// One interval of a phase's timeline: operations finished in it and their latency.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Interval {
     /// Start of the interval, milliseconds after the phase started.
     pub t_ms: u64,
     pub ops: u64,
+    /// Engine errors in the interval (a fault's timeline).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub errors: u64,
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub max_ns: u64,
@@ -108,6 +137,9 @@ pub struct PhaseResult {
     pub io_write_bytes: u64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The phase's `kill` step: the member killed, the errors, the time to recover.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Fault>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

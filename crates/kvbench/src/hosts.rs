@@ -370,6 +370,7 @@ fn add_intervals(a: &mut Vec<Interval>, b: &[Interval]) -> Result<(), String> {
         match a.get_mut(i) {
             Some(m) => {
                 m.ops += iv.ops;
+                m.errors += iv.errors;
                 m.hdr = add_hist(Some(&m.hdr), &iv.hdr)?;
             }
             None => a.push(iv.clone()),

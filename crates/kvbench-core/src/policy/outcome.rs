@@ -158,6 +158,7 @@ fn interval(i: &crate::job::Interval) -> Option<Interval> {
     Some(Interval {
         t_ms: i.t_ms,
         ops: i.ops,
+        errors: i.errors,
         p50_ns: l.as_ref().map(|l| l.p50_ns).unwrap_or(0),
         p99_ns: l.as_ref().map(|l| l.p99_ns).unwrap_or(0),
         max_ns: l.as_ref().map(|l| l.max_ns).unwrap_or(0),

@@ -258,7 +258,7 @@ fn counters(st: &OpsStep, t: Tally, wall_ns: u64, interval_ms: u64) -> StepResul
     let intervals = t
         .merged_intervals()
         .into_iter()
-        .map(|(n, ops, h)| job::Interval { t_ms: n * interval_ms, ops, hdr: encode_histogram(&h) })
+        .map(|(n, ops, errors, h)| job::Interval { t_ms: n * interval_ms, ops, errors, hdr: encode_histogram(&h) })
         .collect();
     let mut hist = std::collections::BTreeMap::new();
     for (k, h) in &t.hists {

@@ -31,11 +31,12 @@ pub struct Tally {
     pub first_error: Option<(String, &'static str)>,
     pub unsupported: bool,
     pub hists: BTreeMap<OpKind, KindHist>,
-    /// Finished intervals: (interval number, ops, histogram of all kinds, encoded: a long phase
-    /// keeps a few hundred bytes a second, not a whole histogram).
-    pub intervals: Vec<(u64, u64, String)>,
+    /// Finished intervals: (interval number, ops, errors, histogram of all kinds, encoded: a
+    /// long phase keeps a few hundred bytes a second, not a whole histogram).
+    pub intervals: Vec<(u64, u64, u64, String)>,
     interval: u64,
     ops_mark: u64,
+    errors_mark: u64,
 }
 
 impl Tally {
@@ -54,6 +55,7 @@ impl Tally {
             intervals: Vec::new(),
             interval: 0,
             ops_mark: 0,
+            errors_mark: 0,
         }
     }
 
@@ -80,11 +82,22 @@ impl Tally {
             let _ = h.add(&d);
             k.mark = k.total.clone();
         }
-        if !h.is_empty() {
-            self.intervals.push((self.interval, self.ops - self.ops_mark, encode_histogram(&h)));
+        let errors = self.errors - self.errors_mark;
+        if !h.is_empty() || errors > 0 {
+            self.intervals.push((self.interval, self.ops - self.ops_mark, errors, encode_histogram(&h)));
         }
         self.ops_mark = self.ops;
+        self.errors_mark = self.errors;
         self.interval = next;
+    }
+
+    /// Count an engine error of a timed unit that ended in interval `at` (the timeline shows
+    /// when errors happened); true when the thread should stop.
+    pub fn error_at(&mut self, e: EngineError, at: u64) -> bool {
+        if at != self.interval {
+            self.close_interval(at);
+        }
+        self.error(e)
     }
 
     /// Count an engine error; true when the thread should stop.
@@ -130,16 +143,18 @@ impl Tally {
     }
 
     /// Intervals of all threads merged by number, in order.
-    pub fn merged_intervals(&self) -> Vec<(u64, u64, Histogram<u64>)> {
-        let mut by: BTreeMap<u64, (u64, Histogram<u64>)> = BTreeMap::new();
-        for (n, ops, hdr) in &self.intervals {
-            let e = by.entry(*n).or_insert_with(|| (0, new_histogram()));
+    /// (interval number, ops, errors, histogram).
+    pub fn merged_intervals(&self) -> Vec<(u64, u64, u64, Histogram<u64>)> {
+        let mut by: BTreeMap<u64, (u64, u64, Histogram<u64>)> = BTreeMap::new();
+        for (n, ops, errors, hdr) in &self.intervals {
+            let e = by.entry(*n).or_insert_with(|| (0, 0, new_histogram()));
             e.0 += ops;
+            e.1 += errors;
             if let Ok(h) = decode_histogram(hdr) {
-                let _ = e.1.add(&h);
+                let _ = e.2.add(&h);
             }
         }
-        by.into_iter().map(|(n, (ops, h))| (n, ops, h)).collect()
+        by.into_iter().map(|(n, (ops, errors, h))| (n, ops, errors, h)).collect()
     }
 }
 
