@@ -13,6 +13,7 @@ use kvbench_core::job::{Event, StepResult};
 use kvbench_core::result::{EngineResult, Status};
 use kvbench_core::scenario::Variant;
 
+use super::fault::Faults;
 use super::process::follow_worker;
 use super::servers::ServerPool;
 use super::Shared;
@@ -38,31 +39,31 @@ pub fn run_variant(
         let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
     }
     let (mut url, mut token) = (v.url.clone(), None);
-    // The server a row needs, whatever the runtime of its client: a Rust server engine's own,
-    // or the one another runtime's engine names (go-etcd's cluster).
-    let server = match r {
-        Resolved::Rust(d) => d.start_server.map(|start| (d.name, start)),
-        _ => kvbench_engines::server_for(&v.name).map(|start| (v.name.as_str(), start)),
-    };
-    {
-        if let (Some((name, start)), None) = (server, &url) {
-            match pool.get(name, start) {
-                Ok(access) => {
-                    url = Some(access.url);
-                    token = access.token;
-                    for (k, val) in access.info {
-                        row.settings.insert(format!("server.{k}"), val);
-                    }
+    let server = server_of(v, r);
+    if let (Some((name, start)), None) = (&server, &url) {
+        match pool.get(name, start.as_ref()) {
+            Ok(access) => {
+                url = Some(access.url);
+                token = access.token;
+                for (k, val) in access.info {
+                    row.settings.insert(format!("server.{k}"), val);
                 }
-                Err(e) => return fail(row, format!("server did not start: {e}")),
             }
+            Err(e) => return fail(row, format!("server did not start: {e}")),
         }
     }
     let (caps, runtime) = facts(r);
     row.runtime = runtime.into();
     let facts = RowFacts { variant: v, caps, runtime, dir, url, token, sync: v.sync.unwrap_or(s.sync) };
-    let plan = match jobs::build(s, data, &facts) {
+    let mut plan = match jobs::build(s, data, &facts) {
         Ok(p) => p,
+        Err(e) => return fail(row, e),
+    };
+    // A kill needs a cluster kvbench started (not one given by url).
+    let started = server.as_ref().filter(|_| v.url.is_none()).map(|(n, _)| n.clone());
+    let members = started.as_deref().map(|n| pool.members(n)).unwrap_or_default();
+    let mut faults = match Faults::arm(&mut plan.phases, &members) {
+        Ok(f) => f,
         Err(e) => return fail(row, e),
     };
     let job_path = dir.with_extension("job.json");
@@ -95,6 +96,7 @@ pub fn run_variant(
                 row.settings.extend(res.settings.clone());
             }
             crate::progress::phase_done();
+            faults.on_step(res.index);
             steps.insert(res.index, (**res).clone());
         }
         Event::Error { message } => row.error = Some(message.clone()),
@@ -102,7 +104,26 @@ pub fn run_variant(
     });
     bar.finish_and_clear();
     row.phases = kvbench_core::policy::outcome::phases(&plan.phases, &steps);
+    if faults.finish(&mut row.phases, plan.job.interval_ms) {
+        if let Some(name) = &started {
+            pool.discard(name);
+        }
+    }
     settle(row, v.expect, outcome, &log_path, &job_path);
+}
+
+/// The server a row needs, whatever the runtime of its client: one shaped by the row's options
+/// (Redis Cluster with replicas), a Rust server engine's own, or the one another runtime's
+/// engine names (go-etcd's cluster); with its name in the run's pool.
+fn server_of(v: &Variant, r: &Resolved) -> Option<(String, kvbench_engines::ShapedStart)> {
+    if let Some(shaped) = kvbench_engines::shaped_server(&v.name, &v.options) {
+        return Some(shaped);
+    }
+    let start = match r {
+        Resolved::Rust(d) => d.start_server.map(|start| (d.name.to_string(), start)),
+        _ => kvbench_engines::server_for(&v.name).map(|start| (v.name.clone(), start)),
+    };
+    start.map(|(name, f)| (name, Box::new(f) as kvbench_engines::ShapedStart))
 }
 
 fn facts(r: &Resolved) -> (kvbench_core::engine::Capabilities, &'static str) {

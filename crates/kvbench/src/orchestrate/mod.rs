@@ -2,6 +2,7 @@
 //! engine variant, follow its events with a timeout, write the result file after each
 //! engine, and stop everything on the way out (also on Ctrl-C).
 
+mod fault;
 mod job;
 mod process;
 mod results;

@@ -1,0 +1,119 @@
+//! A phase's kill step (`kill = { member, after }`), run by the orchestrator, which owns the
+//! servers: when the worker reports the step just before the phase's timed step, that step
+//! has begun, and a timer thread SIGKILLs the member's process group `after` later, unless
+//! the phase has ended first. What the kill cost is derived from the phase's timeline
+//! (`kvbench_core::policy::fault`).
+
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use kvbench_core::policy::fault;
+use kvbench_core::policy::jobs::PhasePlan;
+use kvbench_core::result::PhaseResult;
+
+struct Timer {
+    /// Dropped to cancel the kill (the phase ended before it was due).
+    cancel: mpsc::Sender<()>,
+    /// The kill's time in ms after the phase started, or None when it was cancelled.
+    handle: JoinHandle<Option<u64>>,
+}
+
+struct Armed {
+    /// Index of the phase in the plan and of its timed step.
+    phase: usize,
+    main: usize,
+    member: (String, i32),
+    after_ms: u64,
+    timer: Option<Timer>,
+}
+
+/// The kills of one row.
+#[derive(Default)]
+pub struct Faults {
+    armed: Vec<Armed>,
+}
+
+impl Faults {
+    /// Arm the kills of `plan` against the row's cluster members. A row without a cluster runs
+    /// its phases unharmed and says so; a member out of range is an error naming the phase.
+    pub fn arm(plan: &mut [PhasePlan], members: &[(String, i32)]) -> Result<Faults, String> {
+        let mut armed = Vec::new();
+        for (phase, p) in plan.iter_mut().enumerate() {
+            let (Some(k), Some(main)) = (p.kill.clone(), p.main) else { continue };
+            if members.len() < 2 {
+                p.notes.push("kill step not run: this row's server is not a cluster kvbench started".into());
+                continue;
+            }
+            let Some(member) = members.get(k.member as usize) else {
+                return Err(format!(
+                    "phase {}: kill.member = {}, but the cluster has {} members (0 to {})",
+                    p.name,
+                    k.member,
+                    members.len(),
+                    members.len() - 1
+                ));
+            };
+            let after_ms = k.after_ms()?;
+            armed.push(Armed { phase, main, member: member.clone(), after_ms, timer: None });
+        }
+        Ok(Faults { armed })
+    }
+
+    /// The worker reported step `index`: the next step has started (start the timers of the
+    /// phases whose timed step it is) and step `index` is over (cancel its timer).
+    pub fn on_step(&mut self, index: usize) {
+        for a in &mut self.armed {
+            if a.main == index {
+                // Dropping the sender wakes the timer, which then does not kill.
+                if let Some(t) = &mut a.timer {
+                    let (dead, _) = mpsc::channel();
+                    t.cancel = dead;
+                }
+            } else if a.main == index + 1 && a.timer.is_none() {
+                a.timer = Some(start_timer(a.member.1, a.after_ms));
+            }
+        }
+    }
+
+    /// Wait for the timers and record each kill in its phase. True when a member was killed
+    /// (the cluster is then stopped, so the next row gets a whole one).
+    pub fn finish(self, phases: &mut [PhaseResult], interval_ms: u64) -> bool {
+        let mut killed = false;
+        for a in self.armed {
+            let at = a.timer.map(|t| {
+                drop(t.cancel);
+                t.handle.join().unwrap_or(None)
+            });
+            let Some(p) = phases.get_mut(a.phase) else { continue };
+            match at {
+                Some(Some(ms)) => {
+                    killed = true;
+                    let who = format!("{} (pid {})", a.member.0, a.member.1);
+                    fault::record(p, who, a.after_ms, ms, interval_ms);
+                }
+                Some(None) => p.notes.push(format!(
+                    "kill step not run: the phase ended before it was due ({} ms after the start)",
+                    a.after_ms
+                )),
+                None => p.notes.push("kill step not run: the phase did not start".into()),
+            }
+        }
+        killed
+    }
+}
+
+fn start_timer(pgid: i32, after_ms: u64) -> Timer {
+    let (cancel, rx) = mpsc::channel::<()>();
+    let t0 = Instant::now();
+    let handle = std::thread::spawn(move || match rx.recv_timeout(Duration::from_millis(after_ms)) {
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            // SAFETY: SIGKILL to the process group of a cluster member this run started: the
+            // crash the step declares.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            Some(t0.elapsed().as_millis() as u64)
+        }
+        _ => None,
+    });
+    Timer { cancel, handle }
+}
