@@ -44,7 +44,9 @@ pub fn record(p: &mut PhaseResult, member: String, after_ms: u64, killed_at_ms: 
     let wall_ms = p.wall_ns / 1_000_000;
     let (recovery_ms, p99_before_ns, p99_worst_after_ns) =
         recovery(&p.intervals, interval_ms, killed_at_ms, wall_ms.max(1));
-    let first_error = p.reason.clone().filter(|_| p.errors > 0);
+    // The phase's reason reads "N errors; first: MESSAGE".
+    let reason = p.reason.as_deref().filter(|_| p.errors > 0);
+    let first_error = reason.map(|r| r.split_once("first: ").map(|(_, m)| m).unwrap_or(r).to_string());
     let f = Fault {
         member,
         after_ms,

@@ -49,7 +49,7 @@ type tally struct {
 	ops, requests, errors, busy uint64
 	firstError                  string
 	iv                          *hdrhistogram.Histogram
-	ivIdx, ivOps                uint64
+	ivIdx, ivOps, ivErrs        uint64
 	done                        atomic.Uint64
 }
 
@@ -184,10 +184,13 @@ func (th *thread) sample(kind string, t0, t1, due time.Duration, ops uint64, err
 	}
 	Record(th.lastHist, int64(lat))
 	if idx := uint64(t1 / time.Duration(th.run.r.job.IntervalMs*1e6)); idx != t.ivIdx {
-		th.run.col.flush(th.id, t.ivIdx, t.iv, t.ivOps, idx)
-		t.ivIdx, t.ivOps = idx, 0
+		th.run.col.flush(th.id, t.ivIdx, t.iv, t.ivOps, t.ivErrs, idx)
+		t.ivIdx, t.ivOps, t.ivErrs = idx, 0, 0
 	}
 	Record(t.iv, int64(lat))
+	if err != nil {
+		t.ivErrs++
+	}
 	t.ivOps += ops
 	t.ops += ops
 	t.requests++
@@ -488,6 +491,7 @@ type collector struct {
 	mu    sync.Mutex
 	open  map[uint64]*hdrhistogram.Histogram
 	ops   map[uint64]uint64
+	errs  map[uint64]uint64
 	marks []uint64
 	out   []Interval
 	ms    uint64
@@ -496,7 +500,7 @@ type collector struct {
 	harness mem
 }
 
-func (c *collector) flush(th, idx uint64, h *hdrhistogram.Histogram, ops, next uint64) {
+func (c *collector) flush(th, idx uint64, h *hdrhistogram.Histogram, ops, errs, next uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m0 := memStats()
@@ -506,14 +510,17 @@ func (c *collector) flush(th, idx uint64, h *hdrhistogram.Histogram, ops, next u
 		}
 		c.open[idx].Merge(h)
 		c.ops[idx] += ops
+		c.errs[idx] += errs
 		h.Reset()
 	}
 	c.marks[th] = next
 	low := slices.Min(c.marks)
 	for i, oh := range c.open {
 		if i < low {
-			c.out = append(c.out, Interval{TMs: i * c.ms, Ops: c.ops[i], Hdr: Encode(oh)})
+			c.out = append(c.out, Interval{TMs: i * c.ms, Ops: c.ops[i], Errors: c.errs[i], Hdr: Encode(oh)})
 			delete(c.open, i)
+			delete(c.ops, i)
+			delete(c.errs, i)
 			oh.Reset()
 			c.free = append(c.free, oh)
 		}

@@ -43,7 +43,9 @@ type Usage struct {
 type Interval struct {
 	TMs uint64 `json:"t_ms"`
 	Ops uint64 `json:"ops"`
-	Hdr string `json:"hdr"`
+	// Errors counts the engine errors in the interval (a fault's timeline).
+	Errors uint64 `json:"errors,omitempty"`
+	Hdr    string `json:"hdr"`
 }
 
 // StepResult is the raw counters of one step, as job.rs StepResult.
@@ -383,7 +385,7 @@ func (r *runner) newRun(st *Step) *opsRun {
 	if r.job.Dataset.Ordered {
 		run.positions = r.ds.Total
 	}
-	run.col = collector{open: map[uint64]*hdrhistogram.Histogram{}, ops: map[uint64]uint64{}, marks: make([]uint64, st.Threads), ms: r.job.IntervalMs}
+	run.col = collector{open: map[uint64]*hdrhistogram.Histogram{}, ops: map[uint64]uint64{}, errs: map[uint64]uint64{}, marks: make([]uint64, st.Threads), ms: r.job.IntervalMs}
 	return run
 }
 
@@ -433,7 +435,7 @@ func (run *opsRun) collect(threads []*thread, res *StepResult) {
 	hists := map[string]*hdrhistogram.Histogram{}
 	for _, th := range threads {
 		t := th.t
-		run.col.flush(th.id, t.ivIdx, t.iv, t.ivOps, ^uint64(0))
+		run.col.flush(th.id, t.ivIdx, t.iv, t.ivOps, t.ivErrs, ^uint64(0))
 		res.Ops, res.Requests, res.Errors = res.Ops+t.ops, res.Requests+t.requests, res.Errors+t.errors
 		res.Mismatches, res.Missing = res.Mismatches+t.mismatches, res.Missing+t.missing
 		res.BusyNs, res.BusyMaxNs = res.BusyNs+t.busy, max(res.BusyMaxNs, t.busy)
