@@ -1,8 +1,10 @@
 //! A phase's kill step (`kill = { member, after }`), run by the orchestrator, which owns the
 //! servers: when the worker reports the step just before the phase's timed step, that step
 //! has begun, and a timer thread SIGKILLs the member's process group `after` later, unless
-//! the phase has ended first. What the kill cost is derived from the phase's timeline
-//! (`kvbench_core::policy::fault`).
+//! the phase has ended first. A worker may spend a moment setting a step up before its clock
+//! starts, so the kill's place on the phase's timeline is taken from the other end: the phase's
+//! report arrives as its clock stops, and its wall time says when that clock started. What the
+//! kill cost is derived from the timeline (`kvbench_core::policy::fault`).
 
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -15,8 +17,8 @@ use kvbench_core::result::PhaseResult;
 struct Timer {
     /// Dropped to cancel the kill (the phase ended before it was due).
     cancel: mpsc::Sender<()>,
-    /// The kill's time in ms after the phase started, or None when it was cancelled.
-    handle: JoinHandle<Option<u64>>,
+    /// When the kill happened, or None when it was cancelled.
+    handle: JoinHandle<Option<Instant>>,
 }
 
 struct Armed {
@@ -26,6 +28,8 @@ struct Armed {
     member: (String, i32),
     after_ms: u64,
     timer: Option<Timer>,
+    /// When the phase's report arrived (its clock had just stopped).
+    ended: Option<Instant>,
 }
 
 /// The kills of one row.
@@ -55,7 +59,7 @@ impl Faults {
                 ));
             };
             let after_ms = k.after_ms()?;
-            armed.push(Armed { phase, main, member: member.clone(), after_ms, timer: None });
+            armed.push(Armed { phase, main, member: member.clone(), after_ms, timer: None, ended: None });
         }
         Ok(Faults { armed })
     }
@@ -65,6 +69,7 @@ impl Faults {
     pub fn on_step(&mut self, index: usize) {
         for a in &mut self.armed {
             if a.main == index {
+                a.ended = Some(Instant::now());
                 // Dropping the sender wakes the timer, which then does not kill.
                 if let Some(t) = &mut a.timer {
                     let (dead, _) = mpsc::channel();
@@ -87,8 +92,10 @@ impl Faults {
             });
             let Some(p) = phases.get_mut(a.phase) else { continue };
             match at {
-                Some(Some(ms)) => {
+                Some(Some(kill)) => {
                     killed = true;
+                    let start = a.ended.and_then(|e| e.checked_sub(Duration::from_nanos(p.wall_ns)));
+                    let ms = start.map(|s| kill.saturating_duration_since(s).as_millis() as u64).unwrap_or(a.after_ms);
                     let who = format!("{} (pid {})", a.member.0, a.member.1);
                     fault::record(p, who, a.after_ms, ms, interval_ms);
                 }
@@ -105,13 +112,12 @@ impl Faults {
 
 fn start_timer(pgid: i32, after_ms: u64) -> Timer {
     let (cancel, rx) = mpsc::channel::<()>();
-    let t0 = Instant::now();
     let handle = std::thread::spawn(move || match rx.recv_timeout(Duration::from_millis(after_ms)) {
         Err(mpsc::RecvTimeoutError::Timeout) => {
             // SAFETY: SIGKILL to the process group of a cluster member this run started: the
             // crash the step declares.
             unsafe { libc::kill(-pgid, libc::SIGKILL) };
-            Some(t0.elapsed().as_millis() as u64)
+            Some(Instant::now())
         }
         _ => None,
     });
