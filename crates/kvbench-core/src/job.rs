@@ -285,6 +285,10 @@ pub struct StepResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<String>,
     pub wall_ns: u64,
+    /// `ops`: the host's clock (ns since the epoch) when the step's clock started, to place
+    /// outside events (a kill, another host's start) on its timeline. 0: not reported.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_unix_ns: u64,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub settings: BTreeMap<String, String>,
     #[serde(default)]

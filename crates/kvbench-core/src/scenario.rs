@@ -155,7 +155,8 @@ impl KillDef {
             Some(n) => (n, 1.0),
             None => (t.strip_suffix('s').unwrap_or("x"), 1000.0),
         };
-        let bad = || format!("`{}` is not a duration (allowed: \"2s\", \"1.5s\", \"500ms\"; at most 3600s)", self.after);
+        let bad =
+            || format!("`{}` is not a duration (allowed: \"2s\", \"1.5s\", \"500ms\"; at most 3600s)", self.after);
         let v: f64 = num.trim().parse().map_err(|_| bad())?;
         let ms = v * scale;
         if !ms.is_finite() || !(0.0..=KILL_AFTER_MAX_MS as f64).contains(&ms) {

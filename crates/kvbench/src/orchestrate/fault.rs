@@ -2,13 +2,13 @@
 //! servers: when the worker reports the step just before the phase's timed step, that step
 //! has begun, and a timer thread SIGKILLs the member's process group `after` later, unless
 //! the phase has ended first. A worker may spend a moment setting a step up before its clock
-//! starts, so the kill's place on the phase's timeline is taken from the other end: the phase's
-//! report arrives as its clock stops, and its wall time says when that clock started. What the
-//! kill cost is derived from the timeline (`kvbench_core::policy::fault`).
+//! starts (the Go worker opens its readers first), so the kill's place on the phase's timeline
+//! is the kill's wall-clock time minus the step's reported `start_unix_ns` (same machine, same
+//! clock). What the kill cost is derived from the timeline (`kvbench_core::policy::fault`).
 
 use std::sync::mpsc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kvbench_core::policy::fault;
 use kvbench_core::policy::jobs::PhasePlan;
@@ -17,8 +17,8 @@ use kvbench_core::result::PhaseResult;
 struct Timer {
     /// Dropped to cancel the kill (the phase ended before it was due).
     cancel: mpsc::Sender<()>,
-    /// When the kill happened, or None when it was cancelled.
-    handle: JoinHandle<Option<Instant>>,
+    /// When the kill happened (ns since the epoch), or None when it was cancelled.
+    handle: JoinHandle<Option<u64>>,
 }
 
 struct Armed {
@@ -28,8 +28,8 @@ struct Armed {
     member: (String, i32),
     after_ms: u64,
     timer: Option<Timer>,
-    /// When the phase's report arrived (its clock had just stopped).
-    ended: Option<Instant>,
+    /// When the phase's clock started (ns since the epoch), from its report.
+    started: Option<u64>,
 }
 
 /// The kills of one row.
@@ -59,17 +59,17 @@ impl Faults {
                 ));
             };
             let after_ms = k.after_ms()?;
-            armed.push(Armed { phase, main, member: member.clone(), after_ms, timer: None, ended: None });
+            armed.push(Armed { phase, main, member: member.clone(), after_ms, timer: None, started: None });
         }
         Ok(Faults { armed })
     }
 
     /// The worker reported step `index`: the next step has started (start the timers of the
     /// phases whose timed step it is) and step `index` is over (cancel its timer).
-    pub fn on_step(&mut self, index: usize) {
+    pub fn on_step(&mut self, index: usize, start_unix_ns: u64) {
         for a in &mut self.armed {
             if a.main == index {
-                a.ended = Some(Instant::now());
+                a.started = Some(start_unix_ns).filter(|&t| t > 0);
                 // Dropping the sender wakes the timer, which then does not kill.
                 if let Some(t) = &mut a.timer {
                     let (dead, _) = mpsc::channel();
@@ -94,8 +94,8 @@ impl Faults {
             match at {
                 Some(Some(kill)) => {
                     killed = true;
-                    let start = a.ended.and_then(|e| e.checked_sub(Duration::from_nanos(p.wall_ns)));
-                    let ms = start.map(|s| kill.saturating_duration_since(s).as_millis() as u64).unwrap_or(a.after_ms);
+                    // A worker that does not report its start: the kill's own timer is the best guess.
+                    let ms = a.started.map(|s| kill.saturating_sub(s) / 1_000_000).unwrap_or(a.after_ms);
                     let who = format!("{} (pid {})", a.member.0, a.member.1);
                     fault::record(p, who, a.after_ms, ms, interval_ms);
                 }
@@ -110,6 +110,10 @@ impl Faults {
     }
 }
 
+fn unix_ns() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+}
+
 fn start_timer(pgid: i32, after_ms: u64) -> Timer {
     let (cancel, rx) = mpsc::channel::<()>();
     let handle = std::thread::spawn(move || match rx.recv_timeout(Duration::from_millis(after_ms)) {
@@ -117,7 +121,7 @@ fn start_timer(pgid: i32, after_ms: u64) -> Timer {
             // SAFETY: SIGKILL to the process group of a cluster member this run started: the
             // crash the step declares.
             unsafe { libc::kill(-pgid, libc::SIGKILL) };
-            Some(Instant::now())
+            Some(unix_ns())
         }
         _ => None,
     });

@@ -96,7 +96,7 @@ pub fn run_variant(
                 row.settings.extend(res.settings.clone());
             }
             crate::progress::phase_done();
-            faults.on_step(res.index);
+            faults.on_step(res.index, res.start_unix_ns);
             steps.insert(res.index, (**res).clone());
         }
         Event::Error { message } => row.error = Some(message.clone()),

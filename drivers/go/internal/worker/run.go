@@ -50,26 +50,29 @@ type Interval struct {
 
 // StepResult is the raw counters of one step, as job.rs StepResult.
 type StepResult struct {
-	Event      string            `json:"event"`
-	Index      int               `json:"index"`
-	Step       string            `json:"step"`
-	Error      *string           `json:"error"`
-	ErrorKind  string            `json:"error_kind,omitempty"`
-	WallNs     uint64            `json:"wall_ns"`
-	Settings   map[string]string `json:"settings,omitempty"`
-	Evicted    uint64            `json:"evicted"`
-	Ops        uint64            `json:"ops"`
-	Requests   uint64            `json:"requests"`
-	Errors     uint64            `json:"errors"`
-	FirstError string            `json:"first_error,omitempty"`
-	Mismatches uint64            `json:"mismatches"`
-	Missing    uint64            `json:"missing"`
-	BusyNs     uint64            `json:"busy_ns"`
-	BusyMaxNs  uint64            `json:"busy_max_ns"`
-	Hist       map[string]string `json:"hist,omitempty"`
-	Intervals  []Interval        `json:"intervals,omitempty"`
-	Usage      Usage             `json:"usage"`
-	Runtime    map[string]F64    `json:"runtime,omitempty"`
+	Event     string  `json:"event"`
+	Index     int     `json:"index"`
+	Step      string  `json:"step"`
+	Error     *string `json:"error"`
+	ErrorKind string  `json:"error_kind,omitempty"`
+	WallNs    uint64  `json:"wall_ns"`
+	// StartUnixNs is the host's clock when the step's clock started (ops steps), to place
+	// outside events (a kill) on its timeline.
+	StartUnixNs uint64            `json:"start_unix_ns,omitempty"`
+	Settings    map[string]string `json:"settings,omitempty"`
+	Evicted     uint64            `json:"evicted"`
+	Ops         uint64            `json:"ops"`
+	Requests    uint64            `json:"requests"`
+	Errors      uint64            `json:"errors"`
+	FirstError  string            `json:"first_error,omitempty"`
+	Mismatches  uint64            `json:"mismatches"`
+	Missing     uint64            `json:"missing"`
+	BusyNs      uint64            `json:"busy_ns"`
+	BusyMaxNs   uint64            `json:"busy_max_ns"`
+	Hist        map[string]string `json:"hist,omitempty"`
+	Intervals   []Interval        `json:"intervals,omitempty"`
+	Usage       Usage             `json:"usage"`
+	Runtime     map[string]F64    `json:"runtime,omitempty"`
 }
 
 // F64 is a float that always prints with a fraction or an exponent, as serde_json does (so
@@ -315,6 +318,7 @@ func (r *runner) ops(st *Step, res *StepResult) {
 	stopProgress := r.progress(run, threads)
 	m0 := memStats()
 	run.timed, run.start = true, time.Now()
+	res.StartUnixNs = uint64(run.start.UnixNano())
 	run.each(threads, 0, st.Count)
 	if st.Finish && run.unsupported.Load() == nil {
 		t0 := time.Now()
