@@ -49,6 +49,18 @@ pub struct Fault {
     pub p99_worst_after_ns: u64,
 }
 
+/// A host of a multi-host run (`kvbench run --hosts`) and its clock against kvbench's.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostClock {
+    /// `h1`, `h2`, ...: the suffix of the host's own rows (`LABEL@h1`).
+    pub tag: String,
+    /// `[user@]host` as given.
+    pub host: String,
+    /// The host's clock minus kvbench's, ns; within half of `rtt_ns`.
+    pub offset_ns: i64,
+    pub rtt_ns: u64,
+}
+
 /// One interval of a phase's timeline: operations finished in it and their latency.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Interval {
@@ -162,6 +174,10 @@ pub struct EngineResult {
     pub open_mode: String,
     pub timer_overhead_ns: f64,
     pub phases: Vec<PhaseResult>,
+    /// Multi-host runs: the hosts this row ran on and their clock offsets (the merged row), or
+    /// the one host (a per-host row).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostClock>,
     /// Allocated blocks of the data directory after close (bytes).
     pub space_bytes: u64,
     /// Sum of file lengths after close (bytes).
