@@ -31,7 +31,7 @@ batch = 50
 name = "failover"
 kind = "get"
 threads = 4
-count = 7000
+count = 9000
 rate = 600
 distribution = "uniform"
 kill = { member = 1, after = "1s" }
@@ -77,7 +77,7 @@ fn a_killed_master_is_reported_with_its_errors_and_recovery() {
         assert_eq!(p.status, Status::Expected, "errors explained by the kill are the declared outcome");
         assert_eq!(p.mismatches + p.missing, 0, "every read that succeeded matched the plan");
         let rec = f.recovery_ms.unwrap_or_else(|| panic!("{}: not recovered: {:?}", e.label, p.notes));
-        assert!((1..10_000).contains(&rec), "{}: recovery {rec} ms", e.label);
+        assert!((1..14_000).contains(&rec), "{}: recovery {rec} ms", e.label);
         assert!(f.p99_worst_after_ns > f.p99_before_ns, "the spike shows in the timeline");
         let in_intervals: u64 = p.intervals.iter().map(|i| i.errors).sum();
         assert_eq!(in_intervals, p.errors, "every error is on the timeline");

@@ -185,10 +185,12 @@ fn host_steps(i: usize, o: &HostOutput) -> HostSteps {
     h
 }
 
+/// Merged steps by index, and per step how far apart the hosts started (ns).
+pub type Merged = (BTreeMap<usize, StepResult>, BTreeMap<usize, u64>);
+
 /// The merged steps of the hosts (those that reported every step the first did), with the
-/// common wall time: from the earliest start to the latest end on this machine's clock. Also
-/// returns, per merged step, how far apart the hosts started (ns).
-pub fn merge(got: &[HostSteps]) -> Result<(BTreeMap<usize, StepResult>, BTreeMap<usize, u64>), String> {
+/// common wall time: from the earliest start to the latest end on this machine's clock.
+pub fn merge(got: &[HostSteps]) -> Result<Merged, String> {
     let per_host: Vec<(String, Vec<StepResult>)> =
         got.iter().map(|h| (h.tag.clone(), h.steps.values().cloned().collect())).collect();
     let merged = hosts::merge_steps(&per_host)?;

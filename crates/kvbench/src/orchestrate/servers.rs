@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 
 use kvbench_core::engine::RunningServer;
 
+/// A server started, or why not.
+type StartResult = Result<Box<dyn RunningServer>, String>;
+
 /// What a job needs to reach a server the pool started.
 pub struct Access {
     pub url: String,
@@ -37,7 +40,7 @@ impl ServerPool {
     pub fn get(
         &mut self,
         name: &str,
-        start: &dyn Fn(&Path) -> Result<Box<dyn RunningServer>, String>,
+        start: &dyn Fn(&Path) -> StartResult,
     ) -> Result<Access, String> {
         if let Some(s) = self.started.iter().find(|s| s.name == name) {
             return Ok(access(s.server.as_ref()));
