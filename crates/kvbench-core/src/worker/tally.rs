@@ -163,3 +163,23 @@ impl Default for Tally {
         Tally::new()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_land_in_the_interval_they_happened_in() {
+        let mut t = Tally::new();
+        t.sample(OpKind::Get, 100, 1, 0);
+        t.error_at(EngineError::Store("refused".into()), 1);
+        t.error_at(EngineError::Store("refused".into()), 1);
+        // Interval 2 has nothing but an error: it is still on the timeline.
+        t.error_at(EngineError::Store("refused".into()), 2);
+        t.sample(OpKind::Get, 100, 1, 3);
+        t.close_interval(u64::MAX);
+        let by: Vec<(u64, u64, u64)> = t.merged_intervals().iter().map(|(n, ops, e, _)| (*n, *ops, *e)).collect();
+        assert_eq!(by, [(0, 1, 0), (1, 0, 2), (2, 0, 1), (3, 1, 0)]);
+        assert_eq!(t.errors, 3);
+    }
+}

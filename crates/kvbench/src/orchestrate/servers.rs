@@ -37,11 +37,7 @@ impl ServerPool {
     }
 
     /// The running server of engine `name`, started now if this run has none yet.
-    pub fn get(
-        &mut self,
-        name: &str,
-        start: &dyn Fn(&Path) -> StartResult,
-    ) -> Result<Access, String> {
+    pub fn get(&mut self, name: &str, start: &dyn Fn(&Path) -> StartResult) -> Result<Access, String> {
         if let Some(s) = self.started.iter().find(|s| s.name == name) {
             return Ok(access(s.server.as_ref()));
         }
