@@ -40,8 +40,9 @@ pub struct Fault {
     /// The first error's message: what the client saw.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
-    /// From the kill to the end of the last interval that had errors or no finished operation
-    /// (resolution: `interval_ms`); None when the phase ended before it recovered.
+    /// From the kill to the end of the disruption: the last interval with errors and any stall
+    /// (no finished operation) right after it (resolution: `interval_ms`; see
+    /// `policy::fault`); None when the phase ended before it recovered.
     pub recovery_ms: Option<u64>,
     pub interval_ms: u64,
     /// p99 of the intervals before the kill (merged) and the worst interval p99 after it.

@@ -1,11 +1,13 @@
 //! A phase's fault (`kill = { member, after }`): what the kill cost, derived from the phase's
 //! timeline once the orchestrator has killed the member. Pure, so the rule is tested alone.
 //!
-//! The time to recover runs from the kill to the end of the last interval, at or after the
-//! kill's, that went wrong: an interval with errors, or one in which no operation finished (a
-//! stall: the client waited for a new leader or master without failing). Its resolution is one
-//! interval (the job's `interval_ms`, 100 ms when a phase kills). When the phase's last
-//! interval still went wrong, it did not recover before the phase ended.
+//! The time to recover runs from the kill to the end of the disruption it caused, read from the
+//! timeline: the last interval with errors, then any intervals right after it in which no
+//! operation finished (a stall); without errors, the stall that begins with the kill (clients
+//! that wait for a new leader rather than fail). A stall after the phase ran smoothly again is
+//! not the kill's (on a busy machine the whole harness pauses now and then). Its resolution is
+//! one interval (the job's `interval_ms`, 100 ms when a phase kills). When the disruption lasts
+//! to the phase's end, it did not recover before the phase ended.
 
 use std::collections::BTreeMap;
 
@@ -20,11 +22,23 @@ pub fn recovery(intervals: &[Interval], interval_ms: u64, kill_ms: u64, wall_ms:
     let first = kill_ms / iv;
     let last = wall_ms.saturating_sub(1) / iv;
     let bad = |n: u64| by.get(&n).is_none_or(|i| i.errors > 0 || i.ops == 0);
-    let last_bad = (first..=last).rev().find(|&n| bad(n));
-    let recovered = match last_bad {
-        None => Some(0),
-        Some(n) if n == last && first <= last => None,
-        Some(n) => Some(((n + 1) * iv).saturating_sub(kill_ms)),
+    let last_error = (first..=last).rev().find(|&n| by.get(&n).is_some_and(|i| i.errors > 0));
+    // Where the disruption may still go on: after the last error, or from the kill's interval
+    // (which also holds the operations finished before the kill).
+    let mut n = match last_error {
+        Some(e) => e + 1,
+        None if bad(first) => first,
+        None => first + 1,
+    };
+    while n <= last && bad(n) {
+        n += 1;
+    }
+    let recovered = if n > last && (last_error.is_some() || n > first + 1) {
+        None
+    } else if last_error.is_none() && n == first + 1 {
+        Some(0)
+    } else {
+        Some((n * iv).saturating_sub(kill_ms))
     };
     let mut before = new_histogram();
     for i in by.range(..first).map(|(_, i)| i) {
@@ -107,6 +121,22 @@ mod tests {
         // No interval at all between 300 and 700 ms: nothing finished, nothing failed.
         let t = [iv(0, 10, 0), iv(100, 10, 0), iv(200, 5, 0), iv(800, 10, 0), iv(900, 10, 0)];
         assert_eq!(recovery(&t, 100, 250, 1000).0, Some(550));
+    }
+
+    #[test]
+    fn a_stall_after_the_phase_ran_smoothly_again_is_not_the_kills() {
+        // The last error at 300 ms, smooth from 400 ms, then the machine pauses at 700 ms.
+        let t = [
+            iv(0, 10, 0),
+            iv(100, 10, 0),
+            iv(200, 5, 3),
+            iv(300, 5, 1),
+            iv(400, 10, 0),
+            iv(500, 10, 0),
+            iv(600, 10, 0),
+            iv(800, 10, 0),
+        ];
+        assert_eq!(recovery(&t, 100, 150, 900).0, Some(250));
     }
 
     #[test]
