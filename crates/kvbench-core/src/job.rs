@@ -301,6 +301,9 @@ pub struct StepResult {
     pub errors: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
+    /// Errors by class (message with digits as `#`, 80 characters; at most 8 and `other`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_classes: BTreeMap<String, u64>,
     #[serde(default)]
     pub mismatches: u64,
     #[serde(default)]

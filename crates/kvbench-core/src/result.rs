@@ -40,6 +40,9 @@ pub struct Fault {
     /// The first error's message: what the client saw.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
+    /// The errors by class (message with digits as `#`), as the phase's `error_classes`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors_by: BTreeMap<String, u64>,
     /// From the kill to the end of the disruption: the last interval with errors and any stall
     /// (no finished operation) right after it (resolution: `interval_ms`; see
     /// `policy::fault`); None when the phase ended before it recovered.
@@ -108,6 +111,9 @@ pub struct PhaseResult {
     /// What one latency sample covers: `op`, `batch`, `request`, `open+op+close`.
     pub unit: String,
     pub errors: u64,
+    /// Errors by class: the message with digits as `#` (docs/protocol.md).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_classes: BTreeMap<String, u64>,
     /// Reads whose value differed from the plan (or found a key that should be absent).
     pub mismatches: u64,
     /// Reads that found nothing where the plan expects a value.

@@ -392,6 +392,9 @@ fn add_step(m: &mut StepResult, s: &StepResult, host: &str) -> Result<(), String
     m.ops += s.ops;
     m.requests += s.requests;
     m.errors += s.errors;
+    for (class, n) in &s.error_classes {
+        kvbench_core::worker::tally::add_error_class(&mut m.error_classes, class, *n);
+    }
     m.mismatches += s.mismatches;
     m.missing += s.missing;
     m.busy_ns += s.busy_ns;

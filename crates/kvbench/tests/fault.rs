@@ -74,6 +74,7 @@ fn a_killed_master_is_reported_with_its_errors_and_recovery() {
         assert!(f.member.starts_with("node-1 "), "{}", f.member);
         // The master's slots fail until its replica is promoted (cluster-node-timeout 5 s).
         assert!(p.errors > 0 && f.errors == p.errors, "{}: {} errors", e.label, p.errors);
+        assert_eq!(f.errors_by.values().sum::<u64>(), p.errors, "the errors by kind: {:?}", f.errors_by);
         assert_eq!(p.status, Status::Expected, "errors explained by the kill are the declared outcome");
         assert_eq!(p.mismatches + p.missing, 0, "every read that succeeded matched the plan");
         let rec = f.recovery_ms.unwrap_or_else(|| panic!("{}: not recovered: {:?}", e.label, p.notes));

@@ -67,6 +67,7 @@ pub fn record(p: &mut PhaseResult, member: String, after_ms: u64, killed_at_ms: 
         killed_at_ms,
         errors: p.errors,
         first_error,
+        errors_by: p.error_classes.clone(),
         recovery_ms,
         interval_ms,
         p99_before_ns,
@@ -88,8 +89,10 @@ pub fn describe(f: &Fault) -> String {
         Some(ms) => format!("recovered {:.1} s after the kill", ms as f64 / 1000.0),
         None => "not recovered when the phase ended".to_string(),
     };
+    let by: Vec<String> = f.errors_by.iter().map(|(class, n)| format!("{n} `{class}`")).collect();
+    let by = if by.is_empty() { String::new() } else { format!(" ({})", by.join(", ")) };
     format!(
-        "fault: killed {} at {:.2} s: {} errors, {rec} (intervals of {} ms); p99 {:.2} ms before, worst interval p99 {:.2} ms after",
+        "fault: killed {} at {:.2} s: {} errors{by}, {rec} (intervals of {} ms); p99 {:.2} ms before, worst interval p99 {:.2} ms after",
         f.member,
         f.killed_at_ms as f64 / 1000.0,
         f.errors,

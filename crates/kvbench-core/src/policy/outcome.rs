@@ -95,6 +95,7 @@ fn fill(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
     r.ops = if single { 1 } else { s.ops };
     r.requests = if single { 1 } else { s.requests };
     r.errors = s.errors;
+    r.error_classes = s.error_classes.clone();
     r.mismatches = s.mismatches;
     r.missing = s.missing;
     r.busy_ns = if single { s.wall_ns } else { s.busy_ns };

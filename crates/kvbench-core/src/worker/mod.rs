@@ -5,7 +5,7 @@ pub mod clock;
 pub mod data;
 mod loops;
 pub mod state;
-mod tally;
+pub mod tally;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -289,6 +289,7 @@ fn counters(st: &OpsStep, t: Tally, wall_ns: u64, interval_ms: u64) -> StepResul
         requests: t.requests,
         errors: t.errors,
         first_error,
+        error_classes: t.error_classes.clone(),
         mismatches: t.mismatches,
         missing: t.missing,
         busy_ns: t.busy_ns,

@@ -13,6 +13,21 @@ use crate::job::OpKind;
 /// A thread stops after this many engine errors.
 pub const MAX_ERRORS: u64 = 1000;
 
+/// Distinct error classes a step reports; more are counted under `other`.
+pub const MAX_ERROR_CLASSES: usize = 8;
+
+/// An error's class: its message with every ASCII digit replaced by `#` (ports, pids and
+/// counts differ between otherwise equal errors), cut to 80 characters (docs/protocol.md).
+pub fn error_class(message: &str) -> String {
+    message.chars().take(80).map(|c| if c.is_ascii_digit() { '#' } else { c }).collect()
+}
+
+/// Count `n` errors of `class` in `classes`, keeping at most [`MAX_ERROR_CLASSES`] classes.
+pub fn add_error_class(classes: &mut BTreeMap<String, u64>, class: &str, n: u64) {
+    let key = if classes.len() >= MAX_ERROR_CLASSES && !classes.contains_key(class) { "other" } else { class };
+    *classes.entry(key.to_string()).or_default() += n;
+}
+
 pub struct KindHist {
     pub total: Histogram<u64>,
     /// `total` at the start of the current interval.
@@ -29,6 +44,8 @@ pub struct Tally {
     /// Busy time of the busiest thread (set when threads are merged).
     pub busy_max: u64,
     pub first_error: Option<(String, &'static str)>,
+    /// Errors by class ([`error_class`]).
+    pub error_classes: BTreeMap<String, u64>,
     pub unsupported: bool,
     pub hists: BTreeMap<OpKind, KindHist>,
     /// Finished intervals: (interval number, ops, errors, histogram of all kinds, encoded: a
@@ -50,6 +67,7 @@ impl Tally {
             busy_ns: 0,
             busy_max: 0,
             first_error: None,
+            error_classes: BTreeMap::new(),
             unsupported: false,
             hists: BTreeMap::new(),
             intervals: Vec::new(),
@@ -106,6 +124,7 @@ impl Tally {
             self.unsupported = true;
         }
         self.errors += 1;
+        add_error_class(&mut self.error_classes, &error_class(&e.to_string()), 1);
         if self.first_error.is_none() {
             let kind = match &e {
                 EngineError::Unsupported(_) => "unsupported",
@@ -128,6 +147,9 @@ impl Tally {
         self.unsupported |= o.unsupported;
         if self.first_error.is_none() {
             self.first_error = o.first_error;
+        }
+        for (class, n) in &o.error_classes {
+            add_error_class(&mut self.error_classes, class, *n);
         }
         for (k, h) in o.hists {
             match self.hists.get_mut(&k) {
@@ -181,5 +203,17 @@ mod tests {
         let by: Vec<(u64, u64, u64)> = t.merged_intervals().iter().map(|(n, ops, e, _)| (*n, *ops, *e)).collect();
         assert_eq!(by, [(0, 1, 0), (1, 0, 2), (2, 0, 1), (3, 1, 0)]);
         assert_eq!(t.errors, 3);
+        assert_eq!(t.error_classes, BTreeMap::from([("refused".to_string(), 3)]));
+    }
+
+    #[test]
+    fn error_classes_ignore_digits_and_stop_at_eight() {
+        assert_eq!(error_class("connect 127.0.0.1:7001 refused"), "connect ###.#.#.#:#### refused");
+        let mut m = BTreeMap::new();
+        for i in 0..10 {
+            add_error_class(&mut m, &format!("kind {}", char::from(b'a' + i)), 1);
+        }
+        assert_eq!(m.len(), 9);
+        assert_eq!(m["other"], 2);
     }
 }

@@ -25,3 +25,17 @@ func TestCollectorCountsErrorsPerInterval(t *testing.T) {
 		t.Fatalf("interval 0: %+v, want 4 ops and 3 errors", got)
 	}
 }
+
+// Error classes hide the digits that differ between equal errors and stop at eight.
+func TestErrorClasses(t *testing.T) {
+	if got := errorClass("dial tcp 127.0.0.1:2379: connect: connection refused"); got != "dial tcp ###.#.#.#:####: connect: connection refused" {
+		t.Fatalf("class: %q", got)
+	}
+	m := map[string]uint64{}
+	for i := 0; i < 10; i++ {
+		addErrorClass(m, string(rune('a'+i)), 1)
+	}
+	if len(m) != 9 || m["other"] != 2 {
+		t.Fatalf("classes: %v", m)
+	}
+}

@@ -18,6 +18,32 @@ import (
 // MaxErrors stops a thread after this many engine errors.
 const MaxErrors = 1000
 
+// maxErrorClasses is how many distinct error classes a step reports; more go under "other".
+const maxErrorClasses = 8
+
+// errorClass is an error's class: its message with every ASCII digit replaced by '#' (ports,
+// pids and counts differ between otherwise equal errors), cut to 80 characters.
+func errorClass(msg string) string {
+	r := []rune(msg)
+	if len(r) > 80 {
+		r = r[:80]
+	}
+	for i, c := range r {
+		if c >= '0' && c <= '9' {
+			r[i] = '#'
+		}
+	}
+	return string(r)
+}
+
+// addErrorClass counts n errors of class, keeping at most maxErrorClasses classes.
+func addErrorClass(m map[string]uint64, class string, n uint64) {
+	if _, ok := m[class]; !ok && len(m) >= maxErrorClasses {
+		class = "other"
+	}
+	m[class] += n
+}
+
 // MultiGetter is an optional Reader interface: a native multi-get. It sets vals[i] and
 // found[i] for keys[i]; the values stay valid until the next call on the reader.
 type MultiGetter interface {
@@ -48,13 +74,14 @@ type tally struct {
 	hists                       map[string]*hdrhistogram.Histogram
 	ops, requests, errors, busy uint64
 	firstError                  string
+	errClasses                  map[string]uint64
 	iv                          *hdrhistogram.Histogram
 	ivIdx, ivOps, ivErrs        uint64
 	done                        atomic.Uint64
 }
 
 func newTally(st *Step) *tally {
-	t := &tally{hists: map[string]*hdrhistogram.Histogram{}, iv: NewHistogram()}
+	t := &tally{hists: map[string]*hdrhistogram.Histogram{}, iv: NewHistogram(), errClasses: map[string]uint64{}}
 	for _, k := range append([]string{st.Kind}, st.Kinds...) {
 		t.hists[k] = NewHistogram()
 	}
@@ -205,6 +232,7 @@ func (th *thread) fail(err error) {
 		th.run.stop.Store(true)
 		return
 	}
+	addErrorClass(th.t.errClasses, errorClass(err.Error()), 1)
 	if th.t.errors++; th.t.firstError == "" {
 		th.t.firstError = err.Error()
 	}

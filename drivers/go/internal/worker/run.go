@@ -65,14 +65,16 @@ type StepResult struct {
 	Requests    uint64            `json:"requests"`
 	Errors      uint64            `json:"errors"`
 	FirstError  string            `json:"first_error,omitempty"`
-	Mismatches  uint64            `json:"mismatches"`
-	Missing     uint64            `json:"missing"`
-	BusyNs      uint64            `json:"busy_ns"`
-	BusyMaxNs   uint64            `json:"busy_max_ns"`
-	Hist        map[string]string `json:"hist,omitempty"`
-	Intervals   []Interval        `json:"intervals,omitempty"`
-	Usage       Usage             `json:"usage"`
-	Runtime     map[string]F64    `json:"runtime,omitempty"`
+	// ErrorClasses counts the errors by class (errorClass), as job.rs error_classes.
+	ErrorClasses map[string]uint64 `json:"error_classes,omitempty"`
+	Mismatches   uint64            `json:"mismatches"`
+	Missing      uint64            `json:"missing"`
+	BusyNs       uint64            `json:"busy_ns"`
+	BusyMaxNs    uint64            `json:"busy_max_ns"`
+	Hist         map[string]string `json:"hist,omitempty"`
+	Intervals    []Interval        `json:"intervals,omitempty"`
+	Usage        Usage             `json:"usage"`
+	Runtime      map[string]F64    `json:"runtime,omitempty"`
 }
 
 // F64 is a float that always prints with a fraction or an exponent, as serde_json does (so
@@ -445,6 +447,12 @@ func (run *opsRun) collect(threads []*thread, res *StepResult) {
 		res.BusyNs, res.BusyMaxNs = res.BusyNs+t.busy, max(res.BusyMaxNs, t.busy)
 		if res.FirstError == "" {
 			res.FirstError = t.firstError
+		}
+		for class, n := range t.errClasses {
+			if res.ErrorClasses == nil {
+				res.ErrorClasses = map[string]uint64{}
+			}
+			addErrorClass(res.ErrorClasses, class, n)
 		}
 		for k, h := range t.hists {
 			if hists[k] == nil {
