@@ -212,6 +212,9 @@ fn on_hosts(
     }
     let worker_error = (!failed.is_empty()).then(|| failed.join("; "));
     apply(row, decide(v.expect, &row.phases, worker_error.as_deref()));
+    if row.status != Status::Failed {
+        let _ = std::fs::remove_file(dir.with_extension("job.json"));
+    }
 }
 
 fn merged_notes(row: &mut EngineResult, plan: &jobs::JobPlan, skew: &BTreeMap<usize, u64>, hosts: usize) {

@@ -110,6 +110,7 @@ impl HostsRun {
     ) -> Result<Vec<HostSteps>, String> {
         let row_dir = local_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "row".into());
         let mut jobs = Vec::new();
+        let mut local_jobs = Vec::new();
         for (i, host) in self.hosts.iter().enumerate() {
             let base = self.base(run, i);
             let (exe, mut args, bin) = self.worker(r, i, &base)?;
@@ -125,7 +126,8 @@ impl HostsRun {
             let text = serde_json::to_string(&hj).map_err(|e| e.to_string())?;
             super::job::write_private(&local_job, &text).map_err(|e| format!("{}: {e}", local_job.display()))?;
             let rjob = format!("{base}/{row_dir}.job.json");
-            uploads.push(Upload { local: local_job, remote: rjob.clone(), executable: false });
+            uploads.push(Upload { local: local_job.clone(), remote: rjob.clone(), executable: false });
+            local_jobs.push(local_job);
             args.push(rjob);
             let dir = hj.dir.display().to_string();
             let mut line = format!("umask 077 && mkdir -p {} && exec {}", hosts::sh_quote(&dir), hosts::sh_quote(&exe));
@@ -135,7 +137,12 @@ impl HostsRun {
             }
             jobs.push(HostJob { host: host.clone(), uploads, command: vec!["sh".into(), "-c".into(), line] });
         }
-        let outputs = hosts::run_together(&self.ssh, &jobs, timeout)?;
+        let outputs = hosts::run_together(&self.ssh, &jobs, timeout);
+        // Uploaded (or not needed any more): a job may carry a server's credential.
+        for j in &local_jobs {
+            let _ = std::fs::remove_file(j);
+        }
+        let outputs = outputs?;
         Ok(outputs.iter().enumerate().map(|(i, o)| host_steps(i, o)).collect())
     }
 
