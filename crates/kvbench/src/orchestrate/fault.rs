@@ -127,3 +127,42 @@ fn start_timer(pgid: i32, after_ms: u64) -> Timer {
     });
     Timer { cancel, handle }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kvbench_core::scenario::KillDef;
+
+    fn phase(member: u32) -> PhasePlan {
+        let kill = Some(KillDef { member, after: "50ms".into() });
+        PhasePlan { name: "failover".into(), main: Some(4), kill, ..Default::default() }
+    }
+
+    #[test]
+    fn a_member_out_of_range_names_the_phase_and_the_range() {
+        let members = vec![("m0".to_string(), 1), ("m1".to_string(), 2), ("m2".to_string(), 3)];
+        let e = Faults::arm(&mut [phase(3)], &members).err().unwrap();
+        assert_eq!(e, "phase failover: kill.member = 3, but the cluster has 3 members (0 to 2)");
+    }
+
+    #[test]
+    fn a_row_without_a_cluster_runs_the_phase_unharmed_and_says_so() {
+        let mut plan = [phase(0)];
+        let f = Faults::arm(&mut plan, &[("redis".to_string(), 1)]).unwrap();
+        assert!(f.armed.is_empty());
+        assert!(plan[0].notes[0].contains("not a cluster kvbench started"), "{:?}", plan[0].notes);
+    }
+
+    #[test]
+    fn a_phase_that_ends_first_cancels_the_kill() {
+        // A process group that does not exist: were the kill sent, nothing would die.
+        let members = vec![("a".to_string(), i32::MAX - 1), ("b".to_string(), i32::MAX - 2)];
+        let mut f = Faults::arm(&mut [phase(1)], &members).unwrap();
+        f.on_step(3, 0);
+        f.on_step(4, 1);
+        let mut phases = vec![PhaseResult::default()];
+        assert!(!f.finish(&mut phases, 100), "nothing was killed");
+        assert!(phases[0].notes[0].contains("ended before it was due"), "{:?}", phases[0].notes);
+        assert!(phases[0].fault.is_none());
+    }
+}
