@@ -180,26 +180,9 @@ fn on_hosts(
         row.settings.extend(st.settings.clone());
     }
     row.hosts = h.clocks(&got);
-    // The same job ran everywhere: the merged row's job and log stay beside the per-host ones.
-    let list: Vec<String> = got
-        .iter()
-        .map(|g| {
-            let (off, within) = (g.clock.offset_ns as f64 / 1e6, g.clock.rtt_ns as f64 / 2e6);
-            format!("{} = {} (clock {off:+.3} ms ±{within:.3})", g.tag, g.target)
-        })
-        .collect();
-    row.settings.insert("hosts".into(), list.join(", "));
+    row.settings.insert("hosts".into(), host_list(&got));
     for (g, clock) in got.iter().zip(&row.hosts) {
-        let mut hr = EngineResult {
-            label: format!("{}@{}", row.label, g.tag),
-            phases: kvbench_core::policy::outcome::phases(&plan.phases, &g.steps),
-            hosts: vec![clock.clone()],
-            ..row.clone()
-        };
-        hr.settings.insert("host".into(), g.target.clone());
-        let decided = decide(v.expect, &hr.phases, g.error.as_deref());
-        apply(&mut hr, decided);
-        extra.push(hr);
+        extra.push(host_row(row, g, clock, plan, v));
     }
     let mut failed: Vec<String> =
         got.iter().filter_map(|g| g.error.as_ref().map(|e| format!("{} ({}): {e}", g.tag, g.target))).collect();
@@ -215,6 +198,35 @@ fn on_hosts(
     if row.status != Status::Failed {
         let _ = std::fs::remove_file(dir.with_extension("job.json"));
     }
+}
+
+/// "h1 = user@host (clock +0.012 ms ±0.040), ...": the hosts and their measured offsets.
+fn host_list(got: &[super::remote::HostSteps]) -> String {
+    let each = got.iter().map(|g| {
+        let (off, within) = (g.clock.offset_ns as f64 / 1e6, g.clock.rtt_ns as f64 / 2e6);
+        format!("{} = {} (clock {off:+.3} ms ±{within:.3})", g.tag, g.target)
+    });
+    each.collect::<Vec<_>>().join(", ")
+}
+
+/// One host's own row, `LABEL@hN`: its phases from its steps, its status from its ending.
+fn host_row(
+    row: &EngineResult,
+    g: &super::remote::HostSteps,
+    clock: &kvbench_core::result::HostClock,
+    plan: &jobs::JobPlan,
+    v: &Variant,
+) -> EngineResult {
+    let mut hr = EngineResult {
+        label: format!("{}@{}", row.label, g.tag),
+        phases: kvbench_core::policy::outcome::phases(&plan.phases, &g.steps),
+        hosts: vec![clock.clone()],
+        ..row.clone()
+    };
+    hr.settings.insert("host".into(), g.target.clone());
+    let decided = decide(v.expect, &hr.phases, g.error.as_deref());
+    apply(&mut hr, decided);
+    hr
 }
 
 fn merged_notes(row: &mut EngineResult, plan: &jobs::JobPlan, skew: &BTreeMap<usize, u64>, hosts: usize) {
