@@ -18,6 +18,32 @@ import (
 // MaxErrors stops a thread after this many engine errors.
 const MaxErrors = 1000
 
+// maxErrorClasses is how many distinct error classes a step reports; more go under "other".
+const maxErrorClasses = 8
+
+// errorClass is an error's class: its message with every ASCII digit replaced by '#' (ports,
+// pids and counts differ between otherwise equal errors), cut to 80 characters.
+func errorClass(msg string) string {
+	r := []rune(msg)
+	if len(r) > 80 {
+		r = r[:80]
+	}
+	for i, c := range r {
+		if c >= '0' && c <= '9' {
+			r[i] = '#'
+		}
+	}
+	return string(r)
+}
+
+// addErrorClass counts n errors of class, keeping at most maxErrorClasses classes.
+func addErrorClass(m map[string]uint64, class string, n uint64) {
+	if _, ok := m[class]; !ok && len(m) >= maxErrorClasses {
+		class = "other"
+	}
+	m[class] += n
+}
+
 // MultiGetter is an optional Reader interface: a native multi-get. It sets vals[i] and
 // found[i] for keys[i]; the values stay valid until the next call on the reader.
 type MultiGetter interface {
@@ -53,10 +79,11 @@ type thread struct {
 	verdict
 	ops, requests, errors, busy uint64
 	firstError                  string
+	errClasses                  map[string]uint64
 	done                        atomic.Uint64
 	hists                       map[string]*hdrhistogram.Histogram
 	iv                          *hdrhistogram.Histogram
-	ivIdx, ivOps                uint64
+	ivIdx, ivOps, ivErrs        uint64
 	ivEnd                       time.Duration
 	kind                        string
 	write                       bool // the unit writes (rmw too)
@@ -351,6 +378,9 @@ func (th *thread) sample(t0, t1, due time.Duration, ops uint64, err error) {
 		th.flush(uint64(t1 / th.run.interval()))
 	}
 	Record(th.iv, int64(lat))
+	if err != nil {
+		th.ivErrs++
+	}
 	th.ivOps += ops
 	th.ops += ops
 	th.busy += uint64(t1 - t0)
@@ -364,8 +394,8 @@ func (th *thread) flush(next uint64) {
 	if !th.run.mixed {
 		th.hists[th.run.st.Kind].Merge(th.iv)
 	}
-	th.run.col.flush(th.id, th.ivIdx, th.iv, th.ivOps, next)
-	th.ivIdx, th.ivOps, th.ivEnd = next, 0, time.Duration(next+1)*th.run.interval()
+	th.run.col.flush(th.id, th.ivIdx, th.iv, th.ivOps, th.ivErrs, next)
+	th.ivIdx, th.ivOps, th.ivErrs, th.ivEnd = next, 0, 0, time.Duration(next+1)*th.run.interval()
 	th.done.Store(th.ops)
 }
 
@@ -377,6 +407,10 @@ func (th *thread) fail(err error) {
 		th.run.stop.Store(true)
 		return
 	}
+	if th.errClasses == nil {
+		th.errClasses = map[string]uint64{}
+	}
+	addErrorClass(th.errClasses, errorClass(err.Error()), 1)
 	if th.errors++; th.firstError == "" {
 		th.firstError = err.Error()
 	}
@@ -401,6 +435,7 @@ type collector struct {
 	mu    sync.Mutex
 	open  map[uint64]*hdrhistogram.Histogram
 	ops   map[uint64]uint64
+	errs  map[uint64]uint64
 	marks []uint64
 	out   []Interval
 	ms    uint64
@@ -408,7 +443,7 @@ type collector struct {
 	harness mem
 }
 
-func (c *collector) flush(th, idx uint64, h *hdrhistogram.Histogram, ops, next uint64) {
+func (c *collector) flush(th, idx uint64, h *hdrhistogram.Histogram, ops, errs, next uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m0 := memStats()
@@ -418,14 +453,17 @@ func (c *collector) flush(th, idx uint64, h *hdrhistogram.Histogram, ops, next u
 		}
 		c.open[idx].Merge(h)
 		c.ops[idx] += ops
+		c.errs[idx] += errs
 		h.Reset()
 	}
 	c.marks[th] = next
 	low := slices.Min(c.marks)
 	for i, oh := range c.open {
 		if i < low {
-			c.out = append(c.out, Interval{TMs: i * c.ms, Ops: c.ops[i], Hdr: Encode(oh)})
+			c.out = append(c.out, Interval{TMs: i * c.ms, Ops: c.ops[i], Errors: c.errs[i], Hdr: Encode(oh)})
 			delete(c.open, i)
+			delete(c.ops, i)
+			delete(c.errs, i)
 		}
 	}
 	c.harness.add(memStats(), m0)

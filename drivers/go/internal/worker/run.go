@@ -42,31 +42,38 @@ type Usage struct {
 type Interval struct {
 	TMs uint64 `json:"t_ms"`
 	Ops uint64 `json:"ops"`
-	Hdr string `json:"hdr"`
+	// Errors counts the engine errors in the interval (a fault's timeline).
+	Errors uint64 `json:"errors,omitempty"`
+	Hdr    string `json:"hdr"`
 }
 
 // StepResult is the raw counters of one step, as job.rs StepResult.
 type StepResult struct {
-	Event      string            `json:"event"`
-	Index      int               `json:"index"`
-	Step       string            `json:"step"`
-	Error      *string           `json:"error"`
-	ErrorKind  string            `json:"error_kind,omitempty"`
-	WallNs     uint64            `json:"wall_ns"`
-	Settings   map[string]string `json:"settings,omitempty"`
-	Evicted    uint64            `json:"evicted"`
-	Ops        uint64            `json:"ops"`
-	Requests   uint64            `json:"requests"`
-	Errors     uint64            `json:"errors"`
-	FirstError string            `json:"first_error,omitempty"`
-	Mismatches uint64            `json:"mismatches"`
-	Missing    uint64            `json:"missing"`
-	BusyNs     uint64            `json:"busy_ns"`
-	BusyMaxNs  uint64            `json:"busy_max_ns"`
-	Hist       map[string]string `json:"hist,omitempty"`
-	Intervals  []Interval        `json:"intervals,omitempty"`
-	Usage      Usage             `json:"usage"`
-	Runtime    map[string]F64    `json:"runtime,omitempty"`
+	Event     string  `json:"event"`
+	Index     int     `json:"index"`
+	Step      string  `json:"step"`
+	Error     *string `json:"error"`
+	ErrorKind string  `json:"error_kind,omitempty"`
+	WallNs    uint64  `json:"wall_ns"`
+	// StartUnixNs is the host's clock when the step's clock started (ops steps), to place
+	// outside events (a kill) on its timeline.
+	StartUnixNs uint64            `json:"start_unix_ns,omitempty"`
+	Settings    map[string]string `json:"settings,omitempty"`
+	Evicted     uint64            `json:"evicted"`
+	Ops         uint64            `json:"ops"`
+	Requests    uint64            `json:"requests"`
+	Errors      uint64            `json:"errors"`
+	FirstError  string            `json:"first_error,omitempty"`
+	// ErrorClasses counts the errors by class (errorClass), as job.rs error_classes.
+	ErrorClasses map[string]uint64 `json:"error_classes,omitempty"`
+	Mismatches   uint64            `json:"mismatches"`
+	Missing      uint64            `json:"missing"`
+	BusyNs       uint64            `json:"busy_ns"`
+	BusyMaxNs    uint64            `json:"busy_max_ns"`
+	Hist         map[string]string `json:"hist,omitempty"`
+	Intervals    []Interval        `json:"intervals,omitempty"`
+	Usage        Usage             `json:"usage"`
+	Runtime      map[string]F64    `json:"runtime,omitempty"`
 }
 
 // F64 is a float that always prints with a fraction or an exponent, as serde_json does (so
@@ -322,6 +329,7 @@ func (r *runner) ops(st *Step, res *StepResult) {
 	stopProgress := r.progress(st, threads)
 	m0 := memStats()
 	run.start = time.Now()
+	res.StartUnixNs = uint64(run.start.UnixNano())
 	close(gate)
 	wg.Wait()
 	if st.Finish && run.unsupported.Load() == nil {
@@ -372,7 +380,7 @@ func (r *runner) newRun(st *Step) *opsRun {
 	if r.job.Dataset.Ordered {
 		run.positions = r.ds.Total
 	}
-	run.col = collector{open: map[uint64]*hdrhistogram.Histogram{}, ops: map[uint64]uint64{}, marks: make([]uint64, st.Threads), ms: r.job.IntervalMs}
+	run.col = collector{open: map[uint64]*hdrhistogram.Histogram{}, ops: map[uint64]uint64{}, errs: map[uint64]uint64{}, marks: make([]uint64, st.Threads), ms: r.job.IntervalMs}
 	return run
 }
 
@@ -415,6 +423,12 @@ func (run *opsRun) collect(threads []*thread, res *StepResult) {
 		res.BusyNs, res.BusyMaxNs = res.BusyNs+th.busy, max(res.BusyMaxNs, th.busy)
 		if res.FirstError == "" {
 			res.FirstError = th.firstError
+		}
+		for class, n := range th.errClasses {
+			if res.ErrorClasses == nil {
+				res.ErrorClasses = map[string]uint64{}
+			}
+			addErrorClass(res.ErrorClasses, class, n)
 		}
 		for k, h := range th.hists {
 			if hists[k] == nil {
