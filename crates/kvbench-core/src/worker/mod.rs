@@ -262,11 +262,11 @@ fn run_threads(ctx: &Ctx<'_>, threads: u32, progress_ms: u64, st: &OpsStep, emit
 }
 
 /// The raw counters of an ops step.
-fn counters(st: &OpsStep, t: Tally, wall_ns: u64, interval_ms: u64) -> StepResult {
+fn counters(st: &OpsStep, mut t: Tally, wall_ns: u64, interval_ms: u64) -> StepResult {
     let intervals = t
         .merged_intervals()
         .into_iter()
-        .map(|(n, ops, errors, h)| job::Interval { t_ms: n * interval_ms, ops, errors, hdr: encode_histogram(&h) })
+        .map(|(n, ops, errors, hdr)| job::Interval { t_ms: n * interval_ms, ops, errors, hdr })
         .collect();
     let mut hist = std::collections::BTreeMap::new();
     for (k, h) in &t.hists {
