@@ -62,7 +62,7 @@ fn on_engine(st: &State, fail: &[u8], f: impl FnOnce(&dyn Engine) -> Option<Vec<
 /// `len\nvalue\n`, the length written in place (no temporary string: this is on every /get).
 fn push_value(out: &mut Vec<u8>, v: &[u8]) {
     use std::io::Write;
-    let _ = write!(out, "{}\n", v.len());
+    let _ = writeln!(out, "{}", v.len());
     out.extend_from_slice(v);
     out.push(b'\n');
 }
