@@ -2,9 +2,10 @@
 //! `.cargo/config.toml`; never the crate's bundled build).
 //!
 //! One database in the job directory, default column family. Each write batch is one
-//! `WriteBatch`; `sync` maps to `WriteOptions::set_sync`. Multi-get uses RocksDB's own
-//! `MultiGet`. Opens read-write, read-only, or as a secondary instance (a follower with its own
-//! directory `secondary/` inside the job directory, caught up with the primary at open).
+//! `WriteBatch`; `sync` maps to `WriteOptions::set_sync`. Multi-get is RocksDB's batched
+//! `MultiGet` (one call for all keys). Opens read-write, read-only, or as a secondary instance
+//! (a follower with its own directory `secondary/` inside the job directory, caught up with the
+//! primary at open).
 
 use std::collections::BTreeMap;
 

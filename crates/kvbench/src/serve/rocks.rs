@@ -24,8 +24,6 @@ use super::State;
 
 const OK: &[u8] = b"OK\n";
 const FAIL: &[u8] = b"FAIL\n";
-/// The largest value buffer a thread keeps between point reads.
-const KEEP_VALUE_BUFFER: usize = 64 << 10;
 
 /// The RocksServer endpoint at `path`, if it is one.
 pub(crate) fn route(st: &State, path: &str, query: Option<&str>, post: bool, body: &[u8]) -> Option<Reply> {
@@ -59,7 +57,7 @@ fn on_engine(st: &State, fail: &[u8], f: impl FnOnce(&dyn Engine) -> Option<Vec<
     }
 }
 
-/// `len\nvalue\n`, the length written in place (no temporary string: this is on every /get).
+/// `len\nvalue\n`.
 fn push_value(out: &mut Vec<u8>, v: &[u8]) {
     use std::io::Write;
     let _ = writeln!(out, "{}", v.len());
@@ -67,26 +65,14 @@ fn push_value(out: &mut Vec<u8>, v: &[u8]) {
     out.push(b'\n');
 }
 
-thread_local! {
-    /// The value of a point read, reused by every /get and /exist of this thread: the reply is
-    /// framed from it, so the value buffer costs no allocation per request.
-    static VALUE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 /// One key's value framed after `prefix` (`len\nvalue\n`), or None when absent.
 fn point_read(e: &dyn Engine, key: &str, prefix: &[u8]) -> Option<Vec<u8>> {
-    VALUE.with_borrow_mut(|v| {
-        let found = e.reader().ok()?.get(key.as_bytes(), v).ok();
-        let out = found?.then(|| {
-            let mut out = Vec::with_capacity(prefix.len() + v.len() + 12);
-            out.extend_from_slice(prefix);
-            push_value(&mut out, v);
-            out
-        });
-        // A large value is not kept for the thread's lifetime (memory stays bounded).
-        if v.capacity() > KEEP_VALUE_BUFFER {
-            *v = Vec::new();
-        }
+    let mut v = Vec::new();
+    let found = e.reader().ok()?.get(key.as_bytes(), &mut v).ok()?;
+    found.then(|| {
+        let mut out = Vec::with_capacity(prefix.len() + v.len() + 12);
+        out.extend_from_slice(prefix);
+        push_value(&mut out, &v);
         out
     })
 }
