@@ -25,6 +25,7 @@ TESTS=${TESTS:-get mget}
 HERE=scripts/bench-serve
 GET_LUA=${GET_LUA:-$HERE/get.lua}
 command -v wrk >/dev/null || { echo "wrk not found (Debian package wrk)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "/usr/bin/time not found (Debian package time)" >&2; exit 2; }
 [ -x "$KVBENCH" ] || { echo "$KVBENCH not found: cargo build --release -p kvbench" >&2; exit 2; }
 
 WORK=$(mktemp -d /tmp/bench-serve.XXXXXX)

@@ -6,8 +6,8 @@
 //! - kvbench's binary, length-prefixed API under `/kv/` plus `/open`, `/close` and `/health`,
 //!   which the `http-*` engines use ([`api`]).
 //!
-//! The server is hyper 1.x on tokio: one current-thread runtime per worker thread, all
-//! accepting from the same listening socket, so a connection lives on one thread from accept to
+//! The server is hyper 1.x on tokio: one current-thread runtime per worker thread, fed
+//! connections in turn by one acceptor, so a connection lives on one thread from accept to
 //! close and a request is never handed between threads ([`net`]; the measured choice of where
 //! engine calls run is in docs/decisions.md). Hardening: databases only under the `--dir` root,
 //! a bearer token, a request-body limit with a server-wide body budget, a keys-per-request

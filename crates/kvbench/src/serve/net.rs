@@ -4,7 +4,8 @@
 //! One thread accepts and deals connections to the worker threads in turn; each worker runs a
 //! current-thread tokio runtime. A connection stays on its worker from then on, and each of its
 //! requests is parsed, executed and answered there (or, for calls that may block for long, on
-//! that worker's blocking pool; `Exec`): no request is handed between threads.
+//! that worker's blocking pool; `Exec`): no request is handed between threads. The hidden
+//! `--runtime multi` runs tokio's work-stealing runtime instead, kept to re-measure the choice.
 //!
 //! Memory under hostile clients is bounded by: `--max-connections` (further connections wait in
 //! the kernel's listen queue), hyper's read buffer per connection ([`MAX_HEAD`]), the body limit
