@@ -90,7 +90,6 @@ def thread_ops(ds: dict, step: dict, threads: int) -> list:
     """The ops each thread runs, as [k, kind, record] or [k, "scan", position, length or None]."""
     worker = SimpleNamespace(dataset=d.Dataset(ds), state=State(ds), job={"interval_ms": 1000, "dataset": ds})
     ops = Ops(worker, dict(step, threads=threads))
-    ops.k0, ops.k1, ops.T = 0, step["count"], threads
     if ops.writes:
         ops.state.materialize()
     out = []

@@ -136,8 +136,11 @@ class Tally:
             self.first_error, self.first_kind = describe_error(e), error_kind(e)
         return self.errors >= MAX_ERRORS
 
-    def record(self, names: list, kinds: np.ndarray, slot: np.ndarray, lat: np.ndarray, ops: np.ndarray) -> None:
-        """Count a chunk's samples into the histogram of their op kind and of their interval."""
+    def record(self, names: list, kinds: np.ndarray, t0: np.ndarray, t1: np.ndarray, lat: np.ndarray,
+               slot: np.ndarray, ops: np.ndarray) -> None:
+        """Count a chunk's units, and their samples into the histograms of their op kind and interval."""
+        self.ops, self.requests, self.busy = self.ops + int(ops.sum()), self.requests + len(t1), self.busy + int(
+            (t1 - t0).sum())
         idx = hist.index(lat)
         for k in np.unique(kinds).tolist():
             self.hist[names[k]] = self.hist.get(names[k], 0) + hist.count(idx[kinds == k])
@@ -295,8 +298,8 @@ class Ops:
         """Run and time a chunk's units, then count and check them."""
         n, reads = len(ch.js), []
         out, t0s, t1s = [None] * n, [0] * n, [0] * n
-        calls = self.writing(ch, reader, out, reads, tally) if self.writes else self.calls(ch, reader)
-        dues = None
+        writer = self.writing(ch, reader, out, reads, tally) if self.writes else None
+        calls, dues = writer or self.calls(ch, reader), None
         if self.s["rate"]:
             dues = (self.origin + ch.js * (1e9 / self.s["rate"])).astype(np.int64)
             calls = paced(calls, dues.tolist())
@@ -306,18 +309,15 @@ class Ops:
                 self.stop = True
                 break
             n, e = timed(calls, out, t0s, t1s, n)
-        if self.writes:
-            calls.close()  # a unit stopped by an error still publishes its records' states
+        if writer is not None:
+            writer.close()  # a unit stopped by an error still publishes its records' states
         t0, t1 = np.array(t0s[:n], np.int64), np.array(t1s[:n], np.int64)
-        ops = np.diff(np.array(ch.us[: n + 1]))
-        tally.ops, tally.requests, tally.busy = tally.ops + int(ops.sum()), tally.requests + n, tally.busy + int(
-            (t1 - t0).sum())
-        tally.record(self.kinds, ch.ki[ch.us[:n]], (t1 - self.origin) // self.every,
-                     t1 - (t0 if dues is None else dues[:n]), ops)
-        if self.s["verify"] and self.writes and reads:
+        tally.record(self.kinds, ch.ki[ch.us[:n]], t0, t1, t1 - (t0 if dues is None else dues[:n]),
+                     (t1 - self.origin) // self.every, np.diff(np.array(ch.us[: n + 1])))
+        if self.s["verify"] and reads:
             qs, s1, s2, found = zip(*reads)
             self.check_reads(ch.cs[list(qs)], np.array(s1, np.uint32), np.array(s2, np.uint32), list(found), tally)
-        elif not self.writes:
+        elif writer is None:
             self.check(ch, out[:n], tally)
 
     def calls(self, ch: Chunk, reader):
@@ -330,20 +330,15 @@ class Ops:
         if kind == "multi-get":
             return zip(repeat(reader.multi_get), [keys[a:b] for a, b in zip(us, us[1:])])
         if kind == "scan":
-            return zip(repeat(self.scanner(reader)), zip(keys, ch.limits))
+            return zip(repeat(scanner(reader)), zip(keys, ch.limits))
         return zip(repeat(reader.get), keys)
-
-    @staticmethod
-    def scanner(reader):
-        scan = reader.scan
-        return lambda a: list(scan(*a))
 
     def writing(self, ch: Chunk, reader, out: list, reads: list, tally: Tally):
         """The calls of a chunk of a step that writes, one unit at a time: a write's records are
         claimed just before its call is handed to the timed loop, and their states published
         when the loop asks for the next call (or closes this generator); a read notes its
         record's state before and after its call, so that a concurrent write can be allowed."""
-        st, write, scan = self.state.arr, self.w.engine.write, reader and self.scanner(reader)
+        st, write, scan = self.state.arr, self.w.engine.write, reader and scanner(reader)
         for u, (a, b) in enumerate(zip(ch.us, ch.us[1:])):
             kind, c, key = self.kinds[ch.kl[a]], ch.cl[a], ch.keys[a]
             if kind in ("get", "scan"):
@@ -464,6 +459,11 @@ class Ops:
             return []
         rs, cs, st = (np.concatenate([x[i] for x in parts]) for i in range(3))
         return list(zip(self.data.keys(rs), self.data.values(cs, ((st >> 1) - 1).astype(np.uint64))))
+
+
+def scanner(reader):
+    scan = reader.scan
+    return lambda a: list(scan(*a))
 
 
 def rmw(a) -> bytes | None:
