@@ -245,7 +245,8 @@ class Ops:
             self.state.materialize()
         tallies = [Tally() for _ in range(self.threads)]
         self.done = [0] * self.threads
-        self.origin = pc()
+        # The threads start together: the rate schedule and the step's wall time count from then.
+        self.ready = threading.Barrier(self.threads, action=lambda: setattr(self, "origin", pc()))
         threads = [threading.Thread(target=self.thread, args=(t, tallies[t])) for t in range(self.threads)]
         for t in threads:
             t.start()
@@ -259,11 +260,11 @@ class Ops:
         for t in tallies:
             total.merge(t)
         total.busy_max = max(t.busy for t in tallies)
-        total.start, total.end = min(t.start for t in tallies), max(t.end for t in tallies)
+        total.start, total.end = self.origin, max(t.end for t in tallies)
         return total
 
     def thread(self, t: int, tally: Tally) -> None:
-        tally.start = pc()
+        self.ready.wait()
         reader = None
         try:
             if any(k not in ("load", "update", "insert", "delete") for k in self.kinds) and not self.s["open_per_op"]:
