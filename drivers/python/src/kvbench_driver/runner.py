@@ -14,7 +14,8 @@ import itertools
 import threading
 import time
 from array import array
-from itertools import repeat
+from functools import partial
+from operator import call
 
 import numpy as np
 
@@ -54,20 +55,21 @@ def wait(due: int) -> None:
         pass
 
 
-def paced(calls, dues: list):
-    """Open loop: each call is made no earlier than its due time."""
-    for call, due in zip(calls, dues):
+def paced(args, dues: list):
+    """Open loop: each unit's argument is handed to the timed loop no earlier than its due time."""
+    for a, due in zip(args, dues):
         wait(due)
-        yield call
+        yield a
 
 
-def timed(calls, out: list, t0s: list, t1s: list, i: int):
-    """The one timed loop: make each (fn, arg) call of `calls` between two clock reads, keeping
-    what it returned (or its exception) at out[i], i + 1, ... Returns the index after the last
-    call and the exception that stopped the loop, if any; the caller may go on from there."""
+def timed(fn, args, out: list, t0s: list, t1s: list, i: int):
+    """The one timed loop: call fn(a) for each a of the iterator `args` between two clock reads,
+    keeping what it returned (or its exception) at out[i], i + 1, ... Returns the index after the
+    last call and the exception that stopped the loop, if any; the caller may go on from there.
+    Steps that write pass fn = operator.call and an iterator of prepared calls (`Ops.writing`)."""
     t0 = pc()
     try:
-        for fn, a in calls:
+        for a in args:
             t0 = pc()
             v = fn(a)
             t1 = pc()
@@ -123,7 +125,7 @@ class Tally:
         self.ops = self.requests = self.errors = self.mismatches = self.missing = self.busy = 0
         self.first_error = self.first_kind = self.unsupported = None
         self.hist: dict = {}  # op kind -> counts
-        self.intervals: dict = {}  # interval -> (ops, counts)
+        self.intervals: dict = {}  # interval -> [ops, counts]
         self.start = self.end = 0
 
     def error(self, e: BaseException) -> bool:
@@ -143,10 +145,11 @@ class Tally:
             (t1 - t0).sum())
         idx = hist.index(lat)
         for k in np.unique(kinds).tolist():
-            self.hist[names[k]] = self.hist.get(names[k], 0) + hist.count(idx[kinds == k])
+            hist.add(self.hist.setdefault(names[k], hist.new()), idx[kinds == k])
         for i in np.unique(slot).tolist():
-            n, h = self.intervals.get(i, (0, 0))
-            self.intervals[i] = (n + int(ops[slot == i].sum()), h + hist.count(idx[slot == i]))
+            iv = self.intervals.setdefault(i, [0, hist.new()])
+            iv[0] += int(ops[slot == i].sum())
+            hist.add(iv[1], idx[slot == i])
 
     def merge(self, o: Tally) -> None:
         for f in self.COUNTS:
@@ -158,7 +161,7 @@ class Tally:
             self.hist[k] = self.hist.get(k, 0) + h
         for i, (n, h) in o.intervals.items():
             m, g = self.intervals.get(i, (0, 0))
-            self.intervals[i] = (m + n, g + h)
+            self.intervals[i] = [m + n, g + h]
 
 
 class Chunk:
@@ -188,7 +191,6 @@ class Chunk:
             self.limits = ops.stream.scan_lens(self.ks, rec).tolist()
             target[scans] = ops.sorted_at(np.minimum(rec[scans], u64(ops.positions() - 1)))
         self.keys = ops.data.keys(rec if s["kind"] == "load" else target)
-        self.cl, self.kl = self.cs.tolist(), self.ki.tolist()
         if s["kind"] == "load":
             self.vals = ops.data.values(self.cs, np.zeros(len(rec), np.uint64))
         elif ops.writes:
@@ -198,6 +200,7 @@ class Chunk:
         """The values this chunk's writes will write if no other thread writes their records,
         derived in one call (a writer checks each under its lock and derives again if wrong)."""
         st, over, puts = ops.state.arr, {}, []
+        self.cl, self.kl = self.cs.tolist(), self.ki.tolist()
         self.pred = [0] * len(self.cl)
         for q, (c, k) in enumerate(zip(self.cl, self.kl)):
             kind = ops.kinds[k]
@@ -300,16 +303,17 @@ class Ops:
         n, reads = len(ch.js), []
         out, t0s, t1s = [None] * n, [0] * n, [0] * n
         writer = self.writing(ch, reader, out, reads, tally) if self.writes else None
-        calls, dues = writer or self.calls(ch, reader), None
+        fn, args = (call, writer) if writer else self.calls(ch, reader)
+        args, dues = iter(args), None
         if self.s["rate"]:
             dues = (self.origin + ch.js * (1e9 / self.s["rate"])).astype(np.int64)
-            calls = paced(calls, dues.tolist())
-        n, e = timed(calls, out, t0s, t1s, 0)
+            args = paced(args, dues.tolist())
+        n, e = timed(fn, args, out, t0s, t1s, 0)
         while e is not None:
             if tally.error(e):
                 self.stop = True
                 break
-            n, e = timed(calls, out, t0s, t1s, n)
+            n, e = timed(fn, args, out, t0s, t1s, n)
         if writer is not None:
             writer.close()  # a unit stopped by an error still publishes its records' states
         t0, t1 = np.array(t0s[:n], np.int64), np.array(t1s[:n], np.int64)
@@ -322,17 +326,17 @@ class Ops:
             self.check(ch, out[:n], tally)
 
     def calls(self, ch: Chunk, reader):
-        """The calls of a chunk of a step that does not write."""
+        """The function and the arguments of a chunk of a step that does not write."""
         kind, keys, us = self.s["kind"], ch.keys, ch.us
         if kind == "load":
-            return zip(repeat(self.w.engine.write), [list(zip(keys[a:b], ch.vals[a:b])) for a, b in zip(us, us[1:])])
+            return self.w.engine.write, [list(zip(keys[a:b], ch.vals[a:b])) for a, b in zip(us, us[1:])]
         if self.s["open_per_op"]:
-            return zip(repeat(self.w.open_get), keys)
+            return self.w.open_get, keys
         if kind == "multi-get":
-            return zip(repeat(reader.multi_get), [keys[a:b] for a, b in zip(us, us[1:])])
+            return reader.multi_get, [keys[a:b] for a, b in zip(us, us[1:])]
         if kind == "scan":
-            return zip(repeat(scanner(reader)), zip(keys, ch.limits))
-        return zip(repeat(reader.get), keys)
+            return scanner(reader), zip(keys, ch.limits)
+        return reader.get, keys
 
     def writing(self, ch: Chunk, reader, out: list, reads: list, tally: Tally):
         """The calls of a chunk of a step that writes, one unit at a time: a write's records are
@@ -344,8 +348,8 @@ class Ops:
             kind, c, key = self.kinds[ch.kl[a]], ch.cl[a], ch.keys[a]
             if kind in ("get", "scan"):
                 s1 = st[c]
-                call = self.fresh(reader) or ((reader.get, key) if kind == "get" else (scan, (key, ch.limits[a])))
-                yield call
+                yield self.fresh(reader) or (partial(reader.get, key) if kind == "get" else
+                                             partial(scan, (key, ch.limits[a])))
                 if kind == "get":
                     reads.append((a, s1, st[c], out[u]))
                 elif not isinstance(out[u], Failed):
@@ -353,7 +357,8 @@ class Ops:
                 continue
             batch, new, old = self.claim(ch, a, b, kind)
             try:
-                yield (self.fresh(reader) or (rmw, (reader.get, write, batch))) if kind == "rmw" else (write, batch)
+                yield (self.fresh(reader) or partial(rmw, (reader.get, write, batch))) if kind == "rmw" else partial(
+                    write, batch)
             finally:
                 self.gen = next(self.generations)
                 for r, s in (old if isinstance(out[u], Failed) else new).items():
@@ -370,7 +375,7 @@ class Ops:
             try:
                 reader.refresh()
             except Exception as e:  # noqa: BLE001 - counted as the unit's error
-                return fail, e
+                return partial(fail, e)
             reader.seen = self.gen
         return None
 
@@ -577,5 +582,5 @@ def calibrate(n: int = 20_000) -> float:
     """What the timed loop costs per operation around a call that does nothing."""
     out = [None] * n
     start = pc()
-    timed(zip(repeat(bool), out), out, [0] * n, [0] * n, 0)
+    timed(bool, iter(out), out, [0] * n, [0] * n, 0)
     return (pc() - start) / n
