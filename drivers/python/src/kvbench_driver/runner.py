@@ -126,7 +126,7 @@ class Tally:
         self.first_error = self.first_kind = self.unsupported = None
         self.hist: dict = {}  # op kind -> counts
         self.intervals: dict = {}  # interval -> [ops, counts]
-        self.start = self.end = 0
+        self.end = 0
 
     def error(self, e: BaseException) -> bool:
         """Count an engine error; True when the thread must stop."""
@@ -493,7 +493,7 @@ class Worker:
         self.job, self.desc, self.options, self.emit = job, desc, options, emit
         self.dataset = Dataset(job["dataset"], Plan(job["plan"]) if job["plan"] else None)
         self.state = State(job["dataset"])
-        self.engine, self.mode = None, "read-write"
+        self.engine = None
 
     def args(self, mode: str) -> OpenArgs:
         ds = self.job["dataset"]
@@ -515,7 +515,7 @@ class Worker:
 
     def open(self, s: dict, r: dict) -> None:
         t0 = pc()
-        self.engine, self.mode = self.desc.open(self.args(s["mode"])), s["mode"]
+        self.engine = self.desc.open(self.args(s["mode"]))
         r["wall_ns"] = pc() - t0
         r["settings"] = dict(sorted(self.engine.settings().items()))
 
@@ -544,10 +544,7 @@ class Worker:
             e.close()
 
     def ops(self, s: dict, r: dict) -> None:
-        reopen = s["open_per_op"] and self.engine is not None
-        if reopen:  # one process cannot always hold two handles of one database
-            self.close(s, r)
-        elif self.engine is None and not s["open_per_op"]:
+        if self.engine is None and not s["open_per_op"]:
             raise RuntimeError("ops step before any open step")
         self.op_mode = s["mode"]
         gc.collect()
@@ -561,8 +558,6 @@ class Worker:
                 t.busy, t.busy_max = t.busy + t.end - t0, t.busy_max + t.end - t0
         finally:
             gc.enable()
-            if reopen:
-                self.engine = self.desc.open(self.args(self.mode))
         r.update(wall_ns=t.end - t.start, ops=t.ops, requests=t.requests, errors=t.errors, mismatches=t.mismatches,
                  missing=t.missing, busy_ns=t.busy, busy_max_ns=t.busy_max,
                  hist={k: hist.encode(h) for k, h in sorted((t.hist or {s["kind"]: hist.new()}).items())},
