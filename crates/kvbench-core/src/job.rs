@@ -167,6 +167,12 @@ pub enum Dist {
     Shuffle {
         n: u64,
     },
+    /// Every pass replays pass 0 of `shuffle` with the step's `perm_seed`: the order a shuffled
+    /// load wrote the records in, read again (the article-004 method, where each `b.N` pass reads
+    /// the list in the order it was written).
+    LoadOrder {
+        n: u64,
+    },
     Uniform {
         n: u64,
     },

@@ -29,12 +29,14 @@ enum Picker {
         n: u64,
         start: u64,
     },
-    /// `base` is the first op of the pass `perm` belongs to (ops base .. base + n).
+    /// `base` is the first op of the pass `perm` belongs to (ops base .. base + n); with
+    /// `replay` every pass uses pass 0's permutation.
     Shuffle {
         n: u64,
         perm_seed: u64,
         base: u64,
         perm: Perm,
+        replay: bool,
     },
     Uniform {
         n: u64,
@@ -62,7 +64,12 @@ impl Picker {
         );
         Ok(match *dist {
             Dist::Sequential { n, start } => Picker::Sequential { n, start },
-            Dist::Shuffle { n } => Picker::Shuffle { n, perm_seed: 0, base: u64::MAX, perm: Perm::new(1, 0) },
+            Dist::Shuffle { n } => {
+                Picker::Shuffle { n, perm_seed: 0, base: u64::MAX, perm: Perm::new(1, 0), replay: false }
+            }
+            Dist::LoadOrder { n } => {
+                Picker::Shuffle { n, perm_seed: 0, base: u64::MAX, perm: Perm::new(1, 0), replay: true }
+            }
             Dist::Uniform { n } => Picker::Uniform { n },
             Dist::Hot { record, .. } => Picker::Hot { record },
             Dist::Zipfian { n, items, zetan, eta, theta, alpha } => {
@@ -80,11 +87,12 @@ impl Picker {
     fn pick(&mut self, rec_seed: u64, k: u64, last: u64) -> u64 {
         match self {
             Picker::Sequential { n, start } => start.wrapping_add(k) % *n,
-            Picker::Shuffle { n, perm_seed, base, perm } => {
+            Picker::Shuffle { n, perm_seed, base, perm, replay } => {
                 // A division per op would cost more than the rest: only a new pass divides.
                 if k < *base || k - *base >= *n {
                     let pass = k / *n;
-                    (*base, *perm) = (pass * *n, Perm::new(*n, rnd(*perm_seed, pass)));
+                    let seed = rnd(*perm_seed, if *replay { 0 } else { pass });
+                    (*base, *perm) = (pass * *n, Perm::new(*n, seed));
                 }
                 perm.at(k - *base)
             }
@@ -109,7 +117,11 @@ impl Picker {
 
 fn dist_n(dist: &Dist) -> u64 {
     match *dist {
-        Dist::Sequential { n, .. } | Dist::Shuffle { n } | Dist::Uniform { n } | Dist::Hot { n, .. } => n,
+        Dist::Sequential { n, .. }
+        | Dist::Shuffle { n }
+        | Dist::LoadOrder { n }
+        | Dist::Uniform { n }
+        | Dist::Hot { n, .. } => n,
         Dist::Zipfian { n, .. } | Dist::Latest { n, .. } => n,
     }
 }

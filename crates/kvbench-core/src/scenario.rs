@@ -128,6 +128,12 @@ pub struct PhaseDef {
     /// Open-loop rate of a get phase (operations per second, all threads together).
     #[serde(default)]
     pub rate: Option<f64>,
+    /// Passes over every record (get phases without `count`): `count` = passes × records.
+    #[serde(default)]
+    pub passes: Option<u32>,
+    /// Open mode of a read phase, instead of the row's `open` (the same database, reopened).
+    #[serde(default)]
+    pub open: Option<crate::engine::OpenMode>,
 }
 
 impl PhaseDef {
@@ -149,6 +155,8 @@ impl PhaseDef {
             cache: CacheMode::Warm,
             open_per: OpenPer::Phase,
             rate: None,
+            passes: None,
+            open: None,
         }
     }
 
@@ -371,7 +379,7 @@ impl Scenario {
             // A warm-up of a writing phase would change what the phase then reads.
             return Err(FieldError::new(&f("warmup"), "warmup is only for read phases (get, multi-get, scan)"));
         }
-        Ok(())
+        check_passes_and_open(p, &f)
     }
 
     fn check_rows(&self, phases: &std::collections::BTreeSet<String>) -> Result<(), FieldError> {
@@ -427,6 +435,21 @@ impl Scenario {
 }
 
 /// The leading `#` comment block of a file, without the `#`s.
+/// `passes` (get phases, instead of `count`) and a phase's own `open` (read phases only).
+fn check_passes_and_open(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+    use crate::spec::{in_range, limits as l};
+    if let Some(n) = p.passes {
+        field(&f("passes"), in_range(n, 1, l::PASSES))?;
+        if p.kind != PhaseKind::Get || p.count.is_some() {
+            return Err(FieldError::new(&f("passes"), "passes is for get phases without `count`"));
+        }
+    }
+    if p.open.is_some_and(|m| m != crate::engine::OpenMode::ReadWrite) && p.kind.writes() {
+        return Err(FieldError::new(&f("open"), "a phase's own open mode is for read phases (get, multi-get, scan)"));
+    }
+    Ok(())
+}
+
 pub fn header_comment(text: &str) -> String {
     text.lines()
         .take_while(|l| l.trim_start().starts_with('#'))

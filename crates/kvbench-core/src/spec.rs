@@ -232,6 +232,9 @@ pub enum CacheMode {
     /// Close the database, evict its files from the page cache (posix_fadvise DONTNEED),
     /// reopen, then run the phase.
     Cold,
+    /// Close and reopen the database before the phase, page cache kept: reads find a settled
+    /// database (memtables flushed, nothing pending), as a program that opens it afresh does.
+    Reopen,
 }
 
 /// Open the database once for the phase, or around every operation (the article 000 method,
@@ -263,6 +266,8 @@ pub mod limits {
     /// Operations (or requests) of one phase.
     pub const OPS: u64 = 1_000_000_000_000;
     pub const REPETITIONS: u32 = 1000;
+    /// Passes of a get phase over every record.
+    pub const PASSES: u32 = 1000;
     /// Largest Zipf exponent (beyond it every operation hits the first record anyway).
     pub const ZIPF_EXPONENT: f64 = 100.0;
     /// Operations per second of an open-loop phase.

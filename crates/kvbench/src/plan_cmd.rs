@@ -143,6 +143,7 @@ fn dist_name(d: &Dist) -> &'static str {
     match d {
         Dist::Sequential { .. } => "sequential",
         Dist::Shuffle { .. } => "shuffle",
+        Dist::LoadOrder { .. } => "load-order",
         Dist::Uniform { .. } => "uniform",
         Dist::Hot { .. } => "hot",
         Dist::Zipfian { .. } => "zipfian",

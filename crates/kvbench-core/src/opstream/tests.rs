@@ -99,6 +99,17 @@ fn shuffle_reads_every_record_once_per_pass() {
 }
 
 #[test]
+fn load_order_replays_the_loads_permutation_every_pass() {
+    let ds = dataset(1000, 1000);
+    let load: Vec<u64> =
+        all(&ds, &step(OpKind::Load, 1000, Dist::Shuffle { n: 1000 }), 0, 1).iter().map(|o| o.record).collect();
+    let reads = all(&ds, &step(OpKind::Get, 3000, Dist::LoadOrder { n: 1000 }), 0, 1);
+    for pass in reads.chunks(1000) {
+        assert_eq!(pass.iter().map(|o| o.record).collect::<Vec<_>>(), load);
+    }
+}
+
+#[test]
 fn inserts_number_records_in_op_order() {
     let ds = dataset(1000, 2000);
     let s = mixed(2000, latest_dist(2000, 999, 0.99).unwrap());

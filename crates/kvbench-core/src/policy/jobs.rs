@@ -111,6 +111,7 @@ impl Builder<'_> {
             cache: match def.cache {
                 CacheMode::Warm => "warm".into(),
                 CacheMode::Cold => "cold".into(),
+                CacheMode::Reopen => "reopen".into(),
             },
             threads: def.threads.unwrap_or(1).max(1),
             batch: batch_of(def),
@@ -123,14 +124,14 @@ impl Builder<'_> {
         }
         p.unit = unit_of(def, p.batch);
         self.notes(def, &mut p);
-        let want = if def.kind.writes() { OpenMode::ReadWrite } else { self.row.variant.open };
+        let want = open_mode(def, self.row);
         if def.open_per == OpenPer::Operation {
             p.before.push(self.push(|index| Step::Close { index, stop: true }));
             p.main = Some(self.ops(i, def, &p, want)?);
             self.push_open(want, true);
             return Ok(p);
         }
-        if want != self.mode || def.cache == CacheMode::Cold || !self.open {
+        if want != self.mode || def.cache != CacheMode::Warm || !self.open {
             p.before.push(self.push(|index| Step::Close { index, stop: true }));
             if def.cache == CacheMode::Cold {
                 p.before.push(self.push(|index| Step::Evict { index, stop: true }));
@@ -226,13 +227,13 @@ pub fn not_applicable(def: &PhaseDef, row: &RowFacts<'_>, data: &ResolvedData) -
     if def.kind.writes() && def.kind != PhaseKind::Load && row.variant.open != OpenMode::ReadWrite {
         return Some(format!("reads use a {:?} open; writes are not possible", row.variant.open).to_lowercase());
     }
-    let want = if def.kind.writes() { OpenMode::ReadWrite } else { row.variant.open };
+    let want = open_mode(def, row);
     match want {
         OpenMode::ReadOnly if !caps.read_only_open => return Some("engine has no read-only open".into()),
         OpenMode::Secondary if !caps.secondary_open => return Some("engine has no secondary open".into()),
         _ => {}
     }
-    let reopens = def.cache == CacheMode::Cold || def.open_per == OpenPer::Operation || want != OpenMode::ReadWrite;
+    let reopens = def.cache != CacheMode::Warm || def.open_per == OpenPer::Operation || want != OpenMode::ReadWrite;
     if reopens && !caps.persistent {
         return Some("engine is not persistent: reopening it would find nothing to read".into());
     }
@@ -258,7 +259,7 @@ fn ops_step(
         PhaseKind::MultiGet => spec.count.unwrap_or(existing.div_ceil(kpr)) * kpr,
         PhaseKind::Scan => spec.count.unwrap_or(1),
         PhaseKind::Insert => spec.count.unwrap_or(data.dataset.loaded),
-        _ => spec.count.unwrap_or(existing),
+        _ => spec.count.unwrap_or(existing * u64::from(def.passes.unwrap_or(1))),
     };
     let scans = def.kind == PhaseKind::Scan;
     let mut n = if scans { data.positions } else { existing };
@@ -270,13 +271,15 @@ fn ops_step(
         let share = if def.kind == PhaseKind::Mixed && parts > 0.0 { m.insert / parts } else { 0.0 };
         n = existing + (count as f64 * share * 2.0) as u64 + 1;
     }
+    let load = s.phases.iter().position(|p| p.kind == PhaseKind::Load);
     let dist = match (def.kind, spec.distribution) {
         (PhaseKind::Load, Distribution::Sequential) => Dist::Sequential { n, start: 0 },
         (PhaseKind::Load, _) => Dist::Shuffle { n },
+        (_, Distribution::LoadOrder) => load_order(s, load, data.dataset.loaded),
         (_, d) => resolve_dist(d, n, &spec)?,
     };
-    let perm_seed = match spec.distribution {
-        Distribution::LoadOrder => super::dataset::phase_seeds(s.seed, 0).perm,
+    let perm_seed = match (spec.distribution, load) {
+        (Distribution::LoadOrder, Some(l)) => super::dataset::phase_seeds(s.seed, l as u64).perm,
         _ => seeds.perm,
     };
     let (kinds, thresholds) =
@@ -311,10 +314,30 @@ fn ops_step(
     })
 }
 
+/// The open mode of a phase: writes read-write; reads the phase's own `open`, else the row's.
+fn open_mode(def: &PhaseDef, row: &RowFacts<'_>) -> OpenMode {
+    if def.kind.writes() {
+        OpenMode::ReadWrite
+    } else {
+        def.open.unwrap_or(row.variant.open)
+    }
+}
+
+/// `load-order`: the order the scenario's load wrote the records in, every pass.
+fn load_order(s: &Scenario, load: Option<usize>, loaded: u64) -> Dist {
+    let sequential = load.is_none_or(|l| s.phases[l].ops_spec().distribution == Distribution::Sequential);
+    if sequential {
+        Dist::Sequential { n: loaded, start: 0 }
+    } else {
+        Dist::LoadOrder { n: loaded }
+    }
+}
+
 fn resolve_dist(d: Distribution, n: u64, spec: &crate::spec::OpsSpec) -> anyhow::Result<Dist> {
     Ok(match d {
         Distribution::Sequential => Dist::Sequential { n, start: 0 },
-        Distribution::Shuffle | Distribution::LoadOrder => Dist::Shuffle { n },
+        Distribution::Shuffle => Dist::Shuffle { n },
+        Distribution::LoadOrder => Dist::LoadOrder { n },
         Distribution::Uniform => Dist::Uniform { n },
         Distribution::Hot => Dist::Hot { n, record: spec.hot_key.unwrap_or(n / 2).min(n.saturating_sub(1)) },
         Distribution::Zipfian => crate::derive::zipfian_dist(n, spec.zipf_exponent)?,
@@ -350,3 +373,6 @@ pub fn caps_from_names(names: &[String]) -> Capabilities {
         delete: has("delete"),
     }
 }
+
+#[cfg(test)]
+mod tests;
