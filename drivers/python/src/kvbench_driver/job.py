@@ -45,7 +45,7 @@ def check_ops(s: dict, w: str) -> None:
         positive(s, w, name)
     if s["rate"] is not None and not s["rate"] > 0:
         raise JobError(f"{w}.rate = {s['rate']}: expected null or a number > 0")
-    need(dist, f"{w}.dist", "name", ("sequential", "shuffle", "uniform", "hot", "zipfian", "latest"))
+    need(dist, f"{w}.dist", "name", ("sequential", "shuffle", "load-order", "uniform", "hot", "zipfian", "latest"))
     if need(dist, f"{w}.dist", "n") == 0 and count and kind not in ("load", "insert"):
         raise JobError(f"{w}.dist.n = 0: expected at least 1 record to draw from")
     if kind == "mixed" and not 0 < len(s["kinds"]) == len(s["thresholds"]):
