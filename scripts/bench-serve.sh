@@ -10,7 +10,8 @@
 # env:   KVBENCH (target/release/kvbench), RECORDS (1000000), CONNS (8), DURATION (10 s),
 #        THREADS (kvbench serve --threads; default the CPU count), EXEC (auto|inline|blocking),
 #        ROUNDS (2: the two servers are measured alternately this many times),
-#        TESTS ("get mget": which measurements; the ratio of /get req/s is printed per round)
+#        TESTS ("get mget": which measurements; the ratio of /get req/s is printed per round),
+#        GET_LUA (scripts/bench-serve/get.lua: the wrk script of the /get measurement)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KVBENCH=${KVBENCH:-target/release/kvbench}
@@ -22,7 +23,9 @@ ROUNDS=${ROUNDS:-2}
 EXEC=${EXEC:-auto}
 TESTS=${TESTS:-get mget}
 HERE=scripts/bench-serve
+GET_LUA=${GET_LUA:-$HERE/get.lua}
 command -v wrk >/dev/null || { echo "wrk not found (Debian package wrk)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "/usr/bin/time not found (Debian package time)" >&2; exit 2; }
 [ -x "$KVBENCH" ] || { echo "$KVBENCH not found: cargo build --release -p kvbench" >&2; exit 2; }
 
 WORK=$(mktemp -d /tmp/bench-serve.XXXXXX)
@@ -89,11 +92,11 @@ done
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 ctx_switches() { cat /proc/"$1"/task/*/status | awk '/ctxt_switches/ {n += $2} END {print n}'; }
 
-run_wrk() { # name port token script conns pid -> "req/s p50 cpu_us_per_req ctxsw_per_req"
+run_wrk() { # name port token script conns pid -> "req/s p50 cpu_us_per_req ctxsw_per_req wrk_cpu_us_per_req"
   local port=$2 token=$3 script=$4 conns=$5 pid=$6
   local t0 c0
   t0=$(cpu_ticks "$pid"); c0=$(ctx_switches "$pid")
-  TOKEN=$token RECORDS=$RECORDS KEYS=${KEYS:-300} wrk -t1 -c"$conns" -d"${DURATION}s" --latency \
+  TOKEN=$token RECORDS=$RECORDS KEYS=${KEYS:-300} /usr/bin/time -f '%U %S' -o "$WORK/wrk.time" wrk -t1 -c"$conns" -d"${DURATION}s" --latency \
     -s "$script" "http://127.0.0.1:$port" >"$WORK/wrk.out"
   local rps p50 reqs t1 c1
   t1=$(cpu_ticks "$pid"); c1=$(ctx_switches "$pid")
@@ -102,7 +105,7 @@ run_wrk() { # name port token script conns pid -> "req/s p50 cpu_us_per_req ctxs
   reqs=$(awk '/requests in/ {print $1}' "$WORK/wrk.out")
   if grep -q "Non-2xx" "$WORK/wrk.out"; then echo "$1: non-2xx replies" >&2; cat "$WORK/wrk.out" >&2; exit 1; fi
   echo "$rps $p50 $(awk -v t=$((t1 - t0)) -v c=$((c1 - c0)) -v n="$reqs" -v hz="$(getconf CLK_TCK)" \
-    'BEGIN {printf "%.1f %.2f", t / hz * 1e6 / n, c / n}')"
+    'BEGIN {printf "%.1f %.2f", t / hz * 1e6 / n, c / n}') $(awk -v n="$reqs" '{printf "%.1f", ($1 + $2) * 1e6 / n}' "$WORK/wrk.time")"
 }
 
 echo "records=$RECORDS conns=$CONNS duration=${DURATION}s exec=$EXEC cpus=$(nproc)"
@@ -117,25 +120,25 @@ settle() {
 for s in "${servers[@]}"; do IFS=: read -r _ _ _ pid <<<"$s"; settle "$pid"; done
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-row() { printf '%-12s %5s %-20s %10s %10s %12s %10s\n' "$@"; }
+row() { printf '%-12s %5s %-20s %10s %10s %12s %10s %10s\n' "$@"; }
 ratios=()
 kv_rps=0
-row server round test "req/s" p50 "server-cpu" "ctxsw"
-row "" "" "" "" "" "us/req" "/req"
+row server round test "req/s" p50 "server-cpu" "ctxsw" "wrk-cpu"
+row "" "" "" "" "" "us/req" "/req" "us/req"
 for round in $(seq "$ROUNDS"); do
   for s in "${servers[@]}"; do
     IFS=: read -r name port token pid <<<"$s"
     if [[ " $TESTS " == *" get "* ]]; then
-      DURATION=2 run_wrk "$name" "$port" "$token" "$HERE/get.lua" "$CONNS" "$pid" >/dev/null # warm-up
-      read -r rps p50 cpu ctx <<<"$(run_wrk "$name" "$port" "$token" "$HERE/get.lua" "$CONNS" "$pid")"
-      row "$name" "$round" "get c=$CONNS" "$rps" "$p50" "$cpu" "$ctx"
+      DURATION=2 run_wrk "$name" "$port" "$token" "$GET_LUA" "$CONNS" "$pid" >/dev/null # warm-up
+      read -r rps p50 cpu ctx wcpu <<<"$(run_wrk "$name" "$port" "$token" "$GET_LUA" "$CONNS" "$pid")"
+      row "$name" "$round" "get c=$CONNS" "$rps" "$p50" "$cpu" "$ctx" "$wcpu"
       [ "$name" = kvbench ] && kv_rps=$rps
       [ "$name" = rocksserver ] && ratios+=("$(awk -v a="$kv_rps" -v b="$rps" 'BEGIN {printf "%.2f", a / b}')")
     fi
     [[ " $TESTS " == *" mget "* ]] || continue
     for keys in 300 1000; do
-      read -r rps p50 cpu ctx <<<"$(KEYS=$keys run_wrk "$name" "$port" "$token" "$HERE/mget.lua" 1 "$pid")"
-      row "$name" "$round" "mget $keys keys c=1" "$rps" "$p50" "$cpu" "$ctx"
+      read -r rps p50 cpu ctx wcpu <<<"$(KEYS=$keys run_wrk "$name" "$port" "$token" "$HERE/mget.lua" 1 "$pid")"
+      row "$name" "$round" "mget $keys keys c=1" "$rps" "$p50" "$cpu" "$ctx" "$wcpu"
     done
   done
 done

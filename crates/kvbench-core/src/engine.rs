@@ -378,6 +378,11 @@ pub trait RunningServer: Send {
     fn token(&self) -> Option<String> {
         None
     }
+    /// A cluster's members in start order: (name, process group), for a phase's kill step.
+    /// Empty for a single server.
+    fn members(&self) -> Vec<(String, i32)> {
+        Vec::new()
+    }
     fn stop(self: Box<Self>) -> std::result::Result<(), String>;
 }
 

@@ -281,7 +281,14 @@ pub struct Usage {
 pub struct Interval {
     pub t_ms: u64,
     pub ops: u64,
+    /// Engine errors in the interval (absent when none): the timeline of a fault.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub errors: u64,
     pub hdr: String,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Raw counters of one step (docs/protocol.md, "step").
@@ -294,6 +301,10 @@ pub struct StepResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<String>,
     pub wall_ns: u64,
+    /// `ops`: the host's clock (ns since the epoch) when the step's clock started, to place
+    /// outside events (a kill, another host's start) on its timeline. 0: not reported.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_unix_ns: u64,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub settings: BTreeMap<String, String>,
     #[serde(default)]
@@ -306,6 +317,9 @@ pub struct StepResult {
     pub errors: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
+    /// Errors by class (message with digits as `#`, 80 characters; at most 8 and `other`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_classes: BTreeMap<String, u64>,
     #[serde(default)]
     pub mismatches: u64,
     #[serde(default)]

@@ -23,12 +23,57 @@ pub struct Latency {
     pub hdr: String,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A cluster member killed during a phase (the phase's `kill` step) and what it cost.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Fault {
+    /// The member killed (name and process id).
+    pub member: String,
+    /// When the kill was due and when it happened, in ms after the phase started.
+    pub after_ms: u64,
+    pub killed_at_ms: u64,
+    /// Engine errors of the phase.
+    pub errors: u64,
+    /// The first error's message: what the client saw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    /// The errors by class (message with digits as `#`), as the phase's `error_classes`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors_by: BTreeMap<String, u64>,
+    /// From the kill to the end of the disruption: the last interval with errors and any stall
+    /// (no finished operation) right after it (resolution: `interval_ms`; see
+    /// `policy::fault`); None when the phase ended before it recovered.
+    pub recovery_ms: Option<u64>,
+    pub interval_ms: u64,
+    /// p99 of the intervals before the kill (merged) and the worst interval p99 after it.
+    pub p99_before_ns: u64,
+    pub p99_worst_after_ns: u64,
+}
+
+/// A host of a multi-host run (`kvbench run --hosts`) and its clock against kvbench's.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostClock {
+    /// `h1`, `h2`, ...: the suffix of the host's own rows (`LABEL@h1`).
+    pub tag: String,
+    /// `[user@]host` as given.
+    pub host: String,
+    /// The host's clock minus kvbench's, ns; within half of `rtt_ns`.
+    pub offset_ns: i64,
+    pub rtt_ns: u64,
+}
+
 /// One interval of a phase's timeline: operations finished in it and their latency.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Interval {
     /// Start of the interval, milliseconds after the phase started.
     pub t_ms: u64,
     pub ops: u64,
+    /// Engine errors in the interval (a fault's timeline).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub errors: u64,
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub max_ns: u64,
@@ -66,6 +111,9 @@ pub struct PhaseResult {
     /// What one latency sample covers: `op`, `batch`, `request`, `open+op+close`.
     pub unit: String,
     pub errors: u64,
+    /// Errors by class: the message with digits as `#` (docs/protocol.md).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_classes: BTreeMap<String, u64>,
     /// Reads whose value differed from the plan (or found a key that should be absent).
     pub mismatches: u64,
     /// Reads that found nothing where the plan expects a value.
@@ -108,6 +156,9 @@ pub struct PhaseResult {
     pub io_write_bytes: u64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The phase's `kill` step: the member killed, the errors, the time to recover.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Fault>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -130,6 +181,10 @@ pub struct EngineResult {
     pub open_mode: String,
     pub timer_overhead_ns: f64,
     pub phases: Vec<PhaseResult>,
+    /// Multi-host runs: the hosts this row ran on and their clock offsets (the merged row), or
+    /// the one host (a per-host row).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostClock>,
     /// Allocated blocks of the data directory after close (bytes).
     pub space_bytes: u64,
     /// Sum of file lengths after close (bytes).

@@ -134,6 +134,42 @@ pub struct PhaseDef {
     /// Open mode of a read phase, instead of the row's `open` (the same database, reopened).
     #[serde(default)]
     pub open: Option<crate::engine::OpenMode>,
+    /// A fault during the phase: kill one member of the row's cluster (`kill = { member = 1,
+    /// after = "2s" }`); rows without a cluster kvbench started run the phase unharmed.
+    #[serde(default)]
+    pub kill: Option<KillDef>,
+}
+
+/// `kill = { member = N, after = "2s" }`: SIGKILL member N (0-based, in the order the cluster
+/// was started) this long after the phase's timed step starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KillDef {
+    pub member: u32,
+    /// `"2s"`, `"1.5s"` or `"500ms"`.
+    pub after: String,
+}
+
+/// The longest `after` of a kill: an hour, as a job's timeout.
+const KILL_AFTER_MAX_MS: u64 = 3_600_000;
+
+impl KillDef {
+    /// `after` in milliseconds; the error names the forms allowed.
+    pub fn after_ms(&self) -> Result<u64, String> {
+        let t = self.after.trim();
+        let (num, scale) = match t.strip_suffix("ms") {
+            Some(n) => (n, 1.0),
+            None => (t.strip_suffix('s').unwrap_or("x"), 1000.0),
+        };
+        let bad =
+            || format!("`{}` is not a duration (allowed: \"2s\", \"1.5s\", \"500ms\"; at most 3600s)", self.after);
+        let v: f64 = num.trim().parse().map_err(|_| bad())?;
+        let ms = v * scale;
+        if !ms.is_finite() || !(0.0..=KILL_AFTER_MAX_MS as f64).contains(&ms) {
+            return Err(bad());
+        }
+        Ok(ms.round() as u64)
+    }
 }
 
 impl PhaseDef {
@@ -157,6 +193,7 @@ impl PhaseDef {
             rate: None,
             passes: None,
             open: None,
+            kill: None,
         }
     }
 
@@ -374,6 +411,14 @@ impl Scenario {
         }
         if p.open_per == OpenPer::Operation && p.kind != PhaseKind::Get {
             return Err(FieldError::new(&f("open_per"), "open_per = \"operation\" is only for get phases"));
+        }
+        if let Some(k) = &p.kill {
+            let mut path = f("kill");
+            path.push(At::Key("after"));
+            field(&path, k.after_ms().map(|_| ()))?;
+            let mut path = f("kill");
+            path.push(At::Key("member"));
+            field(&path, in_range(k.member, 0, l::KILL_MEMBER))?;
         }
         if p.warmup.is_some_and(|n| n > 0) && p.kind.writes() {
             // A warm-up of a writing phase would change what the phase then reads.

@@ -272,6 +272,8 @@ pub mod limits {
     pub const ZIPF_EXPONENT: f64 = 100.0;
     /// Operations per second of an open-loop phase.
     pub const RATE: f64 = 1e9;
+    /// Cluster members are numbered from 0; no cluster kvbench starts has more.
+    pub const KILL_MEMBER: u32 = 99;
     /// Parts of one kind in a `mix`.
     pub const MIX_PART: f64 = 1e9;
     /// Characters of a scenario name or row label.

@@ -73,6 +73,11 @@ impl Members {
         }
     }
 
+    /// (name, process group) of every member, in start order.
+    pub fn groups(&self) -> Vec<(String, i32)> {
+        self.0.iter().map(|m| (m.name.clone(), m.proc.pid())).collect()
+    }
+
     /// Ports, pids, commands and logs of every member, for `RunningServer::info`.
     pub fn describe(&self, info: &mut BTreeMap<String, String>) {
         for m in &self.0 {

@@ -150,6 +150,10 @@ impl RunningServer for EtcdCluster {
         m
     }
 
+    fn members(&self) -> Vec<(String, i32)> {
+        self.members.groups()
+    }
+
     fn stop(mut self: Box<Self>) -> Result<(), String> {
         self.members.stop()
     }

@@ -13,7 +13,7 @@ pub mod server;
 // cfg build.rs sets when its library was found.
 include!(concat!(env!("OUT_DIR"), "/engine_modules.rs"));
 
-pub use registry::{entries, find, server_for, Entry};
+pub use registry::{entries, find, server_for, shaped_server, Entry, ShapedStart};
 
 /// Turn a C string owned by a library into a Rust string (for error messages and versions).
 ///

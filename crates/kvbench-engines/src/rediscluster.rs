@@ -320,6 +320,10 @@ impl RunningServer for RedisCluster {
         Some(self.password.clone())
     }
 
+    fn members(&self) -> Vec<(String, i32)> {
+        self.members.groups()
+    }
+
     fn stop(mut self: Box<Self>) -> std::result::Result<(), String> {
         self.members.stop()
     }

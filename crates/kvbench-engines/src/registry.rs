@@ -2,7 +2,9 @@
 //! (feature off or library missing at build time) still has its entry, saying why and how to
 //! get it.
 
-use kvbench_core::engine::{EngineDescriptor, StartServer};
+use std::collections::BTreeMap;
+
+use kvbench_core::engine::{EngineDescriptor, RunningServer, StartServer};
 
 pub enum Entry {
     Ready(&'static EngineDescriptor),
@@ -36,4 +38,26 @@ pub fn server_for(engine: &str) -> Option<StartServer> {
         "go-etcd" => Some(crate::etcdcluster::start_server),
         _ => None,
     }
+}
+
+/// Starts a server shaped by a row's options.
+pub type ShapedStart = Box<dyn Fn(&std::path::Path) -> Result<Box<dyn RunningServer>, String>>;
+
+/// A server whose shape comes from the row's options (Redis Cluster's `masters` and
+/// `replicas`): its name in the run's pool, so rows of one shape share it, and how to start it.
+/// None: the engine's plain start (`start_server`, `server_for`).
+pub fn shaped_server(engine: &str, options: &BTreeMap<String, serde_json::Value>) -> Option<(String, ShapedStart)> {
+    if engine != "redis-cluster" {
+        return None;
+    }
+    let int = |k: &str, d: u64| options.get(k).and_then(|v| v.as_u64()).unwrap_or(d);
+    let masters = int("masters", crate::rediscluster::MIN_MASTERS as u64).min(u32::MAX as u64) as u32;
+    let replicas = int("replicas", 0).min(u32::MAX as u64) as u32;
+    if (masters, replicas) == (crate::rediscluster::MIN_MASTERS, 0) {
+        return None;
+    }
+    let start = move |dir: &std::path::Path| {
+        crate::rediscluster::start_cluster(dir, masters, replicas).map(|c| Box::new(c) as Box<dyn RunningServer>)
+    };
+    Some((format!("redis-cluster-{masters}m{replicas}r"), Box::new(start)))
 }

@@ -20,8 +20,10 @@ struct Row<'a> {
 
 impl Row<'_> {
     /// The repetitions' measured results of one phase.
+    /// Measured phases: ok, or with a declared fault (its figures are the point).
     fn phases(&self, name: &str) -> Vec<&PhaseResult> {
-        self.reps.iter().filter_map(|e| e.phases.iter().find(|p| p.name == name && p.status == Status::Ok)).collect()
+        let measured = |p: &&PhaseResult| p.status == Status::Ok || (p.fault.is_some() && p.status == Status::Expected);
+        self.reps.iter().filter_map(|e| e.phases.iter().filter(measured).find(|p| p.name == name)).collect()
     }
 }
 
@@ -362,14 +364,40 @@ fn timeline_panel(r: &Row, p: &PhaseResult, reps: usize) -> String {
         let t1 = rates.get(i + 1).map(|n| n.0).unwrap_or(t_end);
         let _ = write!(
             s,
-            "<rect class=\"hover\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"><title>{}, {t}–{t1} s: {} ops/s, p50 {}, p99 {}, max {}</title></rect>",
+            "<rect class=\"hover\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"><title>{}, {t}–{t1} s: {} ops/s, p50 {}, p99 {}, max {}{}</title></rect>",
             x.map(*t), f.y1(), (x.map(t1) - x.map(*t)).max(1.0), f.y0() - f.y1(),
-            esc(&r.label), human_rate(*v), human_ns(iv.p50_ns as f64), human_ns(iv.p99_ns as f64), human_ns(iv.max_ns as f64)
+            esc(&r.label), human_rate(*v), human_ns(iv.p50_ns as f64), human_ns(iv.p99_ns as f64), human_ns(iv.max_ns as f64),
+            if iv.errors > 0 { format!(", {} errors", iv.errors) } else { String::new() }
         );
+    }
+    if let Some(fault) = &p.fault {
+        fault_marker(&mut s, &f, &x, fault);
     }
     f.border(&mut s);
     s.push_str("</svg>");
     s
+}
+
+/// The kill of a phase's fault step: a vertical line at its time, and the recovery's end.
+fn fault_marker(s: &mut String, f: &Frame, x: &Scale, fault: &kvbench_core::result::Fault) {
+    let at = fault.killed_at_ms as f64 / 1000.0;
+    let title = esc(&kvbench_core::policy::fault::describe(fault));
+    let _ = write!(
+        s,
+        "<line class=\"fault\" stroke=\"#c00\" stroke-dasharray=\"4 2\" x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1:.1}\" y2=\"{2:.1}\"><title>{title}</title></line>",
+        x.map(at),
+        f.y1(),
+        f.y0()
+    );
+    if let Some(ms) = fault.recovery_ms {
+        let end = x.map(at + ms as f64 / 1000.0);
+        let _ = write!(
+            s,
+            "<line class=\"recovered\" stroke=\"#080\" stroke-dasharray=\"2 2\" x1=\"{end:.1}\" x2=\"{end:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"><title>{title}</title></line>",
+            f.y1(),
+            f.y0()
+        );
+    }
 }
 
 fn timelines(rows: &[Row], phase: &str) -> String {

@@ -552,7 +552,8 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
                 None => notes.push((n.clone(), vec![e.label.clone()])),
             }
         }
-        if let Some(st) = status_cell(p) {
+        // A phase with a declared fault keeps its figures: its errors are in the checked cell.
+        if let Some(st) = status_cell(p).filter(|_| p.fault.is_none()) {
             let why = p.reason.as_deref().map(first_line).unwrap_or("");
             s.rows.push(blank(e.label.clone(), format!("{st}: {why}")));
             continue;
@@ -606,8 +607,11 @@ fn is_warning(note: &str) -> bool {
 
 fn measured_row(e: &EngineResult, p: &PhaseResult, spread: Option<&(usize, f64)>, allocs: bool) -> Vec<String> {
     let l = p.latency.clone().unwrap_or_default();
-    let checked =
+    let mut checked =
         if p.mismatches + p.missing == 0 { "ok".to_string() } else { format!("{} bad", p.mismatches + p.missing) };
+    if p.errors > 0 {
+        checked.push_str(&format!(", {} errors", p.errors));
+    }
     let rate_cell = match spread {
         Some((n, sp)) => format!(
             "{} ±{:.0}%{} (n={n})",

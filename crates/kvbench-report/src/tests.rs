@@ -27,6 +27,7 @@ fn intervals(secs: u64, ops_per_sec: u64, p50: u64) -> Vec<Interval> {
             Interval {
                 t_ms: s * 1000,
                 ops: ops_per_sec / slow,
+                errors: 0,
                 p50_ns: h.value_at_quantile(0.5),
                 p99_ns: h.value_at_quantile(0.99),
                 max_ns: h.max(),

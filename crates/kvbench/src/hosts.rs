@@ -16,7 +16,6 @@
 //! [`merge_steps`] turns the per-host step results into the merged row: counters add up,
 //! histograms add up (merging HdrHistograms is adding counts), wall time is the longest host's.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -364,17 +363,20 @@ fn add_usage(a: &mut Usage, b: &Usage) {
     a.io_write_bytes += b.io_write_bytes;
 }
 
-/// Interval i of every host covers the same span when the phases started together.
+/// Intervals of the same start offset add up: the hosts' phases started together (within the
+/// start spread the merged row reports). A host's interval without a peer is kept as it is.
 fn add_intervals(a: &mut Vec<Interval>, b: &[Interval]) -> Result<(), String> {
-    for (i, iv) in b.iter().enumerate() {
-        match a.get_mut(i) {
+    for iv in b {
+        match a.iter_mut().find(|m| m.t_ms == iv.t_ms) {
             Some(m) => {
                 m.ops += iv.ops;
+                m.errors += iv.errors;
                 m.hdr = add_hist(Some(&m.hdr), &iv.hdr)?;
             }
             None => a.push(iv.clone()),
         }
     }
+    a.sort_by_key(|i| i.t_ms);
     Ok(())
 }
 
@@ -390,6 +392,9 @@ fn add_step(m: &mut StepResult, s: &StepResult, host: &str) -> Result<(), String
     m.ops += s.ops;
     m.requests += s.requests;
     m.errors += s.errors;
+    for (class, n) in &s.error_classes {
+        kvbench_core::worker::tally::add_error_class(&mut m.error_classes, class, *n);
+    }
     m.mismatches += s.mismatches;
     m.missing += s.missing;
     m.busy_ns += s.busy_ns;
@@ -428,11 +433,6 @@ pub fn merge_steps(per_host: &[(String, Vec<StepResult>)]) -> Result<Vec<StepRes
         }
     }
     Ok(merged)
-}
-
-/// Clock offsets by host, for the result's environment.
-pub fn offsets(outputs: &[HostOutput]) -> BTreeMap<String, ClockOffset> {
-    outputs.iter().map(|o| (o.host.clone(), o.clock)).collect()
 }
 
 #[cfg(test)]

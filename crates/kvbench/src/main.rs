@@ -2,6 +2,7 @@
 //! the orchestration of workers, and the Rust worker itself (`kvbench worker`).
 
 mod catalog;
+mod hosts;
 mod orchestrate;
 mod plan_cmd;
 mod progress;
@@ -157,6 +158,27 @@ struct RunArgs {
     /// Run even when the size guard estimates that the store would not fit on disk.
     #[arg(long)]
     no_size_check: bool,
+    /// Run every row's worker on these hosts over SSH, started together: `[user@]host,...`.
+    /// Each host gets its own directory; the report has a row per host (`LABEL@h1`, ...) and
+    /// the merged row (histograms merged, ops/s over the common wall time, clock offsets).
+    #[arg(long, value_name = "HOSTS")]
+    hosts: Option<String>,
+    /// SSH port of the --hosts.
+    #[arg(long, value_parser = positive_u16, allow_hyphen_values = true)]
+    ssh_port: Option<u16>,
+    /// SSH private key for the --hosts (default: the user's keys and agent).
+    #[arg(long, value_name = "FILE")]
+    ssh_identity: Option<PathBuf>,
+    /// More `ssh -o NAME=VALUE` options for the --hosts (repeatable), e.g. UserKnownHostsFile=FILE.
+    #[arg(long = "ssh-option", value_name = "NAME=VALUE")]
+    ssh_options: Vec<String>,
+    /// Directory on the --hosts under which each run keeps its files (removed afterwards
+    /// unless --keep-data).
+    #[arg(long, default_value = "/tmp/kvbench-hosts", value_name = "DIR")]
+    remote_dir: String,
+    /// A kvbench already installed on the --hosts (default: this one is uploaded).
+    #[arg(long, value_name = "PATH")]
+    remote_kvbench: Option<String>,
 }
 
 /// A whole number of at least `min`, with an error that says so (negatives included).
@@ -168,6 +190,9 @@ fn at_least<T: std::str::FromStr + PartialOrd + std::fmt::Display>(s: &str, min:
 }
 fn positive_u32(s: &str) -> Result<u32, String> {
     at_least(s, 1u32)
+}
+fn positive_u16(s: &str) -> Result<u16, String> {
+    at_least(s, 1u16)
 }
 fn positive_u64(s: &str) -> Result<u64, String> {
     at_least(s, 1u64)
@@ -453,6 +478,32 @@ fn compare(a: &Path, b: &Path, format: &str, fail_if_slower: Option<f64>) -> i32
     }
 }
 
+/// `--hosts` and its SSH flags; the SSH flags alone are an error (they would do nothing).
+fn hosts_of(a: &RunArgs) -> Result<Option<orchestrate::HostsRun>, String> {
+    let Some(list) = &a.hosts else {
+        if a.ssh_port.is_some() || a.ssh_identity.is_some() || !a.ssh_options.is_empty() || a.remote_kvbench.is_some() {
+            return Err("--ssh-port, --ssh-identity, --ssh-option and --remote-kvbench need --hosts".into());
+        }
+        return Ok(None);
+    };
+    let hosts = hosts::parse_hosts(list)?;
+    for o in &a.ssh_options {
+        if !o.contains('=') || o.starts_with('=') {
+            return Err(format!("--ssh-option `{o}`: expected NAME=VALUE"));
+        }
+    }
+    if !a.remote_dir.starts_with('/') {
+        return Err(format!("--remote-dir `{}`: must be an absolute path", a.remote_dir));
+    }
+    let ssh = hosts::Ssh {
+        program: None,
+        port: a.ssh_port,
+        identity: a.ssh_identity.clone(),
+        options: a.ssh_options.clone(),
+    };
+    Ok(Some(orchestrate::HostsRun::new(hosts, ssh, a.remote_dir.clone(), a.remote_kvbench.clone())))
+}
+
 /// The directories a run writes to exist and are writable; errors name the flag.
 fn prepare_dirs(a: &RunArgs) -> Result<(), String> {
     for (flag, dir) in [("--out", &a.out), ("--data-dir", &a.data_dir), ("--plan-dir", &a.plan_dir)] {
@@ -483,6 +534,13 @@ fn run(a: RunArgs) -> i32 {
             return 2;
         }
     };
+    let hosts = match hosts_of(&a) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
     let opts = orchestrate::RunOptions {
         out_dir: a.out.clone(),
         data_dir: a.data_dir.clone(),
@@ -491,6 +549,7 @@ fn run(a: RunArgs) -> i32 {
         progress: !a.no_progress,
         size_check: !a.no_size_check,
         command: std::env::args().collect(),
+        hosts,
     };
     match orchestrate::run(&s, &opts) {
         Ok((r, path)) => {

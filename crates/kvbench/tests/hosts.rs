@@ -217,3 +217,68 @@ fn an_unreachable_host_is_a_clear_error() {
     assert!(t0.elapsed() < Duration::from_secs(30));
     drop(tmp);
 }
+
+/// `kvbench run --hosts` end to end: the same scenario on "two hosts" (this machine twice, as
+/// two SSH logins with their own remote directories), this kvbench uploaded to each, one row
+/// per host and the merged row whose counts are the hosts' sums, every read verified.
+#[test]
+fn kvbench_run_hosts_reports_per_host_rows_and_the_merged_row() {
+    let tmp = tempfile::Builder::new().prefix("kvbench-run-hosts-").tempdir().unwrap();
+    let Some((_sshd, ssh)) = start_sshd(tmp.path()) else { return };
+    let scenario = tmp.path().join("s.toml");
+    std::fs::write(
+        &scenario,
+        "engines = [\"memory\"]\nseed = 4\ntimeout = 120\n[dataset]\nrecords = 2000\n\
+         [[phase]]\nkind = \"load\"\nbatch = 100\n[[phase]]\nkind = \"get\"\nthreads = 2\n\
+         [[phase]]\nname = \"mixed\"\nkind = \"mixed\"\nmix = { read = 90, update = 10 }\ncount = 1000\n",
+    )
+    .unwrap();
+    let remote = tmp.path().join("remote");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvbench"));
+    cmd.current_dir(tmp.path()).arg("run").arg(&scenario);
+    cmd.args(["--no-progress", "--out", "results", "--data-dir", "data", "--plan-dir", "plans"]);
+    cmd.arg("--hosts").arg(format!("{u}@127.0.0.1,{u}@127.0.0.1", u = user()));
+    cmd.arg("--ssh-port").arg(ssh.port.unwrap().to_string());
+    cmd.arg("--ssh-identity").arg(ssh.identity.as_ref().unwrap());
+    for o in &ssh.options {
+        cmd.arg("--ssh-option").arg(o);
+    }
+    cmd.arg("--remote-dir").arg(&remote);
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}\nsshd log:\n{}", read(&tmp.path().join("sshd.log")));
+
+    let file = std::fs::read_dir(tmp.path().join("results")).unwrap().next().unwrap().unwrap().path();
+    let r = kvbench_core::result::RunResult::from_json(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let labels: Vec<&str> = r.engines.iter().map(|e| e.label.as_str()).collect();
+    assert_eq!(labels, ["memory", "memory@h1", "memory@h2"]);
+    let merged = &r.engines[0];
+    assert_eq!(merged.hosts.len(), 2, "the merged row lists both hosts and their clocks");
+    for h in &merged.hosts {
+        assert!(h.offset_ns.unsigned_abs() < 50_000_000, "one machine: offset {h:?}");
+    }
+    for e in &r.engines {
+        assert_eq!(e.status, kvbench_core::result::Status::Ok, "{}: {:?}", e.label, e.error);
+    }
+    for name in ["load", "get", "mixed"] {
+        let phase = |i: usize| r.engines[i].phases.iter().find(|p| p.name == name).unwrap();
+        let (m, a, b) = (phase(0), phase(1), phase(2));
+        assert_eq!(m.ops, a.ops + b.ops, "{name}: merged ops are the hosts' sum");
+        assert_eq!(m.requests, a.requests + b.requests, "{name}");
+        assert_eq!(a.ops, if name == "mixed" { 1000 } else { 2000 }, "{name}: each host ran the whole phase");
+        for p in [m, a, b] {
+            assert_eq!(p.mismatches + p.missing + p.errors, 0, "{name}: every read verified");
+        }
+        let hist = m.latency.as_ref().unwrap();
+        let count = kvbench_core::worker::clock::decode_histogram(&hist.hdr).unwrap().len();
+        assert_eq!(count, m.requests, "{name}: the merged histogram holds every host's samples");
+        assert!(m.wall_ns >= a.wall_ns.max(b.wall_ns), "{name}: common wall time spans both hosts");
+        assert!(m.notes.iter().any(|n| n.contains("merged from 2 hosts")), "{name}: {:?}", m.notes);
+    }
+    let left = remote.read_dir().map(|d| d.count()).unwrap_or(0);
+    assert_eq!(left, 0, "the hosts' run directories are removed");
+    // The table shows the rows and where the clocks stood.
+    let table = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{table}");
+    assert!(table.contains("memory@h2") && table.contains("clock"), "{table}");
+}

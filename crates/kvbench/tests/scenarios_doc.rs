@@ -17,6 +17,7 @@ kind = "load"
 [[phase]]
 kind = "mixed"
 mix = { read = 1 }
+kill = { member = 1, after = "2s" }
 [[ratio]]
 phase = "load"
 numerator = "memory"

@@ -3,7 +3,8 @@
 # RECORDS records of 100 bytes (kvbench's default 16-digit decimal keys), the same derived keys
 # and op stream, one timer per get. Both read the file the worker loaded; they run ROUNDS
 # times alternately; the wall-clock ops/s ratios (worker / minimal) are printed, median last,
-# and beside them the ratio of ops per CPU second (steadier on a busy machine).
+# and beside them the ratio of ops per CPU second (steadier on a busy machine), the ratio of
+# the best rounds (the least disturbed) and the load average before and after.
 # VERIFY=false runs the worker's gets without checking the values (to show that share).
 #   drivers/go/bench/run.sh [RECORDS] [COUNT] [ROUNDS]
 set -euo pipefail
@@ -43,13 +44,18 @@ for l in sys.stdin:
 job "$work/load.json" load
 job "$work/get.json" get
 "$work/worker" --job "$work/load.json" 2>/dev/null | opsps >/dev/null
-ratios=() cpus=()
+ratios=() cpus=() ws=() ms=()
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq "$ROUNDS"); do
 	read -r w wc < <("$work/worker" --job "$work/get.json" 2>/dev/null | opsps)
 	read -r m mc < <("$work/minimal" -db "$work/db/data.bolt" -records "$RECORDS" -count "$COUNT")
 	r=$(python3 -c "print(f'{$w / $m:.3f}')") c=$(python3 -c "print(f'{$wc / $mc:.3f}')")
 	echo "round $i: worker $w ops/s, minimal $m ops/s, wall ratio $r; per CPU second $wc vs $mc, ratio $c"
-	ratios+=("$r") cpus+=("$c")
+	ratios+=("$r") cpus+=("$c") ws+=("$w") ms+=("$m")
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+best() { printf '%s\n' "$@" | sort -n | tail -1; }
 echo "median wall-clock ratio $(median "${ratios[@]}"), median CPU ratio $(median "${cpus[@]}")"
+echo "best rounds: worker $(best "${ws[@]}") ops/s, minimal $(best "${ms[@]}") ops/s," \
+	"ratio $(python3 -c "print(f'{$(best "${ws[@]}") / $(best "${ms[@]}"):.3f}')")"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

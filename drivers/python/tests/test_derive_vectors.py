@@ -86,11 +86,18 @@ def test_latest_draws():
     assert recs.tolist() == [row[2] for row in draws]
 
 
+def test_load_order_replays_pass_0_of_shuffle_on_every_pass():
+    step = {"kind": "get", "dist": {"name": "shuffle", "n": 10}, "rec_seed": 1, "perm_seed": 9}
+    k, ib = np.arange(30, dtype=np.uint64), np.zeros(30, np.uint64)
+    shuffle = d.Stream(step).records(k, ib).tolist()
+    load_order = d.Stream(dict(step, dist={"name": "load-order", "n": 10})).records(k, ib).tolist()
+    assert load_order == shuffle[:10] * 3 and shuffle[10:20] != shuffle[:10]
+
+
 def thread_ops(ds: dict, step: dict, threads: int) -> list:
     """The ops each thread runs, as [k, kind, record] or [k, "scan", position, length or None]."""
     worker = SimpleNamespace(dataset=d.Dataset(ds), state=State(ds), job={"interval_ms": 1000, "dataset": ds})
     ops = Ops(worker, dict(step, threads=threads))
-    ops.k0, ops.k1, ops.T = 0, step["count"], threads
     if ops.writes:
         ops.state.materialize()
     out = []

@@ -2,7 +2,8 @@
 
 import pytest
 
-from kvbench_driver.engine import Capabilities, Options, OptionSpec, parse_size
+from kvbench_driver.engine import CAPABILITIES, Options, OptionSpec, parse_size
+from kvbench_driver.engines import all_descriptors
 
 SPECS = (
     OptionSpec("compression", "enum", "snappy", "", ("none", "snappy", "zstd")),
@@ -18,7 +19,7 @@ def test_parse_size():
 
 
 def test_effective_options_and_typed_access():
-    o = Options.parse("e", SPECS, {"cache": "8m", "raw": True})
+    o = Options("e", SPECS, {"cache": "8m", "raw": True})
     assert o.effective() == {"cache": "8m", "compression": "snappy", "raw": True}
     assert (o.int("cache"), o.bool("raw"), o.text("compression"), o.text("path")) == (8 << 20, True, "snappy", None)
 
@@ -33,12 +34,10 @@ def test_effective_options_and_typed_access():
 ])
 def test_bad_options_are_named(given, message):
     with pytest.raises(ValueError) as e:
-        Options.parse("e", SPECS, given)
+        Options("e", SPECS, given)
     assert str(e.value) == message
 
 
 def test_capability_names_follow_rust_order():
-    caps = Capabilities(ordered_scan=True, multi_get=True, batch=True, read_only_open=True, secondary_open=True,
-                        persistent=True, build_once=True, delete=True)
-    assert caps.names() == ["scan", "multi-get", "batch", "read-only", "secondary", "persistent", "build-once",
-                            "delete"]
+    for d in all_descriptors():
+        assert list(d.capabilities) == [c for c in CAPABILITIES if c in d.capabilities], d.name

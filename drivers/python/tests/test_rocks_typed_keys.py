@@ -10,7 +10,7 @@ from kvbench_driver.engine import OpenArgs, OptionError, Options, Unsupported
 
 def open_engine(name, path, given, mode="read-write"):
     desc = descriptor_or_skip(name)
-    options = Options.parse(desc.name, desc.options, given)
+    options = Options(desc.name, desc.options, given)
     return desc.open(OpenArgs(dir=str(path), options=options, sync="none", mode=mode, expected_records=10))
 
 

@@ -35,6 +35,8 @@ pub struct PhasePlan {
     /// Get phases of server rows: connections per thread, and GETs per connection and unit.
     pub connections: u32,
     pub pipeline: u32,
+    /// The phase's fault step, run by the orchestrator (it owns the servers).
+    pub kill: Option<crate::scenario::KillDef>,
 }
 
 pub struct JobPlan {
@@ -86,10 +88,20 @@ pub fn build(s: &Scenario, data: &ResolvedData, row: &RowFacts<'_>) -> Result<Jo
         dataset: data.dataset.clone(),
         plan: data.plan.clone(),
         progress_ms: 200,
-        interval_ms: 1000,
+        interval_ms: interval_ms(s),
         steps: b.steps,
     };
     Ok(JobPlan { job, phases: b.phases })
+}
+
+/// The timeline's resolution: one second, or a tenth when a phase kills a cluster member (the
+/// time to recover is read from the intervals).
+pub fn interval_ms(s: &Scenario) -> u64 {
+    if s.phases.iter().any(|p| p.kill.is_some()) {
+        100
+    } else {
+        1000
+    }
 }
 
 impl Builder<'_> {
@@ -123,6 +135,7 @@ impl Builder<'_> {
             batch: batch_of(def),
             rate: def.rate,
             server: self.row.url.is_some(),
+            kill: def.kill.clone(),
             ..Default::default()
         };
         if let Some(why) = not_applicable(def, self.row, self.data) {

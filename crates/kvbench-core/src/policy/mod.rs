@@ -2,6 +2,7 @@
 //! the steps of each row's job, and the phases of its result from the raw counters.
 
 pub mod dataset;
+pub mod fault;
 pub mod jobs;
 pub mod outcome;
 

@@ -96,6 +96,7 @@ fn fill(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
     r.ops = if single { 1 } else { s.ops };
     r.requests = if single { 1 } else { s.requests };
     r.errors = s.errors;
+    r.error_classes = s.error_classes.clone();
     r.mismatches = s.mismatches;
     r.missing = s.missing;
     r.busy_ns = if single { s.wall_ns } else { s.busy_ns };
@@ -182,6 +183,7 @@ fn interval(i: &crate::job::Interval) -> Option<Interval> {
     Some(Interval {
         t_ms: i.t_ms,
         ops: i.ops,
+        errors: i.errors,
         p50_ns: l.as_ref().map(|l| l.p50_ns).unwrap_or(0),
         p99_ns: l.as_ref().map(|l| l.p99_ns).unwrap_or(0),
         max_ns: l.as_ref().map(|l| l.max_ns).unwrap_or(0),

@@ -258,7 +258,7 @@ fn run_unit(
     };
     match r {
         Ok(()) => false,
-        Err(e) => t.error(e),
+        Err(e) => t.error_at(e, delta(ctx.start, stamp()) / ctx.interval_ns.max(1)),
     }
 }
 

@@ -5,7 +5,7 @@ pub mod clock;
 pub mod data;
 mod loops;
 pub mod state;
-mod tally;
+pub mod tally;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -205,6 +205,7 @@ impl Worker<'_> {
             reopen: if st.open_per_op { Some(&reopen) } else { None },
         };
         let t0 = Instant::now();
+        let start_unix_ns = unix_ns();
         let mut tally = run_threads(&ctx, threads, self.job.progress_ms, st, emit);
         let mut wall_ns = t0.elapsed().as_nanos() as u64;
         if st.finish && tally.errors == 0 {
@@ -220,8 +221,15 @@ impl Worker<'_> {
         if st.kind == OpKind::Load {
             self.loaded = true;
         }
-        counters(st, tally, wall_ns, self.job.interval_ms)
+        let mut r = counters(st, tally, wall_ns, self.job.interval_ms);
+        r.start_unix_ns = start_unix_ns;
+        r
     }
+}
+
+/// This host's clock in ns since the epoch (0 if it is set before 1970).
+fn unix_ns() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
 }
 
 fn run_threads(ctx: &Ctx<'_>, threads: u32, progress_ms: u64, st: &OpsStep, emit: &mut dyn FnMut(Event)) -> Tally {
@@ -254,11 +262,11 @@ fn run_threads(ctx: &Ctx<'_>, threads: u32, progress_ms: u64, st: &OpsStep, emit
 }
 
 /// The raw counters of an ops step.
-fn counters(st: &OpsStep, t: Tally, wall_ns: u64, interval_ms: u64) -> StepResult {
+fn counters(st: &OpsStep, mut t: Tally, wall_ns: u64, interval_ms: u64) -> StepResult {
     let intervals = t
         .merged_intervals()
         .into_iter()
-        .map(|(n, ops, h)| job::Interval { t_ms: n * interval_ms, ops, hdr: encode_histogram(&h) })
+        .map(|(n, ops, errors, hdr)| job::Interval { t_ms: n * interval_ms, ops, errors, hdr })
         .collect();
     let mut hist = std::collections::BTreeMap::new();
     for (k, h) in &t.hists {
@@ -281,6 +289,7 @@ fn counters(st: &OpsStep, t: Tally, wall_ns: u64, interval_ms: u64) -> StepResul
         requests: t.requests,
         errors: t.errors,
         first_error,
+        error_classes: t.error_classes.clone(),
         mismatches: t.mismatches,
         missing: t.missing,
         busy_ns: t.busy_ns,

@@ -13,6 +13,21 @@ use crate::job::OpKind;
 /// A thread stops after this many engine errors.
 pub const MAX_ERRORS: u64 = 1000;
 
+/// Distinct error classes a step reports; more are counted under `other`.
+pub const MAX_ERROR_CLASSES: usize = 8;
+
+/// An error's class: its message with every ASCII digit replaced by `#` (ports, pids and
+/// counts differ between otherwise equal errors), cut to 80 characters (docs/protocol.md).
+pub fn error_class(message: &str) -> String {
+    message.chars().take(80).map(|c| if c.is_ascii_digit() { '#' } else { c }).collect()
+}
+
+/// Count `n` errors of `class` in `classes`, keeping at most [`MAX_ERROR_CLASSES`] classes.
+pub fn add_error_class(classes: &mut BTreeMap<String, u64>, class: &str, n: u64) {
+    let key = if classes.len() >= MAX_ERROR_CLASSES && !classes.contains_key(class) { "other" } else { class };
+    *classes.entry(key.to_string()).or_default() += n;
+}
+
 pub struct KindHist {
     pub total: Histogram<u64>,
     /// `total` at the start of the current interval.
@@ -29,13 +44,16 @@ pub struct Tally {
     /// Busy time of the busiest thread (set when threads are merged).
     pub busy_max: u64,
     pub first_error: Option<(String, &'static str)>,
+    /// Errors by class ([`error_class`]).
+    pub error_classes: BTreeMap<String, u64>,
     pub unsupported: bool,
     pub hists: BTreeMap<OpKind, KindHist>,
-    /// Finished intervals: (interval number, ops, histogram of all kinds, encoded: a long phase
-    /// keeps a few hundred bytes a second, not a whole histogram).
-    pub intervals: Vec<(u64, u64, String)>,
+    /// Finished intervals: (interval number, ops, errors, histogram of all kinds, encoded: a
+    /// long phase keeps a few hundred bytes a second, not a whole histogram).
+    pub intervals: Vec<(u64, u64, u64, String)>,
     interval: u64,
     ops_mark: u64,
+    errors_mark: u64,
 }
 
 impl Tally {
@@ -49,11 +67,13 @@ impl Tally {
             busy_ns: 0,
             busy_max: 0,
             first_error: None,
+            error_classes: BTreeMap::new(),
             unsupported: false,
             hists: BTreeMap::new(),
             intervals: Vec::new(),
             interval: 0,
             ops_mark: 0,
+            errors_mark: 0,
         }
     }
 
@@ -80,11 +100,22 @@ impl Tally {
             let _ = h.add(&d);
             k.mark = k.total.clone();
         }
-        if !h.is_empty() {
-            self.intervals.push((self.interval, self.ops - self.ops_mark, encode_histogram(&h)));
+        let errors = self.errors - self.errors_mark;
+        if !h.is_empty() || errors > 0 {
+            self.intervals.push((self.interval, self.ops - self.ops_mark, errors, encode_histogram(&h)));
         }
         self.ops_mark = self.ops;
+        self.errors_mark = self.errors;
         self.interval = next;
+    }
+
+    /// Count an engine error of a timed unit that ended in interval `at` (the timeline shows
+    /// when errors happened); true when the thread should stop.
+    pub fn error_at(&mut self, e: EngineError, at: u64) -> bool {
+        if at != self.interval {
+            self.close_interval(at);
+        }
+        self.error(e)
     }
 
     /// Count an engine error; true when the thread should stop.
@@ -93,6 +124,7 @@ impl Tally {
             self.unsupported = true;
         }
         self.errors += 1;
+        add_error_class(&mut self.error_classes, &error_class(&e.to_string()), 1);
         if self.first_error.is_none() {
             let kind = match &e {
                 EngineError::Unsupported(_) => "unsupported",
@@ -116,6 +148,9 @@ impl Tally {
         if self.first_error.is_none() {
             self.first_error = o.first_error;
         }
+        for (class, n) in &o.error_classes {
+            add_error_class(&mut self.error_classes, class, *n);
+        }
         for (k, h) in o.hists {
             match self.hists.get_mut(&k) {
                 Some(mine) => {
@@ -129,22 +164,86 @@ impl Tally {
         self.intervals.extend(o.intervals);
     }
 
-    /// Intervals of all threads merged by number, in order.
-    pub fn merged_intervals(&self) -> Vec<(u64, u64, Histogram<u64>)> {
-        let mut by: BTreeMap<u64, (u64, Histogram<u64>)> = BTreeMap::new();
-        for (n, ops, hdr) in &self.intervals {
-            let e = by.entry(*n).or_insert_with(|| (0, new_histogram()));
-            e.0 += ops;
-            if let Ok(h) = decode_histogram(hdr) {
-                let _ = e.1.add(&h);
+    /// Intervals of all threads merged by number, in order, still encoded. Only one interval's
+    /// histograms are decoded at a time: decoding every interval of a long phase at once held
+    /// a whole histogram per second until the step ended.
+    pub fn merged_intervals(&mut self) -> Vec<(u64, u64, u64, String)> {
+        let mut all = std::mem::take(&mut self.intervals);
+        all.sort_by_key(|i| i.0);
+        let mut out: Vec<(u64, u64, u64, String)> = Vec::with_capacity(all.len());
+        for (n, ops, errors, hdr) in all {
+            match out.last_mut() {
+                Some(last) if last.0 == n => {
+                    last.1 += ops;
+                    last.2 += errors;
+                    last.3 = add_encoded(&last.3, &hdr);
+                }
+                _ => out.push((n, ops, errors, hdr)),
             }
         }
-        by.into_iter().map(|(n, (ops, h))| (n, ops, h)).collect()
+        out
     }
+}
+
+/// The sum of two encoded histograms, encoded (an undecodable one counts as empty).
+fn add_encoded(a: &str, b: &str) -> String {
+    let mut sum = decode_histogram(a).unwrap_or_else(|_| new_histogram());
+    if let Ok(h) = decode_histogram(b) {
+        let _ = sum.add(&h);
+    }
+    encode_histogram(&sum)
 }
 
 impl Default for Tally {
     fn default() -> Self {
         Tally::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_land_in_the_interval_they_happened_in() {
+        let mut t = Tally::new();
+        t.sample(OpKind::Get, 100, 1, 0);
+        t.error_at(EngineError::Store("refused".into()), 1);
+        t.error_at(EngineError::Store("refused".into()), 1);
+        // Interval 2 has nothing but an error: it is still on the timeline.
+        t.error_at(EngineError::Store("refused".into()), 2);
+        t.sample(OpKind::Get, 100, 1, 3);
+        t.close_interval(u64::MAX);
+        let by: Vec<(u64, u64, u64)> = t.merged_intervals().iter().map(|(n, ops, e, _)| (*n, *ops, *e)).collect();
+        assert_eq!(by, [(0, 1, 0), (1, 0, 2), (2, 0, 1), (3, 1, 0)]);
+        assert_eq!(t.errors, 3);
+        assert_eq!(t.error_classes, BTreeMap::from([("refused".to_string(), 3)]));
+    }
+
+    #[test]
+    fn merged_intervals_add_each_numbers_histograms_once() {
+        let (mut a, mut b) = (Tally::new(), Tally::new());
+        a.sample(OpKind::Get, 100, 1, 0);
+        a.sample(OpKind::Get, 300, 1, 1);
+        b.sample(OpKind::Get, 200, 2, 1);
+        a.close_interval(u64::MAX);
+        b.close_interval(u64::MAX);
+        a.merge(b);
+        let merged = a.merged_intervals();
+        let counts: Vec<(u64, u64, u64)> =
+            merged.iter().map(|(n, ops, _, h)| (*n, *ops, decode_histogram(h).unwrap().len())).collect();
+        assert_eq!(counts, [(0, 1, 1), (1, 3, 2)]);
+        assert!(a.intervals.is_empty(), "the encoded intervals are handed over, not copied");
+    }
+
+    #[test]
+    fn error_classes_ignore_digits_and_stop_at_eight() {
+        assert_eq!(error_class("connect 127.0.0.1:7001 refused"), "connect ###.#.#.#:#### refused");
+        let mut m = BTreeMap::new();
+        for i in 0..10 {
+            add_error_class(&mut m, &format!("kind {}", char::from(b'a' + i)), 1);
+        }
+        assert_eq!(m.len(), 9);
+        assert_eq!(m["other"], 2);
     }
 }

@@ -13,7 +13,9 @@ use kvbench_core::job::{Event, StepResult};
 use kvbench_core::result::{EngineResult, Status};
 use kvbench_core::scenario::Variant;
 
+use super::fault::Faults;
 use super::process::follow_worker;
+use super::remote::HostsRun;
 use super::servers::ServerPool;
 use super::Shared;
 use crate::catalog::Resolved;
@@ -26,6 +28,7 @@ pub fn run_variant(
     dir: &Path,
     pool: &mut ServerPool,
     row: &mut EngineResult,
+    extra: &mut Vec<EngineResult>,
 ) {
     let (s, o, data) = (sh.s, sh.o, sh.data);
     let _ = std::fs::remove_dir_all(dir);
@@ -38,36 +41,47 @@ pub fn run_variant(
         let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
     }
     let (mut url, mut token) = (v.url.clone(), None);
-    // The server a row needs, whatever the runtime of its client: a Rust server engine's own,
-    // or the one another runtime's engine names (go-etcd's cluster).
-    let server = match r {
-        Resolved::Rust(d) => d.start_server.map(|start| (d.name, start)),
-        _ => kvbench_engines::server_for(&v.name).map(|start| (v.name.as_str(), start)),
-    };
-    {
-        if let (Some((name, start)), None) = (server, &url) {
-            match pool.get(name, start) {
-                Ok(access) => {
-                    url = Some(access.url);
-                    token = access.token;
-                    for (k, val) in access.info {
-                        row.settings.insert(format!("server.{k}"), val);
-                    }
+    let server = server_of(v, r);
+    if let (Some((name, start)), None) = (&server, &url) {
+        match pool.get(name, start.as_ref()) {
+            Ok(access) => {
+                url = Some(access.url);
+                token = access.token;
+                for (k, val) in access.info {
+                    row.settings.insert(format!("server.{k}"), val);
                 }
-                Err(e) => return fail(row, format!("server did not start: {e}")),
             }
+            Err(e) => return fail(row, format!("server did not start: {e}")),
         }
     }
     let (caps, runtime) = facts(r);
     row.runtime = runtime.into();
     let facts = RowFacts { variant: v, caps, runtime, dir, url, token, sync: v.sync.unwrap_or(s.sync) };
-    let plan = match jobs::build(s, data, &facts) {
+    let mut plan = match jobs::build(s, data, &facts) {
         Ok(p) => p,
+        Err(e) => return fail(row, e),
+    };
+    // A kill needs a cluster kvbench started (not one given by url).
+    let started = server.as_ref().filter(|_| v.url.is_none()).map(|(n, _)| n.clone());
+    let members = started.as_deref().map(|n| pool.members(n)).unwrap_or_default();
+    if o.hosts.is_some() {
+        no_kills_on_hosts(&mut plan.phases);
+    }
+    let mut faults = match Faults::arm(&mut plan.phases, &members) {
+        Ok(f) => f,
         Err(e) => return fail(row, e),
     };
     let job_path = dir.with_extension("job.json");
     if let Err(e) = write_private(&job_path, &serde_json::to_string_pretty(&plan.job).unwrap_or_default()) {
         return fail(row, format!("writing {}: {e}", job_path.display()));
+    }
+    if let Some(h) = &o.hosts {
+        if started.is_some() && !h.all_loopback() {
+            let why = "the server kvbench starts listens on 127.0.0.1 only, which the --hosts cannot reach: \
+                       give the row url = \"...\" of a server they can reach";
+            return fail(row, format!("{}: {why}", row.label));
+        }
+        return on_hosts(sh, h, v, r, dir, &plan, row, extra);
     }
     let log_path = dir.with_extension("log");
     let mut cmd = command(r, &job_path, row);
@@ -78,13 +92,7 @@ pub fn run_variant(
     let mut steps: BTreeMap<usize, StepResult> = BTreeMap::new();
     let timeout = Duration::from_secs(s.timeout.max(1));
     let outcome = follow_worker(&mut cmd, &log_path, timeout, &mut |ev| match ev {
-        Event::Hello { worker, version, capabilities, options, timer_overhead_ns, .. } => {
-            row.worker = worker.clone();
-            row.version = version.clone();
-            row.capabilities = capabilities.clone();
-            row.options = options.clone();
-            row.timer_overhead_ns = *timer_overhead_ns;
-        }
+        Event::Hello { .. } => hello(row, ev),
         Event::Progress { index, done, total } => {
             bar.set_message(names.get(index).cloned().unwrap_or_default());
             bar.set_length(*total);
@@ -95,6 +103,7 @@ pub fn run_variant(
                 row.settings.extend(res.settings.clone());
             }
             crate::progress::phase_done();
+            faults.on_step(res.index, res.start_unix_ns);
             steps.insert(res.index, (**res).clone());
         }
         Event::Error { message } => row.error = Some(message.clone()),
@@ -102,7 +111,137 @@ pub fn run_variant(
     });
     bar.finish_and_clear();
     row.phases = kvbench_core::policy::outcome::phases(&plan.phases, &steps);
+    if faults.finish(&mut row.phases, plan.job.interval_ms) {
+        if let Some(name) = &started {
+            pool.discard(name);
+        }
+    }
     settle(row, v.expect, outcome, &log_path, &job_path);
+}
+
+/// The server a row needs, whatever the runtime of its client: one shaped by the row's options
+/// (Redis Cluster with replicas), a Rust server engine's own, or the one another runtime's
+/// engine names (go-etcd's cluster); with its name in the run's pool.
+fn server_of(v: &Variant, r: &Resolved) -> Option<(String, kvbench_engines::ShapedStart)> {
+    if let Some(shaped) = kvbench_engines::shaped_server(&v.name, &v.options) {
+        return Some(shaped);
+    }
+    let start = match r {
+        Resolved::Rust(d) => d.start_server.map(|start| (d.name.to_string(), start)),
+        _ => kvbench_engines::server_for(&v.name).map(|start| (v.name.clone(), start)),
+    };
+    start.map(|(name, f)| (name, Box::new(f) as kvbench_engines::ShapedStart))
+}
+
+fn hello(row: &mut EngineResult, ev: &Event) {
+    if let Event::Hello { worker, version, capabilities, options, timer_overhead_ns, .. } = ev {
+        row.worker = worker.clone();
+        row.version = version.clone();
+        row.capabilities = capabilities.clone();
+        row.options = options.clone();
+        row.timer_overhead_ns = *timer_overhead_ns;
+    }
+}
+
+/// A kill needs the orchestrator to follow the phase as it runs; a multi-host row reports only
+/// at its end.
+fn no_kills_on_hosts(phases: &mut [jobs::PhasePlan]) {
+    for p in phases.iter_mut().filter(|p| p.kill.is_some()) {
+        p.kill = None;
+        p.notes.push(
+            "kill step not run: not with --hosts (the orchestrator sees the hosts' steps only at the end)".into(),
+        );
+    }
+}
+
+/// The row on every host: one row per host (`LABEL@h1`, ...) in `extra`, and the merged row
+/// in `row` (counters and histograms added, ops/s over the common wall time, the hosts' clock
+/// offsets in `hosts`).
+#[allow(clippy::too_many_arguments)]
+fn on_hosts(
+    sh: &Shared<'_>,
+    h: &HostsRun,
+    v: &Variant,
+    r: &Resolved,
+    dir: &Path,
+    plan: &jobs::JobPlan,
+    row: &mut EngineResult,
+    extra: &mut Vec<EngineResult>,
+) {
+    let timeout = Duration::from_secs(sh.s.timeout.max(1));
+    let got = match h.run_row(&sh.run_name(), &plan.job, r, dir, timeout) {
+        Ok(g) => g,
+        Err(e) => return fail(row, e),
+    };
+    if let Some(ev) = got.iter().find_map(|g| g.hello.as_ref()) {
+        hello(row, ev);
+    }
+    for st in got.first().map(|g| g.steps.values()).into_iter().flatten() {
+        row.settings.extend(st.settings.clone());
+    }
+    row.hosts = h.clocks(&got);
+    row.settings.insert("hosts".into(), host_list(&got));
+    for (g, clock) in got.iter().zip(&row.hosts) {
+        extra.push(host_row(row, g, clock, plan, v));
+    }
+    let mut failed: Vec<String> =
+        got.iter().filter_map(|g| g.error.as_ref().map(|e| format!("{} ({}): {e}", g.tag, g.target))).collect();
+    match super::remote::merge(&got) {
+        Ok((steps, skew)) => {
+            row.phases = kvbench_core::policy::outcome::phases(&plan.phases, &steps);
+            merged_notes(row, plan, &skew, got.len());
+        }
+        Err(e) => failed.push(e),
+    }
+    let worker_error = (!failed.is_empty()).then(|| failed.join("; "));
+    apply(row, decide(v.expect, &row.phases, worker_error.as_deref()));
+    if row.status != Status::Failed {
+        let _ = std::fs::remove_file(dir.with_extension("job.json"));
+    }
+}
+
+/// "h1 = user@host (clock +0.012 ms ±0.040), ...": the hosts and their measured offsets.
+fn host_list(got: &[super::remote::HostSteps]) -> String {
+    let each = got.iter().map(|g| {
+        let (off, within) = (g.clock.offset_ns as f64 / 1e6, g.clock.rtt_ns as f64 / 2e6);
+        format!("{} = {} (clock {off:+.3} ms ±{within:.3})", g.tag, g.target)
+    });
+    each.collect::<Vec<_>>().join(", ")
+}
+
+/// One host's own row, `LABEL@hN`: its phases from its steps, its status from its ending.
+fn host_row(
+    row: &EngineResult,
+    g: &super::remote::HostSteps,
+    clock: &kvbench_core::result::HostClock,
+    plan: &jobs::JobPlan,
+    v: &Variant,
+) -> EngineResult {
+    let mut hr = EngineResult {
+        label: format!("{}@{}", row.label, g.tag),
+        phases: kvbench_core::policy::outcome::phases(&plan.phases, &g.steps),
+        hosts: vec![clock.clone()],
+        ..row.clone()
+    };
+    hr.settings.insert("host".into(), g.target.clone());
+    let decided = decide(v.expect, &hr.phases, g.error.as_deref());
+    apply(&mut hr, decided);
+    hr
+}
+
+fn merged_notes(row: &mut EngineResult, plan: &jobs::JobPlan, skew: &BTreeMap<usize, u64>, hosts: usize) {
+    for (p, pp) in row.phases.iter_mut().zip(&plan.phases) {
+        let Some(spread) = pp.main.and_then(|m| skew.get(&m)) else { continue };
+        if p.kind == "open" || p.kind == "close" {
+            continue;
+        }
+        p.notes.push(format!(
+            "merged from {hosts} hosts: counts and histograms added, ops/s over the common wall time \
+             (first start to last end, clocks corrected); the hosts started {:.2} ms apart; {}",
+            *spread as f64 / 1e6,
+            row.settings.get("hosts").cloned().unwrap_or_default()
+        ));
+    }
 }
 
 fn facts(r: &Resolved) -> (kvbench_core::engine::Capabilities, &'static str) {
@@ -169,7 +308,7 @@ fn settle(row: &mut EngineResult, expect: Option<Expect>, outcome: Result<(), St
 }
 
 /// A file only kvbench's user can read: a job may carry a server's credential.
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+pub fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;

@@ -2,8 +2,10 @@
 //! engine variant, follow its events with a timeout, write the result file after each
 //! engine, and stop everything on the way out (also on Ctrl-C).
 
+mod fault;
 mod job;
-mod process;
+pub mod process;
+mod remote;
 mod results;
 mod servers;
 
@@ -20,6 +22,7 @@ use crate::catalog::{self, Resolved};
 use job::run_variant;
 use kvbench_core::policy::dataset::ResolvedData;
 pub use process::interrupted;
+pub use remote::HostsRun;
 use results::{now_id, private_run_dir, run_id, sanitize, unique_id, ResultFile};
 use servers::ServerPool;
 
@@ -32,6 +35,8 @@ pub struct RunOptions {
     /// Refuse a run whose plan and store would not fit on disk (`--no-size-check` turns it off).
     pub size_check: bool,
     pub command: Vec<String>,
+    /// `--hosts`: run every row on these hosts over SSH.
+    pub hosts: Option<HostsRun>,
 }
 
 /// True while engines run: Ctrl-C then stops the running engine and lets the run write its
@@ -90,6 +95,9 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
     let run_data = run_dir(o, &unique)?;
     let shared = Shared { s, o, data: &data, run_data: &run_data };
     run_rows(&shared, &variants, &resolved, &mut result, &mut file);
+    if let (Some(h), false) = (&o.hosts, o.keep_data) {
+        h.cleanup(&unique);
+    }
     if !o.keep_data {
         let _ = std::fs::remove_dir(&run_data);
     }
@@ -167,8 +175,9 @@ fn run_rows(
                 break 'rows;
             }
             crate::progress::engine(rep as usize * variants.len() + i + 1, variants.len() * reps as usize);
-            let row = run_row(sh, v, r, rep, result.plan.raw_bytes, &mut pool);
+            let (row, per_host) = run_row(sh, v, r, rep, result.plan.raw_bytes, &mut pool);
             result.engines.push(row);
+            result.engines.extend(per_host);
             // Written after each engine: a later crash loses nothing measured.
             file.update(result);
         }
@@ -183,6 +192,13 @@ pub struct Shared<'a> {
     pub o: &'a RunOptions,
     pub data: &'a ResolvedData,
     run_data: &'a Path,
+}
+
+impl Shared<'_> {
+    /// The run's unique name (its private directory's), also its directory on --hosts.
+    pub fn run_name(&self) -> String {
+        self.run_data.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into())
+    }
 }
 
 /// A failed row on a (nearly) full data file system says so: engines report it as anything
@@ -203,8 +219,9 @@ fn run_row(
     rep: u32,
     raw_bytes: u64,
     pool: &mut ServerPool,
-) -> EngineResult {
+) -> (EngineResult, Vec<EngineResult>) {
     let s = sh.s;
+    let mut per_host = Vec::new();
     let mut row = EngineResult {
         label: v.label(),
         engine: v.name.clone(),
@@ -223,7 +240,7 @@ fn run_row(
         }
         Ok(res) => {
             let dir = sh.run_data.join(format!("{}-r{rep}", sanitize(&row.label)));
-            run_variant(sh, v, res, &dir, pool, &mut row);
+            run_variant(sh, v, res, &dir, pool, &mut row, &mut per_host);
             explain_full_disk(&mut row, sh.run_data);
             let (alloc, apparent) = sys::space(&dir);
             row.space_bytes = alloc;
@@ -251,5 +268,5 @@ fn run_row(
         }
     }
     row.wall_ns = t.elapsed().as_nanos() as u64;
-    row
+    (row, per_host)
 }

@@ -5,7 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kvbench_core::engine::{RunningServer, StartServer};
+use kvbench_core::engine::RunningServer;
+
+/// A server started, or why not.
+type StartResult = Result<Box<dyn RunningServer>, String>;
 
 /// What a job needs to reach a server the pool started.
 pub struct Access {
@@ -34,7 +37,7 @@ impl ServerPool {
     }
 
     /// The running server of engine `name`, started now if this run has none yet.
-    pub fn get(&mut self, name: &str, start: StartServer) -> Result<Access, String> {
+    pub fn get(&mut self, name: &str, start: &dyn Fn(&Path) -> StartResult) -> Result<Access, String> {
         if let Some(s) = self.started.iter().find(|s| s.name == name) {
             return Ok(access(s.server.as_ref()));
         }
@@ -50,6 +53,22 @@ impl ServerPool {
         let out = access(server.as_ref());
         self.started.push(Started { name: name.to_string(), server, dir });
         Ok(out)
+    }
+
+    /// The members of server `name` (a cluster's), for a kill step; empty for a single server.
+    pub fn members(&self, name: &str) -> Vec<(String, i32)> {
+        self.started.iter().find(|s| s.name == name).map(|s| s.server.members()).unwrap_or_default()
+    }
+
+    /// Stop server `name` now (a member was killed): the next row that needs it gets a whole
+    /// one.
+    pub fn discard(&mut self, name: &str) {
+        let Some(i) = self.started.iter().position(|s| s.name == name) else { return };
+        let s = self.started.remove(i);
+        if let Err(e) = s.server.stop() {
+            eprintln!("stopping the {} server after its fault: {e}", s.name);
+        }
+        self.remove(&s.dir);
     }
 
     /// Stop every server (in reverse start order) and remove its directory; errors are shown.

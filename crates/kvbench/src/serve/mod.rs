@@ -6,8 +6,8 @@
 //! - kvbench's binary, length-prefixed API under `/kv/` plus `/open`, `/close` and `/health`,
 //!   which the `http-*` engines use ([`api`]).
 //!
-//! The server is hyper 1.x on tokio: one current-thread runtime per worker thread, all
-//! accepting from the same listening socket, so a connection lives on one thread from accept to
+//! The server is hyper 1.x on tokio: one current-thread runtime per worker thread, fed
+//! connections in turn by one acceptor, so a connection lives on one thread from accept to
 //! close and a request is never handed between threads ([`net`]; the measured choice of where
 //! engine calls run is in docs/decisions.md). Hardening: databases only under the `--dir` root,
 //! a bearer token, a request-body limit with a server-wide body budget, a keys-per-request
@@ -82,6 +82,16 @@ pub struct ServeArgs {
     pub read_timeout: u64,
     #[arg(long, value_enum, default_value = "auto", hide = true)]
     pub exec: Exec,
+    /// How worker threads share connections (docs/decisions.md "kvbench serve: runtimes").
+    #[arg(long, value_enum, default_value = "per-core", hide = true)]
+    pub runtime: Runtime,
+}
+
+/// Per-core current-thread runtimes fed by one acceptor, or tokio's work-stealing runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Runtime {
+    PerCore,
+    Multi,
 }
 
 fn parse_bytes(s: &str) -> Result<u64, String> {
@@ -179,7 +189,13 @@ fn serve(a: ServeArgs) -> Result<(), String> {
         a.listen,
         if state.token.is_some() { ", bearer token required" } else { "" }
     );
-    net::run(state, listener, threads, a.max_connections.max(1), a.body_budget)
+    let server = net::Server {
+        threads,
+        max_connections: a.max_connections.max(1),
+        body_budget: a.body_budget,
+        runtime: a.runtime,
+    };
+    net::run(state, listener, &server)
 }
 
 fn read_token(a: &ServeArgs) -> Result<Option<String>, String> {

@@ -4,7 +4,8 @@
 //! One thread accepts and deals connections to the worker threads in turn; each worker runs a
 //! current-thread tokio runtime. A connection stays on its worker from then on, and each of its
 //! requests is parsed, executed and answered there (or, for calls that may block for long, on
-//! that worker's blocking pool; `Exec`): no request is handed between threads.
+//! that worker's blocking pool; `Exec`): no request is handed between threads. The hidden
+//! `--runtime multi` runs tokio's work-stealing runtime instead, kept to re-measure the choice.
 //!
 //! Memory under hostile clients is bounded by: `--max-connections` (further connections wait in
 //! the kernel's listen queue), hyper's read buffer per connection ([`MAX_HEAD`]), the body limit
@@ -27,7 +28,7 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::{Exec, State};
+use super::{Exec, Runtime, State};
 
 /// Largest request head (request line and headers) hyper buffers per connection: room for a
 /// RocksServer-style `GET /mget?k1&k2...` of about 100 000 short keys.
@@ -67,20 +68,46 @@ struct Shared {
     bodies: Arc<Semaphore>,
 }
 
-pub(crate) fn run(
-    state: State,
-    listener: std::net::TcpListener,
-    threads: usize,
-    max_connections: usize,
-    body_budget: u64,
-) -> Result<(), String> {
+/// The shape of the server: threads, limits, runtime.
+pub(crate) struct Server {
+    pub threads: usize,
+    pub max_connections: usize,
+    pub body_budget: u64,
+    pub runtime: Runtime,
+}
+
+pub(crate) fn run(state: State, listener: std::net::TcpListener, server: &Server) -> Result<(), String> {
     listener.set_nonblocking(true).map_err(|e| format!("listener: {e}"))?;
-    let units = (body_budget / BUDGET_UNIT).clamp(1, Semaphore::MAX_PERMITS as u64) as usize;
+    let units = (server.body_budget / BUDGET_UNIT).clamp(1, Semaphore::MAX_PERMITS as u64) as usize;
     let shared = Arc::new(Shared {
         state,
-        connections: Arc::new(Semaphore::new(max_connections)),
+        connections: Arc::new(Semaphore::new(server.max_connections)),
         bodies: Arc::new(Semaphore::new(units)),
     });
+    match server.runtime {
+        Runtime::PerCore => run_per_core(shared, listener, server.threads),
+        Runtime::Multi => run_multi(shared, listener, server.threads),
+    }
+}
+
+/// tokio's multi-thread runtime: any worker may run any connection (work stealing).
+fn run_multi(shared: Arc<Shared>, listener: std::net::TcpListener, threads: usize) -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .max_blocking_threads(64)
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))?;
+    rt.block_on(async move {
+        let l = tokio::net::TcpListener::from_std(listener).map_err(|e| format!("listener: {e}"))?;
+        loop {
+            let Some((stream, permit)) = accept(&shared, &l).await else { return Ok(()) };
+            drop(tokio::spawn(connection(shared.clone(), stream, permit)));
+        }
+    })
+}
+
+fn run_per_core(shared: Arc<Shared>, listener: std::net::TcpListener, threads: usize) -> Result<(), String> {
     let mut handles = Vec::new();
     let mut workers = Vec::new();
     for i in 0..threads {
@@ -126,18 +153,7 @@ async fn accept_loop(
 ) -> Result<(), String> {
     let l = tokio::net::TcpListener::from_std(l).map_err(|e| format!("listener: {e}"))?;
     for next in (0..workers.len()).cycle() {
-        let Ok(permit) = sh.connections.clone().acquire_owned().await else { return Ok(()) };
-        let stream = match l.accept().await {
-            Ok((s, _)) => s,
-            Err(e) => {
-                // Out of descriptors or a connection reset before accept: wait, go on.
-                eprintln!("kvbench serve: accept: {e}");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
-        };
-        let _ = stream.set_nodelay(true);
-        sh.state.stats.connections.fetch_add(1, Ordering::Relaxed);
+        let Some((stream, permit)) = accept(&sh, &l).await else { return Ok(()) };
         // The permit goes back when the worker's connection task ends.
         let Ok(stream) = stream.into_std() else { continue };
         if workers[next].send((stream, permit)).is_err() {
@@ -145,6 +161,25 @@ async fn accept_loop(
         }
     }
     Ok(())
+}
+
+/// The next connection, once there is room for it under --max-connections (None: closed).
+async fn accept(sh: &Shared, l: &tokio::net::TcpListener) -> Option<(tokio::net::TcpStream, OwnedSemaphorePermit)> {
+    let permit = sh.connections.clone().acquire_owned().await.ok()?;
+    loop {
+        match l.accept().await {
+            Ok((s, _)) => {
+                let _ = s.set_nodelay(true);
+                sh.state.stats.connections.fetch_add(1, Ordering::Relaxed);
+                return Some((s, permit));
+            }
+            Err(e) => {
+                // Out of descriptors or a connection reset before accept: wait, go on.
+                eprintln!("kvbench serve: accept: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
 }
 
 async fn worker(sh: Arc<Shared>, mut rx: tokio::sync::mpsc::UnboundedReceiver<Accepted>) -> Result<(), String> {

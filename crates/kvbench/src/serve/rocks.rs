@@ -57,41 +57,38 @@ fn on_engine(st: &State, fail: &[u8], f: impl FnOnce(&dyn Engine) -> Option<Vec<
     }
 }
 
+/// `len\nvalue\n`.
 fn push_value(out: &mut Vec<u8>, v: &[u8]) {
-    out.extend_from_slice(v.len().to_string().as_bytes());
-    out.push(b'\n');
+    use std::io::Write;
+    let _ = writeln!(out, "{}", v.len());
     out.extend_from_slice(v);
     out.push(b'\n');
+}
+
+/// One key's value framed after `prefix` (`len\nvalue\n`), or None when absent.
+fn point_read(e: &dyn Engine, key: &str, prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut v = Vec::new();
+    let found = e.reader().ok()?.get(key.as_bytes(), &mut v).ok()?;
+    found.then(|| {
+        let mut out = Vec::with_capacity(prefix.len() + v.len() + 12);
+        out.extend_from_slice(prefix);
+        push_value(&mut out, &v);
+        out
+    })
 }
 
 fn get(st: &State, key: &str) -> Reply {
     if key.is_empty() {
         return reply(b"-1\n".to_vec());
     }
-    on_engine(st, b"-1\n", |e| {
-        let mut v = Vec::new();
-        let found = e.reader().ok()?.get(key.as_bytes(), &mut v).ok()?;
-        found.then(|| {
-            let mut out = Vec::with_capacity(v.len() + 12);
-            push_value(&mut out, &v);
-            out
-        })
-    })
+    on_engine(st, b"-1\n", |e| point_read(e, key, b""))
 }
 
 fn exist(st: &State, key: &str) -> Reply {
     if key.is_empty() {
         return reply(FAIL.to_vec());
     }
-    on_engine(st, FAIL, |e| {
-        let mut v = Vec::new();
-        let found = e.reader().ok()?.get(key.as_bytes(), &mut v).ok()?;
-        found.then(|| {
-            let mut out = OK.to_vec();
-            push_value(&mut out, &v);
-            out
-        })
-    })
+    on_engine(st, FAIL, |e| point_read(e, key, OK))
 }
 
 fn mget(st: &State, query: Option<&str>) -> Reply {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -35,6 +36,11 @@ func main() {
 		os.Exit(1)
 	}
 	defer db.Close()
+	if path := os.Getenv("KVBENCH_GO_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
 	ds := &plan.Dataset{KeyKind: "decimal", Width: 16}
 	h := worker.NewHistogram()
 	var found, key []byte

@@ -3,6 +3,7 @@
 //	kvbench-go-worker --job JOB   run one job, JSON Lines events on stdout (docs/protocol.md)
 //	kvbench-go-worker --list      the Go engines as a JSON array
 //
+// KVBENCH_GO_CPUPROFILE=FILE writes a CPU profile of the job (docs/methodology.md).
 // Exit status: 0 after a `done` event, 1 after an `error` event, 2 for a bad command line.
 package main
 
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 
 	"golang.org/x/sys/unix"
 
@@ -19,25 +21,13 @@ import (
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
 
-type listed struct {
-	Name         string              `json:"name"`
-	Description  string              `json:"description"`
-	Version      string              `json:"version"`
-	Capabilities []string            `json:"capabilities"`
-	Options      []worker.OptionSpec `json:"options"`
-	Available    bool                `json:"available"`
-	Why          string              `json:"why"`
-}
-
-func list() []listed {
-	out := []listed{}
+func list() []map[string]any {
+	out := []map[string]any{}
 	for _, d := range engines.Registry {
 		why := d.Unavailable()
-		opts := d.Options
-		if opts == nil {
-			opts = []worker.OptionSpec{}
-		}
-		out = append(out, listed{d.Name, d.Description, d.Version(), d.Caps.Names(), opts, why == "", why})
+		out = append(out, map[string]any{"name": d.Name, "description": d.Description, "version": d.Version(),
+			"capabilities": d.Caps.Names(), "options": append([]worker.OptionSpec{}, d.Options...),
+			"available": why == "", "why": why})
 	}
 	return out
 }
@@ -56,12 +46,8 @@ func protocolStdout() *os.File {
 func main() {
 	job := flag.String("job", "", "run the job file `JOB`; JSON Lines events on stdout")
 	doList := flag.Bool("list", false, "print the Go engines as a JSON array")
-	version := flag.Bool("version", false, "print the worker's version")
 	flag.Parse()
 	switch {
-	case *version:
-		fmt.Println("kvbench-go-worker " + worker.Version)
-		return
 	case *doList:
 		b, _ := json.MarshalIndent(list(), "", "  ")
 		fmt.Println(string(b))
@@ -70,23 +56,30 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	em := worker.NewEmitter(protocolStdout())
-	j, err := worker.LoadJob(*job)
-	if err != nil {
-		em.Emit(map[string]string{"event": "error", "message": err.Error()})
+	if path := os.Getenv("KVBENCH_GO_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
+	if !run(*job, worker.NewEmitter(protocolStdout())) {
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
-	ok := func() (ok bool) {
-		defer func() {
-			if p := recover(); p != nil {
-				fmt.Fprintf(os.Stderr, "panic: %v\n%s", p, debug.Stack())
-				em.Emit(map[string]string{"event": "error", "message": fmt.Sprintf("go worker crashed: %v", p)})
-				ok = false
-			}
-		}()
-		return worker.RunJob(j, engines.Find(j.Engine), em.Emit)
+}
+
+// run runs the job file; false after an error event (a panic becomes one).
+func run(path string, emit func(any)) (ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(os.Stderr, "panic: %v\n%s", p, debug.Stack())
+			emit(map[string]string{"event": "error", "message": fmt.Sprintf("go worker crashed: %v", p)})
+			ok = false
+		}
 	}()
-	if !ok {
-		os.Exit(1)
+	j, err := worker.LoadJob(path)
+	if err != nil {
+		emit(map[string]string{"event": "error", "message": err.Error()})
+		return false
 	}
+	return worker.RunJob(j, engines.Find(j.Engine), emit)
 }

@@ -37,6 +37,7 @@ var etcdDescriptor = &worker.Descriptor{
 		{Name: "prefix", Kind: "text", Default: "kvb/", Doc: "prefix of every key: kvbench's namespace; the first open of a job deletes the keys under it"},
 		{Name: "txn_ops", Kind: "int", Default: "128", Doc: "operations per transaction (etcd's --max-txn-ops, default 128); a larger batch is several transactions"},
 		{Name: "scan_page", Kind: "int", Default: "1000", Doc: "records per Range request of a scan"},
+		{Name: "timeout_ms", Kind: "int", Default: "15000", Doc: "bound of one request in ms: a request to a lost member fails after it (then a pinned client moves to the next member)"},
 		{Name: "serializable", Kind: "bool", Default: "false", Doc: "serializable reads (served by any member, possibly stale) instead of linearizable"},
 		{Name: "balance", Kind: "enum", Default: "per-client", Choices: []string{"per-client", "per-request"},
 			Doc: "per-client: each client talks to one member, clients spread over the members (as etcd's benchmark tool); per-request: every client round-robins over all members (fails over)"},
@@ -45,10 +46,6 @@ var etcdDescriptor = &worker.Descriptor{
 	Unavailable: available,
 	Open:        openEtcd,
 }
-
-// requestTimeout bounds one request, so a lost member costs errors, not a hang (the client
-// retries a read against an unreachable member until the deadline).
-const requestTimeout = 15 * time.Second
 
 type etcdEngine struct {
 	endpoints []string
@@ -59,8 +56,11 @@ type etcdEngine struct {
 	prefix    []byte
 	txnOps    int
 	page      int
-	readOpts  []clientv3.OpOption
-	settings  map[string]string
+	// timeout bounds one request, so a lost member costs errors, not a hang (the client
+	// retries a read against an unreachable member until the deadline).
+	timeout  time.Duration
+	readOpts []clientv3.OpOption
+	settings map[string]string
 }
 
 // etcdEndpoints splits "http://h:p,http://h:p" (or bare h:p) into the client's endpoints.
@@ -95,8 +95,13 @@ func openEtcd(a worker.OpenArgs) (worker.Engine, error) {
 	if txnOps < 1 || page < 1 {
 		return nil, fmt.Errorf("go-etcd options txn_ops = %d, scan_page = %d: both must be at least 1", txnOps, page)
 	}
+	timeoutMs, _ := a.Options.Int("timeout_ms")
+	if timeoutMs < 1 || timeoutMs > 3_600_000 {
+		return nil, fmt.Errorf("go-etcd option timeout_ms = %d: must be 1 to 3600000", timeoutMs)
+	}
 	e := &etcdEngine{endpoints: endpoints, perClient: a.Options.Text("balance") == "per-client",
-		prefix: []byte(a.Options.Text("prefix")), txnOps: int(txnOps), page: int(page), settings: map[string]string{}}
+		prefix: []byte(a.Options.Text("prefix")), txnOps: int(txnOps), page: int(page), settings: map[string]string{},
+		timeout: time.Duration(timeoutMs) * time.Millisecond}
 	cli, err := e.newClient()
 	if err != nil {
 		return nil, fmt.Errorf("go-etcd: cannot connect to %s: %w", a.URL, err)
@@ -113,13 +118,13 @@ func openEtcd(a worker.OpenArgs) (worker.Engine, error) {
 	return e, nil
 }
 
-func ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), requestTimeout)
+func (e *etcdEngine) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), e.timeout)
 }
 
 // describe records the cluster and the settings in effect.
 func (e *etcdEngine) describe(a worker.OpenArgs) error {
-	c, cancel := ctx()
+	c, cancel := e.ctx()
 	defer cancel()
 	ep := e.client.Endpoints()[0]
 	st, err := e.client.Status(c, ep)
@@ -132,6 +137,7 @@ func (e *etcdEngine) describe(a worker.OpenArgs) error {
 	}
 	s := e.settings
 	s["url"] = a.URL
+	s["request_timeout"] = fmt.Sprintf("%d ms", e.timeout.Milliseconds())
 	s["server_version"] = st.Version
 	s["members"] = fmt.Sprint(len(members.Members))
 	s["durability"] = "etcd fsyncs every commit to a quorum's write-ahead log before acknowledging it"
@@ -159,7 +165,7 @@ func (e *etcdEngine) clearOnce(dir string) error {
 	if _, err := os.Stat(marker); err == nil {
 		return nil
 	}
-	c, cancel := ctx()
+	c, cancel := e.ctx()
 	defer cancel()
 	resp, err := e.client.Delete(c, string(e.prefix), clientv3.WithPrefix())
 	if err != nil {
@@ -212,7 +218,7 @@ func (e *etcdEngine) Write(batch []worker.WriteOp) error {
 }
 
 func (e *etcdEngine) commit(ops []clientv3.Op) error {
-	c, cancel := ctx()
+	c, cancel := e.ctx()
 	defer cancel()
 	e.mu.Lock()
 	cli := e.client
@@ -285,7 +291,7 @@ func (r *etcdReader) failover(err error) error {
 }
 
 func (r *etcdReader) Get(key []byte) ([]byte, bool, error) {
-	c, cancel := ctx()
+	c, cancel := r.e.ctx()
 	defer cancel()
 	resp, err := r.client.Get(c, r.e.key(key), r.e.readOpts...)
 	if err != nil || len(resp.Kvs) == 0 {
@@ -302,7 +308,7 @@ func (r *etcdReader) Scan(start []byte, limit int, visit func(k, v []byte) bool)
 	for n < limit {
 		page := min(r.e.page, limit-n)
 		opts := append([]clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(int64(page))}, r.e.readOpts...)
-		c, cancel := ctx()
+		c, cancel := r.e.ctx()
 		resp, err := r.client.Get(c, from, opts...)
 		cancel()
 		if err != nil {

@@ -68,13 +68,9 @@ func Perm(n, key, i uint64) uint64 {
 	}
 }
 
-// Zipf is YCSB's ZipfianGenerator.nextLong for a uniform u.
-func Zipf(u float64, items uint64, zetan, eta, theta, alpha float64) uint64 {
-	return ZipfWith(u, items, zetan, eta, 1.0+Pow(0.5, theta), alpha)
-}
-
-// ZipfWith is Zipf with its constant `1 + 0.5^theta` computed once by the caller.
-func ZipfWith(u float64, items uint64, zetan, eta, oneHalf, alpha float64) uint64 {
+// Zipf is YCSB's ZipfianGenerator.nextLong for a uniform u; oneHalf is its constant
+// `1 + 0.5^theta`, computed once by the caller.
+func Zipf(u float64, items uint64, zetan, eta, oneHalf, alpha float64) uint64 {
 	uz := u * zetan
 	if uz < 1.0 {
 		return 0
@@ -122,11 +118,11 @@ type Dataset struct {
 
 // Init builds the pool; call once before Key or Value.
 func (d *Dataset) Init() {
-	max := d.Max
+	longest := d.Max
 	if d.File != nil {
-		max = maxOf(max, d.File.maxValue)
+		longest = max(longest, d.File.maxValue)
 	}
-	d.pool = Pool(d.PoolSeed, max)
+	d.pool = Pool(d.PoolSeed, longest)
 }
 
 // MaxLen is the longest value before a generator's framing (json-docs adds its own).
@@ -134,8 +130,6 @@ func (d *Dataset) MaxLen() int { return len(d.pool) - PoolSize }
 
 // Canon is the record whose state and value stand for r (plan-format.md "State").
 func (d *Dataset) Canon(r uint64) uint64 { return d.File.Canon(r) }
-
-func maxOf(a, b uint64) uint64 { return max(a, b) }
 
 // Key appends key(r) to dst.
 func (d *Dataset) Key(dst []byte, r uint64) []byte {

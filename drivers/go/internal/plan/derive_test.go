@@ -139,7 +139,7 @@ func TestZipfian(t *testing.T) {
 	d := obj(z["dist"])
 	for _, x := range list(z["draws"]) {
 		a := list(x)
-		got := Zipf(Unit(U(a[0])), U(d["items"]), F(d["zetan"]), F(d["eta"]), F(d["theta"]), F(d["alpha"]))
+		got := Zipf(Unit(U(a[0])), U(d["items"]), F(d["zetan"]), F(d["eta"]), 1+Pow(0.5, F(d["theta"])), F(d["alpha"]))
 		if got != U(a[1]) || uint64(YcsbHash(got))%U(d["n"]) != U(a[2]) {
 			t.Errorf("zipf draw %v: %d, record %d", a, got, uint64(YcsbHash(got))%U(d["n"]))
 		}

@@ -1,14 +1,14 @@
 // Package worker is the Go worker of kvbench: the engine interface every Go store implements,
-// the protocol (docs/protocol.md), and the runner that times and verifies every operation.
-// It follows the Rust runner (crates/kvbench-core/src/runner.rs) phase for phase.
+// and the executor of a job's resolved steps (docs/protocol.md) that times and verifies every
+// operation. kvbench decides everything else.
 package worker
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -102,44 +102,19 @@ func (s OptionSpec) describeKind() string {
 // ParseSize reads `123`, `64k`, `64m`, `1g` (powers of 1024).
 func ParseSize(s string) (int64, bool) {
 	s = strings.ToLower(strings.TrimSpace(s))
-	if s == "" {
-		return 0, false
+	shift := 0
+	if i := strings.IndexAny(s, "kmg"); i >= 0 && i == len(s)-1 {
+		shift = map[byte]int{'k': 10, 'm': 20, 'g': 30}[s[i]]
+		s = strings.TrimSpace(s[:i])
 	}
-	mult := int64(1)
-	switch s[len(s)-1] {
-	case 'k':
-		mult = 1 << 10
-	case 'm':
-		mult = 1 << 20
-	case 'g':
-		mult = 1 << 30
-	}
-	if mult != 1 {
-		s = s[:len(s)-1]
-	}
-	if strings.Contains(s, "_") {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	return n * mult, true
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n << shift, err == nil
 }
 
 // Options are the validated options of one engine variant.
 type Options struct {
 	values map[string]any
 	specs  []OptionSpec
-}
-
-func isInt(v any) bool {
-	n, ok := v.(json.Number)
-	if !ok {
-		return false
-	}
-	_, err := strconv.ParseInt(string(n), 10, 64)
-	return err == nil
 }
 
 func compact(v any) string {
@@ -150,53 +125,47 @@ func compact(v any) string {
 // ParseOptions checks the job's options against the engine's specs (same rules and messages
 // as Options::parse in Rust).
 func ParseOptions(engine string, specs []OptionSpec, given map[string]any) (*Options, error) {
-	keys := make([]string, 0, len(given))
-	for k := range given {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := given[k]
-		var spec *OptionSpec
-		for i := range specs {
-			if specs[i].Name == k {
-				spec = &specs[i]
-			}
+	for _, k := range slices.Sorted(maps.Keys(given)) {
+		i := slices.IndexFunc(specs, func(s OptionSpec) bool { return s.Name == k })
+		if i < 0 {
+			return nil, fmt.Errorf("engine %s has no option `%s` (options: %s)", engine, k, optionNames(specs))
 		}
-		if spec == nil {
-			names := []string{}
-			for _, s := range specs {
-				names = append(names, s.Name)
-			}
-			known := strings.Join(names, ", ")
-			if known == "" {
-				known = "none"
-			}
-			return nil, fmt.Errorf("engine %s has no option `%s` (options: %s)", engine, k, known)
-		}
-		ok := false
-		switch spec.Kind {
-		case "bool":
-			_, ok = v.(bool)
-		case "int":
-			if s, isStr := v.(string); isStr {
-				_, ok = ParseSize(s)
-			} else {
-				ok = isInt(v)
-			}
-		case "enum":
-			s, isStr := v.(string)
-			for _, c := range spec.Choices {
-				ok = ok || (isStr && s == c)
-			}
-		default:
-			_, ok = v.(string)
-		}
-		if !ok {
-			return nil, fmt.Errorf("engine %s option `%s` = %s: expected %s", engine, k, compact(v), spec.describeKind())
+		if !specs[i].accepts(given[k]) {
+			return nil, fmt.Errorf("engine %s option `%s` = %s: expected %s", engine, k, compact(given[k]), specs[i].describeKind())
 		}
 	}
 	return &Options{values: given, specs: specs}, nil
+}
+
+func optionNames(specs []OptionSpec) string {
+	names := []string{}
+	for _, s := range specs {
+		names = append(names, s.Name)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+func (s OptionSpec) accepts(v any) bool {
+	str, isStr := v.(string)
+	switch s.Kind {
+	case "bool":
+		_, ok := v.(bool)
+		return ok
+	case "int":
+		if isStr {
+			_, ok := ParseSize(str)
+			return ok
+		}
+		n, ok := v.(json.Number)
+		_, err := n.Int64()
+		return ok && err == nil
+	case "enum":
+		return isStr && slices.Contains(s.Choices, str)
+	}
+	return isStr
 }
 
 func (o *Options) raw(name string) any {
@@ -224,7 +193,7 @@ func (o *Options) Bool(name string) bool {
 func (o *Options) Int(name string) (int64, bool) {
 	switch v := o.raw(name).(type) {
 	case json.Number:
-		n, err := strconv.ParseInt(string(v), 10, 64)
+		n, err := v.Int64()
 		return n, err == nil
 	case string:
 		return ParseSize(v)
@@ -281,13 +250,4 @@ type Descriptor struct {
 	// Unavailable is "" when the engine can run here, else the reason it cannot.
 	Unavailable func() string
 	Open        func(OpenArgs) (Engine, error)
-}
-
-// Describe turns an error into one line for a result's reason.
-func Describe(err error) string {
-	var u *Unsupported
-	if errors.As(err, &u) {
-		return u.Error()
-	}
-	return err.Error()
 }

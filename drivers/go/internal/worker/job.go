@@ -80,7 +80,6 @@ type Step struct {
 	OpenPerOp  bool     `json:"open_per_op"`
 	Finish     bool     `json:"finish"`
 	Verify     *bool    `json:"verify"`
-	Warmup     uint64   `json:"warmup"`
 }
 
 // Dist is how an ops step picks records (plan-format.md "Operation streams").
@@ -100,7 +99,7 @@ type Dist struct {
 var (
 	opKinds    = []string{"load", "get", "multi-get", "scan", "update", "insert", "delete", "rmw", "mixed"}
 	mixedKinds = []string{"get", "update", "insert", "scan", "rmw", "delete"}
-	distNames  = []string{"sequential", "shuffle", "uniform", "hot", "zipfian", "latest"}
+	distNames  = []string{"sequential", "shuffle", "load-order", "uniform", "hot", "zipfian", "latest"}
 	openModes  = []string{"read-write", "read-only", "secondary"}
 )
 
@@ -146,6 +145,9 @@ func (j *Job) check() error {
 	errs := []error{oneOf("sync", j.Sync, []string{"none", "commit", "always"}),
 		oneOf("dataset.generator", j.Dataset.Generator, []string{"synthetic", "json-docs", "stored"}),
 		oneOf("dataset.key.kind", j.Dataset.Key.Kind, []string{"u32be", "u64be", "decimal", "ycsb"})}
+	if j.IntervalMs == 0 {
+		errs = append(errs, fmt.Errorf("`interval_ms` = 0: expected at least 1"))
+	}
 	if j.Dataset.Value.Min > j.Dataset.Value.Max {
 		errs = append(errs, fmt.Errorf("`dataset.value`: min %d > max %d", j.Dataset.Value.Min, j.Dataset.Value.Max))
 	}

@@ -20,6 +20,7 @@ func TestBadJobsNameTheField(t *testing.T) {
 		`{"step": "ops", "index": 0, "kind": "mixed", "count": 1, "dist": {"name": "uniform", "n": 10}}]}`:                {"steps[0]", "thresholds"},
 		`{"step": "ops", "index": 0, "kind": "get", "count": 1, "threads": 5000, "dist": {"name": "uniform", "n": 10}}]}`: {"`threads` = 5000", "1024"},
 		`{"step": "open", "index": 0, "mode": "read-write"}`:                                                              {"line 5", "ends early"},
+		`{"step": "close", "index": 0}], "interval_ms": 0}`:                                                               {"`interval_ms` = 0", "at least 1"},
 	} {
 		path := filepath.Join(t.TempDir(), "job.json")
 		if err := os.WriteFile(path, []byte(head+"\n  "+body), 0o644); err != nil {

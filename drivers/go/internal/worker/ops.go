@@ -18,6 +18,32 @@ import (
 // MaxErrors stops a thread after this many engine errors.
 const MaxErrors = 1000
 
+// maxErrorClasses is how many distinct error classes a step reports; more go under "other".
+const maxErrorClasses = 8
+
+// errorClass is an error's class: its message with every ASCII digit replaced by '#' (ports,
+// pids and counts differ between otherwise equal errors), cut to 80 characters.
+func errorClass(msg string) string {
+	r := []rune(msg)
+	if len(r) > 80 {
+		r = r[:80]
+	}
+	for i, c := range r {
+		if c >= '0' && c <= '9' {
+			r[i] = '#'
+		}
+	}
+	return string(r)
+}
+
+// addErrorClass counts n errors of class, keeping at most maxErrorClasses classes.
+func addErrorClass(m map[string]uint64, class string, n uint64) {
+	if _, ok := m[class]; !ok && len(m) >= maxErrorClasses {
+		class = "other"
+	}
+	m[class] += n
+}
+
 // MultiGetter is an optional Reader interface: a native multi-get. It sets vals[i] and
 // found[i] for keys[i]; the values stay valid until the next call on the reader.
 type MultiGetter interface {
@@ -33,91 +59,94 @@ type opsRun struct {
 	unit        uint64 // ops per timed unit
 	writes      bool   // the step writes: readers refresh their snapshots
 	flux        bool   // several threads write: reads accept any version a write in flight allows
+	mixed       bool   // several op kinds: each sample is also recorded in its kind's histogram
 	positions   uint64 // sorted positions for scans
 	start       time.Time
-	timed       bool
 	stop        atomic.Bool
 	unsupported atomic.Pointer[string]
 	col         collector
-	progressMem mem
 }
 
-// tally is what one thread measured.
-type tally struct {
+// thread is one goroutine of an ops step: its reader, stream, counters and the buffers of the
+// unit it runs (sized up front: what the loop allocates is the engine's).
+type thread struct {
+	run   *opsRun
+	id    uint64
+	s     *stream
+	rd    Reader
+	mg    MultiGetter // rd's native multi-get, if it has one
+	dirty bool
 	verdict
-	hists                       map[string]*hdrhistogram.Histogram
 	ops, requests, errors, busy uint64
 	firstError                  string
-	iv                          *hdrhistogram.Histogram
-	ivIdx, ivOps                uint64
+	errClasses                  map[string]uint64
 	done                        atomic.Uint64
+	hists                       map[string]*hdrhistogram.Histogram
+	iv                          *hdrhistogram.Histogram
+	ivIdx, ivOps, ivErrs        uint64
+	ivEnd                       time.Duration
+	kind                        string
+	write                       bool // the unit writes (rmw too)
+	recs, cs                    []uint64
+	s1                          []uint32
+	keys, vals, bufs            [][]byte
+	found                       []bool
+	exp, scratch                []byte
+	batch                       []WriteOp
+	locks                       batchLocks
+	walk                        scanWalk
+	visit                       func(k, v []byte) bool // walk.visit, bound once (not per scan)
 }
 
-func newTally(st *Step) *tally {
-	t := &tally{hists: map[string]*hdrhistogram.Histogram{}, iv: NewHistogram()}
-	for _, k := range append([]string{st.Kind}, st.Kinds...) {
-		t.hists[k] = NewHistogram()
-	}
-	return t
-}
-
-// thread is one goroutine of an ops step with its reader, stream and scratch buffers.
-type thread struct {
-	run        *opsRun
-	id         uint64
-	t          *tally
-	s          *stream
-	rd         Reader
-	dirty      bool
-	key, exp   []byte
-	val        []byte
-	recs       []uint64
-	cs         []uint64
-	keys, vals [][]byte
-	found      []bool
-	s1         []uint32
-	batch      []WriteOp
-	locks      batchLocks
-	lastKind   string // the op kind of lastHist, the histogram of the last sample
-	lastHist   *hdrhistogram.Histogram
+func isWrite(kind string) bool {
+	return kind == "load" || kind == "update" || kind == "insert" || kind == "delete"
 }
 
 func (run *opsRun) newThread(id uint64) (*thread, error) {
-	// Buffers are sized up front: what the loop allocates is the engine's (the runtime counters).
-	room := run.ds.MaxLen() + 64
-	th := &thread{run: run, id: id, s: newStream(run.st), exp: make([]byte, 0, room), val: make([]byte, 0, room)}
-	for range run.unit {
-		th.keys, th.vals = append(th.keys, make([]byte, 0, 64)), append(th.vals, make([]byte, 0, room))
+	room, u := run.ds.MaxLen()+64, int(run.unit)
+	th := &thread{run: run, id: id, s: newStream(run.st), hists: map[string]*hdrhistogram.Histogram{},
+		iv: NewHistogram(), ivEnd: run.interval(), scratch: make([]byte, 0, room),
+		recs: make([]uint64, 0, u), cs: make([]uint64, 0, u), s1: make([]uint32, 0, u),
+		found: make([]bool, max(u, 2)), batch: make([]WriteOp, 0, u)}
+	for range max(u, 2) {
+		th.keys, th.bufs = append(th.keys, make([]byte, 0, 64)), append(th.bufs, make([]byte, 0, room))
 	}
-	u := int(run.unit)
-	th.key, th.batch, th.recs, th.cs, th.s1 = make([]byte, 0, 64), make([]WriteOp, 0, u), make([]uint64, 0, u), make([]uint64, 0, u), make([]uint32, 0, u)
+	th.vals = make([][]byte, max(u, 2))
+	th.walk.th = th
+	th.visit = th.walk.visit
 	th.locks = batchLocks{make([]uint64, 0, u), make([]uint32, 0, u)}
-	th.t = newTally(run.st)
+	for _, k := range append([]string{run.st.Kind}, run.st.Kinds...) {
+		th.hists[k] = NewHistogram()
+	}
 	if run.st.OpenPerOp {
 		return th, nil
 	}
 	rd, err := run.r.eng.Reader()
 	th.rd = rd
+	th.mg, _ = rd.(MultiGetter)
 	return th, err
 }
 
-// loop runs the units of ops from..to that belong to this thread (unit j: thread j mod threads).
-// A thread that is done lets its snapshot go: a writer on another thread may wait for it.
-func (th *thread) loop(from, to uint64) {
+func (run *opsRun) interval() time.Duration {
+	return time.Duration(run.r.job.IntervalMs) * time.Millisecond
+}
+
+// loop runs the units of this thread (unit j: thread j mod threads). A thread that is done
+// lets its snapshot go: a writer on another thread may wait for it.
+func (th *thread) loop() {
 	defer th.refresh()
 	run, u, n := th.run, th.run.unit, th.run.st.Threads
-	for j := th.id; from+j*u < to && !run.stop.Load(); j += n {
-		k0 := from + j*u
+	for j := th.id; j*u < run.st.Count && !run.stop.Load(); j += n {
 		var due time.Duration
-		if run.timed && run.st.Rate != nil {
+		if run.st.Rate != nil {
 			due = time.Duration(float64(j) * 1e9 / *run.st.Rate)
 			if run.writes {
 				th.refresh() // a writer on another thread must not wait for this one's sleep
 			}
 			th.wait(due)
 		}
-		th.unit(k0, min(k0+u, to), due)
-		if th.t.errors >= MaxErrors {
+		th.unit(j*u, min(j*u+u, run.st.Count), due)
+		if th.errors >= MaxErrors {
 			return
 		}
 	}
@@ -125,73 +154,249 @@ func (th *thread) loop(from, to uint64) {
 
 // wait sleeps until due; it spins only for the last 50 µs.
 func (th *thread) wait(due time.Duration) {
-	for left := due - time.Since(th.run.start); left > 0; left = due - time.Since(th.run.start) {
+	for left := due - th.now(); left > 0; left = due - th.now() {
 		if left > 50*time.Microsecond {
 			time.Sleep(left - 50*time.Microsecond)
 		}
 	}
 }
 
+func (th *thread) now() time.Duration { return time.Since(th.run.start) }
+
+// unit runs one timed unit, ops k0..k1: derive its records and keys, prepare what the call
+// needs (locks and values for writes, states and the expected value for reads), time the
+// call, then release the locks and verify what was read.
 func (th *thread) unit(k0, k1 uint64, due time.Duration) {
-	kind, rec := th.s.op(k0)
-	if k1-1 > k0 {
-		_, last := th.s.op(k1 - 1)
-		rec = max(rec, last)
-	}
-	if rec >= th.run.ds.Total && kind != "scan" {
-		th.fail(fmt.Errorf("op %d: record %d is outside the dataset's %d records (the job is wrong)", k0, rec, th.run.ds.Total))
-		th.run.stop.Store(true)
+	if !th.derive(k0, k1) {
 		return
 	}
-	if k1-1 > k0 {
-		_, rec = th.s.op(k0)
+	if th.kind == "scan" {
+		th.scan(k0, due)
+		return
 	}
-	switch {
-	case th.run.st.OpenPerOp:
-		th.openGet(kind, rec, due)
-	case kind == "get":
-		th.get(rec, due)
-	case kind == "multi-get":
-		th.multiGet(k0, k1, due)
-	case kind == "scan":
-		th.scan(k0, rec, due)
-	case kind == "rmw":
-		th.rmw(rec, due)
-	default:
-		th.write(kind, k0, k1, due)
+	if th.write {
+		th.prepareWrite()
+	} else {
+		th.prepareRead()
+	}
+	t0 := th.now()
+	err := th.call()
+	t1 := th.now()
+	if !th.write {
+		warm(th.vals[0]) // the value read is checked below: fetch it while the sample is recorded
+	}
+	th.sample(t0, t1, due, k1-k0, err)
+	th.release()
+	if err == nil && (!th.write || th.kind == "rmw") && th.verifies() {
+		th.verify()
 	}
 }
 
-// sample records one timed unit of ops operations that ran from t0 to t1.
-func (th *thread) sample(kind string, t0, t1, due time.Duration, ops uint64, err error) {
-	t := th.t
+// derive fills the unit's kind, records, canonical records and keys; false (and the step
+// stops) when the job names a record outside the dataset.
+func (th *thread) derive(k0, k1 uint64) bool {
+	ds := th.run.ds
+	th.recs, th.cs = th.recs[:0], th.cs[:0]
+	for k := k0; k < k1; k++ {
+		kind, r := th.s.op(k)
+		th.kind, th.write = kind, isWrite(kind) || kind == "rmw"
+		if kind == "scan" {
+			th.recs = append(th.recs, r)
+			return true
+		}
+		if r >= ds.Total {
+			th.fail(fmt.Errorf("op %d: record %d is outside the dataset's %d records (the job is wrong)", k, r, ds.Total))
+			th.run.stop.Store(true)
+			return false
+		}
+		i := len(th.recs)
+		th.recs, th.cs = append(th.recs, r), append(th.cs, ds.Canon(r))
+		th.keys[i] = ds.Key(th.keys[i][:0], r)
+	}
+	return true
+}
+
+// prepareRead takes the records' states before the snapshot (the snapshot is never older than
+// them) and, for a single key, derives the expected value and asks the CPU to fetch it, so the
+// check after the call does not wait for memory.
+func (th *thread) prepareRead() {
+	st := th.run.state
+	th.s1, th.exp = th.s1[:0], nil
+	for _, c := range th.cs {
+		th.s1 = append(th.s1, st.load(c))
+	}
+	if s := th.s1[0]; len(th.cs) == 1 && s&(lockBit|1) == 1 && th.verifies() {
+		th.exp = th.run.ds.Value(th.scratch[:0], th.cs[0], writesOf(s)-1)
+		warm(th.exp)
+	}
+	th.beforeRead()
+}
+
+// beforeRead refreshes a reader's snapshot when writes may have happened since it was taken.
+func (th *thread) beforeRead() {
+	if th.run.writes && (th.dirty || th.run.st.Threads > 1) {
+		th.refresh()
+	}
+}
+
+// prepareWrite locks the records (not for a load: nobody reads them yet) and builds the batch
+// in op order; an rmw keeps the state it read under the lock and writes the next version.
+func (th *thread) prepareWrite() {
+	ds, load := th.run.ds, th.kind == "load"
+	th.refresh() // no snapshot is held while waiting for a record's lock or the store's
+	if !load {
+		th.locks.take(th.run.state, th.cs)
+	}
+	if th.kind == "rmw" {
+		th.prepareRmw()
+		return
+	}
+	th.batch = th.batch[:0]
+	for i, c := range th.cs {
+		w := WriteOp{Key: th.keys[i], Delete: th.kind == "delete"}
+		switch {
+		case load:
+			w.Value = ds.Value(th.bufs[i][:0], th.recs[i], 0)
+		case w.Delete:
+			th.locks.del(c)
+		default:
+			w.Value = ds.Value(th.bufs[i][:0], c, th.locks.put(c))
+		}
+		th.batch = append(th.batch, w)
+	}
+}
+
+func (th *thread) prepareRmw() {
+	th.refresh() // the read sees the record's last write
+	c, s, ds := th.cs[0], th.locks.states[0], th.run.ds
+	th.s1, th.exp = append(th.s1[:0], s), nil
+	if s&1 == 1 && th.verifies() {
+		th.exp = ds.Value(th.scratch[:0], c, writesOf(s)-1)
+	}
+	th.batch = append(th.batch[:0], WriteOp{Key: th.keys[0], Value: ds.Value(th.bufs[1][:0], c, th.locks.put(c))})
+}
+
+// call is the timed call of the unit.
+func (th *thread) call() (err error) {
+	switch {
+	case th.run.st.OpenPerOp:
+		return th.openGet()
+	case th.kind == "get":
+		th.vals[0], th.found[0], err = th.rd.Get(th.keys[0])
+	case th.kind == "multi-get":
+		return th.multiGet()
+	case th.kind == "rmw":
+		// The value read is copied: the write may remap what the reader pointed into.
+		var v []byte
+		if v, th.found[0], err = th.rd.Get(th.keys[0]); err == nil {
+			th.vals[0] = append(th.bufs[0][:0], v...)
+			err = th.rd.Refresh()
+		}
+		if err == nil {
+			err = th.run.r.eng.Write(th.batch)
+		}
+	default:
+		err = th.run.r.eng.Write(th.batch)
+	}
+	return err
+}
+
+func (th *thread) multiGet() (err error) {
+	n := len(th.cs)
+	if th.mg != nil {
+		return th.mg.MultiGet(th.keys[:n], th.vals[:n], th.found[:n])
+	}
+	// No native multi-get: the request loops over get, copying each value as a caller must
+	// (a reader's value is valid only until its next call).
+	for i := 0; i < n && err == nil; i++ {
+		var v []byte
+		v, th.found[i], err = th.rd.Get(th.keys[i])
+		th.bufs[i] = append(th.bufs[i][:0], v...)
+		th.vals[i] = th.bufs[i]
+	}
+	return err
+}
+
+// openGet is the article 000 method: open the engine, read one key, close it, timed together.
+func (th *thread) openGet() error {
+	r := th.run.r
+	e, err := r.desc.Open(r.args(th.run.st.Mode))
+	if err != nil {
+		return err
+	}
+	rd, err := e.Reader()
+	if err == nil {
+		var v []byte
+		v, th.found[0], err = rd.Get(th.keys[0])
+		th.vals[0] = append(th.bufs[0][:0], v...)
+		err = errors.Join(err, rd.Close())
+	}
+	return errors.Join(err, e.Close())
+}
+
+// release ends a write: the locked records get their new states (a load's become present).
+func (th *thread) release() {
+	st := th.run.state
+	switch {
+	case !th.write:
+	case th.kind != "load":
+		st.unlock(th.locks.recs, th.locks.states)
+	case st.cells != nil:
+		for _, c := range th.cs {
+			atomic.StoreUint32(&st.cells[c], 3)
+		}
+	}
+	th.dirty = th.dirty || th.write
+}
+
+// verify checks every read of the unit against the states before and after the call (an rmw
+// held the lock: its state did not change).
+func (th *thread) verify() {
+	for i, c := range th.cs {
+		s2 := th.s1[i]
+		if th.kind != "rmw" {
+			s2 = th.run.state.load(c)
+		}
+		th.check(th.run.ds, th.scratch, th.exp, c, th.s1[i], s2, th.vals[i], th.found[i])
+	}
+}
+
+// sample records one timed unit of ops operations that ran from t0 to t1. A step of one kind
+// records into the interval histogram only; its kind's histogram is their sum.
+func (th *thread) sample(t0, t1, due time.Duration, ops uint64, err error) {
 	if err != nil {
 		th.fail(err)
 	}
-	if !th.run.timed {
-		return
-	}
-	t.done.Add(ops)
 	lat := t1 - t0
 	if th.run.st.Rate != nil {
 		lat = t1 - due
 	}
-	if kind != th.lastKind {
-		if t.hists[kind] == nil {
-			t.hists[kind] = NewHistogram()
-		}
-		th.lastKind, th.lastHist = kind, t.hists[kind]
+	if th.run.mixed {
+		Record(th.hists[th.kind], int64(lat))
 	}
-	Record(th.lastHist, int64(lat))
-	if idx := uint64(t1 / time.Duration(th.run.r.job.IntervalMs*1e6)); idx != t.ivIdx {
-		th.run.col.flush(th.id, t.ivIdx, t.iv, t.ivOps, idx)
-		t.ivIdx, t.ivOps = idx, 0
+	if t1 >= th.ivEnd {
+		th.flush(uint64(t1 / th.run.interval()))
 	}
-	Record(t.iv, int64(lat))
-	t.ivOps += ops
-	t.ops += ops
-	t.requests++
-	t.busy += uint64(t1 - t0)
+	Record(th.iv, int64(lat))
+	if err != nil {
+		th.ivErrs++
+	}
+	th.ivOps += ops
+	th.ops += ops
+	th.busy += uint64(t1 - t0)
+	if th.requests++; th.requests%1024 == 0 {
+		th.done.Store(th.ops)
+	}
+}
+
+// flush hands the interval histogram to the collector and starts interval next.
+func (th *thread) flush(next uint64) {
+	if !th.run.mixed {
+		th.hists[th.run.st.Kind].Merge(th.iv)
+	}
+	th.run.col.flush(th.id, th.ivIdx, th.iv, th.ivOps, th.ivErrs, next)
+	th.ivIdx, th.ivOps, th.ivErrs, th.ivEnd = next, 0, 0, time.Duration(next+1)*th.run.interval()
+	th.done.Store(th.ops)
 }
 
 func (th *thread) fail(err error) {
@@ -202,17 +407,12 @@ func (th *thread) fail(err error) {
 		th.run.stop.Store(true)
 		return
 	}
-	if th.t.errors++; th.t.firstError == "" {
-		th.t.firstError = err.Error()
+	if th.errClasses == nil {
+		th.errClasses = map[string]uint64{}
 	}
-}
-
-func (th *thread) now() time.Duration { return time.Since(th.run.start) }
-
-// beforeRead refreshes a reader's snapshot when writes may have happened since it was taken.
-func (th *thread) beforeRead() {
-	if th.run.writes && (th.dirty || th.run.st.Threads > 1) {
-		th.refresh()
+	addErrorClass(th.errClasses, errorClass(err.Error()), 1)
+	if th.errors++; th.firstError == "" {
+		th.firstError = err.Error()
 	}
 }
 
@@ -229,194 +429,63 @@ func (th *thread) refresh() {
 
 func (th *thread) verifies() bool { return th.run.st.Verify == nil || *th.run.st.Verify }
 
-func (th *thread) check(c uint64, s1, s2 uint32, v []byte, found bool) {
-	if th.verifies() {
-		th.t.check(th.run.ds, th.exp, c, s1, s2, v, found)
-	}
+// collector merges the threads' interval histograms and encodes an interval as soon as every
+// thread has moved past it, so memory does not grow with the phase's length.
+type collector struct {
+	mu    sync.Mutex
+	open  map[uint64]*hdrhistogram.Histogram
+	ops   map[uint64]uint64
+	errs  map[uint64]uint64
+	marks []uint64
+	out   []Interval
+	ms    uint64
+	// harness is what the collector allocated itself, taken out of the step's runtime counters.
+	harness mem
 }
 
-func (th *thread) get(rec uint64, due time.Duration) {
-	ds, st := th.run.ds, th.run.state
-	c := ds.Canon(rec)
-	th.key = ds.Key(th.key[:0], rec)
-	s1 := st.load(c) // before the snapshot: the snapshot is never older than s1
-	var exp []byte
-	if s1&(lockBit|1) == 1 { // present, and no write in flight
-		exp = ds.Value(th.exp[:0], c, writesOf(s1)-1)
-		warm(exp)
-	}
-	th.beforeRead()
-	t0 := th.now()
-	v, found, err := th.rd.Get(th.key)
-	t1 := th.now()
-	th.sample("get", t0, t1, due, 1, err)
-	switch s2 := st.load(c); {
-	case err != nil:
-	case exp != nil && s2 == s1 && s1&lockBit == 0 && found && th.verifies():
-		if !bytes.Equal(exp, v) {
-			th.t.mismatches++
+func (c *collector) flush(th, idx uint64, h *hdrhistogram.Histogram, ops, errs, next uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m0 := memStats()
+	if h.TotalCount() > 0 {
+		if c.open[idx] == nil {
+			c.open[idx] = NewHistogram()
 		}
-	default:
-		th.check(c, s1, s2, v, found)
+		c.open[idx].Merge(h)
+		c.ops[idx] += ops
+		c.errs[idx] += errs
+		h.Reset()
 	}
-}
-
-func (th *thread) multiGet(k0, k1 uint64, due time.Duration) {
-	ds, st := th.run.ds, th.run.state
-	n := int(k1 - k0)
-	th.keys, th.vals, th.recs, th.s1 = grow(th.keys, n), grow(th.vals, n), th.recs[:0], th.s1[:0]
-	if len(th.found) < n {
-		th.found = make([]bool, n)
-	}
-	for i := range n {
-		_, r := th.s.op(k0 + uint64(i))
-		th.keys[i] = ds.Key(th.keys[i][:0], r)
-		th.recs = append(th.recs, ds.Canon(r))
-		th.s1 = append(th.s1, st.load(ds.Canon(r)))
-	}
-	th.beforeRead()
-	t0 := th.now()
-	var err error
-	if mg, ok := th.rd.(MultiGetter); ok {
-		err = mg.MultiGet(th.keys, th.vals, th.found[:n])
-	} else {
-		// No native multi-get: the request loops over get, copying each value as a caller must
-		// (a reader's value is valid only until its next call).
-		for i := 0; i < n && err == nil; i++ {
-			var v []byte
-			v, th.found[i], err = th.rd.Get(th.keys[i])
-			th.vals[i] = append(th.vals[i][:0], v...)
+	c.marks[th] = next
+	low := slices.Min(c.marks)
+	for i, oh := range c.open {
+		if i < low {
+			c.out = append(c.out, Interval{TMs: i * c.ms, Ops: c.ops[i], Errors: c.errs[i], Hdr: Encode(oh)})
+			delete(c.open, i)
+			delete(c.ops, i)
+			delete(c.errs, i)
 		}
 	}
-	t1 := th.now()
-	th.sample("multi-get", t0, t1, due, uint64(n), err)
-	for i := 0; i < n && err == nil; i++ {
-		th.check(th.recs[i], th.s1[i], st.load(th.recs[i]), th.vals[i], th.found[i])
-	}
-}
-
-func grow(b [][]byte, n int) [][]byte {
-	for len(b) < n {
-		b = append(b, nil)
-	}
-	return b[:n]
-}
-
-// write runs one batch of load, update, insert or delete ops as one timed Write.
-func (th *thread) write(kind string, k0, k1 uint64, due time.Duration) {
-	ds, st := th.run.ds, th.run.state
-	th.recs, th.cs = th.recs[:0], th.cs[:0]
-	for k := k0; k < k1; k++ {
-		_, r := th.s.op(k)
-		th.recs, th.cs = append(th.recs, r), append(th.cs, ds.Canon(r))
-	}
-	th.refresh() // no snapshot is held while waiting for a record's lock or the store's
-	if kind != "load" {
-		th.locks.take(st, th.cs)
-	}
-	n := len(th.recs)
-	th.keys, th.vals, th.batch = grow(th.keys, n), grow(th.vals, n), th.batch[:0]
-	for i, r := range th.recs {
-		c := th.cs[i]
-		th.keys[i] = ds.Key(th.keys[i][:0], r)
-		switch kind {
-		case "load":
-			th.vals[i] = append(th.vals[i][:0], ds.Value(th.exp[:0], r, 0)...)
-		case "delete":
-			th.locks.del(c)
-		default:
-			th.vals[i] = append(th.vals[i][:0], ds.Value(th.exp[:0], c, th.locks.put(c))...)
-		}
-		th.batch = append(th.batch, WriteOp{Key: th.keys[i], Value: th.vals[i], Delete: kind == "delete"})
-	}
-	t0 := th.now()
-	err := th.run.r.eng.Write(th.batch)
-	t1 := th.now()
-	th.sample(kind, t0, t1, due, k1-k0, err)
-	th.dirty = true
-	if kind != "load" {
-		st.unlock(th.locks.recs, th.locks.states)
-	} else if st.cells != nil {
-		for _, c := range th.cs {
-			atomic.StoreUint32(&st.cells[c], 3)
-		}
-	}
-}
-
-// rmw reads a record and writes its next version, timed as one unit; the record's lock is
-// held throughout, so the read expects exactly the locked state.
-func (th *thread) rmw(rec uint64, due time.Duration) {
-	ds, st := th.run.ds, th.run.state
-	c := ds.Canon(rec)
-	th.key = ds.Key(th.key[:0], rec)
-	th.cs = append(th.cs[:0], c)
-	th.refresh() // no snapshot is held while waiting for a record's lock
-	th.locks.take(st, th.cs)
-	th.refresh() // and the read sees the last write of the record
-	s := th.locks.states[0]
-	th.val = append(th.val[:0], ds.Value(th.exp[:0], c, th.locks.put(c))...)
-	th.vals = grow(th.vals, 1)
-	t0 := th.now()
-	v, found, err := th.rd.Get(th.key)
-	th.vals[0] = append(th.vals[0][:0], v...)
-	if err == nil {
-		err = th.rd.Refresh()
-	}
-	if err == nil {
-		th.batch = append(th.batch[:0], WriteOp{Key: th.key, Value: th.val})
-		err = th.run.r.eng.Write(th.batch)
-	}
-	t1 := th.now()
-	th.sample("rmw", t0, t1, due, 1, err)
-	th.dirty = true
-	st.unlock(th.locks.recs, th.locks.states)
-	if err == nil {
-		th.check(c, s, s, th.vals[0], found)
-	}
-}
-
-// openGet is the article 000 method: open the engine, read one key, close it, timed together.
-func (th *thread) openGet(kind string, rec uint64, due time.Duration) {
-	ds, st, r := th.run.ds, th.run.state, th.run.r
-	c := ds.Canon(rec)
-	th.key = ds.Key(th.key[:0], rec)
-	s1 := st.load(c)
-	var found bool
-	t0 := th.now()
-	e, err := r.desc.Open(r.args(th.run.st.Mode))
-	if err == nil {
-		var rd Reader
-		if rd, err = e.Reader(); err == nil {
-			var v []byte
-			v, found, err = rd.Get(th.key)
-			th.val = append(th.val[:0], v...)
-			err = errors.Join(err, rd.Close())
-		}
-		err = errors.Join(err, e.Close())
-	}
-	t1 := th.now()
-	th.sample(kind, t0, t1, due, 1, err)
-	if err == nil {
-		th.check(c, s1, st.load(c), th.val, found)
-	}
+	c.harness.add(memStats(), m0)
 }
 
 // scan visits records from sorted position p and checks them beside the engine's cursor,
 // inside the timed call (keeping them for later would cost memory per record).
-func (th *thread) scan(k, p uint64, due time.Duration) {
-	run := th.run
+func (th *thread) scan(k uint64, due time.Duration) {
+	run, p := th.run, th.recs[0]
 	limit := uint64(th.s.scanLen(k))
 	if p < run.positions {
-		th.key = run.ds.Key(th.key[:0], th.sorted(p))
+		th.keys[0] = run.ds.Key(th.keys[0][:0], th.sorted(p))
 	} else { // past the last key (a stored dataset's n counts repeated keys): expect nothing
-		th.key = append(run.ds.Key(th.key[:0], th.sorted(run.positions-1)), 0)
+		th.keys[0] = append(run.ds.Key(th.keys[0][:0], th.sorted(run.positions-1)), 0)
 	}
-	w := &scanWalk{th: th, q: p}
+	w := &th.walk
+	w.q, w.seen, w.expected = p, 0, 0
 	th.beforeRead()
 	t0 := th.now()
-	_, err := th.rd.Scan(th.key, int(min(limit, math.MaxInt)), w.visit)
+	_, err := th.rd.Scan(th.keys[0], int(min(limit, math.MaxInt)), th.visit)
 	t1 := th.now()
-	th.sample("scan", t0, t1, due, w.seen, err)
+	th.sample(t0, t1, due, w.seen, err)
 	if err != nil || run.flux || !th.verifies() {
 		return
 	}
@@ -424,7 +493,7 @@ func (th *thread) scan(k, p uint64, due time.Duration) {
 	for ; w.q < run.positions && w.expected < limit; w.q++ {
 		if run.state.load(run.ds.Canon(th.sorted(w.q)))&1 == 1 {
 			w.expected++
-			th.t.missing++
+			th.missing++
 		}
 	}
 }
@@ -460,11 +529,11 @@ func (w *scanWalk) visit(k, v []byte) bool {
 		w.key = run.ds.Key(w.key[:0], r)
 		switch cmp := bytes.Compare(k, w.key); {
 		case cmp < 0:
-			th.t.mismatches++
+			th.mismatches++
 			return true
 		case cmp > 0:
 			if !run.flux {
-				th.t.missing++
+				th.missing++
 				w.expected++
 			}
 			continue
@@ -473,59 +542,11 @@ func (w *scanWalk) visit(k, v []byte) bool {
 		if run.flux {
 			s1 = lockBit
 		}
-		th.check(c, s1, s, v, true)
+		th.check(run.ds, th.scratch, nil, c, s1, s, v, true)
 		w.q++
 		w.expected++
 		return true
 	}
-	th.t.mismatches++
+	th.mismatches++
 	return true
-}
-
-// collector merges the threads' interval histograms and encodes an interval as soon as every
-// thread has moved past it, so memory does not grow with the phase's length.
-type collector struct {
-	mu    sync.Mutex
-	open  map[uint64]*hdrhistogram.Histogram
-	ops   map[uint64]uint64
-	marks []uint64
-	out   []Interval
-	ms    uint64
-	free  []*hdrhistogram.Histogram
-	// harness is what the collector allocated itself, taken out of the step's runtime counters.
-	harness mem
-}
-
-func (c *collector) flush(th, idx uint64, h *hdrhistogram.Histogram, ops, next uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m0 := memStats()
-	if h.TotalCount() > 0 {
-		if c.open[idx] == nil {
-			c.open[idx] = c.take()
-		}
-		c.open[idx].Merge(h)
-		c.ops[idx] += ops
-		h.Reset()
-	}
-	c.marks[th] = next
-	low := slices.Min(c.marks)
-	for i, oh := range c.open {
-		if i < low {
-			c.out = append(c.out, Interval{TMs: i * c.ms, Ops: c.ops[i], Hdr: Encode(oh)})
-			delete(c.open, i)
-			oh.Reset()
-			c.free = append(c.free, oh)
-		}
-	}
-	c.harness.add(memStats(), m0)
-}
-
-func (c *collector) take() *hdrhistogram.Histogram {
-	if n := len(c.free); n > 0 {
-		h := c.free[n-1]
-		c.free = c.free[:n-1]
-		return h
-	}
-	return NewHistogram()
 }

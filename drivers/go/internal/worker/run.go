@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,31 +42,38 @@ type Usage struct {
 type Interval struct {
 	TMs uint64 `json:"t_ms"`
 	Ops uint64 `json:"ops"`
-	Hdr string `json:"hdr"`
+	// Errors counts the engine errors in the interval (a fault's timeline).
+	Errors uint64 `json:"errors,omitempty"`
+	Hdr    string `json:"hdr"`
 }
 
 // StepResult is the raw counters of one step, as job.rs StepResult.
 type StepResult struct {
-	Event      string            `json:"event"`
-	Index      int               `json:"index"`
-	Step       string            `json:"step"`
-	Error      *string           `json:"error"`
-	ErrorKind  string            `json:"error_kind,omitempty"`
-	WallNs     uint64            `json:"wall_ns"`
-	Settings   map[string]string `json:"settings,omitempty"`
-	Evicted    uint64            `json:"evicted"`
-	Ops        uint64            `json:"ops"`
-	Requests   uint64            `json:"requests"`
-	Errors     uint64            `json:"errors"`
-	FirstError string            `json:"first_error,omitempty"`
-	Mismatches uint64            `json:"mismatches"`
-	Missing    uint64            `json:"missing"`
-	BusyNs     uint64            `json:"busy_ns"`
-	BusyMaxNs  uint64            `json:"busy_max_ns"`
-	Hist       map[string]string `json:"hist,omitempty"`
-	Intervals  []Interval        `json:"intervals,omitempty"`
-	Usage      Usage             `json:"usage"`
-	Runtime    map[string]F64    `json:"runtime,omitempty"`
+	Event     string  `json:"event"`
+	Index     int     `json:"index"`
+	Step      string  `json:"step"`
+	Error     *string `json:"error"`
+	ErrorKind string  `json:"error_kind,omitempty"`
+	WallNs    uint64  `json:"wall_ns"`
+	// StartUnixNs is the host's clock when the step's clock started (ops steps), to place
+	// outside events (a kill) on its timeline.
+	StartUnixNs uint64            `json:"start_unix_ns,omitempty"`
+	Settings    map[string]string `json:"settings,omitempty"`
+	Evicted     uint64            `json:"evicted"`
+	Ops         uint64            `json:"ops"`
+	Requests    uint64            `json:"requests"`
+	Errors      uint64            `json:"errors"`
+	FirstError  string            `json:"first_error,omitempty"`
+	// ErrorClasses counts the errors by class (errorClass), as job.rs error_classes.
+	ErrorClasses map[string]uint64 `json:"error_classes,omitempty"`
+	Mismatches   uint64            `json:"mismatches"`
+	Missing      uint64            `json:"missing"`
+	BusyNs       uint64            `json:"busy_ns"`
+	BusyMaxNs    uint64            `json:"busy_max_ns"`
+	Hist         map[string]string `json:"hist,omitempty"`
+	Intervals    []Interval        `json:"intervals,omitempty"`
+	Usage        Usage             `json:"usage"`
+	Runtime      map[string]F64    `json:"runtime,omitempty"`
 }
 
 // F64 is a float that always prints with a fraction or an exponent, as serde_json does (so
@@ -292,8 +298,8 @@ func Evict(dir string) (int, error) {
 	return n, err
 }
 
-// ops runs an ops step: warmup untimed, then the timed units on st.Threads goroutines. Go's
-// allocation counters cover the timed loop only (not the harness's setup or encoding).
+// ops runs an ops step on st.Threads goroutines. Go's allocation counters cover the timed
+// loop only (not the harness's setup, progress events or interval encoding).
 func (r *runner) ops(st *Step, res *StepResult) {
 	if r.eng == nil && !st.OpenPerOp {
 		res.fail("store", fmt.Errorf("ops step %q: the engine is not open", st.Name))
@@ -309,24 +315,40 @@ func (r *runner) ops(st *Step, res *StepResult) {
 		res.fail(kindOf(err), err)
 		return
 	}
-	run.warmup(threads)
-	stopProgress := r.progress(run, threads)
+	// The threads start before the counters and the clock, and wait for the gate.
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	for _, th := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-gate
+			th.loop()
+		}()
+	}
+	stopProgress := r.progress(st, threads)
 	m0 := memStats()
-	run.timed, run.start = true, time.Now()
-	run.each(threads, 0, st.Count)
+	run.start = time.Now()
+	res.StartUnixNs = uint64(run.start.UnixNano())
+	close(gate)
+	wg.Wait()
 	if st.Finish && run.unsupported.Load() == nil {
 		t0 := time.Now()
 		if err := r.eng.FinishLoad(); err != nil {
 			threads[0].fail(err)
 		}
-		threads[0].t.busy += uint64(time.Since(t0))
+		threads[0].busy += uint64(time.Since(t0))
 	}
 	res.WallNs = uint64(time.Since(run.start))
-	stopProgress()
-	run.closeReaders(threads)
-	// Interval encoding, progress events and thread start-up are the harness's, not the engine's.
+	m0.add(stopProgress(), mem{})
+	for _, th := range threads {
+		if th.rd != nil {
+			if err := th.rd.Close(); err != nil {
+				th.fail(err)
+			}
+		}
+	}
 	m0.add(run.col.harness, mem{})
-	m0.add(run.progressMem, mem{})
 	res.Runtime = memStats().since(m0)
 	run.collect(threads, res)
 }
@@ -335,45 +357,20 @@ func (run *opsRun) threads() ([]*thread, error) {
 	threads := make([]*thread, run.st.Threads)
 	for i := range threads {
 		th, err := run.newThread(uint64(i))
-		if err != nil {
-			run.closeReaders(threads[:i])
+		if threads[i] = th; err != nil {
+			for _, t := range threads[:i] {
+				_ = t.rd.Close()
+			}
 			return nil, err
 		}
-		threads[i] = th
 	}
 	return threads, nil
 }
 
-// warmup runs the stream's continuation (ops count .. count+warmup), untimed and unrecorded,
-// so the timed ops are the same with or without it (docs/methodology.md). Then it measures
-// what starting the threads allocates (on an empty range), to take it out of the counters.
-func (run *opsRun) warmup(threads []*thread) {
-	if run.st.Warmup > 0 {
-		run.start = time.Now()
-		run.each(threads, run.st.Count, run.st.Count+run.st.Warmup)
-		for _, th := range threads {
-			th.s, th.t, th.lastKind, th.lastHist = newStream(run.st), newTally(run.st), "", nil
-		}
-	}
-	b0 := memStats()
-	run.each(threads, 0, 0)
-	run.col.harness.add(memStats(), b0)
-}
-
-func (run *opsRun) closeReaders(threads []*thread) {
-	for _, th := range threads {
-		if th.rd != nil {
-			if err := th.rd.Close(); err != nil {
-				th.fail(err)
-			}
-		}
-	}
-}
-
 func (r *runner) newRun(st *Step) *opsRun {
-	run := &opsRun{r: r, st: st, ds: r.ds, state: r.state, unit: unitSize(st)}
+	run := &opsRun{r: r, st: st, ds: r.ds, state: r.state, unit: unitSize(st), mixed: st.Kind == "mixed"}
 	for _, k := range append([]string{st.Kind}, st.Kinds...) {
-		run.writes = run.writes || k == "update" || k == "insert" || k == "delete" || k == "rmw"
+		run.writes = run.writes || isWrite(k) || k == "rmw"
 	}
 	if run.writes {
 		r.state.materialise()
@@ -383,27 +380,15 @@ func (r *runner) newRun(st *Step) *opsRun {
 	if r.job.Dataset.Ordered {
 		run.positions = r.ds.Total
 	}
-	run.col = collector{open: map[uint64]*hdrhistogram.Histogram{}, ops: map[uint64]uint64{}, marks: make([]uint64, st.Threads), ms: r.job.IntervalMs}
+	run.col = collector{open: map[uint64]*hdrhistogram.Histogram{}, ops: map[uint64]uint64{}, errs: map[uint64]uint64{}, marks: make([]uint64, st.Threads), ms: r.job.IntervalMs}
 	return run
 }
 
-// each runs ops from..to on every thread and waits for them.
-func (run *opsRun) each(threads []*thread, from, to uint64) {
-	var wg sync.WaitGroup
-	for _, th := range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			th.loop(from, to)
-		}()
-	}
-	wg.Wait()
-}
-
-// progress emits progress events every progress_ms until the returned stop is called.
-func (r *runner) progress(run *opsRun, threads []*thread) func() {
-	st := run.st
+// progress emits progress events every progress_ms until the returned stop is called; stop
+// returns what the events allocated.
+func (r *runner) progress(st *Step, threads []*thread) func() mem {
 	done := make(chan struct{})
+	var allocated mem
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -418,29 +403,34 @@ func (r *runner) progress(run *opsRun, threads []*thread) func() {
 				m0 := memStats()
 				var n uint64
 				for _, th := range threads {
-					n += th.t.done.Load()
+					n += th.done.Load()
 				}
 				r.emit(map[string]any{"event": "progress", "index": st.Index, "done": n, "total": st.Count})
-				run.progressMem.add(memStats(), m0)
+				allocated.add(memStats(), m0)
 			}
 		}
 	}()
-	return func() { close(done); wg.Wait() }
+	return func() mem { close(done); wg.Wait(); return allocated }
 }
 
 // collect merges the threads' counters into the step's result.
 func (run *opsRun) collect(threads []*thread, res *StepResult) {
 	hists := map[string]*hdrhistogram.Histogram{}
 	for _, th := range threads {
-		t := th.t
-		run.col.flush(th.id, t.ivIdx, t.iv, t.ivOps, ^uint64(0))
-		res.Ops, res.Requests, res.Errors = res.Ops+t.ops, res.Requests+t.requests, res.Errors+t.errors
-		res.Mismatches, res.Missing = res.Mismatches+t.mismatches, res.Missing+t.missing
-		res.BusyNs, res.BusyMaxNs = res.BusyNs+t.busy, max(res.BusyMaxNs, t.busy)
+		th.flush(^uint64(0))
+		res.Ops, res.Requests, res.Errors = res.Ops+th.ops, res.Requests+th.requests, res.Errors+th.errors
+		res.Mismatches, res.Missing = res.Mismatches+th.mismatches, res.Missing+th.missing
+		res.BusyNs, res.BusyMaxNs = res.BusyNs+th.busy, max(res.BusyMaxNs, th.busy)
 		if res.FirstError == "" {
-			res.FirstError = t.firstError
+			res.FirstError = th.firstError
 		}
-		for k, h := range t.hists {
+		for class, n := range th.errClasses {
+			if res.ErrorClasses == nil {
+				res.ErrorClasses = map[string]uint64{}
+			}
+			addErrorClass(res.ErrorClasses, class, n)
+		}
+		for k, h := range th.hists {
 			if hists[k] == nil {
 				hists[k] = NewHistogram()
 			}
@@ -453,29 +443,23 @@ func (run *opsRun) collect(threads []*thread, res *StepResult) {
 			res.Hist[k] = Encode(h)
 		}
 	}
-	sort.Slice(run.col.out, func(i, j int) bool { return run.col.out[i].TMs < run.col.out[j].TMs })
+	slices.SortFunc(run.col.out, func(a, b Interval) int { return int(a.TMs) - int(b.TMs) })
 	res.Intervals = run.col.out
 	if u := run.unsupported.Load(); u != nil {
 		res.fail("unsupported", errors.New(*u))
 	}
 }
 
-// Emitter writes one event per line.
-type Emitter struct {
-	mu  sync.Mutex
-	out io.Writer
-}
-
-// NewEmitter writes events to out, one write per line.
-func NewEmitter(out io.Writer) *Emitter { return &Emitter{out: out} }
-
-// Emit writes one event.
-func (e *Emitter) Emit(ev any) {
-	b, err := json.Marshal(ev)
-	if err != nil {
-		b, _ = json.Marshal(map[string]string{"event": "error", "message": "go worker: event does not serialise: " + err.Error()})
+// NewEmitter writes events to out, one JSON object and one write per line.
+func NewEmitter(out io.Writer) func(any) {
+	var mu sync.Mutex
+	return func(ev any) {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			b, _ = json.Marshal(map[string]string{"event": "error", "message": "go worker: event does not serialise: " + err.Error()})
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		_, _ = out.Write(append(b, '\n'))
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	_, _ = e.out.Write(append(b, '\n'))
 }

@@ -68,6 +68,8 @@ func (s *stream) record(k uint64) uint64 {
 		return (d.Start + k) % d.N
 	case "shuffle":
 		return plan.Perm(d.N, plan.Rnd(s.st.PermSeed, k/d.N), k%d.N)
+	case "load-order": // pass 0 of shuffle, every pass: reads replay the load's order
+		return plan.Perm(d.N, plan.Rnd(s.st.PermSeed, 0), k%d.N)
 	case "uniform":
 		return plan.Below(x, d.N)
 	case "hot":
@@ -75,7 +77,7 @@ func (s *stream) record(k uint64) uint64 {
 	case "zipfian":
 		// YCSB's nextKeynum draws again while the record is not written yet.
 		for i := uint64(0); ; i++ {
-			z := plan.ZipfWith(plan.Unit(x), d.Items, d.Zetan, d.Eta, s.oneHalf, d.Alpha)
+			z := plan.Zipf(plan.Unit(x), d.Items, d.Zetan, d.Eta, s.oneHalf, d.Alpha)
 			if r := uint64(plan.YcsbHash(z)) % d.N; r <= last {
 				return r
 			}
@@ -95,7 +97,7 @@ func (s *stream) latest(x, last uint64) uint64 {
 		}
 		s.eta = plan.ZipfEta(d.Count, d.Theta, s.zetan)
 	}
-	return last - plan.ZipfWith(plan.Unit(x), last, s.zetan, s.eta, s.oneHalf, d.Alpha)
+	return last - plan.Zipf(plan.Unit(x), last, s.zetan, s.eta, s.oneHalf, d.Alpha)
 }
 
 // unitSize is the number of operations of one timed unit.

@@ -100,3 +100,16 @@ func TestLatestVectors(t *testing.T) {
 		}
 	}
 }
+
+// load-order is pass 0 of shuffle on every pass (plan-format.md): the load's order, replayed.
+func TestLoadOrderReplaysTheFirstShufflePass(t *testing.T) {
+	const n = 50
+	shuffle := newStream(&Step{Kind: "get", PermSeed: 9, Dist: Dist{Name: "shuffle", N: n}})
+	replay := newStream(&Step{Kind: "get", PermSeed: 9, Dist: Dist{Name: "load-order", N: n}})
+	for k := uint64(0); k < 3*n; k++ {
+		_, want := shuffle.op(k % n)
+		if _, got := replay.op(k); got != want {
+			t.Fatalf("load-order op %d: record %d, want %d (shuffle op %d)", k, got, want, k%n)
+		}
+	}
+}

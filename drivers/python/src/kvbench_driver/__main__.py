@@ -16,35 +16,29 @@ import sys
 import traceback
 
 from . import __version__
+from .engine import Options
 from .engines import all_descriptors, find, names
 from .job import PROTOCOL, JobError, load
+from .plan import PlanError
 
 
-def list_engines() -> list[dict]:
-    return [{"name": d.name, "description": d.description, "version": d.version(),
-             "capabilities": d.capabilities.names(), "options": [o.to_json() for o in d.options],
-             "available": d.unavailable() is None, "why": d.unavailable() or ""} for d in all_descriptors()]
+def describe(d) -> dict:
+    return {"name": d.name, "description": d.description, "version": d.version(), "capabilities": list(d.capabilities),
+            "options": [o.to_json() for o in d.options], "available": d.unavailable() is None,
+            "why": d.unavailable() or ""}
 
 
 def events_stdout():
     """Keep stdout for events: anything else written to file descriptor 1 (a binding's C code,
     a stray print) goes to stderr."""
     sys.stdout.flush()
-    fd = os.dup(1)
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    out = os.fdopen(fd, "w", encoding="utf-8", buffering=1)
-
-    def emit(event: dict) -> None:
-        out.write(json.dumps(event, separators=(",", ":"), ensure_ascii=False) + "\n")
-        out.flush()
-
-    return emit
+    return lambda event: out.write(json.dumps(event, separators=(",", ":"), ensure_ascii=False) + "\n")
 
 
-def run(path: str, emit) -> bool:
-    from .engine import Options
-    from .plan import PlanError
+def run(path: str, emit) -> None:
     from .runner import Worker, calibrate
 
     job = load(path)
@@ -54,14 +48,13 @@ def run(path: str, emit) -> bool:
             raise JobError(f"engine {job['engine']} is not a Python engine (known: {', '.join(names())})")
         if desc.unavailable():
             raise JobError(f"engine {desc.name} unavailable: {desc.unavailable()}")
-        options = Options.parse(desc.name, desc.options, job["options"])
+        options = Options(desc.name, desc.options, job["options"])
         worker = Worker(job, desc, options, emit)
     except (ValueError, PlanError) as e:
         raise JobError(f"job file {path}: {e}") from e
-    emit({"event": "hello", "protocol": PROTOCOL,
-          "worker": f"python kvbench_driver {__version__} ({platform.python_implementation()} "
-                    f"{platform.python_version()})",
-          "engine": desc.name, "version": desc.version(), "capabilities": desc.capabilities.names(),
+    python = f"{platform.python_implementation()} {platform.python_version()}"
+    emit({"event": "hello", "protocol": PROTOCOL, "worker": f"python kvbench_driver {__version__} ({python})",
+          "engine": desc.name, "version": desc.version(), "capabilities": list(desc.capabilities),
           "options": options.effective(), "timer_overhead_ns": calibrate()})
     for s in job["steps"]:
         r = worker.step(s)
@@ -71,7 +64,6 @@ def run(path: str, emit) -> bool:
     if worker.engine is not None:  # a job that stopped early: close what is open, untimed
         worker.engine.close()
     emit({"event": "done"})
-    return True
 
 
 def main(argv=None) -> int:
@@ -82,11 +74,13 @@ def main(argv=None) -> int:
     g.add_argument("--version", action="store_true", help="print the worker's version")
     args = ap.parse_args(argv)
     if args.version or args.list:
-        print(f"kvbench_driver {__version__}" if args.version else json.dumps(list_engines(), indent=2))
+        print(f"kvbench_driver {__version__}" if args.version else json.dumps(list(map(describe, all_descriptors())),
+                                                                             indent=2))
         return 0
     emit = events_stdout()
     try:
-        return 0 if run(args.job, emit) else 1
+        run(args.job, emit)
+        return 0
     except JobError as e:
         emit({"event": "error", "message": str(e)})
     except Exception as e:  # noqa: BLE001 - a bug in the worker: say so on the protocol

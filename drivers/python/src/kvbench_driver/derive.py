@@ -193,8 +193,8 @@ class Stream:
         x = rnd(s["rec_seed"], k)
         if name == "sequential":
             return (U64(d.get("start", 0)) + k) % n
-        if name == "shuffle":
-            return perm(int(n), rnd(s.get("perm_seed", 0), k // n), k % n)
+        if name in ("shuffle", "load-order"):  # load-order: pass 0 of shuffle on every pass
+            return perm(int(n), rnd(s.get("perm_seed", 0), k // n if name == "shuffle" else 0), k % n)
         if name == "uniform":
             return below(x, n)
         if name == "hot":

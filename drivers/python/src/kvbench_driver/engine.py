@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional
+
+# Capability names, in the order of Capabilities::names() in Rust.
+CAPABILITIES = ("scan", "multi-get", "batch", "read-only", "secondary", "persistent", "build-once", "delete")
 
 
 class EngineError(Exception):
@@ -18,14 +21,10 @@ class EngineError(Exception):
 
 
 class Unsupported(EngineError):
-    """The engine cannot do this at all; the phase is reported N/A with `what`."""
-
-    def __init__(self, what: str):
-        super().__init__(what)
-        self.what = what
+    """The engine cannot do this at all; the phase is reported N/A."""
 
     def __str__(self) -> str:
-        return f"unsupported: {self.what}"
+        return f"unsupported: {self.args[0]}"
 
 
 class OptionError(EngineError):
@@ -37,34 +36,7 @@ def describe_error(e: BaseException) -> str:
     """One line for a result's reason: the binding's message, with its type when it says little."""
     if isinstance(e, EngineError):
         return str(e)
-    text = str(e).strip() or repr(e)
-    return f"{type(e).__name__}: {text}"
-
-
-@dataclass(frozen=True)
-class Capabilities:
-    ordered_scan: bool = False
-    multi_get: bool = False
-    batch: bool = False
-    read_only_open: bool = False
-    secondary_open: bool = False
-    persistent: bool = False
-    build_once: bool = False
-    delete: bool = False
-
-    def names(self) -> list[str]:
-        """Same names and order as Capabilities::names() in Rust."""
-        pairs = [
-            (self.ordered_scan, "scan"),
-            (self.multi_get, "multi-get"),
-            (self.batch, "batch"),
-            (self.read_only_open, "read-only"),
-            (self.secondary_open, "secondary"),
-            (self.persistent, "persistent"),
-            (self.build_once, "build-once"),
-            (self.delete, "delete"),
-        ]
-        return [name for on, name in pairs if on]
+    return f"{type(e).__name__}: {str(e).strip() or repr(e)}"
 
 
 @dataclass(frozen=True)
@@ -75,108 +47,61 @@ class OptionSpec:
     doc: str
     choices: tuple[str, ...] = ()
 
-    def describe_kind(self) -> str:
-        return {
-            "bool": "true or false",
-            "int": "an integer (sizes may say 64m, 1g)",
-            "text": "a string",
-        }.get(self.kind, "one of " + ", ".join(self.choices))
+    def accepts(self, v: Any) -> bool:
+        if self.kind == "int":
+            return isinstance(v, int) and not isinstance(v, bool) or isinstance(v, str) and parse_size(v) is not None
+        return isinstance(v, bool) if self.kind == "bool" else isinstance(v, str) and v in (self.choices or (v,))
 
     def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"name": self.name, "kind": self.kind, "default": self.default, "doc": self.doc}
-        if self.kind == "enum":
-            d["choices"] = list(self.choices)
-        return d
+        d = {"name": self.name, "kind": self.kind, "default": self.default, "doc": self.doc}
+        return d | ({"choices": list(self.choices)} if self.kind == "enum" else {})
+
+
+EXPECTED = {"bool": "true or false", "int": "an integer (sizes may say 64m, 1g)", "text": "a string"}
 
 
 def parse_size(s: str) -> Optional[int]:
     """`123`, `64k`, `64m`, `1g` (powers of 1024), as parse_size in Rust."""
     s = s.strip().lower()
-    if not s:
-        return None
-    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(s[-1])
-    num = s[:-1] if mult else s
-    if "_" in num:
-        return None
-    try:
-        n = int(num.strip(), 10)
-    except ValueError:
-        return None
-    return n * (mult or 1)
-
-
-def json_text(v: Any) -> str:
-    """A JSON value as serde_json's Display prints it (compact)."""
-    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and -(1 << 63) <= v < (1 << 63)
+    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(s[-1:], 1)
+    digits = s[:-1].strip() if mult > 1 else s
+    return int(digits) * mult if digits.isdigit() and digits.isascii() else None
 
 
 class Options:
     """Validated options of one engine variant (Options in Rust, same rules and messages)."""
 
-    def __init__(self, values: dict[str, Any], specs: Sequence[OptionSpec]):
-        self.values = dict(values)
-        self.specs = list(specs)
-
-    @staticmethod
-    def parse(engine: str, specs: Sequence[OptionSpec], given: dict[str, Any]) -> Options:
-        for k in sorted(given):
-            v = given[k]
-            spec = next((s for s in specs if s.name == k), None)
+    def __init__(self, engine: str, specs: tuple[OptionSpec, ...], given: dict[str, Any]):
+        self.specs = {s.name: s for s in specs}
+        for k, v in sorted(given.items()):
+            spec = self.specs.get(k)
             if spec is None:
-                known = ", ".join(s.name for s in specs) or "none"
-                raise ValueError(f"engine {engine} has no option `{k}` (options: {known})")
-            if spec.kind == "bool":
-                ok = isinstance(v, bool)
-            elif spec.kind == "int":
-                ok = _is_int(v) or (isinstance(v, str) and parse_size(v) is not None)
-            elif spec.kind == "enum":
-                ok = isinstance(v, str) and v in spec.choices
-            else:
-                ok = isinstance(v, str)
-            if not ok:
-                raise ValueError(f"engine {engine} option `{k}` = {json_text(v)}: expected {spec.describe_kind()}")
-        return Options(given, specs)
+                raise ValueError(f"engine {engine} has no option `{k}` (options: {', '.join(self.specs) or 'none'})")
+            if not spec.accepts(v):
+                expected = EXPECTED.get(spec.kind) or "one of " + ", ".join(spec.choices)
+                raise ValueError(f"engine {engine} option `{k}` = {json.dumps(v)}: expected {expected}")
+        self.values = dict(given)
 
     def raw(self, name: str) -> Any:
         if name in self.values:
             return self.values[name]
-        spec = next((s for s in self.specs if s.name == name), None)
-        if spec is None or spec.default == "":
-            return None
-        if spec.kind == "bool":
-            return spec.default == "true"
-        return spec.default
+        d = self.specs[name].default if name in self.specs else ""
+        return None if d == "" else d == "true" if self.specs[name].kind == "bool" else d
 
     def bool(self, name: str) -> bool:
-        v = self.raw(name)
-        return v if isinstance(v, bool) else False
+        return self.raw(name) is True
 
     def int(self, name: str) -> Optional[int]:
         v = self.raw(name)
-        if _is_int(v):
-            return v
-        if isinstance(v, str):
-            return parse_size(v)
-        return None
+        return parse_size(v) if isinstance(v, str) else v
 
     def text(self, name: str) -> Optional[str]:
         v = self.raw(name)
-        if v is None:
-            return None
-        return v if isinstance(v, str) else json_text(v)
+        return v if v is None or isinstance(v, str) else json.dumps(v)
 
     def effective(self) -> dict[str, Any]:
         """Options as given plus defaults, for the result file."""
-        out = {}
-        for s in self.specs:
-            v = self.raw(s.name)
-            if v is not None:
-                out[s.name] = v
-        return dict(sorted(out.items()))
+        return {k: self.raw(k) for k in sorted(self.specs) if self.raw(k) is not None}
 
 
 @dataclass
@@ -207,10 +132,8 @@ class Reader:
         """Called after writes in a mixed phase: a reader holding a snapshot takes a new one."""
 
     def multi_get(self, keys: list[bytes]) -> list[Optional[bytes]]:
-        """Values of `keys` in order; the default loops over get (engines with a native call
-        override it and declare multi_get)."""
-        get = self.get
-        return [get(k) for k in keys]
+        """Values of `keys` in order; engines with a native call override it."""
+        return [self.get(k) for k in keys]
 
     def scan(self, start: Optional[bytes], limit: int) -> Iterator[tuple[bytes, bytes]]:
         """Up to `limit` records in key order from the first key >= start (or the first key)."""
@@ -249,9 +172,8 @@ class Descriptor:
 
     name: str
     description: str
-    capabilities: Capabilities
+    capabilities: tuple[str, ...]  # names of CAPABILITIES, in that order
     options: tuple[OptionSpec, ...]
     version: Callable[[], str]
-    # None when the engine can run here, else the reason it cannot.
-    unavailable: Callable[[], Optional[str]]
+    unavailable: Callable[[], Optional[str]]  # None when the engine can run here, else why not
     open: Callable[[OpenArgs], Engine]

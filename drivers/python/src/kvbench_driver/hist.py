@@ -23,8 +23,9 @@ def index(ns: np.ndarray) -> np.ndarray:
     return ((bucket + 1) << (SUB_BITS - 1)) + (v >> bucket) - (1 << (SUB_BITS - 1))
 
 
-def count(idx: np.ndarray) -> np.ndarray:
-    return np.bincount(idx, minlength=LENGTH)
+def add(counts: np.ndarray, idx: np.ndarray) -> None:
+    """Count samples by their index; unlike bincount, it makes no array of the histogram's length."""
+    np.add.at(counts, idx, 1)
 
 
 def encode(counts: np.ndarray) -> str:

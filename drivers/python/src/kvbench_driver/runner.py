@@ -1,11 +1,10 @@
 """Executes the steps of a protocol-2 job and reports raw counters (docs/protocol.md).
 
 An ops step runs on `threads` Python threads (they share the interpreter lock; kvbench says so
-in the result). Each thread takes operation units j = t, t + threads, ... in chunks: before a
-chunk, numpy derives its records, keys and values (derive.py); the timed loop then only calls
-the engine between two perf_counter_ns() reads and stores the two times and what the call
-returned; after the chunk, the samples are counted into histograms and every read is verified,
-outside the timed calls. Garbage collection is off during ops steps.
+in the result). Thread t takes units j = t, t + threads, ... a chunk at a time: numpy derives the
+chunk's records, keys and values first (derive.py); one loop, `timed`, then calls the engine for
+each unit between two perf_counter_ns() reads; the chunk's samples are then counted into
+histograms and its reads verified, outside the timed calls. Garbage collection is off meanwhile.
 """
 
 from __future__ import annotations
@@ -15,6 +14,8 @@ import itertools
 import threading
 import time
 from array import array
+from functools import partial
+from operator import call
 
 import numpy as np
 
@@ -28,20 +29,13 @@ pc = time.perf_counter_ns
 MAX_ERRORS = 1000
 LOCK = 1 << 31
 CHUNK = 8192
-BATCHED = ("load", "update", "insert", "delete")
 WRITES = ("update", "insert", "delete", "rmw")
+SKIP = Exception("a failed multi-get request")  # its keys are not checked: the request counts as an error
 
 
-class Failed:
-    """An operation's exception, kept in place of its result."""
-
-    __slots__ = ("e",)
-
-    def __init__(self, e: BaseException):
-        self.e = e
-
-
-SKIP = Failed(None)  # in place of the values of a failed multi-get request
+def fail(e: BaseException):
+    """A unit whose preparation failed: the error is counted as the unit's own."""
+    raise e
 
 
 def wait(due: int) -> None:
@@ -53,32 +47,30 @@ def wait(due: int) -> None:
         pass
 
 
-def timed(fn, args: list, out: list, t0s: list, t1s: list, i: int, dues):
-    """Call fn(a) for args[i:], each between two clock reads, keeping what it returned in out.
-    Returns the index after the last call and the exception that stopped the loop, if any."""
-    t0 = 0
+def paced(args, dues: list):
+    """Open loop: each unit's argument is handed to the timed loop no earlier than its due time."""
+    for a, due in zip(args, dues):
+        wait(due)
+        yield a
+
+
+def timed(fn, args, out: list, t0s: list, t1s: list, i: int):
+    """The one timed loop: call fn(a) for each a of the iterator `args` between two clock reads,
+    keeping what it returned (or the exception it raised) at out[i], i + 1, ... Returns the
+    index after the last call and the exception that stopped the loop, if any; the caller may go
+    on from there. Steps that write pass fn = operator.call and prepared calls (`Ops.writing`)."""
+    t0 = pc()
     try:
-        if dues is None:
-            for a in args[i:] if i else args:
-                t0 = pc()
-                v = fn(a)
-                t1 = pc()
-                t0s[i] = t0
-                t1s[i] = t1
-                out[i] = v
-                i += 1
-        else:
-            for a in args[i:]:
-                wait(dues[i])
-                t0 = pc()
-                v = fn(a)
-                t1 = pc()
-                t0s[i] = t0
-                t1s[i] = t1
-                out[i] = v
-                i += 1
+        for a in args:
+            t0 = pc()
+            v = fn(a)
+            t1 = pc()
+            t0s[i] = t0
+            t1s[i] = t1
+            out[i] = v
+            i += 1
     except Exception as e:  # noqa: BLE001 - the engine's error is counted, not fatal
-        t1s[i], t0s[i], out[i] = pc(), t0, Failed(e)
+        t0s[i], t1s[i], out[i] = t0, pc(), e
         return i + 1, e
     return i, None
 
@@ -92,12 +84,11 @@ class State:
         self.arr = self.view = None
         self.mu = threading.Lock()
 
-    def materialize(self) -> array:
+    def materialize(self) -> None:
         if self.arr is None:
             self.arr = array("I", bytes(4 * self.total))
             self.view = np.frombuffer(self.arr, np.uint32)
             self.view[: self.loaded] = 3
-        return self.arr
 
     def gather(self, cs: np.ndarray) -> np.ndarray:
         if self.view is None:
@@ -118,15 +109,16 @@ class State:
 
 
 class Tally:
-    """What one thread measured in one step."""
+    """What one thread (or, merged, a step) measured."""
+
+    COUNTS = ("ops", "requests", "errors", "mismatches", "missing", "busy")
 
     def __init__(self):
         self.ops = self.requests = self.errors = self.mismatches = self.missing = self.busy = 0
         self.first_error = self.first_kind = self.unsupported = None
-        self.hist: dict = {}
-        self.intervals: dict = {}
-        self.start = self.end = self.n_pending = 0
-        self.pending: list = []
+        self.hist: dict = {}  # op kind -> counts
+        self.intervals: dict = {}  # interval -> [ops, counts]
+        self.end = 0
 
     def error(self, e: BaseException) -> bool:
         """Count an engine error; True when the thread must stop."""
@@ -138,35 +130,23 @@ class Tally:
             self.first_error, self.first_kind = describe_error(e), error_kind(e)
         return self.errors >= MAX_ERRORS
 
-    def record(self, names, kinds, t0: np.ndarray, t1: np.ndarray, due, ops: np.ndarray, origin: int, every: int):
-        """Note a chunk's samples; they are counted into histograms 64 Ki samples at a time."""
-        lat = t1 - (t0 if due is None else due)
-        self.busy += int((t1 - t0).sum())
-        self.requests += len(t1)
-        self.names = names
-        self.pending.append((kinds, (t1 - origin) // every, hist.index(lat), ops))
-        self.n_pending += len(t1)
-        if self.n_pending >= 1 << 16:
-            self.flush()
-
-    def flush(self) -> None:
-        """Count the noted samples into the histogram of their op kind and of their interval."""
-        if not self.pending:
-            return
-        kinds, slot, idx, ops = (np.concatenate(x) for x in zip(*self.pending))
-        self.pending, self.n_pending = [], 0
-        one = hist.count(idx) if kinds.min() == kinds.max() and slot.min() == slot.max() else None
-        for i in np.unique(kinds).tolist():
-            h = self.hist.setdefault(self.names[i], hist.new())
-            h += one if one is not None else hist.count(idx[kinds == i])
-        for i in np.unique(slot).tolist():
-            m = slot == i
-            iv = self.intervals.setdefault(i, [0, hist.new()])
-            iv[0] += int(ops[m].sum())
-            iv[1] += one if one is not None else hist.count(idx[m])
+    def record(self, names: list, kinds: np.ndarray, t0: np.ndarray, t1: np.ndarray, lat: np.ndarray,
+               slot: np.ndarray, ops: np.ndarray) -> None:
+        """Count a chunk's units, and their samples into the histograms of their op kind and interval."""
+        self.ops, self.requests, self.busy = self.ops + int(ops.sum()), self.requests + len(t1), self.busy + int(
+            (t1 - t0).sum())
+        idx = hist.index(lat)
+        for k in np.flatnonzero(np.bincount(kinds)).tolist():  # np.unique costs far more
+            if names[k] not in self.hist:
+                self.hist[names[k]] = hist.new()
+            hist.add(self.hist[names[k]], idx[kinds == k])
+        for i in range(int(slot[0]), int(slot[-1]) + 1) if len(slot) else ():  # calls end in order
+            iv = self.intervals.get(i) or self.intervals.setdefault(i, [0, hist.new()])
+            iv[0] += int(ops[slot == i].sum())
+            hist.add(iv[1], idx[slot == i])
 
     def merge(self, o: Tally) -> None:
-        for f in ("ops", "requests", "errors", "mismatches", "missing", "busy"):
+        for f in self.COUNTS:
             setattr(self, f, getattr(self, f) + getattr(o, f))
         if self.first_error is None:
             self.first_error, self.first_kind = o.first_error, o.first_kind
@@ -174,192 +154,174 @@ class Tally:
         for k, h in o.hist.items():
             self.hist[k] = self.hist.get(k, 0) + h
         for i, (n, h) in o.intervals.items():
-            iv = self.intervals.setdefault(i, [0, 0])
-            iv[0], iv[1] = iv[0] + n, iv[1] + h
+            m, g = self.intervals.get(i, (0, 0))
+            self.intervals[i] = [m + n, g + h]
 
 
 class Chunk:
-    """One thread's units of a span of units [u0, u1) (every thread's), derived up front."""
+    """One thread's units `js` out of every thread's units [u0, u1), derived before any is timed:
+    each operation's kind, record, canonical record, key, and the value a write will write."""
 
     def __init__(self, ops: Ops, js: np.ndarray, u0: int, u1: int, carry: int):
-        s, size, k0, k1 = ops.s, ops.size, ops.k0, ops.k1
-        self.js = js
-        ks = (u64(k0) + js.astype(np.uint64)[:, None] * u64(size) + np.arange(size, dtype=np.uint64)).ravel()
-        self.ks = ks = ks[ks < u64(k1)]
-        self.unit_start = (np.arange(len(js)) * size).tolist() + [len(ks)]
-        self.ki = ops.stream.kind_index(ks)
-        ib, self.carry = np.zeros(len(ks), np.uint64), carry
-        if ops.insert_kind is not None:  # inserts before each op, counted over every thread's ops
-            lo = k0 + u0 * size
-            span = ops.stream.kind_index(np.arange(lo, min(k0 + u1 * size, k1), dtype=np.uint64)) == ops.insert_kind
+        s, size, n = ops.s, ops.size, ops.s["count"]
+        ks = (js.astype(np.uint64)[:, None] * u64(size) + np.arange(size, dtype=np.uint64)).ravel()
+        self.js, self.ks = js, ks[ks < u64(n)]
+        self.us = (np.arange(len(js)) * size).tolist() + [len(self.ks)]
+        self.ki = ops.stream.kind_index(self.ks)
+        ib, self.carry = np.zeros(len(self.ks), np.uint64), carry
+        if ops.insert_kind is not None:  # an insert's record counts the inserts of every thread before it
+            lo = u0 * size
+            span = ops.stream.kind_index(np.arange(lo, min(u1 * size, n), dtype=np.uint64)) == ops.insert_kind
             before = carry + np.cumsum(span) - span
-            ib, self.carry = before[(ks - u64(lo)).astype(np.intp)].astype(np.uint64), carry + int(span.sum())
-        rec = ib + u64(s["insert_base"]) if ops.kinds == ["insert"] else ops.stream.records(ks, ib)
-        if ops.insert_kind is not None:
-            ins = self.ki == ops.insert_kind
-            rec[ins] = u64(s["insert_base"]) + ib[ins]
-        ds = ops.dataset
-        canon = ds.plan.canon if ds.plan is not None else None
-        self.cs = rec if canon is None else canon[rec.astype(np.intp)].astype(np.uint64)
-        self.pos, target = rec, self.cs.copy()
-        scan = ops.kinds.index("scan") if "scan" in ops.kinds else -1
-        if scan >= 0:
-            self.limits = ops.stream.scan_lens(ks, rec).tolist()
-            target[self.ki == scan] = ops.sorted_at(np.minimum(rec[self.ki == scan], u64(ops.positions() - 1)))
-        self.keys = ds.keys(rec if s["kind"] == "load" else target)
+            ib, self.carry = before[(self.ks - u64(lo)).astype(np.intp)].astype(np.uint64), carry + int(span.sum())
+            rec = ib.copy() if ops.kinds == ["insert"] else ops.stream.records(self.ks, ib)
+            rec[self.ki == ops.insert_kind] = u64(s["insert_base"]) + ib[self.ki == ops.insert_kind]
+        else:
+            rec = ops.stream.records(self.ks, ib)
+        self.pos, self.cs = rec, ops.canon(rec)
+        target = self.cs.copy()
+        if "scan" in ops.kinds:  # a scan's record is a sorted position; it starts at that key
+            scans = self.ki == ops.kinds.index("scan")
+            self.limits = ops.stream.scan_lens(self.ks, rec).tolist()
+            target[scans] = ops.sorted_at(np.minimum(rec[scans], u64(ops.positions() - 1)))
+        self.keys = ops.data.keys(rec if s["kind"] == "load" else target)
         if s["kind"] == "load":
-            self.vals = ds.values(self.cs, np.zeros(len(rec), np.uint64))
+            self.vals = ops.data.values(self.cs, np.zeros(len(rec), np.uint64))
         elif ops.writes:
-            self.cl, self.kl = self.cs.tolist(), self.ki.tolist()
             self.predict(ops)
 
     def predict(self, ops: Ops) -> None:
-        """The versions this chunk's writes will write if no other thread writes their records,
-        derived in one call (a thread checks each under its lock and derives again if wrong)."""
-        st, names, over = ops.state.arr, ops.kinds, {}
-        self.pred = pred = [0] * len(self.cl)
-        puts = []
+        """The values this chunk's writes will write if no other thread writes their records,
+        derived in one call (a writer checks each under its lock and derives again if wrong)."""
+        st, over, puts = ops.state.arr, {}, []
+        self.cl, self.kl = self.cs.tolist(), self.ki.tolist()
+        self.pred = [0] * len(self.cl)
         for q, (c, k) in enumerate(zip(self.cl, self.kl)):
-            kind = names[k]
+            kind = ops.kinds[k]
             if kind in WRITES:
-                s = over[c] if c in over else st[c] & ~LOCK
-                pred[q] = w = s >> 1
+                self.pred[q] = w = (over[c] if c in over else st[c] & ~LOCK) >> 1
                 over[c] = w << 1 if kind == "delete" else ((w + 1) << 1) | 1
-                if kind != "delete":
-                    puts.append(q)
+                puts += [q] if kind != "delete" else []
         self.vals = [None] * len(self.cl)
         p = np.array(puts, np.intp)
-        for q, v in zip(puts, ops.dataset.values(self.cs[p], np.array(pred, np.uint64)[p])):
+        for q, v in zip(puts, ops.data.values(self.cs[p], np.array(self.pred, np.uint64)[p])):
             self.vals[q] = v
 
 
 class Ops:
-    """One ops step: its threads, their tallies, and the loops."""
+    """One ops step: its threads, the calls of each chunk, and the checks of what they read."""
 
     def __init__(self, w: Worker, s: dict):
-        self.w, self.s, self.dataset, self.state = w, s, w.dataset, w.state
+        self.w, self.s, self.data, self.state = w, s, w.dataset, w.state
         self.stream = Stream(s)
         self.kinds = list(s["kinds"]) if s["kind"] == "mixed" else [s["kind"]]
-        self.size = s["batch"] if s["kind"] in BATCHED else s["keys_per_request"] if s["kind"] == "multi-get" else 1
+        self.size = {"multi-get": s["keys_per_request"], "get": 1, "scan": 1, "rmw": 1, "mixed": 1}.get(
+            s["kind"], s["batch"])
         self.insert_kind = self.kinds.index("insert") if "insert" in self.kinds else None
         self.writes = any(k in WRITES for k in self.kinds)
+        self.threads, self.every = s["threads"], w.job["interval_ms"] * 1_000_000
         self.gen, self.generations, self.stop = 0, itertools.count(1), False
-        self.every = w.job["interval_ms"] * 1_000_000
 
     def sorted_at(self, p: np.ndarray) -> np.ndarray:
-        plan = self.dataset.plan
+        plan = self.data.plan
         if self.w.job["dataset"]["ordered"] or plan is None or plan.sorted is None:
             return p
         return plan.sorted[p.astype(np.intp)].astype(np.uint64)
 
     def positions(self) -> int:
         """Sorted positions a scan walks: the distinct keys."""
-        plan = self.dataset.plan
+        plan = self.data.plan
         return self.w.job["dataset"]["total"] if plan is None or plan.sorted is None else len(plan.sorted)
 
     def canon(self, rs: np.ndarray) -> np.ndarray:
-        plan = self.dataset.plan
+        plan = self.data.plan
         return rs if plan is None or plan.canon is None else plan.canon[rs.astype(np.intp)].astype(np.uint64)
 
     def run(self) -> Tally:
-        s = self.s
         if self.writes:
             self.state.materialize()
-        return self.phase(0, s["count"], s["threads"], timed=True)
-
-    def phase(self, k0: int, k1: int, n_threads: int, timed: bool) -> Tally:
-        self.k0, self.k1, self.T, self.timed = k0, k1, n_threads, timed
-        tallies = [Tally() for _ in range(n_threads)]
-        self.done = [0] * n_threads
-        self.origin = pc()
-        threads = [threading.Thread(target=self.thread, args=(t, tallies[t])) for t in range(n_threads)]
+        tallies = [Tally() for _ in range(self.threads)]
+        self.done = [0] * self.threads
+        # The threads start together: the rate schedule and the step's wall time count from then.
+        self.ready = threading.Barrier(self.threads, action=lambda: setattr(self, "origin", pc()))
+        threads = [threading.Thread(target=self.thread, args=(t, tallies[t])) for t in range(self.threads)]
         for t in threads:
             t.start()
-        every = self.w.job["progress_ms"]
         for t in threads:
             while t.is_alive():
-                t.join(max(every, 10) / 1000)
-                if timed and t.is_alive():
+                t.join(max(self.w.job["progress_ms"], 10) / 1000)
+                if t.is_alive():
                     self.w.emit({"event": "progress", "index": self.s["index"], "done": sum(self.done),
                                  "total": self.s["count"]})
         total = Tally()
         for t in tallies:
             total.merge(t)
         total.busy_max = max(t.busy for t in tallies)
-        total.start, total.end = min(t.start for t in tallies), max(t.end for t in tallies)
+        total.start, total.end = self.origin, max(t.end for t in tallies)
         return total
 
     def thread(self, t: int, tally: Tally) -> None:
-        tally.start = pc()
+        self.ready.wait()
         reader = None
         try:
-            if self.s["kind"] != "load" and not self.s["open_per_op"]:
+            if any(k not in ("load", "update", "insert", "delete") for k in self.kinds) and not self.s["open_per_op"]:
                 reader = self.w.engine.reader()
-            self.units(t, tally, reader)
+            for ch in self.chunks(t):
+                self.chunk(ch, tally, reader)
+                self.done[t] += len(ch.ks)
+                if self.stop:
+                    break
         except Exception as e:  # noqa: BLE001 - a failing reader or engine: the step reports it
             tally.error(e)
             self.stop = True
         finally:
             if reader is not None:
                 reader.close()
-            tally.flush()
             tally.end = pc()
-
-    def units(self, t: int, tally: Tally, reader) -> None:
-        for ch in self.chunks(t):
-            self.chunk(ch, tally, reader)
-            self.done[t] += len(ch.ks)
-            if tally.errors >= MAX_ERRORS or tally.unsupported:
-                self.stop = True
-            if self.stop:
-                return
 
     def chunks(self, t: int):
         """Thread t's units (j = t, t + threads, ...), a span of every thread's units at a time."""
-        n_units = -(-(self.k1 - self.k0) // self.size)
-        span = max(1, CHUNK // self.size) * self.T
-        carry = self.count_inserts(0, self.k0)
+        n_units = -(-self.s["count"] // self.size)
+        span, carry = max(1, CHUNK // self.size) * self.threads, 0
         for u0 in range(0, n_units, span):
             u1 = min(u0 + span, n_units)
-            js = np.arange(u0 + t, u1, self.T)
+            js = np.arange(u0 + t, u1, self.threads)
             if len(js) == 0:
                 return
             ch = Chunk(self, js, u0, u1, carry)
             carry = ch.carry
             yield ch
 
-    def count_inserts(self, a: int, b: int) -> int:
-        if self.insert_kind is None:
-            return 0
-        return sum(int((self.stream.kind_index(np.arange(x, min(x + 65536, b), dtype=np.uint64))
-                        == self.insert_kind).sum()) for x in range(a, b, 65536))
-
     def chunk(self, ch: Chunk, tally: Tally, reader) -> None:
-        js = ch.js
-        nu = len(js)
-        t0s, t1s, dues = [0] * nu, [0] * nu, None
-        if self.s["rate"] and self.timed:
-            dues = (self.origin + js * (1e9 / self.s["rate"])).astype(np.int64)
-        if self.writes:
-            nu = self.general(ch, reader, t0s, t1s, dues, tally)
-        else:
-            fn, args = self.simple_args(ch, reader)
-            out, i = [None] * nu, 0
-            while i < nu:
-                i, e = timed(fn, args, out, t0s, t1s, i, None if dues is None else dues.tolist())
-                if e is not None and tally.error(e):
-                    nu = i
-            if self.s["verify"]:
-                self.verify(ch, out[:nu], tally)
-        ops_u = np.diff(np.array(ch.unit_start[: nu + 1]))
-        tally.ops += int(ops_u.sum())
-        if self.timed:
-            kinds = ch.ki[np.array(ch.unit_start[:nu], np.intp)]
-            tally.record(self.kinds, kinds, np.array(t0s[:nu], np.int64), np.array(t1s[:nu], np.int64),
-                         None if dues is None else dues[:nu], ops_u, self.origin, self.every)
+        """Run and time a chunk's units, then count and check them."""
+        n, reads = len(ch.js), []
+        out, t0s, t1s = [None] * n, [0] * n, [0] * n
+        writer = self.writing(ch, reader, out, reads, tally) if self.writes else None
+        fn, args = (call, writer) if writer is not None else self.calls(ch, reader)
+        args, dues = iter(args), None
+        if self.s["rate"]:
+            dues = (self.origin + ch.js * (1e9 / self.s["rate"])).astype(np.int64)
+            args = paced(args, dues.tolist())
+        n, e = timed(fn, args, out, t0s, t1s, 0)
+        while e is not None:
+            if tally.error(e):
+                self.stop = True
+                break
+            n, e = timed(fn, args, out, t0s, t1s, n)
+        if writer is not None:
+            writer.close()  # a unit stopped by an error still publishes its records' states
+        t0, t1 = np.array(t0s[:n], np.int64), np.array(t1s[:n], np.int64)
+        tally.record(self.kinds, ch.ki[ch.us[:n]], t0, t1, t1 - (t0 if dues is None else dues[:n]),
+                     (t1 - self.origin) // self.every, np.diff(np.array(ch.us[: n + 1])))
+        if self.s["verify"] and reads:
+            qs, s1, s2, found = zip(*reads)
+            self.check_reads(ch.cs[list(qs)], np.array(s1, np.uint32), np.array(s2, np.uint32), list(found), tally)
+        elif writer is None:
+            self.check(ch, out[:n], tally)
 
-    def simple_args(self, ch: Chunk, reader):
-        kind, keys, us = self.s["kind"], ch.keys, ch.unit_start
+    def calls(self, ch: Chunk, reader):
+        """The function and the arguments of a chunk of a step that does not write."""
+        kind, keys, us = self.s["kind"], ch.keys, ch.us
         if kind == "load":
             return self.w.engine.write, [list(zip(keys[a:b], ch.vals[a:b])) for a, b in zip(us, us[1:])]
         if self.s["open_per_op"]:
@@ -367,68 +329,123 @@ class Ops:
         if kind == "multi-get":
             return reader.multi_get, [keys[a:b] for a, b in zip(us, us[1:])]
         if kind == "scan":
-            scan = reader.scan
-            return (lambda a: list(scan(*a))), list(zip(keys, ch.limits))
+            return scanner(reader), zip(keys, ch.limits)
         return reader.get, keys
 
-    def verify(self, ch: Chunk, out: list, tally: Tally) -> None:
-        """Check what the units of a step that does not write returned (its state is constant)."""
-        kind, us = self.s["kind"], ch.unit_start
+    def writing(self, ch: Chunk, reader, out: list, reads: list, tally: Tally):
+        """The calls of a chunk of a step that writes, one unit at a time: a write's records are
+        claimed just before its call is handed to the timed loop, and their states published
+        when the loop asks for the next call (or closes this generator); a read notes its
+        record's state before and after its call, so that a concurrent write can be allowed."""
+        st, write, scan = self.state.arr, self.w.engine.write, reader and scanner(reader)
+        for u, (a, b) in enumerate(zip(ch.us, ch.us[1:])):
+            kind, c, key = self.kinds[ch.kl[a]], ch.cl[a], ch.keys[a]
+            if kind in ("get", "scan"):
+                s1 = st[c]
+                yield self.fresh(reader) or (partial(reader.get, key) if kind == "get" else
+                                             partial(scan, (key, ch.limits[a])))
+                if kind == "get":
+                    reads.append((a, s1, st[c], out[u]))
+                elif not isinstance(out[u], Exception):
+                    self.check_scan(int(ch.pos[a]), ch.limits[a], out[u], tally, exact=self.threads == 1)
+                continue
+            batch, new, old = self.claim(ch, a, b, kind)
+            try:
+                yield (self.fresh(reader) or partial(rmw, (reader.get, write, batch))) if kind == "rmw" else partial(
+                    write, batch)
+            finally:
+                self.gen = next(self.generations)
+                for r, s in (old if isinstance(out[u], Exception) else new).items():
+                    st[r] = s
+            if kind == "rmw" and not isinstance(out[u], Exception):
+                reads.append((a, old[c], old[c], out[u]))
+
+    def fresh(self, reader):
+        """Writers publish a new generation after their commit and before their records' states,
+        so a reader that loaded a new state sees a new generation here and takes a new snapshot
+        (a reader holding one, as LMDB's read transaction, must see every committed write).
+        Returns None, or a call that fails with the refresh's error."""
+        if getattr(reader, "seen", -1) != self.gen:
+            try:
+                reader.refresh()
+            except Exception as e:  # noqa: BLE001 - counted as the unit's error
+                return partial(fail, e)
+            reader.seen = self.gen
+        return None
+
+    def claim(self, ch: Chunk, a: int, b: int, kind: str):
+        """Lock the unit's records when several threads write, and build its batch with the
+        versions their states ask for: the chunk's prediction unless another thread wrote."""
+        st = self.state.arr
+        if self.threads > 1:
+            self.state.lock(ch.cl[a:b])
+        old = {c: st[c] & ~LOCK for c in ch.cl[a:b]}
+        new, batch = dict(old), []
+        for q in range(a, b):
+            c = ch.cl[q]
+            w = new[c] >> 1
+            v = None if kind == "delete" else ch.vals[q] if ch.pred[q] == w else self.data.values(c, w)[0]
+            batch.append((ch.keys[q], v))
+            new[c] = w << 1 if kind == "delete" else ((w + 1) << 1) | 1
+        return batch, new, old
+
+    def check(self, ch: Chunk, out: list, tally: Tally) -> None:
+        """Check what a step that does not write read (its states are constant)."""
+        kind, us = self.s["kind"], ch.us
         if kind == "scan":
             for p, n, items in zip(ch.pos.tolist(), ch.limits, out):
-                if not isinstance(items, Failed):
-                    tally.ops += len(items) - 1
-                    self.score_scan(items, self.expect_scan(p, n), tally)
-        elif kind != "load":
-            found = out
-            if kind == "multi-get":
-                found = []
-                for v, a, b in zip(out, us, us[1:]):
-                    ok = not isinstance(v, Failed) and len(v) == b - a
-                    tally.mismatches += 0 if ok or isinstance(v, Failed) else b - a
-                    found.extend(v if ok else [SKIP] * (b - a))
-            cs = ch.cs[: len(found)]
-            st = self.state.gather(cs)
-            self.check_reads(cs, st, st, found, tally)
-
-    def expect(self, cs: np.ndarray, st: np.ndarray) -> list:
-        """The value a read of each record in cs must return in state st (None: no value)."""
-        idx = np.flatnonzero((st & 1) == 1)
-        vals = self.dataset.values(cs[idx], ((st[idx] >> 1) - 1).astype(np.uint64))
-        if len(idx) == len(cs):
-            return vals
-        want = [None] * len(cs)
-        for q, v in zip(idx.tolist(), vals):
-            want[q] = v
-        return want
+                if not isinstance(items, Exception):
+                    self.check_scan(p, n, items, tally, exact=True)
+            return
+        if kind == "load" or not self.s["verify"]:
+            return
+        found = out
+        if kind == "multi-get":  # a request that failed is counted once, as an error
+            found = []
+            for v, a, b in zip(out, us, us[1:]):
+                ok = not isinstance(v, Exception) and len(v) == b - a
+                tally.mismatches += 0 if ok or isinstance(v, Exception) else b - a
+                found.extend(v if ok else [SKIP] * (b - a))
+        st = self.state.gather(ch.cs[: len(found)])
+        self.check_reads(ch.cs[: len(found)], st, st, found, tally)
 
     def check_reads(self, cs: np.ndarray, s1: np.ndarray, s2: np.ndarray, found: list, tally: Tally) -> None:
-        """Exact when the states before (s1) and after (s2) a read are equal and unlocked, else
-        any version a concurrent writer can have made visible, or none."""
+        """Exact where the states before (s1) and after (s2) a read are equal and unlocked; else
+        any version a concurrent writer may have made visible, or none, is right."""
         exact = (s1 == s2) & (s1 < LOCK)
-        if exact.all() and (s1 & 1).all():  # every record present: compare in bulk
-            for q in self.dataset.differ(cs, ((s1 >> 1) - 1).astype(np.uint64), found):
-                if not isinstance(found[q], Failed):
-                    tally.missing += found[q] is None
-                    tally.mismatches += found[q] is not None
+        sure = np.flatnonzero(exact & ((s1 & 1) == 1))
+        everything = len(sure) == len(found)
+        some = found if everything else [found[q] for q in sure.tolist()]
+        for q in sure[self.data.differ(cs[sure], (s1[sure] >> 1) - 1, some)].tolist():
+            if not isinstance(found[q], Exception):
+                tally.missing += found[q] is None
+                tally.mismatches += found[q] is not None
+        if everything:
             return
-        for q, (f, e) in enumerate(zip(found, self.expect(cs, np.where(exact, s1, 0).astype(np.uint32)))):
-            if f == e or isinstance(f, Failed):
-                continue
-            if not exact[q]:
-                tally.mismatches += not self.any_version(int(cs[q]), int(s1[q]), int(s2[q]), f)
-            elif f is None:
-                tally.missing += 1
-            else:
-                tally.mismatches += 1
+        for q in np.flatnonzero(~exact | ((s1 & 1) == 0)).tolist():
+            f = found[q]
+            if f is not None and not isinstance(f, Exception):
+                tally.mismatches += bool(exact[q]) or not self.any_version(int(cs[q]), int(s1[q]), int(s2[q]), f)
 
     def any_version(self, c: int, s1: int, s2: int, found: bytes) -> bool:
         vs = np.arange(max(((s1 & ~LOCK) >> 1) - 1, 0), ((s2 & ~LOCK) >> 1) + 1, dtype=np.uint64)
-        return found in self.dataset.values(np.full(len(vs), c, np.uint64), vs)
+        return found in self.data.values(np.full(len(vs), c, np.uint64), vs)
+
+    def check_scan(self, p: int, limit: int, items: list, tally: Tally, exact: bool) -> None:
+        """A scan from sorted position p must return the present records from p on, in key
+        order, with the values their states expect; beside writers on other threads only the
+        key order is checked (docs/decisions.md, "Python worker: scans among concurrent writes")."""
+        tally.ops += len(items) - 1
+        if not self.s["verify"]:
+            return
+        if not exact:
+            tally.mismatches += sum(1 for x, y in zip(items, items[1:]) if y[0] < x[0])
+            return
+        want = self.expect_scan(p, limit)
+        tally.mismatches += sum(1 for a, b in zip(items, want) if tuple(a) != b) + max(len(items) - len(want), 0)
+        tally.missing += max(len(want) - len(items), 0)
 
     def expect_scan(self, p: int, limit: int) -> list:
-        """A scan from sorted position p returns the present records from p on, in key order,
-        each with the value its state expects."""
         n, got, parts = self.positions(), 0, []
         while got < limit and p < n:
             hi = min(n, p + max(2 * (limit - got), 64))
@@ -441,111 +458,20 @@ class Ops:
         if not parts:
             return []
         rs, cs, st = (np.concatenate([x[i] for x in parts]) for i in range(3))
-        return list(zip(self.dataset.keys(rs), self.dataset.values(cs, ((st >> 1) - 1).astype(np.uint64))))
+        return list(zip(self.data.keys(rs), self.data.values(cs, ((st >> 1) - 1).astype(np.uint64))))
 
-    def score_scan(self, items: list, want: list, tally: Tally) -> None:
-        tally.mismatches += sum(1 for a, b in zip(items, want) if tuple(a) != b) + max(len(items) - len(want), 0)
-        tally.missing += max(len(want) - len(items), 0)
 
-    def general(self, ch: Chunk, reader, t0s: list, t1s: list, dues, tally: Tally) -> int:
-        """The loop of steps that write: one unit at a time, its records claimed before the timed
-        call and their states stored after it. Returns the number of units run."""
-        us, reads, nu = ch.unit_start, [], len(ch.unit_start) - 1
-        for u in range(nu):
-            if dues is not None:
-                wait(int(dues[u]))
-            a, kind = us[u], self.kinds[ch.kl[us[u]]]
-            if kind in ("get", "scan"):
-                t0s[u], t1s[u], v = self.read_unit(ch, a, kind, reader, reads, tally)
-            else:
-                t0s[u], t1s[u], v = self.write_unit(ch, a, us[u + 1], kind, reader, reads)
-            if isinstance(v, Failed) and tally.error(v.e):
-                nu = u + 1
-                break
-        if reads and self.s["verify"]:
-            qs, s1, s2, found = zip(*reads)
-            self.check_reads(ch.cs[np.array(qs, np.intp)], np.array(s1, np.uint32), np.array(s2, np.uint32),
-                             list(found), tally)
-        return nu
+def scanner(reader):
+    scan = reader.scan
+    return lambda a: list(scan(*a))
 
-    def fresh(self, reader) -> None:
-        """Writers publish a new generation after their commit and before their records' states,
-        so a reader that loaded a new state sees a new generation here and takes a new snapshot
-        (a reader holding one, as LMDB's read transaction, must see every committed write)."""
-        gen = self.gen
-        if getattr(reader, "seen", -1) != gen:
-            reader.refresh()
-            reader.seen = gen
 
-    def read_unit(self, ch: Chunk, a: int, kind: str, reader, reads: list, tally: Tally):
-        """A get or a scan among writes; a get notes its record's state before and after it."""
-        st, c = self.state.arr, ch.cl[a]
-        s1 = st[c]
-        self.fresh(reader)
-        get, scan, key = reader.get, reader.scan, ch.keys[a]
-        t0 = pc()
-        try:
-            v = get(key) if kind == "get" else list(scan(key, ch.limits[a]))
-        except Exception as e:  # noqa: BLE001
-            v = Failed(e)
-        t1 = pc()
-        if kind == "get":
-            reads.append((a, s1, st[c], v))
-        elif not isinstance(v, Failed):
-            self.mixed_scan(ch, a, v, tally)
-        return t0, t1, v
-
-    def write_unit(self, ch: Chunk, a: int, b: int, kind: str, reader, reads: list):
-        """A batch of writes, or an rmw: the get and the write of the next version, timed together."""
-        batch, new, old = self.claim(ch, a, b, kind)
-        if kind == "rmw":
-            self.fresh(reader)
-        get, write, key = reader.get, self.w.engine.write, ch.keys[a]
-        t0 = pc()
-        try:
-            v = get(key) if kind == "rmw" else None
-            write(batch)
-        except Exception as e:  # noqa: BLE001
-            v = Failed(e)
-        t1 = pc()
-        self.gen = next(self.generations)
-        for c, s in (old if isinstance(v, Failed) else new).items():
-            self.state.arr[c] = s
-        if kind == "rmw" and not isinstance(v, Failed):
-            reads.append((a, old[ch.cl[a]], old[ch.cl[a]], v))
-        return t0, t1, v
-
-    def claim(self, ch: Chunk, a: int, b: int, kind: str):
-        """Lock the unit's records when several threads write, and build its batch with the
-        versions their states ask for: the chunk's prediction unless another thread wrote."""
-        st = self.state.arr
-        cs = ch.cl[a:b]
-        if self.T > 1:
-            self.state.lock(cs)
-        old = {c: st[c] & ~LOCK for c in cs}
-        cur, batch = dict(old), []
-        for q in range(a, b):
-            c = ch.cl[q]
-            w = cur[c] >> 1
-            if kind == "delete":
-                batch.append((ch.keys[q], None))
-                cur[c] = w << 1
-            else:
-                v = ch.vals[q] if ch.pred[q] == w else self.dataset.values(u64(c), u64(w))[0]
-                batch.append((ch.keys[q], v))
-                cur[c] = ((w + 1) << 1) | 1
-        return batch, cur, old
-
-    def mixed_scan(self, ch: Chunk, q: int, items: list, tally: Tally) -> None:
-        """A scan among writes: exact on one thread; with several writers only the key order is
-        checked (docs/decisions.md, "Python worker: scans among concurrent writes")."""
-        tally.ops += len(items) - 1
-        if not self.s["verify"]:
-            return
-        if self.T == 1:
-            self.score_scan(items, self.expect_scan(int(ch.pos[q]), ch.limits[q]), tally)
-        else:
-            tally.mismatches += sum(1 for x, y in zip(items, items[1:]) if y[0] < x[0])
+def rmw(a) -> bytes | None:
+    """Read-modify-write: the read and the write of the next version, one timed unit."""
+    get, write, batch = a
+    v = get(batch[0][0])
+    write(batch)
+    return v
 
 
 def error_kind(e: BaseException) -> str:
@@ -561,7 +487,7 @@ class Worker:
         self.job, self.desc, self.options, self.emit = job, desc, options, emit
         self.dataset = Dataset(job["dataset"], Plan(job["plan"]) if job["plan"] else None)
         self.state = State(job["dataset"])
-        self.engine, self.mode = None, "read-write"
+        self.engine = None
 
     def args(self, mode: str) -> OpenArgs:
         ds = self.job["dataset"]
@@ -583,7 +509,7 @@ class Worker:
 
     def open(self, s: dict, r: dict) -> None:
         t0 = pc()
-        self.engine, self.mode = self.desc.open(self.args(s["mode"])), s["mode"]
+        self.engine = self.desc.open(self.args(s["mode"]))
         r["wall_ns"] = pc() - t0
         r["settings"] = dict(sorted(self.engine.settings().items()))
 
@@ -612,10 +538,7 @@ class Worker:
             e.close()
 
     def ops(self, s: dict, r: dict) -> None:
-        reopen = s["open_per_op"] and self.engine is not None
-        if reopen:  # one process cannot always hold two handles of one database
-            self.close(s, r)
-        elif self.engine is None and not s["open_per_op"]:
+        if self.engine is None and not s["open_per_op"]:
             raise RuntimeError("ops step before any open step")
         self.op_mode = s["mode"]
         gc.collect()
@@ -629,8 +552,6 @@ class Worker:
                 t.busy, t.busy_max = t.busy + t.end - t0, t.busy_max + t.end - t0
         finally:
             gc.enable()
-            if reopen:
-                self.engine = self.desc.open(self.args(self.mode))
         r.update(wall_ns=t.end - t.start, ops=t.ops, requests=t.requests, errors=t.errors, mismatches=t.mismatches,
                  missing=t.missing, busy_ns=t.busy, busy_max_ns=t.busy_max,
                  hist={k: hist.encode(h) for k, h in sorted((t.hist or {s["kind"]: hist.new()}).items())},
@@ -640,7 +561,6 @@ class Worker:
         if t.unsupported:
             r.update(error=t.unsupported, error_kind="unsupported")
 
-
     def interval(self, t: Tally, i: int) -> dict:
         """Interval i of the timeline (empty when no call ended in it)."""
         n, h = t.intervals.get(i, (0, hist.new()))
@@ -649,7 +569,7 @@ class Worker:
 
 def calibrate(n: int = 20_000) -> float:
     """What the timed loop costs per operation around a call that does nothing."""
-    t0s, t1s, out = [0] * n, [0] * n, [None] * n
+    out = [None] * n
     start = pc()
-    timed(bool, [0] * n, out, t0s, t1s, 0, None)
+    timed(bool, iter(out), out, [0] * n, [0] * n, 0)
     return (pc() - start) / n

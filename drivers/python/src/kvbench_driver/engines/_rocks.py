@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from ..engine import Capabilities, Descriptor, Engine, OpenArgs, OptionError, OptionSpec, Reader, Unsupported
+from ..engine import Descriptor, Engine, OpenArgs, OptionError, OptionSpec, Reader, Unsupported
 from ._util import dist_version, try_import
 
 COMPRESSIONS = ("none", "snappy", "lz4", "zstd")
@@ -228,8 +228,8 @@ def descriptor(name: str, module: str, description: str, no_secondary: Optional[
     return Descriptor(
         name=name,
         description=description,
-        capabilities=Capabilities(ordered_scan=True, multi_get=True, batch=True, read_only_open=True,
-                                  secondary_open=no_secondary is None, persistent=True, delete=True),
+        capabilities=("scan", "multi-get", "batch", "read-only") + (("secondary",) if no_secondary is None else ())
+        + ("persistent", "delete"),
         options=OPTIONS,
         version=lambda: f"{module} {dist_version(module)}" if mod is not None else "not installed",
         unavailable=lambda: missing,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from itertools import islice
 from typing import Iterator, Optional
 
-from ..engine import Capabilities, Descriptor, Engine, OpenArgs, OptionError, OptionSpec, Reader, Unsupported
+from ..engine import Descriptor, Engine, OpenArgs, OptionError, OptionSpec, Reader, Unsupported
 from ._util import dist_version, try_import
 
 lmdb, _missing = try_import("lmdb")
@@ -128,7 +128,7 @@ class LmdbReader(Reader):
 DESCRIPTOR = Descriptor(
     name="py-lmdb",
     description="LMDB from Python (py-lmdb, the `lmdb` package): B+tree in a memory map",
-    capabilities=Capabilities(ordered_scan=True, batch=True, read_only_open=True, persistent=True, delete=True),
+    capabilities=("scan", "batch", "read-only", "persistent", "delete"),
     options=(
         OptionSpec("map_size", "int", "", "memory map size in bytes (default: max(1 GiB, 4 x the plan's bytes))"),
         OptionSpec("no_readahead", "bool", "false",

@@ -13,7 +13,7 @@ from itertools import count, islice
 from typing import Iterator, Optional
 
 from .. import __version__
-from ..engine import Capabilities, Descriptor, Engine, OpenArgs, OptionError, OptionSpec, Reader
+from ..engine import Descriptor, Engine, OpenArgs, OptionError, OptionSpec, Reader
 
 
 class MemoryEngine(Engine):
@@ -75,7 +75,7 @@ class MemoryReader(Reader):
 DESCRIPTOR = Descriptor(
     name="py-memory",
     description="python dict in the worker (reference oracle for tests; not a real store)",
-    capabilities=Capabilities(ordered_scan=True, batch=True, delete=True),
+    capabilities=("scan", "batch", "delete"),
     options=(OptionSpec("corrupt_every", "int", "0",
                         "every N-th get returns a wrong value (0: never); for the worker's own tests"),),
     version=lambda: f"kvbench_driver {__version__}",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from itertools import islice
 from typing import Iterator, Optional
 
-from ..engine import Capabilities, Descriptor, Engine, OpenArgs, OptionError, OptionSpec, Reader, Unsupported
+from ..engine import Descriptor, Engine, OpenArgs, OptionError, OptionSpec, Reader, Unsupported
 from ._util import dist_version, try_import
 
 plyvel, _missing = try_import("plyvel")
@@ -86,7 +86,7 @@ class PlyvelReader(Reader):
 DESCRIPTOR = Descriptor(
     name="py-plyvel",
     description="LevelDB from Python (plyvel, bundled LevelDB): LSM tree",
-    capabilities=Capabilities(ordered_scan=True, batch=True, persistent=True, delete=True),
+    capabilities=("scan", "batch", "persistent", "delete"),
     options=(
         OptionSpec("compression", "enum", "snappy", "block compression of table files", ("none", "snappy")),
         OptionSpec("block_cache", "int", "", "LRU block cache capacity in bytes (default: the library's 8 MiB)"),
