@@ -128,7 +128,8 @@ struct RunArgs {
     /// Durability: none, commit, always.
     #[arg(long, value_parser = parse_sync)]
     sync: Option<SyncMode>,
-    /// Page cache before each read phase: warm or cold (evicted with posix_fadvise).
+    /// Before each read phase: warm, cold (reopened, files evicted with posix_fadvise) or
+    /// reopen (reopened, page cache kept).
     #[arg(long, value_parser = parse_cache)]
     cache: Option<CacheMode>,
     #[arg(long, value_parser = whole_u64, allow_hyphen_values = true)]
@@ -224,7 +225,7 @@ fn parse_sync(s: &str) -> Result<SyncMode, String> {
     serde_json::from_value(serde_json::Value::String(s.into())).map_err(|_| "sync: none, commit, always".into())
 }
 fn parse_cache(s: &str) -> Result<CacheMode, String> {
-    serde_json::from_value(serde_json::Value::String(s.into())).map_err(|_| "cache: warm, cold".into())
+    serde_json::from_value(serde_json::Value::String(s.into())).map_err(|_| "allowed: warm, cold, reopen".to_string())
 }
 
 /// Records of the default comparison: sized so `make run` takes well under a minute here.
