@@ -116,9 +116,14 @@ fn other_user_can_connect(socket: &Path) -> bool {
 }
 
 fn uid_of(pid: i32) -> u32 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    live_uid_of(pid).unwrap_or_else(|| panic!("process {pid} is gone"))
+}
+
+/// The uid of `pid`, or None when it has exited meanwhile (a short-lived backend).
+fn live_uid_of(pid: i32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Children of `pid` (the real server behind `runuser`).
@@ -249,7 +254,9 @@ fn servers_drop_root_privileges() {
         let leader: i32 = info["pid"].parse().unwrap();
         let pg_uid = server::user_ids("postgres").unwrap().0;
         assert_eq!(uid_of(leader), pg_uid, "the postmaster itself (kvbench's child) should run as postgres");
-        assert!(children(leader).iter().all(|&k| uid_of(k) == pg_uid), "its backends run as postgres");
+        // A backend may exit between listing and reading it: only the living ones count.
+        let uids: Vec<u32> = children(leader).iter().filter_map(|&k| live_uid_of(k)).collect();
+        assert!(uids.iter().all(|&u| u == pg_uid), "its backends run as postgres: {uids:?}");
         assert!(info["fsync"].contains("per row"), "{info:?}");
         assert!(info.contains_key("shared_buffers"), "{info:?}");
         // The private directory is the postgres user's and closed to others.
