@@ -297,6 +297,14 @@ pub trait Reader {
     /// Copy the value of `key` into `out` (cleared first); `false` when the key is absent.
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool>;
 
+    /// The value of `key`, borrowed until the next call on this reader; `None` when absent.
+    /// The default copies it into `buf` with [`Reader::get`]; an engine whose reads hand out
+    /// memory that stays valid (LMDB's map inside a read transaction) returns it without the
+    /// copy, so the timed call is the library's call alone.
+    fn get_ref<'a>(&'a mut self, key: &[u8], buf: &'a mut Vec<u8>) -> Result<Option<&'a [u8]>> {
+        Ok(self.get(key, buf)?.then_some(&buf[..]))
+    }
+
     /// Values of `keys` in order. The default loops over [`Reader::get`]; engines with a
     /// native call override it and declare `multi_get`.
     fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
