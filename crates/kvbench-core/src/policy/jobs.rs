@@ -1,6 +1,6 @@
 //! Phase policy, decided once for every runtime: which phases an engine can run (N/A and
 //! why), the open / reopen / evict / close steps around them, thread counts, seeds and
-//! distribution constants. The result is a protocol-2 job (docs/protocol.md) plus the map
+//! distribution constants. The result is a job (docs/protocol.md) plus the map
 //! from its steps back to the scenario's phases, which `derive_result` uses.
 
 use std::collections::BTreeMap;

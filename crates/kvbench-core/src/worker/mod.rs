@@ -1,4 +1,4 @@
-//! The Rust worker: executes a protocol-2 job (docs/protocol.md) step by step and reports raw
+//! The Rust worker: executes a job (docs/protocol.md) step by step and reports raw
 //! counters. It decides nothing: kvbench resolved every step before writing the job.
 
 pub mod clock;
