@@ -139,7 +139,7 @@ def test_errors_of_the_engine_are_counted(tmp_path):
 @pytest.mark.parametrize("change, message", [
     ({"protocol": 1}, "job.protocol = 1: this worker speaks protocol 3"),
     ({"engine": "lmdb"}, "engine lmdb is not a Python engine"),
-    ({"options": {"colour": "red"}}, "engine py-memory has no option `colour`"),
+    ({"options": {"corrupt_every": 1.5}}, "job option `corrupt_every` = 1.5: kvbench writes"),
     ({"sync": "sometimes"}, "job.sync = \"sometimes\": expected one of none, commit, always"),
     ({"steps": [{"step": "ops", "index": 0}]}, "job.steps[0]: missing field `name`"),
     ({"steps": [{"step": "open", "index": 0, "mode": "upside-down"}]}, "job.steps[0].mode = \"upside-down\""),

@@ -96,17 +96,23 @@ type Options struct {
 // string means the job was not resolved by kvbench.
 func ReadOptions(values map[string]any) (*Options, error) {
 	for _, k := range slices.Sorted(maps.Keys(values)) {
-		switch v := values[k].(type) {
-		case nil, bool, string:
-		case json.Number:
-			if _, err := v.Int64(); err != nil {
-				return nil, fmt.Errorf("job option `%s` = %s: kvbench writes integers", k, v)
-			}
-		default:
-			return nil, fmt.Errorf("job option `%s` is a %T: kvbench writes null, true/false, integers or strings", k, v)
+		if !resolved(values[k]) {
+			text, _ := json.Marshal(values[k])
+			return nil, fmt.Errorf("job option `%s` = %s: kvbench writes null, true/false, integers or strings", k, text)
 		}
 	}
 	return &Options{values: values}, nil
+}
+
+func resolved(v any) bool {
+	switch v := v.(type) {
+	case nil, bool, string:
+		return true
+	case json.Number:
+		_, err := v.Int64()
+		return err == nil
+	}
+	return false
 }
 
 // Bool is a boolean option (false when unset).

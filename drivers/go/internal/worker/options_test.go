@@ -40,8 +40,8 @@ func TestResolvedOptionsAreReadAsWritten(t *testing.T) {
 // A job whose options kvbench did not resolve (a fraction, a table) is refused, naming the option.
 func TestUnresolvedOptionsAreRefused(t *testing.T) {
 	for text, want := range map[string]string{
-		`{"cache": 1.5}`:      "`cache` = 1.5",
-		`{"cache": {"a": 1}}`: "`cache` is a map",
+		`{"cache": 1.5}`:      "`cache` = 1.5: kvbench writes",
+		`{"cache": {"a": 1}}`: "`cache` = {\"a\":1}: kvbench writes",
 	} {
 		if _, err := ReadOptions(decodeOptions(t, text)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", text, err, want)

@@ -60,6 +60,10 @@ class Options:
     None where unset, sizes as integers. kvbench checked them; engines only read them."""
 
     def __init__(self, values: dict[str, Any]):
+        for k, v in sorted(values.items()):
+            if not (v is None or isinstance(v, (bool, int, str))):
+                raise ValueError(f"job option `{k}` = {json.dumps(v)}: kvbench writes null, true/false, integers "
+                                 "or strings")
         self.values = dict(values)
 
     def bool(self, name: str) -> bool:
