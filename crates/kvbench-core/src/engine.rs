@@ -181,7 +181,7 @@ impl Options {
 
 /// What an option of `kind` accepts (`kvbench list`, error messages).
 pub fn describe_kind(kind: OptionKind) -> String {
-    describe(&OptionDecl::from(&OptionSpec { name: "", kind, default: "", doc: "" }).kind)
+    describe(&kind.into())
 }
 
 /// Everything an engine needs to open its database.

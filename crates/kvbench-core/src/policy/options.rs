@@ -28,15 +28,20 @@ pub struct OptionDecl {
     pub default: String,
 }
 
-impl From<&OptionSpec> for OptionDecl {
-    fn from(s: &OptionSpec) -> Self {
-        let kind = match s.kind {
+impl From<OptionKind> for Kind {
+    fn from(k: OptionKind) -> Self {
+        match k {
             OptionKind::Bool => Kind::Bool,
             OptionKind::Int => Kind::Int,
             OptionKind::Enum(c) => Kind::Enum(c.iter().map(|s| s.to_string()).collect()),
             OptionKind::Text => Kind::Text,
-        };
-        OptionDecl { name: s.name.into(), kind, default: s.default.into() }
+        }
+    }
+}
+
+impl From<&OptionSpec> for OptionDecl {
+    fn from(s: &OptionSpec) -> Self {
+        OptionDecl { name: s.name.into(), kind: s.kind.into(), default: s.default.into() }
     }
 }
 
