@@ -250,20 +250,8 @@ impl Resolved {
                 .options
                 .iter()
                 .map(|o| OptionDecl::from_list(&o.name, &o.kind, &o.default, &o.choices))
-                .map(|d| {
-                    d.map_err(|e| format!("the {} worker's --list: engine {}: {e}", info.runtime_name(), info.name))
-                })
+                .map(|d| d.map_err(|e| format!("the {:?} worker's --list: engine {}: {e}", info.runtime, info.name)))
                 .collect(),
-        }
-    }
-}
-
-impl EngineInfo {
-    fn runtime_name(&self) -> &'static str {
-        match self.runtime {
-            Runtime::Rust => "Rust",
-            Runtime::Python => "Python",
-            Runtime::Go => "Go",
         }
     }
 }
