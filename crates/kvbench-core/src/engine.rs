@@ -266,6 +266,18 @@ pub trait Reader {
         Ok(self.get(key, buf)?.then_some(&buf[..]))
     }
 
+    /// True when [`Reader::get_shared`] works: reads hand out memory that stays valid while
+    /// the reader is borrowed, so several values can be held at once.
+    fn reads_in_place(&self) -> bool {
+        false
+    }
+
+    /// The value of `key` read in place, borrowed from the reader (only when
+    /// [`Reader::reads_in_place`]; otherwise an `Unsupported` error).
+    fn get_shared(&self, _key: &[u8]) -> Result<Option<&[u8]>> {
+        Err(EngineError::Unsupported("reads in place".into()))
+    }
+
     /// Values of `keys` in order. The default loops over [`Reader::get`]; engines with a
     /// native call override it and declare `multi_get`.
     fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {

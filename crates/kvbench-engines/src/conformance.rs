@@ -52,6 +52,12 @@ fn check_reads(e: &dyn Engine, oracle: &Oracle, probe: &[Vec<u8>], caps: Capabil
         if borrowed != want.map(|v| &v[..]) {
             return Err(format!("get_ref {k:?}: got {borrowed:?}, oracle has {want:?}"));
         }
+        if r.reads_in_place() {
+            let shared = r.get_shared(k).map_err(|e| format!("get_shared {k:?}: {e}"))?;
+            if shared != want.map(|v| &v[..]) {
+                return Err(format!("get_shared {k:?}: got {shared:?}, oracle has {want:?}"));
+            }
+        }
     }
     let keys: Vec<&[u8]> = probe.iter().map(|k| &k[..]).collect();
     let mut out = Vec::new();

@@ -384,10 +384,19 @@ impl Reader for LmdbReader<'_> {
     }
 
     fn get_ref<'a>(&'a mut self, key: &[u8], _buf: &'a mut Vec<u8>) -> Result<Option<&'a [u8]>> {
+        self.get_shared(key)
+    }
+
+    fn reads_in_place(&self) -> bool {
+        true
+    }
+
+    fn get_shared(&self, key: &[u8]) -> Result<Option<&[u8]>> {
         let mut k = MDB_val::of(key);
         let mut d = MDB_val::empty();
-        // SAFETY: a live read txn; on success `d` points into the map and stays valid until the
-        // txn is reset or ends, which needs `&mut self`: the returned borrow holds it off.
+        // SAFETY: a live read-only txn, used by this thread only (the reader is not Sync); on
+        // success `d` points into the map and stays valid until the txn is reset or ends, which
+        // needs `&mut self`: the returned borrows hold it off.
         let rc = unsafe { mdb_get(self.txn.ptr, self.db.dbi, &mut k, &mut d) };
         if rc == MDB_NOTFOUND {
             return Ok(None);

@@ -76,9 +76,9 @@ pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
             return t;
         }
     }
-    if ctx.step.kind == OpKind::Get && !ctx.step.open_per_op {
-        if let Some(rd) = reader.as_deref_mut() {
-            get_units(ctx, &mut t, &mut b, rd, &mut stream);
+    if ctx.step.kind == OpKind::Get && !ctx.step.open_per_op && !ctx.lock {
+        if let Some(rd) = reader.as_deref().filter(|r| r.reads_in_place()) {
+            get_units(ctx, &mut t, rd, &mut stream);
             t.close_interval(u64::MAX);
             return t;
         }
@@ -406,16 +406,15 @@ fn timed_get<'r>(
     let t0 = stamp();
     let r = rd.get_ref(key, buf);
     sample(ctx, t, OpKind::Get, t0, due, 1);
-    if let Ok(Some(v)) = &r {
-        prefetch(v);
-    }
     r
 }
 
-/// A get phase. Each value is checked after the next get has been derived, and before that
-/// get is called: the CPU fetches the value while it derives, instead of stalling the check.
-/// Every value is still checked, outside the timing.
-fn get_units(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, rd: &mut (dyn Reader + '_), stream: &mut OpStream) {
+/// A get phase on a reader that reads in place ([`Reader::get_shared`]): each value is asked
+/// of the CPU (prefetched) right after its get and checked after the next get, so its cache
+/// lines arrive while the next key is looked up instead of stalling the check. Every value is
+/// still checked, outside the timing; the values stay valid because nothing can refresh or
+/// write through the reader while they are held.
+fn get_units(ctx: &Ctx<'_>, t: &mut Tally, rd: &(dyn Reader + '_), stream: &mut OpStream) {
     let unit_len = stream.unit_len().max(1);
     let mut ops: Vec<Op> = Vec::new();
     let (mut key, mut next_key) = (Vec::new(), Vec::new());
@@ -423,14 +422,21 @@ fn get_units(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, rd: &mut (dyn Reader + 
         return;
     }
     let mut cur = pending(ctx, &mut key, &ops[0]);
+    let mut held = None;
     let mut units = 0u64;
     loop {
         let due = ctx.step.rate.map(|r| wait_until(ctx, cur.k / unit_len, r));
-        let got = timed_get(ctx, t, rd, &key, &mut b.found, due, ctx.lock);
+        let t0 = stamp();
+        let got = rd.get_shared(&key);
+        sample(ctx, t, OpKind::Get, t0, due, 1);
+        if let Some((p, v)) = held.take() {
+            verify_get(ctx, t, &p, v);
+        }
         let next = stream.next_unit(&mut ops).then(|| pending(ctx, &mut next_key, &ops[0]));
         let stop = match got {
-            Ok(found) => {
-                verify_get(ctx, t, &cur, found);
+            Ok(v) => {
+                v.inspect(|v| prefetch(v));
+                held = Some((cur, v));
                 false
             }
             Err(e) => t.error_at(e, delta(ctx.start, stamp()) / ctx.interval_ns.max(1)),
@@ -444,6 +450,9 @@ fn get_units(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, rd: &mut (dyn Reader + 
             _ => break,
         }
         std::mem::swap(&mut key, &mut next_key);
+    }
+    if let Some((p, v)) = held {
+        verify_get(ctx, t, &p, v);
     }
     ctx.done.fetch_add(units % 64, Ordering::Relaxed);
 }
