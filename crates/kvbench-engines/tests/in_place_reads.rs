@@ -1,0 +1,122 @@
+//! Get phases on a reader that reads in place check each value one get later (after
+//! prefetching it): every value must still be checked, the last one too, and a wrong value
+//! counted exactly once, as on a reader that copies.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use kvbench_core::engine::*;
+use kvbench_core::result::{PhaseResult, Status};
+use kvbench_core::scenario::Scenario;
+
+/// A map whose readers hold a snapshot in which every value of a key ending in `9` is wrong (the last one read in order, too).
+#[derive(Default)]
+struct Spoilt {
+    map: Mutex<BTreeMap<Vec<u8>, Vec<u8>>>,
+    in_place: bool,
+}
+
+impl Engine for Spoilt {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        let mut m = self.map.lock().unwrap();
+        for w in batch {
+            match w.value {
+                Some(v) => m.insert(w.key.to_vec(), v.to_vec()),
+                None => m.remove(w.key),
+            };
+        }
+        Ok(())
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        let mut snap = self.map.lock().unwrap().clone();
+        for (k, v) in snap.iter_mut() {
+            if k.last() == Some(&b'9') {
+                v.push(b'!');
+            }
+        }
+        Ok(Box::new(SpoiltReader { snap: Arc::new(snap), in_place: self.in_place }))
+    }
+}
+
+struct SpoiltReader {
+    snap: Arc<BTreeMap<Vec<u8>, Vec<u8>>>,
+    in_place: bool,
+}
+
+impl Reader for SpoiltReader {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        match self.snap.get(key) {
+            Some(v) => {
+                out.extend_from_slice(v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn reads_in_place(&self) -> bool {
+        self.in_place
+    }
+
+    fn get_shared(&self, key: &[u8]) -> Result<Option<&[u8]>> {
+        Ok(self.snap.get(key).map(|v| &v[..]))
+    }
+}
+
+const CAPS: Capabilities = Capabilities {
+    ordered_scan: false,
+    multi_get: false,
+    batch: true,
+    read_only_open: false,
+    secondary_open: false,
+    persistent: false,
+    build_once: false,
+    delete: true,
+};
+
+static IN_PLACE: EngineDescriptor = EngineDescriptor {
+    name: "spoilt-in-place",
+    description: "test engine: reads in place, some values wrong",
+    capabilities: CAPS,
+    options: &[],
+    version: || "test".into(),
+    available: || Ok(()),
+    open: |_| Ok(Box::new(Spoilt { in_place: true, ..Spoilt::default() })),
+    start_server: None,
+};
+
+static COPYING: EngineDescriptor = EngineDescriptor {
+    name: "spoilt-copying",
+    description: "test engine: copies values, some wrong",
+    open: |_| Ok(Box::new(Spoilt::default())),
+    ..IN_PLACE
+};
+
+fn get_phase(desc: &EngineDescriptor, distribution: &str) -> PhaseResult {
+    let text = format!(
+        "engines = [\"{}\"]\n[dataset]\nrecords = 1000\n[[phase]]\nkind = \"load\"\n\
+         [[phase]]\nkind = \"get\"\ndistribution = \"{distribution}\"\n",
+        desc.name
+    );
+    let s: Scenario = toml::from_str(&text).unwrap();
+    s.check().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let v = s.all_variants()[0].clone();
+    let phases = kvbench_core::policy::run_in_process(&s, &v, desc, tmp.path(), None, None).unwrap();
+    phases.into_iter().find(|p| p.kind == "get").unwrap()
+}
+
+#[test]
+fn in_place_reads_check_every_value_the_last_one_too() {
+    for dist in ["shuffle", "sequential"] {
+        let copying = get_phase(&COPYING, dist);
+        let in_place = get_phase(&IN_PLACE, dist);
+        // Keys are 16-digit decimal record numbers: 100 of the 1000 end in 9, record 999 among them.
+        assert_eq!(copying.mismatches, 100, "{dist}: the copying reader");
+        assert_eq!(in_place.mismatches, 100, "{dist}: the in-place reader");
+        assert_eq!((in_place.ops, in_place.missing, in_place.errors), (1000, 0, 0), "{dist}");
+        assert_eq!(in_place.status, Status::Failed, "{dist}: wrong values fail the phase");
+    }
+}
