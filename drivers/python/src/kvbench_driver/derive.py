@@ -13,6 +13,7 @@ U64 = np.uint64
 G = U64(0x9E3779B97F4A7C15)
 M32 = U64(0xFFFFFFFF)
 POOL = 1 << 20
+BLOCK = 1024
 PRINTABLE = np.frombuffer(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&'()*+,-./:;<=>?@[]^_`{|}~ ", np.uint8)
 
@@ -142,18 +143,23 @@ class Dataset:
 
     def differ(self, r: np.ndarray, v: np.ndarray, found: list) -> list[int]:
         """Indices i where found[i] is not value(r[i], v[i]). Values of one length from the pool
-        are compared in one numpy call, without making a bytes object for each."""
-        n = self.min
-        if self.window is not None and found.count(None) == 0:
-            try:
-                lens_ok = list(map(len, found)).count(n) == len(found)
-            except TypeError:  # a failed read's placeholder
-                lens_ok = False
-            if lens_ok:
-                o = below(mix64(mix64(rnd(self.ds["value_seed"], r) ^ (u64(v) * G))), POOL).astype(np.intp)
-                got = np.frombuffer(b"".join(found), np.uint8).reshape(len(found), n)
-                return np.flatnonzero((got != self.window[o]).any(axis=1)).tolist()
-        return [i for i, (f, e) in enumerate(zip(found, self.values(r, v))) if f != e]
+        are compared BLOCK at a time as one bytes comparison, without making a bytes object for
+        each; a block's buffers stay small enough that malloc keeps reusing them (larger ones it
+        hands back to the kernel and page-faults in again at the next chunk)."""
+        try:
+            fixed = self.window is not None and set(map(len, found)) == {self.min}
+        except TypeError:  # None, or a failed read's placeholder
+            fixed = False
+        if not fixed:
+            return [i for i, (f, e) in enumerate(zip(found, self.values(r, v))) if f != e]
+        o = below(mix64(mix64(rnd(self.ds["value_seed"], r) ^ (u64(v) * G))), POOL).astype(np.intp)
+        bad = []
+        for a in range(0, len(found), BLOCK):
+            got, want = found[a:a + BLOCK], self.window[o[a:a + BLOCK]]
+            if b"".join(got) != want.tobytes():
+                wants = want.view(f"V{self.min}").ravel().tolist()
+                bad += [a + i for i, (f, e) in enumerate(zip(got, wants)) if f != e]
+        return bad
 
     def _printable(self, h: np.ndarray, lens) -> list[bytes]:
         pool = self.pool
