@@ -47,6 +47,11 @@ def below(x: np.ndarray, n) -> np.ndarray:
     return xh * nh + (hilo >> U64(32)) + (cross >> U64(32))
 
 
+def in_pool(x: np.ndarray) -> np.ndarray:
+    """below(x, POOL): POOL is a power of two, so the high bits of x * POOL are a shift of x."""
+    return x >> U64(64 - POOL.bit_length() + 1)
+
+
 def unit(x: np.ndarray) -> np.ndarray:
     return (x >> U64(11)).astype(np.float64) * (2.0 ** -53)
 
@@ -156,7 +161,7 @@ class Dataset:
             fixed = False
         if not fixed:
             return [i for i, (f, e) in enumerate(zip(found, self.values(r, v))) if f != e]
-        o = below(mix64(mix64(rnd(self.ds["value_seed"], r) ^ (u64(v) * G))), POOL).astype(np.intp)
+        o = in_pool(mix64(mix64(rnd(self.ds["value_seed"], r) ^ (u64(v) * G)))).astype(np.intp)
         bad = []
         for a in range(0, len(found), BLOCK):
             got, want = found[a:a + BLOCK], self.window[o[a:a + BLOCK]]
@@ -167,7 +172,7 @@ class Dataset:
 
     def _printable(self, h: np.ndarray, lens) -> list[bytes]:
         pool = self.pool
-        return [pool[o:o + n] for o, n in zip(below(mix64(h), POOL).tolist(), u64(lens).tolist())]
+        return [pool[o:o + n] for o, n in zip(in_pool(mix64(h)).tolist(), u64(lens).tolist())]
 
     def _random(self, h: np.ndarray, lens: np.ndarray) -> list[bytes]:
         words = (self.max + 7) // 8
