@@ -151,8 +151,9 @@ class Tally:
                ) -> None:
         """Count a chunk's units, and their samples (`lat`) into the histograms of their op kind
         and of the intervals `spans` (from `slots`)."""
-        self.ops, self.requests, self.busy = self.ops + int(ops.sum()), self.requests + len(ops), self.busy + int(
-            busy.sum())
+        self.ops += int(ops.sum())
+        self.requests += len(ops)
+        self.busy += int(busy.sum())
         idx = hist.index(lat)
         for k in np.flatnonzero(np.bincount(kinds)).tolist() if len(names) > 1 else [0]:  # np.unique costs more
             if names[k] not in self.hist:
