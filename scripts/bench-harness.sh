@@ -13,13 +13,21 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 minimal() {
-    ./target/release/examples/lmdb_minimal "$records" 100 | sed -E 's/.*s, ([0-9]+) ops\/s.*/\1/' >> "$out/minimal"
+    local line
+    line=$(./target/release/examples/lmdb_minimal "$records" 100)
+    sed -E 's/.*s, ([0-9]+) ops\/s.*/\1/' <<< "$line" >> "$out/minimal"
+    sed -E 's/.*CPU ([0-9]+) ns\/op.*/\1/' <<< "$line" >> "$out/minimal-cpu"
 }
 kvbench() {
     ./target/release/kvbench run --engines lmdb --records "$records" --value-size 100 --workload readrandom \
         --out "$out/r$1" --data-dir "$out/data" --plan-dir "$out/plans" --no-progress --format json > "$out/r$1.json" 2>/dev/null
-    python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print([p for p in r['engines'][0]['phases'] if p['name']=='get'][0]['ops_per_sec'])" \
-        "$out/r$1.json" >> "$out/kvbench"
+    python3 - "$out/r$1.json" "$out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+p = [p for p in r['engines'][0]['phases'] if p['name'] == 'get'][0]
+print(p['ops_per_sec'], file=open(sys.argv[2] + '/kvbench', 'a'))
+print(round((p['cpu_user_ns'] + p['cpu_sys_ns']) / p['ops']), file=open(sys.argv[2] + '/kvbench-cpu', 'a'))
+PY
 }
 # The second program of a round reads while the first one's pages are still being written
 # back: which one goes first alternates, so neither always pays for it.
@@ -32,3 +40,9 @@ printf 'LMDB random get, %s records x 100 B, %s rounds (median ops/s, wall clock
 printf '  minimal loop : %.0f   (%s)\n' "$m" "$(tr '\n' ' ' < "$out/minimal")"
 printf '  kvbench      : %.0f   (%s)\n' "$k" "$(tr '\n' ' ' < "$out/kvbench")"
 printf '  ratio        : %.3f\n' "$(echo "$k / $m" | bc -l)"
+# CPU time per get (the phase's process CPU over its gets): steadier than wall time on a busy
+# machine, though it cannot show time spent waiting.
+mc=$(median < "$out/minimal-cpu")
+kc=$(median < "$out/kvbench-cpu")
+printf '  CPU ns/get   : minimal %s (%s), kvbench %s (%s), ratio %.3f\n' "$mc" "$(tr '\n' ' ' < "$out/minimal-cpu")" \
+    "$kc" "$(tr '\n' ' ' < "$out/kvbench-cpu")" "$(echo "$mc / $kc" | bc -l)"

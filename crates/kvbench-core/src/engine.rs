@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::policy::options::parse_size;
+use crate::policy::options::{describe, resolve, OptionDecl};
+
 pub type Result<T> = std::result::Result<T, EngineError>;
 
 #[derive(Debug, thiserror::Error)]
@@ -122,105 +125,63 @@ pub struct OptionSpec {
     pub doc: &'static str,
 }
 
-/// Validated options of one engine variant.
+/// The resolved options of one engine variant (crate::policy::options): every option of the
+/// engine, `null` where unset, sizes as integers. Engines read them; they check nothing.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     values: BTreeMap<String, serde_json::Value>,
-    specs: Vec<OptionSpec>,
 }
 
 impl Options {
-    /// Check `given` against the engine's specs; the error names the field and what it takes.
+    /// Check `given` against the engine's specs and resolve it; the error names the field and
+    /// what it takes.
     pub fn parse(
         engine: &str,
         specs: &[OptionSpec],
         given: &BTreeMap<String, serde_json::Value>,
     ) -> std::result::Result<Options, String> {
-        for (k, v) in given {
-            let Some(spec) = specs.iter().find(|s| s.name == k) else {
-                let known: Vec<_> = specs.iter().map(|s| s.name).collect();
-                return Err(format!(
-                    "engine {engine} has no option `{k}` (options: {})",
-                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
-                ));
-            };
-            let ok = match spec.kind {
-                OptionKind::Bool => v.is_boolean(),
-                OptionKind::Int => v.as_i64().is_some() || v.as_str().is_some_and(|s| parse_size(s).is_some()),
-                OptionKind::Enum(choices) => v.as_str().is_some_and(|s| choices.contains(&s)),
-                OptionKind::Text => v.is_string(),
-            };
-            if !ok {
-                return Err(format!("engine {engine} option `{k}` = {v}: expected {}", describe_kind(spec.kind)));
-            }
-        }
-        Ok(Options { values: given.clone(), specs: specs.to_vec() })
+        let decls: Vec<OptionDecl> = specs.iter().map(OptionDecl::from).collect();
+        let values = resolve(engine, &decls, given).map_err(|e| e.message)?;
+        Ok(Options { values })
     }
 
-    fn raw(&self, name: &str) -> Option<serde_json::Value> {
-        if let Some(v) = self.values.get(name) {
-            return Some(v.clone());
-        }
-        let spec = self.specs.iter().find(|s| s.name == name)?;
-        if spec.default.is_empty() {
-            return None;
-        }
-        Some(match spec.kind {
-            OptionKind::Bool => serde_json::Value::Bool(spec.default == "true"),
-            _ => serde_json::Value::String(spec.default.to_string()),
-        })
+    /// Options kvbench already resolved (a job's `options`).
+    pub fn resolved(values: BTreeMap<String, serde_json::Value>) -> Options {
+        Options { values }
+    }
+
+    /// Every option of the engine, as a job carries them.
+    pub fn values(&self) -> &BTreeMap<String, serde_json::Value> {
+        &self.values
     }
 
     pub fn bool(&self, name: &str) -> bool {
-        self.raw(name).and_then(|v| v.as_bool()).unwrap_or(false)
+        self.values.get(name).and_then(|v| v.as_bool()).unwrap_or(false)
     }
 
+    /// An integer option; None when unset (the engine's own default applies).
     pub fn int(&self, name: &str) -> Option<i64> {
-        match self.raw(name)? {
-            serde_json::Value::Number(n) => n.as_i64(),
-            serde_json::Value::String(s) => parse_size(&s),
-            _ => None,
-        }
+        self.values.get(name)?.as_i64()
     }
 
+    /// A text or enum option (other kinds as JSON text); None when unset.
     pub fn text(&self, name: &str) -> Option<String> {
-        match self.raw(name)? {
-            serde_json::Value::String(s) => Some(s),
+        match self.values.get(name)? {
+            serde_json::Value::Null => None,
+            serde_json::Value::String(s) => Some(s.clone()),
             other => Some(other.to_string()),
         }
     }
 
-    /// Options as given plus defaults, for the result file.
+    /// The options that are set, for `hello` and the result file.
     pub fn effective(&self) -> BTreeMap<String, serde_json::Value> {
-        let mut out = BTreeMap::new();
-        for s in &self.specs {
-            if let Some(v) = self.raw(s.name) {
-                out.insert(s.name.to_string(), v);
-            }
-        }
-        out
+        self.values.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())).collect()
     }
 }
 
+/// What an option of `kind` accepts (`kvbench list`, error messages).
 pub fn describe_kind(kind: OptionKind) -> String {
-    match kind {
-        OptionKind::Bool => "true or false".into(),
-        OptionKind::Int => "an integer (sizes may say 64m, 1g)".into(),
-        OptionKind::Enum(c) => format!("one of {}", c.join(", ")),
-        OptionKind::Text => "a string".into(),
-    }
-}
-
-/// `123`, `64k`, `64m`, `1g` (powers of 1024).
-pub fn parse_size(s: &str) -> Option<i64> {
-    let s = s.trim().to_ascii_lowercase();
-    let (num, mult) = match s.chars().last()? {
-        'k' => (&s[..s.len() - 1], 1i64 << 10),
-        'm' => (&s[..s.len() - 1], 1 << 20),
-        'g' => (&s[..s.len() - 1], 1 << 30),
-        _ => (&s[..], 1),
-    };
-    num.trim().parse::<i64>().ok().map(|n| n * mult)
+    describe(&kind.into())
 }
 
 /// Everything an engine needs to open its database.
@@ -296,6 +257,26 @@ pub trait Reader {
 
     /// Copy the value of `key` into `out` (cleared first); `false` when the key is absent.
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool>;
+
+    /// The value of `key`, borrowed until the next call on this reader; `None` when absent.
+    /// The default copies it into `buf` with [`Reader::get`]; an engine whose reads hand out
+    /// memory that stays valid (LMDB's map inside a read transaction) returns it without the
+    /// copy, so the timed call is the library's call alone.
+    fn get_ref<'a>(&'a mut self, key: &[u8], buf: &'a mut Vec<u8>) -> Result<Option<&'a [u8]>> {
+        Ok(self.get(key, buf)?.then_some(&buf[..]))
+    }
+
+    /// True when [`Reader::get_shared`] works: reads hand out memory that stays valid while
+    /// the reader is borrowed, so several values can be held at once.
+    fn reads_in_place(&self) -> bool {
+        false
+    }
+
+    /// The value of `key` read in place, borrowed from the reader (only when
+    /// [`Reader::reads_in_place`]; otherwise an `Unsupported` error).
+    fn get_shared(&self, _key: &[u8]) -> Result<Option<&[u8]>> {
+        Err(EngineError::Unsupported("reads in place".into()))
+    }
 
     /// Values of `keys` in order. The default loops over [`Reader::get`]; engines with a
     /// native call override it and declare `multi_get`.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{OpenMode, SyncMode};
 use crate::spec::{KeyKind, ValueContent};
 
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Job {

@@ -39,8 +39,18 @@ fn every_step_job() -> Job {
     let desc = kvbench_engines_memory_caps();
     let v = kvbench_core::scenario::Variant { name: "memory".into(), ..s.all_variants()[0].clone() };
     let dir = PathBuf::from("/tmp/kvbench-vector/memory");
-    let facts =
-        jobs::RowFacts { variant: &v, caps: desc, runtime: "rust", dir: &dir, url: None, token: None, sync: s.sync };
+    // The memory engines' one option, resolved as kvbench writes it (every runtime's has it).
+    let options = BTreeMap::from([("corrupt_every".to_string(), serde_json::json!(0))]);
+    let facts = jobs::RowFacts {
+        variant: &v,
+        options: &options,
+        caps: desc,
+        runtime: "rust",
+        dir: &dir,
+        url: None,
+        token: None,
+        sync: s.sync,
+    };
     jobs::build(&s, &data, &facts).unwrap().job
 }
 

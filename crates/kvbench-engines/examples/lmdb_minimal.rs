@@ -84,6 +84,7 @@ fn main() {
         ok(mdb_txn_begin(env, null_mut(), MDB_RDONLY, &mut txn), "mdb_txn_begin (read)");
         let mut touched = 0u64;
         let mut busy = 0u128;
+        let cpu0 = kvbench_core::sys::Usage::now();
         let t0 = Instant::now();
         for k in &keys {
             let (mut kv, mut vv) = (MDB_val::of(&k[..]), MDB_val::empty());
@@ -98,15 +99,18 @@ fn main() {
             }
         }
         let secs = t0.elapsed().as_secs_f64();
+        let cpu1 = kvbench_core::sys::Usage::now();
+        let cpu = (cpu1.user_ns + cpu1.sys_ns - cpu0.user_ns - cpu0.sys_ns) as f64;
         mdb_txn_abort(txn);
         mdb_env_close(env);
         std::hint::black_box(touched);
         println!(
             "lmdb_minimal: {records} records, {value_size}-byte values, every record read once in random order \
-             in one read txn: {:.3} s, {:.0} ops/s (mean get {:.0} ns)",
+             in one read txn: {:.3} s, {:.0} ops/s (mean get {:.0} ns, CPU {:.0} ns/op)",
             secs,
             records as f64 / secs,
-            busy as f64 / records as f64
+            busy as f64 / records as f64,
+            cpu / records as f64
         );
     }
 }

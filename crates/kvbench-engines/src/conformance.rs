@@ -48,6 +48,16 @@ fn check_reads(e: &dyn Engine, oracle: &Oracle, probe: &[Vec<u8>], caps: Capabil
         if found != want.is_some() || (found && Some(&buf) != want) {
             return Err(format!("get {k:?}: found={found} value={buf:?}, oracle has {want:?}"));
         }
+        let borrowed = r.get_ref(k, &mut buf).map_err(|e| format!("get_ref {k:?}: {e}"))?;
+        if borrowed != want.map(|v| &v[..]) {
+            return Err(format!("get_ref {k:?}: got {borrowed:?}, oracle has {want:?}"));
+        }
+        if r.reads_in_place() {
+            let shared = r.get_shared(k).map_err(|e| format!("get_shared {k:?}: {e}"))?;
+            if shared != want.map(|v| &v[..]) {
+                return Err(format!("get_shared {k:?}: got {shared:?}, oracle has {want:?}"));
+            }
+        }
     }
     let keys: Vec<&[u8]> = probe.iter().map(|k| &k[..]).collect();
     let mut out = Vec::new();

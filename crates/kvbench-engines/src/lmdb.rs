@@ -383,6 +383,29 @@ impl Reader for LmdbReader<'_> {
         Ok(true)
     }
 
+    fn get_ref<'a>(&'a mut self, key: &[u8], _buf: &'a mut Vec<u8>) -> Result<Option<&'a [u8]>> {
+        self.get_shared(key)
+    }
+
+    fn reads_in_place(&self) -> bool {
+        true
+    }
+
+    fn get_shared(&self, key: &[u8]) -> Result<Option<&[u8]>> {
+        let mut k = MDB_val::of(key);
+        let mut d = MDB_val::empty();
+        // SAFETY: a live read-only txn, used by this thread only (the reader is not Sync); on
+        // success `d` points into the map and stays valid until the txn is reset or ends, which
+        // needs `&mut self`: the returned borrows hold it off.
+        let rc = unsafe { mdb_get(self.txn.ptr, self.db.dbi, &mut k, &mut d) };
+        if rc == MDB_NOTFOUND {
+            return Ok(None);
+        }
+        check(rc, "mdb_get")?;
+        // SAFETY: see above.
+        Ok(Some(unsafe { slice(&d) }))
+    }
+
     fn scan(
         &mut self,
         start: Option<&[u8]>,
@@ -434,8 +457,9 @@ impl Drop for LmdbReader<'_> {
 /// The bytes an LMDB value points to.
 ///
 /// # Safety
-/// `v` must come from LMDB within a transaction that is still alive.
-unsafe fn slice(v: &MDB_val) -> &[u8] {
+/// `v` must come from LMDB within a transaction that is still alive, and the caller must not
+/// let `'a` outlive that transaction.
+unsafe fn slice<'a>(v: &MDB_val) -> &'a [u8] {
     if v.mv_size == 0 {
         return &[];
     }

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use kvbench_core::engine::{describe_kind, EngineDescriptor, Runtime};
+use kvbench_core::engine::{describe_kind, EngineDescriptor, OptionKind, Runtime};
+use kvbench_core::policy::options::OptionDecl;
 use kvbench_engines::{entries, Entry};
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +31,9 @@ pub struct OptionInfo {
     pub kind: String,
     pub default: String,
     pub doc: String,
+    /// An enum's values (a worker's `--list` declares them; kvbench checks options with them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
 }
 
 fn rust_info(d: &EngineDescriptor) -> EngineInfo {
@@ -48,6 +52,10 @@ fn rust_info(d: &EngineDescriptor) -> EngineInfo {
                 kind: describe_kind(o.kind),
                 default: o.default.into(),
                 doc: o.doc.into(),
+                choices: match o.kind {
+                    OptionKind::Enum(c) => c.iter().map(|s| s.to_string()).collect(),
+                    _ => Vec::new(),
+                },
             })
             .collect(),
         available: avail.is_ok(),
@@ -156,7 +164,15 @@ fn worker_engines(mut cmd: Command, what: &str, runtime: Runtime) -> Result<Vec<
                                 .map(|s| s.as_str().map(String::from).unwrap_or_else(|| s.to_string()))
                                 .unwrap_or_default()
                         };
-                        OptionInfo { name: f("name"), kind: f("kind"), default: f("default"), doc: f("doc") }
+                        let choices = o.get("choices").and_then(|c| c.as_array());
+                        let choices = choices.map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect());
+                        OptionInfo {
+                            name: f("name"),
+                            kind: f("kind"),
+                            default: f("default"),
+                            doc: f("doc"),
+                            choices: choices.unwrap_or_default(),
+                        }
                     })
                     .collect(),
                 available: v.get("available").and_then(|b| b.as_bool()).unwrap_or(false),
@@ -223,6 +239,21 @@ pub enum Resolved {
     Rust(&'static EngineDescriptor),
     Python { python: PathBuf, info: EngineInfo },
     Go { worker: PathBuf, info: EngineInfo },
+}
+
+impl Resolved {
+    /// The engine's option specs, from the registry or from its worker's `--list`.
+    pub fn option_decls(&self) -> Result<Vec<OptionDecl>, String> {
+        match self {
+            Resolved::Rust(d) => Ok(d.options.iter().map(OptionDecl::from).collect()),
+            Resolved::Python { info, .. } | Resolved::Go { info, .. } => info
+                .options
+                .iter()
+                .map(|o| OptionDecl::from_list(&o.name, &o.kind, &o.default, &o.choices))
+                .map(|d| d.map_err(|e| format!("the {:?} worker's --list: engine {}: {e}", info.runtime, info.name)))
+                .collect(),
+        }
+    }
 }
 
 /// How to run `name`: by the runtime whose worker declares it (the Rust registry, then the

@@ -551,6 +551,7 @@ fn run(a: RunArgs) -> i32 {
         size_check: !a.no_size_check,
         command: std::env::args().collect(),
         hosts,
+        scenario_file: a.scenario.clone(),
     };
     match orchestrate::run(&s, &opts) {
         Ok((r, path)) => {

@@ -28,8 +28,10 @@ pub fn main(s: &Scenario, plan_dir: &Path, dump: bool, only: Option<&str>) -> Re
     let data = dataset::resolve(s, plan_dir).map_err(|e| format!("{e:#}"))?;
     let v = s.all_variants().into_iter().next().ok_or("no engine rows")?;
     let dir = plan_dir.join("dry-run");
+    // No engine, so no options (no phase of a dry run reads them).
     let facts = jobs::RowFacts {
         variant: &v,
+        options: &BTreeMap::new(),
         caps: EVERYTHING,
         runtime: "rust",
         dir: &dir,

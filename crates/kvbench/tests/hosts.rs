@@ -128,8 +128,10 @@ fn job_for(s: &Scenario, dir: &Path, label: String) -> Job {
     let data = dataset::resolve(s, &dir.join("plans")).unwrap();
     let v = Variant { label: Some(label), ..s.all_variants()[0].clone() };
     let Some(Entry::Ready(memory)) = kvbench_engines::find("memory") else { panic!("memory engine") };
+    let options = kvbench_core::engine::Options::parse(memory.name, memory.options, &v.options).unwrap();
     let facts = jobs::RowFacts {
         variant: &v,
+        options: options.values(),
         caps: memory.capabilities,
         runtime: "rust",
         dir: &dir.join("db"),

@@ -15,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 go build -o "$work/worker" ./cmd/kvbench-go-worker
 go build -o "$work/minimal" ./bench/minimal
 mkdir "$work/db"
-job() { # job FILE STEPS...: a protocol-2 job on go-bbolt over the benchmark's dataset
+job() { # job FILE STEPS...: a job on go-bbolt over the benchmark's dataset
 	python3 - "$@" <<PY
 import json, sys
 true, false = True, False
@@ -28,7 +28,7 @@ steps = {"load": [dict(step="open", index=0, mode="read-write"),
          "get": [dict(step="open", index=0, mode="read-only"),
                  ops(1, "get", "get", $COUNT, dist=dict(name="uniform", n=$RECORDS), verify=${VERIFY:-true}),
                  dict(step="close", index=2)]}[sys.argv[2]]
-json.dump(dict(protocol=2, engine="go-bbolt", label="go-bbolt", dir="$work/db", sync="none", dataset=ds, steps=steps,
+json.dump(dict(protocol=3, engine="go-bbolt", label="go-bbolt", dir="$work/db", sync="none", dataset=ds, steps=steps,
                progress_ms=1000, interval_ms=1000), open(sys.argv[1], "w"))
 PY
 }

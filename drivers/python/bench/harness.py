@@ -78,7 +78,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kvbench-pybench-") as tmp:
         db = os.path.join(tmp, "db")
         os.mkdir(db)
-        base = {"protocol": 2, "engine": "py-lmdb", "label": "py-lmdb", "dir": db, "sync": "none",
+        base = {"protocol": 3, "engine": "py-lmdb", "label": "py-lmdb", "dir": db, "sync": "none",
                 "dataset": dataset(a.records)}
         load = {"step": "ops", "index": 1, "name": "load", "kind": "load", "count": a.records, "batch": 1000,
                 "dist": {"name": "sequential", "n": a.records}, "rec_seed": 0}

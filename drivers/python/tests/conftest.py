@@ -32,6 +32,27 @@ def descriptor_or_skip(name: str):
     return d
 
 
+def resolved(desc, given: dict | None = None):
+    """desc's options as kvbench writes them into a job: `given`, every other option at its
+    declared default, sizes as integers. In a run kvbench resolves them
+    (crates/kvbench-core/src/policy/options.rs); engine tests have no kvbench, so this test aid
+    fills the defaults the same way."""
+    from kvbench_driver.engine import Options
+
+    return Options({s.name: declared_default(s) for s in desc.options} | (given or {}))
+
+
+def declared_default(spec):
+    if spec.default == "":
+        return None
+    if spec.kind == "bool":
+        return spec.default == "true"
+    if spec.kind != "int":
+        return spec.default
+    shift = {"k": 10, "m": 20, "g": 30}.get(spec.default[-1], 0)
+    return int(spec.default.rstrip("kmg")) << shift
+
+
 def run_worker(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
@@ -81,7 +102,7 @@ def job(engine: str, db_dir: Path, steps: list, loaded: int = 200, total: int = 
         if s["step"] == "ops":
             s["name"] = f"{s['kind']}-{i}"
     j = {
-        "protocol": 2, "engine": engine, "label": engine, "options": {}, "dir": str(db_dir), "sync": "none",
+        "protocol": 3, "engine": engine, "label": engine, "options": {}, "dir": str(db_dir), "sync": "none",
         "url": None, "token": None, "plan": None, "progress_ms": 5, "interval_ms": 50,
         "dataset": {"generator": "synthetic", "key": {"kind": "decimal", "width": 8},
                     "value": {"min": 10, "max": 60, "content": "printable"}, "loaded": loaded, "total": total,

@@ -3,8 +3,8 @@ crates/kvbench-engines/src/conformance.rs, checked against an in-memory dict ora
 
 import pytest
 
-from conftest import descriptor_or_skip
-from kvbench_driver.engine import OpenArgs, Options, Unsupported
+from conftest import descriptor_or_skip, resolved
+from kvbench_driver.engine import OpenArgs, Unsupported
 from kvbench_driver.engines import names
 
 ENGINES = names()
@@ -46,7 +46,7 @@ def check_reads(e, oracle: dict, probe: list, caps, where: str) -> None:
 def test_conformance(name, tmp_path):
     desc = descriptor_or_skip(name)
     caps = desc.capabilities
-    options = Options(desc.name, desc.options, {})
+    options = resolved(desc)
     oracle: dict = {}
     probe = [key(i) for i in range(260)]
     d = tmp_path / "db"
@@ -100,7 +100,7 @@ def test_conformance(name, tmp_path):
 @pytest.mark.parametrize("name", ENGINES)
 def test_every_sync_mode_opens_and_writes(name, tmp_path):
     desc = descriptor_or_skip(name)
-    options = Options(desc.name, desc.options, {})
+    options = resolved(desc)
     for sync in ("none", "commit", "always"):
         d = tmp_path / sync
         d.mkdir()
@@ -115,12 +115,13 @@ def test_every_sync_mode_opens_and_writes(name, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["py-rocksdict", "py-speedict"])
-@pytest.mark.parametrize("opts", [{"raw": True}, {"compression": "zstd"}, {"compression": "none", "bloom_bits": 10,
-                                                                          "block_cache": "8m", "write_buffer": "4m"}])
+@pytest.mark.parametrize("opts", [{"raw": True}, {"compression": "zstd"},
+                                  {"compression": "none", "bloom_bits": 10, "block_cache": 8 << 20,
+                                   "write_buffer": 4 << 20}])
 def test_rocks_variants_round_trip(name, opts, tmp_path):
     """The article's variants (raw mode, zstd) and the table options write and read back."""
     desc = descriptor_or_skip(name)
-    options = Options(desc.name, desc.options, opts)
+    options = resolved(desc, opts)
     e = desc.open(args(tmp_path, options))
     e.write([(key(i), value(i, 0)) for i in range(100)])
     e.close()
@@ -137,7 +138,7 @@ def test_raw_mode_stores_the_bytes_as_given_and_plain_mode_tags_them(tmp_path):
 
     for raw in (False, True):
         d = tmp_path / f"raw{raw}"
-        e = desc.open(args(d, Options(desc.name, desc.options, {"raw": raw})))
+        e = desc.open(args(d, resolved(desc, {"raw": raw})))
         e.write([(b"k", b"v")])
         e.close()
         db = rocksdict.Rdict(str(d), options=rocksdict.Options(raw_mode=True))

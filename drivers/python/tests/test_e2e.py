@@ -45,7 +45,7 @@ def test_every_step_and_op_kind(name, tmp_path):
     rc, events, stderr = run_job(tmp_path, job(name, db, steps))
     assert rc == 0, stderr
     hello, results = events[0], steps_of(events)
-    assert hello["event"] == "hello" and hello["protocol"] == 2 and events[-1] == {"event": "done"}
+    assert hello["event"] == "hello" and hello["protocol"] == 3 and events[-1] == {"event": "done"}
     assert hello["capabilities"] == list(desc.capabilities) and 0 < hello["timer_overhead_ns"] < 1e6
     assert [r["index"] for r in results] == list(range(len(steps)))
     for s, r in zip(steps, results):
@@ -137,9 +137,9 @@ def test_errors_of_the_engine_are_counted(tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"protocol": 1}, "job.protocol = 1: this worker speaks protocol 2"),
+    ({"protocol": 1}, "job.protocol = 1: this worker speaks protocol 3"),
     ({"engine": "lmdb"}, "engine lmdb is not a Python engine"),
-    ({"options": {"colour": "red"}}, "engine py-memory has no option `colour`"),
+    ({"options": {"corrupt_every": 1.5}}, "job option `corrupt_every` = 1.5: kvbench writes"),
     ({"sync": "sometimes"}, "job.sync = \"sometimes\": expected one of none, commit, always"),
     ({"steps": [{"step": "ops", "index": 0}]}, "job.steps[0]: missing field `name`"),
     ({"steps": [{"step": "open", "index": 0, "mode": "upside-down"}]}, "job.steps[0].mode = \"upside-down\""),

@@ -4,13 +4,13 @@ plan's bytes, and is refused where it cannot apply."""
 
 import pytest
 
-from conftest import descriptor_or_skip
-from kvbench_driver.engine import OpenArgs, OptionError, Options, Unsupported
+from conftest import descriptor_or_skip, resolved
+from kvbench_driver.engine import OpenArgs, OptionError, Unsupported
 
 
 def open_engine(name, path, given, mode="read-write"):
     desc = descriptor_or_skip(name)
-    options = Options(desc.name, desc.options, given)
+    options = resolved(desc, given)
     return desc.open(OpenArgs(dir=str(path), options=options, sync="none", mode=mode, expected_records=10))
 
 

@@ -1,8 +1,9 @@
 //! Phase policy, decided once for every runtime: which phases an engine can run (N/A and
 //! why), the open / reopen / evict / close steps around them, thread counts, seeds and
-//! distribution constants. The result is a protocol-2 job (docs/protocol.md) plus the map
+//! distribution constants. The result is a job (docs/protocol.md) plus the map
 //! from its steps back to the scenario's phases, which `derive_result` uses.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::engine::{Capabilities, OpenMode, SyncMode};
@@ -47,6 +48,9 @@ pub struct JobPlan {
 /// What the policy needs to know about one row.
 pub struct RowFacts<'a> {
     pub variant: &'a Variant,
+    /// The row's options resolved against the engine's specs ([`super::options::resolve`]):
+    /// what the job carries, and what the policy reads (`connections`, `pipeline`).
+    pub options: &'a BTreeMap<String, serde_json::Value>,
     pub caps: Capabilities,
     pub runtime: &'a str,
     pub dir: &'a Path,
@@ -80,7 +84,7 @@ pub fn build(s: &Scenario, data: &ResolvedData, row: &RowFacts<'_>) -> Result<Jo
         protocol: PROTOCOL_VERSION,
         engine: row.variant.name.clone(),
         label: row.variant.label(),
-        options: row.variant.options.clone(),
+        options: row.options.clone(),
         dir: row.dir.to_path_buf(),
         sync: row.sync,
         url: row.url.clone(),
@@ -188,8 +192,8 @@ impl Builder<'_> {
     /// memtier and redis-benchmark -P time a pipelined request). Other phases keep one request
     /// at a time.
     fn pipelining(&self, def: &PhaseDef, p: &mut PhasePlan) -> anyhow::Result<()> {
-        let conns = option_count(self.row.variant, "connections")?;
-        let depth = option_count(self.row.variant, "pipeline")?;
+        let conns = option_count(self.row, "connections")?;
+        let depth = option_count(self.row, "pipeline")?;
         if conns * depth <= 1 {
             return Ok(());
         }
@@ -251,18 +255,19 @@ impl Builder<'_> {
     }
 }
 
-/// A count-like engine option of the row (`connections`, `pipeline`): absent, 0 or 1 is 1.
-/// The engine itself checks that it has the option (engines without it reject the row).
-fn option_count(v: &Variant, name: &str) -> anyhow::Result<u32> {
-    let Some(value) = v.options.get(name) else { return Ok(1) };
-    let n = match value {
-        serde_json::Value::Number(n) => n.as_u64(),
-        serde_json::Value::String(s) => crate::engine::parse_size(s).and_then(|n| u64::try_from(n).ok()),
-        _ => None,
+/// A count-like engine option of the row (`connections`, `pipeline`): absent, unset, 0 or 1
+/// is 1. The options are resolved, so an engine without the option has rejected the row.
+fn option_count(row: &RowFacts<'_>, name: &str) -> anyhow::Result<u32> {
+    let value = match row.options.get(name) {
+        None | Some(serde_json::Value::Null) => return Ok(1),
+        Some(v) => v,
     };
-    match n {
+    match value.as_u64() {
         Some(n) if n <= 4096 => Ok((n as u32).max(1)),
-        _ => anyhow::bail!("engine {} option `{name}` = {value}: expected an integer from 0 to 4096", v.label()),
+        _ => anyhow::bail!(
+            "engine {} option `{name}` = {value}: expected an integer from 0 to 4096",
+            row.variant.label()
+        ),
     }
 }
 

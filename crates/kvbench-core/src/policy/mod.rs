@@ -1,9 +1,11 @@
 //! Phase policy, decided once in Rust for every runtime: the dataset as workers derive it,
-//! the steps of each row's job, and the phases of its result from the raw counters.
+//! each row's engine options resolved, the steps of its job, and the phases of its result
+//! from the raw counters.
 
 pub mod dataset;
 pub mod fault;
 pub mod jobs;
+pub mod options;
 pub mod outcome;
 
 use std::collections::BTreeMap;
@@ -27,8 +29,10 @@ pub fn run_in_process(
     let data = dataset::resolve(s, &dir.join("plans")).map_err(|e| format!("{e:#}"))?;
     let db = dir.join("db");
     std::fs::create_dir_all(&db).map_err(|e| e.to_string())?;
+    let options = crate::engine::Options::parse(desc.name, desc.options, &v.options)?.values().clone();
     let facts = jobs::RowFacts {
         variant: v,
+        options: &options,
         caps: desc.capabilities,
         runtime: "rust",
         dir: &db,

@@ -90,7 +90,7 @@ impl Data {
 
 /// Ask the CPU to fetch the first two cache lines of `b` (a hint; nothing is read).
 #[inline]
-fn prefetch(b: &[u8]) {
+pub fn prefetch(b: &[u8]) {
     #[cfg(target_arch = "x86_64")]
     for off in [0, 64] {
         if off < b.len() {

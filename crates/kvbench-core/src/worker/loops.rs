@@ -5,9 +5,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::clock::{delta, stamp};
-use super::data::Data;
+use super::data::{prefetch, Data};
 use super::state::{self, after_delete, after_put, writes, Expect, State};
 use super::tally::Tally;
+use crate::derive::Expected;
 use crate::engine::{Engine, EngineError, Reader, WriteOp};
 use crate::job::{OpKind, OpsStep};
 use crate::opstream::{Op, OpStream};
@@ -71,6 +72,13 @@ pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
     if ctx.step.connections * ctx.step.pipeline > 1 && ctx.step.kind == OpKind::Get {
         if let Some(rd) = reader.as_deref_mut() {
             pipelined_units(ctx, &mut t, &mut b, rd, &mut stream);
+            t.close_interval(u64::MAX);
+            return t;
+        }
+    }
+    if ctx.step.kind == OpKind::Get && !ctx.step.open_per_op && !ctx.lock {
+        if let Some(rd) = reader.as_deref().filter(|r| r.reads_in_place()) {
+            get_units(ctx, &mut t, rd, &mut stream);
             t.close_interval(u64::MAX);
             return t;
         }
@@ -352,6 +360,104 @@ fn check(ctx: &Ctx<'_>, t: &mut Tally, c: u64, exp: Expect, found: Option<&[u8]>
     }
 }
 
+/// What a get needs before its call: the record, its state and, when the state cannot change
+/// during the call (no writer on another thread), the value the call must return.
+struct Pending<'d> {
+    k: u64,
+    c: u64,
+    s1: u32,
+    exact: Option<Expected<'d>>,
+}
+
+/// Derive `o`'s key into `key` and what its read must return.
+fn pending<'d>(ctx: &Ctx<'d>, key: &mut Vec<u8>, o: &Op) -> Pending<'d> {
+    let c = ctx.data.canon(o.record);
+    ctx.data.key(o.record, key);
+    let s1 = read_state(ctx, c);
+    let exact = (!ctx.lock && ctx.step.verify && state::present(s1)).then(|| ctx.data.expected(c, writes(s1) - 1));
+    Pending { k: o.k, c, s1, exact }
+}
+
+/// Check what a get returned against what it had to.
+fn verify_get(ctx: &Ctx<'_>, t: &mut Tally, p: &Pending<'_>, found: Option<&[u8]>) {
+    match (p.exact, found) {
+        (Some(e), Some(f)) => t.mismatches += u64::from(!e.matches(f)),
+        (Some(_), None) => t.missing += 1,
+        (None, found) => {
+            let s2 = if ctx.lock { read_state(ctx, p.c) } else { p.s1 };
+            check(ctx, t, p.c, State::expect(p.s1, s2), found);
+        }
+    }
+}
+
+/// One timed get (after a refresh when the reader must see other threads' writes).
+fn timed_get<'r>(
+    ctx: &Ctx<'_>,
+    t: &mut Tally,
+    rd: &'r mut (dyn Reader + '_),
+    key: &[u8],
+    buf: &'r mut Vec<u8>,
+    due: Option<u64>,
+    fresh: bool,
+) -> crate::engine::Result<Option<&'r [u8]>> {
+    if fresh {
+        rd.refresh()?;
+    }
+    let t0 = stamp();
+    let r = rd.get_ref(key, buf);
+    sample(ctx, t, OpKind::Get, t0, due, 1);
+    r
+}
+
+/// A get phase on a reader that reads in place ([`Reader::get_shared`]): each value is asked
+/// of the CPU (prefetched) right after its get and checked after the next get, so its cache
+/// lines arrive while the next key is looked up instead of stalling the check. Every value is
+/// still checked, outside the timing; the values stay valid because nothing can refresh or
+/// write through the reader while they are held.
+fn get_units(ctx: &Ctx<'_>, t: &mut Tally, rd: &(dyn Reader + '_), stream: &mut OpStream) {
+    let unit_len = stream.unit_len().max(1);
+    let mut ops: Vec<Op> = Vec::new();
+    let (mut key, mut next_key) = (Vec::new(), Vec::new());
+    if !stream.next_unit(&mut ops) {
+        return;
+    }
+    let mut cur = pending(ctx, &mut key, &ops[0]);
+    let mut held = None;
+    let mut units = 0u64;
+    loop {
+        let due = ctx.step.rate.map(|r| wait_until(ctx, cur.k / unit_len, r));
+        let t0 = stamp();
+        let got = rd.get_shared(&key);
+        sample(ctx, t, OpKind::Get, t0, due, 1);
+        if let Some((p, v)) = held.take() {
+            verify_get(ctx, t, &p, v);
+        }
+        let next = stream.next_unit(&mut ops).then(|| pending(ctx, &mut next_key, &ops[0]));
+        let stop = match got {
+            Ok(v) => {
+                v.inspect(|v| prefetch(v));
+                held = Some((cur, v));
+                false
+            }
+            Err(e) => t.error_at(e, delta(ctx.start, stamp()) / ctx.interval_ns.max(1)),
+        };
+        units += 1;
+        if units.is_multiple_of(64) {
+            ctx.done.fetch_add(64, Ordering::Relaxed);
+        }
+        match next {
+            Some(n) if !stop => cur = n,
+            _ => break,
+        }
+        std::mem::swap(&mut key, &mut next_key);
+    }
+    if let Some((p, v)) = held {
+        verify_get(ctx, t, &p, v);
+    }
+    ctx.done.fetch_add(units % 64, Ordering::Relaxed);
+}
+
+/// A get inside a mixed phase.
 fn get_unit(
     ctx: &Ctx<'_>,
     t: &mut Tally,
@@ -361,26 +467,10 @@ fn get_unit(
     due: Option<u64>,
     fresh: bool,
 ) -> crate::engine::Result<()> {
-    let c = ctx.data.canon(o.record);
-    b.one_key(ctx.data, o.record);
-    let s1 = read_state(ctx, c);
-    if fresh {
-        rd.refresh()?;
-    }
-    // Alone, the state cannot change during the call: derive what it must return first.
-    let exact = (!ctx.lock && ctx.step.verify && state::present(s1)).then(|| ctx.data.expected(c, writes(s1) - 1));
-    let t0 = stamp();
-    let r = rd.get(&b.keys[0], &mut b.found);
-    sample(ctx, t, OpKind::Get, t0, due, 1);
-    let found = r?;
-    match (exact, found) {
-        (Some(e), true) => t.mismatches += u64::from(!e.matches(&b.found)),
-        (Some(_), false) => t.missing += 1,
-        (None, _) => {
-            let s2 = if ctx.lock { read_state(ctx, c) } else { s1 };
-            check(ctx, t, c, State::expect(s1, s2), found.then_some(&b.found[..]));
-        }
-    }
+    b.keys.resize_with(1.max(b.keys.len()), Vec::new);
+    let p = pending(ctx, &mut b.keys[0], o);
+    let found = timed_get(ctx, t, rd, &b.keys[0], &mut b.found, due, fresh)?;
+    verify_get(ctx, t, &p, found);
     Ok(())
 }
 

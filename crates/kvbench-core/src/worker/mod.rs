@@ -1,4 +1,4 @@
-//! The Rust worker: executes a protocol-2 job (docs/protocol.md) step by step and reports raw
+//! The Rust worker: executes a job (docs/protocol.md) step by step and reports raw
 //! counters. It decides nothing: kvbench resolved every step before writing the job.
 
 pub mod clock;
@@ -68,7 +68,7 @@ fn start<'a>(job: &'a Job, desc: &'a EngineDescriptor) -> Result<Worker<'a>, Str
         return Err(format!("job protocol {} but this worker speaks {PROTOCOL_VERSION}", job.protocol));
     }
     (desc.available)().map_err(|why| format!("engine {} unavailable: {why}", desc.name))?;
-    let options = Options::parse(desc.name, desc.options, &job.options)?;
+    let options = Options::resolved(job.options.clone());
     let data = Data::open(&job.dataset, job.plan.as_deref())?;
     let state = State::new(job.dataset.loaded, job.dataset.total);
     Ok(Worker { job, desc, options, data, state, engine: None, loaded: false })

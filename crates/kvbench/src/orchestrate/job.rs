@@ -8,6 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use indicatif::ProgressBar;
+use kvbench_core::engine::Options;
 use kvbench_core::expect::{apply, decide, Expect};
 use kvbench_core::job::{Event, StepResult};
 use kvbench_core::result::{EngineResult, Status};
@@ -24,7 +25,7 @@ use kvbench_core::policy::jobs::{self, RowFacts};
 pub fn run_variant(
     sh: &Shared<'_>,
     v: &Variant,
-    r: &Resolved,
+    (r, options): (&Resolved, &Options),
     dir: &Path,
     pool: &mut ServerPool,
     row: &mut EngineResult,
@@ -41,7 +42,7 @@ pub fn run_variant(
         let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
     }
     let (mut url, mut token) = (v.url.clone(), None);
-    let server = server_of(v, r);
+    let server = server_of(v, r, options);
     if let (Some((name, start)), None) = (&server, &url) {
         match pool.get(name, start.as_ref()) {
             Ok(access) => {
@@ -56,7 +57,8 @@ pub fn run_variant(
     }
     let (caps, runtime) = facts(r);
     row.runtime = runtime.into();
-    let facts = RowFacts { variant: v, caps, runtime, dir, url, token, sync: v.sync.unwrap_or(s.sync) };
+    let sync = v.sync.unwrap_or(s.sync);
+    let facts = RowFacts { variant: v, options: options.values(), caps, runtime, dir, url, token, sync };
     let mut plan = match jobs::build(s, data, &facts) {
         Ok(p) => p,
         Err(e) => return fail(row, e),
@@ -122,8 +124,8 @@ pub fn run_variant(
 /// The server a row needs, whatever the runtime of its client: one shaped by the row's options
 /// (Redis Cluster with replicas), a Rust server engine's own, or the one another runtime's
 /// engine names (go-etcd's cluster); with its name in the run's pool.
-fn server_of(v: &Variant, r: &Resolved) -> Option<(String, kvbench_engines::ShapedStart)> {
-    if let Some(shaped) = kvbench_engines::shaped_server(&v.name, &v.options) {
+fn server_of(v: &Variant, r: &Resolved, options: &Options) -> Option<(String, kvbench_engines::ShapedStart)> {
+    if let Some(shaped) = kvbench_engines::shaped_server(&v.name, options.values()) {
         return Some(shaped);
     }
     let start = match r {

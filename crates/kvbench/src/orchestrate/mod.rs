@@ -7,23 +7,23 @@ mod job;
 pub mod process;
 mod remote;
 mod results;
+mod rows;
 mod servers;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use kvbench_core::engine::Options;
 use kvbench_core::result::{EngineResult, PlanInfo, RunResult, Status, SCHEMA};
 use kvbench_core::scenario::{Scenario, Variant};
 use kvbench_core::sys;
 
-use crate::catalog::{self, Resolved};
 use job::run_variant;
 use kvbench_core::policy::dataset::ResolvedData;
 pub use process::interrupted;
 pub use remote::HostsRun;
 use results::{now_id, private_run_dir, run_id, sanitize, unique_id, ResultFile};
+use rows::{resolve_rows, RowEngine};
 use servers::ServerPool;
 
 pub struct RunOptions {
@@ -37,6 +37,8 @@ pub struct RunOptions {
     pub command: Vec<String>,
     /// `--hosts`: run every row on these hosts over SSH.
     pub hosts: Option<HostsRun>,
+    /// The scenario file the rows come from (a bad option's error gives its line), if any.
+    pub scenario_file: Option<PathBuf>,
 }
 
 /// True while engines run: Ctrl-C then stops the running engine and lets the run write its
@@ -46,7 +48,8 @@ static ENGINES_RUNNING: AtomicBool = AtomicBool::new(false);
 /// Run a scenario; returns the result and the path it was written to.
 pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)> {
     let variants = s.all_variants();
-    let resolved = resolve_rows(&variants)?;
+    // Bad input fails before anything runs: repeated labels, unknown engines and options.
+    let resolved = resolve_rows(&variants, o.scenario_file.as_deref())?;
     process::install_ctrlc(&ENGINES_RUNNING);
     if let Err(e) = std::fs::create_dir_all(&o.out_dir) {
         // Not fatal: the results go to a fallback place at the end.
@@ -108,25 +111,6 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
     Ok((result, path))
 }
 
-/// Bad input fails before anything runs: repeated labels, unknown engines and options are
-/// named here. An engine missing on this machine is a row that fails with the reason.
-fn resolve_rows(variants: &[Variant]) -> anyhow::Result<Vec<Result<Resolved, String>>> {
-    let mut resolved = Vec::new();
-    let mut labels = std::collections::BTreeSet::new();
-    for v in variants {
-        if !labels.insert(v.label()) {
-            anyhow::bail!("two engine rows are labelled `{}`: give each [[engine]] a distinct `label`", v.label());
-        }
-        let r = catalog::resolve(&v.name);
-        if let Ok(Resolved::Rust(d)) = &r {
-            Options::parse(d.name, d.options, &v.options)
-                .map_err(|e| anyhow::anyhow!("[[engine]] {}: {e}", v.label()))?;
-        }
-        resolved.push(r);
-    }
-    Ok(resolved)
-}
-
 /// The environment's warnings and a mix of durability settings, shown now and kept.
 fn warnings(s: &Scenario, variants: &[Variant], env: &kvbench_core::result::Environment) -> Vec<String> {
     let mut warnings = sys::warnings(env);
@@ -162,7 +146,7 @@ fn run_dir(o: &RunOptions, unique: &str) -> anyhow::Result<PathBuf> {
 fn run_rows(
     sh: &Shared<'_>,
     variants: &[Variant],
-    resolved: &[Result<Resolved, String>],
+    resolved: &[RowEngine],
     result: &mut RunResult,
     file: &mut ResultFile,
 ) {
@@ -215,7 +199,7 @@ fn explain_full_disk(row: &mut EngineResult, data: &Path) {
 fn run_row(
     sh: &Shared<'_>,
     v: &Variant,
-    r: &Result<Resolved, String>,
+    r: &RowEngine,
     rep: u32,
     raw_bytes: u64,
     pool: &mut ServerPool,
@@ -228,7 +212,8 @@ fn run_row(
         repetition: rep,
         sync: v.sync.unwrap_or(s.sync).to_string(),
         open_mode: format!("{:?}", v.open).to_lowercase(),
-        options: v.options.clone(),
+        // In effect: resolved (the worker's hello says the same); as given when unresolved.
+        options: r.as_ref().map(|(_, o)| o.effective()).unwrap_or_else(|_| v.options.clone()),
         ..Default::default()
     };
     let t = Instant::now();
@@ -238,9 +223,9 @@ fn run_row(
             row.error = Some(why.clone());
             eprintln!("{:>16}: skipped: {why}", row.label);
         }
-        Ok(res) => {
+        Ok((res, options)) => {
             let dir = sh.run_data.join(format!("{}-r{rep}", sanitize(&row.label)));
-            run_variant(sh, v, res, &dir, pool, &mut row, &mut per_host);
+            run_variant(sh, v, (res, options), &dir, pool, &mut row, &mut per_host);
             explain_full_disk(&mut row, sh.run_data);
             let (alloc, apparent) = sys::space(&dir);
             row.space_bytes = alloc;

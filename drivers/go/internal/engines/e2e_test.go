@@ -13,8 +13,8 @@ import (
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
 
-// runJobFile runs a testdata job (its "DIR" replaced by a fresh directory, the engine and
-// options as given) and returns its job and the step events by index.
+// runJobFile runs a testdata job (its "DIR" replaced by a fresh directory, the engine as
+// given, its options resolved from `options`) and returns its job and the step events by index.
 func runJobFile(t *testing.T, name, engine string, options map[string]any) (*worker.Job, map[int]*worker.StepResult) {
 	t.Helper()
 	text, err := os.ReadFile(filepath.Join("..", "..", "testdata", name))
@@ -27,7 +27,7 @@ func runJobFile(t *testing.T, name, engine string, options map[string]any) (*wor
 	if err := d.Decode(&raw); err != nil {
 		t.Fatal(err)
 	}
-	raw["dir"], raw["engine"], raw["label"], raw["options"] = t.TempDir(), engine, engine, options
+	raw["dir"], raw["engine"], raw["label"], raw["options"] = t.TempDir(), engine, engine, resolvedValues(t, Find(engine), options)
 	if url := serverURL(t, engine); url != "" {
 		raw["url"] = url
 	}
@@ -154,7 +154,7 @@ func TestRuntimeCountersLeaveTheHarnessOut(t *testing.T) {
 // go-memory's corrupt_every returns a wrong value every N-th get: the worker counts exactly
 // those, on one thread and on two, and in multi-get requests.
 func TestMismatchesCountedExactly(t *testing.T) {
-	job, steps := runJobFile(t, "every-step-memory.json", "go-memory", map[string]any{"corrupt_every": 7})
+	job, steps := runJobFile(t, "every-step-memory.json", "go-memory", map[string]any{"corrupt_every": json.Number("7")})
 	gets := uint64(0)
 	for i := range job.Steps {
 		s := &job.Steps[i]

@@ -13,10 +13,7 @@ import (
 
 func openArgs(t *testing.T, d *worker.Descriptor, dir, sync string) worker.OpenArgs {
 	t.Helper()
-	o, err := worker.ParseOptions(d.Name, d.Options, map[string]any{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := resolved(t, d, nil)
 	return worker.OpenArgs{Dir: dir, Options: o, Sync: sync, Mode: "read-write", URL: serverURL(t, d.Name)}
 }
 

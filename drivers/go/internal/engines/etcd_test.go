@@ -2,6 +2,7 @@ package engines
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -160,7 +161,7 @@ func TestEtcdSurvivesACrashedMember(t *testing.T) {
 		t.Fatal(why)
 	}
 	defer c.stop()
-	o, _ := worker.ParseOptions("go-etcd", etcdDescriptor.Options, map[string]any{})
+	o := resolved(t, etcdDescriptor, nil)
 	e, err := etcdDescriptor.Open(worker.OpenArgs{Dir: t.TempDir(), Options: o, Sync: "commit", Mode: "read-write", URL: c.url})
 	if err != nil {
 		t.Fatal(err)
@@ -194,10 +195,7 @@ func TestEtcdSurvivesACrashedMember(t *testing.T) {
 // Txn), scans that cross pages, and the namespace cleared on a job's first open only.
 func TestEtcdBatchesScansAndNamespace(t *testing.T) {
 	url := serverURL(t, "go-etcd")
-	o, err := worker.ParseOptions("go-etcd", etcdDescriptor.Options, map[string]any{"scan_page": "7", "txn_ops": "5"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := resolved(t, etcdDescriptor, map[string]any{"scan_page": json.Number("7"), "txn_ops": json.Number("5")})
 	dir := t.TempDir()
 	args := worker.OpenArgs{Dir: dir, Options: o, Sync: "none", Mode: "read-write", URL: url}
 	e, err := etcdDescriptor.Open(args)

@@ -9,8 +9,6 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // Capabilities of an engine, as Capabilities in Rust.
@@ -78,7 +76,7 @@ func (NoScan) Scan([]byte, int, func(k, v []byte) bool) (int, error) {
 	return 0, &Unsupported{"ordered scan"}
 }
 
-// OptionSpec describes one engine option.
+// OptionSpec describes one engine option, as --list declares it to kvbench.
 type OptionSpec struct {
 	Name    string   `json:"name"`
 	Kind    string   `json:"kind"` // bool, int, enum, text
@@ -87,141 +85,70 @@ type OptionSpec struct {
 	Choices []string `json:"choices,omitempty"`
 }
 
-func (s OptionSpec) describeKind() string {
-	switch s.Kind {
-	case "bool":
-		return "true or false"
-	case "int":
-		return "an integer (sizes may say 64m, 1g)"
-	case "text":
-		return "a string"
-	}
-	return "one of " + strings.Join(s.Choices, ", ")
-}
-
-// ParseSize reads `123`, `64k`, `64m`, `1g` (powers of 1024).
-func ParseSize(s string) (int64, bool) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	shift := 0
-	if i := strings.IndexAny(s, "kmg"); i >= 0 && i == len(s)-1 {
-		shift = map[byte]int{'k': 10, 'm': 20, 'g': 30}[s[i]]
-		s = strings.TrimSpace(s[:i])
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	return n << shift, err == nil
-}
-
-// Options are the validated options of one engine variant.
+// Options are a job's options as kvbench resolved them (docs/protocol.md): every option of
+// the engine, null where unset, integers for sizes. kvbench checked them against the specs;
+// engines only read them.
 type Options struct {
 	values map[string]any
-	specs  []OptionSpec
 }
 
-func compact(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-// ParseOptions checks the job's options against the engine's specs (same rules and messages
-// as Options::parse in Rust).
-func ParseOptions(engine string, specs []OptionSpec, given map[string]any) (*Options, error) {
-	for _, k := range slices.Sorted(maps.Keys(given)) {
-		i := slices.IndexFunc(specs, func(s OptionSpec) bool { return s.Name == k })
-		if i < 0 {
-			return nil, fmt.Errorf("engine %s has no option `%s` (options: %s)", engine, k, optionNames(specs))
-		}
-		if !specs[i].accepts(given[k]) {
-			return nil, fmt.Errorf("engine %s option `%s` = %s: expected %s", engine, k, compact(given[k]), specs[i].describeKind())
+// ReadOptions takes a job's options; a value that is not null, true/false, an integer or a
+// string means the job was not resolved by kvbench.
+func ReadOptions(values map[string]any) (*Options, error) {
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		if !resolved(values[k]) {
+			text, _ := json.Marshal(values[k])
+			return nil, fmt.Errorf("job option `%s` = %s: kvbench writes null, true/false, integers or strings", k, text)
 		}
 	}
-	return &Options{values: given, specs: specs}, nil
+	return &Options{values: values}, nil
 }
 
-func optionNames(specs []OptionSpec) string {
-	names := []string{}
-	for _, s := range specs {
-		names = append(names, s.Name)
+func resolved(v any) bool {
+	switch v := v.(type) {
+	case nil, bool, string:
+		return true
+	case json.Number:
+		_, err := v.Int64()
+		return err == nil
 	}
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
-}
-
-func (s OptionSpec) accepts(v any) bool {
-	str, isStr := v.(string)
-	switch s.Kind {
-	case "bool":
-		_, ok := v.(bool)
-		return ok
-	case "int":
-		if isStr {
-			_, ok := ParseSize(str)
-			return ok
-		}
-		n, ok := v.(json.Number)
-		_, err := n.Int64()
-		return ok && err == nil
-	case "enum":
-		return isStr && slices.Contains(s.Choices, str)
-	}
-	return isStr
-}
-
-func (o *Options) raw(name string) any {
-	if v, ok := o.values[name]; ok {
-		return v
-	}
-	for _, s := range o.specs {
-		if s.Name == name && s.Default != "" {
-			if s.Kind == "bool" {
-				return s.Default == "true"
-			}
-			return s.Default
-		}
-	}
-	return nil
+	return false
 }
 
 // Bool is a boolean option (false when unset).
 func (o *Options) Bool(name string) bool {
-	b, _ := o.raw(name).(bool)
+	b, _ := o.values[name].(bool)
 	return b
 }
 
-// Int is an integer or size option.
+// Int is an integer option; false when unset (the engine's own default applies).
 func (o *Options) Int(name string) (int64, bool) {
-	switch v := o.raw(name).(type) {
-	case json.Number:
-		n, err := v.Int64()
-		return n, err == nil
-	case string:
-		return ParseSize(v)
+	n, ok := o.values[name].(json.Number)
+	if !ok {
+		return 0, false
 	}
-	return 0, false
+	i, err := n.Int64()
+	return i, err == nil
 }
 
-// Text is a string option ("" when unset).
+// Text is an enum or text option, other kinds as their JSON text ("" when unset).
 func (o *Options) Text(name string) string {
-	switch v := o.raw(name).(type) {
+	switch v := o.values[name].(type) {
 	case nil:
 		return ""
 	case string:
 		return v
 	default:
-		return compact(v)
+		return fmt.Sprint(v)
 	}
 }
 
-// Effective is the options as given plus every non-empty default (for hello).
+// Effective is the options that are set (for hello).
 func (o *Options) Effective() map[string]any {
 	out := map[string]any{}
 	for k, v := range o.values {
-		out[k] = v
-	}
-	for _, s := range o.specs {
-		if v := o.raw(s.Name); v != nil {
-			out[s.Name] = v
+		if v != nil {
+			out[k] = v
 		}
 	}
 	return out

@@ -11,7 +11,7 @@ import (
 )
 
 // ProtocolVersion is the worker protocol this worker speaks (docs/protocol.md).
-const ProtocolVersion = 2
+const ProtocolVersion = 3
 
 // Job is the job file kvbench writes: one engine variant, fully resolved steps.
 type Job struct {

@@ -9,7 +9,7 @@ import (
 
 // Bad job files are refused with the file, the line or step, the field and what is allowed.
 func TestBadJobsNameTheField(t *testing.T) {
-	head := `{"protocol": 2, "engine": "go-memory", "label": "m", "dir": "/tmp", "sync": "none",
+	head := `{"protocol": 3, "engine": "go-memory", "label": "m", "dir": "/tmp", "sync": "none",
   "dataset": {"generator": "synthetic", "key": {"kind": "decimal", "width": 8},
               "value": {"min": 1, "max": 9}, "loaded": 10, "total": 10},
   "steps": [`

@@ -141,7 +141,7 @@ func start(job *Job, desc *Descriptor) (*runner, error) {
 	if why := desc.Unavailable(); why != "" {
 		return nil, fmt.Errorf("engine %s unavailable: %s", desc.Name, why)
 	}
-	opts, err := ParseOptions(desc.Name, desc.Options, job.Options)
+	opts, err := ReadOptions(job.Options)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ def run(path: str, emit) -> None:
             raise JobError(f"engine {job['engine']} is not a Python engine (known: {', '.join(names())})")
         if desc.unavailable():
             raise JobError(f"engine {desc.name} unavailable: {desc.unavailable()}")
-        options = Options(desc.name, desc.options, job["options"])
+        options = Options(job["options"])
         worker = Worker(job, desc, options, emit)
     except (ValueError, PlanError) as e:
         raise JobError(f"job file {path}: {e}") from e

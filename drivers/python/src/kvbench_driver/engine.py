@@ -41,67 +41,47 @@ def describe_error(e: BaseException) -> str:
 
 @dataclass(frozen=True)
 class OptionSpec:
+    """One engine option, as `--list` declares it to kvbench (which checks and resolves a row's
+    options against it)."""
+
     name: str
     kind: str  # "bool", "int", "enum" or "text"
     default: str
     doc: str
     choices: tuple[str, ...] = ()
 
-    def accepts(self, v: Any) -> bool:
-        if self.kind == "int":
-            return isinstance(v, int) and not isinstance(v, bool) or isinstance(v, str) and parse_size(v) is not None
-        return isinstance(v, bool) if self.kind == "bool" else isinstance(v, str) and v in (self.choices or (v,))
-
     def to_json(self) -> dict[str, Any]:
         d = {"name": self.name, "kind": self.kind, "default": self.default, "doc": self.doc}
         return d | ({"choices": list(self.choices)} if self.kind == "enum" else {})
 
 
-EXPECTED = {"bool": "true or false", "int": "an integer (sizes may say 64m, 1g)", "text": "a string"}
-
-
-def parse_size(s: str) -> Optional[int]:
-    """`123`, `64k`, `64m`, `1g` (powers of 1024), as parse_size in Rust."""
-    s = s.strip().lower()
-    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(s[-1:], 1)
-    digits = s[:-1].strip() if mult > 1 else s
-    return int(digits) * mult if digits.isdigit() and digits.isascii() else None
-
-
 class Options:
-    """Validated options of one engine variant (Options in Rust, same rules and messages)."""
+    """A job's options as kvbench resolved them (docs/protocol.md): every option of the engine,
+    None where unset, sizes as integers. kvbench checked them; engines only read them."""
 
-    def __init__(self, engine: str, specs: tuple[OptionSpec, ...], given: dict[str, Any]):
-        self.specs = {s.name: s for s in specs}
-        for k, v in sorted(given.items()):
-            spec = self.specs.get(k)
-            if spec is None:
-                raise ValueError(f"engine {engine} has no option `{k}` (options: {', '.join(self.specs) or 'none'})")
-            if not spec.accepts(v):
-                expected = EXPECTED.get(spec.kind) or "one of " + ", ".join(spec.choices)
-                raise ValueError(f"engine {engine} option `{k}` = {json.dumps(v)}: expected {expected}")
-        self.values = dict(given)
-
-    def raw(self, name: str) -> Any:
-        if name in self.values:
-            return self.values[name]
-        d = self.specs[name].default if name in self.specs else ""
-        return None if d == "" else d == "true" if self.specs[name].kind == "bool" else d
+    def __init__(self, values: dict[str, Any]):
+        for k, v in sorted(values.items()):
+            if not (v is None or isinstance(v, (bool, int, str))):
+                raise ValueError(f"job option `{k}` = {json.dumps(v)}: kvbench writes null, true/false, integers "
+                                 "or strings")
+        self.values = dict(values)
 
     def bool(self, name: str) -> bool:
-        return self.raw(name) is True
+        return self.values.get(name) is True
 
     def int(self, name: str) -> Optional[int]:
-        v = self.raw(name)
-        return parse_size(v) if isinstance(v, str) else v
+        """An integer option; None when unset (the engine's own default applies)."""
+        v = self.values.get(name)
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
 
     def text(self, name: str) -> Optional[str]:
-        v = self.raw(name)
+        """An enum or text option (other kinds as JSON text); None when unset."""
+        v = self.values.get(name)
         return v if v is None or isinstance(v, str) else json.dumps(v)
 
     def effective(self) -> dict[str, Any]:
-        """Options as given plus defaults, for the result file."""
-        return {k: self.raw(k) for k in sorted(self.specs) if self.raw(k) is not None}
+        """The options that are set, for hello."""
+        return {k: v for k, v in sorted(self.values.items()) if v is not None}
 
 
 @dataclass

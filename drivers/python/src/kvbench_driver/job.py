@@ -1,4 +1,4 @@
-"""The job file of protocol 2 (docs/protocol.md; the Rust types are in crates/kvbench-core/src/job.rs).
+"""The job file of protocol 3 (docs/protocol.md; the Rust types are in crates/kvbench-core/src/job.rs).
 kvbench writes and validates it, so the worker decides nothing about it: it fills in the fields a
 job may leave out, and names a missing field or a name it branches on that it does not know."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-PROTOCOL = 2
+PROTOCOL = 3
 JOB = {"options": {}, "url": None, "token": None, "plan": None, "progress_ms": 200, "interval_ms": 1000}
 OPS = {"threads": 1, "batch": 1, "keys_per_request": 1, "kinds": [], "thresholds": [], "rec_seed": 0, "kind_seed": 0,
        "len_seed": 0, "perm_seed": 0, "scan": {"min": 0, "max": 0}, "insert_base": 0, "last": 0, "rate": None,

@@ -17,6 +17,7 @@ fn plan(toml: &str, caps: Capabilities) -> JobPlan {
     let v = s.all_variants()[0].clone();
     let row = RowFacts {
         variant: &v,
+        options: &v.options,
         caps,
         runtime: "rust",
         dir: Path::new("/nonexistent"),
@@ -152,10 +153,11 @@ mod pipelining {
     fn build_with(s: &Scenario, options: serde_json::Value) -> Result<JobPlan, String> {
         let tmp = tempfile::tempdir().unwrap();
         let data = dataset::resolve(s, tmp.path()).unwrap();
-        let mut v = s.all_variants()[0].clone();
-        v.options = serde_json::from_value(options).unwrap();
+        let v = s.all_variants()[0].clone();
+        let options = serde_json::from_value(options).unwrap();
         let facts = RowFacts {
             variant: &v,
+            options: &options,
             caps: Capabilities { multi_get: true, persistent: true, delete: true, ..Default::default() },
             runtime: "rust",
             dir: tmp.path(),
@@ -172,7 +174,7 @@ mod pipelining {
 
     #[test]
     fn only_get_phases_of_a_row_with_connections_and_pipeline_are_pipelined() {
-        let plan = build_with(&scenario(""), serde_json::json!({"connections": 8, "pipeline": "16"})).unwrap();
+        let plan = build_with(&scenario(""), serde_json::json!({"connections": 8, "pipeline": 16})).unwrap();
         let shapes: Vec<_> = ops_steps(&plan).iter().map(|o| (o.kind, o.connections, o.pipeline)).collect();
         assert_eq!(shapes, [(OpKind::Load, 1, 1), (OpKind::Get, 8, 16), (OpKind::MultiGet, 1, 1)]);
         let get = plan.phases.iter().find(|p| p.name == "get").unwrap();
@@ -184,6 +186,8 @@ mod pipelining {
 
     #[test]
     fn a_row_without_the_options_keeps_one_request_at_a_time() {
+        let unset = build_with(&scenario(""), serde_json::json!({"connections": null, "pipeline": 1})).unwrap();
+        assert!(ops_steps(&unset).iter().all(|o| o.connections == 1 && o.pipeline == 1));
         let plan = build_with(&scenario(""), serde_json::json!({})).unwrap();
         assert!(ops_steps(&plan).iter().all(|o| o.connections == 1 && o.pipeline == 1));
         let job = serde_json::to_string(&plan.job).unwrap();

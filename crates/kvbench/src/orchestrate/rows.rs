@@ -1,0 +1,103 @@
+//! The rows of a run, checked before anything runs: labels distinct, engines found, and every
+//! row's options checked against its engine's specs (the Rust registry's or a worker's
+//! `--list`) and resolved, so that a bad option stops the run with the scenario file, line,
+//! row and option before any worker starts.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use kvbench_core::engine::Options;
+use kvbench_core::policy::options::{resolve, OptionError};
+use kvbench_core::scenario::Variant;
+use serde::Deserialize;
+
+use crate::catalog::{self, Resolved};
+
+/// A row ready to run: how to run its engine and its options resolved; or why it cannot run
+/// here (an engine missing on this machine: the row then fails with the reason).
+pub type RowEngine = Result<(Resolved, Options), String>;
+
+/// Resolve every row; `file` is the scenario file the rows come from (errors point into it).
+pub fn resolve_rows(variants: &[Variant], file: Option<&Path>) -> anyhow::Result<Vec<RowEngine>> {
+    let mut rows = Vec::new();
+    let mut labels = std::collections::BTreeSet::new();
+    for v in variants {
+        if !labels.insert(v.label()) {
+            anyhow::bail!("two engine rows are labelled `{}`: give each [[engine]] a distinct `label`", v.label());
+        }
+        let row = match catalog::resolve(&v.name) {
+            Ok(r) => {
+                let options = row_options(v, &r).map_err(|e| anyhow::anyhow!(locate(file, v, e)))?;
+                Ok((r, options))
+            }
+            Err(why) => Err(why),
+        };
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+fn row_options(v: &Variant, r: &Resolved) -> Result<Options, OptionError> {
+    let decls = r.option_decls().map_err(|message| OptionError { option: String::new(), message })?;
+    resolve(&v.name, &decls, &v.options).map(Options::resolved)
+}
+
+/// `FILE, line N: [[engine]] LABEL: MESSAGE`, with as much of the place as is known.
+fn locate(file: Option<&Path>, v: &Variant, e: OptionError) -> String {
+    let row = format!("[[engine]] {}: {}", v.label(), e.message);
+    let Some(file) = file else { return row };
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    match option_line(&text, &v.label(), &e.option) {
+        Some(line) => format!("{}, line {line}: {row}", file.display()),
+        None => format!("{}: {row}", file.display()),
+    }
+}
+
+#[derive(Deserialize)]
+struct FileRows {
+    #[serde(default)]
+    engine: Vec<FileRow>,
+}
+
+#[derive(Deserialize)]
+struct FileRow {
+    name: String,
+    label: Option<String>,
+    #[serde(default)]
+    options: BTreeMap<String, toml::Spanned<toml::Value>>,
+}
+
+/// The line of option `option` of the `[[engine]]` row labelled `label` in a scenario's text.
+fn option_line(text: &str, label: &str, option: &str) -> Option<usize> {
+    let rows: FileRows = toml::from_str(text).ok()?;
+    let row = rows.engine.iter().find(|r| r.label.as_deref().unwrap_or(&r.name) == label)?;
+    let start = row.options.get(option)?.span().start;
+    Some(text[..start.min(text.len())].matches('\n').count() + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = r#"engines = ["lmdb"]
+
+[[engine]]
+name = "go-bbolt"
+label = "map"
+options = { freelist = "map" }
+
+[[engine]]
+name = "go-bbolt"
+[engine.options]
+freelist = "array"
+pagesize = "4k"
+"#;
+
+    #[test]
+    fn an_option_is_found_on_its_line_by_the_row_label() {
+        assert_eq!(option_line(TEXT, "map", "freelist"), Some(6));
+        assert_eq!(option_line(TEXT, "go-bbolt", "pagesize"), Some(12));
+        assert_eq!(option_line(TEXT, "go-bbolt", "missing"), None);
+        assert_eq!(option_line(TEXT, "lmdb", "x"), None);
+    }
+}
