@@ -573,16 +573,12 @@ class Worker:
         r.update(wall_ns=t.end - t.start, ops=t.ops, requests=t.requests, errors=t.errors, mismatches=t.mismatches,
                  missing=t.missing, busy_ns=t.busy, busy_max_ns=t.busy_max,
                  hist={k: hist.encode(h) for k, h in sorted((t.hist or {s["kind"]: hist.new()}).items())},
-                 intervals=[self.interval(t, i) for i in range(max(t.intervals, default=-1) + 1)])
+                 intervals=[{"t_ms": i * self.job["interval_ms"], "ops": n, "hdr": hist.encode(h)}
+                            for i, (n, h) in sorted(t.intervals.items())])
         if t.first_error:
             r.update(first_error=t.first_error, error_kind=t.first_kind)
         if t.unsupported:
             r.update(error=t.unsupported, error_kind="unsupported")
-
-    def interval(self, t: Tally, i: int) -> dict:
-        """Interval i of the timeline (empty when no call ended in it)."""
-        n, h = t.intervals.get(i, (0, hist.new()))
-        return {"t_ms": i * self.job["interval_ms"], "ops": n, "hdr": hist.encode(h)}
 
 
 def calibrate(n: int = 20_000) -> float:
