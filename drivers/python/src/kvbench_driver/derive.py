@@ -12,7 +12,8 @@ import numpy as np
 U64 = np.uint64
 G = U64(0x9E3779B97F4A7C15)
 M32 = U64(0xFFFFFFFF)
-POOL = 1 << 20
+POOL_BITS = 20
+POOL = 1 << POOL_BITS
 BLOCK = 1024
 PRINTABLE = np.frombuffer(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&'()*+,-./:;<=>?@[]^_`{|}~ ", np.uint8)
@@ -48,8 +49,8 @@ def below(x: np.ndarray, n) -> np.ndarray:
 
 
 def in_pool(x: np.ndarray) -> np.ndarray:
-    """below(x, POOL): POOL is a power of two, so the high bits of x * POOL are a shift of x."""
-    return x >> U64(64 - POOL.bit_length() + 1)
+    """below(x, POOL): POOL is a power of two, so the high 64 bits of x * POOL are a shift of x."""
+    return x >> U64(64 - POOL_BITS)
 
 
 def unit(x: np.ndarray) -> np.ndarray:
@@ -129,8 +130,9 @@ class Dataset:
         groups = -(-w // 4)
         out = np.full((len(r), groups), DIGITS4[0], np.uint32)
         top = int(r.max()) if len(r) else 0
+        used = -(-len(str(top)) // 4)
         r = r.astype(np.uint32) if top < 1 << 32 else r
-        for g in range(groups - 1, groups - 1 - -(-len(str(top)) // 4), -1):
+        for g in range(groups - 1, groups - 1 - used, -1):
             out[:, g] = DIGITS4[r % 10000]
             r = r // 10000
         return out.view(np.uint8)[:, 4 * groups - w:].copy().view(f"V{w}").ravel().tolist()
