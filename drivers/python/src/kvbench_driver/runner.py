@@ -39,19 +39,15 @@ def fail(e: BaseException):
     raise e
 
 
-def wait(due: int) -> None:
-    """Sleep until `due`, spinning only for the last 50 µs."""
-    left = due - pc()
-    if left > 50_000:
-        time.sleep((left - 50_000) / 1e9)
-    while pc() < due:
-        pass
-
-
 def paced(args, dues: list):
-    """Open loop: each unit's argument is handed to the timed loop no earlier than its due time."""
+    """Open loop: each unit's argument is handed to the timed loop no earlier than its due time,
+    sleeping until then and spinning only for the last 50 µs."""
     for a, due in zip(args, dues):
-        wait(due)
+        left = due - pc()
+        if left > 50_000:
+            time.sleep((left - 50_000) / 1e9)
+        while pc() < due:
+            pass
         yield a
 
 
