@@ -154,22 +154,18 @@ class Dataset:
 
     def differ(self, r: np.ndarray, v: np.ndarray, found: list) -> list[int]:
         """Indices i where found[i] is not value(r[i], v[i]). Values of one length from the pool
-        are compared BLOCK at a time as one bytes comparison, without making a bytes object for
-        each; a block's buffers stay small enough that malloc keeps reusing them (larger ones it
-        hands back to the kernel and page-faults in again at the next chunk)."""
-        try:
-            fixed = self.window is not None and set(map(len, found)) == {self.min}
-        except TypeError:  # None, or a failed read's placeholder
-            fixed = False
-        if not fixed:
+        are compared BLOCK at a time: the block's expected values made in one numpy call, then
+        one list comparison; its buffers stay small enough that malloc keeps reusing them
+        (larger ones it hands back to the kernel and page-faults in again at the next chunk)."""
+        if self.window is None:
             return [i for i, (f, e) in enumerate(zip(found, self.values(r, v))) if f != e]
         o = in_pool(mix64(mix64(rnd(self.ds["value_seed"], r) ^ (u64(v) * G)))).astype(np.intp)
         bad = []
         for a in range(0, len(found), BLOCK):
-            got, want = found[a:a + BLOCK], self.window[o[a:a + BLOCK]]
-            if b"".join(got) != want.tobytes():
-                wants = want.view(f"V{self.min}").ravel().tolist()
-                bad += [a + i for i, (f, e) in enumerate(zip(got, wants)) if f != e]
+            got = found[a:a + BLOCK]
+            want = self.window[o[a:a + BLOCK]].view(f"V{self.min}").ravel().tolist()
+            if got != want:
+                bad += [a + i for i, (f, e) in enumerate(zip(got, want)) if f != e]
         return bad
 
     def _printable(self, h: np.ndarray, lens) -> list[bytes]:
