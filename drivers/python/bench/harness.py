@@ -1,7 +1,9 @@
 """The Python worker against a minimal py-lmdb loop (docs/methodology.md, "The Python worker's
 own cost"): random gets over RECORDS records of 100 bytes, kvbench's default keys (16-digit
 decimal), the same keys in both; the minimal loop times each get with perf_counter_ns and keeps
-the samples, nothing else. Prints the wall-clock ops/s of each and their ratio.
+the samples, nothing else. Prints the wall-clock ops/s of each and their ratio, and beside them
+the CPU time per get (user + system, of the step or of the loop), which a busy machine disturbs
+less than the wall clock.
 
     drivers/python/.venv/bin/python drivers/python/bench/harness.py [--records N] [--gets N] [--repeat N]
 """
@@ -45,8 +47,8 @@ def worker(job: dict, path: str) -> list:
     return [json.loads(line) for line in out.stdout.splitlines()]
 
 
-def minimal(db: str, records: int, gets: int) -> float:
-    """ops/s of the bare loop; keys derived beforehand, outside the timing."""
+def minimal(db: str, records: int, gets: int) -> tuple[float, float]:
+    """ops/s and CPU ns per get of the bare loop; keys derived beforehand, outside the timing."""
     keys = Dataset(dataset(records)).keys(Stream(get_step(records, gets)).records(
         np.arange(gets, dtype=np.uint64), np.zeros(gets, np.uint64)))
     env = lmdb.open(db, readonly=True, lock=True, map_size=1 << 34)
@@ -54,17 +56,17 @@ def minimal(db: str, records: int, gets: int) -> float:
     get, pc = txn.get, time.perf_counter_ns
     samples = [0] * gets
     i = 0
-    start = pc()
+    cpu, start = time.process_time_ns(), pc()
     for k in keys:
         t0 = pc()
         get(k)
         t1 = pc()
         samples[i] = t1 - t0
         i += 1
-    wall = pc() - start
+    wall, cpu = pc() - start, time.process_time_ns() - cpu
     txn.abort()
     env.close()
-    return gets / (wall / 1e9)
+    return gets / (wall / 1e9), cpu / gets
 
 
 def main() -> None:
@@ -84,20 +86,29 @@ def main() -> None:
                                  {"step": "close", "index": 2}]), os.path.join(tmp, "load.json"))
         steps = [{"step": "open", "index": 0, "mode": "read-only"}, get_step(a.records, a.gets),
                  {"step": "close", "index": 2}]
-        ours, bare = [], []
+        ours, bare, ours_cpu, bare_cpu = [], [], [], []
         for _ in range(a.repeat):
             r = next(e for e in worker(dict(base, steps=steps), os.path.join(tmp, "get.json"))
                      if e.get("index") == 1 and e["event"] == "step")
             assert r["mismatches"] == 0 and r["missing"] == 0 and r["errors"] == 0, r
             ours.append(r["ops"] / (r["wall_ns"] / 1e9))
-            bare.append(minimal(db, a.records, a.gets))
+            ours_cpu.append((r["usage"]["cpu_user_ns"] + r["usage"]["cpu_sys_ns"]) / r["ops"])
+            ops_s, cpu = minimal(db, a.records, a.gets)
+            bare.append(ops_s)
+            bare_cpu.append(cpu)
     # On a shared machine other processes only ever slow a run down: the best run of each is the
     # least disturbed one; the median ratio of runs made back to back follows the load as it drifts.
     for name, runs in (("worker", ours), ("minimal", bare)):
         print(f"{name:8} best {max(runs):,.0f} ops/s, median {statistics.median(runs):,.0f} (wall clock; "
               f"runs: {', '.join(f'{x:,.0f}' for x in runs)})")
     paired = statistics.median(w / m for w, m in zip(ours, bare))  # each pair ran back to back
-    print(f"ratio    best/best {max(ours) / max(bare):.3f}, median of pairs {paired:.3f}")
+    pairs = sorted(w / m for w, m in zip(ours, bare))
+    print(f"ratio    best/best {max(ours) / max(bare):.3f}, median of pairs {paired:.3f} "
+          f"(pairs {pairs[0]:.3f}-{pairs[-1]:.3f})")
+    cpu = statistics.median(m / w for w, m in zip(ours_cpu, bare_cpu))
+    print(f"cpu      ns per get: worker median {statistics.median(ours_cpu):,.0f}, minimal median "
+          f"{statistics.median(bare_cpu):,.0f}; median of pairs minimal/worker {cpu:.3f}")
+    print(f"load     {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min) at the end")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ import numpy as np
 U64 = np.uint64
 G = U64(0x9E3779B97F4A7C15)
 M32 = U64(0xFFFFFFFF)
-POOL = 1 << 20
+POOL_BITS = 20
+POOL = 1 << POOL_BITS
+BLOCK = 1024
 PRINTABLE = np.frombuffer(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&'()*+,-./:;<=>?@[]^_`{|}~ ", np.uint8)
 
@@ -44,6 +46,11 @@ def below(x: np.ndarray, n) -> np.ndarray:
     hilo = xh * nl
     cross = ((xl * nl) >> U64(32)) + (hilo & M32) + lohi
     return xh * nh + (hilo >> U64(32)) + (cross >> U64(32))
+
+
+def in_pool(x: np.ndarray) -> np.ndarray:
+    """below(x, POOL): POOL is a power of two, so the high 64 bits of x * POOL are a shift of x."""
+    return x >> U64(64 - POOL_BITS)
 
 
 def unit(x: np.ndarray) -> np.ndarray:
@@ -117,12 +124,17 @@ class Dataset:
         w = self.width
         if w == 0 or (len(r) and int(r.max()) >= 10 ** w):
             return [b"%0*d" % (w, x) for x in r.tolist()]
-        # Four digits at a time from a table of "0000".."9999": 3 divisions per key, not 2 x 16.
+        # Four digits at a time from a table of "0000".."9999", only as many groups as the
+        # largest record has (the others are "0000"), in 32 bits when it fits (numpy divides
+        # those several times faster).
         groups = -(-w // 4)
-        out = np.empty((len(r), groups), np.uint32)
-        for g in range(groups - 1, -1, -1):
-            out[:, g] = DIGITS4[(r % U64(10000)).astype(np.intp)]
-            r = r // U64(10000)
+        out = np.full((len(r), groups), DIGITS4[0], np.uint32)
+        top = int(r.max()) if len(r) else 0
+        used = -(-len(str(top)) // 4)
+        r = r.astype(np.uint32) if top < 1 << 32 else r
+        for g in range(groups - 1, groups - 1 - used, -1):
+            out[:, g] = DIGITS4[r % 10000]
+            r = r // 10000
         return out.view(np.uint8)[:, 4 * groups - w:].copy().view(f"V{w}").ravel().tolist()
 
     def values(self, r: np.ndarray, v: np.ndarray) -> list[bytes]:
@@ -142,22 +154,23 @@ class Dataset:
 
     def differ(self, r: np.ndarray, v: np.ndarray, found: list) -> list[int]:
         """Indices i where found[i] is not value(r[i], v[i]). Values of one length from the pool
-        are compared in one numpy call, without making a bytes object for each."""
-        n = self.min
-        if self.window is not None and found.count(None) == 0:
-            try:
-                lens_ok = list(map(len, found)).count(n) == len(found)
-            except TypeError:  # a failed read's placeholder
-                lens_ok = False
-            if lens_ok:
-                o = below(mix64(mix64(rnd(self.ds["value_seed"], r) ^ (u64(v) * G))), POOL).astype(np.intp)
-                got = np.frombuffer(b"".join(found), np.uint8).reshape(len(found), n)
-                return np.flatnonzero((got != self.window[o]).any(axis=1)).tolist()
-        return [i for i, (f, e) in enumerate(zip(found, self.values(r, v))) if f != e]
+        are compared BLOCK at a time: the block's expected values made in one numpy call, then
+        one list comparison; its buffers stay small enough that malloc keeps reusing them
+        (larger ones it hands back to the kernel and page-faults in again at the next chunk)."""
+        if self.window is None:
+            return [i for i, (f, e) in enumerate(zip(found, self.values(r, v))) if f != e]
+        o = in_pool(mix64(mix64(rnd(self.ds["value_seed"], r) ^ (u64(v) * G)))).astype(np.intp)
+        bad = []
+        for a in range(0, len(found), BLOCK):
+            got = found[a:a + BLOCK]
+            want = self.window[o[a:a + BLOCK]].view(f"V{self.min}").ravel().tolist()
+            if got != want:
+                bad += [a + i for i, (f, e) in enumerate(zip(got, want)) if f != e]
+        return bad
 
     def _printable(self, h: np.ndarray, lens) -> list[bytes]:
         pool = self.pool
-        return [pool[o:o + n] for o, n in zip(below(mix64(h), POOL).tolist(), u64(lens).tolist())]
+        return [pool[o:o + n] for o, n in zip(in_pool(mix64(h)).tolist(), u64(lens).tolist())]
 
     def _random(self, h: np.ndarray, lens: np.ndarray) -> list[bytes]:
         words = (self.max + 7) // 8

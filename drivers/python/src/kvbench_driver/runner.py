@@ -14,6 +14,7 @@ import itertools
 import threading
 import time
 from array import array
+from bisect import bisect_left
 from functools import partial
 from operator import call
 
@@ -38,41 +39,53 @@ def fail(e: BaseException):
     raise e
 
 
-def wait(due: int) -> None:
-    """Sleep until `due`, spinning only for the last 50 µs."""
-    left = due - pc()
-    if left > 50_000:
-        time.sleep((left - 50_000) / 1e9)
-    while pc() < due:
-        pass
-
-
 def paced(args, dues: list):
-    """Open loop: each unit's argument is handed to the timed loop no earlier than its due time."""
+    """Open loop: each unit's argument is handed to the timed loop no earlier than its due time,
+    sleeping until then and spinning only for the last 50 µs."""
     for a, due in zip(args, dues):
-        wait(due)
+        left = due - pc()
+        if left > 50_000:
+            time.sleep((left - 50_000) / 1e9)
+        while pc() < due:
+            pass
         yield a
 
 
-def timed(fn, args, out: list, t0s: list, t1s: list, i: int):
+def timed(fn, args, out: list, ends: list, lat: list, i: int):
     """The one timed loop: call fn(a) for each a of the iterator `args` between two clock reads,
-    keeping what it returned (or the exception it raised) at out[i], i + 1, ... Returns the
-    index after the last call and the exception that stopped the loop, if any; the caller may go
-    on from there. Steps that write pass fn = operator.call and prepared calls (`Ops.writing`)."""
-    t0 = pc()
+    keeping what it returned (or the exception it raised) at out[i], i + 1, ..., the second
+    read at ends[i] and the difference at lat[i] (a small int: numpy converts those fastest).
+    Returns the index after the last call and the exception that stopped the loop, if any; the
+    caller may go on from there. Steps that write pass fn = operator.call and prepared calls
+    (`Ops.writing`). Everything the loop touches is a local: no lookup per call."""
+    clock = pc
+    t0 = clock()
     try:
         for a in args:
-            t0 = pc()
+            t0 = clock()
             v = fn(a)
-            t1 = pc()
-            t0s[i] = t0
-            t1s[i] = t1
+            t1 = clock()
             out[i] = v
+            ends[i] = t1
+            lat[i] = t1 - t0
             i += 1
     except Exception as e:  # noqa: BLE001 - the engine's error is counted, not fatal
-        t0s[i], t1s[i], out[i] = t0, pc(), e
+        t1 = clock()
+        out[i], ends[i], lat[i] = e, t1, t1 - t0
         return i + 1, e
     return i, None
+
+
+def slots(ends: list, n: int, origin: int, every: int):
+    """(interval, first, end) of the units whose calls ended in each interval; calls end in order,
+    so two bisections a boundary place them without a number per unit."""
+    if n == 0:
+        return
+    lo, last = 0, (ends[n - 1] - origin) // every
+    for s in range((ends[0] - origin) // every, last + 1):
+        hi = n if s == last else bisect_left(ends, origin + (s + 1) * every, lo, n)
+        yield s, lo, hi
+        lo = hi
 
 
 class State:
@@ -130,20 +143,22 @@ class Tally:
             self.first_error, self.first_kind = describe_error(e), error_kind(e)
         return self.errors >= MAX_ERRORS
 
-    def record(self, names: list, kinds: np.ndarray, t0: np.ndarray, t1: np.ndarray, lat: np.ndarray,
-               slot: np.ndarray, ops: np.ndarray) -> None:
-        """Count a chunk's units, and their samples into the histograms of their op kind and interval."""
-        self.ops, self.requests, self.busy = self.ops + int(ops.sum()), self.requests + len(t1), self.busy + int(
-            (t1 - t0).sum())
+    def record(self, names: list, kinds: np.ndarray, busy: np.ndarray, lat: np.ndarray, spans, ops: np.ndarray
+               ) -> None:
+        """Count a chunk's units, and their samples (`lat`) into the histograms of their op kind
+        and of the intervals `spans` (from `slots`)."""
+        self.ops += int(ops.sum())
+        self.requests += len(ops)
+        self.busy += int(busy.sum())
         idx = hist.index(lat)
-        for k in np.flatnonzero(np.bincount(kinds)).tolist():  # np.unique costs far more
+        for k in np.flatnonzero(np.bincount(kinds)).tolist() if len(names) > 1 else [0]:  # np.unique costs more
             if names[k] not in self.hist:
                 self.hist[names[k]] = hist.new()
-            hist.add(self.hist[names[k]], idx[kinds == k])
-        for i in range(int(slot[0]), int(slot[-1]) + 1) if len(slot) else ():  # calls end in order
+            hist.add(self.hist[names[k]], idx if len(names) == 1 else idx[kinds == k])
+        for i, lo, hi in spans:
             iv = self.intervals.get(i) or self.intervals.setdefault(i, [0, hist.new()])
-            iv[0] += int(ops[slot == i].sum())
-            hist.add(iv[1], idx[slot == i])
+            iv[0] += int(ops[lo:hi].sum())
+            hist.add(iv[1], idx[lo:hi])
 
     def merge(self, o: Tally) -> None:
         for f in self.COUNTS:
@@ -166,7 +181,7 @@ class Chunk:
         s, size, n = ops.s, ops.size, ops.s["count"]
         ks = (js.astype(np.uint64)[:, None] * u64(size) + np.arange(size, dtype=np.uint64)).ravel()
         self.js, self.ks = js, ks[ks < u64(n)]
-        self.us = (np.arange(len(js)) * size).tolist() + [len(self.ks)]
+        self.us = np.append(np.arange(len(js)) * size, len(self.ks))
         self.ki = ops.stream.kind_index(self.ks)
         ib, self.carry = np.zeros(len(self.ks), np.uint64), carry
         if ops.insert_kind is not None:  # an insert's record counts the inserts of every thread before it
@@ -179,9 +194,9 @@ class Chunk:
         else:
             rec = ops.stream.records(self.ks, ib)
         self.pos, self.cs = rec, ops.canon(rec)
-        target = self.cs.copy()
+        target = self.cs
         if "scan" in ops.kinds:  # a scan's record is a sorted position; it starts at that key
-            scans = self.ki == ops.kinds.index("scan")
+            target, scans = self.cs.copy(), self.ki == ops.kinds.index("scan")
             self.limits = ops.stream.scan_lens(self.ks, rec).tolist()
             target[scans] = ops.sorted_at(np.minimum(rec[scans], u64(ops.positions() - 1)))
         self.keys = ops.data.keys(rec if s["kind"] == "load" else target)
@@ -295,24 +310,25 @@ class Ops:
     def chunk(self, ch: Chunk, tally: Tally, reader) -> None:
         """Run and time a chunk's units, then count and check them."""
         n, reads = len(ch.js), []
-        out, t0s, t1s = [None] * n, [0] * n, [0] * n
+        out, ends, lat = [None] * n, [0] * n, [0] * n
         writer = self.writing(ch, reader, out, reads, tally) if self.writes else None
         fn, args = (call, writer) if writer is not None else self.calls(ch, reader)
         args, dues = iter(args), None
         if self.s["rate"]:
             dues = (self.origin + ch.js * (1e9 / self.s["rate"])).astype(np.int64)
             args = paced(args, dues.tolist())
-        n, e = timed(fn, args, out, t0s, t1s, 0)
+        n, e = timed(fn, args, out, ends, lat, 0)
         while e is not None:
             if tally.error(e):
                 self.stop = True
                 break
-            n, e = timed(fn, args, out, t0s, t1s, n)
+            n, e = timed(fn, args, out, ends, lat, n)
         if writer is not None:
             writer.close()  # a unit stopped by an error still publishes its records' states
-        t0, t1 = np.array(t0s[:n], np.int64), np.array(t1s[:n], np.int64)
-        tally.record(self.kinds, ch.ki[ch.us[:n]], t0, t1, t1 - (t0 if dues is None else dues[:n]),
-                     (t1 - self.origin) // self.every, np.diff(np.array(ch.us[: n + 1])))
+        busy = np.fromiter(lat, np.int64, n)
+        late = busy if dues is None else np.fromiter(ends, np.int64, n) - dues[:n]
+        tally.record(self.kinds, ch.ki[ch.us[:n]], busy, late, slots(ends, n, self.origin, self.every),
+                     np.diff(ch.us[: n + 1]))
         if self.s["verify"] and reads:
             qs, s1, s2, found = zip(*reads)
             self.check_reads(ch.cs[list(qs)], np.array(s1, np.uint32), np.array(s2, np.uint32), list(found), tally)
@@ -321,16 +337,15 @@ class Ops:
 
     def calls(self, ch: Chunk, reader):
         """The function and the arguments of a chunk of a step that does not write."""
-        kind, keys, us = self.s["kind"], ch.keys, ch.us
-        if kind == "load":
-            return self.w.engine.write, [list(zip(keys[a:b], ch.vals[a:b])) for a, b in zip(us, us[1:])]
-        if self.s["open_per_op"]:
-            return self.w.open_get, keys
-        if kind == "multi-get":
-            return reader.multi_get, [keys[a:b] for a, b in zip(us, us[1:])]
+        kind, keys = self.s["kind"], ch.keys
+        if kind == "get":
+            return (self.w.open_get if self.s["open_per_op"] else reader.get), keys
         if kind == "scan":
             return scanner(reader), zip(keys, ch.limits)
-        return reader.get, keys
+        us = ch.us.tolist()
+        if kind == "load":
+            return self.w.engine.write, [list(zip(keys[a:b], ch.vals[a:b])) for a, b in zip(us, us[1:])]
+        return reader.multi_get, [keys[a:b] for a, b in zip(us, us[1:])]
 
     def writing(self, ch: Chunk, reader, out: list, reads: list, tally: Tally):
         """The calls of a chunk of a step that writes, one unit at a time: a write's records are
@@ -338,7 +353,8 @@ class Ops:
         when the loop asks for the next call (or closes this generator); a read notes its
         record's state before and after its call, so that a concurrent write can be allowed."""
         st, write, scan = self.state.arr, self.w.engine.write, reader and scanner(reader)
-        for u, (a, b) in enumerate(zip(ch.us, ch.us[1:])):
+        us = ch.us.tolist()
+        for u, (a, b) in enumerate(zip(us, us[1:])):
             kind, c, key = self.kinds[ch.kl[a]], ch.cl[a], ch.keys[a]
             if kind in ("get", "scan"):
                 s1 = st[c]
@@ -391,7 +407,7 @@ class Ops:
 
     def check(self, ch: Chunk, out: list, tally: Tally) -> None:
         """Check what a step that does not write read (its states are constant)."""
-        kind, us = self.s["kind"], ch.us
+        kind = self.s["kind"]
         if kind == "scan":
             for p, n, items in zip(ch.pos.tolist(), ch.limits, out):
                 if not isinstance(items, Exception):
@@ -401,7 +417,7 @@ class Ops:
             return
         found = out
         if kind == "multi-get":  # a request that failed is counted once, as an error
-            found = []
+            found, us = [], ch.us.tolist()
             for v, a, b in zip(out, us, us[1:]):
                 ok = not isinstance(v, Exception) and len(v) == b - a
                 tally.mismatches += 0 if ok or isinstance(v, Exception) else b - a
@@ -538,8 +554,6 @@ class Worker:
             e.close()
 
     def ops(self, s: dict, r: dict) -> None:
-        if self.engine is None and not s["open_per_op"]:
-            raise RuntimeError("ops step before any open step")
         self.op_mode = s["mode"]
         gc.collect()
         gc.disable()
@@ -555,16 +569,12 @@ class Worker:
         r.update(wall_ns=t.end - t.start, ops=t.ops, requests=t.requests, errors=t.errors, mismatches=t.mismatches,
                  missing=t.missing, busy_ns=t.busy, busy_max_ns=t.busy_max,
                  hist={k: hist.encode(h) for k, h in sorted((t.hist or {s["kind"]: hist.new()}).items())},
-                 intervals=[self.interval(t, i) for i in range(max(t.intervals, default=-1) + 1)])
+                 intervals=[{"t_ms": i * self.job["interval_ms"], "ops": n, "hdr": hist.encode(h)}
+                            for i, (n, h) in sorted(t.intervals.items())])
         if t.first_error:
             r.update(first_error=t.first_error, error_kind=t.first_kind)
         if t.unsupported:
             r.update(error=t.unsupported, error_kind="unsupported")
-
-    def interval(self, t: Tally, i: int) -> dict:
-        """Interval i of the timeline (empty when no call ended in it)."""
-        n, h = t.intervals.get(i, (0, hist.new()))
-        return {"t_ms": i * self.job["interval_ms"], "ops": n, "hdr": hist.encode(h)}
 
 
 def calibrate(n: int = 20_000) -> float:
