@@ -1,4 +1,4 @@
-"""End to end: protocol-2 jobs through `python -m kvbench_driver --job`, every step type and op
+"""End to end: jobs through `python -m kvbench_driver --job`, every step type and op
 kind, asserting the raw counters (every read verified, exact counts of what was done)."""
 
 import base64

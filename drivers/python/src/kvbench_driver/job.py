@@ -1,4 +1,4 @@
-"""The job file of protocol 3 (docs/protocol.md; the Rust types are in crates/kvbench-core/src/job.rs).
+"""The job file (docs/protocol.md; the Rust types are in crates/kvbench-core/src/job.rs).
 kvbench writes and validates it, so the worker decides nothing about it: it fills in the fields a
 job may leave out, and names a missing field or a name it branches on that it does not know."""
 

@@ -1,4 +1,4 @@
-"""Executes the steps of a protocol-2 job and reports raw counters (docs/protocol.md).
+"""Executes the steps of a job and reports raw counters (docs/protocol.md).
 
 An ops step runs on `threads` Python threads (they share the interpreter lock; kvbench says so
 in the result). Thread t takes units j = t, t + threads, ... a chunk at a time: numpy derives the
