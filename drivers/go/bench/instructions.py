@@ -6,6 +6,7 @@ open and pool. The counts do not depend on the machine's load (wall-clock ratios
 machine do); Go's runtime (the garbage collector above all) varies a little from run to run.
     python3 instructions.py WORK RECORDS COUNT
 """
+
 import collections
 import subprocess
 import sys
@@ -16,8 +17,12 @@ work, records, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 def counts(cmd):
     """Instructions and first-level data cache misses per function of one run."""
     out = f"{work}/cachegrind.out"
-    subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=yes", f"--cachegrind-out-file={out}", *cmd],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        ["valgrind", "--tool=cachegrind", "--cache-sim=yes", f"--cachegrind-out-file={out}", *cmd],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     events, fn, per_fn = [], None, collections.defaultdict(lambda: [0, 0])
     for line in open(out):
         if line.startswith("events:"):
