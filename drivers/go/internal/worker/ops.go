@@ -227,9 +227,9 @@ func (th *thread) get(k uint64, due time.Duration, p pendingRead) pendingRead {
 		th.keys[0] = key // a longer key than any before: keep its buffer
 	}
 	s1 := run.state.load(c)
-	buf := th.scratch // the buffer the pending read's expected value does not use
+	buf := th.spare // the buffer the pending read's expected value does not use
 	if p.alt {
-		buf = th.spare
+		buf = th.scratch
 	}
 	var exp []byte
 	if s1&(lockBit|1) == 1 && run.verify {
