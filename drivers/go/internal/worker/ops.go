@@ -203,7 +203,7 @@ func (th *thread) unit(k0, k1 uint64, due time.Duration) {
 	}
 	th.sample(t0, t1, due, k1-k0, err)
 	th.release()
-	if err == nil && (!th.write || th.kind == "rmw") && th.verifies() {
+	if err == nil && (!th.write || th.kind == "rmw") && th.run.verify {
 		th.verify()
 	}
 }
@@ -311,7 +311,7 @@ func (th *thread) prepareRead() {
 	for _, c := range th.cs {
 		th.s1 = append(th.s1, st.load(c))
 	}
-	if s := th.s1[0]; len(th.cs) == 1 && s&(lockBit|1) == 1 && th.verifies() {
+	if s := th.s1[0]; len(th.cs) == 1 && s&(lockBit|1) == 1 && th.run.verify {
 		th.exp = th.run.ds.Value(th.scratch[:0], th.cs[0], writesOf(s)-1)
 		warm(th.exp)
 	}
@@ -356,7 +356,7 @@ func (th *thread) prepareRmw() {
 	th.refresh() // the read sees the record's last write
 	c, s, ds := th.cs[0], th.locks.states[0], th.run.ds
 	th.s1, th.exp = append(th.s1[:0], s), nil
-	if s&1 == 1 && th.verifies() {
+	if s&1 == 1 && th.run.verify {
 		th.exp = ds.Value(th.scratch[:0], c, writesOf(s)-1)
 	}
 	th.batch = append(th.batch[:0], WriteOp{Key: th.keys[0], Value: ds.Value(th.bufs[1][:0], c, th.locks.put(c))})
@@ -513,8 +513,6 @@ func (th *thread) refresh() {
 	th.dirty = false
 }
 
-func (th *thread) verifies() bool { return th.run.verify }
-
 // collector merges the threads' interval histograms and encodes an interval as soon as every
 // thread has moved past it, so memory does not grow with the phase's length.
 type collector struct {
@@ -572,7 +570,7 @@ func (th *thread) scan(k uint64, due time.Duration) {
 	_, err := th.rd.Scan(th.keys[0], int(min(limit, math.MaxInt)), th.visit)
 	t1 := th.now()
 	th.sample(t0, t1, due, w.seen, err)
-	if err != nil || run.flux || !th.verifies() {
+	if err != nil || run.flux || !th.run.verify {
 		return
 	}
 	// Present records the engine did not return before the scan's length was reached.
@@ -602,7 +600,7 @@ type scanWalk struct {
 func (w *scanWalk) visit(k, v []byte) bool {
 	th, run := w.th, w.th.run
 	w.seen++
-	if !th.verifies() {
+	if !th.run.verify {
 		return true
 	}
 	for ; w.q < run.positions; w.q++ {
