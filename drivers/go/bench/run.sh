@@ -6,6 +6,7 @@
 # and beside them the ratio of ops per CPU second (steadier on a busy machine), the ratio of
 # the best rounds (the least disturbed) and the load average before and after.
 # VERIFY=false runs the worker's gets without checking the values (to show that share).
+# CACHEGRIND=1 counts instructions per get instead, under valgrind (bench/instructions.py).
 #   drivers/go/bench/run.sh [RECORDS] [COUNT] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +30,7 @@ steps = {"load": [dict(step="open", index=0, mode="read-write"),
                  ops(1, "get", "get", $COUNT, dist=dict(name="uniform", n=$RECORDS), verify=${VERIFY:-true}),
                  dict(step="close", index=2)]}[sys.argv[2]]
 json.dump(dict(protocol=3, engine="go-bbolt", label="go-bbolt", dir="$work/db", sync="none", dataset=ds, steps=steps,
-               progress_ms=1000, interval_ms=1000), open(sys.argv[1], "w"))
+               progress_ms=${INTERVAL_MS:-1000}, interval_ms=${INTERVAL_MS:-1000}), open(sys.argv[1], "w"))
 PY
 }
 opsps() { # ops/s of the ops step in a worker's events
@@ -44,6 +45,14 @@ for l in sys.stdin:
 job "$work/load.json" load
 job "$work/get.json" get
 "$work/worker" --job "$work/load.json" 2>/dev/null | opsps >/dev/null
+if [[ -n ${CACHEGRIND:-} ]]; then
+	# Progress and intervals come once a second, not once a get: under valgrind's slowdown
+	# they would be counted many times over, so they are left out here.
+	INTERVAL_MS=3600000 job "$work/get.json" get
+	INTERVAL_MS=3600000 COUNT=$((2 * COUNT)) job "$work/get2.json" get
+	python3 "$PWD/bench/instructions.py" "$work" "$RECORDS" "$COUNT"
+	exit
+fi
 ratios=() cpus=() ws=() ms=()
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq "$ROUNDS"); do

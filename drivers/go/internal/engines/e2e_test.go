@@ -14,8 +14,9 @@ import (
 )
 
 // runJobFile runs a testdata job (its "DIR" replaced by a fresh directory, the engine as
-// given, its options resolved from `options`) and returns its job and the step events by index.
-func runJobFile(t *testing.T, name, engine string, options map[string]any) (*worker.Job, map[int]*worker.StepResult) {
+// given, its options resolved from `options`, then `edits` applied) and returns its job and
+// the step events by index.
+func runJobFile(t *testing.T, name, engine string, options map[string]any, edits ...func(map[string]any)) (*worker.Job, map[int]*worker.StepResult) {
 	t.Helper()
 	text, err := os.ReadFile(filepath.Join("..", "..", "testdata", name))
 	if err != nil {
@@ -30,6 +31,9 @@ func runJobFile(t *testing.T, name, engine string, options map[string]any) (*wor
 	raw["dir"], raw["engine"], raw["label"], raw["options"] = t.TempDir(), engine, engine, resolvedValues(t, Find(engine), options)
 	if url := serverURL(t, engine); url != "" {
 		raw["url"] = url
+	}
+	for _, edit := range edits {
+		edit(raw)
 	}
 	if raw["plan"] == "STORED" {
 		raw["plan"], _ = filepath.Abs(filepath.Join("..", "..", "testdata", "stored.kvbplan"))
@@ -154,7 +158,17 @@ func TestRuntimeCountersLeaveTheHarnessOut(t *testing.T) {
 // go-memory's corrupt_every returns a wrong value every N-th get: the worker counts exactly
 // those, on one thread and on two, and in multi-get requests.
 func TestMismatchesCountedExactly(t *testing.T) {
-	job, steps := runJobFile(t, "every-step-memory.json", "go-memory", map[string]any{"corrupt_every": json.Number("7")})
+	mismatchesCountedExactly(t)
+}
+
+// A get's check runs after the next op is prepared: json-docs values, built in the thread's
+// two buffers in turn, must not be overwritten before their check.
+func TestMismatchesCountedExactlyWithBuiltValues(t *testing.T) {
+	mismatchesCountedExactly(t, func(raw map[string]any) { raw["dataset"].(map[string]any)["generator"] = "json-docs" })
+}
+
+func mismatchesCountedExactly(t *testing.T, edits ...func(map[string]any)) {
+	job, steps := runJobFile(t, "every-step-memory.json", "go-memory", map[string]any{"corrupt_every": json.Number("7")}, edits...)
 	gets := uint64(0)
 	for i := range job.Steps {
 		s := &job.Steps[i]

@@ -50,6 +50,12 @@ type MultiGetter interface {
 	MultiGet(keys, vals [][]byte, found []bool) error
 }
 
+// SnapshotValues is an optional Reader interface for readers whose Get values stay valid until
+// Refresh or Close (the pages of a read transaction), not only until the next call.
+type SnapshotValues interface {
+	SnapshotValues()
+}
+
 // opsRun is one ops step in flight.
 type opsRun struct {
 	r           *runner
@@ -60,6 +66,7 @@ type opsRun struct {
 	writes      bool   // the step writes: readers refresh their snapshots
 	flux        bool   // several threads write: reads accept any version a write in flight allows
 	mixed       bool   // several op kinds: each sample is also recorded in its kind's histogram
+	verify      bool   // reads are checked (the step's verify, true unless the job says false)
 	positions   uint64 // sorted positions for scans
 	start       time.Time
 	stop        atomic.Bool
@@ -75,6 +82,7 @@ type thread struct {
 	s     *stream
 	rd    Reader
 	mg    MultiGetter // rd's native multi-get, if it has one
+	snap  bool        // rd's values outlive its next call (SnapshotValues)
 	dirty bool
 	verdict
 	ops, requests, errors, busy uint64
@@ -91,7 +99,7 @@ type thread struct {
 	s1                          []uint32
 	keys, vals, bufs            [][]byte
 	found                       []bool
-	exp, scratch                []byte
+	exp, scratch, spare         []byte
 	batch                       []WriteOp
 	locks                       batchLocks
 	walk                        scanWalk
@@ -105,7 +113,7 @@ func isWrite(kind string) bool {
 func (run *opsRun) newThread(id uint64) (*thread, error) {
 	room, u := run.ds.MaxLen()+64, int(run.unit)
 	th := &thread{run: run, id: id, s: newStream(run.st), hists: map[string]*hdrhistogram.Histogram{},
-		iv: NewHistogram(), ivEnd: run.interval(), scratch: make([]byte, 0, room),
+		iv: NewHistogram(), ivEnd: run.interval(), scratch: make([]byte, 0, room), spare: make([]byte, 0, room),
 		recs: make([]uint64, 0, u), cs: make([]uint64, 0, u), s1: make([]uint32, 0, u),
 		found: make([]bool, max(u, 2)), batch: make([]WriteOp, 0, u)}
 	for range max(u, 2) {
@@ -124,6 +132,7 @@ func (run *opsRun) newThread(id uint64) (*thread, error) {
 	rd, err := run.r.eng.Reader()
 	th.rd = rd
 	th.mg, _ = rd.(MultiGetter)
+	_, th.snap = rd.(SnapshotValues)
 	return th, err
 }
 
@@ -135,7 +144,10 @@ func (run *opsRun) interval() time.Duration {
 // lets its snapshot go: a writer on another thread may wait for it.
 func (th *thread) loop() {
 	defer th.refresh()
+	var p pendingRead // a step of gets: the last get, not checked yet (on the stack: no write barriers)
+	defer th.checkRead(&p)
 	run, u, n := th.run, th.run.unit, th.run.st.Threads
+	gets := run.st.Kind == "get" && !run.st.OpenPerOp
 	for j := th.id; j*u < run.st.Count && !run.stop.Load(); j += n {
 		var due time.Duration
 		if run.st.Rate != nil {
@@ -145,7 +157,11 @@ func (th *thread) loop() {
 			}
 			th.wait(due)
 		}
-		th.unit(j*u, min(j*u+u, run.st.Count), due)
+		if gets {
+			p = th.get(j, due, p)
+		} else {
+			th.unit(j*u, min(j*u+u, run.st.Count), due)
+		}
 		if th.errors >= MaxErrors {
 			return
 		}
@@ -187,8 +203,78 @@ func (th *thread) unit(k0, k1 uint64, due time.Duration) {
 	}
 	th.sample(t0, t1, due, k1-k0, err)
 	th.release()
-	if err == nil && (!th.write || th.kind == "rmw") && th.verifies() {
+	if err == nil && (!th.write || th.kind == "rmw") && th.run.verify {
 		th.verify()
+	}
+}
+
+// get is unit for op k of a step of gets (no writes), in fewer steps: derive the record and
+// its key, the state and the expected value (asked from memory before the call), time the
+// call, check the previous get p and return this one's check, pending (pendingRead). It
+// stores no pointer into the heap (each such store costs a write barrier while the engine's
+// garbage is being collected).
+func (th *thread) get(k uint64, due time.Duration, p pendingRead) pendingRead {
+	run := th.run
+	r := th.s.record(k)
+	if r >= run.ds.Total {
+		th.fail(fmt.Errorf("op %d: record %d is outside the dataset's %d records (the job is wrong)", k, r, run.ds.Total))
+		run.stop.Store(true)
+		return p
+	}
+	c := run.ds.Canon(r)
+	key := run.ds.Key(th.keys[0][:0], r)
+	if cap(key) > cap(th.keys[0]) {
+		th.keys[0] = key // a longer key than any before: keep its buffer
+	}
+	s1 := run.state.load(c)
+	buf := th.spare // the buffer the pending read's expected value does not use
+	if p.alt {
+		buf = th.scratch
+	}
+	var exp []byte
+	if s1&(lockBit|1) == 1 && run.verify {
+		exp = run.ds.Value(buf[:0], c, writesOf(s1)-1)
+		warm(exp)
+	}
+	if !th.snap {
+		th.checkRead(&p)
+	}
+	t0 := th.now()
+	val, found, err := th.rd.Get(key)
+	t1 := th.now()
+	warm(val)
+	th.sample(t0, t1, due, 1, err)
+	th.checkRead(&p)
+	return pendingRead{c: c, s1: s1, exp: exp, val: val, found: found, alt: !p.alt, set: err == nil && run.verify}
+}
+
+// pendingRead is a get whose check waits until the next op's key and expected value are
+// derived, so the value's cache lines (asked for after the call) arrive meanwhile; when the
+// reader's values outlive its next call (SnapshotValues), until that call has returned. The
+// value stays valid: otherwise the check runs before the reader's next call. A step of gets
+// does not write: the state after the call is the state at the check.
+type pendingRead struct {
+	c        uint64
+	s1       uint32
+	exp, val []byte
+	found    bool
+	alt      bool // exp lives in thread.spare, not thread.scratch
+	set      bool
+}
+
+func (th *thread) checkRead(p *pendingRead) {
+	if !p.set {
+		return
+	}
+	p.set = false
+	if s2 := th.run.state.load(p.c); s2 != p.s1 || p.exp == nil || !p.found {
+		buf := th.scratch
+		if p.alt {
+			buf = th.spare
+		}
+		th.check(th.run.ds, buf, p.exp, p.c, p.s1, s2, p.val, p.found)
+	} else if !bytes.Equal(p.exp, p.val) {
+		th.mismatches++
 	}
 }
 
@@ -225,7 +311,7 @@ func (th *thread) prepareRead() {
 	for _, c := range th.cs {
 		th.s1 = append(th.s1, st.load(c))
 	}
-	if s := th.s1[0]; len(th.cs) == 1 && s&(lockBit|1) == 1 && th.verifies() {
+	if s := th.s1[0]; len(th.cs) == 1 && s&(lockBit|1) == 1 && th.run.verify {
 		th.exp = th.run.ds.Value(th.scratch[:0], th.cs[0], writesOf(s)-1)
 		warm(th.exp)
 	}
@@ -270,7 +356,7 @@ func (th *thread) prepareRmw() {
 	th.refresh() // the read sees the record's last write
 	c, s, ds := th.cs[0], th.locks.states[0], th.run.ds
 	th.s1, th.exp = append(th.s1[:0], s), nil
-	if s&1 == 1 && th.verifies() {
+	if s&1 == 1 && th.run.verify {
 		th.exp = ds.Value(th.scratch[:0], c, writesOf(s)-1)
 	}
 	th.batch = append(th.batch[:0], WriteOp{Key: th.keys[0], Value: ds.Value(th.bufs[1][:0], c, th.locks.put(c))})
@@ -427,8 +513,6 @@ func (th *thread) refresh() {
 	th.dirty = false
 }
 
-func (th *thread) verifies() bool { return th.run.st.Verify == nil || *th.run.st.Verify }
-
 // collector merges the threads' interval histograms and encodes an interval as soon as every
 // thread has moved past it, so memory does not grow with the phase's length.
 type collector struct {
@@ -486,7 +570,7 @@ func (th *thread) scan(k uint64, due time.Duration) {
 	_, err := th.rd.Scan(th.keys[0], int(min(limit, math.MaxInt)), th.visit)
 	t1 := th.now()
 	th.sample(t0, t1, due, w.seen, err)
-	if err != nil || run.flux || !th.verifies() {
+	if err != nil || run.flux || !th.run.verify {
 		return
 	}
 	// Present records the engine did not return before the scan's length was reached.
@@ -516,7 +600,7 @@ type scanWalk struct {
 func (w *scanWalk) visit(k, v []byte) bool {
 	th, run := w.th, w.th.run
 	w.seen++
-	if !th.verifies() {
+	if !th.run.verify {
 		return true
 	}
 	for ; w.q < run.positions; w.q++ {

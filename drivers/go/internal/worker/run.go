@@ -368,7 +368,8 @@ func (run *opsRun) threads() ([]*thread, error) {
 }
 
 func (r *runner) newRun(st *Step) *opsRun {
-	run := &opsRun{r: r, st: st, ds: r.ds, state: r.state, unit: unitSize(st), mixed: st.Kind == "mixed"}
+	run := &opsRun{r: r, st: st, ds: r.ds, state: r.state, unit: unitSize(st), mixed: st.Kind == "mixed",
+		verify: st.Verify == nil || *st.Verify}
 	for _, k := range append([]string{st.Kind}, st.Kinds...) {
 		run.writes = run.writes || isWrite(k) || k == "rmw"
 	}

@@ -127,13 +127,3 @@ func (b *batchLocks) del(c uint64) {
 	i, _ := slices.BinarySearch(b.recs, c)
 	b.states[i] &^= 1
 }
-
-// warm asks the CPU to bring a value into cache ahead of its check: an expected value before
-// the engine call (a value of the 1 MiB pool is a cache miss at random), the value read while
-// the sample is recorded. A prefetch is a hint: it blocks nothing and never faults.
-func warm(b []byte) {
-	if len(b) > 0 {
-		prefetch(&b[0])
-		prefetch(&b[len(b)-1])
-	}
-}
