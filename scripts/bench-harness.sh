@@ -29,10 +29,11 @@ print(p['ops_per_sec'], file=open(sys.argv[2] + '/kvbench', 'a'))
 print(round((p['cpu_user_ns'] + p['cpu_sys_ns']) / p['ops']), file=open(sys.argv[2] + '/kvbench-cpu', 'a'))
 PY
 }
-# The second program of a round reads while the first one's pages are still being written
-# back: which one goes first alternates, so neither always pays for it.
+# Neither program syncs its load (sync = none), so the kernel writes its pages back some 30 s
+# later, while a later program reads: `sync` before each one starts it with nothing dirty, and
+# which one goes first alternates.
 for i in $(seq "$rounds"); do
-    if (( i % 2 )); then minimal; kvbench "$i"; else kvbench "$i"; minimal; fi
+    if (( i % 2 )); then sync; minimal; sync; kvbench "$i"; else sync; kvbench "$i"; sync; minimal; fi
 done
 m=$(median < "$out/minimal")
 k=$(median < "$out/kvbench")
