@@ -259,10 +259,13 @@ pub trait Reader {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool>;
 
     /// The value of `key`, borrowed until the next call on this reader; `None` when absent.
-    /// The default copies it into `buf` with [`Reader::get`]; an engine whose reads hand out
-    /// memory that stays valid (LMDB's map inside a read transaction) returns it without the
-    /// copy, so the timed call is the library's call alone.
+    /// A reader that reads in place hands out its own memory (LMDB's map inside a read
+    /// transaction), so the timed call is the library's call alone; any other copies the
+    /// value into `buf` with [`Reader::get`].
     fn get_ref<'a>(&'a mut self, key: &[u8], buf: &'a mut Vec<u8>) -> Result<Option<&'a [u8]>> {
+        if self.reads_in_place() {
+            return self.get_shared(key);
+        }
         Ok(self.get(key, buf)?.then_some(&buf[..]))
     }
 

@@ -383,10 +383,6 @@ impl Reader for LmdbReader<'_> {
         Ok(true)
     }
 
-    fn get_ref<'a>(&'a mut self, key: &[u8], _buf: &'a mut Vec<u8>) -> Result<Option<&'a [u8]>> {
-        self.get_shared(key)
-    }
-
     fn reads_in_place(&self) -> bool {
         true
     }

@@ -457,7 +457,7 @@ fn get_units(ctx: &Ctx<'_>, t: &mut Tally, rd: &(dyn Reader + '_), stream: &mut 
     ctx.done.fetch_add(units % 64, Ordering::Relaxed);
 }
 
-/// A get inside a mixed phase.
+/// One get: in a mixed phase, with writers on other threads, or on a reader that copies.
 fn get_unit(
     ctx: &Ctx<'_>,
     t: &mut Tally,
