@@ -2,29 +2,24 @@
 //! prefetching it): every value must still be checked, the last one too, and a wrong value
 //! counted exactly once, as on a reader that copies.
 
+mod support;
+
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use kvbench_core::engine::*;
 use kvbench_core::result::{PhaseResult, Status};
-use kvbench_core::scenario::Scenario;
 
 /// A map whose readers hold a snapshot in which every value of a key ending in `9` is wrong (the last one read in order, too).
 #[derive(Default)]
 struct Spoilt {
-    map: Mutex<BTreeMap<Vec<u8>, Vec<u8>>>,
+    map: support::Map,
     in_place: bool,
 }
 
 impl Engine for Spoilt {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        let mut m = self.map.lock().unwrap();
-        for w in batch {
-            match w.value {
-                Some(v) => m.insert(w.key.to_vec(), v.to_vec()),
-                None => m.remove(w.key),
-            };
-        }
+        support::write(&self.map, batch);
         Ok(())
     }
 
@@ -65,21 +60,10 @@ impl Reader for SpoiltReader {
     }
 }
 
-const CAPS: Capabilities = Capabilities {
-    ordered_scan: false,
-    multi_get: false,
-    batch: true,
-    read_only_open: false,
-    secondary_open: false,
-    persistent: false,
-    build_once: false,
-    delete: true,
-};
-
 static IN_PLACE: EngineDescriptor = EngineDescriptor {
     name: "spoilt-in-place",
     description: "test engine: reads in place, some values wrong",
-    capabilities: CAPS,
+    capabilities: support::MAP_CAPS,
     options: &[],
     version: || "test".into(),
     available: || Ok(()),
@@ -100,12 +84,7 @@ fn get_phase(desc: &EngineDescriptor, distribution: &str) -> PhaseResult {
          [[phase]]\nkind = \"get\"\ndistribution = \"{distribution}\"\n",
         desc.name
     );
-    let s: Scenario = toml::from_str(&text).unwrap();
-    s.check().unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let v = s.all_variants()[0].clone();
-    let phases = kvbench_core::policy::run_in_process(&s, &v, desc, tmp.path(), None, None).unwrap();
-    phases.into_iter().find(|p| p.kind == "get").unwrap()
+    support::get_phase(desc, &text)
 }
 
 #[test]

@@ -2,9 +2,9 @@
 //! their latency counts from their intended start (coordinated omission corrected); the closed
 //! loop hides the same stall in a single sample.
 
-use std::collections::BTreeMap;
+mod support;
+
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use kvbench_core::engine::*;
@@ -14,19 +14,13 @@ use kvbench_core::scenario::Scenario;
 /// A map whose 50th get stalls for 30 ms.
 #[derive(Default)]
 struct Stalling {
-    map: Mutex<BTreeMap<Vec<u8>, Vec<u8>>>,
+    map: support::Map,
     gets: AtomicU64,
 }
 
 impl Engine for Stalling {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        let mut m = self.map.lock().unwrap();
-        for w in batch {
-            match w.value {
-                Some(v) => m.insert(w.key.to_vec(), v.to_vec()),
-                None => m.remove(w.key),
-            };
-        }
+        support::write(&self.map, batch);
         Ok(())
     }
 
@@ -56,16 +50,7 @@ impl Reader for StallingReader<'_> {
 static STALLING: EngineDescriptor = EngineDescriptor {
     name: "stalling",
     description: "test engine with one slow get",
-    capabilities: Capabilities {
-        ordered_scan: false,
-        multi_get: false,
-        batch: true,
-        read_only_open: false,
-        secondary_open: false,
-        persistent: false,
-        build_once: false,
-        delete: true,
-    },
+    capabilities: support::MAP_CAPS,
     options: &[],
     version: || "test".into(),
     available: || Ok(()),
@@ -78,12 +63,7 @@ fn get_phase(rate: Option<f64>) -> PhaseResult {
         "engines = [\"stalling\"]\n[dataset]\nrecords = 300\n[[phase]]\nkind = \"load\"\n[[phase]]\nkind = \"get\"\ncount = 300\n{}",
         rate.map(|r| format!("rate = {r}\n")).unwrap_or_default()
     );
-    let s: Scenario = toml::from_str(&text).unwrap();
-    s.check().unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let v = s.all_variants()[0].clone();
-    let phases = kvbench_core::policy::run_in_process(&s, &v, &STALLING, tmp.path(), None, None).unwrap();
-    phases.into_iter().find(|p| p.kind == "get").unwrap()
+    support::get_phase(&STALLING, &text)
 }
 
 fn samples_over(r: &PhaseResult, ns: u64) -> u64 {

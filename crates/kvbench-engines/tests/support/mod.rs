@@ -1,0 +1,44 @@
+//! What the in-test engines of several test files share: a map to write batches into, the
+//! capabilities of such a map, and running a scenario's get phase in this process.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use kvbench_core::engine::{Capabilities, EngineDescriptor, WriteOp};
+use kvbench_core::result::PhaseResult;
+use kvbench_core::scenario::Scenario;
+
+pub type Map = Mutex<BTreeMap<Vec<u8>, Vec<u8>>>;
+
+/// Apply a write batch to `map`: a value puts, none deletes.
+pub fn write(map: &Map, batch: &[WriteOp<'_>]) {
+    let mut m = map.lock().unwrap();
+    for w in batch {
+        match w.value {
+            Some(v) => m.insert(w.key.to_vec(), v.to_vec()),
+            None => m.remove(w.key),
+        };
+    }
+}
+
+/// An in-memory map: batches and deletes, nothing else.
+pub const MAP_CAPS: Capabilities = Capabilities {
+    ordered_scan: false,
+    multi_get: false,
+    batch: true,
+    read_only_open: false,
+    secondary_open: false,
+    persistent: false,
+    build_once: false,
+    delete: true,
+};
+
+/// Run scenario `text` on `desc` in this process and return its get phase.
+pub fn get_phase(desc: &EngineDescriptor, text: &str) -> PhaseResult {
+    let s: Scenario = toml::from_str(text).unwrap();
+    s.check().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let v = s.all_variants()[0].clone();
+    let phases = kvbench_core::policy::run_in_process(&s, &v, desc, tmp.path(), None, None).unwrap();
+    phases.into_iter().find(|p| p.kind == "get").unwrap()
+}
