@@ -158,7 +158,8 @@ func (th *thread) loop() {
 	}
 }
 
-// pace waits, under a rate, until unit j is due, and returns when that is (0 without a rate).
+// pace waits, under a rate, until unit j is due, and returns when that is (0 without a rate;
+// a step of gets asks only under one).
 func (th *thread) pace(j uint64) time.Duration {
 	run := th.run
 	if run.st.Rate == nil {
@@ -222,7 +223,10 @@ func (th *thread) gets() {
 	run := th.run
 	var p pendingRead
 	for k := th.id; k < run.st.Count && !run.stop.Load(); k += run.st.Threads {
-		due := th.pace(k)
+		var due time.Duration
+		if run.st.Rate != nil {
+			due = th.pace(k)
+		}
 		r := th.s.record(k)
 		if r >= run.ds.Total {
 			th.fail(fmt.Errorf("op %d: record %d is outside the dataset's %d records (the job is wrong)", k, r, run.ds.Total))
