@@ -515,10 +515,7 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
     let mut vals: Vec<Vec<Option<f64>>> = vec![Vec::new(); 7];
     let mut conds = Vec::new();
     let mut unit = String::new();
-    // Notes differ per engine (an emulated multi-get, say): each names its engines unless
-    // all of them share it.
-    let mut notes: Vec<(String, Vec<String>)> = Vec::new();
-    let mut busy_harness = Vec::new();
+    let mut notes = Notes::default();
     let blank = |first: String, second: String| {
         let mut row = vec![first, second];
         row.resize(width, String::new());
@@ -526,17 +523,7 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
     };
     for e in &r.engines {
         let measured = phase(e, name).filter(|p| p.status == Status::Ok);
-        let l = measured.and_then(|p| p.latency.clone());
-        let figures = [
-            measured.map(|p| p.ops_per_sec),
-            l.as_ref().map(|l| l.p50_ns as f64),
-            l.as_ref().map(|l| l.p95_ns as f64),
-            l.as_ref().map(|l| l.p99_ns as f64),
-            l.as_ref().map(|l| l.p999_ns as f64),
-            l.as_ref().map(|l| l.max_ns as f64),
-            None,
-        ];
-        for (v, f) in vals.iter_mut().zip(figures) {
+        for (v, f) in vals.iter_mut().zip(figures(measured)) {
             v.push(f);
         }
         conds.push(measured.map(conditions).unwrap_or_default());
@@ -546,34 +533,18 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
             continue;
         };
         unit = p.unit.clone();
-        for n in p.notes.iter().filter(|n| !n.starts_with("reopened")) {
-            match notes.iter_mut().find(|(t, _)| t == n) {
-                Some((_, who)) => who.push(e.label.clone()),
-                None => notes.push((n.clone(), vec![e.label.clone()])),
-            }
-        }
+        notes.add(e, p);
         // A phase with a declared fault keeps its figures: its errors are in the checked cell.
         if let Some(st) = status_cell(p).filter(|_| p.fault.is_none()) {
             let why = p.reason.as_deref().map(first_line).unwrap_or("");
             s.rows.push(blank(e.label.clone(), format!("{st}: {why}")));
             continue;
         }
-        if p.harness_share > HARNESS_WARN {
-            busy_harness.push(format!("{} {:.0}%", e.label, p.harness_share * 100.0));
-        }
         s.rows.push(measured_row(e, p, spreads.get(&(e.label.clone(), name.to_string())), allocs));
         // Mixed phases: one sub-row per operation kind (not ranked).
-        for (op, l) in &p.latency_by_op {
-            for v in vals.iter_mut() {
-                v.push(None);
-            }
+        for row in by_kind_rows(p, width) {
+            vals.iter_mut().for_each(|v| v.push(None));
             conds.push(String::new());
-            let n =
-                kvbench_core::worker::clock::decode_histogram(&l.hdr).map(|h| h.len().to_string()).unwrap_or_default();
-            let mut row = vec![format!("  {op}"), String::new()];
-            row.extend([l.p50_ns, l.p95_ns, l.p99_ns, l.p999_ns, l.max_ns].map(|v| human_ns(v as f64)));
-            row.push(n);
-            row.resize(width, String::new());
             s.rows.push(row);
         }
     }
@@ -581,23 +552,81 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
         s.best[c] = best_of(&vals[c - 1], &conds, higher);
     }
     s.note = phase_note(kind, &unit, spreads.keys().any(|(_, p)| p == name), &conds, &vals[0]);
-    // The runner's own note says the same with its causes; one warning is enough.
-    let runner_said = notes.iter().any(|(n, _)| n.starts_with("the harness took"));
-    if !busy_harness.is_empty() && !runner_said {
-        s.note.push_str(&format!(
-            "; WARNING: the harness took over {:.0}% of the wall time outside the engine's calls ({})",
-            HARNESS_WARN * 100.0,
-            busy_harness.join(", ")
-        ));
+    s.note.push_str(&notes.text(r.engines.len()));
+    s
+}
+
+/// The ranked figures of a measured phase: ops/s, p50, p95, p99, p99.9, max (and a blank).
+fn figures(measured: Option<&PhaseResult>) -> [Option<f64>; 7] {
+    let l = measured.and_then(|p| p.latency.as_ref());
+    [
+        measured.map(|p| p.ops_per_sec),
+        l.map(|l| l.p50_ns as f64),
+        l.map(|l| l.p95_ns as f64),
+        l.map(|l| l.p99_ns as f64),
+        l.map(|l| l.p999_ns as f64),
+        l.map(|l| l.max_ns as f64),
+        None,
+    ]
+}
+
+/// A mixed phase's sub-rows: latency and count of each operation kind.
+fn by_kind_rows(p: &PhaseResult, width: usize) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for (op, l) in &p.latency_by_op {
+        let n = kvbench_core::worker::clock::decode_histogram(&l.hdr).map(|h| h.len().to_string()).unwrap_or_default();
+        let mut row = vec![format!("  {op}"), String::new()];
+        row.extend([l.p50_ns, l.p95_ns, l.p99_ns, l.p999_ns, l.max_ns].map(|v| human_ns(v as f64)));
+        row.push(n);
+        row.resize(width, String::new());
+        rows.push(row);
     }
-    for (n, who) in notes {
-        s.note.push_str(if is_warning(&n) { "; WARNING: " } else { "; " });
-        s.note.push_str(&n);
-        if who.len() < r.engines.len() {
-            s.note.push_str(&format!(" ({})", who.join(", ")));
+    rows
+}
+
+/// The notes of a phase's rows. Notes differ per engine (an emulated multi-get, say): each
+/// names its engines unless all of them share it.
+#[derive(Default)]
+struct Notes {
+    notes: Vec<(String, Vec<String>)>,
+    busy_harness: Vec<String>,
+}
+
+impl Notes {
+    fn add(&mut self, e: &EngineResult, p: &PhaseResult) {
+        for n in p.notes.iter().filter(|n| !n.starts_with("reopened")) {
+            match self.notes.iter_mut().find(|(t, _)| t == n) {
+                Some((_, who)) => who.push(e.label.clone()),
+                None => self.notes.push((n.clone(), vec![e.label.clone()])),
+            }
+        }
+        let measured = status_cell(p).is_none() || p.fault.is_some();
+        if measured && p.harness_share > HARNESS_WARN {
+            self.busy_harness.push(format!("{} {:.0}%", e.label, p.harness_share * 100.0));
         }
     }
-    s
+
+    /// What follows the phase's own note, each part after "; ".
+    fn text(&self, engines: usize) -> String {
+        let mut out = String::new();
+        // The runner's own note says the same with its causes; one warning is enough.
+        let runner_said = self.notes.iter().any(|(n, _)| n.starts_with("the harness took"));
+        if !self.busy_harness.is_empty() && !runner_said {
+            out.push_str(&format!(
+                "; WARNING: the harness took over {:.0}% of the wall time outside the engine's calls ({})",
+                HARNESS_WARN * 100.0,
+                self.busy_harness.join(", ")
+            ));
+        }
+        for (n, who) in &self.notes {
+            out.push_str(if is_warning(n) { "; WARNING: " } else { "; " });
+            out.push_str(n);
+            if who.len() < engines {
+                out.push_str(&format!(" ({})", who.join(", ")));
+            }
+        }
+        out
+    }
 }
 
 /// Notes that say a figure describes the harness or the load generator, not only the store.

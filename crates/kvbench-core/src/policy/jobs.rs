@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::engine::{Capabilities, OpenMode, SyncMode};
 use crate::job::{Dist, Job, OpKind, OpsStep, ScanLen, Step, PROTOCOL_VERSION};
 use crate::scenario::{PhaseDef, Scenario, Variant};
-use crate::spec::{CacheMode, Distribution, OpenPer, PhaseKind};
+use crate::spec::{CacheMode, Distribution, OpenPer, OpsSpec, PhaseKind};
 
 use super::dataset::ResolvedData;
 
@@ -331,34 +331,8 @@ fn ops_step(
     let seeds = super::dataset::phase_seeds(s.seed, i as u64);
     let existing = data.existing_before(i);
     let kpr = spec.keys_per_request.max(1) as u64;
-    let count = match def.kind {
-        PhaseKind::Load => data.dataset.loaded,
-        PhaseKind::MultiGet => spec.count.unwrap_or(existing.div_ceil(kpr)) * kpr,
-        PhaseKind::Scan => spec.count.unwrap_or(1),
-        PhaseKind::Insert => spec.count.unwrap_or(data.dataset.loaded),
-        _ => spec.count.unwrap_or(existing * u64::from(def.passes.unwrap_or(1))),
-    };
-    let scans = def.kind == PhaseKind::Scan;
-    let mut n = if scans { data.positions } else { existing };
-    if spec.distribution == Distribution::Zipfian && !scans {
-        // YCSB's CoreWorkload: the chooser spans the records plus twice the inserts the mix
-        // expects, plus one; a draw above the newest record is drawn again (plan-format.md).
-        let m = &spec.mix;
-        let parts = m.read + m.update + m.insert + m.scan + m.rmw + m.delete;
-        let share = if def.kind == PhaseKind::Mixed && parts > 0.0 { m.insert / parts } else { 0.0 };
-        n = existing + (count as f64 * share * 2.0) as u64 + 1;
-    }
-    let load = s.phases.iter().position(|p| p.kind == PhaseKind::Load);
-    let dist = match (def.kind, spec.distribution) {
-        (PhaseKind::Load, Distribution::Sequential) => Dist::Sequential { n, start: 0 },
-        (PhaseKind::Load, _) => Dist::Shuffle { n },
-        (_, Distribution::LoadOrder) => load_order(s, load, data.dataset.loaded),
-        (_, d) => resolve_dist(d, n, &spec)?,
-    };
-    let perm_seed = match (spec.distribution, load) {
-        (Distribution::LoadOrder, Some(l)) => super::dataset::phase_seeds(s.seed, l as u64).perm,
-        _ => seeds.perm,
-    };
+    let count = step_count(def, &spec, data, existing, kpr);
+    let (dist, perm_seed) = step_dist(s, data, def, &spec, existing, count, seeds.perm)?;
     let (kinds, thresholds) =
         if def.kind == PhaseKind::Mixed { super::dataset::mix_kinds(&spec.mix)? } else { (vec![], vec![]) };
     Ok(OpsStep {
@@ -391,6 +365,53 @@ fn ops_step(
         verify: true,
         stop: def.kind == PhaseKind::Load,
     })
+}
+
+/// How many ops a phase's step makes: every record once (or `passes` times) unless the phase
+/// gives its count; a multi-get's count is whole requests.
+fn step_count(def: &PhaseDef, spec: &OpsSpec, data: &ResolvedData, existing: u64, kpr: u64) -> u64 {
+    match def.kind {
+        PhaseKind::Load => data.dataset.loaded,
+        PhaseKind::MultiGet => spec.count.unwrap_or(existing.div_ceil(kpr)) * kpr,
+        PhaseKind::Scan => spec.count.unwrap_or(1),
+        PhaseKind::Insert => spec.count.unwrap_or(data.dataset.loaded),
+        _ => spec.count.unwrap_or(existing * u64::from(def.passes.unwrap_or(1))),
+    }
+}
+
+/// How a phase's step picks records, and the seed of its permutation (a `load-order` phase
+/// replays the load's).
+fn step_dist(
+    s: &Scenario,
+    data: &ResolvedData,
+    def: &PhaseDef,
+    spec: &OpsSpec,
+    existing: u64,
+    count: u64,
+    perm: u64,
+) -> anyhow::Result<(Dist, u64)> {
+    let scans = def.kind == PhaseKind::Scan;
+    let mut n = if scans { data.positions } else { existing };
+    if spec.distribution == Distribution::Zipfian && !scans {
+        // YCSB's CoreWorkload: the chooser spans the records plus twice the inserts the mix
+        // expects, plus one; a draw above the newest record is drawn again (plan-format.md).
+        let m = &spec.mix;
+        let parts = m.read + m.update + m.insert + m.scan + m.rmw + m.delete;
+        let share = if def.kind == PhaseKind::Mixed && parts > 0.0 { m.insert / parts } else { 0.0 };
+        n = existing + (count as f64 * share * 2.0) as u64 + 1;
+    }
+    let load = s.phases.iter().position(|p| p.kind == PhaseKind::Load);
+    let dist = match (def.kind, spec.distribution) {
+        (PhaseKind::Load, Distribution::Sequential) => Dist::Sequential { n, start: 0 },
+        (PhaseKind::Load, _) => Dist::Shuffle { n },
+        (_, Distribution::LoadOrder) => load_order(s, load, data.dataset.loaded),
+        (_, d) => resolve_dist(d, n, spec)?,
+    };
+    let perm_seed = match (spec.distribution, load) {
+        (Distribution::LoadOrder, Some(l)) => super::dataset::phase_seeds(s.seed, l as u64).perm,
+        _ => perm,
+    };
+    Ok((dist, perm_seed))
 }
 
 /// The open mode of a phase: writes read-write; reads the phase's own `open`, else the row's.

@@ -220,7 +220,7 @@ fn sample(ctx: &Ctx<'_>, t: &mut Tally, kind: OpKind, t0: u64, due: Option<u64>,
         Some(d) => at.saturating_sub(d),
         None => delta(t0, end),
     };
-    t.sample(kind, dt, ops, at / ctx.interval_ns.max(1));
+    t.sample_at(kind, dt, ops, at, ctx.interval_ns);
 }
 
 fn run_unit(
@@ -416,12 +416,10 @@ fn timed_get<'r>(
 /// write through the reader while they are held.
 fn get_units(ctx: &Ctx<'_>, t: &mut Tally, rd: &(dyn Reader + '_), stream: &mut OpStream) {
     let unit_len = stream.unit_len().max(1);
-    let mut ops: Vec<Op> = Vec::new();
     let (mut key, mut next_key) = (Vec::new(), Vec::new());
-    if !stream.next_unit(&mut ops) {
-        return;
-    }
-    let mut cur = pending(ctx, &mut key, &ops[0]);
+    // A get unit is one op: the stream's ops one by one are its units.
+    let Some(first) = stream.next() else { return };
+    let mut cur = pending(ctx, &mut key, &first);
     let mut held = None;
     let mut units = 0u64;
     loop {
@@ -432,7 +430,7 @@ fn get_units(ctx: &Ctx<'_>, t: &mut Tally, rd: &(dyn Reader + '_), stream: &mut 
         if let Some((p, v)) = held.take() {
             verify_get(ctx, t, &p, v);
         }
-        let next = stream.next_unit(&mut ops).then(|| pending(ctx, &mut next_key, &ops[0]));
+        let next = stream.next().map(|o| pending(ctx, &mut next_key, &o));
         let stop = match got {
             Ok(v) => {
                 v.inspect(|v| prefetch(v));

@@ -31,35 +31,20 @@ pub fn run_variant(
     row: &mut EngineResult,
     extra: &mut Vec<EngineResult>,
 ) {
-    let (s, o, data) = (sh.s, sh.o, sh.data);
-    let _ = std::fs::remove_dir_all(dir);
-    if let Err(e) = std::fs::create_dir_all(dir) {
-        return fail(row, format!("creating {}: {e}", dir.display()));
+    let (s, o) = (sh.s, sh.o);
+    if let Err(e) = fresh_dir(dir) {
+        return fail(row, e);
     }
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // The database is the run's own: closed to other users.
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-    }
-    let (mut url, mut token) = (v.url.clone(), None);
     let server = server_of(v, r, options);
-    if let (Some((name, start)), None) = (&server, &url) {
-        match pool.get(name, start.as_ref()) {
-            Ok(access) => {
-                url = Some(access.url);
-                token = access.token;
-                for (k, val) in access.info {
-                    row.settings.insert(format!("server.{k}"), val);
-                }
-            }
-            Err(e) => return fail(row, format!("server did not start: {e}")),
-        }
-    }
+    let (url, token) = match reach(v, &server, pool, row) {
+        Ok(access) => access,
+        Err(e) => return fail(row, e),
+    };
     let (caps, runtime) = facts(r);
     row.runtime = runtime.into();
     let sync = v.sync.unwrap_or(s.sync);
     let facts = RowFacts { variant: v, options: options.values(), caps, runtime, dir, url, token, sync };
-    let mut plan = match jobs::build(s, data, &facts) {
+    let mut plan = match jobs::build(s, sh.data, &facts) {
         Ok(p) => p,
         Err(e) => return fail(row, e),
     };
@@ -86,14 +71,61 @@ pub fn run_variant(
         return on_hosts(sh, h, v, r, dir, &plan, row, extra);
     }
     let log_path = dir.with_extension("log");
-    let mut cmd = command(r, &job_path, row);
-    let bar = bar(o.progress, &row.label);
+    let (outcome, steps) = run_worker(sh, r, &job_path, &plan, &log_path, &mut faults, row);
+    row.phases = kvbench_core::policy::outcome::phases(&plan.phases, &steps);
+    if faults.finish(&mut row.phases, plan.job.interval_ms) {
+        if let Some(name) = &started {
+            pool.discard(name);
+        }
+    }
+    settle(row, v.expect, outcome, &log_path, &job_path);
+}
+
+/// An empty directory for the row's database, closed to other users (the database is the
+/// run's own).
+fn fresh_dir(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    Ok(())
+}
+
+/// The URL and token the row's client uses: the row's own `url`, or those of the server
+/// kvbench starts for it (whose facts go into the row's settings).
+fn reach(
+    v: &Variant,
+    server: &Option<(String, kvbench_engines::ShapedStart)>,
+    pool: &mut ServerPool,
+    row: &mut EngineResult,
+) -> Result<(Option<String>, Option<String>), String> {
+    let (Some((name, start)), None) = (server, &v.url) else { return Ok((v.url.clone(), None)) };
+    let access = pool.get(name, start.as_ref()).map_err(|e| format!("server did not start: {e}"))?;
+    for (k, val) in access.info {
+        row.settings.insert(format!("server.{k}"), val);
+    }
+    Ok((Some(access.url), access.token))
+}
+
+/// Run the row's worker on this host and follow its events until it exits: progress to the
+/// bar, settings into the row, step results (by step index) back to the caller.
+fn run_worker(
+    sh: &Shared<'_>,
+    r: &Resolved,
+    job_path: &Path,
+    plan: &jobs::JobPlan,
+    log_path: &Path,
+    faults: &mut Faults,
+    row: &mut EngineResult,
+) -> (Result<(), String>, BTreeMap<usize, StepResult>) {
+    let mut cmd = command(r, job_path, row);
+    let bar = bar(sh.o.progress, &row.label);
     crate::progress::steps(plan.job.steps.len());
     let names: BTreeMap<usize, String> =
         plan.phases.iter().filter_map(|p| p.main.map(|m| (m, p.name.clone()))).collect();
     let mut steps: BTreeMap<usize, StepResult> = BTreeMap::new();
-    let timeout = Duration::from_secs(s.timeout.max(1));
-    let outcome = follow_worker(&mut cmd, &log_path, timeout, &mut |ev| match ev {
+    let timeout = Duration::from_secs(sh.s.timeout.max(1));
+    let outcome = follow_worker(&mut cmd, log_path, timeout, &mut |ev| match ev {
         Event::Hello { .. } => hello(row, ev),
         Event::Progress { index, done, total } => {
             bar.set_message(names.get(index).cloned().unwrap_or_default());
@@ -112,13 +144,7 @@ pub fn run_variant(
         Event::Done {} => {}
     });
     bar.finish_and_clear();
-    row.phases = kvbench_core::policy::outcome::phases(&plan.phases, &steps);
-    if faults.finish(&mut row.phases, plan.job.interval_ms) {
-        if let Some(name) = &started {
-            pool.discard(name);
-        }
-    }
-    settle(row, v.expect, outcome, &log_path, &job_path);
+    (outcome, steps)
 }
 
 /// The server a row needs, whatever the runtime of its client: one shaped by the row's options

@@ -14,13 +14,12 @@ func TestBadJobsNameTheField(t *testing.T) {
               "value": {"min": 1, "max": 9}, "loaded": 10, "total": 10},
   "steps": [`
 	for body, want := range map[string][]string{
-		`{"step": "ops", "index": 0, "kind": "get", "count": "ten", "dist": {"name": "uniform", "n": 10}}]}`:              {"line 5", "steps.count", "uint64"},
-		`{"step": "ops", "index": 0, "kind": "fetch", "count": 1, "dist": {"name": "uniform", "n": 10}}]}`:                {"steps[0]", "`kind` = \"fetch\"", "get"},
-		`{"step": "ops", "index": 0, "kind": "get", "count": 1, "dist": {"name": "pareto", "n": 10}}]}`:                   {"steps[0]", "dist.name", "zipfian"},
-		`{"step": "ops", "index": 0, "kind": "mixed", "count": 1, "dist": {"name": "uniform", "n": 10}}]}`:                {"steps[0]", "thresholds"},
-		`{"step": "ops", "index": 0, "kind": "get", "count": 1, "threads": 5000, "dist": {"name": "uniform", "n": 10}}]}`: {"`threads` = 5000", "1024"},
-		`{"step": "open", "index": 0, "mode": "read-write"}`:                                                              {"line 5", "ends early"},
-		`{"step": "close", "index": 0}], "interval_ms": 0}`:                                                               {"`interval_ms` = 0", "at least 1"},
+		`{"step": "ops", "index": 0, "kind": "get", "count": "ten", "dist": {"name": "uniform", "n": 10}}]}`: {"line 5", "steps.count", "uint64"},
+		`{"step": "ops", "index": 0, "kind": "fetch", "count": 1, "dist": {"name": "uniform", "n": 10}}]}`:   {"steps[0]", "`kind` = \"fetch\"", "get"},
+		`{"step": "ops", "index": 0, "kind": "get", "count": 1, "dist": {"name": "pareto", "n": 10}}]}`:      {"steps[0]", "dist.name", "zipfian"},
+		`{"step": "open", "index": 0, "mode": "read-write"}`:                                                 {"line 5", "ends early"},
+		`{"step": "open", "index": 0, "mode": "read-mostly"}]}`:                                              {"steps[0]", "`mode` = \"read-mostly\"", "read-only"},
+		`{"step": "close", "index": 0}], "protocol": 2}`:                                                     {"`protocol` = 2", "speaks 3"},
 	} {
 		path := filepath.Join(t.TempDir(), "job.json")
 		if err := os.WriteFile(path, []byte(head+"\n  "+body), 0o644); err != nil {
