@@ -3,13 +3,17 @@ package engines
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	bolt "go.etcd.io/bbolt"
 
+	"github.com/kvbench/kvbench/drivers/go/internal/plan"
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
 
@@ -241,5 +245,53 @@ func TestSharedJobAgreesWithRust(t *testing.T) {
 	}
 	if os.Getenv("UPDATE_VECTORS") != "" {
 		_ = os.WriteFile(filepath.Join(dir, "events-go.jsonl"), out.Bytes(), 0o644)
+	}
+}
+
+// A get step on go-bbolt allocates what bbolt's own Get allocates for the same keys and
+// nothing more per op: the extra reads of a longer step (the same stream, twice the count)
+// cost as many allocations as calling Get on those keys directly, give or take the few that
+// a step's start and end vary by (one allocation per op of the harness would be thousands).
+func TestGetStepOnBboltAllocatesOnlyWhatBboltDoes(t *testing.T) {
+	const short, long = 3000, 6000
+	getStep := func(index, count int) map[string]any {
+		return map[string]any{"step": "ops", "index": index, "name": fmt.Sprint("get", count), "kind": "get", "count": count,
+			"dist": map[string]any{"name": "uniform", "n": 2000}, "rec_seed": 7}
+	}
+	job, steps := runJobFile(t, "every-step.json", "go-bbolt", map[string]any{}, func(raw map[string]any) {
+		all := raw["steps"].([]any)
+		raw["steps"] = []any{all[0], all[1], all[2], getStep(3, short), getStep(4, long)}
+		raw["progress_ms"], raw["interval_ms"] = 3_600_000, 3_600_000
+	})
+	for _, i := range []int{3, 4} {
+		if r := steps[i]; r.Error != nil || r.Mismatches != 0 || r.Missing != 0 || r.Ops != uint64(job.Steps[i].Count) {
+			t.Fatalf("step %d: %+v", i, r)
+		}
+	}
+	worker := float64(steps[4].Runtime["mallocs"] - steps[3].Runtime["mallocs"])
+	db, err := bolt.Open(filepath.Join(job.Dir, "data.bolt"), 0o644, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ds := &plan.Dataset{KeyKind: "decimal", Width: 16}
+	var own float64
+	err = db.View(func(tx *bolt.Tx) error {
+		b, key := tx.Bucket(bboltBucket), make([]byte, 0, 64)
+		own = testing.AllocsPerRun(1, func() {
+			for k := uint64(short); k < long; k++ {
+				key = ds.Key(key[:0], plan.Below(plan.Rnd(7, k), 2000))
+				if b.Get(key) == nil {
+					t.Errorf("key %s missing", key)
+				}
+			}
+		})
+		return nil
+	})
+	if err != nil || own < long-short {
+		t.Fatalf("bbolt's own gets: %v allocations, %v", own, err)
+	}
+	if math.Abs(worker-own) > 16 {
+		t.Errorf("the %d extra gets of the step allocated %v times, bbolt's Get on the same keys %v", long-short, worker, own)
 	}
 }

@@ -114,6 +114,7 @@ type Dataset struct {
 	Loaded, Total, PoolSeed, ValueSeed uint64
 	File                               *File
 	pool                               []byte
+	stored, jsonDocs                   bool // the generator, decided in Init (not compared per value)
 }
 
 // Init builds the pool; call once before Key or Value.
@@ -123,6 +124,7 @@ func (d *Dataset) Init() {
 		longest = max(longest, d.File.maxValue)
 	}
 	d.pool = Pool(d.PoolSeed, longest)
+	d.stored, d.jsonDocs = d.Generator == "stored", d.Generator == "json-docs"
 }
 
 // MaxLen is the longest value before a generator's framing (json-docs adds its own).
@@ -156,9 +158,9 @@ func (d *Dataset) Value(dst []byte, r, v uint64) []byte {
 	h := Mix64(Rnd(d.ValueSeed, r) ^ v*G)
 	min, max := d.Min, d.Max
 	switch {
-	case d.Generator == "stored" && v == 0:
+	case d.stored && v == 0:
 		return d.File.Value(r)
-	case d.Generator == "stored":
+	case d.stored:
 		min = uint64(len(d.File.Value(r)))
 		max = min
 	case d.Random:
@@ -172,7 +174,7 @@ func (d *Dataset) Value(dst []byte, r, v uint64) []byte {
 	n := min + Below(h, max-min+1)
 	o := Below(Mix64(h), PoolSize)
 	text := d.pool[o : o+n]
-	if d.Generator != "json-docs" {
+	if !d.jsonDocs {
 		return text
 	}
 	dst = append(append(dst[:0], `{"text": "`...), text...)

@@ -144,28 +144,33 @@ func (run *opsRun) interval() time.Duration {
 // lets its snapshot go: a writer on another thread may wait for it.
 func (th *thread) loop() {
 	defer th.refresh()
-	var p pendingRead // a step of gets: the last get, not checked yet (on the stack: no write barriers)
-	defer th.checkRead(&p)
 	run, u, n := th.run, th.run.unit, th.run.st.Threads
-	gets := run.st.Kind == "get" && !run.st.OpenPerOp
+	if run.st.Kind == "get" && !run.st.OpenPerOp {
+		th.gets()
+		return
+	}
 	for j := th.id; j*u < run.st.Count && !run.stop.Load(); j += n {
-		var due time.Duration
-		if run.st.Rate != nil {
-			due = time.Duration(float64(j) * 1e9 / *run.st.Rate)
-			if run.writes {
-				th.refresh() // a writer on another thread must not wait for this one's sleep
-			}
-			th.wait(due)
-		}
-		if gets {
-			p = th.get(j, due, p)
-		} else {
-			th.unit(j*u, min(j*u+u, run.st.Count), due)
-		}
+		due := th.pace(j)
+		th.unit(j*u, min(j*u+u, run.st.Count), due)
 		if th.errors >= MaxErrors {
 			return
 		}
 	}
+}
+
+// pace waits, under a rate, until unit j is due, and returns when that is (0 without a rate;
+// a step of gets asks only under one).
+func (th *thread) pace(j uint64) time.Duration {
+	run := th.run
+	if run.st.Rate == nil {
+		return 0
+	}
+	due := time.Duration(float64(j) * 1e9 / *run.st.Rate)
+	if run.writes {
+		th.refresh() // a writer on another thread must not wait for this one's sleep
+	}
+	th.wait(due)
+	return due
 }
 
 // wait sleeps until due; it spins only for the last 50 µs.
@@ -208,44 +213,69 @@ func (th *thread) unit(k0, k1 uint64, due time.Duration) {
 	}
 }
 
-// get is unit for op k of a step of gets (no writes), in fewer steps: derive the record and
-// its key, the state and the expected value (asked from memory before the call), time the
-// call, check the previous get p and return this one's check, pending (pendingRead). It
-// stores no pointer into the heap (each such store costs a write barrier while the engine's
-// garbage is being collected).
-func (th *thread) get(k uint64, due time.Duration, p pendingRead) pendingRead {
+// gets runs this thread's ops of a step of gets (no writes), each as unit would in fewer
+// steps: derive the record and its key, the state and the expected value (asked from memory
+// before the call), time the call, then check the previous get, whose check was left pending
+// (pendingRead). The pending read is a local of this loop, not a field of the thread nor a
+// value passed in and out of a call per op: storing its slices needs no write barrier while
+// the engine's garbage is collected, and nothing is copied per op.
+func (th *thread) gets() {
 	run := th.run
-	r := th.s.record(k)
-	if r >= run.ds.Total {
-		th.fail(fmt.Errorf("op %d: record %d is outside the dataset's %d records (the job is wrong)", k, r, run.ds.Total))
-		run.stop.Store(true)
-		return p
+	var p pendingRead
+	for k := th.id; k < run.st.Count && !run.stop.Load(); k += run.st.Threads {
+		var due time.Duration
+		if run.st.Rate != nil {
+			due = th.pace(k)
+		}
+		r := th.s.record(k)
+		if r >= run.ds.Total {
+			th.fail(fmt.Errorf("op %d: record %d is outside the dataset's %d records (the job is wrong)", k, r, run.ds.Total))
+			run.stop.Store(true)
+			break
+		}
+		c, key := run.ds.Canon(r), th.key(r)
+		s1 := run.state.load(c)
+		exp := th.expected(c, s1, !p.alt)
+		if !th.snap {
+			th.checkRead(&p)
+		}
+		t0 := th.now()
+		val, found, err := th.rd.Get(key)
+		t1 := th.now()
+		warm(val)
+		th.sample(t0, t1, due, 1, err)
+		th.checkRead(&p)
+		p = pendingRead{c: c, s1: s1, exp: exp, val: val, found: found, alt: !p.alt, set: err == nil && run.verify}
+		if th.errors >= MaxErrors {
+			break
+		}
 	}
-	c := run.ds.Canon(r)
-	key := run.ds.Key(th.keys[0][:0], r)
+	th.checkRead(&p)
+}
+
+// key derives key(r) into the thread's first key buffer.
+func (th *thread) key(r uint64) []byte {
+	key := th.run.ds.Key(th.keys[0][:0], r)
 	if cap(key) > cap(th.keys[0]) {
 		th.keys[0] = key // a longer key than any before: keep its buffer
 	}
-	s1 := run.state.load(c)
-	buf := th.spare // the buffer the pending read's expected value does not use
-	if p.alt {
-		buf = th.scratch
+	return key
+}
+
+// expected is the value record c holds in state s1 when the get is verified (nil otherwise),
+// derived into the spare buffer or the scratch one (the pending read's expected value is in
+// the other) and asked from memory.
+func (th *thread) expected(c uint64, s1 uint32, spare bool) []byte {
+	if s1&(lockBit|1) != 1 || !th.run.verify {
+		return nil
 	}
-	var exp []byte
-	if s1&(lockBit|1) == 1 && run.verify {
-		exp = run.ds.Value(buf[:0], c, writesOf(s1)-1)
-		warm(exp)
+	buf := th.scratch
+	if spare {
+		buf = th.spare
 	}
-	if !th.snap {
-		th.checkRead(&p)
-	}
-	t0 := th.now()
-	val, found, err := th.rd.Get(key)
-	t1 := th.now()
-	warm(val)
-	th.sample(t0, t1, due, 1, err)
-	th.checkRead(&p)
-	return pendingRead{c: c, s1: s1, exp: exp, val: val, found: found, alt: !p.alt, set: err == nil && run.verify}
+	exp := th.run.ds.Value(buf[:0], c, writesOf(s1)-1)
+	warm(exp)
+	return exp
 }
 
 // pendingRead is a get whose check waits until the next op's key and expected value are

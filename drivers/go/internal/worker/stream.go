@@ -2,6 +2,7 @@ package worker
 
 import (
 	"math"
+	"slices"
 
 	"github.com/kvbench/kvbench/drivers/go/internal/plan"
 )
@@ -11,6 +12,7 @@ import (
 // `insert` records and `latest` are the same on every thread and in every runtime.
 type stream struct {
 	st      *Step
+	dist    dist    // st.Dist.Name, decided once (not a string compared per op)
 	next    uint64  // ops before next have been counted
 	inserts uint64  // inserts among ops 0..next
 	zitems  uint64  // items zetan is summed over (latest)
@@ -20,12 +22,25 @@ type stream struct {
 }
 
 func newStream(st *Step) *stream {
-	s := &stream{st: st, zitems: st.Dist.Count, zetan: st.Dist.Zetan, eta: st.Dist.Eta}
+	s := &stream{st: st, dist: dist(slices.Index(distNames, st.Dist.Name)), zitems: st.Dist.Count, zetan: st.Dist.Zetan, eta: st.Dist.Eta}
 	if st.Dist.Name == "zipfian" || st.Dist.Name == "latest" {
 		s.oneHalf = 1 + plan.Pow(0.5, st.Dist.Theta)
 	}
 	return s
 }
+
+// dist is a distribution's place in distNames.
+type dist int
+
+const (
+	distSequential dist = iota
+	distShuffle
+	distLoadOrder
+	distUniform
+	distHot
+	distZipfian
+	distLatest
+)
 
 // kind of op k.
 func (s *stream) kind(k uint64) string {
@@ -61,30 +76,34 @@ func (s *stream) op(k uint64) (string, uint64) {
 
 func (s *stream) record(k uint64) uint64 {
 	d := &s.st.Dist
-	x := plan.Rnd(s.st.RecSeed, k)
-	last := s.st.Last + s.inserts
-	switch d.Name {
-	case "sequential":
+	switch s.dist {
+	case distUniform:
+		return plan.Below(plan.Rnd(s.st.RecSeed, k), d.N)
+	case distSequential:
 		return (d.Start + k) % d.N
-	case "shuffle":
+	case distShuffle:
 		return plan.Perm(d.N, plan.Rnd(s.st.PermSeed, k/d.N), k%d.N)
-	case "load-order": // pass 0 of shuffle, every pass: reads replay the load's order
+	case distLoadOrder: // pass 0 of shuffle, every pass: reads replay the load's order
 		return plan.Perm(d.N, plan.Rnd(s.st.PermSeed, 0), k%d.N)
-	case "uniform":
-		return plan.Below(x, d.N)
-	case "hot":
+	case distHot:
 		return d.Record
-	case "zipfian":
-		// YCSB's nextKeynum draws again while the record is not written yet.
-		for i := uint64(0); ; i++ {
-			z := plan.Zipf(plan.Unit(x), d.Items, d.Zetan, d.Eta, s.oneHalf, d.Alpha)
-			if r := uint64(plan.YcsbHash(z)) % d.N; r <= last {
-				return r
-			}
-			x = plan.Rnd(plan.Rnd(s.st.RecSeed, k), i)
-		}
+	case distZipfian:
+		return s.zipfian(k)
 	}
-	return s.latest(x, last)
+	return s.latest(plan.Rnd(s.st.RecSeed, k), s.st.Last+s.inserts)
+}
+
+// zipfian draws as YCSB's nextKeynum does: again while the record is not written yet.
+func (s *stream) zipfian(k uint64) uint64 {
+	d := &s.st.Dist
+	x, last := plan.Rnd(s.st.RecSeed, k), s.st.Last+s.inserts
+	for i := uint64(0); ; i++ {
+		z := plan.Zipf(plan.Unit(x), d.Items, d.Zetan, d.Eta, s.oneHalf, d.Alpha)
+		if r := uint64(plan.YcsbHash(z)) % d.N; r <= last {
+			return r
+		}
+		x = plan.Rnd(plan.Rnd(s.st.RecSeed, k), i)
+	}
 }
 
 // latest is YCSB's SkewedLatestGenerator: zeta grows term by term with the newest record, and
