@@ -9,7 +9,8 @@ from kvbench_driver import hist
 def test_bulk_counts_match_record_value():
     rng = np.random.default_rng(7)
     ns = np.concatenate([rng.integers(0, 5000, 2000), rng.integers(0, 10 ** 13, 2000),
-                         np.array([0, 1, 2047, 2048, 4095, 4096, hist.MAX_NS, hist.MAX_NS + 1])])
+                         np.array([0, 1, 2047, 2048, 4095, 4096, hist.MAX_NS, hist.MAX_NS + 1]),
+                         [(1 << k) + d for k in range(12, 42) for d in (-1, 0, 1)]])  # each bucket's edges
     counts = hist.new()
     hist.add(counts, hist.index(ns))
     ref = HdrHistogram(1, hist.MAX_NS, 3)

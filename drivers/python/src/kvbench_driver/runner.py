@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import struct
 import threading
 import time
 from array import array
@@ -74,6 +75,12 @@ def timed(fn, args, out: list, ends: list, lat: list, i: int):
         out[i], ends[i], lat[i] = e, t1, t1 - t0
         return i + 1, e
     return i, None
+
+
+def int64s(xs: list, n: int) -> np.ndarray:
+    """The first n ints of xs as an array: struct packs them in one C loop, about 2.5 times
+    faster than np.fromiter (numpy converts each item on its own)."""
+    return np.frombuffer(struct.pack(f"{n}q", *(xs if n == len(xs) else xs[:n])), np.int64)
 
 
 def slots(ends: list, n: int, origin: int, every: int):
@@ -325,15 +332,15 @@ class Ops:
             n, e = timed(fn, args, out, ends, lat, n)
         if writer is not None:
             writer.close()  # a unit stopped by an error still publishes its records' states
-        busy = np.fromiter(lat, np.int64, n)
-        late = busy if dues is None else np.fromiter(ends, np.int64, n) - dues[:n]
+        busy = int64s(lat, n)
+        late = busy if dues is None else int64s(ends, n) - dues[:n]
         tally.record(self.kinds, ch.ki[ch.us[:n]], busy, late, slots(ends, n, self.origin, self.every),
                      np.diff(ch.us[: n + 1]))
         if self.s["verify"] and reads:
             qs, s1, s2, found = zip(*reads)
             self.check_reads(ch.cs[list(qs)], np.array(s1, np.uint32), np.array(s2, np.uint32), list(found), tally)
         elif writer is None:
-            self.check(ch, out[:n], tally)
+            self.check(ch, out if n == len(out) else out[:n], tally)  # a slice would touch every value
 
     def calls(self, ch: Chunk, reader):
         """The function and the arguments of a chunk of a step that does not write."""
