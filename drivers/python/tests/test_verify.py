@@ -16,7 +16,7 @@ def test_differ_finds_each_wrong_value_of_fixed_size():
     n = 2 * BLOCK + 7
     r, v = np.arange(n, dtype=np.uint64), np.arange(n, dtype=np.uint64) % 3
     found = ds.values(r, v)
-    assert ds.window is not None and ds.differ(r, v, found) == []
+    assert ds.items is not None and ds.differ(r, v, found) == []
     wrong = [0, BLOCK - 1, BLOCK + 5, n - 1]
     for q in wrong:
         found[q] = found[q][:-1] + (b"#" if found[q][-1:] != b"#" else b"$")  # same length, one byte changed
