@@ -197,9 +197,12 @@ class Chunk:
 
     def __init__(self, ops: Ops, js: np.ndarray, u0: int, u1: int, carry: int):
         s, size, n = ops.s, ops.size, ops.s["count"]
-        ks = (js.astype(np.uint64)[:, None] * u64(size) + np.arange(size, dtype=np.uint64)).ravel()
-        self.js, self.ks = js, ks[ks < u64(n)]
-        self.us = np.append(np.arange(len(js)) * size, len(self.ks))
+        if size == 1:  # a unit is one operation, and every unit is below the step's count
+            self.js, self.ks, self.us = js, js.astype(np.uint64), np.arange(len(js) + 1)
+        else:
+            ks = (js.astype(np.uint64)[:, None] * u64(size) + np.arange(size, dtype=np.uint64)).ravel()
+            self.js, self.ks = js, ks[ks < u64(n)]
+            self.us = np.append(np.arange(len(js)) * size, len(self.ks))
         self.ki = ops.stream.kind_index(self.ks)
         ib, self.carry = np.zeros(len(self.ks), np.uint64), carry
         if ops.insert_kind is not None:  # an insert's record counts the inserts of every thread before it
