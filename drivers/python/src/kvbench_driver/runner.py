@@ -302,8 +302,12 @@ class Ops:
         try:
             if any(k not in ("load", "update", "insert", "delete") for k in self.kinds) and not self.s["open_per_op"]:
                 reader = self.w.engine.reader()
+            units = max(1, CHUNK // self.size)
+            # Kept from chunk to chunk: each call's result replaces (and frees) the one the
+            # previous chunk left in its slot, so the new value reuses memory just freed.
+            lists = [None] * units, [0] * units, [0] * units
             for ch in self.chunks(t):
-                self.chunk(ch, tally, reader)
+                self.chunk(ch, tally, reader, lists)
                 self.done[t] += len(ch.ks)
                 if self.stop:
                     break
@@ -328,10 +332,11 @@ class Ops:
             carry = ch.carry
             yield ch
 
-    def chunk(self, ch: Chunk, tally: Tally, reader) -> None:
-        """Run and time a chunk's units, then count and check them."""
+    def chunk(self, ch: Chunk, tally: Tally, reader, lists: tuple) -> None:
+        """Run and time a chunk's units, then count and check them; `lists` receive each
+        call's result, end time and duration (they may be longer than the chunk)."""
         n, reads = len(ch.js), []
-        out, ends, lat = [None] * n, [0] * n, [0] * n
+        out, ends, lat = lists
         writer = self.writing(ch, reader, out, reads, tally) if self.writes else None
         fn, args = (call, writer) if writer is not None else self.calls(ch, reader)
         args, dues = iter(args), None
