@@ -31,8 +31,16 @@ def add(counts: np.ndarray, idx: np.ndarray) -> None:
 
 
 def encode(counts: np.ndarray) -> str:
+    """The V2 encoding of `counts`. The counts are copied into the histogram's own array at
+    once, with the totals record_value would have kept (the encoding reads the counts up to
+    the maximum's index): recording each non-zero count cost ~1.4 µs a bucket, several
+    milliseconds a histogram, which the step's CPU time included."""
     h = HdrHistogram(1, MAX_NS, 3)
-    for i in np.flatnonzero(counts).tolist():
-        h.record_value(h.get_value_from_index(i), int(counts[i]))
+    nz = np.flatnonzero(counts)
+    if len(nz):
+        np.ctypeslib.as_array(h.counts)[:] = counts
+        h.total_count = int(counts.sum())
+        h.min_value = h.get_value_from_index(int(nz[0]))
+        h.max_value = h.get_value_from_index(int(nz[-1]))
     e = h.encode()
     return e.decode("ascii") if isinstance(e, bytes) else e
