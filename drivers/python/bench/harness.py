@@ -69,6 +69,22 @@ def minimal(db: str, records: int, gets: int) -> tuple[float, float]:
     return gets / (wall / 1e9), cpu / gets
 
 
+def base(db: str, records: int) -> dict:
+    return {"protocol": 3, "engine": "py-lmdb", "label": "py-lmdb", "dir": db, "sync": "none",
+            "dataset": dataset(records)}
+
+
+def load(tmp: str, records: int) -> str:
+    """A new py-lmdb database of `records` records in tmp, loaded by the worker; its directory."""
+    db = os.path.join(tmp, "db")
+    os.mkdir(db)
+    step = {"step": "ops", "index": 1, "name": "load", "kind": "load", "count": records, "batch": 1000,
+            "dist": {"name": "sequential", "n": records}, "rec_seed": 0}
+    worker(dict(base(db, records), steps=[{"step": "open", "index": 0, "mode": "read-write"}, step,
+                                          {"step": "close", "index": 2}]), os.path.join(tmp, "load.json"))
+    return db
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=1_000_000)
@@ -76,19 +92,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=7)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="kvbench-pybench-") as tmp:
-        db = os.path.join(tmp, "db")
-        os.mkdir(db)
-        base = {"protocol": 3, "engine": "py-lmdb", "label": "py-lmdb", "dir": db, "sync": "none",
-                "dataset": dataset(a.records)}
-        load = {"step": "ops", "index": 1, "name": "load", "kind": "load", "count": a.records, "batch": 1000,
-                "dist": {"name": "sequential", "n": a.records}, "rec_seed": 0}
-        worker(dict(base, steps=[{"step": "open", "index": 0, "mode": "read-write"}, load,
-                                 {"step": "close", "index": 2}]), os.path.join(tmp, "load.json"))
+        db = load(tmp, a.records)
         steps = [{"step": "open", "index": 0, "mode": "read-only"}, get_step(a.records, a.gets),
                  {"step": "close", "index": 2}]
         ours, bare, ours_cpu, bare_cpu = [], [], [], []
         for _ in range(a.repeat):
-            r = next(e for e in worker(dict(base, steps=steps), os.path.join(tmp, "get.json"))
+            r = next(e for e in worker(dict(base(db, a.records), steps=steps), os.path.join(tmp, "get.json"))
                      if e.get("index") == 1 and e["event"] == "step")
             assert r["mismatches"] == 0 and r["missing"] == 0 and r["errors"] == 0, r
             ours.append(r["ops"] / (r["wall_ns"] / 1e9))

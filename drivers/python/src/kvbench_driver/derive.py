@@ -6,6 +6,7 @@ numpy's uint64 arithmetic on arrays wraps, as the spec requires."""
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -15,6 +16,7 @@ M32 = U64(0xFFFFFFFF)
 POOL_BITS = 20
 POOL = 1 << POOL_BITS
 BLOCK = 1024
+SEP = b"\n"  # not in PRINTABLE: Dataset.differ joins values with it
 PRINTABLE = np.frombuffer(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&'()*+,-./:;<=>?@[]^_`{|}~ ", np.uint8)
 
@@ -41,6 +43,8 @@ def rnd(seed, i) -> np.ndarray:
 def below(x: np.ndarray, n) -> np.ndarray:
     """High 64 bits of the 128-bit product x * n, from 32-bit halves."""
     n = u64(n)
+    if len(n) == 1 and n[0] >> U64(32) == 0:  # (x_hi * n + (x_lo * n >> 32)) >> 32 cannot overflow
+        return ((x >> U64(32)) * n + (((x & M32) * n) >> U64(32))) >> U64(32)
     xl, xh, nl, nh = x & M32, x >> U64(32), n & M32, n >> U64(32)
     lohi = xl * nh
     hilo = xh * nl
@@ -93,6 +97,14 @@ def perm(n: int, key: np.ndarray, i: np.ndarray) -> np.ndarray:
     return x
 
 
+def joined(values: list) -> bytes | None:
+    """The values joined with SEP, or None when one is not bytes (absent, or an error)."""
+    try:
+        return SEP.join(values)
+    except TypeError:
+        return None
+
+
 class Dataset:
     """Keys and values of the job's dataset; `stored` data comes from the plan file."""
 
@@ -109,8 +121,11 @@ class Dataset:
         words = rnd(ds["pool_seed"], np.arange((POOL + top + 7) // 8, dtype=U64))
         self.pool = PRINTABLE[words.view(np.uint8) % 93][:POOL + top].tobytes()
         fixed = self.min == self.max and not (self.random or self.json or self.stored)
-        self.window = np.lib.stride_tricks.sliding_window_view(np.frombuffer(self.pool, np.uint8), self.min) \
-            if fixed and self.min else None
+        self.local = threading.local()  # each thread's buffer of expected values (differ)
+        # Every `min` bytes of the pool as one numpy item, item o starting at byte o (items
+        # overlap): gathering items copies each value whole, several times faster than rows of a
+        # sliding window view of single bytes.
+        self.items = np.ndarray((POOL,), f"V{self.min}", self.pool, strides=(1,)) if fixed and self.min else None
 
     def keys(self, r: np.ndarray) -> list[bytes]:
         r = u64(r)
@@ -152,19 +167,40 @@ class Dataset:
             return [b'{"text": "%s", "created_at": %d}' % (s, 1700000000 + x) for s, x in zip(out, r.tolist())]
         return out
 
+    def offsets(self, r: np.ndarray, v: np.ndarray) -> np.ndarray | None:
+        """Where value(r[i], v[i]) starts in the pool, when every value is `min` bytes of it."""
+        if self.items is None:
+            return None
+        return in_pool(mix64(mix64(rnd(self.ds["value_seed"], r) ^ (u64(v) * G)))).astype(np.intp)
+
+    def same(self, o: np.ndarray, found: list) -> bool:
+        """Whether each found[i] is the `min` bytes of the pool at o[i] (at most BLOCK of them).
+        The found values joined with a byte the pool never holds (SEP) are compared with the
+        expected values laid out the same way: when equal, the join holds as many SEP as
+        separators, so no found value holds one, and splitting both at SEP gives the two lists.
+        An absent value or an error does not join. The expected values go to this thread's
+        buffer, kept from block to block, so that malloc does not hand it back to the kernel."""
+        w, n = self.min + 1, len(found)
+        if getattr(self.local, "buf", None) is None:
+            self.local.buf = bytearray(SEP * (BLOCK * w))
+            self.local.rows = np.ndarray((BLOCK,), self.items.dtype, self.local.buf, offset=1, strides=(w,))
+        got = joined(found)
+        if got is None or len(got) != n * w - 1:
+            return False
+        self.local.rows[:n] = self.items[o]
+        return self.local.buf.startswith(got, 1)
+
     def differ(self, r: np.ndarray, v: np.ndarray, found: list) -> list[int]:
         """Indices i where found[i] is not value(r[i], v[i]). Values of one length from the pool
-        are compared BLOCK at a time: the block's expected values made in one numpy call, then
-        one list comparison; its buffers stay small enough that malloc keeps reusing them
-        (larger ones it hands back to the kernel and page-faults in again at the next chunk)."""
-        if self.window is None:
+        are compared BLOCK at a time (`same`), and one by one only in a block that differs."""
+        o = self.offsets(r, v)
+        if o is None:
             return [i for i, (f, e) in enumerate(zip(found, self.values(r, v))) if f != e]
-        o = in_pool(mix64(mix64(rnd(self.ds["value_seed"], r) ^ (u64(v) * G)))).astype(np.intp)
         bad = []
         for a in range(0, len(found), BLOCK):
             got = found[a:a + BLOCK]
-            want = self.window[o[a:a + BLOCK]].view(f"V{self.min}").ravel().tolist()
-            if got != want:
+            if not self.same(o[a:a + BLOCK], got):
+                want = self.items[o[a:a + BLOCK]].tolist()
                 bad += [a + i for i, (f, e) in enumerate(zip(got, want)) if f != e]
         return bad
 
