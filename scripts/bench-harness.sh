@@ -8,7 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 records=${1:-1000000}
 rounds=${2:-3}
-cargo build -q --release -p kvbench -p kvbench-engines --example lmdb_minimal
+# Two builds: with --example, cargo builds only the example, not kvbench itself.
+cargo build -q --release -p kvbench
+cargo build -q --release -p kvbench-engines --example lmdb_minimal
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
