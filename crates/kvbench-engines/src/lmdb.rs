@@ -369,17 +369,8 @@ impl Reader for LmdbReader<'_> {
 
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
-        let mut k = MDB_val::of(key);
-        let mut d = MDB_val::empty();
-        // SAFETY: a live read txn; on success `d` points into the map, valid until the txn ends,
-        // and we copy it out before returning.
-        let rc = unsafe { mdb_get(self.txn.ptr, self.db.dbi, &mut k, &mut d) };
-        if rc == MDB_NOTFOUND {
-            return Ok(false);
-        }
-        check(rc, "mdb_get")?;
-        // SAFETY: see above.
-        out.extend_from_slice(unsafe { slice(&d) });
+        let Some(v) = self.get_shared(key)? else { return Ok(false) };
+        out.extend_from_slice(v);
         Ok(true)
     }
 

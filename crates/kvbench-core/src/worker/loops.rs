@@ -39,10 +39,15 @@ struct Bufs {
 }
 
 impl Bufs {
-    /// The key of `record` into the first key buffer (single-key units).
-    fn one_key(&mut self, data: &Data, record: u64) {
+    /// The first key buffer (single-key units).
+    fn first_key(&mut self) -> &mut Vec<u8> {
         self.keys.resize_with(1.max(self.keys.len()), Vec::new);
-        data.key(record, &mut self.keys[0]);
+        &mut self.keys[0]
+    }
+
+    /// The key of `record` into the first key buffer.
+    fn one_key(&mut self, data: &Data, record: u64) {
+        data.key(record, self.first_key());
     }
 }
 
@@ -220,7 +225,7 @@ fn sample(ctx: &Ctx<'_>, t: &mut Tally, kind: OpKind, t0: u64, due: Option<u64>,
         Some(d) => at.saturating_sub(d),
         None => delta(t0, end),
     };
-    t.sample_at(kind, dt, ops, at, ctx.interval_ns);
+    t.sample(kind, dt, ops, at, ctx.interval_ns);
 }
 
 fn run_unit(
@@ -266,7 +271,7 @@ fn run_unit(
     };
     match r {
         Ok(()) => false,
-        Err(e) => t.error_at(e, delta(ctx.start, stamp()) / ctx.interval_ns.max(1)),
+        Err(e) => t.error_at(e, delta(ctx.start, stamp()), ctx.interval_ns),
     }
 }
 
@@ -437,7 +442,7 @@ fn get_units(ctx: &Ctx<'_>, t: &mut Tally, rd: &(dyn Reader + '_), stream: &mut 
                 held = Some((cur, v));
                 false
             }
-            Err(e) => t.error_at(e, delta(ctx.start, stamp()) / ctx.interval_ns.max(1)),
+            Err(e) => t.error_at(e, delta(ctx.start, stamp()), ctx.interval_ns),
         };
         units += 1;
         if units.is_multiple_of(64) {
@@ -465,8 +470,7 @@ fn get_unit(
     due: Option<u64>,
     fresh: bool,
 ) -> crate::engine::Result<()> {
-    b.keys.resize_with(1.max(b.keys.len()), Vec::new);
-    let p = pending(ctx, &mut b.keys[0], o);
+    let p = pending(ctx, b.first_key(), o);
     let found = timed_get(ctx, t, rd, &b.keys[0], &mut b.found, due, fresh)?;
     verify_get(ctx, t, &p, found);
     Ok(())

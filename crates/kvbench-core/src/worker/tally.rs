@@ -57,8 +57,6 @@ pub struct Tally {
     /// Where the running interval ends (ns after the start): a sample before it needs no
     /// division to find its interval.
     interval_end: u64,
-    /// Index in `hists` of the kind sampled last.
-    last: usize,
     ops_mark: u64,
     errors_mark: u64,
 }
@@ -80,26 +78,25 @@ impl Tally {
             intervals: Vec::new(),
             interval: 0,
             interval_end: 0,
-            last: 0,
             ops_mark: 0,
             errors_mark: 0,
         }
     }
 
-    /// One timed unit of `kind` that took `dt` ns and touched `ops` records, ending in
-    /// interval `at`.
+    /// One timed unit of `kind` that took `dt` ns and touched `ops` records, ending `at_ns`
+    /// after the start, in intervals of `interval_ns`.
     #[inline]
-    pub fn sample(&mut self, kind: OpKind, dt: u64, ops: u64, at: u64) {
-        if at != self.interval {
-            self.close_interval(at);
-        }
-        self.record(kind, dt, ops);
+    pub fn sample(&mut self, kind: OpKind, dt: u64, ops: u64, at_ns: u64, interval_ns: u64) {
+        self.enter(at_ns, interval_ns);
+        self.busy_ns += dt;
+        self.ops += ops;
+        self.requests += 1;
+        self.hist(kind).total.saturating_record(dt.max(1));
     }
 
-    /// As [`Tally::sample`], the unit ending `at_ns` after the start, in intervals of
-    /// `interval_ns`.
+    /// Move to the interval `at_ns` falls in, closing the running one if it ended.
     #[inline]
-    pub fn sample_at(&mut self, kind: OpKind, dt: u64, ops: u64, at_ns: u64, interval_ns: u64) {
+    fn enter(&mut self, at_ns: u64, interval_ns: u64) {
         if at_ns >= self.interval_end {
             let at = at_ns / interval_ns.max(1);
             if at != self.interval {
@@ -107,22 +104,9 @@ impl Tally {
             }
             self.interval_end = (at + 1).saturating_mul(interval_ns.max(1));
         }
-        self.record(kind, dt, ops);
-    }
-
-    #[inline]
-    fn record(&mut self, kind: OpKind, dt: u64, ops: u64) {
-        self.busy_ns += dt;
-        self.ops += ops;
-        self.requests += 1;
-        self.hist(kind).total.saturating_record(dt.max(1));
     }
 
     fn hist(&mut self, kind: OpKind) -> &mut KindHist {
-        // Most samples are of the kind sampled last.
-        if self.hists.get(self.last).is_some_and(|(k, _)| *k == kind) {
-            return &mut self.hists[self.last].1;
-        }
         let i = match self.hists.iter().position(|(k, _)| *k == kind) {
             Some(i) => i,
             None => {
@@ -131,7 +115,6 @@ impl Tally {
                 i
             }
         };
-        self.last = i;
         &mut self.hists[i].1
     }
 
@@ -153,12 +136,10 @@ impl Tally {
         self.interval = next;
     }
 
-    /// Count an engine error of a timed unit that ended in interval `at` (the timeline shows
-    /// when errors happened); true when the thread should stop.
-    pub fn error_at(&mut self, e: EngineError, at: u64) -> bool {
-        if at != self.interval {
-            self.close_interval(at);
-        }
+    /// Count an engine error of a timed unit that ended `at_ns` after the start (the timeline
+    /// shows when errors happened); true when the thread should stop.
+    pub fn error_at(&mut self, e: EngineError, at_ns: u64, interval_ns: u64) -> bool {
+        self.enter(at_ns, interval_ns);
         self.error(e)
     }
 
@@ -244,12 +225,12 @@ mod tests {
     #[test]
     fn errors_land_in_the_interval_they_happened_in() {
         let mut t = Tally::new();
-        t.sample(OpKind::Get, 100, 1, 0);
-        t.error_at(EngineError::Store("refused".into()), 1);
-        t.error_at(EngineError::Store("refused".into()), 1);
+        t.sample(OpKind::Get, 100, 1, 0, 1);
+        t.error_at(EngineError::Store("refused".into()), 1, 1);
+        t.error_at(EngineError::Store("refused".into()), 1, 1);
         // Interval 2 has nothing but an error: it is still on the timeline.
-        t.error_at(EngineError::Store("refused".into()), 2);
-        t.sample(OpKind::Get, 100, 1, 3);
+        t.error_at(EngineError::Store("refused".into()), 2, 1);
+        t.sample(OpKind::Get, 100, 1, 3, 1);
         t.close_interval(u64::MAX);
         let by: Vec<(u64, u64, u64)> = t.merged_intervals().iter().map(|(n, ops, e, _)| (*n, *ops, *e)).collect();
         assert_eq!(by, [(0, 1, 0), (1, 0, 2), (2, 0, 1), (3, 1, 0)]);
@@ -260,9 +241,9 @@ mod tests {
     #[test]
     fn merged_intervals_add_each_numbers_histograms_once() {
         let (mut a, mut b) = (Tally::new(), Tally::new());
-        a.sample(OpKind::Get, 100, 1, 0);
-        a.sample(OpKind::Get, 300, 1, 1);
-        b.sample(OpKind::Get, 200, 2, 1);
+        a.sample(OpKind::Get, 100, 1, 0, 1);
+        a.sample(OpKind::Get, 300, 1, 1, 1);
+        b.sample(OpKind::Get, 200, 2, 1, 1);
         a.close_interval(u64::MAX);
         b.close_interval(u64::MAX);
         a.merge(b);
@@ -278,7 +259,7 @@ mod tests {
         let mut t = Tally::new();
         // Intervals of 1000 ns: 0, 999 -> 0; 1000 -> 1; 3500 -> 3; 3999 -> 3; 4000 -> 4.
         for at in [0, 999, 1000, 3500, 3999, 4000] {
-            t.sample_at(OpKind::Get, 10, 1, at, 1000);
+            t.sample(OpKind::Get, 10, 1, at, 1000);
         }
         t.close_interval(u64::MAX);
         let by: Vec<(u64, u64)> = t.merged_intervals().iter().map(|(n, ops, _, _)| (*n, *ops)).collect();
@@ -289,10 +270,10 @@ mod tests {
     fn histograms_stay_in_kind_order_whatever_order_kinds_come_in() {
         let (mut a, mut b) = (Tally::new(), Tally::new());
         for (kind, dt) in [(OpKind::Scan, 5), (OpKind::Get, 7), (OpKind::Scan, 9), (OpKind::Update, 3)] {
-            a.sample(kind, dt, 1, 0);
+            a.sample(kind, dt, 1, 0, 1);
         }
-        b.sample(OpKind::Delete, 4, 1, 0);
-        b.sample(OpKind::Get, 8, 1, 0);
+        b.sample(OpKind::Delete, 4, 1, 0, 1);
+        b.sample(OpKind::Get, 8, 1, 0, 1);
         a.merge(b);
         let kinds: Vec<OpKind> = a.hists.iter().map(|(k, _)| *k).collect();
         let mut sorted = kinds.clone();
