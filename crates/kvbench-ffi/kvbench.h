@@ -1,0 +1,115 @@
+/* kvbench's worker core, for the Go and Python workers (docs/protocol.md, "Worker core").
+ *
+ * kvbench-core reads the job, derives keys, values and op streams, keeps the record states,
+ * verifies every read, keeps the histograms and the timeline, and writes the step events. A
+ * worker only opens its engine, runs the engine calls of each block it is given between two
+ * reads of its own clock, and hands back the times and what was read. Times are ns after the
+ * ops step's start, on the worker's clock: this library reads no clock.
+ *
+ * Every pointer a call returns stays valid until the next call on the same handle. Strings in
+ * are NUL-terminated UTF-8. No call blocks except kvb_next (it may wait for a record another
+ * thread is writing).
+ */
+#ifndef KVBENCH_H
+#define KVBENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct kvb_job kvb_job;
+typedef struct kvb_thread kvb_thread;
+
+/* Step kinds (kvb_step.step). */
+enum { KVB_END = 0, KVB_OPEN = 1, KVB_PREPARE = 2, KVB_CLOSE = 3, KVB_EVICTED = 4, KVB_OPS = 5 };
+/* Open modes (kvb_step.mode). */
+enum { KVB_READ_WRITE = 0, KVB_READ_ONLY = 1, KVB_SECONDARY = 2 };
+/* Unit kinds (kvb_block.kind). */
+enum {
+  KVB_GET = 1,       /* one key: get it */
+  KVB_MULTI_GET = 2, /* its keys: one multi-get request (the engine's own, else gets in a loop) */
+  KVB_SCAN = 3,      /* from its key, up to scan_len records in key order (kvb_scan) */
+  KVB_WRITE = 4,     /* its keys: one write batch (put val, or delete where del is 1) */
+  KVB_RMW = 5,       /* one key: get it, refresh the reader, write val; timed together */
+  KVB_OPEN_GET = 6,  /* one key: open the engine (kvb_step.mode), get, close; timed together */
+  KVB_WAIT = 7       /* nothing to run: wait until due, then ask kvb_next again */
+};
+
+/* Open the job file and the plan it names; write step events on file descriptor events_fd.
+ * Never NULL: on a bad job kvb_job_error says why. */
+kvb_job *kvb_job_open(const char *path, int events_fd);
+/* NULL, or why the job cannot run (names the file and the field). */
+const char *kvb_job_error(const kvb_job *job);
+void kvb_job_free(kvb_job *job);
+/* Write one event line (a JSON object without the newline) among the library's own events. */
+void kvb_emit(kvb_job *job, const char *json);
+
+typedef struct {
+  int32_t step;         /* KVB_* step kind; KVB_END: no more steps */
+  int32_t mode;         /* open modes: KVB_OPEN, and KVB_OPS with open_per_op */
+  uint32_t threads;     /* KVB_OPS: threads to run, each with its kvb_thread */
+  uint8_t reads;        /* KVB_OPS: each thread needs a reader */
+  uint8_t open_per_op;  /* KVB_OPS: units are KVB_OPEN_GET; no open engine is needed */
+} kvb_step;
+
+/* The next step. KVB_EVICTED: the library evicted the job's files; report it with kvb_step_end. */
+const kvb_step *kvb_step_begin(kvb_job *job);
+
+typedef struct {
+  uint64_t wall_ns;        /* the step's wall time (ops: from the threads' start to their end) */
+  uint64_t start_unix_ns;  /* ops: the host's clock at the step's start */
+  uint64_t finish_ns;      /* ops: time in finish-load (part of wall_ns) */
+  const char *error;       /* NULL, or why the step failed (open, prepare, close) */
+  const char *error_kind;  /* "store", "unsupported", "option" or "io" */
+  const char *finish_error;/* NULL, or finish-load's error (counted as an engine error) */
+  const char *settings;    /* NULL, or a JSON object of strings: the engine's settings */
+  const char *runtime;     /* NULL, or a JSON object of numbers: the runtime's own counters */
+} kvb_report;
+
+/* After an ops step's threads ended: 1 when the worker must now call the engine's finish-load,
+ * timed, and report it in kvb_report.finish_ns and finish_error. */
+int kvb_finish_due(kvb_job *job);
+
+/* The protocol version for the worker's hello event. */
+uint32_t kvb_protocol(void);
+
+/* Emit the step's event. Returns 1 when the job stops here (a failed step that ends it). */
+int kvb_step_end(kvb_job *job, const kvb_report *report);
+
+/* Thread t (0 <= t < threads) of the running ops step; max_units bounds a block. */
+kvb_thread *kvb_thread_new(kvb_job *job, uint32_t t, uint32_t max_units);
+/* Merge the thread's counters into the step and free it. */
+void kvb_thread_end(kvb_thread *th);
+
+typedef struct {
+  uint32_t units;           /* 0: the thread is done */
+  const uint8_t *kind;      /* per unit: KVB_GET ... KVB_WAIT */
+  const uint8_t *refresh;   /* per unit: 1 = refresh the reader first (untimed; before waiting) */
+  const int64_t *due;       /* per unit: ns after the start it is due; -1 = at once */
+  const uint32_t *key_end;  /* per unit: one past its last key (its keys follow the previous unit's) */
+  const uint64_t *scan_len; /* per unit: KVB_SCAN's limit (0 for other kinds) */
+  const uint8_t *key;       /* all keys, packed */
+  const uint32_t *key_off;  /* per key + 1: key i is key[key_off[i] .. key_off[i+1]] */
+  const uint8_t *val;       /* values to write, packed (KVB_WRITE, KVB_RMW) */
+  const uint32_t *val_off;  /* per key + 1, as key_off */
+  const uint8_t *del;       /* per key: 1 = delete it (KVB_WRITE) */
+} kvb_block;
+
+/* The thread's next block of units. */
+const kvb_block *kvb_next(kvb_thread *th);
+
+/* The block ran: t holds 2 per unit (start, end), got the values read in key order, packed,
+ * got_len per key of a reading unit (GET, MULTI_GET, RMW, OPEN_GET; -1 = not found). units_run
+ * < units when the worker stopped after kvb_error returned 1. */
+void kvb_done(kvb_thread *th, uint32_t units_run, const int64_t *t, const uint8_t *got, const int32_t *got_len);
+
+/* Unit u of the current block failed at at_ns (after its end time is taken; u = UINT32_MAX: not
+ * in a unit, e.g. the reader did not open). kind: "store", "unsupported", "option" or "io".
+ * The unit's values are not checked. Returns 1 when the thread must stop. */
+int kvb_error(kvb_thread *th, uint32_t u, const char *kind, const char *msg, int64_t at_ns);
+
+/* Records a KVB_SCAN unit visited, in order: each is a u32 key length (little-endian), the key,
+ * a u32 value length, the value. Call it whenever a buffer fills (inside the timed scan) and once
+ * more at the end; they are checked as they come. */
+void kvb_scan(kvb_thread *th, const uint8_t *recs, size_t len);
+
+#endif
