@@ -54,7 +54,7 @@ type thread struct {
 func (r *runner) newThread(s *C.kvb_step, t uint32) *thread {
 	for len(r.bufs) <= int(t) {
 		r.bufs = append(r.bufs, &buffers{times: make([]int64, 2*blockUnits), got: make([]byte, 0, 64<<10),
-			gotLen: make([]int32, 0, blockUnits), scanned: make([]byte, 0, 2*scanFlush)})
+			gotLen: make([]int32, 0, blockUnits)})
 	}
 	th := &thread{buffers: r.bufs[t], r: r, c: C.kvb_thread_new(r.job, C.uint32_t(t), blockUnits), mode: modes[s.mode]}
 	th.visit = th.record
@@ -129,7 +129,7 @@ func ptr[T any](s []T) unsafe.Pointer {
 // unit runs unit u of the block; true when the thread must stop.
 func (th *thread) unit(u int) bool {
 	b := &th.b
-	if b.refresh[u] == 1 {
+	if b.refresh[u] == 1 && th.rd != nil {
 		if err := th.rd.Refresh(); err != nil && th.fail(uint32(u), err, th.now()) {
 			th.skip(u)
 			return true
