@@ -30,7 +30,7 @@ const (
 type buffers struct {
 	times      []int64 // per unit: start, end
 	got        []byte  // the values read, packed
-	gotLen     []int32 // per key read: its length, -1 = not found
+	gotLen     []int32 // per key of the block: the length of the value read, -1 = none
 	scanned    []byte  // scanned records not yet handed to the core
 	batch      []WriteOp
 	keys, vals [][]byte
@@ -57,6 +57,9 @@ func (r *runner) newThread(s *C.kvb_step, t uint32) *thread {
 			gotLen: make([]int32, 0, blockUnits)})
 	}
 	th := &thread{buffers: r.bufs[t], r: r, c: C.kvb_thread_new(r.job, C.uint32_t(t), blockUnits), mode: modes[s.mode]}
+	if th.c == nil {
+		panic("kvb_thread_new: no ops step is running")
+	}
 	th.visit = th.record
 	switch {
 	case s.open_per_op == 1:
@@ -98,12 +101,16 @@ func (th *thread) fail(u uint32, err error, at int64) bool {
 // block runs the next block of units; false when the thread is done.
 func (th *thread) block() bool {
 	c := C.kvb_next(th.c)
-	n := int(c.units)
-	if n == 0 {
+	if c == nil || c.units == 0 {
 		return false
 	}
+	n := int(c.units)
 	th.b.set(c)
 	th.got, th.gotLen = th.got[:0], th.gotLen[:0]
+	for range len(th.b.keyOff) - 1 {
+		th.gotLen = append(th.gotLen, -1)
+	}
+	defer th.release()
 	for u := 0; u < n; u++ {
 		if th.unit(u) {
 			th.done(u + 1)
@@ -112,6 +119,18 @@ func (th *thread) block() bool {
 	}
 	th.done(n)
 	return true
+}
+
+// release lets the reader's snapshot go after a block whose last unit asked for a refresh: the
+// next kvb_next may wait for a record another thread is writing, and that write may wait for
+// this snapshot (bbolt's does when it grows the file). A unit asks for a refresh whenever
+// writes run beside it, so the next unit would refresh anyway.
+func (th *thread) release() {
+	if n := len(th.b.refresh); n > 0 && th.b.refresh[n-1] == 1 && th.rd != nil {
+		if err := th.rd.Refresh(); err != nil {
+			th.fail(noUnit, err, th.now())
+		}
+	}
 }
 
 func (th *thread) done(units int) {
@@ -142,7 +161,7 @@ func (th *thread) unit(u int) bool {
 	var err error
 	switch b.kind[u] {
 	case C.KVB_GET:
-		err = th.get(u, b.key(k0))
+		err = th.get(u, k0)
 	case C.KVB_MULTI_GET:
 		err = th.multiGet(u, k0, k1)
 	case C.KVB_SCAN:
@@ -152,21 +171,17 @@ func (th *thread) unit(u int) bool {
 	case C.KVB_RMW:
 		err = th.rmw(u, k0)
 	case C.KVB_OPEN_GET:
-		err = th.openGet(u, b.key(k0))
+		err = th.openGet(u, k0)
 	default: // KVB_WAIT: the wait was all
 		th.skip(u)
 	}
 	return err != nil && th.fail(uint32(u), err, th.times[2*u+1])
 }
 
-// skip fills in a unit that ran no engine call: its times, and nothing read.
+// skip fills in the times of a unit that ran no engine call.
 func (th *thread) skip(u int) {
 	now := th.now()
 	th.times[2*u], th.times[2*u+1] = now, now
-	switch th.b.kind[u] {
-	case C.KVB_GET, C.KVB_MULTI_GET, C.KVB_RMW, C.KVB_OPEN_GET:
-		th.missing(int(th.b.keyEnd[u]) - th.b.first(u))
-	}
 }
 
 // wait sleeps until due; it spins only for the last 50 µs.
@@ -178,30 +193,22 @@ func (th *thread) wait(due int64) {
 	}
 }
 
-// read keeps a value read for the core to check (a copy: the engine's is valid only until
-// its next call).
-func (th *thread) read(val []byte, found bool) {
-	if !found {
-		th.gotLen = append(th.gotLen, -1)
-		return
-	}
-	th.got = append(th.got, val...)
-	th.gotLen = append(th.gotLen, int32(len(val)))
-}
-
-// missing marks n keys as not read (a failed call).
-func (th *thread) missing(n int) {
-	for range n {
-		th.gotLen = append(th.gotLen, -1)
+// read keeps the value read for key k for the core to check (a copy: the engine's is valid
+// only until its next call).
+func (th *thread) read(k int, val []byte, found bool) {
+	if found {
+		th.got = append(th.got, val...)
+		th.gotLen[k] = int32(len(val))
 	}
 }
 
-func (th *thread) get(u int, key []byte) error {
+func (th *thread) get(u, k int) error {
+	key := th.b.key(k)
 	t0 := th.now()
 	val, found, err := th.rd.Get(key)
 	t1 := th.now()
 	th.times[2*u], th.times[2*u+1] = t0, t1
-	th.read(val, found && err == nil)
+	th.read(k, val, found && err == nil)
 	return err
 }
 
@@ -214,23 +221,21 @@ func (th *thread) multiGet(u, k0, k1 int) error {
 	}
 	th.keys = keys
 	if th.mg != nil {
-		return th.nativeMultiGet(u, keys)
+		return th.nativeMultiGet(u, k0, keys)
 	}
 	var err error
 	t0 := th.now()
-	i := 0
-	for ; i < len(keys) && err == nil; i++ {
+	for i := 0; i < len(keys) && err == nil; i++ {
 		val, found, e := th.rd.Get(keys[i])
-		th.read(val, found && e == nil)
+		th.read(k0+i, val, found && e == nil)
 		err = e
 	}
 	t1 := th.now()
 	th.times[2*u], th.times[2*u+1] = t0, t1
-	th.missing(len(keys) - i)
 	return err
 }
 
-func (th *thread) nativeMultiGet(u int, keys [][]byte) error {
+func (th *thread) nativeMultiGet(u, k0 int, keys [][]byte) error {
 	n := len(keys)
 	for len(th.vals) < n {
 		th.vals, th.found = append(th.vals, nil), append(th.found, false)
@@ -240,7 +245,7 @@ func (th *thread) nativeMultiGet(u int, keys [][]byte) error {
 	t1 := th.now()
 	th.times[2*u], th.times[2*u+1] = t0, t1
 	for i := range n {
-		th.read(th.vals[i], th.found[i] && err == nil)
+		th.read(k0+i, th.vals[i], th.found[i] && err == nil)
 	}
 	return err
 }
@@ -293,7 +298,7 @@ func (th *thread) rmw(u, k int) error {
 	key := th.b.key(k)
 	t0 := th.now()
 	val, found, err := th.rd.Get(key)
-	th.read(val, found && err == nil)
+	th.read(k, val, found && err == nil)
 	if err == nil {
 		err = th.rd.Refresh()
 	}
@@ -307,29 +312,27 @@ func (th *thread) rmw(u, k int) error {
 }
 
 // openGet is the article 000 method: open the engine, read one key, close it, timed together.
-func (th *thread) openGet(u int, key []byte) error {
+func (th *thread) openGet(u, k int) error {
 	a := th.r.args
 	a.Mode = th.mode
 	t0 := th.now()
-	err := th.openGetCall(a, key)
+	err := th.openGetCall(a, k)
 	t1 := th.now()
 	th.times[2*u], th.times[2*u+1] = t0, t1
 	return err
 }
 
-func (th *thread) openGetCall(a OpenArgs, key []byte) error {
+func (th *thread) openGetCall(a OpenArgs, k int) error {
 	e, err := th.r.desc.Open(a)
 	if err != nil {
-		th.missing(1)
 		return err
 	}
 	rd, err := e.Reader()
 	if err != nil {
-		th.missing(1)
 		return errors.Join(err, e.Close())
 	}
-	val, found, err := rd.Get(key)
-	th.read(val, found && err == nil)
+	val, found, err := rd.Get(th.b.key(k))
+	th.read(k, val, found && err == nil)
 	return errors.Join(err, rd.Close(), e.Close())
 }
 
