@@ -96,12 +96,13 @@ func runJob(t *testing.T, raw map[string]any) (*testJob, []string) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	// The worker gets its own descriptor: whoever closes it, out's stays valid.
+	// The worker gets a descriptor of its own (the core leaves it open).
 	fd, err := unix.Dup(int(out.Fd()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	worker.Run(path, fd, Find)
+	_ = unix.Close(fd)
 	events, err := os.ReadFile(out.Name())
 	if err != nil {
 		t.Fatal(err)
