@@ -35,13 +35,13 @@ rust:
 build: deps rust
 	$(CARGO) build --release
 
-python: deps
+python: deps rust
 	drivers/python/setup.sh
 
 # The Go worker (engines named go-*): drivers/go/bin/kvbench-go-worker, modules pinned in go.sum,
 # built with cgo (go-tokyocabinet links libtokyocabinet from deps). Without a Go on PATH,
 # scripts/install-go.sh installs Debian's golang-1.23-go from bookworm-backports.
-go: deps
+go: deps rust
 	scripts/install-go.sh
 	drivers/go/build.sh
 
