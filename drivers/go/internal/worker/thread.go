@@ -40,15 +40,18 @@ type buffers struct {
 // thread is one goroutine of an ops step: it runs the blocks its kvb_thread hands out.
 type thread struct {
 	*buffers
-	r     *runner
-	c     *C.kvb_thread
-	rd    Reader
-	mg    MultiGetter // rd's native multi-get, if it has one
-	err   error       // the reader did not open
-	mode  string      // open mode of open_per_op
-	start time.Time
-	b     block
-	visit func(k, v []byte) bool // th.record, bound once (not per scan)
+	r    *runner
+	c    *C.kvb_thread
+	rd   Reader
+	mg   MultiGetter // rd's native multi-get, if it has one
+	err  error       // the reader did not open
+	mode string      // open mode of open_per_op
+	// shared: the step runs several threads, so kvb_next may wait for a record another
+	// thread holds.
+	shared bool
+	start  time.Time
+	b      block
+	visit  func(k, v []byte) bool // th.record, bound once (not per scan)
 }
 
 func (r *runner) newThread(s *C.kvb_step, t uint32) *thread {
@@ -56,7 +59,8 @@ func (r *runner) newThread(s *C.kvb_step, t uint32) *thread {
 		r.bufs = append(r.bufs, &buffers{times: make([]int64, 2*blockUnits), got: make([]byte, 0, 64<<10),
 			gotLen: make([]int32, 0, blockUnits)})
 	}
-	th := &thread{buffers: r.bufs[t], r: r, c: C.kvb_thread_new(r.job, C.uint32_t(t), blockUnits), mode: modes[s.mode]}
+	th := &thread{buffers: r.bufs[t], r: r, c: C.kvb_thread_new(r.job, C.uint32_t(t), blockUnits), mode: modes[s.mode],
+		shared: s.threads > 1}
 	if th.c == nil {
 		panic("kvb_thread_new: no ops step is running")
 	}
@@ -121,12 +125,12 @@ func (th *thread) block() bool {
 	return true
 }
 
-// release lets the reader's snapshot go after a block whose last unit asked for a refresh: the
-// next kvb_next may wait for a record another thread is writing, and that write may wait for
-// this snapshot (bbolt's does when it grows the file). A unit asks for a refresh whenever
-// writes run beside it, so the next unit would refresh anyway.
+// release lets the reader's snapshot go before the next kvb_next when that may wait for a
+// record another thread is writing, since the write may wait for this snapshot (bbolt's does
+// when it grows the file). Only writes beside other threads make records wait, and then every
+// unit asks for a refresh: the next one would have refreshed anyway.
 func (th *thread) release() {
-	if n := len(th.b.refresh); n > 0 && th.b.refresh[n-1] == 1 && th.rd != nil {
+	if n := len(th.b.refresh); th.shared && n > 0 && th.b.refresh[n-1] == 1 && th.rd != nil {
 		if err := th.rd.Refresh(); err != nil {
 			th.fail(noUnit, err, th.now())
 		}
