@@ -416,7 +416,7 @@ impl Thread {
         let ran = (units_run as usize).min(self.block.units.len()).min(t.len() / 2);
         self.finish_writes(ran);
         self.fetch_expected();
-        let (mut off, mut key) = (0usize, 0usize);
+        let (mut off, mut key, mut ops_done) = (0usize, 0usize, 0u64);
         for u in 0..ran {
             let (unit, kind) = (self.block.units[u], self.block.kind[u]);
             let end = (self.block.key_end[u] as usize).min(got_len.len());
@@ -425,17 +425,20 @@ impl Thread {
             if kind == WAIT {
                 continue;
             }
-            let reads = matches!(kind, GET | MULTI_GET | RMW | OPEN_GET);
-            let values = if reads { read_values(lens, got, &mut off) } else { Vec::new() };
+            let (from, reads) = (off, matches!(kind, GET | MULTI_GET | RMW | OPEN_GET));
+            if reads {
+                off += lens.iter().map(|&n| n.max(0) as usize).sum::<usize>();
+            }
             let ops = if kind == SCAN { self.end_scan(&unit) } else { unit.ops };
             let (t0, t1, due) = (t[2 * u].max(0) as u64, t[2 * u + 1].max(0) as u64, self.block.due[u]);
             let dt = if due >= 0 { t1.saturating_sub(due as u64) } else { t1.saturating_sub(t0) };
             self.tally.sample(unit.op, dt, ops, t1, self.run.interval_ns);
-            self.run.done.fetch_add(ops, Ordering::Relaxed);
-            if self.run.step.verify && !unit.failed {
-                self.check_reads(&unit, &values);
+            ops_done += ops;
+            if reads && self.run.step.verify && !unit.failed {
+                self.check_reads(&unit, lens, got.get(from..off).unwrap_or_default());
             }
         }
+        self.run.done.fetch_add(ops_done, Ordering::Relaxed);
         if ran < self.block.units.len() {
             self.stopped = true;
         }
@@ -488,10 +491,18 @@ impl Thread {
         self.scan_seen
     }
 
-    fn check_reads(&mut self, unit: &Unit, values: &[Option<&[u8]>]) {
+    /// Check the values a unit read (`got` packed, `lens` one per key: -1 not found).
+    fn check_reads(&mut self, unit: &Unit, lens: &[i32], got: &[u8]) {
         let (run, t) = (&self.run, &mut self.tally);
         let checks = &self.block.reads[unit.first_read as usize..][..unit.reads as usize];
-        for (check, found) in checks.iter().zip(values.iter().copied()) {
+        let mut off = 0usize;
+        for (check, &n) in checks.iter().zip(lens) {
+            let found = (n >= 0).then(|| {
+                let end = (off + n as usize).min(got.len());
+                let v = &got[off.min(end)..end];
+                off = end;
+                v
+            });
             let (c, exp) = match *check {
                 Check::Get { c, s1 } => {
                     let s2 = if run.lock { run.state.get(c) } else { s1 };
@@ -508,21 +519,6 @@ impl Thread {
             judge(&run.data, t, c, exp, found);
         }
     }
-}
-
-/// The values of one unit's keys out of the packed `got`, from `off` on.
-fn read_values<'g>(lens: &[i32], got: &'g [u8], off: &mut usize) -> Vec<Option<&'g [u8]>> {
-    lens.iter()
-        .map(|&n| {
-            if n < 0 {
-                return None;
-            }
-            let end = (*off + n as usize).min(got.len());
-            let v = &got[(*off).min(end)..end];
-            *off = end;
-            Some(v)
-        })
-        .collect()
 }
 
 /// One record of a scan buffer and the rest; None at the end (or on a cut record).
