@@ -75,7 +75,8 @@ uint32_t kvb_protocol(void);
 /* Emit the step's event. Returns 1 when the job stops here (a failed step that ends it). */
 int kvb_step_end(kvb_job *job, const kvb_report *report);
 
-/* Thread t (0 <= t < threads) of the running ops step; max_units bounds a block. */
+/* Thread t (0 <= t < threads) of the running ops step; max_units bounds a block. NULL outside
+ * an ops step. */
 kvb_thread *kvb_thread_new(kvb_job *job, uint32_t t, uint32_t max_units);
 /* Merge the thread's counters into the step and free it. */
 void kvb_thread_end(kvb_thread *th);
@@ -94,7 +95,9 @@ typedef struct {
   const uint8_t *del;       /* per key: 1 = delete it (KVB_WRITE) */
 } kvb_block;
 
-/* The thread's next block of units. */
+/* The thread's next block of units. With writers on several threads it may wait for a record
+ * another thread is writing: a worker whose store makes a writer wait for open snapshots lets
+ * its reader's snapshot go first (the last unit then asked for a refresh anyway). */
 const kvb_block *kvb_next(kvb_thread *th);
 
 /* The block ran. t holds 2 values per unit (start, end; a KVB_WAIT unit's are ignored). got_len
