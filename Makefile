@@ -35,7 +35,7 @@ rust:
 build: deps rust
 	$(CARGO) build --release
 
-python: deps
+python: deps rust
 	drivers/python/setup.sh
 
 # The Go worker (engines named go-*): drivers/go/bin/kvbench-go-worker, modules pinned in go.sum,
