@@ -97,9 +97,12 @@ typedef struct {
 /* The thread's next block of units. */
 const kvb_block *kvb_next(kvb_thread *th);
 
-/* The block ran: t holds 2 per unit (start, end), got the values read in key order, packed,
- * got_len per key of a reading unit (GET, MULTI_GET, RMW, OPEN_GET; -1 = not found). units_run
- * < units when the worker stopped after kvb_error returned 1. */
+/* The block ran. t holds 2 values per unit (start, end; a KVB_WAIT unit's are ignored). got_len
+ * holds one entry per key of the block: the length of the value a reading unit (GET,
+ * MULTI_GET, RMW, OPEN_GET) got for it, or -1 (not found, a unit that failed or did not run, a
+ * key of a unit that reads nothing). got is the values found, in key order, packed: its length
+ * is the sum of got_len's non-negative entries. units_run < units when the worker stopped
+ * after kvb_error returned 1; the units not run are undone. */
 void kvb_done(kvb_thread *th, uint32_t units_run, const int64_t *t, const uint8_t *got, const int32_t *got_len);
 
 /* Unit u of the current block failed at at_ns (after its end time is taken; u = UINT32_MAX: not

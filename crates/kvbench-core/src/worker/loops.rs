@@ -345,20 +345,25 @@ fn read_state(ctx: &Ctx<'_>, c: u64) -> u32 {
 
 #[inline]
 fn check(ctx: &Ctx<'_>, t: &mut Tally, c: u64, exp: Expect, found: Option<&[u8]>) {
-    if !ctx.step.verify {
-        return;
+    if ctx.step.verify {
+        judge(ctx.data, t, c, exp, found);
     }
+}
+
+/// Count what a read of record `c` returned against what it may return.
+#[inline]
+pub(super) fn judge(data: &Data, t: &mut Tally, c: u64, exp: Expect, found: Option<&[u8]>) {
     match (exp, found) {
         (Expect::Absent, None) | (Expect::Between(..), None) => {}
         (Expect::Absent, Some(_)) => t.mismatches += 1,
         (Expect::Version(_), None) => t.missing += 1,
         (Expect::Version(v), Some(f)) => {
-            if !ctx.data.matches(c, v, f) {
+            if !data.matches(c, v, f) {
                 t.mismatches += 1
             }
         }
         (Expect::Between(lo, hi), Some(f)) => {
-            if !(lo..=hi).any(|v| ctx.data.matches(c, v, f)) {
+            if !(lo..=hi).any(|v| data.matches(c, v, f)) {
                 t.mismatches += 1
             }
         }
@@ -565,30 +570,34 @@ fn open_get_unit(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, o: &Op, due: Option
 /// position with their current values. Beside writers on other threads, records may appear
 /// or vanish during the scan: then keys must still be in order and of the dataset, and each
 /// value one of the record's last versions.
-struct ScanCheck<'a> {
-    data: &'a Data,
-    state: &'a State,
+pub(super) struct ScanCheck {
     strict: bool,
     p: u64,
     positions: u64,
     expect: Vec<u8>,
     prev: Vec<u8>,
-    seen: u64,
-    bad: u64,
+    pub(super) seen: u64,
+    pub(super) bad: u64,
 }
 
 /// Versions a concurrent scan accepts below the newest one.
 const SCAN_SLACK: u32 = 4;
 
-impl ScanCheck<'_> {
-    fn present(&self, p: u64) -> bool {
-        state::present(self.state.get(self.data.canon(self.data.sorted(p))))
+impl ScanCheck {
+    /// A scan from sorted position `p` of `positions`; `strict` when no other thread writes.
+    pub(super) fn new(strict: bool, p: u64, positions: u64) -> ScanCheck {
+        ScanCheck { strict, p, positions, expect: Vec::new(), prev: Vec::new(), seen: 0, bad: 0 }
     }
 
-    fn visit(&mut self, k: &[u8], v: &[u8]) -> bool {
+    fn present(data: &Data, state: &State, p: u64) -> bool {
+        state::present(state.get(data.canon(data.sorted(p))))
+    }
+
+    /// Check one visited record; false when the scan went past the last position.
+    pub(super) fn visit(&mut self, data: &Data, state: &State, k: &[u8], v: &[u8]) -> bool {
         self.seen += 1;
         if self.strict {
-            while self.p < self.positions && !self.present(self.p) {
+            while self.p < self.positions && !Self::present(data, state, self.p) {
                 self.p += 1;
             }
         } else {
@@ -598,7 +607,7 @@ impl ScanCheck<'_> {
             self.prev.clear();
             self.prev.extend_from_slice(k);
             while self.p < self.positions {
-                self.data.key(self.data.sorted(self.p), &mut self.expect);
+                data.key(data.sorted(self.p), &mut self.expect);
                 if &self.expect[..] >= k {
                     break;
                 }
@@ -609,30 +618,30 @@ impl ScanCheck<'_> {
             self.bad += 1;
             return false;
         }
-        let c = self.data.canon(self.data.sorted(self.p));
-        self.data.key(self.data.sorted(self.p), &mut self.expect);
-        let w = writes(self.state.get(c));
-        let ok = k == &self.expect[..] && self.value_ok(c, w, v);
+        let c = data.canon(data.sorted(self.p));
+        data.key(data.sorted(self.p), &mut self.expect);
+        let w = writes(state.get(c));
+        let ok = k == &self.expect[..] && self.value_ok(data, c, w, v);
         self.bad += u64::from(!ok);
         self.p += 1;
         true
     }
 
-    fn value_ok(&self, c: u64, w: u32, v: &[u8]) -> bool {
+    fn value_ok(&self, data: &Data, c: u64, w: u32, v: &[u8]) -> bool {
         if self.strict {
-            return self.data.matches(c, w.saturating_sub(1), v);
+            return data.matches(c, w.saturating_sub(1), v);
         }
-        (w.saturating_sub(SCAN_SLACK)..=w).any(|x| self.data.matches(c, x, v))
+        (w.saturating_sub(SCAN_SLACK)..=w).any(|x| data.matches(c, x, v))
     }
 
     /// Present records from `start` the scan should have returned but did not (strict only).
-    fn short(&self, start: u64, len: u64) -> u64 {
+    pub(super) fn short(&self, data: &Data, state: &State, start: u64, len: u64) -> u64 {
         if !self.strict {
             return 0;
         }
         let (mut live, mut q) = (0u64, start);
         while q < self.positions && live < len {
-            live += u64::from(self.present(q));
+            live += u64::from(Self::present(data, state, q));
             q += 1;
         }
         live.saturating_sub(self.seen)
@@ -653,29 +662,19 @@ fn scan_unit(
     let len = if o.len == 0 { positions } else { o.len };
     b.keys.resize_with(1.max(b.keys.len()), Vec::new);
     data.key(data.sorted(o.record.min(positions.saturating_sub(1))), &mut b.keys[0]);
-    let mut check = ScanCheck {
-        data,
-        state: ctx.state,
-        strict: !ctx.lock,
-        p: o.record,
-        positions,
-        expect: Vec::new(),
-        prev: Vec::new(),
-        seen: 0,
-        bad: 0,
-    };
+    let mut check = ScanCheck::new(!ctx.lock, o.record, positions);
     let verify = ctx.step.verify;
     let mut seen = 0u64;
     let t0 = stamp();
     let r = rd.scan(Some(&b.keys[0]), len as usize, &mut |k, v| {
         seen += 1;
-        !verify || check.visit(k, v)
+        !verify || check.visit(data, ctx.state, k, v)
     });
     sample(ctx, t, OpKind::Scan, t0, due, seen);
     r?;
     if verify {
         t.mismatches += check.bad;
-        t.missing += check.short(o.record, len);
+        t.missing += check.short(data, ctx.state, o.record, len);
     }
     Ok(())
 }

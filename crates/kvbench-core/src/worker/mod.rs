@@ -1,8 +1,10 @@
 //! The Rust worker: executes a job (docs/protocol.md) step by step and reports raw
 //! counters. It decides nothing: kvbench resolved every step before writing the job.
 
+pub mod blocks;
 pub mod clock;
 pub mod data;
+pub mod hosted;
 mod loops;
 pub mod state;
 pub mod tally;
@@ -74,7 +76,7 @@ fn start<'a>(job: &'a Job, desc: &'a EngineDescriptor) -> Result<Worker<'a>, Str
     Ok(Worker { job, desc, options, data, state, engine: None, loaded: false })
 }
 
-fn error_kind(e: &EngineError) -> &'static str {
+pub(crate) fn error_kind(e: &EngineError) -> &'static str {
     match e {
         EngineError::Unsupported(_) => "unsupported",
         EngineError::Store(_) => "store",
@@ -262,7 +264,7 @@ fn run_threads(ctx: &Ctx<'_>, threads: u32, progress_ms: u64, st: &OpsStep, emit
 }
 
 /// The raw counters of an ops step.
-fn counters(st: &OpsStep, mut t: Tally, wall_ns: u64, interval_ms: u64) -> StepResult {
+pub(crate) fn counters(st: &OpsStep, mut t: Tally, wall_ns: u64, interval_ms: u64) -> StepResult {
     let intervals = t
         .merged_intervals()
         .into_iter()
@@ -300,7 +302,7 @@ fn counters(st: &OpsStep, mut t: Tally, wall_ns: u64, interval_ms: u64) -> StepR
     }
 }
 
-fn usage_since(before: Usage) -> job::Usage {
+pub(crate) fn usage_since(before: Usage) -> job::Usage {
     let after = Usage::now();
     job::Usage {
         cpu_user_ns: after.user_ns.saturating_sub(before.user_ns),

@@ -1,0 +1,520 @@
+//! One thread of an ops step run by a worker in another language (docs/protocol.md, "Worker
+//! core"): this side derives each block of units (keys, values, what a read must return, the
+//! records a write takes), and after the worker ran the block's engine calls between its own
+//! clock reads, counts the samples and checks what was read. The rules are the Rust worker's
+//! (loops.rs): the same states, the same checks, the same tally.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::data::Data;
+use super::loops::{judge, ScanCheck};
+use super::state::{self, after_delete, after_put, writes, Expect, State};
+use super::tally::Tally;
+use crate::engine::EngineError;
+use crate::job::{OpKind, OpsStep};
+use crate::opstream::{Op, OpStream};
+
+/// Unit kinds of a block (kvbench.h).
+pub const GET: u8 = 1;
+pub const MULTI_GET: u8 = 2;
+pub const SCAN: u8 = 3;
+pub const WRITE: u8 = 4;
+pub const RMW: u8 = 5;
+pub const OPEN_GET: u8 = 6;
+pub const WAIT: u8 = 7;
+
+/// What the threads of one ops step share.
+pub struct Run {
+    pub data: Arc<Data>,
+    pub state: Arc<State>,
+    pub step: OpsStep,
+    /// Several threads write: records are locked while written.
+    pub lock: bool,
+    pub interval_ns: u64,
+    /// Ops done, for progress events.
+    pub done: AtomicU64,
+    /// The counters of the threads that ended, and the busiest one's busy time.
+    merged: Mutex<(Tally, u64)>,
+}
+
+impl Run {
+    pub fn new(data: Arc<Data>, state: Arc<State>, step: OpsStep, lock: bool, interval_ns: u64) -> Run {
+        let merged = Mutex::new((Tally::new(), 0));
+        Run { data, state, step, lock, interval_ns, done: AtomicU64::new(0), merged }
+    }
+
+    /// The step's counters once every thread ended (and was merged).
+    pub fn take_tally(&self) -> Tally {
+        let mut m = self.merged.lock().unwrap_or_else(|p| p.into_inner());
+        let busy_max = m.1;
+        let mut t = std::mem::take(&mut m.0);
+        t.busy_max = busy_max;
+        t
+    }
+
+    /// The errors counted so far by the threads that ended.
+    pub fn errors(&self) -> u64 {
+        let m = self.merged.lock().unwrap_or_else(|p| p.into_inner());
+        m.0.errors + u64::from(m.0.unsupported)
+    }
+}
+
+/// One unit of a block, as this side needs it after the block ran.
+#[derive(Clone, Copy)]
+struct Unit {
+    op: OpKind,
+    ops: u64,
+    /// The unit's first read in `Block::reads` and its first op's sorted position (scans).
+    first_read: u32,
+    reads: u32,
+    position: u64,
+    /// The engine call failed: nothing of the unit is checked.
+    failed: bool,
+}
+
+/// How a read is checked after the block ran.
+#[derive(Clone, Copy)]
+enum Check {
+    /// A get: `s1` is the record's state before the call.
+    Get { c: u64, s1: u32 },
+    /// A multi-get or open-per-op get: the state at the check, as the Rust worker takes it.
+    Now { c: u64 },
+    /// Read-modify-write: the record was held with state `s` during the unit.
+    Rmw { c: u64, s: u32 },
+}
+
+/// A block of units: the public vectors are what the worker reads (kvbench.h, `kvb_block`).
+#[derive(Default)]
+pub struct Block {
+    pub kind: Vec<u8>,
+    pub refresh: Vec<u8>,
+    pub due: Vec<i64>,
+    pub key_end: Vec<u32>,
+    pub scan_len: Vec<u64>,
+    pub key: Vec<u8>,
+    pub key_off: Vec<u32>,
+    pub val: Vec<u8>,
+    pub val_off: Vec<u32>,
+    pub del: Vec<u8>,
+    units: Vec<Unit>,
+    reads: Vec<Check>,
+    /// Records written by the block: (unit, record, state before, state after the write).
+    written: Vec<(u32, u64, u32, u32)>,
+    scratch: Vec<u8>,
+}
+
+impl Block {
+    fn clear(&mut self) {
+        for v in [&mut self.kind, &mut self.refresh, &mut self.key, &mut self.val, &mut self.del] {
+            v.clear();
+        }
+        self.due.clear();
+        self.scan_len.clear();
+        self.key_end.clear();
+        self.key_off.clear();
+        self.key_off.push(0);
+        self.val_off.clear();
+        self.val_off.push(0);
+        self.units.clear();
+        self.reads.clear();
+        self.written.clear();
+    }
+
+    fn push_key(&mut self, data: &Data, record: u64) {
+        data.key(record, &mut self.scratch);
+        self.key.extend_from_slice(&self.scratch);
+        self.key_off.push(self.key.len() as u32);
+    }
+
+    /// The value of the key just pushed (empty for a read or a delete).
+    fn push_val(&mut self, value: Option<(&Data, u64, u32)>) {
+        if let Some((data, c, v)) = value {
+            data.value(c, v, &mut self.scratch);
+            self.val.extend_from_slice(&self.scratch);
+        }
+        self.val_off.push(self.val.len() as u32);
+        self.del.push(0);
+    }
+
+    fn keys(&self) -> u32 {
+        self.key_off.len() as u32 - 1
+    }
+}
+
+/// A thread of an ops step driven by a worker in another language.
+pub struct Thread {
+    run: Arc<Run>,
+    stream: Option<OpStream>,
+    pub tally: Tally,
+    pub block: Block,
+    max_units: usize,
+    /// This thread wrote since its reader last refreshed.
+    dirty: bool,
+    /// The unit pulled from the stream but not yet in a block (after a WAIT).
+    pending: Vec<Op>,
+    ops: Vec<Op>,
+    stopped: bool,
+    /// The WAIT before the pending unit was handed out.
+    waited: bool,
+    scan: Option<ScanCheck>,
+    /// Records the running scan visited, and whether its check went past the last position
+    /// (the Rust worker's scan stops there: later records are not counted).
+    scan_seen: u64,
+    scan_over: bool,
+}
+
+impl Thread {
+    pub fn new(run: Arc<Run>, thread: u32, threads: u32, max_units: u32) -> Thread {
+        let mut tally = Tally::new();
+        let stream = match OpStream::new(run.data.dataset(), &run.step, thread, threads) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                tally.error(EngineError::Store(format!("{e:#}")));
+                None
+            }
+        };
+        let max_units = max_units.max(1) as usize;
+        Thread {
+            run,
+            stream,
+            tally,
+            block: Block::default(),
+            max_units,
+            dirty: false,
+            pending: Vec::new(),
+            ops: Vec::new(),
+            stopped: false,
+            waited: false,
+            scan: None,
+            scan_seen: 0,
+            scan_over: false,
+        }
+    }
+
+    /// The thread ended: its counters join the step's.
+    pub fn end(mut self) {
+        self.tally.close_interval(u64::MAX);
+        let mut m = self.run.merged.lock().unwrap_or_else(|p| p.into_inner());
+        m.1 = m.1.max(self.tally.busy_ns);
+        m.0.merge(self.tally);
+    }
+
+    /// Fill the next block; no units when the thread is done.
+    pub fn next_block(&mut self) -> &Block {
+        self.block.clear();
+        while !self.stopped && self.block.units.len() < self.max_units {
+            if self.pending.is_empty() && !self.pull() {
+                break;
+            }
+            let ops = std::mem::take(&mut self.pending);
+            if self.run.lock && self.run.step.rate.is_some() && !std::mem::take(&mut self.waited) {
+                // A writer beside others waits for its due time before it takes records.
+                self.push_wait(&ops);
+                self.pending = ops;
+                self.waited = true;
+                break;
+            }
+            let kind = self.push_unit(&ops);
+            self.ops = ops;
+            // With locks a unit's records are held only while it runs; later units' states
+            // would depend on an rmw's outcome; a scan is checked as it comes.
+            if self.run.lock || matches!(kind, RMW | SCAN) {
+                break;
+            }
+        }
+        &self.block
+    }
+
+    /// Take the stream's next unit into `pending`; false at the end.
+    fn pull(&mut self) -> bool {
+        let mut ops = std::mem::take(&mut self.ops);
+        let more = self.stream.as_mut().is_some_and(|s| s.next_unit(&mut ops));
+        self.pending = ops;
+        more
+    }
+
+    /// Open loop: unit j is due `j / rate` seconds after the start.
+    fn due(&self, first: &Op) -> i64 {
+        let unit_len = self.stream.as_ref().map(|s| s.unit_len()).unwrap_or(1).max(1);
+        match self.run.step.rate {
+            Some(r) => ((first.k / unit_len) as f64 * 1e9 / r) as i64,
+            None => -1,
+        }
+    }
+
+    fn push_wait(&mut self, ops: &[Op]) {
+        let due = self.due(&ops[0]);
+        self.begin_unit(WAIT, 1, due);
+        self.block.units.push(Unit { op: ops[0].kind, ops: 0, first_read: 0, reads: 0, position: 0, failed: false });
+        self.end_unit(0);
+    }
+
+    fn begin_unit(&mut self, kind: u8, refresh: u8, due: i64) {
+        let b = &mut self.block;
+        b.kind.push(kind);
+        b.refresh.push(refresh);
+        b.due.push(due);
+    }
+
+    fn end_unit(&mut self, scan_len: u64) {
+        let keys = self.block.keys();
+        self.block.key_end.push(keys);
+        self.block.scan_len.push(scan_len);
+    }
+
+    /// Add one unit of the stream to the block; returns its unit kind.
+    fn push_unit(&mut self, ops: &[Op]) -> u8 {
+        let first = ops[0];
+        let due = self.due(&first);
+        let kind = match first.kind {
+            OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete => WRITE,
+            _ if self.run.step.open_per_op => OPEN_GET,
+            OpKind::MultiGet => MULTI_GET,
+            OpKind::Scan => SCAN,
+            OpKind::Rmw => RMW,
+            _ => GET,
+        };
+        let writes = matches!(kind, WRITE | RMW);
+        // A reader must see this thread's writes, and beside other writers, theirs; none is
+        // held across a write (a store may wait for it).
+        let refresh = writes || std::mem::take(&mut self.dirty) || self.run.lock;
+        self.dirty = writes;
+        self.begin_unit(kind, u8::from(refresh), due);
+        let first_read = self.block.reads.len() as u32;
+        let mut unit = Unit { op: first.kind, ops: ops.len() as u64, first_read, reads: 0, position: 0, failed: false };
+        let scan_len = match kind {
+            WRITE => self.push_write(ops),
+            SCAN => self.push_scan(&first, &mut unit),
+            RMW => self.push_rmw(&first),
+            _ => self.push_reads(ops, kind),
+        };
+        unit.reads = self.block.reads.len() as u32 - first_read;
+        self.block.units.push(unit);
+        self.end_unit(scan_len);
+        kind
+    }
+
+    fn push_reads(&mut self, ops: &[Op], kind: u8) -> u64 {
+        let run = Arc::clone(&self.run);
+        for o in ops {
+            let c = run.data.canon(o.record);
+            self.block.push_key(&run.data, o.record);
+            self.block.push_val(None);
+            let check = match kind {
+                GET => Check::Get { c, s1: run.state.get(c) },
+                _ => Check::Now { c },
+            };
+            self.block.reads.push(check);
+        }
+        0
+    }
+
+    fn push_scan(&mut self, o: &Op, unit: &mut Unit) -> u64 {
+        let data = &self.run.data;
+        let positions = data.positions();
+        let len = if o.len == 0 { positions } else { o.len };
+        self.block.push_key(data, data.sorted(o.record.min(positions.saturating_sub(1))));
+        self.block.push_val(None);
+        unit.position = o.record;
+        self.scan = Some(ScanCheck::new(!self.run.lock, o.record, positions));
+        (self.scan_seen, self.scan_over) = (0, false);
+        len
+    }
+
+    fn push_rmw(&mut self, o: &Op) -> u64 {
+        let run = Arc::clone(&self.run);
+        let c = run.data.canon(o.record);
+        let s = run.state.begin_write(c, run.lock);
+        self.block.push_key(&run.data, o.record);
+        self.block.push_val(Some((&run.data, c, writes(s))));
+        self.block.reads.push(Check::Rmw { c, s });
+        0
+    }
+
+    /// A write batch: with other writers, its records are taken in ascending order first (two
+    /// batches sharing records never wait on each other); a record repeated in the batch writes
+    /// its next version.
+    fn push_write(&mut self, ops: &[Op]) -> u64 {
+        let run = Arc::clone(&self.run);
+        let u = self.block.units.len() as u32;
+        let load = ops[0].kind == OpKind::Load;
+        let start = self.block.written.len();
+        if run.lock && !load {
+            let mut records: Vec<u64> = ops.iter().map(|o| run.data.canon(o.record)).collect();
+            records.sort_unstable();
+            records.dedup();
+            for c in records {
+                let s = run.state.begin_write(c, true);
+                self.block.written.push((u, c, s, s));
+            }
+        }
+        for o in ops {
+            self.block.push_key(&run.data, o.record);
+            if load {
+                // Each record loads its own value: of a repeated key, the last loaded one stays.
+                self.block.push_val(Some((&run.data, o.record, 0)));
+                continue;
+            }
+            let c = run.data.canon(o.record);
+            let put = o.kind != OpKind::Delete;
+            let next = |s| if put { after_put(s) } else { after_delete(s) };
+            if run.lock {
+                let held = &mut self.block.written[start..];
+                let w = held.iter_mut().find(|w| w.1 == c).expect("the batch's records are held");
+                let s = w.3;
+                w.3 = next(s);
+                self.block.push_val(put.then_some((&run.data, c, writes(s))));
+            } else {
+                // Without other writers the state moves now, so later units of the block see
+                // it; it is put back if the unit does not run.
+                let s = run.state.begin_write(c, false);
+                self.block.written.push((u, c, s, next(s)));
+                run.state.end_write(c, next(s));
+                self.block.push_val(put.then_some((&run.data, c, writes(s))));
+            }
+            *self.block.del.last_mut().expect("a key was pushed") = u8::from(!put);
+        }
+        0
+    }
+
+    /// Records visited by the current scan unit (u32le key length, key, u32le value length,
+    /// value), checked as they come.
+    pub fn scanned(&mut self, mut recs: &[u8]) {
+        let Some(check) = self.scan.as_mut() else { return };
+        let run = &self.run;
+        while let Some((k, v, rest)) = split_record(recs) {
+            recs = rest;
+            if self.scan_over {
+                break;
+            }
+            self.scan_seen += 1;
+            self.scan_over = run.step.verify && !check.visit(&run.data, &run.state, k, v);
+        }
+    }
+
+    /// Count an engine error of unit `u` that ended at `at_ns` (`u32::MAX`: outside a unit);
+    /// true when the thread must stop.
+    pub fn error(&mut self, u: u32, e: EngineError, at_ns: i64) -> bool {
+        let stop = if u == u32::MAX {
+            self.tally.error(e)
+        } else {
+            if let Some(unit) = self.block.units.get_mut(u as usize) {
+                unit.failed = true;
+            }
+            self.tally.error_at(e, at_ns.max(0) as u64, self.run.interval_ns)
+        };
+        self.stopped |= stop;
+        stop
+    }
+
+    /// The block ran: `t` holds (start, end) per unit, `got` the values read in key order,
+    /// `got_len` one length per key (-1: not found or nothing read).
+    pub fn done(&mut self, units_run: u32, t: &[i64], got: &[u8], got_len: &[i32]) {
+        let ran = (units_run as usize).min(self.block.units.len()).min(t.len() / 2);
+        self.finish_writes(ran);
+        let (mut off, mut key) = (0usize, 0usize);
+        for u in 0..ran {
+            let (unit, kind) = (self.block.units[u], self.block.kind[u]);
+            let end = (self.block.key_end[u] as usize).min(got_len.len());
+            let lens = &got_len[key.min(end)..end];
+            key = end;
+            if kind == WAIT {
+                continue;
+            }
+            let reads = matches!(kind, GET | MULTI_GET | RMW | OPEN_GET);
+            let values = if reads { read_values(lens, got, &mut off) } else { Vec::new() };
+            let ops = if kind == SCAN { self.end_scan(&unit) } else { unit.ops };
+            let (t0, t1, due) = (t[2 * u].max(0) as u64, t[2 * u + 1].max(0) as u64, self.block.due[u]);
+            let dt = if due >= 0 { t1.saturating_sub(due as u64) } else { t1.saturating_sub(t0) };
+            self.tally.sample(unit.op, dt, ops, t1, self.run.interval_ns);
+            self.run.done.fetch_add(ops, Ordering::Relaxed);
+            if self.run.step.verify && !unit.failed {
+                self.check_reads(&unit, &values);
+            }
+        }
+        if ran < self.block.units.len() {
+            self.stopped = true;
+        }
+    }
+
+    /// Release the records the block's writes took: the state after the write for units that
+    /// ran, the state before for those that did not (undone in reverse order). An rmw that
+    /// failed leaves its record as it was.
+    fn finish_writes(&mut self, ran: usize) {
+        let state = &self.run.state;
+        for &(u, c, before, after) in self.block.written.iter().rev() {
+            if u as usize >= ran {
+                state.end_write(c, before);
+            } else if self.run.lock {
+                state.end_write(c, after);
+            }
+        }
+        for (u, unit) in self.block.units.iter().enumerate() {
+            if let (RMW, Some(&Check::Rmw { c, s })) =
+                (self.block.kind[u], self.block.reads.get(unit.first_read as usize))
+            {
+                state.end_write(c, if u >= ran || unit.failed { s } else { after_put(s) });
+            }
+        }
+    }
+
+    fn end_scan(&mut self, unit: &Unit) -> u64 {
+        let Some(check) = self.scan.take() else { return 0 };
+        if self.run.step.verify && !unit.failed {
+            let len = self.block.scan_len[0];
+            self.tally.mismatches += check.bad;
+            self.tally.missing += check.short(&self.run.data, &self.run.state, unit.position, len);
+        }
+        self.scan_seen
+    }
+
+    fn check_reads(&mut self, unit: &Unit, values: &[Option<&[u8]>]) {
+        let (run, t) = (&self.run, &mut self.tally);
+        let checks = &self.block.reads[unit.first_read as usize..][..unit.reads as usize];
+        for (check, found) in checks.iter().zip(values.iter().copied()) {
+            let (c, exp) = match *check {
+                Check::Get { c, s1 } => {
+                    let s2 = if run.lock { run.state.get(c) } else { s1 };
+                    (c, State::expect(s1, s2))
+                }
+                Check::Now { c } => {
+                    let s = run.state.get(c);
+                    (c, State::expect(s, s))
+                }
+                Check::Rmw { c, s } => {
+                    (c, if state::present(s) { Expect::Version(writes(s) - 1) } else { Expect::Absent })
+                }
+            };
+            judge(&run.data, t, c, exp, found);
+        }
+    }
+}
+
+/// The values of one unit's keys out of the packed `got`, from `off` on.
+fn read_values<'g>(lens: &[i32], got: &'g [u8], off: &mut usize) -> Vec<Option<&'g [u8]>> {
+    lens.iter()
+        .map(|&n| {
+            if n < 0 {
+                return None;
+            }
+            let end = (*off + n as usize).min(got.len());
+            let v = &got[(*off).min(end)..end];
+            *off = end;
+            Some(v)
+        })
+        .collect()
+}
+
+/// One record of a scan buffer and the rest; None at the end (or on a cut record).
+fn split_record(b: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    let (k, rest) = take_field(b)?;
+    let (v, rest) = take_field(rest)?;
+    Some((k, v, rest))
+}
+
+fn take_field(b: &[u8]) -> Option<(&[u8], &[u8])> {
+    let n = u32::from_le_bytes(b.get(..4)?.try_into().ok()?) as usize;
+    let rest = &b[4..];
+    (rest.len() >= n).then(|| rest.split_at(n))
+}

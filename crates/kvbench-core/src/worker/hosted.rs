@@ -1,0 +1,272 @@
+//! A job run by a worker in another language (docs/protocol.md, "Worker core"): this side
+//! reads the job, hands out its steps, keeps the record states across them, and writes each
+//! step's event from the worker's report and the threads' counters. The worker opens its
+//! engine, runs the blocks ([`super::blocks`]) and times everything; this side reads no clock.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::blocks::{Run, Thread};
+use super::data::Data;
+use super::state::State;
+use super::{counters, usage_since};
+use crate::engine::{EngineError, OpenMode};
+use crate::job::{Event, Job, OpKind, Step, StepResult, PROTOCOL_VERSION};
+use crate::sys::{self, Usage};
+
+/// Writes one event line.
+pub type Emit = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Step kinds a worker is handed (kvbench.h).
+pub const END: i32 = 0;
+pub const OPEN: i32 = 1;
+pub const PREPARE: i32 = 2;
+pub const CLOSE: i32 = 3;
+pub const EVICTED: i32 = 4;
+pub const OPS: i32 = 5;
+
+/// What the worker must do for a step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StepView {
+    pub step: i32,
+    pub mode: i32,
+    pub threads: u32,
+    pub reads: bool,
+    pub open_per_op: bool,
+}
+
+/// What the worker reports when a step ends (kvbench.h, `kvb_report`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Report<'a> {
+    pub wall_ns: u64,
+    pub start_unix_ns: u64,
+    pub finish_ns: u64,
+    pub error: Option<&'a str>,
+    pub error_kind: Option<&'a str>,
+    pub finish_error: Option<&'a str>,
+    pub settings: Option<&'a str>,
+    pub runtime: Option<&'a str>,
+}
+
+/// The step in progress.
+struct Current {
+    index: usize,
+    name: &'static str,
+    stop: bool,
+    usage: Usage,
+    evicted: Result<u64, String>,
+    ops: Option<(Arc<Run>, Progress)>,
+}
+
+pub struct Hosted {
+    job: Job,
+    data: Arc<Data>,
+    state: Arc<State>,
+    emit: Emit,
+    next: usize,
+    loaded: bool,
+    current: Option<Current>,
+}
+
+impl Hosted {
+    /// Read the job file and open its dataset; the error names the file (and serde's line and
+    /// column) or the field.
+    pub fn open(path: &Path, emit: Emit) -> Result<Hosted, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("reading job {}: {e}", path.display()))?;
+        let job: Job = serde_json::from_str(&text).map_err(|e| format!("job {}: {e}", path.display()))?;
+        if job.protocol != PROTOCOL_VERSION {
+            return Err(format!(
+                "job {}: protocol {} but this worker speaks {PROTOCOL_VERSION}",
+                path.display(),
+                job.protocol
+            ));
+        }
+        let data = Data::open(&job.dataset, job.plan.as_deref())?;
+        let state = State::new(job.dataset.loaded, job.dataset.total);
+        Ok(Hosted { job, data: Arc::new(data), state: Arc::new(state), emit, next: 0, loaded: false, current: None })
+    }
+
+    pub fn emit(&self, line: &str) {
+        (self.emit)(line)
+    }
+
+    /// Begin the next step (ending a step left open first).
+    pub fn begin(&mut self) -> StepView {
+        if self.current.is_some() {
+            self.end(&Report { error: Some("the worker began a step before ending this one"), ..Default::default() });
+        }
+        let Some(step) = self.job.steps.get(self.next).cloned() else { return StepView::default() };
+        self.next += 1;
+        let mut cur =
+            Current { index: step.index(), name: "", stop: false, usage: Usage::now(), evicted: Ok(0), ops: None };
+        let view = match &step {
+            Step::Open { mode, stop, .. } => {
+                (cur.name, cur.stop) = ("open", *stop);
+                StepView { step: OPEN, mode: mode_code(*mode), ..Default::default() }
+            }
+            Step::Prepare { stop, .. } => {
+                (cur.name, cur.stop) = ("prepare", *stop);
+                StepView { step: PREPARE, ..Default::default() }
+            }
+            Step::Close { stop, .. } => {
+                (cur.name, cur.stop) = ("close", *stop);
+                StepView { step: CLOSE, ..Default::default() }
+            }
+            Step::Evict { stop, .. } => {
+                (cur.name, cur.stop) = ("evict", *stop);
+                cur.evicted = sys::evict(&self.job.dir).map_err(|e| e.to_string());
+                StepView { step: EVICTED, ..Default::default() }
+            }
+            Step::Ops(o) => {
+                (cur.name, cur.stop) = ("ops", o.stop);
+                let view = self.begin_ops((**o).clone());
+                cur.ops = Some(view.1);
+                view.0
+            }
+        };
+        self.current = Some(cur);
+        view
+    }
+
+    fn begin_ops(&mut self, st: crate::job::OpsStep) -> (StepView, (Arc<Run>, Progress)) {
+        let writes = st.kind.writes() || st.kind == OpKind::Mixed;
+        // Record states become explicit only once something writes after the load.
+        if self.loaded && (st.kind != OpKind::Load && writes) {
+            if let Some(state) = Arc::get_mut(&mut self.state) {
+                state.materialize();
+            }
+        }
+        let lock = st.threads > 1 && writes && st.kind != OpKind::Load;
+        let reads =
+            !matches!(st.kind, OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete) && !st.open_per_op;
+        let view = StepView {
+            step: OPS,
+            mode: mode_code(st.mode),
+            threads: st.threads.max(1),
+            reads,
+            open_per_op: st.open_per_op,
+        };
+        let interval_ns = self.job.interval_ms.max(1) * 1_000_000;
+        let run = Arc::new(Run::new(self.data.clone(), self.state.clone(), st, lock, interval_ns));
+        let progress = Progress::start(run.clone(), self.emit.clone(), self.job.progress_ms);
+        (view, (run, progress))
+    }
+
+    /// Thread `t` of the running ops step (None outside one).
+    pub fn thread(&self, t: u32, max_units: u32) -> Option<Thread> {
+        let (run, _) = self.current.as_ref()?.ops.as_ref()?;
+        let threads = run.step.threads.max(1);
+        Some(Thread::new(run.clone(), t, threads, max_units))
+    }
+
+    /// After the threads ended: whether the worker must call the engine's finish-load now.
+    pub fn finish_due(&self) -> bool {
+        match self.current.as_ref().and_then(|c| c.ops.as_ref()) {
+            Some((run, _)) => run.step.finish && run.errors() == 0,
+            None => false,
+        }
+    }
+
+    /// End the step: emit its event; true when the job stops here.
+    pub fn end(&mut self, r: &Report<'_>) -> bool {
+        let Some(cur) = self.current.take() else { return false };
+        let mut res = match cur.ops {
+            Some((run, progress)) => {
+                drop(progress);
+                self.ops_result(&run, r)
+            }
+            None => simple_result(cur.name, &cur.evicted, r),
+        };
+        res.index = cur.index;
+        res.runtime = parse_map(r.runtime).unwrap_or_default();
+        res.usage = usage_since(cur.usage);
+        let stop = res.error.is_some() && cur.stop;
+        self.emit(&Event::Step(Box::new(res)).to_line());
+        stop
+    }
+
+    fn ops_result(&mut self, run: &Run, r: &Report<'_>) -> StepResult {
+        let mut tally = run.take_tally();
+        if let Some(e) = r.finish_error {
+            tally.error(EngineError::Store(e.to_string()));
+        }
+        tally.busy_ns += r.finish_ns;
+        if run.step.kind == OpKind::Load {
+            self.loaded = true;
+        }
+        let mut res = counters(&run.step, tally, r.wall_ns, self.job.interval_ms);
+        res.start_unix_ns = r.start_unix_ns;
+        res
+    }
+}
+
+fn simple_result(name: &str, evicted: &Result<u64, String>, r: &Report<'_>) -> StepResult {
+    let mut res = StepResult { step: name.into(), wall_ns: r.wall_ns, ..Default::default() };
+    match (r.error, evicted) {
+        (Some(e), _) => {
+            res.error = Some(e.to_string());
+            res.error_kind = Some(r.error_kind.unwrap_or("store").to_string());
+        }
+        (None, Err(e)) => {
+            res.error = Some(e.clone());
+            res.error_kind = Some("io".into());
+        }
+        (None, Ok(n)) => res.evicted = *n,
+    }
+    if res.error.is_none() {
+        res.settings = parse_map(r.settings).unwrap_or_default();
+    }
+    res
+}
+
+/// A JSON object from the worker (settings, runtime counters); None when absent or not one.
+fn parse_map<V: serde::de::DeserializeOwned>(text: Option<&str>) -> Option<std::collections::BTreeMap<String, V>> {
+    serde_json::from_str(text?).ok()
+}
+
+fn mode_code(m: OpenMode) -> i32 {
+    match m {
+        OpenMode::ReadWrite => 0,
+        OpenMode::ReadOnly => 1,
+        OpenMode::Secondary => 2,
+    }
+}
+
+/// Emits progress events while an ops step runs; stops when dropped.
+pub struct Progress {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Progress {
+    fn start(run: Arc<Run>, emit: Emit, every_ms: u64) -> Progress {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let every = Duration::from_millis(every_ms.max(1));
+        let handle = std::thread::spawn(move || {
+            let mut waited = Duration::ZERO;
+            while !flag.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(5));
+                waited += Duration::from_millis(5);
+                if waited >= every {
+                    waited = Duration::ZERO;
+                    let done = run.done.load(Ordering::Relaxed);
+                    emit(&Event::Progress { index: run.step.index, done, total: run.step.count }.to_line());
+                }
+            }
+        });
+        Progress { stop, handle: Some(handle) }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! The C ABI of kvbench's worker core (kvbench.h), for the Go worker (linked statically by cgo)
+//! and the Python worker (loaded with ctypes). Everything here converts pointers and hands the
+//! call to kvbench-core's [`Hosted`] and [`Thread`]; the rules live there, once.
+//!
+//! A call never unwinds into the caller: a panic becomes an error the worker reports.
+
+#![allow(non_camel_case_types)]
+
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::fs::File;
+use std::io::Write;
+use std::mem::ManuallyDrop;
+use std::os::fd::FromRawFd;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use kvbench_core::engine::EngineError;
+use kvbench_core::job::PROTOCOL_VERSION;
+use kvbench_core::worker::blocks::Thread;
+use kvbench_core::worker::hosted::{Emit, Hosted, Report, StepView};
+
+/// A job (kvbench.h `kvb_job`).
+pub struct kvb_job {
+    hosted: Option<Hosted>,
+    error: Option<CString>,
+    step: kvb_step,
+    emit: Emit,
+}
+
+#[repr(C)]
+#[derive(Default)]
+pub struct kvb_step {
+    pub step: i32,
+    pub mode: i32,
+    pub threads: u32,
+    pub reads: u8,
+    pub open_per_op: u8,
+}
+
+#[repr(C)]
+pub struct kvb_report {
+    pub wall_ns: u64,
+    pub start_unix_ns: u64,
+    pub finish_ns: u64,
+    pub error: *const c_char,
+    pub error_kind: *const c_char,
+    pub finish_error: *const c_char,
+    pub settings: *const c_char,
+    pub runtime: *const c_char,
+}
+
+#[repr(C)]
+pub struct kvb_block {
+    pub units: u32,
+    pub kind: *const u8,
+    pub refresh: *const u8,
+    pub due: *const i64,
+    pub key_end: *const u32,
+    pub scan_len: *const u64,
+    pub key: *const u8,
+    pub key_off: *const u32,
+    pub val: *const u8,
+    pub val_off: *const u32,
+    pub del: *const u8,
+}
+
+/// A thread of an ops step (kvbench.h `kvb_thread`) and the view of its current block.
+pub struct kvb_thread {
+    th: Thread,
+    view: kvb_block,
+}
+
+/// Run `f`, turning a panic into `fallback`.
+fn guard<T>(fallback: T, f: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback)
+}
+
+/// # Safety
+/// `p` is NULL or a NUL-terminated string that outlives the returned borrow.
+unsafe fn text<'a>(p: *const c_char) -> Option<&'a str> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: the caller passes a NUL-terminated string (kvbench.h).
+    unsafe { CStr::from_ptr(p) }.to_str().ok()
+}
+
+/// # Safety
+/// `p` is NULL (then `n` is 0) or points at `n` readable values.
+unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
+    if p.is_null() || n == 0 {
+        return &[];
+    }
+    // SAFETY: the caller passes n values at p (kvbench.h).
+    unsafe { std::slice::from_raw_parts(p, n) }
+}
+
+/// Event lines on the worker's events descriptor, one write per line under a lock.
+fn emitter(fd: c_int) -> Emit {
+    // SAFETY: the worker hands over a descriptor open for writing; ManuallyDrop leaves it open
+    // (it is the worker's).
+    let out = Mutex::new(ManuallyDrop::new(unsafe { File::from_raw_fd(fd) }));
+    Arc::new(move |line: &str| {
+        let mut b = Vec::with_capacity(line.len() + 1);
+        b.extend_from_slice(line.as_bytes());
+        b.push(b'\n');
+        let mut f = out.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = f.write_all(&b);
+    })
+}
+
+/// # Safety
+/// `path` is a NUL-terminated string; `events_fd` is open for writing for the job's life.
+#[no_mangle]
+pub unsafe extern "C" fn kvb_job_open(path: *const c_char, events_fd: c_int) -> *mut kvb_job {
+    let emit = emitter(events_fd);
+    // SAFETY: per this function's contract.
+    let path = unsafe { text(path) }.unwrap_or("");
+    let opened = guard(Err("the worker core failed reading the job".to_string()), || {
+        Hosted::open(Path::new(path), emit.clone())
+    });
+    let (hosted, error) = match opened {
+        Ok(h) => (Some(h), None),
+        Err(e) => (None, Some(CString::new(e.replace('\0', " ")).unwrap_or_default())),
+    };
+    Box::into_raw(Box::new(kvb_job { hosted, error, step: kvb_step::default(), emit }))
+}
+
+/// # Safety
+/// `job` comes from kvb_job_open.
+#[no_mangle]
+pub unsafe extern "C" fn kvb_job_error(job: *const kvb_job) -> *const c_char {
+    // SAFETY: a live job from kvb_job_open.
+    match unsafe { job.as_ref() }.and_then(|j| j.error.as_ref()) {
+        Some(e) => e.as_ptr(),
+        None => std::ptr::null(),
+    }
+}
+
+/// # Safety
+/// `job` comes from kvb_job_open and is not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn kvb_job_free(job: *mut kvb_job) {
+    if !job.is_null() {
+        // SAFETY: the box kvb_job_open made.
+        drop(unsafe { Box::from_raw(job) });
+    }
+}
+
+/// # Safety
+/// `job` comes from kvb_job_open; `json` is a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn kvb_emit(job: *mut kvb_job, json: *const c_char) {
+    // SAFETY: per this function's contract.
+    if let (Some(j), Some(line)) = (unsafe { job.as_ref() }, unsafe { text(json) }) {
+        (j.emit)(line);
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn kvb_protocol() -> u32 {
+    PROTOCOL_VERSION
+}
+
+/// # Safety
+/// `job` comes from kvb_job_open.
+#[no_mangle]
+pub unsafe extern "C" fn kvb_step_begin(job: *mut kvb_job) -> *const kvb_step {
+    // SAFETY: a live job from kvb_job_open, used by one thread at a time.
+    let Some(j) = (unsafe { job.as_mut() }) else { return std::ptr::null() };
+    let v = match j.hosted.as_mut() {
+        Some(h) => guard(StepView::default(), || h.begin()),
+        None => StepView::default(),
+    };
+    j.step = kvb_step {
+        step: v.step,
+        mode: v.mode,
+        threads: v.threads,
+        reads: v.reads.into(),
+        open_per_op: v.open_per_op.into(),
+    };
+    &j.step
+}
+
+/// # Safety
+/// `job` comes from kvb_job_open; `r` points at a report whose strings are NULL or
+/// NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn kvb_step_end(job: *mut kvb_job, r: *const kvb_report) -> c_int {
+    // SAFETY: per this function's contract.
+    let (Some(j), Some(r)) = (unsafe { job.as_mut() }, unsafe { r.as_ref() }) else { return 1 };
+    // SAFETY: the report's strings per the contract.
+    let report = unsafe {
+        Report {
+            wall_ns: r.wall_ns,
+            start_unix_ns: r.start_unix_ns,
+            finish_ns: r.finish_ns,
+            error: text(r.error),
+            error_kind: text(r.error_kind),
+            finish_error: text(r.finish_error),
+            settings: text(r.settings),
+            runtime: text(r.runtime),
+        }
+    };
+    match j.hosted.as_mut() {
+        Some(h) => guard(true, || h.end(&report)).into(),
+        None => 1,
+    }
+}
+
+/// # Safety
+/// `job` comes from kvb_job_open.
+#[no_mangle]
+pub unsafe extern "C" fn kvb_finish_due(job: *mut kvb_job) -> c_int {
+    // SAFETY: a live job.
+    let due = unsafe { job.as_ref() }.and_then(|j| j.hosted.as_ref()).is_some_and(|h| h.finish_due());
+    due.into()
+}
+
+/// # Safety
+/// `job` comes from kvb_job_open; the thread is ended before the step.
+#[no_mangle]
+pub unsafe extern "C" fn kvb_thread_new(job: *mut kvb_job, t: u32, max_units: u32) -> *mut kvb_thread {
+    // SAFETY: a live job.
+    let Some(h) = unsafe { job.as_ref() }.and_then(|j| j.hosted.as_ref()) else { return std::ptr::null_mut() };
+    match guard(None, || h.thread(t, max_units)) {
+        Some(th) => Box::into_raw(Box::new(kvb_thread { th, view: empty_view() })),
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// # Safety
+/// `th` comes from kvb_thread_new and is not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn kvb_thread_end(th: *mut kvb_thread) {
+    if !th.is_null() {
+        // SAFETY: the box kvb_thread_new made.
+        let th = unsafe { Box::from_raw(th) };
+        guard((), || th.th.end());
+    }
+}
+
+fn empty_view() -> kvb_block {
+    kvb_block {
+        units: 0,
+        kind: std::ptr::null(),
+        refresh: std::ptr::null(),
+        due: std::ptr::null(),
+        key_end: std::ptr::null(),
+        scan_len: std::ptr::null(),
+        key: std::ptr::null(),
+        key_off: std::ptr::null(),
+        val: std::ptr::null(),
+        val_off: std::ptr::null(),
+        del: std::ptr::null(),
+    }
+}
+
+/// # Safety
+/// `th` comes from kvb_thread_new; the block is read only until the next call on `th`.
+#[no_mangle]
+pub unsafe extern "C" fn kvb_next(th: *mut kvb_thread) -> *const kvb_block {
+    // SAFETY: a live thread, used by one OS thread at a time.
+    let Some(t) = (unsafe { th.as_mut() }) else { return std::ptr::null() };
+    let view = guard(None, || {
+        let b = t.th.next_block();
+        Some(kvb_block {
+            units: b.kind.len() as u32,
+            kind: b.kind.as_ptr(),
+            refresh: b.refresh.as_ptr(),
+            due: b.due.as_ptr(),
+            key_end: b.key_end.as_ptr(),
+            scan_len: b.scan_len.as_ptr(),
+            key: b.key.as_ptr(),
+            key_off: b.key_off.as_ptr(),
+            val: b.val.as_ptr(),
+            val_off: b.val_off.as_ptr(),
+            del: b.del.as_ptr(),
+        })
+    });
+    t.view = view.unwrap_or_else(empty_view);
+    &t.view
+}
+
+/// # Safety
+/// `th` comes from kvb_thread_new; `t` holds 2 values per unit of the current block, `got_len`
+/// one per key, `got` the sum of got_len's non-negative entries.
+#[no_mangle]
+pub unsafe extern "C" fn kvb_done(
+    th: *mut kvb_thread,
+    units_run: u32,
+    t: *const i64,
+    got: *const u8,
+    got_len: *const i32,
+) {
+    // SAFETY: a live thread.
+    let Some(th) = (unsafe { th.as_mut() }) else { return };
+    let units = th.view.units as usize;
+    let keys = th.th.block.key_off.len().saturating_sub(1);
+    // SAFETY: the sizes per the contract.
+    let (t, got_len) = unsafe { (slice(t, 2 * units), slice(got_len, keys)) };
+    let total: usize = got_len.iter().filter(|&&n| n > 0).map(|&n| n as usize).sum();
+    // SAFETY: got holds the sum of the non-negative lengths.
+    let got = unsafe { slice(got, total) };
+    guard((), || th.th.done(units_run, t, got, got_len));
+}
+
+/// # Safety
+/// `th` comes from kvb_thread_new; `kind` and `msg` are NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn kvb_error(
+    th: *mut kvb_thread,
+    u: u32,
+    kind: *const c_char,
+    msg: *const c_char,
+    at_ns: i64,
+) -> c_int {
+    // SAFETY: a live thread.
+    let Some(th) = (unsafe { th.as_mut() }) else { return 1 };
+    // SAFETY: strings per the contract.
+    let (kind, msg) = unsafe { (text(kind).unwrap_or("store"), text(msg).unwrap_or("an engine error").to_string()) };
+    let e = match kind {
+        "unsupported" => EngineError::Unsupported(msg.trim_start_matches("unsupported: ").to_string()),
+        "option" => EngineError::Option(msg.trim_start_matches("invalid option: ").to_string()),
+        "io" => EngineError::Io(std::io::Error::other(msg)),
+        _ => EngineError::Store(msg),
+    };
+    guard(true, || th.th.error(u, e, at_ns)).into()
+}
+
+/// # Safety
+/// `th` comes from kvb_thread_new; `recs` points at `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn kvb_scan(th: *mut kvb_thread, recs: *const u8, len: usize) {
+    // SAFETY: a live thread and len bytes at recs.
+    if let (Some(th), recs) = (unsafe { th.as_mut() }, unsafe { slice(recs, len) }) {
+        guard((), || th.th.scanned(recs));
+    }
+}

@@ -1,0 +1,286 @@
+//! The worker core through its C ABI agrees with the Rust worker: a small executor written
+//! the way the Go and Python workers are (blocks from kvb_next, engine calls between clock
+//! reads, kvb_done) runs a job with every step and op kind on the memory engine, and each
+//! step's counters must equal the Rust worker's on the same job.
+
+use std::ffi::{CStr, CString};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::time::Instant;
+
+use kvbench_core::engine::{Engine, OpenArgs, OpenMode, Options, SyncMode, WriteOp};
+use kvbench_core::job::{Event, Job, StepResult};
+use kvbench_ffi::*;
+
+const DESC: &kvbench_core::engine::EngineDescriptor = &kvbench_engines::memory::DESCRIPTOR;
+
+fn open_args<'a>(dir: &'a Path, options: &'a Options, mode: i32) -> OpenArgs<'a> {
+    let mode = [OpenMode::ReadWrite, OpenMode::ReadOnly, OpenMode::Secondary][mode as usize];
+    OpenArgs {
+        dir,
+        options,
+        sync: SyncMode::None,
+        mode,
+        expected_records: 0,
+        expected_bytes: 0,
+        url: None,
+        token: None,
+    }
+}
+
+/// A job file for `dir` from the test's job, and the job itself.
+fn job_in(dir: &Path) -> (std::path::PathBuf, Job) {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/every-step.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["dir"] = dir.to_str().unwrap().into();
+    let path = dir.join("job.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    (path, serde_json::from_value(v).unwrap())
+}
+
+/// Step results out of event lines.
+fn steps(lines: &str) -> Vec<StepResult> {
+    lines
+        .lines()
+        .filter_map(|l| match serde_json::from_str::<Event>(l) {
+            Ok(Event::Step(s)) => Some(*s),
+            _ => None,
+        })
+        .collect()
+}
+
+struct Ptr<T>(*mut T);
+// SAFETY: each thread handle is used by one thread only; the job is only read by threads.
+unsafe impl<T> Send for Ptr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for Ptr<T> {}
+
+/// Run the blocks of one thread of the current ops step on `rd` / `eng`.
+fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, mode: i32, start: Instant) {
+    // SAFETY: the job is live for the step; the thread handle is this thread's.
+    let th = unsafe { kvb_thread_new(job.0, t, 64) };
+    let mut rd = eng.map(|e| e.reader().unwrap());
+    let options = Options::resolved(Default::default());
+    let now = || start.elapsed().as_nanos() as i64;
+    loop {
+        // SAFETY: the block is read before the next call on th.
+        let b = unsafe { &*kvb_next(th) };
+        if b.units == 0 {
+            break;
+        }
+        let n = b.units as usize;
+        // SAFETY: the block's arrays per kvbench.h.
+        let (kind, refresh, due, key_end, scan_len) = unsafe {
+            (
+                std::slice::from_raw_parts(b.kind, n),
+                std::slice::from_raw_parts(b.refresh, n),
+                std::slice::from_raw_parts(b.due, n),
+                std::slice::from_raw_parts(b.key_end, n),
+                std::slice::from_raw_parts(b.scan_len, n),
+            )
+        };
+        let keys = key_end[n - 1] as usize;
+        // SAFETY: as above.
+        let (key_off, val_off, del) = unsafe {
+            (
+                std::slice::from_raw_parts(b.key_off, keys + 1),
+                std::slice::from_raw_parts(b.val_off, keys + 1),
+                std::slice::from_raw_parts(b.del, keys),
+            )
+        };
+        // SAFETY: as above.
+        let key_buf = unsafe { std::slice::from_raw_parts(b.key, key_off[keys] as usize) };
+        // SAFETY: as above.
+        let val_buf = unsafe { std::slice::from_raw_parts(b.val, val_off[keys] as usize) };
+        let key = |i: usize| &key_buf[key_off[i] as usize..key_off[i + 1] as usize];
+        let val = |i: usize| &val_buf[val_off[i] as usize..val_off[i + 1] as usize];
+        let (mut times, mut got, mut got_len) = (vec![0i64; 2 * n], Vec::new(), vec![-1i32; keys]);
+        let mut ran = n as u32;
+        let mut k0 = 0usize;
+        for u in 0..n {
+            let k1 = key_end[u] as usize;
+            if refresh[u] == 1 {
+                if let Some(r) = rd.as_mut() {
+                    r.refresh().unwrap();
+                }
+            }
+            while due[u] >= 0 && now() < due[u] {
+                std::hint::spin_loop();
+            }
+            let mut read = |i: usize, v: Option<&[u8]>| {
+                if let Some(v) = v {
+                    got.extend_from_slice(v);
+                    got_len[i] = v.len() as i32;
+                }
+            };
+            let mut scanned = Vec::new();
+            let t0 = now();
+            let r: kvbench_core::engine::Result<()> = match kind[u] {
+                1 | 2 => (k0..k1).try_for_each(|i| {
+                    let mut out = Vec::new();
+                    let found = rd.as_mut().unwrap().get(key(i), &mut out)?;
+                    read(i, found.then_some(&out[..]));
+                    Ok(())
+                }),
+                3 => rd
+                    .as_mut()
+                    .unwrap()
+                    .scan(Some(key(k0)), scan_len[u].min(usize::MAX as u64) as usize, &mut |k, v| {
+                        for f in [k, v] {
+                            scanned.extend_from_slice(&(f.len() as u32).to_le_bytes());
+                            scanned.extend_from_slice(f);
+                        }
+                        true
+                    })
+                    .map(|_| ()),
+                4 => {
+                    let batch: Vec<WriteOp<'_>> =
+                        (k0..k1).map(|i| WriteOp { key: key(i), value: (del[i] == 0).then(|| val(i)) }).collect();
+                    eng.unwrap().write(&batch)
+                }
+                5 => {
+                    let mut out = Vec::new();
+                    let r = rd.as_mut().unwrap();
+                    let found = r.get(key(k0), &mut out).unwrap();
+                    r.refresh().unwrap();
+                    read(k0, found.then_some(&out[..]));
+                    eng.unwrap().write(&[WriteOp { key: key(k0), value: Some(val(k0)) }])
+                }
+                6 => {
+                    let e = (DESC.open)(&open_args(dir, &options, mode)).unwrap();
+                    let mut out = Vec::new();
+                    let found = e.reader().unwrap().get(key(k0), &mut out).unwrap();
+                    e.close().unwrap();
+                    read(k0, found.then_some(&out[..]));
+                    Ok(())
+                }
+                _ => Ok(()),
+            };
+            times[2 * u] = t0;
+            times[2 * u + 1] = now();
+            if !scanned.is_empty() {
+                // SAFETY: th is live; the buffer holds scanned.len() bytes.
+                unsafe { kvb_scan(th, scanned.as_ptr(), scanned.len()) };
+            }
+            if let Err(e) = r {
+                let msg = CString::new(e.to_string()).unwrap();
+                // SAFETY: th is live; strings are NUL-terminated.
+                if unsafe { kvb_error(th, u as u32, c"store".as_ptr(), msg.as_ptr(), times[2 * u + 1]) } == 1 {
+                    ran = u as u32 + 1;
+                    break;
+                }
+            }
+            k0 = k1;
+        }
+        // SAFETY: th is live; the arrays have the sizes kvbench.h asks.
+        unsafe { kvb_done(th, ran, times.as_ptr(), got.as_ptr(), got_len.as_ptr()) };
+    }
+    drop(rd);
+    // SAFETY: th is not used afterwards.
+    unsafe { kvb_thread_end(th) };
+}
+
+/// Run the job file through the C ABI on the memory engine; returns the event lines.
+fn run_hosted(path: &Path, dir: &Path) -> String {
+    let out = tempfile::tempfile().unwrap();
+    let cpath = CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path and an open file.
+    let job = Ptr(unsafe { kvb_job_open(cpath.as_ptr(), out.as_raw_fd()) });
+    // SAFETY: the job is live.
+    assert!(unsafe { kvb_job_error(job.0) }.is_null(), "{:?}", unsafe { CStr::from_ptr(kvb_job_error(job.0)) });
+    let options = Options::resolved(Default::default());
+    let mut eng: Option<Box<dyn Engine>> = None;
+    loop {
+        // SAFETY: the job is live.
+        let st = unsafe { &*kvb_step_begin(job.0) };
+        let start = Instant::now();
+        let mut finish_ns = 0;
+        match st.step {
+            0 => break,
+            1 => eng = Some((DESC.open)(&open_args(dir, &options, st.mode)).unwrap()),
+            2 => eng.as_mut().unwrap().prepare().unwrap(),
+            3 => eng.take().unwrap().close().unwrap(),
+            5 => {
+                let e = eng.as_deref();
+                std::thread::scope(|s| {
+                    for t in 0..st.threads {
+                        let job = &job;
+                        s.spawn(move || run_thread(job, t, e, dir, st.mode, start));
+                    }
+                });
+                // SAFETY: the job is live.
+                if unsafe { kvb_finish_due(job.0) } == 1 {
+                    let t = Instant::now();
+                    eng.as_mut().unwrap().finish_load().unwrap();
+                    finish_ns = t.elapsed().as_nanos() as u64;
+                }
+            }
+            _ => {}
+        }
+        let r = kvb_report {
+            wall_ns: start.elapsed().as_nanos() as u64,
+            start_unix_ns: 1,
+            finish_ns,
+            error: std::ptr::null(),
+            error_kind: std::ptr::null(),
+            finish_error: std::ptr::null(),
+            settings: std::ptr::null(),
+            runtime: std::ptr::null(),
+        };
+        // SAFETY: the job is live; the report's strings are NULL.
+        unsafe { kvb_step_end(job.0, &r) };
+    }
+    // SAFETY: not used afterwards.
+    unsafe { kvb_job_free(job.0) };
+    let mut text = String::new();
+    use std::io::{Read, Seek};
+    let mut out = out;
+    out.rewind().unwrap();
+    out.read_to_string(&mut text).unwrap();
+    text
+}
+
+fn run_rust(job: &Job) -> String {
+    let mut lines = String::new();
+    kvbench_core::worker::run_job(job, DESC, &mut |e| {
+        lines.push_str(&e.to_line());
+        lines.push('\n');
+    })
+    .unwrap();
+    lines
+}
+
+/// Per step: the counters that must agree, and the samples per op kind.
+fn counts(s: &StepResult) -> String {
+    let kinds: Vec<String> = s
+        .hist
+        .iter()
+        .map(|(k, h)| format!("{k}={}", kvbench_core::worker::clock::decode_histogram(h).unwrap().len()))
+        .collect();
+    format!(
+        "{} {}: ops {} requests {} errors {} mismatches {} missing {} evicted {} error {:?} [{}]",
+        s.index,
+        s.step,
+        s.ops,
+        s.requests,
+        s.errors,
+        s.mismatches,
+        s.missing,
+        s.evicted,
+        s.error,
+        kinds.join(" ")
+    )
+}
+
+#[test]
+fn blocks_through_the_c_abi_count_what_the_rust_worker_counts() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (path, _) = job_in(a.path());
+    let hosted = steps(&run_hosted(&path, a.path()));
+    let (_, job) = job_in(b.path());
+    let rust = steps(&run_rust(&job));
+    assert_eq!(hosted.len(), job.steps.len(), "one event per step");
+    let (h, r): (Vec<String>, Vec<String>) = (hosted.iter().map(counts).collect(), rust.iter().map(counts).collect());
+    assert_eq!(h, r);
+    assert!(hosted.iter().all(|s| s.mismatches == 0 && s.missing == 0 && s.errors == 0), "{h:#?}");
+}
