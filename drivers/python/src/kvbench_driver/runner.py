@@ -24,9 +24,10 @@ from .engine import EngineError, OpenArgs, OptionError, Unsupported, describe_er
 pc = time.perf_counter_ns
 BLOCK = 4096  # units per kvb_next: enough to amortise the ctypes calls, small enough to stay in cache
 SCAN_FLUSH = 1 << 20  # a scan hands its records to kvb_scan when its buffer passes this size
+SCAN_ALL = 1 << 62  # more records than a store holds (the core asks 2^64 - 1 for "to the end"; an
+# adapter's start + limit must stay a Python index)
 SPIN_NS = 50_000  # an open-loop wait sleeps until this close to the due time, then spins
 U32 = struct.Struct("<I")
-READS = {GET: 1, RMW: 1, OPEN_GET: 1}  # reading units of one key (MULTI_GET reads all of its keys)
 
 
 def error_kind(e: BaseException) -> str:
@@ -149,12 +150,12 @@ class Thread:
         self.scan_len = array("Q", string_at(b.scan_len, 8 * n)) if SCAN in kinds else None
         if WRITE in kinds or RMW in kinds:
             self.values(b)
-        self.out, s, e = [], [0] * n, [0] * n
+        self.out, s, e = [None] * len(self.keys), [0] * n, [0] * n
         for u in range(n):
             kind, a = kinds[u], self.key_end[u - 1] if u else 0
             t0 = pc()
             try:
-                if refresh[u]:
+                if refresh[u] and self.reader is not None:
                     self.reader.refresh()
                 if dues[u] >= 0:
                     wait_until(self.origin + dues[u])
@@ -162,7 +163,6 @@ class Thread:
                 s[u], e[u] = self.units[kind](a, self.key_end[u], u)
             except Exception as x:  # noqa: BLE001 - the engine's error is counted, not fatal
                 s[u], e[u] = t0 - self.origin, pc() - self.origin
-                self.out.extend([None] * (self.key_end[u] - a if kind == MULTI_GET else READS.get(kind, 0)))
                 if self.error(u, x, e[u]):
                     return self.done(u + 1, s, e, self.out, True)
         return self.done(n, s, e, self.out, False)
@@ -175,7 +175,7 @@ class Thread:
     def done(self, n: int, s: list, e: list, out: list, stop: bool) -> bool:
         t = [0] * (2 * n)
         t[0::2], t[1::2] = s[:n], e[:n]
-        got, lens = packed(out)
+        got, lens = packed(out)  # one per key of the block: -1 for a unit that did not read
         self.lib.kvb_done(self.th, n, struct.pack(f"{2 * n}q", *t), got, lens)
         return stop
 
@@ -187,7 +187,7 @@ class Thread:
         t0 = pc()
         v = get(k)
         t1 = pc()
-        self.out.append(v)
+        self.out[a] = v
         return t0 - origin, t1 - origin
 
     def multi_get(self, a: int, z: int, u: int):
@@ -197,7 +197,7 @@ class Thread:
         t1 = pc()
         if len(vs) != len(ks):
             raise EngineError(f"multi_get returned {len(vs)} values for {len(ks)} keys")
-        self.out.extend(vs)
+        self.out[a:z] = vs
         return t0 - origin, t1 - origin
 
     def write(self, a: int, z: int, u: int):
@@ -215,7 +215,7 @@ class Thread:
         rd.refresh()
         write(batch)
         t1 = pc()
-        self.out.append(v)
+        self.out[a] = v
         return t0 - self.origin, t1 - self.origin
 
     def open_get(self, a: int, z: int, u: int):
@@ -223,14 +223,15 @@ class Thread:
         t0 = pc()
         v = open_get(desc, args, k)
         t1 = pc()
-        self.out.append(v)
+        self.out[a] = v
         return t0 - self.origin, t1 - self.origin
 
     def scan(self, a: int, z: int, u: int):
         """Visit up to scan_len records from the unit's key into a buffer the core checks, as
         u32le key length, key, u32le value length, value; a full buffer is handed over inside
         the timing, the rest after it."""
-        it, buf, pack = self.reader.scan(self.keys[a], self.scan_len[u]), bytearray(), U32.pack
+        limit = min(self.scan_len[u], SCAN_ALL)
+        it, buf, pack = self.reader.scan(self.keys[a], limit), bytearray(), U32.pack
         t0 = pc()
         for k, v in it:
             buf += pack(len(k))
@@ -332,10 +333,13 @@ class Worker:
 
     def run(self) -> None:
         while True:
+            t0 = pc()
             s = self.lib.kvb_step_begin(self.job).contents
             if s.step == core.END:
                 break
             r = Report()
+            if s.step == core.EVICTED:  # the core evicted the files just now
+                r.wall_ns = pc() - t0
             self.step(s, r)
             if self.lib.kvb_step_end(self.job, byref(r)) == 1:
                 break
