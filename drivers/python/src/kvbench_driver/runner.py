@@ -76,7 +76,8 @@ def gets(get, keys, out: list, s: list, e: list, i: int, origin: int):
 
 def cut(data, offsets, n: int) -> Sequence[bytes]:
     """The n byte strings packed at data, item i at offsets[i] .. offsets[i + 1]. Keys of one
-    width (every derived key kind but ycsb) are cut by one struct call, ten times faster."""
+    width (every derived key kind but ycsb) are cut by one struct call, about eight times faster
+    than by slices."""
     if n == 0:
         return []
     raw = string_at(offsets, 4 * (n + 1))
@@ -170,7 +171,7 @@ class Thread:
             if x is None:
                 return self.done(i, s, e, out, False)
             if self.error(i - 1, x, e[i - 1]):
-                return self.done(i, s, e, out[:i], True)
+                return self.done(i, s, e, out, True)
 
     def mixed_block(self, b, n: int, kinds: bytes) -> bool:
         """A block of any units, one at a time: refresh, wait for the due time, run."""
@@ -258,10 +259,10 @@ class Thread:
         """Visit up to scan_len records from the unit's key into a buffer the core checks, as
         u32le key length, key, u32le value length, value; a full buffer is handed over inside
         the timing, the rest after it."""
-        limit = min(self.scan_len[u], SCAN_ALL)
-        it, buf, pack = self.reader.scan(self.keys[a], limit), bytearray(), U32.pack
+        key, limit, scan = self.keys[a], min(self.scan_len[u], SCAN_ALL), self.reader.scan
+        buf, pack = bytearray(), U32.pack
         t0 = pc()
-        for k, v in it:
+        for k, v in scan(key, limit):
             buf += pack(len(k))
             buf += k
             buf += pack(len(v))
@@ -287,7 +288,7 @@ class Ops:
     def __init__(self, w: Worker, s):
         self.w, self.lib, self.job = w, w.lib, w.job
         self.args = w.args(core.MODES[s.mode])
-        self.threads, self.reads = s.threads, bool(s.reads) and not s.open_per_op
+        self.threads, self.reads, self.open_per_op = s.threads, bool(s.reads) and not s.open_per_op, s.open_per_op
         self.origin = self.unix = 0
         self.ends = [0] * self.threads
 
@@ -326,9 +327,11 @@ class Ops:
         th = self.lib.kvb_thread_new(self.job, t, BLOCK)
         reader = None
         try:
+            if self.w.engine is None and not self.open_per_op:
+                raise EngineError("no open engine")
             reader = self.w.engine.reader() if self.reads else None
             Thread(self, th, reader).run()
-        except Exception as e:  # noqa: BLE001 - the reader did not open: the step reports it
+        except Exception as e:  # noqa: BLE001 - no engine, or the reader did not open: the step reports it
             self.lib.kvb_error(th, OUTSIDE, cstr(error_kind(e)), cstr(describe_error(e)), pc() - self.origin)
         finally:
             self.close(th, reader)
