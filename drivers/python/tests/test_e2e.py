@@ -125,6 +125,14 @@ def test_a_step_that_fails_with_stop_ends_the_job(tmp_path):
     assert r["error_kind"] == "unsupported" and "secondary" in r["error"] and events[-1] == {"event": "done"}
 
 
+def test_ops_without_an_open_engine_are_an_error_of_the_step(tmp_path):
+    steps = [{"step": "open", "mode": "secondary"}, ops(0, "get", 10, {"name": "uniform", "n": 200}, threads=2)]
+    rc, events, stderr = run_job(tmp_path, job("py-lmdb", tmp_path, steps))
+    assert rc == 0, stderr
+    r = steps_of(events)[-1]
+    assert r["errors"] == 2 and r["requests"] == 0 and r["first_error"] == "no open engine", r
+
+
 def test_errors_of_the_engine_are_counted(tmp_path):
     descriptor_or_skip("py-lmdb")
     steps = [{"step": "open", "mode": "read-write"}, ops(0, "load", 200, {"name": "sequential", "n": 200}, batch=50),

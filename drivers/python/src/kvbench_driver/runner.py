@@ -34,6 +34,9 @@ SCAN_ALL = 1 << 62  # more records than a store holds (the core asks 2^64 - 1 fo
 NOT_DUE = b"\xff" * 8 * BLOCK  # due times of a block that runs at once (-1 each)
 SPIN_NS = 50_000  # an open-loop wait sleeps until this close to the due time, then spins
 U32 = struct.Struct("<I")
+# int64 times as C longs where those are 8 bytes: CPython converts a large int to a long in half
+# the instructions it takes for a long long (callgrind: 155 against 315 an int).
+I64 = "l" if struct.calcsize("l") == 8 else "q"
 
 
 def error_kind(e: BaseException) -> str:
@@ -205,7 +208,7 @@ class Thread:
         t = [0] * (2 * n)
         t[0::2], t[1::2] = s[:n], e[:n]
         got, lens = packed(out)  # one per key of the block: -1 for a unit that did not read
-        self.lib.kvb_done(self.th, n, struct.pack(f"{2 * n}q", *t), got, lens)
+        self.lib.kvb_done(self.th, n, struct.pack(f"{2 * n}{I64}", *t), got, lens)
         return stop
 
     def error(self, u: int, x: BaseException, at: int) -> bool:
