@@ -41,7 +41,7 @@ python: deps rust
 # The Go worker (engines named go-*): drivers/go/bin/kvbench-go-worker, modules pinned in go.sum,
 # built with cgo (go-tokyocabinet links libtokyocabinet from deps). Without a Go on PATH,
 # scripts/install-go.sh installs Debian's golang-1.23-go from bookworm-backports.
-go: deps
+go: deps rust
 	scripts/install-go.sh
 	drivers/go/build.sh
 

@@ -134,6 +134,15 @@ impl Keys {
         let stored = if ds.generator == Generator::Stored { plan } else { None };
         if let Some(p) = &stored {
             p.require(&[crate::planfile::DATA, crate::planfile::INDEX])?;
+            let records = p.header().records;
+            // Record numbers index the plan's sections: a total the plan does not hold would
+            // read past them.
+            if ds.total > records {
+                bail!(
+                    "dataset.total is {} but the plan file holds {records} records (allowed: 0..={records})",
+                    ds.total
+                );
+            }
         }
         Ok(Keys { kind: ds.key.kind, width: ds.key.width, stored })
     }

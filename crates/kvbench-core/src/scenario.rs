@@ -354,33 +354,44 @@ impl Scenario {
     }
 
     fn check_phase(&self, p: &PhaseDef, at: &[At]) -> Result<(), FieldError> {
-        use crate::spec::{in_range, limits as l, positive_finite};
         let f = |k: &'static str| {
             let mut v = at.to_vec();
             v.push(At::Key(k));
             v
         };
-        if let Some(c) = p.count {
-            field(&f("count"), in_range(c, 1, l::OPS))?;
+        self.check_phase_numbers(p, &f)?;
+        if let Some(m) = p.mix {
+            check_mix(&m, &f)?;
         }
-        if let Some(k) = p.keys {
-            field(&f("keys"), in_range(k, 1, l::KEYS_PER_REQUEST))?;
+        if p.open_per == OpenPer::Operation && p.kind != PhaseKind::Get {
+            return Err(FieldError::new(&f("open_per"), "open_per = \"operation\" is only for get phases"));
         }
-        if let Some(n) = p.length {
-            field(&f("length"), in_range(n, 0, l::RECORDS))?;
+        if let Some(k) = &p.kill {
+            check_kill(k, &f)?;
         }
-        if let Some(n) = p.min_length {
-            let most = p.length.filter(|&n| n > 0).unwrap_or(l::RECORDS);
-            field(&f("min_length"), in_range(n, 0, most))?;
+        if p.warmup.is_some_and(|n| n > 0) && p.kind.writes() {
+            // A warm-up of a writing phase would change what the phase then reads.
+            return Err(FieldError::new(&f("warmup"), "warmup is only for read phases (get, multi-get, scan)"));
         }
-        if let Some(w) = p.warmup {
-            field(&f("warmup"), in_range(w, 0, l::OPS))?;
-        }
-        if let Some(b) = p.batch {
-            field(&f("batch"), in_range(b, 1, l::BATCH))?;
-        }
-        if let Some(t) = p.threads {
-            field(&f("threads"), in_range(t, 1, l::THREADS))?;
+        check_passes_and_open(p, &f)
+    }
+
+    /// The phase's numbers, each within its range.
+    fn check_phase_numbers(&self, p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+        use crate::spec::{in_range, limits as l, positive_finite};
+        let ranges = [
+            ("count", p.count, 1, l::OPS),
+            ("keys", p.keys.map(u64::from), 1, l::KEYS_PER_REQUEST.into()),
+            ("length", p.length, 0, l::RECORDS),
+            ("min_length", p.min_length, 0, p.length.filter(|&n| n > 0).unwrap_or(l::RECORDS)),
+            ("warmup", p.warmup, 0, l::OPS),
+            ("batch", p.batch.map(u64::from), 1, l::BATCH.into()),
+            ("threads", p.threads.map(u64::from), 1, l::THREADS.into()),
+        ];
+        for (name, v, lo, hi) in ranges {
+            if let Some(v) = v {
+                field(&f(name), in_range(v, lo, hi))?;
+            }
         }
         if let Some(z) = p.zipf_exponent {
             field(&f("zipf_exponent"), positive_finite(z, l::ZIPF_EXPONENT, false))?;
@@ -388,43 +399,10 @@ impl Scenario {
         if let (Some(h), None) = (p.hot_key, &self.dataset.source) {
             field(&f("hot_key"), in_range(h, 0, self.dataset.records.saturating_sub(1)))?;
         }
-        if let Some(m) = p.mix {
-            let parts = [
-                ("read", m.read),
-                ("update", m.update),
-                ("scan", m.scan),
-                ("delete", m.delete),
-                ("insert", m.insert),
-                ("rmw", m.rmw),
-            ];
-            for (k, v) in parts {
-                let mut path = f("mix");
-                path.push(At::Key(k));
-                field(&path, positive_finite(v, l::MIX_PART, true))?;
-            }
-            if parts.iter().map(|p| p.1).sum::<f64>() <= 0.0 {
-                return Err(FieldError::new(&f("mix"), "all parts are 0 (allowed: at least one part > 0)"));
-            }
-        }
         if let Some(r) = p.rate {
             field(&f("rate"), positive_finite(r, l::RATE, false).map_err(|e| format!("{e}, operations per second")))?;
         }
-        if p.open_per == OpenPer::Operation && p.kind != PhaseKind::Get {
-            return Err(FieldError::new(&f("open_per"), "open_per = \"operation\" is only for get phases"));
-        }
-        if let Some(k) = &p.kill {
-            let mut path = f("kill");
-            path.push(At::Key("after"));
-            field(&path, k.after_ms().map(|_| ()))?;
-            let mut path = f("kill");
-            path.push(At::Key("member"));
-            field(&path, in_range(k.member, 0, l::KILL_MEMBER))?;
-        }
-        if p.warmup.is_some_and(|n| n > 0) && p.kind.writes() {
-            // A warm-up of a writing phase would change what the phase then reads.
-            return Err(FieldError::new(&f("warmup"), "warmup is only for read phases (get, multi-get, scan)"));
-        }
-        check_passes_and_open(p, &f)
+        Ok(())
     }
 
     fn check_rows(&self, phases: &std::collections::BTreeSet<String>) -> Result<(), FieldError> {
@@ -477,6 +455,39 @@ impl Scenario {
         v.extend(self.variants.iter().cloned());
         v
     }
+}
+
+/// A mix's parts: each a finite share >= 0, and not all 0.
+fn check_mix(m: &Mix, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+    use crate::spec::{limits as l, positive_finite};
+    let parts = [
+        ("read", m.read),
+        ("update", m.update),
+        ("scan", m.scan),
+        ("delete", m.delete),
+        ("insert", m.insert),
+        ("rmw", m.rmw),
+    ];
+    for (k, v) in parts {
+        let mut path = f("mix");
+        path.push(At::Key(k));
+        field(&path, positive_finite(v, l::MIX_PART, true))?;
+    }
+    if parts.iter().map(|p| p.1).sum::<f64>() <= 0.0 {
+        return Err(FieldError::new(&f("mix"), "all parts are 0 (allowed: at least one part > 0)"));
+    }
+    Ok(())
+}
+
+/// A kill's time and member.
+fn check_kill(k: &KillDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+    use crate::spec::{in_range, limits as l};
+    let mut path = f("kill");
+    path.push(At::Key("after"));
+    field(&path, k.after_ms().map(|_| ()))?;
+    let mut path = f("kill");
+    path.push(At::Key("member"));
+    field(&path, in_range(k.member, 0, l::KILL_MEMBER))
 }
 
 /// The leading `#` comment block of a file, without the `#`s.

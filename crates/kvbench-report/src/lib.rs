@@ -378,13 +378,7 @@ fn summary(r: &RunResult) -> Section {
     for e in &r.engines {
         let lp = load_name.as_deref().and_then(|n| phase(e, n)).filter(|p| p.status == Status::Ok);
         let time = |name: &str| phase(e, name).map(|p| human_ns(wall_ns(p) as f64)).unwrap_or_else(|| "-".into());
-        let status = match (&e.status, &e.error) {
-            (Status::Ok, _) => "ok".to_string(),
-            (Status::Expected, _) => "expected: failed verification as declared".to_string(),
-            (Status::Interrupted, _) => "interrupted (Ctrl-C): phases measured before are kept".to_string(),
-            (_, Some(err)) => format!("FAILED: {}", first_line(err)),
-            _ => "FAILED".into(),
-        };
+        let status = engine_status(e);
         load_t.push(lp.map(|p| wall_ns(p) as f64));
         load_c.push(lp.map(conditions).unwrap_or_default());
         let measured = space_measured(e);
@@ -392,11 +386,7 @@ fn summary(r: &RunResult) -> Section {
             unmeasured.push(e.label.clone());
         }
         space.push(measured.then_some(e.space_bytes as f64));
-        let (space_cell, amp_cell) = match (measured, e.status) {
-            (true, _) => (human_bytes(e.space_bytes), format!("{:.2}x", e.space_amplification)),
-            (false, Status::Ok) => ("–".into(), "–".into()),
-            _ => ("-".into(), "-".into()),
-        };
+        let (space_cell, amp_cell) = space_cells(e, measured);
         s.rows.push(vec![
             e.label.clone(),
             short_version(&e.version),
@@ -419,6 +409,27 @@ fn summary(r: &RunResult) -> Section {
         ));
     }
     s
+}
+
+/// An engine's status cell: ok, or why not.
+fn engine_status(e: &EngineResult) -> String {
+    match (&e.status, &e.error) {
+        (Status::Ok, _) => "ok".to_string(),
+        (Status::Expected, _) => "expected: failed verification as declared".to_string(),
+        (Status::Interrupted, _) => "interrupted (Ctrl-C): phases measured before are kept".to_string(),
+        (_, Some(err)) => format!("FAILED: {}", first_line(err)),
+        _ => "FAILED".into(),
+    }
+}
+
+/// The space and space amplification cells: `–` where a server keeps its data in its own
+/// files, `-` where the engine failed.
+fn space_cells(e: &EngineResult, measured: bool) -> (String, String) {
+    match (measured, e.status) {
+        (true, _) => (human_bytes(e.space_bytes), format!("{:.2}x", e.space_amplification)),
+        (false, Status::Ok) => ("–".into(), "–".into()),
+        _ => ("-".into(), "-".into()),
+    }
 }
 
 /// Ratios the scenario asks for (`[[ratio]]`), e.g. COPY over INSERT rows/s.

@@ -314,7 +314,9 @@ impl Thread {
         let data = &self.run.data;
         let positions = data.positions();
         let len = if o.len == 0 { positions } else { o.len };
-        self.block.push_key(data, data.sorted(o.record.min(positions.saturating_sub(1))));
+        data.scan_start(o.record, &mut self.block.scratch);
+        self.block.key.extend_from_slice(&self.block.scratch);
+        self.block.key_off.push(self.block.key.len() as u32);
         self.block.push_val(None);
         unit.position = o.record;
         self.scan = Some(ScanCheck::new(!self.run.lock, o.record, positions));
@@ -413,6 +415,7 @@ impl Thread {
     pub fn done(&mut self, units_run: u32, t: &[i64], got: &[u8], got_len: &[i32]) {
         let ran = (units_run as usize).min(self.block.units.len()).min(t.len() / 2);
         self.finish_writes(ran);
+        self.fetch_expected();
         let (mut off, mut key) = (0usize, 0usize);
         for u in 0..ran {
             let (unit, kind) = (self.block.units[u], self.block.kind[u]);
@@ -455,6 +458,22 @@ impl Thread {
                 (self.block.kind[u], self.block.reads.get(unit.first_read as usize))
             {
                 state.end_write(c, if u >= ran || unit.failed { s } else { after_put(s) });
+            }
+        }
+    }
+
+    /// Ask the CPU for the values the block's gets must have returned, all at once, so their
+    /// cache misses overlap instead of stalling one check after the other.
+    fn fetch_expected(&self) {
+        if self.run.lock || !self.run.step.verify {
+            return;
+        }
+        for check in &self.block.reads {
+            if let Check::Get { c, s1 } = *check {
+                if state::present(s1) {
+                    // Data::expected prefetches the bytes it points at.
+                    let _ = self.run.data.expected(c, writes(s1) - 1);
+                }
             }
         }
     }

@@ -66,6 +66,17 @@ impl Data {
         self.positions
     }
 
+    /// The key a scan from sorted position `p` starts at: the key at `p`, or just past the last
+    /// key when `p` is past the end (a stored dataset's record count includes repeated keys),
+    /// where the scan must find nothing.
+    pub fn scan_start(&self, p: u64, out: &mut Vec<u8>) {
+        let last = self.positions.saturating_sub(1);
+        self.key(self.sorted(p.min(last)), out);
+        if p > last {
+            out.push(0);
+        }
+    }
+
     #[inline]
     pub fn value(&self, c: u64, v: u32, out: &mut Vec<u8>) {
         self.values.value(c, v as u64, out)

@@ -661,7 +661,7 @@ fn scan_unit(
     let positions = data.positions();
     let len = if o.len == 0 { positions } else { o.len };
     b.keys.resize_with(1.max(b.keys.len()), Vec::new);
-    data.key(data.sorted(o.record.min(positions.saturating_sub(1))), &mut b.keys[0]);
+    data.scan_start(o.record, &mut b.keys[0]);
     let mut check = ScanCheck::new(!ctx.lock, o.record, positions);
     let verify = ctx.step.verify;
     let mut seen = 0u64;

@@ -72,29 +72,8 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
     if !data.note.is_empty() {
         eprintln!("plan: {}", data.note);
     }
-    let mut result = RunResult {
-        schema: SCHEMA.into(),
-        kvbench_version: env!("CARGO_PKG_VERSION").into(),
-        run_id: run_id.clone(),
-        started_at,
-        scenario: s.name.clone(),
-        command: o.command.clone(),
-        intent: s.intent.clone(),
-        sync: s.sync.to_string(),
-        plan: PlanInfo {
-            hash: kvbench_core::policy::dataset::plan_id(s),
-            seed: s.seed,
-            records: data.dataset.loaded,
-            unique_records: data.positions.min(data.dataset.loaded),
-            raw_bytes: data.raw_bytes,
-            generation_ns: gen_ns,
-            reused: data.plan.is_none(),
-        },
-        workload: serde_json::to_value(s)?,
-        environment: env,
-        warnings,
-        engines: Vec::new(),
-    };
+    let head = Head { run_id: run_id.clone(), started_at, generation_ns: gen_ns, environment: env, warnings };
+    let mut result = new_result(s, o, &data, head)?;
     let run_data = run_dir(o, &unique)?;
     let shared = Shared { s, o, data: &data, run_data: &run_data };
     run_rows(&shared, &variants, &resolved, &mut result, &mut file);
@@ -109,6 +88,42 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
         anyhow::anyhow!("the results could not be written anywhere ({e}); here they are:\n{json}")
     })?;
     Ok((result, path))
+}
+
+/// What a run's result starts with, besides the scenario and its data.
+struct Head {
+    run_id: String,
+    started_at: u64,
+    generation_ns: u64,
+    environment: kvbench_core::result::Environment,
+    warnings: Vec<String>,
+}
+
+/// A run's result before any engine ran.
+fn new_result(s: &Scenario, o: &RunOptions, data: &ResolvedData, h: Head) -> anyhow::Result<RunResult> {
+    Ok(RunResult {
+        schema: SCHEMA.into(),
+        kvbench_version: env!("CARGO_PKG_VERSION").into(),
+        run_id: h.run_id,
+        started_at: h.started_at,
+        scenario: s.name.clone(),
+        command: o.command.clone(),
+        intent: s.intent.clone(),
+        sync: s.sync.to_string(),
+        plan: PlanInfo {
+            hash: kvbench_core::policy::dataset::plan_id(s),
+            seed: s.seed,
+            records: data.dataset.loaded,
+            unique_records: data.positions.min(data.dataset.loaded),
+            raw_bytes: data.raw_bytes,
+            generation_ns: h.generation_ns,
+            reused: data.plan.is_none(),
+        },
+        workload: serde_json::to_value(s)?,
+        environment: h.environment,
+        warnings: h.warnings,
+        engines: Vec::new(),
+    })
 }
 
 /// The environment's warnings and a mix of durability settings, shown now and kept.

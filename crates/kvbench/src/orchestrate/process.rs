@@ -6,9 +6,10 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::mpsc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use kvbench_core::job::Event;
@@ -62,6 +63,30 @@ pub fn follow_worker(
     if interrupted() {
         return Err("interrupted before the worker started".into());
     }
+    let (mut child, rx, reader) = spawn_worker(cmd, log)?;
+    let pgid = child.id() as i32;
+    let (done, failure, eof) = follow(&rx, pgid, timeout, on_event);
+    let status = child.wait().map_err(|e| e.to_string());
+    WORKER_GROUP.store(0, Ordering::SeqCst);
+    if eof {
+        let _ = reader.join();
+    } // else: a process outside the group may hold the pipe; the thread ends when it closes.
+    if interrupted() {
+        return Err("interrupted by the user (Ctrl-C)".into());
+    }
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    let status = status?;
+    if !done {
+        return Err(format!("worker {} before finishing{}", how_it_ended(&status), explain(log)));
+    }
+    Ok(())
+}
+
+/// Start the worker in its own process group, killed with kvbench, its stderr to `log`; a
+/// thread passes its stdout's lines on.
+fn spawn_worker(cmd: &mut Command, log: &Path) -> Result<(Child, mpsc::Receiver<Line>, JoinHandle<()>), String> {
     let log_file = std::fs::File::create(log).map_err(|e| format!("creating {}: {e}", log.display()))?;
     {
         use std::os::unix::process::CommandExt;
@@ -83,8 +108,7 @@ pub fn follow_worker(
         .stderr(Stdio::from(log_file))
         .spawn()
         .map_err(|e| format!("cannot start worker {:?}: {e}", cmd.get_program()))?;
-    let pgid = child.id() as i32;
-    WORKER_GROUP.store(pgid, Ordering::SeqCst);
+    WORKER_GROUP.store(child.id() as i32, Ordering::SeqCst);
     let stdout = child.stdout.take().expect("piped");
     let (tx, rx) = mpsc::channel();
     let reader = std::thread::spawn(move || {
@@ -100,23 +124,7 @@ pub fn follow_worker(
         }
         let _ = tx.send(Line::Eof);
     });
-    let (done, failure, eof) = follow(&rx, pgid, timeout, on_event);
-    let status = child.wait().map_err(|e| e.to_string());
-    WORKER_GROUP.store(0, Ordering::SeqCst);
-    if eof {
-        let _ = reader.join();
-    } // else: a process outside the group may hold the pipe; the thread ends when it closes.
-    if interrupted() {
-        return Err("interrupted by the user (Ctrl-C)".into());
-    }
-    if let Some(f) = failure {
-        return Err(f);
-    }
-    let status = status?;
-    if !done {
-        return Err(format!("worker {} before finishing{}", how_it_ended(&status), explain(log)));
-    }
-    Ok(())
+    Ok((child, rx, reader))
 }
 
 /// Read events until done, end of output, a bad line or the timeout (then the group is

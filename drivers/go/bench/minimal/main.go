@@ -6,16 +6,36 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math/bits"
 	"os"
 	"runtime/pprof"
+	"strconv"
 	"syscall"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/kvbench/kvbench/drivers/go/internal/plan"
-	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
+
+// record is the uniform op stream's k-th record of n (docs/plan-format.md): SplitMix64's k-th
+// output from seed, mapped to [0, n) by the high half of the 128-bit product.
+func record(seed, k, n uint64) uint64 {
+	z := seed + (k+1)*0x9E3779B97F4A7C15
+	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+	z = (z ^ z>>27) * 0x94D049BB133111EB
+	hi, _ := bits.Mul64(z^z>>31, n)
+	return hi
+}
+
+// key is kvbench's default key of record r: its decimal digits, zero-padded to 16.
+func key(dst []byte, r uint64) []byte {
+	var digits [20]byte
+	s := strconv.AppendUint(digits[:0], r, 10)
+	for i := len(s); i < 16; i++ {
+		dst = append(dst, '0')
+	}
+	return append(dst, s...)
+}
 
 // cpuNs is this process's user + system time.
 func cpuNs() int64 {
@@ -41,20 +61,19 @@ func main() {
 			defer pprof.StopCPUProfile()
 		}
 	}
-	ds := &plan.Dataset{KeyKind: "decimal", Width: 16}
-	h := worker.NewHistogram()
-	var found, key []byte
+	h := hdrhistogram.New(1, 3_600_000_000_000, 3)
+	var found, k []byte
 	cpu0 := cpuNs()
 	start := time.Now()
 	err = db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte("kvbench"))
-		for k := uint64(0); k < *count; k++ {
-			key = ds.Key(key[:0], plan.Below(plan.Rnd(*seed, k), *records))
+		for i := uint64(0); i < *count; i++ {
+			k = key(k[:0], record(*seed, i, *records))
 			t0 := time.Now()
-			found = b.Get(key)
-			worker.Record(h, int64(time.Since(t0)))
+			found = b.Get(k)
+			_ = h.RecordValue(max(int64(time.Since(t0)), 1))
 			if found == nil {
-				return fmt.Errorf("key %s missing", key)
+				return fmt.Errorf("key %s missing", k)
 			}
 		}
 		return nil

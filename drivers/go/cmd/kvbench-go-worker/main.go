@@ -12,7 +12,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"runtime/pprof"
 
 	"golang.org/x/sys/unix"
@@ -32,15 +31,15 @@ func list() []map[string]any {
 	return out
 }
 
-// protocolStdout keeps stdout for events only: anything else written to file descriptor 1
-// goes to stderr instead.
-func protocolStdout() *os.File {
+// protocolStdout keeps stdout for events only: it returns a duplicate of file descriptor 1
+// for them, and anything else written to file descriptor 1 goes to stderr instead.
+func protocolStdout() int {
 	fd, err := unix.Dup(1)
 	if err != nil {
-		return os.Stdout
+		return 1
 	}
 	_ = unix.Dup3(2, 1, 0)
-	return os.NewFile(uintptr(fd), "events")
+	return fd
 }
 
 func main() {
@@ -61,25 +60,8 @@ func main() {
 			defer pprof.StopCPUProfile()
 		}
 	}
-	if !run(*job, worker.NewEmitter(protocolStdout())) {
+	if !worker.Run(*job, protocolStdout(), engines.Find) {
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
-}
-
-// run runs the job file; false after an error event (a panic becomes one).
-func run(path string, emit func(any)) (ok bool) {
-	defer func() {
-		if p := recover(); p != nil {
-			fmt.Fprintf(os.Stderr, "panic: %v\n%s", p, debug.Stack())
-			emit(map[string]string{"event": "error", "message": fmt.Sprintf("go worker crashed: %v", p)})
-			ok = false
-		}
-	}()
-	j, err := worker.LoadJob(path)
-	if err != nil {
-		emit(map[string]string{"event": "error", "message": err.Error()})
-		return false
-	}
-	return worker.RunJob(j, engines.Find(j.Engine), emit)
 }

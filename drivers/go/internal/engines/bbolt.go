@@ -149,9 +149,6 @@ func (r *bboltReader) Scan(start []byte, limit int, visit func(k, v []byte) bool
 	return n, nil
 }
 
-// SnapshotValues: a value bbolt returns is valid for the life of its transaction.
-func (r *bboltReader) SnapshotValues() {}
-
 func (r *bboltReader) Refresh() error {
 	r.release()
 	return nil

@@ -1,6 +1,7 @@
 // Package worker is the Go worker of kvbench: the engine interface every Go store implements,
-// and the executor of a job's resolved steps (docs/protocol.md) that times and verifies every
-// operation. kvbench decides everything else.
+// and a thin executor over kvbench's worker core (crates/kvbench-ffi/kvbench.h), which reads the
+// job, derives the keys and op streams, verifies the reads and writes the events. The worker
+// only opens the engine and times its calls.
 package worker
 
 import (
@@ -67,6 +68,16 @@ type Engine interface {
 	// Settings are the knobs in effect (sync mapping above all), for the result file.
 	Settings() map[string]string
 }
+
+// MultiGetter is an optional Reader interface: a native multi-get. It sets vals[i] and
+// found[i] for keys[i]; the values stay valid until the next call on the reader.
+type MultiGetter interface {
+	MultiGet(keys, vals [][]byte, found []bool) error
+}
+
+// Preparer is an optional Engine interface: work that is not opening the engine (the
+// `prepare` step).
+type Preparer interface{ Prepare() error }
 
 // NoScan can be embedded by readers without ordered scan.
 type NoScan struct{}
@@ -163,6 +174,7 @@ type OpenArgs struct {
 	ExpectedRecords uint64
 	ExpectedBytes   uint64
 	URL             string
+	Token           string // a credential for a server kvbench started
 }
 
 // File is a path inside the job's directory.
