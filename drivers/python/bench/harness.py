@@ -1,6 +1,7 @@
 """The Python worker against a minimal py-lmdb loop (docs/methodology.md, "The Python worker's
 own cost"): random gets over RECORDS records of 100 bytes, kvbench's default keys (16-digit
-decimal), the same keys in both; the minimal loop times each get with perf_counter_ns and keeps
+decimal), the same keys in both (the minimal loop takes the get step's keys from the worker
+core before it starts its clock); the minimal loop times each get with perf_counter_ns and keeps
 the samples, nothing else. Prints the wall-clock ops/s of each and their ratio, and beside them
 the CPU time per get (user + system, of the step or of the loop), which a busy machine disturbs
 less than the wall clock.
@@ -18,11 +19,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from array import array
+from ctypes import byref, string_at
 
 import lmdb
-import numpy as np
 
-from kvbench_driver.derive import Dataset, Stream
+from kvbench_driver import core, runner
 
 SEED = 42
 
@@ -49,8 +51,7 @@ def worker(job: dict, path: str) -> list:
 
 def minimal(db: str, records: int, gets: int) -> tuple[float, float]:
     """ops/s and CPU ns per get of the bare loop; keys derived beforehand, outside the timing."""
-    keys = Dataset(dataset(records)).keys(Stream(get_step(records, gets)).records(
-        np.arange(gets, dtype=np.uint64), np.zeros(gets, np.uint64)))
+    keys = step_keys(db, records, gets)
     env = lmdb.open(db, readonly=True, lock=True, map_size=1 << 34)
     txn = env.begin()
     get, pc = txn.get, time.perf_counter_ns
@@ -67,6 +68,29 @@ def minimal(db: str, records: int, gets: int) -> tuple[float, float]:
     txn.abort()
     env.close()
     return gets / (wall / 1e9), cpu / gets
+
+
+def step_keys(db: str, records: int, gets: int) -> list:
+    """The get step's keys in the worker's order, as the worker core hands them out (its blocks
+    handed back unchecked: the step does not verify)."""
+    lib = core.load()
+    with tempfile.TemporaryDirectory(prefix="kvbench-pybench-") as tmp:
+        path = os.path.join(tmp, "job.json")
+        with open(path, "w") as f:
+            json.dump(dict(base(db, records), steps=[dict(get_step(records, gets), verify=False)]), f)
+        events = os.open(os.devnull, os.O_WRONLY)
+        job = lib.kvb_job_open(path.encode(), events)
+        lib.kvb_step_begin(job)
+        th, keys = lib.kvb_thread_new(job, 0, runner.BLOCK), []
+        while (b := lib.kvb_next(th).contents).units:
+            n = b.units
+            keys += runner.cut(b.key, b.key_off, array("I", string_at(b.key_end, 4 * n))[-1])
+            lib.kvb_done(th, n, bytes(16 * n), b"", b"\xff" * 4 * n)
+        lib.kvb_thread_end(th)
+        lib.kvb_step_end(job, byref(core.Report()))
+        lib.kvb_job_free(job)
+        os.close(events)
+    return keys
 
 
 def base(db: str, records: int) -> dict:

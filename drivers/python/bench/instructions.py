@@ -1,11 +1,11 @@
 """Instructions and simulated cache misses per get of the Python worker's get step and of the
 minimal py-lmdb loop (docs/methodology.md, "The Python worker's own cost"), counted by
-valgrind's callgrind in the thread that runs each (--toggle-collect=thread_run): unlike the
-clock, the counts do not move with the machine's load. Each is run at GETS and 2 x GETS gets
-over the same database (harness.py's, RECORDS records), and the difference divided by GETS
-is what one more get costs, without the process's start-up and the step's fixed costs. The
-minimal loop's count includes deriving its keys (harness.minimal does that before it starts
-its clock). Needs valgrind; takes a few minutes.
+valgrind's callgrind in the threads that run each (--toggle-collect=thread_run; the worker core's
+work in those threads is included): unlike the clock, the counts do not move with the machine's
+load. Each is run at GETS and 2 x GETS gets over the same database (harness.py's, RECORDS
+records), and the difference divided by GETS is what one more get costs, without the process's
+start-up and the step's fixed costs. The minimal loop's count includes making its keys
+(harness.minimal does that before it starts its clock). Needs valgrind; takes a few minutes.
 
     drivers/python/.venv/bin/python drivers/python/bench/instructions.py [--records N] [--gets N] [--no-verify]
 """
@@ -13,6 +13,8 @@ its clock). Needs valgrind; takes a few minutes.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 import subprocess
 import sys
@@ -25,22 +27,28 @@ EVENTS = ("Ir", "D1mr", "D1mw", "DLmr", "DLmw")
 
 
 def step(db: str, records: int, gets: int, which: str, verify: bool) -> None:
-    """Run one get step (the worker's, in its own thread) or the minimal loop in a thread."""
+    """Run one job with a get step in this process (its ops run in a thread) or the minimal loop
+    in a thread."""
     if which == "minimal":
         t = threading.Thread(target=harness.minimal, args=(db, records, gets))
         t.start()
         t.join()
         return
-    from kvbench_driver import job, runner
-    from kvbench_driver.engine import Options
-    from kvbench_driver.engines import find
+    from kvbench_driver.__main__ import Events, run
 
-    j = job.check({"protocol": 3, "engine": "py-lmdb", "dir": db, "sync": "none", "dataset": harness.dataset(records),
-                   "steps": [{"step": "open", "index": 0, "mode": "read-only"},
-                             dict(harness.get_step(records, gets), verify=verify), {"step": "close", "index": 2}]})
-    w = runner.Worker(j, find("py-lmdb"), Options({}), lambda e: None)
-    results = [w.step(s) for s in j["steps"]]
-    assert results[1]["mismatches"] == 0 and results[1]["missing"] == 0 and results[1]["errors"] == 0, results[1]
+    job = dict(harness.base(db, records), steps=[{"step": "open", "index": 0, "mode": "read-only"},
+                                                 dict(harness.get_step(records, gets), verify=verify),
+                                                 {"step": "close", "index": 2}])
+    with tempfile.TemporaryDirectory(prefix="kvbench-callgrind-") as tmp:
+        path, events = os.path.join(tmp, "job.json"), os.path.join(tmp, "events.jsonl")
+        with open(path, "w") as f:
+            json.dump(job, f)
+        emit = Events(os.open(events, os.O_WRONLY | os.O_CREAT))
+        run(path, emit)
+        emit.close()
+        with open(events) as f:
+            r = next(e for e in map(json.loads, f) if e["event"] == "step" and e["index"] == 1)
+    assert r["mismatches"] == 0 and r["missing"] == 0 and r["errors"] == 0, r
 
 
 def counted(db: str, records: int, gets: int, which: str, verify: bool) -> dict:

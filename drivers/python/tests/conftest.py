@@ -53,8 +53,8 @@ def declared_default(spec):
     return int(spec.default.rstrip("kmg")) << shift
 
 
-def run_worker(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
+def run_worker(*args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, **(env or {}))
     env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run([sys.executable, "-m", "kvbench_driver", *args], capture_output=True, text=True,
                           timeout=timeout, env=env)

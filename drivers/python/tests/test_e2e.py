@@ -125,6 +125,14 @@ def test_a_step_that_fails_with_stop_ends_the_job(tmp_path):
     assert r["error_kind"] == "unsupported" and "secondary" in r["error"] and events[-1] == {"event": "done"}
 
 
+def test_ops_without_an_open_engine_are_an_error_of_the_step(tmp_path):
+    steps = [{"step": "open", "mode": "secondary"}, ops(0, "get", 10, {"name": "uniform", "n": 200}, threads=2)]
+    rc, events, stderr = run_job(tmp_path, job("py-lmdb", tmp_path, steps))
+    assert rc == 0, stderr
+    r = steps_of(events)[-1]
+    assert r["errors"] == 2 and r["requests"] == 0 and r["first_error"] == "no open engine", r
+
+
 def test_errors_of_the_engine_are_counted(tmp_path):
     descriptor_or_skip("py-lmdb")
     steps = [{"step": "open", "mode": "read-write"}, ops(0, "load", 200, {"name": "sequential", "n": 200}, batch=50),
@@ -137,24 +145,39 @@ def test_errors_of_the_engine_are_counted(tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"protocol": 1}, "job.protocol = 1: this worker speaks protocol 3"),
+    ({"protocol": 1}, "protocol 1 but this worker speaks 3"),
     ({"engine": "lmdb"}, "engine lmdb is not a Python engine"),
     ({"options": {"corrupt_every": 1.5}}, "job option `corrupt_every` = 1.5: kvbench writes"),
-    ({"sync": "sometimes"}, "job.sync = \"sometimes\": expected one of none, commit, always"),
-    ({"steps": [{"step": "ops", "index": 0}]}, "job.steps[0]: missing field `name`"),
-    ({"steps": [{"step": "open", "index": 0, "mode": "upside-down"}]}, "job.steps[0].mode = \"upside-down\""),
-    ({"plan": "/nonexistent/plan.kvbplan"}, "plan /nonexistent/plan.kvbplan: cannot open"),
+    ({"sync": "sometimes"}, "unknown variant `sometimes`, expected one of `none`, `commit`, `always`"),
+    ({"steps": [{"step": "ops", "index": 0}]}, "missing field `name`"),
+    ({"steps": [{"step": "open", "index": 0, "mode": "upside-down"}]}, "unknown variant `upside-down`"),
 ])
-def test_bad_jobs_are_error_events_naming_the_field(change, message, tmp_path):
+def test_bad_jobs_are_error_events_naming_the_file(change, message, tmp_path):
+    """The worker core reads and checks the job; the worker checks its engine and options."""
     rc, events, _ = run_job(tmp_path, dict(job("py-memory", tmp_path, []), **change))
     assert rc == 1 and len(events) == 1 and events[0]["event"] == "error", events
     assert message in events[0]["message"] and str(tmp_path / "job.json") in events[0]["message"]
 
 
+def test_a_missing_plan_is_an_error_event_naming_it(tmp_path):
+    rc, events, _ = run_job(tmp_path, dict(job("py-memory", tmp_path, []), plan="/nonexistent/plan.kvbplan"))
+    assert rc == 1 and len(events) == 1 and "plan /nonexistent/plan.kvbplan: cannot open" in events[0]["message"]
+
+
 def test_not_json_is_an_error_event(tmp_path):
     (tmp_path / "job.json").write_text("{not json")
     out = run_worker("--job", str(tmp_path / "job.json"))
-    assert out.returncode == 1 and "not JSON" in events_of(out.stdout)[0]["message"]
+    message = events_of(out.stdout)[0]["message"]
+    assert out.returncode == 1 and str(tmp_path / "job.json") in message and "line 1 column 2" in message
+
+
+def test_a_missing_worker_core_is_an_error_event_naming_it_and_its_build(tmp_path):
+    (tmp_path / "job.json").write_text(json.dumps(job("py-memory", tmp_path, [])))
+    out = run_worker("--job", str(tmp_path / "job.json"), env={"KVBENCH_FFI_LIB": str(tmp_path / "nowhere.so")})
+    (event,) = events_of(out.stdout)
+    assert out.returncode == 1 and event["event"] == "error", out
+    assert str(tmp_path / "nowhere.so") in event["message"]
+    assert "cargo build --release -p kvbench-ffi" in event["message"]
 
 
 def test_list_prints_every_engine():
