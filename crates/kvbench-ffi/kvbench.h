@@ -78,6 +78,10 @@ int kvb_step_end(kvb_job *job, const kvb_report *report);
 /* Thread t (0 <= t < threads) of the running ops step; max_units bounds a block. NULL outside
  * an ops step. */
 kvb_thread *kvb_thread_new(kvb_job *job, uint32_t t, uint32_t max_units);
+/* From now on the times handed to kvb_done and kvb_error are on the worker's clock and the
+ * core subtracts origin_ns, the step's start on that clock (default 0: times are already after
+ * the start). Due times stay after the start. */
+void kvb_set_origin(kvb_thread *th, int64_t origin_ns);
 /* Merge the thread's counters into the step and free it. */
 void kvb_thread_end(kvb_thread *th);
 
@@ -87,7 +91,7 @@ typedef struct {
   const uint8_t *refresh;   /* per unit: 1 = refresh the reader first (untimed; before waiting) */
   const int64_t *due;       /* per unit: ns after the start it is due; -1 = at once */
   const uint32_t *key_end;  /* per unit: one past its last key (its keys follow the previous unit's) */
-  const uint64_t *scan_len; /* per unit: KVB_SCAN's limit (0 for other kinds) */
+  const uint64_t *scan_len; /* per unit: KVB_SCAN's limit, at most 2^62 (0 for other kinds) */
   const uint8_t *key;       /* all keys, packed */
   const uint32_t *key_off;  /* per key + 1: key i is key[key_off[i] .. key_off[i+1]] */
   const uint8_t *val;       /* values to write, packed (KVB_WRITE, KVB_RMW) */

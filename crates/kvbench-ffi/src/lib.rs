@@ -231,6 +231,16 @@ pub unsafe extern "C" fn kvb_thread_new(job: *mut kvb_job, t: u32, max_units: u3
 }
 
 /// # Safety
+/// `th` comes from kvb_thread_new.
+#[no_mangle]
+pub unsafe extern "C" fn kvb_set_origin(th: *mut kvb_thread, origin_ns: i64) {
+    // SAFETY: a live thread.
+    if let Some(t) = unsafe { th.as_mut() } {
+        t.th.set_origin(origin_ns);
+    }
+}
+
+/// # Safety
 /// `th` comes from kvb_thread_new and is not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn kvb_thread_end(th: *mut kvb_thread) {

@@ -63,9 +63,13 @@ unsafe impl<T> Sync for Ptr<T> {}
 fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, mode: i32, start: Instant) {
     // SAFETY: the job is live for the step; the thread handle is this thread's.
     let th = unsafe { kvb_thread_new(job.0, t, 64) };
+    // Times on a clock that does not start at the step's start, as Python's does.
+    const ORIGIN: i64 = 1 << 40;
+    // SAFETY: th is live.
+    unsafe { kvb_set_origin(th, ORIGIN) };
     let mut rd = eng.map(|e| e.reader().unwrap());
     let options = Options::resolved(Default::default());
-    let now = || start.elapsed().as_nanos() as i64;
+    let now = || start.elapsed().as_nanos() as i64 + ORIGIN;
     loop {
         // SAFETY: the block is read before the next call on th.
         let b = unsafe { &*kvb_next(th) };
@@ -108,7 +112,7 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
                     r.refresh().unwrap();
                 }
             }
-            while due[u] >= 0 && now() < due[u] {
+            while due[u] >= 0 && now() - ORIGIN < due[u] {
                 std::hint::spin_loop();
             }
             let mut read = |i: usize, v: Option<&[u8]>| {
@@ -287,6 +291,11 @@ fn agree(name: &str) {
     let (h, r): (Vec<String>, Vec<String>) = (hosted.iter().map(counts).collect(), rust.iter().map(counts).collect());
     assert_eq!(h, r);
     assert!(hosted.iter().all(|s| s.mismatches == 0 && s.missing == 0 && s.errors == 0), "{h:#?}");
+    // The timeline is on the step's clock, whatever the worker's clock starts at.
+    for s in &hosted {
+        let ms = s.wall_ns / 1_000_000 + job.interval_ms;
+        assert!(s.intervals.iter().all(|i| i.t_ms <= ms), "step {}: an interval after the step's end", s.index);
+    }
 }
 
 #[test]

@@ -162,6 +162,8 @@ pub struct Thread {
     /// (the Rust worker's scan stops there: later records are not counted).
     scan_seen: u64,
     scan_over: bool,
+    /// The step's start on the worker's clock: subtracted from the times it hands back.
+    origin: i64,
 }
 
 impl Thread {
@@ -189,7 +191,14 @@ impl Thread {
             scan: None,
             scan_seen: 0,
             scan_over: false,
+            origin: 0,
         }
+    }
+
+    /// From now on the worker hands back times on its own clock, `origin` being the step's start
+    /// (a runtime where a subtraction per time costs, like Python, leaves it to this side).
+    pub fn set_origin(&mut self, origin: i64) {
+        self.origin = origin;
     }
 
     /// The thread ended: its counters join the step's.
@@ -313,7 +322,8 @@ impl Thread {
     fn push_scan(&mut self, o: &Op, unit: &mut Unit) -> u64 {
         let data = &self.run.data;
         let positions = data.positions();
-        let len = if o.len == 0 { positions } else { o.len };
+        // To the end is a limit every runtime can hold as a signed index.
+        let len = if o.len == 0 { positions } else { o.len }.min(1 << 62);
         data.scan_start(o.record, &mut self.block.scratch);
         self.block.key.extend_from_slice(&self.block.scratch);
         self.block.key_off.push(self.block.key.len() as u32);
@@ -404,7 +414,7 @@ impl Thread {
             if let Some(unit) = self.block.units.get_mut(u as usize) {
                 unit.failed = true;
             }
-            self.tally.error_at(e, at_ns.max(0) as u64, self.run.interval_ns)
+            self.tally.error_at(e, at_ns.saturating_sub(self.origin).max(0) as u64, self.run.interval_ns)
         };
         self.stopped |= stop;
         stop
@@ -430,7 +440,8 @@ impl Thread {
                 off += lens.iter().map(|&n| n.max(0) as usize).sum::<usize>();
             }
             let ops = if kind == SCAN { self.end_scan(&unit) } else { unit.ops };
-            let (t0, t1, due) = (t[2 * u].max(0) as u64, t[2 * u + 1].max(0) as u64, self.block.due[u]);
+            let at = |i: usize| t[i].saturating_sub(self.origin).max(0) as u64;
+            let (t0, t1, due) = (at(2 * u), at(2 * u + 1), self.block.due[u]);
             let dt = if due >= 0 { t1.saturating_sub(due as u64) } else { t1.saturating_sub(t0) };
             self.tally.sample(unit.op, dt, ops, t1, self.run.interval_ns);
             ops_done += ops;
