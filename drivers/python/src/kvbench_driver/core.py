@@ -43,6 +43,7 @@ SIGNATURES = {
     "kvb_protocol": (c_uint32, []),
     "kvb_step_end": (c_int, [ptr, POINTER(Report)]),
     "kvb_thread_new": (ptr, [ptr, c_uint32, c_uint32]),
+    "kvb_set_origin": (None, [ptr, c_int64]),
     "kvb_thread_end": (None, [ptr]),
     "kvb_next": (POINTER(Block), [ptr]),
     "kvb_done": (None, [ptr, c_uint32, ptr, c_char_p, ptr]),

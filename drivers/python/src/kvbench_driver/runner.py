@@ -29,8 +29,6 @@ pc = time.perf_counter_ns
 # 4096 values of 100 bytes took 10 times longer to join than 512).
 BLOCK = 512
 SCAN_FLUSH = 1 << 20  # a scan hands its records to kvb_scan when its buffer passes this size
-SCAN_ALL = 1 << 62  # more records than a store holds (the core asks 2^64 - 1 for "to the end"; an
-# adapter's start + limit must stay a Python index)
 NOT_DUE = b"\xff" * 8 * BLOCK  # due times of a block that runs at once (-1 each)
 SPIN_NS = 50_000  # an open-loop wait sleeps until this close to the due time, then spins
 U32 = struct.Struct("<I")
@@ -54,9 +52,9 @@ def wait_until(deadline: int) -> None:
         pass
 
 
-def gets(get, keys, out: list, s: list, e: list, i: int, origin: int):
+def gets(get, keys, out: list, s: list, e: list, i: int):
     """The timed loop of a block of plain gets: get(k) for each k of the iterator `keys` between
-    two clock reads, the value at out[i], the times (after origin) at s[i] and e[i], i + 1, ...
+    two clock reads, the value at out[i], the times at s[i] and e[i], i + 1, ...
     Returns the index after the last unit and the exception that stopped the loop, if any (its
     unit is counted; the caller may go on with the same iterator). Every name is a local."""
     clock = pc
@@ -67,12 +65,12 @@ def gets(get, keys, out: list, s: list, e: list, i: int, origin: int):
             v = get(k)
             t1 = clock()
             out[i] = v
-            s[i] = t0 - origin
-            e[i] = t1 - origin
+            s[i] = t0
+            e[i] = t1
             i += 1
     except Exception as x:  # noqa: BLE001 - the engine's error is counted, not fatal
         t1 = clock()
-        out[i], s[i], e[i] = None, t0 - origin, t1 - origin
+        out[i], s[i], e[i] = None, t0, t1
         return i + 1, x
     return i, None
 
@@ -130,7 +128,7 @@ def calibrate(n: int = 20_000) -> float:
     """What the timed loop costs per unit around a call that does nothing."""
     out, s, e = [None] * n, [0] * n, [0] * n
     start = pc()
-    gets(bool, iter([b""] * n), out, s, e, 0, 0)
+    gets(bool, iter([b""] * n), out, s, e, 0)
     return (pc() - start) / n
 
 
@@ -170,7 +168,7 @@ class Thread:
         out, s, e = [None] * n, [0] * n, [0] * n
         keys, i = iter(self.keys), 0
         while True:
-            i, x = gets(self.reader.get, keys, out, s, e, i, self.origin)
+            i, x = gets(self.reader.get, keys, out, s, e, i)
             if x is None:
                 return self.done(i, s, e, out, False)
             if self.error(i - 1, x, e[i - 1]):
@@ -194,7 +192,7 @@ class Thread:
                 t0 = pc()  # a unit that fails is timed from here, a little more than its call
                 s[u], e[u] = self.units[kind](a, self.key_end[u], u)
             except Exception as x:  # noqa: BLE001 - the engine's error is counted, not fatal
-                s[u], e[u] = t0 - self.origin, pc() - self.origin
+                s[u], e[u] = t0, pc()
                 if self.error(u, x, e[u]):
                     return self.done(u + 1, s, e, self.out, True)
         return self.done(n, s, e, self.out, False)
@@ -215,30 +213,30 @@ class Thread:
         return self.lib.kvb_error(self.th, u, cstr(error_kind(x)), cstr(describe_error(x)), at) == 1
 
     def get(self, a: int, z: int, u: int):
-        k, get, origin = self.keys[a], self.reader.get, self.origin
+        k, get = self.keys[a], self.reader.get
         t0 = pc()
         v = get(k)
         t1 = pc()
         self.out[a] = v
-        return t0 - origin, t1 - origin
+        return t0, t1
 
     def multi_get(self, a: int, z: int, u: int):
-        ks, multi_get, origin = list(self.keys[a:z]), self.reader.multi_get, self.origin
+        ks, multi_get = list(self.keys[a:z]), self.reader.multi_get
         t0 = pc()
         vs = multi_get(ks)
         t1 = pc()
         if len(vs) != len(ks):
             raise EngineError(f"multi_get returned {len(vs)} values for {len(ks)} keys")
         self.out[a:z] = vs
-        return t0 - origin, t1 - origin
+        return t0, t1
 
     def write(self, a: int, z: int, u: int):
         batch = [(self.keys[q], None if self.dels[q] else self.vals[q]) for q in range(a, z)]
-        write, origin = self.engine.write, self.origin
+        write = self.engine.write
         t0 = pc()
         write(batch)
         t1 = pc()
-        return t0 - origin, t1 - origin
+        return t0, t1
 
     def rmw(self, a: int, z: int, u: int):
         k, rd, write, batch = self.keys[a], self.reader, self.engine.write, [(self.keys[a], self.vals[a])]
@@ -248,7 +246,7 @@ class Thread:
         write(batch)
         t1 = pc()
         self.out[a] = v
-        return t0 - self.origin, t1 - self.origin
+        return t0, t1
 
     def open_get(self, a: int, z: int, u: int):
         k, desc, args = self.keys[a], self.ops.w.desc, self.ops.args
@@ -256,13 +254,13 @@ class Thread:
         v = open_get(desc, args, k)
         t1 = pc()
         self.out[a] = v
-        return t0 - self.origin, t1 - self.origin
+        return t0, t1
 
     def scan(self, a: int, z: int, u: int):
         """Visit up to scan_len records from the unit's key into a buffer the core checks, as
         u32le key length, key, u32le value length, value; a full buffer is handed over inside
         the timing, the rest after it."""
-        key, limit, scan = self.keys[a], min(self.scan_len[u], SCAN_ALL), self.reader.scan
+        key, limit, scan = self.keys[a], self.scan_len[u], self.reader.scan
         buf, pack = bytearray(), U32.pack
         t0 = pc()
         for k, v in scan(key, limit):
@@ -274,14 +272,14 @@ class Thread:
                 self.flush(buf)
         t1 = pc()
         self.flush(buf)
-        return t0 - self.origin, t1 - self.origin
+        return t0, t1
 
     def flush(self, buf: bytearray) -> None:
         self.lib.kvb_scan(self.th, bytes(buf), len(buf))
         buf.clear()
 
     def wait(self, a: int, z: int, u: int):
-        t = pc() - self.origin
+        t = pc()
         return t, t
 
 
@@ -328,6 +326,7 @@ class Ops:
     def thread(self, t: int, ready: threading.Barrier) -> None:
         ready.wait()
         th = self.lib.kvb_thread_new(self.job, t, BLOCK)
+        self.lib.kvb_set_origin(th, self.origin)  # times go to the core as read: it subtracts the start
         reader = None
         try:
             if self.w.engine is None and not self.open_per_op:
@@ -335,7 +334,7 @@ class Ops:
             reader = self.w.engine.reader() if self.reads else None
             Thread(self, th, reader).run()
         except Exception as e:  # noqa: BLE001 - no engine, or the reader did not open: the step reports it
-            self.lib.kvb_error(th, OUTSIDE, cstr(error_kind(e)), cstr(describe_error(e)), pc() - self.origin)
+            self.lib.kvb_error(th, OUTSIDE, cstr(error_kind(e)), cstr(describe_error(e)), pc())
         finally:
             self.close(th, reader)
             self.ends[t] = pc()
@@ -347,7 +346,7 @@ class Ops:
         try:
             reader.close()
         except Exception as e:  # noqa: BLE001 - counted as an error of the step
-            self.lib.kvb_error(th, OUTSIDE, cstr(error_kind(e)), cstr(describe_error(e)), pc() - self.origin)
+            self.lib.kvb_error(th, OUTSIDE, cstr(error_kind(e)), cstr(describe_error(e)), pc())
 
 
 class Worker:
