@@ -33,6 +33,19 @@ impl Usage {
     }
 }
 
+/// This thread's timer slack in ns.
+pub fn timer_slack() -> i64 {
+    // SAFETY: PR_GET_TIMERSLACK only returns a value.
+    unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) as i64 }
+}
+
+/// Let this thread's sleeps end when asked: Linux lets a sleep run up to the thread's timer
+/// slack (50 µs by default) late, which an open loop would count as the operation's latency.
+pub fn precise_sleeps() {
+    // SAFETY: prctl with PR_SET_TIMERSLACK takes a value and touches nothing we own.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+}
+
 fn proc_io() -> (u64, u64) {
     let Ok(text) = std::fs::read_to_string("/proc/self/io") else { return (0, 0) };
     let field = |name: &str| {
@@ -168,6 +181,17 @@ pub fn warnings(env: &Environment) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paced_threads_sleep_without_timer_slack() {
+        std::thread::spawn(|| {
+            assert_ne!(timer_slack(), 1, "a new thread has the default slack");
+            precise_sleeps();
+            assert_eq!(timer_slack(), 1);
+        })
+        .join()
+        .unwrap();
+    }
 
     #[test]
     fn space_counts_allocated_blocks() {

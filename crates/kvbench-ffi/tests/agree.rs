@@ -112,6 +112,10 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
                     r.refresh().unwrap();
                 }
             }
+            if due[u] >= 0 {
+                // An open loop's sleeps must end on time: no timer slack on a pacing thread.
+                assert_eq!(kvbench_core::sys::timer_slack(), 1, "the core left a pacing thread its timer slack");
+            }
             while due[u] >= 0 && now() - ORIGIN < due[u] {
                 std::hint::spin_loop();
             }

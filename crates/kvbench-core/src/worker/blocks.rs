@@ -176,6 +176,11 @@ impl Thread {
                 None
             }
         };
+        if run.step.rate.is_some() {
+            // The worker paces on the thread that asked for this one (Python's threads are the
+            // OS's; Go sets it again before each sleep, as goroutines move).
+            crate::sys::precise_sleeps();
+        }
         let max_units = max_units.max(1) as usize;
         Thread {
             run,

@@ -12,6 +12,8 @@ import (
 	"math"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -19,8 +21,9 @@ const (
 	blockUnits = 256
 	// scanFlush is how many bytes of scanned records are handed to the core at once.
 	scanFlush = 1 << 20
-	// spin is how long before a due time waiting stops sleeping (a sleep overshoots).
-	spin = int64(50 * time.Microsecond)
+	// spin is how long before a due time waiting stops sleeping: a sleep ends late by the
+	// kernel's wake-up latency, which an open loop would count as latency.
+	spin = int64(100 * time.Microsecond)
 	// noUnit is kvb_error's unit for an error outside every unit.
 	noUnit = math.MaxUint32
 )
@@ -188,11 +191,16 @@ func (th *thread) skip(u int) {
 	th.times[2*u], th.times[2*u+1] = now, now
 }
 
-// wait sleeps until due; it spins only for the last 50 µs.
+// wait sleeps until due, then spins for the last 100 µs. It sleeps in nanosleep without timer
+// slack, not in time.Sleep: Go's timers wake up to a millisecond late, and the kernel lets a
+// sleep run its slack (50 µs) late, which an open loop would count as latency. The slack is set
+// before each sleep: a goroutine may move to another thread.
 func (th *thread) wait(due int64) {
 	for left := due - th.now(); left > 0; left = due - th.now() {
 		if left > spin {
-			time.Sleep(time.Duration(left - spin))
+			_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+			ts := unix.NsecToTimespec(left - spin)
+			_ = unix.Nanosleep(&ts, nil)
 		}
 	}
 }

@@ -30,7 +30,8 @@ pc = time.perf_counter_ns
 BLOCK = 512
 SCAN_FLUSH = 1 << 20  # a scan hands its records to kvb_scan when its buffer passes this size
 NOT_DUE = b"\xff" * 8 * BLOCK  # due times of a block that runs at once (-1 each)
-SPIN_NS = 50_000  # an open-loop wait sleeps until this close to the due time, then spins
+SPIN_NS = 100_000  # an open-loop wait sleeps until this close to the due time, then spins (a sleep
+# ends late by the wake-up latency; the core took away the timer slack of the thread)
 U32 = struct.Struct("<I")
 # int64 times as C longs where those are 8 bytes: CPython converts a large int to a long in half
 # the instructions it takes for a long long (callgrind: 155 against 315 an int).
