@@ -310,16 +310,16 @@ impl Thread {
     }
 
     fn push_reads(&mut self, ops: &[Op], kind: u8) -> u64 {
-        let run = Arc::clone(&self.run);
+        let (run, b) = (&self.run, &mut self.block);
         for o in ops {
             let c = run.data.canon(o.record);
-            self.block.push_key(&run.data, o.record);
-            self.block.push_val(None);
+            b.push_key(&run.data, o.record);
+            b.push_val(None);
             let check = match kind {
                 GET => Check::Get { c, s1: run.state.get(c) },
                 _ => Check::Now { c },
             };
-            self.block.reads.push(check);
+            b.reads.push(check);
         }
         0
     }
@@ -340,12 +340,12 @@ impl Thread {
     }
 
     fn push_rmw(&mut self, o: &Op) -> u64 {
-        let run = Arc::clone(&self.run);
+        let (run, b) = (&self.run, &mut self.block);
         let c = run.data.canon(o.record);
         let s = run.state.begin_write(c, run.lock);
-        self.block.push_key(&run.data, o.record);
-        self.block.push_val(Some((&run.data, c, writes(s))));
-        self.block.reads.push(Check::Rmw { c, s });
+        b.push_key(&run.data, o.record);
+        b.push_val(Some((&run.data, c, writes(s))));
+        b.reads.push(Check::Rmw { c, s });
         0
     }
 
@@ -353,44 +353,44 @@ impl Thread {
     /// batches sharing records never wait on each other); a record repeated in the batch writes
     /// its next version.
     fn push_write(&mut self, ops: &[Op]) -> u64 {
-        let run = Arc::clone(&self.run);
-        let u = self.block.units.len() as u32;
+        let (run, b) = (&self.run, &mut self.block);
+        let u = b.units.len() as u32;
         let load = ops[0].kind == OpKind::Load;
-        let start = self.block.written.len();
+        let start = b.written.len();
         if run.lock && !load {
             let mut records: Vec<u64> = ops.iter().map(|o| run.data.canon(o.record)).collect();
             records.sort_unstable();
             records.dedup();
             for c in records {
                 let s = run.state.begin_write(c, true);
-                self.block.written.push((u, c, s, s));
+                b.written.push((u, c, s, s));
             }
         }
         for o in ops {
-            self.block.push_key(&run.data, o.record);
+            b.push_key(&run.data, o.record);
             if load {
                 // Each record loads its own value: of a repeated key, the last loaded one stays.
-                self.block.push_val(Some((&run.data, o.record, 0)));
+                b.push_val(Some((&run.data, o.record, 0)));
                 continue;
             }
             let c = run.data.canon(o.record);
             let put = o.kind != OpKind::Delete;
             let next = |s| if put { after_put(s) } else { after_delete(s) };
             if run.lock {
-                let held = &mut self.block.written[start..];
+                let held = &mut b.written[start..];
                 let w = held.iter_mut().find(|w| w.1 == c).expect("the batch's records are held");
                 let s = w.3;
                 w.3 = next(s);
-                self.block.push_val(put.then_some((&run.data, c, writes(s))));
+                b.push_val(put.then_some((&run.data, c, writes(s))));
             } else {
                 // Without other writers the state moves now, so later units of the block see
                 // it; it is put back if the unit does not run.
                 let s = run.state.begin_write(c, false);
-                self.block.written.push((u, c, s, next(s)));
+                b.written.push((u, c, s, next(s)));
                 run.state.end_write(c, next(s));
-                self.block.push_val(put.then_some((&run.data, c, writes(s))));
+                b.push_val(put.then_some((&run.data, c, writes(s))));
             }
-            *self.block.del.last_mut().expect("a key was pushed") = u8::from(!put);
+            *b.del.last_mut().expect("a key was pushed") = u8::from(!put);
         }
         0
     }
