@@ -11,6 +11,7 @@ use super::data::Data;
 use super::loops::{judge, ScanCheck};
 use super::state::{self, after_delete, after_put, writes, Expect, State};
 use super::tally::Tally;
+use crate::derive::Expected;
 use crate::engine::EngineError;
 use crate::job::{OpKind, OpsStep};
 use crate::opstream::{Op, OpStream};
@@ -430,7 +431,8 @@ impl Thread {
     pub fn done(&mut self, units_run: u32, t: &[i64], got: &[u8], got_len: &[i32]) {
         let ran = (units_run as usize).min(self.block.units.len()).min(t.len() / 2);
         self.finish_writes(ran);
-        self.fetch_expected();
+        let run = Arc::clone(&self.run);
+        let expected = expected_values(&run, &self.block.reads);
         let (mut off, mut key, mut ops_done) = (0usize, 0usize, 0u64);
         for u in 0..ran {
             let (unit, kind) = (self.block.units[u], self.block.kind[u]);
@@ -451,7 +453,9 @@ impl Thread {
             self.tally.sample(unit.op, dt, ops, t1, self.run.interval_ns);
             ops_done += ops;
             if reads && self.run.step.verify && !unit.failed {
-                self.check_reads(&unit, lens, got.get(from..off).unwrap_or_default());
+                let at = unit.first_read as usize..(unit.first_read + unit.reads) as usize;
+                let (checks, exp) = (&self.block.reads[at.clone()], &expected[at]);
+                check_reads(&run, &mut self.tally, checks, exp, lens, got.get(from..off).unwrap_or_default());
             }
         }
         self.run.done.fetch_add(ops_done, Ordering::Relaxed);
@@ -481,22 +485,6 @@ impl Thread {
         }
     }
 
-    /// Ask the CPU for the values the block's gets must have returned, all at once, so their
-    /// cache misses overlap instead of stalling one check after the other.
-    fn fetch_expected(&self) {
-        if self.run.lock || !self.run.step.verify {
-            return;
-        }
-        for check in &self.block.reads {
-            if let Check::Get { c, s1 } = *check {
-                if state::present(s1) {
-                    // Data::expected prefetches the bytes it points at.
-                    let _ = self.run.data.expected(c, writes(s1) - 1);
-                }
-            }
-        }
-    }
-
     fn end_scan(&mut self, unit: &Unit) -> u64 {
         let Some(check) = self.scan.take() else { return 0 };
         if self.run.step.verify && !unit.failed {
@@ -506,34 +494,58 @@ impl Thread {
         }
         self.scan_seen
     }
+}
 
-    /// Check the values a unit read (`got` packed, `lens` one per key: -1 not found).
-    fn check_reads(&mut self, unit: &Unit, lens: &[i32], got: &[u8]) {
-        let (run, t) = (&self.run, &mut self.tally);
-        let checks = &self.block.reads[unit.first_read as usize..][..unit.reads as usize];
-        let mut off = 0usize;
-        for (check, &n) in checks.iter().zip(lens) {
-            let found = (n >= 0).then(|| {
-                let end = (off + n as usize).min(got.len());
-                let v = &got[off.min(end)..end];
-                off = end;
-                v
-            });
-            let (c, exp) = match *check {
-                Check::Get { c, s1 } => {
-                    let s2 = if run.lock { run.state.get(c) } else { s1 };
-                    (c, State::expect(s1, s2))
-                }
-                Check::Now { c } => {
-                    let s = run.state.get(c);
-                    (c, State::expect(s, s))
-                }
-                Check::Rmw { c, s } => {
-                    (c, if state::present(s) { Expect::Version(writes(s) - 1) } else { Expect::Absent })
-                }
-            };
-            judge(&run.data, t, c, exp, found);
+/// What each of a block's gets must return where no other thread writes (None elsewhere), its
+/// bytes asked of the CPU all at once, so their cache misses overlap instead of stalling one
+/// check after the other.
+fn expected_values<'r>(run: &'r Run, reads: &[Check]) -> Vec<Option<Expected<'r>>> {
+    let exact = !run.lock && run.step.verify;
+    let one = |check: &Check| match *check {
+        // Data::expected prefetches the bytes it points at.
+        Check::Get { c, s1 } if exact && state::present(s1) => Some(run.data.expected(c, writes(s1) - 1)),
+        _ => None,
+    };
+    reads.iter().map(one).collect()
+}
+
+/// Check the values a unit read (`got` packed, `lens` one per key: -1 not found) against its
+/// checks and, where known, the expected values.
+fn check_reads(
+    run: &Run,
+    t: &mut Tally,
+    checks: &[Check],
+    expected: &[Option<Expected<'_>>],
+    lens: &[i32],
+    got: &[u8],
+) {
+    let mut off = 0usize;
+    for ((check, exp), &n) in checks.iter().zip(expected).zip(lens) {
+        let found = (n >= 0).then(|| {
+            let end = (off + n as usize).min(got.len());
+            let v = &got[off.min(end)..end];
+            off = end;
+            v
+        });
+        if let Some(e) = exp {
+            match found {
+                Some(f) => t.mismatches += u64::from(!e.matches(f)),
+                None => t.missing += 1,
+            }
+            continue;
         }
+        let (c, exp) = match *check {
+            Check::Get { c, s1 } => {
+                let s2 = if run.lock { run.state.get(c) } else { s1 };
+                (c, State::expect(s1, s2))
+            }
+            Check::Now { c } => {
+                let s = run.state.get(c);
+                (c, State::expect(s, s))
+            }
+            Check::Rmw { c, s } => (c, if state::present(s) { Expect::Version(writes(s) - 1) } else { Expect::Absent }),
+        };
+        judge(&run.data, t, c, exp, found);
     }
 }
 
