@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::data::Data;
-use super::loops::{judge, ScanCheck};
+use super::loops::{due_ns, judge, ScanCheck};
 use super::state::{self, after_delete, after_put, writes, Expect, State};
 use super::tally::Tally;
 use crate::derive::Expected;
@@ -124,6 +124,11 @@ impl Block {
 
     fn push_key(&mut self, data: &Data, record: u64) {
         data.key(record, &mut self.scratch);
+        self.push_scratch_key();
+    }
+
+    /// The key just derived into `scratch`.
+    fn push_scratch_key(&mut self) {
         self.key.extend_from_slice(&self.scratch);
         self.key_off.push(self.key.len() as u32);
     }
@@ -253,7 +258,7 @@ impl Thread {
     fn due(&self, first: &Op) -> i64 {
         let unit_len = self.stream.as_ref().map(|s| s.unit_len()).unwrap_or(1).max(1);
         match self.run.step.rate {
-            Some(r) => ((first.k / unit_len) as f64 * 1e9 / r) as i64,
+            Some(r) => due_ns(first.k / unit_len, r) as i64,
             None => -1,
         }
     }
@@ -331,8 +336,7 @@ impl Thread {
         // To the end is a limit every runtime can hold as a signed index.
         let len = if o.len == 0 { positions } else { o.len }.min(1 << 62);
         data.scan_start(o.record, &mut self.block.scratch);
-        self.block.key.extend_from_slice(&self.block.scratch);
-        self.block.key_off.push(self.block.key.len() as u32);
+        self.block.push_scratch_key();
         self.block.push_val(None);
         unit.position = o.record;
         self.scan = Some(ScanCheck::new(!self.run.lock, o.record, positions));
@@ -446,7 +450,7 @@ impl Thread {
             if reads {
                 off += lens.iter().map(|&n| n.max(0) as usize).sum::<usize>();
             }
-            let ops = if kind == SCAN { self.end_scan(&unit) } else { unit.ops };
+            let ops = if kind == SCAN { self.end_scan(&unit, self.block.scan_len[u]) } else { unit.ops };
             let at = |i: usize| t[i].saturating_sub(self.origin).max(0) as u64;
             let (t0, t1, due) = (at(2 * u), at(2 * u + 1), self.block.due[u]);
             let dt = if due >= 0 { t1.saturating_sub(due as u64) } else { t1.saturating_sub(t0) };
@@ -485,10 +489,9 @@ impl Thread {
         }
     }
 
-    fn end_scan(&mut self, unit: &Unit) -> u64 {
+    fn end_scan(&mut self, unit: &Unit, len: u64) -> u64 {
         let Some(check) = self.scan.take() else { return 0 };
         if self.run.step.verify && !unit.failed {
-            let len = self.block.scan_len[0];
             self.tally.mismatches += check.bad;
             self.tally.missing += check.short(&self.run.data, &self.run.state, unit.position, len);
         }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::blocks::{Run, Thread};
 use super::data::Data;
 use super::state::State;
-use super::{counters, usage_since};
+use super::{counters, keeps_states, locks_records, reads, usage_since};
 use crate::engine::{EngineError, OpenMode};
 use crate::job::{Event, Job, OpKind, Step, StepResult, PROTOCOL_VERSION};
 use crate::sys::{self, Usage};
@@ -132,21 +132,17 @@ impl Hosted {
     }
 
     fn begin_ops(&mut self, st: crate::job::OpsStep) -> (StepView, (Arc<Run>, Progress)) {
-        let writes = st.kind.writes() || st.kind == OpKind::Mixed;
-        // Record states become explicit only once something writes after the load.
-        if self.loaded && (st.kind != OpKind::Load && writes) {
+        if keeps_states(&st, self.loaded) {
             if let Some(state) = Arc::get_mut(&mut self.state) {
                 state.materialize();
             }
         }
-        let lock = st.threads > 1 && writes && st.kind != OpKind::Load;
-        let reads =
-            !matches!(st.kind, OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete) && !st.open_per_op;
+        let lock = locks_records(&st);
         let view = StepView {
             step: OPS,
             mode: mode_code(st.mode),
             threads: st.threads.max(1),
-            reads,
+            reads: reads(&st),
             open_per_op: st.open_per_op,
         };
         let interval_ns = self.job.interval_ms.max(1) * 1_000_000;

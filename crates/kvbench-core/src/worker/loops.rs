@@ -195,8 +195,7 @@ fn send_flight(
 }
 
 fn open_reader<'a>(ctx: &Ctx<'a>) -> crate::engine::Result<Option<Box<dyn Reader + 'a>>> {
-    let reads = !matches!(ctx.step.kind, OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete);
-    match (ctx.engine, reads && !ctx.step.open_per_op) {
+    match (ctx.engine, super::reads(ctx.step)) {
         (Some(e), true) => Ok(Some(e.reader()?)),
         _ => Ok(None),
     }
@@ -211,7 +210,7 @@ pub(super) const SPIN_NS: u64 = 100_000;
 /// set when the thread starts), then spins for the last [`SPIN_NS`], so pacing does not burn a
 /// core. Returns the due time (ns after start).
 fn wait_until(ctx: &Ctx<'_>, j: u64, rate: f64) -> u64 {
-    let due = (j as f64 * 1e9 / rate) as u64;
+    let due = due_ns(j, rate);
     loop {
         let now = delta(ctx.start, stamp());
         if now >= due {
@@ -223,6 +222,11 @@ fn wait_until(ctx: &Ctx<'_>, j: u64, rate: f64) -> u64 {
             std::hint::spin_loop();
         }
     }
+}
+
+/// When unit j of an open loop at `rate` units a second is due, in ns after the start.
+pub(super) fn due_ns(j: u64, rate: f64) -> u64 {
+    (j as f64 * 1e9 / rate) as u64
 }
 
 /// Record one timed unit that started at `t0` (or was due at `due`); returns the end stamp.

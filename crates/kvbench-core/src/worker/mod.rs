@@ -185,11 +185,10 @@ impl Worker<'_> {
 
     /// The timed loop of an ops step, on `threads` threads; the calling thread reports progress.
     fn ops(&mut self, st: &OpsStep, emit: &mut dyn FnMut(Event)) -> StepResult {
-        // Record states become explicit only once something writes after the load.
-        if self.loaded && (st.kind != OpKind::Load && st.kind.writes() || st.kind == OpKind::Mixed) {
+        if keeps_states(st, self.loaded) {
             self.state.materialize();
         }
-        let writers = st.threads > 1 && (st.kind.writes() || st.kind == OpKind::Mixed) && st.kind != OpKind::Load;
+        let writers = locks_records(st);
         let threads = st.threads.max(1);
         let done = AtomicU64::new(0);
         let args = self.args(st.mode);
@@ -227,6 +226,22 @@ impl Worker<'_> {
         r.start_unix_ns = start_unix_ns;
         r
     }
+}
+
+/// Whether record states must become explicit before the step: only once something writes
+/// after the load (until then they follow from the dataset).
+pub(crate) fn keeps_states(st: &OpsStep, loaded: bool) -> bool {
+    loaded && st.kind != OpKind::Load && (st.kind.writes() || st.kind == OpKind::Mixed)
+}
+
+/// Whether the step's records are locked while written: several threads write.
+pub(crate) fn locks_records(st: &OpsStep) -> bool {
+    st.threads > 1 && (st.kind.writes() || st.kind == OpKind::Mixed) && st.kind != OpKind::Load
+}
+
+/// Whether each thread of the step needs a reader.
+pub(crate) fn reads(st: &OpsStep) -> bool {
+    !matches!(st.kind, OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete) && !st.open_per_op
 }
 
 /// This host's clock in ns since the epoch (0 if it is set before 1970).
