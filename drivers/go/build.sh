@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds kvbench's Go worker into drivers/go/bin/kvbench-go-worker (kvbench runs `go-*`
-# engines with it). Modules come from the Go proxy at the versions pinned in go.mod/go.sum.
+# Builds kvbench's Go worker into drivers/go/bin/kvbench-go-worker (every Go engine; it answers
+# kvbench's --list) and one worker per engine into drivers/go/bin/engines/ (kvbench runs `go-*`
+# engines with them). Modules come from the Go proxy at the versions pinned in go.mod/go.sum.
 # The worker links kvbench's worker core, crates/kvbench-ffi, as a static library: it is built
 # first, into the repository's target/release (where internal/worker's cgo flags look for it).
 # cgo is required: for the core, and go-tokyocabinet links Debian's libtokyocabinet
@@ -14,3 +15,11 @@ mkdir -p bin
 export CGO_ENABLED=1
 go build -trimpath -o bin/kvbench-go-worker ./cmd/kvbench-go-worker
 echo "built $(pwd)/bin/kvbench-go-worker"
+# kvbench runs go-NAME with bin/engines/go-NAME, a worker linking that engine alone, as a
+# program using the library would (internal/engines/registry.go says why); the full worker
+# answers --list. An engine's file carries the tag kvbench_NAME.
+mkdir -p bin/engines
+for name in $(grep -ho 'kvbench_only || kvbench_[a-z0-9]*' internal/engines/*.go | sed 's/.*kvbench_//' | sort -u); do
+	go build -trimpath -tags "kvbench_only,kvbench_$name" -o "bin/engines/go-$name" ./cmd/kvbench-go-worker
+done
+echo "built $(pwd)/bin/engines/: $(ls bin/engines | tr '\n' ' ')"

@@ -126,6 +126,22 @@ pub fn go_worker() -> Result<PathBuf, String> {
     }
 }
 
+/// The Go worker that runs engine `name`: $KVBENCH_GO_WORKER, else the one build.sh linked
+/// with that engine alone (drivers/go/bin/engines/NAME), as a program using the library would
+/// be: the full worker's other engines cost the garbage collector (docs/decisions.md).
+pub fn go_engine_worker(name: &str) -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("KVBENCH_GO_WORKER") {
+        return Ok(PathBuf::from(p));
+    }
+    let full = go_worker()?;
+    let bin = full.with_file_name("engines").join(name);
+    if bin.exists() {
+        Ok(bin)
+    } else {
+        Err(format!("{name}'s Go worker not built ({} missing): run `make go` or drivers/go/build.sh", bin.display()))
+    }
+}
+
 /// Ask the Go worker for its engines.
 pub fn go_engines() -> Result<Vec<EngineInfo>, String> {
     let bin = go_worker()?;
@@ -280,7 +296,7 @@ pub fn resolve(name: &str) -> Result<Resolved, String> {
         if !info.available {
             return Err(format!("{name} unavailable: {}", info.why));
         }
-        return Ok(Resolved::Go { worker: go_worker()?, info });
+        return Ok(Resolved::Go { worker: go_engine_worker(name)?, info });
     }
     let names: Vec<String> = all_names();
     Err(format!("unknown engine `{name}` (known: {}; see `kvbench list`)", names.join(", ")))

@@ -14,7 +14,8 @@ RECORDS=${1:-1000000} COUNT=${2:-2000000} ROUNDS=${3:-5}
 work=$(mktemp -d /var/tmp/kvbench-go-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 (cd ../.. && cargo build --release -p kvbench-ffi --target-dir target)
-go build -o "$work/worker" ./cmd/kvbench-go-worker
+# The worker kvbench runs for go-bbolt: linked with bbolt alone (build.sh).
+go build -tags kvbench_only,kvbench_bbolt -o "$work/worker" ./cmd/kvbench-go-worker
 go build -o "$work/minimal" ./bench/minimal
 mkdir "$work/db"
 job() { # job FILE STEPS...: a job on go-bbolt over the benchmark's dataset

@@ -85,7 +85,7 @@ impl HostsRun {
                 let exe = std::env::current_exe().map_err(|e| format!("cannot find this kvbench to upload: {e}"))?;
                 (exe, "kvbench", vec!["worker".into(), "--job".into()])
             }
-            Resolved::Go { worker, .. } => (worker.clone(), "kvbench-go-worker", vec!["--job".into()]),
+            Resolved::Go { worker, info } => (worker.clone(), info.name.as_str(), vec!["--job".into()]),
             Resolved::Python { .. } => {
                 return Err(
                     "--hosts runs Rust and Go workers (a Python worker needs its environment on every host)".into()

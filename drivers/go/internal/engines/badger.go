@@ -1,3 +1,5 @@
+//go:build !kvbench_only || kvbench_badger
+
 package engines
 
 import (
@@ -7,6 +9,8 @@ import (
 
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
+
+func init() { register(badgerDescriptor) }
 
 // go-badger: github.com/dgraph-io/badger/v4, an LSM tree with values in a separate log
 // (WiscKey). One write is one Update transaction; a larger batch is a WriteBatch, which

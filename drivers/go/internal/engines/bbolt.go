@@ -1,3 +1,5 @@
+//go:build !kvbench_only || kvbench_bbolt
+
 package engines
 
 import (
@@ -8,6 +10,8 @@ import (
 
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
+
+func init() { register(bboltDescriptor) }
 
 // go-bbolt: go.etcd.io/bbolt, a B+tree in one memory-mapped file with one writer at a time.
 // A batch is one Update transaction; sync none sets DB.NoSync (no fsync at commit).

@@ -1,3 +1,5 @@
+//go:build !kvbench_only || kvbench_boltdb
+
 package engines
 
 import (
@@ -8,6 +10,8 @@ import (
 
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
+
+func init() { register(boltdbDescriptor) }
 
 // go-boltdb: github.com/boltdb/bolt v1.3.1, the original BoltDB (archived; bbolt is its
 // maintained fork), kept because article 004 measured it beside bbolt. Same model: a

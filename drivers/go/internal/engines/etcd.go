@@ -1,3 +1,5 @@
+//go:build !kvbench_only || kvbench_etcd
+
 package engines
 
 import (
@@ -20,6 +22,8 @@ import (
 
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
+
+func init() { register(etcdDescriptor) }
 
 // go-etcd: an etcd cluster (Raft) through etcd's official Go client. kvbench starts the
 // cluster (crates/kvbench-engines/src/etcdcluster.rs) or the job names one by url. A get is a

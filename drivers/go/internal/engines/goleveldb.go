@@ -1,3 +1,5 @@
+//go:build !kvbench_only || kvbench_goleveldb
+
 package engines
 
 import (
@@ -9,6 +11,8 @@ import (
 
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
+
+func init() { register(goleveldbDescriptor) }
 
 // go-goleveldb: github.com/syndtr/goleveldb, LevelDB in pure Go. A batch larger than one is
 // a WriteBatch; one write is DB.Put/Delete. Sync maps to WriteOptions.Sync.

@@ -1,3 +1,5 @@
+//go:build !kvbench_only || kvbench_memory
+
 package engines
 
 import (
@@ -8,6 +10,8 @@ import (
 
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
+
+func init() { register(memoryDescriptor) }
 
 // go-memory: a map in the worker process, the reference oracle of the tests (not a real
 // store; nothing survives close). `corrupt_every` makes every N-th get return a wrong value,

@@ -1,3 +1,5 @@
+//go:build !kvbench_only || kvbench_pebble
+
 package engines
 
 import (
@@ -9,6 +11,8 @@ import (
 
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
+
+func init() { register(pebbleDescriptor) }
 
 // go-pebble: github.com/cockroachdb/pebble, CockroachDB's LSM tree (RocksDB-compatible
 // format). A batch larger than one is a Batch committed once; sync maps to pebble.Sync/NoSync.

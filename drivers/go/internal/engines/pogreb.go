@@ -1,3 +1,5 @@
+//go:build !kvbench_only || kvbench_pogreb
+
 package engines
 
 import (
@@ -5,6 +7,8 @@ import (
 
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
+
+func init() { register(pogrebDescriptor) }
 
 // go-pogreb: github.com/akrylysov/pogreb, a hash index over an append-only log, for
 // read-heavy workloads. No batches, no transactions, no ordered scan (its iterator is in hash

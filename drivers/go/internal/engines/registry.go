@@ -1,23 +1,24 @@
-// Package engines holds every Go engine, one file each; Registry has one line per engine.
+// Package engines holds every Go engine, one file each. Each file adds its engine to Registry
+// and carries the build constraint `!kvbench_only || kvbench_<file>`: built with the tags
+// `kvbench_only,kvbench_<file>`, a worker links that engine alone (build.sh), as a program
+// using the library would, without the other engines' dependencies (their package
+// initialisation leaves heap that every garbage collection marks again).
 package engines
 
 import (
 	"runtime/debug"
+	"sort"
 
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
 
-// Registry lists every Go engine, one line each.
-var Registry = []*worker.Descriptor{
-	memoryDescriptor,
-	bboltDescriptor,
-	boltdbDescriptor,
-	goleveldbDescriptor,
-	pebbleDescriptor,
-	pogrebDescriptor,
-	badgerDescriptor,
-	tokyocabinetDescriptor,
-	etcdDescriptor,
+// Registry lists the Go engines linked into this binary, by name.
+var Registry []*worker.Descriptor
+
+// register adds an engine to Registry, in name order (called by each engine's file).
+func register(d *worker.Descriptor) {
+	Registry = append(Registry, d)
+	sort.Slice(Registry, func(i, j int) bool { return Registry[i].Name < Registry[j].Name })
 }
 
 // Find returns the engine called name, nil when there is none.

@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo && (!kvbench_only || kvbench_tokyocabinet)
 
 package engines
 
@@ -28,6 +28,8 @@ import (
 
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
+
+func init() { register(tokyocabinetDescriptor) }
 
 // go-tokyocabinet: Tokyo Cabinet's hash database (TCHDB, one .tch file) called through cgo,
 // as article 004 called it from Go. Same knobs as the Rust `tokyocabinet-hash`, so the two

@@ -1,8 +1,10 @@
-//go:build !cgo
+//go:build !cgo && (!kvbench_only || kvbench_tokyocabinet)
 
 package engines
 
 import "github.com/kvbench/kvbench/drivers/go/internal/worker"
+
+func init() { register(tokyocabinetDescriptor) }
 
 // Without cgo the Go worker still builds; go-tokyocabinet then says why it cannot run.
 var tokyocabinetDescriptor = &worker.Descriptor{
