@@ -97,7 +97,12 @@ typedef struct {
   const uint8_t *val;       /* values to write, packed (KVB_WRITE, KVB_RMW) */
   const uint32_t *val_off;  /* per key + 1, as key_off */
   const uint8_t *del;       /* per key: 1 = delete it (KVB_WRITE) */
+  const uint8_t *const *exp;/* per key: NULL, or the bytes a KVB_GET must read (see kvb_done) */
+  const uint32_t *exp_len;  /* per key: exp's length */
 } kvb_block;
+
+/* A got_len entry: the value read was equal to the key's exp. */
+#define KVB_MATCHED (-2)
 
 /* The thread's next block of units. With writers on several threads it may wait for a record
  * another thread is writing: a worker whose store makes a writer wait for open snapshots lets
@@ -109,7 +114,11 @@ const kvb_block *kvb_next(kvb_thread *th);
  * MULTI_GET, RMW, OPEN_GET) got for it, or -1 (not found, a unit that failed or did not run, a
  * key of a unit that reads nothing). got is the values found, in key order, packed: its length
  * is the sum of got_len's non-negative entries. units_run < units when the worker stopped
- * after kvb_error returned 1; the units not run are undone. */
+ * after kvb_error returned 1; the units not run are undone.
+ * A worker may compare a value found for a key whose exp is not NULL right after its call
+ * (outside the timed span, while the engine's buffer is valid and in cache): when equal, it
+ * sets got_len to KVB_MATCHED and hands nothing back; otherwise it hands the value back as
+ * above and the core counts the mismatch. The comparison is the only check a worker makes. */
 void kvb_done(kvb_thread *th, uint32_t units_run, const int64_t *t, const uint8_t *got, const int32_t *got_len);
 
 /* Unit u of the current block failed at at_ns (after its end time is taken; u = UINT32_MAX: not

@@ -28,6 +28,9 @@ pub struct kvb_job {
     emit: Emit,
 }
 
+/// A `got_len` entry: the value read equals the key's `exp` (kvbench.h).
+pub const KVB_MATCHED: i32 = kvbench_core::worker::blocks::MATCHED;
+
 #[repr(C)]
 #[derive(Default)]
 pub struct kvb_step {
@@ -63,6 +66,8 @@ pub struct kvb_block {
     pub val: *const u8,
     pub val_off: *const u32,
     pub del: *const u8,
+    pub exp: *const *const u8,
+    pub exp_len: *const u32,
 }
 
 /// A thread of an ops step (kvbench.h `kvb_thread`) and the view of its current block.
@@ -264,6 +269,8 @@ fn empty_view() -> kvb_block {
         val: std::ptr::null(),
         val_off: std::ptr::null(),
         del: std::ptr::null(),
+        exp: std::ptr::null(),
+        exp_len: std::ptr::null(),
     }
 }
 
@@ -287,6 +294,8 @@ pub unsafe extern "C" fn kvb_next(th: *mut kvb_thread) -> *const kvb_block {
             val: b.val.as_ptr(),
             val_off: b.val_off.as_ptr(),
             del: b.del.as_ptr(),
+            exp: b.exp.as_ptr(),
+            exp_len: b.exp_len.as_ptr(),
         })
     });
     t.view = view.unwrap_or_else(empty_view);

@@ -28,12 +28,13 @@ fn open_args<'a>(dir: &'a Path, options: &'a Options, mode: i32) -> OpenArgs<'a>
     }
 }
 
-/// A job file for `dir` from the test's job `name` (a stored plan from tests/vectors), and the
-/// job itself.
-fn job_in(name: &str, dir: &Path) -> (std::path::PathBuf, Job) {
+/// A job file for `dir` from the test's job `name` (a stored plan from tests/vectors) with
+/// engine options `options`, and the job itself.
+fn job_in(name: &str, dir: &Path, options: serde_json::Value) -> (std::path::PathBuf, Job) {
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(name)).unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["dir"] = dir.to_str().unwrap().into();
+    v["options"] = options;
     if v["plan"] == "STORED" {
         v["plan"] = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/vectors/plan2-stored.kvbplan").into();
     }
@@ -59,8 +60,16 @@ unsafe impl<T> Send for Ptr<T> {}
 // SAFETY: as above.
 unsafe impl<T> Sync for Ptr<T> {}
 
+/// How the executor runs: the engine's options, and whether it compares a get's value with the
+/// block's `exp` itself (as the Go worker does) or hands every value back (as Python does).
+#[derive(Clone, Copy)]
+struct Exec<'a> {
+    options: &'a Options,
+    in_place: bool,
+}
+
 /// Run the blocks of one thread of the current ops step on `rd` / `eng`.
-fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, mode: i32, start: Instant) {
+fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, mode: i32, start: Instant, x: Exec) {
     // SAFETY: the job is live for the step; the thread handle is this thread's.
     let th = unsafe { kvb_thread_new(job.0, t, 64) };
     // Times on a clock that does not start at the step's start, as Python's does.
@@ -68,7 +77,6 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
     // SAFETY: th is live.
     unsafe { kvb_set_origin(th, ORIGIN) };
     let mut rd = eng.map(|e| e.reader().unwrap());
-    let options = Options::resolved(Default::default());
     let now = || start.elapsed().as_nanos() as i64 + ORIGIN;
     loop {
         // SAFETY: the block is read before the next call on th.
@@ -89,13 +97,18 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
         };
         let keys = key_end[n - 1] as usize;
         // SAFETY: as above.
-        let (key_off, val_off, del) = unsafe {
+        let (key_off, val_off, del, exp, exp_len) = unsafe {
             (
                 std::slice::from_raw_parts(b.key_off, keys + 1),
                 std::slice::from_raw_parts(b.val_off, keys + 1),
                 std::slice::from_raw_parts(b.del, keys),
+                std::slice::from_raw_parts(b.exp, keys),
+                std::slice::from_raw_parts(b.exp_len, keys),
             )
         };
+        // SAFETY: a non-NULL exp holds exp_len bytes until the next call on th.
+        let expected =
+            |i: usize| (!exp[i].is_null()).then(|| unsafe { std::slice::from_raw_parts(exp[i], exp_len[i] as usize) });
         // SAFETY: as above.
         let key_buf = unsafe { std::slice::from_raw_parts(b.key, key_off[keys] as usize) };
         // SAFETY: as above.
@@ -119,11 +132,13 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
             while due[u] >= 0 && now() - ORIGIN < due[u] {
                 std::hint::spin_loop();
             }
-            let mut read = |i: usize, v: Option<&[u8]>| {
-                if let Some(v) = v {
+            let mut read = |i: usize, v: Option<&[u8]>| match v {
+                Some(v) if x.in_place && expected(i) == Some(v) => got_len[i] = KVB_MATCHED,
+                Some(v) => {
                     got.extend_from_slice(v);
                     got_len[i] = v.len() as i32;
                 }
+                None => {}
             };
             let mut scanned = Vec::new();
             let t0 = now();
@@ -159,7 +174,7 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
                     eng.unwrap().write(&[WriteOp { key: key(k0), value: Some(val(k0)) }])
                 }
                 6 => {
-                    let e = (DESC.open)(&open_args(dir, &options, mode)).unwrap();
+                    let e = (DESC.open)(&open_args(dir, x.options, mode)).unwrap();
                     let mut out = Vec::new();
                     let found = e.reader().unwrap().get(key(k0), &mut out).unwrap();
                     e.close().unwrap();
@@ -193,14 +208,15 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
 }
 
 /// Run the job file through the C ABI on the memory engine; returns the event lines.
-fn run_hosted(path: &Path, dir: &Path) -> String {
+fn run_hosted(path: &Path, dir: &Path, spec: &Job, in_place: bool) -> String {
     let out = tempfile::tempfile().unwrap();
     let cpath = CString::new(path.to_str().unwrap()).unwrap();
     // SAFETY: a NUL-terminated path and an open file.
     let job = Ptr(unsafe { kvb_job_open(cpath.as_ptr(), out.as_raw_fd()) });
     // SAFETY: the job is live.
     assert!(unsafe { kvb_job_error(job.0) }.is_null(), "{:?}", unsafe { CStr::from_ptr(kvb_job_error(job.0)) });
-    let options = Options::resolved(Default::default());
+    let options = Options::resolved(spec.options.clone());
+    let x = Exec { options: &options, in_place };
     let mut eng: Option<Box<dyn Engine>> = None;
     loop {
         // SAFETY: the job is live.
@@ -217,7 +233,7 @@ fn run_hosted(path: &Path, dir: &Path) -> String {
                 std::thread::scope(|s| {
                     for t in 0..st.threads {
                         let job = &job;
-                        s.spawn(move || run_thread(job, t, e, dir, st.mode, start));
+                        s.spawn(move || run_thread(job, t, e, dir, st.mode, start, x));
                     }
                 });
                 // SAFETY: the job is live.
@@ -284,27 +300,46 @@ fn counts(s: &StepResult) -> String {
     )
 }
 
-/// Run job `name` both ways; the steps' counters must agree and find nothing wrong.
-fn agree(name: &str) {
+/// Run job `name` both ways, with engine options `options`; the steps' counters must agree.
+/// Returns the steps.
+fn agree_with(name: &str, options: serde_json::Value, in_place: bool) -> Vec<StepResult> {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (path, _) = job_in(name, a.path());
-    let hosted = steps(&run_hosted(&path, a.path()));
-    let (_, job) = job_in(name, b.path());
+    let (path, job) = job_in(name, a.path(), options.clone());
+    let hosted = steps(&run_hosted(&path, a.path(), &job, in_place));
+    let (_, job) = job_in(name, b.path(), options);
     let rust = steps(&run_rust(&job));
     assert_eq!(hosted.len(), job.steps.len(), "one event per step");
     let (h, r): (Vec<String>, Vec<String>) = (hosted.iter().map(counts).collect(), rust.iter().map(counts).collect());
     assert_eq!(h, r);
-    assert!(hosted.iter().all(|s| s.mismatches == 0 && s.missing == 0 && s.errors == 0), "{h:#?}");
     // The timeline is on the step's clock, whatever the worker's clock starts at.
     for s in &hosted {
         let ms = s.wall_ns / 1_000_000 + job.interval_ms;
         assert!(s.intervals.iter().all(|i| i.t_ms <= ms), "step {}: an interval after the step's end", s.index);
+    }
+    hosted
+}
+
+/// Run job `name` both ways, the executor comparing in place and not; nothing may be wrong.
+fn agree(name: &str) {
+    for in_place in [true, false] {
+        let hosted = agree_with(name, serde_json::json!({}), in_place);
+        let h: Vec<String> = hosted.iter().map(counts).collect();
+        assert!(hosted.iter().all(|s| s.mismatches == 0 && s.missing == 0 && s.errors == 0), "{h:#?}");
     }
 }
 
 #[test]
 fn blocks_through_the_c_abi_count_what_the_rust_worker_counts() {
     agree("every-step.json");
+}
+
+/// A worker that compares a get's value with the block's `exp` itself hands back only the
+/// values that differ: the core must count each of them, as the Rust worker does.
+#[test]
+fn values_compared_in_place_count_every_mismatch() {
+    let hosted = agree_with("every-step.json", serde_json::json!({"corrupt_every": 7}), true);
+    let gets = hosted.iter().find(|s| s.hist.keys().eq(["get"])).expect("a step of gets only");
+    assert!(gets.mismatches > 0 && gets.mismatches >= gets.ops / 7 - 1, "{}", counts(gets));
 }
 
 /// A stored dataset's record count includes repeated keys: a scan drawn past the last sorted

@@ -24,6 +24,8 @@ pub const WRITE: u8 = 4;
 pub const RMW: u8 = 5;
 pub const OPEN_GET: u8 = 6;
 pub const WAIT: u8 = 7;
+/// A `got_len` entry: the worker found the value equal to the key's `exp` (kvbench.h).
+pub const MATCHED: i32 = -2;
 
 /// What the threads of one ops step share.
 pub struct Run {
@@ -98,6 +100,10 @@ pub struct Block {
     pub val: Vec<u8>,
     pub val_off: Vec<u32>,
     pub del: Vec<u8>,
+    /// Per key: where what a get must read is known as bytes, those bytes (null elsewhere).
+    /// They are in the run's `Data`, which the thread's `Run` keeps alive.
+    pub exp: Vec<*const u8>,
+    pub exp_len: Vec<u32>,
     units: Vec<Unit>,
     reads: Vec<Check>,
     /// Records written by the block: (unit, record, state before, state after the write).
@@ -111,6 +117,8 @@ impl Block {
             v.clear();
         }
         self.due.clear();
+        self.exp.clear();
+        self.exp_len.clear();
         self.scan_len.clear();
         self.key_end.clear();
         self.key_off.clear();
@@ -141,6 +149,23 @@ impl Block {
         }
         self.val_off.push(self.val.len() as u32);
         self.del.push(0);
+        self.exp.push(std::ptr::null());
+        self.exp_len.push(0);
+    }
+
+    /// What a get of the key just pushed must read, where known as bytes.
+    fn set_exp(&mut self, e: Expected<'_>) {
+        if let Expected::Bytes(b) = e {
+            *self.exp.last_mut().expect("a key was pushed") = b.as_ptr();
+            *self.exp_len.last_mut().expect("a key was pushed") = b.len() as u32;
+        }
+    }
+
+    /// Key i's expected bytes, when the block has them.
+    fn exp(&self, i: usize) -> Option<&[u8]> {
+        let p = *self.exp.get(i)?;
+        // SAFETY: set_exp took them from the run's Data, alive as long as the thread's Run.
+        (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts(p, self.exp_len[i] as usize) })
     }
 
     fn keys(&self) -> u32 {
@@ -317,15 +342,22 @@ impl Thread {
 
     fn push_reads(&mut self, ops: &[Op], kind: u8) -> u64 {
         let (run, b) = (&self.run, &mut self.block);
+        // Where no other thread writes, a get's value is known before the call.
+        let exact = !run.lock && run.step.verify;
         for o in ops {
             let c = run.data.canon(o.record);
             b.push_key(&run.data, o.record);
             b.push_val(None);
-            let check = match kind {
-                GET => Check::Get { c, s1: run.state.get(c) },
-                _ => Check::Now { c },
-            };
-            b.reads.push(check);
+            if kind != GET {
+                b.reads.push(Check::Now { c });
+                continue;
+            }
+            let s1 = run.state.get(c);
+            if exact && state::present(s1) {
+                // Data::expected prefetches the bytes it points at.
+                b.set_exp(run.data.expected(c, writes(s1) - 1));
+            }
+            b.reads.push(Check::Get { c, s1 });
         }
         0
     }
@@ -436,12 +468,12 @@ impl Thread {
         let ran = (units_run as usize).min(self.block.units.len()).min(t.len() / 2);
         self.finish_writes(ran);
         let run = Arc::clone(&self.run);
-        let expected = expected_values(&run, &self.block.reads);
         let (mut off, mut key, mut ops_done) = (0usize, 0usize, 0u64);
         for u in 0..ran {
             let (unit, kind) = (self.block.units[u], self.block.kind[u]);
             let end = (self.block.key_end[u] as usize).min(got_len.len());
-            let lens = &got_len[key.min(end)..end];
+            let k0 = key.min(end);
+            let lens = &got_len[k0..end];
             key = end;
             if kind == WAIT {
                 continue;
@@ -458,8 +490,8 @@ impl Thread {
             ops_done += ops;
             if reads && self.run.step.verify && !unit.failed {
                 let at = unit.first_read as usize..(unit.first_read + unit.reads) as usize;
-                let (checks, exp) = (&self.block.reads[at.clone()], &expected[at]);
-                check_reads(&run, &mut self.tally, checks, exp, lens, got.get(from..off).unwrap_or_default());
+                let got = got.get(from..off).unwrap_or_default();
+                check_reads(&run, &mut self.tally, &self.block, (k0, &self.block.reads[at]), lens, got);
             }
         }
         self.run.done.fetch_add(ops_done, Ordering::Relaxed);
@@ -499,37 +531,31 @@ impl Thread {
     }
 }
 
-/// What each of a block's gets must return where no other thread writes (None elsewhere), its
-/// bytes asked of the CPU all at once, so their cache misses overlap instead of stalling one
-/// check after the other.
-fn expected_values<'r>(run: &'r Run, reads: &[Check]) -> Vec<Option<Expected<'r>>> {
+/// Check the values a unit read against its checks: `got` packed, `lens` one per key from
+/// key `k0` of the block on (-1 not found, MATCHED: the worker found it equal to the key's
+/// `exp`). Where the value is known exactly it is compared with it; elsewhere judged by the
+/// record's state.
+fn check_reads(run: &Run, t: &mut Tally, b: &Block, (k0, checks): (usize, &[Check]), lens: &[i32], got: &[u8]) {
     let exact = !run.lock && run.step.verify;
-    let one = |check: &Check| match *check {
-        // Data::expected prefetches the bytes it points at.
-        Check::Get { c, s1 } if exact && state::present(s1) => Some(run.data.expected(c, writes(s1) - 1)),
-        _ => None,
-    };
-    reads.iter().map(one).collect()
-}
-
-/// Check the values a unit read (`got` packed, `lens` one per key: -1 not found) against its
-/// checks and, where known, the expected values.
-fn check_reads(
-    run: &Run,
-    t: &mut Tally,
-    checks: &[Check],
-    expected: &[Option<Expected<'_>>],
-    lens: &[i32],
-    got: &[u8],
-) {
     let mut off = 0usize;
-    for ((check, exp), &n) in checks.iter().zip(expected).zip(lens) {
+    for (j, (check, &n)) in checks.iter().zip(lens).enumerate() {
+        let given = b.exp(k0 + j);
+        if n == MATCHED {
+            // Only a key with an `exp` can match it.
+            t.mismatches += u64::from(given.is_none());
+            continue;
+        }
         let found = (n >= 0).then(|| {
             let end = (off + n as usize).min(got.len());
             let v = &got[off.min(end)..end];
             off = end;
             v
         });
+        let exp = match (given, *check) {
+            (Some(e), _) => Some(Expected::Bytes(e)),
+            (None, Check::Get { c, s1 }) if exact && state::present(s1) => Some(run.data.expected(c, writes(s1) - 1)),
+            _ => None,
+        };
         if let Some(e) = exp {
             match found {
                 Some(f) => t.mismatches += u64::from(!e.matches(f)),

@@ -7,6 +7,7 @@ package worker
 import "C"
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -205,13 +206,19 @@ func (th *thread) wait(due int64) {
 	}
 }
 
-// read keeps the value read for key k for the core to check (a copy: the engine's is valid
-// only until its next call).
+// read hands the value read for key k to the core: KVB_MATCHED when it equals the value the
+// core expects (compared now, while the engine's buffer is valid and in cache), else a copy
+// for the core to check.
 func (th *thread) read(k int, val []byte, found bool) {
-	if found {
-		th.got = append(th.got, val...)
-		th.gotLen[k] = int32(len(val))
+	if !found {
+		return
 	}
+	if e, known := th.b.expected(k); known && bytes.Equal(val, e) {
+		th.gotLen[k] = C.KVB_MATCHED
+		return
+	}
+	th.got = append(th.got, val...)
+	th.gotLen[k] = int32(len(val))
 }
 
 func (th *thread) get(u, k int) error {
@@ -353,8 +360,9 @@ func (th *thread) openGetCall(a OpenArgs, k int) error {
 type block struct {
 	kind, refresh, keyBuf, valBuf, del []byte
 	due                                []int64
-	keyEnd, keyOff, valOff             []uint32
+	keyEnd, keyOff, valOff, expLen     []uint32
 	scanLen                            []uint64
+	exp                                []unsafe.Pointer
 }
 
 // view is n elements at p (nil when p is NULL).
@@ -376,6 +384,8 @@ func (b *block) set(c *C.kvb_block) {
 	b.keyOff = view[uint32](unsafe.Pointer(c.key_off), keys+1)
 	b.valOff = view[uint32](unsafe.Pointer(c.val_off), keys+1)
 	b.del = view[byte](unsafe.Pointer(c.del), keys)
+	b.exp = view[unsafe.Pointer](unsafe.Pointer(c.exp), keys)
+	b.expLen = view[uint32](unsafe.Pointer(c.exp_len), keys)
 	b.keyBuf, b.valBuf = nil, nil
 	if len(b.keyOff) > keys {
 		b.keyBuf = view[byte](unsafe.Pointer(c.key), int(b.keyOff[keys]))
@@ -396,6 +406,14 @@ func (b *block) first(u int) int {
 // key is key i, capped so that an engine appending to it cannot write over the next.
 func (b *block) key(i int) []byte {
 	return b.keyBuf[b.keyOff[i]:b.keyOff[i+1]:b.keyOff[i+1]]
+}
+
+// expected is what a get of key i must read, and whether the core knows it.
+func (b *block) expected(i int) ([]byte, bool) {
+	if i >= len(b.exp) || b.exp[i] == nil {
+		return nil, false
+	}
+	return unsafe.Slice((*byte)(b.exp[i]), b.expLen[i]), true
 }
 
 func (b *block) value(i int) []byte {

@@ -30,7 +30,10 @@ class Report(Structure):
 
 class Block(Structure):
     _fields_ = [("units", c_uint32), ("kind", ptr), ("refresh", ptr), ("due", ptr), ("key_end", ptr),
-                ("scan_len", ptr), ("key", ptr), ("key_off", ptr), ("val", ptr), ("val_off", ptr), ("del_", ptr)]
+                ("scan_len", ptr), ("key", ptr), ("key_off", ptr), ("val", ptr), ("val_off", ptr), ("del_", ptr),
+                # Per key, what a get must read: this worker hands every value back instead (a
+                # comparison here would first copy the expected bytes into a Python object).
+                ("exp", ptr), ("exp_len", ptr)]
 
 
 SIGNATURES = {
