@@ -60,7 +60,7 @@ test-python:
 	drivers/python/.venv/bin/python -m pytest -q drivers/python/tests
 
 test-go:
-	cd drivers/go && go test ./...
+	cd drivers/go && go test -ldflags "-X main.coreBuild=$$(sha256sum ../../target/release/libkvbench_ffi.a | cut -c1-16)" ./...
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -99,6 +99,8 @@ typedef struct {
   const uint8_t *del;       /* per key: 1 = delete it (KVB_WRITE) */
   const uint8_t *const *exp;/* per key: NULL, or the bytes a KVB_GET must read (see kvb_done) */
   const uint32_t *exp_len;  /* per key: exp's length */
+  uint8_t plain;            /* 1: unit u is a KVB_GET of key u, no refresh, no due (one loop may
+                               run them all) */
 } kvb_block;
 
 /* A got_len entry: the value read was equal to the key's exp. */

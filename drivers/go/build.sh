@@ -13,13 +13,16 @@ command -v cargo >/dev/null || { echo "cargo not found: install Rust (make rust)
 (cd ../.. && cargo build --release -p kvbench-ffi --target-dir target)
 mkdir -p bin
 export CGO_ENABLED=1
-go build -trimpath -o bin/kvbench-go-worker ./cmd/kvbench-go-worker
+# Go's build cache does not look inside the core's library: its hash, set as a variable,
+# makes Go link the workers again whenever the core changed.
+ldflags="-X main.coreBuild=$(sha256sum ../../target/release/libkvbench_ffi.a | cut -c1-16)"
+go build -trimpath -ldflags "$ldflags" -o bin/kvbench-go-worker ./cmd/kvbench-go-worker
 echo "built $(pwd)/bin/kvbench-go-worker"
 # kvbench runs go-NAME with bin/engines/go-NAME, a worker linking that engine alone, as a
 # program using the library would (internal/engines/registry.go says why); the full worker
 # answers --list. An engine's file carries the tag kvbench_NAME.
 mkdir -p bin/engines
 for name in $(grep -ho 'kvbench_only || kvbench_[a-z0-9]*' internal/engines/*.go | sed 's/.*kvbench_//' | sort -u); do
-	go build -trimpath -tags "kvbench_only,kvbench_$name" -o "bin/engines/go-$name" ./cmd/kvbench-go-worker
+	go build -trimpath -ldflags "$ldflags" -tags "kvbench_only,kvbench_$name" -o "bin/engines/go-$name" ./cmd/kvbench-go-worker
 done
 echo "built $(pwd)/bin/engines/: $(ls bin/engines | tr '\n' ' ')"

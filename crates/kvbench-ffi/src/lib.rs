@@ -68,6 +68,7 @@ pub struct kvb_block {
     pub del: *const u8,
     pub exp: *const *const u8,
     pub exp_len: *const u32,
+    pub plain: u8,
 }
 
 /// A thread of an ops step (kvbench.h `kvb_thread`) and the view of its current block.
@@ -271,6 +272,7 @@ fn empty_view() -> kvb_block {
         del: std::ptr::null(),
         exp: std::ptr::null(),
         exp_len: std::ptr::null(),
+        plain: 0,
     }
 }
 
@@ -281,6 +283,7 @@ pub unsafe extern "C" fn kvb_next(th: *mut kvb_thread) -> *const kvb_block {
     // SAFETY: a live thread, used by one OS thread at a time.
     let Some(t) = (unsafe { th.as_mut() }) else { return std::ptr::null() };
     let view = guard(None, || {
+        let plain = u8::from(t.th.plain());
         let b = t.th.next_block();
         Some(kvb_block {
             units: b.kind.len() as u32,
@@ -296,6 +299,7 @@ pub unsafe extern "C" fn kvb_next(th: *mut kvb_thread) -> *const kvb_block {
             del: b.del.as_ptr(),
             exp: b.exp.as_ptr(),
             exp_len: b.exp_len.as_ptr(),
+            plain,
         })
     });
     t.view = view.unwrap_or_else(empty_view);

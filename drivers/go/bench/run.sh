@@ -15,7 +15,8 @@ work=$(mktemp -d /var/tmp/kvbench-go-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 (cd ../.. && cargo build --release -p kvbench-ffi --target-dir target)
 # The worker kvbench runs for go-bbolt: linked with bbolt alone (build.sh).
-go build -tags kvbench_only,kvbench_bbolt -o "$work/worker" ./cmd/kvbench-go-worker
+core="-X main.coreBuild=$(sha256sum ../../target/release/libkvbench_ffi.a | cut -c1-16)"
+go build -ldflags "$core" -tags kvbench_only,kvbench_bbolt -o "$work/worker" ./cmd/kvbench-go-worker
 go build -o "$work/minimal" ./bench/minimal
 mkdir "$work/db"
 job() { # job FILE STEPS...: a job on go-bbolt over the benchmark's dataset

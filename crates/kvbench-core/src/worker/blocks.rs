@@ -195,6 +195,10 @@ pub struct Thread {
     scan_over: bool,
     /// The step's start on the worker's clock: subtracted from the times it hands back.
     origin: i64,
+    /// Every unit is a get of one key, unpaced, beside no writer: the common unit, whose
+    /// blocks are made and counted without the general bookkeeping (the same units, samples
+    /// and checks).
+    plain: bool,
 }
 
 impl Thread {
@@ -213,6 +217,12 @@ impl Thread {
             crate::sys::precise_sleeps();
         }
         let max_units = max_units.max(1) as usize;
+        let step = &run.step;
+        let plain = step.kind == OpKind::Get
+            && step.rate.is_none()
+            && !run.lock
+            && !step.open_per_op
+            && stream.as_ref().is_some_and(|s| s.unit_len() == 1);
         Thread {
             run,
             stream,
@@ -228,7 +238,13 @@ impl Thread {
             scan_seen: 0,
             scan_over: false,
             origin: 0,
+            plain,
         }
+    }
+
+    /// Whether every unit is a get of one key, unpaced, beside no writer.
+    pub fn plain(&self) -> bool {
+        self.plain
     }
 
     /// From now on the worker hands back times on its own clock, `origin` being the step's start
@@ -248,6 +264,10 @@ impl Thread {
     /// Fill the next block; no units when the thread is done.
     pub fn next_block(&mut self) -> &Block {
         self.block.clear();
+        if self.plain {
+            self.push_gets();
+            return &self.block;
+        }
         while !self.stopped && self.block.units.len() < self.max_units {
             if self.pending.is_empty() && !self.pull() {
                 break;
@@ -269,6 +289,35 @@ impl Thread {
             }
         }
         &self.block
+    }
+
+    /// A block of plain gets: what push_unit makes of each, the per-unit vectors that are the
+    /// same for every unit filled at the end.
+    fn push_gets(&mut self) {
+        let (run, b) = (&self.run, &mut self.block);
+        let Some(stream) = self.stream.as_mut() else { return };
+        while !self.stopped && b.reads.len() < self.max_units {
+            let Some(o) = stream.next() else { break };
+            let c = run.data.canon(o.record);
+            b.push_key(&run.data, o.record);
+            b.exp.push(std::ptr::null());
+            b.exp_len.push(0);
+            let s1 = run.state.get(c);
+            if run.step.verify && state::present(s1) {
+                b.set_exp(run.data.expected(c, writes(s1) - 1));
+            }
+            b.reads.push(Check::Get { c, s1 });
+        }
+        let n = b.reads.len();
+        b.kind.resize(n, GET);
+        b.refresh.resize(n, 0);
+        b.due.resize(n, -1);
+        b.key_end.extend(1..=n as u32);
+        b.scan_len.resize(n, 0);
+        b.val_off.resize(n + 1, 0);
+        b.del.resize(n, 0);
+        let unit = |i| Unit { op: OpKind::Get, ops: 1, first_read: i, reads: 1, position: 0, failed: false };
+        b.units.extend((0..n as u32).map(unit));
     }
 
     /// Take the stream's next unit into `pending`; false at the end.
@@ -466,6 +515,9 @@ impl Thread {
     /// `got_len` one length per key (-1: not found or nothing read).
     pub fn done(&mut self, units_run: u32, t: &[i64], got: &[u8], got_len: &[i32]) {
         let ran = (units_run as usize).min(self.block.units.len()).min(t.len() / 2);
+        if self.plain {
+            return self.done_gets(ran, t, got, got_len);
+        }
         self.finish_writes(ran);
         let run = Arc::clone(&self.run);
         let (mut off, mut key, mut ops_done) = (0usize, 0usize, 0u64);
@@ -496,6 +548,28 @@ impl Thread {
         }
         self.run.done.fetch_add(ops_done, Ordering::Relaxed);
         if ran < self.block.units.len() {
+            self.stopped = true;
+        }
+    }
+
+    /// `done` for a block of plain gets: unit u read key u.
+    fn done_gets(&mut self, ran: usize, t: &[i64], got: &[u8], got_len: &[i32]) {
+        let (run, b) = (&self.run, &self.block);
+        let ran = ran.min(got_len.len());
+        let at = |i: usize| t[i].saturating_sub(self.origin).max(0) as u64;
+        let mut off = 0usize;
+        for u in 0..ran {
+            let (t0, t1) = (at(2 * u), at(2 * u + 1));
+            self.tally.sample(OpKind::Get, t1.saturating_sub(t0), 1, t1, run.interval_ns);
+            let (from, n) = (off, got_len[u]);
+            off += n.max(0) as usize;
+            if run.step.verify && !b.units[u].failed && !(n == MATCHED && !b.exp[u].is_null()) {
+                let v = got.get(from..off).unwrap_or_default();
+                check_reads(run, &mut self.tally, b, (u, &b.reads[u..=u]), &got_len[u..=u], v);
+            }
+        }
+        run.done.fetch_add(ran as u64, Ordering::Relaxed);
+        if ran < b.units.len() {
             self.stopped = true;
         }
     }

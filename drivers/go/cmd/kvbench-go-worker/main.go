@@ -20,6 +20,10 @@ import (
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
 
+// coreBuild is the hash of the worker core's library, set by build.sh: Go's build cache does
+// not see a rebuilt core, a new value makes it link the worker again.
+var coreBuild string
+
 func list() []map[string]any {
 	out := []map[string]any{}
 	for _, d := range engines.Registry {

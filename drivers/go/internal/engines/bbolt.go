@@ -135,6 +135,9 @@ func (r *bboltReader) Get(key []byte) ([]byte, bool, error) {
 	return nil, k != nil && bytes.Equal(k, key), nil
 }
 
+// StableValues: a value lies in the read transaction's memory map until the transaction ends.
+func (r *bboltReader) StableValues() {}
+
 func (r *bboltReader) Scan(start []byte, limit int, visit func(k, v []byte) bool) (int, error) {
 	if err := r.begin(); err != nil {
 		return 0, err

@@ -75,6 +75,14 @@ type MultiGetter interface {
 	MultiGet(keys, vals [][]byte, found []bool) error
 }
 
+// StableValues is an optional Reader interface: the values it returns stay valid until its
+// Refresh or Close, not only until its next call (bbolt's lie in its read transaction's
+// memory map). A block of plain gets then checks each value after the next get, so that the
+// value's memory arrives during that get instead of holding up the loop.
+type StableValues interface {
+	StableValues()
+}
+
 // Preparer is an optional Engine interface: work that is not opening the engine (the
 // `prepare` step).
 type Preparer interface{ Prepare() error }

@@ -15,6 +15,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kvbench/kvbench/drivers/go/internal/cpu"
 )
 
 const (
@@ -55,6 +57,10 @@ type thread struct {
 	shared bool
 	start  time.Time
 	b      block
+	// stable: rd's values outlive its next call (StableValues), so a plain get's value is
+	// checked after the next get; held is that value, not yet handed to the core.
+	stable bool
+	held   held
 	visit  func(k, v []byte) bool // th.record, bound once (not per scan)
 }
 
@@ -76,6 +82,7 @@ func (r *runner) newThread(s *C.kvb_step, t uint32) *thread {
 	case s.reads == 1:
 		th.rd, th.err = r.eng.Reader()
 		th.mg, _ = th.rd.(MultiGetter)
+		_, th.stable = th.rd.(StableValues)
 	}
 	return th
 }
@@ -119,14 +126,60 @@ func (th *thread) block() bool {
 		th.gotLen = append(th.gotLen, -1)
 	}
 	defer th.release()
+	run := th.unit
+	if c.plain == 1 {
+		run = th.plainGet
+	}
 	for u := 0; u < n; u++ {
-		if th.unit(u) {
+		if run(u) {
+			th.hand()
 			th.done(u + 1)
 			return false
 		}
 	}
+	th.hand()
 	th.done(n)
 	return true
+}
+
+// plainGet runs unit u of a plain block (kvb_block.plain): a get of key u, nothing else. The
+// lines of what the core expects are asked for before the call, and with a StableValues
+// reader those of the value after it: both arrive while the next get runs.
+func (th *thread) plainGet(u int) bool {
+	if u < len(th.b.exp) && th.b.exp[u] != nil {
+		cpu.Prefetch(th.b.exp[u])
+	}
+	key := th.b.key(u)
+	t0 := th.now()
+	val, found, err := th.rd.Get(key)
+	t1 := th.now()
+	th.times[2*u], th.times[2*u+1] = t0, t1
+	if !th.stable {
+		th.read(u, val, found && err == nil)
+	} else {
+		if len(val) > 0 {
+			cpu.Prefetch(unsafe.Pointer(&val[0]))
+			cpu.Prefetch(unsafe.Pointer(&val[len(val)-1]))
+		}
+		th.hand()
+		th.held = held{k: u, val: val, found: found && err == nil, set: true}
+	}
+	return err != nil && th.fail(uint32(u), err, t1)
+}
+
+// held is a plain get's value not yet handed to the core (see plainGet).
+type held struct {
+	k          int
+	val        []byte
+	found, set bool
+}
+
+// hand hands the held value to the core, if any.
+func (th *thread) hand() {
+	if h := th.held; h.set {
+		th.held = held{}
+		th.read(h.k, h.val, h.found)
+	}
 }
 
 // release lets the reader's snapshot go before the next kvb_next when that may wait for a
