@@ -57,10 +57,7 @@ type thread struct {
 	shared bool
 	start  time.Time
 	b      block
-	// stable: rd's values outlive its next call (StableValues), so a plain get's value is
-	// checked after the next get; held is that value, not yet handed to the core.
-	stable bool
-	held   held
+	stable bool                   // rd's values outlive its next call (StableValues)
 	visit  func(k, v []byte) bool // th.record, bound once (not per scan)
 }
 
@@ -126,58 +123,66 @@ func (th *thread) block() bool {
 		th.gotLen = append(th.gotLen, -1)
 	}
 	defer th.release()
-	run := th.unit
 	if c.plain == 1 {
-		run = th.plainGet
+		ran, stop := th.gets(n)
+		th.done(ran)
+		return !stop
 	}
 	for u := 0; u < n; u++ {
-		if run(u) {
-			th.hand()
+		if th.unit(u) {
 			th.done(u + 1)
 			return false
 		}
 	}
-	th.hand()
 	th.done(n)
 	return true
 }
 
-// plainGet runs unit u of a plain block (kvb_block.plain): a get of key u, nothing else. The
-// lines of what the core expects are asked for before the call, and with a StableValues
-// reader those of the value after it: both arrive while the next get runs.
-func (th *thread) plainGet(u int) bool {
-	if u < len(th.b.exp) && th.b.exp[u] != nil {
-		cpu.Prefetch(th.b.exp[u])
-	}
-	key := th.b.key(u)
-	t0 := th.now()
-	val, found, err := th.rd.Get(key)
-	t1 := th.now()
-	th.times[2*u], th.times[2*u+1] = t0, t1
-	if !th.stable {
-		th.read(u, val, found && err == nil)
-	} else {
-		if len(val) > 0 {
-			cpu.Prefetch(unsafe.Pointer(&val[0]))
-			cpu.Prefetch(unsafe.Pointer(&val[len(val)-1]))
+// gets runs a plain block (kvb_block.plain), unit u a get of key u; it returns the units run
+// and whether the thread must stop. The lines of what the core expects are asked for before
+// each call; with a StableValues reader, those of the value after it, and the value is
+// compared after the next get: both arrive while that get runs.
+func (th *thread) gets(n int) (int, bool) {
+	var last held // on the stack: no write barrier per get
+	for u := 0; u < n; u++ {
+		if th.b.exp[u] != nil {
+			cpu.Prefetch(th.b.exp[u])
 		}
-		th.hand()
-		th.held = held{k: u, val: val, found: found && err == nil, set: true}
+		key := th.b.key(u)
+		t0 := th.now()
+		val, found, err := th.rd.Get(key)
+		t1 := th.now()
+		th.times[2*u], th.times[2*u+1] = t0, t1
+		if th.stable {
+			if len(val) > 0 {
+				cpu.Prefetch(unsafe.Pointer(&val[0]))
+				cpu.Prefetch(unsafe.Pointer(&val[len(val)-1]))
+			}
+			th.hand(&last)
+			last = held{k: u, val: val, found: found && err == nil, set: true}
+		} else {
+			th.read(u, val, found && err == nil)
+		}
+		if err != nil && th.fail(uint32(u), err, t1) {
+			th.hand(&last)
+			return u + 1, true
+		}
 	}
-	return err != nil && th.fail(uint32(u), err, t1)
+	th.hand(&last)
+	return n, false
 }
 
-// held is a plain get's value not yet handed to the core (see plainGet).
+// held is a plain get's value not yet handed to the core (see gets).
 type held struct {
 	k          int
 	val        []byte
 	found, set bool
 }
 
-// hand hands the held value to the core, if any.
-func (th *thread) hand() {
-	if h := th.held; h.set {
-		th.held = held{}
+// hand hands a held value to the core, if any.
+func (th *thread) hand(h *held) {
+	if h.set {
+		h.set = false
 		th.read(h.k, h.val, h.found)
 	}
 }
