@@ -231,6 +231,12 @@ func TestMismatchesCountedExactlyWithBuiltValues(t *testing.T) {
 	mismatchesCountedExactly(t, func(raw map[string]any) { raw["dataset"].(map[string]any)["generator"] = "json-docs" })
 }
 
+// A reader whose values outlive its next call has each get's value checked after the next get:
+// every mismatch must still be counted, against its own key.
+func TestMismatchesCountedExactlyWhenChecksWaitAGet(t *testing.T) {
+	mismatchesCountedExactly(t, func(raw map[string]any) { raw["options"].(map[string]any)["stable_values"] = true })
+}
+
 func mismatchesCountedExactly(t *testing.T, edits ...func(map[string]any)) {
 	job, steps := runJobFile(t, "every-step-memory.json", "go-memory", map[string]any{"corrupt_every": json.Number("7")}, edits...)
 	gets := uint64(0)
