@@ -64,9 +64,9 @@ fn run(c: &Case) -> Output {
 #[test]
 fn a_bad_option_of_a_go_or_python_engine_fails_before_any_worker_runs() {
     let size = "expected an integer (sizes may say 64m, 1g)";
-    for engine in ["go-memory", "py-memory"] {
+    for (engine, known) in [("go-memory", "corrupt_every, stable_values"), ("py-memory", "corrupt_every")] {
         let cases = [
-            (r#"{ corrupt = 1 }"#, format!("engine {engine} has no option `corrupt` (options: corrupt_every)")),
+            (r#"{ corrupt = 1 }"#, format!("engine {engine} has no option `corrupt` (options: {known})")),
             (r#"{ corrupt_every = true }"#, format!("engine {engine} option `corrupt_every` = true: {size}")),
             (r#"{ corrupt_every = "12q" }"#, format!("engine {engine} option `corrupt_every` = \"12q\": {size}")),
         ];
