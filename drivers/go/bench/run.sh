@@ -5,7 +5,9 @@
 # times alternately; the wall-clock ops/s ratios (worker / minimal) are printed, median last,
 # and beside them the ratio of ops per CPU second (steadier on a busy machine), the ratio of
 # the best rounds (the least disturbed) and the load average before and after.
-# VERIFY=false runs the worker's gets without checking the values (to show that share).
+# VERIFY=false runs the worker's gets without checking the values (to show that share);
+# MINIMAL_USE=1 makes the minimal loop read every byte of each value after its timed get, as a
+# caller using the value would (the worker reads each value to check it).
 # CACHEGRIND=1 counts instructions per get instead, under valgrind (bench/instructions.py).
 #   drivers/go/bench/run.sh [RECORDS] [COUNT] [ROUNDS]
 set -euo pipefail
@@ -60,7 +62,8 @@ ratios=() cpus=() ws=() ms=()
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq "$ROUNDS"); do
 	read -r w wc < <("$work/worker" --job "$work/get.json" 2>/dev/null | opsps)
-	read -r m mc < <("$work/minimal" -db "$work/db/data.bolt" -records "$RECORDS" -count "$COUNT")
+	read -r m mc < <("$work/minimal" -db "$work/db/data.bolt" -records "$RECORDS" -count "$COUNT" \
+		-use="${MINIMAL_USE:-0}" 2>/dev/null)
 	r=$(python3 -c "print(f'{$w / $m:.3f}')") c=$(python3 -c "print(f'{$wc / $mc:.3f}')")
 	echo "round $i: worker $w ops/s, minimal $m ops/s, wall ratio $r; per CPU second $wc vs $mc, ratio $c"
 	ratios+=("$r") cpus+=("$c") ws+=("$w") ms+=("$m")

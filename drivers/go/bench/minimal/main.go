@@ -49,6 +49,7 @@ func main() {
 	records := flag.Uint64("records", 1_000_000, "records loaded")
 	count := flag.Uint64("count", 1_000_000, "gets")
 	seed := flag.Uint64("rec-seed", 7, "the get step's rec_seed")
+	use := flag.Bool("use", false, "read every byte of each value after its timed get, as a caller using it would")
 	flag.Parse()
 	db, err := bolt.Open(*path, 0o644, &bolt.Options{ReadOnly: true})
 	if err != nil {
@@ -63,6 +64,7 @@ func main() {
 	}
 	h := hdrhistogram.New(1, 3_600_000_000_000, 3)
 	var found, k []byte
+	var sum byte
 	cpu0 := cpuNs()
 	start := time.Now()
 	err = db.View(func(tx *bolt.Tx) error {
@@ -75,6 +77,11 @@ func main() {
 			if found == nil {
 				return fmt.Errorf("key %s missing", k)
 			}
+			if *use {
+				for _, c := range found {
+					sum += c
+				}
+			}
 		}
 		return nil
 	})
@@ -85,4 +92,7 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("%.0f %.0f\n", float64(*count)/wall.Seconds(), float64(*count)/float64(cpu)*1e9)
+	if *use {
+		fmt.Fprintf(os.Stderr, "sum of the values' bytes: %d\n", sum)
+	}
 }
