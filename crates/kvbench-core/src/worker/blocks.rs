@@ -56,6 +56,12 @@ impl Run {
         t
     }
 
+    /// What a get of record `c`, in state `s1` before the call, must read, where it is known
+    /// before the call: no other thread writes, the step verifies, the record is present.
+    fn known(&self, c: u64, s1: u32) -> Option<Expected<'_>> {
+        (!self.lock && self.step.verify && state::present(s1)).then(|| self.data.expected(c, writes(s1) - 1))
+    }
+
     /// The errors counted so far by the threads that ended.
     pub fn errors(&self) -> u64 {
         let m = self.merged.lock().unwrap_or_else(|p| p.into_inner());
@@ -303,8 +309,8 @@ impl Thread {
             b.exp.push(std::ptr::null());
             b.exp_len.push(0);
             let s1 = run.state.get(c);
-            if run.step.verify && state::present(s1) {
-                b.set_exp(run.data.expected(c, writes(s1) - 1));
+            if let Some(e) = run.known(c, s1) {
+                b.set_exp(e);
             }
             b.reads.push(Check::Get { c, s1 });
         }
@@ -391,8 +397,6 @@ impl Thread {
 
     fn push_reads(&mut self, ops: &[Op], kind: u8) -> u64 {
         let (run, b) = (&self.run, &mut self.block);
-        // Where no other thread writes, a get's value is known before the call.
-        let exact = !run.lock && run.step.verify;
         for o in ops {
             let c = run.data.canon(o.record);
             b.push_key(&run.data, o.record);
@@ -402,9 +406,9 @@ impl Thread {
                 continue;
             }
             let s1 = run.state.get(c);
-            if exact && state::present(s1) {
-                // Data::expected prefetches the bytes it points at.
-                b.set_exp(run.data.expected(c, writes(s1) - 1));
+            // Data::expected prefetches the bytes it points at.
+            if let Some(e) = run.known(c, s1) {
+                b.set_exp(e);
             }
             b.reads.push(Check::Get { c, s1 });
         }
@@ -563,9 +567,7 @@ impl Thread {
             self.tally.sample(OpKind::Get, t1.saturating_sub(t0), 1, t1, run.interval_ns);
             let (from, n) = (off, got_len[u]);
             off += n.max(0) as usize;
-            // A match the worker found against the block's bytes needs no check here.
-            let matched = n == MATCHED && !b.exp[u].is_null();
-            if run.step.verify && !b.units[u].failed && !matched {
+            if run.step.verify && !b.units[u].failed {
                 let v = got.get(from..off).unwrap_or_default();
                 check_reads(run, &mut self.tally, b, (u, &b.reads[u..=u]), &got_len[u..=u], v);
             }
@@ -612,7 +614,6 @@ impl Thread {
 /// `exp`). Where the value is known exactly it is compared with it; elsewhere judged by the
 /// record's state.
 fn check_reads(run: &Run, t: &mut Tally, b: &Block, (k0, checks): (usize, &[Check]), lens: &[i32], got: &[u8]) {
-    let exact = !run.lock && run.step.verify;
     let mut off = 0usize;
     for (j, (check, &n)) in checks.iter().zip(lens).enumerate() {
         let given = b.exp(k0 + j);
@@ -627,9 +628,10 @@ fn check_reads(run: &Run, t: &mut Tally, b: &Block, (k0, checks): (usize, &[Chec
             off = end;
             v
         });
+        // Not in the block when not bytes (random or JSON values): derived again here.
         let exp = match (given, *check) {
             (Some(e), _) => Some(Expected::Bytes(e)),
-            (None, Check::Get { c, s1 }) if exact && state::present(s1) => Some(run.data.expected(c, writes(s1) - 1)),
+            (None, Check::Get { c, s1 }) => run.known(c, s1),
             _ => None,
         };
         if let Some(e) = exp {

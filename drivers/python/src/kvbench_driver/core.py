@@ -33,7 +33,7 @@ class Block(Structure):
                 ("scan_len", ptr), ("key", ptr), ("key_off", ptr), ("val", ptr), ("val_off", ptr), ("del_", ptr),
                 # Per key, what a get must read: this worker hands every value back instead (a
                 # comparison here would first copy the expected bytes into a Python object).
-                ("exp", ptr), ("exp_len", ptr)]
+                ("exp", ptr), ("exp_len", ptr), ("plain", c_uint8)]
 
 
 SIGNATURES = {
