@@ -93,6 +93,13 @@ impl Data {
         e
     }
 
+    /// `expected` for a check more than a few gets away (a block's): not fetched now, since
+    /// the lines would be gone from the cache by the time of the call.
+    #[inline]
+    pub fn expected_later(&self, c: u64, v: u32) -> Expected<'_> {
+        self.values.expected(c, v as u64)
+    }
+
     #[inline]
     pub fn matches(&self, c: u64, v: u32, found: &[u8]) -> bool {
         self.values.matches(c, v as u64, found)

@@ -94,6 +94,20 @@ impl Tally {
         self.hist(kind).total.saturating_record(dt.max(1));
     }
 
+    /// Gets of one op each, `(dt, at_ns)` in time order: what `sample` counts for each, with
+    /// the histogram found once.
+    pub fn sample_gets(&mut self, samples: impl Iterator<Item = (u64, u64)>, interval_ns: u64) {
+        self.hist(OpKind::Get);
+        let i = self.hists.iter().position(|(k, _)| *k == OpKind::Get).expect("hist added it");
+        for (dt, at_ns) in samples {
+            self.enter(at_ns, interval_ns);
+            self.busy_ns += dt;
+            self.ops += 1;
+            self.requests += 1;
+            self.hists[i].1.total.saturating_record(dt.max(1));
+        }
+    }
+
     /// Move to the interval `at_ns` falls in, closing the running one if it ended.
     #[inline]
     fn enter(&mut self, at_ns: u64, interval_ns: u64) {
@@ -264,6 +278,26 @@ mod tests {
         t.close_interval(u64::MAX);
         let by: Vec<(u64, u64)> = t.merged_intervals().iter().map(|(n, ops, _, _)| (*n, *ops)).collect();
         assert_eq!(by, [(0, 2), (1, 1), (3, 2), (4, 1)]);
+    }
+
+    #[test]
+    fn sample_gets_counts_what_sample_counts_get_by_get() {
+        let samples = [(10, 0), (7, 999), (30, 1000), (1, 3500), (0, 3999), (12, 4000)];
+        let (mut a, mut b) = (Tally::new(), Tally::new());
+        a.sample(OpKind::Scan, 5, 1, 0, 1000);
+        b.sample(OpKind::Scan, 5, 1, 0, 1000);
+        for (dt, at) in samples {
+            a.sample(OpKind::Get, dt, 1, at, 1000);
+        }
+        b.sample_gets(samples.into_iter(), 1000);
+        for t in [&mut a, &mut b] {
+            t.close_interval(u64::MAX);
+        }
+        assert_eq!((a.ops, a.requests, a.busy_ns), (b.ops, b.requests, b.busy_ns));
+        assert_eq!(a.merged_intervals(), b.merged_intervals());
+        let kinds = |t: &Tally| t.hists.iter().map(|(k, h)| (*k, h.total.len(), h.total.max())).collect::<Vec<_>>();
+        assert_eq!(kinds(&a), kinds(&b));
+        assert_eq!(kinds(&b)[0], (OpKind::Get, 6, 30));
     }
 
     #[test]

@@ -141,27 +141,29 @@ func (th *thread) block() bool {
 // gets runs a plain block (kvb_block.plain), unit u a get of key u; it returns the units run
 // and whether the thread must stop. The lines of what the core expects are asked for before
 // each call; with a StableValues reader, those of the value after it, and the value is
-// compared after the next get: both arrive while that get runs.
+// compared after the next get: both arrive while that get runs. The block's slices are taken
+// once, cut to n, so the loop carries no bounds checks.
 func (th *thread) gets(n int) (int, bool) {
+	b := &th.b
+	exp, expLen, keyOff, keys := b.exp[:n], b.expLen[:n], b.keyOff[:n+1], b.keyBuf
+	times := th.times[:2*n]
 	var last held // on the stack: no write barrier per get
-	for u := 0; u < n; u++ {
-		if th.b.exp[u] != nil {
-			cpu.Prefetch(th.b.exp[u])
-		}
-		key := th.b.key(u)
+	for u := range n {
+		cpu.Prefetch(exp[u], int(expLen[u]))
+		key := keys[keyOff[u]:keyOff[u+1]:keyOff[u+1]]
 		t0 := th.now()
 		val, found, err := th.rd.Get(key)
 		t1 := th.now()
-		th.times[2*u], th.times[2*u+1] = t0, t1
+		times[2*u], times[2*u+1] = t0, t1
+		found = found && err == nil
 		if th.stable {
-			if len(val) > 0 {
-				cpu.Prefetch(unsafe.Pointer(&val[0]))
-				cpu.Prefetch(unsafe.Pointer(&val[len(val)-1]))
+			cpu.Prefetch(unsafe.Pointer(unsafe.SliceData(val)), len(val))
+			if last.set {
+				th.check(last.k, last.val, last.found)
 			}
-			th.hand(&last)
-			last = held{k: u, val: val, found: found && err == nil, set: true}
+			last = held{k: u, val: val, found: found, set: true}
 		} else {
-			th.read(u, val, found && err == nil)
+			th.check(u, val, found)
 		}
 		if err != nil && th.fail(uint32(u), err, t1) {
 			th.hand(&last)
@@ -170,6 +172,16 @@ func (th *thread) gets(n int) (int, bool) {
 	}
 	th.hand(&last)
 	return n, false
+}
+
+// check is read for a plain get: the match with the key's exp is decided here, else read
+// hands the value over.
+func (th *thread) check(k int, val []byte, found bool) {
+	if e := th.b.exp[k]; found && e != nil && bytes.Equal(val, unsafe.Slice((*byte)(e), th.b.expLen[k])) {
+		th.gotLen[k] = C.KVB_MATCHED
+		return
+	}
+	th.read(k, val, found)
 }
 
 // held is a plain get's value not yet handed to the core (see gets).
@@ -183,7 +195,7 @@ type held struct {
 func (th *thread) hand(h *held) {
 	if h.set {
 		h.set = false
-		th.read(h.k, h.val, h.found)
+		th.check(h.k, h.val, h.found)
 	}
 }
 
