@@ -142,7 +142,7 @@ func (th *thread) block() bool {
 // and whether the thread must stop. The lines of what the core expects are asked for before
 // each call; with a StableValues reader, those of the value after it, and the value is
 // compared after the next get: both arrive while that get runs. The block's slices are taken
-// once, cut to n, so the loop carries no bounds checks.
+// once, cut to n.
 func (th *thread) gets(n int) (int, bool) {
 	b := &th.b
 	exp, expLen, keyOff, keys := b.exp[:n], b.expLen[:n], b.keyOff[:n+1], b.keyBuf
@@ -159,11 +159,11 @@ func (th *thread) gets(n int) (int, bool) {
 		if th.stable {
 			cpu.Prefetch(unsafe.Pointer(unsafe.SliceData(val)), len(val))
 			if last.set {
-				th.check(last.k, last.val, last.found)
+				th.read(last.k, last.val, last.found)
 			}
 			last = held{k: u, val: val, found: found, set: true}
 		} else {
-			th.check(u, val, found)
+			th.read(u, val, found)
 		}
 		if err != nil && th.fail(uint32(u), err, t1) {
 			th.hand(&last)
@@ -172,16 +172,6 @@ func (th *thread) gets(n int) (int, bool) {
 	}
 	th.hand(&last)
 	return n, false
-}
-
-// check is read for a plain get: the match with the key's exp is decided here, else read
-// hands the value over.
-func (th *thread) check(k int, val []byte, found bool) {
-	if e := th.b.exp[k]; found && e != nil && bytes.Equal(val, unsafe.Slice((*byte)(e), th.b.expLen[k])) {
-		th.gotLen[k] = C.KVB_MATCHED
-		return
-	}
-	th.read(k, val, found)
 }
 
 // held is a plain get's value not yet handed to the core (see gets).
@@ -195,7 +185,7 @@ type held struct {
 func (th *thread) hand(h *held) {
 	if h.set {
 		h.set = false
-		th.check(h.k, h.val, h.found)
+		th.read(h.k, h.val, h.found)
 	}
 }
 
