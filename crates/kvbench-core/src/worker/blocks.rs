@@ -307,13 +307,12 @@ impl Thread {
             let Some(o) = stream.next() else { break };
             let c = run.data.canon(o.record);
             b.push_key(&run.data, o.record);
+            b.exp.push(std::ptr::null());
+            b.exp_len.push(0);
             let s1 = run.state.get(c);
-            let (exp, len) = match run.known(c, s1) {
-                Some(Expected::Bytes(e)) => (e.as_ptr(), e.len() as u32),
-                _ => (std::ptr::null(), 0),
-            };
-            b.exp.push(exp);
-            b.exp_len.push(len);
+            if let Some(e) = run.known(c, s1) {
+                b.set_exp(e);
+            }
             b.reads.push(Check::Get { c, s1 });
         }
         let n = b.reads.len();

@@ -97,8 +97,7 @@ impl Tally {
     /// Gets of one op each, `(dt, at_ns)` in time order: what `sample` counts for each, with
     /// the histogram found once.
     pub fn sample_gets(&mut self, samples: impl Iterator<Item = (u64, u64)>, interval_ns: u64) {
-        self.hist(OpKind::Get);
-        let i = self.hists.iter().position(|(k, _)| *k == OpKind::Get).expect("hist added it");
+        let i = self.hist_at(OpKind::Get);
         for (dt, at_ns) in samples {
             self.enter(at_ns, interval_ns);
             self.busy_ns += dt;
@@ -121,15 +120,20 @@ impl Tally {
     }
 
     fn hist(&mut self, kind: OpKind) -> &mut KindHist {
-        let i = match self.hists.iter().position(|(k, _)| *k == kind) {
+        let i = self.hist_at(kind);
+        &mut self.hists[i].1
+    }
+
+    /// Where `kind`'s histogram is in `hists`, added in kind order if it is not there yet.
+    fn hist_at(&mut self, kind: OpKind) -> usize {
+        match self.hists.iter().position(|(k, _)| *k == kind) {
             Some(i) => i,
             None => {
                 let i = self.hists.partition_point(|(k, _)| *k < kind);
                 self.hists.insert(i, (kind, KindHist { total: new_histogram(), mark: new_histogram() }));
                 i
             }
-        };
-        &mut self.hists[i].1
+        }
     }
 
     /// Close the running interval (its histogram is the growth of every kind's histogram).
