@@ -55,6 +55,25 @@ fn decimal_keys_pad_and_never_truncate() {
     assert_eq!(k, [0, 0, 1, 2]);
 }
 
+/// The 16-digit fast path (eight digits per multiply-and-shift lane step) writes what the
+/// digit-pair path and `format!` write, at every lane boundary and for scattered records.
+#[test]
+fn wide_decimal_keys_are_what_format_writes() {
+    let mut edges = vec![0u64, 1, 9, 10, 99, 100, 999, 1_000, 9_999, 10_000, 99_999, 100_000];
+    for p in [8u32, 12, 15, 16] {
+        let e = 10u64.pow(p);
+        edges.extend([e - 1, e, e + 1]);
+    }
+    edges.extend((0..20_000u64).map(|i| rnd(7, i) % 10u64.pow(1 + (i % 17) as u32)));
+    let mut k = Vec::new();
+    for &x in &edges {
+        for width in [16u32, 17, 20] {
+            derived_key(KeyKind::Decimal, width, x, &mut k);
+            assert_eq!(k, format!("{x:0w$}", w = width as usize).as_bytes(), "record {x}, width {width}");
+        }
+    }
+}
+
 #[test]
 fn pool_is_printable_and_seeded() {
     let p = Pool::new(3, 10);

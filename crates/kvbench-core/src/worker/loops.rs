@@ -443,6 +443,9 @@ fn get_units(ctx: &Ctx<'_>, t: &mut Tally, rd: &(dyn Reader + '_), stream: &mut 
     // A get unit is one op: the stream's ops one by one are its units.
     let Some(first) = stream.next() else { return };
     let mut cur = pending(ctx, &mut key, &first);
+    // The op after next is drawn one get early: its draw (a chain of multiplies) and the next
+    // op's key and value (another chain) then run side by side between two calls.
+    let mut after = stream.next();
     let mut held = None;
     let mut units = 0u64;
     loop {
@@ -453,7 +456,8 @@ fn get_units(ctx: &Ctx<'_>, t: &mut Tally, rd: &(dyn Reader + '_), stream: &mut 
         if let Some((p, v)) = held.take() {
             verify_get(ctx, t, &p, v);
         }
-        let next = stream.next().map(|o| pending(ctx, &mut next_key, &o));
+        let next = after.map(|o| pending(ctx, &mut next_key, &o));
+        after = stream.next();
         let stop = match got {
             Ok(v) => {
                 v.inspect(|v| prefetch(v));

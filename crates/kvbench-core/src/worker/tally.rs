@@ -125,15 +125,23 @@ impl Tally {
     }
 
     /// Where `kind`'s histogram is in `hists`, added in kind order if it is not there yet.
+    #[inline]
     fn hist_at(&mut self, kind: OpKind) -> usize {
+        // Most steps have one kind: its histogram is the first (this runs once a sample).
+        if self.hists.first().is_some_and(|(k, _)| *k == kind) {
+            return 0;
+        }
         match self.hists.iter().position(|(k, _)| *k == kind) {
             Some(i) => i,
-            None => {
-                let i = self.hists.partition_point(|(k, _)| *k < kind);
-                self.hists.insert(i, (kind, KindHist { total: new_histogram(), mark: new_histogram() }));
-                i
-            }
+            None => self.add_hist(kind),
         }
+    }
+
+    #[cold]
+    fn add_hist(&mut self, kind: OpKind) -> usize {
+        let i = self.hists.partition_point(|(k, _)| *k < kind);
+        self.hists.insert(i, (kind, KindHist { total: new_histogram(), mark: new_histogram() }));
+        i
     }
 
     /// Close the running interval (its histogram is the growth of every kind's histogram).
