@@ -251,13 +251,29 @@ fn unix_ns() -> u64 {
 
 fn run_threads(ctx: &Ctx<'_>, threads: u32, progress_ms: u64, st: &OpsStep, emit: &mut dyn FnMut(Event)) -> Tally {
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads).map(|t| s.spawn(move || loops::run_thread(ctx, t, threads))).collect();
-        let mut last = Instant::now();
-        while !handles.iter().all(|h| h.is_finished()) {
-            std::thread::sleep(Duration::from_millis(5));
-            if last.elapsed() >= Duration::from_millis(progress_ms) {
-                last = Instant::now();
-                emit(Event::Progress { index: st.index, done: ctx.done.load(Ordering::Relaxed), total: st.count });
+        // Each thread says when it is done, so the step's wall time ends with its last thread,
+        // not at the next poll; a thread that panics says so by dropping its sender.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let tx = tx.clone();
+                s.spawn(move || {
+                    let tally = loops::run_thread(ctx, t, threads);
+                    let _ = tx.send(());
+                    tally
+                })
+            })
+            .collect();
+        drop(tx);
+        let every = Duration::from_millis(progress_ms.max(1));
+        let mut running = threads;
+        while running > 0 {
+            match rx.recv_timeout(every) {
+                Ok(()) => running -= 1,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    emit(Event::Progress { index: st.index, done: ctx.done.load(Ordering::Relaxed), total: st.count })
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
         let mut all = Tally::new();
