@@ -143,13 +143,20 @@ fn version() -> String {
 }
 
 /// The one place an LMDB return code becomes an error.
+#[inline]
 fn check(rc: c_int, call: &str) -> Result<()> {
     if rc == MDB_SUCCESS {
         return Ok(());
     }
+    Err(failure(rc, call))
+}
+
+/// The error of a failed call (out of line: `check` runs on every get).
+#[cold]
+fn failure(rc: c_int, call: &str) -> EngineError {
     // SAFETY: mdb_strerror returns a pointer to a static (or strerror's) NUL-terminated string.
     let msg = unsafe { crate::c_str(mdb_strerror(rc)) };
-    Err(EngineError::Store(format!("lmdb {call}: {msg} ({rc})")))
+    EngineError::Store(format!("lmdb {call}: {msg} ({rc})"))
 }
 
 /// An open environment and its main database; closed in `close` or Drop.
