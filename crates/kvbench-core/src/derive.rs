@@ -101,6 +101,7 @@ pub fn push_decimal(out: &mut Vec<u8>, x: u64, width: usize) {
 }
 
 /// Writes the derived key of record `r` into `out` (cleared first).
+#[inline(always)]
 pub fn derived_key(kind: KeyKind, width: u32, r: u64, out: &mut Vec<u8>) {
     out.clear();
     match kind {
@@ -288,7 +289,7 @@ impl Values {
 
     /// What a read of (r, v) must return, derived before the read: a worker that calls this
     /// before the engine call lets the CPU overlap the derivation with the call.
-    #[inline]
+    #[inline(always)]
     pub fn expected(&self, r: u64, v: u64) -> Expected<'_> {
         if let (Some(p), 0) = (&self.stored, v) {
             return Expected::Bytes(p.value(r));

@@ -393,6 +393,7 @@ struct Pending<'d> {
 }
 
 /// Derive `o`'s key into `key` and what its read must return.
+#[inline(always)]
 fn pending<'d>(ctx: &Ctx<'d>, key: &mut Vec<u8>, o: &Op) -> Pending<'d> {
     let c = ctx.data.canon(o.record);
     ctx.data.key(o.record, key);
@@ -402,6 +403,7 @@ fn pending<'d>(ctx: &Ctx<'d>, key: &mut Vec<u8>, o: &Op) -> Pending<'d> {
 }
 
 /// Check what a get returned against what it had to.
+#[inline(always)]
 fn verify_get(ctx: &Ctx<'_>, t: &mut Tally, p: &Pending<'_>, found: Option<&[u8]>) {
     match (p.exact, found) {
         (Some(e), Some(f)) => t.mismatches += u64::from(!e.matches(f)),
