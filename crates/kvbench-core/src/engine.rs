@@ -246,6 +246,20 @@ pub trait Engine: Send + Sync {
     fn settings(&self) -> BTreeMap<String, String> {
         BTreeMap::new()
     }
+
+    /// Counters the store keeps about itself (compaction bytes written, pending compaction
+    /// bytes, L0 files, stalls, B-tree pages and depth...), read at each step's end and each
+    /// interval as optional series. Names are the store's own where it has them
+    /// (`rocksdb.compaction-pending`...). Cheap enough to call every second, never timed.
+    fn internals(&self) -> BTreeMap<String, f64> {
+        BTreeMap::new()
+    }
+
+    /// Bring the store to a settled state, untimed: flush what is buffered and compact, or
+    /// wait until no compaction is pending. Returns what was done, for the phase's note.
+    fn settle(&mut self) -> Result<String> {
+        Err(EngineError::Unsupported("this engine has no settle (flush and compact) step".into()))
+    }
 }
 
 pub trait Reader {

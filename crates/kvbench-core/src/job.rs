@@ -108,6 +108,12 @@ pub enum Step {
         #[serde(default)]
         stop: bool,
     },
+    /// Untimed: the engine's `settle` (flush and compact, or wait for compactions).
+    Settle {
+        index: usize,
+        #[serde(default)]
+        stop: bool,
+    },
     Ops(Box<OpsStep>),
 }
 
@@ -115,7 +121,7 @@ impl Step {
     pub fn index(&self) -> usize {
         match self {
             Step::Open { index, .. } | Step::Prepare { index, .. } | Step::Close { index, .. } => *index,
-            Step::Evict { index, .. } => *index,
+            Step::Evict { index, .. } | Step::Settle { index, .. } => *index,
             Step::Ops(o) => o.index,
         }
     }
@@ -256,6 +262,32 @@ pub struct OpsStep {
     pub verify: bool,
     #[serde(default)]
     pub stop: bool,
+    /// The step ends after this long even if `count` ops are not done (`count` is then a cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// The step ends once its throughput is steady (or at `duration_ms`, its cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<Steady>,
+    /// A read step's background writer: a rate-limited thread of updates beside the readers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer: Option<BackgroundWriter>,
+}
+
+/// `until = "steady"`: stop when the ops of the last `window` intervals vary by less than
+/// `within` (max - min over their mean).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Steady {
+    pub window: u32,
+    pub within: f64,
+}
+
+/// A read step's background writer (db_bench's readwhilewriting): updates at `rate` per
+/// second on one more thread, drawn with `dist` and `rec_seed`, timed as kind `update`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BackgroundWriter {
+    pub rate: f64,
+    pub dist: Dist,
+    pub rec_seed: u64,
 }
 
 fn one() -> u32 {
@@ -336,6 +368,25 @@ pub struct StepResult {
     pub usage: Usage,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub runtime: BTreeMap<String, f64>,
+    /// The engine's own counters at the step's end ([`crate::engine::Engine::internals`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub internals: BTreeMap<String, f64>,
+    /// The same, sampled every interval while an ops step ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub internal_series: Vec<InternalSample>,
+    /// Why an ops step with a duration or `until = "steady"` ended (absent: its count ran out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<String>,
+    /// `settle`: what the engine did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled: Option<String>,
+}
+
+/// The engine's counters at `t_ms` after the step started.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InternalSample {
+    pub t_ms: u64,
+    pub values: BTreeMap<String, f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

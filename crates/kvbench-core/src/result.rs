@@ -159,6 +159,85 @@ pub struct PhaseResult {
     /// The phase's `kill` step: the member killed, the errors, the time to recover.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
+    /// What the disk saw during the phase, from every process of the row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<Disk>,
+    /// The engine's own counters at the phase's end (compaction bytes, L0 files, pages...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub internals: BTreeMap<String, f64>,
+    /// The same per interval (`t_ms` after the phase started).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub internal_series: Vec<crate::job::InternalSample>,
+    /// Why a phase with a duration or `until = "steady"` ended, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<String>,
+    /// Intervals whose throughput fell below `stall_fraction` of the phase's median interval.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stalls: u64,
+    #[serde(default, skip_serializing_if = "is_zero_f")]
+    pub stall_fraction: f64,
+}
+
+fn is_zero_f(n: &f64) -> bool {
+    *n == 0.0
+}
+
+/// Device I/O of a phase: bytes the row's processes (worker and servers) read from and wrote
+/// to storage (`/proc/PID/io` `read_bytes`, `write_bytes` less `cancelled_write_bytes`, summed),
+/// against the logical bytes the phase's operations read and wrote.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Disk {
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Key and value bytes the operations read (gets, scans) and wrote (loads, updates...).
+    pub logical_read_bytes: u64,
+    pub logical_write_bytes: u64,
+    /// `read_bytes / logical_read_bytes`, `write_bytes / logical_write_bytes` (0: no logical bytes).
+    pub read_amplification: f64,
+    pub write_amplification: f64,
+    /// Share of the store's file pages in the page cache when the phase started (mincore).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_at_start: Option<f64>,
+    /// Allocated bytes of the store's files at the phase's end, over the raw data size.
+    #[serde(default)]
+    pub space_bytes: u64,
+    #[serde(default)]
+    pub space_amplification: f64,
+    /// Per interval of the phase: device bytes and the store's allocated bytes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<DiskInterval>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DiskInterval {
+    /// Milliseconds after the phase started.
+    pub t_ms: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub space_bytes: u64,
+    /// Memory the row's cgroup held (heap and page cache), when the row has one.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub memory_bytes: u64,
+}
+
+/// The memory a row ran under: a cgroup holding the worker and its servers, page cache
+/// included.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Budget {
+    /// The limit (bytes); 0: none, the cgroup only counted.
+    pub limit_bytes: u64,
+    /// The highest usage the cgroup saw (bytes).
+    pub peak_bytes: u64,
+    /// `cgroup v2 memory.max at PATH` or `cgroup v1 memory.limit_in_bytes at PATH`.
+    pub mechanism: String,
+    /// Raw data bytes over the limit ("4.7x the budget").
+    pub data_over_budget: f64,
+    /// Times the limit forced reclaim (v1 `failcnt`, v2 `memory.events` max).
+    #[serde(default)]
+    pub limit_hits: u64,
+    /// Processes the cgroup's OOM killer ended (the row then failed).
+    #[serde(default)]
+    pub oom_kills: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -192,6 +271,9 @@ pub struct EngineResult {
     /// space_bytes / raw data bytes.
     pub space_amplification: f64,
     pub wall_ns: u64,
+    /// The row's memory budget and what it used (absent: no cgroup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

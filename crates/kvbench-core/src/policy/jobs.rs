@@ -364,6 +364,9 @@ fn ops_step(
         finish: def.kind == PhaseKind::Load,
         verify: true,
         stop: def.kind == PhaseKind::Load,
+        duration_ms: None,
+        steady: None,
+        writer: None,
     })
 }
 

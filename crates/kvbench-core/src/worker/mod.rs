@@ -108,6 +108,7 @@ impl Worker<'_> {
             Step::Prepare { stop, .. } => (self.prepare(), *stop),
             Step::Close { stop, .. } => (self.close(), *stop),
             Step::Evict { stop, .. } => (self.evict(), *stop),
+            Step::Settle { stop, .. } => (self.settle(), *stop),
             Step::Ops(o) => (self.ops(o, emit), o.stop),
         };
         res.index = step.index();
@@ -174,6 +175,16 @@ impl Worker<'_> {
             }
             Err(e) => Self::failed("close", e),
         }
+    }
+
+    /// Untimed for the phases: the engine flushes and compacts; its note says what it did.
+    fn settle(&mut self) -> StepResult {
+        let mut done = String::new();
+        let mut res = self.simple("settle", |e| e.settle().map(|d| done = d));
+        if res.error.is_none() {
+            res.settled = Some(done);
+        }
+        res
     }
 
     fn evict(&mut self) -> StepResult {
