@@ -381,6 +381,11 @@ pub trait RunningServer: Send {
     fn members(&self) -> Vec<(String, i32)> {
         Vec::new()
     }
+    /// The process groups of the server's processes: a row's budget and disk accounting
+    /// follow every process in them. A cluster's are its members'.
+    fn process_groups(&self) -> Vec<i32> {
+        self.members().into_iter().map(|(_, g)| g).collect()
+    }
     fn stop(self: Box<Self>) -> std::result::Result<(), String>;
 }
 

@@ -34,6 +34,10 @@ pub struct Scenario {
     pub dataset: DatasetSpec,
     #[serde(default, rename = "phase")]
     pub phases: Vec<PhaseDef>,
+    /// Memory budget of every row (`"512MiB"`): the worker and its servers run in a memory
+    /// cgroup of this size, page cache included. A row's own `memory` overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
     /// Ratios of two rows' ops/s in one phase that the report computes (COPY over INSERT...).
     #[serde(default, rename = "ratio")]
     pub ratios: Vec<RatioDef>,
@@ -59,7 +63,7 @@ fn default_timeout() -> u64 {
 }
 
 /// One row of the comparison: an engine with options.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Variant {
     pub name: String,
@@ -81,11 +85,20 @@ pub struct Variant {
     /// expected and the run does not fail for it (expect.rs decides).
     #[serde(default)]
     pub expect: Option<crate::expect::Expect>,
+    /// This row's memory budget, instead of the scenario's `memory`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
 }
 
 impl Variant {
     pub fn label(&self) -> String {
         self.label.clone().unwrap_or_else(|| self.name.clone())
+    }
+
+    /// The row's memory budget in bytes: its own `memory`, else the scenario's (checked by
+    /// [`Scenario::check_fields`]).
+    pub fn budget(&self, s: &Scenario) -> Option<u64> {
+        self.memory.as_deref().or(s.memory.as_deref()).and_then(|m| crate::spec::parse_memory(m).ok())
     }
 }
 
@@ -314,6 +327,7 @@ impl Scenario {
         field(&[At::Key("timeout")], in_range(self.timeout, 1, l::TIMEOUT_S).map_err(|e| format!("{e}, in seconds")))?;
         field(&[At::Key("repetitions")], in_range(self.repetitions, 1, l::REPETITIONS))?;
         self.check_dataset()?;
+        self.check_memory()?;
         if self.phases.is_empty() {
             return Err(FieldError::new(&[], "no [[phase]] tables: a scenario needs at least a `load` phase"));
         }
@@ -333,6 +347,16 @@ impl Scenario {
             self.check_phase(p, &at)?;
         }
         self.check_rows(&names)
+    }
+
+    /// `memory` of the scenario and of each `[[engine]]` row.
+    fn check_memory(&self) -> Result<(), FieldError> {
+        let parse = |m: &Option<String>| m.as_deref().map_or(Ok(()), |m| crate::spec::parse_memory(m).map(|_| ()));
+        field(&[At::Key("memory")], parse(&self.memory))?;
+        for (i, v) in self.variants.iter().enumerate() {
+            field(&[At::Key("engine"), At::Index(i), At::Key("memory")], parse(&v.memory))?;
+        }
+        Ok(())
     }
 
     fn check_dataset(&self) -> Result<(), FieldError> {
@@ -439,19 +463,8 @@ impl Scenario {
 
     /// All rows: `engines` names first, then `[[engine]]` variants.
     pub fn all_variants(&self) -> Vec<Variant> {
-        let mut v: Vec<Variant> = self
-            .engines
-            .iter()
-            .map(|n| Variant {
-                name: n.clone(),
-                label: None,
-                options: BTreeMap::new(),
-                open: OpenMode::ReadWrite,
-                sync: None,
-                url: None,
-                expect: None,
-            })
-            .collect();
+        let mut v: Vec<Variant> =
+            self.engines.iter().map(|n| Variant { name: n.clone(), ..Default::default() }).collect();
         v.extend(self.variants.iter().cloned());
         v
     }

@@ -281,6 +281,36 @@ pub mod limits {
 }
 
 /// `Ok` when `lo <= v <= hi`; else the allowed range, for an error naming the field.
+/// The smallest and largest memory budget a row may have: below 8 MiB no worker starts.
+pub const MEMORY_MIN: u64 = 8 << 20;
+pub const MEMORY_MAX: u64 = 1 << 50;
+
+/// A memory budget: `512MiB`, `2GiB`, `512m`, `1g`, `64k` (powers of 1024) or bytes.
+pub fn parse_memory(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let lower = t.to_ascii_lowercase();
+    let digits = lower.trim_end_matches(|c: char| c.is_ascii_alphabetic()).trim();
+    let unit = lower[digits.len()..].trim();
+    let scale: u64 = match unit {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(memory_error(t)),
+    };
+    let n: f64 = digits.parse().map_err(|_| memory_error(t))?;
+    let bytes = n * scale as f64;
+    if !bytes.is_finite() || bytes < MEMORY_MIN as f64 || bytes > MEMORY_MAX as f64 {
+        return Err(memory_error(t));
+    }
+    Ok(bytes as u64)
+}
+
+fn memory_error(t: &str) -> String {
+    format!("`{t}` is not a memory size from 8MiB to 1PiB (allowed forms: \"512MiB\", \"2GiB\", \"512m\", bytes)")
+}
+
 pub fn in_range<T: PartialOrd + std::fmt::Display>(v: T, lo: T, hi: T) -> Result<(), String> {
     if v < lo || v > hi {
         return Err(format!("{v} is out of range (allowed: {lo} to {hi})"));

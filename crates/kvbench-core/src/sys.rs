@@ -77,6 +77,46 @@ fn walk(dir: &Path, f: &mut dyn FnMut(&std::fs::Metadata)) {
     }
 }
 
+/// Share of the pages of the files below `dir` that are in the page cache (mincore on a
+/// mapping that is never touched, so nothing is read in); None when there are no pages.
+pub fn residency(dir: &Path) -> Option<f64> {
+    let mut paths = Vec::new();
+    collect_files(dir, &mut paths);
+    let (mut resident, mut total) = (0u64, 0u64);
+    for p in paths {
+        if let Some((r, t)) = file_residency(&p) {
+            resident += r;
+            total += t;
+        }
+    }
+    (total > 0).then(|| resident as f64 / total as f64)
+}
+
+/// (resident pages, pages) of one file.
+fn file_residency(path: &Path) -> Option<(u64, u64)> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len() as usize;
+    if len == 0 {
+        return None;
+    }
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
+    let pages = len.div_ceil(page);
+    // SAFETY: a read-only shared mapping of an open file, never dereferenced; mincore fills
+    // `vec` (one byte per page) and the mapping is removed before return.
+    unsafe {
+        let addr = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, f.as_raw_fd(), 0);
+        if addr == libc::MAP_FAILED {
+            return None;
+        }
+        let mut vec = vec![0u8; pages];
+        let rc = libc::mincore(addr, len, vec.as_mut_ptr());
+        libc::munmap(addr, len);
+        (rc == 0).then(|| (vec.iter().filter(|b| *b & 1 == 1).count() as u64, pages as u64))
+    }
+}
+
 /// Write back and evict every file below `dir` from the page cache with
 /// posix_fadvise(DONTNEED) (no root needed). Returns how many files were evicted.
 pub fn evict(dir: &Path) -> std::io::Result<u64> {

@@ -502,6 +502,10 @@ fn start(dir: &Path, served: &'static str) -> std::result::Result<Box<dyn Runnin
 }
 
 impl RunningServer for HttpServer {
+    fn process_groups(&self) -> Vec<i32> {
+        vec![self.proc.pid()]
+    }
+
     fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }

@@ -120,6 +120,10 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
 }
 
 impl RunningServer for Memcached {
+    fn process_groups(&self) -> Vec<i32> {
+        vec![self.proc.pid()]
+    }
+
     fn url(&self) -> String {
         format!("memcached+unix://{}", self.socket.display())
     }

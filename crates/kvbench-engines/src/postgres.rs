@@ -179,6 +179,10 @@ fn pg_url(socket_dir: &Path) -> String {
 }
 
 impl RunningServer for PgServer {
+    fn process_groups(&self) -> Vec<i32> {
+        vec![self.proc.pid()]
+    }
+
     fn url(&self) -> String {
         pg_url(self.sockets.path())
     }

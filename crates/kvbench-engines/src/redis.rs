@@ -140,6 +140,10 @@ fn unix_url(socket: &Path) -> String {
 }
 
 impl RunningServer for RedisServer {
+    fn process_groups(&self) -> Vec<i32> {
+        vec![self.proc.pid()]
+    }
+
     fn url(&self) -> String {
         unix_url(&self.socket)
     }

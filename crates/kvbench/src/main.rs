@@ -136,6 +136,10 @@ struct RunArgs {
     seed: Option<u64>,
     #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
     repetitions: Option<u32>,
+    /// Memory budget of every row (`512MiB`, `2GiB`): the worker and the servers it uses run
+    /// in a memory cgroup of this size, page cache included (cgroup v2 or v1, as root).
+    #[arg(long, value_parser = parse_memory, value_name = "SIZE")]
+    memory: Option<String>,
     /// Seconds one engine may take before its worker is killed.
     #[arg(long, value_parser = positive_u64, allow_hyphen_values = true)]
     timeout: Option<u64>,
@@ -217,6 +221,10 @@ fn non_negative_f64(s: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_memory(s: &str) -> Result<String, String> {
+    kvbench_core::spec::parse_memory(s).map(|_| s.trim().to_string())
+}
+
 fn parse_key_kind(s: &str) -> Result<KeyKind, String> {
     serde_json::from_value(serde_json::Value::String(s.into()))
         .map_err(|_| "key kinds: u32be, u64be, decimal, ycsb".into())
@@ -252,6 +260,11 @@ fn build_scenario(a: &RunArgs) -> Result<Scenario, String> {
     if let Some(x) = a.timeout {
         s.timeout = x;
     }
+    if let Some(m) = &a.memory {
+        // The flag bounds every row, the scenario's own per-row budgets included.
+        s.memory = Some(m.clone());
+        s.variants.iter_mut().for_each(|v| v.memory = None);
+    }
     s.check()?;
     Ok(s)
 }
@@ -286,15 +299,7 @@ fn keep_engines(s: &mut Scenario, list: &str) {
     for w in &wanted {
         let matched: Vec<_> = all.iter().filter(|v| &v.name == w || &v.label() == w).cloned().collect();
         if matched.is_empty() {
-            kept.push(kvbench_core::scenario::Variant {
-                name: w.clone(),
-                label: None,
-                options: Default::default(),
-                open: Default::default(),
-                sync: None,
-                url: None,
-                expect: None,
-            });
+            kept.push(kvbench_core::scenario::Variant { name: w.clone(), ..Default::default() });
         } else {
             kept.extend(matched);
         }

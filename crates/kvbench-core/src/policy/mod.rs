@@ -2,6 +2,7 @@
 //! each row's engine options resolved, the steps of its job, and the phases of its result
 //! from the raw counters.
 
+pub mod amplification;
 pub mod dataset;
 pub mod fault;
 pub mod jobs;

@@ -14,6 +14,8 @@ use kvbench_core::job::{Event, StepResult};
 use kvbench_core::result::{EngineResult, Status};
 use kvbench_core::scenario::Variant;
 
+use super::budget::RowGroup;
+use super::disk::{Probe, Readings, Sampler};
 use super::fault::Faults;
 use super::process::follow_worker;
 use super::remote::HostsRun;
@@ -71,8 +73,28 @@ pub fn run_variant(
         return on_hosts(sh, h, v, r, dir, &plan, row, extra);
     }
     let log_path = dir.with_extension("log");
-    let (outcome, steps) = run_worker(sh, r, &job_path, &plan, &log_path, &mut faults, row);
+    let mut group = match row_group(sh, v, dir) {
+        Ok(g) => g,
+        Err(e) => return fail(row, e),
+    };
+    let server_groups = started.as_deref().map(|n| pool.process_groups(n)).unwrap_or_default();
+    if let Some(g) = group.as_mut() {
+        if let Err(e) = g.adopt(&pids_in(&server_groups)) {
+            return fail(row, format!("memory budget: moving the row's server into its cgroup: {e}"));
+        }
+    }
+    let group = group.map(std::sync::Arc::new);
+    let probe = Probe::new(server_groups, dir.to_path_buf(), group.clone());
+    let watch = Watch {
+        probe: &probe,
+        group: group.as_deref(),
+        readings: Readings { base: probe.take(), ..Default::default() },
+    };
+    let (outcome, steps, readings) = run_worker(sh, r, &job_path, &plan, &log_path, &mut faults, row, watch);
     row.phases = kvbench_core::policy::outcome::phases(&plan.phases, &steps);
+    disk_figures(row, &plan, &steps, &readings, sh.data.raw_bytes, sh.data.dataset.loaded);
+    row.budget = group.as_ref().map(|g| g.budget(sh.data.raw_bytes));
+    drop(group);
     if faults.finish(&mut row.phases, plan.job.interval_ms) {
         if let Some(name) = &started {
             pool.discard(name);
@@ -107,8 +129,54 @@ fn reach(
     Ok((Some(access.url), access.token))
 }
 
+/// The row's memory cgroup when it has a budget (`memory`), named after the run and the row.
+fn row_group(sh: &Shared<'_>, v: &Variant, dir: &Path) -> Result<Option<RowGroup>, String> {
+    let Some(limit) = v.budget(sh.s) else { return Ok(None) };
+    if sh.o.hosts.is_some() {
+        return Err("a memory budget bounds rows run on this host; it does not apply with --hosts".into());
+    }
+    let row = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = format!("kvbench-{}-{row}", sh.run_name());
+    RowGroup::create(&name, limit).map(Some).map_err(|e| format!("memory budget: {e}"))
+}
+
+/// Every process in the given process groups.
+fn pids_in(groups: &[i32]) -> Vec<i32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let pids = rd.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok());
+    pids.filter(|&p| super::disk::process_group(p).is_some_and(|g| groups.contains(&g))).collect()
+}
+
+/// What follows a worker besides its events: the disk probe, the budget's cgroup, readings.
+struct Watch<'a> {
+    probe: &'a Probe,
+    group: Option<&'a RowGroup>,
+    readings: Readings,
+}
+
+/// Each phase's device bytes, amplifications and timeline, from the row's readings.
+fn disk_figures(
+    row: &mut EngineResult,
+    plan: &jobs::JobPlan,
+    steps: &BTreeMap<usize, StepResult>,
+    readings: &Readings,
+    raw_bytes: u64,
+    records: u64,
+) {
+    let record_bytes = raw_bytes as f64 / records.max(1) as f64;
+    for (p, pp) in row.phases.iter_mut().zip(&plan.phases) {
+        let Some(main) = pp.main else { continue };
+        let start = steps.get(&main).map(|s| s.start_unix_ns).unwrap_or(0);
+        if let Some(d) = readings.disk(main, start, raw_bytes) {
+            kvbench_core::policy::amplification::amplify(p, d, record_bytes);
+        }
+    }
+}
+
 /// Run the row's worker on this host and follow its events until it exits: progress to the
-/// bar, settings into the row, step results (by step index) back to the caller.
+/// bar, settings into the row, step results (by step index) back to the caller, with the
+/// disk readings taken at each step's end and every interval.
+#[allow(clippy::too_many_arguments)]
 fn run_worker(
     sh: &Shared<'_>,
     r: &Resolved,
@@ -117,15 +185,24 @@ fn run_worker(
     log_path: &Path,
     faults: &mut Faults,
     row: &mut EngineResult,
-) -> (Result<(), String>, BTreeMap<usize, StepResult>) {
+    mut watch: Watch<'_>,
+) -> (Result<(), String>, BTreeMap<usize, StepResult>, Readings) {
     let mut cmd = command(r, job_path, row);
+    if let Some(g) = watch.group {
+        if let Err(e) = g.join_on_exec(&mut cmd) {
+            return (Err(format!("memory budget: {e}")), BTreeMap::new(), watch.readings);
+        }
+    }
+    let sampler = Sampler::start(watch.probe.clone(), Duration::from_millis(plan.job.interval_ms.max(10)));
     let bar = bar(sh.o.progress, &row.label);
     crate::progress::steps(plan.job.steps.len());
     let names: BTreeMap<usize, String> =
         plan.phases.iter().filter_map(|p| p.main.map(|m| (m, p.name.clone()))).collect();
     let mut steps: BTreeMap<usize, StepResult> = BTreeMap::new();
     let timeout = Duration::from_secs(sh.s.timeout.max(1));
-    let outcome = follow_worker(&mut cmd, log_path, timeout, &mut |ev| match ev {
+    let probe = watch.probe;
+    let marks = &mut watch.readings.marks;
+    let outcome = follow_worker(&mut cmd, log_path, timeout, &mut |pgid| probe.set_worker(pgid), &mut |ev| match ev {
         Event::Hello { .. } => hello(row, ev),
         Event::Progress { index, done, total } => {
             bar.set_message(names.get(index).cloned().unwrap_or_default());
@@ -136,6 +213,7 @@ fn run_worker(
             if !res.settings.is_empty() {
                 row.settings.extend(res.settings.clone());
             }
+            marks.insert(res.index, (probe.take(), probe.cached()));
             crate::progress::phase_done();
             faults.on_step(res.index, res.start_unix_ns);
             steps.insert(res.index, (**res).clone());
@@ -144,7 +222,8 @@ fn run_worker(
         Event::Done {} => {}
     });
     bar.finish_and_clear();
-    (outcome, steps)
+    watch.readings.samples = sampler.finish();
+    (outcome, steps, watch.readings)
 }
 
 /// The server a row needs, whatever the runtime of its client: one shaped by the row's options

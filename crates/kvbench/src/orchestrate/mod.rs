@@ -2,6 +2,8 @@
 //! engine variant, follow its events with a timeout, write the result file after each
 //! engine, and stop everything on the way out (also on Ctrl-C).
 
+mod budget;
+mod disk;
 mod fault;
 mod job;
 pub mod process;

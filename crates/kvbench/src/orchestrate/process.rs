@@ -58,6 +58,7 @@ pub fn follow_worker(
     cmd: &mut Command,
     log: &Path,
     timeout: Duration,
+    on_spawn: &mut dyn FnMut(i32),
     on_event: &mut dyn FnMut(&Event),
 ) -> Result<(), String> {
     if interrupted() {
@@ -65,6 +66,7 @@ pub fn follow_worker(
     }
     let (mut child, rx, reader) = spawn_worker(cmd, log)?;
     let pgid = child.id() as i32;
+    on_spawn(pgid);
     let (done, failure, eof) = follow(&rx, pgid, timeout, on_event);
     let status = child.wait().map_err(|e| e.to_string());
     WORKER_GROUP.store(0, Ordering::SeqCst);
@@ -340,7 +342,8 @@ mod group_tests {
         let mut cmd = Command::new("sh");
         cmd.args(["-c", &script]);
         let t0 = Instant::now();
-        let e = follow_worker(&mut cmd, &d.path().join("w.log"), Duration::from_millis(500), &mut |_| {}).unwrap_err();
+        let e = follow_worker(&mut cmd, &d.path().join("w.log"), Duration::from_millis(500), &mut |_| {}, &mut |_| {})
+            .unwrap_err();
         assert!(e.contains("did not finish within") && e.contains("process group was killed"), "{e}");
         assert!(t0.elapsed() < Duration::from_secs(10), "blocked by the child holding stdout: {:?}", t0.elapsed());
         let pid: i32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();

@@ -60,6 +60,11 @@ impl ServerPool {
         self.started.iter().find(|s| s.name == name).map(|s| s.server.members()).unwrap_or_default()
     }
 
+    /// The process groups of server `name` (empty when the pool did not start it).
+    pub fn process_groups(&self, name: &str) -> Vec<i32> {
+        self.started.iter().find(|s| s.name == name).map(|s| s.server.process_groups()).unwrap_or_default()
+    }
+
     /// Stop server `name` now (a member was killed): the next row that needs it gets a whole
     /// one.
     pub fn discard(&mut self, name: &str) {
