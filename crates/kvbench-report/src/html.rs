@@ -453,6 +453,7 @@ fn header(r: &RunResult) -> String {
     if !r.intent.is_empty() {
         let _ = write!(h, "<p class=\"intent\">{}</p>", esc(&r.intent));
     }
+    let _ = write!(h, "<p class=\"regime\">{}</p>", esc(&crate::regime(r)));
     for w in &r.warnings {
         let _ = write!(h, "<p class=\"warn\">Warning: {}</p>", esc(w));
     }

@@ -515,11 +515,19 @@ const PHASE_COLUMNS: &[(&str, u8)] = &[
 /// Go's allocation counters per operation, where the worker reports them.
 const ALLOC_COLUMNS: &[(&str, u8)] = &[("B/op", 3), ("allocs/op", 3)];
 
+/// What the disk saw, where it was measured: device bytes per op, amplifications, and the
+/// share of the store's pages cached when the phase started.
+const DISK_COLUMNS: &[(&str, u8)] = &[("disk r/op", 4), ("disk w/op", 4), ("RA", 3), ("WA", 3), ("cached", 5)];
+
 fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Section {
     let allocs = r.engines.iter().filter_map(|e| phase(e, name)).any(|p| p.runtime.contains_key("alloc_bytes"));
+    let disk = r.engines.iter().filter_map(|e| phase(e, name)).any(|p| p.disk.is_some());
     let mut cols = PHASE_COLUMNS.to_vec();
     if allocs {
         cols.extend_from_slice(ALLOC_COLUMNS);
+    }
+    if disk {
+        cols.extend_from_slice(DISK_COLUMNS);
     }
     let width = cols.len();
     let mut s = Section::new(format!("Phase {name}"), String::new(), &cols);
@@ -551,7 +559,11 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
             s.rows.push(blank(e.label.clone(), format!("{st}: {why}")));
             continue;
         }
-        s.rows.push(measured_row(e, p, spreads.get(&(e.label.clone(), name.to_string())), allocs));
+        let mut row = measured_row(e, p, spreads.get(&(e.label.clone(), name.to_string())), allocs);
+        if disk {
+            row.extend(disk_row(p));
+        }
+        s.rows.push(row);
         // Mixed phases: one sub-row per operation kind (not ranked).
         for row in by_kind_rows(p, width) {
             vals.iter_mut().for_each(|v| v.push(None));
@@ -563,6 +575,9 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
         s.best[c] = best_of(&vals[c - 1], &conds, higher);
     }
     s.note = phase_note(kind, &unit, spreads.keys().any(|(_, p)| p == name), &conds, &vals[0]);
+    if disk {
+        s.note.push_str(DISK_NOTE);
+    }
     s.note.push_str(&notes.text(r.engines.len()));
     s
 }
@@ -680,6 +695,24 @@ fn measured_row(e: &EngineResult, p: &PhaseResult, spread: Option<&(usize, f64)>
     row
 }
 
+const DISK_NOTE: &str = "; disk r/op, w/op = bytes the row's processes read from and wrote to storage per op \
+     (/proc/PID/io); RA, WA = those bytes over the records' key+value bytes read and written; \
+     cached = share of the store's pages in the page cache when the phase started";
+
+/// The disk cells of a measured phase (blank where nothing was measured).
+fn disk_row(p: &PhaseResult) -> Vec<String> {
+    let Some(d) = p.disk.as_ref() else { return vec![String::new(); DISK_COLUMNS.len()] };
+    let per_op = |b: u64| if p.ops > 0 { human_bytes(b / p.ops) } else { "-".into() };
+    let amp = |a: f64, logical: u64| if logical > 0 { format!("{a:.2}x") } else { "-".into() };
+    vec![
+        per_op(d.read_bytes),
+        per_op(d.write_bytes),
+        amp(d.read_amplification, d.logical_read_bytes),
+        amp(d.write_amplification, d.logical_write_bytes),
+        d.cached_at_start.map(|c| format!("{:.0}%", c * 100.0)).unwrap_or_else(|| "-".into()),
+    ]
+}
+
 fn phase_note(kind: &str, unit: &str, repeated: bool, conds: &[String], rates: &[Option<f64>]) -> String {
     let mut note = format!(
         "{kind}; ops/s over the wall time; latency per {}; harness = share of the wall time outside the engine's calls",
@@ -721,10 +754,44 @@ pub(crate) fn preamble(r: &RunResult) -> Vec<String> {
     if !r.intent.is_empty() {
         lines.push(format!("intent: {}", r.intent));
     }
+    lines.push(regime(r));
     for w in &r.warnings {
         lines.push(format!("WARNING: {w}"));
     }
     lines
+}
+
+/// The regime of the run: its data against the rows' memory budget, or against the
+/// machine's memory when there is none (a store that fits is said to).
+pub fn regime(r: &RunResult) -> String {
+    let data = human_bytes(r.plan.raw_bytes);
+    let mut limits: Vec<u64> = r.engines.iter().filter_map(|e| e.budget.as_ref().map(|b| b.limit_bytes)).collect();
+    limits.sort_unstable();
+    limits.dedup();
+    let unbounded: Vec<&str> = r.engines.iter().filter(|e| e.budget.is_none()).map(|e| e.label.as_str()).collect();
+    if limits.is_empty() {
+        let mem = r.environment.memory_bytes;
+        let largest = r.engines.iter().map(|e| e.space_bytes).chain([r.plan.raw_bytes]).max().unwrap_or(0);
+        let fits = if largest < mem { "the store fits in memory" } else { "larger than memory" };
+        return format!(
+            "regime: {data} of data (keys+values), no memory budget, {} of memory: {fits}",
+            human_bytes(mem)
+        );
+    }
+    let each: Vec<String> = limits
+        .iter()
+        .map(|&l| {
+            format!("{}: the data is {:.1}x the budget", human_bytes(l), r.plan.raw_bytes as f64 / l.max(1) as f64)
+        })
+        .collect();
+    let mut line = format!(
+        "regime: {data} of data (keys+values); memory budget per row (a cgroup: heap and page cache) {}",
+        each.join("; ")
+    );
+    if !unbounded.is_empty() && unbounded.len() < r.engines.len() {
+        line.push_str(&format!("; without a budget: {}", unbounded.join(", ")));
+    }
+    line
 }
 
 /// The terminal table, fitted to the terminal's width when there is one.

@@ -426,3 +426,37 @@ fn a_saturated_load_generator_is_a_warning_on_its_row_in_every_format() {
         assert!(render(&r, f).contains("load generator saturated"), "{f:?}");
     }
 }
+
+#[test]
+fn a_run_without_budget_says_its_store_fits_in_memory() {
+    let line = crate::regime(&fixture());
+    assert!(line.contains("no memory budget") && line.contains("fits in memory"), "{line}");
+}
+
+#[test]
+fn a_budget_and_what_the_disk_saw_are_stated_in_every_format() {
+    use kvbench_core::result::{Budget, Disk};
+    let mut r = fixture();
+    for e in r.engines.iter_mut() {
+        e.budget = Some(Budget { limit_bytes: 4 << 20, peak_bytes: 4 << 20, ..Default::default() });
+        for p in e.phases.iter_mut().filter(|p| p.name == "get") {
+            let disk = Disk { read_bytes: p.ops * 4096, logical_read_bytes: p.ops * 116, ..Default::default() };
+            p.disk = Some(Disk { read_amplification: 4096.0 / 116.0, ..disk });
+        }
+    }
+    let table = text_table(&preamble(&r), &sections(&r));
+    assert!(
+        table.contains("memory budget per row (a cgroup: heap and page cache) 4.0 MiB: the data is 2.8x the budget"),
+        "{table}"
+    );
+    assert!(table.contains("disk r/op") && table.contains("4.0 KiB") && table.contains("35.31x"), "{table}");
+    let html = crate::render(&r, crate::Format::Html);
+    assert!(html.contains("4.0 MiB: the data is 2.8x the budget"));
+    let csv = crate::csv(&r);
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with("read_amplification,write_amplification,cached_at_start,budget_bytes,budget_peak_bytes"));
+    assert!(csv.lines().any(|l| l.contains(",35.310,") && l.ends_with(",4194304,4194304")), "{csv}");
+}
