@@ -288,6 +288,9 @@ pub struct Environment {
     pub filesystem: String,
     pub build: String,
     pub load_average: f64,
+    /// Read-ahead of the data directory's block device (KiB), where it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead_kb: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -197,10 +197,22 @@ pub fn environment(data_dir: &Path) -> Environment {
         filesystem: filesystem(data_dir),
         build: if cfg!(debug_assertions) { "debug".into() } else { "release".into() },
         load_average: read("/proc/loadavg").split_whitespace().next().and_then(|s| s.parse().ok()).unwrap_or(0.0),
+        read_ahead_kb: read_ahead_kb(data_dir),
     }
 }
 
 /// Warnings that make numbers less trustworthy, stated before any number is shown.
+/// The read-ahead of the block device holding `dir` (a partition's is its disk's).
+pub fn read_ahead_kb(dir: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    // SAFETY: major and minor only decode the number.
+    let (major, minor) = unsafe { (libc::major(dev), libc::minor(dev)) };
+    let block = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    let read = |p: &Path| std::fs::read_to_string(p.join("queue/read_ahead_kb")).ok()?.trim().parse().ok();
+    read(&block).or_else(|| read(block.parent()?))
+}
+
 pub fn warnings(env: &Environment) -> Vec<String> {
     let mut w = Vec::new();
     if env.build == "debug" {

@@ -781,7 +781,9 @@ pub fn regime(r: &RunResult) -> String {
     let each: Vec<String> = limits
         .iter()
         .map(|&l| {
-            format!("{}: the data is {:.1}x the budget", human_bytes(l), r.plan.raw_bytes as f64 / l.max(1) as f64)
+            let x = r.plan.raw_bytes as f64 / l.max(1) as f64;
+            let fits = if x <= 1.0 { "fits in" } else { "is" };
+            format!("{}: the data {fits} {x:.2}x the budget", human_bytes(l))
         })
         .collect();
     let mut line = format!(

@@ -137,6 +137,7 @@ pub(crate) fn fixture() -> RunResult {
             filesystem: "ext4".into(),
             build: "release".into(),
             load_average: 0.1,
+            read_ahead_kb: None,
         },
         warnings: vec!["a sample warning".into()],
         engines: vec![engine("fast", 1), engine("slow", 3), go, server, failed],
@@ -446,12 +447,12 @@ fn a_budget_and_what_the_disk_saw_are_stated_in_every_format() {
     }
     let table = text_table(&preamble(&r), &sections(&r));
     assert!(
-        table.contains("memory budget per row (a cgroup: heap and page cache) 4.0 MiB: the data is 2.8x the budget"),
+        table.contains("memory budget per row (a cgroup: heap and page cache) 4.0 MiB: the data is 2.77x the budget"),
         "{table}"
     );
     assert!(table.contains("disk r/op") && table.contains("4.0 KiB") && table.contains("35.31x"), "{table}");
     let html = crate::render(&r, crate::Format::Html);
-    assert!(html.contains("4.0 MiB: the data is 2.8x the budget"));
+    assert!(html.contains("4.0 MiB: the data is 2.77x the budget"));
     let csv = crate::csv(&r);
     assert!(csv
         .lines()

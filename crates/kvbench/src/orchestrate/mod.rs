@@ -133,6 +133,13 @@ fn warnings(s: &Scenario, variants: &[Variant], env: &kvbench_core::result::Envi
     let mut warnings = sys::warnings(env);
     let syncs: std::collections::BTreeSet<String> =
         variants.iter().map(|v| v.sync.unwrap_or(s.sync).to_string()).collect();
+    let budgeted = variants.iter().any(|v| v.budget(s).is_some());
+    if let (true, Some(kb)) = (budgeted, env.read_ahead_kb.filter(|&kb| kb > READ_AHEAD_WARN_KB)) {
+        warnings.push(format!(
+            "the data device reads ahead {kb} KiB: under a memory budget, a store that leaves read-ahead on \
+             turns each miss into a read that long (LMDB: option no_readahead; RocksDB: direct_reads)"
+        ));
+    }
     if syncs.len() > 1 {
         warnings.push(format!(
             "rows use different durability settings ({}): compare write figures with care",
@@ -144,6 +151,9 @@ fn warnings(s: &Scenario, variants: &[Variant], env: &kvbench_core::result::Envi
     }
     warnings
 }
+
+/// Read-ahead above which a run with a memory budget is warned: the kernel's default is 128 KiB.
+const READ_AHEAD_WARN_KB: u64 = 512;
 
 /// The run's private directory, after sweeping what killed runs left behind.
 fn run_dir(o: &RunOptions, unique: &str) -> anyhow::Result<PathBuf> {
