@@ -119,8 +119,9 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         OptionSpec {
             name: "no_readahead",
             kind: OptionKind::Bool,
-            default: "false",
-            doc: "MDB_NORDAHEAD: turn off OS read-ahead (helps random reads of a database larger than RAM)",
+            default: "true",
+            doc: "MDB_NORDAHEAD: no OS read-ahead on the map (on by default here: with it off, a database larger \
+                  than memory reads the device's whole read-ahead window per page miss)",
         },
         OptionSpec {
             name: "write_map",
