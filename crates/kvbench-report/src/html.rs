@@ -400,6 +400,58 @@ fn fault_marker(s: &mut String, f: &Frame, x: &Scale, fault: &kvbench_core::resu
     }
 }
 
+/// What the disk saw over the phase: device MB/s read and written per interval (left axis)
+/// and the store's allocated bytes (right axis).
+fn disk_panel(r: &Row, p: &PhaseResult) -> Option<String> {
+    let iv = &p.disk.as_ref()?.intervals;
+    if iv.is_empty() {
+        return None;
+    }
+    let f = Frame { w: 400.0, h: 150.0, left: 58.0, right: 76.0, top: 20.0, bottom: 30.0 };
+    // Each interval ends at its t_ms and began where the one before ended.
+    let spans: Vec<(f64, f64, &kvbench_core::result::DiskInterval)> = iv
+        .iter()
+        .scan(0.0, |start, i| {
+            let end = (i.t_ms as f64 / 1000.0).max(*start);
+            let span = (*start, end, i);
+            *start = end;
+            Some(span)
+        })
+        .collect();
+    let t_end = spans.last().map(|s| s.1).unwrap_or(1.0).max(0.001);
+    let rate = |b: u64, a: f64, z: f64| b as f64 / (1 << 20) as f64 / (z - a).max(0.001);
+    let top =
+        spans.iter().map(|(a, z, i)| rate(i.read_bytes, *a, *z).max(rate(i.write_bytes, *a, *z))).fold(0.0, f64::max);
+    let x = Scale::linear(0.0, t_end, f.x0(), f.x1());
+    let y = Scale::linear(0.0, (top * 1.1).max(1.0), f.y0(), f.y1());
+    let space_top = iv.iter().map(|i| i.space_bytes).max().unwrap_or(1).max(1) as f64;
+    let sy = Scale::linear(0.0, space_top * 1.1, f.y0(), f.y1());
+    let mut s = f.open(&format!("disk of {}", r.label));
+    let _ = write!(s, "<text class=\"panel-title\" x=\"{:.1}\" y=\"13\">{} — disk</text>", f.x0(), esc(&r.label));
+    let xt: Vec<(f64, String)> = x.ticks().into_iter().map(|v| (v, format!("{}s", crate::svg::num(v)))).collect();
+    f.x_axis(&mut s, &x, &xt, "seconds into the phase");
+    let yt: Vec<(f64, String)> = y.ticks().into_iter().map(|v| (v, crate::svg::num(v))).collect();
+    f.y_axis(&mut s, &y, &yt, "MiB/s read · written", false);
+    let st: Vec<(f64, String)> = sy.ticks().into_iter().map(|v| (v, human_bytes(v as u64))).collect();
+    f.y_axis(&mut s, &sy, &st, "space", true);
+    for (cls, get) in [
+        ("disk-read", (|i: &kvbench_core::result::DiskInterval| i.read_bytes) as fn(&_) -> u64),
+        ("disk-write", |i| i.write_bytes),
+    ] {
+        let pts: Vec<(f64, f64)> = spans
+            .iter()
+            .flat_map(|(a, z, i)| [(x.map(*a), y.map(rate(get(i), *a, *z))), (x.map(*z), y.map(rate(get(i), *a, *z)))])
+            .collect();
+        let _ = write!(s, "<polyline class=\"{cls}\" fill=\"none\" points=\"{}\"/>", points(&pts));
+    }
+    let space: Vec<(f64, f64)> = spans.iter().map(|(_, z, i)| (x.map(*z), sy.map(i.space_bytes as f64))).collect();
+    let _ =
+        write!(s, "<polyline class=\"space\" fill=\"none\" stroke=\"{}\" points=\"{}\"/>", r.colour, points(&space));
+    f.border(&mut s);
+    s.push_str("</svg>");
+    Some(s)
+}
+
 fn timelines(rows: &[Row], phase: &str) -> String {
     let caption = format!("Throughput and latency over time — {phase}");
     let mut panels = String::new();
@@ -407,6 +459,7 @@ fn timelines(rows: &[Row], phase: &str) -> String {
         let ps = r.phases(phase);
         if let Some(p) = median_rep(&ps) {
             panels.push_str(&timeline_panel(r, p, ps.len()));
+            panels.push_str(&disk_panel(r, p).unwrap_or_default());
         }
     }
     if panels.is_empty() {
@@ -414,7 +467,7 @@ fn timelines(rows: &[Row], phase: &str) -> String {
         let why = if measured { "the result carries no interval histograms" } else { "no row measured this phase" };
         return format!("<p class=\"note\" data-chart=\"timeline-{}\">No timeline: {why}.</p>", esc(phase));
     }
-    let key = "<div class=\"legend\"><span><i class=\"area-key\"></i>ops/s per interval (left axis)</span><span><i class=\"p50-key\"></i>p50</span><span><i class=\"p99-key\"></i>p99 (right axis, log)</span></div>";
+    let key = "<div class=\"legend\"><span><i class=\"area-key\"></i>ops/s per interval (left axis)</span><span><i class=\"p50-key\"></i>p50</span><span><i class=\"p99-key\"></i>p99 (right axis, log)</span><span><i class=\"disk-read-key\"></i>device MiB/s read</span><span><i class=\"disk-write-key\"></i>written</span><span>line in the row's colour: the store's space</span></div>";
     figure(&format!("timeline-{phase}"), &caption, &format!("<div class=\"panels\">{panels}</div>"), key)
 }
 
@@ -513,9 +566,9 @@ figure.chart{margin:.4em 0}figcaption{font-weight:600;font-size:13px;margin-bott
 svg text{font-size:11px;fill:#333}svg .axis-label{font-size:11px;fill:#555}svg .panel-title{font-weight:600}\
 svg .grid{stroke:#e6e6e6}svg .plot{fill:none;stroke:#bbb}svg .whisker{stroke:#222;fill:none}svg .rep{fill:#222}\
 svg .mark{stroke:#888;stroke-dasharray:4 3}svg .series polyline{stroke-width:2}svg .series:hover polyline{stroke-width:4}\
-svg .bar:hover rect{opacity:.8}svg .area{opacity:.18}svg .p99{stroke:#222;stroke-dasharray:4 2}svg .p50{stroke:#777}\
+svg .bar:hover rect{opacity:.8}svg .area{opacity:.18}svg .p99{stroke:#222;stroke-dasharray:4 2}svg .p50{stroke:#777}svg .disk-read{stroke:#2a7}svg .disk-write{stroke:#c52}svg .space{stroke-width:1.5;stroke-dasharray:1 2}\
 svg .hover{fill:transparent}svg .hover:hover{fill:rgba(0,0,0,.06)}\
 .panels{display:flex;flex-wrap:wrap;gap:.3em 1em}\
 .legend{display:flex;flex-wrap:wrap;gap:.2em 1em;font-size:12px;margin:.2em 0}.legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px;border-radius:2px}\
-.legend .area-key{background:#4e79a7;opacity:.5}.legend .p50-key{height:2px;background:#777;vertical-align:3px}.legend .p99-key{height:0;border-top:2px dashed #222;vertical-align:3px;border-radius:0}\
+.legend .area-key{background:#4e79a7;opacity:.5}.legend .p50-key{height:2px;background:#777;vertical-align:3px}.legend .p99-key{height:0;border-top:2px dashed #222;vertical-align:3px;border-radius:0}.legend .disk-read-key{height:2px;background:#2a7;vertical-align:3px}.legend .disk-write-key{height:2px;background:#c52;vertical-align:3px}\
 .legend.top{margin:.6em 0}";
