@@ -1,9 +1,12 @@
 //! kvbench: honest benchmarks of key-value stores. The binary is glue: the command line,
 //! the orchestration of workers, and the Rust worker itself (`kvbench worker`).
+// What kvbench prints goes through `out` (stdout) and `say!` (stderr): no write error panics.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod catalog;
 mod hosts;
 mod orchestrate;
+mod out;
 mod plan_cmd;
 mod progress;
 mod serve;
@@ -365,10 +368,7 @@ fn main() {
     let code = match cli.command {
         Cmd::Worker { job } => worker::main(&job),
         Cmd::Serve(a) => serve::main(a),
-        Cmd::List { json } => {
-            print!("{}", catalog::print_list(json));
-            0
-        }
+        Cmd::List { json } => print_then(&catalog::print_list(json), 0),
         Cmd::Report { file, format, output } => report(&file, &format, output.as_deref()),
         Cmd::Compare { a, b, format, fail_if_slower } => compare(&a, &b, &format, fail_if_slower),
         Cmd::Run(a) => run(*a),
@@ -379,13 +379,7 @@ fn main() {
 
 fn dry_run(a: &PlanArgs) -> i32 {
     let r = build_scenario(&a.run).and_then(|s| plan_cmd::main(&s, &a.run.plan_dir, a.dump, a.phase.as_deref()));
-    match r {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("error: {e}");
-            2
-        }
-    }
+    r.map_or_else(|e| out::exit_for(&e), |()| 0)
 }
 
 /// Read a result file; errors name the file.
@@ -399,23 +393,41 @@ fn write_output(p: &Path, text: &str) -> Result<(), String> {
     std::fs::write(p, text).map_err(|e| format!("--output {}: {e}", p.display()))
 }
 
+/// `text` on stdout, then `code`; or the error and [`out::EXIT_OUTPUT`] when stdout fails.
+fn print_then(text: &str, code: i32) -> i32 {
+    match out::stdout(text) {
+        Ok(()) => code,
+        Err(e) => out::failed_output(&e),
+    }
+}
+
+/// A report for people (table, Markdown) shows labels and intents from a file with their
+/// control characters escaped, wherever it goes; data formats keep the bytes they were given.
+fn rendered(r: &RunResult, fmt: Format) -> String {
+    let text = kvbench_report::render(r, fmt);
+    match fmt {
+        Format::Table | Format::Markdown => kvbench_report::terminal_safe(&text).into_owned(),
+        _ => text,
+    }
+}
+
 fn report(file: &Path, format: &str, output: Option<&Path>) -> i32 {
-    let go = || -> Result<(), String> {
+    let go = || -> Result<Option<String>, String> {
         let fmt: Format = format.parse().map_err(|e| format!("--format: {e}"))?;
         let r = load_result(file)?;
         if fmt == Format::Hlog {
-            return write_hlogs(&r, file, output);
+            return write_hlogs(&r, file, output).map(|()| None);
         }
-        let out = kvbench_report::render(&r, fmt);
+        let out = rendered(&r, fmt);
         match output {
-            Some(p) => write_output(p, &out),
-            None => {
-                print!("{out}");
-                Ok(())
-            }
+            Some(p) => write_output(p, &out).map(|()| None),
+            None => Ok(Some(out)),
         }
     };
-    exit_code(go())
+    match go() {
+        Ok(Some(text)) => print_then(&text, 0),
+        r => exit_code(r.map(|_| ())),
+    }
 }
 
 /// `.hlog` files into `output`, or a directory beside the result file.
@@ -436,18 +448,16 @@ fn write_hlogs(r: &RunResult, file: &Path, output: Option<&Path>) -> Result<(), 
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(|e| format!("--output {}: {e}", p.display()))?;
     }
-    eprintln!("{} interval logs in {}", files.len(), dir.display());
+    crate::say!("{} interval logs in {}", files.len(), dir.display());
     Ok(())
 }
 
 fn exit_code(r: Result<(), String>) -> i32 {
-    match r {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("error: {e}");
-            2
-        }
-    }
+    r.map_or_else(|e| out::exit_for(&e), |()| 0)
+}
+
+fn safe(text: String) -> String {
+    kvbench_report::terminal_safe(&text).into_owned()
 }
 
 fn compare(a: &Path, b: &Path, format: &str, fail_if_slower: Option<f64>) -> i32 {
@@ -455,30 +465,32 @@ fn compare(a: &Path, b: &Path, format: &str, fail_if_slower: Option<f64>) -> i32
         let (ra, rb) = (load_result(a)?, load_result(b)?);
         let (pre, sections) = kvbench_report::compare(&ra, &rb);
         let out = match format {
-            "table" => kvbench_report::text_table_width(&pre, &sections, kvbench_report::terminal_width()),
-            "markdown" | "md" => kvbench_report::markdown_of(&pre, &sections),
+            "table" => safe(kvbench_report::text_table_width(&pre, &sections, kvbench_report::terminal_width())),
+            "markdown" | "md" => safe(kvbench_report::markdown_of(&pre, &sections)),
             "json" => serde_json::to_string_pretty(&kvbench_report::compare_json(&ra, &rb)).unwrap_or_default() + "\n",
             other => return Err(format!("--format: compare prints table, markdown or json (not `{other}`)")),
         };
-        print!("{out}");
+        if let Err(e) = out::stdout(&out) {
+            return Ok(out::failed_output(&e));
+        }
         let Some(pct) = fail_if_slower else { return Ok(0) };
         let rows = kvbench_report::compared(&ra, &rb);
         let slow = kvbench_report::regressions(&rows, pct);
         for c in &slow {
-            eprintln!("regression: {} {}: {}", c.label, c.phase, c.verdict.text());
+            crate::say!("regression: {} {}: {}", c.label, c.phase, c.verdict.text());
         }
         if slow.is_empty() {
-            eprintln!("no row is significantly slower than A by more than {pct}%");
+            crate::say!("no row is significantly slower than A by more than {pct}%");
             Ok(0)
         } else {
-            eprintln!("{} rows slower than A by more than {pct}% (--fail-if-slower)", slow.len());
+            crate::say!("{} rows slower than A by more than {pct}% (--fail-if-slower)", slow.len());
             Ok(1)
         }
     };
     match go() {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::say!("error: {e}");
             2
         }
     }
@@ -522,11 +534,14 @@ fn prepare_dirs(a: &RunArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// Exit status of a run whose results could not go to `--out` and went to a fallback place.
+const EXIT_FALLBACK: i32 = 3;
+
 fn run(a: RunArgs) -> i32 {
     let fmt: Format = match a.format.parse() {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::say!("error: {e}");
             return 2;
         }
     };
@@ -536,14 +551,14 @@ fn run(a: RunArgs) -> i32 {
     {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::say!("error: {e}");
             return 2;
         }
     };
     let hosts = match hosts_of(&a) {
         Ok(h) => h,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::say!("error: {e}");
             return 2;
         }
     };
@@ -559,27 +574,35 @@ fn run(a: RunArgs) -> i32 {
         scenario_file: a.scenario.clone(),
     };
     match orchestrate::run(&s, &opts) {
-        Ok((r, path)) => {
+        Ok((r, written)) => {
+            let path = &written.path;
+            let mut printed = true;
             if fmt == Format::Hlog {
-                if let Err(e) = write_hlogs(&r, &path, None) {
-                    eprintln!("error: {e}");
+                if let Err(e) = write_hlogs(&r, path, None) {
+                    crate::say!("error: {e}");
                 }
-            } else {
-                print!("{}", kvbench_report::render(&r, fmt));
+            } else if let Err(e) = out::stdout(&rendered(&r, fmt)) {
+                crate::say!("error: {e}");
+                printed = false;
             }
-            eprintln!("result: {}", path.display());
+            crate::say!("result: {}", path.display());
             if orchestrate::interrupted() {
-                eprintln!("interrupted by the user: the rows run so far are in the result");
+                crate::say!("interrupted by the user: the rows run so far are in the result");
                 130
+            } else if !printed {
+                out::EXIT_OUTPUT
+            } else if let Some(why) = &written.fallback_because {
+                crate::say!("error: --out {}: {why}; the results are in {}", a.out.display(), path.display());
+                EXIT_FALLBACK
             } else if r.engines.iter().any(|e| e.status == Status::Failed) {
-                eprintln!("some rows failed; see the status column");
+                crate::say!("some rows failed; see the status column");
                 1
             } else {
                 0
             }
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            crate::say!("error: {e:#}");
             2
         }
     }

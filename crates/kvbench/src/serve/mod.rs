@@ -127,7 +127,7 @@ pub fn main(a: ServeArgs) -> i32 {
     match serve(a) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::say!("error: {e}");
             2
         }
     }
@@ -182,7 +182,7 @@ fn serve(a: ServeArgs) -> Result<(), String> {
     warn_if_exposed(&state, &a.listen);
     let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())).max(1);
     let listener = std::net::TcpListener::bind(&a.listen).map_err(|e| format!("cannot listen on {}: {e}", a.listen))?;
-    eprintln!(
+    crate::say!(
         "kvbench serve: {} under {} on http://{} ({threads} threads{})",
         desc.name,
         root.display(),
@@ -217,13 +217,13 @@ fn read_token(a: &ServeArgs) -> Result<Option<String>, String> {
 
 fn warn_if_exposed(state: &State, listen: &str) {
     if kvbench_engines::server::is_root() {
-        eprintln!(
+        crate::say!(
             "warning: kvbench serve runs as root: a client that holds the token can write files under {} as root",
             state.root.display()
         );
     }
     if state.token.is_none() {
-        eprintln!("note: no token (--token, --token-file or $KVBENCH_SERVE_TOKEN): anyone who reaches {listen} can read and write the database");
+        crate::say!("note: no token (--token, --token-file or $KVBENCH_SERVE_TOKEN): anyone who reaches {listen} can read and write the database");
     }
 }
 
