@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 use kvbench_core::engine::SyncMode;
+use kvbench_core::input;
 use kvbench_core::result::{RunResult, Status};
 use kvbench_core::scenario::{self, Scenario};
 use kvbench_core::spec::{CacheMode, KeyKind, PhaseKind};
@@ -110,10 +111,10 @@ struct RunArgs {
     #[arg(long)]
     dataset: Option<String>,
     /// Key column of a file:PATH.tsv dataset (1-based).
-    #[arg(long, value_parser = positive_usize, allow_hyphen_values = true)]
+    #[arg(long, value_parser = column, allow_hyphen_values = true)]
     key_column: Option<usize>,
     /// Value column of a file:PATH.tsv dataset (1-based).
-    #[arg(long, value_parser = positive_usize, allow_hyphen_values = true)]
+    #[arg(long, value_parser = column, allow_hyphen_values = true)]
     value_column: Option<usize>,
     /// Named workload: default, readrandom, readseq, fillrandom, fillseq, overwrite.
     #[arg(long)]
@@ -205,8 +206,13 @@ fn positive_u16(s: &str) -> Result<u16, String> {
 fn positive_u64(s: &str) -> Result<u64, String> {
     at_least(s, 1u64)
 }
-fn positive_usize(s: &str) -> Result<usize, String> {
+/// A column of a `file:` dataset: 1 to `limits::COLUMN`.
+fn column(s: &str) -> Result<usize, String> {
+    let max = kvbench_core::spec::limits::COLUMN;
     at_least(s, 1usize)
+        .ok()
+        .filter(|&c| c <= max)
+        .ok_or_else(|| format!("must be a column from 1 to {max} (got `{s}`)"))
 }
 fn whole_u64(s: &str) -> Result<u64, String> {
     at_least(s, 0u64)
@@ -384,7 +390,7 @@ fn dry_run(a: &PlanArgs) -> i32 {
 
 /// Read a result file; errors name the file.
 fn load_result(p: &Path) -> Result<RunResult, String> {
-    let text = std::fs::read_to_string(p).map_err(|e| format!("result file {}: {e}", p.display()))?;
+    let text = input::read_regular_text(p, "result file", input::limits::RESULT_BYTES)?;
     RunResult::from_json(&text).map_err(|e| format!("result file {}: {e}", p.display()))
 }
 

@@ -267,3 +267,53 @@ fn regression_csv_cells_cannot_start_a_formula() {
     }
     assert!(text.contains("'=HYPERLINK") && text.contains(",'@c,"), "{text}");
 }
+
+/// `kvbench ARGS` must stop within 10 s with status 2 and an error containing `says`.
+fn refused_within_10_s(dir: &Path, args: &[&str], says: &str) {
+    let mut child = kvbench(dir).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("kvbench {args:?} still runs after 10 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(2), "kvbench {args:?}: {stderr}");
+    assert!(stderr.contains(says), "kvbench {args:?} names the file and why: {stderr}");
+}
+
+#[test]
+fn regression_inputs_are_read_only_from_regular_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = std::ffi::CString::new(tmp.path().join("fifo").to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string and mode.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let (fifo, zero) = ("scenario fifo: a FIFO", "/dev/zero: a character device");
+    refused_within_10_s(tmp.path(), &["run", "fifo"], fifo);
+    refused_within_10_s(tmp.path(), &["plan", "/dev/zero"], &format!("scenario {zero}"));
+    refused_within_10_s(tmp.path(), &["report", "fifo"], "result file fifo: a FIFO");
+    refused_within_10_s(tmp.path(), &["report", "/dev/zero"], &format!("result file {zero}"));
+    refused_within_10_s(tmp.path(), &["compare", "/dev/zero", "fifo"], &format!("result file {zero}"));
+    refused_within_10_s(tmp.path(), &["plan", "--dataset", "file:/dev/zero"], &format!("dataset source file {zero}"));
+    refused_within_10_s(tmp.path(), &["plan", "--dataset", "file:fifo"], "dataset source file fifo: a FIFO");
+    let serve = ["serve", "--engine", "memory", "--dir", "sd", "--token-file", "/dev/zero"];
+    refused_within_10_s(tmp.path(), &serve, &format!("--token-file {zero}"));
+}
+
+#[test]
+fn regression_value_column_4294967296_is_an_error_not_an_abort() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("d.tsv"), "a\t1\nb\t2\n").unwrap();
+    let flag = ["plan", "--dataset", "file:d.tsv", "--value-column", "4294967296"];
+    refused_within_10_s(tmp.path(), &flag, "--value-column");
+    let body = "[dataset]\nsource = \"file:d.tsv\"\nvalue_column = 4294967296\n[[phase]]\nkind = \"load\"\n";
+    std::fs::write(tmp.path().join("s.toml"), body).unwrap();
+    refused_within_10_s(tmp.path(), &["plan", "s.toml"], "s.toml, line 3");
+}

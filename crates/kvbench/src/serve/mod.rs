@@ -201,7 +201,8 @@ fn serve(a: ServeArgs) -> Result<(), String> {
 fn read_token(a: &ServeArgs) -> Result<Option<String>, String> {
     let t = match &a.token_file {
         Some(f) => {
-            let s = std::fs::read_to_string(f).map_err(|e| format!("--token-file {}: {e}", f.display()))?;
+            let limit = kvbench_core::input::limits::TOKEN_BYTES;
+            let s = kvbench_core::input::read_regular_text(f, "--token-file", limit)?;
             Some(s.lines().next().unwrap_or("").trim().to_string())
         }
         None => a.token.clone().or_else(|| std::env::var("KVBENCH_SERVE_TOKEN").ok()),
