@@ -15,6 +15,7 @@
 
 mod api;
 mod net;
+mod reply;
 mod rocks;
 
 use std::collections::BTreeMap;
@@ -74,6 +75,10 @@ pub struct ServeArgs {
     /// Most keys (or pairs) one request may name; more get 413.
     #[arg(long, default_value_t = 1_000_000)]
     pub max_keys: usize,
+    /// Largest reply to one request in bytes (k/m/g suffixes); a multi-get or scan whose reply
+    /// would be larger gets 413.
+    #[arg(long, value_parser = parse_bytes, default_value = "64m")]
+    pub max_reply: u64,
     /// Most open connections; further ones wait in the listen queue.
     #[arg(long, default_value_t = 512)]
     pub max_connections: usize,
@@ -105,6 +110,7 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
 pub(crate) struct Limits {
     pub max_body: u64,
     pub max_keys: usize,
+    pub max_reply: usize,
     pub read_timeout: Duration,
 }
 
@@ -161,6 +167,7 @@ fn serve(a: ServeArgs) -> Result<(), String> {
         limits: Limits {
             max_body: a.max_body,
             max_keys: a.max_keys,
+            max_reply: usize::try_from(a.max_reply).unwrap_or(usize::MAX),
             read_timeout: Duration::from_secs(a.read_timeout.max(1)),
         },
         exec: a.exec,

@@ -44,6 +44,8 @@ pub(crate) struct Counters {
     pub too_large: AtomicU64,
     pub timed_out: AtomicU64,
     pub connections: AtomicU64,
+    /// The largest value read so far: multi-get calls are sized by it (`reply::values_within`).
+    pub largest_value: std::sync::atomic::AtomicUsize,
 }
 
 /// One answer: status, body, and whether the body is text (else application/octet-stream).
