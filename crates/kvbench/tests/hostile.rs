@@ -317,3 +317,63 @@ fn regression_value_column_4294967296_is_an_error_not_an_abort() {
     std::fs::write(tmp.path().join("s.toml"), body).unwrap();
     refused_within_10_s(tmp.path(), &["plan", "s.toml"], "s.toml, line 3");
 }
+
+/// Exit status and peak RSS (MiB) of `kvbench ARGS`, read from the kernel when it is reaped.
+fn status_and_peak_mib(dir: &Path, args: &[&str]) -> (i32, i64, String) {
+    let mut child = kvbench(dir).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: our own child, valid pointers.
+    assert_eq!(unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) }, child.id() as i32);
+    (libc::WEXITSTATUS(status), usage.ru_maxrss / 1024, stderr)
+}
+
+/// An uncompressed HdrHistogram V2 header that asks for a 4 GiB payload and 5 digits.
+fn hostile_histogram() -> String {
+    let mut h = Vec::new();
+    for v in [0x1c84_9313u32, 0xffff_fff0, 0, 5] {
+        h.extend_from_slice(&v.to_be_bytes());
+    }
+    h.extend_from_slice(&1u64.to_be_bytes());
+    h.extend_from_slice(&(1u64 << 62).to_be_bytes());
+    h.extend_from_slice(&1.0f64.to_be_bytes());
+    // Base64 by hand: the test needs no dependency for 40 bytes.
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::new();
+    for c in h.chunks(3) {
+        let n = c.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            s.push(if i <= c.len() { A[(n >> (18 - 6 * i) & 63) as usize] as char } else { '=' });
+        }
+    }
+    s
+}
+
+#[test]
+fn regression_crafted_histograms_in_a_result_file_cost_no_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = crafted_result(tmp.path());
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    for e in v["engines"].as_array_mut().unwrap() {
+        for ph in e["phases"].as_array_mut().unwrap() {
+            if ph.get("latency").is_some_and(|l| !l.is_null()) {
+                ph["latency"]["hdr"] = hostile_histogram().into();
+            }
+        }
+    }
+    std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+    let f = p.to_str().unwrap();
+    for args in [vec!["report", f], vec!["report", "-f", "ycsb", f], vec!["compare", f, f]] {
+        let (code, peak, stderr) = status_and_peak_mib(tmp.path(), &args);
+        assert_eq!(code, 0, "{args:?}: the report is made from the figures: {stderr}");
+        assert!(peak < 200, "{args:?} peaked at {peak} MiB");
+    }
+    // More histograms than the decode budget: refused before any is decoded.
+    let one = serde_json::json!({"t_ms": 0, "ops": 1, "p50_ns": 1, "p99_ns": 1, "max_ns": 1, "hdr": "x"});
+    v["engines"][0]["phases"][0]["intervals"] = vec![one; 200_001].into();
+    std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+    let (code, _, stderr) = status_and_peak_mib(tmp.path(), &["report", f]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("histograms, above the limit of 200000"), "{stderr}");
+}
