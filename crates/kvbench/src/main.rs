@@ -533,9 +533,11 @@ fn prepare_dirs(a: &RunArgs) -> Result<(), String> {
     for (flag, dir) in [("--out", &a.out), ("--data-dir", &a.data_dir), ("--plan-dir", &a.plan_dir)] {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("{flag} {}: cannot create the directory: {e}", dir.display()))?;
-        let probe = dir.join(format!(".kvbench-write-test-{}", std::process::id()));
-        std::fs::write(&probe, b"").map_err(|e| format!("{flag} {}: cannot write there: {e}", dir.display()))?;
-        let _ = std::fs::remove_file(probe);
+        // A new file of a random name (O_EXCL), removed on drop: never one planted there.
+        tempfile::Builder::new()
+            .prefix(".kvbench-write-test-")
+            .tempfile_in(dir)
+            .map_err(|e| format!("{flag} {}: cannot write there: {e}", dir.display()))?;
     }
     Ok(())
 }
@@ -611,5 +613,26 @@ fn run(a: RunArgs) -> i32 {
             crate::say!("error: {e:#}");
             2
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regression_the_write_probe_never_writes_through_a_planted_symlink() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        // The probe's old name was predictable: the process id.
+        std::os::unix::fs::symlink(&victim, d.path().join(format!(".kvbench-write-test-{}", std::process::id())))
+            .unwrap();
+        let a = Cli::parse_from(["kvbench", "run", "--out", d.path().to_str().unwrap()]);
+        let Cmd::Run(a) = a.command else { unreachable!() };
+        let dirs = tempfile::tempdir().unwrap();
+        let a = RunArgs { data_dir: dirs.path().join("data"), plan_dir: dirs.path().join("plans"), ..*a };
+        prepare_dirs(&a).unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
     }
 }
