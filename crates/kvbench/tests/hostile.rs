@@ -319,6 +319,7 @@ fn regression_value_column_4294967296_is_an_error_not_an_abort() {
 }
 
 /// Exit status and peak RSS (MiB) of `kvbench ARGS`, read from the kernel when it is reaped.
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its peak RSS
 fn status_and_peak_mib(dir: &Path, args: &[&str]) -> (i32, i64, String) {
     let mut child = kvbench(dir).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let mut stderr = String::new();

@@ -30,7 +30,7 @@ pub(crate) fn too_large(st: &State, what: &str) -> Reply {
 /// Keys of the next call: as many as fit what is left of the budget at the largest value
 /// seen, at least one, at most [`MGET_BATCH`].
 fn next_batch(largest: usize, left: usize, remaining_keys: usize) -> usize {
-    let n = if largest == 0 { MGET_PROBE } else { left / largest };
+    let n = left.checked_div(largest).unwrap_or(MGET_PROBE);
     n.clamp(1, MGET_BATCH).min(remaining_keys)
 }
 
