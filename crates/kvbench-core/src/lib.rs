@@ -6,6 +6,8 @@ pub mod derive;
 pub mod engine;
 pub mod expect;
 pub mod gen;
+pub mod hdrcheck;
+pub mod input;
 pub mod job;
 pub mod opstream;
 pub mod planfile;

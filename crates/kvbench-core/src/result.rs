@@ -334,6 +334,33 @@ impl RunResult {
             Some(other) => return Err(format!("schema `{other}`, this kvbench reads `{SCHEMA}`")),
             None => return Err("no `schema` field: not a kvbench result".into()),
         }
-        serde_json::from_value(v).map_err(|e| format!("result does not match {SCHEMA}: {e}"))
+        let r: RunResult = serde_json::from_value(v).map_err(|e| format!("result does not match {SCHEMA}: {e}"))?;
+        r.check_histograms()?;
+        Ok(r)
+    }
+
+    /// The decode budget, checked before any histogram is decoded: at most
+    /// [`crate::hdrcheck::MAX_PER_FILE`] histograms of at most `MAX_ENCODED` characters each.
+    fn check_histograms(&self) -> Result<(), String> {
+        use crate::hdrcheck::{MAX_ENCODED, MAX_PER_FILE};
+        let mut n = 0usize;
+        for (e, p) in self.engines.iter().flat_map(|e| e.phases.iter().map(move |p| (e, p))) {
+            let all = p.latency.iter().map(|l| &l.hdr).chain(p.intervals.iter().map(|i| &i.hdr));
+            for h in all {
+                n += 1;
+                if h.len() > MAX_ENCODED {
+                    return Err(format!(
+                        "row {} phase {}: a histogram of {} characters, above {MAX_ENCODED}",
+                        e.label,
+                        p.name,
+                        h.len()
+                    ));
+                }
+            }
+        }
+        if n > MAX_PER_FILE {
+            return Err(format!("{n} histograms, above the limit of {MAX_PER_FILE} a result file"));
+        }
+        Ok(())
     }
 }

@@ -301,7 +301,7 @@ fn field(path: &[At], r: Result<(), String>) -> Result<(), FieldError> {
 impl Scenario {
     /// Read a scenario file; errors name the file, line and field.
     pub fn from_file(path: &Path) -> Result<Scenario, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = crate::input::read_regular_text(path, "scenario", crate::input::limits::SCENARIO_BYTES)?;
         let mut s: Scenario = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         if s.name.is_empty() {
             s.name = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -368,6 +368,11 @@ impl Scenario {
         }
         let width = [At::Key("dataset"), At::Key("key"), At::Key("width")];
         field(&width, in_range(d.key.width, 0, l::KEY_WIDTH))?;
+        for (name, c) in [("key_column", d.key_column), ("value_column", d.value_column)] {
+            if let Some(c) = c {
+                field(&at(name), in_range(c, 1, l::COLUMN))?;
+            }
+        }
         for (name, v) in [("size", d.value.size), ("min", d.value.min), ("max", d.value.max)] {
             if let Some(v) = v {
                 let path = [At::Key("dataset"), At::Key("value"), At::Key(name)];

@@ -276,6 +276,8 @@ pub mod limits {
     pub const KILL_MEMBER: u32 = 99;
     /// Parts of one kind in a `mix`.
     pub const MIX_PART: f64 = 1e9;
+    /// Column of a `file:` dataset (counted from 1).
+    pub const COLUMN: usize = 4096;
     /// Characters of a scenario name or row label.
     pub const NAME_CHARS: usize = 200;
 }

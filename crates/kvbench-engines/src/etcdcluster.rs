@@ -42,10 +42,12 @@ pub fn start_cluster(dir: &Path, n: usize) -> Result<EtcdCluster, String> {
     let binary = server::find_binary(&["etcd", "/usr/bin/etcd"])
         .ok_or("etcd not found in PATH: apt-get install etcd-server, or give url = \"http://HOST:PORT,...\"")?;
     let version = server::first_line_of(&binary, &["--version"]);
-    let dir = server::private_dir(dir)?;
+    // As root, the members run as `etcd`, each in a 0700 directory of its own.
+    let user = server::user_when_root(&["etcd", "nobody"]);
+    let dir = server::server_dir(dir, user)?;
     let mut last = String::new();
     for _ in 0..3 {
-        match spawn_members(&binary, &dir, n) {
+        match spawn_members(&binary, &dir, n, user) {
             Ok(members) => return Ok(EtcdCluster { members, version }),
             Err(e) if e.contains("in use") => last = e,
             Err(e) => return Err(e),
@@ -87,7 +89,7 @@ fn member_args(i: usize, dir: &Path, ports: &[(u16, u16)], token: &str) -> Vec<S
     .collect()
 }
 
-fn spawn_members(binary: &Path, dir: &Path, n: usize) -> Result<Members, String> {
+fn spawn_members(binary: &Path, dir: &Path, n: usize, user: Option<&str>) -> Result<Members, String> {
     let flat = free_ports(2 * n)?;
     let ports: Vec<(u16, u16)> = flat.chunks(2).map(|p| (p[0], p[1])).collect();
     let token = format!("kvbench-{}", random_secret()?);
@@ -96,8 +98,12 @@ fn spawn_members(binary: &Path, dir: &Path, n: usize) -> Result<Members, String>
     for (i, &(client, peer)) in ports.iter().enumerate() {
         let mdir = dir.join(format!("m{i}"));
         std::fs::create_dir_all(&mdir).map_err(|e| format!("etcd: {}: {e}", mdir.display()))?;
+        let mdir = server::server_dir(&mdir, user)?;
         let args = member_args(i, &mdir, &ports, &token);
-        let proc = ServerProcess::spawn(&format!("etcd m{i}"), binary, &args, &mdir.join("etcd.log"), None)?;
+        let log = mdir.join("etcd.log");
+        // SIGKILL when kvbench dies: on SIGTERM a member takes seconds to leave, and a run
+        // whose kvbench died keeps nothing of its cluster.
+        let proc = ServerProcess::spawn_with(&format!("etcd m{i}"), binary, &args, &log, user, libc::SIGKILL)?;
         members.0.push(Member { name: format!("m{i}"), proc, port: client, peer_port: peer });
     }
     for m in &mut members.0 {

@@ -130,12 +130,14 @@ pub fn start_cluster(dir: &Path, masters: u32, replicas: u32) -> std::result::Re
     )?;
     let cli = server::find_binary(&["redis-cli"]).ok_or("redis-cli not found in PATH: apt-get install redis-tools")?;
     let version = server::first_line_of(&binary, &["--version"]);
-    let dir = server::private_dir(dir)?;
+    // As root, the nodes run as `redis` (as the single server does) in directories of theirs.
+    let user = server::user_when_root(&["redis", "nobody"]);
+    let dir = server::server_dir(dir, user)?;
     let password = random_secret()?;
     let nodes = (masters * (1 + replicas)) as usize;
     let mut last = String::new();
     for _ in 0..3 {
-        match spawn_nodes(&binary, &dir, nodes, &password) {
+        match spawn_nodes(&binary, &dir, nodes, &password, user) {
             Ok(members) => {
                 let mut c =
                     RedisCluster { members, password, masters, replicas, version, create_command: String::new() };
@@ -173,19 +175,26 @@ fn node_conf(dir: &Path, port: u16, bus: u16, password: &str) -> String {
     )
 }
 
-fn spawn_nodes(binary: &Path, dir: &Path, n: usize, password: &str) -> std::result::Result<Members, String> {
+fn spawn_nodes(
+    binary: &Path,
+    dir: &Path,
+    n: usize,
+    password: &str,
+    user: Option<&str>,
+) -> std::result::Result<Members, String> {
     let ports = free_ports(2 * n)?;
     let mut members = Members::default();
     for i in 0..n {
         let (port, bus) = (ports[2 * i], ports[2 * i + 1]);
         let ndir = dir.join(format!("node-{i}"));
         std::fs::create_dir_all(&ndir).map_err(|e| format!("redis-cluster: {}: {e}", ndir.display()))?;
+        let ndir = server::server_dir(&ndir, user)?;
         let conf = ndir.join("redis.conf");
         std::fs::write(&conf, node_conf(&ndir, port, bus, password))
             .map_err(|e| format!("redis-cluster: cannot write {}: {e}", conf.display()))?;
         let args = vec![conf.to_string_lossy().into_owned()];
         let proc =
-            ServerProcess::spawn(&format!("redis-server node-{i}"), binary, &args, &ndir.join("redis.log"), None)?;
+            ServerProcess::spawn(&format!("redis-server node-{i}"), binary, &args, &ndir.join("redis.log"), user)?;
         members.0.push(Member { name: format!("node-{i}"), proc, port, peer_port: bus });
     }
     for m in &mut members.0 {

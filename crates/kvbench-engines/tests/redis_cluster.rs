@@ -202,3 +202,21 @@ fn a_crashed_master_fails_over_to_its_replica() {
     }
     assert_eq!(missing, 0, "writes acknowledged before the crash were lost");
 }
+
+/// Regression (issue 31): the nodes ran as root while the single Redis runs as `redis`.
+#[test]
+fn regression_cluster_nodes_run_as_the_redis_user() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let Some((mut c, _dir)) = start(3, 0) else { return };
+    let Some(user) = server::user_when_root(&["redis", "nobody"]) else { return };
+    let (uid, _) = server::user_ids(user).unwrap();
+    for m in &c.members_mut().0 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", m.proc.pid())).unwrap();
+        let real: u32 =
+            status.lines().find(|l| l.starts_with("Uid:")).unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
+        assert_eq!(real, uid, "{} runs as {user}", m.name);
+    }
+}

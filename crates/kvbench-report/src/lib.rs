@@ -9,6 +9,7 @@ use kvbench_core::result::{EngineResult, Latency, PhaseResult, RunResult, Status
 mod articles;
 mod compare;
 mod csv;
+mod escape;
 mod hlog;
 mod html;
 mod svg;
@@ -18,6 +19,7 @@ mod ycsb;
 pub use articles::article_section;
 pub use compare::{compare, compare_json, compared, differences, regressions, verdict, Compared, Verdict};
 pub use csv::csv;
+pub use escape::{csv_neutral, terminal_safe};
 pub use hlog::hlog_files;
 pub use text::{fit_table, markdown_of, terminal_width, text_table, text_table_width};
 pub use ycsb::ycsb;

@@ -1,9 +1,12 @@
 //! kvbench: honest benchmarks of key-value stores. The binary is glue: the command line,
 //! the orchestration of workers, and the Rust worker itself (`kvbench worker`).
+// What kvbench prints goes through `out` (stdout) and `say!` (stderr): no write error panics.
+#![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
 mod catalog;
 mod hosts;
 mod orchestrate;
+mod out;
 mod plan_cmd;
 mod progress;
 mod serve;
@@ -13,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 use kvbench_core::engine::SyncMode;
+use kvbench_core::input;
 use kvbench_core::result::{RunResult, Status};
 use kvbench_core::scenario::{self, Scenario};
 use kvbench_core::spec::{CacheMode, KeyKind, PhaseKind};
@@ -107,10 +111,10 @@ struct RunArgs {
     #[arg(long)]
     dataset: Option<String>,
     /// Key column of a file:PATH.tsv dataset (1-based).
-    #[arg(long, value_parser = positive_usize, allow_hyphen_values = true)]
+    #[arg(long, value_parser = column, allow_hyphen_values = true)]
     key_column: Option<usize>,
     /// Value column of a file:PATH.tsv dataset (1-based).
-    #[arg(long, value_parser = positive_usize, allow_hyphen_values = true)]
+    #[arg(long, value_parser = column, allow_hyphen_values = true)]
     value_column: Option<usize>,
     /// Named workload: default, readrandom, readseq, fillrandom, fillseq, overwrite.
     #[arg(long)]
@@ -202,8 +206,13 @@ fn positive_u16(s: &str) -> Result<u16, String> {
 fn positive_u64(s: &str) -> Result<u64, String> {
     at_least(s, 1u64)
 }
-fn positive_usize(s: &str) -> Result<usize, String> {
+/// A column of a `file:` dataset: 1 to `limits::COLUMN`.
+fn column(s: &str) -> Result<usize, String> {
+    let max = kvbench_core::spec::limits::COLUMN;
     at_least(s, 1usize)
+        .ok()
+        .filter(|&c| c <= max)
+        .ok_or_else(|| format!("must be a column from 1 to {max} (got `{s}`)"))
 }
 fn whole_u64(s: &str) -> Result<u64, String> {
     at_least(s, 0u64)
@@ -365,10 +374,7 @@ fn main() {
     let code = match cli.command {
         Cmd::Worker { job } => worker::main(&job),
         Cmd::Serve(a) => serve::main(a),
-        Cmd::List { json } => {
-            print!("{}", catalog::print_list(json));
-            0
-        }
+        Cmd::List { json } => print_then(&catalog::print_list(json), 0),
         Cmd::Report { file, format, output } => report(&file, &format, output.as_deref()),
         Cmd::Compare { a, b, format, fail_if_slower } => compare(&a, &b, &format, fail_if_slower),
         Cmd::Run(a) => run(*a),
@@ -379,18 +385,12 @@ fn main() {
 
 fn dry_run(a: &PlanArgs) -> i32 {
     let r = build_scenario(&a.run).and_then(|s| plan_cmd::main(&s, &a.run.plan_dir, a.dump, a.phase.as_deref()));
-    match r {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("error: {e}");
-            2
-        }
-    }
+    r.map_or_else(|e| out::exit_for(&e), |()| 0)
 }
 
 /// Read a result file; errors name the file.
 fn load_result(p: &Path) -> Result<RunResult, String> {
-    let text = std::fs::read_to_string(p).map_err(|e| format!("result file {}: {e}", p.display()))?;
+    let text = input::read_regular_text(p, "result file", input::limits::RESULT_BYTES)?;
     RunResult::from_json(&text).map_err(|e| format!("result file {}: {e}", p.display()))
 }
 
@@ -399,23 +399,41 @@ fn write_output(p: &Path, text: &str) -> Result<(), String> {
     std::fs::write(p, text).map_err(|e| format!("--output {}: {e}", p.display()))
 }
 
+/// `text` on stdout, then `code`; or the error and [`out::EXIT_OUTPUT`] when stdout fails.
+fn print_then(text: &str, code: i32) -> i32 {
+    match out::stdout(text) {
+        Ok(()) => code,
+        Err(e) => out::failed_output(&e),
+    }
+}
+
+/// A report for people (table, Markdown) shows labels and intents from a file with their
+/// control characters escaped, wherever it goes; data formats keep the bytes they were given.
+fn rendered(r: &RunResult, fmt: Format) -> String {
+    let text = kvbench_report::render(r, fmt);
+    match fmt {
+        Format::Table | Format::Markdown => kvbench_report::terminal_safe(&text).into_owned(),
+        _ => text,
+    }
+}
+
 fn report(file: &Path, format: &str, output: Option<&Path>) -> i32 {
-    let go = || -> Result<(), String> {
+    let go = || -> Result<Option<String>, String> {
         let fmt: Format = format.parse().map_err(|e| format!("--format: {e}"))?;
         let r = load_result(file)?;
         if fmt == Format::Hlog {
-            return write_hlogs(&r, file, output);
+            return write_hlogs(&r, file, output).map(|()| None);
         }
-        let out = kvbench_report::render(&r, fmt);
+        let out = rendered(&r, fmt);
         match output {
-            Some(p) => write_output(p, &out),
-            None => {
-                print!("{out}");
-                Ok(())
-            }
+            Some(p) => write_output(p, &out).map(|()| None),
+            None => Ok(Some(out)),
         }
     };
-    exit_code(go())
+    match go() {
+        Ok(Some(text)) => print_then(&text, 0),
+        r => exit_code(r.map(|_| ())),
+    }
 }
 
 /// `.hlog` files into `output`, or a directory beside the result file.
@@ -436,18 +454,16 @@ fn write_hlogs(r: &RunResult, file: &Path, output: Option<&Path>) -> Result<(), 
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(|e| format!("--output {}: {e}", p.display()))?;
     }
-    eprintln!("{} interval logs in {}", files.len(), dir.display());
+    crate::say!("{} interval logs in {}", files.len(), dir.display());
     Ok(())
 }
 
 fn exit_code(r: Result<(), String>) -> i32 {
-    match r {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("error: {e}");
-            2
-        }
-    }
+    r.map_or_else(|e| out::exit_for(&e), |()| 0)
+}
+
+fn safe(text: String) -> String {
+    kvbench_report::terminal_safe(&text).into_owned()
 }
 
 fn compare(a: &Path, b: &Path, format: &str, fail_if_slower: Option<f64>) -> i32 {
@@ -455,30 +471,32 @@ fn compare(a: &Path, b: &Path, format: &str, fail_if_slower: Option<f64>) -> i32
         let (ra, rb) = (load_result(a)?, load_result(b)?);
         let (pre, sections) = kvbench_report::compare(&ra, &rb);
         let out = match format {
-            "table" => kvbench_report::text_table_width(&pre, &sections, kvbench_report::terminal_width()),
-            "markdown" | "md" => kvbench_report::markdown_of(&pre, &sections),
+            "table" => safe(kvbench_report::text_table_width(&pre, &sections, kvbench_report::terminal_width())),
+            "markdown" | "md" => safe(kvbench_report::markdown_of(&pre, &sections)),
             "json" => serde_json::to_string_pretty(&kvbench_report::compare_json(&ra, &rb)).unwrap_or_default() + "\n",
             other => return Err(format!("--format: compare prints table, markdown or json (not `{other}`)")),
         };
-        print!("{out}");
+        if let Err(e) = out::stdout(&out) {
+            return Ok(out::failed_output(&e));
+        }
         let Some(pct) = fail_if_slower else { return Ok(0) };
         let rows = kvbench_report::compared(&ra, &rb);
         let slow = kvbench_report::regressions(&rows, pct);
         for c in &slow {
-            eprintln!("regression: {} {}: {}", c.label, c.phase, c.verdict.text());
+            crate::say!("regression: {} {}: {}", c.label, c.phase, c.verdict.text());
         }
         if slow.is_empty() {
-            eprintln!("no row is significantly slower than A by more than {pct}%");
+            crate::say!("no row is significantly slower than A by more than {pct}%");
             Ok(0)
         } else {
-            eprintln!("{} rows slower than A by more than {pct}% (--fail-if-slower)", slow.len());
+            crate::say!("{} rows slower than A by more than {pct}% (--fail-if-slower)", slow.len());
             Ok(1)
         }
     };
     match go() {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::say!("error: {e}");
             2
         }
     }
@@ -515,18 +533,23 @@ fn prepare_dirs(a: &RunArgs) -> Result<(), String> {
     for (flag, dir) in [("--out", &a.out), ("--data-dir", &a.data_dir), ("--plan-dir", &a.plan_dir)] {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("{flag} {}: cannot create the directory: {e}", dir.display()))?;
-        let probe = dir.join(format!(".kvbench-write-test-{}", std::process::id()));
-        std::fs::write(&probe, b"").map_err(|e| format!("{flag} {}: cannot write there: {e}", dir.display()))?;
-        let _ = std::fs::remove_file(probe);
+        // A new file of a random name (O_EXCL), removed on drop: never one planted there.
+        tempfile::Builder::new()
+            .prefix(".kvbench-write-test-")
+            .tempfile_in(dir)
+            .map_err(|e| format!("{flag} {}: cannot write there: {e}", dir.display()))?;
     }
     Ok(())
 }
+
+/// Exit status of a run whose results could not go to `--out` and went to a fallback place.
+const EXIT_FALLBACK: i32 = 3;
 
 fn run(a: RunArgs) -> i32 {
     let fmt: Format = match a.format.parse() {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::say!("error: {e}");
             return 2;
         }
     };
@@ -536,14 +559,14 @@ fn run(a: RunArgs) -> i32 {
     {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::say!("error: {e}");
             return 2;
         }
     };
     let hosts = match hosts_of(&a) {
         Ok(h) => h,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::say!("error: {e}");
             return 2;
         }
     };
@@ -559,28 +582,57 @@ fn run(a: RunArgs) -> i32 {
         scenario_file: a.scenario.clone(),
     };
     match orchestrate::run(&s, &opts) {
-        Ok((r, path)) => {
+        Ok((r, written)) => {
+            let path = &written.path;
+            let mut printed = true;
             if fmt == Format::Hlog {
-                if let Err(e) = write_hlogs(&r, &path, None) {
-                    eprintln!("error: {e}");
+                if let Err(e) = write_hlogs(&r, path, None) {
+                    crate::say!("error: {e}");
                 }
-            } else {
-                print!("{}", kvbench_report::render(&r, fmt));
+            } else if let Err(e) = out::stdout(&rendered(&r, fmt)) {
+                crate::say!("error: {e}");
+                printed = false;
             }
-            eprintln!("result: {}", path.display());
+            crate::say!("result: {}", path.display());
             if orchestrate::interrupted() {
-                eprintln!("interrupted by the user: the rows run so far are in the result");
+                crate::say!("interrupted by the user: the rows run so far are in the result");
                 130
+            } else if !printed {
+                out::EXIT_OUTPUT
+            } else if let Some(why) = &written.fallback_because {
+                crate::say!("error: --out {}: {why}; the results are in {}", a.out.display(), path.display());
+                EXIT_FALLBACK
             } else if r.engines.iter().any(|e| e.status == Status::Failed) {
-                eprintln!("some rows failed; see the status column");
+                crate::say!("some rows failed; see the status column");
                 1
             } else {
                 0
             }
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            crate::say!("error: {e:#}");
             2
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regression_the_write_probe_never_writes_through_a_planted_symlink() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        // The probe's old name was predictable: the process id.
+        std::os::unix::fs::symlink(&victim, d.path().join(format!(".kvbench-write-test-{}", std::process::id())))
+            .unwrap();
+        let a = Cli::parse_from(["kvbench", "run", "--out", d.path().to_str().unwrap()]);
+        let Cmd::Run(a) = a.command else { unreachable!() };
+        let dirs = tempfile::tempdir().unwrap();
+        let a = RunArgs { data_dir: dirs.path().join("data"), plan_dir: dirs.path().join("plans"), ..*a };
+        prepare_dirs(&a).unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
     }
 }

@@ -55,9 +55,9 @@ pub fn main(s: &Scenario, plan_dir: &Path, dump: bool, only: Option<&str>) -> Re
     if dump {
         return dump_ops(&job.dataset, &steps);
     }
-    println!("{}", header(s, &data));
+    crate::out::stdout(&format!("{}\n", header(s, &data)))?;
     for st in steps {
-        println!("{}", summary(&job.dataset, st)?);
+        crate::out::stdout(&format!("{}\n", summary(&job.dataset, st)?))?;
     }
     Ok(())
 }
@@ -81,28 +81,36 @@ fn header(s: &Scenario, data: &dataset::ResolvedData) -> String {
     )
 }
 
-/// Every op of the steps, one `kind record` line each (scans add their length).
+/// Every op of the steps, one `kind record` line each (scans add their length). The first
+/// failed write (a closed pipe, a full disk) ends the dump with an error.
 fn dump_ops(ds: &Dataset, steps: &[&OpsStep]) -> Result<(), String> {
     let out = std::io::stdout();
     let mut w = std::io::BufWriter::new(out.lock());
     for st in steps {
-        let _ = writeln!(w, "# phase {} ({}), {} ops", st.name, st.kind.as_str(), st.count);
-        each_op(ds, st, |o| {
-            let _ = match o.kind {
-                OpKind::Scan => writeln!(w, "scan {} {}", o.record, o.len),
-                k => writeln!(w, "{} {}", k.as_str(), o.record),
-            };
+        writeln!(w, "# phase {} ({}), {} ops", st.name, st.kind.as_str(), st.count)
+            .map_err(crate::out::stdout_error)?;
+        try_each_op(ds, st, |o| match o.kind {
+            OpKind::Scan => writeln!(w, "scan {} {}", o.record, o.len).map_err(crate::out::stdout_error),
+            k => writeln!(w, "{} {}", k.as_str(), o.record).map_err(crate::out::stdout_error),
         })?;
     }
-    w.flush().map_err(|e| e.to_string())
+    w.flush().map_err(crate::out::stdout_error)
 }
 
 fn each_op(ds: &Dataset, st: &OpsStep, mut f: impl FnMut(&Op)) -> Result<(), String> {
+    try_each_op(ds, st, |o| {
+        f(o);
+        Ok(())
+    })
+}
+
+/// The step's ops in order, one thread's stream; stops at the first error of `f`.
+fn try_each_op(ds: &Dataset, st: &OpsStep, mut f: impl FnMut(&Op) -> Result<(), String>) -> Result<(), String> {
     let one = OpsStep { threads: 1, rate: None, ..st.clone() };
     let mut stream = OpStream::new(ds, &one, 0, 1).map_err(|e| format!("phase {}: {e:#}", st.name))?;
     let mut ops = Vec::new();
     while stream.next_unit(&mut ops) {
-        ops.iter().for_each(&mut f);
+        ops.iter().try_for_each(&mut f)?;
     }
     Ok(())
 }

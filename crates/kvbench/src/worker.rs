@@ -20,7 +20,7 @@ fn fault_at(label: &str, phase: &str) {
     match what {
         "abort" => std::process::abort(),
         "garbage" => {
-            println!("this is not an event");
+            let _ = writeln!(std::io::stdout(), "this is not an event");
             let _ = std::io::stdout().flush();
             std::thread::sleep(std::time::Duration::from_secs(3600));
         }

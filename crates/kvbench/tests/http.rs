@@ -513,3 +513,29 @@ fn a_held_body_budget_does_not_block_gets() {
     assert!(t.elapsed() > std::time::Duration::from_secs(2), "the second body did not wait: {:?}", t.elapsed());
     drop(slow);
 }
+
+/// Regression (issue 31): a 1 KB /kv/mget naming one 4 MiB value 128 times was answered with
+/// 512 MiB and took the server to 1.3 GB. The reply budget (`--max-reply`, 64 MiB) refuses it
+/// while the values are read; one absent key a million times stays small too.
+#[test]
+fn regression_an_mget_reply_is_bounded_by_the_reply_budget() {
+    let Some(s) = Served::start(&[]) else { return };
+    let mut put = Vec::new();
+    kvbench_engines::http::put_bytes(&mut put, b"big");
+    kvbench_engines::http::put_bytes(&mut put, &vec![b'v'; 4 << 20]);
+    assert_eq!(s.post("/kv/put", &put).0, 200);
+    let before = peak_rss_mib(s.child.id());
+    let mut keys = Vec::new();
+    (0..128).for_each(|_| kvbench_engines::http::put_bytes(&mut keys, b"big"));
+    let (st, msg) = s.post("/kv/mget", &keys);
+    assert_eq!(st, 413, "{}", String::from_utf8_lossy(&msg));
+    assert!(String::from_utf8_lossy(&msg).contains("--max-reply"));
+    assert_eq!(s.get(&format!("/mget?{}", vec!["big"; 128].join("&"))).0, 413, "RocksServer's /mget too");
+    let mut absent = Vec::new();
+    (0..1_000_000).for_each(|_| kvbench_engines::http::put_bytes(&mut absent, b"no"));
+    assert_eq!(s.post("/kv/mget", &absent).0, 200);
+    let grew = peak_rss_mib(s.child.id()) - before;
+    eprintln!("peak memory grew by {grew} MiB");
+    assert!(grew < 300, "peak memory grew by {grew} MiB for requests of at most 6 MB");
+    assert_eq!(s.post("/kv/mget", &keys[..7 * 15]).0, 200, "15 times 4 MiB fits the budget");
+}

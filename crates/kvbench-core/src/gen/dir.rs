@@ -8,8 +8,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
-
 use super::{make_key, RecordSource};
 use crate::spec::{DatasetSpec, KeyKind};
 
@@ -62,7 +60,8 @@ impl DirSource {
     fn read(&self, i: u64, value: &mut Vec<u8>) -> anyhow::Result<()> {
         let path = &self.files[i as usize].1;
         value.clear();
-        value.extend_from_slice(&std::fs::read(path).with_context(|| format!("reading {}", path.display()))?);
+        let limit = u64::from(crate::spec::limits::VALUE_SIZE);
+        value.extend_from_slice(&crate::input::read_regular(path, "dataset value", limit).map_err(anyhow::Error::msg)?);
         Ok(())
     }
 }

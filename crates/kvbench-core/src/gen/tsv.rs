@@ -5,6 +5,8 @@
 //! from the current directory. `records`, `key` and `value` specs do not apply. Update `n` of a
 //! record writes its value followed by `#n`, so a read can tell the versions apart.
 
+use std::path::Path;
+
 use super::RecordSource;
 
 pub struct TsvFile {
@@ -15,7 +17,8 @@ pub struct TsvFile {
 
 impl TsvFile {
     pub fn open(path: &str, key_column: Option<usize>, value_column: Option<usize>) -> Result<TsvFile, String> {
-        let text = std::fs::read(path).map_err(|e| format!("dataset source `file:{path}`: {e}"))?;
+        let what = "dataset source file";
+        let text = crate::input::read_regular(Path::new(path), what, crate::input::limits::DATASET_BYTES)?;
         TsvFile::parse(path, text, key_column.unwrap_or(1), value_column.unwrap_or(2))
     }
 
@@ -28,7 +31,8 @@ impl TsvFile {
         }
         let need = key_column.max(value_column);
         let mut spans = Vec::new();
-        let mut cols = Vec::with_capacity(need);
+        // Grows with the columns a line has, never with the number asked for.
+        let mut cols = Vec::new();
         let mut start = 0;
         let mut line_no = 0;
         while start < text.len() {
@@ -132,5 +136,11 @@ mod tests {
         assert!(err.contains("bad.tsv line 3"), "{err}");
         let missing = DatasetSpec { source: Some("file:/nonexistent/x.tsv".into()), ..Default::default() };
         assert!(source_for(0, &missing).err().unwrap().contains("/nonexistent/x.tsv"));
+    }
+
+    #[test]
+    fn regression_a_huge_value_column_is_an_error_not_an_abort() {
+        let e = super::TsvFile::parse("d.tsv", b"a\t1\n".to_vec(), 1, 1 << 32).err().unwrap();
+        assert!(e.contains("d.tsv line 1: 2 tab-separated column(s)"), "{e}");
     }
 }

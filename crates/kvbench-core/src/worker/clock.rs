@@ -52,8 +52,9 @@ pub fn encode_histogram(h: &Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(buf)
 }
 
+/// Checked first (`hdrcheck`): a crafted header cannot make decoding allocate by it.
 pub fn decode_histogram(s: &str) -> Result<Histogram<u64>, String> {
-    let bytes = base64::engine::general_purpose::STANDARD.decode(s.trim()).map_err(|e| e.to_string())?;
+    let bytes = crate::hdrcheck::checked_bytes(s)?;
     hdrhistogram::serialization::Deserializer::new()
         .deserialize(&mut std::io::Cursor::new(bytes))
         .map_err(|e| format!("{e:?}"))

@@ -163,7 +163,7 @@ impl Drop for RowGroup {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        eprintln!("WARNING: could not remove the row's cgroup {}", self.dir.display());
+        crate::say!("WARNING: could not remove the row's cgroup {}", self.dir.display());
     }
 }
 

@@ -24,6 +24,7 @@ use job::run_variant;
 use kvbench_core::policy::dataset::ResolvedData;
 pub use process::interrupted;
 pub use remote::HostsRun;
+pub use results::Written;
 use results::{now_id, private_run_dir, run_id, sanitize, unique_id, ResultFile};
 use rows::{resolve_rows, RowEngine};
 use servers::ServerPool;
@@ -47,15 +48,15 @@ pub struct RunOptions {
 /// results; before, Ctrl-C exits at once.
 static ENGINES_RUNNING: AtomicBool = AtomicBool::new(false);
 
-/// Run a scenario; returns the result and the path it was written to.
-pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)> {
+/// Run a scenario; returns the result and where it was written.
+pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)> {
     let variants = s.all_variants();
     // Bad input fails before anything runs: repeated labels, unknown engines and options.
     let resolved = resolve_rows(&variants, o.scenario_file.as_deref())?;
     process::install_ctrlc(&ENGINES_RUNNING);
     if let Err(e) = std::fs::create_dir_all(&o.out_dir) {
         // Not fatal: the results go to a fallback place at the end.
-        eprintln!("WARNING: cannot create {}: {e}", o.out_dir.display());
+        crate::say!("WARNING: cannot create {}: {e}", o.out_dir.display());
     }
     std::fs::create_dir_all(&o.data_dir)
         .map_err(|e| anyhow::anyhow!("cannot create the data directory {}: {e}", o.data_dir.display()))?;
@@ -72,7 +73,7 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
     let data = kvbench_core::policy::dataset::resolve_guarded(s, &o.plan_dir, guard)?;
     let gen_ns = t0.elapsed().as_nanos() as u64;
     if !data.note.is_empty() {
-        eprintln!("plan: {}", data.note);
+        crate::say!("plan: {}", data.note);
     }
     let head = Head { run_id: run_id.clone(), started_at, generation_ns: gen_ns, environment: env, warnings };
     let mut result = new_result(s, o, &data, head)?;
@@ -85,11 +86,11 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, PathBuf)>
     if !o.keep_data {
         let _ = std::fs::remove_dir(&run_data);
     }
-    let path = file.finish(&result).map_err(|e| {
+    let written = file.finish(&result).map_err(|e| {
         let json = serde_json::to_string(&result).unwrap_or_default();
         anyhow::anyhow!("the results could not be written anywhere ({e}); here they are:\n{json}")
     })?;
-    Ok((result, path))
+    Ok((result, written))
 }
 
 /// What a run's result starts with, besides the scenario and its data.
@@ -147,7 +148,7 @@ fn warnings(s: &Scenario, variants: &[Variant], env: &kvbench_core::result::Envi
         ));
     }
     for w in &warnings {
-        eprintln!("WARNING: {w}");
+        crate::say!("WARNING: {w}");
     }
     warnings
 }
@@ -158,7 +159,7 @@ const READ_AHEAD_WARN_KB: u64 = 512;
 /// The run's private directory, after sweeping what killed runs left behind.
 fn run_dir(o: &RunOptions, unique: &str) -> anyhow::Result<PathBuf> {
     for old in results::sweep_stale(&o.data_dir) {
-        eprintln!("removed {}: data of an earlier run killed before it could clean up", old.display());
+        crate::say!("removed {}: data of an earlier run killed before it could clean up", old.display());
     }
     let run_data = o.data_dir.join(unique);
     private_run_dir(&run_data).map_err(|e| anyhow::anyhow!(e))?;
@@ -248,7 +249,7 @@ fn run_row(
         Err(why) => {
             row.status = Status::Failed;
             row.error = Some(why.clone());
-            eprintln!("{:>16}: skipped: {why}", row.label);
+            crate::say!("{:>16}: skipped: {why}", row.label);
         }
         Ok((res, options)) => {
             let dir = sh.run_data.join(format!("{}-r{rep}", sanitize(&row.label)));
@@ -276,7 +277,7 @@ fn run_row(
                 (None, _) => "ok".to_string(),
                 (Some(e), _) => format!("FAILED: {}", e.lines().next().unwrap_or("")),
             };
-            eprintln!("{:>16}: {status} ({:.1} s)", row.label, t.elapsed().as_secs_f64());
+            crate::say!("{:>16}: {status} ({:.1} s)", row.label, t.elapsed().as_secs_f64());
         }
     }
     row.wall_ns = t.elapsed().as_nanos() as u64;

@@ -32,11 +32,11 @@ pub fn install_ctrlc(running: &'static AtomicBool) {
     let _ = ctrlc::set_handler(move || {
         let again = INTERRUPTED.swap(true, Ordering::SeqCst);
         if again || !running.load(Ordering::SeqCst) {
-            eprintln!("\ninterrupted");
+            crate::say!("\ninterrupted");
             std::process::exit(130);
         }
         kill_group(WORKER_GROUP.load(Ordering::SeqCst));
-        eprintln!("\ninterrupted: stopping the running engine, then the servers; results are written");
+        crate::say!("\ninterrupted: stopping the running engine, then the servers; results are written");
     });
 }
 

@@ -53,13 +53,18 @@ pub fn sanitize(s: &str) -> String {
 }
 
 /// Write `bytes` to `path` atomically: a temporary file beside it, fsync, rename, fsync of the
-/// directory. On failure the temporary file is removed and the error names the path.
+/// directory. The temporary file is created new (never an existing file, never through a
+/// symlink someone planted at its name); the rename replaces whatever is at `path`, a symlink
+/// included, rather than writing through it. On failure the temporary file is removed and the
+/// error names the path.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let tmp = dir.join(format!(".{name}.{}.tmp", unique_id("w")));
+    let mut created = false;
     let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        created = true;
         f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)?;
@@ -67,9 +72,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
         std::fs::File::open(dir)?.sync_all()
     })();
     result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
+        if created {
+            let _ = std::fs::remove_file(&tmp);
+        }
         format!("cannot write {}: {e}", path.display())
     })
+}
+
+/// Where a run's results went.
+#[derive(Debug)]
+pub struct Written {
+    pub path: PathBuf,
+    /// Why the place asked for could not be written, when the results went to a fallback.
+    pub fallback_because: Option<String>,
 }
 
 /// The result file of a run: where it should go, and where it went.
@@ -77,43 +92,47 @@ pub struct ResultFile {
     path: PathBuf,
     /// The last error writing `path` (None: the last write succeeded).
     failed: Option<String>,
+    /// A write to `path` succeeded once: a copy older than the results may be there.
+    wrote: bool,
 }
 
 impl ResultFile {
     pub fn new(path: PathBuf) -> Self {
-        ResultFile { path, failed: None }
+        ResultFile { path, failed: None, wrote: false }
     }
 
     /// Write after an engine: an error is shown once and the run goes on (rows stay in memory).
     pub fn update(&mut self, r: &RunResult) {
         match write_atomic(&self.path, &to_json(r)) {
-            Ok(()) => self.failed = None,
+            Ok(()) => (self.failed, self.wrote) = (None, true),
             Err(e) => {
                 if self.failed.is_none() {
-                    eprintln!("WARNING: {e}; the results stay in memory and go to a fallback place at the end");
+                    crate::say!("WARNING: {e}; the results stay in memory and go to a fallback place at the end");
                 }
                 self.failed = Some(e);
             }
         }
     }
 
-    /// The final write; if the place asked for still fails, the first fallback that works
-    /// (named on screen). Returns where the results are.
-    pub fn finish(&mut self, r: &RunResult) -> Result<PathBuf, String> {
+    /// The final write; if the place asked for still fails, a new private directory (named on
+    /// screen), and the stale copy at the place asked for is removed so no one mistakes it for
+    /// the results.
+    pub fn finish(&mut self, r: &RunResult) -> Result<Written, String> {
         let bytes = to_json(r);
         let first = match write_atomic(&self.path, &bytes) {
-            Ok(()) => return Ok(self.path.clone()),
+            Ok(()) => return Ok(Written { path: self.path.clone(), fallback_because: None }),
             Err(e) => e,
         };
         let name = self.path.file_name().map(PathBuf::from).unwrap_or_else(|| "result.json".into());
-        let mut errors = vec![first];
-        for dir in fallback_dirs() {
-            let p = dir.join(&name);
-            let made = std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()));
-            match made.and_then(|()| write_atomic(&p, &bytes)) {
-                Ok(()) => {
-                    eprintln!("RESULTS WRITTEN TO THE FALLBACK {} ({})", p.display(), errors.join("; "));
-                    return Ok(p);
+        let mut errors = vec![first.clone()];
+        for place in fallback_places() {
+            match place.dir().and_then(|d| write_atomic(&d.join(&name), &bytes).map(|()| d.join(&name))) {
+                Ok(p) => {
+                    crate::say!("RESULTS WRITTEN TO THE FALLBACK {} ({first})", p.display());
+                    if self.wrote && std::fs::remove_file(&self.path).is_ok() {
+                        crate::say!("removed the partial copy at {}", self.path.display());
+                    }
+                    return Ok(Written { path: p, fallback_because: Some(first) });
                 }
                 Err(e) => errors.push(e),
             }
@@ -126,19 +145,50 @@ fn to_json(r: &RunResult) -> Vec<u8> {
     serde_json::to_vec_pretty(r).unwrap_or_default()
 }
 
-/// Where results go when `--out` cannot be written: $KVBENCH_FALLBACK_DIR, the temp directory,
-/// the home directory, then the working directory.
-fn fallback_dirs() -> Vec<PathBuf> {
+/// Where results go when `--out` cannot be written.
+enum Fallback {
+    /// `$KVBENCH_FALLBACK_DIR`: the user's own choice, used as `--out` is.
+    Chosen(PathBuf),
+    /// A new private directory made under this one.
+    PrivateUnder(PathBuf),
+}
+
+/// $KVBENCH_FALLBACK_DIR, then a private directory in the temp directory, the home directory,
+/// the working directory.
+fn fallback_places() -> Vec<Fallback> {
     let mut v = Vec::new();
     if let Some(d) = std::env::var_os("KVBENCH_FALLBACK_DIR") {
-        v.push(PathBuf::from(d));
+        v.push(Fallback::Chosen(PathBuf::from(d)));
     }
-    v.push(std::env::temp_dir().join("kvbench-results"));
+    v.push(Fallback::PrivateUnder(std::env::temp_dir()));
     if let Some(h) = std::env::var_os("HOME") {
-        v.push(PathBuf::from(h).join("kvbench-results"));
+        v.push(Fallback::PrivateUnder(PathBuf::from(h)));
     }
-    v.push(PathBuf::from("kvbench-results"));
+    v.push(Fallback::PrivateUnder(PathBuf::from(".")));
     v
+}
+
+impl Fallback {
+    fn dir(&self) -> Result<PathBuf, String> {
+        match self {
+            Fallback::Chosen(d) => std::fs::create_dir_all(d)
+                .map(|()| d.clone())
+                .map_err(|e| format!("cannot create {}: {e}", d.display())),
+            Fallback::PrivateUnder(parent) => private_dir_in(parent),
+        }
+    }
+}
+
+/// A new directory under `parent` that only this user can enter, with a random name (mkdtemp):
+/// never one that existed before, so never another user's, never a planted symlink.
+fn private_dir_in(parent: &Path) -> Result<PathBuf, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::Builder::new()
+        .prefix("kvbench-results-")
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir_in(parent)
+        .map_err(|e| format!("cannot create a private directory in {}: {e}", parent.display()))?;
+    Ok(d.into_path())
 }
 
 /// A directory of this run only (mode 0711: others may pass through to a server's own 0700
@@ -184,6 +234,21 @@ mod tests {
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
         let e = write_atomic(&d.path().join("missing/r.json"), b"{}").unwrap_err();
         assert!(e.contains("missing/r.json"), "{e}");
+    }
+
+    #[test]
+    fn regression_atomic_write_never_writes_through_a_planted_symlink() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let p = d.path().join("r.json");
+        // Where a temporary file of a predictable name would be, and at the result's own name.
+        std::os::unix::fs::symlink(&victim, d.path().join(format!(".r.json.{}.tmp", std::process::id()))).unwrap();
+        std::os::unix::fs::symlink(&victim, &p).unwrap();
+        write_atomic(&p, b"{}").unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert!(std::fs::symlink_metadata(&p).unwrap().is_file(), "the symlink is replaced, not followed");
+        assert_eq!(std::fs::read(&p).unwrap(), b"{}");
     }
 }
 

@@ -46,7 +46,8 @@ fn row_options(v: &Variant, r: &Resolved) -> Result<Options, OptionError> {
 fn locate(file: Option<&Path>, v: &Variant, e: OptionError) -> String {
     let row = format!("[[engine]] {}: {}", v.label(), e.message);
     let Some(file) = file else { return row };
-    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let limit = kvbench_core::input::limits::SCENARIO_BYTES;
+    let text = kvbench_core::input::read_regular_text(file, "scenario", limit).unwrap_or_default();
     match option_line(&text, &v.label(), &e.option) {
         Some(line) => format!("{}, line {line}: {row}", file.display()),
         None => format!("{}: {row}", file.display()),

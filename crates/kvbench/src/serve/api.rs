@@ -15,7 +15,7 @@ use kvbench_core::engine::{Engine, WriteOp};
 use kvbench_engines::http::{put_bytes, put_len, unhex, Cursor, OpenRequest};
 
 use super::net::Reply;
-use super::State;
+use super::{reply, State};
 
 fn bad(msg: impl Into<String>) -> Reply {
     Reply::text(400, msg)
@@ -118,16 +118,17 @@ fn data(
                 Some(Err(_)) => return Ok(bad("limit: expected a number")),
             };
             let mut out = Vec::new();
+            let max = st.limits.max_reply;
             engine
                 .reader()
                 .map_err(e)?
                 .scan(start.as_deref(), limit, &mut |k, v| {
                     put_bytes(&mut out, k);
                     put_bytes(&mut out, v);
-                    true
+                    out.len() <= max
                 })
                 .map_err(e)?;
-            Ok(Reply::ok(out))
+            Ok(if out.len() > max { reply::too_large(st, "/kv/scan") } else { Reply::ok(out) })
         }
         _ => Ok(Reply::text(404, format!("no endpoint {method} {path}"))),
     }
@@ -165,9 +166,13 @@ fn mget(st: &State, engine: &dyn Engine, body: &[u8], text: bool) -> Result<Repl
             }
         }
     }
-    let mut values = Vec::with_capacity(keys.len());
     let e = |x: kvbench_core::engine::EngineError| x.to_string();
-    engine.reader().map_err(e)?.multi_get(&keys, &mut values).map_err(e)?;
+    let mut reader = engine.reader().map_err(e)?;
+    let cost = |_: &[u8], v: Option<&Vec<u8>>| 5 + v.map_or(0, Vec::len);
+    let largest = &st.stats.largest_value;
+    let Some(values) = reply::values_within(&mut *reader, largest, &keys, st.limits.max_reply, cost).map_err(e)? else {
+        return Ok(reply::too_large(st, "/kv/mget"));
+    };
     let size: usize = values.iter().map(|v| 5 + v.as_ref().map_or(0, Vec::len)).sum();
     let mut out = Vec::with_capacity(size);
     for v in &values {

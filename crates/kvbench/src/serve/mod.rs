@@ -15,6 +15,7 @@
 
 mod api;
 mod net;
+mod reply;
 mod rocks;
 
 use std::collections::BTreeMap;
@@ -74,6 +75,10 @@ pub struct ServeArgs {
     /// Most keys (or pairs) one request may name; more get 413.
     #[arg(long, default_value_t = 1_000_000)]
     pub max_keys: usize,
+    /// Largest reply to one request in bytes (k/m/g suffixes); a multi-get or scan whose reply
+    /// would be larger gets 413.
+    #[arg(long, value_parser = parse_bytes, default_value = "64m")]
+    pub max_reply: u64,
     /// Most open connections; further ones wait in the listen queue.
     #[arg(long, default_value_t = 512)]
     pub max_connections: usize,
@@ -105,6 +110,7 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
 pub(crate) struct Limits {
     pub max_body: u64,
     pub max_keys: usize,
+    pub max_reply: usize,
     pub read_timeout: Duration,
 }
 
@@ -127,7 +133,7 @@ pub fn main(a: ServeArgs) -> i32 {
     match serve(a) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::say!("error: {e}");
             2
         }
     }
@@ -161,6 +167,7 @@ fn serve(a: ServeArgs) -> Result<(), String> {
         limits: Limits {
             max_body: a.max_body,
             max_keys: a.max_keys,
+            max_reply: usize::try_from(a.max_reply).unwrap_or(usize::MAX),
             read_timeout: Duration::from_secs(a.read_timeout.max(1)),
         },
         exec: a.exec,
@@ -182,7 +189,7 @@ fn serve(a: ServeArgs) -> Result<(), String> {
     warn_if_exposed(&state, &a.listen);
     let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())).max(1);
     let listener = std::net::TcpListener::bind(&a.listen).map_err(|e| format!("cannot listen on {}: {e}", a.listen))?;
-    eprintln!(
+    crate::say!(
         "kvbench serve: {} under {} on http://{} ({threads} threads{})",
         desc.name,
         root.display(),
@@ -201,7 +208,8 @@ fn serve(a: ServeArgs) -> Result<(), String> {
 fn read_token(a: &ServeArgs) -> Result<Option<String>, String> {
     let t = match &a.token_file {
         Some(f) => {
-            let s = std::fs::read_to_string(f).map_err(|e| format!("--token-file {}: {e}", f.display()))?;
+            let limit = kvbench_core::input::limits::TOKEN_BYTES;
+            let s = kvbench_core::input::read_regular_text(f, "--token-file", limit)?;
             Some(s.lines().next().unwrap_or("").trim().to_string())
         }
         None => a.token.clone().or_else(|| std::env::var("KVBENCH_SERVE_TOKEN").ok()),
@@ -217,13 +225,13 @@ fn read_token(a: &ServeArgs) -> Result<Option<String>, String> {
 
 fn warn_if_exposed(state: &State, listen: &str) {
     if kvbench_engines::server::is_root() {
-        eprintln!(
+        crate::say!(
             "warning: kvbench serve runs as root: a client that holds the token can write files under {} as root",
             state.root.display()
         );
     }
     if state.token.is_none() {
-        eprintln!("note: no token (--token, --token-file or $KVBENCH_SERVE_TOKEN): anyone who reaches {listen} can read and write the database");
+        crate::say!("note: no token (--token, --token-file or $KVBENCH_SERVE_TOKEN): anyone who reaches {listen} can read and write the database");
     }
 }
 

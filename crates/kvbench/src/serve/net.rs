@@ -44,6 +44,8 @@ pub(crate) struct Counters {
     pub too_large: AtomicU64,
     pub timed_out: AtomicU64,
     pub connections: AtomicU64,
+    /// The largest value read so far: multi-get calls are sized by it (`reply::values_within`).
+    pub largest_value: std::sync::atomic::AtomicUsize,
 }
 
 /// One answer: status, body, and whether the body is text (else application/octet-stream).
@@ -175,7 +177,7 @@ async fn accept(sh: &Shared, l: &tokio::net::TcpListener) -> Option<(tokio::net:
             }
             Err(e) => {
                 // Out of descriptors or a connection reset before accept: wait, go on.
-                eprintln!("kvbench serve: accept: {e}");
+                crate::say!("kvbench serve: accept: {e}");
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
@@ -186,7 +188,7 @@ async fn worker(sh: Arc<Shared>, mut rx: tokio::sync::mpsc::UnboundedReceiver<Ac
     while let Some((stream, permit)) = rx.recv().await {
         match tokio::net::TcpStream::from_std(stream) {
             Ok(s) => drop(tokio::spawn(connection(sh.clone(), s, permit))),
-            Err(e) => eprintln!("kvbench serve: {e}"),
+            Err(e) => crate::say!("kvbench serve: {e}"),
         }
     }
     Ok(())

@@ -20,7 +20,7 @@
 use kvbench_core::engine::{Engine, WriteOp};
 
 use super::net::Reply;
-use super::State;
+use super::{reply, State};
 
 const OK: &[u8] = b"OK\n";
 const FAIL: &[u8] = b"FAIL\n";
@@ -97,9 +97,15 @@ fn mget(st: &State, query: Option<&str>) -> Reply {
     if keys.len() > st.limits.max_keys {
         return too_many(st, keys.len());
     }
-    on_engine(st, b"", |e| {
-        let mut values = Vec::with_capacity(keys.len());
-        e.reader().ok()?.multi_get(&keys, &mut values).ok()?;
+    let mut over = false;
+    let r = on_engine(st, b"", |e| {
+        let cost = |k: &[u8], v: Option<&Vec<u8>>| k.len() + 24 + v.map_or(0, Vec::len);
+        let largest = &st.stats.largest_value;
+        let read = reply::values_within(&mut *e.reader().ok()?, largest, &keys, st.limits.max_reply, cost).ok()?;
+        let Some(values) = read else {
+            over = true;
+            return None;
+        };
         let size: usize = keys.iter().zip(&values).map(|(k, v)| k.len() + 24 + v.as_ref().map_or(0, Vec::len)).sum();
         let mut out = Vec::with_capacity(size);
         for (k, v) in keys.iter().zip(&values) {
@@ -111,7 +117,12 @@ fn mget(st: &State, query: Option<&str>) -> Reply {
             }
         }
         Some(out)
-    })
+    });
+    if over {
+        reply::too_large(st, "/mget")
+    } else {
+        r
+    }
 }
 
 pub(crate) fn too_many(st: &State, n: usize) -> Reply {

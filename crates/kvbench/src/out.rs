@@ -1,0 +1,55 @@
+//! Everything kvbench prints goes through here. A write that fails (a closed pipe, a full
+//! disk) is an error the command returns, never a panic or a loop; what reaches a terminal
+//! cannot carry control sequences from a file or a scenario.
+
+use std::borrow::Cow;
+use std::io::{IsTerminal, Write};
+
+/// Exit status when standard output cannot be written (EX_IOERR of sysexits.h).
+pub const EXIT_OUTPUT: i32 = 74;
+
+/// How every failed write to standard output begins.
+const STDOUT_FAILED: &str = "cannot write to standard output";
+
+/// `text` on standard output, control characters escaped when it is a terminal.
+pub fn stdout(text: &str) -> Result<(), String> {
+    let out = std::io::stdout();
+    let text = if out.is_terminal() { kvbench_report::terminal_safe(text) } else { Cow::Borrowed(text) };
+    let mut w = out.lock();
+    w.write_all(text.as_bytes()).and_then(|()| w.flush()).map_err(stdout_error)
+}
+
+/// One line on standard error, control characters escaped. When standard error itself fails
+/// there is nowhere left to say so: the line is dropped.
+pub fn note(args: std::fmt::Arguments<'_>) {
+    let line = format!("{args}\n");
+    let _ = std::io::stderr().lock().write_all(kvbench_report::terminal_safe(&line).as_bytes());
+}
+
+/// `eprintln!` that neither panics when standard error fails nor lets control characters through.
+#[macro_export]
+macro_rules! say {
+    ($($t:tt)*) => { $crate::out::note(format_args!($($t)*)) };
+}
+
+/// The exit status of a command that failed to print its output: the error said on stderr.
+pub fn failed_output(e: &str) -> i32 {
+    note(format_args!("error: {e}"));
+    EXIT_OUTPUT
+}
+
+/// The error of a failed write to standard output.
+pub fn stdout_error(e: std::io::Error) -> String {
+    format!("{STDOUT_FAILED}: {e}")
+}
+
+/// The exit status of a command that stopped with error `e`: [`EXIT_OUTPUT`] when its output
+/// could not be written, else 2 (bad input). The error is said on stderr.
+pub fn exit_for(e: &str) -> i32 {
+    note(format_args!("error: {e}"));
+    if e.starts_with(STDOUT_FAILED) {
+        EXIT_OUTPUT
+    } else {
+        2
+    }
+}

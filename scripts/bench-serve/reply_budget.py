@@ -1,0 +1,59 @@
+"""Peak memory of `kvbench serve` for two small hostile /kv/mget requests: one 4 MiB value
+named 128 times (a 512 MiB reply without a budget), and one absent key named a million times.
+Prints the status, the bytes received and the server's peak RSS (VmHWM) before and after.
+
+usage: python3 reply_budget.py KVBENCH big|absent
+"""
+
+import os
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def framed(b: bytes) -> bytes:
+    return struct.pack(">I", len(b)) + b
+
+
+def post(port: int, path: str, body: bytes) -> tuple[bytes, int]:
+    for _ in range(300):
+        try:
+            s = socket.create_connection(("127.0.0.1", port))
+            break
+        except OSError:
+            time.sleep(0.05)
+    head = f"POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {len(body)}\r\n\r\n"
+    s.sendall(head.encode() + body)
+    first, received = b"", 0
+    while chunk := s.recv(1 << 20):
+        first = first or chunk
+        received += len(chunk)
+    return first.split(b"\r\n")[0], received
+
+
+def peak_mib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        line = next(x for x in f if x.startswith("VmHWM"))
+    return int(line.split()[1]) // 1024
+
+
+def main() -> None:
+    kvbench, case = sys.argv[1], sys.argv[2]
+    root = tempfile.mkdtemp() + "/root"
+    port = 18000 + os.getpid() % 1000
+    cmd = [kvbench, "serve", "--engine", "rocksdb", "--listen", f"127.0.0.1:{port}", "--sync", "none"]
+    server = subprocess.Popen([*cmd, "--dir", root, "--option", "compression=none"], stderr=subprocess.DEVNULL)
+    post(port, "/kv/put", framed(b"big") + framed(b"v" * (4 << 20)))
+    before = peak_mib(server.pid)
+    keys = framed(b"big") * 128 if case == "big" else framed(b"no") * 1_000_000
+    status, received = post(port, "/kv/mget", keys)
+    print(f"{case}: {status.decode()}, {received} bytes; peak {before} -> {peak_mib(server.pid)} MiB")
+    server.terminate()
+    server.wait()
+
+
+if __name__ == "__main__":
+    main()
