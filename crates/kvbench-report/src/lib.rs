@@ -704,7 +704,7 @@ const DISK_NOTE: &str = "; disk r/op, w/op = bytes the row's processes read from
 /// The disk cells of a measured phase (blank where nothing was measured).
 fn disk_row(p: &PhaseResult) -> Vec<String> {
     let Some(d) = p.disk.as_ref() else { return vec![String::new(); DISK_COLUMNS.len()] };
-    let per_op = |b: u64| if p.ops > 0 { human_bytes(b / p.ops) } else { "-".into() };
+    let per_op = |b: u64| b.checked_div(p.ops).map(human_bytes).unwrap_or_else(|| "-".into());
     let amp = |a: f64, logical: u64| if logical > 0 { format!("{a:.2}x") } else { "-".into() };
     vec![
         per_op(d.read_bytes),
