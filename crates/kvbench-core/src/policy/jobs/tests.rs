@@ -37,6 +37,7 @@ fn kinds_before(p: &JobPlan, phase: &str) -> Vec<&'static str> {
             Step::Close { .. } => "close",
             Step::Evict { .. } => "evict",
             Step::Prepare { .. } => "prepare",
+            Step::Settle { .. } => "settle",
             Step::Ops(_) => "ops",
         })
         .collect()
