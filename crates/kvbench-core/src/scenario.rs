@@ -614,6 +614,9 @@ fn check_stop_rules(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result
                      the dataset before anything runs (give it a `count`)";
             return Err(FieldError::new(&f(k), m));
         }
+        if p.passes.is_some() {
+            return Err(FieldError::new(&f("passes"), "passes is a count: with a duration, give `count` as the cap"));
+        }
     }
     if let Some(w) = p.steady_window {
         field(&f("steady_window"), in_range(w, 2, 3600).map_err(|e| format!("{e}, in intervals")))?;
