@@ -44,6 +44,8 @@ pub struct PhasePlan {
     pub stall_fraction: f64,
     /// The rate of the background writer the worker runs beside the readers (None: none).
     pub writer: Option<f64>,
+    /// The job's interval (ms): stalls are counted over whole intervals.
+    pub interval_ms: u64,
 }
 
 pub struct JobPlan {
@@ -148,6 +150,7 @@ impl Builder<'_> {
             kill: def.kill.clone(),
             stop_rule: def.duration.is_some() || def.until.is_some(),
             stall_fraction: def.stall_fraction.unwrap_or(crate::scenario::STALL_FRACTION),
+            interval_ms: interval_ms(self.s),
             ..Default::default()
         };
         if let Some(why) = not_applicable(def, self.row, self.data) {

@@ -63,7 +63,51 @@ fn phase(p: &PhasePlan, steps: &BTreeMap<usize, StepResult>, last_done: &str) ->
         return failed(r, format!("{} failed: {}", main.step, msg(main)));
     }
     fill(&mut r, p, main);
+    stop_and_stalls(&mut r, p, main);
     judge(r, main)
+}
+
+/// Why a phase with a stop rule ended, and its stalls: whole intervals whose ops fell below
+/// `stall_fraction` of the median whole interval (an interval with no op at all included).
+fn stop_and_stalls(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
+    if p.stop_rule {
+        r.stopped_by = Some(s.stopped_by.clone().unwrap_or_else(|| format!("count reached: {} ops", s.ops)));
+    }
+    if s.step != "ops" || p.interval_ms == 0 {
+        return;
+    }
+    let counts = whole_intervals(s, p.interval_ms);
+    if counts.len() < 2 {
+        return;
+    }
+    let mut sorted = counts.clone();
+    sorted.sort_unstable();
+    let median = sorted[sorted.len() / 2];
+    let below = p.stall_fraction * median as f64;
+    r.stall_fraction = p.stall_fraction;
+    r.stalls = counts.iter().filter(|&&n| (n as f64) < below).count() as u64;
+    if r.stalls > 0 {
+        r.notes.push(format!(
+            "{} stalls: {} of {} whole intervals below {}% of the median interval ({median} ops)",
+            r.stalls,
+            r.stalls,
+            counts.len(),
+            p.stall_fraction * 100.0
+        ));
+    }
+}
+
+/// Ops of each whole interval of the step (the last, partial one left out), 0 for an interval
+/// in which no unit ended (the worker leaves those out).
+pub(crate) fn whole_intervals(s: &StepResult, interval_ms: u64) -> Vec<u64> {
+    let whole = (s.wall_ns / 1_000_000 / interval_ms.max(1)) as usize;
+    let mut counts = vec![0u64; whole];
+    for i in &s.intervals {
+        if let Some(c) = counts.get_mut((i.t_ms / interval_ms.max(1)) as usize) {
+            *c += i.ops;
+        }
+    }
+    counts
 }
 
 fn msg(s: &StepResult) -> String {
@@ -110,7 +154,10 @@ fn fill(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
     } else {
         (1.0 - s.busy_ns as f64 / (threads * s.wall_ns as f64)).clamp(0.0, 1.0)
     };
-    r.latency = if single { single_latency(s.wall_ns) } else { merged_latency(s) };
+    r.latency = if single { single_latency(s.wall_ns) } else { merged_latency(s, p.writer.is_some()) };
+    if let Some(rate) = p.writer {
+        writer_note(r, s, rate);
+    }
     if s.hist.len() > 1 {
         r.latency_by_op = s
             .hist
@@ -167,9 +214,17 @@ fn single_latency(ns: u64) -> Option<Latency> {
     summarize(&h)
 }
 
-fn merged_latency(s: &StepResult) -> Option<Latency> {
+/// What the background writer did: its updates are the `update` histogram's samples.
+fn writer_note(r: &mut PhaseResult, s: &StepResult, rate: f64) {
+    let n = s.hist.get("update").and_then(|h| decode_histogram(h).ok()).map(|h| h.len()).unwrap_or(0);
+    let secs = s.wall_ns.max(1) as f64 / 1e9;
+    r.notes.push(format!("background writer: {n} updates, {:.0}/s of {rate}/s asked", n as f64 / secs));
+}
+
+/// The latency of every kind of the step; beside a background writer, the readers' only.
+fn merged_latency(s: &StepResult, writer: bool) -> Option<Latency> {
     let mut all = new_histogram();
-    for h in s.hist.values() {
+    for (_, h) in s.hist.iter().filter(|(k, _)| !writer || k.as_str() != "update") {
         if let Ok(h) = decode_histogram(h) {
             let _ = all.add(&h);
         }
