@@ -789,4 +789,56 @@ mod tests {
         let err = Scenario::from_file(&p).unwrap_err();
         assert!(err.contains("warmup") && err.contains("read phases") && err.contains("line"), "{err}");
     }
+
+    fn scenario_error(phase: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.toml");
+        let text = format!("engines = [\"memory\"]\n[[phase]]\nkind = \"load\"\n[[phase]]\n{phase}\n");
+        std::fs::write(&p, text).unwrap();
+        Scenario::from_file(&p).err().unwrap_or_default()
+    }
+
+    #[test]
+    fn durations_take_units_and_bad_ones_name_the_field_and_forms() {
+        assert_eq!(parse_duration_ms("500ms", 1, 10_000_000), Ok(500));
+        assert_eq!(parse_duration_ms("1.5s", 1, 10_000_000), Ok(1500));
+        assert_eq!(parse_duration_ms("10m", 1, 10_000_000), Ok(600_000));
+        assert_eq!(parse_duration_ms(" 1h ", 1, 10_000_000), Ok(3_600_000));
+        for bad in ["60", "s", "-1s", "1d", "1 min", "NaNs", "0s"] {
+            let e = parse_duration_ms(bad, 1, 10_000_000).unwrap_err();
+            assert!(e.contains("\"90s\"") && e.contains("from 1ms to 10000s"), "{bad}: {e}");
+        }
+        let e = scenario_error("kind = \"get\"\nduration = \"60\"");
+        assert!(e.contains("line 6") && e.contains("phase[2].duration") && e.contains("\"10m\""), "{e}");
+        assert_eq!(KillDef { member: 0, after: "0s".into() }.after_ms(), Ok(0));
+    }
+
+    #[test]
+    fn phases_that_insert_or_load_cannot_run_for_a_duration() {
+        let e = scenario_error("kind = \"insert\"\nduration = \"1s\"");
+        assert!(e.contains("phase[2].duration") && e.contains("sizes the dataset"), "{e}");
+        let e = scenario_error("kind = \"mixed\"\nmix = { read = 1, insert = 1 }\nuntil = \"steady\"");
+        assert!(e.contains("phase[2].until") && e.contains("sizes the dataset"), "{e}");
+        assert!(scenario_error("kind = \"mixed\"\nmix = { read = 1, update = 1 }\nduration = \"1s\"").is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.toml");
+        std::fs::write(&p, "engines = [\"memory\"]\n[[phase]]\nkind = \"load\"\nduration = \"1s\"\n").unwrap();
+        let e = Scenario::from_file(&p).unwrap_err();
+        assert!(e.contains("phase[1].duration") && e.contains("cannot run for a duration"), "{e}");
+    }
+
+    #[test]
+    fn stop_rule_companions_and_writers_are_checked() {
+        let e = scenario_error("kind = \"get\"\nsteady_window = 5");
+        assert!(e.contains("until = \"steady\""), "{e}");
+        let e = scenario_error("kind = \"get\"\nuntil = \"steady\"\nsteady_within = 2.0");
+        assert!(e.contains("steady_within") && e.contains("allowed"), "{e}");
+        let e = scenario_error("kind = \"get\"\nstall_fraction = 1.0");
+        assert!(e.contains("stall_fraction") && e.contains("below 1"), "{e}");
+        let e = scenario_error("kind = \"update\"\nwriter = { rate = 100 }");
+        assert!(e.contains("phase[2].writer") && e.contains("read phases"), "{e}");
+        let e = scenario_error("kind = \"get\"\nwriter = { rate = 0 }");
+        assert!(e.contains("writer.rate"), "{e}");
+        assert!(scenario_error("kind = \"scan\"\nwriter = { rate = 100 }\nuntil = \"steady\"").is_empty());
+    }
 }

@@ -355,4 +355,44 @@ mod tests {
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains("100000 ops/s of 150000") && notes[0].ends_with("store"), "{notes:?}");
     }
+
+    /// A step of `wall_ms` whose intervals of 1 s (by number) held `ops`.
+    fn timed(wall_ms: u64, ops: &[(u64, u64)]) -> StepResult {
+        let mut s = ops_step_of(wall_ms);
+        s.intervals = ops.iter().map(|&(n, o)| crate::job::Interval { t_ms: n * 1000, ops: o, ..Default::default() }).collect();
+        s
+    }
+
+    fn ops_step_of(wall_ms: u64) -> StepResult {
+        ops(0, 1000, wall_ms * 1_000_000, wall_ms * 1_000_000)
+    }
+
+    fn stall_plan() -> PhasePlan {
+        PhasePlan { interval_ms: 1000, stall_fraction: 0.5, ..plan("get", 0) }
+    }
+
+    #[test]
+    fn stalls_are_whole_intervals_below_the_fraction_of_the_median() {
+        // Interval 3 is missing (no op ended in it), 5 is low, 6 is the partial last one.
+        let s = timed(6500, &[(0, 1000), (1, 1100), (2, 900), (4, 1000), (5, 400), (6, 10)]);
+        let r = &phases(&[stall_plan()], &BTreeMap::from([(0, s)]))[0];
+        assert_eq!(r.stalls, 2);
+        assert_eq!(r.stall_fraction, 0.5);
+        assert!(r.notes.iter().any(|n| n.starts_with("2 stalls: 2 of 6 whole intervals below 50%")), "{:?}", r.notes);
+        let none = timed(3000, &[(0, 1000), (1, 1000), (2, 990)]);
+        let r = &phases(&[stall_plan()], &BTreeMap::from([(0, none)]))[0];
+        assert_eq!(r.stalls, 0);
+        assert!(!r.notes.iter().any(|n| n.contains("stalls")), "{:?}", r.notes);
+    }
+
+    #[test]
+    fn a_phase_with_a_stop_rule_says_why_it_ended() {
+        let p = PhasePlan { stop_rule: true, ..stall_plan() };
+        let mut s = ops_step_of(100);
+        let r = &phases(std::slice::from_ref(&p), &BTreeMap::from([(0, s.clone())]))[0];
+        assert_eq!(r.stopped_by.as_deref(), Some("count reached: 1000 ops"));
+        s.stopped_by = Some("duration 60 s reached".into());
+        let r = &phases(&[p], &BTreeMap::from([(0, s)]))[0];
+        assert_eq!(r.stopped_by.as_deref(), Some("duration 60 s reached"));
+    }
 }
