@@ -71,7 +71,9 @@ fn phase(p: &PhasePlan, steps: &BTreeMap<usize, StepResult>, last_done: &str) ->
 /// `stall_fraction` of the median whole interval (an interval with no op at all included).
 fn stop_and_stalls(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
     if p.stop_rule {
-        r.stopped_by = Some(s.stopped_by.clone().unwrap_or_else(|| format!("count reached: {} ops", s.ops)));
+        let why = s.stopped_by.clone().unwrap_or_else(|| format!("count reached: {} ops", s.ops));
+        r.notes.push(format!("ended: {why}"));
+        r.stopped_by = Some(why);
     }
     if s.step != "ops" || p.interval_ms == 0 {
         return;
