@@ -90,8 +90,7 @@ fn stop_and_stalls(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
     r.stalls = counts.iter().filter(|&&n| (n as f64) < below).count() as u64;
     if r.stalls > 0 {
         r.notes.push(format!(
-            "{} stalls: {} of {} whole intervals below {}% of the median interval ({median} ops)",
-            r.stalls,
+            "stalls: {} of {} whole intervals below {}% of the median interval ({median} ops)",
             r.stalls,
             counts.len(),
             p.stall_fraction * 100.0
@@ -380,7 +379,7 @@ mod tests {
         let r = &phases(&[stall_plan()], &BTreeMap::from([(0, s)]))[0];
         assert_eq!(r.stalls, 2);
         assert_eq!(r.stall_fraction, 0.5);
-        assert!(r.notes.iter().any(|n| n.starts_with("2 stalls: 2 of 6 whole intervals below 50%")), "{:?}", r.notes);
+        assert!(r.notes.iter().any(|n| n.starts_with("stalls: 2 of 6 whole intervals below 50%")), "{:?}", r.notes);
         let none = timed(3000, &[(0, 1000), (1, 1000), (2, 990)]);
         let r = &phases(&[stall_plan()], &BTreeMap::from([(0, none)]))[0];
         assert_eq!(r.stalls, 0);
