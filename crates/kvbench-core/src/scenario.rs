@@ -633,7 +633,10 @@ fn check_stop_rules(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result
     }
     if let Some(x) = p.stall_fraction {
         let ok = x.is_finite() && x > 0.0 && x < 1.0;
-        field(&f("stall_fraction"), if ok { Ok(()) } else { Err(format!("{x} is out of range (allowed: above 0, below 1)")) })?;
+        field(
+            &f("stall_fraction"),
+            if ok { Ok(()) } else { Err(format!("{x} is out of range (allowed: above 0, below 1)")) },
+        )?;
     }
     Ok(())
 }

@@ -14,8 +14,7 @@ fn run(records: u64, phases: &str) -> Vec<PhaseResult> {
     s.check().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let v = s.all_variants()[0].clone();
-    kvbench_core::policy::run_in_process(&s, &v, &kvbench_engines::memory::DESCRIPTOR, tmp.path(), None, None)
-        .unwrap()
+    kvbench_core::policy::run_in_process(&s, &v, &kvbench_engines::memory::DESCRIPTOR, tmp.path(), None, None).unwrap()
 }
 
 fn phase<'a>(r: &'a [PhaseResult], name: &str) -> &'a PhaseResult {

@@ -360,7 +360,8 @@ mod tests {
     /// A step of `wall_ms` whose intervals of 1 s (by number) held `ops`.
     fn timed(wall_ms: u64, ops: &[(u64, u64)]) -> StepResult {
         let mut s = ops_step_of(wall_ms);
-        s.intervals = ops.iter().map(|&(n, o)| crate::job::Interval { t_ms: n * 1000, ops: o, ..Default::default() }).collect();
+        s.intervals =
+            ops.iter().map(|&(n, o)| crate::job::Interval { t_ms: n * 1000, ops: o, ..Default::default() }).collect();
         s
     }
 

@@ -295,7 +295,8 @@ fn run_threads(ctx: &Ctx<'_>, threads: u32, progress_ms: u64, interval_ms: u64, 
             .collect();
         drop(tx);
         let writer = writer::Writer::start(s, ctx);
-        let mut stopper = ctx.stop.zip(until::Until::new(st, interval_ms)).map(|(f, u)| until::Stopper::new(u, f.clone()));
+        let mut stopper =
+            ctx.stop.zip(until::Until::new(st, interval_ms)).map(|(f, u)| until::Stopper::new(u, f.clone()));
         // A stop rule is looked at every POLL_MS; progress is still reported every progress_ms.
         let every = Duration::from_millis(progress_ms.max(1));
         let poll = if stopper.is_some() { every.min(Duration::from_millis(until::POLL_MS)) } else { every };
