@@ -3,6 +3,9 @@
 //! own units. A unit is one op, one write batch or one multi-get request; unit j belongs to
 //! thread j mod threads.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use anyhow::{bail, ensure};
 
 use crate::derive::{below, rnd, unit, ycsbhash, zipf_with, Latest, Perm};
@@ -10,6 +13,10 @@ use crate::job::{Dataset, Dist, OpKind, OpsStep, ScanLen};
 
 /// A scan's length when it runs to the end of the key space.
 pub const TO_END: u64 = u64::MAX;
+
+/// Ops a stream runs between two looks at its stop flag (whole units; paced streams look
+/// before every unit, as they wait between units anyway).
+pub const STOP_CHUNK: u64 = 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Op {
@@ -202,6 +209,11 @@ pub struct OpStream {
     k: u64,
     block_end: u64,
     inserts: u64,
+    /// Set by the step's monitor to end the stream early ([`OpStream::stop_on`]); looked at
+    /// only when a block ends: every `check_units` units.
+    stop: Option<Arc<AtomicBool>>,
+    check_units: u64,
+    units_left: u64,
 }
 
 impl OpStream {
@@ -227,9 +239,24 @@ impl OpStream {
             k: 0,
             block_end: 0,
             inserts: 0,
+            stop: None,
+            check_units: if step.rate.is_some() { 1 } else { STOP_CHUNK.div_ceil(unit) },
+            units_left: 0,
         };
         s.skip_to((thread as u64 * unit).min(s.count));
         Ok(s)
+    }
+
+    /// End early once `flag` is set. The ops run are then a prefix of the ops this thread runs
+    /// without a stop: the same ops in the same order, whatever the stop's time. A single
+    /// thread's run of ops is cut into chunks of whole units so the hot loop's one compare
+    /// with the block's end is also the only check.
+    pub fn stop_on(&mut self, flag: Arc<AtomicBool>) {
+        self.stop = Some(flag);
+        self.units_left = self.check_units;
+        if self.stride == self.unit {
+            self.block_end = self.block_end.min(self.k.saturating_add(self.check_units * self.unit));
+        }
     }
 
     /// Ops per unit (the last unit may be shorter).
@@ -246,8 +273,30 @@ impl OpStream {
             self.inserts += (self.k..to).filter(|&k| self.kinds.at(k) == OpKind::Insert).count() as u64;
         }
         self.k = to;
-        let block = if self.stride == self.unit { self.count } else { to + self.unit };
-        self.block_end = block.min(self.count);
+        let run = match (self.stride == self.unit, &self.stop) {
+            (true, None) => self.count,
+            (true, Some(_)) => self.check_units * self.unit,
+            (false, _) => self.unit,
+        };
+        self.block_end = to.saturating_add(run).min(self.count);
+    }
+
+    /// Whether the stop flag is set, looked at once every `check_units` units.
+    fn stopped(&mut self) -> bool {
+        let Some(flag) = &self.stop else { return false };
+        if self.stride != self.unit {
+            self.units_left -= 1;
+            if self.units_left > 0 {
+                return false;
+            }
+            self.units_left = self.check_units;
+        }
+        let stop = flag.load(Ordering::Relaxed);
+        if stop {
+            // The stream ends here for good.
+            self.count = self.k;
+        }
+        stop
     }
 
     #[inline]
@@ -272,10 +321,11 @@ impl OpStream {
 
     /// When the current unit is done, moves to this thread's next one; false at the end.
     fn start_next_unit(&mut self) -> bool {
-        if self.k >= self.count {
+        if self.k >= self.count || self.stopped() {
             return false;
         }
-        // A block that ended before `count` is one full unit: it started at k - unit.
+        // A block that ended before `count` ends a whole unit, one unit after the start of
+        // this thread's last unit (single thread: the next unit is the next op).
         self.skip_to((self.k - self.unit + self.stride).min(self.count));
         self.k < self.count
     }

@@ -151,6 +151,86 @@ pub struct PhaseDef {
     /// after = "2s" }`); rows without a cluster kvbench started run the phase unharmed.
     #[serde(default)]
     pub kill: Option<KillDef>,
+    /// Run for this long (`"500ms"`, `"90s"`, `"10m"`, `"1h"`): `count` becomes a cap. Not for
+    /// phases that insert (their count sizes the dataset).
+    #[serde(default)]
+    pub duration: Option<String>,
+    /// `"steady"`: end once throughput is steady ([`PhaseDef::steady`]), `duration` the cap.
+    #[serde(default)]
+    pub until: Option<UntilDef>,
+    /// Intervals the steady rule looks at.
+    #[serde(default)]
+    pub steady_window: Option<u32>,
+    /// Largest spread (max - min over the mean) of those intervals' ops that counts as steady.
+    #[serde(default)]
+    pub steady_within: Option<f64>,
+    /// An interval below this fraction of the phase's median interval is a stall.
+    #[serde(default)]
+    pub stall_fraction: Option<f64>,
+    /// A background writer beside a read phase's readers (`writer = { rate = 10000 }`).
+    #[serde(default)]
+    pub writer: Option<WriterDef>,
+}
+
+/// `until`: the stop rules a phase can have besides its count and duration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UntilDef {
+    Steady,
+}
+
+/// `writer = { rate = 10000 }`: updates at `rate` per second on one more thread.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriterDef {
+    pub rate: f64,
+}
+
+/// Defaults of the steady rule: 10 intervals within 5%.
+pub const STEADY_WINDOW: u32 = 10;
+pub const STEADY_WITHIN: f64 = 0.05;
+/// The cap of `until = "steady"` without a `duration` (10 minutes).
+pub const STEADY_CAP_MS: u64 = 600_000;
+/// An interval below half the phase's median interval is a stall (by default).
+pub const STALL_FRACTION: f64 = 0.5;
+
+/// The longest `duration` of a phase: a job's longest timeout.
+pub const DURATION_MAX_MS: u64 = crate::spec::limits::TIMEOUT_S * 1000;
+
+/// The forms a duration is written in, for error messages.
+const DURATION_FORMS: &str = "\"500ms\", \"1.5s\", \"90s\", \"10m\", \"1h\"";
+
+/// A duration in milliseconds from `"500ms"`, `"1.5s"`, `"10m"` or `"1h"`, within
+/// `lo_ms..=hi_ms`; the error names the allowed forms and range.
+pub fn parse_duration_ms(text: &str, lo_ms: u64, hi_ms: u64) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale = match unit {
+        "ms" => 1.0,
+        "s" => 1e3,
+        "m" => 60e3,
+        "h" => 3600e3,
+        _ => f64::NAN,
+    };
+    let ms = num.trim().parse::<f64>().map(|v| v * scale).unwrap_or(f64::NAN);
+    if !ms.is_finite() || ms < lo_ms as f64 || ms > hi_ms as f64 {
+        return Err(format!(
+            "`{text}` is not a duration (allowed: {DURATION_FORMS}; from {} to {})",
+            show_ms(lo_ms),
+            show_ms(hi_ms)
+        ));
+    }
+    Ok(ms.round() as u64)
+}
+
+/// `1500` as `1.5s`, `600000` as `600s`: how limits read in messages.
+fn show_ms(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else {
+        format!("{}s", ms as f64 / 1000.0)
+    }
 }
 
 /// `kill = { member = N, after = "2s" }`: SIGKILL member N (0-based, in the order the cluster
@@ -169,19 +249,7 @@ const KILL_AFTER_MAX_MS: u64 = 3_600_000;
 impl KillDef {
     /// `after` in milliseconds; the error names the forms allowed.
     pub fn after_ms(&self) -> Result<u64, String> {
-        let t = self.after.trim();
-        let (num, scale) = match t.strip_suffix("ms") {
-            Some(n) => (n, 1.0),
-            None => (t.strip_suffix('s').unwrap_or("x"), 1000.0),
-        };
-        let bad =
-            || format!("`{}` is not a duration (allowed: \"2s\", \"1.5s\", \"500ms\"; at most 3600s)", self.after);
-        let v: f64 = num.trim().parse().map_err(|_| bad())?;
-        let ms = v * scale;
-        if !ms.is_finite() || !(0.0..=KILL_AFTER_MAX_MS as f64).contains(&ms) {
-            return Err(bad());
-        }
-        Ok(ms.round() as u64)
+        parse_duration_ms(&self.after, 0, KILL_AFTER_MAX_MS)
     }
 }
 
@@ -207,7 +275,31 @@ impl PhaseDef {
             passes: None,
             open: None,
             kill: None,
+            duration: None,
+            until: None,
+            steady_window: None,
+            steady_within: None,
+            stall_fraction: None,
+            writer: None,
         }
+    }
+
+    /// `duration` in milliseconds (checked by [`Scenario::check`]).
+    pub fn duration_ms(&self) -> Option<u64> {
+        self.duration.as_deref().and_then(|d| parse_duration_ms(d, 1, DURATION_MAX_MS).ok())
+    }
+
+    /// The steady rule of `until = "steady"`, with its defaults.
+    pub fn steady(&self) -> Option<crate::job::Steady> {
+        self.until.map(|UntilDef::Steady| crate::job::Steady {
+            window: self.steady_window.unwrap_or(STEADY_WINDOW),
+            within: self.steady_within.unwrap_or(STEADY_WITHIN),
+        })
+    }
+
+    /// Whether the phase writes new records (an insert phase, or a mix with inserts).
+    pub fn inserts(&self) -> bool {
+        self.kind == PhaseKind::Insert || self.kind == PhaseKind::Mixed && self.ops_spec().mix.insert > 0.0
     }
 
     pub fn ops_spec(&self) -> OpsSpec {
@@ -402,6 +494,8 @@ impl Scenario {
             // A warm-up of a writing phase would change what the phase then reads.
             return Err(FieldError::new(&f("warmup"), "warmup is only for read phases (get, multi-get, scan)"));
         }
+        check_stop_rules(p, &f)?;
+        check_writer(p, &f)?;
         check_passes_and_open(p, &f)
     }
 
@@ -506,6 +600,65 @@ fn check_kill(k: &KillDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), Fi
     let mut path = f("kill");
     path.push(At::Key("member"));
     field(&path, in_range(k.member, 0, l::KILL_MEMBER))
+}
+
+/// `duration`, `until` and their companions: parsed, in range, and only on phases whose
+/// count does not size the dataset.
+fn check_stop_rules(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+    use crate::spec::{in_range, positive_finite};
+    if let Some(d) = &p.duration {
+        field(&f("duration"), parse_duration_ms(d, 1, DURATION_MAX_MS).map(|_| ()))?;
+    }
+    let stops = if p.duration.is_some() { Some("duration") } else { p.until.map(|_| "until") };
+    if let Some(k) = stops {
+        if p.kind == PhaseKind::Load {
+            return Err(FieldError::new(&f(k), "a load writes every record once: it cannot run for a duration"));
+        }
+        if p.inserts() {
+            let m = "a phase that inserts cannot run for a duration or until steady: its count of inserts sizes \
+                     the dataset before anything runs (give it a `count`)";
+            return Err(FieldError::new(&f(k), m));
+        }
+        if p.passes.is_some() {
+            return Err(FieldError::new(&f("passes"), "passes is a count: with a duration, give `count` as the cap"));
+        }
+    }
+    if let Some(w) = p.steady_window {
+        field(&f("steady_window"), in_range(w, 2, 3600).map_err(|e| format!("{e}, in intervals")))?;
+    }
+    if let Some(w) = p.steady_within {
+        field(&f("steady_within"), positive_finite(w, 1.0, false).map_err(|e| format!("{e}, a fraction of the mean")))?;
+    }
+    if p.until.is_none() {
+        for (k, set) in [("steady_window", p.steady_window.is_some()), ("steady_within", p.steady_within.is_some())] {
+            if set {
+                return Err(FieldError::new(&f(k), format!("{k} is for phases with until = \"steady\"")));
+            }
+        }
+    }
+    if let Some(x) = p.stall_fraction {
+        let ok = x.is_finite() && x > 0.0 && x < 1.0;
+        field(
+            &f("stall_fraction"),
+            if ok { Ok(()) } else { Err(format!("{x} is out of range (allowed: above 0, below 1)")) },
+        )?;
+    }
+    Ok(())
+}
+
+/// `writer`: a positive rate, beside the readers of a get, multi-get or scan phase.
+fn check_writer(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+    use crate::spec::{limits as l, positive_finite};
+    let Some(w) = p.writer else { return Ok(()) };
+    if !matches!(p.kind, PhaseKind::Get | PhaseKind::MultiGet | PhaseKind::Scan) {
+        return Err(FieldError::new(&f("writer"), "a background writer is for read phases (get, multi-get, scan)"));
+    }
+    if p.open_per == OpenPer::Operation || p.open.is_some_and(|m| m != OpenMode::ReadWrite) {
+        return Err(FieldError::new(&f("writer"), "a background writer needs the phase's store open read-write"));
+    }
+    let mut path = f("writer");
+    path.push(At::Key("rate"));
+    field(&path, positive_finite(w.rate, l::RATE, false).map_err(|e| format!("{e}, updates per second")))
 }
 
 /// The leading `#` comment block of a file, without the `#`s.
@@ -643,5 +796,57 @@ mod tests {
         std::fs::write(&p, text).unwrap();
         let err = Scenario::from_file(&p).unwrap_err();
         assert!(err.contains("warmup") && err.contains("read phases") && err.contains("line"), "{err}");
+    }
+
+    fn scenario_error(phase: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.toml");
+        let text = format!("engines = [\"memory\"]\n[[phase]]\nkind = \"load\"\n[[phase]]\n{phase}\n");
+        std::fs::write(&p, text).unwrap();
+        Scenario::from_file(&p).err().unwrap_or_default()
+    }
+
+    #[test]
+    fn durations_take_units_and_bad_ones_name_the_field_and_forms() {
+        assert_eq!(parse_duration_ms("500ms", 1, 10_000_000), Ok(500));
+        assert_eq!(parse_duration_ms("1.5s", 1, 10_000_000), Ok(1500));
+        assert_eq!(parse_duration_ms("10m", 1, 10_000_000), Ok(600_000));
+        assert_eq!(parse_duration_ms(" 1h ", 1, 10_000_000), Ok(3_600_000));
+        for bad in ["60", "s", "-1s", "1d", "1 min", "NaNs", "0s"] {
+            let e = parse_duration_ms(bad, 1, 10_000_000).unwrap_err();
+            assert!(e.contains("\"90s\"") && e.contains("from 1ms to 10000s"), "{bad}: {e}");
+        }
+        let e = scenario_error("kind = \"get\"\nduration = \"60\"");
+        assert!(e.contains("line 6") && e.contains("phase[2].duration") && e.contains("\"10m\""), "{e}");
+        assert_eq!(KillDef { member: 0, after: "0s".into() }.after_ms(), Ok(0));
+    }
+
+    #[test]
+    fn phases_that_insert_or_load_cannot_run_for_a_duration() {
+        let e = scenario_error("kind = \"insert\"\nduration = \"1s\"");
+        assert!(e.contains("phase[2].duration") && e.contains("sizes the dataset"), "{e}");
+        let e = scenario_error("kind = \"mixed\"\nmix = { read = 1, insert = 1 }\nuntil = \"steady\"");
+        assert!(e.contains("phase[2].until") && e.contains("sizes the dataset"), "{e}");
+        assert!(scenario_error("kind = \"mixed\"\nmix = { read = 1, update = 1 }\nduration = \"1s\"").is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.toml");
+        std::fs::write(&p, "engines = [\"memory\"]\n[[phase]]\nkind = \"load\"\nduration = \"1s\"\n").unwrap();
+        let e = Scenario::from_file(&p).unwrap_err();
+        assert!(e.contains("phase[1].duration") && e.contains("cannot run for a duration"), "{e}");
+    }
+
+    #[test]
+    fn stop_rule_companions_and_writers_are_checked() {
+        let e = scenario_error("kind = \"get\"\nsteady_window = 5");
+        assert!(e.contains("until = \"steady\""), "{e}");
+        let e = scenario_error("kind = \"get\"\nuntil = \"steady\"\nsteady_within = 2.0");
+        assert!(e.contains("steady_within") && e.contains("allowed"), "{e}");
+        let e = scenario_error("kind = \"get\"\nstall_fraction = 1.0");
+        assert!(e.contains("stall_fraction") && e.contains("below 1"), "{e}");
+        let e = scenario_error("kind = \"update\"\nwriter = { rate = 100 }");
+        assert!(e.contains("phase[2].writer") && e.contains("read phases"), "{e}");
+        let e = scenario_error("kind = \"get\"\nwriter = { rate = 0 }");
+        assert!(e.contains("writer.rate"), "{e}");
+        assert!(scenario_error("kind = \"scan\"\nwriter = { rate = 100 }\nuntil = \"steady\"").is_empty());
     }
 }

@@ -531,6 +531,11 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
     if disk {
         cols.extend_from_slice(DISK_COLUMNS);
     }
+    // Stalls (intervals far below the phase's median) only where a row had some.
+    let stalls = r.engines.iter().filter_map(|e| phase(e, name)).any(|p| p.stalls > 0);
+    if stalls {
+        cols.push(("stalls", 2));
+    }
     let width = cols.len();
     let mut s = Section::new(format!("Phase {name}"), String::new(), &cols);
     let mut vals: Vec<Vec<Option<f64>>> = vec![Vec::new(); 7];
@@ -564,6 +569,9 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
         let mut row = measured_row(e, p, spreads.get(&(e.label.clone(), name.to_string())), allocs);
         if disk {
             row.extend(disk_row(p));
+        }
+        if stalls {
+            row.push(p.stalls.to_string());
         }
         s.rows.push(row);
         // Mixed phases: one sub-row per operation kind (not ranked).

@@ -126,6 +126,10 @@ struct RunArgs {
     /// operation's intended start, so coordinated omission is corrected).
     #[arg(long, value_parser = positive_f64, allow_hyphen_values = true)]
     rate: Option<f64>,
+    /// Run each phase after the load for this long ("500ms", "90s", "10m", "1h") instead of
+    /// its count (a phase's own `count` becomes a cap); phases that insert keep their count.
+    #[arg(long, value_parser = parse_duration)]
+    duration: Option<String>,
     /// Records per write batch of the load phase.
     #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
     batch: Option<u32>,
@@ -222,6 +226,10 @@ fn positive_f64(s: &str) -> Result<f64, String> {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err(format!("must be a number > 0 (got `{s}`)")),
     }
+}
+/// `--duration`: checked with the scenario's own parser, kept as written.
+fn parse_duration(s: &str) -> Result<String, String> {
+    scenario::parse_duration_ms(s, 1, scenario::DURATION_MAX_MS).map(|_| s.to_string())
 }
 fn non_negative_f64(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
@@ -349,7 +357,7 @@ fn dataset_flags(s: &mut Scenario, a: &RunArgs) {
     }
 }
 
-/// --threads, --rate and --cache apply to every phase after the load (mixed and writing
+/// --threads, --rate, --cache and --duration (not to phases that insert) apply to every phase after the load (mixed and writing
 /// phases included: reads stay verified on every thread); --batch to the load.
 fn phase_flags(s: &mut Scenario, a: &RunArgs) {
     for p in s.phases.iter_mut() {
@@ -365,6 +373,9 @@ fn phase_flags(s: &mut Scenario, a: &RunArgs) {
         }
         if let (Some(c), false) = (a.cache, load) {
             p.cache = c;
+        }
+        if let (Some(d), false) = (&a.duration, load || p.inserts()) {
+            p.duration = Some(d.clone());
         }
     }
 }

@@ -42,6 +42,21 @@ fn bad_flag_values_are_clear_errors() {
 }
 
 #[test]
+fn duration_takes_units_and_applies_to_the_phases_after_the_load() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = kvbench(tmp.path(), &["run", "--duration", "60"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(err.contains("--duration") && err.contains("\"10m\""), "{err}");
+    let file = run(tmp.path(), "out", &["--duration", "200ms", "--format", "json"]);
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let phases = r["engines"][0]["phases"].as_array().unwrap();
+    let by = |name: &str| phases.iter().find(|p| p["name"] == name).unwrap();
+    assert_eq!(by("get")["stopped_by"], "duration 0.2 s reached");
+    assert!(by("load").get("stopped_by").is_none());
+}
+
+#[test]
 fn an_unwritable_path_names_its_flag() {
     let tmp = tempfile::tempdir().unwrap();
     let o = kvbench(tmp.path(), &["run", "--engines", "memory", "--out", "/proc/kvbench-x", "--no-progress"]);

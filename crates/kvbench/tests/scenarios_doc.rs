@@ -18,6 +18,9 @@ kind = "load"
 kind = "mixed"
 mix = { read = 1 }
 kill = { member = 1, after = "2s" }
+[[phase]]
+kind = "get"
+writer = { rate = 100 }
 [[ratio]]
 phase = "load"
 numerator = "memory"

@@ -168,3 +168,67 @@ fn bad_steps_are_errors() {
     assert!(OpStream::new(&ds, &m, 0, 1).unwrap_err().to_string().contains("thresholds"));
     assert!(OpStream::new(&ds, &step(OpKind::Get, 3, Dist::Uniform { n: 10 }), 2, 2).is_err());
 }
+
+/// Thread `t`'s ops with a stop flag set once `after` units were taken (via next_unit).
+fn stopped_after(ds: &Dataset, s: &OpsStep, t: u32, threads: u32, after: usize) -> Vec<Op> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let flag = Arc::new(AtomicBool::new(false));
+    let mut st = OpStream::new(ds, s, t, threads).unwrap();
+    st.stop_on(flag.clone());
+    let (mut out, mut ops) = (Vec::new(), Vec::new());
+    while st.next_unit(&mut ops) {
+        out.extend_from_slice(&ops);
+        if out.len() >= after {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
+    // Stopped for good: nothing more comes.
+    assert!(!st.next_unit(&mut ops));
+    out
+}
+
+#[test]
+fn a_stopped_stream_runs_a_prefix_of_the_same_ops() {
+    let ds = dataset(1000, 2000);
+    let many = |s: OpsStep| OpsStep { count: 50_000, ..s };
+    let streams = [
+        many(step(OpKind::Get, 0, Dist::Shuffle { n: 1000 })),
+        many(OpsStep { keys_per_request: 5, ..step(OpKind::MultiGet, 0, Dist::Uniform { n: 1000 }) }),
+        many(OpsStep { batch: 7, ..step(OpKind::Update, 0, zipfian_dist(1001, 0.99).unwrap()) }),
+        mixed(50_000, Dist::Uniform { n: 1000 }),
+    ];
+    for s in streams {
+        for threads in [1, 3] {
+            let unit = unit_size(&s);
+            let chunk = STOP_CHUNK.div_ceil(unit) * unit;
+            for after in [1, 1000, 1025, 7777] {
+                let full = all(&ds, &s, threads - 1, threads);
+                let cut = stopped_after(&ds, &s, threads - 1, threads, after);
+                assert_eq!(cut[..], full[..cut.len()], "{:?} on {threads} threads", s.kind);
+                // The stop is seen within one chunk of ops.
+                let most = (after as u64).div_ceil(unit) * unit + chunk;
+                assert!(cut.len() as u64 >= after as u64 && cut.len() as u64 <= most, "{} after {after}", cut.len());
+            }
+        }
+    }
+}
+
+#[test]
+fn a_paced_stream_looks_at_its_stop_before_every_unit() {
+    let ds = dataset(1000, 1000);
+    let s = OpsStep { rate: Some(100.0), ..step(OpKind::Get, 10_000, Dist::Uniform { n: 1000 }) };
+    assert_eq!(stopped_after(&ds, &s, 0, 1, 10).len(), 10);
+    assert_eq!(stopped_after(&ds, &s, 1, 2, 10).len(), 10);
+}
+
+#[test]
+fn a_stream_whose_stop_is_never_set_runs_every_op() {
+    let ds = dataset(1000, 2000);
+    for s in steps().into_iter().filter(|s| s.kind != OpKind::Insert) {
+        for threads in [1, 4] {
+            let full = all(&ds, &s, 0, threads);
+            assert_eq!(stopped_after(&ds, &s, 0, threads, usize::MAX), full, "{:?}", s.kind);
+        }
+    }
+}

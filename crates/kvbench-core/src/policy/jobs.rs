@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::engine::{Capabilities, OpenMode, SyncMode};
-use crate::job::{Dist, Job, OpKind, OpsStep, ScanLen, Step, PROTOCOL_VERSION};
+use crate::job::{BackgroundWriter, Dist, Job, OpKind, OpsStep, ScanLen, Step, PROTOCOL_VERSION};
 use crate::scenario::{PhaseDef, Scenario, Variant};
 use crate::spec::{CacheMode, Distribution, OpenPer, OpsSpec, PhaseKind};
 
@@ -38,6 +38,14 @@ pub struct PhasePlan {
     pub pipeline: u32,
     /// The phase's fault step, run by the orchestrator (it owns the servers).
     pub kill: Option<crate::scenario::KillDef>,
+    /// The phase ends on a duration or a steady state, not only its count.
+    pub stop_rule: bool,
+    /// Intervals below this fraction of the phase's median interval are stalls.
+    pub stall_fraction: f64,
+    /// The rate of the background writer the worker runs beside the readers (None: none).
+    pub writer: Option<f64>,
+    /// The job's interval (ms): stalls are counted over whole intervals.
+    pub interval_ms: u64,
 }
 
 pub struct JobPlan {
@@ -140,6 +148,9 @@ impl Builder<'_> {
             rate: def.rate,
             server: self.row.url.is_some(),
             kill: def.kill.clone(),
+            stop_rule: def.duration.is_some() || def.until.is_some(),
+            stall_fraction: def.stall_fraction.unwrap_or(crate::scenario::STALL_FRACTION),
+            interval_ms: interval_ms(self.s),
             ..Default::default()
         };
         if let Some(why) = not_applicable(def, self.row, self.data) {
@@ -152,7 +163,7 @@ impl Builder<'_> {
         let want = open_mode(def, self.row);
         if def.open_per == OpenPer::Operation {
             p.before.push(self.push(|index| Step::Close { index, stop: true }));
-            p.main = Some(self.ops(i, def, &p, want)?);
+            p.main = Some(self.ops(i, def, &mut p, want)?);
             self.push_open(want, true);
             return Ok(p);
         }
@@ -166,7 +177,7 @@ impl Builder<'_> {
         if let Some(n) = def.warmup.filter(|&n| n > 0) {
             p.before.push(self.warmup(i, def, &p, want, n)?);
         }
-        p.main = Some(self.ops(i, def, &p, want)?);
+        p.main = Some(self.ops(i, def, &mut p, want)?);
         Ok(p)
     }
 
@@ -183,6 +194,7 @@ impl Builder<'_> {
         let per = st.keys_per_request.max(1) as u64;
         st.name = format!("{} warm-up", p.name);
         (st.count, st.rec_seed, st.len_seed, st.perm_seed, st.rate) = (n * per, seeds.rec, seeds.len, seeds.perm, None);
+        (st.duration_ms, st.steady) = (None, None);
         Ok(self.push(|index| Step::Ops(Box::new(OpsStep { index, ..st }))))
     }
 
@@ -202,6 +214,10 @@ impl Builder<'_> {
             "`rate` paces single requests; it cannot be combined with engine options connections x pipeline > 1"
         );
         anyhow::ensure!(def.open_per != OpenPer::Operation, "open_per = \"operation\" cannot be pipelined");
+        anyhow::ensure!(
+            def.writer.is_none() || def.kind != PhaseKind::Get,
+            "a background writer cannot run beside pipelined gets (their replies are checked after the pipeline)"
+        );
         if def.kind != PhaseKind::Get {
             // Writes go through the engine's one writer connection, batches pipelined by the
             // engine; other reads use one connection of each thread's reader.
@@ -249,9 +265,32 @@ impl Builder<'_> {
         }
     }
 
-    fn ops(&mut self, i: usize, def: &PhaseDef, p: &PhasePlan, mode: OpenMode) -> anyhow::Result<usize> {
-        let st = ops_step(self.s, self.data, i, def, p, mode)?;
+    fn ops(&mut self, i: usize, def: &PhaseDef, p: &mut PhasePlan, mode: OpenMode) -> anyhow::Result<usize> {
+        let mut st = ops_step(self.s, self.data, i, def, p, mode)?;
+        st.writer = self.writer(i, def, p);
         Ok(self.push(|index| Step::Ops(Box::new(OpsStep { index, ..st }))))
+    }
+
+    /// A read phase's background writer: uniform updates over the records present, from seeds
+    /// of its own, at `rate`. The Rust worker runs it; other runtimes' rows say it was not
+    /// applied (their worker core has no writer thread).
+    fn writer(&self, i: usize, def: &PhaseDef, p: &mut PhasePlan) -> Option<BackgroundWriter> {
+        let rate = def.writer?.rate;
+        if self.row.runtime != "rust" {
+            p.notes.push(format!(
+                "background writer ({rate} updates/s) not applied: only the Rust worker runs one; the readers ran alone"
+            ));
+            return None;
+        }
+        p.writer = Some(rate);
+        p.notes.push(format!(
+            "read while writing: one more thread updates uniformly drawn records at {rate}/s while the readers \
+             run; ops/s and the latency are the readers' (the writer's latency is kind `update`), every read verified \
+             against the versions that can be visible"
+        ));
+        let n = self.data.existing_before(i).max(1);
+        let rec_seed = super::dataset::phase_seeds(self.s.seed, 0x900 + i as u64).rec;
+        Some(BackgroundWriter { rate, dist: Dist::Uniform { n }, rec_seed })
     }
 }
 
@@ -300,6 +339,12 @@ pub fn not_applicable(def: &PhaseDef, row: &RowFacts<'_>, data: &ResolvedData) -
     }
     if (def.kind == PhaseKind::Scan || mixed && mix.scan > 0.0) && !caps.ordered_scan {
         return Some("engine has no ordered scan".into());
+    }
+    if def.writer.is_some() && caps.build_once {
+        return Some("engine is written once (build-once): no background writer".into());
+    }
+    if def.writer.is_some() && open_mode(def, row) != OpenMode::ReadWrite {
+        return Some("the background writer needs a read-write open".into());
     }
     if def.kind.writes() && def.kind != PhaseKind::Load && row.variant.open != OpenMode::ReadWrite {
         return Some(format!("reads use a {:?} open; writes are not possible", row.variant.open).to_lowercase());
@@ -364,15 +409,26 @@ fn ops_step(
         finish: def.kind == PhaseKind::Load,
         verify: true,
         stop: def.kind == PhaseKind::Load,
-        duration_ms: None,
-        steady: None,
+        duration_ms: duration_of(def),
+        steady: def.steady(),
         writer: None,
     })
+}
+
+/// A phase's duration; `until = "steady"` without one is capped at
+/// [`crate::scenario::STEADY_CAP_MS`].
+fn duration_of(def: &PhaseDef) -> Option<u64> {
+    def.duration_ms().or(def.until.map(|_| crate::scenario::STEADY_CAP_MS))
 }
 
 /// How many ops a phase's step makes: every record once (or `passes` times) unless the phase
 /// gives its count; a multi-get's count is whole requests.
 fn step_count(def: &PhaseDef, spec: &OpsSpec, data: &ResolvedData, existing: u64, kpr: u64) -> u64 {
+    if spec.count.is_none() && duration_of(def).is_some() {
+        // Ended by its duration or a steady state: without a count of its own, a phase runs
+        // as many ops as a phase may have (the stream is the same for any length).
+        return crate::spec::limits::OPS * if def.kind == PhaseKind::MultiGet { kpr } else { 1 };
+    }
     match def.kind {
         PhaseKind::Load => data.dataset.loaded,
         PhaseKind::MultiGet => spec.count.unwrap_or(existing.div_ceil(kpr)) * kpr,

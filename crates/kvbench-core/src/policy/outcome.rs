@@ -63,7 +63,52 @@ fn phase(p: &PhasePlan, steps: &BTreeMap<usize, StepResult>, last_done: &str) ->
         return failed(r, format!("{} failed: {}", main.step, msg(main)));
     }
     fill(&mut r, p, main);
+    stop_and_stalls(&mut r, p, main);
     judge(r, main)
+}
+
+/// Why a phase with a stop rule ended, and its stalls: whole intervals whose ops fell below
+/// `stall_fraction` of the median whole interval (an interval with no op at all included).
+fn stop_and_stalls(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
+    if p.stop_rule {
+        let why = s.stopped_by.clone().unwrap_or_else(|| format!("count reached: {} ops", s.ops));
+        r.notes.push(format!("ended: {why}"));
+        r.stopped_by = Some(why);
+    }
+    if s.step != "ops" || p.interval_ms == 0 {
+        return;
+    }
+    let counts = whole_intervals(s, p.interval_ms);
+    if counts.len() < 2 {
+        return;
+    }
+    let mut sorted = counts.clone();
+    sorted.sort_unstable();
+    let median = sorted[sorted.len() / 2];
+    let below = p.stall_fraction * median as f64;
+    r.stall_fraction = p.stall_fraction;
+    r.stalls = counts.iter().filter(|&&n| (n as f64) < below).count() as u64;
+    if r.stalls > 0 {
+        r.notes.push(format!(
+            "stalls: {} of {} whole intervals below {}% of the median interval ({median} ops)",
+            r.stalls,
+            counts.len(),
+            p.stall_fraction * 100.0
+        ));
+    }
+}
+
+/// Ops of each whole interval of the step (the last, partial one left out), 0 for an interval
+/// in which no unit ended (the worker leaves those out).
+pub(crate) fn whole_intervals(s: &StepResult, interval_ms: u64) -> Vec<u64> {
+    let whole = (s.wall_ns / 1_000_000 / interval_ms.max(1)) as usize;
+    let mut counts = vec![0u64; whole];
+    for i in &s.intervals {
+        if let Some(c) = counts.get_mut((i.t_ms / interval_ms.max(1)) as usize) {
+            *c += i.ops;
+        }
+    }
+    counts
 }
 
 fn msg(s: &StepResult) -> String {
@@ -110,7 +155,10 @@ fn fill(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
     } else {
         (1.0 - s.busy_ns as f64 / (threads * s.wall_ns as f64)).clamp(0.0, 1.0)
     };
-    r.latency = if single { single_latency(s.wall_ns) } else { merged_latency(s) };
+    r.latency = if single { single_latency(s.wall_ns) } else { merged_latency(s, p.writer.is_some()) };
+    if let Some(rate) = p.writer {
+        writer_note(r, s, rate);
+    }
     if s.hist.len() > 1 {
         r.latency_by_op = s
             .hist
@@ -167,9 +215,17 @@ fn single_latency(ns: u64) -> Option<Latency> {
     summarize(&h)
 }
 
-fn merged_latency(s: &StepResult) -> Option<Latency> {
+/// What the background writer did: its updates are the `update` histogram's samples.
+fn writer_note(r: &mut PhaseResult, s: &StepResult, rate: f64) {
+    let n = s.hist.get("update").and_then(|h| decode_histogram(h).ok()).map(|h| h.len()).unwrap_or(0);
+    let secs = s.wall_ns.max(1) as f64 / 1e9;
+    r.notes.push(format!("background writer: {n} updates, {:.0}/s of {rate}/s asked", n as f64 / secs));
+}
+
+/// The latency of every kind of the step; beside a background writer, the readers' only.
+fn merged_latency(s: &StepResult, writer: bool) -> Option<Latency> {
     let mut all = new_histogram();
-    for h in s.hist.values() {
+    for (_, h) in s.hist.iter().filter(|(k, _)| !writer || k.as_str() != "update") {
         if let Ok(h) = decode_histogram(h) {
             let _ = all.add(&h);
         }
@@ -299,5 +355,46 @@ mod tests {
         let notes = saturation_notes_of(p, busy_step(300));
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains("100000 ops/s of 150000") && notes[0].ends_with("store"), "{notes:?}");
+    }
+
+    /// A step of `wall_ms` whose intervals of 1 s (by number) held `ops`.
+    fn timed(wall_ms: u64, ops: &[(u64, u64)]) -> StepResult {
+        let mut s = ops_step_of(wall_ms);
+        s.intervals =
+            ops.iter().map(|&(n, o)| crate::job::Interval { t_ms: n * 1000, ops: o, ..Default::default() }).collect();
+        s
+    }
+
+    fn ops_step_of(wall_ms: u64) -> StepResult {
+        ops(0, 1000, wall_ms * 1_000_000, wall_ms * 1_000_000)
+    }
+
+    fn stall_plan() -> PhasePlan {
+        PhasePlan { interval_ms: 1000, stall_fraction: 0.5, ..plan("get", 0) }
+    }
+
+    #[test]
+    fn stalls_are_whole_intervals_below_the_fraction_of_the_median() {
+        // Interval 3 is missing (no op ended in it), 5 is low, 6 is the partial last one.
+        let s = timed(6500, &[(0, 1000), (1, 1100), (2, 900), (4, 1000), (5, 400), (6, 10)]);
+        let r = &phases(&[stall_plan()], &BTreeMap::from([(0, s)]))[0];
+        assert_eq!(r.stalls, 2);
+        assert_eq!(r.stall_fraction, 0.5);
+        assert!(r.notes.iter().any(|n| n.starts_with("stalls: 2 of 6 whole intervals below 50%")), "{:?}", r.notes);
+        let none = timed(3000, &[(0, 1000), (1, 1000), (2, 990)]);
+        let r = &phases(&[stall_plan()], &BTreeMap::from([(0, none)]))[0];
+        assert_eq!(r.stalls, 0);
+        assert!(!r.notes.iter().any(|n| n.contains("stalls")), "{:?}", r.notes);
+    }
+
+    #[test]
+    fn a_phase_with_a_stop_rule_says_why_it_ended() {
+        let p = PhasePlan { stop_rule: true, ..stall_plan() };
+        let mut s = ops_step_of(100);
+        let r = &phases(std::slice::from_ref(&p), &BTreeMap::from([(0, s.clone())]))[0];
+        assert_eq!(r.stopped_by.as_deref(), Some("count reached: 1000 ops"));
+        s.stopped_by = Some("duration 60 s reached".into());
+        let r = &phases(&[p], &BTreeMap::from([(0, s)]))[0];
+        assert_eq!(r.stopped_by.as_deref(), Some("duration 60 s reached"));
     }
 }

@@ -4,7 +4,7 @@
 //! clock reads, counts the samples and checks what was read. The rules are the Rust worker's
 //! (loops.rs): the same states, the same checks, the same tally.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::data::Data;
@@ -39,12 +39,16 @@ pub struct Run {
     pub done: AtomicU64,
     /// The counters of the threads that ended, and the busiest one's busy time.
     merged: Mutex<(Tally, u64)>,
+    /// Set when the step's stop rule says stop (the threads' streams look at it), and why.
+    pub stop: Arc<AtomicBool>,
+    pub stopped_by: Mutex<Option<String>>,
 }
 
 impl Run {
     pub fn new(data: Arc<Data>, state: Arc<State>, step: OpsStep, lock: bool, interval_ns: u64) -> Run {
         let merged = Mutex::new((Tally::new(), 0));
-        Run { data, state, step, lock, interval_ns, done: AtomicU64::new(0), merged }
+        let (stop, stopped_by) = (Arc::new(AtomicBool::new(false)), Mutex::new(None));
+        Run { data, state, step, lock, interval_ns, done: AtomicU64::new(0), merged, stop, stopped_by }
     }
 
     /// The step's counters once every thread ended (and was merged).
@@ -212,7 +216,12 @@ impl Thread {
     pub fn new(run: Arc<Run>, thread: u32, threads: u32, max_units: u32) -> Thread {
         let mut tally = Tally::new();
         let stream = match OpStream::new(run.data.dataset(), &run.step, thread, threads) {
-            Ok(s) => Some(s),
+            Ok(mut s) => {
+                if super::until::has_rule(&run.step) {
+                    s.stop_on(run.stop.clone());
+                }
+                Some(s)
+            }
             Err(e) => {
                 tally.error(EngineError::Store(format!("{e:#}")));
                 None

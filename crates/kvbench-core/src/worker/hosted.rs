@@ -208,6 +208,7 @@ impl Hosted {
         }
         let mut res = counters(&run.step, tally, r.wall_ns, self.job.interval_ms);
         res.start_unix_ns = r.start_unix_ns;
+        res.stopped_by = run.stopped_by.lock().unwrap_or_else(|p| p.into_inner()).take();
         res
     }
 }
@@ -255,11 +256,19 @@ impl Progress {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let every = Duration::from_millis(every_ms.max(1));
+        let until = super::until::Until::new(&run.step, run.interval_ns / 1_000_000);
+        let mut stopper = until.map(|u| super::until::Stopper::new(u, run.stop.clone()));
         let handle = std::thread::spawn(move || {
             let mut waited = Duration::ZERO;
             while !flag.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(5));
                 waited += Duration::from_millis(5);
+                if let Some(s) = stopper.as_mut().filter(|s| s.reason.is_none()) {
+                    s.poll(run.done.load(Ordering::Relaxed));
+                    if let Some(why) = &s.reason {
+                        *run.stopped_by.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
+                    }
+                }
                 if waited >= every {
                     waited = Duration::ZERO;
                     let done = run.done.load(Ordering::Relaxed);

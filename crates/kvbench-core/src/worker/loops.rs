@@ -2,7 +2,8 @@
 //! engine call sits between the two clock reads; keys and values are derived before it and
 //! reads are verified after it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use super::clock::{delta, stamp};
 use super::data::{prefetch, Data};
@@ -26,6 +27,9 @@ pub struct Ctx<'a> {
     pub done: &'a AtomicU64,
     /// For open-per-operation: opens the engine once more.
     pub reopen: Option<&'a (dyn Fn() -> crate::engine::Result<Box<dyn Engine>> + Sync)>,
+    /// The step ends early once this is set (a stop rule, or the readers of a background
+    /// writer ended).
+    pub stop: Option<&'a Arc<AtomicBool>>,
 }
 
 /// Buffers a thread reuses from one unit to the next.
@@ -36,6 +40,8 @@ struct Bufs {
     found: Vec<u8>,
     multi: Vec<Option<Vec<u8>>>,
     states: Vec<(u64, u32, bool)>,
+    /// A multi-get's record states before its call (beside a writer).
+    before: Vec<u32>,
 }
 
 impl Bufs {
@@ -69,6 +75,9 @@ pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
             return t;
         }
     };
+    if let Some(flag) = ctx.stop {
+        stream.stop_on(flag.clone());
+    }
     let mut reader = match open_reader(ctx) {
         Ok(r) => r,
         Err(e) => {
@@ -513,12 +522,35 @@ fn multi_get_unit(
         ctx.data.key(o.record, &mut b.keys[i]);
     }
     let keys: Vec<&[u8]> = b.keys[..ops.len()].iter().map(|k| &k[..]).collect();
+    // Beside a writer, a record may change during the call: its value is judged between the
+    // states before and after, and the reader must see the writes before the call.
+    b.before.clear();
+    if ctx.lock {
+        b.before.extend(ops.iter().map(|o| read_state(ctx, ctx.data.canon(o.record))));
+        rd.refresh()?;
+    }
     let t0 = stamp();
     let r = rd.multi_get(&keys, &mut b.multi);
     sample(ctx, t, OpKind::MultiGet, t0, due, ops.len() as u64);
     r?;
-    check_values(ctx, t, ops, &b.multi);
+    if ctx.lock {
+        check_between(ctx, t, ops, &b.multi, &b.before);
+    } else {
+        check_values(ctx, t, ops, &b.multi);
+    }
     Ok(())
+}
+
+/// Verify a multi-get's values against the states before the call (`before`) and now.
+fn check_between(ctx: &Ctx<'_>, t: &mut Tally, ops: &[Op], values: &[Option<Vec<u8>>], before: &[u32]) {
+    if values.len() != ops.len() {
+        t.mismatches += ops.len() as u64;
+        return;
+    }
+    for ((o, v), &s1) in ops.iter().zip(values).zip(before) {
+        let c = ctx.data.canon(o.record);
+        check(ctx, t, c, State::expect(s1, read_state(ctx, c)), v.as_deref());
+    }
 }
 
 /// Verify the values several keys returned (a multi-get, a pipeline), in the order of `ops`.

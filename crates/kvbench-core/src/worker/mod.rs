@@ -8,8 +8,11 @@ pub mod hosted;
 mod loops;
 pub mod state;
 pub mod tally;
+pub mod until;
+mod writer;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::engine::{Engine, EngineDescriptor, EngineError, OpenArgs, OpenMode, Options};
@@ -205,6 +208,7 @@ impl Worker<'_> {
         let args = self.args(st.mode);
         let desc = self.desc;
         let reopen = move || (desc.open)(&args);
+        let stop = Arc::new(AtomicBool::new(false));
         let ctx = Ctx {
             engine: self.engine.as_deref(),
             data: &self.data,
@@ -215,11 +219,13 @@ impl Worker<'_> {
             interval_ns: self.job.interval_ms.max(1) * 1_000_000,
             done: &done,
             reopen: if st.open_per_op { Some(&reopen) } else { None },
+            stop: until::has_rule(st).then_some(&stop),
         };
         let t0 = Instant::now();
         let start_unix_ns = unix_ns();
-        let mut tally = run_threads(&ctx, threads, self.job.progress_ms, st, emit);
-        let mut wall_ns = t0.elapsed().as_nanos() as u64;
+        let ran = run_threads(&ctx, threads, self.job.progress_ms, self.job.interval_ms, emit);
+        let mut tally = ran.tally;
+        let mut wall_ns = ran.end.duration_since(t0).as_nanos() as u64;
         if st.finish && tally.errors == 0 {
             let t = Instant::now();
             let r = self.engine.as_deref_mut().map(|e| e.finish_load()).unwrap_or(Ok(()));
@@ -235,6 +241,7 @@ impl Worker<'_> {
         }
         let mut r = counters(st, tally, wall_ns, self.job.interval_ms);
         r.start_unix_ns = start_unix_ns;
+        r.stopped_by = ran.stopped_by;
         r
     }
 }
@@ -242,12 +249,14 @@ impl Worker<'_> {
 /// Whether record states must become explicit before the step: only once something writes
 /// after the load (until then they follow from the dataset).
 pub(crate) fn keeps_states(st: &OpsStep, loaded: bool) -> bool {
-    loaded && st.kind != OpKind::Load && (st.kind.writes() || st.kind == OpKind::Mixed)
+    loaded && st.kind != OpKind::Load && (st.kind.writes() || st.kind == OpKind::Mixed || st.writer.is_some())
 }
 
-/// Whether the step's records are locked while written: several threads write.
+/// Whether the step's records are locked while written: several threads write (a background
+/// writer is one more).
 pub(crate) fn locks_records(st: &OpsStep) -> bool {
-    st.threads > 1 && (st.kind.writes() || st.kind == OpKind::Mixed) && st.kind != OpKind::Load
+    let threads = st.threads + u32::from(st.writer.is_some());
+    threads > 1 && (st.kind.writes() || st.kind == OpKind::Mixed || st.writer.is_some()) && st.kind != OpKind::Load
 }
 
 /// Whether each thread of the step needs a reader.
@@ -260,7 +269,16 @@ fn unix_ns() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
 }
 
-fn run_threads(ctx: &Ctx<'_>, threads: u32, progress_ms: u64, st: &OpsStep, emit: &mut dyn FnMut(Event)) -> Tally {
+/// What the threads of an ops step did: their counters, when the last reader ended, and why
+/// the step stopped before its count (if it did).
+struct Ran {
+    tally: Tally,
+    end: Instant,
+    stopped_by: Option<String>,
+}
+
+fn run_threads(ctx: &Ctx<'_>, threads: u32, progress_ms: u64, interval_ms: u64, emit: &mut dyn FnMut(Event)) -> Ran {
+    let st = ctx.step;
     std::thread::scope(|s| {
         // Each thread says when it is done, so the step's wall time ends with its last thread,
         // not at the next poll; a thread that panics says so by dropping its sender.
@@ -276,17 +294,31 @@ fn run_threads(ctx: &Ctx<'_>, threads: u32, progress_ms: u64, st: &OpsStep, emit
             })
             .collect();
         drop(tx);
+        let writer = writer::Writer::start(s, ctx);
+        let mut stopper =
+            ctx.stop.zip(until::Until::new(st, interval_ms)).map(|(f, u)| until::Stopper::new(u, f.clone()));
+        // A stop rule is looked at every POLL_MS; progress is still reported every progress_ms.
         let every = Duration::from_millis(progress_ms.max(1));
+        let poll = if stopper.is_some() { every.min(Duration::from_millis(until::POLL_MS)) } else { every };
+        let mut last_progress = Instant::now();
         let mut running = threads;
         while running > 0 {
-            match rx.recv_timeout(every) {
+            match rx.recv_timeout(poll) {
                 Ok(()) => running -= 1,
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    emit(Event::Progress { index: st.index, done: ctx.done.load(Ordering::Relaxed), total: st.count })
+                    let done = ctx.done.load(Ordering::Relaxed);
+                    if let Some(s) = stopper.as_mut() {
+                        s.poll(done);
+                    }
+                    if last_progress.elapsed() >= every {
+                        last_progress = Instant::now();
+                        emit(Event::Progress { index: st.index, done, total: st.count })
+                    }
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
+        let end = Instant::now();
         let mut all = Tally::new();
         let mut busy_max = 0;
         for h in handles {
@@ -301,7 +333,10 @@ fn run_threads(ctx: &Ctx<'_>, threads: u32, progress_ms: u64, st: &OpsStep, emit
             }
         }
         all.busy_max = busy_max;
-        all
+        if let Some(w) = writer {
+            w.finish(&mut all);
+        }
+        Ran { tally: all, end, stopped_by: stopper.and_then(|s| s.reason) }
     })
 }
 

@@ -44,6 +44,9 @@ fn step(index: usize, name: &str, kind: OpKind, count: u64, dist: Dist) -> OpsSt
         finish: false,
         verify: true,
         stop: false,
+        duration_ms: None,
+        steady: None,
+        writer: None,
     }
 }
 

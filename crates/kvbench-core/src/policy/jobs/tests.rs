@@ -10,6 +10,10 @@ fn caps(persistent: bool, read_only: bool) -> Capabilities {
 }
 
 fn plan(toml: &str, caps: Capabilities) -> JobPlan {
+    plan_on(toml, caps, "rust")
+}
+
+fn plan_on(toml: &str, caps: Capabilities, runtime: &str) -> JobPlan {
     let s: Scenario = toml::from_str(toml).unwrap();
     s.check().unwrap();
     let tmp = tempfile::tempdir().unwrap();
@@ -19,7 +23,7 @@ fn plan(toml: &str, caps: Capabilities) -> JobPlan {
         variant: &v,
         options: &v.options,
         caps,
-        runtime: "rust",
+        runtime,
         dir: Path::new("/nonexistent"),
         url: None,
         token: None,
@@ -37,6 +41,7 @@ fn kinds_before(p: &JobPlan, phase: &str) -> Vec<&'static str> {
             Step::Close { .. } => "close",
             Step::Evict { .. } => "evict",
             Step::Prepare { .. } => "prepare",
+            Step::Settle { .. } => "settle",
             Step::Ops(_) => "ops",
         })
         .collect()
@@ -201,4 +206,53 @@ mod pipelining {
         let e = build_with(&scenario(""), serde_json::json!({"connections": -1})).err().unwrap();
         assert!(e.contains("option `connections` = -1: expected an integer from 0 to 4096"), "{e}");
     }
+}
+
+const STOP_RULES: &str = r#"
+engines = ["memory"]
+[dataset]
+records = 100
+[[phase]]
+kind = "load"
+[[phase]]
+kind = "get"
+duration = "90s"
+warmup = 10
+writer = { rate = 500 }
+[[phase]]
+kind = "update"
+name = "capped"
+count = 7
+until = "steady"
+[[phase]]
+kind = "get"
+name = "plain"
+"#;
+
+#[test]
+fn stop_rules_make_the_count_a_cap_and_steady_has_a_default_cap() {
+    let p = plan(STOP_RULES, caps(false, false));
+    let get = ops(&p, "get");
+    assert_eq!((get.duration_ms, get.steady, get.count), (Some(90_000), None, crate::spec::limits::OPS));
+    let capped = ops(&p, "capped");
+    let steady = crate::job::Steady { window: crate::scenario::STEADY_WINDOW, within: crate::scenario::STEADY_WITHIN };
+    assert_eq!((capped.duration_ms, capped.steady, capped.count), (Some(600_000), Some(steady), 7));
+    let plain = ops(&p, "plain");
+    assert_eq!((plain.duration_ms, plain.steady, plain.count), (None, None, 100));
+    // The untimed warm-up runs its own count, not the phase's duration.
+    let warm = p.phases.iter().find(|x| x.name == "get").unwrap().before.last().copied().unwrap();
+    let Step::Ops(w) = &p.job.steps[warm] else { panic!("warm-up") };
+    assert_eq!((w.count, w.duration_ms, w.writer.is_none()), (10, None, true));
+}
+
+#[test]
+fn the_writer_runs_on_rust_rows_and_is_said_not_applied_elsewhere() {
+    let rust = plan(STOP_RULES, caps(false, false));
+    let w = ops(&rust, "get").writer.clone().unwrap();
+    assert_eq!((w.rate, w.dist.clone()), (500.0, Dist::Uniform { n: 100 }));
+    assert_ne!(w.rec_seed, ops(&rust, "get").rec_seed);
+    let go = plan_on(STOP_RULES, caps(false, false), "go");
+    assert!(ops(&go, "get").writer.is_none());
+    let notes = &go.phases.iter().find(|x| x.name == "get").unwrap().notes;
+    assert!(notes.iter().any(|n| n.contains("not applied")), "{notes:?}");
 }
