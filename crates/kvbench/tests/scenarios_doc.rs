@@ -9,9 +9,11 @@ use kvbench_core::scenario::Scenario;
 /// A scenario that fills every table, so each type's fields appear when serialised.
 const FULL: &str = r#"
 engines = ["memory"]
+memory = "64MiB"
 [[engine]]
 name = "memory"
 label = "m2"
+memory = "32MiB"
 [[phase]]
 kind = "load"
 [[phase]]
