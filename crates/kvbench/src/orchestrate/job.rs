@@ -206,7 +206,9 @@ fn run_worker(
         Event::Hello { .. } => hello(row, ev),
         Event::Progress { index, done, total } => {
             bar.set_message(names.get(index).cloned().unwrap_or_default());
-            bar.set_length(*total);
+            // A phase run for a duration has no count but the cap: the bar follows what is done.
+            let open_ended = *total >= kvbench_core::spec::limits::OPS;
+            bar.set_length(if open_ended { *done } else { *total });
             bar.set_position(*done);
         }
         Event::Step(res) => {
