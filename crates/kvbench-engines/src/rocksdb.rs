@@ -53,6 +53,24 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             default: "",
             doc: "memtable size in bytes (default: the library's, 64 MiB)",
         },
+        OptionSpec {
+            name: "direct_reads",
+            kind: OptionKind::Bool,
+            default: "false",
+            doc: "use_direct_reads: read SST files with O_DIRECT, past the page cache",
+        },
+        OptionSpec {
+            name: "direct_io_for_flush_and_compaction",
+            kind: OptionKind::Bool,
+            default: "false",
+            doc: "use_direct_io_for_flush_and_compaction: flushes and compactions read and write with O_DIRECT",
+        },
+        OptionSpec {
+            name: "statistics",
+            kind: OptionKind::Bool,
+            default: "true",
+            doc: "Options.statistics: keep RocksDB's tickers (compaction, flush, WAL and user bytes written) for the row's internals",
+        },
     ],
     version,
     available: || Ok(()),
@@ -76,6 +94,8 @@ fn err(e: rocksdb::Error) -> EngineError {
 
 pub struct Rocks {
     db: DB,
+    /// The options the database was opened with: they hold its statistics object.
+    opts: rocksdb::Options,
     mode: OpenMode,
     write_opts: WriteOptions,
     sync: SyncMode,
@@ -128,6 +148,13 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         n => return Err(EngineError::Option(format!("rocksdb bloom_bits must be >= 0, got {n}"))),
     }
     opts.set_block_based_table_factory(&table);
+    direct_io(&mut opts, o, &mut settings);
+    if o.bool("statistics") {
+        opts.enable_statistics();
+        settings.insert("statistics".into(), "on (tickers; the library's default stats level)".into());
+    } else {
+        settings.insert("statistics".into(), "off (no cumulative bytes in internals)".into());
+    }
     match o.int("write_buffer") {
         Some(n) if n > 0 => {
             opts.set_write_buffer_size(n as usize);
@@ -180,8 +207,60 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     settings.insert("write_batch".into(), "one WriteBatch per batch".into());
     settings.insert("multi_get".into(), "DB::batched_multi_get_cf (RocksDB batched MultiGet)".into());
     settings.insert("binding".into(), "rust-rocksdb 0.20.1".into());
-    Ok(Box::new(Rocks { db, mode: args.mode, write_opts, sync, settings, wrote: Default::default() }))
+    Ok(Box::new(Rocks { db, opts, mode: args.mode, write_opts, sync, settings, wrote: Default::default() }))
 }
+
+/// O_DIRECT for user reads and for flush/compaction I/O, each as the row states it.
+fn direct_io(opts: &mut rocksdb::Options, o: &Options, settings: &mut BTreeMap<String, String>) {
+    let on_off = |b: bool| if b { "on (O_DIRECT)" } else { "off (buffered)" }.to_string();
+    let reads = o.bool("direct_reads");
+    let background = o.bool("direct_io_for_flush_and_compaction");
+    opts.set_use_direct_reads(reads);
+    opts.set_use_direct_io_for_flush_and_compaction(background);
+    settings.insert("direct_reads".into(), on_off(reads));
+    settings.insert("direct_io_for_flush_and_compaction".into(), on_off(background));
+}
+
+/// Integer properties, read once per sample: (RocksDB's property, the name kvbench emits).
+const INT_PROPERTIES: &[(&str, &str)] = &[
+    ("rocksdb.estimate-pending-compaction-bytes", "rocksdb.compaction.pending_bytes"),
+    ("rocksdb.num-running-compactions", "rocksdb.compaction.running"),
+    ("rocksdb.num-running-flushes", "rocksdb.flush.running"),
+    ("rocksdb.is-write-stopped", "rocksdb.write.stopped"),
+    ("rocksdb.actual-delayed-write-rate", "rocksdb.write.delayed_rate"),
+    ("rocksdb.cur-size-all-mem-tables", "rocksdb.memtable.bytes"),
+    ("rocksdb.live-sst-files-size", "rocksdb.sst.live_bytes"),
+    ("rocksdb.total-sst-files-size", "rocksdb.sst.total_bytes"),
+    ("rocksdb.background-errors", "rocksdb.background_errors"),
+];
+
+/// Cumulative tickers of Options.statistics (since open): (ticker, the name kvbench emits).
+const TICKERS: &[(&str, &str)] = &[
+    ("rocksdb.compact.write.bytes", "rocksdb.compaction.bytes_written"),
+    ("rocksdb.compact.read.bytes", "rocksdb.compaction.bytes_read"),
+    ("rocksdb.flush.write.bytes", "rocksdb.flush.bytes_written"),
+    ("rocksdb.wal.bytes", "rocksdb.wal.bytes_written"),
+    ("rocksdb.wal.synced", "rocksdb.wal.syncs"),
+    ("rocksdb.bytes.written", "rocksdb.user.bytes_written"),
+    ("rocksdb.stall.micros", "rocksdb.write.stall_micros"),
+];
+
+/// The tickers of a statistics dump (`NAME COUNT : N` lines; histograms have no COUNT field).
+fn parse_tickers(dump: &str) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    for line in dump.lines() {
+        let Some((name, count)) = line.split_once(" COUNT : ") else { continue };
+        if let Some((_, emit)) = TICKERS.iter().find(|(t, _)| *t == name.trim()) {
+            if let Ok(n) = count.trim().parse::<f64>() {
+                out.insert(emit.to_string(), n);
+            }
+        }
+    }
+    out
+}
+
+/// How long `settle` waits for background compactions after its manual one.
+const SETTLE_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 impl Engine for Rocks {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
@@ -217,6 +296,60 @@ impl Engine for Rocks {
 
     fn settings(&self) -> BTreeMap<String, String> {
         self.settings.clone()
+    }
+
+    fn internals(&self) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        for (property, emit) in INT_PROPERTIES {
+            if let Ok(Some(n)) = self.db.property_int_value(*property) {
+                out.insert(emit.to_string(), n as f64);
+            }
+        }
+        // A string property (RocksDB has no integer form of it).
+        if let Ok(Some(n)) = self.db.property_value("rocksdb.num-files-at-level0") {
+            if let Ok(n) = n.trim().parse::<f64>() {
+                out.insert("rocksdb.l0.files".into(), n);
+            }
+        }
+        if let Some(dump) = self.opts.get_statistics() {
+            out.extend(parse_tickers(&dump));
+        }
+        out
+    }
+
+    fn settle(&mut self) -> Result<String> {
+        if self.mode != OpenMode::ReadWrite {
+            return Err(EngineError::Unsupported(format!("rocksdb opened {:?}: nothing to settle", self.mode)));
+        }
+        let start = std::time::Instant::now();
+        self.db.flush().map_err(err)?;
+        self.db.flush_wal(true).map_err(err)?;
+        // A manual compaction of the whole key range; it returns when that compaction is done.
+        self.db.compact_range::<&[u8], &[u8]>(None, None);
+        let compacted = start.elapsed();
+        let pending = || self.db.property_int_value("rocksdb.estimate-pending-compaction-bytes").ok().flatten();
+        let running = || self.db.property_int_value("rocksdb.num-running-compactions").ok().flatten();
+        while (pending() != Some(0) || running() != Some(0)) && start.elapsed() < SETTLE_WAIT {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let level0 = self.db.property_value("rocksdb.num-files-at-level0").ok().flatten().unwrap_or_default();
+        let live = self.db.property_int_value("rocksdb.live-sst-files-size").ok().flatten().unwrap_or(0);
+        let waited = start.elapsed() - compacted;
+        let state = match (pending(), running()) {
+            (Some(0), Some(0)) => "no compaction pending".to_string(),
+            (p, r) => format!(
+                "gave up waiting after {} s: {} bytes of compaction pending, {} running",
+                SETTLE_WAIT.as_secs(),
+                p.unwrap_or(0),
+                r.unwrap_or(0)
+            ),
+        };
+        Ok(format!(
+            "flushed the memtables and the WAL, compacted the whole key range in {:.1} s, waited {:.1} s more: {state}; {} L0 files, {live} bytes of live SST files",
+            compacted.as_secs_f64(),
+            waited.as_secs_f64(),
+            level0.trim()
+        ))
     }
 }
 
