@@ -66,6 +66,18 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "use_direct_io_for_flush_and_compaction: flushes and compactions read and write with O_DIRECT",
         },
         OptionSpec {
+            name: "wal",
+            kind: OptionKind::Bool,
+            default: "true",
+            doc: "write the WAL (false: WriteOptions.disableWAL, db_bench's --disable_wal; writes since the last flush are lost in a crash)",
+        },
+        OptionSpec {
+            name: "pipelined_write",
+            kind: OptionKind::Bool,
+            default: "false",
+            doc: "enable_pipelined_write: the WAL and memtable writes of successive write groups overlap (db_bench's default is true)",
+        },
+        OptionSpec {
             name: "statistics",
             kind: OptionKind::Bool,
             default: "true",
@@ -149,6 +161,8 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     }
     opts.set_block_based_table_factory(&table);
     direct_io(&mut opts, o, &mut settings);
+    opts.set_enable_pipelined_write(o.bool("pipelined_write"));
+    settings.insert("pipelined_write".into(), o.bool("pipelined_write").to_string());
     if o.bool("statistics") {
         opts.enable_statistics();
         settings.insert("statistics".into(), "on (tickers; the library's default stats level)".into());
@@ -196,6 +210,13 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let mut write_opts = WriteOptions::default();
     let sync = args.sync;
     write_opts.set_sync(sync != SyncMode::None);
+    if !o.bool("wal") && sync != SyncMode::None {
+        return Err(EngineError::Option(format!(
+            "rocksdb wal = false needs sync = \"none\" (got {sync:?}): RocksDB makes a write durable by syncing its WAL"
+        )));
+    }
+    write_opts.disable_wal(!o.bool("wal"));
+    settings.insert("wal".into(), if o.bool("wal") { "on" } else { "off (WriteOptions.disableWAL)" }.into());
     settings.insert(
         "sync".into(),
         match sync {
