@@ -8,7 +8,10 @@
 # readrandom the load that precedes them is included, in both tools alike).
 #
 # Matched on both sides: records, key size (16 bytes: db_bench's binary key padded, kvbench's
-# 16-digit decimal key), value size, block cache (db_bench --cache_size, kvbench block_cache),
+# 16-digit decimal key), value size and content (kvbench's printable values are random
+# characters of a 93-letter alphabet; db_bench's --compression_ratio=1 makes its values random
+# characters of a 95-letter alphabet, so both compress alike under every codec; db_bench's own
+# default, 0.5, repeats each half-value twice and halves the bytes RocksDB flushes), block cache (db_bench --cache_size, kvbench block_cache),
 # compression, WAL on/off, sync, read threads, write batch, bloom filter (none: db_bench's
 # filter_policy=nullptr), pipelined write, direct I/O, statistics (on in both by default: the
 # kvbench row keeps RocksDB's tickers for its internals; db_bench --statistics=1). Everything
@@ -26,8 +29,8 @@
 # readwhilewriting needs kvbench's background writer (issue 25 item 6), not in this build yet.
 #
 # Usage: bench/db_bench.sh    (ROUNDS=3 RECORDS=1000000 VALUE_SIZE=100 CACHE=8388608
-#   COMPRESSION=snappy WAL=1 SYNC=0 THREADS=1 PIPELINED=0 DIRECT=0 STATISTICS=1
-#   BENCHES="fillseq fillrandom fillrandom/1000 filluniquerandom filluniquerandom/1000 overwrite readrandom"
+#   COMPRESSION=snappy COMPRESSION_RATIO=1 (db_bench's values) WAL=1 SYNC=0 THREADS=1 PIPELINED=0 DIRECT=0 STATISTICS=1
+#   BENCHES="fillseq fillrandom fillrandom/1000 overwrite readrandom"
 #   DATA=/var/tmp (a directory on a real disk) OPTIONS=0 KVBENCH=target/release/kvbench)
 #   ROUNDS=7 for tighter medians. Needs target/release/kvbench, /usr/bin/db_bench, /usr/bin/time,
 #   python3.
@@ -38,13 +41,14 @@ RECORDS=${RECORDS:-1000000}
 VALUE_SIZE=${VALUE_SIZE:-100}
 CACHE=${CACHE:-8388608}
 COMPRESSION=${COMPRESSION:-snappy}
+COMPRESSION_RATIO=${COMPRESSION_RATIO:-1}
 WAL=${WAL:-1}
 SYNC=${SYNC:-0}
 THREADS=${THREADS:-1}
 PIPELINED=${PIPELINED:-0}
 DIRECT=${DIRECT:-0}
 STATISTICS=${STATISTICS:-1}
-BENCHES=${BENCHES:-fillseq fillrandom fillrandom/1000 filluniquerandom filluniquerandom/1000 overwrite readrandom}
+BENCHES=${BENCHES:-fillseq fillrandom fillrandom/1000 overwrite readrandom}
 DATA=${DATA:-/var/tmp}
 OPTIONS=${OPTIONS:-0}
 KVBENCH=${KVBENCH:-$PWD/target/release/kvbench}
@@ -64,7 +68,7 @@ db_bench_args() {
     local benchmarks=$1 batch=$2
     echo --db="$WORK/db_bench" --benchmarks="$benchmarks" --num="$RECORDS" --reads="$RECORDS" \
         --key_size=16 --value_size="$VALUE_SIZE" --cache_size="$CACHE" \
-        --compression_type="$COMPRESSION" --disable_wal="$(tf $((1 - WAL)))" --sync="$(tf "$SYNC")" \
+        --compression_type="$COMPRESSION" --compression_ratio="$COMPRESSION_RATIO" --disable_wal="$(tf $((1 - WAL)))" --sync="$(tf "$SYNC")" \
         --batch_size="$batch" --bloom_bits=0 --enable_pipelined_write="$(tf "$PIPELINED")" \
         --use_direct_reads="$(tf "$DIRECT")" --use_direct_io_for_flush_and_compaction="$(tf "$DIRECT")" \
         --statistics="$(tf "$STATISTICS")" --seed=42
@@ -113,12 +117,12 @@ $(printf '[[phase]]\nkind = "get"\ndistribution = "uniform"\ncount = %s\nthreads
     DB_LINE=${DB_BENCHMARKS##*,}
 }
 
-# Run db_bench once; prints "ops/s dev_read_bytes dev_written_bytes". With more than one read
-# thread, readrandom runs as two processes (the fill, then the reads with --use_existing_db
+# Run db_bench once; prints "ops/s dev_read_bytes dev_written_bytes cpu_seconds". With more
+# than one read thread, readrandom runs as two processes (the fill, then the reads with --use_existing_db
 # and --threads), since db_bench's --threads applies to every benchmark of a process.
 run_db_bench() {
     rm -rf "$WORK/db_bench"
-    local ri=0 wo=0 i o
+    local ri=0 wo=0 cpu=0 i o u s
     local -a runs=("$DB_BENCHMARKS 1")
     if [[ $PHASE == get && $THREADS != 1 ]]; then
         runs=("${DB_BENCHMARKS%,*} 1" "$DB_LINE $THREADS")
@@ -127,32 +131,33 @@ run_db_bench() {
     for run in "${runs[@]}"; do
         read -r benchmarks threads <<<"$run"
         # shellcheck disable=SC2046
-        /usr/bin/time -f '%I %O' -o "$WORK/time" "$DB_BENCH" $(db_bench_args "$benchmarks" "$BATCH") \
+        /usr/bin/time -f '%I %O %U %S' -o "$WORK/time" "$DB_BENCH" $(db_bench_args "$benchmarks" "$BATCH") \
             --threads="$threads" --use_existing_db="$(tf $((threads > 1)))" >>"$WORK/db_bench.out" 2>&1 ||
             { cat "$WORK/db_bench.out" >&2; exit 1; }
-        read -r i o <"$WORK/time"
+        read -r i o u s <"$WORK/time"
         ri=$((ri + i * 512)) wo=$((wo + o * 512))
+        cpu=$(python3 -c "print($cpu + $u + $s)")
     done
     local ops
     ops=$(awk -v b="$DB_LINE" '$1 == b && $2 == ":" { for (i = 1; i <= NF; i++) if ($i == "ops/sec") print $(i - 1) }' \
         "$WORK/db_bench.out")
-    echo "$ops $ri $wo"
+    echo "$ops $ri $wo $cpu"
 }
 
-# Run kvbench once; prints "ops/s dev_read_bytes dev_written_bytes harness_share".
+# Run kvbench once; prints "ops/s dev_read_bytes dev_written_bytes cpu_seconds harness_share".
 run_kvbench() {
     rm -rf "$WORK/kv" "$WORK/out"
     kvbench_scenario "$WORK/scenario.toml" "$PHASES"
-    /usr/bin/time -f '%I %O' -o "$WORK/time" "$KVBENCH" run "$WORK/scenario.toml" --data-dir "$WORK/kv" \
+    /usr/bin/time -f '%I %O %U %S' -o "$WORK/time" "$KVBENCH" run "$WORK/scenario.toml" --data-dir "$WORK/kv" \
         --plan-dir "$WORK/plans" --out "$WORK/out" --no-progress --format json >"$WORK/kv.out" 2>&1 ||
         { cat "$WORK/kv.out" >&2; exit 1; }
-    read -r ri wo <"$WORK/time"
-    python3 - "$WORK/out" "$PHASE" "$((ri * 512))" "$((wo * 512))" <<'EOF'
+    read -r ri wo u s <"$WORK/time"
+    python3 - "$WORK/out" "$PHASE" "$((ri * 512))" "$((wo * 512))" "$u" "$s" <<'EOF'
 import glob, json, sys
-out, phase, ri, wo = sys.argv[1:]
+out, phase, ri, wo, u, s = sys.argv[1:]
 run = json.load(open(glob.glob(out + "/*.json")[0]))
 p = [p for p in run["engines"][0]["phases"] if p["name"] == phase][0]
-print(p["ops_per_sec"], ri, wo, p["harness_share"])
+print(p["ops_per_sec"], ri, wo, float(u) + float(s), p["harness_share"])
 EOF
 }
 
@@ -179,10 +184,11 @@ options_diff() {
 [[ $OPTIONS == 1 ]] && options_diff
 
 echo "== db_bench $("$DB_BENCH" --version 2>&1 | head -1 | awk '{print $3}') beside kvbench's rocksdb row:" \
-    "$RECORDS records, key 16 B, value $VALUE_SIZE B, cache $CACHE, $COMPRESSION, WAL $WAL, sync $SYNC," \
+    "$RECORDS records, key 16 B, value $VALUE_SIZE B, cache $CACHE, $COMPRESSION (db_bench" \
+    "compression_ratio $COMPRESSION_RATIO), WAL $WAL, sync $SYNC," \
     "read threads $THREADS, pipelined $PIPELINED, direct $DIRECT, statistics $STATISTICS; $ROUNDS rounds, alternated"
-printf '%-24s %12s %12s %7s %10s %10s %10s %10s %8s\n' benchmark db_bench kvbench ratio \
-    db_w/op kv_w/op db_r/op kv_r/op harness
+printf '%-22s %9s %9s %6s %8s %8s %8s %8s %8s %8s %7s\n' benchmark db_bench kvbench ratio \
+    db_w/op kv_w/op db_r/op kv_r/op db_cpu kv_cpu harness
 for bench in $BENCHES; do
     define "$bench"
     : >"$WORK/db.txt"
@@ -206,8 +212,9 @@ rows = lambda f: [list(map(float, l.split())) for l in open(f) if l.strip()]
 d, k = rows(db), rows(kv)
 med = lambda rs, i: st.median(r[i] for r in rs)
 ratios = sorted(b[0] / a[0] for a, b in zip(d, k))
-print(f"{bench:<24} {med(d, 0):12.0f} {med(k, 0):12.0f} {st.median(ratios):7.3f} "
-      f"{med(d, 2) / ops:10.1f} {med(k, 2) / ops:10.1f} {med(d, 1) / ops:10.1f} {med(k, 1) / ops:10.1f} "
-      f"{med(k, 3):8.3f}   ratios {' '.join(f'{x:.3f}' for x in ratios)}")
+print(f"{bench:<22} {med(d, 0):9.0f} {med(k, 0):9.0f} {st.median(ratios):6.3f} "
+      f"{med(d, 2) / ops:8.1f} {med(k, 2) / ops:8.1f} {med(d, 1) / ops:8.1f} {med(k, 1) / ops:8.1f} "
+      f"{med(d, 3) * 1e6 / ops:8.2f} {med(k, 3) * 1e6 / ops:8.2f} {med(k, 4):7.3f}  "
+      f"ratios {' '.join(f'{x:.3f}' for x in ratios)}")
 EOF
 done
