@@ -100,6 +100,25 @@ fn version() -> String {
     }
 }
 
+thread_local! {
+    /// This thread has turned RocksDB's perf context off (see [`perf_context_off`]).
+    static PERF_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// RocksDB counts perf-context events (every memtable key comparison, every block read) on each
+/// thread unless that thread sets its perf level lower; the library's default counts. kvbench
+/// never reads them, and db_bench turns them off (`--perf_level=1`): counting cost 7 % of a
+/// fillrandom's CPU here (docs/methodology.md, "db_bench beside kvbench"). The level is per
+/// thread, so each thread that calls RocksDB sets it once.
+fn perf_context_off() {
+    PERF_OFF.with(|off| {
+        if !off.get() {
+            rocksdb::perf::set_perf_stats(rocksdb::perf::PerfStatsLevel::Disable);
+            off.set(true);
+        }
+    });
+}
+
 fn err(e: rocksdb::Error) -> EngineError {
     EngineError::Store(format!("rocksdb: {e}"))
 }
@@ -228,6 +247,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     settings.insert("write_batch".into(), "one WriteBatch per batch".into());
     settings.insert("multi_get".into(), "DB::batched_multi_get_cf (RocksDB batched MultiGet)".into());
     settings.insert("binding".into(), "rust-rocksdb 0.20.1".into());
+    settings.insert("perf_context".into(), "off (PerfLevel::kDisable on each calling thread, as db_bench)".into());
     Ok(Box::new(Rocks { db, opts, mode: args.mode, write_opts, sync, settings, wrote: Default::default() }))
 }
 
@@ -289,6 +309,7 @@ impl Engine for Rocks {
             return Err(EngineError::store(format!("rocksdb: opened {:?}, cannot write", self.mode)));
         }
         self.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
+        perf_context_off();
         let mut wb = WriteBatch::default();
         for w in batch {
             match w.value {
@@ -381,6 +402,7 @@ struct RocksReader<'a> {
 
 impl Reader for RocksReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        perf_context_off();
         out.clear();
         match self.db.get_pinned(key).map_err(err)? {
             Some(v) => {
@@ -394,6 +416,7 @@ impl Reader for RocksReader<'_> {
     /// RocksDB's batched MultiGet (one call for all keys, sorted and grouped by file inside
     /// RocksDB), not its per-key vector MultiGet.
     fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        perf_context_off();
         out.clear();
         let cf = self.db.cf_handle(DEFAULT_COLUMN_FAMILY_NAME).ok_or_else(|| EngineError::store("rocksdb: no default column family handle"))?;
         for r in self.db.batched_multi_get_cf(cf, keys, false) {
@@ -411,6 +434,7 @@ impl Reader for RocksReader<'_> {
         if limit == 0 {
             return Ok(0);
         }
+        perf_context_off();
         let mut it = self.db.raw_iterator();
         match start {
             Some(s) => it.seek(s),
@@ -427,5 +451,40 @@ impl Reader for RocksReader<'_> {
         }
         it.status().map_err(err)?;
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rocksdb::perf::{PerfContext, PerfMetric};
+
+    /// Guards the perf-context fix: RocksDB's default perf level counts every key comparison
+    /// on the writing thread, a cost db_bench does not pay.
+    #[test]
+    fn writes_and_reads_leave_rocksdb_perf_context_off() {
+        let tmp = tempfile::tempdir().unwrap();
+        let options = Options::parse("rocksdb", DESCRIPTOR.options, &BTreeMap::new()).unwrap();
+        let args = OpenArgs {
+            dir: tmp.path(),
+            options: &options,
+            sync: SyncMode::None,
+            mode: OpenMode::ReadWrite,
+            expected_records: 1000,
+            expected_bytes: 100_000,
+            url: None,
+            token: None,
+        };
+        let e = open(&args).unwrap();
+        let keys: Vec<Vec<u8>> = (0..1000u32).map(|i| (i.wrapping_mul(2_654_435_761)).to_be_bytes().to_vec()).collect();
+        let mut perf = PerfContext::default();
+        perf.reset();
+        for k in &keys {
+            e.write(&[WriteOp { key: k, value: Some(b"v") }]).unwrap();
+        }
+        let mut r = e.reader().unwrap();
+        let mut buf = Vec::new();
+        assert!(r.get(&keys[7], &mut buf).unwrap());
+        assert_eq!(perf.metric(PerfMetric::UserKeyComparisonCount), 0, "perf context still counting");
     }
 }
