@@ -11,8 +11,8 @@
 # 16-digit decimal key), value size and content (kvbench's printable values are random
 # characters of a 93-letter alphabet; db_bench's --compression_ratio=1 makes its values random
 # characters of a 95-letter alphabet, so both compress alike under every codec; db_bench's own
-# default, 0.5, repeats each half-value twice and halves the bytes RocksDB flushes), block cache (db_bench --cache_size, kvbench block_cache),
-# compression, WAL on/off, sync, read threads, write batch, bloom filter (none: db_bench's
+# default, 0.5, repeats each half-value twice and halves the bytes RocksDB flushes), block
+# cache (db_bench --cache_size, kvbench block_cache), compression, WAL on/off, sync, read threads, write batch, bloom filter (none: db_bench's
 # filter_policy=nullptr), pipelined write, direct I/O, statistics (on in both by default: the
 # kvbench row keeps RocksDB's tickers for its internals; db_bench --statistics=1). Everything
 # else is each side's default, and `OPTIONS=1` prints the diff of the two OPTIONS files
@@ -29,11 +29,14 @@
 # readwhilewriting needs kvbench's background writer (issue 25 item 6), not in this build yet.
 #
 # Usage: bench/db_bench.sh    (ROUNDS=3 RECORDS=1000000 VALUE_SIZE=100 CACHE=8388608
-#   COMPRESSION=snappy COMPRESSION_RATIO=1 (db_bench's values) WAL=1 SYNC=0 THREADS=1 PIPELINED=0 DIRECT=0 STATISTICS=1
+#   COMPRESSION=snappy COMPRESSION_RATIO=1 (db_bench's values) WAL=1 SYNC=0 THREADS=1
+#   PIPELINED=0 DIRECT=0 STATISTICS=1
 #   BENCHES="fillseq fillrandom fillrandom/1000 overwrite readrandom"
 #   DATA=/var/tmp (a directory on a real disk) OPTIONS=0 KVBENCH=target/release/kvbench)
-#   ROUNDS=7 for tighter medians. Needs target/release/kvbench, /usr/bin/db_bench, /usr/bin/time,
-#   python3.
+#   ROUNDS=7 for tighter medians. Each round runs every benchmark once in each tool. On 2 cores
+#   shared with other jobs (load average 8-11), 3 rounds of fillseq, overwrite and readrandom
+#   took 14 minutes and of fillrandom and fillrandom/1000 about 5; a quiet machine runs 2-3
+#   times faster. Needs target/release/kvbench, /usr/bin/db_bench, /usr/bin/time, python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
