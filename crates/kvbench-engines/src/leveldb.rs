@@ -103,6 +103,23 @@ pub mod ffi {
         pub fn leveldb_writeoptions_destroy(o: *mut leveldb_writeoptions_t);
         pub fn leveldb_writeoptions_set_sync(o: *mut leveldb_writeoptions_t, v: u8);
 
+        pub fn leveldb_property_value(db: *mut leveldb_t, propname: *const c_char) -> *mut c_char;
+        pub fn leveldb_approximate_sizes(
+            db: *mut leveldb_t,
+            num_ranges: c_int,
+            range_start_key: *const *const c_char,
+            range_start_key_len: *const size_t,
+            range_limit_key: *const *const c_char,
+            range_limit_key_len: *const size_t,
+            sizes: *mut u64,
+        );
+        pub fn leveldb_compact_range(
+            db: *mut leveldb_t,
+            start_key: *const c_char,
+            start_key_len: size_t,
+            limit_key: *const c_char,
+            limit_key_len: size_t,
+        );
         pub fn leveldb_free(p: *mut c_void);
         pub fn leveldb_major_version() -> c_int;
         pub fn leveldb_minor_version() -> c_int;
@@ -319,6 +336,54 @@ impl LevelDb {
     }
 }
 
+/// LevelDB's levels (config::kNumLevels).
+const LEVELS: usize = 7;
+
+impl LevelDb {
+    /// A property's text, or None when LevelDB does not know the name.
+    fn property(&self, name: &str) -> Option<String> {
+        let name = std::ffi::CString::new(name).ok()?;
+        // SAFETY: live database; the result is null or a malloc()ed string we own and free.
+        unsafe {
+            let p = leveldb_property_value(self.db, name.as_ptr());
+            if p.is_null() {
+                return None;
+            }
+            let text = crate::c_str(p);
+            leveldb_free(p.cast());
+            Some(text)
+        }
+    }
+
+    /// LevelDB's estimate of the file bytes of every key: a range from the empty key to a key
+    /// above any key kvbench writes (keys are shorter than 256 bytes of 0xff).
+    fn approximate_bytes(&self) -> u64 {
+        let top = [0xffu8; 256];
+        let (start, limit): (*const c_char, *const c_char) = (b"".as_ptr().cast(), top.as_ptr().cast());
+        let (start_len, limit_len): (size_t, size_t) = (0, top.len());
+        let mut size = 0u64;
+        // SAFETY: live database; one range whose keys outlive the call; one output slot.
+        unsafe { leveldb_approximate_sizes(self.db, 1, &start, &start_len, &limit, &limit_len, &mut size) };
+        size
+    }
+}
+
+/// The per-level rows of `leveldb.stats` ("level files size-MB time-s read-MB write-MB"),
+/// summed: (table bytes, compaction bytes read, compaction bytes written, flushes included).
+fn parse_stats(text: &str) -> (f64, f64, f64) {
+    const MIB: f64 = 1048576.0;
+    let mut sums = (0.0, 0.0, 0.0);
+    for line in text.lines() {
+        let cols: Vec<f64> = line.split_whitespace().filter_map(|c| c.parse().ok()).collect();
+        if cols.len() == 6 {
+            sums.0 += cols[2] * MIB;
+            sums.1 += cols[4] * MIB;
+            sums.2 += cols[5] * MIB;
+        }
+    }
+    sums
+}
+
 impl Drop for LevelDb {
     fn drop(&mut self) {
         let _ = self.shut();
@@ -367,6 +432,46 @@ impl Engine for LevelDb {
 
     fn settings(&self) -> BTreeMap<String, String> {
         self.settings.clone()
+    }
+
+    fn internals(&self) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        for level in 0..LEVELS {
+            if let Some(n) = self.property(&format!("leveldb.num-files-at-level{level}")) {
+                if let Ok(n) = n.trim().parse::<f64>() {
+                    out.insert(format!("leveldb.l{level}.files"), n);
+                }
+            }
+        }
+        if let Some(stats) = self.property("leveldb.stats") {
+            let (tables, read, written) = parse_stats(&stats);
+            out.insert("leveldb.sst.bytes".into(), tables);
+            out.insert("leveldb.compaction.bytes_read".into(), read);
+            out.insert("leveldb.compaction.bytes_written".into(), written);
+        }
+        if let Some(n) = self.property("leveldb.approximate-memory-usage") {
+            if let Ok(n) = n.trim().parse::<f64>() {
+                out.insert("leveldb.memory.bytes".into(), n);
+            }
+        }
+        out.insert("leveldb.approximate_bytes".into(), self.approximate_bytes() as f64);
+        out
+    }
+
+    fn settle(&mut self) -> Result<String> {
+        let start = std::time::Instant::now();
+        // SAFETY: live database; null bounds mean before the first and after the last key.
+        // LevelDB flushes the memtable first and returns when the range is compacted.
+        unsafe { leveldb_compact_range(self.db, ptr::null(), 0, ptr::null(), 0) };
+        let files: Vec<String> = (0..LEVELS)
+            .filter_map(|l| self.property(&format!("leveldb.num-files-at-level{l}")))
+            .map(|n| n.trim().to_string())
+            .collect();
+        Ok(format!(
+            "flushed the memtable and compacted the whole key range (leveldb_compact_range) in {:.1} s; files per level: {}",
+            start.elapsed().as_secs_f64(),
+            files.join("/")
+        ))
     }
 }
 

@@ -49,6 +49,27 @@ pub mod ffi {
         }
     }
 
+    #[repr(C)]
+    #[derive(Default)]
+    pub struct MDB_stat {
+        pub ms_psize: c_uint,
+        pub ms_depth: c_uint,
+        pub ms_branch_pages: size_t,
+        pub ms_leaf_pages: size_t,
+        pub ms_overflow_pages: size_t,
+        pub ms_entries: size_t,
+    }
+
+    #[repr(C)]
+    pub struct MDB_envinfo {
+        pub me_mapaddr: *mut c_void,
+        pub me_mapsize: size_t,
+        pub me_last_pgno: size_t,
+        pub me_last_txnid: size_t,
+        pub me_maxreaders: c_uint,
+        pub me_numreaders: c_uint,
+    }
+
     // Environment flags.
     pub const MDB_NOSYNC: c_uint = 0x10000;
     pub const MDB_RDONLY: c_uint = 0x20000;
@@ -71,6 +92,8 @@ pub mod ffi {
         pub fn mdb_env_create(env: *mut *mut MDB_env) -> c_int;
         pub fn mdb_env_open(env: *mut MDB_env, path: *const c_char, flags: c_uint, mode: libc::mode_t) -> c_int;
         pub fn mdb_env_sync(env: *mut MDB_env, force: c_int) -> c_int;
+        pub fn mdb_env_stat(env: *mut MDB_env, stat: *mut MDB_stat) -> c_int;
+        pub fn mdb_env_info(env: *mut MDB_env, info: *mut MDB_envinfo) -> c_int;
         pub fn mdb_env_close(env: *mut MDB_env);
         pub fn mdb_env_set_mapsize(env: *mut MDB_env, size: size_t) -> c_int;
         pub fn mdb_env_set_maxreaders(env: *mut MDB_env, readers: c_uint) -> c_int;
@@ -352,6 +375,41 @@ impl Engine for Lmdb {
         s.insert("write_batch".into(), "one write transaction per batch".into());
         s.insert("reader".into(), "one MDB_RDONLY transaction per reader, reset+renew on refresh".into());
         s
+    }
+
+    /// The main database's B-tree (mdb_env_stat) and the environment (mdb_env_info), as of the
+    /// last committed transaction.
+    fn internals(&self) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        let mut st = MDB_stat::default();
+        // SAFETY: the env is open; LMDB fills the struct.
+        if unsafe { mdb_env_stat(self.env, &mut st) } == MDB_SUCCESS {
+            out.insert("lmdb.page_size".into(), st.ms_psize as f64);
+            out.insert("lmdb.depth".into(), st.ms_depth as f64);
+            out.insert("lmdb.branch_pages".into(), st.ms_branch_pages as f64);
+            out.insert("lmdb.leaf_pages".into(), st.ms_leaf_pages as f64);
+            out.insert("lmdb.overflow_pages".into(), st.ms_overflow_pages as f64);
+            out.insert("lmdb.entries".into(), st.ms_entries as f64);
+        }
+        let mut info =
+            MDB_envinfo { me_mapaddr: ptr::null_mut(), me_mapsize: 0, me_last_pgno: 0, me_last_txnid: 0, me_maxreaders: 0, me_numreaders: 0 };
+        // SAFETY: as above.
+        if unsafe { mdb_env_info(self.env, &mut info) } == MDB_SUCCESS {
+            out.insert("lmdb.map_size".into(), info.me_mapsize as f64);
+            out.insert("lmdb.last_page".into(), info.me_last_pgno as f64);
+            out.insert("lmdb.last_txn".into(), info.me_last_txnid as f64);
+            out.insert("lmdb.readers".into(), info.me_numreaders as f64);
+        }
+        out
+    }
+
+    fn settle(&mut self) -> Result<String> {
+        if self.read_only {
+            return Ok("read-only environment: nothing to flush; B-tree written in place: nothing to compact".into());
+        }
+        // SAFETY: the env is open and read-write; force = 1 flushes even under MDB_NOSYNC.
+        check(unsafe { mdb_env_sync(self.env, 1) }, "mdb_env_sync")?;
+        Ok("synced the environment (mdb_env_sync); B-tree written in place: nothing to compact".into())
     }
 }
 

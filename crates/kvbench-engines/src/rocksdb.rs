@@ -53,6 +53,36 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             default: "",
             doc: "memtable size in bytes (default: the library's, 64 MiB)",
         },
+        OptionSpec {
+            name: "direct_reads",
+            kind: OptionKind::Bool,
+            default: "false",
+            doc: "use_direct_reads: read SST files with O_DIRECT, past the page cache",
+        },
+        OptionSpec {
+            name: "direct_io_for_flush_and_compaction",
+            kind: OptionKind::Bool,
+            default: "false",
+            doc: "use_direct_io_for_flush_and_compaction: flushes and compactions read and write with O_DIRECT",
+        },
+        OptionSpec {
+            name: "wal",
+            kind: OptionKind::Bool,
+            default: "true",
+            doc: "write the WAL (false: WriteOptions.disableWAL, db_bench's --disable_wal; writes since the last flush are lost in a crash)",
+        },
+        OptionSpec {
+            name: "pipelined_write",
+            kind: OptionKind::Bool,
+            default: "false",
+            doc: "enable_pipelined_write: the WAL and memtable writes of successive write groups overlap (db_bench's default is true)",
+        },
+        OptionSpec {
+            name: "statistics",
+            kind: OptionKind::Bool,
+            default: "true",
+            doc: "Options.statistics: keep RocksDB's tickers (compaction, flush, WAL and user bytes written) for the row's internals",
+        },
     ],
     version,
     available: || Ok(()),
@@ -70,12 +100,33 @@ fn version() -> String {
     }
 }
 
+thread_local! {
+    /// This thread has turned RocksDB's perf context off (see [`perf_context_off`]).
+    static PERF_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// RocksDB counts perf-context events (every memtable key comparison, every block read) on each
+/// thread unless that thread sets its perf level lower; the library's default counts. kvbench
+/// never reads them, and db_bench turns them off (`--perf_level=1`): counting cost 7 % of a
+/// fillrandom's CPU here (docs/methodology.md, "db_bench beside kvbench"). The level is per
+/// thread, so each thread that calls RocksDB sets it once.
+fn perf_context_off() {
+    PERF_OFF.with(|off| {
+        if !off.get() {
+            rocksdb::perf::set_perf_stats(rocksdb::perf::PerfStatsLevel::Disable);
+            off.set(true);
+        }
+    });
+}
+
 fn err(e: rocksdb::Error) -> EngineError {
     EngineError::Store(format!("rocksdb: {e}"))
 }
 
 pub struct Rocks {
     db: DB,
+    /// The options the database was opened with: they hold its statistics object.
+    opts: rocksdb::Options,
     mode: OpenMode,
     write_opts: WriteOptions,
     sync: SyncMode,
@@ -128,6 +179,15 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         n => return Err(EngineError::Option(format!("rocksdb bloom_bits must be >= 0, got {n}"))),
     }
     opts.set_block_based_table_factory(&table);
+    direct_io(&mut opts, o, &mut settings);
+    opts.set_enable_pipelined_write(o.bool("pipelined_write"));
+    settings.insert("pipelined_write".into(), o.bool("pipelined_write").to_string());
+    if o.bool("statistics") {
+        opts.enable_statistics();
+        settings.insert("statistics".into(), "on (tickers; the library's default stats level)".into());
+    } else {
+        settings.insert("statistics".into(), "off (no cumulative bytes in internals)".into());
+    }
     match o.int("write_buffer") {
         Some(n) if n > 0 => {
             opts.set_write_buffer_size(n as usize);
@@ -169,6 +229,13 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let mut write_opts = WriteOptions::default();
     let sync = args.sync;
     write_opts.set_sync(sync != SyncMode::None);
+    if !o.bool("wal") && sync != SyncMode::None {
+        return Err(EngineError::Option(format!(
+            "rocksdb wal = false needs sync = \"none\" (got {sync:?}): RocksDB makes a write durable by syncing its WAL"
+        )));
+    }
+    write_opts.disable_wal(!o.bool("wal"));
+    settings.insert("wal".into(), if o.bool("wal") { "on" } else { "off (WriteOptions.disableWAL)" }.into());
     settings.insert(
         "sync".into(),
         match sync {
@@ -180,8 +247,61 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     settings.insert("write_batch".into(), "one WriteBatch per batch".into());
     settings.insert("multi_get".into(), "DB::batched_multi_get_cf (RocksDB batched MultiGet)".into());
     settings.insert("binding".into(), "rust-rocksdb 0.20.1".into());
-    Ok(Box::new(Rocks { db, mode: args.mode, write_opts, sync, settings, wrote: Default::default() }))
+    settings.insert("perf_context".into(), "off (PerfLevel::kDisable on each calling thread, as db_bench)".into());
+    Ok(Box::new(Rocks { db, opts, mode: args.mode, write_opts, sync, settings, wrote: Default::default() }))
 }
+
+/// O_DIRECT for user reads and for flush/compaction I/O, each as the row states it.
+fn direct_io(opts: &mut rocksdb::Options, o: &Options, settings: &mut BTreeMap<String, String>) {
+    let on_off = |b: bool| if b { "on (O_DIRECT)" } else { "off (buffered)" }.to_string();
+    let reads = o.bool("direct_reads");
+    let background = o.bool("direct_io_for_flush_and_compaction");
+    opts.set_use_direct_reads(reads);
+    opts.set_use_direct_io_for_flush_and_compaction(background);
+    settings.insert("direct_reads".into(), on_off(reads));
+    settings.insert("direct_io_for_flush_and_compaction".into(), on_off(background));
+}
+
+/// Integer properties, read once per sample: (RocksDB's property, the name kvbench emits).
+const INT_PROPERTIES: &[(&str, &str)] = &[
+    ("rocksdb.estimate-pending-compaction-bytes", "rocksdb.compaction.pending_bytes"),
+    ("rocksdb.num-running-compactions", "rocksdb.compaction.running"),
+    ("rocksdb.num-running-flushes", "rocksdb.flush.running"),
+    ("rocksdb.is-write-stopped", "rocksdb.write.stopped"),
+    ("rocksdb.actual-delayed-write-rate", "rocksdb.write.delayed_rate"),
+    ("rocksdb.cur-size-all-mem-tables", "rocksdb.memtable.bytes"),
+    ("rocksdb.live-sst-files-size", "rocksdb.sst.live_bytes"),
+    ("rocksdb.total-sst-files-size", "rocksdb.sst.total_bytes"),
+    ("rocksdb.background-errors", "rocksdb.background_errors"),
+];
+
+/// Cumulative tickers of Options.statistics (since open): (ticker, the name kvbench emits).
+const TICKERS: &[(&str, &str)] = &[
+    ("rocksdb.compact.write.bytes", "rocksdb.compaction.bytes_written"),
+    ("rocksdb.compact.read.bytes", "rocksdb.compaction.bytes_read"),
+    ("rocksdb.flush.write.bytes", "rocksdb.flush.bytes_written"),
+    ("rocksdb.wal.bytes", "rocksdb.wal.bytes_written"),
+    ("rocksdb.wal.synced", "rocksdb.wal.syncs"),
+    ("rocksdb.bytes.written", "rocksdb.user.bytes_written"),
+    ("rocksdb.stall.micros", "rocksdb.write.stall_micros"),
+];
+
+/// The tickers of a statistics dump (`NAME COUNT : N` lines; histograms have no COUNT field).
+fn parse_tickers(dump: &str) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    for line in dump.lines() {
+        let Some((name, count)) = line.split_once(" COUNT : ") else { continue };
+        if let Some((_, emit)) = TICKERS.iter().find(|(t, _)| *t == name.trim()) {
+            if let Ok(n) = count.trim().parse::<f64>() {
+                out.insert(emit.to_string(), n);
+            }
+        }
+    }
+    out
+}
+
+/// How long `settle` waits for background compactions after its manual one.
+const SETTLE_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 impl Engine for Rocks {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
@@ -189,6 +309,7 @@ impl Engine for Rocks {
             return Err(EngineError::store(format!("rocksdb: opened {:?}, cannot write", self.mode)));
         }
         self.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
+        perf_context_off();
         let mut wb = WriteBatch::default();
         for w in batch {
             match w.value {
@@ -218,6 +339,60 @@ impl Engine for Rocks {
     fn settings(&self) -> BTreeMap<String, String> {
         self.settings.clone()
     }
+
+    fn internals(&self) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        for (property, emit) in INT_PROPERTIES {
+            if let Ok(Some(n)) = self.db.property_int_value(*property) {
+                out.insert(emit.to_string(), n as f64);
+            }
+        }
+        // A string property (RocksDB has no integer form of it).
+        if let Ok(Some(n)) = self.db.property_value("rocksdb.num-files-at-level0") {
+            if let Ok(n) = n.trim().parse::<f64>() {
+                out.insert("rocksdb.l0.files".into(), n);
+            }
+        }
+        if let Some(dump) = self.opts.get_statistics() {
+            out.extend(parse_tickers(&dump));
+        }
+        out
+    }
+
+    fn settle(&mut self) -> Result<String> {
+        if self.mode != OpenMode::ReadWrite {
+            return Err(EngineError::Unsupported(format!("rocksdb opened {:?}: nothing to settle", self.mode)));
+        }
+        let start = std::time::Instant::now();
+        self.db.flush().map_err(err)?;
+        self.db.flush_wal(true).map_err(err)?;
+        // A manual compaction of the whole key range; it returns when that compaction is done.
+        self.db.compact_range::<&[u8], &[u8]>(None, None);
+        let compacted = start.elapsed();
+        let pending = || self.db.property_int_value("rocksdb.estimate-pending-compaction-bytes").ok().flatten();
+        let running = || self.db.property_int_value("rocksdb.num-running-compactions").ok().flatten();
+        while (pending() != Some(0) || running() != Some(0)) && start.elapsed() < SETTLE_WAIT {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let level0 = self.db.property_value("rocksdb.num-files-at-level0").ok().flatten().unwrap_or_default();
+        let live = self.db.property_int_value("rocksdb.live-sst-files-size").ok().flatten().unwrap_or(0);
+        let waited = start.elapsed() - compacted;
+        let state = match (pending(), running()) {
+            (Some(0), Some(0)) => "no compaction pending".to_string(),
+            (p, r) => format!(
+                "gave up waiting after {} s: {} bytes of compaction pending, {} running",
+                SETTLE_WAIT.as_secs(),
+                p.unwrap_or(0),
+                r.unwrap_or(0)
+            ),
+        };
+        Ok(format!(
+            "flushed the memtables and the WAL, compacted the whole key range in {:.1} s, waited {:.1} s more: {state}; {} L0 files, {live} bytes of live SST files",
+            compacted.as_secs_f64(),
+            waited.as_secs_f64(),
+            level0.trim()
+        ))
+    }
 }
 
 /// Reads go straight to the DB and always see the latest writes, so `refresh` has nothing to do.
@@ -227,6 +402,7 @@ struct RocksReader<'a> {
 
 impl Reader for RocksReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        perf_context_off();
         out.clear();
         match self.db.get_pinned(key).map_err(err)? {
             Some(v) => {
@@ -240,6 +416,7 @@ impl Reader for RocksReader<'_> {
     /// RocksDB's batched MultiGet (one call for all keys, sorted and grouped by file inside
     /// RocksDB), not its per-key vector MultiGet.
     fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        perf_context_off();
         out.clear();
         let cf = self.db.cf_handle(DEFAULT_COLUMN_FAMILY_NAME).ok_or_else(|| EngineError::store("rocksdb: no default column family handle"))?;
         for r in self.db.batched_multi_get_cf(cf, keys, false) {
@@ -257,6 +434,7 @@ impl Reader for RocksReader<'_> {
         if limit == 0 {
             return Ok(0);
         }
+        perf_context_off();
         let mut it = self.db.raw_iterator();
         match start {
             Some(s) => it.seek(s),
@@ -273,5 +451,40 @@ impl Reader for RocksReader<'_> {
         }
         it.status().map_err(err)?;
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rocksdb::perf::{PerfContext, PerfMetric};
+
+    /// Guards the perf-context fix: RocksDB's default perf level counts every key comparison
+    /// on the writing thread, a cost db_bench does not pay.
+    #[test]
+    fn writes_and_reads_leave_rocksdb_perf_context_off() {
+        let tmp = tempfile::tempdir().unwrap();
+        let options = Options::parse("rocksdb", DESCRIPTOR.options, &BTreeMap::new()).unwrap();
+        let args = OpenArgs {
+            dir: tmp.path(),
+            options: &options,
+            sync: SyncMode::None,
+            mode: OpenMode::ReadWrite,
+            expected_records: 1000,
+            expected_bytes: 100_000,
+            url: None,
+            token: None,
+        };
+        let e = open(&args).unwrap();
+        let keys: Vec<Vec<u8>> = (0..1000u32).map(|i| (i.wrapping_mul(2_654_435_761)).to_be_bytes().to_vec()).collect();
+        let mut perf = PerfContext::default();
+        perf.reset();
+        for k in &keys {
+            e.write(&[WriteOp { key: k, value: Some(b"v") }]).unwrap();
+        }
+        let mut r = e.reader().unwrap();
+        let mut buf = Vec::new();
+        assert!(r.get(&keys[7], &mut buf).unwrap());
+        assert_eq!(perf.metric(PerfMetric::UserKeyComparisonCount), 0, "perf context still counting");
     }
 }

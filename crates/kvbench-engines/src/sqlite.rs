@@ -199,6 +199,60 @@ impl Engine for Sqlite {
     fn settings(&self) -> BTreeMap<String, String> {
         self.settings.clone()
     }
+
+    /// Page counts of the database file (the writer's connection, or a fresh read-only one)
+    /// and the size of the WAL file beside it.
+    fn internals(&self) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        let pages = |c: &Connection| -> Option<[(&'static str, f64); 3]> {
+            let get = |p: &str| c.pragma_query_value(None, p, |r| r.get::<_, i64>(0)).ok().map(|n| n as f64);
+            Some([
+                ("sqlite.page_size", get("page_size")?),
+                ("sqlite.page_count", get("page_count")?),
+                ("sqlite.freelist_count", get("freelist_count")?),
+            ])
+        };
+        let found = match &self.writer {
+            Some(w) => w.lock().ok().and_then(|c| pages(&c)),
+            None => read_connection(&self.path, None, None).ok().and_then(|c| pages(&c)),
+        };
+        for (name, n) in found.into_iter().flatten() {
+            out.insert(name.to_string(), n);
+        }
+        if let Ok(m) = std::fs::metadata(wal_path(&self.path)) {
+            out.insert("sqlite.wal_bytes".into(), m.len() as f64);
+        }
+        out
+    }
+
+    /// WAL mode: checkpoint every frame into the database file and truncate the WAL. Other
+    /// journal modes write the database file at each commit: nothing is left to settle.
+    fn settle(&mut self) -> Result<String> {
+        let mode = self.settings.get("journal_mode").cloned().unwrap_or_default();
+        let Some(w) = &self.writer else {
+            return Ok(format!("read-only connections (journal_mode={mode}): nothing to checkpoint"));
+        };
+        if mode != "wal" {
+            return Ok(format!("journal_mode={mode} writes the database file at each commit: nothing to checkpoint"));
+        }
+        let c = w.lock().map_err(|_| EngineError::store("sqlite: writer lock poisoned"))?;
+        let (busy, log, done): (i64, i64, i64) = c
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(err)?;
+        if busy != 0 {
+            return Err(EngineError::store(format!(
+                "sqlite: wal_checkpoint(TRUNCATE) was blocked by a reader ({done} of {log} frames checkpointed)"
+            )));
+        }
+        Ok(format!("checkpointed {done} WAL frames into the database file and truncated the WAL (PRAGMA wal_checkpoint(TRUNCATE))"))
+    }
+}
+
+/// SQLite's WAL file: the database path with `-wal` appended.
+fn wal_path(db: &std::path::Path) -> PathBuf {
+    let mut p = db.as_os_str().to_owned();
+    p.push("-wal");
+    PathBuf::from(p)
 }
 
 /// A connection of its own; every statement is its own read transaction, so `refresh` has

@@ -49,6 +49,10 @@ mod ffi {
             arg: *mut c_void,
             params: *const c_char,
         ) -> bool;
+        pub fn tkrzw_dbm_count(dbm: *mut TkrzwDbm) -> i64;
+        pub fn tkrzw_dbm_get_file_size(dbm: *mut TkrzwDbm) -> i64;
+        pub fn tkrzw_dbm_should_be_rebuilt(dbm: *mut TkrzwDbm) -> bool;
+        pub fn tkrzw_dbm_rebuild(dbm: *mut TkrzwDbm, params: *const c_char) -> bool;
         pub fn tkrzw_dbm_make_iterator(dbm: *mut TkrzwDbm) -> *mut TkrzwDbmIter;
         pub fn tkrzw_dbm_iter_free(iter: *mut TkrzwDbmIter);
         pub fn tkrzw_dbm_iter_first(iter: *mut TkrzwDbmIter) -> bool;
@@ -202,6 +206,7 @@ impl Drop for Dbm {
 
 pub struct Tkrzw {
     db: Dbm,
+    writable: bool,
     sync: SyncMode,
     settings: BTreeMap<String, String>,
 }
@@ -255,7 +260,7 @@ fn open(args: &OpenArgs<'_>, tree: bool) -> Result<Box<dyn Engine>> {
         },
     );
     settings.insert("threads".into(), "one shared handle (Tkrzw locks internally)".into());
-    Ok(Box::new(Tkrzw { db, sync: args.sync, settings }))
+    Ok(Box::new(Tkrzw { db, writable, sync: args.sync, settings }))
 }
 
 impl Engine for Tkrzw {
@@ -304,6 +309,44 @@ impl Engine for Tkrzw {
 
     fn settings(&self) -> BTreeMap<String, String> {
         self.settings.clone()
+    }
+
+    fn internals(&self) -> BTreeMap<String, f64> {
+        // SAFETY: open handle; plain getters (-1 on failure, dropped below).
+        let (count, size, rebuild) = unsafe {
+            (
+                ffi::tkrzw_dbm_count(self.db.p()),
+                ffi::tkrzw_dbm_get_file_size(self.db.p()),
+                ffi::tkrzw_dbm_should_be_rebuilt(self.db.p()),
+            )
+        };
+        let mut out = BTreeMap::new();
+        for (name, n) in [("tkrzw.records", count), ("tkrzw.file_bytes", size)] {
+            if n >= 0 {
+                out.insert(name.to_string(), n as f64);
+            }
+        }
+        out.insert("tkrzw.should_be_rebuilt".into(), if rebuild { 1.0 } else { 0.0 });
+        out
+    }
+
+    /// Rebuild (Tkrzw's compaction) when Tkrzw says the file should be, then synchronize.
+    fn settle(&mut self) -> Result<String> {
+        if !self.writable {
+            return Ok("opened read-only: nothing to rebuild or synchronize".into());
+        }
+        // SAFETY: open, writable handle; empty parameters keep the database's own.
+        let rebuilt = unsafe { ffi::tkrzw_dbm_should_be_rebuilt(self.db.p()) };
+        if rebuilt {
+            // SAFETY: as above.
+            check(unsafe { ffi::tkrzw_dbm_rebuild(self.db.p(), c"".as_ptr()) }, "rebuild")?;
+        }
+        self.db.sync()?;
+        Ok(if rebuilt {
+            "rebuilt the file (tkrzw_dbm_rebuild: Tkrzw said it should be) and synchronized it".into()
+        } else {
+            "synchronized the file (tkrzw_dbm_synchronize, hard); Tkrzw saw no need to rebuild".into()
+        })
     }
 }
 

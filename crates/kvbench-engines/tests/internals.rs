@@ -1,0 +1,218 @@
+//! The engines' own counters (`Engine::internals`) and their settle step, on real stores:
+//! each counter named in docs/engines must be there and move the way the store moved, and
+//! settle must leave the state it says it leaves. Also RocksDB's direct I/O options.
+//! An engine missing here fails its test unless KVBENCH_ALLOW_MISSING=1 (as conformance.rs).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use kvbench_core::engine::{Engine, EngineDescriptor, OpenArgs, OpenMode, Options, SyncMode, WriteOp};
+use kvbench_engines::{find, Entry};
+
+fn descriptor(name: &str) -> Option<&'static EngineDescriptor> {
+    let why = match find(name) {
+        Some(Entry::Ready(d)) => match (d.available)() {
+            Ok(()) => return Some(d),
+            Err(why) => why,
+        },
+        Some(Entry::Missing { why, .. }) => why,
+        None => panic!("engine {name} is not in the registry"),
+    };
+    if std::env::var_os("KVBENCH_ALLOW_MISSING").is_some() {
+        eprintln!("skipping {name}: {why}");
+        return None;
+    }
+    panic!("engine {name} unavailable: {why}");
+}
+
+fn open(d: &EngineDescriptor, dir: &Path, given: &[(&str, serde_json::Value)]) -> Box<dyn Engine> {
+    let given: BTreeMap<String, serde_json::Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    let options = Options::parse(d.name, d.options, &given).unwrap();
+    let args = OpenArgs {
+        dir,
+        options: &options,
+        sync: SyncMode::None,
+        mode: OpenMode::ReadWrite,
+        expected_records: 50_000,
+        expected_bytes: 50_000 * 116,
+        url: None,
+        token: None,
+    };
+    let mut e = (d.open)(&args).unwrap_or_else(|e| panic!("open {}: {e}", d.name));
+    e.prepare().unwrap();
+    e
+}
+
+fn key(i: u32) -> Vec<u8> {
+    format!("{:016}", i.wrapping_mul(2_654_435_761) % 1_000_000_007).into_bytes()
+}
+
+/// Write records 0..n (value `version` repeated), in batches of 1 000.
+fn fill(e: &dyn Engine, n: u32, version: u8) {
+    let value = vec![b'a' + version; 100];
+    let keys: Vec<Vec<u8>> = (0..n).map(key).collect();
+    for chunk in keys.chunks(1000) {
+        let batch: Vec<WriteOp<'_>> = chunk.iter().map(|k| WriteOp { key: k, value: Some(&value) }).collect();
+        e.write(&batch).unwrap();
+    }
+}
+
+fn get(m: &BTreeMap<String, f64>, name: &str) -> f64 {
+    *m.get(name).unwrap_or_else(|| panic!("internals lack `{name}`: {m:?}"))
+}
+
+#[test]
+fn rocksdb_counts_flush_compaction_and_wal_bytes_and_settles_to_no_pending_compaction() {
+    let Some(d) = descriptor("rocksdb") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut e = open(d, tmp.path(), &[]);
+    fill(e.as_ref(), 50_000, 0);
+    let before = e.internals();
+    let user = get(&before, "rocksdb.user.bytes_written");
+    assert!(user >= 50_000.0 * 116.0, "user bytes {user}");
+    assert!(get(&before, "rocksdb.wal.bytes_written") >= user, "{before:?}");
+    assert!(get(&before, "rocksdb.memtable.bytes") > 0.0, "{before:?}");
+    assert_eq!(get(&before, "rocksdb.flush.bytes_written"), 0.0, "nothing flushed yet: {before:?}");
+    for name in
+        ["rocksdb.compaction.pending_bytes", "rocksdb.l0.files", "rocksdb.write.stopped", "rocksdb.sst.live_bytes"]
+    {
+        get(&before, name);
+    }
+
+    e.settle().unwrap();
+    fill(e.as_ref(), 50_000, 1);
+    let said = e.settle().unwrap();
+    assert!(said.contains("no compaction pending"), "{said}");
+    let after = e.internals();
+    assert!(get(&after, "rocksdb.flush.bytes_written") > 0.0, "{after:?}");
+    // The second settle merged the overwrites with the first file: a real compaction.
+    assert!(get(&after, "rocksdb.compaction.bytes_written") > 0.0, "{after:?}");
+    assert_eq!(get(&after, "rocksdb.compaction.pending_bytes"), 0.0, "{after:?}");
+    assert_eq!(get(&after, "rocksdb.l0.files"), 0.0, "{after:?}");
+    assert!(get(&after, "rocksdb.sst.live_bytes") > 0.0, "{after:?}");
+    e.close().unwrap();
+}
+
+#[test]
+fn rocksdb_without_statistics_has_no_cumulative_bytes_but_keeps_properties() {
+    let Some(d) = descriptor("rocksdb") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let e = open(d, tmp.path(), &[("statistics", false.into())]);
+    fill(e.as_ref(), 1000, 0);
+    let m = e.internals();
+    assert!(!m.contains_key("rocksdb.wal.bytes_written"), "{m:?}");
+    assert!(get(&m, "rocksdb.memtable.bytes") > 0.0, "{m:?}");
+    assert!(e.settings()["statistics"].starts_with("off"));
+}
+
+/// Whether `dir`'s file system takes O_DIRECT (tmpfs refuses it with EINVAL).
+fn takes_o_direct(dir: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(dir.join("o_direct_probe"))
+        .is_ok()
+}
+
+#[test]
+fn rocksdb_direct_io_options_open_write_compact_and_read_back() {
+    let Some(d) = descriptor("rocksdb") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    if !takes_o_direct(tmp.path()) {
+        eprintln!(
+            "skipping: the file system of {} refuses O_DIRECT (tmpfs?); set TMPDIR to a disk",
+            tmp.path().display()
+        );
+        return;
+    }
+    let on = serde_json::Value::from(true);
+    let opts = [("direct_reads", on.clone()), ("direct_io_for_flush_and_compaction", on)];
+    let mut e = open(d, tmp.path(), &opts);
+    let s = e.settings();
+    assert_eq!(s["direct_reads"], "on (O_DIRECT)");
+    assert_eq!(s["direct_io_for_flush_and_compaction"], "on (O_DIRECT)");
+    fill(e.as_ref(), 20_000, 0);
+    e.settle().unwrap();
+    e.close().unwrap();
+
+    // Reopened: every read now comes from an SST file read with O_DIRECT.
+    let e = open(d, tmp.path(), &opts);
+    let mut r = e.reader().unwrap();
+    let mut buf = Vec::new();
+    for i in [0, 1, 9_999, 19_999] {
+        assert!(r.get(&key(i), &mut buf).unwrap(), "record {i} lost");
+        assert_eq!(buf, vec![b'a'; 100]);
+    }
+    assert!(!r.get(b"absent", &mut buf).unwrap());
+}
+
+#[test]
+fn leveldb_counts_files_per_level_and_settles_with_level0_empty() {
+    let Some(d) = descriptor("leveldb") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut e = open(d, tmp.path(), &[]);
+    fill(e.as_ref(), 50_000, 0);
+    assert!(get(&e.internals(), "leveldb.memory.bytes") > 0.0);
+    let said = e.settle().unwrap();
+    assert!(said.contains("compacted the whole key range"), "{said}");
+    let m = e.internals();
+    assert_eq!(get(&m, "leveldb.l0.files"), 0.0, "{m:?}");
+    let files: f64 = (0..7).map(|l| get(&m, &format!("leveldb.l{l}.files"))).sum();
+    assert!(files >= 1.0, "{m:?}");
+    // leveldb.stats counts in whole MiB: 50 000 x ~116 B is about 5 MiB written.
+    assert!(get(&m, "leveldb.compaction.bytes_written") >= 1_048_576.0, "{m:?}");
+    assert!(get(&m, "leveldb.approximate_bytes") > 0.0, "{m:?}");
+    e.close().unwrap();
+}
+
+#[test]
+fn lmdb_reports_its_btree_and_settle_says_nothing_to_compact() {
+    let Some(d) = descriptor("lmdb") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut e = open(d, tmp.path(), &[]);
+    fill(e.as_ref(), 20_000, 0);
+    let m = e.internals();
+    assert_eq!(get(&m, "lmdb.entries"), 20_000.0);
+    assert!(get(&m, "lmdb.depth") >= 2.0, "{m:?}");
+    assert!(get(&m, "lmdb.leaf_pages") > 100.0, "{m:?}");
+    assert!(get(&m, "lmdb.last_page") >= get(&m, "lmdb.leaf_pages"), "{m:?}");
+    assert!(get(&m, "lmdb.map_size") >= 1_048_576.0, "{m:?}");
+    let said = e.settle().unwrap();
+    assert!(said.contains("nothing to compact"), "{said}");
+    e.close().unwrap();
+}
+
+#[test]
+fn sqlite_counts_pages_and_settle_truncates_the_wal() {
+    let Some(d) = descriptor("sqlite") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut e = open(d, tmp.path(), &[]);
+    fill(e.as_ref(), 20_000, 0);
+    let m = e.internals();
+    assert!(get(&m, "sqlite.page_size") >= 512.0, "{m:?}");
+    assert!(get(&m, "sqlite.page_count") > 100.0, "{m:?}");
+    get(&m, "sqlite.freelist_count");
+    assert!(get(&m, "sqlite.wal_bytes") > 0.0, "{m:?}");
+    let said = e.settle().unwrap();
+    assert!(said.contains("wal_checkpoint(TRUNCATE)"), "{said}");
+    assert_eq!(get(&e.internals(), "sqlite.wal_bytes"), 0.0);
+    e.close().unwrap();
+}
+
+#[test]
+fn tkrzw_counts_records_and_settles() {
+    let Some(d) = descriptor("tkrzw-tree") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut e = open(d, tmp.path(), &[]);
+    fill(e.as_ref(), 20_000, 0);
+    let m = e.internals();
+    assert_eq!(get(&m, "tkrzw.records"), 20_000.0);
+    get(&m, "tkrzw.should_be_rebuilt");
+    let said = e.settle().unwrap();
+    assert!(said.contains("synchronized"), "{said}");
+    assert!(get(&e.internals(), "tkrzw.file_bytes") > 0.0);
+    e.close().unwrap();
+}
