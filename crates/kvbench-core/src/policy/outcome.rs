@@ -128,9 +128,18 @@ fn settled(mut r: PhaseResult, s: &StepResult) -> PhaseResult {
     }
     (r.wall_ns, r.elapsed_ns) = (s.wall_ns, s.wall_ns);
     let done = s.settled.as_deref().filter(|d| !d.is_empty()).unwrap_or("done");
-    r.notes.push(format!("settled (untimed, not a throughput figure): {done}; took {:.3} s", s.wall_ns as f64 / 1e9));
+    r.notes.push(format!("settled (untimed, not a throughput figure): {done}; took {}", took(s.wall_ns)));
     usage(&mut r, s);
     r
+}
+
+/// A settle's time: seconds from one second on, else milliseconds.
+fn took(ns: u64) -> String {
+    if ns >= 1_000_000_000 {
+        format!("{:.2} s", ns as f64 / 1e9)
+    } else {
+        format!("{:.1} ms", ns as f64 / 1e6)
+    }
 }
 
 fn usage(r: &mut PhaseResult, s: &StepResult) {
@@ -367,7 +376,10 @@ mod tests {
         assert_eq!((r.ops, r.ops_per_sec, r.latency.is_none()), (0, 0.0, true));
         assert_eq!(r.wall_ns, 2_500_000_000);
         let note = r.notes.iter().find(|n| n.starts_with("settled")).expect("a settle note");
-        assert!(note.contains("untimed") && note.contains("compacted every level") && note.contains("2.500 s"), "{note}");
+        assert!(
+            note.contains("untimed") && note.contains("compacted every level") && note.contains("took 2.50 s"),
+            "{note}"
+        );
         assert_eq!(r.internals.get("rocksdb.num-files-at-level0"), Some(&0.0));
     }
 

@@ -94,11 +94,15 @@ func (e *goleveldbEngine) Settle() (string, error) {
 	if err := e.db.Stats(&st); err != nil {
 		return "", err
 	}
-	l0 := 0
-	if len(st.LevelTablesCounts) > 0 {
-		l0 = st.LevelTablesCounts[0]
+	return fmt.Sprintf("flushed the memtable and compacted every key (CompactRange): %d tables at L0 after", l0Tables(&st)), nil
+}
+
+// l0Tables is the tables at level 0 (goleveldb lists no level while it has no table).
+func l0Tables(st *leveldb.DBStats) int {
+	if len(st.LevelTablesCounts) == 0 {
+		return 0
 	}
-	return fmt.Sprintf("flushed the memtable and compacted every key (CompactRange): %d tables at L0 after", l0), nil
+	return st.LevelTablesCounts[0]
 }
 
 // Internals are goleveldb's statistics (DB.Stats): tables and bytes per level, write delays,
@@ -118,9 +122,7 @@ func (e *goleveldbEngine) Internals() map[string]float64 {
 		"goleveldb.compactions":          float64(st.NonLevel0Comp),
 		"goleveldb.tables_bytes":         float64(st.LevelSizes.Sum()),
 	}
-	if len(st.LevelTablesCounts) > 0 {
-		out["goleveldb.l0_tables"] = float64(st.LevelTablesCounts[0])
-	}
+	out["goleveldb.l0_tables"] = float64(l0Tables(&st))
 	return out
 }
 
