@@ -614,6 +614,12 @@ fn check_settle(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(),
         ("passes", p.passes.is_some()),
         ("open", p.open.is_some()),
         ("kill", p.kill.is_some()),
+        ("duration", p.duration.is_some()),
+        ("until", p.until.is_some()),
+        ("steady_window", p.steady_window.is_some()),
+        ("steady_within", p.steady_within.is_some()),
+        ("stall_fraction", p.stall_fraction.is_some()),
+        ("writer", p.writer.is_some()),
     ];
     match set.iter().find(|(_, given)| *given) {
         Some((k, _)) => Err(FieldError::new(

@@ -300,8 +300,10 @@ fn a_settle_phase_is_planned_for_every_engine_and_the_engine_answers() {
 
 #[test]
 fn a_settle_phase_refuses_fields_that_shape_operations() {
-    let bad = SETTLE.replace("kind = \"settle\"", "kind = \"settle\"\nthreads = 4");
-    let s: Scenario = toml::from_str(&bad).unwrap();
-    let e = s.check().unwrap_err();
-    assert!(e.contains("phase[3].threads") && e.contains("settle phase"), "{e}");
+    for (field, toml) in [("threads", "threads = 4"), ("duration", "duration = \"10s\"")] {
+        let bad = SETTLE.replace("kind = \"settle\"", &format!("kind = \"settle\"\n{toml}"));
+        let s: Scenario = toml::from_str(&bad).unwrap();
+        let e = s.check().unwrap_err();
+        assert!(e.contains(&format!("phase[3].{field}")) && e.contains("settle phase"), "{e}");
+    }
 }
