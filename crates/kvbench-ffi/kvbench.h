@@ -20,7 +20,7 @@ typedef struct kvb_job kvb_job;
 typedef struct kvb_thread kvb_thread;
 
 /* Step kinds (kvb_step.step). */
-enum { KVB_END = 0, KVB_OPEN = 1, KVB_PREPARE = 2, KVB_CLOSE = 3, KVB_EVICTED = 4, KVB_OPS = 5 };
+enum { KVB_END = 0, KVB_OPEN = 1, KVB_PREPARE = 2, KVB_CLOSE = 3, KVB_EVICTED = 4, KVB_OPS = 5, KVB_SETTLE = 6 };
 /* Open modes (kvb_step.mode). */
 enum { KVB_READ_WRITE = 0, KVB_READ_ONLY = 1, KVB_SECONDARY = 2 };
 /* Unit kinds (kvb_block.kind). */
@@ -49,9 +49,13 @@ typedef struct {
   uint32_t threads;     /* KVB_OPS: threads to run, each with its kvb_thread */
   uint8_t reads;        /* KVB_OPS: each thread needs a reader */
   uint8_t open_per_op;  /* KVB_OPS: units are KVB_OPEN_GET; no open engine is needed */
+  uint32_t interval_ms; /* KVB_OPS: how often to hand in the engine's internals (kvb_internals) */
 } kvb_step;
 
-/* The next step. KVB_EVICTED: the library evicted the job's files; report it with kvb_step_end. */
+/* The next step. KVB_EVICTED: the library evicted the job's files; report it with kvb_step_end.
+ * KVB_SETTLE: untimed, bring the store to a settled state (flush and compact, or wait until no
+ * compaction is pending) and say what was done in kvb_report.settled; an engine that has no such
+ * step reports error_kind "unsupported" (the phase is then N/A). */
 const kvb_step *kvb_step_begin(kvb_job *job);
 
 typedef struct {
@@ -63,7 +67,16 @@ typedef struct {
   const char *finish_error;/* NULL, or finish-load's error (counted as an engine error) */
   const char *settings;    /* NULL, or a JSON object of strings: the engine's settings */
   const char *runtime;     /* NULL, or a JSON object of numbers: the runtime's own counters */
+  const char *settled;     /* KVB_SETTLE: what the engine did, in words */
+  const char *internals;   /* NULL, or a JSON object of numbers: the engine's own counters at the
+                              step's end (read after the step's clock, never timed) */
 } kvb_report;
+
+/* During an ops step, from one thread that runs no units (never from a timed one): the engine's
+ * own counters, a JSON object of numbers, read t_ns after the step's start on the worker's clock.
+ * A worker calls it about every kvb_step.interval_ms, and stops before it ends the step. An
+ * empty object or an engine without internals: no call is needed. */
+void kvb_internals(kvb_job *job, int64_t t_ns, const char *json);
 
 /* After an ops step's threads ended: 1 when the worker must now call the engine's finish-load,
  * timed, and report it in kvb_report.finish_ns and finish_error. */

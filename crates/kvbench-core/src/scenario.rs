@@ -480,6 +480,9 @@ impl Scenario {
             v.push(At::Key(k));
             v
         };
+        if p.kind == PhaseKind::Settle {
+            return check_settle(p, &f);
+        }
         self.check_phase_numbers(p, &f)?;
         if let Some(m) = p.mix {
             check_mix(&m, &f)?;
@@ -589,6 +592,42 @@ fn check_mix(m: &Mix, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldEr
         return Err(FieldError::new(&f("mix"), "all parts are 0 (allowed: at least one part > 0)"));
     }
     Ok(())
+}
+
+/// A settle phase runs no operations: a field that shapes operations is an error, not ignored.
+fn check_settle(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+    let set = [
+        ("count", p.count.is_some()),
+        ("distribution", p.distribution.is_some()),
+        ("keys", p.keys.is_some()),
+        ("length", p.length.is_some()),
+        ("min_length", p.min_length.is_some()),
+        ("warmup", p.warmup.is_some()),
+        ("mix", p.mix.is_some()),
+        ("hot_key", p.hot_key.is_some()),
+        ("zipf_exponent", p.zipf_exponent.is_some()),
+        ("batch", p.batch.is_some()),
+        ("threads", p.threads.is_some()),
+        ("cache", p.cache != CacheMode::Warm),
+        ("open_per", p.open_per != OpenPer::Phase),
+        ("rate", p.rate.is_some()),
+        ("passes", p.passes.is_some()),
+        ("open", p.open.is_some()),
+        ("kill", p.kill.is_some()),
+        ("duration", p.duration.is_some()),
+        ("until", p.until.is_some()),
+        ("steady_window", p.steady_window.is_some()),
+        ("steady_within", p.steady_within.is_some()),
+        ("stall_fraction", p.stall_fraction.is_some()),
+        ("writer", p.writer.is_some()),
+    ];
+    match set.iter().find(|(_, given)| *given) {
+        Some((k, _)) => Err(FieldError::new(
+            &f(k),
+            format!("`{k}` does not apply to a settle phase: it runs no operations (allowed: kind, name)"),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// A kill's time and member.

@@ -133,6 +133,9 @@ pub enum PhaseKind {
     /// Read a record and write its next version, timed as one operation (YCSB F).
     Rmw,
     Mixed,
+    /// Untimed, between phases: the engine flushes and compacts (or waits until no compaction
+    /// is pending), so the next phase starts from a settled store.
+    Settle,
 }
 
 impl PhaseKind {
@@ -147,6 +150,7 @@ impl PhaseKind {
             PhaseKind::Delete => "delete",
             PhaseKind::Rmw => "rmw",
             PhaseKind::Mixed => "mixed",
+            PhaseKind::Settle => "settle",
         }
     }
 

@@ -39,6 +39,7 @@ pub struct kvb_step {
     pub threads: u32,
     pub reads: u8,
     pub open_per_op: u8,
+    pub interval_ms: u32,
 }
 
 #[repr(C)]
@@ -51,6 +52,8 @@ pub struct kvb_report {
     pub finish_error: *const c_char,
     pub settings: *const c_char,
     pub runtime: *const c_char,
+    pub settled: *const c_char,
+    pub internals: *const c_char,
 }
 
 #[repr(C)]
@@ -185,6 +188,7 @@ pub unsafe extern "C" fn kvb_step_begin(job: *mut kvb_job) -> *const kvb_step {
         threads: v.threads,
         reads: v.reads.into(),
         open_per_op: v.open_per_op.into(),
+        interval_ms: v.interval_ms,
     };
     &j.step
 }
@@ -207,11 +211,24 @@ pub unsafe extern "C" fn kvb_step_end(job: *mut kvb_job, r: *const kvb_report) -
             finish_error: text(r.finish_error),
             settings: text(r.settings),
             runtime: text(r.runtime),
+            settled: text(r.settled),
+            internals: text(r.internals),
         }
     };
     match j.hosted.as_mut() {
         Some(h) => guard(true, || h.end(&report)).into(),
         None => 1,
+    }
+}
+
+/// # Safety
+/// `job` comes from kvb_job_open; `json` is a NUL-terminated string. Called during an ops step
+/// while the job's other calls are only kvb_next, kvb_done, kvb_error and kvb_scan (kvbench.h).
+#[no_mangle]
+pub unsafe extern "C" fn kvb_internals(job: *const kvb_job, t_ns: i64, json: *const c_char) {
+    // SAFETY: per this function's contract.
+    if let (Some(h), Some(json)) = (unsafe { job.as_ref() }.and_then(|j| j.hosted.as_ref()), unsafe { text(json) }) {
+        guard((), || h.sample(t_ns, json));
     }
 }
 

@@ -230,6 +230,7 @@ fn run_hosted(path: &Path, dir: &Path, spec: &Job, in_place: bool) -> String {
         let st = unsafe { &*kvb_step_begin(job.0) };
         let start = Instant::now();
         let mut finish_ns = 0;
+        let (mut error, mut error_kind, mut settled) = (None, None, None);
         match st.step {
             0 => break,
             1 => eng = Some((DESC.open)(&open_args(dir, &options, st.mode)).unwrap()),
@@ -250,19 +251,26 @@ fn run_hosted(path: &Path, dir: &Path, spec: &Job, in_place: bool) -> String {
                     finish_ns = t.elapsed().as_nanos() as u64;
                 }
             }
+            6 => match eng.as_mut().unwrap().settle() {
+                Ok(done) => settled = Some(CString::new(done).unwrap()),
+                Err(e) => (error, error_kind) = (Some(CString::new(e.to_string()).unwrap()), Some(c"unsupported")),
+            },
             _ => {}
         }
+        let ptr = |s: &Option<CString>| s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
         let r = kvb_report {
             wall_ns: start.elapsed().as_nanos() as u64,
             start_unix_ns: 1,
             finish_ns,
-            error: std::ptr::null(),
-            error_kind: std::ptr::null(),
+            error: ptr(&error),
+            error_kind: error_kind.map_or(std::ptr::null(), |k| k.as_ptr()),
             finish_error: std::ptr::null(),
             settings: std::ptr::null(),
             runtime: std::ptr::null(),
+            settled: ptr(&settled),
+            internals: std::ptr::null(),
         };
-        // SAFETY: the job is live; the report's strings are NULL.
+        // SAFETY: the job is live; the report's strings are NULL or NUL-terminated.
         unsafe { kvb_step_end(job.0, &r) };
     }
     // SAFETY: not used afterwards.

@@ -125,7 +125,7 @@ fn rates(reps: &[&EngineResult], name: &str) -> (Vec<f64>, Option<f64>) {
 pub fn compared(a: &RunResult, b: &RunResult) -> Vec<Compared> {
     let (la, lb) = (by_label(a), by_label(b));
     let mut out = Vec::new();
-    for (name, kind) in phase_names(a) {
+    for (name, kind) in phase_names(a).into_iter().filter(|(_, k)| k != "settle") {
         for (label, ra) in &la {
             let Some((_, rb)) = lb.iter().find(|(l, _)| l == label) else { continue };
             let has = |reps: &[&EngineResult]| reps.iter().any(|e| e.phases.iter().any(|p| p.name == name));

@@ -346,7 +346,8 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
     out.push(summary(&r));
     out.extend(ratios(&r));
     out.push(phase_times(&r));
-    for (name, kind) in phase_names(&r) {
+    // A settle phase has no rate or latency: its wall time is in the phase-time table only.
+    for (name, kind) in phase_names(&r).into_iter().filter(|(_, k)| k != "settle") {
         out.push(phase_section(&r, &spreads, &name, &kind));
     }
     out
@@ -477,6 +478,9 @@ fn phase_times(r: &RunResult) -> Section {
             .into(),
         &cols,
     );
+    if phase_names(r).iter().any(|(_, k)| k == "settle") {
+        s.note.push_str("; a settle phase is the untimed flush and compaction between phases, not a workload figure");
+    }
     let mut vals: Vec<Vec<Option<f64>>> = vec![Vec::new(); names.len()];
     let mut conds: Vec<Vec<String>> = vec![Vec::new(); names.len()];
     for e in &r.engines {
@@ -493,7 +497,9 @@ fn phase_times(r: &RunResult) -> Section {
         }
         s.rows.push(row);
     }
-    for c in 0..names.len() {
+    // A settle's time is what the store needed, not a result to win: no column best.
+    let settles: Vec<String> = phase_names(r).into_iter().filter(|(_, k)| k == "settle").map(|(n, _)| n).collect();
+    for c in (0..names.len()).filter(|&c| !settles.contains(&names[c])) {
         s.best[c + 1] = best_of(&vals[c], &conds[c], false);
     }
     s

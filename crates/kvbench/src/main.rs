@@ -357,10 +357,11 @@ fn dataset_flags(s: &mut Scenario, a: &RunArgs) {
     }
 }
 
-/// --threads, --rate, --cache and --duration (not to phases that insert) apply to every phase after the load (mixed and writing
-/// phases included: reads stay verified on every thread); --batch to the load.
+/// --threads, --rate, --cache and --duration (not to phases that insert) apply to every phase
+/// after the load (mixed and writing phases included: reads stay verified on every thread) but
+/// settle phases, which run no operations; --batch to the load.
 fn phase_flags(s: &mut Scenario, a: &RunArgs) {
-    for p in s.phases.iter_mut() {
+    for p in s.phases.iter_mut().filter(|p| p.kind != PhaseKind::Settle) {
         let load = p.kind == PhaseKind::Load;
         if let (Some(t), false) = (a.threads, load) {
             p.threads = Some(t);

@@ -125,6 +125,19 @@ def test_a_step_that_fails_with_stop_ends_the_job(tmp_path):
     assert r["error_kind"] == "unsupported" and "secondary" in r["error"] and events[-1] == {"event": "done"}
 
 
+def test_settle_is_unsupported_and_the_job_goes_on(tmp_path):
+    steps = [{"step": "open", "mode": "read-write"}, ops(0, "load", 200, {"name": "sequential", "n": 200}, batch=50),
+             {"step": "settle"}, ops(0, "get", 200, {"name": "uniform", "n": 200}, seed=3), {"step": "close"}]
+    rc, events, stderr = run_job(tmp_path, job("py-memory", tmp_path, steps))
+    assert rc == 0, stderr
+    results = steps_of(events)
+    settle = results[2]
+    assert settle["step"] == "settle" and settle["error_kind"] == "unsupported", settle
+    assert settle["error"] == "unsupported: this engine has no settle (flush and compact) step"
+    check_ok(results[3])
+    assert results[3]["ops"] == 200 and events[-1] == {"event": "done"}
+
+
 def test_ops_without_an_open_engine_are_an_error_of_the_step(tmp_path):
     steps = [{"step": "open", "mode": "secondary"}, ops(0, "get", 10, {"name": "uniform", "n": 200}, threads=2)]
     rc, events, stderr = run_job(tmp_path, job("py-lmdb", tmp_path, steps))

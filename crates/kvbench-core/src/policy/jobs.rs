@@ -153,6 +153,9 @@ impl Builder<'_> {
             interval_ms: interval_ms(self.s),
             ..Default::default()
         };
+        if def.kind == PhaseKind::Settle {
+            return Ok(self.settle(p));
+        }
         if let Some(why) = not_applicable(def, self.row, self.data) {
             p.not_applicable = Some(why);
             return Ok(p);
@@ -179,6 +182,19 @@ impl Builder<'_> {
         }
         p.main = Some(self.ops(i, def, &mut p, want)?);
         Ok(p)
+    }
+
+    /// A settle phase: the engine's settle step, untimed, on a read-write open (the database is
+    /// reopened read-write when the phase before read it in another mode). An engine without
+    /// settle (in-memory stores, servers, build-once files) answers "unsupported": N/A.
+    fn settle(&mut self, p: PhasePlan) -> PhasePlan {
+        let mut p = PhasePlan { cache: "-".into(), threads: 1, batch: 1, ..p };
+        if self.mode != OpenMode::ReadWrite {
+            p.before.push(self.push(|index| Step::Close { index, stop: true }));
+            p.before.push(self.push_open(OpenMode::ReadWrite, true));
+        }
+        p.main = Some(self.push(|index| Step::Settle { index, stop: false }));
+        p
     }
 
     /// The untimed warm-up of a read phase: `n` operations of the same kind and distribution,
@@ -383,7 +399,7 @@ fn ops_step(
     Ok(OpsStep {
         index: 0,
         name: p.name.clone(),
-        kind: op_kind(def.kind),
+        kind: op_kind(def.kind).ok_or_else(|| anyhow::anyhow!("a {} phase has no operations", def.kind.as_str()))?,
         count,
         threads: p.threads,
         batch: p.batch,
@@ -504,8 +520,9 @@ fn resolve_dist(d: Distribution, n: u64, spec: &crate::spec::OpsSpec) -> anyhow:
     })
 }
 
-pub fn op_kind(k: PhaseKind) -> OpKind {
-    match k {
+/// The operations of a phase kind (None: a settle phase runs none).
+pub fn op_kind(k: PhaseKind) -> Option<OpKind> {
+    Some(match k {
         PhaseKind::Load => OpKind::Load,
         PhaseKind::Get => OpKind::Get,
         PhaseKind::MultiGet => OpKind::MultiGet,
@@ -515,7 +532,8 @@ pub fn op_kind(k: PhaseKind) -> OpKind {
         PhaseKind::Delete => OpKind::Delete,
         PhaseKind::Rmw => OpKind::Rmw,
         PhaseKind::Mixed => OpKind::Mixed,
-    }
+        PhaseKind::Settle => return None,
+    })
 }
 
 /// Capabilities from the names a worker's `--list` gives.

@@ -58,6 +58,9 @@ fn phase(p: &PhasePlan, steps: &BTreeMap<usize, StepResult>, last_done: &str) ->
     let Some(main) = p.main.and_then(|m| steps.get(&m)) else {
         return failed(r, format!("worker ended after phase {last_done}"));
     };
+    if main.step == "settle" {
+        return settled(r, main);
+    }
     if let Some(e) = &main.error {
         let _ = e;
         return failed(r, format!("{} failed: {}", main.step, msg(main)));
@@ -109,6 +112,45 @@ pub(crate) fn whole_intervals(s: &StepResult, interval_ms: u64) -> Vec<u64> {
         }
     }
     counts
+}
+
+/// A settle phase: untimed, so no throughput or latency (ops 0); its wall time and what the
+/// engine did are notes, its CPU, I/O and the engine's internals are kept. An engine without
+/// settle makes it N/A with the engine's reason.
+fn settled(mut r: PhaseResult, s: &StepResult) -> PhaseResult {
+    if s.error_kind.as_deref() == Some("unsupported") {
+        r.status = Status::NotApplicable;
+        r.reason = Some(msg(s).trim_start_matches("unsupported: ").to_string());
+        return r;
+    }
+    if s.error.is_some() {
+        return failed(r, format!("settle failed: {}", msg(s)));
+    }
+    (r.wall_ns, r.elapsed_ns) = (s.wall_ns, s.wall_ns);
+    let done = s.settled.as_deref().filter(|d| !d.is_empty()).unwrap_or("done");
+    r.notes.push(format!("settled (untimed, not a throughput figure): {done}; took {}", took(s.wall_ns)));
+    usage(&mut r, s);
+    r
+}
+
+/// A settle's time: seconds from one second on, else milliseconds.
+fn took(ns: u64) -> String {
+    if ns >= 1_000_000_000 {
+        format!("{:.2} s", ns as f64 / 1e9)
+    } else {
+        format!("{:.1} ms", ns as f64 / 1e6)
+    }
+}
+
+fn usage(r: &mut PhaseResult, s: &StepResult) {
+    r.cpu_user_ns = s.usage.cpu_user_ns;
+    r.cpu_sys_ns = s.usage.cpu_sys_ns;
+    r.max_rss_kb = s.usage.max_rss_kb;
+    r.io_read_bytes = s.usage.io_read_bytes;
+    r.io_write_bytes = s.usage.io_write_bytes;
+    r.runtime = s.runtime.clone();
+    r.internals = s.internals.clone();
+    r.internal_series = s.internal_series.clone();
 }
 
 fn msg(s: &StepResult) -> String {
@@ -167,12 +209,7 @@ fn fill(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
             .collect();
     }
     r.intervals = s.intervals.iter().filter_map(interval).collect();
-    r.cpu_user_ns = s.usage.cpu_user_ns;
-    r.cpu_sys_ns = s.usage.cpu_sys_ns;
-    r.max_rss_kb = s.usage.max_rss_kb;
-    r.io_read_bytes = s.usage.io_read_bytes;
-    r.io_write_bytes = s.usage.io_write_bytes;
-    r.runtime = s.runtime.clone();
+    usage(r, s);
     if !single && r.harness_share > HARNESS_WARN {
         // One text for every row, so reports group it; the share itself is a column.
         r.notes.push(
@@ -319,6 +356,55 @@ mod tests {
         let r = &phases(&[p], &steps)[0];
         assert_eq!(r.harness_share, 0.0);
         assert!(!r.notes.iter().any(|n| n.contains("over 10%")), "{:?}", r.notes);
+    }
+
+    fn settle_step(index: usize) -> StepResult {
+        StepResult { index, step: "settle".into(), wall_ns: 2_500_000_000, ..Default::default() }
+    }
+
+    fn settle_plan() -> PhasePlan {
+        PhasePlan { kind: "settle".into(), ..plan("settle", 0) }
+    }
+
+    #[test]
+    fn a_settle_phase_is_ok_untimed_with_what_the_engine_did() {
+        let mut s = settle_step(0);
+        s.settled = Some("flushed the memtable and compacted every level".into());
+        s.internals = BTreeMap::from([("rocksdb.num-files-at-level0".to_string(), 0.0)]);
+        let r = &phases(&[settle_plan()], &BTreeMap::from([(0, s)]))[0];
+        assert_eq!(r.status, Status::Ok);
+        assert_eq!((r.ops, r.ops_per_sec, r.latency.is_none()), (0, 0.0, true));
+        assert_eq!(r.wall_ns, 2_500_000_000);
+        let note = r.notes.iter().find(|n| n.starts_with("settled")).expect("a settle note");
+        assert!(
+            note.contains("untimed") && note.contains("compacted every level") && note.contains("took 2.50 s"),
+            "{note}"
+        );
+        assert_eq!(r.internals.get("rocksdb.num-files-at-level0"), Some(&0.0));
+    }
+
+    #[test]
+    fn an_engine_without_settle_makes_the_phase_na_not_failed() {
+        let mut s = settle_step(0);
+        s.error = Some("unsupported: this engine has no settle (flush and compact) step".into());
+        s.error_kind = Some("unsupported".into());
+        let r = &phases(&[settle_plan()], &BTreeMap::from([(0, s.clone())]))[0];
+        assert_eq!(r.status, Status::NotApplicable);
+        assert_eq!(r.reason.as_deref(), Some("this engine has no settle (flush and compact) step"));
+        s.error_kind = Some("store".into());
+        let r = &phases(&[settle_plan()], &BTreeMap::from([(0, s)]))[0];
+        assert_eq!(r.status, Status::Failed);
+    }
+
+    #[test]
+    fn internals_and_their_series_reach_the_phase() {
+        let mut s = ops(0, 1000, 1_000_000_000, 900_000_000);
+        s.internals = BTreeMap::from([("l0_files".to_string(), 3.0)]);
+        s.internal_series = vec![crate::job::InternalSample { t_ms: 1000, values: s.internals.clone() }];
+        let r = &phases(&[plan("get", 0)], &BTreeMap::from([(0, s)]))[0];
+        assert_eq!(r.internals.get("l0_files"), Some(&3.0));
+        assert_eq!(r.internal_series.len(), 1);
+        assert_eq!(r.internal_series[0].t_ms, 1000);
     }
 
     /// A step of 1 s wall time whose worker used `cpu_ms` of CPU on one thread.

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ use super::data::Data;
 use super::state::State;
 use super::{counters, keeps_states, locks_records, reads, usage_since};
 use crate::engine::{EngineError, OpenMode};
-use crate::job::{Event, Job, OpKind, Step, StepResult, PROTOCOL_VERSION};
+use crate::job::{Event, InternalSample, Job, OpKind, Step, StepResult, PROTOCOL_VERSION};
 use crate::sys::{self, Usage};
 
 /// Writes one event line.
@@ -27,6 +27,7 @@ pub const PREPARE: i32 = 2;
 pub const CLOSE: i32 = 3;
 pub const EVICTED: i32 = 4;
 pub const OPS: i32 = 5;
+pub const SETTLE: i32 = 6;
 
 /// What the worker must do for a step.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -36,6 +37,8 @@ pub struct StepView {
     pub threads: u32,
     pub reads: bool,
     pub open_per_op: bool,
+    /// OPS: the timeline's interval, how often the worker hands in the engine's internals.
+    pub interval_ms: u32,
 }
 
 /// What the worker reports when a step ends (kvbench.h, `kvb_report`).
@@ -49,6 +52,10 @@ pub struct Report<'a> {
     pub finish_error: Option<&'a str>,
     pub settings: Option<&'a str>,
     pub runtime: Option<&'a str>,
+    /// SETTLE: what the engine did.
+    pub settled: Option<&'a str>,
+    /// The engine's own counters at the step's end (a JSON object of numbers).
+    pub internals: Option<&'a str>,
 }
 
 /// The step in progress.
@@ -59,6 +66,8 @@ struct Current {
     usage: Usage,
     evicted: Result<u64, String>,
     ops: Option<(Arc<Run>, Progress)>,
+    /// The engine's internals the worker handed in during an ops step ([`Hosted::sample`]).
+    samples: Mutex<Vec<InternalSample>>,
 }
 
 pub struct Hosted {
@@ -100,8 +109,15 @@ impl Hosted {
         }
         let Some(step) = self.job.steps.get(self.next).cloned() else { return StepView::default() };
         self.next += 1;
-        let mut cur =
-            Current { index: step.index(), name: "", stop: false, usage: Usage::now(), evicted: Ok(0), ops: None };
+        let mut cur = Current {
+            index: step.index(),
+            name: "",
+            stop: false,
+            usage: Usage::now(),
+            evicted: Ok(0),
+            ops: None,
+            samples: Mutex::new(Vec::new()),
+        };
         let view = match &step {
             Step::Open { mode, stop, .. } => {
                 (cur.name, cur.stop) = ("open", *stop);
@@ -120,18 +136,9 @@ impl Hosted {
                 cur.evicted = sys::evict(&self.job.dir).map_err(|e| e.to_string());
                 StepView { step: EVICTED, ..Default::default() }
             }
-            Step::Settle { index, .. } => {
-                // Not in the worker interface (kvbench.h) yet: said, and the job goes on.
-                let e = "unsupported: settle (flush and compact) is not run by this runtime's worker";
-                let res = StepResult {
-                    index: *index,
-                    step: "settle".into(),
-                    error: Some(e.into()),
-                    error_kind: Some("unsupported".into()),
-                    ..Default::default()
-                };
-                self.emit(&Event::Step(Box::new(res)).to_line());
-                return self.begin();
+            Step::Settle { stop, .. } => {
+                (cur.name, cur.stop) = ("settle", *stop);
+                StepView { step: SETTLE, ..Default::default() }
             }
             Step::Ops(o) => {
                 (cur.name, cur.stop) = ("ops", o.stop);
@@ -157,6 +164,7 @@ impl Hosted {
             threads: st.threads.max(1),
             reads: reads(&st),
             open_per_op: st.open_per_op,
+            interval_ms: self.job.interval_ms.min(u32::MAX.into()) as u32,
         };
         let interval_ns = self.job.interval_ms.max(1) * 1_000_000;
         let run = Arc::new(Run::new(self.data.clone(), self.state.clone(), st, lock, interval_ns));
@@ -179,6 +187,16 @@ impl Hosted {
         }
     }
 
+    /// The engine's internals (a JSON object of numbers) at `t_ns` after the running ops step's
+    /// start, from the worker's sampling thread; ignored outside an ops step, and when empty or
+    /// not an object of numbers.
+    pub fn sample(&self, t_ns: i64, json: &str) {
+        let Some(cur) = self.current.as_ref().filter(|c| c.ops.is_some()) else { return };
+        let Some(values) = parse_map::<f64>(Some(json)).filter(|m| !m.is_empty()) else { return };
+        let t_ms = (t_ns.max(0) / 1_000_000) as u64;
+        cur.samples.lock().unwrap_or_else(|p| p.into_inner()).push(InternalSample { t_ms, values });
+    }
+
     /// End the step: emit its event; true when the job stops here.
     pub fn end(&mut self, r: &Report<'_>) -> bool {
         let Some(cur) = self.current.take() else { return false };
@@ -191,6 +209,8 @@ impl Hosted {
         };
         res.index = cur.index;
         res.runtime = parse_map(r.runtime).unwrap_or_default();
+        res.internals = parse_map(r.internals).unwrap_or_default();
+        res.internal_series = cur.samples.into_inner().unwrap_or_else(|p| p.into_inner());
         res.usage = usage_since(cur.usage);
         let stop = res.error.is_some() && cur.stop;
         self.emit(&Event::Step(Box::new(res)).to_line());
@@ -228,6 +248,9 @@ fn simple_result(name: &str, evicted: &Result<u64, String>, r: &Report<'_>) -> S
     }
     if res.error.is_none() {
         res.settings = parse_map(r.settings).unwrap_or_default();
+        if name == "settle" {
+            res.settled = Some(r.settled.unwrap_or_default().to_string());
+        }
     }
     res
 }

@@ -119,6 +119,10 @@ impl Worker<'_> {
             res.wall_ns = t0.elapsed().as_nanos() as u64;
         }
         res.usage = usage_since(usage0);
+        // After the step's clock and usage: the engine's own counters are never timed.
+        if let Some(e) = self.engine.as_deref() {
+            res.internals = e.internals();
+        }
         (res, stop)
     }
 
@@ -223,7 +227,9 @@ impl Worker<'_> {
         };
         let t0 = Instant::now();
         let start_unix_ns = unix_ns();
-        let ran = run_threads(&ctx, threads, self.job.progress_ms, self.job.interval_ms, emit);
+        let mut sampler = Sampler::new(ctx.engine, self.job.interval_ms);
+        let ran = run_threads(&ctx, threads, self.job.progress_ms, self.job.interval_ms, emit, &mut sampler);
+        let series = sampler.series;
         let mut tally = ran.tally;
         let mut wall_ns = ran.end.duration_since(t0).as_nanos() as u64;
         if st.finish && tally.errors == 0 {
@@ -242,7 +248,38 @@ impl Worker<'_> {
         let mut r = counters(st, tally, wall_ns, self.job.interval_ms);
         r.start_unix_ns = start_unix_ns;
         r.stopped_by = ran.stopped_by;
+        r.internal_series = series;
         r
+    }
+}
+
+/// The engine's internals once per interval of an ops step, read by the step's monitor thread
+/// (never by a timed one); an engine that has none (an empty map) adds nothing.
+struct Sampler<'a> {
+    engine: Option<&'a dyn Engine>,
+    start: Instant,
+    every: Duration,
+    next: Duration,
+    series: Vec<job::InternalSample>,
+}
+
+impl<'a> Sampler<'a> {
+    fn new(engine: Option<&'a dyn Engine>, interval_ms: u64) -> Self {
+        let every = Duration::from_millis(interval_ms.max(1));
+        Sampler { engine, start: Instant::now(), every, next: every, series: Vec::new() }
+    }
+
+    /// Sample when an interval has passed since the last sample (the monitor polls more often).
+    fn poll(&mut self) {
+        let (Some(e), t) = (self.engine, self.start.elapsed()) else { return };
+        if t < self.next {
+            return;
+        }
+        self.next = t + self.every;
+        let values = e.internals();
+        if !values.is_empty() {
+            self.series.push(job::InternalSample { t_ms: t.as_millis() as u64, values });
+        }
     }
 }
 
@@ -277,7 +314,14 @@ struct Ran {
     stopped_by: Option<String>,
 }
 
-fn run_threads(ctx: &Ctx<'_>, threads: u32, progress_ms: u64, interval_ms: u64, emit: &mut dyn FnMut(Event)) -> Ran {
+fn run_threads(
+    ctx: &Ctx<'_>,
+    threads: u32,
+    progress_ms: u64,
+    interval_ms: u64,
+    emit: &mut dyn FnMut(Event),
+    sampler: &mut Sampler<'_>,
+) -> Ran {
     let st = ctx.step;
     std::thread::scope(|s| {
         // Each thread says when it is done, so the step's wall time ends with its last thread,
@@ -314,6 +358,7 @@ fn run_threads(ctx: &Ctx<'_>, threads: u32, progress_ms: u64, interval_ms: u64, 
                         last_progress = Instant::now();
                         emit(Event::Progress { index: st.index, done, total: st.count })
                     }
+                    sampler.poll();
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
             }

@@ -4,6 +4,10 @@ package engines
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
 
 	badger "github.com/dgraph-io/badger/v4"
 
@@ -31,6 +35,7 @@ var badgerDescriptor = &worker.Descriptor{
 
 type badgerEngine struct {
 	db       *badger.DB
+	dir      string
 	settings map[string]string
 }
 
@@ -46,7 +51,7 @@ func openBadger(a worker.OpenArgs) (worker.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &badgerEngine{db: db, settings: map[string]string{
+	return &badgerEngine{db: db, dir: a.Dir, settings: map[string]string{
 		"sync":            syncSetting(a.Sync, "SyncWrites = false", "SyncWrites = true (each commit)", "SyncWrites = true (each commit)"),
 		"batch":           "batch 1: one Update transaction; larger: a WriteBatch (split by badger at its transaction size limit)",
 		"value_threshold": a.Options.Text("value_threshold"),
@@ -86,6 +91,62 @@ func (e *badgerEngine) Reader() (worker.Reader, error) {
 func (e *badgerEngine) FinishLoad() error           { return nil }
 func (e *badgerEngine) Close() error                { return e.db.Close() }
 func (e *badgerEngine) Settings() map[string]string { return e.settings }
+
+// Settle flattens the LSM tree to one level (DB.Flatten) and runs value-log garbage
+// collection until it rewrites nothing (DB.RunValueLogGC at badger's recommended ratio).
+// Badger has no call that flushes the memtable: what it holds stays there.
+func (e *badgerEngine) Settle() (string, error) {
+	if err := e.db.Flatten(runtime.NumCPU()); err != nil {
+		return "", err
+	}
+	rewrites := 0
+	for ; rewrites < maxGCRounds; rewrites++ {
+		err := e.db.RunValueLogGC(0.5)
+		if errors.Is(err, badger.ErrNoRewrite) {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("flattened the LSM tree to one level (Flatten) and ran value-log GC at discard ratio 0.5: %d value-log files rewritten; the memtable is not flushed (badger has no call for it)", rewrites), nil
+}
+
+// maxGCRounds bounds the value-log GC of a settle: each round rewrites at most one file.
+const maxGCRounds = 1000
+
+// Internals are the LSM tree's levels (DB.Levels) and the value log's files on disk. Badger's
+// own DB.Size is refreshed once a minute, too seldom for a timeline.
+func (e *badgerEngine) Internals() map[string]float64 {
+	out := map[string]float64{}
+	var lsm, tables, score float64
+	for _, l := range e.db.Levels() {
+		lsm += float64(l.Size)
+		tables += float64(l.NumTables)
+		score = max(score, l.Score)
+		if l.Level == 0 {
+			out["badger.l0_tables"] = float64(l.NumTables)
+		}
+	}
+	out["badger.lsm_bytes"], out["badger.tables"], out["badger.max_compaction_score"] = lsm, tables, score
+	out["badger.vlog_bytes"] = float64(filesSize(e.dir, ".vlog"))
+	return out
+}
+
+// filesSize is the total size of the files of dir whose names end with suffix.
+func filesSize(dir, suffix string) int64 {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, d := range entries {
+		if info, err := d.Info(); err == nil && strings.HasSuffix(d.Name(), suffix) {
+			n += info.Size()
+		}
+	}
+	return n
+}
 
 type badgerReader struct {
 	db  *badger.DB

@@ -4,6 +4,7 @@ package engines
 
 import (
 	"bytes"
+	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -90,6 +91,37 @@ func (e *bboltEngine) Settings() map[string]string {
 		"bucket":   "one bucket `kvbench`",
 		"reads":    "one read transaction per reader (View), cursor Seek for scans",
 	}
+}
+
+// Settle has nothing to compact: bbolt writes its B+tree in place at each commit. With sync =
+// none it syncs the file (DB.Sync), as close would.
+func (e *bboltEngine) Settle() (string, error) {
+	const what = "nothing to settle: a B+tree in one file, written in place at each commit (no memtable, no compaction)"
+	if !e.db.NoSync {
+		return what, nil
+	}
+	if err := e.db.Sync(); err != nil {
+		return "", err
+	}
+	return what + "; the file synced (DB.Sync: sync = none)", nil
+}
+
+// Internals are bbolt's statistics (DB.Stats: the freelist, page allocations) and the file's
+// size in pages, read without a transaction.
+func (e *bboltEngine) Internals() map[string]float64 {
+	st := e.db.Stats()
+	out := map[string]float64{
+		"bbolt.free_pages":       float64(st.FreePageN),
+		"bbolt.pending_pages":    float64(st.PendingPageN),
+		"bbolt.free_bytes":       float64(st.FreeAlloc),
+		"bbolt.freelist_bytes":   float64(st.FreelistInuse),
+		"bbolt.page_allocations": float64(st.TxStats.GetPageCount()),
+		"bbolt.open_read_txs":    float64(st.OpenTxN),
+	}
+	if fi, err := os.Stat(e.db.Path()); err == nil && e.db.Info().PageSize > 0 {
+		out["bbolt.file_pages"] = float64(fi.Size() / int64(e.db.Info().PageSize))
+	}
+	return out
 }
 
 type bboltReader struct {

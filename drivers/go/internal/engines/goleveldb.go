@@ -4,6 +4,7 @@ package engines
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/syndtr/goleveldb/leveldb"
 	"github.com/syndtr/goleveldb/leveldb/opt"
@@ -82,6 +83,48 @@ func (e *goleveldbEngine) Reader() (worker.Reader, error) { return &goleveldbRea
 func (e *goleveldbEngine) FinishLoad() error              { return nil }
 func (e *goleveldbEngine) Close() error                   { return e.db.Close() }
 func (e *goleveldbEngine) Settings() map[string]string    { return e.settings }
+
+// Settle compacts the whole key range (DB.CompactRange over an empty range: every key), which
+// flushes the memtable first.
+func (e *goleveldbEngine) Settle() (string, error) {
+	if err := e.db.CompactRange(util.Range{}); err != nil {
+		return "", err
+	}
+	var st leveldb.DBStats
+	if err := e.db.Stats(&st); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("flushed the memtable and compacted every key (CompactRange): %d tables at L0 after", l0Tables(&st)), nil
+}
+
+// l0Tables is the tables at level 0 (goleveldb lists no level while it has no table).
+func l0Tables(st *leveldb.DBStats) int {
+	if len(st.LevelTablesCounts) == 0 {
+		return 0
+	}
+	return st.LevelTablesCounts[0]
+}
+
+// Internals are goleveldb's statistics (DB.Stats): tables and bytes per level, write delays,
+// the bytes its storage read and wrote.
+func (e *goleveldbEngine) Internals() map[string]float64 {
+	var st leveldb.DBStats
+	if e.db.Stats(&st) != nil {
+		return nil
+	}
+	out := map[string]float64{
+		"goleveldb.write_delays":         float64(st.WriteDelayCount),
+		"goleveldb.write_delay_s":        st.WriteDelayDuration.Seconds(),
+		"goleveldb.io_read_bytes":        float64(st.IORead),
+		"goleveldb.io_write_bytes":       float64(st.IOWrite),
+		"goleveldb.memtable_compactions": float64(st.MemComp),
+		"goleveldb.l0_compactions":       float64(st.Level0Comp),
+		"goleveldb.compactions":          float64(st.NonLevel0Comp),
+		"goleveldb.tables_bytes":         float64(st.LevelSizes.Sum()),
+	}
+	out["goleveldb.l0_tables"] = float64(l0Tables(&st))
+	return out
+}
 
 type goleveldbReader struct{ db *leveldb.DB }
 

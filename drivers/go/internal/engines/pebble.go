@@ -103,6 +103,71 @@ func (e *pebbleEngine) FinishLoad() error              { return nil }
 func (e *pebbleEngine) Close() error                   { return e.db.Close() }
 func (e *pebbleEngine) Settings() map[string]string    { return e.settings }
 
+// Settle flushes the memtable and compacts the whole key range (first to last key), waiting
+// for the compaction.
+func (e *pebbleEngine) Settle() (string, error) {
+	if err := e.db.Flush(); err != nil {
+		return "", err
+	}
+	first, last, err := e.bounds()
+	if err != nil || first == nil {
+		return "flushed the memtable; no keys to compact", err
+	}
+	// Compact's end is exclusive: the smallest key after the last one.
+	if err := e.db.Compact(first, append(last, 0), true); err != nil {
+		return "", err
+	}
+	m := e.db.Metrics()
+	return fmt.Sprintf("flushed the memtable and compacted every key (Flush, Compact): %d files at L0, read amplification %d, compaction debt %d bytes after",
+		m.Levels[0].NumFiles, m.ReadAmp(), m.Compact.EstimatedDebt), nil
+}
+
+// bounds are the first and last keys (nil when the store is empty), copied.
+func (e *pebbleEngine) bounds() (first, last []byte, err error) {
+	it, err := e.db.NewIter(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if it.First() {
+		first = append([]byte(nil), it.Key()...)
+	}
+	if it.Last() {
+		last = append([]byte(nil), it.Key()...)
+	}
+	if err := it.Error(); err != nil {
+		_ = it.Close()
+		return nil, nil, err
+	}
+	return first, last, it.Close()
+}
+
+// Internals are Pebble's metrics (DB.Metrics): the LSM's shape and what it wrote.
+func (e *pebbleEngine) Internals() map[string]float64 {
+	m := e.db.Metrics()
+	var flushed, compacted uint64
+	for _, l := range m.Levels {
+		flushed += l.BytesFlushed
+		compacted += l.BytesCompacted
+	}
+	total := m.Total()
+	return map[string]float64{
+		"pebble.l0_files":                 float64(m.Levels[0].NumFiles),
+		"pebble.l0_sublevels":             float64(m.Levels[0].Sublevels),
+		"pebble.read_amp":                 float64(m.ReadAmp()),
+		"pebble.compaction_debt_bytes":    float64(m.Compact.EstimatedDebt),
+		"pebble.compactions":              float64(m.Compact.Count),
+		"pebble.compactions_in_progress":  float64(m.Compact.NumInProgress),
+		"pebble.flushes":                  float64(m.Flush.Count),
+		"pebble.wal_bytes_in":             float64(m.WAL.BytesIn),
+		"pebble.wal_bytes_written":        float64(m.WAL.BytesWritten),
+		"pebble.flush_bytes_written":      float64(flushed),
+		"pebble.compaction_bytes_written": float64(compacted),
+		"pebble.write_amp":                total.WriteAmp(),
+		"pebble.memtable_bytes":           float64(m.MemTable.Size),
+		"pebble.sstable_bytes":            float64(total.Size),
+	}
+}
+
 type pebbleReader struct {
 	db  *pebble.DB
 	buf []byte

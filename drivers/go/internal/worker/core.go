@@ -55,6 +55,8 @@ type report struct {
 	err, kind, finishErr string
 	settings             map[string]string
 	allocBytes, mallocs  uint64
+	settled              string
+	internals            map[string]float64
 }
 
 // Run runs the job file at path on the engine find returns for its name, writing the events
@@ -158,6 +160,8 @@ func (r *runner) step(s *C.kvb_step) bool {
 		r.prepare(&rep)
 	case C.KVB_CLOSE:
 		r.close(&rep)
+	case C.KVB_SETTLE:
+		r.settle(&rep)
 	case C.KVB_OPS:
 		m0 = r.ops(s, &rep)
 	}
@@ -166,6 +170,9 @@ func (r *runner) step(s *C.kvb_step) bool {
 	}
 	m1 := memStats()
 	rep.allocBytes, rep.mallocs = m1.alloc-min(m1.alloc, m0.alloc), m1.mallocs-min(m1.mallocs, m0.mallocs)
+	if in, ok := r.eng.(Internals); ok { // after the step's clock and counters: never timed
+		rep.internals = in.Internals()
+	}
 	return r.end(&rep)
 }
 
@@ -211,6 +218,25 @@ func (r *runner) close(rep *report) {
 	}
 }
 
+// settle runs the engine's settle step (untimed for the phases: the core notes its time).
+func (r *runner) settle(rep *report) {
+	if r.eng == nil {
+		rep.fail(errors.New("settle: the engine is not open"))
+		return
+	}
+	s, ok := r.eng.(Settler)
+	if !ok {
+		rep.fail(&Unsupported{"this engine has no settle (flush and compact) step"})
+		return
+	}
+	done, err := s.Settle()
+	if err != nil {
+		rep.fail(err)
+		return
+	}
+	rep.settled = done
+}
+
 func (rep *report) fail(err error) {
 	rep.err, rep.kind = err.Error(), kindOf(err)
 }
@@ -244,10 +270,15 @@ func (r *runner) end(rep *report) bool {
 	counters, _ := json.Marshal(map[string]uint64{"alloc_bytes": rep.allocBytes, "mallocs": rep.mallocs})
 	c := C.kvb_report{wall_ns: C.uint64_t(rep.wall), start_unix_ns: C.uint64_t(rep.startUnix),
 		finish_ns: C.uint64_t(rep.finish), error: cstr(rep.err, &free), error_kind: cstr(rep.kind, &free),
-		finish_error: cstr(rep.finishErr, &free), runtime: cstr(string(counters), &free)}
+		finish_error: cstr(rep.finishErr, &free), runtime: cstr(string(counters), &free),
+		settled: cstr(rep.settled, &free)}
 	if rep.settings != nil {
 		settings, _ := json.Marshal(rep.settings)
 		c.settings = cstr(string(settings), &free)
+	}
+	if len(rep.internals) > 0 {
+		internals, _ := json.Marshal(rep.internals)
+		c.internals = cstr(string(internals), &free)
 	}
 	return C.kvb_step_end(r.job, &c) == 1
 }
@@ -282,8 +313,10 @@ func (r *runner) ops(s *C.kvb_step, rep *report) mem {
 	for _, th := range threads {
 		th.start = start
 	}
+	stop := r.sample(time.Duration(s.interval_ms)*time.Millisecond, start)
 	close(gate)
 	wg.Wait()
+	stop()
 	if C.kvb_finish_due(r.job) == 1 {
 		t0 := time.Now()
 		if err := r.eng.FinishLoad(); err != nil {
@@ -293,6 +326,48 @@ func (r *runner) ops(s *C.kvb_step, rep *report) mem {
 	}
 	rep.wall, rep.startUnix = time.Since(start), start.UnixNano()
 	return m0
+}
+
+// sample hands the engine's internals to the core every interval of an ops step, from a
+// goroutine of its own (never a timed one), until the returned function is called; it returns
+// once that goroutine has ended. An engine without internals: nothing runs.
+func (r *runner) sample(every time.Duration, start time.Time) (stop func()) {
+	in, ok := r.eng.(Internals)
+	if !ok || every <= 0 {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case now := <-tick.C:
+				r.handIn(in.Internals(), now.Sub(start))
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}
+
+// handIn gives the core one sample of the engine's internals, at t after the step's start.
+func (r *runner) handIn(values map[string]float64, t time.Duration) {
+	if len(values) == 0 {
+		return
+	}
+	b, err := json.Marshal(values)
+	if err != nil {
+		return
+	}
+	cs := C.CString(string(b))
+	defer C.free(unsafe.Pointer(cs))
+	C.kvb_internals(r.job, C.int64_t(t), cs)
 }
 
 // calibrateTimer is the mean cost (ns) of what the op loop adds to each call: two clock reads

@@ -87,6 +87,17 @@ type StableValues interface {
 // `prepare` step).
 type Preparer interface{ Prepare() error }
 
+// Settler is an optional Engine interface: the untimed settle step. It brings the store to a
+// settled state (flush what is buffered and compact, or wait until no compaction is pending)
+// and says what it did. An engine without it answers "unsupported": the phase is N/A.
+type Settler interface{ Settle() (string, error) }
+
+// Internals is an optional Engine interface: the store's own counters (L0 files, compaction
+// debt, pages...), named as the store names them. Read at each step's end and, during an ops
+// step, every interval from a goroutine that runs no operations: it must be safe beside them.
+// Never timed.
+type Internals interface{ Internals() map[string]float64 }
+
 // NoScan can be embedded by readers without ordered scan.
 type NoScan struct{}
 

@@ -11,7 +11,7 @@ from ctypes import POINTER, Structure, c_char_p, c_int, c_int32, c_int64, c_size
 from ctypes import c_void_p as ptr
 from pathlib import Path
 
-END, OPEN, PREPARE, CLOSE, EVICTED, OPS = range(6)
+END, OPEN, PREPARE, CLOSE, EVICTED, OPS, SETTLE = range(7)
 MODES = ("read-write", "read-only", "secondary")
 GET, MULTI_GET, SCAN, WRITE, RMW, OPEN_GET, WAIT = range(1, 8)
 OUTSIDE = 0xFFFFFFFF  # kvb_error's unit for an error that is not in a unit
@@ -20,12 +20,13 @@ BUILD = "cargo build --release -p kvbench-ffi"
 
 class Step(Structure):
     _fields_ = [("step", c_int32), ("mode", c_int32), ("threads", c_uint32), ("reads", c_uint8),
-                ("open_per_op", c_uint8)]
+                ("open_per_op", c_uint8), ("interval_ms", c_uint32)]
 
 
 class Report(Structure):
     _fields_ = [("wall_ns", c_uint64), ("start_unix_ns", c_uint64), ("finish_ns", c_uint64), ("error", c_char_p),
-                ("error_kind", c_char_p), ("finish_error", c_char_p), ("settings", c_char_p), ("runtime", c_char_p)]
+                ("error_kind", c_char_p), ("finish_error", c_char_p), ("settings", c_char_p), ("runtime", c_char_p),
+                ("settled", c_char_p), ("internals", c_char_p)]
 
 
 class Block(Structure):

@@ -145,6 +145,15 @@ class Engine:
         """The knobs in effect (sync mapping, compression, cache...), for the result file."""
         return {}
 
+    def settle(self) -> str:
+        """The untimed settle step: flush and compact (or wait until no compaction is pending);
+        returns what was done. Without one the phase is N/A."""
+        raise Unsupported("this engine has no settle (flush and compact) step")
+
+    def internals(self) -> dict[str, float]:
+        """The store's own counters, read at each step's end (never timed); {} when it has none."""
+        return {}
+
 
 @dataclass(frozen=True)
 class Descriptor:

@@ -357,7 +357,7 @@ class Worker:
         self.lib, self.job, self.spec, self.desc, self.options = lib, job, spec, desc, options
         self.engine = None
         self.steps = {core.OPEN: self.open, core.PREPARE: self.prepare, core.CLOSE: self.close,
-                      core.EVICTED: lambda s, r: None, OPS: self.ops}
+                      core.EVICTED: lambda s, r: None, OPS: self.ops, core.SETTLE: self.settle}
 
     def args(self, mode: str) -> OpenArgs:
         j, ds = self.spec, self.spec["dataset"]
@@ -375,6 +375,7 @@ class Worker:
             if s.step == core.EVICTED:  # the core evicted the files just now
                 r.wall_ns = pc() - t0
             self.step(s, r)
+            self.internals(r)
             if self.lib.kvb_step_end(self.job, byref(r)) == 1:
                 break
         if self.engine is not None:  # a job that stopped early: close what is open, untimed
@@ -387,6 +388,20 @@ class Worker:
         except Exception as e:  # noqa: BLE001 - the step failed: its event says how
             r.error, r.error_kind = cstr(describe_error(e)), cstr(error_kind(e))
         r.wall_ns = r.wall_ns or pc() - t0
+
+    def internals(self, r: Report) -> None:
+        """The engine's counters at the step's end, after its clock."""
+        try:
+            values = self.engine.internals() if self.engine is not None else {}
+        except Exception:  # noqa: BLE001 - optional counters: a store that cannot give them gives none
+            values = {}
+        if values:
+            r.internals = cstr(json.dumps(values))
+
+    def settle(self, s, r: Report) -> None:
+        if self.engine is None:
+            raise EngineError("settle: the engine is not open")
+        r.settled = cstr(self.engine.settle())
 
     def open(self, s, r: Report) -> None:
         t0 = pc()

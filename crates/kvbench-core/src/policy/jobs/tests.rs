@@ -256,3 +256,54 @@ fn the_writer_runs_on_rust_rows_and_is_said_not_applied_elsewhere() {
     let notes = &go.phases.iter().find(|x| x.name == "get").unwrap().notes;
     assert!(notes.iter().any(|n| n.contains("not applied")), "{notes:?}");
 }
+
+const SETTLE: &str = r#"
+engines = ["rocksdb"]
+[dataset]
+records = 100
+[[phase]]
+kind = "load"
+[[phase]]
+name = "read-only get"
+kind = "get"
+open = "read-only"
+[[phase]]
+kind = "settle"
+[[phase]]
+kind = "get"
+"#;
+
+#[test]
+fn a_settle_phase_is_one_settle_step_on_a_read_write_open() {
+    let p = plan(SETTLE, caps(true, true));
+    let settle = p.phases.iter().find(|x| x.name == "settle").unwrap();
+    assert_eq!(settle.kind, "settle");
+    assert!(matches!(p.job.steps[settle.main.unwrap()], Step::Settle { stop: false, .. }));
+    // The get before it read a read-only open: settle reopens read-write first.
+    assert_eq!(kinds_before(&p, "settle"), ["close", "open"]);
+    let reopen = settle.before[1];
+    assert!(matches!(p.job.steps[reopen], Step::Open { mode: OpenMode::ReadWrite, .. }));
+    // The get after it reads the settled store as it is: no reopen, and its ops are the phase's.
+    assert!(kinds_before(&p, "get").is_empty());
+    assert_eq!(ops(&p, "get").count, 100);
+}
+
+#[test]
+fn a_settle_phase_is_planned_for_every_engine_and_the_engine_answers() {
+    // Not persistent, no read-only open: the policy still plans the step; an engine without
+    // settle answers "unsupported" and the phase is N/A (policy::outcome).
+    let p = plan(SETTLE, caps(false, true));
+    let settle = p.phases.iter().find(|x| x.name == "settle").unwrap();
+    assert!(settle.not_applicable.is_none());
+    assert!(settle.main.is_some());
+}
+
+#[test]
+fn a_settle_phase_refuses_fields_that_shape_operations() {
+    for (field, toml) in [("threads", "threads = 4"), ("duration", "duration = \"10s\"")] {
+        let bad = SETTLE.replace("kind = \"settle\"", &format!("kind = \"settle\"\n{toml}"));
+        let s: Scenario = toml::from_str(&bad).unwrap();
+        let e = s.check().unwrap_err();
+        assert!(e.contains(&format!("phase[3].{field}")) && e.contains("settle phase"), "{e}");
+    }
+}
