@@ -189,6 +189,11 @@ fn is_zero_f(n: &f64) -> bool {
 pub struct Disk {
     pub read_bytes: u64,
     pub write_bytes: u64,
+    /// Bytes written and then truncated or deleted before writeback (a WAL or a compaction's
+    /// input removed while still in the page cache): the store wrote them, the device never
+    /// saw them. `write_bytes + cancelled_write_bytes` is what the store's own statistics count.
+    #[serde(default)]
+    pub cancelled_write_bytes: u64,
     /// Key and value bytes the operations read (gets, scans) and wrote (loads, updates...).
     pub logical_read_bytes: u64,
     pub logical_write_bytes: u64,

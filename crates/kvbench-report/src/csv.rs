@@ -6,7 +6,7 @@ use kvbench_core::result::{EngineResult, Latency, PhaseResult, RunResult, Status
 
 use crate::space_measured;
 
-const HEADER: &str = "run_id,engine,label,repetition,runtime,version,sync,phase,kind,status,reason,unit,ops,requests,errors,mismatches,missing,elapsed_ns,wall_ns,busy_ns,harness_share,ops_per_sec,min_ns,mean_ns,p50_ns,p90_ns,p95_ns,p99_ns,p999_ns,max_ns,threads,batch,cache,cpu_user_ns,cpu_sys_ns,max_rss_kb,io_read_bytes,io_write_bytes,alloc_bytes,mallocs,space_bytes,space_amplification,disk_read_bytes,disk_write_bytes,logical_read_bytes,logical_write_bytes,read_amplification,write_amplification,cached_at_start,budget_bytes,budget_peak_bytes";
+const HEADER: &str = "run_id,engine,label,repetition,runtime,version,sync,phase,kind,status,reason,unit,ops,requests,errors,mismatches,missing,elapsed_ns,wall_ns,busy_ns,harness_share,ops_per_sec,min_ns,mean_ns,p50_ns,p90_ns,p95_ns,p99_ns,p999_ns,max_ns,threads,batch,cache,cpu_user_ns,cpu_sys_ns,max_rss_kb,io_read_bytes,io_write_bytes,alloc_bytes,mallocs,space_bytes,space_amplification,disk_read_bytes,disk_write_bytes,cancelled_write_bytes,logical_read_bytes,logical_write_bytes,read_amplification,write_amplification,cached_at_start,budget_bytes,budget_peak_bytes";
 
 fn field(s: &str) -> String {
     let s = crate::csv_neutral(s);
@@ -94,11 +94,12 @@ fn row(r: &RunResult, e: &EngineResult, p: &PhaseResult) -> Vec<String> {
 /// What the disk saw: device and logical bytes, amplifications (empty where there are no
 /// logical bytes) and the page-cache share at the start.
 fn disk_cells(d: Option<&kvbench_core::result::Disk>) -> Vec<String> {
-    let Some(d) = d else { return vec![String::new(); 7] };
+    let Some(d) = d else { return vec![String::new(); 8] };
     let amp = |a: f64, logical: u64| if logical > 0 { format!("{a:.3}") } else { String::new() };
     vec![
         d.read_bytes.to_string(),
         d.write_bytes.to_string(),
+        d.cancelled_write_bytes.to_string(),
         d.logical_read_bytes.to_string(),
         d.logical_write_bytes.to_string(),
         amp(d.read_amplification, d.logical_read_bytes),

@@ -21,6 +21,8 @@ pub struct Sample {
     pub unix_ns: u64,
     pub read: u64,
     pub write: u64,
+    /// Written, then truncated or deleted before writeback: never reached the device.
+    pub cancelled: u64,
     pub space: u64,
     pub memory: u64,
 }
@@ -48,11 +50,12 @@ impl Probe {
     pub fn take(&self) -> Sample {
         let mut groups = self.servers.clone();
         groups.push(self.worker.load(Ordering::SeqCst));
-        let (read, write) = group_io(&groups);
+        let (read, write, cancelled) = group_io(&groups);
         Sample {
             unix_ns: unix_ns(),
             read,
             write,
+            cancelled,
             space: kvbench_core::sys::space(&self.dir).0,
             memory: self.group.as_ref().map(|g| g.usage()).unwrap_or(0),
         }
@@ -64,22 +67,23 @@ impl Probe {
     }
 }
 
-/// Storage bytes (read, written) of every process whose group is in `groups`.
-fn group_io(groups: &[i32]) -> (u64, u64) {
-    let (mut read, mut write) = (0, 0);
-    let Ok(rd) = std::fs::read_dir("/proc") else { return (0, 0) };
+/// Storage bytes (read, written, cancelled) of every process whose group is in `groups`.
+fn group_io(groups: &[i32]) -> (u64, u64, u64) {
+    let (mut read, mut write, mut cancelled) = (0, 0, 0);
+    let Ok(rd) = std::fs::read_dir("/proc") else { return (0, 0, 0) };
     for e in rd.flatten() {
         let name = e.file_name();
         let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
         if !process_group(pid).is_some_and(|g| g > 0 && groups.contains(&g)) {
             continue;
         }
-        if let Some((r, w)) = process_io(pid) {
+        if let Some((r, w, c)) = process_io(pid) {
             read += r;
             write += w;
+            cancelled += c;
         }
     }
-    (read, write)
+    (read, write, cancelled)
 }
 
 /// Field 5 of /proc/PID/stat, after the command name (which may hold spaces and parentheses).
@@ -88,15 +92,16 @@ pub fn process_group(pid: i32) -> Option<i32> {
     stat.rsplit_once(") ")?.1.split_whitespace().nth(2)?.parse().ok()
 }
 
-fn process_io(pid: i32) -> Option<(u64, u64)> {
+fn process_io(pid: i32) -> Option<(u64, u64, u64)> {
     parse_io(&std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?)
 }
 
-/// (read_bytes, write_bytes - cancelled_write_bytes) of a /proc/PID/io text.
-fn parse_io(text: &str) -> Option<(u64, u64)> {
+/// (read_bytes, write_bytes - cancelled_write_bytes, cancelled_write_bytes) of a
+/// /proc/PID/io text.
+fn parse_io(text: &str) -> Option<(u64, u64, u64)> {
     let field = |k: &str| text.lines().find_map(|l| l.strip_prefix(k)?.trim().parse::<u64>().ok());
     let cancelled = field("cancelled_write_bytes:").unwrap_or(0);
-    Some((field("read_bytes:")?, field("write_bytes:")?.saturating_sub(cancelled)))
+    Some((field("read_bytes:")?, field("write_bytes:")?.saturating_sub(cancelled), cancelled))
 }
 
 fn unix_ns() -> u64 {
@@ -172,6 +177,7 @@ impl Readings {
         Some(Disk {
             read_bytes: end.read.saturating_sub(from.read),
             write_bytes: end.write.saturating_sub(from.write),
+            cancelled_write_bytes: end.cancelled.saturating_sub(from.cancelled),
             cached_at_start: cached,
             space_bytes: end.space,
             space_amplification: end.space as f64 / raw_bytes.max(1) as f64,
@@ -198,13 +204,19 @@ mod tests {
     #[test]
     fn proc_io_counts_cancelled_writes_out() {
         let text = "rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 12288\ncancelled_write_bytes: 4096\n";
-        assert_eq!(parse_io(text), Some((4096, 8192)));
+        assert_eq!(parse_io(text), Some((4096, 8192, 4096)));
         assert_eq!(parse_io("rchar: 1\n"), None);
     }
 
     #[test]
     fn a_step_gets_the_bytes_between_the_step_before_and_its_own_end() {
-        let s = |t: u64, r: u64, w: u64| Sample { unix_ns: t * 1_000_000_000, read: r, write: w, space: w, memory: 0 };
+        let s = |t: u64, r: u64, w: u64| Sample {
+            unix_ns: t * 1_000_000_000,
+            read: r,
+            write: w,
+            space: w,
+            ..Default::default()
+        };
         let mut rd = Readings { base: s(0, 0, 0), ..Default::default() };
         rd.marks.insert(0, (s(1, 10, 100), Some(1.0)));
         rd.marks.insert(1, (s(5, 410, 200), Some(0.25)));
