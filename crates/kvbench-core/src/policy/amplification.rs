@@ -15,12 +15,14 @@ pub fn logical_bytes(p: &PhaseResult, record_bytes: f64) -> (u64, u64) {
         "load" | "insert" | "update" => (0, bytes(p.ops)),
         "rmw" => (bytes(p.ops), bytes(p.ops)),
         "get" | "multi-get" | "scan" | "mixed" => {
-            // Mixed phases and read phases beside a background writer: counts per kind.
+            // Counts per kind: a mixed phase's ops hold every kind; a read phase's ops are its
+            // readers', its background writer's updates are counted apart.
             let count = |k: &str| p.latency_by_op.get(k).map(|l| histogram_len(&l.hdr)).unwrap_or(0);
             let written: u64 = WRITES.iter().map(|k| count(k)).sum();
-            let deleted = count("delete");
-            let rmw = count("rmw");
-            let read = p.ops.saturating_sub(written + deleted) + rmw;
+            let read = match p.kind.as_str() {
+                "mixed" => p.ops.saturating_sub(written + count("delete")) + count("rmw"),
+                _ => p.ops,
+            };
             (bytes(read), bytes(written))
         }
         _ => (0, 0),
@@ -58,6 +60,21 @@ mod tests {
         assert_eq!(logical_bytes(&phase("get", 1000), 110.0), (110_000, 0));
         assert_eq!(logical_bytes(&phase("rmw", 10), 100.0), (1000, 1000));
         assert_eq!(logical_bytes(&phase("delete", 10), 100.0), (0, 0));
+    }
+
+    #[test]
+    fn a_read_phase_beside_a_writer_keeps_its_readers_reads() {
+        let mut updates = crate::worker::clock::new_histogram();
+        for _ in 0..300 {
+            updates.record(1000).unwrap();
+        }
+        let hdr = crate::worker::clock::encode_histogram(&updates);
+        let mut p = phase("get", 100);
+        p.latency_by_op.insert("update".into(), crate::result::Latency { hdr, ..Default::default() });
+        assert_eq!(logical_bytes(&p, 10.0), (1000, 3000));
+        p.kind = "mixed".into();
+        p.ops = 400;
+        assert_eq!(logical_bytes(&p, 10.0), (1000, 3000));
     }
 
     #[test]
