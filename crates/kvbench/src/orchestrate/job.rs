@@ -94,6 +94,7 @@ pub fn run_variant(
     row.phases = kvbench_core::policy::outcome::phases(&plan.phases, &steps);
     disk_figures(row, &plan, &steps, &readings, sh.data.raw_bytes, sh.data.dataset.loaded);
     row.budget = group.as_ref().map(|g| g.budget(sh.data.raw_bytes));
+    let outcome = outcome.map_err(|e| format!("{e}{}", oom_note(row.budget.as_ref())));
     drop(group);
     if faults.finish(&mut row.phases, plan.job.interval_ms) {
         if let Some(name) = &started {
@@ -138,6 +139,18 @@ fn row_group(sh: &Shared<'_>, v: &Variant, dir: &Path) -> Result<Option<RowGroup
     let row = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let name = format!("kvbench-{}-{row}", sh.run_name());
     RowGroup::create(&name, limit).map(Some).map_err(|e| format!("memory budget: {e}"))
+}
+
+/// What a worker's failure adds when the budget's OOM killer ended a process: SIGKILL alone
+/// does not say why.
+fn oom_note(b: Option<&kvbench_core::result::Budget>) -> String {
+    let Some(b) = b.filter(|b| b.oom_kills > 0) else { return String::new() };
+    format!(
+        "; the memory cgroup's OOM killer ended {} process(es) at the {} budget: the worker's heap, \
+         mapped files and dirty pages did not fit (give a larger --memory)",
+        b.oom_kills,
+        kvbench_report::human_bytes(b.limit_bytes)
+    )
 }
 
 /// Every process in the given process groups.
