@@ -188,20 +188,26 @@ impl Tally {
         self.unsupported || self.errors >= MAX_ERRORS
     }
 
-    pub fn merge(&mut self, o: Tally) {
-        self.ops += o.ops;
-        self.requests += o.requests;
+    /// Errors, wrong and missing values of `o` (what a step's outcome counts), without its
+    /// ops and times: a background writer's join the readers' figures this way.
+    pub fn merge_outcomes(&mut self, o: &mut Tally) {
         self.errors += o.errors;
         self.mismatches += o.mismatches;
         self.missing += o.missing;
-        self.busy_ns += o.busy_ns;
         self.unsupported |= o.unsupported;
         if self.first_error.is_none() {
-            self.first_error = o.first_error;
+            self.first_error = o.first_error.take();
         }
         for (class, n) in &o.error_classes {
             add_error_class(&mut self.error_classes, class, *n);
         }
+    }
+
+    pub fn merge(&mut self, mut o: Tally) {
+        self.ops += o.ops;
+        self.requests += o.requests;
+        self.busy_ns += o.busy_ns;
+        self.merge_outcomes(&mut o);
         for (k, h) in o.hists {
             let _ = self.hist(k).total.add(&h.total);
         }

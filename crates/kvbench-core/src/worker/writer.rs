@@ -65,23 +65,14 @@ impl<'scope> Writer<'scope> {
     /// busy time and intervals stay out of the readers' figures).
     pub(super) fn finish(self, all: &mut Tally) {
         self.flag.store(true, Ordering::Relaxed);
-        let t = match self.handle.join() {
+        let mut t = match self.handle.join() {
             Ok(t) => t,
             Err(_) => {
                 all.error(EngineError::Store("the background writer panicked".into()));
                 return;
             }
         };
-        all.errors += t.errors;
-        all.mismatches += t.mismatches;
-        all.missing += t.missing;
-        all.unsupported |= t.unsupported;
-        if all.first_error.is_none() {
-            all.first_error = t.first_error;
-        }
-        for (class, n) in &t.error_classes {
-            super::tally::add_error_class(&mut all.error_classes, class, *n);
-        }
+        all.merge_outcomes(&mut t);
         // Readers never update: the writer's kind is a histogram of its own.
         all.hists.extend(t.hists);
     }
