@@ -22,6 +22,10 @@ pub struct Scenario {
     pub sync: SyncMode,
     #[serde(default = "one")]
     pub repetitions: u32,
+    /// How repetitions are ordered: round by round with the row order rotated (the default, so
+    /// drift hits every row alike) or each row's repetitions back to back.
+    #[serde(default)]
+    pub order: RepetitionOrder,
     /// Seconds one engine job may take before its worker is killed.
     #[serde(default = "default_timeout")]
     pub timeout: u64,
@@ -41,6 +45,30 @@ pub struct Scenario {
     /// Ratios of two rows' ops/s in one phase that the report computes (COPY over INSERT...).
     #[serde(default, rename = "ratio")]
     pub ratios: Vec<RatioDef>,
+}
+
+/// The order of a run's row jobs when `repetitions` > 1.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RepetitionOrder {
+    /// Every row's first repetition, then every row's second..., each round starting one row
+    /// further on.
+    #[default]
+    Interleaved,
+    /// Each row's repetitions back to back, rows in scenario order.
+    Sequential,
+}
+
+impl RepetitionOrder {
+    /// The jobs in running order as (repetition, row index), for `rows` rows.
+    pub fn schedule(self, rows: usize, reps: u32) -> Vec<(u32, usize)> {
+        match self {
+            RepetitionOrder::Sequential => (0..rows).flat_map(|i| (0..reps).map(move |r| (r, i))).collect(),
+            RepetitionOrder::Interleaved => {
+                (0..reps).flat_map(|r| (0..rows).map(move |k| (r, (k + r as usize) % rows.max(1)))).collect()
+            }
+        }
+    }
 }
 
 /// `[[ratio]]`: ops/s of row `numerator` divided by row `denominator` in `phase`.
@@ -761,6 +789,28 @@ pub fn workload(name: &str) -> Result<Vec<PhaseDef>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interleaved_repetitions_rotate_the_row_order_each_round() {
+        let s = RepetitionOrder::Interleaved.schedule(3, 3);
+        assert_eq!(s, [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (1, 0), (2, 2), (2, 0), (2, 1)]);
+    }
+
+    #[test]
+    fn sequential_repetitions_run_each_row_back_to_back() {
+        let s = RepetitionOrder::Sequential.schedule(2, 3);
+        assert_eq!(s, [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (2, 1)]);
+    }
+
+    #[test]
+    fn every_schedule_runs_each_row_once_per_repetition() {
+        for order in [RepetitionOrder::Interleaved, RepetitionOrder::Sequential] {
+            let mut s = order.schedule(4, 5);
+            s.sort();
+            let all: Vec<(u32, usize)> = (0..5).flat_map(|r| (0..4).map(move |i| (r, i))).collect();
+            assert_eq!(s, all, "{order:?}");
+        }
+    }
 
     #[test]
     fn a_bad_field_names_file_line_and_field() {

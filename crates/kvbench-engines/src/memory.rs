@@ -3,6 +3,8 @@
 //!
 //! Option `corrupt_every = N` makes every N-th get (counted over all readers) return a wrong
 //! value, so tests can prove that verification catches a mismatch and counts it exactly.
+//! Option `delay_ns = N` spins N ns in every get and write call: a known slowdown that
+//! `bench/verdicts.sh` asks `compare` to detect.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,12 +25,20 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         build_once: false,
         delete: true,
     },
-    options: &[OptionSpec {
-        name: "corrupt_every",
-        kind: OptionKind::Int,
-        default: "0",
-        doc: "test aid: every N-th get returns a wrong value (0: never)",
-    }],
+    options: &[
+        OptionSpec {
+            name: "corrupt_every",
+            kind: OptionKind::Int,
+            default: "0",
+            doc: "test aid: every N-th get returns a wrong value (0: never)",
+        },
+        OptionSpec {
+            name: "delay_ns",
+            kind: OptionKind::Int,
+            default: "0",
+            doc: "test aid: every get and write call spins this many nanoseconds (0: none)",
+        },
+    ],
     version: || env!("CARGO_PKG_VERSION").to_string(),
     available: || Ok(()),
     open,
@@ -39,6 +49,24 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 pub struct Memory {
     map: RwLock<BTreeMap<Vec<u8>, Vec<u8>>>,
     corrupt: Corrupt,
+    delay: Delay,
+}
+
+/// A fixed busy wait per call: spinning, not sleeping, so the cost is the same at any length
+/// and on any scheduler.
+#[derive(Default, Clone, Copy)]
+struct Delay(std::time::Duration);
+
+impl Delay {
+    fn apply(self) {
+        if self.0.is_zero() {
+            return;
+        }
+        let t = std::time::Instant::now();
+        while t.elapsed() < self.0 {
+            std::hint::spin_loop();
+        }
+    }
 }
 
 /// Every `every`-th get (0: none) returns a wrong value.
@@ -68,11 +96,18 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let every = args.options.int("corrupt_every").unwrap_or(0);
     let every =
         u64::try_from(every).map_err(|_| EngineError::Option(format!("corrupt_every = {every}: use 0 or more")))?;
-    Ok(Box::new(Memory { map: RwLock::default(), corrupt: Corrupt { every, gets: AtomicU64::new(0) } }))
+    let delay = args.options.int("delay_ns").unwrap_or(0);
+    let delay = u64::try_from(delay).map_err(|_| EngineError::Option(format!("delay_ns = {delay}: use 0 or more")))?;
+    Ok(Box::new(Memory {
+        map: RwLock::default(),
+        corrupt: Corrupt { every, gets: AtomicU64::new(0) },
+        delay: Delay(std::time::Duration::from_nanos(delay)),
+    }))
 }
 
 impl Engine for Memory {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        self.delay.apply();
         let mut m = self.map.write().map_err(|_| EngineError::store("lock poisoned"))?;
         for w in batch {
             match w.value {
@@ -88,7 +123,7 @@ impl Engine for Memory {
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        Ok(Box::new(MemoryReader { map: &self.map, corrupt: &self.corrupt }))
+        Ok(Box::new(MemoryReader { map: &self.map, corrupt: &self.corrupt, delay: self.delay }))
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
@@ -99,6 +134,12 @@ impl Engine for Memory {
                 format!("every {}th get returns a wrong value (test aid)", self.corrupt.every),
             );
         }
+        if !self.delay.0.is_zero() {
+            s.insert(
+                "delay_ns".into(),
+                format!("{} ns spun in every get and write call (test aid)", self.delay.0.as_nanos()),
+            );
+        }
         s
     }
 }
@@ -106,10 +147,12 @@ impl Engine for Memory {
 struct MemoryReader<'a> {
     map: &'a RwLock<BTreeMap<Vec<u8>, Vec<u8>>>,
     corrupt: &'a Corrupt,
+    delay: Delay,
 }
 
 impl Reader for MemoryReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        self.delay.apply();
         let m = self.map.read().map_err(|_| EngineError::store("lock poisoned"))?;
         out.clear();
         match m.get(key) {
@@ -159,5 +202,14 @@ mod tests {
         let c = Corrupt { every: 1, gets: AtomicU64::new(0) };
         c.apply(&mut empty);
         assert_eq!(empty, b"!", "an empty value is spoilt too");
+    }
+
+    #[test]
+    fn a_delay_spins_at_least_its_length() {
+        let t = std::time::Instant::now();
+        for _ in 0..100 {
+            Delay(std::time::Duration::from_micros(20)).apply();
+        }
+        assert!(t.elapsed() >= std::time::Duration::from_millis(2));
     }
 }

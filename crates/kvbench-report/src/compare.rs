@@ -1,35 +1,57 @@
-//! Two runs side by side with a verdict per row and phase, from the repetitions: Welch's t-test
-//! on the per-repetition ops/s (two-sided, 5%), the ratio of means B/A with one standard error
-//! propagated from both sides. One repetition on either side gives no verdict, and says so.
+//! Two runs side by side with a verdict per row and phase. The verdict is on the ratio of the
+//! median ops/s over the repetitions, B/A, with a bootstrap confidence interval (each side's
+//! repetitions resampled): a difference is called only when the interval excludes 1 and the
+//! ratio lies further from 1 than the noise floor, the larger of the declared minimum effect
+//! and the spread between one row's own repetitions. Runs that cannot be trusted side by side
+//! (a busy machine, a debug build, two machines, one file twice) make every verdict
+//! "unreliable", and the regression gate ignores such verdicts unless told otherwise.
 
 use std::collections::BTreeMap;
 
 use kvbench_core::result::{EngineResult, PhaseResult, RunResult, Status};
+use rand::{Rng, SeedableRng};
 use serde_json::json;
 
 use crate::{by_label, human_ns, human_rate, median, phase_names, Section};
 
-/// Significance level of the verdict.
-pub const ALPHA: f64 = 0.05;
+/// How verdicts are decided.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Method {
+    /// The smallest relative difference ever called (0.05: 5%).
+    pub min_effect: f64,
+    /// Coverage of the bootstrap interval.
+    pub confidence: f64,
+    pub resamples: usize,
+}
+
+impl Default for Method {
+    fn default() -> Self {
+        Method { min_effect: 0.05, confidence: 0.95, resamples: 4000 }
+    }
+}
+
+impl Method {
+    pub fn describe(&self) -> String {
+        format!(
+            "verdict: ratio of median ops/s B/A over the repetitions, {:.0}% bootstrap interval ({} resamples of each \
+             side's repetitions); called only when the interval excludes 1 and the ratio is further from 1 than the \
+             noise floor (the larger of {:.0}% and the spread between a row's own repetitions)",
+            self.confidence * 100.0,
+            self.resamples,
+            self.min_effect * 100.0
+        )
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
-    /// B's throughput is `factor` ± `err` times A's.
-    Faster {
-        factor: f64,
-        err: f64,
-        p: f64,
-    },
-    /// A's throughput is `factor` ± `err` times B's.
-    Slower {
-        factor: f64,
-        err: f64,
-        p: f64,
-    },
-    NoDifference {
-        p: f64,
-    },
-    /// Why no test was possible (one repetition, a failed phase).
+    /// B's throughput is `ratio` times A's (> 1), the interval `lo..hi` above 1.
+    Faster { ratio: f64, lo: f64, hi: f64 },
+    /// B's throughput is `ratio` times A's (< 1), the interval below 1.
+    Slower { ratio: f64, lo: f64, hi: f64 },
+    /// No difference larger than the noise: the interval holds 1 or the ratio is within `floor`.
+    Within { ratio: f64, lo: f64, hi: f64, floor: f64 },
+    /// Why no verdict was possible (one repetition, a failed phase).
     NoVerdict(String),
 }
 
@@ -38,16 +60,28 @@ impl Verdict {
         match self {
             Verdict::Faster { .. } => "faster",
             Verdict::Slower { .. } => "slower",
-            Verdict::NoDifference { .. } => "no significant difference",
+            Verdict::Within { .. } => "no significant difference",
             Verdict::NoVerdict(_) => "no verdict",
         }
     }
 
+    /// B/A and its interval, where measured.
+    pub fn ratio(&self) -> Option<(f64, f64, f64)> {
+        match *self {
+            Verdict::Faster { ratio, lo, hi }
+            | Verdict::Slower { ratio, lo, hi }
+            | Verdict::Within { ratio, lo, hi, .. } => Some((ratio, lo, hi)),
+            Verdict::NoVerdict(_) => None,
+        }
+    }
+
+    /// In words, for B against A; a slower B reads as A's throughput over B's, so the factor
+    /// and the B/A column tell the same story from both ends.
     pub fn text(&self) -> String {
         match self {
-            Verdict::Faster { factor, err, .. } => format!("{factor:.2} ± {err:.2}× faster"),
-            Verdict::Slower { factor, err, .. } => format!("{factor:.2} ± {err:.2}× slower"),
-            Verdict::NoDifference { .. } => "no significant difference".into(),
+            Verdict::Faster { ratio, lo, hi } => format!("B is {ratio:.2}x faster (B/A {lo:.2}–{hi:.2})"),
+            Verdict::Slower { ratio, lo, hi } => format!("B is {:.2}x slower (B/A {lo:.2}–{hi:.2})", 1.0 / ratio),
+            Verdict::Within { floor, .. } => format!("no significant difference (noise ±{:.0}%)", floor * 100.0),
             Verdict::NoVerdict(why) => format!("no verdict: {why}"),
         }
     }
@@ -65,17 +99,53 @@ pub struct Compared {
     pub a_p99: Option<f64>,
     pub b_p99: Option<f64>,
     pub verdict: Verdict,
+    /// Why the pair of runs cannot be trusted side by side, if so.
+    pub unreliable: Option<String>,
 }
 
-fn mean_var(x: &[f64]) -> (f64, f64) {
-    let n = x.len() as f64;
-    let m = x.iter().sum::<f64>() / n;
-    let v = if x.len() > 1 { x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
-    (m, v)
+impl Compared {
+    pub fn key(&self) -> &'static str {
+        match (&self.unreliable, &self.verdict) {
+            (_, Verdict::NoVerdict(_)) | (None, _) => self.verdict.key(),
+            (Some(_), _) => "unreliable",
+        }
+    }
+
+    pub fn text(&self) -> String {
+        match (&self.unreliable, &self.verdict) {
+            (Some(why), Verdict::Faster { .. } | Verdict::Slower { .. }) => {
+                format!("unreliable ({why}): {}", self.verdict.text())
+            }
+            _ => self.verdict.text(),
+        }
+    }
+}
+
+/// Relative half-range of repetitions: how far one row's own figures stray from their median.
+fn half_spread(x: &[f64]) -> f64 {
+    let m = median(x.to_vec());
+    let (lo, hi) = x.iter().fold((f64::MAX, f64::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+    if m > 0.0 {
+        (hi - lo) / (2.0 * m)
+    } else {
+        0.0
+    }
+}
+
+/// The `confidence` interval of median(b)/median(a), resampling each side's repetitions; a
+/// fixed seed makes the same files give the same verdict.
+fn bootstrap(a: &[f64], b: &[f64], m: &Method) -> (f64, f64) {
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(0x6b76_6265_6e63_68);
+    let mut draw = |x: &[f64]| median((0..x.len()).map(|_| x[rng.gen_range(0..x.len())]).collect());
+    let mut r: Vec<f64> = (0..m.resamples.max(1)).map(|_| draw(b) / draw(a).max(1e-12)).collect();
+    r.sort_by(|x, y| x.total_cmp(y));
+    let tail = (1.0 - m.confidence) / 2.0;
+    let at = |q: f64| r[((q * r.len() as f64) as usize).min(r.len() - 1)];
+    (at(tail), at(1.0 - tail))
 }
 
 /// The verdict for per-repetition throughputs `a` and `b` (higher is faster).
-pub fn verdict(a: &[f64], b: &[f64]) -> Verdict {
+pub fn verdict(a: &[f64], b: &[f64], m: &Method) -> Verdict {
     if a.is_empty() || b.is_empty() {
         return Verdict::NoVerdict("not measured in both runs".into());
     }
@@ -86,32 +156,41 @@ pub fn verdict(a: &[f64], b: &[f64]) -> Verdict {
             b.len()
         ));
     }
-    let ((ma, va), (mb, vb)) = (mean_var(a), mean_var(b));
+    let (ma, mb) = (median(a.to_vec()), median(b.to_vec()));
     if ma <= 0.0 || mb <= 0.0 {
         return Verdict::NoVerdict("zero throughput".into());
     }
-    let (sa, sb) = (va / a.len() as f64, vb / b.len() as f64);
-    let se = (sa + sb).sqrt();
-    let p = if se == 0.0 {
-        if ma == mb {
-            1.0
-        } else {
-            0.0
-        }
+    let ratio = mb / ma;
+    let (lo, hi) = bootstrap(a, b, m);
+    let floor = m.min_effect.max(half_spread(a)).max(half_spread(b));
+    if lo > 1.0 && ratio > 1.0 + floor {
+        Verdict::Faster { ratio, lo, hi }
+    } else if hi < 1.0 && ratio < 1.0 / (1.0 + floor) {
+        Verdict::Slower { ratio, lo, hi }
     } else {
-        let t = (mb - ma) / se;
-        let df = (sa + sb).powi(2) / (sa * sa / (a.len() as f64 - 1.0) + sb * sb / (b.len() as f64 - 1.0));
-        2.0 * (1.0 - distrs::StudentsT::cdf(t.abs(), df))
-    };
-    // Relative standard errors add in quadrature for a ratio.
-    let rel = (sa / (ma * ma) + sb / (mb * mb)).sqrt();
-    if p >= ALPHA {
-        Verdict::NoDifference { p }
-    } else if mb > ma {
-        Verdict::Faster { factor: mb / ma, err: mb / ma * rel, p }
-    } else {
-        Verdict::Slower { factor: ma / mb, err: ma / mb * rel, p }
+        Verdict::Within { ratio, lo, hi, floor }
     }
+}
+
+/// Why two runs' figures cannot be set side by side with confidence, if they cannot.
+pub fn unreliable(a: &RunResult, b: &RunResult) -> Option<String> {
+    let mut why = Vec::new();
+    if a.run_id == b.run_id {
+        why.push(format!("A and B are the same run, {}", a.run_id));
+    }
+    for (side, r) in [("A", a), ("B", b)] {
+        if let Some(w) = r.warnings.iter().find(|w| w.starts_with("machine is busy")) {
+            why.push(format!("{side}: {w}"));
+        }
+        if r.environment.build != "release" {
+            why.push(format!("{side} is a {} build", r.environment.build));
+        }
+    }
+    let (ea, eb) = (&a.environment, &b.environment);
+    if ea.hostname != eb.hostname || ea.cpu_model != eb.cpu_model || ea.cores != eb.cores {
+        why.push(format!("different machines ({}, {})", ea.hostname, eb.hostname));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
 }
 
 fn rates(reps: &[&EngineResult], name: &str) -> (Vec<f64>, Option<f64>) {
@@ -122,8 +201,9 @@ fn rates(reps: &[&EngineResult], name: &str) -> (Vec<f64>, Option<f64>) {
 }
 
 /// Every row label and phase present in both runs, with its verdict.
-pub fn compared(a: &RunResult, b: &RunResult) -> Vec<Compared> {
+pub fn compared(a: &RunResult, b: &RunResult, m: &Method) -> Vec<Compared> {
     let (la, lb) = (by_label(a), by_label(b));
+    let unreliable = unreliable(a, b);
     let mut out = Vec::new();
     for (name, kind) in phase_names(a).into_iter().filter(|(_, k)| k != "settle") {
         for (label, ra) in &la {
@@ -133,7 +213,7 @@ pub fn compared(a: &RunResult, b: &RunResult) -> Vec<Compared> {
                 continue;
             }
             let ((va, a_p99), (vb, b_p99)) = (rates(ra, &name), rates(rb, &name));
-            let verdict = verdict(&va, &vb);
+            let verdict = verdict(&va, &vb, m);
             out.push(Compared {
                 label: label.clone(),
                 phase: name.clone(),
@@ -143,16 +223,19 @@ pub fn compared(a: &RunResult, b: &RunResult) -> Vec<Compared> {
                 a_p99,
                 b_p99,
                 verdict,
+                unreliable: unreliable.clone(),
             });
         }
     }
     out
 }
 
-/// Rows whose B is slower than A by more than `pct` percent (a significant verdict only).
-pub fn regressions(rows: &[Compared], pct: f64) -> Vec<&Compared> {
+/// Rows whose B is slower than A by more than `pct` percent (a called verdict only; an
+/// unreliable one only when `strict`).
+pub fn regressions(rows: &[Compared], pct: f64, strict: bool) -> Vec<&Compared> {
     rows.iter()
-        .filter(|c| matches!(c.verdict, Verdict::Slower { factor, .. } if 1.0 / factor < 1.0 - pct / 100.0))
+        .filter(|c| strict || c.unreliable.is_none())
+        .filter(|c| matches!(c.verdict, Verdict::Slower { ratio, .. } if ratio < 1.0 - pct / 100.0))
         .collect()
 }
 
@@ -239,7 +322,7 @@ fn row_differences(a: &RunResult, b: &RunResult) -> Vec<String> {
         .into_iter()
         .map(|((what, u, v), labels)| {
             let who = if labels.len() == common.len() { "every row".to_string() } else { labels.join(", ") };
-            format!("{what}: A {}, B {} ({who})", crate::short_version(&u), crate::short_version(&v))
+            format!("{what}: A {u}, B {v} ({who})")
         })
         .collect()
 }
@@ -257,14 +340,14 @@ fn rate_cell(v: &[f64]) -> String {
 }
 
 /// The comparison as a preamble and one section per phase (for the table and Markdown).
-pub fn compare(a: &RunResult, b: &RunResult) -> (Vec<String>, Vec<Section>) {
+pub fn compare(a: &RunResult, b: &RunResult, m: &Method) -> (Vec<String>, Vec<Section>) {
     let mut pre = vec![
         format!("kvbench compare — A: {} ({}) — B: {} ({})", a.run_id, a.scenario, b.run_id, b.scenario),
-        format!(
-            "verdict: Welch's t-test on the per-repetition ops/s at {:.0}%; factor = ratio of means ± one standard error",
-            ALPHA * 100.0
-        ),
+        m.describe(),
     ];
+    if let Some(why) = unreliable(a, b) {
+        pre.push(format!("WARNING: every verdict is unreliable: {why}"));
+    }
     let diffs = differences(a, b);
     if diffs.is_empty() {
         pre.push("settings: the same in both runs".into());
@@ -275,9 +358,8 @@ pub fn compare(a: &RunResult, b: &RunResult) -> (Vec<String>, Vec<Section>) {
     if a.plan.hash != b.plan.hash {
         pre.push("WARNING: the runs used different plans (data or operations differ): compare with care".into());
     }
-    let rows = compared(a, b);
     let mut sections: Vec<Section> = Vec::new();
-    for c in &rows {
+    for c in &compared(a, b, m) {
         let title = format!("Phase {}", c.phase);
         if sections.last().is_none_or(|s| s.title != title) {
             sections.push(Section::new(
@@ -306,7 +388,7 @@ pub fn compare(a: &RunResult, b: &RunResult) -> (Vec<String>, Vec<Section>) {
             rate_cell(&c.a),
             rate_cell(&c.b),
             ratio,
-            c.verdict.text(),
+            c.text(),
             p99(c.a_p99),
             p99(c.b_p99),
         ]);
@@ -315,31 +397,29 @@ pub fn compare(a: &RunResult, b: &RunResult) -> (Vec<String>, Vec<Section>) {
 }
 
 /// The comparison as JSON: settings that differ, and per row and phase the figures and a
-/// `verdict` (`faster`, `slower`, `no significant difference`, `no verdict`).
-pub fn compare_json(a: &RunResult, b: &RunResult) -> serde_json::Value {
-    let rows: Vec<serde_json::Value> = compared(a, b)
+/// `verdict` (`faster`, `slower`, `no significant difference`, `no verdict`, `unreliable`).
+pub fn compare_json(a: &RunResult, b: &RunResult, m: &Method) -> serde_json::Value {
+    let rows: Vec<serde_json::Value> = compared(a, b, m)
         .iter()
         .map(|c| {
-            let (factor, err, p) = match &c.verdict {
-                Verdict::Faster { factor, err, p } | Verdict::Slower { factor, err, p } => {
-                    (Some(*factor), Some(*err), Some(*p))
-                }
-                Verdict::NoDifference { p } => (None, None, Some(*p)),
-                Verdict::NoVerdict(_) => (None, None, None),
-            };
+            let r = c.verdict.ratio();
             json!({
                 "label": c.label, "phase": c.phase, "kind": c.kind,
                 "a_ops_per_sec": c.a, "b_ops_per_sec": c.b,
                 "a_p99_ns": c.a_p99, "b_p99_ns": c.b_p99,
-                "verdict": c.verdict.key(), "factor": factor, "factor_error": err, "p_value": p,
-                "text": c.verdict.text(),
+                "verdict": c.key(), "decided": c.verdict.key(),
+                "ratio": r.map(|r| r.0), "ratio_low": r.map(|r| r.1), "ratio_high": r.map(|r| r.2),
+                "unreliable": c.unreliable,
+                "text": c.text(),
             })
         })
         .collect();
     json!({
         "a": {"run_id": a.run_id, "scenario": a.scenario},
         "b": {"run_id": b.run_id, "scenario": b.scenario},
-        "method": format!("Welch's t-test on per-repetition ops/s, alpha {ALPHA}; factor = ratio of means ± one standard error"),
+        "method": m.describe(),
+        "min_effect": m.min_effect,
+        "unreliable": unreliable(a, b),
         "differences": differences(a, b),
         "rows": rows,
     })

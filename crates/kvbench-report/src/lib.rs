@@ -17,7 +17,9 @@ mod text;
 mod ycsb;
 
 pub use articles::article_section;
-pub use compare::{compare, compare_json, compared, differences, regressions, verdict, Compared, Verdict};
+pub use compare::{
+    compare, compare_json, compared, differences, regressions, unreliable, verdict, Compared, Method, Verdict,
+};
 pub use csv::csv;
 pub use escape::{csv_neutral, terminal_safe};
 pub use hlog::hlog_files;

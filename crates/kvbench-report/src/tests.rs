@@ -148,6 +148,8 @@ pub(crate) fn fixture() -> RunResult {
 pub(crate) fn repeated(r: &RunResult, jitter: &[f64]) -> RunResult {
     let mut out = r.clone();
     out.engines.clear();
+    // Another run: its id differs as its figures do.
+    out.run_id = format!("{}-x{:?}", r.run_id, jitter);
     for (rep, j) in jitter.iter().enumerate() {
         for e in &r.engines {
             let mut e = e.clone();
@@ -360,7 +362,7 @@ fn compare_says_no_verdict_with_one_repetition() {
     let mut b = fixture();
     b.engines[0].phases[2].ops_per_sec *= 2.0;
     b.plan.hash = "other".into();
-    let (pre, s) = compare(&a, &b);
+    let (pre, s) = compare(&a, &b, &Method::default());
     assert!(pre.iter().any(|l| l.contains("different plans")));
     let get = s.iter().find(|s| s.title == "Phase get").unwrap();
     assert_eq!(get.rows[0][0], "fast");
@@ -370,22 +372,80 @@ fn compare_says_no_verdict_with_one_repetition() {
 
 #[test]
 fn compare_gives_a_verdict_beyond_the_noise() {
+    let m = Method::default();
     let a = repeated(&fixture(), &[1.0, 0.97, 1.03]);
     let same = repeated(&fixture(), &[1.02, 0.99, 0.98]);
-    for c in compared(&a, &same).iter().filter(|c| !c.a.is_empty()) {
+    for c in compared(&a, &same, &m).iter().filter(|c| !c.a.is_empty()) {
         assert_eq!(c.verdict.key(), "no significant difference", "{} {}: {:?}", c.label, c.phase, c.verdict);
     }
     let faster = repeated(&fixture(), &[1.25, 1.22, 1.28]);
-    let rows = compared(&a, &faster);
+    let rows = compared(&a, &faster, &m);
     let get = rows.iter().find(|c| c.label == "fast" && c.phase == "get").unwrap();
-    assert_eq!(get.verdict.text(), "1.25 ± 0.03× faster");
-    assert!(regressions(&rows, 5.0).is_empty());
-    let back = compared(&faster, &a);
-    assert_eq!(back.iter().find(|c| c.label == "fast" && c.phase == "get").unwrap().verdict.key(), "slower");
-    assert!(!regressions(&back, 5.0).is_empty(), "20% slower is a regression at 5%");
-    assert!(regressions(&back, 30.0).is_empty(), "but not at 30%");
-    let j = compare_json(&a, &faster);
+    assert_eq!(get.verdict.key(), "faster", "{:?}", get.verdict);
+    assert!(get.text().starts_with("B is 1.25x faster (B/A "), "{}", get.text());
+    assert!(regressions(&rows, 5.0, false).is_empty());
+    let back = compared(&faster, &a, &m);
+    let slow = back.iter().find(|c| c.label == "fast" && c.phase == "get").unwrap();
+    assert_eq!(slow.verdict.key(), "slower");
+    assert!(!regressions(&back, 5.0, false).is_empty(), "20% slower is a regression at 5%");
+    assert!(regressions(&back, 30.0, false).is_empty(), "but not at 30%");
+    let j = compare_json(&a, &faster, &m);
     assert_eq!(j["rows"][0]["verdict"], "faster");
+}
+
+#[test]
+fn a_slower_verdict_reads_the_same_way_as_its_ratio_column() {
+    let m = Method::default();
+    let a = repeated(&fixture(), &[1.0, 0.99, 1.01]);
+    let b = repeated(&fixture(), &[0.87, 0.86, 0.88]);
+    let (_, s) = compare(&a, &b, &m);
+    let get = s.iter().find(|s| s.title == "Phase get").unwrap();
+    let row = get.rows.iter().find(|r| r[0] == "fast").unwrap();
+    assert_eq!(row[3], "0.87x");
+    assert!(row[4].starts_with("B is 1.15x slower (B/A 0.8"), "{row:?}");
+}
+
+#[test]
+fn overlapping_repetitions_are_noise_whatever_their_medians() {
+    // Medians 10% apart, but B's best repetition beats A's worst: no call.
+    let v = verdict(&[100.0, 104.0, 80.0], &[90.0, 101.0, 85.0], &Method::default());
+    assert_eq!(v.key(), "no significant difference", "{v:?}");
+    // Apart, but within a 15% declared minimum effect: no call either.
+    let m = Method { min_effect: 0.15, ..Default::default() };
+    let v = verdict(&[100.0, 101.0, 99.0], &[90.0, 89.0, 91.0], &m);
+    assert_eq!(v.key(), "no significant difference", "{v:?}");
+    assert_eq!(verdict(&[100.0, 101.0, 99.0], &[90.0, 89.0, 91.0], &Method::default()).key(), "slower");
+}
+
+#[test]
+fn a_wide_spread_between_repetitions_raises_the_noise_floor() {
+    // Apart by 25%, but one side's own repetitions stray by 30%: not called.
+    let v = verdict(&[100.0, 130.0, 70.0, 100.0, 100.0], &[75.0, 75.0, 76.0, 74.0, 75.0], &Method::default());
+    assert!(matches!(v, Verdict::Within { floor, .. } if floor > 0.25), "{v:?}");
+}
+
+#[test]
+fn a_busy_machine_makes_verdicts_unreliable_and_the_gate_ignores_them() {
+    let m = Method::default();
+    let a = repeated(&fixture(), &[1.25, 1.22, 1.28]);
+    let mut b = repeated(&fixture(), &[1.0, 0.97, 1.03]);
+    b.run_id = "other-run".into();
+    b.warnings.push("machine is busy: load average 3.00 on 2 cores before the run".into());
+    let rows = compared(&a, &b, &m);
+    let get = rows.iter().find(|c| c.label == "fast" && c.phase == "get").unwrap();
+    assert_eq!(get.key(), "unreliable");
+    assert!(get.text().starts_with("unreliable (B: machine is busy"), "{}", get.text());
+    assert!(regressions(&rows, 5.0, false).is_empty(), "not without --strict");
+    assert!(!regressions(&rows, 5.0, true).is_empty(), "with --strict");
+    let (pre, _) = compare(&a, &b, &m);
+    assert!(pre.iter().any(|l| l.starts_with("WARNING: every verdict is unreliable: B: machine is busy")), "{pre:?}");
+}
+
+#[test]
+fn comparing_a_run_with_itself_says_so() {
+    let a = repeated(&fixture(), &[1.0, 0.97, 1.03]);
+    let (pre, _) = compare(&a, &a, &Method::default());
+    assert!(pre.iter().any(|l| l.contains("A and B are the same run")), "{pre:?}");
 }
 
 #[test]

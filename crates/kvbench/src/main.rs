@@ -18,7 +18,7 @@ use clap::{Parser, Subcommand};
 use kvbench_core::engine::SyncMode;
 use kvbench_core::input;
 use kvbench_core::result::{RunResult, Status};
-use kvbench_core::scenario::{self, Scenario};
+use kvbench_core::scenario::{self, RepetitionOrder, Scenario};
 use kvbench_core::spec::{CacheMode, KeyKind, PhaseKind};
 use kvbench_report::Format;
 
@@ -56,18 +56,26 @@ enum Cmd {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
-    /// Compare two result files: per row and phase, ops/s of each, B/A and a verdict (Welch's
-    /// t-test over the repetitions), and every setting that differs between the runs.
+    /// Compare two result files: per row and phase, ops/s of each, B/A and a verdict (ratio of
+    /// medians with a bootstrap interval over the repetitions, beyond a noise floor), and every
+    /// setting that differs between the runs.
     Compare {
         a: PathBuf,
         b: PathBuf,
         /// table, markdown or json.
         #[arg(long, short, default_value = "table")]
         format: String,
-        /// Exit with status 1 when a row of B is significantly slower than A by more than PCT
-        /// percent (a regression gate for CI).
+        /// Exit with status 1 when a row of B is called slower than A by more than PCT percent
+        /// (a regression gate for CI); unreliable verdicts never fail it unless --strict.
         #[arg(long, value_name = "PCT", value_parser = non_negative_f64, allow_hyphen_values = true)]
         fail_if_slower: Option<f64>,
+        /// Smallest difference called, in percent (the noise floor is at least this).
+        #[arg(long, value_name = "PCT", default_value = "5", value_parser = non_negative_f64, allow_hyphen_values = true)]
+        min_effect: f64,
+        /// Let --fail-if-slower fail on verdicts marked unreliable (busy machine, debug build,
+        /// different machines, the same run twice).
+        #[arg(long)]
+        strict: bool,
     },
     /// Serve an embedded engine over HTTP/1.1: RocksServer's API and kvbench's own (what the
     /// http-* engines start; docs/servers.md).
@@ -144,6 +152,10 @@ struct RunArgs {
     seed: Option<u64>,
     #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
     repetitions: Option<u32>,
+    /// Order of the repetitions: interleaved (round by round, row order rotated each round, so
+    /// drift hits every row alike; the default) or sequential (each row's back to back).
+    #[arg(long, value_parser = parse_order)]
+    order: Option<RepetitionOrder>,
     /// Memory budget of every row (`512MiB`, `2GiB`): the worker and the servers it uses run
     /// in a memory cgroup of this size, page cache included (cgroup v2 or v1, as root).
     #[arg(long, value_parser = parse_memory, value_name = "SIZE")]
@@ -253,6 +265,11 @@ fn parse_cache(s: &str) -> Result<CacheMode, String> {
     serde_json::from_value(serde_json::Value::String(s.into())).map_err(|_| "allowed: warm, cold, reopen".to_string())
 }
 
+fn parse_order(s: &str) -> Result<RepetitionOrder, String> {
+    serde_json::from_value(serde_json::Value::String(s.into()))
+        .map_err(|_| "allowed: interleaved, sequential".to_string())
+}
+
 /// Records of the default comparison: sized so `make run` takes well under a minute here.
 const DEFAULT_RECORDS: u64 = 100_000;
 
@@ -273,6 +290,9 @@ fn build_scenario(a: &RunArgs) -> Result<Scenario, String> {
     }
     if let Some(x) = a.repetitions {
         s.repetitions = x;
+    }
+    if let Some(x) = a.order {
+        s.order = x;
     }
     if let Some(x) = a.timeout {
         s.timeout = x;
@@ -388,7 +408,10 @@ fn main() {
         Cmd::Serve(a) => serve::main(a),
         Cmd::List { json } => print_then(&catalog::print_list(json), 0),
         Cmd::Report { file, format, output } => report(&file, &format, output.as_deref()),
-        Cmd::Compare { a, b, format, fail_if_slower } => compare(&a, &b, &format, fail_if_slower),
+        Cmd::Compare { a, b, format, fail_if_slower, min_effect, strict } => {
+            let m = kvbench_report::Method { min_effect: min_effect / 100.0, ..Default::default() };
+            compare(&a, &b, &format, &m, fail_if_slower.map(|p| (p, strict)))
+        }
         Cmd::Run(a) => run(*a),
         Cmd::Plan(a) => dry_run(&a),
     };
@@ -478,27 +501,36 @@ fn safe(text: String) -> String {
     kvbench_report::terminal_safe(&text).into_owned()
 }
 
-fn compare(a: &Path, b: &Path, format: &str, fail_if_slower: Option<f64>) -> i32 {
+/// `gate`: --fail-if-slower's percentage and --strict.
+fn compare(a: &Path, b: &Path, format: &str, m: &kvbench_report::Method, gate: Option<(f64, bool)>) -> i32 {
     let go = || -> Result<i32, String> {
         let (ra, rb) = (load_result(a)?, load_result(b)?);
-        let (pre, sections) = kvbench_report::compare(&ra, &rb);
+        let (pre, sections) = kvbench_report::compare(&ra, &rb, m);
         let out = match format {
             "table" => safe(kvbench_report::text_table_width(&pre, &sections, kvbench_report::terminal_width())),
             "markdown" | "md" => safe(kvbench_report::markdown_of(&pre, &sections)),
-            "json" => serde_json::to_string_pretty(&kvbench_report::compare_json(&ra, &rb)).unwrap_or_default() + "\n",
+            "json" => {
+                serde_json::to_string_pretty(&kvbench_report::compare_json(&ra, &rb, m)).unwrap_or_default() + "\n"
+            }
             other => return Err(format!("--format: compare prints table, markdown or json (not `{other}`)")),
         };
         if let Err(e) = out::stdout(&out) {
             return Ok(out::failed_output(&e));
         }
-        let Some(pct) = fail_if_slower else { return Ok(0) };
-        let rows = kvbench_report::compared(&ra, &rb);
-        let slow = kvbench_report::regressions(&rows, pct);
+        let Some((pct, strict)) = gate else { return Ok(0) };
+        let rows = kvbench_report::compared(&ra, &rb, m);
+        let slow = kvbench_report::regressions(&rows, pct, strict);
         for c in &slow {
-            crate::say!("regression: {} {}: {}", c.label, c.phase, c.verdict.text());
+            crate::say!("regression: {} {}: {}", c.label, c.phase, c.text());
         }
         if slow.is_empty() {
-            crate::say!("no row is significantly slower than A by more than {pct}%");
+            let ignored = kvbench_report::regressions(&rows, pct, true).len();
+            let note = if ignored > 0 {
+                format!(" ({ignored} unreliable ones ignored; --strict counts them)")
+            } else {
+                String::new()
+            };
+            crate::say!("no row is called slower than A by more than {pct}%{note}");
             Ok(0)
         } else {
             crate::say!("{} rows slower than A by more than {pct}% (--fail-if-slower)", slow.len());

@@ -169,7 +169,7 @@ fn run_dir(o: &RunOptions, unique: &str) -> anyhow::Result<PathBuf> {
     Ok(run_data)
 }
 
-/// Every row of every repetition, the result file rewritten after each; after Ctrl-C no new
+/// Every row of every repetition in the scenario's `order`, the result file rewritten after each; after Ctrl-C no new
 /// row starts. The servers stop (and their directories go) when the pool is dropped here.
 fn run_rows(
     sh: &Shared<'_>,
@@ -180,19 +180,17 @@ fn run_rows(
 ) {
     let mut pool = ServerPool::new(sh.run_data, sh.o.keep_data);
     ENGINES_RUNNING.store(true, Ordering::SeqCst);
-    let reps = sh.s.repetitions.max(1);
-    'rows: for rep in 0..reps {
-        for (i, (v, r)) in variants.iter().zip(resolved).enumerate() {
-            if interrupted() {
-                break 'rows;
-            }
-            crate::progress::engine(rep as usize * variants.len() + i + 1, variants.len() * reps as usize);
-            let (row, per_host) = run_row(sh, v, r, rep, result.plan.raw_bytes, &mut pool);
-            result.engines.push(row);
-            result.engines.extend(per_host);
-            // Written after each engine: a later crash loses nothing measured.
-            file.update(result);
+    let jobs = sh.s.order.schedule(variants.len(), sh.s.repetitions.max(1));
+    for (n, &(rep, i)) in jobs.iter().enumerate() {
+        if interrupted() {
+            break;
         }
+        crate::progress::engine(n + 1, jobs.len());
+        let (row, per_host) = run_row(sh, &variants[i], &resolved[i], rep, result.plan.raw_bytes, &mut pool);
+        result.engines.push(row);
+        result.engines.extend(per_host);
+        // Written after each engine: a later crash loses nothing measured.
+        file.update(result);
     }
     pool.stop_all();
     ENGINES_RUNNING.store(false, Ordering::SeqCst);
