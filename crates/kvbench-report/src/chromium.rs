@@ -117,3 +117,65 @@ fn the_report_renders_in_chromium() {
     println!("HTML report screenshot: {}", shot.display());
     eprintln!("HTML report screenshot: {}", shot.display());
 }
+
+/// A synthetic history: 14 runs of two rows, a drop at run 8 with a new engine version.
+fn history() -> Vec<(crate::trend::Series, Vec<crate::trend::Step>)> {
+    use crate::trend::{steps, Point, Series};
+    ["lmdb", "rocksdb"]
+        .iter()
+        .map(|label| {
+            let points: Vec<Point> = (0..14u64)
+                .map(|i| Point {
+                    run_id: format!("run-{i}"),
+                    started_at: 1_700_000_000 + i * 86_400,
+                    kvbench_version: "0.1.0".into(),
+                    version: if i < 8 { "1.0".into() } else { "2.0".into() },
+                    ops_per_sec: if i < 8 { 100_000.0 } else { 80_000.0 } * (1.0 + 0.01 * (i % 3) as f64),
+                    p99_ns: Some(20_000.0),
+                    read_per_op: Some(4096.0),
+                    write_per_op: Some(120.0),
+                    space_bytes: 10_000_000 + i * 100_000,
+                })
+                .collect();
+            let ops: Vec<f64> = points.iter().map(|p| p.ops_per_sec).collect();
+            let st = steps(&ops, 0.05);
+            let s = Series {
+                scenario: "s".into(),
+                machine: "h".into(),
+                label: label.to_string(),
+                phase: "get".into(),
+                points,
+            };
+            (s, st)
+        })
+        .collect()
+}
+
+#[test]
+fn the_dashboard_renders_in_chromium() {
+    let Some(bin) = chromium() else {
+        assert!(std::env::var_os("KVBENCH_REQUIRE_CHROMIUM").is_none(), "chromium not found (make deps installs it)");
+        eprintln!("chromium not found: dashboard browser test skipped");
+        return;
+    };
+    let dir = std::env::var_os("KVBENCH_SCREENSHOT_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("kvbench-html-test"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("dashboard.html");
+    let h = history();
+    assert!(h.iter().all(|(_, st)| st.len() == 1 && st[0].at == 8), "the drop is one step");
+    std::fs::write(&page, crate::dashboard(&h)).unwrap();
+    let (dom, err) = run(&bin, &["--dump-dom".into()], &page);
+    assert!(console_lines(&err).is_empty(), "console messages: {:?}", console_lines(&err));
+    for id in ["throughput", "p99", "read", "write", "space"] {
+        assert_eq!(dom.matches(&format!("data-chart=\"{id}\"")).count(), 2, "chart {id} for both rows");
+    }
+    assert!(dom.contains("class=\"step\"") && dom.contains("-20%"), "the step is marked");
+    let shot = dir.join("dashboard.png");
+    let _ = std::fs::remove_file(&shot);
+    run(&bin, &[format!("--screenshot={}", shot.display()), "--window-size=1300,1400".into()], &page);
+    let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+    assert!(size > 20_000, "screenshot {} written ({size} bytes)", shot.display());
+    eprintln!("dashboard screenshot: {}", shot.display());
+}

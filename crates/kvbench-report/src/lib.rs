@@ -9,11 +9,14 @@ use kvbench_core::result::{EngineResult, Latency, PhaseResult, RunResult, Status
 mod articles;
 mod compare;
 mod csv;
+mod dashboard;
 mod escape;
+mod export;
 mod hlog;
 mod html;
 mod svg;
 mod text;
+pub mod trend;
 mod ycsb;
 
 pub use articles::article_section;
@@ -21,7 +24,9 @@ pub use compare::{
     compare, compare_json, compared, differences, regressions, unreliable, verdict, Compared, Method, Verdict,
 };
 pub use csv::csv;
+pub use dashboard::dashboard;
 pub use escape::{csv_neutral, terminal_safe};
+pub use export::{bencher, github_action_benchmark};
 pub use hlog::hlog_files;
 pub use text::{fit_table, markdown_of, terminal_width, text_table, text_table_width};
 pub use ycsb::ycsb;
@@ -37,6 +42,10 @@ pub enum Format {
     Ycsb,
     /// HdrHistogram interval logs, one file per row, repetition and phase (needs `--output DIR`).
     Hlog,
+    /// github-action-benchmark's `customBiggerIsBetter` JSON (ops/s per row and phase).
+    GithubActionBenchmark,
+    /// Bencher's metric format (throughput, p99, device bytes per op).
+    Bencher,
 }
 
 impl std::str::FromStr for Format {
@@ -50,7 +59,13 @@ impl std::str::FromStr for Format {
             "html" => Format::Html,
             "ycsb" => Format::Ycsb,
             "hlog" => Format::Hlog,
-            other => return Err(format!("unknown format `{other}` (table, markdown, csv, json, html, ycsb, hlog)")),
+            "github-action-benchmark" => Format::GithubActionBenchmark,
+            "bencher" => Format::Bencher,
+            other => {
+                return Err(format!(
+                    "unknown format `{other}` (table, markdown, csv, json, html, ycsb, hlog, github-action-benchmark, bencher)"
+                ))
+            }
         })
     }
 }
@@ -65,6 +80,8 @@ pub fn render(r: &RunResult, format: Format) -> String {
         Format::Html => html::page(r, &sections(r)),
         Format::Ycsb => ycsb(r),
         Format::Hlog => hlog_files(r).iter().map(|(name, _)| format!("{name}\n")).collect(),
+        Format::GithubActionBenchmark => github_action_benchmark(r),
+        Format::Bencher => bencher(r),
     }
 }
 

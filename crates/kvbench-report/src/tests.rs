@@ -521,3 +521,28 @@ fn a_budget_and_what_the_disk_saw_are_stated_in_every_format() {
         .ends_with("read_amplification,write_amplification,cached_at_start,budget_bytes,budget_peak_bytes"));
     assert!(csv.lines().any(|l| l.contains(",35.310,") && l.ends_with(",4194304,4194304")), "{csv}");
 }
+
+#[test]
+fn github_action_benchmark_lists_ops_per_row_and_phase_bigger_is_better() {
+    let r = repeated(&fixture(), &[1.0, 0.9, 1.1]);
+    let j: serde_json::Value = serde_json::from_str(&render(&r, Format::GithubActionBenchmark)).unwrap();
+    let list = j.as_array().unwrap();
+    let get = list.iter().find(|e| e["name"].as_str().unwrap().ends_with(" fast get")).expect("fast get");
+    let median = fixture().engines[0].phases.iter().find(|p| p.name == "get").unwrap().ops_per_sec;
+    assert_eq!(get["unit"], "ops/s");
+    assert!((get["value"].as_f64().unwrap() - median).abs() < 1e-6);
+    assert!(list.iter().all(|e| e["value"].as_f64().unwrap() > 0.0), "only phases that ran");
+}
+
+#[test]
+fn bencher_metrics_carry_the_repetitions_range() {
+    let r = repeated(&fixture(), &[1.0, 0.9, 1.1]);
+    let j: serde_json::Value = serde_json::from_str(&render(&r, Format::Bencher)).unwrap();
+    let (name, m) = j.as_object().unwrap().iter().find(|(k, _)| k.ends_with(" fast get")).expect("fast get");
+    let t = &m["throughput"];
+    assert!(
+        t["lower_value"].as_f64() < t["value"].as_f64() && t["value"].as_f64() < t["upper_value"].as_f64(),
+        "{name}: {t}"
+    );
+    assert!(m.get("latency-p99-ns").is_some(), "{name}: {m}");
+}

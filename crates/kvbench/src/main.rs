@@ -4,6 +4,7 @@
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
 mod catalog;
+mod history;
 mod hosts;
 mod orchestrate;
 mod out;
@@ -77,6 +78,12 @@ enum Cmd {
         #[arg(long)]
         strict: bool,
     },
+    /// The results store: runs appended with `run --history`, listed; with --label/--phase,
+    /// each figure's trend over the runs with its steps (lasting changes of level).
+    History(history::HistoryArgs),
+    /// Write the results store as a static, offline page: per row and phase, throughput, p99,
+    /// device bytes per op and space over the runs, steps and version changes marked.
+    Dashboard(history::DashboardArgs),
     /// Serve an embedded engine over HTTP/1.1: RocksServer's API and kvbench's own (what the
     /// http-* engines start; docs/servers.md).
     Serve(serve::ServeArgs),
@@ -166,6 +173,9 @@ struct RunArgs {
     /// Where result files go.
     #[arg(long, default_value = "results")]
     out: PathBuf,
+    /// Also append the run to this results store (SQLite; `kvbench history`, `dashboard`).
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = history::DEFAULT_PATH)]
+    history: Option<PathBuf>,
     /// Where databases are created (must be a real disk for honest numbers).
     #[arg(long, default_value = ".kvbench/data")]
     data_dir: PathBuf,
@@ -243,7 +253,7 @@ fn positive_f64(s: &str) -> Result<f64, String> {
 fn parse_duration(s: &str) -> Result<String, String> {
     scenario::parse_duration_ms(s, 1, scenario::DURATION_MAX_MS).map(|_| s.to_string())
 }
-fn non_negative_f64(s: &str) -> Result<f64, String> {
+pub(crate) fn non_negative_f64(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         _ => Err(format!("must be a number >= 0 (got `{s}`)")),
@@ -414,8 +424,18 @@ fn main() {
         }
         Cmd::Run(a) => run(*a),
         Cmd::Plan(a) => dry_run(&a),
+        Cmd::History(a) => text_or_error(history::history_cmd(&a)),
+        Cmd::Dashboard(a) => text_or_error(history::dashboard_cmd(&a)),
     };
     std::process::exit(code);
+}
+
+/// Print `r`'s text (exit 0) or its error (exit as the error says).
+fn text_or_error(r: Result<String, String>) -> i32 {
+    match r {
+        Ok(text) => out::stdout(&safe(text)).map_or_else(|e| out::failed_output(&e), |()| 0),
+        Err(e) => out::exit_for(&e),
+    }
 }
 
 fn dry_run(a: &PlanArgs) -> i32 {
@@ -424,7 +444,7 @@ fn dry_run(a: &PlanArgs) -> i32 {
 }
 
 /// Read a result file; errors name the file.
-fn load_result(p: &Path) -> Result<RunResult, String> {
+pub(crate) fn load_result(p: &Path) -> Result<RunResult, String> {
     let text = input::read_regular_text(p, "result file", input::limits::RESULT_BYTES)?;
     RunResult::from_json(&text).map_err(|e| format!("result file {}: {e}", p.display()))
 }
@@ -638,6 +658,11 @@ fn run(a: RunArgs) -> i32 {
                 printed = false;
             }
             crate::say!("result: {}", path.display());
+            if let Some(h) = &a.history {
+                if let Err(e) = history::record(h, &r, path) {
+                    crate::say!("error: {e}");
+                }
+            }
             if orchestrate::interrupted() {
                 crate::say!("interrupted by the user: the rows run so far are in the result");
                 130

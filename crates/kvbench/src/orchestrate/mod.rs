@@ -24,8 +24,8 @@ use job::run_variant;
 use kvbench_core::policy::dataset::ResolvedData;
 pub use process::interrupted;
 pub use remote::HostsRun;
-pub use results::Written;
 use results::{now_id, private_run_dir, run_id, sanitize, unique_id, ResultFile};
+pub use results::{utc_stamp, Written};
 use rows::{resolve_rows, RowEngine};
 use servers::ServerPool;
 

@@ -11,6 +11,11 @@ use kvbench_core::result::RunResult;
 /// UTC time of day as `YYYYMMDD-HHMMSS`, with the seconds since the epoch.
 pub fn now_id() -> (u64, String) {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    (secs, utc_stamp(secs))
+}
+
+/// `secs` since the epoch as UTC `YYYYMMDD-HHMMSS`.
+pub fn utc_stamp(secs: u64) -> String {
     // UTC date-time from the epoch without a date library: civil-from-days.
     let days = (secs / 86400) as i64;
     let rem = secs % 86400;
@@ -23,7 +28,7 @@ pub fn now_id() -> (u64, String) {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    (secs, format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, (rem / 60) % 60, rem % 60))
+    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, (rem / 60) % 60, rem % 60)
 }
 
 /// A prefix no other run shares, even one started in the same second in the same directory:

@@ -1,0 +1,476 @@
+//! The results store (`run --history PATH`, `kvbench history`, `kvbench dashboard`): every run
+//! appended to one SQLite file with its manifest (what makes two runs comparable: machine,
+//! kernel, file system, build, kvbench version, scenario, plan, each row's engine, version,
+//! options and sync) and one line per row and phase (the medians over the repetitions). A
+//! series is one row and phase of one scenario and plan on one machine, in time order.
+
+use std::path::{Path, PathBuf};
+
+use kvbench_core::result::{PhaseResult, RunResult, Status};
+use kvbench_report::trend::{Point, Series};
+use rusqlite::{params, Connection};
+
+/// Where `--history` without a path and `kvbench history` look.
+pub const DEFAULT_PATH: &str = "results/history.sqlite";
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, started_at INTEGER NOT NULL, scenario TEXT NOT NULL,
+    machine TEXT NOT NULL, plan TEXT NOT NULL, kvbench_version TEXT NOT NULL,
+    manifest TEXT NOT NULL, manifest_hash TEXT NOT NULL, file TEXT);
+CREATE TABLE IF NOT EXISTS figures (
+    run_id TEXT NOT NULL REFERENCES runs(run_id), label TEXT NOT NULL, phase TEXT NOT NULL,
+    version TEXT NOT NULL, repetitions INTEGER NOT NULL, ops_per_sec REAL NOT NULL,
+    p99_ns REAL, read_per_op REAL, write_per_op REAL, space_bytes INTEGER NOT NULL,
+    PRIMARY KEY (run_id, label, phase));";
+
+pub struct History {
+    db: Connection,
+    path: PathBuf,
+}
+
+/// One stored run, for `kvbench history`.
+pub struct RunRow {
+    pub run_id: String,
+    pub started_at: u64,
+    pub scenario: String,
+    pub machine: String,
+    pub kvbench_version: String,
+    pub rows: u64,
+}
+
+fn err(path: &Path) -> impl Fn(rusqlite::Error) -> String + '_ {
+    move |e| format!("history {}: {e}", path.display())
+}
+
+impl History {
+    /// Open (or create) the store at `path`; its directory is created if missing.
+    pub fn open(path: &Path) -> Result<History, String> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| format!("--history {}: {e}", dir.display()))?;
+        }
+        let db = Connection::open(path).map_err(err(path))?;
+        db.execute_batch(SCHEMA).map_err(err(path))?;
+        Ok(History { db, path: path.to_path_buf() })
+    }
+
+    /// Append `r` (from `file`); a run already stored is left as it is. Returns the figures added.
+    pub fn append(&mut self, r: &RunResult, file: Option<&Path>) -> Result<usize, String> {
+        let path = self.path.clone();
+        let tx = self.db.transaction().map_err(err(&path))?;
+        let manifest = manifest(r);
+        let text = manifest.to_string();
+        let added = tx
+            .execute(
+                "INSERT OR IGNORE INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    r.run_id,
+                    r.started_at as i64,
+                    r.scenario,
+                    machine(r),
+                    r.plan.hash,
+                    r.kvbench_version,
+                    text,
+                    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes())),
+                    file.map(|f| f.display().to_string()),
+                ],
+            )
+            .map_err(err(&path))?;
+        let mut n = 0;
+        if added == 1 {
+            for f in figures(r) {
+                tx.execute(
+                    "INSERT INTO figures VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    params![
+                        r.run_id,
+                        f.label,
+                        f.phase,
+                        f.point.version,
+                        f.repetitions,
+                        f.point.ops_per_sec,
+                        f.point.p99_ns,
+                        f.point.read_per_op,
+                        f.point.write_per_op,
+                        f.point.space_bytes as i64
+                    ],
+                )
+                .map_err(err(&path))?;
+                n += 1;
+            }
+        }
+        tx.commit().map_err(err(&path))?;
+        Ok(n)
+    }
+
+    pub fn runs(&self) -> Result<Vec<RunRow>, String> {
+        let mut q = self
+            .db
+            .prepare(
+                "SELECT r.run_id, r.started_at, r.scenario, r.machine, r.kvbench_version, \
+                 (SELECT COUNT(*) FROM figures f WHERE f.run_id = r.run_id) FROM runs r ORDER BY r.started_at, r.run_id",
+            )
+            .map_err(err(&self.path))?;
+        let rows = q
+            .query_map([], |row| {
+                Ok(RunRow {
+                    run_id: row.get(0)?,
+                    started_at: row.get::<_, i64>(1)? as u64,
+                    scenario: row.get(2)?,
+                    machine: row.get(3)?,
+                    kvbench_version: row.get(4)?,
+                    rows: row.get::<_, i64>(5)? as u64,
+                })
+            })
+            .map_err(err(&self.path))?;
+        rows.collect::<Result<_, _>>().map_err(err(&self.path))
+    }
+
+    /// Every series (scenario, plan, machine, label, phase), optionally only `label` and `phase`.
+    pub fn series(&self, label: Option<&str>, phase: Option<&str>) -> Result<Vec<Series>, String> {
+        let mut q = self
+            .db
+            .prepare(
+                "SELECT r.scenario, r.plan, r.machine, f.label, f.phase, r.run_id, r.started_at, r.kvbench_version, \
+                 f.version, f.ops_per_sec, f.p99_ns, f.read_per_op, f.write_per_op, f.space_bytes \
+                 FROM figures f JOIN runs r ON r.run_id = f.run_id \
+                 WHERE (?1 IS NULL OR f.label = ?1) AND (?2 IS NULL OR f.phase = ?2) \
+                 ORDER BY r.scenario, r.plan, r.machine, f.label, f.phase, r.started_at, r.run_id",
+            )
+            .map_err(err(&self.path))?;
+        let rows = q
+            .query_map(params![label, phase], |row| {
+                let key: (String, String, String, String, String) =
+                    (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?);
+                let point = Point {
+                    run_id: row.get(5)?,
+                    started_at: row.get::<_, i64>(6)? as u64,
+                    kvbench_version: row.get(7)?,
+                    version: row.get(8)?,
+                    ops_per_sec: row.get(9)?,
+                    p99_ns: row.get(10)?,
+                    read_per_op: row.get(11)?,
+                    write_per_op: row.get(12)?,
+                    space_bytes: row.get::<_, i64>(13)? as u64,
+                };
+                Ok((key, point))
+            })
+            .map_err(err(&self.path))?;
+        let mut out: Vec<(String, Series)> = Vec::new();
+        for row in rows {
+            let ((scenario, plan, machine, label, phase), point) = row.map_err(err(&self.path))?;
+            let key = format!("{scenario}\0{plan}\0{machine}\0{label}\0{phase}");
+            match out.last_mut() {
+                Some((k, s)) if *k == key => s.points.push(point),
+                _ => out.push((key, Series { scenario, machine, label, phase, points: vec![point] })),
+            }
+        }
+        Ok(out.into_iter().map(|(_, s)| s).collect())
+    }
+}
+
+/// The machine a run's figures belong to: host, CPU and cores.
+fn machine(r: &RunResult) -> String {
+    let e = &r.environment;
+    format!("{} ({}, {} cores)", e.hostname, e.cpu_model, e.cores)
+}
+
+/// What makes two runs comparable, as JSON.
+fn manifest(r: &RunResult) -> serde_json::Value {
+    let e = &r.environment;
+    let rows: serde_json::Map<String, serde_json::Value> = r
+        .engines
+        .iter()
+        .filter(|x| x.repetition == 0)
+        .map(|x| {
+            let row =
+                serde_json::json!({"engine": x.engine, "version": x.version, "options": x.options, "sync": x.sync});
+            (x.label.clone(), row)
+        })
+        .collect();
+    serde_json::json!({
+        "machine": {"hostname": e.hostname, "cpu": e.cpu_model, "cores": e.cores, "memory_bytes": e.memory_bytes},
+        "os": e.os, "kernel": e.kernel, "filesystem": e.filesystem, "build": e.build,
+        "kvbench": r.kvbench_version, "scenario": r.scenario, "plan": r.plan.hash, "rows": rows,
+    })
+}
+
+/// One row and phase of a run, collapsed over its repetitions.
+struct Figure {
+    label: String,
+    phase: String,
+    repetitions: u32,
+    point: Point,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        0.0
+    } else {
+        v[v.len() / 2]
+    }
+}
+
+fn figures(r: &RunResult) -> Vec<Figure> {
+    let mut out: Vec<Figure> = Vec::new();
+    let mut labels: Vec<&str> = r.engines.iter().map(|e| e.label.as_str()).collect();
+    labels.sort_unstable();
+    labels.dedup();
+    for label in labels {
+        let reps: Vec<_> = r.engines.iter().filter(|e| e.label == label && e.status == Status::Ok).collect();
+        let Some(first) = reps.first() else { continue };
+        for p in &first.phases {
+            let same: Vec<&PhaseResult> = reps
+                .iter()
+                .filter_map(|e| e.phases.iter().find(|q| q.name == p.name && q.status == Status::Ok))
+                .collect();
+            if same.is_empty() || p.kind == "settle" {
+                continue;
+            }
+            let opt = |f: &dyn Fn(&PhaseResult) -> Option<f64>| {
+                let v: Vec<f64> = same.iter().filter_map(|q| f(q)).collect();
+                (!v.is_empty()).then(|| median(v))
+            };
+            let per_op = |b: fn(&kvbench_core::result::Disk) -> u64| {
+                opt(&|q| q.disk.as_ref().map(|d| b(d) as f64 / q.ops.max(1) as f64))
+            };
+            out.push(Figure {
+                label: label.to_string(),
+                phase: p.name.clone(),
+                repetitions: same.len() as u32,
+                point: Point {
+                    run_id: r.run_id.clone(),
+                    started_at: r.started_at,
+                    kvbench_version: r.kvbench_version.clone(),
+                    version: first.version.clone(),
+                    ops_per_sec: median(same.iter().map(|q| q.ops_per_sec).collect()),
+                    p99_ns: opt(&|q| q.latency.as_ref().map(|l| l.p99_ns as f64)),
+                    read_per_op: per_op(|d| d.read_bytes),
+                    write_per_op: per_op(|d| d.write_bytes),
+                    space_bytes: median(reps.iter().map(|e| e.space_bytes as f64).collect()) as u64,
+                },
+            });
+        }
+    }
+    out
+}
+
+/// `kvbench history`: the stored runs, or with a label and/or phase each series with its steps.
+#[derive(clap::Args)]
+pub struct HistoryArgs {
+    /// The results store.
+    #[arg(long, default_value = DEFAULT_PATH, value_name = "PATH")]
+    db: PathBuf,
+    /// Result files to add to the store first (a run already stored is skipped).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    add: Vec<PathBuf>,
+    /// Show the trend of this row label (every phase unless --phase).
+    #[arg(long)]
+    label: Option<String>,
+    /// Show the trend of this phase (every row unless --label).
+    #[arg(long)]
+    phase: Option<String>,
+    /// Smallest change of level called a step, in percent.
+    #[arg(long, value_name = "PCT", default_value = "5", value_parser = crate::non_negative_f64)]
+    min_effect: f64,
+}
+
+/// `kvbench dashboard`: the store as a static page.
+#[derive(clap::Args)]
+pub struct DashboardArgs {
+    /// The results store.
+    #[arg(long, default_value = DEFAULT_PATH, value_name = "PATH")]
+    db: PathBuf,
+    /// Directory the page (index.html) is written into.
+    #[arg(long, short, value_name = "DIR")]
+    output: PathBuf,
+    /// Smallest change of level called a step, in percent.
+    #[arg(long, value_name = "PCT", default_value = "5", value_parser = crate::non_negative_f64)]
+    min_effect: f64,
+}
+
+/// Append a finished run to `--history PATH`; says how many figures went in.
+pub fn record(path: &Path, r: &RunResult, file: &Path) -> Result<(), String> {
+    let n = History::open(path)?.append(r, Some(file))?;
+    crate::say!("history: {n} figures of run {} added to {}", r.run_id, path.display());
+    Ok(())
+}
+
+fn open_existing(db: &Path) -> Result<History, String> {
+    if !db.is_file() {
+        return Err(format!(
+            "--db {}: no results store there (run with --history, or history --add FILE)",
+            db.display()
+        ));
+    }
+    History::open(db)
+}
+
+pub fn history_cmd(a: &HistoryArgs) -> Result<String, String> {
+    let mut h = if a.add.is_empty() { open_existing(&a.db)? } else { History::open(&a.db)? };
+    for f in &a.add {
+        let r = crate::load_result(f)?;
+        h.append(&r, Some(f))?;
+    }
+    if a.label.is_none() && a.phase.is_none() {
+        let mut out = format!("{:<28} {:<19} {:<24} {:>7}  machine\n", "run", "started (UTC)", "scenario", "figures");
+        for r in h.runs()? {
+            let when = crate::orchestrate::utc_stamp(r.started_at);
+            let _ = std::fmt::Write::write_fmt(
+                &mut out,
+                format_args!(
+                    "{:<28} {when:<19} {:<24} {:>7}  {} (kvbench {})\n",
+                    r.run_id, r.scenario, r.rows, r.machine, r.kvbench_version
+                ),
+            );
+        }
+        return Ok(out);
+    }
+    let mut out = String::new();
+    for s in h.series(a.label.as_deref(), a.phase.as_deref())? {
+        out.push_str(&trend_text(&s, a.min_effect / 100.0));
+    }
+    if out.is_empty() {
+        return Err("no stored figures for that --label/--phase".into());
+    }
+    Ok(out)
+}
+
+/// One series as lines: each run's figures, steps marked.
+fn trend_text(s: &Series, min_effect: f64) -> String {
+    let ops: Vec<f64> = s.points.iter().map(|p| p.ops_per_sec).collect();
+    let steps = kvbench_report::trend::steps(&ops, min_effect);
+    let mut out = format!("{}\n", s.title());
+    for (i, p) in s.points.iter().enumerate() {
+        let mark = steps
+            .iter()
+            .find(|st| st.at == i)
+            .map(|st| format!("  <- step {:+.0}%", (st.ratio() - 1.0) * 100.0))
+            .unwrap_or_default();
+        let p99 = p.p99_ns.map(kvbench_report::human_ns).unwrap_or_else(|| "-".into());
+        out.push_str(&format!(
+            "  {:<28} {:>12} ops/s  p99 {:>9}  {}{mark}\n",
+            p.run_id,
+            kvbench_report::human_rate(p.ops_per_sec),
+            p99,
+            kvbench_report::short_version(&p.version)
+        ));
+    }
+    if steps.is_empty() {
+        out.push_str("  no step (a lasting change of level beyond the noise)\n");
+    }
+    out
+}
+
+pub fn dashboard_cmd(a: &DashboardArgs) -> Result<String, String> {
+    let h = open_existing(&a.db)?;
+    let series: Vec<_> = h
+        .series(None, None)?
+        .into_iter()
+        .map(|s| {
+            let ops: Vec<f64> = s.points.iter().map(|p| p.ops_per_sec).collect();
+            let steps = kvbench_report::trend::steps(&ops, a.min_effect / 100.0);
+            (s, steps)
+        })
+        .collect();
+    std::fs::create_dir_all(&a.output).map_err(|e| format!("--output {}: {e}", a.output.display()))?;
+    let page = a.output.join("index.html");
+    std::fs::write(&page, kvbench_report::dashboard(&series))
+        .map_err(|e| format!("--output {}: {e}", page.display()))?;
+    Ok(format!("dashboard: {} series in {}\n", series.len(), page.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kvbench_core::result::{EngineResult, Latency};
+
+    /// A run at `t` with row `lmdb` (version `v`) whose get phase ran at `ops` ops/s in each
+    /// repetition.
+    fn run(t: u64, v: &str, ops: &[f64]) -> RunResult {
+        let mut r = RunResult { run_id: format!("run-{t}"), started_at: t, scenario: "s".into(), ..Default::default() };
+        r.environment.hostname = "h".into();
+        r.plan.hash = "p".into();
+        for (rep, &o) in ops.iter().enumerate() {
+            let get = PhaseResult {
+                name: "get".into(),
+                kind: "get".into(),
+                ops: 1000,
+                ops_per_sec: o,
+                latency: Some(Latency { p99_ns: 2000, ..Default::default() }),
+                ..Default::default()
+            };
+            r.engines.push(EngineResult {
+                label: "lmdb".into(),
+                version: v.into(),
+                repetition: rep as u32,
+                phases: vec![get],
+                space_bytes: 4096,
+                ..Default::default()
+            });
+        }
+        r
+    }
+
+    #[test]
+    fn a_run_appended_twice_is_stored_once() {
+        let d = tempfile::tempdir().unwrap();
+        let mut h = History::open(&d.path().join("h.sqlite")).unwrap();
+        assert_eq!(h.append(&run(1, "1.0", &[10.0, 12.0, 11.0]), None).unwrap(), 1);
+        assert_eq!(h.append(&run(1, "1.0", &[10.0, 12.0, 11.0]), None).unwrap(), 0);
+        let runs = h.runs().unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].rows, 1);
+        let s = h.series(Some("lmdb"), Some("get")).unwrap();
+        assert_eq!(s[0].points[0].ops_per_sec, 11.0, "the median of the repetitions");
+    }
+
+    #[test]
+    fn a_synthetic_history_shows_its_step_at_the_new_version() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("h.sqlite");
+        let mut h = History::open(&db).unwrap();
+        // Stored out of order: the series follows the start times.
+        for t in (0..16u64).rev() {
+            let (v, level) = if t < 8 { ("1.0", 100.0) } else { ("2.0", 70.0) };
+            let wobble = 1.0 + 0.02 * ((t % 3) as f64 - 1.0);
+            h.append(&run(1000 + t, v, &[level * wobble]), None).unwrap();
+        }
+        let s = &h.series(None, None).unwrap()[0];
+        assert!(s.points.windows(2).all(|w| w[0].started_at < w[1].started_at));
+        let a = HistoryArgs { db, add: vec![], label: Some("lmdb".into()), phase: None, min_effect: 5.0 };
+        let text = history_cmd(&a).unwrap();
+        let marked: Vec<&str> = text.lines().filter(|l| l.contains("<- step")).collect();
+        assert_eq!(marked.len(), 1, "{text}");
+        assert!(marked[0].contains("run-1008") && marked[0].contains("-30%"), "{text}");
+    }
+
+    #[test]
+    fn series_of_other_machines_stay_apart() {
+        let d = tempfile::tempdir().unwrap();
+        let mut h = History::open(&d.path().join("h.sqlite")).unwrap();
+        h.append(&run(1, "1.0", &[10.0]), None).unwrap();
+        let mut other = run(2, "1.0", &[20.0]);
+        other.environment.hostname = "elsewhere".into();
+        h.append(&other, None).unwrap();
+        assert_eq!(h.series(None, None).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn the_dashboard_marks_steps_and_version_changes() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("h.sqlite");
+        let mut h = History::open(&db).unwrap();
+        for t in 0..12u64 {
+            let (v, level) = if t < 6 { ("1.0", 100.0) } else { ("2.0", 130.0) };
+            h.append(&run(t, v, &[level]), None).unwrap();
+        }
+        let out = d.path().join("site");
+        dashboard_cmd(&DashboardArgs { db, output: out.clone(), min_effect: 5.0 }).unwrap();
+        let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+        assert!(page.contains("class=\"step\""), "a step line");
+        assert!(page.contains("class=\"version\""), "a version line");
+        assert!(page.contains("data-chart=\"throughput\"") && page.contains("data-chart=\"p99\""));
+        assert!(!page.contains("data-chart=\"read\""), "no chart for what no run measured");
+    }
+}
