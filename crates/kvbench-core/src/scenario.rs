@@ -45,6 +45,18 @@ pub struct Scenario {
     /// Ratios of two rows' ops/s in one phase that the report computes (COPY over INSERT...).
     #[serde(default, rename = "ratio")]
     pub ratios: Vec<RatioDef>,
+    /// Rows made from one row by `--vary`, one per value: the report gives each a verdict
+    /// against the first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vary: Vec<VaryGroup>,
+}
+
+/// The rows `--vary PARAMETER=v1,v2,...` made from one row, in value order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VaryGroup {
+    pub parameter: String,
+    pub labels: Vec<String>,
 }
 
 /// The order of a run's row jobs when `repetitions` > 1.

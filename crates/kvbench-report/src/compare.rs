@@ -172,25 +172,70 @@ pub fn verdict(a: &[f64], b: &[f64], m: &Method) -> Verdict {
     }
 }
 
+/// What makes one run's figures doubtful: a busy machine before it, a non-release build.
+fn doubts(side: &str, r: &RunResult) -> Vec<String> {
+    let mut why = Vec::new();
+    if let Some(w) = r.warnings.iter().find(|w| w.starts_with("machine is busy")) {
+        why.push(format!("{side}{w}"));
+    }
+    if r.environment.build != "release" {
+        why.push(format!("{side}a {} build", r.environment.build));
+    }
+    why
+}
+
 /// Why two runs' figures cannot be set side by side with confidence, if they cannot.
 pub fn unreliable(a: &RunResult, b: &RunResult) -> Option<String> {
     let mut why = Vec::new();
     if a.run_id == b.run_id {
         why.push(format!("A and B are the same run, {}", a.run_id));
     }
-    for (side, r) in [("A", a), ("B", b)] {
-        if let Some(w) = r.warnings.iter().find(|w| w.starts_with("machine is busy")) {
-            why.push(format!("{side}: {w}"));
-        }
-        if r.environment.build != "release" {
-            why.push(format!("{side} is a {} build", r.environment.build));
-        }
-    }
+    why.extend(doubts("A: ", a));
+    why.extend(doubts("B: ", b));
     let (ea, eb) = (&a.environment, &b.environment);
     if ea.hostname != eb.hostname || ea.cpu_model != eb.cpu_model || ea.cores != eb.cores {
         why.push(format!("different machines ({}, {})", ea.hostname, eb.hostname));
     }
     (!why.is_empty()).then(|| why.join("; "))
+}
+
+/// `--vary`'s groups in one run: per phase, each value's ops/s against the group's first
+/// value, with the verdict `compare` would give.
+pub fn vary_section(r: &RunResult) -> Option<Section> {
+    let groups = r.workload.get("vary").and_then(|v| v.as_array()).filter(|a| !a.is_empty())?;
+    let m = Method::default();
+    let doubt = doubts("", r).join("; ");
+    let mut s = Section::new(
+        "Varied rows".into(),
+        format!(
+            "each value against its group's first, per phase: median ops/s over the repetitions and the verdict of `kvbench compare`{}",
+            if doubt.is_empty() { String::new() } else { format!("; unreliable: {doubt}") }
+        ),
+        &[("parameter", 0), ("phase", 0), ("row", 0), ("ops/s", 1), ("vs first", 1), ("verdict", 0)],
+    );
+    let by = by_label(r);
+    let reps = |label: &str| by.iter().find(|(l, _)| l == label).map(|(_, v)| v.clone()).unwrap_or_default();
+    for g in groups {
+        let param = g.get("parameter").and_then(|p| p.as_str()).unwrap_or("");
+        let labels: Vec<&str> =
+            g.get("labels").and_then(|l| l.as_array()).into_iter().flatten().filter_map(|l| l.as_str()).collect();
+        let Some((first, rest)) = labels.split_first() else { continue };
+        for (phase, _) in phase_names(r).into_iter().filter(|(_, k)| k != "settle") {
+            let (a, _) = rates(&reps(first), &phase);
+            for label in std::iter::once(first).chain(rest) {
+                let (b, _) = rates(&reps(label), &phase);
+                let (ratio, verdict) = if label == first {
+                    ("1.00x".to_string(), "baseline".to_string())
+                } else if a.is_empty() || b.is_empty() {
+                    ("-".into(), verdict(&a, &b, &m).text())
+                } else {
+                    (format!("{:.2}x", median(b.clone()) / median(a.clone()).max(1e-9)), verdict(&a, &b, &m).text())
+                };
+                s.rows.push(vec![param.into(), phase.clone(), label.to_string(), rate_cell(&b), ratio, verdict]);
+            }
+        }
+    }
+    Some(s)
 }
 
 fn rates(reps: &[&EngineResult], name: &str) -> (Vec<f64>, Option<f64>) {

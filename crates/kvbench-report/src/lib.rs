@@ -359,11 +359,13 @@ fn pooled_latency(same: &[&PhaseResult]) -> Option<Latency> {
 }
 
 pub fn sections(r: &RunResult) -> Vec<Section> {
+    let varied = compare::vary_section(r);
     let (r, spreads) = collapse(r);
     // An article scenario's report opens with the article's own table.
     let mut out: Vec<Section> = article_section(&r).into_iter().collect();
     out.push(summary(&r));
     out.extend(ratios(&r));
+    out.extend(varied);
     out.push(phase_times(&r));
     // A settle phase has no rate or latency: its wall time is in the phase-time table only.
     for (name, kind) in phase_names(&r).into_iter().filter(|(_, k)| k != "settle") {

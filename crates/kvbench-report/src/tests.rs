@@ -546,3 +546,16 @@ fn bencher_metrics_carry_the_repetitions_range() {
     );
     assert!(m.get("latency-p99-ns").is_some(), "{name}: {m}");
 }
+
+#[test]
+fn varied_rows_get_a_verdict_against_their_first_value() {
+    let mut r = repeated(&fixture(), &[1.0, 0.98, 1.02]);
+    r.workload = serde_json::json!({ "vary": [{ "parameter": "x.opt", "labels": ["fast", "slow"] }] });
+    let s = sections(&r);
+    let v = s.iter().find(|s| s.title == "Varied rows").expect("a varied-rows section");
+    let get: Vec<&Vec<String>> = v.rows.iter().filter(|row| row[1] == "get").collect();
+    assert_eq!(get[0][2..], ["fast".to_string(), get[0][3].clone(), "1.00x".into(), "baseline".into()]);
+    assert_eq!(get[1][2], "slow");
+    assert!(get[1][5].starts_with("B is ") && get[1][5].contains("slower"), "{:?}", get[1]);
+    assert!(!sections(&fixture()).iter().any(|s| s.title == "Varied rows"), "only when --vary made rows");
+}

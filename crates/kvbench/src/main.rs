@@ -11,6 +11,7 @@ mod out;
 mod plan_cmd;
 mod progress;
 mod serve;
+mod vary;
 mod worker;
 
 use std::path::{Path, PathBuf};
@@ -61,8 +62,11 @@ enum Cmd {
     /// medians with a bootstrap interval over the repetitions, beyond a noise floor), and every
     /// setting that differs between the runs.
     Compare {
+        /// The baseline run.
         a: PathBuf,
-        b: PathBuf,
+        /// The runs compared with it (each against A, in turn).
+        #[arg(required = true, num_args = 1..)]
+        b: Vec<PathBuf>,
         /// table, markdown or json.
         #[arg(long, short, default_value = "table")]
         format: String,
@@ -159,6 +163,10 @@ struct RunArgs {
     seed: Option<u64>,
     #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
     repetitions: Option<u32>,
+    /// One row per value: `ENGINE.OPTION=V1,V2,...`, `sync=...` or `memory=...` (repeatable);
+    /// rows labelled `LABEL PARAMETER=VALUE`, each with a verdict against the first value.
+    #[arg(long, value_name = "PARAMETER=V1,V2")]
+    vary: Vec<String>,
     /// Order of the repetitions: interleaved (round by round, row order rotated each round, so
     /// drift hits every row alike; the default) or sequential (each row's back to back).
     #[arg(long, value_parser = parse_order)]
@@ -312,6 +320,8 @@ fn build_scenario(a: &RunArgs) -> Result<Scenario, String> {
         s.memory = Some(m.clone());
         s.variants.iter_mut().for_each(|v| v.memory = None);
     }
+    // Last: a varied memory or sync wins over the flags that set every row's.
+    vary::apply(&mut s, &a.vary)?;
     s.check()?;
     Ok(s)
 }
@@ -521,16 +531,26 @@ fn safe(text: String) -> String {
     kvbench_report::terminal_safe(&text).into_owned()
 }
 
-/// `gate`: --fail-if-slower's percentage and --strict.
-fn compare(a: &Path, b: &Path, format: &str, m: &kvbench_report::Method, gate: Option<(f64, bool)>) -> i32 {
+/// `gate`: --fail-if-slower's percentage and --strict. Every B is compared with A in turn.
+fn compare(a: &Path, bs: &[PathBuf], format: &str, m: &kvbench_report::Method, gate: Option<(f64, bool)>) -> i32 {
     let go = || -> Result<i32, String> {
-        let (ra, rb) = (load_result(a)?, load_result(b)?);
-        let (pre, sections) = kvbench_report::compare(&ra, &rb, m);
+        let ra = load_result(a)?;
+        let rbs = bs.iter().map(|b| load_result(b)).collect::<Result<Vec<_>, _>>()?;
         let out = match format {
-            "table" => safe(kvbench_report::text_table_width(&pre, &sections, kvbench_report::terminal_width())),
-            "markdown" | "md" => safe(kvbench_report::markdown_of(&pre, &sections)),
+            "table" | "markdown" | "md" => {
+                let parts = rbs.iter().map(|rb| {
+                    let (pre, sections) = kvbench_report::compare(&ra, rb, m);
+                    match format {
+                        "table" => kvbench_report::text_table_width(&pre, &sections, kvbench_report::terminal_width()),
+                        _ => kvbench_report::markdown_of(&pre, &sections),
+                    }
+                });
+                safe(parts.collect::<Vec<_>>().join("\n"))
+            }
             "json" => {
-                serde_json::to_string_pretty(&kvbench_report::compare_json(&ra, &rb, m)).unwrap_or_default() + "\n"
+                let mut all: Vec<_> = rbs.iter().map(|rb| kvbench_report::compare_json(&ra, rb, m)).collect();
+                let j = if all.len() == 1 { all.remove(0) } else { serde_json::Value::Array(all) };
+                serde_json::to_string_pretty(&j).unwrap_or_default() + "\n"
             }
             other => return Err(format!("--format: compare prints table, markdown or json (not `{other}`)")),
         };
@@ -538,7 +558,7 @@ fn compare(a: &Path, b: &Path, format: &str, m: &kvbench_report::Method, gate: O
             return Ok(out::failed_output(&e));
         }
         let Some((pct, strict)) = gate else { return Ok(0) };
-        let rows = kvbench_report::compared(&ra, &rb, m);
+        let rows: Vec<_> = rbs.iter().flat_map(|rb| kvbench_report::compared(&ra, rb, m)).collect();
         let slow = kvbench_report::regressions(&rows, pct, strict);
         for c in &slow {
             crate::say!("regression: {} {}: {}", c.label, c.phase, c.text());

@@ -103,3 +103,41 @@ fn report_writes_ycsb_lines_and_interval_logs() {
         assert!(logs.iter().all(|f| f.file_name().to_string_lossy().ends_with(".hlog")));
     }
 }
+
+#[test]
+fn vary_makes_interleaved_rows_with_verdicts_against_the_first_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = run(tmp.path(), "v", &["--repetitions", "2", "--vary", "memory.delay_ns=0,2000", "--history", "h.sqlite"]);
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+    assert_eq!(r["workload"]["order"], "interleaved");
+    let order: Vec<(String, u64)> = r["engines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["label"].as_str().unwrap().to_string(), e["repetition"].as_u64().unwrap()))
+        .collect();
+    let (a, b) = ("memory delay_ns=0".to_string(), "memory delay_ns=2000".to_string());
+    assert_eq!(order, [(a.clone(), 0), (b.clone(), 0), (b, 1), (a, 1)], "round 2 starts one row further on");
+    let o = kvbench(tmp.path(), &["report", f.to_str().unwrap()]);
+    let t = text(&o.stdout);
+    assert!(t.contains("Varied rows") && t.contains("baseline"), "{t}");
+    // The run went into the history store.
+    let o = kvbench(tmp.path(), &["history", "--db", "h.sqlite"]);
+    assert!(o.status.success() && text(&o.stdout).contains(r["run_id"].as_str().unwrap()), "{}", text(&o.stderr));
+}
+
+#[test]
+fn compare_takes_several_runs_each_against_the_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = run(tmp.path(), "a", &["--repetitions", "2"]);
+    let b = run(tmp.path(), "b", &["--repetitions", "2"]);
+    let c = run(tmp.path(), "c", &["--repetitions", "2"]);
+    let args = ["compare", a.to_str().unwrap(), b.to_str().unwrap(), c.to_str().unwrap(), "--format", "json"];
+    let o = kvbench(tmp.path(), &args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let runs = j.as_array().expect("one comparison per B");
+    assert_eq!(runs.len(), 2);
+    assert!(runs.iter().all(|x| x["a"]["run_id"] == runs[0]["a"]["run_id"]));
+    assert_ne!(runs[0]["b"]["run_id"], runs[1]["b"]["run_id"]);
+}
