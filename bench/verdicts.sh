@@ -63,7 +63,7 @@ count() { # $1 a, $2 b: prints "decided-verdicts-of-get unreliable-count"
 import json, sys
 j = json.load(sys.stdin)
 rows = [r for r in j['rows'] if r['phase'] == 'get']
-print(' '.join(r['decided'].replace(' ', '_') for r in rows), 'unreliable' if j['unreliable'] else 'reliable')"
+print(' '.join(r['decided'].replace(' ', '_') + '(B/A=%.3f)' % (r['ratio'] or 0) for r in rows), 'unreliable' if j['unreliable'] else 'reliable')"
 }
 
 same_called=0 slow_found=0 unreliable=0
@@ -71,12 +71,12 @@ for i in $(seq "$PAIRS"); do
     run "$(scenario 0)" "$work/A-$i.json"
     run "$(scenario 0)" "$work/B-$i.json"
     read -r v rel < <(count "$work/A-$i.json" "$work/B-$i.json")
-    [[ $v == slower || $v == faster ]] && same_called=$((same_called + 1))
+    [[ $v == slower* || $v == faster* ]] && same_called=$((same_called + 1))
     [[ $rel == unreliable ]] && unreliable=$((unreliable + 1))
     run "$(scenario 0)" "$work/C-$i.json"
     run "$(scenario "$delay")" "$work/D-$i.json"
     read -r w rel < <(count "$work/C-$i.json" "$work/D-$i.json")
-    [[ $w == slower ]] && slow_found=$((slow_found + 1))
+    [[ $w == slower* ]] && slow_found=$((slow_found + 1))
     [[ $rel == unreliable ]] && unreliable=$((unreliable + 1))
     echo "pair $i: identical -> $v; B slowed -> $w"
 done
