@@ -16,7 +16,7 @@ APT_PACKAGES := build-essential pkg-config libclang-dev \
 	python3-venv python3-dev \
 	chromium
 
-.PHONY: all deps rust build python go run test test-rust test-python test-go lint clean
+.PHONY: all deps rust build python go install run test test-rust test-python test-go lint clean
 
 all: build
 
@@ -44,6 +44,12 @@ python: deps rust
 go: deps rust
 	scripts/install-go.sh
 	drivers/go/build.sh
+
+# kvbench, the Go workers and the Python worker's own venv under PREFIX (scripts/install.sh,
+# docs/install.md): PREFIX/bin/kvbench runs from any directory with every runtime.
+PREFIX ?= /usr/local
+install: build python go
+	scripts/install.sh $(PREFIX)
 
 run: build python go
 	./target/release/kvbench run

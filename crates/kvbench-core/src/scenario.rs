@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{OpenMode, SyncMode};
-use crate::spec::{CacheMode, DatasetSpec, Distribution, Mix, OpenPer, OpsSpec, PhaseKind};
+use crate::spec::{CacheMode, DatasetSpec, Distribution, HotKey, Mix, OpenPer, OpsSpec, PhaseKind};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -161,13 +161,13 @@ pub struct PhaseDef {
     /// Fewest records per scan: lengths uniform in `min_length..=length` (mixed phases: 1).
     #[serde(default)]
     pub min_length: Option<u64>,
-    /// Operations run before the timed ones, untimed (read phases only).
+    /// Untimed operations before the timed ones, as a count or for a time (read phases only).
     #[serde(default)]
-    pub warmup: Option<u64>,
+    pub warmup: Option<Warmup>,
     #[serde(default)]
     pub mix: Option<Mix>,
     #[serde(default)]
-    pub hot_key: Option<u64>,
+    pub hot_key: Option<HotKey>,
     #[serde(default)]
     pub zipf_exponent: Option<f64>,
     #[serde(default)]
@@ -181,7 +181,7 @@ pub struct PhaseDef {
     /// Open-loop rate of a get phase (operations per second, all threads together).
     #[serde(default)]
     pub rate: Option<f64>,
-    /// Passes over every record (get phases without `count`): `count` = passes × records.
+    /// Passes over every record (get and update phases without `count`): `count` = passes × records.
     #[serde(default)]
     pub passes: Option<u32>,
     /// Open mode of a read phase, instead of the row's `open` (the same database, reopened).
@@ -270,6 +270,71 @@ fn show_ms(ms: u64) -> String {
         format!("{ms}ms")
     } else {
         format!("{}s", ms as f64 / 1000.0)
+    }
+}
+
+/// A read phase's untimed warm-up: `warmup = 1000` operations, or `warmup = "5s"` of them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Warmup {
+    Ops(u64),
+    For(String),
+}
+
+impl Warmup {
+    /// Whether the warm-up runs anything (`0` runs nothing).
+    pub fn is_some(&self) -> bool {
+        !matches!(self, Warmup::Ops(0))
+    }
+
+    /// `"5s"` in milliseconds; `None` for a count.
+    pub fn ms(&self) -> Option<u64> {
+        match self {
+            Warmup::For(d) => parse_duration_ms(d, 1, DURATION_MAX_MS).ok(),
+            Warmup::Ops(_) => None,
+        }
+    }
+
+    /// The command line's `--warmup N|DURATION`: a whole number is a count.
+    pub fn parse(text: &str) -> Result<Warmup, String> {
+        if let Ok(n) = text.trim().parse::<u64>() {
+            return Ok(Warmup::Ops(n));
+        }
+        parse_duration_ms(text, 1, DURATION_MAX_MS)
+            .map(|_| Warmup::For(text.trim().to_string()))
+            .map_err(|e| format!("{e}, or a whole number of operations"))
+    }
+}
+
+impl Serialize for Warmup {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Warmup::Ops(n) => s.serialize_u64(*n),
+            Warmup::For(d) => s.serialize_str(d),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Warmup {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Warmup, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Warmup;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number of operations or a duration such as \"5s\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Warmup, E> {
+                Ok(Warmup::Ops(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Warmup, E> {
+                u64::try_from(v)
+                    .map(Warmup::Ops)
+                    .map_err(|_| E::custom(format!("{v} is out of range (allowed: 0 or more)")))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Warmup, E> {
+                parse_duration_ms(v, 1, DURATION_MAX_MS).map(|_| Warmup::For(v.to_string())).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -533,7 +598,7 @@ impl Scenario {
         if let Some(k) = &p.kill {
             check_kill(k, &f)?;
         }
-        if p.warmup.is_some_and(|n| n > 0) && p.kind.writes() {
+        if p.warmup.as_ref().is_some_and(Warmup::is_some) && p.kind.writes() {
             // A warm-up of a writing phase would change what the phase then reads.
             return Err(FieldError::new(&f("warmup"), "warmup is only for read phases (get, multi-get, scan)"));
         }
@@ -550,7 +615,7 @@ impl Scenario {
             ("keys", p.keys.map(u64::from), 1, l::KEYS_PER_REQUEST.into()),
             ("length", p.length, 0, l::RECORDS),
             ("min_length", p.min_length, 0, p.length.filter(|&n| n > 0).unwrap_or(l::RECORDS)),
-            ("warmup", p.warmup, 0, l::OPS),
+            ("warmup", p.warmup.as_ref().and_then(|w| if let Warmup::Ops(n) = w { Some(*n) } else { None }), 0, l::OPS),
             ("batch", p.batch.map(u64::from), 1, l::BATCH.into()),
             ("threads", p.threads.map(u64::from), 1, l::THREADS.into()),
         ];
@@ -563,7 +628,14 @@ impl Scenario {
             field(&f("zipf_exponent"), positive_finite(z, l::ZIPF_EXPONENT, false))?;
         }
         if let (Some(h), None) = (p.hot_key, &self.dataset.source) {
-            field(&f("hot_key"), in_range(h, 0, self.dataset.records.saturating_sub(1)))?;
+            let n = self.dataset.records;
+            if h.record(n).is_none() {
+                let m = format!(
+                    "{h} is out of range (allowed: 0 to {}, or a share of the records such as \"12.5%\")",
+                    n.saturating_sub(1)
+                );
+                return Err(FieldError::new(&f("hot_key"), m));
+            }
         }
         if let Some(r) = p.rate {
             field(&f("rate"), positive_finite(r, l::RATE, false).map_err(|e| format!("{e}, operations per second")))?;
@@ -741,13 +813,13 @@ fn check_writer(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(),
 }
 
 /// The leading `#` comment block of a file, without the `#`s.
-/// `passes` (get phases, instead of `count`) and a phase's own `open` (read phases only).
+/// `passes` (get and update phases, instead of `count`) and a phase's own `open` (read phases only).
 fn check_passes_and_open(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
     use crate::spec::{in_range, limits as l};
     if let Some(n) = p.passes {
         field(&f("passes"), in_range(n, 1, l::PASSES))?;
-        if p.kind != PhaseKind::Get || p.count.is_some() {
-            return Err(FieldError::new(&f("passes"), "passes is for get phases without `count`"));
+        if !matches!(p.kind, PhaseKind::Get | PhaseKind::Update) || p.count.is_some() {
+            return Err(FieldError::new(&f("passes"), "passes is for get and update phases without `count`"));
         }
     }
     if p.open.is_some_and(|m| m != crate::engine::OpenMode::ReadWrite) && p.kind.writes() {

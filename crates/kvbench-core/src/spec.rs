@@ -188,6 +188,77 @@ pub enum Distribution {
     Hot,
 }
 
+/// The record a `hot` phase reads: a record number, or a share of the record count written
+/// `"12.3456%"` (record `floor(records × share)`) so a scenario keeps its shape at any size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HotKey {
+    Record(u64),
+    Percent(f64),
+}
+
+impl HotKey {
+    /// The record among `n`; `None` when it is past the last one.
+    pub fn record(self, n: u64) -> Option<u64> {
+        let r = match self {
+            HotKey::Record(r) => r,
+            // A share written to a record's digits ("12.3456%" of 1 000 000) lands on that
+            // record despite binary rounding.
+            HotKey::Percent(p) => (n as f64 * p / 100.0 + 1e-6).floor() as u64,
+        };
+        (r < n).then_some(r)
+    }
+
+    fn parse_percent(text: &str) -> Result<HotKey, String> {
+        let p = text.trim().strip_suffix('%').and_then(|n| n.trim().parse::<f64>().ok());
+        match p {
+            Some(p) if (0.0..100.0).contains(&p) => Ok(HotKey::Percent(p)),
+            _ => Err(format!(
+                "`{text}` is not a hot key (allowed: a record number, or a share of the records from \"0%\" to below \"100%\", e.g. \"12.5%\")"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for HotKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HotKey::Record(r) => write!(f, "{r}"),
+            HotKey::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+
+impl Serialize for HotKey {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            HotKey::Record(r) => s.serialize_u64(*r),
+            HotKey::Percent(_) => s.serialize_str(&self.to_string()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for HotKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<HotKey, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = HotKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a record number or a share of the records such as \"12.5%\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<HotKey, E> {
+                Ok(HotKey::Record(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<HotKey, E> {
+                u64::try_from(v).map(HotKey::Record).map_err(|_| E::custom(format!("{v} is not a record number")))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<HotKey, E> {
+                HotKey::parse_percent(v).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// Operation mix of a `mixed` phase, in parts (normalised); YCSB A is read 50, update 50.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -222,8 +293,8 @@ pub struct OpsSpec {
     #[serde(default)]
     pub scan_min: u64,
     pub mix: Mix,
-    /// Record number for `distribution = "hot"`.
-    pub hot_key: Option<u64>,
+    /// Record of `distribution = "hot"`: a number, or a share of the records.
+    pub hot_key: Option<HotKey>,
     pub zipf_exponent: f64,
 }
 

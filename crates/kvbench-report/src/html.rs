@@ -8,13 +8,15 @@ use std::fmt::Write;
 
 use kvbench_core::result::{EngineResult, Interval, PhaseResult, RunResult, Status};
 
-use crate::svg::{colour, esc, points, Frame, Scale};
+use crate::svg::{colour, dash, esc, points, Frame, Scale};
 use crate::{by_label, human_bytes, human_ns, human_rate, median, space_measured, wall_ns, Section};
 
 /// One row label with its repetitions and colour.
 struct Row<'a> {
     label: String,
     colour: String,
+    /// The line's dash pattern past the base palette (see `svg::dash`).
+    dash: Option<&'static str>,
     reps: Vec<&'a EngineResult>,
 }
 
@@ -28,7 +30,11 @@ impl Row<'_> {
 }
 
 fn rows(r: &RunResult) -> Vec<Row<'_>> {
-    by_label(r).into_iter().enumerate().map(|(i, (label, reps))| Row { label, colour: colour(i), reps }).collect()
+    by_label(r)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (label, reps))| Row { label, colour: colour(i), dash: dash(i), reps })
+        .collect()
 }
 
 fn figure(id: &str, caption: &str, svg: &str, legend: &str) -> String {
@@ -42,7 +48,20 @@ fn figure(id: &str, caption: &str, svg: &str, legend: &str) -> String {
 fn legend(rows: &[&Row], extra: &str) -> String {
     let mut s = String::from("<div class=\"legend\">");
     for r in rows {
-        let _ = write!(s, "<span><i style=\"background:{}\"></i>{}</span>", r.colour, esc(&r.label));
+        match r.dash {
+            // A dashed row's key is a sample of its line.
+            Some(d) => {
+                let _ = write!(
+                    s,
+                    "<span><svg class=\"dash-key\" width=\"22\" height=\"8\"><line x1=\"0\" y1=\"4\" x2=\"22\" y2=\"4\" stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"{d}\"/></svg>{}</span>",
+                    r.colour,
+                    esc(&r.label)
+                );
+            }
+            None => {
+                let _ = write!(s, "<span><i style=\"background:{}\"></i>{}</span>", r.colour, esc(&r.label));
+            }
+        }
     }
     s.push_str(extra);
     s.push_str("</div>");
@@ -219,14 +238,15 @@ fn pct_label(u: f64) -> String {
     }
 }
 
-/// (percentile position, latency ns) points of one row's distribution.
+/// (percentile position, latency ns) points of one row's distribution, up to the last
+/// percentile its samples support: n samples resolve 1 − 1/n (a p99.999 needs 100 000).
 fn distribution(ps: &[&PhaseResult]) -> Vec<(f64, f64)> {
     if let Some(h) = crate::pooled_histogram(ps) {
+        let last = supported_nines(h.len());
         return (0..=(NINES * 20.0) as u32)
-            .map(|i| {
-                let u = i as f64 / 20.0;
-                (u, h.value_at_quantile(1.0 - 10f64.powf(-u)).max(1) as f64)
-            })
+            .map(|i| i as f64 / 20.0)
+            .take_while(|u| *u <= last + 1e-9)
+            .map(|u| (u, h.value_at_quantile(1.0 - 10f64.powf(-u)).max(1) as f64))
             .collect();
     }
     // No histogram: the summary's percentiles (medians over repetitions).
@@ -244,6 +264,11 @@ fn distribution(ps: &[&PhaseResult]) -> Vec<(f64, f64)> {
         (3.0, m(|l| l.p999_ns)),
         (NINES, m(|l| l.max_ns)),
     ]
+}
+
+/// The farthest percentile position (log10 of 1/(1 − q)) that `n` samples resolve.
+pub(crate) fn supported_nines(n: u64) -> f64 {
+    (n.max(1) as f64).log10().min(NINES)
 }
 
 fn latency_chart(rows: &[Row], phase: &str, unit: &str) -> String {
@@ -269,9 +294,10 @@ fn latency_chart(rows: &[Row], phase: &str, unit: &str) -> String {
         let pts: Vec<(f64, f64)> = d.iter().map(|(u, v)| (x.map(*u), y.map(*v))).collect();
         let _ = write!(
             s,
-            "<g class=\"series\"><title>{}</title><polyline fill=\"none\" stroke=\"{}\" points=\"{}\"/>",
+            "<g class=\"series\"><title>{}</title><polyline fill=\"none\" stroke=\"{}\"{} points=\"{}\"/>",
             esc(&r.label),
             r.colour,
+            r.dash.map(|d| format!(" stroke-dasharray=\"{d}\"")).unwrap_or_default(),
             points(&pts)
         );
         for (u, v) in d.iter().filter(|(u, _)| (u * 20.0).round() as i32 % 20 == 0 || (*u - 0.301).abs() < 0.02) {
@@ -455,20 +481,41 @@ fn disk_panel(r: &Row, p: &PhaseResult) -> Option<String> {
 fn timelines(rows: &[Row], phase: &str) -> String {
     let caption = format!("Throughput and latency over time — {phase}");
     let mut panels = String::new();
+    let mut short = Vec::new();
     for r in rows {
         let ps = r.phases(phase);
-        if let Some(p) = median_rep(&ps) {
-            panels.push_str(&timeline_panel(r, p, ps.len()));
-            panels.push_str(&disk_panel(r, p).unwrap_or_default());
+        match median_rep(&ps) {
+            // One interval is one number: a flat line would only look like a timeline.
+            Some(p) if p.intervals.len() < 2 => short.push(format!("{} ({})", r.label, human_ns(wall_ns(p) as f64))),
+            Some(p) => {
+                panels.push_str(&timeline_panel(r, p, ps.len()));
+                panels.push_str(&disk_panel(r, p).unwrap_or_default());
+            }
+            None => {}
         }
     }
+    let short = if short.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "<p class=\"note\" data-chart=\"timeline-short-{}\">No timeline for rows whose phase fit in one interval: {}.</p>",
+            esc(phase),
+            esc(&short.join(", "))
+        )
+    };
     if panels.is_empty() {
         let measured = rows.iter().any(|r| !r.phases(phase).is_empty());
-        let why = if measured { "the result carries no interval histograms" } else { "no row measured this phase" };
+        let why = if measured && !short.is_empty() {
+            return short;
+        } else if measured {
+            "the result carries no interval histograms"
+        } else {
+            "no row measured this phase"
+        };
         return format!("<p class=\"note\" data-chart=\"timeline-{}\">No timeline: {why}.</p>", esc(phase));
     }
     let key = "<div class=\"legend\"><span><i class=\"area-key\"></i>ops/s per interval (left axis)</span><span><i class=\"p50-key\"></i>p50</span><span><i class=\"p99-key\"></i>p99 (right axis, log)</span><span><i class=\"disk-read-key\"></i>device MiB/s read</span><span><i class=\"disk-write-key\"></i>written</span><span>line in the row's colour: the store's space</span></div>";
-    figure(&format!("timeline-{phase}"), &caption, &format!("<div class=\"panels\">{panels}</div>"), key)
+    figure(&format!("timeline-{phase}"), &caption, &format!("<div class=\"panels\">{panels}</div>"), key) + &short
 }
 
 fn table(s: &Section) -> String {

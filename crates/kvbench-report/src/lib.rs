@@ -526,20 +526,76 @@ fn phase_times(r: &RunResult) -> Section {
     s
 }
 
-const PHASE_COLUMNS: &[(&str, u8)] = &[
-    ("engine", 0),
-    ("ops/s", 0),
-    ("p50", 1),
-    ("p95", 2),
-    ("p99", 1),
-    ("p99.9", 3),
-    ("max", 3),
-    ("ops", 5),
-    ("checked", 1),
-    ("cpu", 4),
-    ("harness", 4),
-    ("threads", 4),
-];
+/// The percentiles the phase tables show, in percent (`--percentiles`).
+static PERCENTILES: std::sync::RwLock<Vec<f64>> = std::sync::RwLock::new(Vec::new());
+const DEFAULT_PERCENTILES: [f64; 4] = [50.0, 95.0, 99.0, 99.9];
+
+/// Show these percentiles (each in (0, 100]) in the phase tables instead of p50, p95, p99, p99.9.
+pub fn set_percentiles(list: Vec<f64>) {
+    if let Ok(mut p) = PERCENTILES.write() {
+        *p = list;
+    }
+}
+
+/// `50,99,99.99` as percentiles, each above 0 and at most 100.
+pub fn parse_percentiles(text: &str) -> Result<Vec<f64>, String> {
+    text.split(',')
+        .map(|q| match q.trim().parse::<f64>() {
+            Ok(v) if v > 0.0 && v <= 100.0 => Ok(v),
+            _ => Err(format!(
+                "`{}` is not a percentile (allowed: numbers above 0 and at most 100, e.g. 50,99,99.99)",
+                q.trim()
+            )),
+        })
+        .collect()
+}
+
+fn percentiles() -> Vec<f64> {
+    match PERCENTILES.read() {
+        Ok(p) if !p.is_empty() => p.clone(),
+        _ => DEFAULT_PERCENTILES.to_vec(),
+    }
+}
+
+/// A latency percentile: the summary's own field where it has one, else from the histogram.
+fn latency_at(l: &Latency, q: f64) -> u64 {
+    match q {
+        50.0 => l.p50_ns,
+        90.0 => l.p90_ns,
+        95.0 => l.p95_ns,
+        99.0 => l.p99_ns,
+        99.9 => l.p999_ns,
+        100.0 => l.max_ns,
+        _ => kvbench_core::worker::clock::decode_histogram(&l.hdr).map(|h| h.value_at_quantile(q / 100.0)).unwrap_or(0),
+    }
+}
+
+/// The latency cells of a row: each percentile, then the max.
+fn latency_cells(l: &Latency) -> Vec<u64> {
+    percentiles().iter().map(|&q| latency_at(l, q)).chain([l.max_ns]).collect()
+}
+
+/// The columns of the phase tables with the percentiles in force: p50 and p99 are kept longest
+/// in a narrow terminal, others go before them.
+fn phase_columns() -> Vec<(String, u8)> {
+    let mut cols: Vec<(String, u8)> =
+        [("engine", 0), ("ops/s", 0), ("MB/s", 2)].map(|(n, p)| (n.to_string(), p)).to_vec();
+    for q in percentiles() {
+        let prio = if q == 50.0 || q == 99.0 {
+            1
+        } else if q < 99.0 {
+            2
+        } else {
+            3
+        };
+        cols.push((format!("p{q}"), prio));
+    }
+    cols.push(("max".into(), 3));
+    cols.extend(PHASE_TAIL.iter().map(|(n, p)| (n.to_string(), *p)));
+    cols
+}
+
+const PHASE_TAIL: &[(&str, u8)] = &[("ops", 5), ("checked", 1), ("cpu", 4), ("harness", 4), ("threads", 4)];
 
 /// Go's allocation counters per operation, where the worker reports them.
 const ALLOC_COLUMNS: &[(&str, u8)] = &[("B/op", 3), ("allocs/op", 3)];
@@ -551,21 +607,24 @@ const DISK_COLUMNS: &[(&str, u8)] = &[("disk r/op", 4), ("disk w/op", 4), ("RA",
 fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Section {
     let allocs = r.engines.iter().filter_map(|e| phase(e, name)).any(|p| p.runtime.contains_key("alloc_bytes"));
     let disk = r.engines.iter().filter_map(|e| phase(e, name)).any(|p| p.disk.is_some());
-    let mut cols = PHASE_COLUMNS.to_vec();
+    let mut cols = phase_columns();
+    let own = |c: &[(&str, u8)]| c.iter().map(|(n, p)| (n.to_string(), *p)).collect::<Vec<_>>();
     if allocs {
-        cols.extend_from_slice(ALLOC_COLUMNS);
+        cols.extend(own(ALLOC_COLUMNS));
     }
     if disk {
-        cols.extend_from_slice(DISK_COLUMNS);
+        cols.extend(own(DISK_COLUMNS));
     }
     // Stalls (intervals far below the phase's median) only where a row had some.
     let stalls = r.engines.iter().filter_map(|e| phase(e, name)).any(|p| p.stalls > 0);
     if stalls {
-        cols.push(("stalls", 2));
+        cols.push(("stalls".into(), 2));
     }
+    let cols: Vec<(&str, u8)> = cols.iter().map(|(n, p)| (n.as_str(), *p)).collect();
     let width = cols.len();
     let mut s = Section::new(format!("Phase {name}"), String::new(), &cols);
-    let mut vals: Vec<Vec<Option<f64>>> = vec![Vec::new(); 7];
+    let latencies = percentiles().len() + 1;
+    let mut vals: Vec<Vec<Option<f64>>> = vec![Vec::new(); 1 + latencies];
     let mut conds = Vec::new();
     let mut unit = String::new();
     let mut notes = Notes::default();
@@ -594,6 +653,7 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
             continue;
         }
         let mut row = measured_row(e, p, spreads.get(&(e.label.clone(), name.to_string())), allocs);
+        row.insert(2, human_mb(p.ops_per_sec * record_bytes(r)));
         if disk {
             row.extend(disk_row(p));
         }
@@ -608,10 +668,13 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
             s.rows.push(row);
         }
     }
-    for (c, higher) in [(1, true), (2, false), (3, false), (4, false), (5, false), (6, false)] {
-        s.best[c] = best_of(&vals[c - 1], &conds, higher);
+    // Columns: ops/s, MB/s (its rank is ops/s's, not marked twice), then the latencies.
+    s.best[1] = best_of(&vals[0], &conds, true);
+    for (v, lat) in vals.iter().enumerate().skip(1) {
+        s.best[v + 2] = best_of(lat, &conds, false);
     }
     s.note = phase_note(kind, &unit, spreads.keys().any(|(_, p)| p == name), &conds, &vals[0]);
+    s.note.push_str("; MB/s = ops/s × the mean record size (key + value)");
     if disk {
         s.note.push_str(DISK_NOTE);
     }
@@ -619,18 +682,28 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
     s
 }
 
-/// The ranked figures of a measured phase: ops/s, p50, p95, p99, p99.9, max (and a blank).
-fn figures(measured: Option<&PhaseResult>) -> [Option<f64>; 7] {
+/// The mean size of a record (key + value) of the run's data, in bytes.
+fn record_bytes(r: &RunResult) -> f64 {
+    r.plan.raw_bytes as f64 / r.plan.unique_records.max(1) as f64
+}
+
+/// Megabytes (10^6 bytes) per second, to three significant figures.
+fn human_mb(mb_bytes: f64) -> String {
+    match mb_bytes / 1e6 {
+        v if v >= 100.0 => format!("{v:.0}"),
+        v if v >= 10.0 => format!("{v:.1}"),
+        v => format!("{v:.2}"),
+    }
+}
+
+/// The ranked figures of a measured phase: ops/s, each percentile, max.
+fn figures(measured: Option<&PhaseResult>) -> Vec<Option<f64>> {
     let l = measured.and_then(|p| p.latency.as_ref());
-    [
-        measured.map(|p| p.ops_per_sec),
-        l.map(|l| l.p50_ns as f64),
-        l.map(|l| l.p95_ns as f64),
-        l.map(|l| l.p99_ns as f64),
-        l.map(|l| l.p999_ns as f64),
-        l.map(|l| l.max_ns as f64),
-        None,
-    ]
+    let lat = match l {
+        Some(l) => latency_cells(l).into_iter().map(|v| Some(v as f64)).collect(),
+        None => vec![None; percentiles().len() + 1],
+    };
+    std::iter::once(measured.map(|p| p.ops_per_sec)).chain(lat).collect()
 }
 
 /// A mixed phase's sub-rows: latency and count of each operation kind.
@@ -638,8 +711,8 @@ fn by_kind_rows(p: &PhaseResult, width: usize) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for (op, l) in &p.latency_by_op {
         let n = kvbench_core::worker::clock::decode_histogram(&l.hdr).map(|h| h.len().to_string()).unwrap_or_default();
-        let mut row = vec![format!("  {op}"), String::new()];
-        row.extend([l.p50_ns, l.p95_ns, l.p99_ns, l.p999_ns, l.max_ns].map(|v| human_ns(v as f64)));
+        let mut row = vec![format!("  {op}"), String::new(), String::new()];
+        row.extend(latency_cells(l).into_iter().map(|v| human_ns(v as f64)));
         row.push(n);
         row.resize(width, String::new());
         rows.push(row);
@@ -714,7 +787,7 @@ fn measured_row(e: &EngineResult, p: &PhaseResult, spread: Option<&(usize, f64)>
         None => human_rate(p.ops_per_sec),
     };
     let mut row = vec![e.label.clone(), rate_cell];
-    row.extend([l.p50_ns, l.p95_ns, l.p99_ns, l.p999_ns, l.max_ns].map(|v| human_ns(v as f64)));
+    row.extend(latency_cells(&l).into_iter().map(|v| human_ns(v as f64)));
     row.extend([
         p.ops.to_string(),
         checked,

@@ -18,6 +18,14 @@ pub fn colour(i: usize) -> String {
     }
 }
 
+/// Dash pattern of the row with index `i` (SVG `stroke-dasharray`): solid for the first ten,
+/// whose colours are the base palette's; past them a pattern per ten rows, so two lines of
+/// close hues still differ.
+pub fn dash(i: usize) -> Option<&'static str> {
+    const DASHES: [&str; 4] = ["6 3", "2 2", "8 3 2 3", "12 4"];
+    i.checked_sub(10).map(|k| DASHES[(k / 10) % DASHES.len()])
+}
+
 /// A map from data values to pixels along one axis.
 #[derive(Debug, Clone, Copy)]
 pub struct Scale {
@@ -194,6 +202,13 @@ pub fn points(pts: &[(f64, f64)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_past_the_palette_get_a_dash_pattern() {
+        assert_eq!(dash(9), None);
+        assert_eq!(dash(10), Some("6 3"));
+        assert_eq!(dash(27), Some("2 2"));
+    }
 
     #[test]
     fn log_scale_spans_whole_decades() {

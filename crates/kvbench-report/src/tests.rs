@@ -266,7 +266,9 @@ fn the_best_value_is_marked_per_column() {
     let s = sections(&fixture());
     let get = s.iter().find(|s| s.title == "Phase get").unwrap();
     assert_eq!(get.best[1], Some(0), "fast has the best ops/s");
-    assert_eq!(get.best[2], Some(0), "and the best p50");
+    assert_eq!(get.headers[2], "MB/s");
+    assert_eq!(get.best[2], None, "MB/s ranks as ops/s: not marked twice");
+    assert_eq!(get.best[3], Some(0), "and the best p50");
     assert!(get.rows[4][1].starts_with("- ("), "{:?}", get.rows[4]);
     assert!(get.note.contains("WARNING: the harness"), "{}", get.note);
     assert!(get.headers.contains(&"p95".to_string()) && get.headers.contains(&"B/op".to_string()));
@@ -336,6 +338,23 @@ fn ycsb_lines_as_ycsb_prints_them() {
     }
     assert!(y.contains("[INSERT], Operations"));
     assert!(y.contains("# not measured: engine has no ordered scan"));
+}
+
+#[test]
+fn regression_ycsb_operations_of_a_batched_load_count_records_not_batches() {
+    let mut r = fixture();
+    let load = r.engines[0].phases.iter_mut().find(|p| p.name == "load").unwrap();
+    (load.unit, load.requests) = ("batch".into(), 100);
+    load.latency = summarize(&hist(100, 3000));
+    let y = ycsb(&r);
+    let block = y.split("# engine fast (repetition 0), phase load").nth(1).unwrap();
+    assert!(
+        block.starts_with(
+            " (load, latency per batch; Operations counts records: 1000.0 records per batch on average, 100 samples)"
+        ),
+        "{block}"
+    );
+    assert!(block.contains("[INSERT], Operations, 100000\n"), "{block}");
 }
 
 #[test]
@@ -558,4 +577,29 @@ fn varied_rows_get_a_verdict_against_their_first_value() {
     assert_eq!(get[1][2], "slow");
     assert!(get[1][5].starts_with("B is ") && get[1][5].contains("slower"), "{:?}", get[1]);
     assert!(!sections(&fixture()).iter().any(|s| s.title == "Varied rows"), "only when --vary made rows");
+}
+
+#[test]
+fn html_rows_past_the_palette_are_dashed_and_one_interval_phases_are_said_not_drawn() {
+    let mut r = fixture();
+    let base = r.engines[0].clone();
+    for i in 0..12 {
+        let mut e = base.clone();
+        e.label = format!("extra-{i}");
+        r.engines.push(e);
+    }
+    let page = render(&r, Format::Html);
+    assert!(page.contains("stroke-dasharray=\"6 3\""), "the 11th row's line is dashed");
+    assert!(page.contains("class=\"dash-key\""), "and its legend key shows the dash");
+    // The fixture's fast row runs its get phase in one second: one interval.
+    let note = page.split("data-chart=\"timeline-short-get\">").nth(1).expect("a note for one-interval rows");
+    assert!(note.starts_with("No timeline for rows whose phase fit in one interval: fast ("), "{}", &note[..120]);
+}
+
+#[test]
+fn regression_a_percentile_curve_stops_where_its_samples_do() {
+    // 3 samples resolve up to p66.7 (log10 3 = 0.48 nines): the curve must not reach p99.999.
+    assert!((crate::html::supported_nines(3) - 3f64.log10()).abs() < 1e-9);
+    assert_eq!(crate::html::supported_nines(100_000), 5.0);
+    assert_eq!(crate::html::supported_nines(10_000_000), 5.0);
 }

@@ -44,8 +44,11 @@ fn phase_block(out: &mut String, p: &PhaseResult) {
     out.push_str(&format!("[OVERALL], RunTime(ms), {}\n", crate::wall_ns(p) / 1_000_000));
     out.push_str(&format!("[OVERALL], Throughput(ops/sec), {}\n", p.ops_per_sec));
     if p.latency_by_op.is_empty() {
+        // Operations count records, as Throughput does (a batched load's 100 000 records, not
+        // its 100 batches); the header line says what one latency sample covers.
         if let Some(l) = &p.latency {
-            op_lines(out, &p.kind, l, samples(l).unwrap_or(p.requests), p.errors);
+            let count = if p.unit == "op" { samples(l).unwrap_or(p.requests) } else { p.ops };
+            op_lines(out, &p.kind, l, count, p.errors);
         }
     } else {
         for (op, l) in &p.latency_by_op {
@@ -54,13 +57,29 @@ fn phase_block(out: &mut String, p: &PhaseResult) {
     }
 }
 
+/// Where one latency sample covers several records: how many, since Operations counts records.
+fn per_sample(p: &PhaseResult) -> String {
+    let n = p.latency.as_ref().and_then(samples).unwrap_or(p.requests);
+    if p.latency_by_op.is_empty() && p.unit != "op" && n > 0 {
+        let avg = p.ops as f64 / n as f64;
+        format!("; Operations counts records: {avg:.1} records per {} on average, {n} samples", p.unit)
+    } else {
+        String::new()
+    }
+}
+
 pub fn ycsb(r: &RunResult) -> String {
     let mut out = format!("# kvbench {} run {} scenario {}\n", r.kvbench_version, r.run_id, r.scenario);
     for e in &r.engines {
         for p in e.phases.iter().filter(|p| p.name != "open" && p.name != "close") {
             out.push_str(&format!(
-                "# engine {} (repetition {}), phase {} ({}, latency per {})\n",
-                e.label, e.repetition, p.name, p.kind, p.unit
+                "# engine {} (repetition {}), phase {} ({}, latency per {}{})\n",
+                e.label,
+                e.repetition,
+                p.name,
+                p.kind,
+                p.unit,
+                per_sample(p)
             ));
             match p.status {
                 Status::Ok => phase_block(&mut out, p),

@@ -1,7 +1,7 @@
 //! Which engines exist and where they run: the Rust registry (this binary is their worker),
 //! the Python worker's engines (names starting with `py-`) and the Go worker's (`go-`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use kvbench_core::engine::{describe_kind, EngineDescriptor, OptionKind, Runtime};
@@ -64,14 +64,19 @@ fn rust_info(d: &EngineDescriptor) -> EngineInfo {
     }
 }
 
-/// The project checkout (for drivers/): $KVBENCH_HOME, else the first ancestor of the binary
-/// or of the current directory that holds `drivers/`.
+/// Where the workers are (drivers/): $KVBENCH_HOME; else an installed copy's
+/// `PREFIX/lib/kvbench` beside `PREFIX/bin/kvbench` (`make install`); else the checkout, the
+/// first ancestor of the binary or of the current directory that holds `drivers/`.
 pub fn home() -> Option<PathBuf> {
     if let Some(h) = std::env::var_os("KVBENCH_HOME") {
         return Some(PathBuf::from(h));
     }
     let mut starts = Vec::new();
     if let Ok(exe) = std::env::current_exe() {
+        let installed = exe.parent().and_then(Path::parent).map(|p| p.join("lib/kvbench"));
+        if let Some(h) = installed.filter(|h| h.join("drivers").is_dir()) {
+            return Some(h);
+        }
         starts.push(exe);
     }
     if let Ok(cwd) = std::env::current_dir() {
@@ -104,11 +109,23 @@ pub fn python() -> Result<PathBuf, String> {
     }
 }
 
+/// `python -m kvbench_driver`; an installed copy's worker core (`HOME/lib/libkvbench_ffi.so`,
+/// which the installed package cannot find beside its source) is named in KVBENCH_FFI_LIB.
+pub fn python_command(python: &Path) -> Command {
+    let mut cmd = Command::new(python);
+    cmd.args(["-m", "kvbench_driver"]);
+    let core = home().map(|h| h.join("lib/libkvbench_ffi.so")).filter(|c| c.is_file());
+    if let (Some(core), None) = (core, std::env::var_os("KVBENCH_FFI_LIB")) {
+        cmd.env("KVBENCH_FFI_LIB", core);
+    }
+    cmd
+}
+
 /// Ask the Python worker for its engines.
 pub fn python_engines() -> Result<Vec<EngineInfo>, String> {
     let py = python()?;
-    let mut cmd = Command::new(&py);
-    cmd.args(["-m", "kvbench_driver", "--list"]);
+    let mut cmd = python_command(&py);
+    cmd.arg("--list");
     worker_engines(cmd, &format!("{} -m kvbench_driver --list", py.display()), Runtime::Python)
 }
 
@@ -313,6 +330,12 @@ fn cached_go() -> &'static Result<Vec<EngineInfo>, String> {
     LIST.get_or_init(go_engines)
 }
 
+/// Whether `name` is a server engine (kvbench starts a server for it, or a URL names one).
+pub fn is_server(name: &str) -> bool {
+    matches!(kvbench_engines::find(name), Some(Entry::Ready(d)) if d.start_server.is_some())
+        || kvbench_engines::server_for(name).is_some()
+}
+
 /// Every engine name any runtime declares.
 pub fn all_names() -> Vec<String> {
     let mut names: Vec<String> = entries().iter().map(|e| e.name().to_string()).collect();
@@ -348,55 +371,126 @@ pub fn default_engines() -> Vec<String> {
     names
 }
 
-pub fn print_list(json: bool) -> String {
+/// Width of `kvbench list`: one engine a line within a classic terminal.
+const LIST_WIDTH: usize = 80;
+
+/// `kvbench list`: one engine a line (name, runtime, version, status) within 80 columns;
+/// `kvbench list ENGINE` shows that engine's capabilities and options.
+pub fn print_list(engine: Option<&str>, json: bool) -> Result<String, String> {
     let all = all();
+    if let Some(name) = engine {
+        let e = all.iter().find(|e| e.name == name).ok_or_else(|| {
+            let near = closest(name, &all.iter().map(|e| e.name.clone()).collect::<Vec<_>>());
+            let hint = if near.is_empty() { String::new() } else { format!(" — did you mean {}?", near.join(", ")) };
+            format!("unknown engine `{name}`{hint} (`kvbench list` shows every engine)")
+        })?;
+        return Ok(if json { serde_json::to_string_pretty(e).expect("serialises") + "\n" } else { engine_page(e) });
+    }
     if json {
-        return serde_json::to_string_pretty(&all).expect("serialises") + "\n";
+        return Ok(serde_json::to_string_pretty(&all).expect("serialises") + "\n");
     }
-    let mut t: Vec<Vec<String>> =
-        vec![["engine", "runtime", "version", "capabilities", "options", "status"].map(String::from).to_vec()];
+    let mut t: Vec<Vec<String>> = vec![["engine", "runtime", "version", "status"].map(String::from).to_vec()];
     for e in &all {
-        let opts: Vec<String> = e
-            .options
-            .iter()
-            .map(|o| if o.default.is_empty() { o.name.clone() } else { format!("{}={}", o.name, o.default) })
-            .collect();
-        t.push(vec![
-            e.name.clone(),
-            format!("{:?}", e.runtime).to_lowercase() + if e.server { " (server)" } else { "" },
-            kvbench_report::short_version(&e.version),
-            e.capabilities.join(" "),
-            opts.join(" "),
-            if e.available { "ok".into() } else { format!("unavailable: {}", e.why) },
-        ]);
+        let runtime = format!("{:?}", e.runtime).to_lowercase() + if e.server { " (server)" } else { "" };
+        let status = if e.available { "ok".into() } else { format!("unavailable: {}", e.why) };
+        t.push(vec![e.name.clone(), runtime, kvbench_report::short_version(&e.version), status]);
     }
-    match kvbench_report::terminal_width() {
-        // In a terminal: fitted to it, long cells wrapped.
-        Some(w) => {
-            let rows = t.split_off(1);
-            let headers = ["engine", "runtime", "version", "capabilities", "options", "status"];
-            kvbench_report::fit_table(&headers, &[0; 6], rows, Some(w))
-        }
-        None => render_plain(&t),
-    }
+    let mut out = render_plain(&t, LIST_WIDTH);
+    out.push_str("`kvbench list ENGINE` shows an engine's capabilities and options.\n");
+    out.push_str(&runtimes());
+    Ok(out)
 }
 
-/// A plain aligned text table (the list is read in terminals and piped to files alike);
-/// the first row is the header.
-fn render_plain(rows: &[Vec<String>]) -> String {
+/// Which runtimes this kvbench found and where (or why not), one a line.
+fn runtimes() -> String {
+    let here = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default();
+    let found = |r: Result<PathBuf, String>| {
+        r.map(|p| p.display().to_string()).unwrap_or_else(|why| format!("not found: {why}"))
+    };
+    let home = match home() {
+        Some(h) => h.display().to_string(),
+        None => "not found (set KVBENCH_HOME, or install with `make install`)".into(),
+    };
+    let mut out = String::from("runtimes:\n");
+    for (k, v) in [("rust", here), ("go", found(go_worker())), ("python", found(python())), ("home", home)] {
+        out.push_str(&wrap(&format!("  {k:<8}"), &v, LIST_WIDTH, 10));
+    }
+    out
+}
+
+/// One engine: what it is, what it can do, and its options with their defaults.
+fn engine_page(e: &EngineInfo) -> String {
+    let mut out = format!("{} ({:?}{})\n", e.name, e.runtime, if e.server { ", server" } else { "" }).to_lowercase();
+    let mut line = |k: &str, v: &str| {
+        if !v.is_empty() {
+            out.push_str(&wrap(&format!("{k:<13} "), v, LIST_WIDTH, 14));
+        }
+    };
+    line("description", &e.description);
+    line("version", &e.version);
+    line("status", &if e.available { "ok".to_string() } else { format!("unavailable: {}", e.why) });
+    line("capabilities", &e.capabilities.join(" "));
+    if e.options.is_empty() {
+        out.push_str("options       none\n");
+    } else {
+        out.push_str("options (set with `-o ENGINE.OPTION=VALUE` or a scenario's `options`):\n");
+        for o in &e.options {
+            let default = if o.default.is_empty() { "engine default".to_string() } else { o.default.clone() };
+            out.push_str(&wrap("  ", &format!("{} ({}, default {default})", o.name, o.kind), LIST_WIDTH, 4));
+            if !o.doc.is_empty() {
+                out.push_str(&wrap("    ", &o.doc, LIST_WIDTH, 4));
+            }
+        }
+    }
+    out
+}
+
+/// `first` then `text` wrapped at word boundaries within `width`, later lines indented by `indent`.
+fn wrap(first: &str, text: &str, width: usize, indent: usize) -> String {
+    let (mut out, mut line) = (String::new(), first.to_string());
+    for word in text.split_whitespace() {
+        if line.len() == first.len() {
+            line.push_str(word);
+        } else if line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = " ".repeat(indent) + word;
+        } else {
+            line.push(' ');
+            line.push_str(word);
+        }
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+/// A plain aligned text table, the first row its header; the last column is cut to fit
+/// `width` (a `…` says so).
+fn render_plain(rows: &[Vec<String>], width: usize) -> String {
     let cols = rows[0].len();
-    let widths: Vec<usize> = (0..cols).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let mut widths: Vec<usize> =
+        (0..cols).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let before: usize = widths[..cols - 1].iter().map(|w| w + 2).sum();
+    widths[cols - 1] = widths[cols - 1].min(width.saturating_sub(before));
     let mut out = String::new();
     for (i, r) in rows.iter().enumerate() {
         let line: Vec<String> = r.iter().enumerate().map(|(c, s)| format!("{s:<w$}", w = widths[c])).collect();
-        out.push_str(line.join("  ").trim_end());
+        out.push_str(&cut(line.join("  ").trim_end(), width));
         out.push('\n');
         if i == 0 {
-            out.push_str(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
+            out.push_str(&cut(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "), width));
             out.push('\n');
         }
     }
     out
+}
+
+fn cut(line: &str, width: usize) -> String {
+    if line.chars().count() <= width {
+        return line.to_string();
+    }
+    line.chars().take(width - 1).collect::<String>() + "…"
 }
 
 /// The names closest to `name`, best first (at most three).
@@ -436,6 +530,22 @@ pub fn check_names(s: &kvbench_core::scenario::Scenario) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn list_lines_fit_80_columns_and_long_words_wrap_whole() {
+        let rows = vec![
+            vec!["engine".to_string(), "status".to_string()],
+            vec!["py-rocksdict".to_string(), "unavailable: ".to_string() + &"why ".repeat(40)],
+        ];
+        let text = render_plain(&rows, LIST_WIDTH);
+        assert!(text.lines().all(|l| l.chars().count() <= LIST_WIDTH), "{text}");
+        assert!(text.lines().nth(2).unwrap().starts_with("py-rocksdict  unavailable: why") && text.contains('…'));
+        let w = wrap("  ", &format!("name (kind, default x) {}", "word ".repeat(30)), LIST_WIDTH, 4);
+        assert!(
+            w.lines().all(|l| l.chars().count() <= LIST_WIDTH) && w.lines().skip(1).all(|l| l.starts_with("    word")),
+            "{w}"
+        );
+    }
 
     #[test]
     fn a_misspelt_engine_gets_the_closest_names() {

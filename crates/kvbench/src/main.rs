@@ -4,10 +4,12 @@
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
 mod catalog;
+mod estimate;
 mod history;
 mod hosts;
 mod orchestrate;
 mod out;
+mod overrides;
 mod plan_cmd;
 mod progress;
 mod serve;
@@ -20,9 +22,10 @@ use clap::{Parser, Subcommand};
 use kvbench_core::engine::SyncMode;
 use kvbench_core::input;
 use kvbench_core::result::{RunResult, Status};
-use kvbench_core::scenario::{self, RepetitionOrder, Scenario};
-use kvbench_core::spec::{CacheMode, KeyKind, PhaseKind};
+use kvbench_core::scenario::{self, RepetitionOrder, Warmup};
+use kvbench_core::spec::{CacheMode, KeyKind};
 use kvbench_report::Format;
+use overrides::{build_scenario, per_phase, PerPhase};
 
 #[derive(Parser)]
 #[command(
@@ -42,17 +45,27 @@ enum Cmd {
     /// Dry run: each phase's op counts by kind, records touched, key skew and sizes, without
     /// an engine (same flags as run); `--dump` prints every op as `kind record`.
     Plan(Box<PlanArgs>),
-    /// List engines with version, capabilities, options, and why one is unavailable.
+    /// List engines, one a line, and why one is unavailable; `list ENGINE`: its capabilities
+    /// and options.
     List {
+        /// One engine: its capabilities and options with their defaults.
+        engine: Option<String>,
+        /// Print the list as JSON (every field, for scripts).
         #[arg(long)]
         json: bool,
     },
     /// Render a result file: table, markdown, csv, json, html, ycsb, or hlog (HdrHistogram
     /// interval logs, one file per row, repetition and phase, written into a directory).
     Report {
-        file: PathBuf,
+        /// The result file (JSON) a run wrote (default: results/latest.json, the newest run
+        /// written to results/).
+        file: Option<PathBuf>,
+        /// table, markdown, csv, json, html, ycsb or hlog.
         #[arg(long, short, default_value = "table")]
         format: String,
+        /// Latency percentiles of the phase tables (default 50,95,99,99.9).
+        #[arg(long, value_name = "P,P,...", value_parser = kvbench_report::parse_percentiles)]
+        percentiles: Option<Percentiles>,
         /// Write to this file instead of stdout (for hlog: the directory; default FILE's name
         /// without .json, plus -hlog).
         #[arg(long, short)]
@@ -100,9 +113,10 @@ enum Cmd {
 }
 
 #[derive(clap::Args)]
+#[group(skip)]
 struct PlanArgs {
     #[command(flatten)]
-    run: RunArgs,
+    scen: ScenarioArgs,
     /// Print every operation, one `kind record` line each (scans: `scan position length`).
     #[arg(long)]
     dump: bool,
@@ -111,18 +125,23 @@ struct PlanArgs {
     phase: Option<String>,
 }
 
+/// The flags that shape the scenario: `run` and `plan` take them alike.
+// No group: clap's usage line would list every flag of a group as an alternative.
 #[derive(clap::Args)]
-struct RunArgs {
+#[group(skip)]
+struct ScenarioArgs {
     /// Scenario file (TOML). Without it: the default comparison.
     scenario: Option<PathBuf>,
     /// Comma-separated engines (default: every available embedded engine).
     #[arg(long)]
     engines: Option<String>,
+    /// Records of the dataset (the load writes each once; phases without a count touch each once).
     #[arg(long, value_parser = positive_u64, allow_hyphen_values = true)]
     records: Option<u64>,
     /// Fixed value size in bytes.
     #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
     value_size: Option<u32>,
+    /// Key format: u32be, u64be (big-endian record number), decimal (zero-padded) or ycsb.
     #[arg(long, value_parser = parse_key_kind)]
     key: Option<KeyKind>,
     /// Dataset: a generator (synthetic, json-docs, dictionary, rows) or data you bring
@@ -138,17 +157,33 @@ struct RunArgs {
     /// Named workload: default, readrandom, readseq, fillrandom, fillseq, overwrite.
     #[arg(long)]
     workload: Option<String>,
-    /// Threads of the read phases.
+    /// Threads of every phase after the load (mixed and writing phases included).
     #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
     threads: Option<u32>,
-    /// Open loop: offer get phases this many operations per second (latency counted from each
-    /// operation's intended start, so coordinated omission is corrected).
+    /// Open loop: offer every phase after the load this many operations per second (latency
+    /// counted from each operation's intended start, so coordinated omission is corrected).
     #[arg(long, value_parser = positive_f64, allow_hyphen_values = true)]
     rate: Option<f64>,
-    /// Run each phase after the load for this long ("500ms", "90s", "10m", "1h") instead of
-    /// its count (a phase's own `count` becomes a cap); phases that insert keep their count.
-    #[arg(long, value_parser = parse_duration)]
-    duration: Option<String>,
+    /// Operations of every phase after the load, or PHASE=N for one (repeatable); a get
+    /// phase's `passes` is replaced.
+    #[arg(long, value_name = "N|PHASE=N", value_parser = parse_ops)]
+    ops: Vec<PerPhase<u64>>,
+    /// Run each phase after the load for this long ("500ms", "90s", "10m", "1h"), or
+    /// PHASE=DURATION for one (repeatable); a count becomes a cap; phases that insert keep their count.
+    #[arg(long, value_name = "DURATION|PHASE=DURATION", value_parser = parse_duration)]
+    duration: Vec<PerPhase<String>>,
+    /// Untimed operations before every read phase: a count or a duration ("5s"), or
+    /// PHASE=... for one (repeatable).
+    #[arg(long, value_name = "N|DURATION|PHASE=...", value_parser = parse_warmup)]
+    warmup: Vec<PerPhase<Warmup>>,
+    /// An engine option on every row of ENGINE (name or label), checked as a scenario's
+    /// options are (repeatable): `-o rocksdb.compression=zstd`.
+    #[arg(short = 'o', long = "option", value_name = "ENGINE.OPTION=VALUE")]
+    options: Vec<String>,
+    /// A running server for the rows of a server engine instead of one kvbench starts
+    /// (repeatable): `--url redis=redis://127.0.0.1:6379`.
+    #[arg(long = "url", value_name = "ENGINE=URL")]
+    urls: Vec<String>,
     /// Records per write batch of the load phase.
     #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
     batch: Option<u32>,
@@ -159,8 +194,10 @@ struct RunArgs {
     /// reopen (reopened, page cache kept).
     #[arg(long, value_parser = parse_cache)]
     cache: Option<CacheMode>,
+    /// Seed of every generator: the same seed gives the same keys, values and operations.
     #[arg(long, value_parser = whole_u64, allow_hyphen_values = true)]
     seed: Option<u64>,
+    /// Runs of every row (reports give the median and spread; compare needs two or more).
     #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
     repetitions: Option<u32>,
     /// One row per value: `ENGINE.OPTION=V1,V2,...`, `sync=...` or `memory=...` (repeatable);
@@ -175,29 +212,44 @@ struct RunArgs {
     /// in a memory cgroup of this size, page cache included (cgroup v2 or v1, as root).
     #[arg(long, value_parser = parse_memory, value_name = "SIZE")]
     memory: Option<String>,
+    /// Where result files go (`plan` reads the earlier ones there for its estimate).
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+    /// Where plans are cached.
+    #[arg(long, default_value = ".kvbench/plans")]
+    plan_dir: PathBuf,
+}
+
+/// `run`: the scenario's flags, then what only a run does.
+#[derive(clap::Args)]
+#[group(skip)]
+struct RunArgs {
+    #[command(flatten)]
+    scen: ScenarioArgs,
     /// Seconds one engine may take before its worker is killed.
     #[arg(long, value_parser = positive_u64, allow_hyphen_values = true)]
     timeout: Option<u64>,
-    /// Where result files go.
-    #[arg(long, default_value = "results")]
-    out: PathBuf,
     /// Also append the run to this results store (SQLite; `kvbench history`, `dashboard`).
     #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = history::DEFAULT_PATH)]
     history: Option<PathBuf>,
     /// Where databases are created (must be a real disk for honest numbers).
     #[arg(long, default_value = ".kvbench/data")]
     data_dir: PathBuf,
-    /// Where plans are cached.
-    #[arg(long, default_value = ".kvbench/plans")]
-    plan_dir: PathBuf,
     /// Keep the databases after the run.
     #[arg(long)]
     keep_data: bool,
     /// Report format printed at the end.
     #[arg(long, short, default_value = "table")]
     format: String,
+    /// No live progress line on stderr.
     #[arg(long)]
     no_progress: bool,
+    /// Latency percentiles of the phase tables (default 50,95,99,99.9).
+    #[arg(long, value_name = "P,P,...", value_parser = kvbench_report::parse_percentiles)]
+    percentiles: Option<Percentiles>,
+    /// Where stderr is not a terminal (CI logs): a status line every SECS seconds (0: none).
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = whole_u64, allow_hyphen_values = true)]
+    status_interval: u64,
     /// Run even when the size guard estimates that the store would not fit on disk.
     #[arg(long)]
     no_size_check: bool,
@@ -223,6 +275,17 @@ struct RunArgs {
     #[arg(long, value_name = "PATH")]
     remote_kvbench: Option<String>,
 }
+
+/// A run's flags read the scenario's as its own (`a.out`, `a.scenario`).
+impl std::ops::Deref for RunArgs {
+    type Target = ScenarioArgs;
+    fn deref(&self) -> &ScenarioArgs {
+        &self.scen
+    }
+}
+
+/// `--percentiles`: a list for clap, which would otherwise take `Vec` as a repeated flag.
+type Percentiles = Vec<f64>;
 
 /// A whole number of at least `min`, with an error that says so (negatives included).
 fn at_least<T: std::str::FromStr + PartialOrd + std::fmt::Display>(s: &str, min: T) -> Result<T, String> {
@@ -257,9 +320,15 @@ fn positive_f64(s: &str) -> Result<f64, String> {
         _ => Err(format!("must be a number > 0 (got `{s}`)")),
     }
 }
-/// `--duration`: checked with the scenario's own parser, kept as written.
-fn parse_duration(s: &str) -> Result<String, String> {
-    scenario::parse_duration_ms(s, 1, scenario::DURATION_MAX_MS).map(|_| s.to_string())
+/// `--duration [PHASE=]D`: checked with the scenario's own parser, kept as written.
+fn parse_duration(s: &str) -> Result<PerPhase<String>, String> {
+    per_phase(s, |d| scenario::parse_duration_ms(d, 1, scenario::DURATION_MAX_MS).map(|_| d.trim().to_string()))
+}
+fn parse_ops(s: &str) -> Result<PerPhase<u64>, String> {
+    per_phase(s, positive_u64)
+}
+fn parse_warmup(s: &str) -> Result<PerPhase<Warmup>, String> {
+    per_phase(s, Warmup::parse)
 }
 pub(crate) fn non_negative_f64(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
@@ -288,146 +357,24 @@ fn parse_order(s: &str) -> Result<RepetitionOrder, String> {
         .map_err(|_| "allowed: interleaved, sequential".to_string())
 }
 
-/// Records of the default comparison: sized so `make run` takes well under a minute here.
-const DEFAULT_RECORDS: u64 = 100_000;
-
-/// The scenario a `run` or `plan` command line describes: a file or a named workload, then
-/// the flags, which override it.
-fn build_scenario(a: &RunArgs) -> Result<Scenario, String> {
-    let mut s = base_scenario(a)?;
-    if let Some(list) = &a.engines {
-        keep_engines(&mut s, list);
-    }
-    dataset_flags(&mut s, a);
-    phase_flags(&mut s, a);
-    if let Some(x) = a.sync {
-        s.sync = x;
-    }
-    if let Some(x) = a.seed {
-        s.seed = x;
-    }
-    if let Some(x) = a.repetitions {
-        s.repetitions = x;
-    }
-    if let Some(x) = a.order {
-        s.order = x;
-    }
-    if let Some(x) = a.timeout {
-        s.timeout = x;
-    }
-    if let Some(m) = &a.memory {
-        // The flag bounds every row, the scenario's own per-row budgets included.
-        s.memory = Some(m.clone());
-        s.variants.iter_mut().for_each(|v| v.memory = None);
-    }
-    // Last: a varied memory or sync wins over the flags that set every row's.
-    vary::apply(&mut s, &a.vary)?;
-    s.check()?;
-    Ok(s)
-}
-
-fn base_scenario(a: &RunArgs) -> Result<Scenario, String> {
-    if let Some(p) = &a.scenario {
-        if a.workload.is_some() {
-            return Err("give either a scenario file or --workload, not both".into());
-        }
-        return Scenario::from_file(p);
-    }
-    let name = a.workload.clone().unwrap_or_else(|| "default".into());
-    let phases = scenario::workload(&name)?;
-    let text = format!("name = {name:?}\nintent = \"kvbench run --workload {name}\"\n");
-    let mut s: Scenario = toml::from_str(&text).map_err(|e| e.to_string())?;
-    s.phases = phases;
-    s.dataset.records = DEFAULT_RECORDS;
-    // The quick comparison does not force data to disk (as db_bench's default): with durable
-    // commits, Tokyo and Kyoto Cabinet alone take seconds per commit. Every table says
-    // `sync = none`; `--sync commit` measures durable commits.
-    s.sync = SyncMode::None;
-    s.engines = catalog::default_engines();
-    s.timeout = 600;
-    Ok(s)
-}
-
-/// `--engines`: the rows named (a scenario's variants by name or label, else a plain row).
-fn keep_engines(s: &mut Scenario, list: &str) {
-    let wanted: Vec<String> = list.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect();
-    let all = s.all_variants();
-    let mut kept = Vec::new();
-    for w in &wanted {
-        let matched: Vec<_> = all.iter().filter(|v| &v.name == w || &v.label() == w).cloned().collect();
-        if matched.is_empty() {
-            kept.push(kvbench_core::scenario::Variant { name: w.clone(), ..Default::default() });
-        } else {
-            kept.extend(matched);
-        }
-    }
-    s.engines.clear();
-    s.variants = kept;
-    // A ratio between rows that were filtered out has nothing to compare.
-    let labels: Vec<String> = s.variants.iter().map(|v| v.label()).collect();
-    s.ratios.retain(|r| labels.contains(&r.numerator) && labels.contains(&r.denominator));
-}
-
-fn dataset_flags(s: &mut Scenario, a: &RunArgs) {
-    if let Some(n) = a.records {
-        s.dataset.records = n;
-    }
-    if let Some(v) = a.value_size {
-        s.dataset.value.size = Some(v);
-        s.dataset.value.min = None;
-        s.dataset.value.max = None;
-    }
-    if let Some(k) = a.key {
-        s.dataset.key.kind = k;
-    }
-    if let Some(d) = &a.dataset {
-        if d.starts_with("file:") || d.starts_with("dir:") {
-            s.dataset.source = Some(d.clone());
-            s.dataset.generator = None;
-        } else {
-            s.dataset.generator = Some(d.clone());
-            s.dataset.source = None;
-        }
-    }
-    if a.key_column.is_some() {
-        s.dataset.key_column = a.key_column;
-    }
-    if a.value_column.is_some() {
-        s.dataset.value_column = a.value_column;
-    }
-}
-
-/// --threads, --rate, --cache and --duration (not to phases that insert) apply to every phase
-/// after the load (mixed and writing phases included: reads stay verified on every thread) but
-/// settle phases, which run no operations; --batch to the load.
-fn phase_flags(s: &mut Scenario, a: &RunArgs) {
-    for p in s.phases.iter_mut().filter(|p| p.kind != PhaseKind::Settle) {
-        let load = p.kind == PhaseKind::Load;
-        if let (Some(t), false) = (a.threads, load) {
-            p.threads = Some(t);
-        }
-        if let (Some(r), false) = (a.rate, load) {
-            p.rate = Some(r);
-        }
-        if let (Some(b), true) = (a.batch, load) {
-            p.batch = Some(b);
-        }
-        if let (Some(c), false) = (a.cache, load) {
-            p.cache = c;
-        }
-        if let (Some(d), false) = (&a.duration, load || p.inserts()) {
-            p.duration = Some(d.clone());
-        }
-    }
-}
-
 fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Cmd::Worker { job } => worker::main(&job),
         Cmd::Serve(a) => serve::main(a),
-        Cmd::List { json } => print_then(&catalog::print_list(json), 0),
-        Cmd::Report { file, format, output } => report(&file, &format, output.as_deref()),
+        Cmd::List { engine, json } => match catalog::print_list(engine.as_deref(), json) {
+            Ok(text) => print_then(&text, 0),
+            Err(e) => out::exit_for(&e),
+        },
+        Cmd::Report { file, format, output, percentiles } => match file.or_else(latest) {
+            Some(file) => {
+                kvbench_report::set_percentiles(percentiles.unwrap_or_default());
+                report(&file, &format, output.as_deref())
+            }
+            None => out::exit_for(
+                "no result file given, and no results/latest.json here (each run points it at its result)",
+            ),
+        },
         Cmd::Compare { a, b, format, fail_if_slower, min_effect, strict } => {
             let m = kvbench_report::Method { min_effect: min_effect / 100.0, ..Default::default() };
             compare(&a, &b, &format, &m, fail_if_slower.map(|p| (p, strict)))
@@ -449,8 +396,21 @@ fn text_or_error(r: Result<String, String>) -> i32 {
 }
 
 fn dry_run(a: &PlanArgs) -> i32 {
-    let r = build_scenario(&a.run).and_then(|s| plan_cmd::main(&s, &a.run.plan_dir, a.dump, a.phase.as_deref()));
+    let r = build_scenario(&a.scen).and_then(|s| {
+        plan_cmd::main(&s, &a.scen.plan_dir, a.dump, a.phase.as_deref())?;
+        // The whole run's estimate, however short, unless every op was asked for.
+        match estimate::estimate(&s, &a.scen.out).line(&a.scen.out, 0.0) {
+            Some(line) if !a.dump => out::stdout(&format!("{line}\n")),
+            _ => Ok(()),
+        }
+    });
     r.map_or_else(|e| out::exit_for(&e), |()| 0)
+}
+
+/// `results/latest.json` when there is one (a dangling link too: reading it says what is wrong).
+fn latest() -> Option<PathBuf> {
+    let p = Path::new("results").join(orchestrate::LATEST);
+    p.symlink_metadata().is_ok().then_some(p)
 }
 
 /// Read a result file; errors name the file.
@@ -498,6 +458,42 @@ fn report(file: &Path, format: &str, output: Option<&Path>) -> i32 {
     match go() {
         Ok(Some(text)) => print_then(&text, 0),
         r => exit_code(r.map(|_| ())),
+    }
+}
+
+/// `--format A,B,...`: the first is printed, the others written beside the result file.
+fn formats(list: &str) -> Result<(Format, Vec<Format>), String> {
+    let all = list.split(',').map(|f| f.trim().parse::<Format>()).collect::<Result<Vec<_>, _>>();
+    let all = all.map_err(|e| format!("--format: {e}"))?;
+    let (first, rest) = all.split_first().ok_or("--format: no format given")?;
+    Ok((*first, rest.to_vec()))
+}
+
+/// One more format of a run, written beside its result file (`RUN.html`, `RUN.csv`, ...).
+fn export_beside(r: &RunResult, result: &Path, fmt: Format) {
+    let ext = match fmt {
+        Format::Json => {
+            crate::say!("json: {}", result.display());
+            return;
+        }
+        Format::Hlog => {
+            if let Err(e) = write_hlogs(r, result, None) {
+                crate::say!("error: {e}");
+            }
+            return;
+        }
+        Format::Table => "txt",
+        Format::Markdown => "md",
+        Format::Csv => "csv",
+        Format::Html => "html",
+        Format::Ycsb => "ycsb.txt",
+        Format::GithubActionBenchmark => "github-action-benchmark.json",
+        Format::Bencher => "bencher.json",
+    };
+    let p = result.with_extension(ext);
+    match std::fs::write(&p, rendered(r, fmt)) {
+        Ok(()) => crate::say!("{ext}: {}", p.display()),
+        Err(e) => crate::say!("error: --format: cannot write {}: {e}", p.display()),
     }
 }
 
@@ -630,14 +626,14 @@ fn prepare_dirs(a: &RunArgs) -> Result<(), String> {
 const EXIT_FALLBACK: i32 = 3;
 
 fn run(a: RunArgs) -> i32 {
-    let fmt: Format = match a.format.parse() {
+    let (fmt, exports) = match formats(&a.format) {
         Ok(f) => f,
         Err(e) => {
             crate::say!("error: {e}");
             return 2;
         }
     };
-    let s = match build_scenario(&a)
+    let s = match overrides::build_run_scenario(&a, a.timeout)
         .and_then(|s| catalog::check_names(&s).map(|_| s))
         .and_then(|s| prepare_dirs(&a).map(|_| s))
     {
@@ -654,6 +650,11 @@ fn run(a: RunArgs) -> i32 {
             return 2;
         }
     };
+    progress::set_status_interval(a.status_interval);
+    kvbench_report::set_percentiles(a.percentiles.clone().unwrap_or_default());
+    if let Some(line) = estimate::estimate(&s, &a.out).line(&a.out, estimate::ANNOUNCE_S) {
+        crate::say!("{line}");
+    }
     let opts = orchestrate::RunOptions {
         out_dir: a.out.clone(),
         data_dir: a.data_dir.clone(),
@@ -663,7 +664,7 @@ fn run(a: RunArgs) -> i32 {
         size_check: !a.no_size_check,
         command: std::env::args().collect(),
         hosts,
-        scenario_file: a.scenario.clone(),
+        scenario_file: a.scenario.as_deref().map(overrides::scenario_path),
     };
     match orchestrate::run(&s, &opts) {
         Ok((r, written)) => {
@@ -677,6 +678,7 @@ fn run(a: RunArgs) -> i32 {
                 crate::say!("error: {e}");
                 printed = false;
             }
+            exports.iter().for_each(|f| export_beside(&r, path, *f));
             crate::say!("result: {}", path.display());
             if let Some(h) = &a.history {
                 if let Err(e) = history::record(h, &r, path) {
@@ -706,6 +708,9 @@ fn run(a: RunArgs) -> i32 {
 }
 
 #[cfg(test)]
+mod help_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -720,7 +725,8 @@ mod tests {
         let a = Cli::parse_from(["kvbench", "run", "--out", d.path().to_str().unwrap()]);
         let Cmd::Run(a) = a.command else { unreachable!() };
         let dirs = tempfile::tempdir().unwrap();
-        let a = RunArgs { data_dir: dirs.path().join("data"), plan_dir: dirs.path().join("plans"), ..*a };
+        let mut a = *a;
+        (a.data_dir, a.scen.plan_dir) = (dirs.path().join("data"), dirs.path().join("plans"));
         prepare_dirs(&a).unwrap();
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
     }

@@ -90,7 +90,7 @@ fn dump_ops(ds: &Dataset, steps: &[&OpsStep]) -> Result<(), String> {
     let out = std::io::stdout();
     let mut w = std::io::BufWriter::new(out.lock());
     for st in steps {
-        writeln!(w, "# phase {} ({}), {} ops", st.name, st.kind.as_str(), st.count)
+        writeln!(w, "# phase {} ({}), {} ops{}", st.name, st.kind.as_str(), shown_count(st), for_a_time(st))
             .map_err(crate::out::stdout_error)?;
         try_each_op(ds, st, |o| match o.kind {
             OpKind::Scan => writeln!(w, "scan {} {}", o.record, o.len).map_err(crate::out::stdout_error),
@@ -107,15 +107,34 @@ fn each_op(ds: &Dataset, st: &OpsStep, mut f: impl FnMut(&Op)) -> Result<(), Str
     })
 }
 
+/// Ops a dry run shows of a step that runs for a duration (its count is only a cap).
+const TIMED_SAMPLE: u64 = 1_000_000;
+
+/// The ops a dry run walks: the count, or a sample of a step that runs for a duration.
+fn shown_count(st: &OpsStep) -> u64 {
+    match st.duration_ms {
+        Some(_) => st.count.min(TIMED_SAMPLE),
+        None => st.count,
+    }
+}
+
 /// The step's ops in order, one thread's stream; stops at the first error of `f`.
 fn try_each_op(ds: &Dataset, st: &OpsStep, mut f: impl FnMut(&Op) -> Result<(), String>) -> Result<(), String> {
-    let one = OpsStep { threads: 1, rate: None, ..st.clone() };
+    let one = OpsStep { threads: 1, rate: None, count: shown_count(st), ..st.clone() };
     let mut stream = OpStream::new(ds, &one, 0, 1).map_err(|e| format!("phase {}: {e:#}", st.name))?;
     let mut ops = Vec::new();
     while stream.next_unit(&mut ops) {
         ops.iter().try_for_each(&mut f)?;
     }
     Ok(())
+}
+
+/// What a step that runs for a duration shows instead of its whole stream.
+fn for_a_time(st: &OpsStep) -> String {
+    match st.duration_ms {
+        Some(ms) => format!(" (runs for {} s: its first {} ops shown)", ms as f64 / 1000.0, shown_count(st)),
+        None => String::new(),
+    }
 }
 
 fn summary(ds: &Dataset, st: &OpsStep) -> Result<String, String> {
@@ -136,7 +155,7 @@ fn summary(ds: &Dataset, st: &OpsStep) -> Result<String, String> {
     let kinds: Vec<String> = kinds.iter().map(|(k, c)| format!("{k} {c}")).collect();
     Ok(format!(
         "  {:<14} {:>10} ops ({}); {}, {} threads; records touched {} of {} ({:.1}%); \
-         top-1 {:.2}%, top-10 {:.2}%, top-1% {:.1}%{}",
+         top-1 {:.2}%, top-10 {:.2}%, top-1% {:.1}%{}{}",
         st.name,
         n,
         kinds.join(", "),
@@ -148,7 +167,8 @@ fn summary(ds: &Dataset, st: &OpsStep) -> Result<String, String> {
         share(1),
         share(10),
         top1pc,
-        reachable(&st.dist)
+        reachable(&st.dist),
+        for_a_time(st)
     ))
 }
 

@@ -95,10 +95,55 @@ fn phase_eta_key(s: &ProgressState, w: &mut dyn Write) {
     }
 }
 
-/// The bar of one engine's job: the overall line above its phase bar.
+/// Seconds between status lines when stderr is not a terminal (0: none).
+static STATUS_S: AtomicU64 = AtomicU64::new(10);
+
+/// `--status-interval`: a status line every `secs` seconds where no bar can be drawn.
+pub fn set_status_interval(secs: u64) {
+    STATUS_S.store(secs, Ordering::Relaxed);
+}
+
+/// One status line: `status 0:42 · engine 3 of 17 · 0:42 elapsed · lmdb get 5123/10000 · 812/s`.
+fn status_line(bar: &ProgressBar) -> String {
+    let elapsed = RUN_START.get().map(|t| t.elapsed()).unwrap_or_default();
+    let mut s = format!("status: {} · {} {}", overall_line(elapsed), bar.prefix(), bar.message());
+    if let Some(len) = bar.length().filter(|l| *l > 0) {
+        let _ = write!(s, " {}/{len}", bar.position());
+        if bar.position() > 0 {
+            let _ = write!(s, " · {:.0} ops/s", bar.per_sec());
+        }
+    }
+    s
+}
+
+/// Where stderr is not a terminal (CI logs), a status line every `secs` seconds until the bar
+/// is finished, as YCSB's `-s` and memtier print theirs.
+fn status_lines(bar: ProgressBar, secs: u64) {
+    std::thread::spawn(move || {
+        let every = Duration::from_secs(secs);
+        let mut next = Instant::now() + every;
+        while !bar.is_finished() {
+            std::thread::sleep(Duration::from_millis(100));
+            if Instant::now() >= next && !bar.is_finished() {
+                crate::say!("{}", status_line(&bar));
+                next += every;
+            }
+        }
+    });
+}
+
+/// The bar of one engine's job: the overall line above its phase bar; where stderr is not a
+/// terminal, status lines instead.
 pub fn phase_bar(show: bool, label: &str) -> ProgressBar {
     if !show {
         return ProgressBar::hidden();
+    }
+    let secs = STATUS_S.load(Ordering::Relaxed);
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) && secs > 0 {
+        let bar = ProgressBar::hidden();
+        bar.set_prefix(label.to_string());
+        status_lines(bar.clone(), secs);
+        return bar;
     }
     let bar = ProgressBar::new(0);
     let style =

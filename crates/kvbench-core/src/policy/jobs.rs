@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::engine::{Capabilities, OpenMode, SyncMode};
 use crate::job::{BackgroundWriter, Dist, Job, OpKind, OpsStep, ScanLen, Step, PROTOCOL_VERSION};
-use crate::scenario::{PhaseDef, Scenario, Variant};
+use crate::scenario::{PhaseDef, Scenario, Variant, Warmup};
 use crate::spec::{CacheMode, Distribution, OpenPer, OpsSpec, PhaseKind};
 
 use super::dataset::ResolvedData;
@@ -177,8 +177,8 @@ impl Builder<'_> {
             }
             p.before.push(self.push_open(want, true));
         }
-        if let Some(n) = def.warmup.filter(|&n| n > 0) {
-            p.before.push(self.warmup(i, def, &p, want, n)?);
+        if let Some(w) = def.warmup.clone().filter(Warmup::is_some) {
+            p.before.push(self.warmup(i, def, &p, want, &w)?);
         }
         p.main = Some(self.ops(i, def, &mut p, want)?);
         Ok(p)
@@ -197,10 +197,11 @@ impl Builder<'_> {
         p
     }
 
-    /// The untimed warm-up of a read phase: `n` operations of the same kind and distribution,
+    /// The untimed warm-up of a read phase: operations of the same kind and distribution,
     /// drawn from seeds of their own, run as a step of their own before the measured one (so a
-    /// worker needs no warm-up logic, and the measured ops are exactly the phase's).
-    fn warmup(&mut self, i: usize, def: &PhaseDef, p: &PhasePlan, mode: OpenMode, n: u64) -> anyhow::Result<usize> {
+    /// worker needs no warm-up logic, and the measured ops are exactly the phase's); a count,
+    /// or for a time as a phase's `duration` runs (the step's count then a cap).
+    fn warmup(&mut self, i: usize, def: &PhaseDef, p: &PhasePlan, mode: OpenMode, w: &Warmup) -> anyhow::Result<usize> {
         anyhow::ensure!(
             !def.kind.writes(),
             "warmup is for read phases (a warm-up write would change what the phase reads)"
@@ -209,8 +210,12 @@ impl Builder<'_> {
         let seeds = super::dataset::phase_seeds(self.s.seed, 0x800 + i as u64);
         let per = st.keys_per_request.max(1) as u64;
         st.name = format!("{} warm-up", p.name);
+        let n = match w {
+            Warmup::Ops(n) => *n,
+            Warmup::For(_) => crate::spec::limits::OPS,
+        };
         (st.count, st.rec_seed, st.len_seed, st.perm_seed, st.rate) = (n * per, seeds.rec, seeds.len, seeds.perm, None);
-        (st.duration_ms, st.steady) = (None, None);
+        (st.duration_ms, st.steady) = (w.ms(), None);
         Ok(self.push(|index| Step::Ops(Box::new(OpsStep { index, ..st }))))
     }
 
@@ -514,7 +519,9 @@ fn resolve_dist(d: Distribution, n: u64, spec: &crate::spec::OpsSpec) -> anyhow:
         Distribution::Shuffle => Dist::Shuffle { n },
         Distribution::LoadOrder => Dist::LoadOrder { n },
         Distribution::Uniform => Dist::Uniform { n },
-        Distribution::Hot => Dist::Hot { n, record: spec.hot_key.unwrap_or(n / 2).min(n.saturating_sub(1)) },
+        Distribution::Hot => {
+            Dist::Hot { n, record: spec.hot_key.and_then(|h| h.record(n)).unwrap_or(n / 2).min(n.saturating_sub(1)) }
+        }
         Distribution::Zipfian => crate::derive::zipfian_dist(n, spec.zipf_exponent)?,
         Distribution::Latest => crate::derive::latest_dist(n, n.saturating_sub(1), spec.zipf_exponent)?,
     })

@@ -383,8 +383,8 @@ fn command(r: &Resolved, job: &Path, row: &mut EngineResult) -> Command {
         }
         Resolved::Python { python, info } => {
             row.version = info.version.clone();
-            let mut c = Command::new(python);
-            c.args(["-m", "kvbench_driver", "--job"]).arg(job);
+            let mut c = crate::catalog::python_command(python);
+            c.arg("--job").arg(job);
             c
         }
         Resolved::Go { worker, info } => {

@@ -25,7 +25,7 @@ use kvbench_core::policy::dataset::ResolvedData;
 pub use process::interrupted;
 pub use remote::HostsRun;
 use results::{now_id, private_run_dir, run_id, sanitize, unique_id, ResultFile};
-pub use results::{utc_stamp, Written};
+pub use results::{utc_stamp, Written, LATEST};
 use rows::{resolve_rows, RowEngine};
 use servers::ServerPool;
 

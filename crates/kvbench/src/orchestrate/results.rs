@@ -125,7 +125,10 @@ impl ResultFile {
     pub fn finish(&mut self, r: &RunResult) -> Result<Written, String> {
         let bytes = to_json(r);
         let first = match write_atomic(&self.path, &bytes) {
-            Ok(()) => return Ok(Written { path: self.path.clone(), fallback_because: None }),
+            Ok(()) => {
+                link_latest(&self.path);
+                return Ok(Written { path: self.path.clone(), fallback_because: None });
+            }
             Err(e) => e,
         };
         let name = self.path.file_name().map(PathBuf::from).unwrap_or_else(|| "result.json".into());
@@ -137,12 +140,30 @@ impl ResultFile {
                     if self.wrote && std::fs::remove_file(&self.path).is_ok() {
                         crate::say!("removed the partial copy at {}", self.path.display());
                     }
+                    link_latest(&p);
                     return Ok(Written { path: p, fallback_because: Some(first) });
                 }
                 Err(e) => errors.push(e),
             }
         }
         Err(errors.join("; "))
+    }
+}
+
+/// The name, beside every result file, of a link to the newest one (`kvbench report` reads
+/// `results/latest.json` when given no file).
+pub const LATEST: &str = "latest.json";
+
+/// Point `latest.json` beside `result` at it: a relative symlink, replaced by rename so a
+/// reader never finds it missing. Not being able to is a warning, not a lost run.
+fn link_latest(result: &Path) {
+    let dir = result.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let Some(name) = result.file_name() else { return };
+    let tmp = dir.join(format!(".{LATEST}.{}.tmp", unique_id("l")));
+    let linked = std::os::unix::fs::symlink(name, &tmp).and_then(|()| std::fs::rename(&tmp, dir.join(LATEST)));
+    if let Err(e) = linked {
+        let _ = std::fs::remove_file(&tmp);
+        crate::say!("WARNING: cannot point {} at {}: {e}", dir.join(LATEST).display(), result.display());
     }
 }
 

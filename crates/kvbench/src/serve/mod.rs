@@ -40,17 +40,20 @@ pub enum Exec {
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
+    /// The embedded engine to serve (`kvbench list` shows the names).
     #[arg(long)]
     pub engine: String,
     /// Root directory: the database opened at start lives here, and POST /open may only open
     /// databases inside it.
     #[arg(long)]
     pub dir: PathBuf,
+    /// Address and port to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
     /// Engine option k=v (repeatable).
     #[arg(long = "option")]
     pub options: Vec<String>,
+    /// Durability of every write: none, commit, always.
     #[arg(long, value_parser = crate::parse_sync, default_value = "commit")]
     pub sync: SyncMode,
     /// Worker threads, each an event loop of its own (default: the CPU count).

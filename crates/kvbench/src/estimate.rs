@@ -1,0 +1,222 @@
+//! How long a run will take, said before it starts when that is long: each phase's operations
+//! at the pace the same engine, phase kind, durability and batch had in the newest earlier
+//! result in `--out`, and phases that run for a duration at their duration. Phases with no
+//! earlier figure are counted as unknown and said so, never guessed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use kvbench_core::result::{RunResult, Status};
+use kvbench_core::scenario::{PhaseDef, Scenario, Warmup};
+use kvbench_core::spec::PhaseKind;
+
+/// A run estimated at least this long is announced (seconds).
+pub const ANNOUNCE_S: f64 = 60.0;
+/// Earlier results read for their paces, newest first.
+const FILES: usize = 20;
+
+/// What the pace of a phase depends on most: engine, phase kind, durability, batch.
+type Key = (String, String, String, u32);
+
+/// The time one unit (an op; a multi-get's or scan's request) took, and the file it came from.
+#[derive(Debug, Clone)]
+struct Pace {
+    secs: f64,
+    file: PathBuf,
+}
+
+/// The estimate: seconds known, the largest part in words, and the phases without a figure.
+#[derive(Debug, Default)]
+pub struct Estimate {
+    pub secs: f64,
+    pub largest: Option<(f64, String)>,
+    pub unknown: usize,
+}
+
+impl Estimate {
+    /// The line kvbench prints, or None for a run shorter than `min_secs` or with no figure.
+    pub fn line(&self, out: &Path, min_secs: f64) -> Option<String> {
+        if self.secs < min_secs || self.largest.is_none() {
+            return None;
+        }
+        let mut line = format!("estimate: about {}", human(self.secs));
+        if let Some((_, why)) = &self.largest {
+            line.push_str(&format!(" (largest part: {why})"));
+        }
+        line.push_str(&format!("; basis: the newest earlier results in {} and the phases' durations", out.display()));
+        if self.unknown > 0 {
+            line.push_str(&format!("; {} phase runs without an earlier figure not counted", self.unknown));
+        }
+        Some(line)
+    }
+}
+
+fn human(secs: f64) -> String {
+    match secs {
+        s if s < 1.0 => format!("{:.0} ms", s * 1e3),
+        s if s < 120.0 => format!("{s:.0} s"),
+        s if s < 7200.0 => format!("{:.0} min", s / 60.0),
+        s => format!("{:.1} h", s / 3600.0),
+    }
+}
+
+/// The estimate of `s` from the results in `out`.
+pub fn estimate(s: &Scenario, out: &Path) -> Estimate {
+    let paces = paces(out);
+    let mut e = Estimate::default();
+    for v in s.all_variants() {
+        let sync = v.sync.unwrap_or(s.sync);
+        let sync = serde_json::to_value(sync).ok().and_then(|x| x.as_str().map(String::from)).unwrap_or_default();
+        for p in &s.phases {
+            let key = (v.name.clone(), p.kind.as_str().to_string(), sync.clone(), batch(p));
+            for (secs, why) in phase_secs(s, p, paces.get(&key), &v.label()) {
+                let secs = secs * f64::from(s.repetitions);
+                e.secs += secs;
+                if e.largest.as_ref().is_none_or(|(l, _)| secs > *l) {
+                    e.largest = Some((secs, why));
+                }
+            }
+            e.unknown += usize::from(p.kind != PhaseKind::Settle && !known(p) && !paces.contains_key(&key));
+        }
+    }
+    e
+}
+
+fn batch(p: &PhaseDef) -> u32 {
+    p.batch.unwrap_or(if p.kind == PhaseKind::Load { 1000 } else { 1 })
+}
+
+fn known(p: &PhaseDef) -> bool {
+    p.duration_ms().is_some()
+}
+
+/// The parts of one phase of one row: its warm-up and its timed step, in seconds with words.
+fn phase_secs(s: &Scenario, p: &PhaseDef, pace: Option<&Pace>, label: &str) -> Vec<(f64, String)> {
+    let mut parts = Vec::new();
+    let name = p.name.clone().unwrap_or_else(|| p.kind.as_str().to_string());
+    match p.warmup.as_ref().map(|w| (w, w.ms())) {
+        Some((_, Some(ms))) => parts.push((ms as f64 / 1000.0, format!("{label}'s {name} warm-up"))),
+        Some((Warmup::Ops(n), None)) if *n > 0 => {
+            if let Some(pace) = pace {
+                parts.push((*n as f64 * pace.secs, format!("{label}'s {name} warm-up")));
+            }
+        }
+        _ => {}
+    }
+    if let Some(ms) = p.duration_ms() {
+        parts.push((ms as f64 / 1000.0, format!("{label}'s {name} for its duration")));
+    } else if let (Some(pace), Some(units)) = (pace, units(s, p)) {
+        let why = format!(
+            "{label}'s {} {name} at ~{} each, from {}",
+            group(units),
+            per_unit(pace.secs),
+            pace.file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()
+        );
+        parts.push((units as f64 * pace.secs, why));
+    }
+    parts
+}
+
+/// A phase's units as the scenario gives them (requests for multi-get and scan).
+fn units(s: &Scenario, p: &PhaseDef) -> Option<u64> {
+    let records = s.dataset.source.is_none().then_some(s.dataset.records)?;
+    Some(match p.kind {
+        PhaseKind::Settle => return None,
+        PhaseKind::Load => records,
+        PhaseKind::MultiGet => p.count.unwrap_or(records.div_ceil(u64::from(p.keys.unwrap_or(100)).max(1))),
+        PhaseKind::Scan => p.count.unwrap_or(1),
+        _ => p.count.unwrap_or(records * u64::from(p.passes.unwrap_or(1))),
+    })
+}
+
+/// `100000` as `100 000`.
+fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn per_unit(secs: f64) -> String {
+    match secs {
+        s if s >= 1.0 => format!("{s:.1} s"),
+        s if s >= 1e-3 => format!("{:.1} ms", s * 1e3),
+        s => format!("{:.1} µs", s * 1e6),
+    }
+}
+
+/// The newest pace of every (engine, kind, sync, batch) in the newest result files of `out`.
+fn paces(out: &Path) -> BTreeMap<Key, Pace> {
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(out)
+        .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json") && !p.is_symlink())
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .collect();
+    files.sort_by_key(|f| std::cmp::Reverse(f.0));
+    let mut paces = BTreeMap::new();
+    for (_, file) in files.into_iter().take(FILES) {
+        let limit = kvbench_core::input::limits::RESULT_BYTES;
+        let Ok(text) = kvbench_core::input::read_regular_text(&file, "result file", limit) else { continue };
+        let Ok(r) = RunResult::from_json(&text) else { continue };
+        for (key, secs) in result_paces(&r) {
+            paces.entry(key).or_insert(Pace { secs, file: file.clone() });
+        }
+    }
+    paces
+}
+
+/// The seconds per unit of every finished phase of every row of `r`.
+fn result_paces(r: &RunResult) -> Vec<(Key, f64)> {
+    let mut v = Vec::new();
+    for e in r.engines.iter().filter(|e| e.status == Status::Ok) {
+        for p in e.phases.iter().filter(|p| p.status == Status::Ok) {
+            // The scenario counts requests of multi-gets and scans, records of the rest.
+            let units = if matches!(p.kind.as_str(), "multi-get" | "scan") { p.requests } else { p.ops };
+            let ns = if p.wall_ns > 0 { p.wall_ns } else { p.elapsed_ns };
+            if units == 0 || ns == 0 || p.stopped_by.is_some() {
+                continue;
+            }
+            let key = (e.engine.clone(), p.kind.clone(), e.sync.clone(), p.batch.max(1));
+            v.push((key, ns as f64 / 1e9 / units as f64));
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_run_is_announced_with_its_largest_part_and_basis() {
+        let e = Estimate {
+            secs: 360.0,
+            largest: Some((300.0, "lmdb's 100 000 update at ~3.0 ms each".into())),
+            unknown: 2,
+        };
+        let line = e.line(Path::new("results"), ANNOUNCE_S).unwrap();
+        assert!(line.starts_with("estimate: about 6 min (largest part: lmdb's 100 000 update"), "{line}");
+        assert!(
+            line.contains("basis: the newest earlier results in results") && line.contains("2 phase runs"),
+            "{line}"
+        );
+        let short = Estimate { secs: 59.0, largest: Some((59.0, "x".into())), unknown: 0 };
+        assert!(short.line(Path::new("r"), ANNOUNCE_S).is_none());
+        assert!(short.line(Path::new("r"), 0.0).is_some());
+    }
+
+    #[test]
+    fn numbers_read_as_people_write_them() {
+        assert_eq!(group(100000), "100 000");
+        assert_eq!(group(999), "999");
+        assert_eq!(per_unit(0.003), "3.0 ms");
+        assert_eq!(human(7200.0), "2.0 h");
+    }
+}

@@ -1,0 +1,367 @@
+//! The command line over a scenario: the base (a file or a named workload), then each flag
+//! applied in turn and the scenario checked after each, so an error the flags cause names the
+//! flag that caused it (`--records 20000` against a file's `hot_key`, say).
+
+use std::collections::BTreeMap;
+
+use kvbench_core::engine::SyncMode;
+use kvbench_core::scenario::{self, PhaseDef, Scenario, Variant, Warmup};
+use kvbench_core::spec::PhaseKind;
+
+use crate::{catalog, ScenarioArgs};
+
+/// Records of the default comparison: sized so `make run` takes well under a minute here.
+const DEFAULT_RECORDS: u64 = 100_000;
+
+/// `VALUE` for every phase it applies to, or `PHASE=VALUE` for the phase of that name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PerPhase<T> {
+    pub phase: Option<String>,
+    pub value: T,
+}
+
+/// `PHASE=VALUE` or `VALUE`, the value parsed by `parse`.
+pub fn per_phase<T>(s: &str, parse: fn(&str) -> Result<T, String>) -> Result<PerPhase<T>, String> {
+    match s.split_once('=') {
+        Some((p, v)) if !p.trim().is_empty() => Ok(PerPhase { phase: Some(p.trim().into()), value: parse(v)? }),
+        Some(_) => Err(format!("`{s}`: expected VALUE or PHASE=VALUE")),
+        None => Ok(PerPhase { phase: None, value: parse(s)? }),
+    }
+}
+
+/// What one flag does to the scenario.
+type Apply<'a> = Box<dyn Fn(&mut Scenario) -> Result<(), String> + 'a>;
+/// One flag as the user wrote it, and what it does.
+type Step<'a> = (String, Apply<'a>);
+
+/// A flag that cannot fail on its own (the check after it may).
+fn set<'a>(f: impl Fn(&mut Scenario) + 'a) -> Apply<'a> {
+    Box::new(move |s| {
+        f(s);
+        Ok(())
+    })
+}
+
+/// The scenario a `plan` command line describes.
+pub fn build_scenario(a: &ScenarioArgs) -> Result<Scenario, String> {
+    build_run_scenario(a, None)
+}
+
+/// The scenario a `run` command line describes (`--timeout` is a run's flag only).
+pub fn build_run_scenario(a: &ScenarioArgs, timeout: Option<u64>) -> Result<Scenario, String> {
+    let mut s = base_scenario(a)?;
+    let mut steps = steps(a);
+    if let Some(x) = timeout {
+        steps.push((format!("--timeout {x}"), set(move |s| s.timeout = x)));
+    }
+    for (flag, apply) in steps {
+        apply(&mut s).map_err(|e| if e.starts_with(&flag) { e } else { format!("{flag}: {e}") })?;
+        s.check().map_err(|e| format!("{e}, because of {flag}"))?;
+    }
+    s.check()?;
+    Ok(s)
+}
+
+fn base_scenario(a: &ScenarioArgs) -> Result<Scenario, String> {
+    if let Some(p) = &a.scenario {
+        if a.workload.is_some() {
+            return Err("give either a scenario file or --workload, not both".into());
+        }
+        return Scenario::from_file(&scenario_path(p));
+    }
+    let name = a.workload.clone().unwrap_or_else(|| "default".into());
+    let phases = scenario::workload(&name)?;
+    let text = format!("name = {name:?}\nintent = \"kvbench run --workload {name}\"\n");
+    let mut s: Scenario = toml::from_str(&text).map_err(|e| e.to_string())?;
+    s.phases = phases;
+    s.dataset.records = DEFAULT_RECORDS;
+    // The quick comparison does not force data to disk (as db_bench's default): with durable
+    // commits, Tokyo and Kyoto Cabinet alone take seconds per commit. Every table says
+    // `sync = none`; `--sync commit` measures durable commits.
+    s.sync = SyncMode::None;
+    s.engines = catalog::default_engines();
+    s.timeout = 600;
+    Ok(s)
+}
+
+/// A scenario path as given, or, when a relative one is not here, the same path under
+/// kvbench's home (`scenarios/ycsb-a.toml` from any directory with an installed copy).
+pub fn scenario_path(p: &std::path::Path) -> std::path::PathBuf {
+    if p.exists() || p.is_absolute() {
+        return p.to_path_buf();
+    }
+    match catalog::home().map(|h| h.join(p)).filter(|h| h.is_file()) {
+        Some(h) => {
+            crate::say!("scenario: {} (from kvbench's home)", h.display());
+            h
+        }
+        None => p.to_path_buf(),
+    }
+}
+
+/// Every flag given, in the order they apply: rows, data, then phases and run settings.
+fn steps(a: &ScenarioArgs) -> Vec<Step<'_>> {
+    let mut v: Vec<Step> = Vec::new();
+    if let Some(list) = &a.engines {
+        v.push((format!("--engines {list}"), set(move |s| keep_engines(s, list))));
+    }
+    for o in &a.options {
+        v.push((format!("-o {o}"), Box::new(move |s| engine_option(s, o))));
+    }
+    for u in &a.urls {
+        v.push((format!("--url {u}"), Box::new(move |s| engine_url(s, u))));
+    }
+    dataset_steps(a, &mut v);
+    phase_steps(a, &mut v);
+    per_phase_steps(a, &mut v);
+    run_steps(a, &mut v);
+    // Last: a varied memory or sync wins over the flags that set every row's (its errors name
+    // the --vary).
+    if !a.vary.is_empty() {
+        v.push((format!("--vary {}", a.vary.join(" --vary ")), Box::new(move |s| crate::vary::apply(s, &a.vary))));
+    }
+    v
+}
+
+/// `--engines`: the rows named (a scenario's variants by name or label, else a plain row).
+fn keep_engines(s: &mut Scenario, list: &str) {
+    let wanted: Vec<String> = list.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect();
+    let all = s.all_variants();
+    let mut kept = Vec::new();
+    for w in &wanted {
+        let matched: Vec<_> = all.iter().filter(|v| &v.name == w || &v.label() == w).cloned().collect();
+        if matched.is_empty() {
+            kept.push(Variant { name: w.clone(), ..Default::default() });
+        } else {
+            kept.extend(matched);
+        }
+    }
+    s.engines.clear();
+    s.variants = kept;
+    // A ratio between rows that were filtered out has nothing to compare.
+    let labels: Vec<String> = s.variants.iter().map(|v| v.label()).collect();
+    s.ratios.retain(|r| labels.contains(&r.numerator) && labels.contains(&r.denominator));
+}
+
+/// The rows named `who` (by engine name or label), every row as a variant so it can be changed.
+fn rows_named<'s>(s: &'s mut Scenario, who: &str) -> Result<Vec<&'s mut Variant>, String> {
+    s.variants = s.all_variants();
+    s.engines.clear();
+    let labels: Vec<String> = s.variants.iter().map(Variant::label).collect();
+    let rows: Vec<&mut Variant> = s.variants.iter_mut().filter(|v| v.name == who || v.label() == who).collect();
+    if rows.is_empty() {
+        return Err(format!("no row is engine or label `{who}` (rows: {})", labels.join(", ")));
+    }
+    Ok(rows)
+}
+
+/// `-o ENGINE.OPTION=VALUE`: the option on every row of that engine (or label), its value read
+/// as TOML (`64MiB` and other words as strings) and checked against the engine's options.
+fn engine_option(s: &mut Scenario, text: &str) -> Result<(), String> {
+    let parsed = text.split_once('=').and_then(|(k, v)| k.rsplit_once('.').map(|(e, o)| (e.trim(), o.trim(), v)));
+    let Some((who, option, value)) = parsed.filter(|(e, o, _)| !e.is_empty() && !o.is_empty()) else {
+        return Err("expected ENGINE.OPTION=VALUE (e.g. rocksdb.compression=zstd)".into());
+    };
+    let value = toml_value(value);
+    for row in rows_named(s, who)? {
+        let mut options = row.options.clone();
+        options.insert(option.to_string(), value.clone());
+        check_options(&row.name, &options)?;
+        row.options = options;
+    }
+    Ok(())
+}
+
+/// A flag's value as TOML reads it (number, boolean, quoted string), else the text itself.
+fn toml_value(text: &str) -> serde_json::Value {
+    let t = text.trim();
+    toml::from_str::<BTreeMap<String, serde_json::Value>>(&format!("v = {t}"))
+        .ok()
+        .and_then(|mut m| m.remove("v"))
+        .unwrap_or_else(|| serde_json::Value::String(t.to_string()))
+}
+
+/// The options checked as a scenario's are; an engine missing here is left to the run (its
+/// row fails with the reason, as a scenario's does).
+fn check_options(engine: &str, options: &BTreeMap<String, serde_json::Value>) -> Result<(), String> {
+    let Ok(r) = catalog::resolve(engine) else { return Ok(()) };
+    let decls = r.option_decls()?;
+    kvbench_core::policy::options::resolve(engine, &decls, options).map(|_| ()).map_err(|e| e.message)
+}
+
+/// `--url ENGINE=URL`: the rows of a server engine use a running server instead of starting one.
+fn engine_url(s: &mut Scenario, text: &str) -> Result<(), String> {
+    let Some((who, url)) = text.split_once('=').filter(|(w, u)| !w.trim().is_empty() && !u.trim().is_empty()) else {
+        return Err("expected ENGINE=URL (e.g. redis=redis://127.0.0.1:6379)".into());
+    };
+    for row in rows_named(s, who.trim())? {
+        if !catalog::is_server(&row.name) {
+            return Err(format!("{} is not a server engine: a URL applies to server engines only", row.name));
+        }
+        row.url = Some(url.trim().to_string());
+    }
+    Ok(())
+}
+
+fn dataset_steps<'a>(a: &'a ScenarioArgs, v: &mut Vec<Step<'a>>) {
+    if let Some(n) = a.records {
+        v.push((format!("--records {n}"), set(move |s| s.dataset.records = n)));
+    }
+    if let Some(n) = a.value_size {
+        v.push((
+            format!("--value-size {n}"),
+            Box::new(move |s| {
+                (s.dataset.value.size, s.dataset.value.min, s.dataset.value.max) = (Some(n), None, None);
+                Ok(())
+            }),
+        ));
+    }
+    if let Some(k) = a.key {
+        v.push((format!("--key {}", key_name(k)), set(move |s| s.dataset.key.kind = k)));
+    }
+    if let Some(d) = &a.dataset {
+        v.push((format!("--dataset {d}"), set(move |s| set_dataset(s, d))));
+    }
+    if let Some(c) = a.key_column {
+        v.push((format!("--key-column {c}"), set(move |s| s.dataset.key_column = Some(c))));
+    }
+    if let Some(c) = a.value_column {
+        v.push((format!("--value-column {c}"), set(move |s| s.dataset.value_column = Some(c))));
+    }
+}
+
+fn key_name(k: kvbench_core::spec::KeyKind) -> String {
+    serde_json::to_value(k).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+}
+
+fn set_dataset(s: &mut Scenario, d: &str) {
+    if d.starts_with("file:") || d.starts_with("dir:") {
+        (s.dataset.source, s.dataset.generator) = (Some(d.to_string()), None);
+    } else {
+        (s.dataset.generator, s.dataset.source) = (Some(d.to_string()), None);
+    }
+}
+
+/// The phases after the load that run operations (settle phases run none).
+fn timed(s: &mut Scenario) -> impl Iterator<Item = &mut PhaseDef> {
+    s.phases.iter_mut().filter(|p| !matches!(p.kind, PhaseKind::Load | PhaseKind::Settle))
+}
+
+/// --threads, --rate and --cache apply to every phase after the load (mixed and writing
+/// phases included: reads stay verified on every thread) but settle phases; --batch to the load.
+fn phase_steps<'a>(a: &'a ScenarioArgs, v: &mut Vec<Step<'a>>) {
+    if let Some(t) = a.threads {
+        v.push((format!("--threads {t}"), set(move |s| timed(s).for_each(|p| p.threads = Some(t)))));
+    }
+    if let Some(r) = a.rate {
+        v.push((format!("--rate {r}"), set(move |s| timed(s).for_each(|p| p.rate = Some(r)))));
+    }
+    if let Some(c) = a.cache {
+        let name = serde_json::to_value(c).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        v.push((format!("--cache {name}"), set(move |s| timed(s).for_each(|p| p.cache = c))));
+    }
+    if let Some(b) = a.batch {
+        let load = move |s: &mut Scenario| {
+            s.phases.iter_mut().filter(|p| p.kind == PhaseKind::Load).for_each(|p| p.batch = Some(b));
+            Ok(())
+        };
+        v.push((format!("--batch {b}"), Box::new(load)));
+    }
+}
+
+/// --ops, --duration and --warmup: every phase they apply to, or `PHASE=` one.
+fn per_phase_steps<'a>(a: &'a ScenarioArgs, v: &mut Vec<Step<'a>>) {
+    for o in &a.ops {
+        v.push((flag_text("--ops", o, o.value), Box::new(move |s| set_ops(s, o))));
+    }
+    for d in &a.duration {
+        v.push((flag_text("--duration", d, &d.value), Box::new(move |s| set_duration(s, d))));
+    }
+    for w in &a.warmup {
+        let shown = match &w.value {
+            Warmup::Ops(n) => n.to_string(),
+            Warmup::For(d) => d.clone(),
+        };
+        v.push((flag_text("--warmup", w, shown), Box::new(move |s| set_warmup(s, w))));
+    }
+}
+
+fn flag_text<T>(flag: &str, p: &PerPhase<T>, shown: impl std::fmt::Display) -> String {
+    match &p.phase {
+        Some(name) => format!("{flag} {name}={shown}"),
+        None => format!("{flag} {shown}"),
+    }
+}
+
+/// The phase called `name`; the error lists the names there are.
+fn phase_named<'s>(s: &'s mut Scenario, name: &str) -> Result<&'s mut PhaseDef, String> {
+    let names: Vec<String> = (0..s.phases.len()).map(|i| s.phase_name(i)).collect();
+    match names.iter().position(|n| n == name) {
+        Some(i) => Ok(&mut s.phases[i]),
+        None => Err(format!("no phase named `{name}` (phases: {})", names.join(", "))),
+    }
+}
+
+/// `--ops N`: the count of every phase after the load (a get phase's `passes` replaced).
+fn set_ops(s: &mut Scenario, o: &PerPhase<u64>) -> Result<(), String> {
+    let set = |p: &mut PhaseDef| (p.count, p.passes) = (Some(o.value), None);
+    match &o.phase {
+        None => timed(s).for_each(set),
+        Some(name) => {
+            let p = phase_named(s, name)?;
+            match p.kind {
+                PhaseKind::Load => return Err("a load writes every record once: its size is --records".into()),
+                PhaseKind::Settle => return Err("a settle phase runs no operations".into()),
+                _ => set(p),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--duration S`: every phase after the load that does not insert (an insert count sizes the
+/// dataset); `PHASE=S` names one, and a phase that cannot run for a duration is an error.
+fn set_duration(s: &mut Scenario, d: &PerPhase<String>) -> Result<(), String> {
+    let set = |p: &mut PhaseDef| (p.duration, p.passes) = (Some(d.value.clone()), None);
+    match &d.phase {
+        None => timed(s).filter(|p| !p.inserts()).for_each(set),
+        Some(name) => set(phase_named(s, name)?),
+    }
+    Ok(())
+}
+
+/// `--warmup N|S`: every read phase (get, multi-get, scan), or `PHASE=` one.
+fn set_warmup(s: &mut Scenario, w: &PerPhase<Warmup>) -> Result<(), String> {
+    let set = |p: &mut PhaseDef| p.warmup = Some(w.value.clone());
+    match &w.phase {
+        None => timed(s).filter(|p| !p.kind.writes()).for_each(set),
+        Some(name) => set(phase_named(s, name)?),
+    }
+    Ok(())
+}
+
+fn run_steps<'a>(a: &'a ScenarioArgs, v: &mut Vec<Step<'a>>) {
+    if let Some(x) = a.sync {
+        let name = serde_json::to_value(x).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        v.push((format!("--sync {name}"), set(move |s| s.sync = x)));
+    }
+    if let Some(x) = a.seed {
+        v.push((format!("--seed {x}"), set(move |s| s.seed = x)));
+    }
+    if let Some(x) = a.repetitions {
+        v.push((format!("--repetitions {x}"), set(move |s| s.repetitions = x)));
+    }
+    if let Some(x) = a.order {
+        let name = serde_json::to_value(x).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        v.push((format!("--order {name}"), set(move |s| s.order = x)));
+    }
+    if let Some(m) = &a.memory {
+        // The flag bounds every row, the scenario's own per-row budgets included.
+        let set = move |s: &mut Scenario| {
+            s.memory = Some(m.clone());
+            s.variants.iter_mut().for_each(|v| v.memory = None);
+            Ok(())
+        };
+        v.push((format!("--memory {m}"), Box::new(set)));
+    }
+}

@@ -1,0 +1,316 @@
+//! The command line a benchmarker expects (issue 28): counts, durations and warm-ups per
+//! phase, engine options and servers by flag, errors that name the flag, help for every flag.
+//! Runs use the memory engine; plans need no engine.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn kvbench(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kvbench"))
+        .current_dir(dir)
+        .env_remove("KVBENCH_FAULT")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A run of the memory engine (readrandom, 300 records) into `out` with `extra` flags; its result.
+fn run(dir: &Path, out: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["run", "--no-progress", "--records", "300", "--workload", "readrandom"];
+    if !extra.contains(&"--engines") {
+        args.extend(["--engines", "memory"]);
+    }
+    args.extend(["--out", out, "--data-dir", "data", "--plan-dir", "plans", "--format", "json"]);
+    args.extend(extra);
+    let o = kvbench(dir, &args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn phase<'a>(r: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    r["engines"][0]["phases"].as_array().unwrap().iter().find(|p| p["name"] == name).unwrap()
+}
+
+#[test]
+fn ops_and_warmup_bound_every_timed_phase_or_the_one_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = run(tmp.path(), "a", &["--ops", "120", "--warmup", "40"]);
+    assert_eq!(phase(&r, "load")["ops"], 300, "--ops leaves the load alone");
+    assert_eq!(phase(&r, "get")["ops"], 120);
+    let notes = phase(&r, "get")["notes"].to_string();
+    assert!(notes.contains("untimed warm-up of 40 operations"), "{notes}");
+    // One phase by name; a warm-up for a time.
+    let r = run(tmp.path(), "b", &["--ops", "get=70", "--warmup", "get=50ms"]);
+    assert_eq!(phase(&r, "get")["ops"], 70);
+    assert!(phase(&r, "get")["notes"].to_string().contains("untimed warm-up of"), "{r}");
+}
+
+#[test]
+fn duration_per_phase_ends_that_phase_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["plan", "--engines", "memory", "--records", "300", "--duration", "get=150ms"];
+    let o = kvbench(tmp.path(), &args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let line = |name: &str| out.lines().find(|l| l.trim_start().starts_with(&format!("{name} "))).unwrap().to_string();
+    assert!(line("get").contains("runs for 0.15 s"), "{out}");
+    assert!(!line("multi-get").contains("runs for"), "{out}");
+    assert!(out.contains("estimate: about 150 ms (largest part: memory's get for its duration)"), "{out}");
+}
+
+#[test]
+fn a_flag_value_for_a_missing_phase_or_the_load_names_the_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (args, want) in [
+        (&["--ops", "nope=3"][..], "--ops nope=3: no phase named `nope` (phases: load, get, multi-get, scan)"),
+        (&["--ops", "load=3"][..], "--ops load=3: a load writes every record once"),
+        (
+            &["--duration", "load=1s"][..],
+            "a load writes every record once: it cannot run for a duration, because of --duration load=1s",
+        ),
+        (&["--warmup", "soon"][..], "--warmup"),
+    ] {
+        let mut a = vec!["plan", "--engines", "memory", "--records", "300"];
+        a.extend(args);
+        let o = kvbench(tmp.path(), &a);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(text(&o.stderr).contains(want), "{args:?}: {}", text(&o.stderr));
+    }
+}
+
+#[test]
+fn plan_estimates_from_the_newest_earlier_result() {
+    let tmp = tempfile::tempdir().unwrap();
+    run(tmp.path(), "out", &[]);
+    let o = kvbench(
+        tmp.path(),
+        &["plan", "--engines", "memory", "--records", "300", "--workload", "readrandom", "--out", "out"],
+    );
+    let out = text(&o.stdout);
+    let est = out.lines().find(|l| l.starts_with("estimate: about ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        est.contains("memory's 300 ")
+            && est.contains("each, from ")
+            && est.contains("basis: the newest earlier results in out"),
+        "{est}"
+    );
+}
+
+#[test]
+fn engine_options_by_flag_are_checked_like_the_files_and_name_the_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = run(
+        tmp.path(),
+        "o",
+        &["--engines", "memory,lmdb", "-o", "lmdb.map_size=64m", "--option", "memory.corrupt_every=0"],
+    );
+    let rows = r["engines"].as_array().unwrap();
+    let row = |l: &str| rows.iter().find(|e| e["label"] == l).unwrap();
+    assert_eq!(row("lmdb")["options"]["map_size"], 64 << 20);
+    assert_eq!(row("memory")["options"]["corrupt_every"], 0);
+    for (flag, want) in [
+        (
+            "memory.corrupt_every=abc",
+            "-o memory.corrupt_every=abc: engine memory option `corrupt_every` = \"abc\": expected an integer",
+        ),
+        ("memory.nope=1", "-o memory.nope=1: engine memory has no option `nope` (options: corrupt_every)"),
+        ("lmdb.map_size=1", "-o lmdb.map_size=1: no row is engine or label `lmdb` (rows: memory)"),
+        ("memory=1", "-o memory=1: expected ENGINE.OPTION=VALUE"),
+    ] {
+        let o = kvbench(tmp.path(), &["plan", "--engines", "memory", "--records", "300", "-o", flag]);
+        assert_eq!(o.status.code(), Some(2), "{flag}");
+        assert!(text(&o.stderr).contains(want), "{flag}: {}", text(&o.stderr));
+    }
+}
+
+#[test]
+fn url_by_flag_points_a_server_row_at_a_running_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = kvbench(tmp.path(), &["plan", "--engines", "memory", "--url", "memory=redis://127.0.0.1:1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("--url memory=redis://127.0.0.1:1: memory is not a server engine"),
+        "{}",
+        text(&o.stderr)
+    );
+    // Nothing listens on port 1: the row fails connecting to the URL given, not to a server of its own.
+    let args = ["--engines", "redis", "--url", "redis=redis://127.0.0.1:1"];
+    let mut a =
+        vec!["run", "--no-progress", "--records", "100", "--workload", "readrandom", "--out", "u", "--format", "json"];
+    a.extend(args);
+    let o = kvbench(tmp.path(), &a);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", text(&o.stderr)));
+    let row = &r["engines"][0];
+    assert_eq!(row["status"], "failed", "{row}");
+    let why = row.to_string();
+    assert!(why.contains("redis://127.0.0.1:1"), "{why}");
+}
+
+fn scenario(name: &str) -> String {
+    format!("{}/../../scenarios/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The records a dry run's `--dump` of one phase reads.
+fn dumped(dir: &Path, args: &[&str]) -> Vec<String> {
+    let o = kvbench(dir, args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    text(&o.stdout).lines().filter(|l| !l.starts_with('#')).map(String::from).collect()
+}
+
+#[test]
+fn an_error_a_flag_causes_names_the_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("s.toml");
+    let body = "engines = [\"memory\"]\n[dataset]\nrecords = 200000\n[[phase]]\nkind = \"load\"\n\
+                [[phase]]\nkind = \"get\"\ndistribution = \"hot\"\nhot_key = 123456\ncount = 10\n";
+    std::fs::write(&file, body).unwrap();
+    let o = kvbench(tmp.path(), &["plan", file.to_str().unwrap(), "--records", "20000"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("phase[2].hot_key`: 123456 is out of range (allowed: 0 to 19999")
+            && err.contains("because of --records 20000"),
+        "{err}"
+    );
+    // A share of the records that is no share is an error naming the file, line and forms.
+    std::fs::write(&file, body.replace("123456", "\"120%\"")).unwrap();
+    let err = text(&kvbench(tmp.path(), &["plan", file.to_str().unwrap()]).stderr);
+    assert!(err.contains("line 9") && err.contains("\"12.5%\""), "{err}");
+}
+
+#[test]
+fn article_000_hot_key_scales_with_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a000 = scenario("article-000-python-lmdb-rocksdb-speedb.toml");
+    let ops = dumped(tmp.path(), &["plan", &a000, "--records", "20000", "--dump", "--phase", "hot-key-open-once"]);
+    // 12.3456% of 20 000 records: record 2469, every time (record 123456 of the article's 1 000 000).
+    assert_eq!(ops.len(), 1000);
+    assert!(ops.iter().all(|l| l == "get 2469"), "{:?}", &ops[..3]);
+}
+
+#[test]
+fn article_003_whole_dictionary_phases_scale_with_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a003 = scenario("article-003-dictionary.toml");
+    let o = kvbench(tmp.path(), &["plan", &a003, "--records", "1200"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let ops = |name: &str| {
+        let l = out.lines().find(|l| l.trim_start().starts_with(&format!("{name} "))).unwrap();
+        l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap()
+    };
+    assert_eq!(ops("read-all-100x"), 120_000);
+    assert_eq!(ops("write-100x"), 120_000);
+    assert_eq!(ops("read-all-open-per-op"), 1200);
+    assert_eq!(ops("1key-10000x"), 10_000, "the article's one-key counts stay");
+    let hot = dumped(tmp.path(), &["plan", &a003, "--records", "1200", "--dump", "--phase", "1key-100x"]);
+    assert!(hot.iter().all(|l| l == "get 342"), "28.58% of 1200: {:?}", &hot[..2]);
+}
+
+#[test]
+fn list_is_one_engine_a_line_within_80_columns_and_list_engine_shows_its_options() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = kvbench(tmp.path(), &["list"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
+    let lmdb: Vec<&str> = out.lines().filter(|l| l.split_whitespace().next() == Some("lmdb")).collect();
+    assert_eq!(lmdb.len(), 1, "{out}");
+    let o = kvbench(tmp.path(), &["list", "lmdb"]);
+    let page = text(&o.stdout);
+    assert!(page.lines().all(|l| l.chars().count() <= 80), "{page}");
+    assert!(page.contains("capabilities  ") && page.contains("  map_size ("), "{page}");
+    let o = kvbench(tmp.path(), &["list", "lmbd"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("did you mean lmdb"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn latest_json_points_at_the_newest_run_and_report_reads_it_by_default() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = kvbench(tmp.path(), &["report"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("no results/latest.json here"), "{}", text(&o.stderr));
+    let a = run(tmp.path(), "results", &[]);
+    let b = run(tmp.path(), "results", &["--seed", "7"]);
+    let link = std::fs::read_link(tmp.path().join("results/latest.json")).unwrap();
+    assert!(link.is_relative() && link.to_string_lossy().contains(b["run_id"].as_str().unwrap()), "{link:?}");
+    let o = kvbench(tmp.path(), &["report", "--format", "json"]);
+    let shown: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(shown["run_id"], b["run_id"]);
+    assert_ne!(a["run_id"], b["run_id"]);
+    // Results written elsewhere get their own link there.
+    run(tmp.path(), "elsewhere", &[]);
+    assert!(tmp.path().join("elsewhere/latest.json").exists());
+}
+
+#[test]
+fn several_formats_print_the_first_and_write_the_rest_beside_the_result() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut args = vec!["run", "--no-progress", "--engines", "memory", "--records", "300", "--workload", "readrandom"];
+    args.extend(["--out", "r", "--data-dir", "data", "--plan-dir", "plans", "--format", "markdown,html,csv,ycsb"]);
+    let o = kvbench(tmp.path(), &args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("| engine |"), "markdown on stdout");
+    let result = tmp.path().join("r").join(std::fs::read_link(tmp.path().join("r/latest.json")).unwrap());
+    for ext in ["html", "csv", "ycsb.txt"] {
+        let p = result.with_extension(ext);
+        assert!(std::fs::metadata(&p).is_ok_and(|m| m.len() > 0), "{p:?}");
+        assert!(text(&o.stderr).contains(&format!("{ext}: ")), "{}", text(&o.stderr));
+    }
+    let o = kvbench(tmp.path(), &["run", "--format", "table,nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--format: unknown format `nope`"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn outside_a_terminal_a_status_line_comes_every_interval() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args =
+        ["run", "--engines", "memory", "--records", "300", "--workload", "readrandom", "--duration", "get=1500ms"];
+    let mut a = args.to_vec();
+    a.extend(["--out", "r", "--data-dir", "data", "--plan-dir", "plans", "--status-interval", "1"]);
+    let o = kvbench(tmp.path(), &a);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.lines().any(|l| l.starts_with("status: engine 1 of 1 · ") && l.contains(" · memory get ")), "{err}");
+    a.push("--no-progress");
+    let o = kvbench(tmp.path(), &a);
+    assert!(!text(&o.stderr).contains("status: "), "--no-progress: no status lines");
+}
+
+#[test]
+fn percentiles_choose_the_latency_columns() {
+    let tmp = tempfile::tempdir().unwrap();
+    run(tmp.path(), "results", &[]);
+    let o = kvbench(tmp.path(), &["report", "--format", "markdown", "--percentiles", "50,99,99.99"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("| engine | ops/s | MB/s | p50 | p99 | p99.99 | max |"), "{out}");
+    let mut args = vec!["run", "--no-progress", "--engines", "memory", "--records", "300", "--workload", "readrandom"];
+    args.extend([
+        "--out",
+        "r",
+        "--data-dir",
+        "data",
+        "--plan-dir",
+        "plans",
+        "--percentiles",
+        "90,99.999",
+        "-f",
+        "markdown",
+    ]);
+    let o = kvbench(tmp.path(), &args);
+    assert!(text(&o.stdout).contains("| p90 | p99.999 | max |"), "{}", text(&o.stdout));
+    let o = kvbench(tmp.path(), &["report", "--percentiles", "50,101"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("--percentiles") && text(&o.stderr).contains("`101` is not a percentile"),
+        "{}",
+        text(&o.stderr)
+    );
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs kvbench under PREFIX so that it runs from any directory with every runtime:
+#   PREFIX/bin/kvbench
+#   PREFIX/lib/kvbench/            kvbench's home (what KVBENCH_HOME names; found beside the binary)
+#     drivers/go/bin/              the Go worker and its one-engine workers
+#     drivers/python/.venv/        the Python worker's own venv (pinned requirements, the package)
+#     lib/libkvbench_ffi.so        the worker core the Python worker loads
+#     scenarios/                   the scenario files (`kvbench run scenarios/X.toml` from anywhere)
+# `make install PREFIX=...` builds everything first; this script only copies and makes the venv.
+#   scripts/install.sh PREFIX
+#   KVBENCH_BIN=path          the kvbench binary to install (default target/release/kvbench)
+#   KVBENCH_RUNTIMES="go python"   the worker runtimes to install (default both)
+set -euo pipefail
+prefix="${1:?usage: scripts/install.sh PREFIX}"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="${KVBENCH_BIN:-$root/target/release/kvbench}"
+runtimes="${KVBENCH_RUNTIMES:-go python}"
+mkdir -p "$prefix"
+prefix="$(cd "$prefix" && pwd)"
+home="$prefix/lib/kvbench"
+install -D -m 755 "$bin" "$prefix/bin/kvbench"
+mkdir -p "$home/drivers/go" "$home/drivers/python" "$home/lib"
+rm -rf "$home/scenarios"
+cp -r "$root/scenarios" "$home/scenarios"
+if [[ " $runtimes " == *" go "* ]]; then
+    [[ -x "$root/drivers/go/bin/kvbench-go-worker" ]] || { echo "install.sh: no Go worker: run make go" >&2; exit 1; }
+    rm -rf "$home/drivers/go/bin"
+    cp -r "$root/drivers/go/bin" "$home/drivers/go/bin"
+fi
+if [[ " $runtimes " == *" python "* ]]; then
+    core="$root/target/release/libkvbench_ffi.so"
+    [[ -f "$core" ]] || { echo "install.sh: no worker core $core: run make python" >&2; exit 1; }
+    install -m 644 "$core" "$home/lib/libkvbench_ffi.so"
+    venv="$home/drivers/python/.venv"
+    "${PYTHON:-python3}" -m venv --clear "$venv"
+    export PIP_DISABLE_PIP_VERSION_CHECK=1
+    "$venv/bin/python" -m pip install --quiet -r "$root/drivers/python/requirements.txt"
+    # A copy, not an editable install: the checkout may go away.
+    "$venv/bin/python" -m pip install --quiet --no-deps --no-build-isolation "$root/drivers/python"
+fi
+echo "installed $prefix/bin/kvbench (home $home; runtimes: rust $runtimes)"
