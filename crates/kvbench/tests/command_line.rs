@@ -117,7 +117,7 @@ fn engine_options_by_flag_are_checked_like_the_files_and_name_the_flag() {
             "memory.corrupt_every=abc",
             "-o memory.corrupt_every=abc: engine memory option `corrupt_every` = \"abc\": expected an integer",
         ),
-        ("memory.nope=1", "-o memory.nope=1: engine memory has no option `nope` (options: corrupt_every)"),
+        ("memory.nope=1", "-o memory.nope=1: engine memory has no option `nope` (options: corrupt_every"),
         ("lmdb.map_size=1", "-o lmdb.map_size=1: no row is engine or label `lmdb` (rows: memory)"),
         ("memory=1", "-o memory=1: expected ENGINE.OPTION=VALUE"),
     ] {
