@@ -14,6 +14,7 @@ mod escape;
 mod export;
 mod hlog;
 mod html;
+mod references;
 mod svg;
 mod text;
 pub mod trend;
@@ -28,6 +29,7 @@ pub use dashboard::dashboard;
 pub use escape::{csv_neutral, terminal_safe};
 pub use export::{bencher, github_action_benchmark};
 pub use hlog::hlog_files;
+pub use references::reference_section;
 pub use text::{fit_table, markdown_of, terminal_width, text_table, text_table_width};
 pub use ycsb::ycsb;
 
@@ -361,8 +363,9 @@ fn pooled_latency(same: &[&PhaseResult]) -> Option<Latency> {
 pub fn sections(r: &RunResult) -> Vec<Section> {
     let varied = compare::vary_section(r);
     let (r, spreads) = collapse(r);
-    // An article scenario's report opens with the article's own table.
-    let mut out: Vec<Section> = article_section(&r).into_iter().collect();
+    // An article scenario's report opens with the article's own table, a reference suite's
+    // with the peer's.
+    let mut out: Vec<Section> = article_section(&r).or_else(|| reference_section(&r)).into_iter().collect();
     out.push(summary(&r));
     out.extend(ratios(&r));
     out.extend(varied);

@@ -48,7 +48,13 @@ def test_every_step_and_op_kind(name, tmp_path):
     assert hello["event"] == "hello" and hello["protocol"] == 3 and events[-1] == {"event": "done"}
     assert hello["capabilities"] == list(desc.capabilities) and 0 < hello["timer_overhead_ns"] < 1e6
     assert [r["index"] for r in results] == list(range(len(steps)))
+    scans = "scan" in desc.capabilities
     for s, r in zip(steps, results):
+        if not scans and s.get("kind") in ("scan", "mixed"):
+            # Without an ordered scan the step ends at its first scan, said as unsupported (kvbench
+            # marks such phases N/A before they reach a worker); the reads before it are right.
+            assert r["error_kind"] == "unsupported" and r["mismatches"] + r["missing"] == 0, r
+            continue
         check_ok(r)
         assert r["step"] == s["step"] and r["wall_ns"] > 0 and set(r["usage"]) >= {"cpu_user_ns", "max_rss_kb"}
         if s["step"] != "ops":
@@ -64,8 +70,9 @@ def test_every_step_and_op_kind(name, tmp_path):
     by = {s["name"]: r for s, r in zip(steps, results) if s["step"] == "ops"}
     assert by["load-2"]["requests"] == 13 and by["multi-get-4"]["requests"] == 50
     assert by["update-6"]["requests"] == 30 and by["insert-7"]["requests"] == 4
-    assert set(by["mixed-10"]["hist"]) == {"get", "update", "insert", "scan", "rmw", "delete"}
-    assert by["scan-5"]["ops"] > by["scan-5"]["requests"] == 40
+    if scans:
+        assert set(by["mixed-10"]["hist"]) == {"get", "update", "insert", "scan", "rmw", "delete"}
+        assert by["scan-5"]["ops"] > by["scan-5"]["requests"] == 40
     assert results[0]["settings"] and results[-1 if "persistent" not in desc.capabilities else -6]["step"] == "close"
     if "persistent" in desc.capabilities:
         assert results[-5]["evicted"] >= 1

@@ -5,7 +5,6 @@ package engines
 import (
 	"errors"
 	"fmt"
-	"log"
 
 	"github.com/cockroachdb/pebble"
 
@@ -208,15 +207,3 @@ func (r *pebbleReader) Scan(start []byte, limit int, visit func(k, v []byte) boo
 
 func (r *pebbleReader) Refresh() error { return nil }
 func (r *pebbleReader) Close() error   { return nil }
-
-// quietLogger drops Pebble's informational lines (one per WAL replayed at every open) and
-// keeps its errors, on stderr (the job's log).
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...interface{}) {}
-func (quietLogger) Errorf(format string, args ...interface{}) {
-	log.Printf("pebble: "+format, args...)
-}
-func (quietLogger) Fatalf(format string, args ...interface{}) {
-	log.Fatal(fmt.Sprintf("pebble: "+format, args...))
-}

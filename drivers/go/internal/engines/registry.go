@@ -6,6 +6,8 @@
 package engines
 
 import (
+	"fmt"
+	"log"
 	"runtime/debug"
 	"sort"
 
@@ -65,4 +67,16 @@ func syncSetting(sync, none, commit, always string) string {
 		return always
 	}
 	return commit
+}
+
+// quietLogger drops Pebble's (v1 and v2) informational lines (one per WAL replayed at every open) and
+// keeps its errors, on stderr (the job's log).
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...interface{}) {}
+func (quietLogger) Errorf(format string, args ...interface{}) {
+	log.Printf("pebble: "+format, args...)
+}
+func (quietLogger) Fatalf(format string, args ...interface{}) {
+	log.Fatal(fmt.Sprintf("pebble: "+format, args...))
 }

@@ -61,6 +61,7 @@ func runSettleJob(t *testing.T, engine string) map[int]*settleEvent {
 func TestSettleAndInternals(t *testing.T) {
 	for _, c := range []struct{ engine, did, counter string }{
 		{"go-pebble", "compacted every key", "pebble.l0_files"},
+		{"go-pebble2", "compacted every key", "pebble.l0_files"},
 		{"go-badger", "flattened the LSM tree", "badger.lsm_bytes"},
 		{"go-goleveldb", "compacted every key", "goleveldb.l0_tables"},
 		{"go-bbolt", "nothing to settle", "bbolt.free_pages"},
@@ -89,11 +90,13 @@ func TestSettleAndInternals(t *testing.T) {
 	}
 }
 
-// Pebble's settle leaves nothing at L0 and no compaction debt.
+// Pebble's settle (v1 and v2) leaves nothing at L0 and no compaction debt.
 func TestPebbleSettleEmptiesL0(t *testing.T) {
-	in := runSettleJob(t, "go-pebble")[3].Internals
-	if in["pebble.l0_files"] != 0 || in["pebble.compaction_debt_bytes"] != 0 || in["pebble.sstable_bytes"] == 0 {
-		t.Fatalf("after settle: %v", in)
+	for _, engine := range []string{"go-pebble", "go-pebble2"} {
+		in := runSettleJob(t, engine)[3].Internals
+		if in["pebble.l0_files"] != 0 || in["pebble.compaction_debt_bytes"] != 0 || in["pebble.sstable_bytes"] == 0 {
+			t.Fatalf("%s after settle: %v", engine, in)
+		}
 	}
 }
 

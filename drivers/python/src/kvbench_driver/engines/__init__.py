@@ -15,6 +15,9 @@ REGISTRY: list[tuple[str, str]] = [
     ("py-rocksdict", "py_rocksdict"),
     ("py-speedict", "py_speedict"),
     ("py-plyvel", "py_plyvel"),
+    ("py-diskcache", "py_diskcache"),
+    ("py-dbm", "py_dbm"),
+    ("py-sqlite3", "py_sqlite3"),
 ]
 
 
