@@ -2,7 +2,7 @@
 //! (the `memcache` crate took ~230 µs per set on this machine against ~75 µs for pymemcache;
 //! see docs/servers.md). The server kvbench starts listens only on a Unix socket in its private
 //! directory (`memcached+unix:///PATH`); a server given by URL is reached over TCP
-//! (`memcached://HOST:PORT`, TCP_NODELAY). One connection per reader thread (or `connections` of them, for pipelined get phases), buffered reads,
+//! (`memcached://HOST:PORT`, TCP_NODELAY). Each thread has its own connections (one for writes, one or `connections` for reads), buffered reads,
 //! each request written with one system call. Sets wait for `STORED` (no
 //! `noreply`), so a set is timed until the server has answered.
 //!

@@ -1,7 +1,9 @@
-//! `redis`: a Redis server over loopback through the `redis` crate's synchronous connection.
-//! One connection per reader thread (or `connections` of them); GET per key, MGET for multi-get;
-//! a write batch goes out as one pipeline (or windows of `pipeline` commands), optionally inside
-//! MULTI/EXEC; a pipelined get phase keeps `pipeline` GETs in flight on each connection. No ordered scan (Redis keys are unordered).
+//! `redis`: a Redis server over loopback; timed requests on kvbench's RESP connection
+//! (`resp.rs`), set-up through the `redis` crate. Each thread has its own connections: one for
+//! reads (or `connections` of them) and one for writes. GET per key, MGET for multi-get; a write
+//! batch goes out as one pipeline (or windows of `pipeline` commands), optionally inside
+//! MULTI/EXEC; a pipelined get phase keeps `pipeline` GETs in flight on each connection. No
+//! ordered scan (Redis keys are unordered).
 //!
 //! Durability (`sync`) is applied with CONFIG SET in the untimed `prepare` step (or on first use
 //! when a caller skips it), because one server serves every variant of a run: `none` → no AOF, no RDB snapshots; `commit`/`always` → AOF with
