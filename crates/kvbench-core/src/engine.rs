@@ -226,6 +226,13 @@ pub trait Engine: Send + Sync {
     /// A reader for one thread; it may keep a read transaction open until dropped.
     fn reader(&self) -> Result<Box<dyn Reader + '_>>;
 
+    /// A writer for one thread, when the engine has per-thread write handles (a server engine's
+    /// own connection): threads that write then never wait on each other inside the client.
+    /// `None` (the default): the thread writes through [`Engine::write`].
+    fn writer(&self) -> Result<Option<Box<dyn Writer + '_>>> {
+        Ok(None)
+    }
+
     /// Work that is not opening the engine (a server's clean-up, settings, waits for a
     /// rewrite or checkpoint): a separate step that reports keep out of `open`.
     fn prepare(&mut self) -> Result<()> {
@@ -260,6 +267,11 @@ pub trait Engine: Send + Sync {
     fn settle(&mut self) -> Result<String> {
         Err(EngineError::Unsupported("this engine has no settle (flush and compact) step".into()))
     }
+}
+
+/// One thread's write handle ([`Engine::writer`]); same contract as [`Engine::write`].
+pub trait Writer {
+    fn write(&mut self, batch: &[WriteOp<'_>]) -> Result<()>;
 }
 
 pub trait Reader {
@@ -312,17 +324,21 @@ pub trait Reader {
         1
     }
 
-    /// Write GET requests for `keys` on connection `conn` without reading their replies
-    /// (pipelining; server engines with the `pipeline` option). The worker times from this
-    /// call to the end of [`Reader::recv_gets`]; engines without such a client leave it
-    /// unsupported, and the policy asks it only of rows that set those options.
+    /// Write GET requests for `keys` on connection `conn` in one write, without reading their
+    /// replies (pipelining; server engines with the `pipeline` option). The worker times each
+    /// GET from this call to the [`Reader::recv_gets`] that returns its reply; engines without
+    /// such a client leave it unsupported, and the policy asks it only of rows that set those
+    /// options.
     fn send_gets(&mut self, _conn: usize, _keys: &[&[u8]]) -> Result<()> {
         Err(EngineError::Unsupported("pipelined gets".into()))
     }
 
-    /// Read the replies to the `n` GETs last sent on `conn`, in order, into `out` (cleared
-    /// first). Every reply is read even after a bad one, so the connection stays in step.
-    fn recv_gets(&mut self, _conn: usize, _n: usize, _out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+    /// Read replies to the GETs in flight on `conn`, oldest first, into `out` (cleared first):
+    /// every reply that has already arrived, at least one and at most `max`, waiting only for
+    /// the first, so the caller can refill the pipeline as replies come in. A bad reply is an
+    /// entry of its own (`None`, the error returned after the others); an error with `out`
+    /// empty means the connection is lost.
+    fn recv_gets(&mut self, _conn: usize, _max: usize, _out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
         Err(EngineError::Unsupported("pipelined gets".into()))
     }
 

@@ -12,6 +12,10 @@ pub const BUSY_SHARE: f64 = 0.90;
 /// An achieved rate this much below the target is "not sustained".
 pub const RATE_TOLERANCE: f64 = 0.05;
 
+/// A client's CPU per operation this much above what it spent on the same work with fewer
+/// threads is "growing with threads".
+pub const CPU_GROWTH: f64 = 0.25;
+
 /// What one phase used and achieved, from its raw counters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PhaseLoad {
@@ -35,6 +39,10 @@ pub enum Saturation {
     ClientBusy { share: f64 },
     /// The open loop delivered `achieved` operations per second of the `target` asked.
     RateShort { target: f64, achieved: f64, client_share: f64 },
+    /// The client's own CPU per operation grew from `cpu_ns.0` at `threads.0` threads to
+    /// `cpu_ns.1` at `threads.1` while the server had capacity to spare (`server_share` of its
+    /// CPU, when measured): the client's threads contend with each other.
+    ClientScaling { threads: (u32, u32), cpu_ns: (f64, f64), server_share: Option<f64> },
 }
 
 impl Saturation {
@@ -52,6 +60,19 @@ impl Saturation {
                 (1.0 - achieved / target) * 100.0,
                 client_share * 100.0,
                 if *client_share >= BUSY_SHARE { "load generator" } else { "store" }
+            ),
+            Saturation::ClientScaling { threads, cpu_ns, server_share } => format!(
+                "load generator contended: its CPU per op grew from {:.1} µs at {} thread{} to {:.1} µs at {} \
+                 threads while the server {}, so the client, not the store, limits this phase",
+                cpu_ns.0 / 1e3,
+                threads.0,
+                if threads.0 == 1 { "" } else { "s" },
+                cpu_ns.1 / 1e3,
+                threads.1,
+                match server_share {
+                    Some(s) => format!("was on CPU {:.0}% of the phase", s * 100.0),
+                    None => "was not measured as saturated".into(),
+                }
             ),
         }
     }
@@ -83,6 +104,31 @@ pub fn check(p: &PhaseLoad) -> Vec<Saturation> {
         }
     }
     out
+}
+
+/// Client CPU per operation in ns (None for a phase without operations).
+pub fn cpu_per_op(p: &PhaseLoad) -> Option<f64> {
+    (p.ops > 0).then(|| (p.cpu_user_ns + p.cpu_sys_ns) as f64 / p.ops as f64)
+}
+
+/// Compare a server phase with the same work run with fewer threads (`base`): the warning when
+/// the client's own CPU per op grew by more than [`CPU_GROWTH`] while the server was not
+/// saturated (`server_share`: the server's CPU over its capacity in the phase, when measured).
+/// Added threads should add throughput at the same cost per op; a client whose cost per op
+/// grows spends it on its own contention (a shared lock or connection).
+pub fn scaling(base: &PhaseLoad, p: &PhaseLoad, server_share: Option<f64>) -> Option<Saturation> {
+    if p.store_in_process || base.store_in_process || p.threads <= base.threads {
+        return None;
+    }
+    if server_share.is_some_and(|s| s >= BUSY_SHARE) {
+        return None;
+    }
+    let (from, to) = (cpu_per_op(base)?, cpu_per_op(p)?);
+    (to > from * (1.0 + CPU_GROWTH)).then_some(Saturation::ClientScaling {
+        threads: (base.threads, p.threads),
+        cpu_ns: (from, to),
+        server_share,
+    })
 }
 
 #[cfg(test)]
@@ -148,6 +194,37 @@ mod tests {
         let w = check(&p);
         assert_eq!(w.len(), 2);
         assert!(w[1].message().ends_with("load generator"), "{}", w[1].message());
+    }
+
+    /// 100 000 ops at `cpu_us` µs of client CPU each, on `threads` threads.
+    fn per_op(cpu_us: f64, threads: u32) -> PhaseLoad {
+        PhaseLoad { ops: 100_000, ..server_phase((cpu_us * 1e3 * 100_000.0) as u64, threads) }
+    }
+
+    #[test]
+    fn client_cpu_per_op_growing_with_threads_is_reported() {
+        // The issue's figures: 8.5 µs per op at 1 thread, 14 at 2, the server not saturated.
+        let w = scaling(&per_op(8.5, 1), &per_op(14.0, 2), Some(0.4)).expect("a warning");
+        let Saturation::ClientScaling { threads, cpu_ns, .. } = w else { panic!("{w:?}") };
+        assert_eq!(threads, (1, 2));
+        assert!((cpu_ns.0 - 8_500.0).abs() < 1.0 && (cpu_ns.1 - 14_000.0).abs() < 1.0, "{cpu_ns:?}");
+        let m = w.message();
+        assert!(m.contains("8.5 µs at 1 thread to 14.0 µs at 2 threads") && m.contains("40%"), "{m}");
+        assert!(scaling(&per_op(8.5, 1), &per_op(14.0, 2), None).is_some(), "an unmeasured server");
+    }
+
+    #[test]
+    fn client_cpu_per_op_steady_with_threads_is_not_a_warning() {
+        assert_eq!(scaling(&per_op(8.5, 1), &per_op(9.5, 2), Some(0.4)), None, "within 25%");
+        assert_eq!(scaling(&per_op(8.5, 2), &per_op(14.0, 2), Some(0.4)), None, "not more threads");
+    }
+
+    #[test]
+    fn a_saturated_server_or_an_embedded_store_explains_the_growth() {
+        assert_eq!(scaling(&per_op(8.5, 1), &per_op(14.0, 2), Some(0.95)), None, "the server was the limit");
+        let embedded = |p: PhaseLoad| PhaseLoad { store_in_process: true, ..p };
+        assert_eq!(scaling(&embedded(per_op(8.5, 1)), &embedded(per_op(14.0, 2)), None), None);
+        assert_eq!(scaling(&per_op(8.5, 1), &PhaseLoad { ops: 0, ..per_op(14.0, 2) }, None), None);
     }
 
     #[test]

@@ -108,6 +108,37 @@ pub fn run(desc: &EngineDescriptor, dir: &Path, url: Option<&str>) -> Result<(),
 }
 
 /// [`run`] against a server that needs a credential.
+/// A server engine gives each thread a writer of its own (its own connection): two threads
+/// write at once through theirs, and a reader then sees every write.
+fn writers_on_threads(e: &dyn Engine, oracle: &mut Oracle) -> Result<(), String> {
+    let keys = |t: u32| (0..20u32).map(move |i| (key(300 + 20 * t + i), value(i, 2)));
+    std::thread::scope(|s| {
+        let threads: Vec<_> = (0..2u32)
+            .map(|t| {
+                s.spawn(move || -> Result<(), String> {
+                    let mut w =
+                        e.writer().map_err(|e| e.to_string())?.ok_or("a server engine without writers per thread")?;
+                    for (k, v) in keys(t) {
+                        w.write(&[WriteOp { key: &k, value: Some(&v) }])
+                            .map_err(|e| format!("thread's writer: {e}"))?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        threads.into_iter().try_for_each(|h| h.join().unwrap_or_else(|_| Err("a writer thread panicked".into())))
+    })?;
+    let mut r = e.reader().map_err(|e| e.to_string())?;
+    let mut buf = Vec::new();
+    for (k, v) in (0..2).flat_map(keys) {
+        if !r.get(&k, &mut buf).map_err(|e| e.to_string())? || buf != v {
+            return Err("a write through a thread's own writer is not read back".into());
+        }
+        oracle.insert(k, v);
+    }
+    Ok(())
+}
+
 pub fn run_on(desc: &EngineDescriptor, dir: &Path, t: Target<'_>) -> Result<(), String> {
     let caps = desc.capabilities;
     let options = Options::parse(desc.name, desc.options, &BTreeMap::new())?;
@@ -151,6 +182,9 @@ pub fn run_on(desc: &EngineDescriptor, dir: &Path, t: Target<'_>) -> Result<(), 
         let mut buf = Vec::new();
         if !r.get(&key(1), &mut buf).map_err(|e| e.to_string())? || buf != b"fresh" {
             return Err("a refreshed reader does not see a write made after it was created".into());
+        }
+        if desc.start_server.is_some() {
+            writers_on_threads(e.as_ref(), &mut oracle)?;
         }
     }
     e.close().map_err(|e| format!("close: {e}"))?;

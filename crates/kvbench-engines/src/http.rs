@@ -258,7 +258,7 @@ fn open(args: &OpenArgs<'_>, served: &str) -> Result<Box<dyn Engine>> {
     settings.insert("auth".into(), if token.is_some() { "bearer token" } else { "none" }.into());
     settings.insert(
         "transport".into(),
-        "HTTP/1.1 keep-alive over TCP (TCP_NODELAY), one connection per reader thread and one for writes".into(),
+        "HTTP/1.1 keep-alive over TCP (TCP_NODELAY), each thread its own connections for reads and writes".into(),
     );
     settings
         .insert("multi_get".into(), "one POST /kv/mget per request (the server calls the engine's multi_get)".into());
@@ -267,26 +267,50 @@ fn open(args: &OpenArgs<'_>, served: &str) -> Result<Box<dyn Engine>> {
     Ok(Box::new(Http { host, port, token, writer: Mutex::new(c), settings }))
 }
 
-impl Engine for Http {
-    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        let mut body = Vec::with_capacity(batch.iter().map(|w| 9 + w.key.len() + w.value.map_or(0, |v| v.len())).sum());
-        for w in batch {
-            match w.value {
-                Some(v) => {
-                    body.push(1);
-                    put_bytes(&mut body, w.key);
-                    put_bytes(&mut body, v);
-                }
-                None => {
-                    body.push(0);
-                    put_bytes(&mut body, w.key);
-                }
+/// One POST /kv/write for `batch` on `c` (`body` and `out` are reused buffers).
+fn post_write(c: &mut Conn, body: &mut Vec<u8>, out: &mut Vec<u8>, batch: &[WriteOp<'_>]) -> Result<()> {
+    body.clear();
+    for w in batch {
+        match w.value {
+            Some(v) => {
+                body.push(1);
+                put_bytes(body, w.key);
+                put_bytes(body, v);
+            }
+            None => {
+                body.push(0);
+                put_bytes(body, w.key);
             }
         }
+    }
+    let status = c.call("POST", "/kv/write", body, out)?;
+    expect_ok("POST /kv/write", status, out)
+}
+
+/// One thread's writes on its own connection.
+struct HttpWriter {
+    conn: Conn,
+    body: Vec<u8>,
+    out: Vec<u8>,
+}
+
+impl Writer for HttpWriter {
+    fn write(&mut self, batch: &[WriteOp<'_>]) -> Result<()> {
+        post_write(&mut self.conn, &mut self.body, &mut self.out, batch)
+    }
+}
+
+impl Engine for Http {
+    /// Callers without a thread of their own (the worker gives each thread a writer) share
+    /// the engine's connection.
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
         let mut c = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
-        let mut out = Vec::new();
-        let status = c.call("POST", "/kv/write", &body, &mut out)?;
-        expect_ok("POST /kv/write", status, &out)
+        post_write(&mut c, &mut Vec::new(), &mut Vec::new(), batch)
+    }
+
+    fn writer(&self) -> Result<Option<Box<dyn Writer + '_>>> {
+        let conn = Conn::connect(&self.host, self.port, self.token.as_deref())?;
+        Ok(Some(Box::new(HttpWriter { conn, body: Vec::new(), out: Vec::new() })))
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {

@@ -7,6 +7,7 @@ pub mod etcdcluster;
 pub mod http;
 pub mod memory;
 pub mod registry;
+pub mod resp;
 pub mod server;
 
 // The engine modules of engines.toml (memory and http are declared above), each behind the

@@ -2,7 +2,7 @@
 //! (the `memcache` crate took ~230 µs per set on this machine against ~75 µs for pymemcache;
 //! see docs/servers.md). The server kvbench starts listens only on a Unix socket in its private
 //! directory (`memcached+unix:///PATH`); a server given by URL is reached over TCP
-//! (`memcached://HOST:PORT`, TCP_NODELAY). One connection per reader thread (or `connections` of them, for pipelined get phases), buffered reads,
+//! (`memcached://HOST:PORT`, TCP_NODELAY). Each thread has its own connections (one for writes, one or `connections` for reads), buffered reads,
 //! each request written with one system call. Sets wait for `STORED` (no
 //! `noreply`), so a set is timed until the server has answered.
 //!
@@ -372,6 +372,19 @@ impl Conn {
         Ok(true)
     }
 
+    /// Whether the reply to a `get` has arrived whole (the next read will not wait for it).
+    fn get_reply_ready(&self) -> bool {
+        let buf = self.inp.buffer();
+        let Some(eol) = buf.iter().position(|&b| b == b'\n') else { return false };
+        let line = &buf[..=eol];
+        if !line.starts_with(b"VALUE ") {
+            return true; // END, or an error line
+        }
+        let len = line.rsplit(|&b| b == b' ').next().and_then(|p| std::str::from_utf8(p).ok()?.trim().parse().ok());
+        // Header, data + CRLF, then END CRLF.
+        len.is_some_and(|len: usize| buf.len() >= eol + 1 + len + 2 + 5)
+    }
+
     fn check_error_line(&self, what: &str) -> Result<()> {
         if self.line.starts_with(b"SERVER_ERROR") || self.line.starts_with(b"CLIENT_ERROR") || self.line == b"ERROR\r\n"
         {
@@ -442,8 +455,44 @@ pub struct Engine {
     codec: KeyCodec,
     pipeline: usize,
     connections: usize,
-    writer: Mutex<(Conn, Vec<u8>)>,
+    /// The writer of callers without a thread of their own (`Engine::write`); the worker gives
+    /// each thread its own ([`kvbench_core::engine::Engine::writer`]).
+    shared: Mutex<McWriter>,
     settings: BTreeMap<String, String>,
+}
+
+/// One thread's writes on its own connection, in windows of `depth` requests written at once.
+struct McWriter {
+    conn: Conn,
+    codec: KeyCodec,
+    depth: usize,
+    key: Vec<u8>,
+}
+
+impl Writer for McWriter {
+    fn write(&mut self, batch: &[WriteOp<'_>]) -> Result<()> {
+        let (conn, key) = (&mut self.conn, &mut self.key);
+        for window in batch.chunks(self.depth) {
+            for w in window {
+                self.codec.encode(w.key, key)?;
+                match w.value {
+                    Some(v) => conn.push_set(key, v),
+                    None => conn.push_delete(key),
+                }
+            }
+            conn.flush()?;
+            let mut first_err = None;
+            for w in window {
+                if let Err(e) = conn.read_store_reply(w.value.is_none()) {
+                    first_err.get_or_insert(e);
+                }
+            }
+            if let Some(e) = first_err {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
 }
 
 fn open(args: &OpenArgs<'_>) -> Result<Box<dyn kvbench_core::engine::Engine>> {
@@ -520,7 +569,9 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn kvbench_core::engine::Engine>> {
         }
         std::fs::write(&marker, &prefix)?;
     }
-    Ok(Box::new(Engine { addr, timeout, codec, pipeline, connections, writer: Mutex::new((conn, Vec::new())), settings }))
+    let depth = if pipeline == 0 { usize::MAX } else { pipeline };
+    let shared = Mutex::new(McWriter { conn, codec: codec.clone(), depth, key: Vec::new() });
+    Ok(Box::new(Engine { addr, timeout, codec, pipeline, connections, shared, settings }))
 }
 
 /// How the server is reached, for the report: a TCP server given by URL has no authentication.
@@ -579,40 +630,26 @@ fn url_decode(s: &[u8]) -> Vec<u8> {
     out
 }
 
+impl Engine {
+    fn connect(&self) -> Result<Conn> {
+        Conn::connect(&self.addr, self.timeout)
+            .map_err(|e| EngineError::Store(format!("cannot connect to memcached at {}: {e}", self.addr)))
+    }
+}
+
 impl kvbench_core::engine::Engine for Engine {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        let mut guard = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
-        let (conn, key) = &mut *guard;
-        let depth = if self.pipeline == 0 { batch.len().max(1) } else { self.pipeline };
-        for window in batch.chunks(depth) {
-            for w in window {
-                self.codec.encode(w.key, key)?;
-                match w.value {
-                    Some(v) => conn.push_set(key, v),
-                    None => conn.push_delete(key),
-                }
-            }
-            conn.flush()?;
-            let mut first_err = None;
-            for w in window {
-                if let Err(e) = conn.read_store_reply(w.value.is_none()) {
-                    first_err.get_or_insert(e);
-                }
-            }
-            if let Some(e) = first_err {
-                return Err(e);
-            }
-        }
-        Ok(())
+        self.shared.lock().map_err(|_| EngineError::store("lock poisoned"))?.write(batch)
+    }
+
+    fn writer(&self) -> Result<Option<Box<dyn Writer + '_>>> {
+        let depth = if self.pipeline == 0 { usize::MAX } else { self.pipeline };
+        Ok(Some(Box::new(McWriter { conn: self.connect()?, codec: self.codec.clone(), depth, key: Vec::new() })))
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        let connect = || {
-            Conn::connect(&self.addr, self.timeout)
-                .map_err(|e| EngineError::Store(format!("cannot connect to memcached at {}: {e}", self.addr)))
-        };
-        let conn = connect()?;
-        let more = (1..self.connections).map(|_| connect()).collect::<Result<Vec<_>>>()?;
+        let conn = self.connect()?;
+        let more = (1..self.connections).map(|_| self.connect()).collect::<Result<Vec<_>>>()?;
         Ok(Box::new(MemcachedReader { conn, more, codec: self.codec.clone(), keys: Vec::new(), key: Vec::new() }))
     }
 
@@ -669,18 +706,22 @@ impl Reader for MemcachedReader {
         Ok(c.flush()?)
     }
 
-    fn recv_gets(&mut self, conn: usize, n: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+    fn recv_gets(&mut self, conn: usize, max: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
         out.clear();
         let c = conn_at(&mut self.conn, &mut self.more, conn)?;
         let mut first_err = None;
-        for _ in 0..n {
+        while out.len() < max.max(1) {
             let mut v = Vec::new();
             match c.read_get_reply(&mut v) {
                 Ok(found) => out.push(found.then_some(v)),
+                Err(e @ EngineError::Io(_)) => return Err(e),
                 Err(e) => {
                     out.push(None);
                     first_err.get_or_insert(e);
                 }
+            }
+            if !c.get_reply_ready() {
+                break;
             }
         }
         first_err.map_or(Ok(()), Err)

@@ -270,7 +270,8 @@ enum Load {
     CopyBinary,
 }
 
-struct Writer {
+/// A writer connection's prepared statements and COPY buffer.
+struct Stmts {
     insert: Statement,
     upsert: Statement,
     delete: Statement,
@@ -296,7 +297,7 @@ pub struct Postgres {
     /// True until finish_load, when the table was empty after the prepare step.
     loading: AtomicBool,
     /// The writer's connection, with its statements once the table is in place.
-    writer: Mutex<(Client, Option<Writer>)>,
+    writer: Mutex<(Client, Option<Stmts>)>,
     pool: Mutex<Vec<ReadConn>>,
     settings: Mutex<BTreeMap<String, String>>,
     setup: Setup,
@@ -562,17 +563,22 @@ impl Postgres {
 }
 
 /// The writer's statements, and whether the table is empty (the load may then use its method).
-fn prepare_writer(client: &mut Client, table: &str) -> Result<(Option<Writer>, bool)> {
+fn prepare_writer(client: &mut Client, table: &str) -> Result<(Option<Stmts>, bool)> {
+    let stmts = prepare_stmts(client, table)?;
+    let empty: bool = client
+        .query_one(&format!("SELECT NOT EXISTS (SELECT 1 FROM {table})"), &[])
+        .map_err(pg("check the table"))?
+        .get(0);
+    Ok((Some(stmts), empty))
+}
+
+fn prepare_stmts(client: &mut Client, table: &str) -> Result<Stmts> {
     let insert = client.prepare(&format!("INSERT INTO {table} (k, v) VALUES ($1, $2)")).map_err(pg("prepare"))?;
     let upsert = client
         .prepare(&format!("INSERT INTO {table} (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v"))
         .map_err(pg("prepare"))?;
     let delete = client.prepare(&format!("DELETE FROM {table} WHERE k = $1")).map_err(pg("prepare"))?;
-    let empty: bool = client
-        .query_one(&format!("SELECT NOT EXISTS (SELECT 1 FROM {table})"), &[])
-        .map_err(pg("check the table"))?
-        .get(0);
-    Ok((Some(Writer { insert, upsert, delete, multi: HashMap::new(), copy_buf: Vec::new() }), empty))
+    Ok(Stmts { insert, upsert, delete, multi: HashMap::new(), copy_buf: Vec::new() })
 }
 
 fn run_one<G: ::postgres::GenericClient>(c: &mut G, put: &Statement, del: &Statement, op: &WriteOp<'_>) -> Result<()> {
@@ -608,7 +614,7 @@ fn push_copy_text(buf: &mut Vec<u8>, b: &[u8], text: bool) {
 }
 
 impl Postgres {
-    fn copy(&self, c: &mut Client, w: &mut Writer, batch: &[WriteOp<'_>]) -> Result<()> {
+    fn copy(&self, c: &mut Client, w: &mut Stmts, batch: &[WriteOp<'_>]) -> Result<()> {
         let binary = self.load == Load::CopyBinary;
         let sql = format!("COPY {} (k, v) FROM STDIN{}", self.table, if binary { " (FORMAT binary)" } else { "" });
         let mut buf = std::mem::take(&mut w.copy_buf);
@@ -651,7 +657,7 @@ impl Postgres {
         result
     }
 
-    fn multi_insert(&self, c: &mut Client, w: &mut Writer, batch: &[WriteOp<'_>]) -> Result<()> {
+    fn multi_insert(&self, c: &mut Client, w: &mut Stmts, batch: &[WriteOp<'_>]) -> Result<()> {
         let mut tx = c.transaction().map_err(pg("BEGIN"))?;
         for chunk in batch.chunks(self.rows_per_insert) {
             let n = chunk.len();
@@ -680,7 +686,7 @@ impl Postgres {
 
     /// One statement per write (INSERT while loading, upsert/delete after), in one transaction
     /// per batch; a batch of one is a single autocommit statement.
-    fn statements(&self, c: &mut Client, w: &mut Writer, batch: &[WriteOp<'_>], loading: bool) -> Result<()> {
+    fn statements(&self, c: &mut Client, w: &mut Stmts, batch: &[WriteOp<'_>], loading: bool) -> Result<()> {
         let put = if loading { w.insert.clone() } else { w.upsert.clone() };
         let del = w.delete.clone();
         if batch.len() == 1 {
@@ -709,21 +715,51 @@ impl Postgres {
     }
 }
 
-impl Engine for Postgres {
-    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+impl Postgres {
+    /// Apply `batch` on connection `c` with its statements `w`: while the table is being
+    /// loaded, the load method; otherwise one statement per write.
+    fn write_on(&self, c: &mut Client, w: &mut Stmts, batch: &[WriteOp<'_>]) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        self.setup()?;
-        let mut guard = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
-        let (c, w) = &mut *guard;
-        let w = w.as_mut().ok_or_else(|| EngineError::store("postgres: the table is not prepared"))?;
         let loading = self.loading.load(Ordering::Relaxed) && batch.iter().all(|op| op.value.is_some());
         match (loading, self.load) {
             (true, Load::CopyText | Load::CopyBinary) => self.copy(c, w, batch),
             (true, Load::MultiInsert) => self.multi_insert(c, w, batch),
             (loading, _) => self.statements(c, w, batch, loading),
         }
+    }
+}
+
+/// One thread's writes on its own connection and statements.
+struct PgWriter<'a> {
+    client: Client,
+    stmts: Stmts,
+    engine: &'a Postgres,
+}
+
+impl Writer for PgWriter<'_> {
+    fn write(&mut self, batch: &[WriteOp<'_>]) -> Result<()> {
+        self.engine.write_on(&mut self.client, &mut self.stmts, batch)
+    }
+}
+
+impl Engine for Postgres {
+    /// Callers without a thread of their own (the worker gives each thread a writer) share
+    /// the engine's connection.
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        self.setup()?;
+        let mut guard = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+        let (c, w) = &mut *guard;
+        let w = w.as_mut().ok_or_else(|| EngineError::store("postgres: the table is not prepared"))?;
+        self.write_on(c, w, batch)
+    }
+
+    fn writer(&self) -> Result<Option<Box<dyn Writer + '_>>> {
+        self.setup()?;
+        let mut client = connect(&self.config, self.sync_commit)?;
+        let stmts = prepare_stmts(&mut client, &self.table)?;
+        Ok(Some(Box::new(PgWriter { client, stmts, engine: self })))
     }
 
     fn prepare(&mut self) -> Result<()> {

@@ -1,7 +1,9 @@
-//! `redis`: a Redis server over loopback through the `redis` crate's synchronous connection.
-//! One connection per reader thread (or `connections` of them); GET per key, MGET for multi-get;
-//! a write batch goes out as one pipeline (or windows of `pipeline` commands), optionally inside
-//! MULTI/EXEC; a pipelined get phase keeps `pipeline` GETs in flight on each connection. No ordered scan (Redis keys are unordered).
+//! `redis`: a Redis server over loopback; timed requests on kvbench's RESP connection
+//! (`resp.rs`), set-up through the `redis` crate. Each thread has its own connections: one for
+//! reads (or `connections` of them) and one for writes. GET per key, MGET for multi-get; a write
+//! batch goes out as one pipeline (or windows of `pipeline` commands), optionally inside
+//! MULTI/EXEC; a pipelined get phase keeps `pipeline` GETs in flight on each connection. No
+//! ordered scan (Redis keys are unordered).
 //!
 //! Durability (`sync`) is applied with CONFIG SET in the untimed `prepare` step (or on first use
 //! when a caller skips it), because one server serves every variant of a run: `none` → no AOF, no RDB snapshots; `commit`/`always` → AOF with
@@ -14,9 +16,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use ::redis::{Connection, ConnectionLike, Value};
+use ::redis::Connection;
 use kvbench_core::engine::*;
 
+use crate::resp;
 use crate::server::{self, ServerProcess};
 
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
@@ -174,12 +177,17 @@ fn err(e: ::redis::RedisError) -> EngineError {
 }
 
 pub struct Redis {
-    client: ::redis::Client,
+    /// Where and how clients connect (address, password, database).
+    info: ::redis::ConnectionInfo,
     prefix: Vec<u8>,
     pipeline: usize,
     connections: usize,
     atomic: bool,
-    writer: Mutex<Connection>,
+    /// Set-up and administration (CONFIG, INFO, clearing the namespace), never timed.
+    admin: Mutex<Connection>,
+    /// The writer of callers without a thread of their own (`Engine::write`); the worker gives
+    /// each thread its own ([`Engine::writer`]).
+    shared: Mutex<Option<RedisWriter>>,
     settings: Mutex<BTreeMap<String, String>>,
     setup: Setup,
     /// Set once the job's server state is in place (by `prepare`, or on first use).
@@ -236,7 +244,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         _ if info.redis.password.is_some() => format!("TCP {url} with a password"),
         _ => format!("TCP {url} without authentication (server given by --url / row url)"),
     };
-    let client = ::redis::Client::open(info).map_err(|e| EngineError::Option(format!("redis url: {e}")))?;
+    let client = ::redis::Client::open(info.clone()).map_err(|e| EngineError::Option(format!("redis url: {e}")))?;
     let mut c = connect(&client).map_err(|e| EngineError::Store(format!("cannot connect to {url}: {e}")))?;
     let prefix = o.text("prefix").unwrap_or_default().into_bytes();
     let pipeline = o.int("pipeline").unwrap_or(0).max(0) as usize;
@@ -267,12 +275,13 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     };
     let prepared = AtomicBool::new(setup.marker.exists());
     Ok(Box::new(Redis {
-        client,
+        info,
         prefix,
         pipeline,
         connections,
         atomic,
-        writer: Mutex::new(c),
+        admin: Mutex::new(c),
+        shared: Mutex::new(None),
         settings: Mutex::new(settings),
         setup,
         prepared,
@@ -309,7 +318,7 @@ impl Redis {
         if self.prepared.load(Ordering::Acquire) {
             return Ok(());
         }
-        let mut c = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+        let mut c = self.admin.lock().map_err(|_| EngineError::store("lock poisoned"))?;
         let mut settings = self.settings.lock().map_err(|_| EngineError::store("lock poisoned"))?;
         let s = &self.setup;
         if s.configure {
@@ -393,6 +402,22 @@ fn clear_prefix(c: &mut Connection, prefix: &[u8]) -> Result<u64> {
     }
 }
 
+impl Redis {
+    /// A connection of the timed paths.
+    fn conn(&self) -> Result<resp::Conn> {
+        resp::Conn::connect(&self.info, IO_TIMEOUT)
+    }
+
+    fn new_writer(&self) -> Result<RedisWriter> {
+        self.setup()?;
+        let depth = if self.pipeline == 0 { usize::MAX } else { self.pipeline };
+        Ok(RedisWriter { conn: self.conn()?, prefix: self.prefix.clone(), depth, atomic: self.atomic, cmd: Vec::new() })
+    }
+}
+
+/// How long a timed path waits on the server before it gives up.
+const IO_TIMEOUT: Duration = Duration::from_secs(120);
+
 impl Engine for Redis {
     fn prepare(&mut self) -> Result<()> {
         self.prepared.store(false, Ordering::Release);
@@ -400,34 +425,21 @@ impl Engine for Redis {
     }
 
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        self.setup()?;
-        let mut c = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
-        let depth = if self.pipeline == 0 { batch.len().max(1) } else { self.pipeline };
-        let mut key = Vec::with_capacity(self.prefix.len() + 64);
-        for window in batch.chunks(depth) {
-            let mut pipe = ::redis::pipe();
-            if self.atomic {
-                pipe.atomic();
-            }
-            for w in window {
-                key.clear();
-                key.extend_from_slice(&self.prefix);
-                key.extend_from_slice(w.key);
-                match w.value {
-                    Some(v) => pipe.cmd("SET").arg(&key).arg(v).ignore(),
-                    None => pipe.cmd("DEL").arg(&key).ignore(),
-                };
-            }
-            pipe.query::<()>(&mut *c).map_err(err)?;
+        let mut w = self.shared.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+        if w.is_none() {
+            *w = Some(self.new_writer()?);
         }
-        Ok(())
+        w.as_mut().map_or(Ok(()), |w| w.write(batch))
+    }
+
+    fn writer(&self) -> Result<Option<Box<dyn Writer + '_>>> {
+        Ok(Some(Box::new(self.new_writer()?)))
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
         self.setup()?;
-        let conn = connect(&self.client)?;
-        let more = (1..self.connections).map(|_| connect(&self.client)).collect::<Result<Vec<_>>>()?;
-        Ok(Box::new(RedisReader { conn, more, prefix: &self.prefix, cmd: Vec::with_capacity(256) }))
+        let conns = (0..self.connections).map(|_| self.conn()).collect::<Result<Vec<_>>>()?;
+        Ok(Box::new(RedisReader { conns, prefix: &self.prefix, cmd: Vec::with_capacity(256) }))
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
@@ -435,69 +447,65 @@ impl Engine for Redis {
     }
 }
 
+/// One thread's writes on its own connection: each window of `depth` commands goes out in one
+/// write (inside MULTI/EXEC when atomic) and all its replies are read before the next.
+struct RedisWriter {
+    conn: resp::Conn,
+    prefix: Vec<u8>,
+    depth: usize,
+    atomic: bool,
+    cmd: Vec<u8>,
+}
+
+impl Writer for RedisWriter {
+    fn write(&mut self, batch: &[WriteOp<'_>]) -> Result<()> {
+        for window in batch.chunks(self.depth) {
+            self.cmd.clear();
+            if self.atomic {
+                resp::push_command(&mut self.cmd, &[b"MULTI"]);
+            }
+            for w in window {
+                match w.value {
+                    Some(v) => {
+                        resp::push_header(&mut self.cmd, 3);
+                        resp::push_arg(&mut self.cmd, &[b"SET"]);
+                        resp::push_arg(&mut self.cmd, &[&self.prefix, w.key]);
+                        resp::push_arg(&mut self.cmd, &[v]);
+                    }
+                    None => {
+                        resp::push_header(&mut self.cmd, 2);
+                        resp::push_arg(&mut self.cmd, &[b"DEL"]);
+                        resp::push_arg(&mut self.cmd, &[&self.prefix, w.key]);
+                    }
+                }
+            }
+            if self.atomic {
+                resp::push_command(&mut self.cmd, &[b"EXEC"]);
+            }
+            self.conn.send(&self.cmd)?;
+            self.conn.expect_ok(window.len() + if self.atomic { 2 } else { 0 })?;
+        }
+        Ok(())
+    }
+}
+
 struct RedisReader<'a> {
-    conn: Connection,
-    /// Further connections of this reader (option `connections`), used by pipelined gets.
-    more: Vec<Connection>,
+    /// The reader's connections (option `connections`; pipelined gets use them all).
+    conns: Vec<resp::Conn>,
     prefix: &'a [u8],
     /// The request, encoded here in RESP (reused: no allocation per request).
     cmd: Vec<u8>,
 }
 
-/// Append `n` in decimal.
-fn push_num(buf: &mut Vec<u8>, n: usize) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&tmp[i..]);
-}
-
-/// Start a RESP command of `args` arguments.
-fn resp_start(buf: &mut Vec<u8>, args: usize) {
-    buf.clear();
-    buf.push(b'*');
-    push_num(buf, args);
-    buf.extend_from_slice(b"\r\n");
-}
-
-/// Append one bulk-string argument made of `parts` concatenated.
-fn resp_arg(buf: &mut Vec<u8>, parts: &[&[u8]]) {
-    buf.push(b'$');
-    push_num(buf, parts.iter().map(|p| p.len()).sum());
-    buf.extend_from_slice(b"\r\n");
-    for p in parts {
-        buf.extend_from_slice(p);
-    }
-    buf.extend_from_slice(b"\r\n");
-}
-
 /// Append `GET prefix+key` in RESP to `buf`.
 fn push_get(buf: &mut Vec<u8>, prefix: &[u8], key: &[u8]) {
     buf.extend_from_slice(b"*2\r\n$3\r\nGET\r\n");
-    resp_arg(buf, &[prefix, key]);
+    resp::push_arg(buf, &[prefix, key]);
 }
 
-fn bulk(v: Value) -> Result<Option<Vec<u8>>> {
-    match v {
-        Value::Nil => Ok(None),
-        Value::BulkString(b) => Ok(Some(b)),
-        other => Err(EngineError::Store(format!("redis: unexpected reply {other:?}"))),
-    }
-}
-
-/// Connection `i` of a reader: the first one, or one of the further ones.
-fn conn_mut<'c>(first: &'c mut Connection, more: &'c mut [Connection], i: usize) -> Result<&'c mut Connection> {
-    match i {
-        0 => Ok(first),
-        _ => more.get_mut(i - 1).ok_or_else(|| EngineError::Store(format!("redis: no connection {i}"))),
+impl RedisReader<'_> {
+    fn conn(&mut self, i: usize) -> Result<&mut resp::Conn> {
+        self.conns.get_mut(i).ok_or_else(|| EngineError::Store(format!("redis: no connection {i}")))
     }
 }
 
@@ -505,21 +513,13 @@ impl Reader for RedisReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         self.cmd.clear();
         push_get(&mut self.cmd, self.prefix, key);
-        let v = self.conn.req_packed_command(&self.cmd).map_err(err)?;
-        match bulk(v)? {
-            Some(b) => {
-                *out = b;
-                Ok(true)
-            }
-            None => {
-                out.clear();
-                Ok(false)
-            }
-        }
+        let c = &mut self.conns[0];
+        c.send(&self.cmd)?;
+        c.value(out)
     }
 
     fn connections(&self) -> usize {
-        1 + self.more.len()
+        self.conns.len()
     }
 
     /// Every GET of the pipeline leaves in one write.
@@ -528,21 +528,27 @@ impl Reader for RedisReader<'_> {
         for k in keys {
             push_get(&mut self.cmd, self.prefix, k);
         }
-        let c = conn_mut(&mut self.conn, &mut self.more, conn)?;
-        c.send_packed_command(&self.cmd).map_err(err)
+        let cmd = std::mem::take(&mut self.cmd);
+        let r = self.conn(conn).and_then(|c| c.send(&cmd));
+        self.cmd = cmd;
+        r
     }
 
-    fn recv_gets(&mut self, conn: usize, n: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+    fn recv_gets(&mut self, conn: usize, max: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
         out.clear();
-        let c = conn_mut(&mut self.conn, &mut self.more, conn)?;
+        let c = self.conn(conn)?;
         let mut first_err = None;
-        for _ in 0..n {
-            match c.recv_response().map_err(err).and_then(bulk) {
-                Ok(v) => out.push(v),
-                Err(e) => {
+        while out.len() < max.max(1) {
+            match c.reply()? {
+                resp::Reply::Bulk(b) => out.push(Some(b.to_vec())),
+                resp::Reply::Nil => out.push(None),
+                other => {
+                    first_err.get_or_insert(resp::unexpected(&other));
                     out.push(None);
-                    first_err.get_or_insert(e);
                 }
+            }
+            if !c.ready() {
+                break;
             }
         }
         first_err.map_or(Ok(()), Err)
@@ -553,19 +559,22 @@ impl Reader for RedisReader<'_> {
         if keys.is_empty() {
             return Ok(());
         }
-        resp_start(&mut self.cmd, keys.len() + 1);
-        resp_arg(&mut self.cmd, &[b"MGET"]);
+        self.cmd.clear();
+        resp::push_header(&mut self.cmd, keys.len() + 1);
+        resp::push_arg(&mut self.cmd, &[b"MGET"]);
         for k in keys {
-            resp_arg(&mut self.cmd, &[self.prefix, k]);
+            resp::push_arg(&mut self.cmd, &[self.prefix, k]);
         }
-        match self.conn.req_packed_command(&self.cmd).map_err(err)? {
-            Value::Array(items) => {
-                for v in items {
-                    out.push(bulk(v)?);
-                }
-                Ok(())
-            }
-            other => Err(EngineError::Store(format!("redis MGET: unexpected reply {other:?}"))),
+        let c = &mut self.conns[0];
+        c.send(&self.cmd)?;
+        let n = match c.reply()? {
+            resp::Reply::Array(n) => n,
+            other => return Err(resp::unexpected(&other)),
+        };
+        let mut v = Vec::new();
+        for _ in 0..n {
+            out.push(c.value(&mut v)?.then(|| v.clone()));
         }
+        Ok(())
     }
 }

@@ -659,27 +659,16 @@ impl Engine for RedisClusterEngine {
         Ok(())
     }
 
+    /// Callers without a thread of their own (the worker gives each thread a writer) share
+    /// the engine's connection.
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
         let mut c = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
-        let depth = if self.pipeline == 0 { batch.len().max(1) } else { self.pipeline };
-        let mut key = Vec::with_capacity(self.prefix.len() + 64);
-        for window in batch.chunks(depth) {
-            let mut pipe = cluster_pipe();
-            for w in window {
-                key.clear();
-                key.extend_from_slice(&self.prefix);
-                key.extend_from_slice(w.key);
-                match w.value {
-                    Some(v) => pipe.cmd("SET").arg(&key).arg(v).ignore(),
-                    None => pipe.cmd("DEL").arg(&key).ignore(),
-                };
-            }
-            if let Err(e) = pipe.query::<()>(&mut c) {
-                recover(&self.client, &mut c, &e);
-                return Err(err(e));
-            }
-        }
-        Ok(())
+        write_on(&self.client, &mut c, &self.prefix, self.pipeline, batch)
+    }
+
+    fn writer(&self) -> Result<Option<Box<dyn Writer + '_>>> {
+        let conn = connect(&self.client)?;
+        Ok(Some(Box::new(ClusterWriter { conn, engine: self })))
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
@@ -694,6 +683,48 @@ impl Engine for RedisClusterEngine {
 
     fn settings(&self) -> BTreeMap<String, String> {
         self.settings.clone()
+    }
+}
+
+/// Apply `batch` on `c` as cluster pipelines of SET/DEL, windows of `pipeline` (0: whole).
+fn write_on(
+    client: &ClusterClient,
+    c: &mut ClusterConnection,
+    prefix: &[u8],
+    pipeline: usize,
+    batch: &[WriteOp<'_>],
+) -> Result<()> {
+    let depth = if pipeline == 0 { batch.len().max(1) } else { pipeline };
+    let mut key = Vec::with_capacity(prefix.len() + 64);
+    for window in batch.chunks(depth) {
+        let mut pipe = cluster_pipe();
+        for w in window {
+            key.clear();
+            key.extend_from_slice(prefix);
+            key.extend_from_slice(w.key);
+            match w.value {
+                Some(v) => pipe.cmd("SET").arg(&key).arg(v).ignore(),
+                None => pipe.cmd("DEL").arg(&key).ignore(),
+            };
+        }
+        if let Err(e) = pipe.query::<()>(c) {
+            recover(client, c, &e);
+            return Err(err(e));
+        }
+    }
+    Ok(())
+}
+
+/// One thread's writes on its own cluster connection (one socket per master).
+struct ClusterWriter<'a> {
+    conn: ClusterConnection,
+    engine: &'a RedisClusterEngine,
+}
+
+impl Writer for ClusterWriter<'_> {
+    fn write(&mut self, batch: &[WriteOp<'_>]) -> Result<()> {
+        let e = self.engine;
+        write_on(&e.client, &mut self.conn, &e.prefix, e.pipeline, batch)
     }
 }
 
@@ -810,6 +841,7 @@ impl Reader for ClusterReader<'_> {
     }
 
     fn recv_gets(&mut self, _conn: usize, n: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+        // Every pending reply at once: the crate reads a cluster pipeline's replies together.
         out.clear();
         let mut pipe = cluster_pipe();
         for k in std::mem::take(&mut self.pending) {

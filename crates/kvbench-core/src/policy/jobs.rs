@@ -221,9 +221,9 @@ impl Builder<'_> {
 
     /// Connections and pipeline depth of a server row (its engine options, engine.rs). A get
     /// phase then keeps `pipeline` GETs in flight on each of `connections` connections per
-    /// thread; a unit is one connection's pipeline, timed from its write to its last reply (as
-    /// memtier and redis-benchmark -P time a pipelined request). Other phases keep one request
-    /// at a time.
+    /// thread, refilled as replies arrive (memtier's way); each GET is a sample of its own, timed
+    /// from the write that sent it to the read that brought its reply (as memtier times a
+    /// pipelined request). Other phases keep one request at a time.
     fn pipelining(&self, def: &PhaseDef, p: &mut PhasePlan) -> anyhow::Result<()> {
         let conns = option_count(self.row, "connections")?;
         let depth = option_count(self.row, "pipeline")?;
@@ -240,8 +240,8 @@ impl Builder<'_> {
             "a background writer cannot run beside pipelined gets (their replies are checked after the pipeline)"
         );
         if def.kind != PhaseKind::Get {
-            // Writes go through the engine's one writer connection, batches pipelined by the
-            // engine; other reads use one connection of each thread's reader.
+            // Writes go through each thread's writer, batches pipelined by the engine; other
+            // reads use one connection of each thread's reader.
             if !matches!(def.kind, PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete) {
                 p.notes.push(format!(
                     "one request at a time on one of the {conns} connections per thread (only get phases are pipelined)"
@@ -250,11 +250,10 @@ impl Builder<'_> {
             return Ok(());
         }
         (p.connections, p.pipeline) = (conns, depth);
-        p.unit = format!("{depth} gets of {conns} conn");
         p.notes.push(format!(
-            "pipelined: each thread keeps {depth} GETs in flight on each of its {conns} connections; a latency \
-             sample is one connection's {depth} GETs, from writing the first to reading the last reply{}",
-            if conns > 1 { " (samples of different connections overlap, so no harness share is computed)" } else { "" }
+            "pipelined: each thread keeps {depth} GETs in flight on each of its {conns} connections, a new one \
+             written as soon as replies free slots; a latency sample is one GET, from the write that sent it to \
+             the read that brought its reply (samples overlap, so no harness share is computed)"
         ));
         Ok(())
     }

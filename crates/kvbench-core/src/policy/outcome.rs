@@ -25,7 +25,38 @@ pub fn phases(plan: &[PhasePlan], steps: &BTreeMap<usize, StepResult>) -> Vec<Ph
         }
         out.push(r);
     }
+    scaling_notes(plan, &mut out);
     out
+}
+
+/// Say when a server phase's client CPU per op grew against the same work at fewer threads
+/// earlier in the row (saturation.rs): the client contended with itself. The server's CPU is
+/// not measured per phase, so the check cannot rule out a saturated server; a client waiting
+/// on a saturated server blocks rather than spends CPU.
+fn scaling_notes(plan: &[PhasePlan], out: &mut [PhaseResult]) {
+    let load = |p: &PhasePlan, r: &PhaseResult| saturation::PhaseLoad {
+        cpu_user_ns: r.cpu_user_ns,
+        cpu_sys_ns: r.cpu_sys_ns,
+        wall_ns: r.elapsed_ns,
+        threads: p.threads.max(1),
+        cpus: cpus(),
+        ops: r.ops,
+        target_rate: p.rate,
+        store_in_process: !p.server,
+    };
+    let shape =
+        |p: &PhasePlan| (p.kind.clone(), p.unit.clone(), p.batch, p.connections, p.pipeline, p.writer.is_some());
+    let same_work = |a: &PhasePlan, b: &PhasePlan| shape(a) == shape(b);
+    for i in 0..out.len().min(plan.len()) {
+        let base = (0..i).filter(|&j| out[j].status == Status::Ok && same_work(&plan[j], &plan[i]));
+        let Some(j) = base.min_by_key(|&j| plan[j].threads) else { continue };
+        if out[i].status != Status::Ok {
+            continue;
+        }
+        if let Some(w) = saturation::scaling(&load(&plan[j], &out[j]), &load(&plan[i], &out[i]), None) {
+            out[i].notes.push(w.message());
+        }
+    }
 }
 
 fn base(p: &PhasePlan) -> PhaseResult {
@@ -190,9 +221,9 @@ fn fill(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
     r.elapsed_ns = if single { s.wall_ns } else { s.busy_max_ns };
     r.ops_per_sec = r.ops as f64 / (s.wall_ns.max(1) as f64 / 1e9);
     let threads = p.threads.max(1) as f64;
-    // Pipelines on several connections of a thread overlap in time: their summed time says
-    // nothing about the harness's share, which is then left at 0 (the row's note says so).
-    r.harness_share = if single || s.wall_ns == 0 || p.connections > 1 {
+    // Pipelined gets overlap in time: their summed time says nothing about the harness's
+    // share, which is then left at 0 (the row's note says so).
+    r.harness_share = if single || s.wall_ns == 0 || p.connections.max(1) * p.pipeline.max(1) > 1 {
         0.0
     } else {
         (1.0 - s.busy_ns as f64 / (threads * s.wall_ns as f64)).clamp(0.0, 1.0)
@@ -355,6 +386,10 @@ mod tests {
         let steps = BTreeMap::from([(0, ops(0, 1000, 1_000_000, 300_000))]);
         let r = &phases(&[p], &steps)[0];
         assert_eq!(r.harness_share, 0.0);
+        // One connection: its 16 GETs in flight overlap as much.
+        let p = PhasePlan { connections: 1, pipeline: 16, ..plan("get", 0) };
+        let r = &phases(&[p], &steps)[0];
+        assert_eq!(r.harness_share, 0.0);
         assert!(!r.notes.iter().any(|n| n.contains("over 10%")), "{:?}", r.notes);
     }
 
@@ -427,6 +462,23 @@ mod tests {
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].starts_with("load generator saturated") && notes[0].contains("97%"), "{notes:?}");
         assert!(saturation_notes_of(server, busy_step(500)).is_empty(), "half busy is capacity to spare");
+    }
+
+    #[test]
+    fn client_cpu_per_op_growing_with_threads_is_reported_on_the_wider_phase() {
+        // A server's get phase at 1 thread, 8.5 µs of client CPU per op; again at 2, 14 µs.
+        let step = |index: usize, cpu_us: u64| StepResult {
+            usage: crate::job::Usage { cpu_user_ns: cpu_us * 100_000 * 1000, ..Default::default() },
+            ..ops(index, 100_000, 4_000_000_000, 3_000_000_000)
+        };
+        let one = PhasePlan { server: true, ..plan("get", 0) };
+        let two = PhasePlan { name: "get-2".into(), main: Some(1), threads: 2, ..one.clone() };
+        let steps = BTreeMap::from([(0, step(0, 8)), (1, step(1, 14))]);
+        let r = phases(&[one.clone(), two.clone()], &steps);
+        let contended = |r: &PhaseResult| r.notes.iter().any(|n| n.starts_with("load generator contended"));
+        assert!(!contended(&r[0]) && contended(&r[1]), "{:?}", r[1].notes);
+        let steady = BTreeMap::from([(0, step(0, 8)), (1, step(1, 9))]);
+        assert!(!contended(&phases(&[one, two], &steady)[1]));
     }
 
     #[test]

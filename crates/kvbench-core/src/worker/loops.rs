@@ -2,6 +2,7 @@
 //! engine call sits between the two clock reads; keys and values are derived before it and
 //! reads are verified after it.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use super::data::{prefetch, Data};
 use super::state::{self, after_delete, after_put, writes, Expect, State};
 use super::tally::Tally;
 use crate::derive::Expected;
-use crate::engine::{Engine, EngineError, Reader, WriteOp};
+use crate::engine::{Engine, EngineError, Reader, WriteOp, Writer};
 use crate::job::{OpKind, OpsStep};
 use crate::opstream::{Op, OpStream};
 
@@ -78,8 +79,8 @@ pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
     if let Some(flag) = ctx.stop {
         stream.stop_on(flag.clone());
     }
-    let mut reader = match open_reader(ctx) {
-        Ok(r) => r,
+    let (mut reader, mut writer) = match open_reader(ctx).and_then(|r| Ok((r, open_writer(ctx)?))) {
+        Ok(h) => h,
         Err(e) => {
             t.error(e);
             return t;
@@ -107,7 +108,8 @@ pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
     while stream.next_unit(&mut ops) {
         let j = ops.first().map(|o| o.k / unit_len).unwrap_or(0);
         let due = ctx.step.rate.map(|r| wait_until(ctx, j, r));
-        let stop = run_unit(ctx, &mut t, &mut b, reader.as_deref_mut(), &ops, &mut dirty, due);
+        let handles = (reader.as_deref_mut(), writer.as_deref_mut());
+        let stop = run_unit(ctx, &mut t, &mut b, handles, &ops, &mut dirty, due);
         units += 1;
         if units.is_multiple_of(64) {
             ctx.done.fetch_add(64 * ops.len() as u64, Ordering::Relaxed);
@@ -121,19 +123,19 @@ pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
     t
 }
 
-/// One connection's pipeline in flight: its ops, their keys, when it was written.
+/// One connection's GETs in flight, oldest first: each op and when the write that sent it began.
 #[derive(Default)]
 struct Flight {
-    ops: Vec<Op>,
+    ops: VecDeque<(Op, u64)>,
     keys: Vec<Vec<u8>>,
-    sent: u64,
 }
 
-/// A pipelined get phase (jobs.rs decides connections and depth): each connection keeps a
-/// unit of `pipeline` of this thread's gets in flight. Replies are read connection by
-/// connection with blocking reads and each connection is refilled as soon as its replies are
-/// in, so no connection waits for the others (a round-robin, not an event loop: the server
-/// answers every connection meanwhile). A unit is timed from its write to its last reply.
+/// A pipelined get phase (jobs.rs decides connections and depth): each connection keeps
+/// `pipeline` of this thread's gets in flight, memtier's way: whatever replies have arrived
+/// are read, and as many new gets go out at once, so the pipeline never drains between
+/// rounds. Connections are served in turn with blocking reads (a round-robin, not an event
+/// loop: the server answers every connection meanwhile). Each get is one sample, timed from
+/// the write that sent it to the read that brought its reply.
 fn pipelined_units(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, rd: &mut (dyn Reader + '_), stream: &mut OpStream) {
     let conns = ctx.step.connections.max(1) as usize;
     if rd.connections() < conns {
@@ -142,43 +144,70 @@ fn pipelined_units(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, rd: &mut (dyn Rea
         return;
     }
     let mut flights: Vec<Flight> = (0..conns).map(|_| Flight::default()).collect();
-    let mut one: Vec<Op> = Vec::new();
-    for (c, f) in flights.iter_mut().enumerate() {
-        if let Err(e) = send_flight(ctx, rd, stream, c, f, &mut one) {
-            t.error(e);
-            return;
-        }
-    }
-    while flights.iter().any(|f| !f.ops.is_empty()) {
+    let mut spare: Vec<Op> = Vec::new();
+    let mut done: Vec<Op> = Vec::new();
+    let mut first = true;
+    while first || flights.iter().any(|f| !f.ops.is_empty()) {
         for (c, f) in flights.iter_mut().enumerate() {
-            if f.ops.is_empty() {
-                continue;
-            }
-            let r = rd.recv_gets(c, f.ops.len(), &mut b.multi);
-            sample(ctx, t, OpKind::Get, f.sent, None, f.ops.len() as u64);
-            ctx.done.fetch_add(f.ops.len() as u64, Ordering::Relaxed);
-            match r {
-                Ok(()) => check_values(ctx, t, &f.ops, &b.multi),
-                Err(e) => {
-                    if t.error(e) {
-                        return;
-                    }
+            if !first {
+                if f.ops.is_empty() {
+                    continue;
+                }
+                let r = rd.recv_gets(c, f.ops.len(), &mut b.multi);
+                if received(ctx, t, f, &b.multi, r, &mut done) {
+                    return;
                 }
             }
-            if let Err(e) = send_flight(ctx, rd, stream, c, f, &mut one) {
-                // Nothing of this flight is on the wire: do not wait for its replies.
+            if let Err(e) = refill(ctx, rd, stream, c, f, &mut spare) {
+                // Nothing of this write is known to be on the wire: do not wait for it.
                 f.ops.clear();
                 if t.error(e) {
                     return;
                 }
             }
         }
+        first = false;
     }
 }
 
-/// Take the thread's next `pipeline` gets into `f` and write them on connection `c` (nothing
-/// when the stream is done).
-fn send_flight(
+/// Account the replies `recv_gets` returned on flight `f`: one sample each, then checked.
+/// Returns true when the thread must stop.
+fn received(
+    ctx: &Ctx<'_>,
+    t: &mut Tally,
+    f: &mut Flight,
+    values: &[Option<Vec<u8>>],
+    r: crate::engine::Result<()>,
+    done: &mut Vec<Op>,
+) -> bool {
+    let end = stamp();
+    let at = delta(ctx.start, end);
+    let n = values.len().min(f.ops.len());
+    done.clear();
+    let samples = f.ops.drain(..n).map(|(o, sent)| {
+        done.push(o);
+        (delta(sent, end), at)
+    });
+    t.sample_gets(samples, ctx.interval_ns);
+    ctx.done.fetch_add(n as u64, Ordering::Relaxed);
+    match r {
+        Ok(()) => {
+            check_values(ctx, t, done, &values[..n]);
+            false
+        }
+        Err(e) => {
+            if n == 0 {
+                // The connection is lost: its other gets will never be answered.
+                f.ops.clear();
+            }
+            t.error(e)
+        }
+    }
+}
+
+/// Send as many of the thread's next gets on connection `c` as `f` has free slots, in one
+/// write (nothing when the stream is done).
+fn refill(
     ctx: &Ctx<'_>,
     rd: &mut (dyn Reader + '_),
     stream: &mut OpStream,
@@ -187,19 +216,23 @@ fn send_flight(
     one: &mut Vec<Op>,
 ) -> crate::engine::Result<()> {
     let depth = ctx.step.pipeline.max(1) as usize;
-    f.ops.clear();
+    let had = f.ops.len();
     while f.ops.len() < depth && stream.next_unit(one) {
-        f.ops.extend_from_slice(one);
+        f.ops.extend(one.iter().map(|&o| (o, 0)));
     }
-    if f.ops.is_empty() {
+    let new = f.ops.len() - had;
+    if new == 0 {
         return Ok(());
     }
-    f.keys.resize_with(f.ops.len().max(f.keys.len()), Vec::new);
-    for (i, o) in f.ops.iter().enumerate() {
+    f.keys.resize_with(new.max(f.keys.len()), Vec::new);
+    for (i, (o, _)) in f.ops.range(had..).enumerate() {
         ctx.data.key(o.record, &mut f.keys[i]);
     }
-    let keys: Vec<&[u8]> = f.keys[..f.ops.len()].iter().map(|k| &k[..]).collect();
-    f.sent = stamp();
+    let keys: Vec<&[u8]> = f.keys[..new].iter().map(|k| &k[..]).collect();
+    let sent = stamp();
+    for (_, s) in f.ops.range_mut(had..) {
+        *s = sent;
+    }
     rd.send_gets(c, &keys)
 }
 
@@ -207,6 +240,26 @@ fn open_reader<'a>(ctx: &Ctx<'a>) -> crate::engine::Result<Option<Box<dyn Reader
     match (ctx.engine, super::reads(ctx.step)) {
         (Some(e), true) => Ok(Some(e.reader()?)),
         _ => Ok(None),
+    }
+}
+
+/// The thread's own writer, when the step writes and the engine has per-thread writers.
+fn open_writer<'a>(ctx: &Ctx<'a>) -> crate::engine::Result<Option<Box<dyn Writer + 'a>>> {
+    match (ctx.engine, super::writes(ctx.step)) {
+        (Some(e), true) => e.writer(),
+        _ => Ok(None),
+    }
+}
+
+/// A thread's reader and writer (either may be absent).
+type Handles<'h, 'a> = (Option<&'h mut (dyn Reader + 'a)>, Option<&'h mut (dyn Writer + 'a)>);
+
+/// Apply `batch` through the thread's writer, or the engine's shared `write` without one.
+#[inline]
+fn put(ctx: &Ctx<'_>, w: Option<&mut (dyn Writer + '_)>, batch: &[WriteOp<'_>]) -> crate::engine::Result<()> {
+    match w {
+        Some(w) => w.write(batch),
+        None => engine(ctx)?.write(batch),
     }
 }
 
@@ -254,7 +307,7 @@ fn run_unit(
     ctx: &Ctx<'_>,
     t: &mut Tally,
     b: &mut Bufs,
-    reader: Option<&mut (dyn Reader + '_)>,
+    (reader, writer): Handles<'_, '_>,
     ops: &[Op],
     dirty: &mut bool,
     due: Option<u64>,
@@ -263,7 +316,7 @@ fn run_unit(
     let r = match (first.kind, reader) {
         (OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete, _) => {
             *dirty = true;
-            write_unit(ctx, t, b, ops, due)
+            write_unit(ctx, t, b, writer, ops, due)
         }
         (_, _) if ctx.step.open_per_op => open_get_unit(ctx, t, b, first, due),
         (_, Some(rd)) if ctx.step.kind == OpKind::MultiGet => multi_get_unit(ctx, t, b, rd, ops, due),
@@ -284,7 +337,7 @@ fn run_unit(
                 }
                 OpKind::Rmw => {
                     *dirty = true;
-                    rmw_unit(ctx, t, b, rd, first, due)
+                    rmw_unit(ctx, t, b, (rd, writer), first, due)
                 }
                 _ => get_unit(ctx, t, b, rd, first, due, fresh),
             }
@@ -298,8 +351,14 @@ fn run_unit(
 }
 
 /// A write batch: derive keys and values, take the records, one timed `write`.
-fn write_unit(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, ops: &[Op], due: Option<u64>) -> crate::engine::Result<()> {
-    let engine = engine(ctx)?;
+fn write_unit(
+    ctx: &Ctx<'_>,
+    t: &mut Tally,
+    b: &mut Bufs,
+    writer: Option<&mut (dyn Writer + '_)>,
+    ops: &[Op],
+    due: Option<u64>,
+) -> crate::engine::Result<()> {
     let n = ops.len();
     b.keys.resize_with(n.max(b.keys.len()), Vec::new);
     b.values.resize_with(n.max(b.values.len()), Vec::new);
@@ -335,7 +394,7 @@ fn write_unit(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, ops: &[Op], due: Optio
         .map(|(i, o)| WriteOp { key: &b.keys[i], value: (o.kind != OpKind::Delete).then_some(&b.values[i][..]) })
         .collect();
     let t0 = stamp();
-    let r = engine.write(&batch);
+    let r = put(ctx, writer, &batch);
     sample(ctx, t, ops[0].kind, t0, due, n as u64);
     for &(c, next, _) in &b.states {
         ctx.state.end_write(c, next);
@@ -571,11 +630,10 @@ fn rmw_unit(
     ctx: &Ctx<'_>,
     t: &mut Tally,
     b: &mut Bufs,
-    rd: &mut (dyn Reader + '_),
+    (rd, writer): (&mut (dyn Reader + '_), Option<&mut (dyn Writer + '_)>),
     o: &Op,
     due: Option<u64>,
 ) -> crate::engine::Result<()> {
-    let engine = engine(ctx)?;
     let c = ctx.data.canon(o.record);
     b.values.resize_with(1.max(b.values.len()), Vec::new);
     b.one_key(ctx.data, o.record);
@@ -589,7 +647,7 @@ fn rmw_unit(
     let t0 = stamp();
     let r = rd
         .get(&b.keys[0], &mut b.found)
-        .and_then(|found| engine.write(&[WriteOp { key: &b.keys[0], value: Some(&b.values[0]) }]).map(|_| found));
+        .and_then(|found| put(ctx, writer, &[WriteOp { key: &b.keys[0], value: Some(&b.values[0]) }]).map(|_| found));
     sample(ctx, t, OpKind::Rmw, t0, due, 1);
     ctx.state.end_write(c, if r.is_ok() { after_put(s) } else { s });
     let found = r?;

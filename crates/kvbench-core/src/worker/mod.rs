@@ -301,6 +301,11 @@ pub(crate) fn reads(st: &OpsStep) -> bool {
     !matches!(st.kind, OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete) && !st.open_per_op
 }
 
+/// Whether each thread of the step may write (it then takes the engine's own writer, if any).
+pub(crate) fn writes(st: &OpsStep) -> bool {
+    !st.open_per_op && (st.kind.writes() || (st.kind == OpKind::Mixed && st.kinds.iter().any(|k| k.writes())))
+}
+
 /// This host's clock in ns since the epoch (0 if it is set before 1970).
 fn unix_ns() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)

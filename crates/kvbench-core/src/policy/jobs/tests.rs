@@ -183,7 +183,7 @@ mod pipelining {
         let shapes: Vec<_> = ops_steps(&plan).iter().map(|o| (o.kind, o.connections, o.pipeline)).collect();
         assert_eq!(shapes, [(OpKind::Load, 1, 1), (OpKind::Get, 8, 16), (OpKind::MultiGet, 1, 1)]);
         let get = plan.phases.iter().find(|p| p.name == "get").unwrap();
-        assert_eq!(get.unit, "16 gets of 8 conn");
+        assert_eq!(get.unit, "op", "each pipelined GET is a sample of its own");
         assert!(get.notes.iter().any(|n| n.starts_with("pipelined: each thread keeps 16 GETs")), "{:?}", get.notes);
         let mget = plan.phases.iter().find(|p| p.name == "multi-get").unwrap();
         assert!(mget.notes.iter().any(|n| n.contains("one request at a time")), "{:?}", mget.notes);
