@@ -596,21 +596,20 @@ fn run(a: RunArgs) -> i32 {
     match orchestrate::run(&s, &opts) {
         Ok((r, written)) => {
             let path = &written.path;
-            let mut printed = true;
+            let mut printed = None;
             if fmt == Format::Hlog {
                 if let Err(e) = write_hlogs(&r, path, None) {
                     crate::say!("error: {e}");
                 }
             } else if let Err(e) = out::stdout(&rendered(&r, fmt)) {
-                crate::say!("error: {e}");
-                printed = false;
+                printed = Some(out::failed_output(&e));
             }
             crate::say!("result: {}", path.display());
-            if orchestrate::interrupted() {
-                crate::say!("interrupted by the user: the rows run so far are in the result");
-                130
-            } else if !printed {
-                out::EXIT_OUTPUT
+            if let Some(sig) = orchestrate::process::stop_signal() {
+                crate::say!("{}: the rows run so far are in the result", orchestrate::process::interruption());
+                orchestrate::process::exit_status(sig)
+            } else if let Some(code) = printed {
+                code
             } else if let Some(why) = &written.fallback_because {
                 crate::say!("error: --out {}: {why}; the results are in {}", a.out.display(), path.display());
                 EXIT_FALLBACK

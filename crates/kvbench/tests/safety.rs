@@ -258,3 +258,65 @@ fn servers_and_workers_die_with_kvbench_even_on_sigkill() {
     assert!(text.contains("killed before it could clean up"), "{text}");
     assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
 }
+
+/// A run of `body` whose worker hangs in row `row`'s get phase, returned once that worker runs.
+fn hanging_run(dir: &Path, body: &str, row: &str) -> Child {
+    let s = scenario(dir, body);
+    let mut c = kvbench(dir, &[&s]);
+    c.env("KVBENCH_FAULT", format!("hang@get@{row}")).stdout(Stdio::null()).stderr(Stdio::piped());
+    let child = c.spawn().unwrap();
+    let data = dir.join("data");
+    let log = format!("{row}-r0.log");
+    wait_for("the hanging worker", Duration::from_secs(60), || {
+        std::fs::read_dir(&data).into_iter().flatten().flatten().any(|run| run.path().join(&log).exists())
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    child
+}
+
+#[test]
+fn regression_sigterm_and_sighup_stop_like_ctrl_c_and_exit_128_plus_the_signal() {
+    // A server row when memcached is here: its directory must go too.
+    let body = if Command::new("memcached").arg("-V").output().is_ok() {
+        TWO_ROWS.replace("name = \"memory\"\nlabel = \"a\"", "name = \"memcached\"\nlabel = \"a\"")
+    } else {
+        TWO_ROWS.to_string()
+    };
+    for (sig, name, code) in [(libc::SIGTERM, "SIGTERM", 143), (libc::SIGHUP, "SIGHUP", 129)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let child = hanging_run(tmp.path(), &body, "a");
+        let t0 = Instant::now();
+        signal(&child, sig);
+        let o = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{name}: {stderr}");
+        assert!(t0.elapsed() < Duration::from_secs(10), "{name} took {:?}", t0.elapsed());
+        assert!(stderr.contains("result: results/"), "{name}: the result is named: {stderr}");
+        let r = &results(&tmp.path().join("results"))[0];
+        assert_eq!(r.engines.len(), 1, "{name}: no new engine starts");
+        assert_eq!(r.engines[0].status, Status::Interrupted, "{name}");
+        assert!(r.engines[0].error.as_deref().unwrap_or("").contains(name), "{name}: {:?}", r.engines[0].error);
+        assert!(processes_mentioning(&tmp.path().to_string_lossy()).is_empty(), "{name}: processes left");
+        let left: Vec<_> = std::fs::read_dir(tmp.path().join("data")).unwrap().flatten().collect();
+        assert!(left.is_empty(), "{name}: run and server directories removed: {left:?}");
+    }
+}
+
+#[test]
+fn regression_a_second_sigint_within_the_grace_period_still_writes_the_finished_rows_and_says_where() {
+    let tmp = tempfile::tempdir().unwrap();
+    let three = format!("{TWO_ROWS}[[engine]]\nname = \"memory\"\nlabel = \"c\"\n");
+    let child = hanging_run(tmp.path(), &three, "b");
+    // A shell and `timeout` both forwarding one Ctrl-C.
+    signal(&child, libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(20));
+    signal(&child, libc::SIGINT);
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{stderr}");
+    let r = &results(&tmp.path().join("results"))[0];
+    let rows: Vec<(&str, Status)> = r.engines.iter().map(|e| (e.label.as_str(), e.status)).collect();
+    assert_eq!(rows, [("a", Status::Ok), ("b", Status::Interrupted)], "{stderr}");
+    assert!(stderr.contains(&format!("result: results/{}.json", r.run_id)), "says where: {stderr}");
+    assert!(stderr.contains("already stopping"), "{stderr}");
+}

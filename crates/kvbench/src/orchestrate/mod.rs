@@ -44,8 +44,8 @@ pub struct RunOptions {
     pub scenario_file: Option<PathBuf>,
 }
 
-/// True while engines run: Ctrl-C then stops the running engine and lets the run write its
-/// results; before, Ctrl-C exits at once.
+/// True from the run's directory on to its results' final write: a signal then stops the
+/// running engine and lets the run write its results; before and after, it exits at once.
 static ENGINES_RUNNING: AtomicBool = AtomicBool::new(false);
 
 /// Run a scenario; returns the result and where it was written.
@@ -53,7 +53,7 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
     let variants = s.all_variants();
     // Bad input fails before anything runs: repeated labels, unknown engines and options.
     let resolved = resolve_rows(&variants, o.scenario_file.as_deref())?;
-    process::install_ctrlc(&ENGINES_RUNNING);
+    process::install_signals(&ENGINES_RUNNING);
     if let Err(e) = std::fs::create_dir_all(&o.out_dir) {
         // Not fatal: the results go to a fallback place at the end.
         crate::say!("WARNING: cannot create {}: {e}", o.out_dir.display());
@@ -77,6 +77,7 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
     }
     let head = Head { run_id: run_id.clone(), started_at, generation_ns: gen_ns, environment: env, warnings };
     let mut result = new_result(s, o, &data, head)?;
+    ENGINES_RUNNING.store(true, Ordering::SeqCst);
     let run_data = run_dir(o, &unique)?;
     let shared = Shared { s, o, data: &data, run_data: &run_data };
     run_rows(&shared, &variants, &resolved, &mut result, &mut file);
@@ -89,8 +90,9 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
     let written = file.finish(&result).map_err(|e| {
         let json = serde_json::to_string(&result).unwrap_or_default();
         anyhow::anyhow!("the results could not be written anywhere ({e}); here they are:\n{json}")
-    })?;
-    Ok((result, written))
+    });
+    ENGINES_RUNNING.store(false, Ordering::SeqCst);
+    Ok((result, written?))
 }
 
 /// What a run's result starts with, besides the scenario and its data.
@@ -169,8 +171,8 @@ fn run_dir(o: &RunOptions, unique: &str) -> anyhow::Result<PathBuf> {
     Ok(run_data)
 }
 
-/// Every row of every repetition, the result file rewritten after each; after Ctrl-C no new
-/// row starts. The servers stop (and their directories go) when the pool is dropped here.
+/// Every row of every repetition, the result file rewritten after each; after a stopping
+/// signal no new row starts. The servers stop (and their directories go) when the pool is dropped here.
 fn run_rows(
     sh: &Shared<'_>,
     variants: &[Variant],
@@ -179,7 +181,6 @@ fn run_rows(
     file: &mut ResultFile,
 ) {
     let mut pool = ServerPool::new(sh.run_data, sh.o.keep_data);
-    ENGINES_RUNNING.store(true, Ordering::SeqCst);
     let reps = sh.s.repetitions.max(1);
     'rows: for rep in 0..reps {
         for (i, (v, r)) in variants.iter().zip(resolved).enumerate() {
@@ -195,7 +196,6 @@ fn run_rows(
         }
     }
     pool.stop_all();
-    ENGINES_RUNNING.store(false, Ordering::SeqCst);
 }
 
 /// What every row of a run shares.
@@ -223,7 +223,7 @@ fn explain_full_disk(row: &mut EngineResult, data: &Path) {
 }
 
 /// One row: the variant's worker run in its own directory, its space measured, the directory
-/// removed (unless kept); a row cut short by Ctrl-C is "interrupted", not failed.
+/// removed (unless kept); a row cut short by a signal is "interrupted", not failed.
 fn run_row(
     sh: &Shared<'_>,
     v: &Variant,
@@ -265,12 +265,11 @@ fn run_row(
             if interrupted() {
                 row.status = Status::Interrupted;
                 let at = row.phases.last().map(|p| format!(" after phase {}", p.name)).unwrap_or_default();
-                row.error = Some(format!("interrupted by the user (Ctrl-C){at}"));
-                // Nothing to diagnose: the job file and an empty log go with the data.
+                row.error = Some(format!("{}{at}", process::interruption()));
+                // Nothing to diagnose (the worker was killed on purpose): the job file and the
+                // log go with the data.
                 let _ = std::fs::remove_file(dir.with_extension("job.json"));
-                if std::fs::metadata(dir.with_extension("log")).is_ok_and(|m| m.len() == 0) {
-                    let _ = std::fs::remove_file(dir.with_extension("log"));
-                }
+                let _ = std::fs::remove_file(dir.with_extension("log"));
             }
             let status = match (&row.error, row.status) {
                 (_, Status::Interrupted) => "interrupted".to_string(),

@@ -104,7 +104,10 @@ impl ResultFile {
     /// Write after an engine: an error is shown once and the run goes on (rows stay in memory).
     pub fn update(&mut self, r: &RunResult) {
         match write_atomic(&self.path, &to_json(r)) {
-            Ok(()) => (self.failed, self.wrote) = (None, true),
+            Ok(()) => {
+                (self.failed, self.wrote) = (None, true);
+                super::process::written_to(&self.path);
+            }
             Err(e) => {
                 if self.failed.is_none() {
                     crate::say!("WARNING: {e}; the results stay in memory and go to a fallback place at the end");
