@@ -320,3 +320,31 @@ fn regression_a_second_sigint_within_the_grace_period_still_writes_the_finished_
     assert!(stderr.contains(&format!("result: results/{}.json", r.run_id)), "says where: {stderr}");
     assert!(stderr.contains("already stopping"), "{stderr}");
 }
+
+#[test]
+fn regression_the_timeout_bounds_planning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let args = ["--engines", "memory", "--records", "1000000000000", "--no-size-check", "--timeout", "2"];
+    let (code, text) = output(kvbench(tmp.path(), &args));
+    assert_eq!(code, 2, "{text}");
+    assert!(t0.elapsed() < Duration::from_secs(20), "planning ran {:?} past a 2 s timeout", t0.elapsed());
+    assert!(text.contains("planning took longer than the timeout (2 s"), "{text}");
+}
+
+#[test]
+fn regression_a_worker_that_closes_stdout_is_not_waited_for_beyond_the_timeout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = scenario(tmp.path(), &TWO_ROWS.replace("timeout = 60", "timeout = 3"));
+    let mut c = kvbench(tmp.path(), &[&s]);
+    c.env("KVBENCH_FAULT", "mute@get@a");
+    let t0 = Instant::now();
+    let (code, text) = output(c);
+    assert_eq!(code, 1, "{text}");
+    assert!(t0.elapsed() < Duration::from_secs(30), "the run took {:?} with a 3 s timeout", t0.elapsed());
+    let r = &results(&tmp.path().join("results"))[0];
+    let a = &r.engines[0];
+    assert_eq!(a.status, Status::Failed);
+    assert!(a.error.as_deref().unwrap_or("").contains("did not exit within 3 s"), "{:?}", a.error);
+    assert_eq!(r.engines[1].status, Status::Ok, "the next row runs");
+}

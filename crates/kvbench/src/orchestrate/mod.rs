@@ -14,7 +14,7 @@ mod servers;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use kvbench_core::result::{EngineResult, PlanInfo, RunResult, Status, SCHEMA};
 use kvbench_core::scenario::{Scenario, Variant};
@@ -70,7 +70,7 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
     // The data: derived by every worker from seeds; a plan file only where data is stored.
     let t0 = Instant::now();
     let guard = o.size_check.then_some(o.data_dir.as_path());
-    let data = kvbench_core::policy::dataset::resolve_guarded(s, &o.plan_dir, guard)?;
+    let data = within_timeout(s.timeout, || kvbench_core::policy::dataset::resolve_guarded(s, &o.plan_dir, guard))?;
     let gen_ns = t0.elapsed().as_nanos() as u64;
     if !data.note.is_empty() {
         crate::say!("plan: {}", data.note);
@@ -93,6 +93,26 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
     });
     ENGINES_RUNNING.store(false, Ordering::SeqCst);
     Ok((result, written?))
+}
+
+/// `work` (planning), or exit 2 once it has taken `timeout_s`: the timeout bounds the run from
+/// its planning on, and nothing has started yet that would need stopping.
+fn within_timeout<T>(timeout_s: u64, work: impl FnOnce() -> T) -> T {
+    let limit = Duration::from_secs(timeout_s.max(1));
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if rx.recv_timeout(limit) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            crate::say!(
+                "error: planning took longer than the timeout ({} s; `timeout` in the scenario or --timeout): \
+                 fewer records or operations plan faster",
+                limit.as_secs()
+            );
+            std::process::exit(2);
+        }
+    });
+    let out = work();
+    drop(tx);
+    out
 }
 
 /// What a run's result starts with, besides the scenario and its data.

@@ -137,9 +137,18 @@ pub fn follow_worker(
     let (mut child, rx, reader) = spawn_worker(cmd, log)?;
     let pgid = child.id() as i32;
     on_spawn(pgid);
-    let (done, failure, eof) = follow(&rx, pgid, timeout, on_event);
-    let status = child.wait().map_err(|e| e.to_string());
+    // A deadline beyond what Instant can hold is no deadline.
+    let deadline = Instant::now().checked_add(timeout);
+    let (done, mut failure, eof) = follow(&rx, pgid, deadline, timeout, on_event);
+    let status = wait_until(&mut child, deadline, pgid);
     WORKER_GROUP.store(0, Ordering::SeqCst);
+    if status.as_ref().is_ok_and(|(_, late)| *late) && failure.is_none() {
+        failure = Some(format!(
+            "worker closed its output but did not exit within {} s; its process group was killed",
+            timeout.as_secs()
+        ));
+    }
+    let status = status.map(|(s, _)| s);
     if eof {
         let _ = reader.join();
     } // else: a process outside the group may hold the pipe; the thread ends when it closes.
@@ -204,11 +213,10 @@ fn spawn_worker(cmd: &mut Command, log: &Path) -> Result<(Child, mpsc::Receiver<
 fn follow(
     rx: &mpsc::Receiver<Line>,
     pgid: i32,
+    deadline: Option<Instant>,
     timeout: Duration,
     on_event: &mut dyn FnMut(&Event),
 ) -> (bool, Option<String>, bool) {
-    // A deadline beyond what Instant can hold is no deadline.
-    let deadline = Instant::now().checked_add(timeout);
     let mut done = false;
     loop {
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now())).unwrap_or(Duration::from_secs(3600));
@@ -238,6 +246,26 @@ fn follow(
                 return (done, Some(f), false);
             }
         }
+    }
+}
+
+/// The worker's exit status, its group killed at `deadline` if it still runs then (a worker
+/// that closed its output is not waited for beyond its timeout); true when it was.
+fn wait_until(
+    child: &mut Child,
+    deadline: Option<Instant>,
+    pgid: i32,
+) -> Result<(std::process::ExitStatus, bool), String> {
+    let mut late = false;
+    loop {
+        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
+            return Ok((s, late));
+        }
+        if !late && deadline.is_some_and(|d| Instant::now() >= d) {
+            kill_group(pgid);
+            late = true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
