@@ -348,3 +348,21 @@ fn regression_a_worker_that_closes_stdout_is_not_waited_for_beyond_the_timeout()
     assert!(a.error.as_deref().unwrap_or("").contains("did not exit within 3 s"), "{:?}", a.error);
     assert_eq!(r.engines[1].status, Status::Ok, "the next row runs");
 }
+
+#[test]
+fn regression_keep_data_rows_whose_labels_sanitise_alike_keep_their_own_databases() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = TWO_ROWS
+        .replace("name = \"memory\"\nlabel = \"a\"", "name = \"lmdb\"\nlabel = \"a/b\"")
+        .replace("name = \"memory\"\nlabel = \"b\"", "name = \"lmdb\"\nlabel = \"a_b\"");
+    let s = scenario(tmp.path(), &body);
+    let (code, text) = output(kvbench(tmp.path(), &["--keep-data", &s]));
+    assert_eq!(code, 0, "{text}");
+    let run = std::fs::read_dir(tmp.path().join("data")).unwrap().next().unwrap().unwrap().path();
+    let rows: Vec<PathBuf> =
+        std::fs::read_dir(&run).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    assert_eq!(rows.len(), 2, "one directory per row: {rows:?}");
+    for r in rows {
+        assert!(std::fs::read_dir(&r).unwrap().count() > 0, "{} keeps its database", r.display());
+    }
+}

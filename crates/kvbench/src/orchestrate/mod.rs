@@ -25,7 +25,7 @@ use kvbench_core::policy::dataset::ResolvedData;
 pub use process::interrupted;
 pub use remote::HostsRun;
 pub use results::Written;
-use results::{now_id, private_run_dir, run_id, sanitize, unique_id, ResultFile};
+use results::{now_id, private_run_dir, row_dir_name, run_id, unique_id, ResultFile};
 use rows::{resolve_rows, RowEngine};
 use servers::ServerPool;
 
@@ -208,7 +208,7 @@ fn run_rows(
                 break 'rows;
             }
             crate::progress::engine(rep as usize * variants.len() + i + 1, variants.len() * reps as usize);
-            let (row, per_host) = run_row(sh, v, r, rep, result.plan.raw_bytes, &mut pool);
+            let (row, per_host) = run_row(sh, (v, i), r, rep, result.plan.raw_bytes, &mut pool);
             result.engines.push(row);
             result.engines.extend(per_host);
             // Written after each engine: a later crash loses nothing measured.
@@ -246,7 +246,7 @@ fn explain_full_disk(row: &mut EngineResult, data: &Path) {
 /// removed (unless kept); a row cut short by a signal is "interrupted", not failed.
 fn run_row(
     sh: &Shared<'_>,
-    v: &Variant,
+    (v, index): (&Variant, usize),
     r: &RowEngine,
     rep: u32,
     raw_bytes: u64,
@@ -272,7 +272,7 @@ fn run_row(
             crate::say!("{:>16}: skipped: {why}", row.label);
         }
         Ok((res, options)) => {
-            let dir = sh.run_data.join(format!("{}-r{rep}", sanitize(&row.label)));
+            let dir = sh.run_data.join(row_dir_name(&row.label, index, rep));
             run_variant(sh, v, (res, options), &dir, pool, &mut row, &mut per_host);
             explain_full_disk(&mut row, sh.run_data);
             let (alloc, apparent) = sys::space(&dir);
