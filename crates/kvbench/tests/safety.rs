@@ -366,3 +366,22 @@ fn regression_keep_data_rows_whose_labels_sanitise_alike_keep_their_own_database
         assert!(std::fs::read_dir(&r).unwrap().count() > 0, "{} keeps its database", r.display());
     }
 }
+
+#[test]
+fn regression_a_failed_rows_job_file_and_log_survive_the_next_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = scenario(tmp.path(), TWO_ROWS);
+    let mut c = kvbench(tmp.path(), &[&s]);
+    c.env("KVBENCH_FAULT", "abort@get@a");
+    let (code, text) = output(c);
+    assert_eq!(code, 1, "{text}");
+    let r = &results(&tmp.path().join("results"))[0];
+    let error = r.engines[0].error.clone().unwrap_or_default();
+    let log = error.split("log: ").nth(1).and_then(|l| l.split(')').next()).map(PathBuf::from);
+    let log = tmp.path().join(log.unwrap_or_else(|| panic!("the error names the log: {error}")));
+    let job = log.with_extension("job.json");
+    assert!(log.exists() && job.exists(), "{error}");
+    let (code, text) = output(kvbench(tmp.path(), &["--engines", "memory", "--records", "100"]));
+    assert_eq!(code, 0, "{text}");
+    assert!(log.exists() && job.exists(), "the next run removed {}: {text}", log.display());
+}

@@ -85,7 +85,7 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
         h.cleanup(&unique);
     }
     if !o.keep_data {
-        let _ = std::fs::remove_dir(&run_data);
+        keep_what_failed_rows_left(&run_data);
     }
     let written = file.finish(&result).map_err(|e| {
         let json = serde_json::to_string(&result).unwrap_or_default();
@@ -113,6 +113,18 @@ fn within_timeout<T>(timeout_s: u64, work: impl FnOnce() -> T) -> T {
     let out = work();
     drop(tx);
     out
+}
+
+/// Remove the run's directory when it is empty; else it holds the job files and logs of failed
+/// rows, which their errors name: marked kept, so no later run sweeps them as a killed run's.
+fn keep_what_failed_rows_left(run_data: &Path) {
+    if std::fs::remove_dir(run_data).is_ok() || !run_data.exists() {
+        return;
+    }
+    let why = "kept: the job files and logs of rows that failed\n";
+    if std::fs::write(run_data.join(results::KEEP_MARKER), why).is_ok() {
+        crate::say!("kept {}: the job files and logs of the rows that failed", run_data.display());
+    }
 }
 
 /// What a run's result starts with, besides the scenario and its data.
