@@ -286,6 +286,11 @@ fn build_scenario(a: &RunArgs) -> Result<Scenario, String> {
     Ok(s)
 }
 
+/// Where the rows' engines were named: the scenario file, unless `--engines` chose them.
+fn engines_file(a: &RunArgs) -> Option<&std::path::Path> {
+    a.scenario.as_deref().filter(|_| a.engines.is_none())
+}
+
 fn base_scenario(a: &RunArgs) -> Result<Scenario, String> {
     if let Some(p) = &a.scenario {
         if a.workload.is_some() {
@@ -396,7 +401,9 @@ fn main() {
 }
 
 fn dry_run(a: &PlanArgs) -> i32 {
-    let r = build_scenario(&a.run).and_then(|s| plan_cmd::main(&s, &a.run.plan_dir, a.dump, a.phase.as_deref()));
+    let r = build_scenario(&a.run)
+        .and_then(|s| catalog::check_names(&s, engines_file(&a.run)).map(|_| s))
+        .and_then(|s| plan_cmd::main(&s, &a.run.plan_dir, a.dump, a.phase.as_deref()));
     r.map_or_else(|e| out::exit_for(&e), |()| 0)
 }
 
@@ -566,7 +573,7 @@ fn run(a: RunArgs) -> i32 {
         }
     };
     let s = match build_scenario(&a)
-        .and_then(|s| catalog::check_names(&s).map(|_| s))
+        .and_then(|s| catalog::check_names(&s, engines_file(&a)).map(|_| s))
         .and_then(|s| prepare_dirs(&a).map(|_| s))
     {
         Ok(s) => s,

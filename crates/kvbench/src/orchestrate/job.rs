@@ -244,7 +244,11 @@ fn run_worker(
 /// The server a row needs, whatever the runtime of its client: one shaped by the row's options
 /// (Redis Cluster with replicas), a Rust server engine's own, or the one another runtime's
 /// engine names (go-etcd's cluster); with its name in the run's pool.
-fn server_of(v: &Variant, r: &Resolved, options: &Options) -> Option<(String, kvbench_engines::ShapedStart)> {
+pub(super) fn server_of(
+    v: &Variant,
+    r: &Resolved,
+    options: &Options,
+) -> Option<(String, kvbench_engines::ShapedStart)> {
     if let Some(shaped) = kvbench_engines::shaped_server(&v.name, options.values()) {
         return Some(shaped);
     }
