@@ -317,8 +317,9 @@ fn regression_a_second_sigint_within_the_grace_period_still_writes_the_finished_
     let r = &results(&tmp.path().join("results"))[0];
     let rows: Vec<(&str, Status)> = r.engines.iter().map(|e| (e.label.as_str(), e.status)).collect();
     assert_eq!(rows, [("a", Status::Ok), ("b", Status::Interrupted)], "{stderr}");
-    assert!(stderr.contains(&format!("result: results/{}.json", r.run_id)), "says where: {stderr}");
-    assert!(stderr.contains("already stopping"), "{stderr}");
+    // "result: PATH" at the end, or "... in PATH" if the second signal came after the last
+    // write (two signals this close may also reach the handler as one).
+    assert!(stderr.contains(&format!("results/{}.json", r.run_id)), "says where: {stderr}");
 }
 
 #[test]
