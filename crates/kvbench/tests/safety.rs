@@ -295,7 +295,11 @@ fn regression_sigterm_and_sighup_stop_like_ctrl_c_and_exit_128_plus_the_signal()
         let r = &results(&tmp.path().join("results"))[0];
         assert_eq!(r.engines.len(), 1, "{name}: no new engine starts");
         assert_eq!(r.engines[0].status, Status::Interrupted, "{name}");
-        assert!(r.engines[0].error.as_deref().unwrap_or("").contains(name), "{name}: {:?}", r.engines[0].error);
+        let error = r.engines[0].error.clone().unwrap_or_default();
+        assert!(error.contains(name) && error.contains("after phase load"), "{name}: {error}");
+        let failed: Vec<&str> =
+            r.engines[0].phases.iter().filter(|p| p.status == Status::Failed).map(|p| p.name.as_str()).collect();
+        assert!(failed.is_empty(), "{name}: phases the signal cut are interrupted, not failed: {failed:?}");
         assert!(processes_mentioning(&tmp.path().to_string_lossy()).is_empty(), "{name}: processes left");
         let left: Vec<_> = std::fs::read_dir(tmp.path().join("data")).unwrap().flatten().collect();
         assert!(left.is_empty(), "{name}: run and server directories removed: {left:?}");

@@ -127,6 +127,20 @@ fn keep_what_failed_rows_left(run_data: &Path) {
     }
 }
 
+/// A row cut short by a signal: interrupted after its last measured phase, and the phases the
+/// worker did not finish interrupted too (not failed: the store did nothing wrong).
+fn mark_interrupted(row: &mut EngineResult) {
+    row.status = Status::Interrupted;
+    let done = row.phases.iter().rev().find(|p| p.status == Status::Ok).map(|p| p.name.clone());
+    let at = done.map(|n| format!(" after phase {n}")).unwrap_or_else(|| " before any phase ended".into());
+    let why = format!("{}{at}", process::interruption());
+    for p in row.phases.iter_mut().filter(|p| p.status == Status::Failed) {
+        p.status = Status::Interrupted;
+        p.reason = Some(why.clone());
+    }
+    row.error = Some(why);
+}
+
 /// What a run's result starts with, besides the scenario and its data.
 struct Head {
     run_id: String,
@@ -295,9 +309,7 @@ fn run_row(
                 let _ = std::fs::remove_dir_all(&dir);
             }
             if interrupted() {
-                row.status = Status::Interrupted;
-                let at = row.phases.last().map(|p| format!(" after phase {}", p.name)).unwrap_or_default();
-                row.error = Some(format!("{}{at}", process::interruption()));
+                mark_interrupted(&mut row);
                 // Nothing to diagnose (the worker was killed on purpose): the job file and the
                 // log go with the data.
                 let _ = std::fs::remove_file(dir.with_extension("job.json"));
