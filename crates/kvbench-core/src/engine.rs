@@ -402,6 +402,11 @@ pub trait RunningServer: Send {
     fn process_groups(&self) -> Vec<i32> {
         self.members().into_iter().map(|(_, g)| g).collect()
     }
+    /// The network namespace the server listens in (a descriptor), when it has one of its
+    /// own: the row's worker joins it to connect.
+    fn netns(&self) -> Option<i32> {
+        None
+    }
     fn stop(self: Box<Self>) -> std::result::Result<(), String>;
 }
 

@@ -473,6 +473,16 @@ impl std::fmt::Display for FieldError {
     }
 }
 
+/// `FILE, line N` of the field at `path` in scenario file `file` (`FILE` when not found).
+pub fn place_in_file(file: &Path, path: &[At]) -> String {
+    let text =
+        crate::input::read_regular_text(file, "scenario", crate::input::limits::SCENARIO_BYTES).unwrap_or_default();
+    match line_of(&text, path) {
+        Some(line) => format!("{}, line {line}", file.display()),
+        None => file.display().to_string(),
+    }
+}
+
 /// The line of `text` holding the field at `path` (or the nearest enclosing table found).
 fn line_of(text: &str, path: &[At]) -> Option<usize> {
     let doc = toml_edit::ImDocument::parse(text).ok()?;
@@ -592,6 +602,7 @@ impl Scenario {
         if let Some(m) = p.mix {
             check_mix(&m, &f)?;
         }
+        check_kind_fits(p, &f)?;
         if p.open_per == OpenPer::Operation && p.kind != PhaseKind::Get {
             return Err(FieldError::new(&f("open_per"), "open_per = \"operation\" is only for get phases"));
         }
@@ -625,7 +636,7 @@ impl Scenario {
             }
         }
         if let Some(z) = p.zipf_exponent {
-            field(&f("zipf_exponent"), positive_finite(z, l::ZIPF_EXPONENT, false))?;
+            field(&f("zipf_exponent"), crate::spec::in_open_unit(z))?;
         }
         if let (Some(h), None) = (p.hot_key, &self.dataset.source) {
             let n = self.dataset.records;
@@ -651,6 +662,12 @@ impl Scenario {
             }
         }
         let labels: Vec<String> = self.all_variants().iter().map(|v| v.label()).collect();
+        for (i, l) in labels.iter().enumerate() {
+            if labels[..i].contains(l) {
+                let m = format!("two engine rows are labelled `{l}`: give each [[engine]] a distinct `label`");
+                return Err(FieldError::new(&self.row_path(i, "label"), m));
+            }
+        }
         for (i, r) in self.ratios.iter().enumerate() {
             let at = |k: &'static str| [At::Key("ratio"), At::Index(i), At::Key(k)];
             if !phases.contains(&r.phase) {
@@ -669,6 +686,18 @@ impl Scenario {
             return Err(FieldError::new(&[], "no engines: set `engines = [...]` or add [[engine]] tables"));
         }
         Ok(())
+    }
+
+    /// Where row `i` of [`Scenario::all_variants`] is written: its place in `engines = [...]`,
+    /// or its [[engine]] table's `key` (its `name` when `key` is not given).
+    pub fn row_path(&self, i: usize, key: &'static str) -> Vec<At> {
+        match i.checked_sub(self.engines.len()) {
+            None => vec![At::Key("engines"), At::Index(i)],
+            Some(j) => {
+                let given = key == "label" && self.variants[j].label.is_some();
+                vec![At::Key("engine"), At::Index(j), At::Key(if given || key != "label" { key } else { "name" })]
+            }
+        }
     }
 
     pub fn phase_name(&self, i: usize) -> String {
@@ -702,6 +731,33 @@ fn check_mix(m: &Mix, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldEr
     }
     if parts.iter().map(|p| p.1).sum::<f64>() <= 0.0 {
         return Err(FieldError::new(&f("mix"), "all parts are 0 (allowed: at least one part > 0)"));
+    }
+    Ok(())
+}
+
+/// Fields a phase's kind cannot honour: a load writes every record once into an empty store
+/// (no skewed distribution, nothing to reopen or evict); a mixed phase needs its mix.
+fn check_kind_fits(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+    use crate::spec::Distribution as D;
+    if p.kind == PhaseKind::Mixed && p.mix.is_none() {
+        let m = "a mixed phase needs its `mix` (for example mix = { read = 0.5, update = 0.5 }; parts: \
+                 read, update, scan, delete, insert, rmw)";
+        return Err(FieldError::new(&f("kind"), m));
+    }
+    if p.kind != PhaseKind::Load {
+        return Ok(());
+    }
+    if let Some(d @ (D::Zipfian | D::Latest | D::Hot | D::LoadOrder)) = p.distribution {
+        let m = format!(
+            "`{}` does not apply to a load: it writes every record once (allowed: sequential, shuffle, uniform)",
+            serde_json::to_value(d).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+        );
+        return Err(FieldError::new(&f("distribution"), m));
+    }
+    if p.cache != CacheMode::Warm {
+        let m = "a load starts from an empty store: there is nothing to reopen or evict (allowed on a load: \
+                 warm; set cache on the phase after it)";
+        return Err(FieldError::new(&f("cache"), m));
     }
     Ok(())
 }

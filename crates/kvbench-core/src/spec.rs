@@ -344,7 +344,6 @@ pub mod limits {
     /// Passes of a get phase over every record.
     pub const PASSES: u32 = 1000;
     /// Largest Zipf exponent (beyond it every operation hits the first record anyway).
-    pub const ZIPF_EXPONENT: f64 = 100.0;
     /// Operations per second of an open-loop phase.
     pub const RATE: f64 = 1e9;
     /// Cluster members are numbered from 0; no cluster kvbench starts has more.
@@ -401,6 +400,14 @@ pub fn positive_finite(v: f64, hi: f64, zero_ok: bool) -> Result<(), String> {
     if !v.is_finite() || !low_ok || v > hi {
         let low = if zero_ok { ">= 0" } else { "> 0" };
         return Err(format!("{v} is out of range (allowed: a finite number {low} and <= {hi})"));
+    }
+    Ok(())
+}
+
+/// `Ok` when `v` is strictly between 0 and 1: the Zipfian constant YCSB's generator takes.
+pub fn in_open_unit(v: f64) -> Result<(), String> {
+    if !(v > 0.0 && v < 1.0) {
+        return Err(format!("{v} is out of range (allowed: a number > 0 and < 1, as YCSB's Zipfian generator takes)"));
     }
     Ok(())
 }

@@ -8,9 +8,9 @@
 //! every member's `/health` says true, which needs an elected leader. etcd fsyncs its write-ahead
 //! log before it acknowledges a commit, so every acknowledged write is on a quorum's disks.
 //!
-//! The client ports are plain loopback TCP without authentication: etcd's unix-socket listeners
-//! in the packaged version take `host:port` names relative to the working directory, and etcd's
-//! auth would add a permission check to every request under measurement (docs/decisions.md).
+//! The client and peer ports are plain TCP without authentication on a loopback of the cluster's
+//! own (a private network namespace, [`crate::netns`]): no other user's process can reach them,
+//! and no permission check is added to every request under measurement (docs/decisions.md).
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -30,8 +30,9 @@ pub struct EtcdCluster {
 }
 
 /// The `StartServer` of `go-etcd`: three members, the smallest cluster that survives a failure.
+/// In a private network namespace where kvbench may make one (see [`crate::netns`]).
 pub fn start_server(dir: &Path) -> Result<Box<dyn RunningServer>, String> {
-    start_cluster(dir, 3).map(|c| Box::new(c) as Box<dyn RunningServer>)
+    crate::netns::isolated(dir, Box::new(|d| start_cluster(d, 3).map(|c| Box::new(c) as Box<dyn RunningServer>)))
 }
 
 /// Start `n` members (1..=7) in `dir` (empty) and wait until each reports healthy.
@@ -151,7 +152,7 @@ impl RunningServer for EtcdCluster {
             "durability".into(),
             "every commit fsynced to the write-ahead log of a quorum before it is acknowledged".into(),
         );
-        m.insert("auth".into(), "none: loopback TCP (see docs/decisions.md)".into());
+        m.insert("auth".into(), "none: TCP on the loopback of a private network namespace (see `network`)".into());
         self.members.describe(&mut m);
         m
     }

@@ -6,6 +6,7 @@ pub mod conformance;
 pub mod etcdcluster;
 pub mod http;
 pub mod memory;
+pub mod netns;
 pub mod registry;
 pub mod resp;
 pub mod server;

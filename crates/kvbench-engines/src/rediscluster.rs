@@ -114,7 +114,14 @@ pub struct RedisCluster {
 }
 
 fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
-    start_cluster(dir, MIN_MASTERS, 0).map(|c| Box::new(c) as Box<dyn RunningServer>)
+    start_isolated(dir, MIN_MASTERS, 0)
+}
+
+/// [`start_cluster`] in a private network namespace where kvbench may make one: the client
+/// ports and the cluster bus (which takes no password) out of other users' reach.
+pub fn start_isolated(dir: &Path, masters: u32, replicas: u32) -> std::result::Result<Box<dyn RunningServer>, String> {
+    let start = move |d: &Path| start_cluster(d, masters, replicas).map(|c| Box::new(c) as Box<dyn RunningServer>);
+    crate::netns::isolated(dir, Box::new(start))
 }
 
 /// Start `masters` masters with `replicas` replicas each in `dir` (empty) and form the cluster.

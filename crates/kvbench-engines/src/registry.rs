@@ -56,8 +56,6 @@ pub fn shaped_server(engine: &str, options: &BTreeMap<String, serde_json::Value>
     if (masters, replicas) == (crate::rediscluster::MIN_MASTERS, 0) {
         return None;
     }
-    let start = move |dir: &std::path::Path| {
-        crate::rediscluster::start_cluster(dir, masters, replicas).map(|c| Box::new(c) as Box<dyn RunningServer>)
-    };
+    let start = move |dir: &std::path::Path| crate::rediscluster::start_isolated(dir, masters, replicas);
     Some((format!("redis-cluster-{masters}m{replicas}r"), Box::new(start)))
 }

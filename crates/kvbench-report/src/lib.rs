@@ -443,7 +443,7 @@ fn engine_status(e: &EngineResult) -> String {
     match (&e.status, &e.error) {
         (Status::Ok, _) => "ok".to_string(),
         (Status::Expected, _) => "expected: failed verification as declared".to_string(),
-        (Status::Interrupted, _) => "interrupted (Ctrl-C): phases measured before are kept".to_string(),
+        (Status::Interrupted, _) => "interrupted (a signal): phases measured before are kept".to_string(),
         (_, Some(err)) => format!("FAILED: {}", first_line(err)),
         _ => "FAILED".into(),
     }

@@ -503,8 +503,10 @@ pub fn closest(name: &str, known: &[String]) -> Vec<String> {
 
 /// Every engine a scenario names exists, checked before anything runs. A py-/go- engine is
 /// only checked when its worker answers (else the run reports the worker's own reason).
-pub fn check_names(s: &kvbench_core::scenario::Scenario) -> Result<(), String> {
-    for v in s.all_variants() {
+/// Every row's engine is known here; an unknown one is named with where it was given: the
+/// scenario `file` and line, or the `--engines` flag (`file` None).
+pub fn check_names(s: &kvbench_core::scenario::Scenario, file: Option<&std::path::Path>) -> Result<(), String> {
+    for (i, v) in s.all_variants().into_iter().enumerate() {
         let n = &v.name;
         // The Rust registry answers without starting a worker.
         let worker_down =
@@ -522,7 +524,11 @@ pub fn check_names(s: &kvbench_core::scenario::Scenario) -> Result<(), String> {
         } else {
             format!(" — did you mean {}?", near.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "))
         };
-        return Err(format!("unknown engine `{n}`{hint} (`kvbench list` shows every engine)"));
+        let place = match file {
+            Some(f) => kvbench_core::scenario::place_in_file(f, &s.row_path(i, "name")),
+            None => "--engines".into(),
+        };
+        return Err(format!("{place}: unknown engine `{n}`{hint} (`kvbench list` shows every engine)"));
     }
     Ok(())
 }

@@ -357,6 +357,11 @@ fn parse_order(s: &str) -> Result<RepetitionOrder, String> {
         .map_err(|_| "allowed: interleaved, sequential".to_string())
 }
 
+/// Where the rows' engines were named: the scenario file, unless `--engines` chose them.
+fn engines_file(a: &ScenarioArgs) -> Option<&std::path::Path> {
+    a.scenario.as_deref().filter(|_| a.engines.is_none())
+}
+
 fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
@@ -396,14 +401,16 @@ fn text_or_error(r: Result<String, String>) -> i32 {
 }
 
 fn dry_run(a: &PlanArgs) -> i32 {
-    let r = build_scenario(&a.scen).and_then(|s| {
-        plan_cmd::main(&s, &a.scen.plan_dir, a.dump, a.phase.as_deref())?;
-        // The whole run's estimate, however short, unless every op was asked for.
-        match estimate::estimate(&s, &a.scen.out).line(&a.scen.out, 0.0) {
-            Some(line) if !a.dump => out::stdout(&format!("{line}\n")),
-            _ => Ok(()),
-        }
-    });
+    let r = build_scenario(&a.scen).and_then(|s| catalog::check_names(&s, engines_file(&a.scen)).map(|_| s)).and_then(
+        |s| {
+            plan_cmd::main(&s, &a.scen.plan_dir, a.dump, a.phase.as_deref())?;
+            // The whole run's estimate, however short, unless every op was asked for.
+            match estimate::estimate(&s, &a.scen.out).line(&a.scen.out, 0.0) {
+                Some(line) if !a.dump => out::stdout(&format!("{line}\n")),
+                _ => Ok(()),
+            }
+        },
+    );
     r.map_or_else(|e| out::exit_for(&e), |()| 0)
 }
 
@@ -634,7 +641,7 @@ fn run(a: RunArgs) -> i32 {
         }
     };
     let s = match overrides::build_run_scenario(&a, a.timeout)
-        .and_then(|s| catalog::check_names(&s).map(|_| s))
+        .and_then(|s| catalog::check_names(&s, engines_file(&a)).map(|_| s))
         .and_then(|s| prepare_dirs(&a).map(|_| s))
     {
         Ok(s) => s,
@@ -669,14 +676,13 @@ fn run(a: RunArgs) -> i32 {
     match orchestrate::run(&s, &opts) {
         Ok((r, written)) => {
             let path = &written.path;
-            let mut printed = true;
+            let mut printed = None;
             if fmt == Format::Hlog {
                 if let Err(e) = write_hlogs(&r, path, None) {
                     crate::say!("error: {e}");
                 }
             } else if let Err(e) = out::stdout(&rendered(&r, fmt)) {
-                crate::say!("error: {e}");
-                printed = false;
+                printed = Some(out::failed_output(&e));
             }
             exports.iter().for_each(|f| export_beside(&r, path, *f));
             crate::say!("result: {}", path.display());
@@ -685,11 +691,11 @@ fn run(a: RunArgs) -> i32 {
                     crate::say!("error: {e}");
                 }
             }
-            if orchestrate::interrupted() {
-                crate::say!("interrupted by the user: the rows run so far are in the result");
-                130
-            } else if !printed {
-                out::EXIT_OUTPUT
+            if let Some(sig) = orchestrate::process::stop_signal() {
+                crate::say!("{}: the rows run so far are in the result", orchestrate::process::interruption());
+                orchestrate::process::exit_status(sig)
+            } else if let Some(code) = printed {
+                code
             } else if let Some(why) = &written.fallback_because {
                 crate::say!("error: --out {}: {why}; the results are in {}", a.out.display(), path.display());
                 EXIT_FALLBACK

@@ -8,8 +8,15 @@ use std::io::{IsTerminal, Write};
 /// Exit status when standard output cannot be written (EX_IOERR of sysexits.h).
 pub const EXIT_OUTPUT: i32 = 74;
 
+/// Exit status when standard output's reader went away (`| head`): 128 + SIGPIPE, what a shell
+/// reports for a program the signal ended, said with no message as such programs end.
+pub const EXIT_PIPE: i32 = 128 + libc::SIGPIPE;
+
 /// How every failed write to standard output begins.
 const STDOUT_FAILED: &str = "cannot write to standard output";
+
+/// How a write to a closed pipe begins: the reader is gone, nothing is wrong.
+const STDOUT_CLOSED: &str = "standard output was closed by its reader";
 
 /// `text` on standard output, control characters escaped when it is a terminal.
 pub fn stdout(text: &str) -> Result<(), String> {
@@ -32,24 +39,30 @@ macro_rules! say {
     ($($t:tt)*) => { $crate::out::note(format_args!($($t)*)) };
 }
 
-/// The exit status of a command that failed to print its output: the error said on stderr.
+/// The exit status of a command that failed to print its output: the error said on stderr,
+/// or [`EXIT_PIPE`] and nothing said when the reader went away.
 pub fn failed_output(e: &str) -> i32 {
+    if e.starts_with(STDOUT_CLOSED) {
+        return EXIT_PIPE;
+    }
     note(format_args!("error: {e}"));
     EXIT_OUTPUT
 }
 
 /// The error of a failed write to standard output.
 pub fn stdout_error(e: std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        return STDOUT_CLOSED.into();
+    }
     format!("{STDOUT_FAILED}: {e}")
 }
 
 /// The exit status of a command that stopped with error `e`: [`EXIT_OUTPUT`] when its output
 /// could not be written, else 2 (bad input). The error is said on stderr.
 pub fn exit_for(e: &str) -> i32 {
-    note(format_args!("error: {e}"));
-    if e.starts_with(STDOUT_FAILED) {
-        EXIT_OUTPUT
-    } else {
-        2
+    if e.starts_with(STDOUT_FAILED) || e.starts_with(STDOUT_CLOSED) {
+        return failed_output(e);
     }
+    note(format_args!("error: {e}"));
+    2
 }

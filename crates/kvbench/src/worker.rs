@@ -7,7 +7,7 @@ use std::path::Path;
 use kvbench_core::job::{Event, Job, Step};
 use kvbench_engines::{find, Entry};
 
-/// Test hook (documented in docs/protocol.md): KVBENCH_FAULT=abort|garbage|hang@PHASE[@LABEL]
+/// Test hook: KVBENCH_FAULT=abort|garbage|hang|mute@PHASE[@LABEL] (mute: closes stdout, then hangs)
 /// makes the worker (of row LABEL) fail at the start of PHASE, so tests can prove that a
 /// broken worker costs its own row and nothing else.
 fn fault_at(label: &str, phase: &str) {
@@ -25,6 +25,11 @@ fn fault_at(label: &str, phase: &str) {
             std::thread::sleep(std::time::Duration::from_secs(3600));
         }
         "hang" => std::thread::sleep(std::time::Duration::from_secs(3600)),
+        "mute" => {
+            // SAFETY: closing our own stdout; nothing writes to it after this.
+            unsafe { libc::close(1) };
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
         _ => {}
     }
 }

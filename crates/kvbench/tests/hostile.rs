@@ -190,7 +190,7 @@ fn regression_stderr_on_a_full_device_does_not_stop_a_run() {
 }
 
 #[test]
-fn regression_plan_dump_into_a_closed_pipe_stops_at_once() {
+fn regression_plan_dump_into_a_closed_pipe_stops_at_once_quietly_with_status_141() {
     let tmp = tempfile::tempdir().unwrap();
     let mut child = kvbench(tmp.path())
         .args(["plan", "--dump", "--records", "20000000", "--plan-dir", "plans"])
@@ -215,8 +215,9 @@ fn regression_plan_dump_into_a_closed_pipe_stops_at_once() {
     };
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert_eq!(status.code(), Some(74), "{stderr}");
-    assert!(stderr.contains("Broken pipe"), "{stderr}");
+    // As `head` expects of a program before it: 128 + SIGPIPE, and nothing said.
+    assert_eq!(status.code(), Some(141), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
 }
 
 /// A result file of a real run whose labels and intent carry terminal escapes and formulas.
@@ -379,4 +380,94 @@ fn regression_crafted_histograms_in_a_result_file_cost_no_memory() {
     let (code, _, stderr) = status_and_peak_mib(tmp.path(), &["report", f]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("histograms, above the limit of 200000"), "{stderr}");
+}
+
+/// A scenario of one memory row with `phases` after its header and `rows` for its engines.
+fn bad_scenario(dir: &Path, name: &str, phases: &str, rows: &str) -> String {
+    let text = format!("# {name}\nseed = 1\n[dataset]\nrecords = 200\n{phases}{rows}");
+    let p = dir.join(format!("{name}.toml"));
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn regression_bad_scenarios_stop_with_exit_2_naming_file_line_and_field_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("empty.tsv"), "").unwrap();
+    let memory = "[[engine]]\nname = \"memory\"\n";
+    let load = "[[phase]]\nkind = \"load\"\n";
+    let cases = [
+        (
+            "zipf",
+            format!("{load}[[phase]]\nkind = \"get\"\ndistribution = \"zipfian\"\nzipf_exponent = 1.5\n"),
+            memory.to_string(),
+            "line 10: field `phase[2].zipf_exponent`: 1.5 is out of range (allowed: a number > 0 and < 1",
+        ),
+        (
+            "zipf-load",
+            format!("{load}distribution = \"zipfian\"\n"),
+            memory.to_string(),
+            "line 7: field `phase[1].distribution`: `zipfian` does not apply to a load",
+        ),
+        (
+            "mixed",
+            format!("{load}[[phase]]\nkind = \"mixed\"\n"),
+            memory.to_string(),
+            "line 8: field `phase[2].kind`: a mixed phase needs its `mix`",
+        ),
+        (
+            "cold-load",
+            format!("{load}cache = \"cold\"\n"),
+            memory.to_string(),
+            "line 7: field `phase[1].cache`: a load starts from an empty store",
+        ),
+        ("reopen-load", format!("{load}cache = \"reopen\"\n"), memory.to_string(), "line 7: field `phase[1].cache`"),
+        (
+            "labels",
+            load.to_string(),
+            "[[engine]]\nname = \"memory\"\nlabel = \"x\"\n[[engine]]\nname = \"memory\"\nlabel = \"x\"\n".into(),
+            "line 12: field `engine[2].label`: two engine rows are labelled `x`",
+        ),
+        ("engine", load.to_string(), "[[engine]]\nname = \"nosuch\"\n".into(), "line 8: unknown engine `nosuch`"),
+        (
+            "url",
+            load.to_string(),
+            "[[engine]]\nname = \"lmdb\"\nurl = \"redis://127.0.0.1:1\"\n".into(),
+            "line 9: [[engine]] lmdb: url: `lmdb` is an embedded engine",
+        ),
+    ];
+    for (name, phases, rows, says) in cases {
+        let s = bad_scenario(tmp.path(), name, &phases, &rows);
+        let o = kvbench(tmp.path()).args(run_args("results")).arg(&s).output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {stderr}");
+        assert!(stderr.contains(&format!("{name}.toml, {says}")), "{name}: {stderr}");
+        let runs = std::fs::read_dir(tmp.path().join("data")).map(|d| d.count()).unwrap_or(0);
+        assert_eq!(runs, 0, "{name}: nothing ran");
+    }
+    let empty = bad_scenario(tmp.path(), "empty", &format!("[dataset]\nsource = \"file:empty.tsv\"\n{load}"), "");
+    let text = std::fs::read_to_string(&empty).unwrap().replace("[dataset]\nrecords = 200\n", "");
+    std::fs::write(&empty, format!("{text}{memory}")).unwrap();
+    let o = kvbench(tmp.path()).args(run_args("results")).arg(&empty).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("dataset.source `file:empty.tsv`: no records"), "{stderr}");
+    let invalid = tmp.path().join("utf8.toml");
+    std::fs::write(&invalid, b"seed = 1\n# \xff\xfe\n").unwrap();
+    let o = kvbench(tmp.path()).args(run_args("results")).arg(&invalid).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("utf8.toml, line 2: not valid UTF-8"));
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn regression_plan_and_serve_refuse_what_run_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = kvbench(tmp.path()).args(["plan", "--engines", "nosuch", "--plan-dir", "plans"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--engines: unknown engine `nosuch`"), "{stderr}");
+    let o = kvbench(tmp.path()).args(["serve", "--engine", "memory", "--max-connections", "0"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("`0` is out of range (allowed: 1 to 65536)"), "{stderr}");
 }

@@ -258,3 +258,135 @@ fn servers_and_workers_die_with_kvbench_even_on_sigkill() {
     assert!(text.contains("killed before it could clean up"), "{text}");
     assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
 }
+
+/// A run of `body` whose worker hangs in row `row`'s get phase, returned once that worker runs.
+fn hanging_run(dir: &Path, body: &str, row: &str) -> Child {
+    let s = scenario(dir, body);
+    let mut c = kvbench(dir, &[&s]);
+    c.env("KVBENCH_FAULT", format!("hang@get@{row}")).stdout(Stdio::null()).stderr(Stdio::piped());
+    let child = c.spawn().unwrap();
+    let data = dir.join("data");
+    let log = format!("{row}-r0.log");
+    wait_for("the hanging worker", Duration::from_secs(60), || {
+        std::fs::read_dir(&data).into_iter().flatten().flatten().any(|run| run.path().join(&log).exists())
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    child
+}
+
+#[test]
+fn regression_sigterm_and_sighup_stop_like_ctrl_c_and_exit_128_plus_the_signal() {
+    // A server row when memcached is here: its directory must go too.
+    let body = if Command::new("memcached").arg("-V").output().is_ok() {
+        TWO_ROWS.replace("name = \"memory\"\nlabel = \"a\"", "name = \"memcached\"\nlabel = \"a\"")
+    } else {
+        TWO_ROWS.to_string()
+    };
+    for (sig, name, code) in [(libc::SIGTERM, "SIGTERM", 143), (libc::SIGHUP, "SIGHUP", 129)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let child = hanging_run(tmp.path(), &body, "a");
+        let t0 = Instant::now();
+        signal(&child, sig);
+        let o = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{name}: {stderr}");
+        assert!(t0.elapsed() < Duration::from_secs(10), "{name} took {:?}", t0.elapsed());
+        assert!(stderr.contains("result: results/"), "{name}: the result is named: {stderr}");
+        let r = &results(&tmp.path().join("results"))[0];
+        assert_eq!(r.engines.len(), 1, "{name}: no new engine starts");
+        assert_eq!(r.engines[0].status, Status::Interrupted, "{name}");
+        let error = r.engines[0].error.clone().unwrap_or_default();
+        assert!(error.contains(name) && error.contains("after phase load"), "{name}: {error}");
+        let failed: Vec<&str> =
+            r.engines[0].phases.iter().filter(|p| p.status == Status::Failed).map(|p| p.name.as_str()).collect();
+        assert!(failed.is_empty(), "{name}: phases the signal cut are interrupted, not failed: {failed:?}");
+        assert!(processes_mentioning(&tmp.path().to_string_lossy()).is_empty(), "{name}: processes left");
+        let left: Vec<_> = std::fs::read_dir(tmp.path().join("data")).unwrap().flatten().collect();
+        assert!(left.is_empty(), "{name}: run and server directories removed: {left:?}");
+    }
+}
+
+#[test]
+fn regression_a_second_sigint_within_the_grace_period_still_writes_the_finished_rows_and_says_where() {
+    let tmp = tempfile::tempdir().unwrap();
+    let three = format!("{TWO_ROWS}[[engine]]\nname = \"memory\"\nlabel = \"c\"\n");
+    let child = hanging_run(tmp.path(), &three, "b");
+    // A shell and `timeout` both forwarding one Ctrl-C.
+    signal(&child, libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(20));
+    signal(&child, libc::SIGINT);
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{stderr}");
+    let r = &results(&tmp.path().join("results"))[0];
+    let rows: Vec<(&str, Status)> = r.engines.iter().map(|e| (e.label.as_str(), e.status)).collect();
+    assert_eq!(rows, [("a", Status::Ok), ("b", Status::Interrupted)], "{stderr}");
+    // "result: PATH" at the end, or "... in PATH" if the second signal came after the last
+    // write (two signals this close may also reach the handler as one).
+    assert!(stderr.contains(&format!("results/{}.json", r.run_id)), "says where: {stderr}");
+}
+
+#[test]
+fn regression_the_timeout_bounds_planning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let args = ["--engines", "memory", "--records", "1000000000000", "--no-size-check", "--timeout", "2"];
+    let (code, text) = output(kvbench(tmp.path(), &args));
+    assert_eq!(code, 2, "{text}");
+    assert!(t0.elapsed() < Duration::from_secs(20), "planning ran {:?} past a 2 s timeout", t0.elapsed());
+    assert!(text.contains("planning took longer than the timeout (2 s"), "{text}");
+}
+
+#[test]
+fn regression_a_worker_that_closes_stdout_is_not_waited_for_beyond_the_timeout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = scenario(tmp.path(), &TWO_ROWS.replace("timeout = 60", "timeout = 3"));
+    let mut c = kvbench(tmp.path(), &[&s]);
+    c.env("KVBENCH_FAULT", "mute@get@a");
+    let t0 = Instant::now();
+    let (code, text) = output(c);
+    assert_eq!(code, 1, "{text}");
+    assert!(t0.elapsed() < Duration::from_secs(30), "the run took {:?} with a 3 s timeout", t0.elapsed());
+    let r = &results(&tmp.path().join("results"))[0];
+    let a = &r.engines[0];
+    assert_eq!(a.status, Status::Failed);
+    assert!(a.error.as_deref().unwrap_or("").contains("did not exit within 3 s"), "{:?}", a.error);
+    assert_eq!(r.engines[1].status, Status::Ok, "the next row runs");
+}
+
+#[test]
+fn regression_keep_data_rows_whose_labels_sanitise_alike_keep_their_own_databases() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = TWO_ROWS
+        .replace("name = \"memory\"\nlabel = \"a\"", "name = \"lmdb\"\nlabel = \"a/b\"")
+        .replace("name = \"memory\"\nlabel = \"b\"", "name = \"lmdb\"\nlabel = \"a_b\"");
+    let s = scenario(tmp.path(), &body);
+    let (code, text) = output(kvbench(tmp.path(), &["--keep-data", &s]));
+    assert_eq!(code, 0, "{text}");
+    let run = std::fs::read_dir(tmp.path().join("data")).unwrap().next().unwrap().unwrap().path();
+    let rows: Vec<PathBuf> =
+        std::fs::read_dir(&run).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    assert_eq!(rows.len(), 2, "one directory per row: {rows:?}");
+    for r in rows {
+        assert!(std::fs::read_dir(&r).unwrap().count() > 0, "{} keeps its database", r.display());
+    }
+}
+
+#[test]
+fn regression_a_failed_rows_job_file_and_log_survive_the_next_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = scenario(tmp.path(), TWO_ROWS);
+    let mut c = kvbench(tmp.path(), &[&s]);
+    c.env("KVBENCH_FAULT", "abort@get@a");
+    let (code, text) = output(c);
+    assert_eq!(code, 1, "{text}");
+    let r = &results(&tmp.path().join("results"))[0];
+    let error = r.engines[0].error.clone().unwrap_or_default();
+    let log = error.split("log: ").nth(1).and_then(|l| l.split(')').next()).map(PathBuf::from);
+    let log = tmp.path().join(log.unwrap_or_else(|| panic!("the error names the log: {error}")));
+    let job = log.with_extension("job.json");
+    assert!(log.exists() && job.exists(), "{error}");
+    let (code, text) = output(kvbench(tmp.path(), &["--engines", "memory", "--records", "100"]));
+    assert_eq!(code, 0, "{text}");
+    assert!(log.exists() && job.exists(), "the next run removed {}: {text}", log.display());
+}

@@ -157,6 +157,10 @@ pub fn resolve_guarded(s: &Scenario, plan_dir: &Path, data_dir: Option<&Path>) -
     if gen == Generator::Stored {
         let (file, why) = stored_plan(s, plan_dir)?;
         let h = file.header();
+        if h.records == 0 {
+            let src = s.dataset.source.as_deref().unwrap_or_default();
+            anyhow::bail!("dataset.source `{src}`: no records (allowed: a file of at least one record)");
+        }
         dataset.loaded = h.records;
         positions = h.distinct;
         raw_bytes = h.raw_bytes;

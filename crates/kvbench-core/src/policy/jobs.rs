@@ -471,7 +471,7 @@ fn step_dist(
 ) -> anyhow::Result<(Dist, u64)> {
     let scans = def.kind == PhaseKind::Scan;
     let mut n = if scans { data.positions } else { existing };
-    if spec.distribution == Distribution::Zipfian && !scans {
+    if spec.distribution == Distribution::Zipfian && !scans && def.kind != PhaseKind::Load {
         // YCSB's CoreWorkload: the chooser spans the records plus twice the inserts the mix
         // expects, plus one; a draw above the newest record is drawn again (plan-format.md).
         let m = &spec.mix;

@@ -79,10 +79,9 @@ impl Run {
 struct Unit {
     op: OpKind,
     ops: u64,
-    /// The unit's first read in `Block::reads` and its first op's sorted position (scans).
+    /// The unit's first read in `Block::reads`.
     first_read: u32,
     reads: u32,
-    position: u64,
     /// The engine call failed: nothing of the unit is checked.
     failed: bool,
 }
@@ -332,7 +331,7 @@ impl Thread {
         b.scan_len.resize(n, 0);
         b.val_off.resize(n + 1, 0);
         b.del.resize(n, 0);
-        let unit = |i| Unit { op: OpKind::Get, ops: 1, first_read: i, reads: 1, position: 0, failed: false };
+        let unit = |i| Unit { op: OpKind::Get, ops: 1, first_read: i, reads: 1, failed: false };
         b.units.extend((0..n as u32).map(unit));
     }
 
@@ -356,7 +355,7 @@ impl Thread {
     fn push_wait(&mut self, ops: &[Op]) {
         let due = self.due(&ops[0]);
         self.begin_unit(WAIT, 1, due);
-        self.block.units.push(Unit { op: ops[0].kind, ops: 0, first_read: 0, reads: 0, position: 0, failed: false });
+        self.block.units.push(Unit { op: ops[0].kind, ops: 0, first_read: 0, reads: 0, failed: false });
         self.end_unit(0);
     }
 
@@ -392,10 +391,10 @@ impl Thread {
         self.dirty = writes;
         self.begin_unit(kind, u8::from(refresh), due);
         let first_read = self.block.reads.len() as u32;
-        let mut unit = Unit { op: first.kind, ops: ops.len() as u64, first_read, reads: 0, position: 0, failed: false };
+        let mut unit = Unit { op: first.kind, ops: ops.len() as u64, first_read, reads: 0, failed: false };
         let scan_len = match kind {
             WRITE => self.push_write(ops),
-            SCAN => self.push_scan(&first, &mut unit),
+            SCAN => self.push_scan(&first),
             RMW => self.push_rmw(&first),
             _ => self.push_reads(ops, kind),
         };
@@ -425,7 +424,7 @@ impl Thread {
         0
     }
 
-    fn push_scan(&mut self, o: &Op, unit: &mut Unit) -> u64 {
+    fn push_scan(&mut self, o: &Op) -> u64 {
         let data = &self.run.data;
         let positions = data.positions();
         // To the end is a limit every runtime can hold as a signed index.
@@ -433,7 +432,6 @@ impl Thread {
         data.scan_start(o.record, &mut self.block.scratch);
         self.block.push_scratch_key();
         self.block.push_val(None);
-        unit.position = o.record;
         self.scan = Some(ScanCheck::new(!self.run.lock, o.record, positions));
         (self.scan_seen, self.scan_over) = (0, false);
         len
@@ -623,7 +621,7 @@ impl Thread {
         let Some(check) = self.scan.take() else { return 0 };
         if self.run.step.verify && !unit.failed {
             self.tally.mismatches += check.bad;
-            self.tally.missing += check.short(&self.run.data, &self.run.state, unit.position, len);
+            self.tally.missing += check.missing(&self.run.data, &self.run.state, len);
         }
         self.scan_seen
     }

@@ -687,6 +687,10 @@ pub(super) struct ScanCheck {
     prev: Vec<u8>,
     pub(super) seen: u64,
     pub(super) bad: u64,
+    /// Alone: present records the scan stepped over (the store lacks them).
+    skipped: u64,
+    /// Alone: records returned that were the next present record.
+    matched: u64,
 }
 
 /// Versions a concurrent scan accepts below the newest one.
@@ -695,7 +699,17 @@ const SCAN_SLACK: u32 = 4;
 impl ScanCheck {
     /// A scan from sorted position `p` of `positions`; `strict` when no other thread writes.
     pub(super) fn new(strict: bool, p: u64, positions: u64) -> ScanCheck {
-        ScanCheck { strict, p, positions, expect: Vec::new(), prev: Vec::new(), seen: 0, bad: 0 }
+        ScanCheck {
+            strict,
+            p,
+            positions,
+            expect: Vec::new(),
+            prev: Vec::new(),
+            seen: 0,
+            bad: 0,
+            skipped: 0,
+            matched: 0,
+        }
     }
 
     fn present(data: &Data, state: &State, p: u64) -> bool {
@@ -705,35 +719,66 @@ impl ScanCheck {
     /// Check one visited record; false when the scan went past the last position.
     pub(super) fn visit(&mut self, data: &Data, state: &State, k: &[u8], v: &[u8]) -> bool {
         self.seen += 1;
-        if self.strict {
+        let found = if self.strict { self.align_alone(data, state, k) } else { self.align_beside_writers(data, k) };
+        let Some(at_key) = found else { return self.p < self.positions };
+        let ok = at_key && {
+            let c = data.canon(data.sorted(self.p));
+            self.value_ok(data, c, writes(state.get(c)), v)
+        };
+        self.bad += u64::from(!ok);
+        if at_key {
+            self.p += 1;
+            self.matched += 1;
+        }
+        true
+    }
+
+    /// Alone, records are compared by key, each once: present records before `k` were not
+    /// returned (missing), and `k` before the next present record is a record that should not
+    /// be there. Some(true): `k` is the next present record; Some(false): it is not; None: `k`
+    /// is past the last position (counted wrong).
+    fn align_alone(&mut self, data: &Data, state: &State, k: &[u8]) -> Option<bool> {
+        loop {
             while self.p < self.positions && !Self::present(data, state, self.p) {
                 self.p += 1;
             }
-        } else {
-            if self.seen > 1 && k <= &self.prev[..] {
+            if self.p >= self.positions {
                 self.bad += 1;
+                return None;
             }
-            self.prev.clear();
-            self.prev.extend_from_slice(k);
-            while self.p < self.positions {
-                data.key(data.sorted(self.p), &mut self.expect);
-                if &self.expect[..] >= k {
-                    break;
+            data.key(data.sorted(self.p), &mut self.expect);
+            match self.expect[..].cmp(k) {
+                std::cmp::Ordering::Less => {
+                    self.skipped += 1;
+                    self.p += 1;
                 }
-                self.p += 1;
+                std::cmp::Ordering::Greater => return Some(false),
+                std::cmp::Ordering::Equal => return Some(true),
             }
+        }
+    }
+
+    /// Beside writers, keys must be in order and of the dataset: the first position at or past
+    /// `k`, which must be `k`'s.
+    fn align_beside_writers(&mut self, data: &Data, k: &[u8]) -> Option<bool> {
+        if self.seen > 1 && k <= &self.prev[..] {
+            self.bad += 1;
+        }
+        self.prev.clear();
+        self.prev.extend_from_slice(k);
+        while self.p < self.positions {
+            data.key(data.sorted(self.p), &mut self.expect);
+            if &self.expect[..] >= k {
+                break;
+            }
+            self.p += 1;
         }
         if self.p >= self.positions {
             self.bad += 1;
-            return false;
+            return None;
         }
-        let c = data.canon(data.sorted(self.p));
         data.key(data.sorted(self.p), &mut self.expect);
-        let w = writes(state.get(c));
-        let ok = k == &self.expect[..] && self.value_ok(data, c, w, v);
-        self.bad += u64::from(!ok);
-        self.p += 1;
-        true
+        Some(k == &self.expect[..])
     }
 
     fn value_ok(&self, data: &Data, c: u64, w: u32, v: &[u8]) -> bool {
@@ -743,17 +788,23 @@ impl ScanCheck {
         (w.saturating_sub(SCAN_SLACK)..=w).any(|x| data.matches(c, x, v))
     }
 
-    /// Present records from `start` the scan should have returned but did not (strict only).
-    pub(super) fn short(&self, data: &Data, state: &State, start: u64, len: u64) -> u64 {
+    /// Present records the scan should have returned but did not (alone only): those it
+    /// stepped over, and when it returned fewer than `len` records, the present ones after the
+    /// last it returned, up to `len` expected in all.
+    pub(super) fn missing(&self, data: &Data, state: &State, len: u64) -> u64 {
         if !self.strict {
             return 0;
         }
-        let (mut live, mut q) = (0u64, start);
-        while q < self.positions && live < len {
-            live += u64::from(Self::present(data, state, q));
-            q += 1;
+        let mut tail = 0u64;
+        if self.seen < len {
+            let left = len.saturating_sub(self.matched + self.skipped);
+            let mut q = self.p;
+            while q < self.positions && tail < left {
+                tail += u64::from(Self::present(data, state, q));
+                q += 1;
+            }
         }
-        live.saturating_sub(self.seen)
+        self.skipped + tail
     }
 }
 
@@ -783,7 +834,79 @@ fn scan_unit(
     r?;
     if verify {
         t.mismatches += check.bad;
-        t.missing += check.short(data, ctx.state, o.record, len);
+        t.missing += check.missing(data, ctx.state, len);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod scan_check_tests {
+    use super::*;
+    use crate::job::{Dataset, Generator, KeyShape, ValueShape};
+    use crate::spec::{KeyKind, ValueContent};
+
+    fn data(records: u64) -> Data {
+        let ds = Dataset {
+            generator: Generator::Synthetic,
+            key: KeyShape { kind: KeyKind::Decimal, width: 8 },
+            value: ValueShape { min: 10, max: 10, content: ValueContent::Printable },
+            loaded: records,
+            total: records,
+            ordered: true,
+            pool_seed: 1,
+            value_seed: 2,
+            open_records: records,
+            open_bytes: 0,
+        };
+        Data::open(&ds, None).unwrap()
+    }
+
+    /// A scan alone from position 0 for `len` records of a store that lost `deleted` and
+    /// returns a wrong value for `flipped`: (wrong values, missing).
+    fn scan(records: u64, len: u64, flipped: &[u64], deleted: &[u64]) -> (u64, u64) {
+        let (d, state) = (data(records), State::new(records, records));
+        let mut check = ScanCheck::new(true, 0, d.positions());
+        let (mut k, mut v, mut returned) = (Vec::new(), Vec::new(), 0);
+        for r in (0..records).filter(|r| !deleted.contains(r)) {
+            if returned == len {
+                break;
+            }
+            d.key(r, &mut k);
+            d.value(r, 0, &mut v);
+            if flipped.contains(&r) {
+                v[0] ^= 1;
+            }
+            returned += 1;
+            assert!(check.visit(&d, &state, &k, &v));
+        }
+        (check.bad, check.missing(&d, &state, len))
+    }
+
+    #[test]
+    fn regression_a_scan_counts_wrong_and_missing_records_each_once() {
+        let flipped: Vec<u64> = (0..20).map(|i| 100 + i * 2_000).collect();
+        let deleted: Vec<u64> = (0..5).map(|i| 1_001 + i * 9_000).collect();
+        // Was "49 995 wrong values, 5 missing": every record after the first missing one.
+        assert_eq!(scan(50_000, 50_000, &flipped, &deleted), (20, 5));
+        assert_eq!(scan(50_000, 50_000, &[], &[]), (0, 0));
+        // A bounded scan returns records past its window in place of the lost ones.
+        assert_eq!(scan(500, 100, &[3], &[50]), (1, 1));
+        // A store that lost its tail returns fewer records than asked.
+        assert_eq!(scan(200, 100, &[], &(95..200).collect::<Vec<_>>()), (0, 5));
+    }
+
+    #[test]
+    fn a_record_that_should_not_be_there_is_one_wrong_value() {
+        let (d, mut state) = (data(100), State::new(100, 100));
+        state.materialize();
+        state.end_write(40, after_delete(state.get(40)));
+        let mut check = ScanCheck::new(true, 0, d.positions());
+        let (mut k, mut v) = (Vec::new(), Vec::new());
+        for r in 0..100 {
+            d.key(r, &mut k);
+            d.value(r, 0, &mut v);
+            check.visit(&d, &state, &k, &v);
+        }
+        assert_eq!((check.bad, check.missing(&d, &state, 100)), (1, 0), "record 40 came back");
+    }
 }

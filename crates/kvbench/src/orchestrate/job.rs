@@ -38,7 +38,7 @@ pub fn run_variant(
         return fail(row, e);
     }
     let server = server_of(v, r, options);
-    let (url, token) = match reach(v, &server, pool, row) {
+    let (url, token, netns) = match reach(v, &server, pool, row) {
         Ok(access) => access,
         Err(e) => return fail(row, e),
     };
@@ -90,7 +90,8 @@ pub fn run_variant(
         group: group.as_deref(),
         readings: Readings { base: probe.take(), ..Default::default() },
     };
-    let (outcome, steps, readings) = run_worker(sh, r, &job_path, &plan, &log_path, &mut faults, row, watch);
+    let worker = Worker { r, job: &job_path, log: &log_path, netns };
+    let (outcome, steps, readings) = run_worker(sh, &worker, &plan, &mut faults, row, watch);
     row.phases = kvbench_core::policy::outcome::phases(&plan.phases, &steps);
     disk_figures(row, &plan, &steps, &readings, sh.data.raw_bytes, sh.data.dataset.loaded);
     row.budget = group.as_ref().map(|g| g.budget(sh.data.raw_bytes));
@@ -121,13 +122,40 @@ fn reach(
     server: &Option<(String, kvbench_engines::ShapedStart)>,
     pool: &mut ServerPool,
     row: &mut EngineResult,
-) -> Result<(Option<String>, Option<String>), String> {
-    let (Some((name, start)), None) = (server, &v.url) else { return Ok((v.url.clone(), None)) };
+) -> Result<Reached, String> {
+    let (Some((name, start)), None) = (server, &v.url) else { return Ok((v.url.clone(), None, None)) };
     let access = pool.get(name, start.as_ref()).map_err(|e| format!("server did not start: {e}"))?;
     for (k, val) in access.info {
         row.settings.insert(format!("server.{k}"), val);
     }
-    Ok((Some(access.url), access.token))
+    Ok((Some(access.url), access.token, access.netns))
+}
+
+/// The row's url and token, and its server's network namespace (when it has its own).
+type Reached = (Option<String>, Option<String>, Option<i32>);
+
+/// The worker a row runs: how, its job file and log, and the network namespace of the server
+/// it reaches, if that has one of its own.
+struct Worker<'a> {
+    r: &'a Resolved,
+    job: &'a Path,
+    log: &'a Path,
+    netns: Option<i32>,
+}
+
+/// Start the worker inside network namespace `fd` (the row's server's own).
+fn join_netns(cmd: &mut Command, fd: i32) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setns is async-signal-safe; it moves the child, before exec, into the namespace
+    // kvbench holds open by `fd` for as long as the server runs.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }
 
 /// The row's memory cgroup when it has a budget (`memory`), named after the run and the row.
@@ -189,18 +217,19 @@ fn disk_figures(
 /// Run the row's worker on this host and follow its events until it exits: progress to the
 /// bar, settings into the row, step results (by step index) back to the caller, with the
 /// disk readings taken at each step's end and every interval.
-#[allow(clippy::too_many_arguments)]
 fn run_worker(
     sh: &Shared<'_>,
-    r: &Resolved,
-    job_path: &Path,
+    w: &Worker<'_>,
     plan: &jobs::JobPlan,
-    log_path: &Path,
     faults: &mut Faults,
     row: &mut EngineResult,
     mut watch: Watch<'_>,
 ) -> (Result<(), String>, BTreeMap<usize, StepResult>, Readings) {
-    let mut cmd = command(r, job_path, row);
+    let (job_path, log_path) = (w.job, w.log);
+    let mut cmd = command(w.r, job_path, row);
+    if let Some(fd) = w.netns {
+        join_netns(&mut cmd, fd);
+    }
     if let Some(g) = watch.group {
         if let Err(e) = g.join_on_exec(&mut cmd) {
             return (Err(format!("memory budget: {e}")), BTreeMap::new(), watch.readings);
@@ -244,7 +273,11 @@ fn run_worker(
 /// The server a row needs, whatever the runtime of its client: one shaped by the row's options
 /// (Redis Cluster with replicas), a Rust server engine's own, or the one another runtime's
 /// engine names (go-etcd's cluster); with its name in the run's pool.
-fn server_of(v: &Variant, r: &Resolved, options: &Options) -> Option<(String, kvbench_engines::ShapedStart)> {
+pub(super) fn server_of(
+    v: &Variant,
+    r: &Resolved,
+    options: &Options,
+) -> Option<(String, kvbench_engines::ShapedStart)> {
     if let Some(shaped) = kvbench_engines::shaped_server(&v.name, options.values()) {
         return Some(shaped);
     }

@@ -14,7 +14,7 @@ mod servers;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use kvbench_core::result::{EngineResult, PlanInfo, RunResult, Status, SCHEMA};
 use kvbench_core::scenario::{Scenario, Variant};
@@ -24,7 +24,7 @@ use job::run_variant;
 use kvbench_core::policy::dataset::ResolvedData;
 pub use process::interrupted;
 pub use remote::HostsRun;
-use results::{now_id, private_run_dir, run_id, sanitize, unique_id, ResultFile};
+use results::{now_id, private_run_dir, row_dir_name, run_id, unique_id, ResultFile};
 pub use results::{utc_stamp, Written, LATEST};
 use rows::{resolve_rows, RowEngine};
 use servers::ServerPool;
@@ -44,8 +44,8 @@ pub struct RunOptions {
     pub scenario_file: Option<PathBuf>,
 }
 
-/// True while engines run: Ctrl-C then stops the running engine and lets the run write its
-/// results; before, Ctrl-C exits at once.
+/// True from the run's directory on to its results' final write: a signal then stops the
+/// running engine and lets the run write its results; before and after, it exits at once.
 static ENGINES_RUNNING: AtomicBool = AtomicBool::new(false);
 
 /// Run a scenario; returns the result and where it was written.
@@ -53,7 +53,7 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
     let variants = s.all_variants();
     // Bad input fails before anything runs: repeated labels, unknown engines and options.
     let resolved = resolve_rows(&variants, o.scenario_file.as_deref())?;
-    process::install_ctrlc(&ENGINES_RUNNING);
+    process::install_signals(&ENGINES_RUNNING);
     if let Err(e) = std::fs::create_dir_all(&o.out_dir) {
         // Not fatal: the results go to a fallback place at the end.
         crate::say!("WARNING: cannot create {}: {e}", o.out_dir.display());
@@ -70,13 +70,14 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
     // The data: derived by every worker from seeds; a plan file only where data is stored.
     let t0 = Instant::now();
     let guard = o.size_check.then_some(o.data_dir.as_path());
-    let data = kvbench_core::policy::dataset::resolve_guarded(s, &o.plan_dir, guard)?;
+    let data = within_timeout(s.timeout, || kvbench_core::policy::dataset::resolve_guarded(s, &o.plan_dir, guard))?;
     let gen_ns = t0.elapsed().as_nanos() as u64;
     if !data.note.is_empty() {
         crate::say!("plan: {}", data.note);
     }
     let head = Head { run_id: run_id.clone(), started_at, generation_ns: gen_ns, environment: env, warnings };
     let mut result = new_result(s, o, &data, head)?;
+    ENGINES_RUNNING.store(true, Ordering::SeqCst);
     let run_data = run_dir(o, &unique)?;
     let shared = Shared { s, o, data: &data, run_data: &run_data };
     run_rows(&shared, &variants, &resolved, &mut result, &mut file);
@@ -84,13 +85,60 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
         h.cleanup(&unique);
     }
     if !o.keep_data {
-        let _ = std::fs::remove_dir(&run_data);
+        keep_what_failed_rows_left(&run_data);
     }
     let written = file.finish(&result).map_err(|e| {
         let json = serde_json::to_string(&result).unwrap_or_default();
         anyhow::anyhow!("the results could not be written anywhere ({e}); here they are:\n{json}")
-    })?;
-    Ok((result, written))
+    });
+    ENGINES_RUNNING.store(false, Ordering::SeqCst);
+    Ok((result, written?))
+}
+
+/// `work` (planning), or exit 2 once it has taken `timeout_s`: the timeout bounds the run from
+/// its planning on, and nothing has started yet that would need stopping.
+fn within_timeout<T>(timeout_s: u64, work: impl FnOnce() -> T) -> T {
+    let limit = Duration::from_secs(timeout_s.max(1));
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if rx.recv_timeout(limit) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            crate::say!(
+                "error: planning took longer than the timeout ({} s; `timeout` in the scenario or --timeout): \
+                 fewer records or operations plan faster",
+                limit.as_secs()
+            );
+            std::process::exit(2);
+        }
+    });
+    let out = work();
+    drop(tx);
+    out
+}
+
+/// Remove the run's directory when it is empty; else it holds the job files and logs of failed
+/// rows, which their errors name: marked kept, so no later run sweeps them as a killed run's.
+fn keep_what_failed_rows_left(run_data: &Path) {
+    if std::fs::remove_dir(run_data).is_ok() || !run_data.exists() {
+        return;
+    }
+    let why = "kept: the job files and logs of rows that failed\n";
+    if std::fs::write(run_data.join(results::KEEP_MARKER), why).is_ok() {
+        crate::say!("kept {}: the job files and logs of the rows that failed", run_data.display());
+    }
+}
+
+/// A row cut short by a signal: interrupted after its last measured phase, and the phases the
+/// worker did not finish interrupted too (not failed: the store did nothing wrong).
+fn mark_interrupted(row: &mut EngineResult) {
+    row.status = Status::Interrupted;
+    let done = row.phases.iter().rev().find(|p| p.status == Status::Ok).map(|p| p.name.clone());
+    let at = done.map(|n| format!(" after phase {n}")).unwrap_or_else(|| " before any phase ended".into());
+    let why = format!("{}{at}", process::interruption());
+    for p in row.phases.iter_mut().filter(|p| p.status == Status::Failed) {
+        p.status = Status::Interrupted;
+        p.reason = Some(why.clone());
+    }
+    row.error = Some(why);
 }
 
 /// What a run's result starts with, besides the scenario and its data.
@@ -169,8 +217,9 @@ fn run_dir(o: &RunOptions, unique: &str) -> anyhow::Result<PathBuf> {
     Ok(run_data)
 }
 
-/// Every row of every repetition in the scenario's `order`, the result file rewritten after each; after Ctrl-C no new
-/// row starts. The servers stop (and their directories go) when the pool is dropped here.
+/// Every row of every repetition in the scenario's `order`, the result file rewritten after
+/// each; after a stopping signal no new row starts. The servers stop (and their directories
+/// go) when the pool is dropped here.
 fn run_rows(
     sh: &Shared<'_>,
     variants: &[Variant],
@@ -179,21 +228,19 @@ fn run_rows(
     file: &mut ResultFile,
 ) {
     let mut pool = ServerPool::new(sh.run_data, sh.o.keep_data);
-    ENGINES_RUNNING.store(true, Ordering::SeqCst);
     let jobs = sh.s.order.schedule(variants.len(), sh.s.repetitions.max(1));
     for (n, &(rep, i)) in jobs.iter().enumerate() {
         if interrupted() {
             break;
         }
         crate::progress::engine(n + 1, jobs.len());
-        let (row, per_host) = run_row(sh, &variants[i], &resolved[i], rep, result.plan.raw_bytes, &mut pool);
+        let (row, per_host) = run_row(sh, (&variants[i], i), &resolved[i], rep, result.plan.raw_bytes, &mut pool);
         result.engines.push(row);
         result.engines.extend(per_host);
         // Written after each engine: a later crash loses nothing measured.
         file.update(result);
     }
     pool.stop_all();
-    ENGINES_RUNNING.store(false, Ordering::SeqCst);
 }
 
 /// What every row of a run shares.
@@ -221,10 +268,10 @@ fn explain_full_disk(row: &mut EngineResult, data: &Path) {
 }
 
 /// One row: the variant's worker run in its own directory, its space measured, the directory
-/// removed (unless kept); a row cut short by Ctrl-C is "interrupted", not failed.
+/// removed (unless kept); a row cut short by a signal is "interrupted", not failed.
 fn run_row(
     sh: &Shared<'_>,
-    v: &Variant,
+    (v, index): (&Variant, usize),
     r: &RowEngine,
     rep: u32,
     raw_bytes: u64,
@@ -250,7 +297,7 @@ fn run_row(
             crate::say!("{:>16}: skipped: {why}", row.label);
         }
         Ok((res, options)) => {
-            let dir = sh.run_data.join(format!("{}-r{rep}", sanitize(&row.label)));
+            let dir = sh.run_data.join(row_dir_name(&row.label, index, rep));
             run_variant(sh, v, (res, options), &dir, pool, &mut row, &mut per_host);
             explain_full_disk(&mut row, sh.run_data);
             let (alloc, apparent) = sys::space(&dir);
@@ -261,14 +308,11 @@ fn run_row(
                 let _ = std::fs::remove_dir_all(&dir);
             }
             if interrupted() {
-                row.status = Status::Interrupted;
-                let at = row.phases.last().map(|p| format!(" after phase {}", p.name)).unwrap_or_default();
-                row.error = Some(format!("interrupted by the user (Ctrl-C){at}"));
-                // Nothing to diagnose: the job file and an empty log go with the data.
+                mark_interrupted(&mut row);
+                // Nothing to diagnose (the worker was killed on purpose): the job file and the
+                // log go with the data.
                 let _ = std::fs::remove_file(dir.with_extension("job.json"));
-                if std::fs::metadata(dir.with_extension("log")).is_ok_and(|m| m.len() == 0) {
-                    let _ = std::fs::remove_file(dir.with_extension("log"));
-                }
+                let _ = std::fs::remove_file(dir.with_extension("log"));
             }
             let status = match (&row.error, row.status) {
                 (_, Status::Interrupted) => "interrupted".to_string(),

@@ -1,43 +1,113 @@
 //! A worker process: spawned in a process group of its own, followed event by event with a
-//! timeout, and killed as a whole group (whatever it forked too) on timeout or Ctrl-C. When it
+//! timeout, and killed as a whole group (whatever it forked too) on timeout or a stopping signal. When it
 //! fails, the reason says what happened: the signal by name, the worker's last meaningful error
 //! line (not a backtrace tail or a register dump), and on a full disk the file system and its
 //! free space.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use kvbench_core::job::Event;
 
-/// Process group of the worker running now (0 = none), for the Ctrl-C handler.
+/// Process group of the worker running now (0 = none), for the signal thread.
 static WORKER_GROUP: AtomicI32 = AtomicI32::new(0);
-/// Set by Ctrl-C: no new engine starts, the running one is stopped.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The first stopping signal received (0: none): no new engine starts, the running one is
+/// stopped.
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// The result file as last written, said when a late signal ends kvbench at once.
+static RESULT_PATH: Mutex<Option<PathBuf>> = Mutex::new(None);
 
-/// Has the user pressed Ctrl-C during this run?
+/// The signals that stop a run: Ctrl-C, `kill`/`timeout`/systemd/CI runners, a closed terminal.
+pub const STOPPING: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// After a first signal, how long kvbench may take to stop the engine and the servers and write
+/// the results; a second signal within it changes nothing, a later one exits at once.
+pub const GRACE: Duration = Duration::from_secs(10);
+
+/// Has a stopping signal arrived during this run?
 pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+    stop_signal().is_some()
 }
 
-/// Ctrl-C: mark the run interrupted and kill the running worker's whole group; the run then
-/// records the row as interrupted, stops its servers and writes its results. Before the
-/// engines start (`running` false) or at a second Ctrl-C, exit at once: the kernel's
-/// parent-death signal ends any server or worker with kvbench.
-pub fn install_ctrlc(running: &'static AtomicBool) {
-    let _ = ctrlc::set_handler(move || {
-        let again = INTERRUPTED.swap(true, Ordering::SeqCst);
-        if again || !running.load(Ordering::SeqCst) {
-            crate::say!("\ninterrupted");
-            std::process::exit(130);
+/// The first stopping signal received, if any.
+pub fn stop_signal() -> Option<i32> {
+    Some(SIGNAL.load(Ordering::SeqCst)).filter(|&s| s != 0)
+}
+
+/// A run's exit status after signal `sig`: 128 + its number, as a shell reports a program the
+/// signal ended (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).
+pub fn exit_status(sig: i32) -> i32 {
+    128 + sig
+}
+
+/// "interrupted by SIGTERM", as a row's error and on screen.
+pub fn interruption() -> String {
+    match stop_signal() {
+        Some(libc::SIGINT) => "interrupted by the user (Ctrl-C, SIGINT)".into(),
+        Some(sig) => format!("interrupted by {}", signal_name(sig)),
+        None => "interrupted".into(),
+    }
+}
+
+/// Where the results were last written (after each row).
+pub fn written_to(path: &Path) {
+    if let Ok(mut p) = RESULT_PATH.lock() {
+        *p = Some(path.to_path_buf());
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP alike: the first marks the run interrupted and kills the running
+/// worker's whole group; the run then records the row as interrupted, stops its servers,
+/// removes its directories and writes its results. Before the engines start (`running` false)
+/// or at a signal after [`GRACE`], kvbench exits at once, saying where the finished rows are;
+/// the kernel's parent-death signal ends any server or worker with it.
+pub fn install_signals(running: &'static AtomicBool) {
+    let mut signals = match signal_hook::iterator::Signals::new(STOPPING) {
+        Ok(s) => s,
+        Err(e) => return crate::say!("WARNING: cannot handle signals ({e}): a signal ends the run at once"),
+    };
+    std::thread::spawn(move || {
+        let mut first: Option<Instant> = None;
+        for sig in signals.forever() {
+            on_signal(sig, running, &mut first);
         }
-        kill_group(WORKER_GROUP.load(Ordering::SeqCst));
-        crate::say!("\ninterrupted: stopping the running engine, then the servers; results are written");
     });
+}
+
+fn on_signal(sig: i32, running: &AtomicBool, first: &mut Option<Instant>) {
+    let name = signal_name(sig);
+    kill_group(WORKER_GROUP.load(Ordering::SeqCst));
+    match *first {
+        None => {
+            SIGNAL.store(sig, Ordering::SeqCst);
+            *first = Some(Instant::now());
+            if !running.load(Ordering::SeqCst) {
+                exit_now(&name);
+            }
+            crate::say!(
+                "\n{name}: stopping the running engine, then the servers; the finished rows are written \
+                 (a signal within {} s waits for that, a later one exits at once)",
+                GRACE.as_secs()
+            );
+        }
+        Some(t) if t.elapsed() < GRACE => crate::say!("{name} again: already stopping, the results are being written"),
+        Some(_) => exit_now(&name),
+    }
+}
+
+/// Exit at once with the first signal's status, saying where the finished rows are.
+fn exit_now(name: &str) -> ! {
+    let path = RESULT_PATH.lock().ok().and_then(|p| p.clone());
+    match path {
+        Some(p) => crate::say!("\n{name}: exiting now; the finished rows are in {}", p.display()),
+        None => crate::say!("\n{name}: exiting now; no row had finished"),
+    }
+    std::process::exit(exit_status(stop_signal().unwrap_or(libc::SIGINT)))
 }
 
 fn kill_group(pgid: i32) {
@@ -67,14 +137,23 @@ pub fn follow_worker(
     let (mut child, rx, reader) = spawn_worker(cmd, log)?;
     let pgid = child.id() as i32;
     on_spawn(pgid);
-    let (done, failure, eof) = follow(&rx, pgid, timeout, on_event);
-    let status = child.wait().map_err(|e| e.to_string());
+    // A deadline beyond what Instant can hold is no deadline.
+    let deadline = Instant::now().checked_add(timeout);
+    let (done, mut failure, eof) = follow(&rx, pgid, deadline, timeout, on_event);
+    let status = wait_until(&mut child, deadline, pgid);
     WORKER_GROUP.store(0, Ordering::SeqCst);
+    if status.as_ref().is_ok_and(|(_, late)| *late) && failure.is_none() {
+        failure = Some(format!(
+            "worker closed its output but did not exit within {} s; its process group was killed",
+            timeout.as_secs()
+        ));
+    }
+    let status = status.map(|(s, _)| s);
     if eof {
         let _ = reader.join();
     } // else: a process outside the group may hold the pipe; the thread ends when it closes.
     if interrupted() {
-        return Err("interrupted by the user (Ctrl-C)".into());
+        return Err(interruption());
     }
     if let Some(f) = failure {
         return Err(f);
@@ -134,11 +213,10 @@ fn spawn_worker(cmd: &mut Command, log: &Path) -> Result<(Child, mpsc::Receiver<
 fn follow(
     rx: &mpsc::Receiver<Line>,
     pgid: i32,
+    deadline: Option<Instant>,
     timeout: Duration,
     on_event: &mut dyn FnMut(&Event),
 ) -> (bool, Option<String>, bool) {
-    // A deadline beyond what Instant can hold is no deadline.
-    let deadline = Instant::now().checked_add(timeout);
     let mut done = false;
     loop {
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now())).unwrap_or(Duration::from_secs(3600));
@@ -168,6 +246,26 @@ fn follow(
                 return (done, Some(f), false);
             }
         }
+    }
+}
+
+/// The worker's exit status, its group killed at `deadline` if it still runs then (a worker
+/// that closed its output is not waited for beyond its timeout); true when it was.
+fn wait_until(
+    child: &mut Child,
+    deadline: Option<Instant>,
+    pgid: i32,
+) -> Result<(std::process::ExitStatus, bool), String> {
+    let mut late = false;
+    loop {
+        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
+            return Ok((s, late));
+        }
+        if !late && deadline.is_some_and(|d| Instant::now() >= d) {
+            kill_group(pgid);
+            late = true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

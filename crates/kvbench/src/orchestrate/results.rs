@@ -57,6 +57,19 @@ pub fn sanitize(s: &str) -> String {
     }
 }
 
+/// The directory name of row `index` (its place among the run's variants), repetition `rep`:
+/// one per row by construction. A label that is already a safe name keeps it (`LABEL-rREP`);
+/// any other gets its safe form and its index after a `~`, which no safe name contains, so
+/// `a/b` and `a_b`, or two labels alike in their first 64 characters, never share a directory.
+pub fn row_dir_name(label: &str, index: usize, rep: u32) -> String {
+    let safe = sanitize(label);
+    if safe == label {
+        format!("{safe}-r{rep}")
+    } else {
+        format!("{safe}~{index}-r{rep}")
+    }
+}
+
 /// Write `bytes` to `path` atomically: a temporary file beside it, fsync, rename, fsync of the
 /// directory. The temporary file is created new (never an existing file, never through a
 /// symlink someone planted at its name); the rename replaces whatever is at `path`, a symlink
@@ -109,7 +122,10 @@ impl ResultFile {
     /// Write after an engine: an error is shown once and the run goes on (rows stay in memory).
     pub fn update(&mut self, r: &RunResult) {
         match write_atomic(&self.path, &to_json(r)) {
-            Ok(()) => (self.failed, self.wrote) = (None, true),
+            Ok(()) => {
+                (self.failed, self.wrote) = (None, true);
+                super::process::written_to(&self.path);
+            }
             Err(e) => {
                 if self.failed.is_none() {
                     crate::say!("WARNING: {e}; the results stay in memory and go to a fallback place at the end");
@@ -241,6 +257,21 @@ mod tests {
         assert_eq!(sanitize("../../etc"), "______etc");
         assert_eq!(sanitize(""), "unnamed");
         assert_eq!(sanitize(&"x".repeat(300)).len(), 64);
+    }
+
+    #[test]
+    fn regression_labels_that_sanitise_alike_never_share_a_row_directory() {
+        let long = "x".repeat(64);
+        let labels = ["a/b", "a_b", "a~1", &format!("{long}1"), &format!("{long}2"), "a-r1", "a", "a b"];
+        let mut names = std::collections::BTreeSet::new();
+        for rep in 0..2 {
+            for (i, l) in labels.iter().enumerate() {
+                let n = row_dir_name(l, i, rep);
+                assert!(!n.contains('/') && !n.starts_with('.'), "one safe path component: {n}");
+                assert!(names.insert(n.clone()), "{l:?} (row {i}, repetition {rep}) shares {n}");
+            }
+        }
+        assert_eq!(row_dir_name("a", 6, 0), "a-r0", "a safe label keeps its name");
     }
 
     #[test]

@@ -28,6 +28,14 @@ pub fn resolve_rows(variants: &[Variant], file: Option<&Path>) -> anyhow::Result
         let row = match catalog::resolve(&v.name) {
             Ok(r) => {
                 let options = row_options(v, &r).map_err(|e| anyhow::anyhow!(locate(file, v, e)))?;
+                if v.url.is_some() && super::job::server_of(v, &r, &options).is_none() {
+                    let message = format!(
+                        "url: `{}` is an embedded engine, opened in the worker's process: it takes no url \
+                         (url is for server engines)",
+                        v.name
+                    );
+                    anyhow::bail!(locate(file, v, OptionError { option: URL.into(), message }));
+                }
                 Ok((r, options))
             }
             Err(why) => Err(why),
@@ -64,15 +72,20 @@ struct FileRows {
 struct FileRow {
     name: String,
     label: Option<String>,
+    url: Option<toml::Spanned<String>>,
     #[serde(default)]
     options: BTreeMap<String, toml::Spanned<toml::Value>>,
 }
 
-/// The line of option `option` of the `[[engine]]` row labelled `label` in a scenario's text.
+/// The row's own `url` line, where an error about it points (it is no option).
+const URL: &str = "\0url";
+
+/// The line of option `option` (or of the row's `url`: [`URL`]) of the `[[engine]]` row
+/// labelled `label` in a scenario's text.
 fn option_line(text: &str, label: &str, option: &str) -> Option<usize> {
     let rows: FileRows = toml::from_str(text).ok()?;
     let row = rows.engine.iter().find(|r| r.label.as_deref().unwrap_or(&r.name) == label)?;
-    let start = row.options.get(option)?.span().start;
+    let start = if option == URL { row.url.as_ref()?.span().start } else { row.options.get(option)?.span().start };
     Some(text[..start.min(text.len())].matches('\n').count() + 1)
 }
 

@@ -16,6 +16,8 @@ pub struct Access {
     /// The credential the server demands, if any (servers on a private socket need none).
     pub token: Option<String>,
     pub info: BTreeMap<String, String>,
+    /// The server's own network namespace, which the row's worker joins.
+    pub netns: Option<i32>,
 }
 
 struct Started {
@@ -105,5 +107,5 @@ impl Drop for ServerPool {
 }
 
 fn access(s: &dyn RunningServer) -> Access {
-    Access { url: s.url(), token: s.token(), info: s.info() }
+    Access { url: s.url(), token: s.token(), info: s.info(), netns: s.netns() }
 }

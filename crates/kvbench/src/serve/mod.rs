@@ -82,8 +82,8 @@ pub struct ServeArgs {
     /// would be larger gets 413.
     #[arg(long, value_parser = parse_bytes, default_value = "64m")]
     pub max_reply: u64,
-    /// Most open connections; further ones wait in the listen queue.
-    #[arg(long, default_value_t = 512)]
+    /// Most open connections (1 to 65536); further ones wait in the listen queue.
+    #[arg(long, default_value_t = 512, value_parser = parse_connections)]
     pub max_connections: usize,
     /// Seconds a client may take to send a request's head, and then its body.
     #[arg(long, default_value_t = 10)]
@@ -100,6 +100,16 @@ pub struct ServeArgs {
 pub enum Runtime {
     PerCore,
     Multi,
+}
+
+/// Most connections `serve` may hold open: a bound on its memory, never 0 (nothing served).
+const MAX_CONNECTIONS: usize = 65_536;
+
+fn parse_connections(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n @ 1..=MAX_CONNECTIONS) => Ok(n),
+        _ => Err(format!("`{s}` is out of range (allowed: 1 to {MAX_CONNECTIONS})")),
+    }
 }
 
 fn parse_bytes(s: &str) -> Result<u64, String> {
@@ -199,12 +209,8 @@ fn serve(a: ServeArgs) -> Result<(), String> {
         a.listen,
         if state.token.is_some() { ", bearer token required" } else { "" }
     );
-    let server = net::Server {
-        threads,
-        max_connections: a.max_connections.max(1),
-        body_budget: a.body_budget,
-        runtime: a.runtime,
-    };
+    let server =
+        net::Server { threads, max_connections: a.max_connections, body_budget: a.body_budget, runtime: a.runtime };
     net::run(state, listener, &server)
 }
 
