@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # kvbench against go-ycsb (github.com/pingcap/go-ycsb) on the same engine and workload:
 # bbolt (go.etcd.io/bbolt, the version drivers/go/go.mod pins), YCSB core workloads C and A,
-# 100 000 records of one 100-byte field, 100 000 zipfian operations, 1 and 2 client threads,
-# no fsync at commit on both. Both throughputs are ops over the run phase's wall clock.
+# 100 000 records of 10 fields of 100 bytes (YCSB's default record, as the ycsb scenarios),
+# 100 000 zipfian operations, 1 and 2 client threads, no fsync at commit on both. Both
+# throughputs are ops over the run phase's wall clock.
 #
 # go-ycsb is built outside the repository from a pinned commit, with two edits made in the
 # temporary copy only: cmd/go-ycsb registers just the boltdb binding (the others pull in
@@ -56,7 +57,7 @@ GO_YCSB=${GO_YCSB:-$(build_go_ycsb)}
 props() {
     local read=1 update=0
     [[ $1 == a ]] && read=0.5 update=0.5
-    echo "-p workload=core -p recordcount=100000 -p operationcount=100000 -p fieldcount=1" \
+    echo "-p workload=core -p recordcount=100000 -p operationcount=100000 -p fieldcount=10" \
         "-p fieldlength=100 -p readallfields=true -p requestdistribution=zipfian" \
         "-p readproportion=$read -p updateproportion=$update -p scanproportion=0" \
         "-p insertproportion=0 -p threadcount=$2 -p bolt.path=$WORK/bolt.db -p bolt.no_sync=true"

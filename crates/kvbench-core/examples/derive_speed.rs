@@ -17,7 +17,7 @@ fn dataset(records: u64) -> Dataset {
     Dataset {
         generator: Generator::Synthetic,
         key: KeyShape { kind: KeyKind::Decimal, width: 16 },
-        value: ValueShape { min: 100, max: 100, content: ValueContent::Printable },
+        value: ValueShape { min: 100, max: 100, content: ValueContent::Printable, ..Default::default() },
         loaded: records,
         total: records,
         ordered: true,

@@ -210,6 +210,31 @@ const JSON_HEAD: &[u8] = b"{\"text\": \"";
 const JSON_MID: &[u8] = b"\", \"created_at\": ";
 const JSON_EPOCH: u64 = 1_700_000_000;
 
+/// Most fields a value may have (YCSB's default is 10).
+pub const MAX_FIELDS: usize = 64;
+
+/// Bytes of a field's header: a 4-byte length, the name `field<i>`, a 4-byte length.
+fn field_header_len(i: u64) -> u64 {
+    let mut buf = [0u8; 20];
+    8 + 5 + (20 - digits(i, &mut buf)) as u64
+}
+
+/// Header bytes of a value of `fields` fields (0 for a plain value).
+pub fn fields_overhead(fields: u64) -> u64 {
+    (0..fields).map(field_header_len).sum()
+}
+
+/// `field<i>` with its big-endian u32 length before it.
+fn field_name(i: u64, out: &mut [u8; 29]) -> usize {
+    let mut buf = [0u8; 20];
+    let at = digits(i, &mut buf);
+    let name = 5 + 20 - at;
+    out[..4].copy_from_slice(&(name as u32).to_be_bytes());
+    out[4..9].copy_from_slice(b"field");
+    out[9..9 + 20 - at].copy_from_slice(&buf[at..]);
+    4 + name
+}
+
 /// value(r, v) of a dataset, written into a caller's buffer or checked against bytes read.
 pub struct Values {
     generator: Generator,
@@ -219,6 +244,10 @@ pub struct Values {
     span: u64,
     pool: Pool,
     stored: Option<Arc<PlanFile>>,
+    /// YCSB's record shape: fields per value (0: a plain value), and whether every write
+    /// writes all of them.
+    fields: u64,
+    write_all: bool,
 }
 
 impl Values {
@@ -236,7 +265,14 @@ impl Values {
         let longest = stored.as_ref().map_or(0, |p| p.longest_value() as u64);
         let pool = Pool::new(ds.pool_seed, max.max(longest) as usize);
         let (generator, content, seed) = (ds.generator, ds.value.content, ds.value_seed);
-        Ok(Values { generator, content, seed, min, span: max - min + 1, pool, stored })
+        let fields = ds.value.fields as u64;
+        ensure!(fields as usize <= MAX_FIELDS, "dataset.value: {fields} fields, at most {MAX_FIELDS}");
+        ensure!(
+            fields == 0 || generator == Generator::Synthetic,
+            "dataset.value: fields are for generated values (generator synthetic)"
+        );
+        let write_all = ds.value.write_all_fields;
+        Ok(Values { generator, content, seed, min, span: max - min + 1, pool, stored, fields, write_all })
     }
 
     pub fn pool(&self) -> &Pool {
@@ -265,12 +301,86 @@ impl Values {
         if let (Some(p), 0) = (&self.stored, v) {
             return out.extend_from_slice(p.value(r));
         }
+        if self.fields > 0 {
+            return self.fields_value(r, v, out);
+        }
         let d = self.draw(r, v);
         match (self.generator, self.content) {
             (Generator::JsonDocs, _) => self.json_doc(r, d, out),
             (Generator::Synthetic, ValueContent::Random) => push_random(out, d),
             _ => out.extend_from_slice(self.printable(d)),
         }
+    }
+
+    /// The field version v of record r writes (one field; every field at v = 0 or when
+    /// every write writes all).
+    #[inline]
+    fn written_field(&self, r: u64, v: u64) -> u64 {
+        below(mix64(mix64(rnd(self.seed, r) ^ v.wrapping_mul(G)) ^ 1), self.fields)
+    }
+
+    /// For each field of value(r, v), the version that last wrote it: walking back from v
+    /// until every field is found (a write of all fields, version 0, finds the rest).
+    fn field_versions(&self, r: u64, v: u64) -> [u64; MAX_FIELDS] {
+        let mut at = [u64::MAX; MAX_FIELDS];
+        let (mut left, mut u) = (self.fields, v);
+        while left > 0 && u > 0 && !self.write_all {
+            let f = self.written_field(r, u) as usize;
+            if at[f] == u64::MAX {
+                at[f] = u;
+                left -= 1;
+            }
+            u -= 1;
+        }
+        at[..self.fields as usize].iter_mut().filter(|x| **x == u64::MAX).for_each(|x| *x = u);
+        at
+    }
+
+    /// Field i of record r as version u wrote it: value(r * fields + i, u) of a plain dataset.
+    #[inline]
+    fn field_draw(&self, r: u64, i: u64, u: u64) -> Draw {
+        self.draw(r.wrapping_mul(self.fields).wrapping_add(i), u)
+    }
+
+    fn fields_value(&self, r: u64, v: u64, out: &mut Vec<u8>) {
+        let versions = self.field_versions(r, v);
+        let mut name = [0u8; 29];
+        for i in 0..self.fields {
+            let n = field_name(i, &mut name);
+            out.extend_from_slice(&name[..n]);
+            let d = self.field_draw(r, i, versions[i as usize]);
+            out.extend_from_slice(&(d.len as u32).to_be_bytes());
+            match self.content {
+                ValueContent::Random => push_random(out, d),
+                ValueContent::Printable => out.extend_from_slice(self.printable(d)),
+            }
+        }
+    }
+
+    /// Whether `found` holds exactly the fields of value(r, v), each checked.
+    fn fields_match(&self, r: u64, v: u64, found: &[u8]) -> bool {
+        let versions = self.field_versions(r, v);
+        let mut name = [0u8; 29];
+        let mut rest = found;
+        for i in 0..self.fields {
+            let n = field_name(i, &mut name);
+            let Some(after) = rest.strip_prefix(&name[..n]) else { return false };
+            let d = self.field_draw(r, i, versions[i as usize]);
+            let Some(after) = after.strip_prefix(&(d.len as u32).to_be_bytes()[..]) else { return false };
+            if after.len() < d.len {
+                return false;
+            }
+            let (field, next) = after.split_at(d.len);
+            let ok = match self.content {
+                ValueContent::Random => random_matches(d, field),
+                ValueContent::Printable => field == self.printable(d),
+            };
+            if !ok {
+                return false;
+            }
+            rest = next;
+        }
+        rest.is_empty()
     }
 
     fn json_doc(&self, r: u64, d: Draw, out: &mut Vec<u8>) {
@@ -294,6 +404,9 @@ impl Values {
         if let (Some(p), 0) = (&self.stored, v) {
             return Expected::Bytes(p.value(r));
         }
+        if self.fields > 0 {
+            return Expected::Fields { of: FieldsOf(self), r, v };
+        }
         let d = self.draw(r, v);
         match (self.generator, self.content) {
             (Generator::JsonDocs, _) => Expected::Json { text: self.printable(d), r },
@@ -307,9 +420,39 @@ impl Values {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expected<'a> {
     Bytes(&'a [u8]),
-    Random { h: u64, len: usize },
-    Json { text: &'a [u8], r: u64 },
+    Random {
+        h: u64,
+        len: usize,
+    },
+    Json {
+        text: &'a [u8],
+        r: u64,
+    },
+    /// value(r, v) of a dataset whose values have fields: every field checked.
+    Fields {
+        of: FieldsOf<'a>,
+        r: u64,
+        v: u64,
+    },
 }
+
+/// The values an [`Expected::Fields`] is derived from (equal when they are the same).
+#[derive(Clone, Copy)]
+pub struct FieldsOf<'a>(&'a Values);
+
+impl std::fmt::Debug for FieldsOf<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} fields", self.0.fields)
+    }
+}
+
+impl PartialEq for FieldsOf<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for FieldsOf<'_> {}
 
 impl Expected<'_> {
     #[inline]
@@ -318,6 +461,7 @@ impl Expected<'_> {
             Expected::Bytes(b) => b == found,
             Expected::Random { h, len } => random_matches(Draw { h, len }, found),
             Expected::Json { text, r } => json_matches(text, r, found),
+            Expected::Fields { of, r, v } => of.0.fields_match(r, v, found),
         }
     }
 }
@@ -331,11 +475,13 @@ fn json_matches(text: &[u8], r: u64, found: &[u8]) -> bool {
     rest.len() == 21 - i && rest[..20 - i] == buf[i..] && rest[20 - i] == b'}'
 }
 
+/// Appends the `d.len` random bytes of draw `d`.
 fn push_random(out: &mut Vec<u8>, d: Draw) {
+    let end = out.len() + d.len;
     let mut i = 0;
-    while out.len() < d.len {
+    while out.len() < end {
         let w = rnd(d.h, i).to_le_bytes();
-        let take = (d.len - out.len()).min(8);
+        let take = (end - out.len()).min(8);
         out.extend_from_slice(&w[..take]);
         i += 1;
     }

@@ -150,8 +150,7 @@ pub struct JsonDocs {
 impl JsonDocs {
     pub fn new(seed: u64, spec: &DatasetSpec) -> Result<JsonDocs, String> {
         let mut s = spec.clone();
-        s.value =
-            crate::spec::ValueSpec { size: None, min: Some(0), max: Some(2000), content: ValueContent::Printable };
+        s.value = crate::spec::ValueSpec { size: None, min: Some(0), max: Some(2000), ..Default::default() };
         if let Some((a, b)) = spec.value.min.zip(spec.value.max) {
             s.value.min = Some(a);
             s.value.max = Some(b);
@@ -232,7 +231,13 @@ mod tests {
     #[test]
     fn value_sizes_stay_in_range() {
         let mut spec = DatasetSpec::default();
-        spec.value = crate::spec::ValueSpec { size: None, min: Some(45), max: Some(55), content: ValueContent::Random };
+        spec.value = crate::spec::ValueSpec {
+            size: None,
+            min: Some(45),
+            max: Some(55),
+            content: ValueContent::Random,
+            ..Default::default()
+        };
         let mut g = Synthetic::new(1, &spec).unwrap();
         let (mut k, mut v) = (vec![], vec![]);
         let mut seen = std::collections::BTreeSet::new();

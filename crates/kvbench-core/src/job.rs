@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{OpenMode, SyncMode};
 use crate::spec::{KeyKind, ValueContent};
 
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Job {
@@ -57,12 +57,37 @@ pub struct KeyShape {
     pub width: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// A value's size range; with `fields` (YCSB's record shape) that many fields, each of
+/// `min..=max` bytes, serialised into the value (docs/plan-format.md, "Fields").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ValueShape {
     pub min: u32,
     pub max: u32,
     #[serde(default)]
     pub content: ValueContent,
+    /// 0: one plain value.
+    #[serde(default, skip_serializing_if = "no_fields")]
+    pub fields: u32,
+    /// Every write writes every field; otherwise a write after the first writes one field.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub write_all_fields: bool,
+}
+
+fn no_fields(n: &u32) -> bool {
+    *n == 0
+}
+
+impl ValueShape {
+    /// An update writes one field: a store of single values reads the record, merges the
+    /// field in and writes it back, as YCSB's bindings do, timed as one update.
+    pub fn merges_updates(&self) -> bool {
+        self.fields > 0 && !self.write_all_fields
+    }
+
+    /// Bytes of a value of `size` (a plain value's, or with fields each field's).
+    pub fn encoded_len(&self, size: u64) -> u64 {
+        crate::derive::fields_overhead(self.fields as u64) + size * (self.fields.max(1) as u64)
+    }
 }
 
 /// The dataset as a worker derives it (docs/plan-format.md, "Records").

@@ -15,6 +15,7 @@ pub mod policy;
 pub mod result;
 pub mod saturation;
 pub mod scenario;
+pub mod secret;
 pub mod sizeguard;
 pub mod spec;
 pub mod sys;

@@ -23,7 +23,7 @@ pub struct Op {
     /// Global index of the op in the step.
     pub k: u64,
     pub kind: OpKind,
-    /// The record; for a scan, the sorted position it starts at.
+    /// The record; a scan starts at its key (YCSB's CoreWorkload scans so).
     pub record: u64,
     /// Scans: records to visit (`TO_END`: to the end); 0 for other kinds.
     pub len: u64,
@@ -89,7 +89,7 @@ impl Picker {
         })
     }
 
-    /// The record (or scan position) of op k, `last` being the newest record written before k.
+    /// The record of op k, `last` being the newest record written before k.
     #[inline]
     fn pick(&mut self, rec_seed: u64, k: u64, last: u64) -> u64 {
         match self {

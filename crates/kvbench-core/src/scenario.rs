@@ -580,7 +580,13 @@ impl Scenario {
                 field(&at(name), in_range(c, 1, l::COLUMN))?;
             }
         }
-        for (name, v) in [("size", d.value.size), ("min", d.value.min), ("max", d.value.max)] {
+        if let Some(n) = d.value.fields {
+            let path = [At::Key("dataset"), At::Key("value"), At::Key("fields")];
+            field(&path, in_range(n, 1, crate::derive::MAX_FIELDS as u32))?;
+        }
+        let sizes =
+            [("size", d.value.size), ("min", d.value.min), ("max", d.value.max), ("field_size", d.value.field_size)];
+        for (name, v) in sizes {
             if let Some(v) = v {
                 let path = [At::Key("dataset"), At::Key("value"), At::Key(name)];
                 field(&path, in_range(v, 0, l::VALUE_SIZE).map_err(|e| format!("{e}, in bytes")))?;

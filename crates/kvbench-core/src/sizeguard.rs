@@ -62,7 +62,7 @@ fn decimal_bytes(total: u64, width: u64) -> u64 {
 
 /// Mean value length times the records (json-docs add their fixed text and the date).
 fn value_bytes(ds: &Dataset) -> u64 {
-    let mean = (ds.value.min as u64 + ds.value.max as u64) / 2;
+    let mean = ds.value.encoded_len((ds.value.min as u64 + ds.value.max as u64) / 2);
     let extra = if ds.generator == Generator::JsonDocs { 38 } else { 0 };
     (mean + extra).saturating_mul(ds.total)
 }

@@ -87,7 +87,9 @@ pub enum ValueContent {
     Random,
 }
 
-/// Value sizes: `size` for a fixed size, or `min`..=`max` uniformly.
+/// Value sizes: `size` for a fixed size, or `min`..=`max` uniformly. With `fields`, YCSB's
+/// record shape: that many fields of `field_size` (or `min`..=`max`) bytes each, serialised
+/// into the value (docs/plan-format.md, "Fields").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ValueSpec {
@@ -99,17 +101,44 @@ pub struct ValueSpec {
     pub max: Option<u32>,
     #[serde(default)]
     pub content: ValueContent,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field_size: Option<u32>,
+    /// An update writes every field (YCSB's `writeallfields`); by default one field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_all_fields: Option<bool>,
 }
 
 impl Default for ValueSpec {
     fn default() -> Self {
-        ValueSpec { size: Some(100), min: None, max: None, content: ValueContent::Printable }
+        ValueSpec {
+            size: Some(100),
+            min: None,
+            max: None,
+            content: ValueContent::Printable,
+            fields: None,
+            field_size: None,
+            write_all_fields: None,
+        }
     }
 }
 
 impl ValueSpec {
-    /// Inclusive size range.
+    /// Inclusive size range: of the value, or with `fields` of each field.
     pub fn range(&self) -> Result<(u32, u32), String> {
+        if self.fields.is_some() {
+            return match (self.field_size, self.size, self.min, self.max) {
+                (Some(s), None, None, None) => Ok((s, s)),
+                (None, None, Some(a), Some(b)) if a <= b => Ok((a, b)),
+                _ => Err("value: with `fields`, give `field_size`, or both `min` and `max` (bytes per field) \
+                          with min <= max"
+                    .into()),
+            };
+        }
+        if self.field_size.is_some() || self.write_all_fields.is_some() {
+            return Err("value: `field_size` and `write_all_fields` need `fields`".into());
+        }
         match (self.size, self.min, self.max) {
             (Some(s), None, None) => Ok((s, s)),
             (None, Some(a), Some(b)) if a <= b => Ok((a, b)),

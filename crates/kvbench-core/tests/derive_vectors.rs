@@ -88,12 +88,21 @@ pub fn dataset(generator: Generator, key: KeyShape, value: ValueShape, loaded: u
 fn values() -> Value {
     let dec = KeyShape { kind: KeyKind::Decimal, width: 16 };
     let shapes = [
-        (Generator::Synthetic, ValueShape { min: 100, max: 100, content: ValueContent::Printable }),
-        (Generator::Synthetic, ValueShape { min: 0, max: 24, content: ValueContent::Printable }),
-        (Generator::Synthetic, ValueShape { min: 5, max: 40, content: ValueContent::Random }),
-        (Generator::JsonDocs, ValueShape { min: 0, max: 40, content: ValueContent::Printable }),
+        (
+            Generator::Synthetic,
+            ValueShape { min: 100, max: 100, content: ValueContent::Printable, ..Default::default() },
+        ),
+        (Generator::Synthetic, ValueShape { min: 0, max: 24, content: ValueContent::Printable, ..Default::default() }),
+        (Generator::Synthetic, ValueShape { min: 5, max: 40, content: ValueContent::Random, ..Default::default() }),
+        (Generator::JsonDocs, ValueShape { min: 0, max: 40, content: ValueContent::Printable, ..Default::default() }),
+        (Generator::Synthetic, ValueShape { min: 6, max: 6, fields: 3, ..Default::default() }),
+        (Generator::Synthetic, ValueShape { min: 1, max: 9, fields: 12, ..Default::default() }),
+        (
+            Generator::Synthetic,
+            ValueShape { min: 4, max: 4, content: ValueContent::Random, fields: 2, write_all_fields: true },
+        ),
     ];
-    let pairs = [(0u64, 0u64), (0, 1), (1, 0), (7, 3), (1000, 0), (123_456, 2), (u32::MAX as u64, 1)];
+    let pairs = [(0u64, 0u64), (0, 1), (0, 2), (0, 9), (1, 0), (7, 3), (1000, 0), (123_456, 2), (u32::MAX as u64, 1)];
     let mut v = Vec::new();
     let rows = shapes.iter().map(|&(g, shape)| {
         let ds = dataset(g, dec, shape, 1000, 1000);

@@ -397,13 +397,11 @@ pub fn parse_nodes(text: &str) -> std::result::Result<Vec<NodeLine>, String> {
     Ok(out)
 }
 
-/// `url` without passwords (`redis://:SECRET@h:p` → `redis://***@h:p`), for the result file.
+/// `url` without passwords (`redis://:SECRET@h:p` → `redis://***@h:p`), for the result file
+/// (kvbench_core::secret redacts every output again; this keeps the row's settings clean
+/// for any other runner).
 pub fn redact(url: &str) -> String {
-    let one = |s: &str| match (s.find("://"), s.rfind('@')) {
-        (Some(i), Some(j)) if j > i => format!("{}***{}", &s[..i + 3], &s[j..]),
-        _ => s.to_string(),
-    };
-    url.split(',').map(one).collect::<Vec<_>>().join(",")
+    kvbench_core::secret::redact_urls(url).into_owned()
 }
 
 /// Seeds of `url` (`redis://h:p,redis://h:p` or `redis://h:p,h:p`) as redis URLs.

@@ -18,18 +18,21 @@ const STDOUT_FAILED: &str = "cannot write to standard output";
 /// How a write to a closed pipe begins: the reader is gone, nothing is wrong.
 const STDOUT_CLOSED: &str = "standard output was closed by its reader";
 
-/// `text` on standard output, control characters escaped when it is a terminal.
+/// `text` on standard output, secrets redacted, control characters escaped when it is a
+/// terminal.
 pub fn stdout(text: &str) -> Result<(), String> {
     let out = std::io::stdout();
-    let text = if out.is_terminal() { kvbench_report::terminal_safe(text) } else { Cow::Borrowed(text) };
+    let text = kvbench_core::secret::scrub(text);
+    let text: Cow<'_, str> =
+        if out.is_terminal() { Cow::Owned(kvbench_report::terminal_safe(&text).into_owned()) } else { text };
     let mut w = out.lock();
     w.write_all(text.as_bytes()).and_then(|()| w.flush()).map_err(stdout_error)
 }
 
-/// One line on standard error, control characters escaped. When standard error itself fails
-/// there is nowhere left to say so: the line is dropped.
+/// One line on standard error, secrets redacted, control characters escaped. When standard
+/// error itself fails there is nowhere left to say so: the line is dropped.
 pub fn note(args: std::fmt::Arguments<'_>) {
-    let line = format!("{args}\n");
+    let line = kvbench_core::secret::scrub(&format!("{args}\n")).into_owned();
     let _ = std::io::stderr().lock().write_all(kvbench_report::terminal_safe(&line).as_bytes());
 }
 

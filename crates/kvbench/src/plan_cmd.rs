@@ -1,6 +1,7 @@
 //! `kvbench plan`: the dry run. The same data and op streams every worker derives, shown
 //! without an engine: per phase the op counts by kind, the records touched, how skewed the
-//! choice is (top-1, top-10, top-1% shares), and the sizes; `--dump` prints every op.
+//! choice is (top-1, top-10, top-1% shares; apart for the records scans start at), and the
+//! sizes; `--dump` prints every op.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -84,7 +85,8 @@ fn header(s: &Scenario, data: &dataset::ResolvedData) -> String {
     )
 }
 
-/// Every op of the steps, one `kind record` line each (scans add their length). The first
+/// Every op of the steps, one `kind record` line each (a scan: the record whose key it starts
+/// at, and its length). The first
 /// failed write (a closed pipe, a full disk) ends the dump with an error.
 fn dump_ops(ds: &Dataset, steps: &[&OpsStep]) -> Result<(), String> {
     let out = std::io::stdout();
@@ -137,39 +139,85 @@ fn for_a_time(st: &OpsStep) -> String {
     }
 }
 
-fn summary(ds: &Dataset, st: &OpsStep) -> Result<String, String> {
-    let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
-    let mut hits = vec![0u32; ds.total.max(1) as usize];
-    let mut n = 0u64;
-    each_op(ds, st, |o| {
-        *kinds.entry(o.kind.as_str()).or_default() += 1;
-        if let Some(h) = hits.get_mut(o.record as usize) {
+/// How often records are chosen: counts per record, sorted on demand into top shares.
+struct Hits {
+    counts: Vec<u32>,
+    n: u64,
+}
+
+impl Hits {
+    fn new(total: u64) -> Hits {
+        Hits { counts: vec![0; total.max(1) as usize], n: 0 }
+    }
+
+    fn add(&mut self, record: u64) {
+        if let Some(h) = self.counts.get_mut(record as usize) {
             *h = h.saturating_add(1);
         }
-        n += 1;
+        self.n += 1;
+    }
+
+    fn touched(&self) -> u64 {
+        self.counts.iter().filter(|&&h| h > 0).count() as u64
+    }
+
+    /// Shares (%) of the choices taken by the top 1, top 10 and top 1% of `records` records.
+    fn top_shares(&mut self, records: u64) -> (f64, f64, f64) {
+        self.counts.sort_unstable_by(|a, b| b.cmp(a));
+        let share =
+            |k: usize| self.counts.iter().take(k).map(|&h| h as u64).sum::<u64>() as f64 / self.n.max(1) as f64 * 100.0;
+        (share(1), share(10), share((records as usize / 100).max(1)))
+    }
+}
+
+fn summary(ds: &Dataset, st: &OpsStep) -> Result<String, String> {
+    let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let (mut all, mut starts) = (Hits::new(ds.total), Hits::new(ds.total));
+    let (mut newest, mut past_newest) = (st.last, 0u64);
+    each_op(ds, st, |o| {
+        *kinds.entry(o.kind.as_str()).or_default() += 1;
+        all.add(o.record);
+        match o.kind {
+            OpKind::Insert => newest = newest.max(o.record),
+            OpKind::Scan => {
+                starts.add(o.record);
+                past_newest += u64::from(o.record > newest);
+            }
+            _ => {}
+        }
     })?;
-    let touched = hits.iter().filter(|&&h| h > 0).count() as u64;
-    hits.sort_unstable_by(|a, b| b.cmp(a));
-    let share = |k: usize| hits.iter().take(k).map(|&h| h as u64).sum::<u64>() as f64 / n.max(1) as f64 * 100.0;
-    let top1pc = share((ds.total as usize / 100).max(1));
+    let touched = all.touched();
+    let (top1, top10, top1pc) = all.top_shares(ds.total);
     let kinds: Vec<String> = kinds.iter().map(|(k, c)| format!("{k} {c}")).collect();
     Ok(format!(
         "  {:<14} {:>10} ops ({}); {}, {} threads; records touched {} of {} ({:.1}%); \
-         top-1 {:.2}%, top-10 {:.2}%, top-1% {:.1}%{}{}",
+         top-1 {top1:.2}%, top-10 {top10:.2}%, top-1% {top1pc:.1}%{}{}{}",
         st.name,
-        n,
+        all.n,
         kinds.join(", "),
         dist_name(&st.dist),
         st.threads,
         touched,
         ds.total,
         touched as f64 / ds.total.max(1) as f64 * 100.0,
-        share(1),
-        share(10),
-        top1pc,
         reachable(&st.dist),
+        scan_starts(&mut starts, ds.loaded, past_newest),
         for_a_time(st)
     ))
+}
+
+/// The records scans start at: their skew over the loaded records, and how many start past
+/// the newest record written so far (YCSB never does; kvbench's draw cannot).
+fn scan_starts(starts: &mut Hits, loaded: u64, past_newest: u64) -> String {
+    if starts.n == 0 {
+        return String::new();
+    }
+    let (top1, top10, top1pc) = starts.top_shares(loaded);
+    format!(
+        "\n  {:<14} scan start records: top-1 {top1:.2}%, top-10 {top10:.2}%, top-1% {top1pc:.1}%; \
+         {past_newest} of {} start past the newest record",
+        "", starts.n
+    )
 }
 
 fn dist_name(d: &Dist) -> &'static str {

@@ -10,6 +10,8 @@ use kvbench_core::scenario::Scenario;
 const FULL: &str = r#"
 engines = ["memory"]
 memory = "64MiB"
+[dataset]
+value = { fields = 2, field_size = 8, write_all_fields = true }
 [[engine]]
 name = "memory"
 label = "m2"

@@ -94,7 +94,7 @@ def step_keys(db: str, records: int, gets: int) -> list:
 
 
 def base(db: str, records: int) -> dict:
-    return {"protocol": 3, "engine": "py-lmdb", "label": "py-lmdb", "dir": db, "sync": "none",
+    return {"protocol": 4, "engine": "py-lmdb", "label": "py-lmdb", "dir": db, "sync": "none",
             "dataset": dataset(records)}
 
 

@@ -102,7 +102,7 @@ def job(engine: str, db_dir: Path, steps: list, loaded: int = 200, total: int = 
         if s["step"] == "ops":
             s["name"] = f"{s['kind']}-{i}"
     j = {
-        "protocol": 3, "engine": engine, "label": engine, "options": {}, "dir": str(db_dir), "sync": "none",
+        "protocol": 4, "engine": engine, "label": engine, "options": {}, "dir": str(db_dir), "sync": "none",
         "url": None, "token": None, "plan": None, "progress_ms": 5, "interval_ms": 50,
         "dataset": {"generator": "synthetic", "key": {"kind": "decimal", "width": 8},
                     "value": {"min": 10, "max": 60, "content": "printable"}, "loaded": loaded, "total": total,

@@ -45,7 +45,7 @@ def test_every_step_and_op_kind(name, tmp_path):
     rc, events, stderr = run_job(tmp_path, job(name, db, steps))
     assert rc == 0, stderr
     hello, results = events[0], steps_of(events)
-    assert hello["event"] == "hello" and hello["protocol"] == 3 and events[-1] == {"event": "done"}
+    assert hello["event"] == "hello" and hello["protocol"] == 4 and events[-1] == {"event": "done"}
     assert hello["capabilities"] == list(desc.capabilities) and 0 < hello["timer_overhead_ns"] < 1e6
     assert [r["index"] for r in results] == list(range(len(steps)))
     scans = "scan" in desc.capabilities
@@ -165,7 +165,7 @@ def test_errors_of_the_engine_are_counted(tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"protocol": 1}, "protocol 1 but this worker speaks 3"),
+    ({"protocol": 1}, "protocol 1 but this worker speaks 4"),
     ({"engine": "lmdb"}, "engine lmdb is not a Python engine"),
     ({"options": {"corrupt_every": 1.5}}, "job option `corrupt_every` = 1.5: kvbench writes"),
     ({"sync": "sometimes"}, "unknown variant `sometimes`, expected one of `none`, `commit`, `always`"),

@@ -5,7 +5,7 @@ fn dataset(generator: Generator, min: u32, max: u32, content: ValueContent) -> D
     Dataset {
         generator,
         key: KeyShape { kind: KeyKind::Decimal, width: 16 },
-        value: ValueShape { min, max, content },
+        value: ValueShape { min, max, content, ..Default::default() },
         loaded: 1000,
         total: 1000,
         ordered: true,
@@ -222,4 +222,87 @@ fn thresholds_are_exact_binary_fractions() {
     assert!(thresholds(&[0.0]).is_err());
     assert!(thresholds(&[-1.0, 2.0]).is_err());
     assert!(thresholds(&[f64::NAN]).is_err());
+}
+
+fn fields_dataset(fields: u32, content: ValueContent, write_all_fields: bool) -> Dataset {
+    let mut ds = dataset(Generator::Synthetic, 100, 100, content);
+    (ds.value.fields, ds.value.write_all_fields) = (fields, write_all_fields);
+    ds
+}
+
+/// The fields of a serialised value: (name, bytes) in order.
+fn split_fields(mut b: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    while !b.is_empty() {
+        let n = u32::from_be_bytes(b[..4].try_into().unwrap()) as usize;
+        let name = String::from_utf8(b[4..4 + n].to_vec()).unwrap();
+        b = &b[4 + n..];
+        let len = u32::from_be_bytes(b[..4].try_into().unwrap()) as usize;
+        out.push((name, b[4..4 + len].to_vec()));
+        b = &b[4 + len..];
+    }
+    out
+}
+
+#[test]
+fn ycsb_records_hold_ten_named_fields_of_100_bytes() {
+    let ds = fields_dataset(10, ValueContent::Printable, false);
+    let values = Values::new(&ds, None).unwrap();
+    let mut v = Vec::new();
+    values.value(7, 0, &mut v);
+    assert_eq!(v.len() as u64, ds.value.encoded_len(100));
+    assert_eq!(v.len(), 1140, "10 x (4 + 6 + 4 + 100)");
+    let fields = split_fields(&v);
+    let names: Vec<&str> = fields.iter().map(|f| f.0.as_str()).collect();
+    assert_eq!(
+        names,
+        ["field0", "field1", "field2", "field3", "field4", "field5", "field6", "field7", "field8", "field9"]
+    );
+    assert!(fields.iter().all(|f| f.1.len() == 100));
+    assert!(fields.windows(2).all(|w| w[0].1 != w[1].1), "fields differ");
+}
+
+#[test]
+fn an_update_rewrites_exactly_one_field() {
+    for content in [ValueContent::Printable, ValueContent::Random] {
+        let values = Values::new(&fields_dataset(10, content, false), None).unwrap();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for r in [0u64, 5, 99] {
+            for v in 1..40 {
+                values.value(r, v - 1, &mut a);
+                values.value(r, v, &mut b);
+                let (fa, fb) = (split_fields(&a), split_fields(&b));
+                let changed: Vec<usize> = (0..10).filter(|&i| fa[i] != fb[i]).collect();
+                assert_eq!(changed, [values.written_field(r, v) as usize], "r {r} v {v}");
+            }
+        }
+    }
+}
+
+#[test]
+fn write_all_fields_rewrites_every_field() {
+    let values = Values::new(&fields_dataset(4, ValueContent::Printable, true), None).unwrap();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    values.value(3, 1, &mut a);
+    values.value(3, 2, &mut b);
+    let (fa, fb) = (split_fields(&a), split_fields(&b));
+    assert!((0..4).all(|i| fa[i].1 != fb[i].1));
+}
+
+#[test]
+fn verification_checks_every_field() {
+    let values = Values::new(&fields_dataset(10, ValueContent::Printable, false), None).unwrap();
+    let mut v = Vec::new();
+    values.value(42, 6, &mut v);
+    assert!(values.matches(42, 6, &v));
+    assert!(!values.matches(42, 5, &v), "an older version differs in a field");
+    for at in (0..v.len()).step_by(37).chain([v.len() - 1]) {
+        let mut bad = v.clone();
+        bad[at] ^= 1;
+        assert!(!values.matches(42, 6, &bad), "byte {at} flipped");
+    }
+    assert!(!values.matches(42, 6, &v[..v.len() - 1]));
+    let mut longer = v.clone();
+    longer.push(b'x');
+    assert!(!values.matches(42, 6, &longer));
 }

@@ -7,7 +7,7 @@ fn dataset(loaded: u64, total: u64) -> Dataset {
     Dataset {
         generator: Generator::Synthetic,
         key: KeyShape { kind: KeyKind::Decimal, width: 8 },
-        value: ValueShape { min: 10, max: 10, content: ValueContent::Printable },
+        value: ValueShape { min: 10, max: 10, content: ValueContent::Printable, ..Default::default() },
         loaded,
         total,
         ordered: true,

@@ -68,7 +68,7 @@ fn stored_values_come_from_the_plan_and_later_versions_are_derived() {
     let ds = Dataset {
         generator: Generator::Stored,
         key: crate::job::KeyShape { kind: KeyKind::Decimal, width: 0 },
-        value: ValueShape { min: 0, max: 5, content: ValueContent::Printable },
+        value: ValueShape { min: 0, max: 5, content: ValueContent::Printable, ..Default::default() },
         loaded: 6,
         total: 6,
         ordered: false,
@@ -187,7 +187,7 @@ fn a_stored_dataset_refuses_a_plan_without_its_records() {
     let ds = Dataset {
         generator: Generator::Stored,
         key: crate::job::KeyShape { kind: KeyKind::Decimal, width: 0 },
-        value: ValueShape { min: 0, max: 5, content: ValueContent::Printable },
+        value: ValueShape { min: 0, max: 5, content: ValueContent::Printable, ..Default::default() },
         loaded: 10,
         total: 10,
         ordered: false,

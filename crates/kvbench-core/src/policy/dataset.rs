@@ -136,7 +136,12 @@ pub fn resolve_guarded(s: &Scenario, plan_dir: &Path, data_dir: Option<&Path>) -
         Generator::JsonDocs => (s.dataset.value.min.unwrap_or(0), s.dataset.value.max.unwrap_or(2000)),
         _ => s.dataset.value.range().map_err(|e| anyhow::anyhow!("dataset: {e}"))?,
     };
-    let value = ValueShape { min, max, content: s.dataset.value.content };
+    let v = &s.dataset.value;
+    if v.fields.is_some() && gen != Generator::Synthetic {
+        anyhow::bail!("dataset.value.fields: fields are for generated values (generator synthetic)");
+    }
+    let (fields, write_all_fields) = (v.fields.unwrap_or(0), v.write_all_fields.unwrap_or(false));
+    let value = ValueShape { min, max, content: v.content, fields, write_all_fields };
     let seed = s.seed;
     let mut dataset = Dataset {
         generator: gen,

@@ -400,6 +400,14 @@ fn ops_step(
     let (dist, perm_seed) = step_dist(s, data, def, &spec, existing, count, seeds.perm)?;
     let (kinds, thresholds) =
         if def.kind == PhaseKind::Mixed { super::dataset::mix_kinds(&spec.mix)? } else { (vec![], vec![]) };
+    if def.kind == PhaseKind::Update && p.batch > 1 && data.dataset.value.merges_updates() {
+        anyhow::bail!(
+            "phase {}: an update of one field reads and writes back each record on its own, so it has no \
+             batches (batch {}): set batch = 1, or write_all_fields = true in dataset.value",
+            p.name,
+            p.batch
+        );
+    }
     Ok(OpsStep {
         index: 0,
         name: p.name.clone(),
@@ -469,9 +477,9 @@ fn step_dist(
     count: u64,
     perm: u64,
 ) -> anyhow::Result<(Dist, u64)> {
-    let scans = def.kind == PhaseKind::Scan;
-    let mut n = if scans { data.positions } else { existing };
-    if spec.distribution == Distribution::Zipfian && !scans && def.kind != PhaseKind::Load {
+    // A scan starts at a record's key as YCSB's does, so it draws a record like a read.
+    let mut n = existing;
+    if spec.distribution == Distribution::Zipfian && def.kind != PhaseKind::Load {
         // YCSB's CoreWorkload: the chooser spans the records plus twice the inserts the mix
         // expects, plus one; a draw above the newest record is drawn again (plan-format.md).
         let m = &spec.mix;

@@ -6,7 +6,7 @@ fn dataset(kind: KeyKind, width: u32, total: u64, ordered: bool) -> Dataset {
     Dataset {
         generator: Generator::Synthetic,
         key: KeyShape { kind, width },
-        value: ValueShape { min: 100, max: 100, content: ValueContent::Printable },
+        value: ValueShape { min: 100, max: 100, content: ValueContent::Printable, ..Default::default() },
         loaded: total,
         total,
         ordered,

@@ -377,6 +377,8 @@ impl Thread {
         let first = ops[0];
         let due = self.due(&first);
         let kind = match first.kind {
+            // One field: read the record, merge the field in, write it back (units of one op).
+            OpKind::Update if self.run.data.dataset().value.merges_updates() => RMW,
             OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete => WRITE,
             _ if self.run.step.open_per_op => OPEN_GET,
             OpKind::MultiGet => MULTI_GET,
@@ -429,10 +431,10 @@ impl Thread {
         let positions = data.positions();
         // To the end is a limit every runtime can hold as a signed index.
         let len = if o.len == 0 { positions } else { o.len }.min(1 << 62);
-        data.scan_start(o.record, &mut self.block.scratch);
+        data.key(o.record, &mut self.block.scratch);
         self.block.push_scratch_key();
         self.block.push_val(None);
-        self.scan = Some(ScanCheck::new(!self.run.lock, o.record, positions));
+        self.scan = Some(ScanCheck::new(!self.run.lock, data.rank(o.record), positions));
         (self.scan_seen, self.scan_over) = (0, false);
         len
     }

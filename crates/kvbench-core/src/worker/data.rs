@@ -66,15 +66,25 @@ impl Data {
         self.positions
     }
 
-    /// The key a scan from sorted position `p` starts at: the key at `p`, or just past the last
-    /// key when `p` is past the end (a stored dataset's record count includes repeated keys),
-    /// where the scan must find nothing.
-    pub fn scan_start(&self, p: u64, out: &mut Vec<u8>) {
-        let last = self.positions.saturating_sub(1);
-        self.key(self.sorted(p.min(last)), out);
-        if p > last {
-            out.push(0);
+    /// The sorted position of r's key: how many distinct keys sort before it (a binary search
+    /// over SORTED; r itself where keys are in record order). A scan of r starts there.
+    pub fn rank(&self, r: u64) -> u64 {
+        if self.plan.is_none() || !self.has_sorted {
+            return r;
         }
+        let (mut key, mut probe) = (Vec::new(), Vec::new());
+        self.key(r, &mut key);
+        let (mut lo, mut hi) = (0, self.positions);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            self.key(self.sorted(mid), &mut probe);
+            if probe < key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 
     #[inline]

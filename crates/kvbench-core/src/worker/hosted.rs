@@ -162,7 +162,7 @@ impl Hosted {
             step: OPS,
             mode: mode_code(st.mode),
             threads: st.threads.max(1),
-            reads: reads(&st),
+            reads: reads(&st, self.data.dataset()),
             open_per_op: st.open_per_op,
             interval_ms: self.job.interval_ms.min(u32::MAX.into()) as u32,
         };

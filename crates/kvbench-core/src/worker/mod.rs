@@ -297,8 +297,12 @@ pub(crate) fn locks_records(st: &OpsStep) -> bool {
 }
 
 /// Whether each thread of the step needs a reader.
-pub(crate) fn reads(st: &OpsStep) -> bool {
-    !matches!(st.kind, OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete) && !st.open_per_op
+/// Whether a step needs a reader: every kind but writes, and updates that merge one field
+/// into the record they read.
+pub(crate) fn reads(st: &OpsStep, ds: &crate::job::Dataset) -> bool {
+    let update_reads = st.kind == OpKind::Update && ds.value.merges_updates();
+    (update_reads || !matches!(st.kind, OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete))
+        && !st.open_per_op
 }
 
 /// Whether each thread of the step may write (it then takes the engine's own writer, if any).

@@ -12,7 +12,7 @@ const TOTAL: u64 = 50;
 
 fn dataset() -> Dataset {
     let key = KeyShape { kind: KeyKind::Decimal, width: 8 };
-    let value = ValueShape { min: 0, max: 24, content: ValueContent::Printable };
+    let value = ValueShape { min: 0, max: 24, content: ValueContent::Printable, ..Default::default() };
     super::dataset(Generator::Synthetic, key, value, LOADED, TOTAL)
 }
 

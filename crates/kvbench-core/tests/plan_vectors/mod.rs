@@ -63,7 +63,7 @@ pub fn plan_file(path: &Path) -> Value {
     let dataset = super::dataset(
         Generator::Stored,
         KeyShape { kind: KeyKind::Decimal, width: 0 },
-        ValueShape { min: 0, max: p.longest_value() as u32, content: ValueContent::Printable },
+        ValueShape { min: 0, max: p.longest_value() as u32, content: ValueContent::Printable, ..Default::default() },
         n,
         n,
     );

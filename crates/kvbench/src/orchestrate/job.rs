@@ -125,6 +125,10 @@ fn reach(
 ) -> Result<Reached, String> {
     let (Some((name, start)), None) = (server, &v.url) else { return Ok((v.url.clone(), None, None)) };
     let access = pool.get(name, start.as_ref()).map_err(|e| format!("server did not start: {e}"))?;
+    kvbench_core::secret::remember_url(&access.url);
+    if let Some(t) = &access.token {
+        kvbench_core::secret::remember(t);
+    }
     for (k, val) in access.info {
         row.settings.insert(format!("server.{k}"), val);
     }
@@ -453,6 +457,12 @@ fn settle(row: &mut EngineResult, expect: Option<Expect>, outcome: Result<(), St
     };
     let decided = decide(expect, &row.phases, worker_error.as_deref());
     apply(row, decided);
+    // A failed row keeps its log and job for diagnosis, without the credentials they held.
+    for kept in [log, job] {
+        if let Err(e) = kvbench_core::secret::scrub_file(kept) {
+            crate::say!("WARNING: cannot redact {}: {e}; remove it by hand", kept.display());
+        }
+    }
     if row.status == Status::Failed {
         return;
     }

@@ -53,6 +53,8 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
     let variants = s.all_variants();
     // Bad input fails before anything runs: repeated labels, unknown engines and options.
     let resolved = resolve_rows(&variants, o.scenario_file.as_deref())?;
+    // A password in a row's URL is redacted from everything the run writes and prints.
+    variants.iter().filter_map(|v| v.url.as_deref()).for_each(kvbench_core::secret::remember_url);
     process::install_signals(&ENGINES_RUNNING);
     if let Err(e) = std::fs::create_dir_all(&o.out_dir) {
         // Not fatal: the results go to a fallback place at the end.
@@ -77,6 +79,7 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
     }
     let head = Head { run_id: run_id.clone(), started_at, generation_ns: gen_ns, environment: env, warnings };
     let mut result = new_result(s, o, &data, head)?;
+    kvbench_core::secret::scrub_serde(&mut result);
     ENGINES_RUNNING.store(true, Ordering::SeqCst);
     let run_data = run_dir(o, &unique)?;
     let shared = Shared { s, o, data: &data, run_data: &run_data };
@@ -234,7 +237,10 @@ fn run_rows(
             break;
         }
         crate::progress::engine(n + 1, jobs.len());
-        let (row, per_host) = run_row(sh, (&variants[i], i), &resolved[i], rep, result.plan.raw_bytes, &mut pool);
+        let (mut row, mut per_host) =
+            run_row(sh, (&variants[i], i), &resolved[i], rep, result.plan.raw_bytes, &mut pool);
+        kvbench_core::secret::scrub_serde(&mut row);
+        per_host.iter_mut().for_each(kvbench_core::secret::scrub_serde);
         result.engines.push(row);
         result.engines.extend(per_host);
         // Written after each engine: a later crash loses nothing measured.
