@@ -90,9 +90,9 @@ fn empty() -> MDBX_val {
     MDBX_val { iov_base: ptr::null_mut(), iov_len: 0 }
 }
 
-/// Warnings and errors only: a debug build of libmdbx (the crate's debug profile) logs every
-/// open and sync to stderr otherwise.
-fn quiet_logs() {
+/// Warnings and errors only: libmdbx logs notices to stderr otherwise (every open and sync in
+/// a debug build, and in any build a line in every child after a fork).
+pub fn quiet_logs() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         // SAFETY: -1 is MDBX_LOGGER_DONTCHANGE (keep the logger), a value libmdbx compares

@@ -38,7 +38,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "sled's background flush period in ms, 0 = off (sled's default: 500)",
         },
     ],
-    version: || env!("KVB_CRATE_VERSION_SLED").into(),
+    version: || format!("{} (unmaintained)", env!("KVB_CRATE_VERSION_SLED")),
     available: || Ok(()),
     open,
     start_server: None,
