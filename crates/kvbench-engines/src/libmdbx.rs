@@ -178,13 +178,22 @@ impl Mdbx {
         }
         let mut r = Ok(());
         if self.no_sync && self.wrote.load(Ordering::Relaxed) {
-            // SAFETY: the env is open read-write; force flushes despite MDBX_SAFE_NOSYNC.
-            r = check(unsafe { mdbx_env_sync_ex(self.env, true, false) }, "mdbx_env_sync_ex");
+            r = self.sync();
         }
         // SAFETY: every Reader borrows `self`, so none is alive; no transaction is open.
         let rc = unsafe { mdbx_env_close_ex(self.env, false) };
         self.env = ptr::null_mut();
         r.and(check(rc, "mdbx_env_close_ex"))
+    }
+}
+
+impl Mdbx {
+    /// Forces every commit to disk, even under MDBX_SAFE_NOSYNC. MDBX_RESULT_TRUE says there
+    /// was nothing to flush, which is success here.
+    fn sync(&self) -> Result<()> {
+        // SAFETY: the env is open read-write.
+        let rc = unsafe { mdbx_env_sync_ex(self.env, true, false) };
+        check(if rc == MDBX_RESULT_TRUE { MDBX_SUCCESS } else { rc }, "mdbx_env_sync_ex")
     }
 }
 
@@ -298,8 +307,7 @@ impl Engine for Mdbx {
         if self.read_only {
             return Ok("read-only environment: nothing to flush; B-tree written in place: nothing to compact".into());
         }
-        // SAFETY: the env is open read-write; force flushes even under MDBX_SAFE_NOSYNC.
-        check(unsafe { mdbx_env_sync_ex(self.env, true, false) }, "mdbx_env_sync_ex")?;
+        self.sync()?;
         Ok("synced the environment (mdbx_env_sync); B-tree written in place: nothing to compact".into())
     }
 }

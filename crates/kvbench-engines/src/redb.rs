@@ -14,6 +14,9 @@ use ::redb::{Database, Durability, ReadOnlyDatabase, ReadOnlyTable, ReadTransact
 const FILE: &str = "kv.redb";
 const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("kv");
 
+/// The table as a read transaction opens it.
+type Table = ReadOnlyTable<&'static [u8], &'static [u8]>;
+
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "redb",
     description: "redb (pure Rust): copy-on-write B-tree in one file, MVCC read transactions",
@@ -85,7 +88,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
 }
 
 impl Redb {
-    fn begin_read(&self) -> Result<(ReadTransaction, ReadOnlyTable<&'static [u8], &'static [u8]>)> {
+    fn begin_read(&self) -> Result<(ReadTransaction, Table)> {
         let txn = match &self.db {
             Db::Write(d) => d.begin_read(),
             Db::Read(d) => d.begin_read(),
@@ -177,7 +180,7 @@ impl Engine for Redb {
 struct RedbReader<'a> {
     db: &'a Redb,
     _txn: ReadTransaction,
-    table: ReadOnlyTable<&'static [u8], &'static [u8]>,
+    table: Table,
 }
 
 impl Reader for RedbReader<'_> {
