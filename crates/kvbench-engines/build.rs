@@ -52,7 +52,7 @@ impl Engine {
 fn main() {
     let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    for watched in ["build.rs", "engines.toml", "csrc"] {
+    for watched in ["build.rs", "engines.toml", "csrc", "Cargo.toml"] {
         println!("cargo:rerun-if-changed={watched}");
     }
     // Installing or removing a -dev package changes what can be built (and its version).
@@ -73,6 +73,24 @@ fn main() {
         let upper = name.to_uppercase().replace('-', "_");
         println!("cargo:rustc-env=KVB_PKG_VERSION_{upper}={}", package_version(&lib.package));
     }
+    for (name, version) in crate_versions(&dir.join("Cargo.toml")) {
+        let upper = name.to_uppercase().replace('-', "_");
+        println!("cargo:rustc-env=KVB_CRATE_VERSION_{upper}={version}");
+    }
+}
+
+/// The exact versions (`=x.y.z`) this crate's dependencies are pinned to, so an engine built on
+/// a Rust crate reports the version from the one place it is written.
+fn crate_versions(manifest: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(manifest).unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
+    let doc: toml::Value = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
+    let Some(deps) = doc.get("dependencies").and_then(|d| d.as_table()) else { return Vec::new() };
+    deps.iter()
+        .filter_map(|(name, spec)| {
+            let v = spec.as_str().or_else(|| spec.get("version")?.as_str())?;
+            Some((name.clone(), v.strip_prefix('=')?.to_string()))
+        })
+        .collect()
 }
 
 /// The parsed table, checked: unique names, known libs, existing module files, and one library

@@ -206,8 +206,7 @@ pub fn environment(data_dir: &Path) -> Environment {
 pub fn read_ahead_kb(dir: &Path) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
     let dev = std::fs::metadata(dir).ok()?.dev();
-    // SAFETY: major and minor only decode the number.
-    let (major, minor) = unsafe { (libc::major(dev), libc::minor(dev)) };
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
     let block = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
     let read = |p: &Path| std::fs::read_to_string(p.join("queue/read_ahead_kb")).ok()?.trim().parse().ok();
     read(&block).or_else(|| read(block.parent()?))

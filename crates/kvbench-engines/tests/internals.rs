@@ -216,3 +216,63 @@ fn tkrzw_counts_records_and_settles() {
     assert!(get(&e.internals(), "tkrzw.file_bytes") > 0.0);
     e.close().unwrap();
 }
+
+/// Deletes records 0..n, in batches of 1 000.
+fn remove(e: &dyn Engine, n: u32) {
+    let keys: Vec<Vec<u8>> = (0..n).map(key).collect();
+    for chunk in keys.chunks(1000) {
+        let batch: Vec<WriteOp<'_>> = chunk.iter().map(|k| WriteOp { key: k, value: None }).collect();
+        e.write(&batch).unwrap();
+    }
+}
+
+#[test]
+fn redb_settle_compacts_the_file_after_half_the_records_are_removed() {
+    let Some(d) = descriptor("redb") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let size = || std::fs::metadata(tmp.path().join("kv.redb")).unwrap().len();
+    let mut e = open(d, tmp.path(), &[]);
+    fill(e.as_ref(), 10_000, 0);
+    remove(e.as_ref(), 5_000);
+    let grown = size();
+    let said = e.settle().unwrap();
+    assert!(said.contains("Database::compact"), "{said}");
+    let compacted = size();
+    assert!(compacted < grown, "settle left the file at {compacted} bytes, {grown} before");
+    // A second settle finds nothing more to give back.
+    e.settle().unwrap();
+    assert_eq!(size(), compacted);
+    e.close().unwrap();
+}
+
+#[test]
+fn fjall_counts_tables_and_settles_to_one_compacted_level() {
+    let Some(d) = descriptor("fjall") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut e = open(d, tmp.path(), &[]);
+    fill(e.as_ref(), 50_000, 0);
+    fill(e.as_ref(), 50_000, 1);
+    assert!(get(&e.internals(), "fjall.write_buffer_size") > 0.0);
+    let said = e.settle().unwrap();
+    assert!(said.contains("major compaction"), "{said}");
+    let m = e.internals();
+    assert_eq!(get(&m, "fjall.l0_tables"), 0.0, "{m:?}");
+    assert!(get(&m, "fjall.tables") >= 1.0, "{m:?}");
+    assert!(get(&m, "fjall.disk_space") > 0.0, "{m:?}");
+    e.close().unwrap();
+}
+
+/// libmdbx answers MDBX_RESULT_TRUE when a sync finds nothing to flush (every commit durable
+/// already): a settle then is a success, not error -1.
+#[test]
+fn libmdbx_settle_succeeds_when_nothing_is_left_to_flush() {
+    let Some(d) = descriptor("libmdbx") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut e = open(d, tmp.path(), &[]);
+    fill(e.as_ref(), 2_000, 0);
+    for round in 0..2 {
+        let said = e.settle().unwrap_or_else(|err| panic!("settle {round}: {err}"));
+        assert!(said.contains("nothing to compact"), "{said}");
+    }
+    e.close().unwrap();
+}

@@ -230,7 +230,7 @@ fn private_dir_in(parent: &Path) -> Result<PathBuf, String> {
         .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir_in(parent)
         .map_err(|e| format!("cannot create a private directory in {}: {e}", parent.display()))?;
-    Ok(d.into_path())
+    Ok(d.keep())
 }
 
 /// A directory of this run only (mode 0711: others may pass through to a server's own 0700

@@ -1,0 +1,184 @@
+//! `fjall`: the pure-Rust LSM-tree store (crate `fjall`): one database in the job directory
+//! with one keyspace `kv` (fjall 3 renamed 2.x's keyspace and partition to database and
+//! keyspace).
+//!
+//! Each write batch is one fjall write batch (atomic across the batch), committed with the
+//! persist mode the scenario's sync asks for. Readers read the keyspace's latest data (no
+//! snapshot held), like RocksDB's default reads.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ::fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use kvbench_core::engine::*;
+
+const KEYSPACE: &str = "kv";
+
+pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
+    name: "fjall",
+    description: "fjall (pure Rust): LSM-tree with a shared journal, one keyspace",
+    capabilities: Capabilities {
+        ordered_scan: true,
+        multi_get: false,
+        batch: true,
+        read_only_open: false,
+        secondary_open: false,
+        persistent: true,
+        build_once: false,
+        delete: true,
+    },
+    options: &[
+        OptionSpec {
+            name: "cache_size",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "block cache in bytes, e.g. 64m (default: the library's, 32 MiB)",
+        },
+        OptionSpec {
+            name: "persist_mode",
+            kind: OptionKind::Enum(&["sync-all", "sync-data"]),
+            default: "sync-all",
+            doc: "how a durable commit (sync commit or always) flushes the journal: fsync (SyncAll) or fdatasync (SyncData)",
+        },
+    ],
+    version: || env!("KVB_CRATE_VERSION_FJALL").into(),
+    available: || Ok(()),
+    open,
+    start_server: None,
+};
+
+fn err(e: impl std::fmt::Display) -> EngineError {
+    EngineError::Store(format!("fjall: {e}"))
+}
+
+pub struct Fjall {
+    db: Database,
+    ks: Keyspace,
+    /// The persist mode of each commit: `Buffer` (the library's default, write to the OS) when
+    /// the scenario does not ask for durable commits.
+    persist: PersistMode,
+    sync: SyncMode,
+    cache_size: Option<u64>,
+    wrote: AtomicBool,
+}
+
+fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
+    if args.mode != OpenMode::ReadWrite {
+        return Err(EngineError::Unsupported(format!("fjall has no {:?} open", args.mode)));
+    }
+    let o = args.options;
+    let cache_size = match o.int("cache_size") {
+        Some(n) if n > 0 => Some(n as u64),
+        Some(n) => return Err(EngineError::Option(format!("fjall cache_size must be positive bytes, got {n}"))),
+        None => None,
+    };
+    let durable = match o.text("persist_mode").as_deref() {
+        Some("sync-data") => PersistMode::SyncData,
+        _ => PersistMode::SyncAll,
+    };
+    let persist = if args.sync == SyncMode::None { PersistMode::Buffer } else { durable };
+    let mut b = Database::builder(args.dir);
+    if let Some(n) = cache_size {
+        b = b.cache_size(n);
+    }
+    let db = b.open().map_err(err)?;
+    let ks = db.keyspace(KEYSPACE, KeyspaceCreateOptions::default).map_err(err)?;
+    Ok(Box::new(Fjall { db, ks, persist, sync: args.sync, cache_size, wrote: AtomicBool::new(false) }))
+}
+
+impl Engine for Fjall {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        self.wrote.store(true, Ordering::Relaxed);
+        let mut b = self.db.batch().durability(Some(self.persist));
+        for w in batch {
+            match w.value {
+                Some(v) => b.insert(&self.ks, w.key, v),
+                None => b.remove(&self.ks, w.key),
+            }
+        }
+        b.commit().map_err(err)
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        Ok(Box::new(FjallReader { ks: self.ks.clone() }))
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        if self.sync == SyncMode::None && self.wrote.load(Ordering::Relaxed) {
+            self.db.persist(PersistMode::SyncAll).map_err(err)?;
+        }
+        Ok(())
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        let mut s = BTreeMap::new();
+        let sync = match self.persist {
+            PersistMode::Buffer => {
+                "PersistMode::Buffer (journal written to the OS at each commit, no fsync; persist(SyncAll) at close)"
+                    .to_string()
+            }
+            mode => format!("PersistMode::{mode:?} at every commit (journal fsynced before the commit returns)"),
+        };
+        s.insert("sync".into(), sync);
+        let cache = self.cache_size.map(|n| format!("{n} bytes")).unwrap_or_else(|| "library default (32 MiB)".into());
+        s.insert("cache_size".into(), cache);
+        s.insert("keyspace".into(), format!("`{KEYSPACE}`, default create options (lz4, 64 MiB memtable)"));
+        s.insert("write_batch".into(), "one atomic write batch per batch".into());
+        s.insert("reader".into(), "reads the keyspace's latest data (no snapshot held)".into());
+        s
+    }
+
+    fn internals(&self) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        out.insert("fjall.tables".into(), self.ks.table_count() as f64);
+        out.insert("fjall.l0_tables".into(), self.ks.l0_table_count() as f64);
+        out.insert("fjall.disk_space".into(), self.ks.disk_space() as f64);
+        out.insert("fjall.write_buffer_size".into(), self.db.write_buffer_size() as f64);
+        out.insert("fjall.journal_count".into(), self.db.journal_count() as f64);
+        out.insert("fjall.compactions_completed".into(), self.db.compactions_completed() as f64);
+        out
+    }
+
+    /// Flushes the memtable to a table and compacts every table into the last level (fjall's
+    /// `rotate_memtable_and_wait` and `major_compact`, both marked hidden in its docs).
+    fn settle(&mut self) -> Result<String> {
+        self.db.persist(PersistMode::SyncAll).map_err(err)?;
+        self.ks.rotate_memtable_and_wait().map_err(err)?;
+        self.ks.major_compact().map_err(err)?;
+        Ok(format!("flushed the memtable and ran a major compaction ({} tables left)", self.ks.table_count()))
+    }
+}
+
+struct FjallReader {
+    ks: Keyspace,
+}
+
+impl Reader for FjallReader {
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        let Some(v) = self.ks.get(key).map_err(err)? else { return Ok(false) };
+        out.extend_from_slice(&v);
+        Ok(true)
+    }
+
+    fn scan(
+        &mut self,
+        start: Option<&[u8]>,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        let iter = match start {
+            Some(s) => self.ks.range::<&[u8], _>(s..),
+            None => self.ks.iter(),
+        };
+        let mut n = 0;
+        for guard in iter.take(limit) {
+            let (k, v) = guard.into_inner().map_err(err)?;
+            n += 1;
+            if !visit(&k, &v) {
+                break;
+            }
+        }
+        Ok(n)
+    }
+}
