@@ -197,6 +197,11 @@ macro_rules! conformance {
                 let s = start(sdir.path()).unwrap_or_else(|e| panic!("{}: server did not start: {e}", $name));
                 (s, sdir)
             });
+            if let Some(fd) = server.as_ref().and_then(|(s, _)| s.netns()) {
+                // SAFETY: moves only this test's thread, and the threads it starts, into the
+                // server's private network namespace, where its ports are (as the worker joins it).
+                assert_eq!(unsafe { libc::setns(fd, libc::CLONE_NEWNET) }, 0, "{}: join its network", $name);
+            }
             let url = server.as_ref().map(|(s, _)| s.url());
             let token = server.as_ref().and_then(|(s, _)| s.token());
             let t = conformance::Target { url: url.as_deref(), token: token.as_deref() };
