@@ -392,7 +392,11 @@ pub fn print_list(engine: Option<&str>, json: bool) -> Result<String, String> {
     let mut t: Vec<Vec<String>> = vec![["engine", "runtime", "version", "status"].map(String::from).to_vec()];
     for e in &all {
         let runtime = format!("{:?}", e.runtime).to_lowercase() + if e.server { " (server)" } else { "" };
-        let status = if e.available { "ok".into() } else { format!("unavailable: {}", e.why) };
+        let mut status = if e.available { "ok".into() } else { format!("unavailable: {}", e.why) };
+        // The short version column would cut the mark off: it goes with the status.
+        if e.version.contains("(unmaintained)") {
+            status.push_str(", unmaintained upstream");
+        }
         t.push(vec![e.name.clone(), runtime, kvbench_report::short_version(&e.version), status]);
     }
     let mut out = render_plain(&t, LIST_WIDTH);
