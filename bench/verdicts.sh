@@ -7,13 +7,13 @@
 # alarms; "slower" in the get phase of a slowed pair is a detection. Verdicts are counted as
 # decided, before the "unreliable" mark a busy machine adds (printed apart).
 #
-#   bench/verdicts.sh                      20 + 20 pairs, 3 repetitions, 25% slowdown
+#   bench/verdicts.sh                      20 + 20 pairs, 5 repetitions, 25% slowdown
 #   PAIRS=5 REPS=5 SLOWDOWN=0.10 bench/verdicts.sh
 #   MIN_EFFECT=10 bench/verdicts.sh        compare --min-effect 10
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PAIRS=${PAIRS:-20}
-REPS=${REPS:-3}
+REPS=${REPS:-5}
 SLOWDOWN=${SLOWDOWN:-0.25}
 MIN_EFFECT=${MIN_EFFECT:-5}
 RECORDS=${RECORDS:-100000}

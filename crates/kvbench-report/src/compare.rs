@@ -1,10 +1,11 @@
 //! Two runs side by side with a verdict per row and phase. The verdict is on the ratio of the
-//! median ops/s over the repetitions, B/A, with a bootstrap confidence interval (each side's
-//! repetitions resampled): a difference is called only when the interval excludes 1 and the
-//! ratio lies further from 1 than the noise floor, the larger of the declared minimum effect
-//! and the spread between one row's own repetitions. Runs that cannot be trusted side by side
-//! (a busy machine, a debug build, two machines, one file twice) make every verdict
-//! "unreliable", and the regression gate ignores such verdicts unless told otherwise.
+//! median ops/s over the repetitions, B/A. A difference is called only when three things
+//! agree: an exact rank test (Mann–Whitney, two-sided) finds the two sides' repetitions apart
+//! at 1%, the bootstrap interval of the ratio (each side's repetitions resampled) excludes 1,
+//! and the ratio lies further from 1 than the declared minimum effect. Runs that cannot be
+//! trusted side by side (a busy machine, a debug build, two machines, one file twice) make
+//! every verdict "unreliable", and the regression gate ignores such verdicts unless told
+//! otherwise.
 
 use std::collections::BTreeMap;
 
@@ -19,6 +20,8 @@ use crate::{by_label, human_ns, human_rate, median, phase_names, Section};
 pub struct Method {
     /// The smallest relative difference ever called (0.05: 5%).
     pub min_effect: f64,
+    /// Significance level of the rank test.
+    pub alpha: f64,
     /// Coverage of the bootstrap interval.
     pub confidence: f64,
     pub resamples: usize,
@@ -26,20 +29,25 @@ pub struct Method {
 
 impl Default for Method {
     fn default() -> Self {
-        Method { min_effect: 0.05, confidence: 0.95, resamples: 4000 }
+        Method { min_effect: 0.05, alpha: 0.01, confidence: 0.95, resamples: 4000 }
     }
 }
 
 impl Method {
     pub fn describe(&self) -> String {
         format!(
-            "verdict: ratio of median ops/s B/A over the repetitions, {:.0}% bootstrap interval ({} resamples of each \
-             side's repetitions); called only when the interval excludes 1 and the ratio is further from 1 than the \
-             noise floor (the larger of {:.0}% and the spread between a row's own repetitions)",
+            "verdict: ratio of median ops/s B/A over the repetitions, called when an exact rank test (Mann-Whitney, \
+             two-sided) sets the repetitions apart at {}%, the {:.0}% bootstrap interval excludes 1 and the ratio is \
+             further from 1 than {:.0}%",
+            self.alpha * 100.0,
             self.confidence * 100.0,
-            self.resamples,
             self.min_effect * 100.0
         )
+    }
+
+    /// Fewest repetitions a side for which the rank test can reach `alpha` (equal sides).
+    pub fn fewest_repetitions(&self) -> usize {
+        (2..64).find(|&n| rank_p(&vec![0.0; n], &vec![1.0; n]) <= self.alpha).unwrap_or(64)
     }
 }
 
@@ -49,7 +57,8 @@ pub enum Verdict {
     Faster { ratio: f64, lo: f64, hi: f64 },
     /// B's throughput is `ratio` times A's (< 1), the interval below 1.
     Slower { ratio: f64, lo: f64, hi: f64 },
-    /// No difference larger than the noise: the interval holds 1 or the ratio is within `floor`.
+    /// No difference called: the rank test or the interval does not set the sides apart, or the
+    /// ratio is within `floor` (the minimum effect).
     Within { ratio: f64, lo: f64, hi: f64, floor: f64 },
     /// Why no verdict was possible (one repetition, a failed phase).
     NoVerdict(String),
@@ -81,7 +90,7 @@ impl Verdict {
         match self {
             Verdict::Faster { ratio, lo, hi } => format!("B is {ratio:.2}x faster (B/A {lo:.2}–{hi:.2})"),
             Verdict::Slower { ratio, lo, hi } => format!("B is {:.2}x slower (B/A {lo:.2}–{hi:.2})", 1.0 / ratio),
-            Verdict::Within { floor, .. } => format!("no significant difference (noise ±{:.0}%)", floor * 100.0),
+            Verdict::Within { lo, hi, .. } => format!("no significant difference (B/A {lo:.2}–{hi:.2})"),
             Verdict::NoVerdict(why) => format!("no verdict: {why}"),
         }
     }
@@ -121,15 +130,67 @@ impl Compared {
     }
 }
 
-/// Relative half-range of repetitions: how far one row's own figures stray from their median.
-fn half_spread(x: &[f64]) -> f64 {
-    let m = median(x.to_vec());
-    let (lo, hi) = x.iter().fold((f64::MAX, f64::MIN), |(l, h), &v| (l.min(v), h.max(v)));
-    if m > 0.0 {
-        (hi - lo) / (2.0 * m)
-    } else {
-        0.0
+/// Two-sided p-value of the Mann–Whitney rank test that `a` and `b` come from one
+/// distribution: exact (counting every arrangement) up to 40 values, the normal approximation
+/// beyond. Ties count one half.
+pub fn rank_p(a: &[f64], b: &[f64]) -> f64 {
+    let (n, m) = (a.len(), b.len());
+    if n == 0 || m == 0 {
+        return 1.0;
     }
+    let u: f64 = b
+        .iter()
+        .map(|&y| {
+            a.iter()
+                .map(|&x| {
+                    if y > x {
+                        1.0
+                    } else if y == x {
+                        0.5
+                    } else {
+                        0.0
+                    }
+                })
+                .sum::<f64>()
+        })
+        .sum();
+    let nm = (n * m) as f64;
+    if n + m > 40 {
+        let sd = (nm * (n + m + 1) as f64 / 12.0).sqrt();
+        let z = ((u - nm / 2.0).abs() - 0.5).max(0.0) / sd;
+        return (2.0 * normal_tail(z)).min(1.0);
+    }
+    // counts[k]: arrangements of n a's and m b's whose U is k (b above a), built one value at a time.
+    let mut table = vec![vec![vec![1u128]; m + 1]; 1];
+    for i in 1..=n {
+        let mut row = vec![vec![1u128]];
+        for j in 1..=m {
+            let mut c = vec![0u128; i * j + 1];
+            // The largest value is a b (it beats all i a's) or an a (it adds nothing).
+            for (k, v) in row[j - 1].iter().enumerate() {
+                c[k + i] += v;
+            }
+            for (k, v) in table[i - 1][j].iter().enumerate() {
+                c[k] += v;
+            }
+            row.push(c);
+        }
+        table.push(row);
+    }
+    let counts = &table[n][m];
+    let total: u128 = counts.iter().sum();
+    let (lo, hi) = (u.floor() as usize, u.ceil() as usize);
+    let below: u128 = counts[..=lo.min(counts.len() - 1)].iter().sum();
+    let above: u128 = counts[hi.min(counts.len() - 1)..].iter().sum();
+    (2.0 * below.min(above) as f64 / total as f64).min(1.0)
+}
+
+/// P(Z > z) for a standard normal Z (Abramowitz and Stegun 26.2.17, error below 1e-7).
+fn normal_tail(z: f64) -> f64 {
+    let t = 1.0 / (1.0 + 0.231_641_9 * z);
+    let poly =
+        t * (0.319_381_53 + t * (-0.356_563_782 + t * (1.781_477_937 + t * (-1.821_255_978 + t * 1.330_274_429))));
+    (-z * z / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt() * poly
 }
 
 /// The `confidence` interval of median(b)/median(a), resampling each side's repetitions; a
@@ -149,11 +210,13 @@ pub fn verdict(a: &[f64], b: &[f64], m: &Method) -> Verdict {
     if a.is_empty() || b.is_empty() {
         return Verdict::NoVerdict("not measured in both runs".into());
     }
-    if a.len() < 2 || b.len() < 2 {
+    let need = m.fewest_repetitions();
+    if a.len().min(b.len()) < need {
         return Verdict::NoVerdict(format!(
-            "{} and {} repetitions; run both with --repetitions 3 or more",
+            "{} and {} repetitions; a rank test at {}% needs {need} a side (run both with --repetitions {need} or more)",
             a.len(),
-            b.len()
+            b.len(),
+            m.alpha * 100.0
         ));
     }
     let (ma, mb) = (median(a.to_vec()), median(b.to_vec()));
@@ -162,10 +225,11 @@ pub fn verdict(a: &[f64], b: &[f64], m: &Method) -> Verdict {
     }
     let ratio = mb / ma;
     let (lo, hi) = bootstrap(a, b, m);
-    let floor = m.min_effect.max(half_spread(a)).max(half_spread(b));
-    if lo > 1.0 && ratio > 1.0 + floor {
+    let floor = m.min_effect;
+    let apart = rank_p(a, b) <= m.alpha;
+    if apart && lo > 1.0 && ratio > 1.0 + floor {
         Verdict::Faster { ratio, lo, hi }
-    } else if hi < 1.0 && ratio < 1.0 / (1.0 + floor) {
+    } else if apart && hi < 1.0 && ratio < 1.0 / (1.0 + floor) {
         Verdict::Slower { ratio, lo, hi }
     } else {
         Verdict::Within { ratio, lo, hi, floor }

@@ -22,7 +22,7 @@ mod ycsb;
 
 pub use articles::article_section;
 pub use compare::{
-    compare, compare_json, compared, differences, regressions, unreliable, verdict, Compared, Method, Verdict,
+    compare, compare_json, compared, differences, rank_p, regressions, unreliable, verdict, Compared, Method, Verdict,
 };
 pub use csv::csv;
 pub use dashboard::dashboard;

@@ -392,12 +392,12 @@ fn compare_says_no_verdict_with_one_repetition() {
 #[test]
 fn compare_gives_a_verdict_beyond_the_noise() {
     let m = Method::default();
-    let a = repeated(&fixture(), &[1.0, 0.97, 1.03]);
-    let same = repeated(&fixture(), &[1.02, 0.99, 0.98]);
+    let a = repeated(&fixture(), &[1.0, 0.97, 1.03, 0.99, 1.01]);
+    let same = repeated(&fixture(), &[1.02, 0.99, 0.98, 1.0, 1.01]);
     for c in compared(&a, &same, &m).iter().filter(|c| !c.a.is_empty()) {
         assert_eq!(c.verdict.key(), "no significant difference", "{} {}: {:?}", c.label, c.phase, c.verdict);
     }
-    let faster = repeated(&fixture(), &[1.25, 1.22, 1.28]);
+    let faster = repeated(&fixture(), &[1.25, 1.22, 1.28, 1.24, 1.26]);
     let rows = compared(&a, &faster, &m);
     let get = rows.iter().find(|c| c.label == "fast" && c.phase == "get").unwrap();
     assert_eq!(get.verdict.key(), "faster", "{:?}", get.verdict);
@@ -415,8 +415,8 @@ fn compare_gives_a_verdict_beyond_the_noise() {
 #[test]
 fn a_slower_verdict_reads_the_same_way_as_its_ratio_column() {
     let m = Method::default();
-    let a = repeated(&fixture(), &[1.0, 0.99, 1.01]);
-    let b = repeated(&fixture(), &[0.87, 0.86, 0.88]);
+    let a = repeated(&fixture(), &[1.0, 0.99, 1.01, 1.0, 1.0]);
+    let b = repeated(&fixture(), &[0.87, 0.86, 0.88, 0.87, 0.87]);
     let (_, s) = compare(&a, &b, &m);
     let get = s.iter().find(|s| s.title == "Phase get").unwrap();
     let row = get.rows.iter().find(|r| r[0] == "fast").unwrap();
@@ -426,28 +426,40 @@ fn a_slower_verdict_reads_the_same_way_as_its_ratio_column() {
 
 #[test]
 fn overlapping_repetitions_are_noise_whatever_their_medians() {
-    // Medians 10% apart, but B's best repetition beats A's worst: no call.
-    let v = verdict(&[100.0, 104.0, 80.0], &[90.0, 101.0, 85.0], &Method::default());
+    // Medians 10% apart, but the sides interleave: the rank test does not set them apart.
+    let v = verdict(&[100.0, 104.0, 80.0, 96.0, 110.0], &[90.0, 101.0, 85.0, 88.0, 92.0], &Method::default());
     assert_eq!(v.key(), "no significant difference", "{v:?}");
     // Apart, but within a 15% declared minimum effect: no call either.
+    let (a, b) = ([100.0, 101.0, 99.0, 100.5, 99.5], [90.0, 89.0, 91.0, 90.5, 89.5]);
     let m = Method { min_effect: 0.15, ..Default::default() };
-    let v = verdict(&[100.0, 101.0, 99.0], &[90.0, 89.0, 91.0], &m);
-    assert_eq!(v.key(), "no significant difference", "{v:?}");
-    assert_eq!(verdict(&[100.0, 101.0, 99.0], &[90.0, 89.0, 91.0], &Method::default()).key(), "slower");
+    assert_eq!(verdict(&a, &b, &m).key(), "no significant difference");
+    assert_eq!(verdict(&a, &b, &Method::default()).key(), "slower");
 }
 
 #[test]
-fn a_wide_spread_between_repetitions_raises_the_noise_floor() {
-    // Apart by 25%, but one side's own repetitions stray by 30%: not called.
-    let v = verdict(&[100.0, 130.0, 70.0, 100.0, 100.0], &[75.0, 75.0, 76.0, 74.0, 75.0], &Method::default());
-    assert!(matches!(v, Verdict::Within { floor, .. } if floor > 0.25), "{v:?}");
+fn three_repetitions_a_side_are_too_few_for_a_verdict_at_one_percent() {
+    // Three against three, wholly apart: the exact rank test's smallest p is 0.1.
+    assert!((rank_p(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]) - 0.1).abs() < 1e-12);
+    let v = verdict(&[100.0, 101.0, 99.0], &[50.0, 51.0, 49.0], &Method::default());
+    assert!(matches!(&v, Verdict::NoVerdict(why) if why.contains("needs 5 a side")), "{v:?}");
+}
+
+#[test]
+fn the_rank_test_matches_its_tables() {
+    // Mann–Whitney, n = m = 5, smaller U = 3: two-sided p = 2 × 7/252 (exact tables: 1, 1, 2, 3).
+    assert!((rank_p(&[1.0, 2.0, 3.0, 5.0, 7.0], &[4.0, 6.0, 8.0, 9.0, 10.0]) - 2.0 * 7.0 / 252.0).abs() < 1e-12);
+    assert_eq!(rank_p(&[1.0, 2.0], &[1.0, 2.0]), 1.0);
+    // Past 40 values, the normal approximation: a clear shift is far below 1%.
+    let a: Vec<f64> = (0..30).map(f64::from).collect();
+    let b: Vec<f64> = (20..50).map(f64::from).collect();
+    assert!(rank_p(&a, &b) < 1e-4);
 }
 
 #[test]
 fn a_busy_machine_makes_verdicts_unreliable_and_the_gate_ignores_them() {
     let m = Method::default();
-    let a = repeated(&fixture(), &[1.25, 1.22, 1.28]);
-    let mut b = repeated(&fixture(), &[1.0, 0.97, 1.03]);
+    let a = repeated(&fixture(), &[1.25, 1.22, 1.28, 1.24, 1.26]);
+    let mut b = repeated(&fixture(), &[1.0, 0.97, 1.03, 0.99, 1.01]);
     b.run_id = "other-run".into();
     b.warnings.push("machine is busy: load average 3.00 on 2 cores before the run".into());
     let rows = compared(&a, &b, &m);
@@ -568,7 +580,7 @@ fn bencher_metrics_carry_the_repetitions_range() {
 
 #[test]
 fn varied_rows_get_a_verdict_against_their_first_value() {
-    let mut r = repeated(&fixture(), &[1.0, 0.98, 1.02]);
+    let mut r = repeated(&fixture(), &[1.0, 0.98, 1.02, 0.99, 1.01]);
     r.workload = serde_json::json!({ "vary": [{ "parameter": "x.opt", "labels": ["fast", "slow"] }] });
     let s = sections(&r);
     let v = s.iter().find(|s| s.title == "Varied rows").expect("a varied-rows section");

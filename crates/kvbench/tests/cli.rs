@@ -75,7 +75,7 @@ fn compare_of_two_runs_gives_verdicts_and_lists_what_differs() {
     let rows = j["rows"].as_array().unwrap();
     assert!(!rows.is_empty());
     // A debug build: every called verdict is marked unreliable.
-    let known = ["faster", "slower", "no significant difference", "unreliable"];
+    let known = ["faster", "slower", "no significant difference", "unreliable", "no verdict"];
     assert!(rows.iter().all(|r| known.contains(&r["verdict"].as_str().unwrap())), "{rows:?}");
     let diffs: Vec<&str> = j["differences"].as_array().unwrap().iter().filter_map(|d| d.as_str()).collect();
     assert!(diffs.iter().any(|d| d.starts_with("get threads: A 1, B 2")), "{diffs:?}");
