@@ -10,6 +10,9 @@
 #   bench/verdicts.sh                      20 + 20 pairs, 5 repetitions, 25% slowdown
 #   PAIRS=5 REPS=5 SLOWDOWN=0.10 bench/verdicts.sh
 #   MIN_EFFECT=10 bench/verdicts.sh        compare --min-effect 10
+#   MODE=interleaved bench/verdicts.sh     A and B as two rows of ONE run, their repetitions
+#                                          interleaved (as `--vary` runs them), then split into
+#                                          two files for `compare`: drift between runs cancels
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PAIRS=${PAIRS:-20}
@@ -23,15 +26,25 @@ KV=${KVBENCH:-target/release/kvbench}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-scenario() { # $1 = delay in ns
+scenario() { # $1 = B's delay in ns; separate runs: one row with it; interleaved: rows a (0) and b
+    local rows="[[engine]]
+name = \"memory\"
+label = \"m\"
+options = { delay_ns = $1 }"
+    if [[ ${MODE:-separate} == interleaved ]]; then
+        rows="[[engine]]
+name = \"memory\"
+label = \"a\"
+[[engine]]
+name = \"memory\"
+label = \"b\"
+options = { delay_ns = $1 }"
+    fi
     cat > "$work/s-$1.toml" <<EOF
 # bench/verdicts.sh: the memory engine, delay_ns = $1
 name = "verdicts"
 repetitions = $REPS
-[[engine]]
-name = "memory"
-label = "m"
-options = { delay_ns = $1 }
+$rows
 [dataset]
 records = $RECORDS
 [[phase]]
@@ -48,6 +61,7 @@ EOF
 run() { # $1 scenario, $2 output
     rm -rf "$work/out"
     "$KV" run "$1" --no-progress --out "$work/out" --format json >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
+    rm -f "$work/out/latest.json"
     mv "$work"/out/*.json "$2"
 }
 
@@ -66,15 +80,34 @@ rows = [r for r in j['rows'] if r['phase'] == 'get']
 print(' '.join(r['decided'].replace(' ', '_') + '(B/A=%.3f)' % (r['ratio'] or 0) for r in rows), 'unreliable' if j['unreliable'] else 'reliable')"
 }
 
+# Interleaved: one run whose rows a and b become the A and B files, both labelled m.
+split() { # $1 run file, $2 A out, $3 B out
+    python3 - "$@" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for label, out in (("a", sys.argv[2]), ("b", sys.argv[3])):
+    side = dict(r, run_id=r["run_id"] + "-" + label, engines=[dict(e, label="m") for e in r["engines"] if e["label"] == label])
+    json.dump(side, open(out, "w"))
+PY
+}
+
+pair() { # $1 B's delay, $2 $3 the A and B files
+    if [[ ${MODE:-separate} == interleaved ]]; then
+        run "$(scenario "$1")" "$work/both.json"
+        split "$work/both.json" "$2" "$3"
+    else
+        run "$(scenario 0)" "$2"
+        run "$(scenario "$1")" "$3"
+    fi
+}
+
 same_called=0 slow_found=0 unreliable=0
 for i in $(seq "$PAIRS"); do
-    run "$(scenario 0)" "$work/A-$i.json"
-    run "$(scenario 0)" "$work/B-$i.json"
+    pair 0 "$work/A-$i.json" "$work/B-$i.json"
     read -r v rel < <(count "$work/A-$i.json" "$work/B-$i.json")
     [[ $v == slower* || $v == faster* ]] && same_called=$((same_called + 1))
     [[ $rel == unreliable ]] && unreliable=$((unreliable + 1))
-    run "$(scenario 0)" "$work/C-$i.json"
-    run "$(scenario "$delay")" "$work/D-$i.json"
+    pair "$delay" "$work/C-$i.json" "$work/D-$i.json"
     read -r w rel < <(count "$work/C-$i.json" "$work/D-$i.json")
     [[ $w == slower* ]] && slow_found=$((slow_found + 1))
     [[ $rel == unreliable ]] && unreliable=$((unreliable + 1))
