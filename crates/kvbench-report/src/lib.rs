@@ -268,7 +268,7 @@ pub const WIDE_SPREAD: f64 = 0.10;
 /// Above this share of the wall time outside the engine's calls, the report warns.
 pub const HARNESS_WARN: f64 = 0.10;
 
-pub(crate) fn median(mut v: Vec<f64>) -> f64 {
+pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
     if n == 0 {

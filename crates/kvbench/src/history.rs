@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use kvbench_core::result::{PhaseResult, RunResult, Status};
+use kvbench_report::median;
 use kvbench_report::trend::{Point, Series};
 use rusqlite::{params, Connection};
 
@@ -46,6 +47,10 @@ fn err(path: &Path) -> impl Fn(rusqlite::Error) -> String + '_ {
 impl History {
     /// Open (or create) the store at `path`; its directory is created if missing.
     pub fn open(path: &Path) -> Result<History, String> {
+        // SQLite would block reading a FIFO's header, or write into a device: a regular file only.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            return Err(format!("history {}: not a regular file", path.display()));
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| format!("--history {}: {e}", dir.display()))?;
         }
@@ -200,15 +205,6 @@ struct Figure {
     phase: String,
     repetitions: u32,
     point: Point,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    if v.is_empty() {
-        0.0
-    } else {
-        v[v.len() / 2]
-    }
 }
 
 fn figures(r: &RunResult) -> Vec<Figure> {
@@ -443,6 +439,17 @@ mod tests {
         let marked: Vec<&str> = text.lines().filter(|l| l.contains("<- step")).collect();
         assert_eq!(marked.len(), 1, "{text}");
         assert!(marked[0].contains("run-1008") && marked[0].contains("-30%"), "{text}");
+    }
+
+    #[test]
+    fn regression_a_fifo_as_the_store_is_refused_not_waited_on() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads a NUL-terminated path and nothing else.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = History::open(&fifo).err().expect("refused");
+        assert!(e.contains("not a regular file"), "{e}");
     }
 
     #[test]
