@@ -142,6 +142,7 @@ fn history() -> Vec<(crate::trend::Series, Vec<crate::trend::Step>)> {
                     read_per_op: Some(4096.0),
                     write_per_op: Some(120.0),
                     space_bytes: 10_000_000 + i * 100_000,
+                    regime: if i < 11 { "fits in memory".into() } else { "4.00x the budget".into() },
                 })
                 .collect();
             let ops: Vec<f64> = points.iter().map(|p| p.ops_per_sec).collect();
@@ -179,6 +180,8 @@ fn the_dashboard_renders_in_chromium() {
         assert_eq!(dom.matches(&format!("data-chart=\"{id}\"")).count(), 2, "chart {id} for both rows");
     }
     assert!(dom.contains("class=\"step\"") && dom.contains("-20%"), "the step is marked");
+    assert_eq!(dom.matches("class=\"meta regime\"").count(), 4, "each series states its two regimes");
+    assert!(dom.contains("regime from run run-11: 4.00x the budget"), "the new regime and where it began");
     let shot = dir.join("dashboard.png");
     let _ = std::fs::remove_file(&shot);
     run(&bin, &[format!("--screenshot={}", shot.display()), "--window-size=1300,1400".into()], &page);

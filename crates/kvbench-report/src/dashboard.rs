@@ -41,11 +41,12 @@ pub fn dashboard(series: &[(Series, Vec<Step>)]) -> String {
     let mut out = format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>kvbench history</title>\
          <style>{STYLE}</style></head><body><h1>kvbench history</h1><p class=\"meta\">{} series; \
-         red dashed lines: steps (a lasting change of level, confirmed by three runs); green dotted: a new engine or kvbench version.</p>",
+         red dashed lines: steps (a lasting change of level, confirmed by three runs); green dotted: a new engine or kvbench version, or a new regime (the data against memory).</p>",
         series.len()
     );
     for (s, steps) in series {
         let _ = write!(out, "<section data-series=\"{}\"><h2>{}</h2>", esc(&s.title()), esc(&s.title()));
+        out.push_str(&regimes(s));
         for st in steps {
             let p = &s.points[st.at];
             let _ = write!(
@@ -65,6 +66,23 @@ pub fn dashboard(series: &[(Series, Vec<Step>)]) -> String {
         out.push_str("</div></section>");
     }
     out.push_str("</body></html>\n");
+    out
+}
+
+/// The series' regime, or each regime it went through with the run that began it: a level
+/// measured with the data in memory is not comparable with one measured beyond it.
+fn regimes(s: &Series) -> String {
+    let mut out = String::new();
+    let mut last: Option<&str> = None;
+    for p in &s.points {
+        let r = if p.regime.is_empty() { "not recorded" } else { p.regime.as_str() };
+        if last == Some(r) {
+            continue;
+        }
+        let from = if last.is_some() { format!(" from run {}", esc(&p.run_id)) } else { String::new() };
+        let _ = write!(out, "<p class=\"meta regime\">regime{from}: {}</p>", esc(r));
+        last = Some(r);
+    }
     out
 }
 
@@ -120,10 +138,13 @@ fn annotate(svg: &mut String, s: &Series, steps: &[Step], x: &Scale, f: &Frame) 
         );
     }
     for (i, w) in s.points.windows(2).enumerate() {
-        let what = if w[0].version != w[1].version {
-            w[1].version.clone()
+        let (what, label) = if w[0].version != w[1].version {
+            (w[1].version.clone(), crate::short_version(&w[1].version))
         } else if w[0].kvbench_version != w[1].kvbench_version {
-            format!("kvbench {}", w[1].kvbench_version)
+            let v = format!("kvbench {}", w[1].kvbench_version);
+            (v.clone(), crate::short_version(&v))
+        } else if w[0].regime != w[1].regime {
+            (format!("regime: {}", w[1].regime), "regime".to_string())
         } else {
             continue;
         };
@@ -136,7 +157,7 @@ fn annotate(svg: &mut String, s: &Series, steps: &[Step], x: &Scale, f: &Frame) 
             esc(&what),
             px + 2.0,
             f.y0() - 4.0,
-            esc(&crate::short_version(&what))
+            esc(&label)
         );
     }
 }

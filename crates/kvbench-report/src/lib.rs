@@ -883,22 +883,10 @@ pub fn regime(r: &RunResult) -> String {
     limits.dedup();
     let unbounded: Vec<&str> = r.engines.iter().filter(|e| e.budget.is_none()).map(|e| e.label.as_str()).collect();
     if limits.is_empty() {
-        let mem = r.environment.memory_bytes;
-        let largest = r.engines.iter().map(|e| e.space_bytes).chain([r.plan.raw_bytes]).max().unwrap_or(0);
-        let fits = if largest < mem { "the store fits in memory" } else { "larger than memory" };
-        return format!(
-            "regime: {data} of data (keys+values), no memory budget, {} of memory: {fits}",
-            human_bytes(mem)
-        );
+        let largest = r.engines.iter().map(|e| e.space_bytes).max().unwrap_or(0);
+        return format!("regime: {data} of data (keys+values), {}", without_budget(r, largest));
     }
-    let each: Vec<String> = limits
-        .iter()
-        .map(|&l| {
-            let x = r.plan.raw_bytes as f64 / l.max(1) as f64;
-            let fits = if x <= 1.0 { "fits in" } else { "is" };
-            format!("{}: the data {fits} {x:.2}x the budget", human_bytes(l))
-        })
-        .collect();
+    let each: Vec<String> = limits.iter().map(|&l| against_budget(r.plan.raw_bytes, l)).collect();
     let mut line = format!(
         "regime: {data} of data (keys+values); memory budget per row (a cgroup: heap and page cache) {}",
         each.join("; ")
@@ -907,6 +895,32 @@ pub fn regime(r: &RunResult) -> String {
         line.push_str(&format!("; without a budget: {}", unbounded.join(", ")));
     }
     line
+}
+
+/// One row's regime, for a series in the history: its data against its own budget, or
+/// against the machine's memory.
+pub fn row_regime(r: &RunResult, e: &EngineResult) -> String {
+    match &e.budget {
+        Some(b) => format!(
+            "{} of data; memory budget {}",
+            human_bytes(r.plan.raw_bytes),
+            against_budget(r.plan.raw_bytes, b.limit_bytes)
+        ),
+        None => format!("{} of data, {}", human_bytes(r.plan.raw_bytes), without_budget(r, e.space_bytes)),
+    }
+}
+
+fn against_budget(raw: u64, limit: u64) -> String {
+    let x = raw as f64 / limit.max(1) as f64;
+    let fits = if x <= 1.0 { "fits in" } else { "is" };
+    format!("{}: the data {fits} {x:.2}x the budget", human_bytes(limit))
+}
+
+/// The machine's memory against the larger of the data and `space` (the store on disk).
+fn without_budget(r: &RunResult, space: u64) -> String {
+    let mem = r.environment.memory_bytes;
+    let fits = if space.max(r.plan.raw_bytes) < mem { "the store fits in memory" } else { "larger than memory" };
+    format!("no memory budget, {} of memory: {fits}", human_bytes(mem))
 }
 
 /// The terminal table, fitted to the terminal's width when there is one.

@@ -27,6 +27,9 @@ pub struct Point {
     pub read_per_op: Option<f64>,
     pub write_per_op: Option<f64>,
     pub space_bytes: u64,
+    /// The row's data against its memory budget or the machine's memory
+    /// ([`crate::row_regime`]): a figure means little beside one from another regime.
+    pub regime: String,
 }
 
 /// One row and phase of one scenario on one machine, over runs.

@@ -23,6 +23,7 @@ CREATE TABLE IF NOT EXISTS figures (
     run_id TEXT NOT NULL REFERENCES runs(run_id), label TEXT NOT NULL, phase TEXT NOT NULL,
     version TEXT NOT NULL, repetitions INTEGER NOT NULL, ops_per_sec REAL NOT NULL,
     p99_ns REAL, read_per_op REAL, write_per_op REAL, space_bytes INTEGER NOT NULL,
+    regime TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (run_id, label, phase));";
 
 pub struct History {
@@ -56,6 +57,7 @@ impl History {
         }
         let db = Connection::open(path).map_err(err(path))?;
         db.execute_batch(SCHEMA).map_err(err(path))?;
+        add_regime_column(&db).map_err(err(path))?;
         Ok(History { db, path: path.to_path_buf() })
     }
 
@@ -85,7 +87,7 @@ impl History {
         if added == 1 {
             for f in figures(r) {
                 tx.execute(
-                    "INSERT INTO figures VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    "INSERT INTO figures VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                     params![
                         r.run_id,
                         f.label,
@@ -96,7 +98,8 @@ impl History {
                         f.point.p99_ns,
                         f.point.read_per_op,
                         f.point.write_per_op,
-                        f.point.space_bytes as i64
+                        f.point.space_bytes as i64,
+                        f.point.regime,
                     ],
                 )
                 .map_err(err(&path))?;
@@ -136,7 +139,7 @@ impl History {
             .db
             .prepare(
                 "SELECT r.scenario, r.plan, r.machine, f.label, f.phase, r.run_id, r.started_at, r.kvbench_version, \
-                 f.version, f.ops_per_sec, f.p99_ns, f.read_per_op, f.write_per_op, f.space_bytes \
+                 f.version, f.ops_per_sec, f.p99_ns, f.read_per_op, f.write_per_op, f.space_bytes, f.regime \
                  FROM figures f JOIN runs r ON r.run_id = f.run_id \
                  WHERE (?1 IS NULL OR f.label = ?1) AND (?2 IS NULL OR f.phase = ?2) \
                  ORDER BY r.scenario, r.plan, r.machine, f.label, f.phase, r.started_at, r.run_id",
@@ -156,6 +159,7 @@ impl History {
                     read_per_op: row.get(11)?,
                     write_per_op: row.get(12)?,
                     space_bytes: row.get::<_, i64>(13)? as u64,
+                    regime: row.get(14)?,
                 };
                 Ok((key, point))
             })
@@ -171,6 +175,18 @@ impl History {
         }
         Ok(out.into_iter().map(|(_, s)| s).collect())
     }
+}
+
+/// Stores made before figures had a regime get the column (empty for their figures).
+fn add_regime_column(db: &Connection) -> rusqlite::Result<()> {
+    let has: bool =
+        db.query_row("SELECT COUNT(*) FROM pragma_table_info('figures') WHERE name = 'regime'", [], |row| {
+            row.get::<_, i64>(0).map(|n| n > 0)
+        })?;
+    if !has {
+        db.execute_batch("ALTER TABLE figures ADD COLUMN regime TEXT NOT NULL DEFAULT ''")?;
+    }
+    Ok(())
 }
 
 /// The machine a run's figures belong to: host, CPU and cores.
@@ -244,6 +260,7 @@ fn figures(r: &RunResult) -> Vec<Figure> {
                     read_per_op: per_op(|d| d.read_bytes),
                     write_per_op: per_op(|d| d.write_bytes),
                     space_bytes: median(reps.iter().map(|e| e.space_bytes as f64).collect()) as u64,
+                    regime: kvbench_report::row_regime(r, first),
                 },
             });
         }
@@ -344,6 +361,9 @@ fn trend_text(s: &Series, min_effect: f64) -> String {
             .map(|st| format!("  <- step {:+.0}%", (st.ratio() - 1.0) * 100.0))
             .unwrap_or_default();
         let p99 = p.p99_ns.map(kvbench_report::human_ns).unwrap_or_else(|| "-".into());
+        if i == 0 || s.points[i - 1].regime != p.regime {
+            out.push_str(&format!("  regime: {}\n", if p.regime.is_empty() { "not recorded" } else { &p.regime }));
+        }
         out.push_str(&format!(
             "  {:<28} {:>12} ops/s  p99 {:>9}  {}{mark}\n",
             p.run_id,
@@ -450,6 +470,35 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let e = History::open(&fifo).err().expect("refused");
         assert!(e.contains("not a regular file"), "{e}");
+    }
+
+    #[test]
+    fn each_figure_keeps_its_rows_regime() {
+        let d = tempfile::tempdir().unwrap();
+        let mut h = History::open(&d.path().join("h.sqlite")).unwrap();
+        let mut fits = run(1, "1.0", &[10.0]);
+        fits.plan.raw_bytes = 1 << 20;
+        fits.environment.memory_bytes = 1 << 30;
+        let mut over = run(2, "1.0", &[5.0]);
+        over.plan.raw_bytes = 1 << 30;
+        over.engines[0].budget = Some(kvbench_core::result::Budget { limit_bytes: 256 << 20, ..Default::default() });
+        h.append(&fits, None).unwrap();
+        h.append(&over, None).unwrap();
+        let s = &h.series(None, None).unwrap()[0];
+        assert!(s.points[0].regime.contains("fits in memory"), "{}", s.points[0].regime);
+        assert!(s.points[1].regime.contains("the data is 4.00x the budget"), "{}", s.points[1].regime);
+    }
+
+    #[test]
+    fn regression_a_store_made_before_regimes_gains_the_column() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("old.sqlite");
+        let old = SCHEMA.replace("    regime TEXT NOT NULL DEFAULT '',\n", "");
+        assert_ne!(old, SCHEMA);
+        Connection::open(&db).unwrap().execute_batch(&old).unwrap();
+        let mut h = History::open(&db).unwrap();
+        h.append(&run(1, "1.0", &[10.0]), None).unwrap();
+        assert_eq!(h.series(None, None).unwrap()[0].points.len(), 1);
     }
 
     #[test]
