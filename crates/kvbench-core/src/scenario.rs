@@ -128,6 +128,14 @@ pub struct Variant {
     /// This row's memory budget, instead of the scenario's `memory`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<String>,
+    /// This row's client threads in every phase after the load ([`PhaseKind::runs_after_load`]),
+    /// instead of the phases' own: the same op streams, split over this many threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// This row's load batch, instead of the load phases' own: the same records, committed
+    /// this many at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<u32>,
 }
 
 impl Variant {
@@ -556,12 +564,19 @@ impl Scenario {
         self.check_rows(&names)
     }
 
-    /// `memory` of the scenario and of each `[[engine]]` row.
+    /// `memory` of the scenario, and `memory`, `threads` and `batch` of each `[[engine]]` row.
     fn check_memory(&self) -> Result<(), FieldError> {
+        use crate::spec::{in_range, limits as l};
         let parse = |m: &Option<String>| m.as_deref().map_or(Ok(()), |m| crate::spec::parse_memory(m).map(|_| ()));
         field(&[At::Key("memory")], parse(&self.memory))?;
         for (i, v) in self.variants.iter().enumerate() {
-            field(&[At::Key("engine"), At::Index(i), At::Key("memory")], parse(&v.memory))?;
+            let at = |k| [At::Key("engine"), At::Index(i), At::Key(k)];
+            field(&at("memory"), parse(&v.memory))?;
+            for (k, n, hi) in [("threads", v.threads, l::THREADS), ("batch", v.batch, l::BATCH)] {
+                if let Some(n) = n {
+                    field(&at(k), in_range(u64::from(n), 1, u64::from(hi)))?;
+                }
+            }
         }
         Ok(())
     }

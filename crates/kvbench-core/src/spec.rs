@@ -183,6 +183,21 @@ impl PhaseKind {
         }
     }
 
+    /// A phase after the load that runs operations (a settle runs none): what `--threads` and
+    /// a row's `threads` set.
+    pub fn runs_after_load(&self) -> bool {
+        !matches!(self, PhaseKind::Load | PhaseKind::Settle)
+    }
+
+    /// Writes per commit when neither the phase nor the row says: a load commits every 1 000.
+    pub fn default_batch(&self) -> u32 {
+        if *self == PhaseKind::Load {
+            1000
+        } else {
+            1
+        }
+    }
+
     pub fn writes(&self) -> bool {
         matches!(
             self,

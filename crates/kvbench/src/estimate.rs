@@ -83,7 +83,7 @@ pub fn estimate(s: &Scenario, out: &Path) -> Estimate {
 }
 
 fn batch(p: &PhaseDef) -> u32 {
-    p.batch.unwrap_or(if p.kind == PhaseKind::Load { 1000 } else { 1 })
+    p.batch.unwrap_or(p.kind.default_batch())
 }
 
 fn known(p: &PhaseDef) -> bool {

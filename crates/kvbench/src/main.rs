@@ -200,7 +200,7 @@ struct ScenarioArgs {
     /// Runs of every row (reports give the median and spread; compare needs two or more).
     #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
     repetitions: Option<u32>,
-    /// One row per value: `ENGINE.OPTION=V1,V2,...`, `sync=...` or `memory=...` (repeatable);
+    /// One row per value: `ENGINE.OPTION=V1,V2,...`, `sync=`, `memory=`, `threads=` or `batch=` (repeatable);
     /// rows labelled `LABEL PARAMETER=VALUE`, each with a verdict against the first value.
     #[arg(long, value_name = "PARAMETER=V1,V2")]
     vary: Vec<String>,

@@ -244,7 +244,7 @@ fn set_dataset(s: &mut Scenario, d: &str) {
 
 /// The phases after the load that run operations (settle phases run none).
 fn timed(s: &mut Scenario) -> impl Iterator<Item = &mut PhaseDef> {
-    s.phases.iter_mut().filter(|p| !matches!(p.kind, PhaseKind::Load | PhaseKind::Settle))
+    s.phases.iter_mut().filter(|p| p.kind.runs_after_load())
 }
 
 /// --threads, --rate and --cache apply to every phase after the load (mixed and writing

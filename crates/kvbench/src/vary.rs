@@ -1,11 +1,16 @@
 //! `--vary PARAMETER=V1,V2,...`: one row per value, made from each row the parameter applies
 //! to (hyperfine's parameter scan). PARAMETER is `ENGINE.OPTION` (an engine name or row label,
-//! then one of its options), `sync` or `memory`. The rows are labelled `LABEL PARAMETER=VALUE`,
+//! then one of its options), `sync`, `memory`, `threads` (every phase after the load) or `batch`
+//! (the load's commit size). Every row still runs the same data and op streams, which is why
+//! `value-size` cannot be varied inside one run. The rows are labelled `LABEL PARAMETER=VALUE`,
 //! run interleaved with everything else, and recorded as a group whose first value is the
 //! baseline of the report's verdicts.
 
 use kvbench_core::engine::SyncMode;
 use kvbench_core::scenario::{Scenario, Variant, VaryGroup};
+
+/// What may be varied besides `ENGINE.OPTION`.
+const ROW_PARAMETERS: [&str; 4] = ["sync", "memory", "threads", "batch"];
 
 /// Most values one --vary may list.
 const MAX_VALUES: usize = 32;
@@ -28,11 +33,12 @@ fn one(s: &mut Scenario, spec: &str) -> Result<(), String> {
     let param = param.trim();
     let (row, key) = match param.split_once('.') {
         Some((row, opt)) if !row.is_empty() && !opt.is_empty() => (Some(row), opt),
-        _ if param == "sync" || param == "memory" => (None, param),
+        _ if ROW_PARAMETERS.contains(&param) => (None, param),
         _ => {
             return Err(format!(
-            "`{param}`: vary ENGINE.OPTION, sync or memory (threads, batch and value-size are per run, not per row)"
-        ))
+                "`{param}`: vary ENGINE.OPTION, sync, memory, threads or batch (every row of a run shares its data, \
+                 so value-size and record counts take one run each, then `kvbench compare`)"
+            ))
         }
     };
     let rows = s.all_variants();
@@ -61,19 +67,33 @@ fn one(s: &mut Scenario, spec: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Set `key` to `value` on one row: an engine option (typed as TOML reads it), or sync/memory.
+/// Set `key` to `value` on one row: an engine option (typed as TOML reads it), or one of
+/// [`ROW_PARAMETERS`].
 fn set(v: &mut Variant, key: &str, option: bool, value: &str) -> Result<(), String> {
+    use kvbench_core::spec::limits;
     if option {
         v.options.insert(key.to_string(), option_value(value));
-    } else if key == "sync" {
-        let sync: SyncMode = serde_json::from_value(serde_json::Value::String(value.into()))
-            .map_err(|_| format!("sync `{value}`: allowed none, commit, always"))?;
-        v.sync = Some(sync);
-    } else {
-        kvbench_core::spec::parse_memory(value)?;
-        v.memory = Some(value.to_string());
+        return Ok(());
+    }
+    match key {
+        "sync" => {
+            let sync: SyncMode = serde_json::from_value(serde_json::Value::String(value.into()))
+                .map_err(|_| format!("sync `{value}`: allowed none, commit, always"))?;
+            v.sync = Some(sync);
+        }
+        "memory" => {
+            kvbench_core::spec::parse_memory(value)?;
+            v.memory = Some(value.to_string());
+        }
+        "threads" => v.threads = Some(count(key, value, limits::THREADS)?),
+        _ => v.batch = Some(count(key, value, limits::BATCH)?),
     }
     Ok(())
+}
+
+/// A whole number from 1 to `hi`.
+fn count(key: &str, value: &str, hi: u32) -> Result<u32, String> {
+    value.parse().ok().filter(|n| (1..=hi).contains(n)).ok_or_else(|| format!("{key} `{value}`: allowed 1 to {hi}"))
 }
 
 /// `100` is an integer, `0.5` a float, `true` a boolean, anything else a string.
@@ -117,9 +137,33 @@ mod tests {
     }
 
     #[test]
+    fn threads_and_batch_vary_every_row_and_reach_the_phases_they_apply_to() {
+        let mut s: Scenario = toml::from_str(
+            "engines = [\"lmdb\"]\n[[phase]]\nkind = \"load\"\n[[phase]]\nkind = \"get\"\nthreads = 4\n",
+        )
+        .unwrap();
+        apply(&mut s, &["threads=1,2".into(), "batch=1,100".into()]).unwrap();
+        let labels: Vec<String> = s.all_variants().iter().map(|v| v.label()).collect();
+        assert_eq!(
+            labels,
+            [
+                "lmdb threads=1 batch=1",
+                "lmdb threads=1 batch=100",
+                "lmdb threads=2 batch=1",
+                "lmdb threads=2 batch=100"
+            ]
+        );
+        let v = &s.variants[1];
+        assert_eq!((v.threads, v.batch), (Some(1), Some(100)));
+        s.check().unwrap();
+    }
+
+    #[test]
     fn a_bad_vary_names_the_flag_and_what_is_allowed() {
         for (spec, want) in [
-            ("threads=1,2", "vary ENGINE.OPTION, sync or memory"),
+            ("value-size=100,1000", "value-size and record counts take one run each"),
+            ("threads=1,0", "threads `0`: allowed 1 to 1024"),
+            ("batch=10,x", "batch `x`: allowed 1 to 1000000"),
             ("rocksdb.compression=zstd", "2 to 32"),
             ("nosuch.x=1,2", "no row named `nosuch`"),
             ("sync=none,sometimes", "allowed none, commit, always"),

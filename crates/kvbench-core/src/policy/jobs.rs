@@ -143,8 +143,8 @@ impl Builder<'_> {
                 CacheMode::Cold => "cold".into(),
                 CacheMode::Reopen => "reopen".into(),
             },
-            threads: def.threads.unwrap_or(1).max(1),
-            batch: batch_of(def),
+            threads: self.threads_of(def),
+            batch: self.batch_of(def),
             rate: def.rate,
             server: self.row.url.is_some(),
             kill: def.kill.clone(),
@@ -330,8 +330,18 @@ fn option_count(row: &RowFacts<'_>, name: &str) -> anyhow::Result<u32> {
     }
 }
 
-fn batch_of(def: &PhaseDef) -> u32 {
-    def.batch.unwrap_or(if def.kind == PhaseKind::Load { 1000 } else { 1 }).max(1)
+impl Builder<'_> {
+    /// The phase's threads: the row's own (`--vary threads=`) where it applies, else the phase's.
+    fn threads_of(&self, def: &PhaseDef) -> u32 {
+        let row = self.row.variant.threads.filter(|_| def.kind.runs_after_load());
+        row.or(def.threads).unwrap_or(1).max(1)
+    }
+
+    /// The phase's batch: the row's own load batch for a load, else the phase's.
+    fn batch_of(&self, def: &PhaseDef) -> u32 {
+        let row = self.row.variant.batch.filter(|_| def.kind == PhaseKind::Load);
+        row.or(def.batch).unwrap_or(def.kind.default_batch()).max(1)
+    }
 }
 
 fn unit_of(def: &PhaseDef, batch: u32) -> String {

@@ -307,3 +307,23 @@ fn a_settle_phase_refuses_fields_that_shape_operations() {
         assert!(e.contains(&format!("phase[3].{field}")) && e.contains("settle phase"), "{e}");
     }
 }
+
+#[test]
+fn a_rows_threads_and_batch_override_the_phases_they_apply_to() {
+    let toml = "[[engine]]\nname = \"lmdb\"\nthreads = 3\nbatch = 50\n[dataset]\nrecords = 100\n\
+                [[phase]]\nkind = \"load\"\nbatch = 10\n[[phase]]\nkind = \"get\"\ncount = 90\n";
+    let p = plan(toml, caps(true, true));
+    assert_eq!(
+        (ops(&p, "load").threads, ops(&p, "load").batch),
+        (1, 50),
+        "the load keeps one thread, takes the row's batch"
+    );
+    assert_eq!((ops(&p, "get").threads, ops(&p, "get").batch), (3, 1), "reads take the row's threads, not its batch");
+}
+
+#[test]
+fn a_rows_threads_out_of_range_names_the_field() {
+    let s: Scenario = toml::from_str("[[engine]]\nname = \"lmdb\"\nthreads = 0\n[[phase]]\nkind = \"load\"\n").unwrap();
+    let e = s.check().unwrap_err();
+    assert!(e.contains("engine[1].threads") && e.contains("allowed: 1 to 1024"), "{e}");
+}
