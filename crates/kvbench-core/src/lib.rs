@@ -1,22 +1,26 @@
-//! kvbench-core: the scenario model, the derivations of plan format 2 and the plan file, the
-//! phase policy, the protocol between kvbench and its workers, the Rust worker, and the
-//! result schema.
+//! kvbench-core: a facade over the four crates kvbench-core was split into (docs/decisions.md,
+//! "The house: kvbench-core split along its seams"). It re-exports them under the module paths
+//! they had inside this crate (`kvbench_core::scenario`, `kvbench_core::worker`,
+//! `kvbench_core::policy`, ...), so code written against those paths compiles unchanged; new
+//! code names the crate it uses. Transitional: it goes once its users import the crates.
+//!
+//! - kvbench-model: scenario, spec, job protocol, results, engine interface and options,
+//!   histogram codec;
+//! - kvbench-plan: primitives, derivations, plan file, op streams, generators;
+//! - kvbench-policy: jobs, dataset, outcome, faults, expectations, saturation, size guard;
+//! - kvbench-worker: the Rust worker (loops, blocks, tally, state, clock) and system probes.
+//!
+//! The only code here runs a row in-process (`policy::run_in_process`): it needs both the
+//! policy and the worker, which stand side by side and never import each other.
 
-pub mod derive;
-pub mod engine;
-pub mod expect;
-pub mod gen;
-pub mod hdrcheck;
-pub mod input;
-pub mod job;
-pub mod opstream;
-pub mod planfile;
+pub use kvbench_model::{engine, hdrcheck, histogram, input, job, result, scenario, secret, spec};
+pub use kvbench_plan::{derive, gen, opstream, planfile, primitives};
+pub use kvbench_policy::{expect, saturation, sizeguard};
+pub use kvbench_worker::sys;
+
 pub mod policy;
-pub mod result;
-pub mod saturation;
-pub mod scenario;
-pub mod secret;
-pub mod sizeguard;
-pub mod spec;
-pub mod sys;
-pub mod worker;
+
+/// The Rust worker (kvbench-worker).
+pub mod worker {
+    pub use kvbench_worker::*;
+}

@@ -1,6 +1,6 @@
 //! The C ABI of kvbench's worker core (kvbench.h), for the Go worker (linked statically by cgo)
 //! and the Python worker (loaded with ctypes). Everything here converts pointers and hands the
-//! call to kvbench-core's [`Hosted`] and [`Thread`]; the rules live there, once.
+//! call to kvbench-worker's [`Hosted`] and [`Thread`]; the rules live there, once.
 //!
 //! A call never unwinds into the caller: a panic becomes an error the worker reports.
 
@@ -15,10 +15,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use kvbench_core::engine::EngineError;
-use kvbench_core::job::PROTOCOL_VERSION;
-use kvbench_core::worker::blocks::Thread;
-use kvbench_core::worker::hosted::{Emit, Hosted, Report, StepView};
+use kvbench_model::engine::EngineError;
+use kvbench_model::job::PROTOCOL_VERSION;
+use kvbench_worker::blocks::Thread;
+use kvbench_worker::hosted::{Emit, Hosted, Report, StepView};
 
 /// A job (kvbench.h `kvb_job`).
 pub struct kvb_job {
@@ -29,7 +29,7 @@ pub struct kvb_job {
 }
 
 /// A `got_len` entry: the value read equals the key's `exp` (kvbench.h).
-pub const KVB_MATCHED: i32 = kvbench_core::worker::blocks::MATCHED;
+pub const KVB_MATCHED: i32 = kvbench_worker::blocks::MATCHED;
 
 #[repr(C)]
 #[derive(Default)]

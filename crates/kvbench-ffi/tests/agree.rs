@@ -8,11 +8,11 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::Instant;
 
-use kvbench_core::engine::{Engine, OpenArgs, OpenMode, Options, SyncMode, WriteOp};
-use kvbench_core::job::{Event, Job, StepResult};
 use kvbench_ffi::*;
+use kvbench_model::engine::{Engine, OpenArgs, OpenMode, Options, SyncMode, WriteOp};
+use kvbench_model::job::{Event, Job, StepResult};
 
-const DESC: &kvbench_core::engine::EngineDescriptor = &kvbench_engines::memory::DESCRIPTOR;
+const DESC: &kvbench_model::engine::EngineDescriptor = &kvbench_engines::memory::DESCRIPTOR;
 
 fn open_args<'a>(dir: &'a Path, options: &'a Options, mode: i32) -> OpenArgs<'a> {
     let mode = [OpenMode::ReadWrite, OpenMode::ReadOnly, OpenMode::Secondary][mode as usize];
@@ -134,7 +134,7 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
             }
             if due[u] >= 0 {
                 // An open loop's sleeps must end on time: no timer slack on a pacing thread.
-                assert_eq!(kvbench_core::sys::timer_slack(), 1, "the core left a pacing thread its timer slack");
+                assert_eq!(kvbench_worker::sys::timer_slack(), 1, "the core left a pacing thread its timer slack");
             }
             while due[u] >= 0 && now() - ORIGIN < due[u] {
                 std::hint::spin_loop();
@@ -149,7 +149,7 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
             };
             let mut scanned = Vec::new();
             let t0 = now();
-            let r: kvbench_core::engine::Result<()> = match kind[u] {
+            let r: kvbench_model::engine::Result<()> = match kind[u] {
                 1 | 2 => (k0..k1).try_for_each(|i| {
                     let mut out = Vec::new();
                     let found = rd.as_mut().unwrap().get(key(i), &mut out)?;
@@ -285,7 +285,7 @@ fn run_hosted(path: &Path, dir: &Path, spec: &Job, in_place: bool) -> String {
 
 fn run_rust(job: &Job) -> String {
     let mut lines = String::new();
-    kvbench_core::worker::run_job(job, DESC, &mut |e| {
+    kvbench_worker::run_job(job, DESC, &mut |e| {
         lines.push_str(&e.to_line());
         lines.push('\n');
     })
@@ -298,7 +298,7 @@ fn counts(s: &StepResult) -> String {
     let kinds: Vec<String> = s
         .hist
         .iter()
-        .map(|(k, h)| format!("{k}={}", kvbench_core::worker::clock::decode_histogram(h).unwrap().len()))
+        .map(|(k, h)| format!("{k}={}", kvbench_worker::clock::decode_histogram(h).unwrap().len()))
         .collect();
     format!(
         "{} {}: ops {} requests {} errors {} mismatches {} missing {} evicted {} error {:?} [{}]",

@@ -1,13 +1,9 @@
-//! Phase policy, decided once in Rust for every runtime: the dataset as workers derive it,
-//! each row's engine options resolved, the steps of its job, and the phases of its result
-//! from the raw counters.
+//! Phase policy, decided once in Rust for every runtime (kvbench-policy; the engine options'
+//! resolution is the model's, kvbench-model's `options`), and a row run in-process with the
+//! Rust worker, which only this facade sees beside the policy.
 
-pub mod amplification;
-pub mod dataset;
-pub mod fault;
-pub mod jobs;
-pub mod options;
-pub mod outcome;
+pub use kvbench_model::options;
+pub use kvbench_policy::{amplification, dataset, fault, jobs, outcome};
 
 use std::collections::BTreeMap;
 use std::path::Path;

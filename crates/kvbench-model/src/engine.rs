@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::policy::options::parse_size;
-use crate::policy::options::{describe, resolve, OptionDecl};
+use crate::options::{describe, resolve, OptionDecl};
+pub use crate::options::{parse_size, OptionKind, OptionSpec};
 
 pub type Result<T> = std::result::Result<T, EngineError>;
 
@@ -107,25 +107,7 @@ impl Capabilities {
     }
 }
 
-/// The type of an engine option; values arrive as JSON from the scenario or the CLI.
-#[derive(Debug, Clone, Copy)]
-pub enum OptionKind {
-    Bool,
-    /// An integer; sizes accept suffixes `k`, `m`, `g` (powers of 1024) when given as text.
-    Int,
-    Enum(&'static [&'static str]),
-    Text,
-}
-
-#[derive(Debug, Clone, Copy)]
-pub struct OptionSpec {
-    pub name: &'static str,
-    pub kind: OptionKind,
-    pub default: &'static str,
-    pub doc: &'static str,
-}
-
-/// The resolved options of one engine variant (crate::policy::options): every option of the
+/// The resolved options of one engine variant (crate::options): every option of the
 /// engine, `null` where unset, sizes as integers. Engines read them; they check nothing.
 #[derive(Debug, Clone, Default)]
 pub struct Options {

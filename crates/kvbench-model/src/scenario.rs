@@ -124,7 +124,7 @@ pub struct Variant {
     /// The row is expected to fail verification this way (`"mismatch"`): the report shows it as
     /// expected and the run does not fail for it (expect.rs decides).
     #[serde(default)]
-    pub expect: Option<crate::expect::Expect>,
+    pub expect: Option<crate::spec::Expect>,
     /// This row's memory budget, instead of the scenario's `memory`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<String>,
@@ -597,7 +597,7 @@ impl Scenario {
         }
         if let Some(n) = d.value.fields {
             let path = [At::Key("dataset"), At::Key("value"), At::Key("fields")];
-            field(&path, in_range(n, 1, crate::derive::MAX_FIELDS as u32))?;
+            field(&path, in_range(n, 1, crate::job::MAX_FIELDS as u32))?;
         }
         let sizes =
             [("size", d.value.size), ("min", d.value.min), ("max", d.value.max), ("field_size", d.value.field_size)];
@@ -995,8 +995,8 @@ mod tests {
         assert!(err.contains("line 6") && err.contains("`mismatch`"), "{err}");
         std::fs::write(&p, body.replace("mismatches", "mismatch")).unwrap();
         let s = Scenario::from_file(&p).unwrap();
-        assert_eq!(s.variants[0].expect, Some(crate::expect::Expect::Mismatch));
-        assert_eq!(s.all_variants()[0].expect, Some(crate::expect::Expect::Mismatch));
+        assert_eq!(s.variants[0].expect, Some(crate::spec::Expect::Mismatch));
+        assert_eq!(s.all_variants()[0].expect, Some(crate::spec::Expect::Mismatch));
     }
 
     /// Every scenario the project ships parses and passes check().
@@ -1016,7 +1016,7 @@ mod tests {
         }
         let s = Scenario::from_file(&root.join("article-003-dictionary.toml")).unwrap();
         let put_add = s.all_variants().into_iter().find(|v| v.label() == "tinycdb-put_add").unwrap();
-        assert_eq!(put_add.expect, Some(crate::expect::Expect::Mismatch));
+        assert_eq!(put_add.expect, Some(crate::spec::Expect::Mismatch));
     }
 
     #[test]

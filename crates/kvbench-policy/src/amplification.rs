@@ -30,7 +30,7 @@ pub fn logical_bytes(p: &PhaseResult, record_bytes: f64) -> (u64, u64) {
 }
 
 fn histogram_len(hdr: &str) -> u64 {
-    crate::worker::clock::decode_histogram(hdr).map(|h| h.len()).unwrap_or(0)
+    crate::histogram::decode_histogram(hdr).map(|h| h.len()).unwrap_or(0)
 }
 
 /// Fill the phase's disk figures' logical bytes and amplifications.
@@ -64,11 +64,11 @@ mod tests {
 
     #[test]
     fn a_read_phase_beside_a_writer_keeps_its_readers_reads() {
-        let mut updates = crate::worker::clock::new_histogram();
+        let mut updates = crate::histogram::new_histogram();
         for _ in 0..300 {
             updates.record(1000).unwrap();
         }
-        let hdr = crate::worker::clock::encode_histogram(&updates);
+        let hdr = crate::histogram::encode_histogram(&updates);
         let mut p = phase("get", 100);
         p.latency_by_op.insert("update".into(), crate::result::Latency { hdr, ..Default::default() });
         assert_eq!(logical_bytes(&p, 10.0), (1000, 3000));

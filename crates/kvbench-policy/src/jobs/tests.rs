@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::*;
-use crate::policy::dataset;
+use crate::dataset;
 
 fn caps(persistent: bool, read_only: bool) -> Capabilities {
     Capabilities { persistent, read_only_open: read_only, batch: true, ..Default::default() }

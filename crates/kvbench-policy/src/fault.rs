@@ -11,8 +11,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::histogram::{decode_histogram, new_histogram};
 use crate::result::{Fault, Interval, PhaseResult, Status};
-use crate::worker::clock::{decode_histogram, new_histogram};
 
 /// (time to recover in ms, or None when the phase ended first; p99 before the kill; worst
 /// interval p99 from the kill's interval on). `wall_ms`: the phase's length.

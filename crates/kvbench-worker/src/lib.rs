@@ -1,5 +1,8 @@
 //! The Rust worker: executes a job (docs/protocol.md) step by step and reports raw
-//! counters. It decides nothing: kvbench resolved every step before writing the job.
+//! counters. It decides nothing: kvbench resolved every step before writing the job. It stands
+//! on the model and the plan; the Go and Python workers link it through kvbench-ffi.
+
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod blocks;
 pub mod clock;
@@ -7,6 +10,7 @@ pub mod data;
 pub mod hosted;
 mod loops;
 pub mod state;
+pub mod sys;
 pub mod tally;
 pub mod until;
 mod writer;
@@ -16,10 +20,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::engine::{Engine, EngineDescriptor, EngineError, OpenArgs, OpenMode, Options};
-use crate::job::{self, Event, Job, OpKind, OpsStep, Step, StepResult, PROTOCOL_VERSION};
-use crate::sys::{self, Usage};
+use crate::job::{Event, Job, OpKind, OpsStep, Step, StepResult, PROTOCOL_VERSION};
+use crate::sys::Usage;
+// The files here moved from kvbench-core and keep their `crate::` paths to the model and plan.
 use clock::{encode_histogram, new_histogram, stamp};
 use data::Data;
+use kvbench_model::{engine, job, result, spec};
+use kvbench_plan::{derive, opstream, planfile};
 use loops::Ctx;
 use state::State;
 use tally::Tally;

@@ -7,7 +7,23 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::engine::{OptionKind, OptionSpec};
+/// The type of an engine option; values arrive as JSON from the scenario or the CLI.
+#[derive(Debug, Clone, Copy)]
+pub enum OptionKind {
+    Bool,
+    /// An integer; sizes accept suffixes `k`, `m`, `g` (powers of 1024) when given as text.
+    Int,
+    Enum(&'static [&'static str]),
+    Text,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct OptionSpec {
+    pub name: &'static str,
+    pub kind: OptionKind,
+    pub default: &'static str,
+    pub doc: &'static str,
+}
 
 /// The type of an option, owned (a worker's `--list` is read at run time).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -306,3 +306,13 @@ fn verification_checks_every_field() {
     longer.push(b'x');
     assert!(!values.matches(42, 6, &longer));
 }
+
+/// The model's size estimate (`encoded_len`, which the size guard reads) counts the field
+/// headers `Values` writes, names of two digits included.
+#[test]
+fn a_value_of_the_most_fields_is_as_long_as_its_estimate() {
+    let ds = fields_dataset(MAX_FIELDS as u32, ValueContent::Printable, false);
+    let mut v = Vec::new();
+    Values::new(&ds, None).unwrap().value(3, 0, &mut v);
+    assert_eq!(v.len() as u64, ds.value.encoded_len(100));
+}

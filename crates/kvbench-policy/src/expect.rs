@@ -10,25 +10,9 @@
 //! reported (a crash, a protocol error: not the phases' own failures) and stores the outcome
 //! with [`apply`].
 
-use serde::{Deserialize, Serialize};
-
 use crate::result::{EngineResult, PhaseResult, Status};
 
-/// What a row declares about its verification.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Expect {
-    /// Some reads return wrong values (and nothing else goes wrong).
-    Mismatch,
-}
-
-impl Expect {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Expect::Mismatch => "mismatch",
-        }
-    }
-}
+pub use crate::spec::Expect;
 
 /// The status of a row and of each of its phases, after its declaration is taken into account.
 #[derive(Debug, Clone, PartialEq)]
@@ -168,7 +152,7 @@ mod tests {
 
     #[test]
     fn only_known_declarations_parse() {
-        #[derive(Deserialize)]
+        #[derive(serde::Deserialize)]
         struct Row {
             #[allow(dead_code)]
             expect: Expect,

@@ -11,37 +11,7 @@ use crate::job::{Dataset, Dist, Generator};
 use crate::planfile::PlanFile;
 use crate::spec::{KeyKind, ValueContent};
 
-pub const G: u64 = 0x9E37_79B9_7F4A_7C15;
-
-pub fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// The i-th output of a SplitMix64 sequence started at `s`.
-#[inline]
-pub fn rnd(s: u64, i: u64) -> u64 {
-    mix64(s.wrapping_add(i.wrapping_add(1).wrapping_mul(G)))
-}
-
-/// A number in `[0, n)` from the high half of the 128-bit product (Lemire's method without
-/// rejection: the bias is below n / 2^64).
-#[inline]
-pub fn below(x: u64, n: u64) -> u64 {
-    ((x as u128 * n as u128) >> 64) as u64
-}
-
-/// A double in [0, 1) with 53 random bits, as Java's `nextDouble` makes them.
-#[inline]
-pub fn unit(x: u64) -> f64 {
-    (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-}
-
-/// kvbench derives every seed of a job from the run's seed this way.
-pub fn stream(seed: u64, id: u64) -> u64 {
-    mix64(seed ^ mix64(id))
-}
+pub use crate::primitives::{below, mix64, rnd, stream, unit, Perm, G};
 
 // ---------------------------------------------------------------------------------------------
 // Keys
@@ -178,7 +148,7 @@ pub const PRINTABLE: &[u8; 93] =
 
 /// The printable pool every printable value of a dataset is cut from.
 pub struct Pool {
-    bytes: crate::sys::HugeBytes,
+    bytes: crate::huge::HugeBytes,
 }
 
 impl Pool {
@@ -191,7 +161,7 @@ impl Pool {
             bytes.extend((0..8).map(|t| PRINTABLE[((w >> (8 * t)) & 0xFF) as usize % 93]));
         }
         bytes.truncate(len);
-        Pool { bytes: crate::sys::HugeBytes::copy_of(&bytes) }
+        Pool { bytes: crate::huge::HugeBytes::copy_of(&bytes) }
     }
 
     pub fn bytes(&self) -> &[u8] {
@@ -210,19 +180,7 @@ const JSON_HEAD: &[u8] = b"{\"text\": \"";
 const JSON_MID: &[u8] = b"\", \"created_at\": ";
 const JSON_EPOCH: u64 = 1_700_000_000;
 
-/// Most fields a value may have (YCSB's default is 10).
-pub const MAX_FIELDS: usize = 64;
-
-/// Bytes of a field's header: a 4-byte length, the name `field<i>`, a 4-byte length.
-fn field_header_len(i: u64) -> u64 {
-    let mut buf = [0u8; 20];
-    8 + 5 + (20 - digits(i, &mut buf)) as u64
-}
-
-/// Header bytes of a value of `fields` fields (0 for a plain value).
-pub fn fields_overhead(fields: u64) -> u64 {
-    (0..fields).map(field_header_len).sum()
-}
+pub use crate::job::{fields_overhead, MAX_FIELDS};
 
 /// `field<i>` with its big-endian u32 length before it.
 fn field_name(i: u64, out: &mut [u8; 29]) -> usize {
@@ -492,59 +450,6 @@ fn random_matches(d: Draw, found: &[u8]) -> bool {
         return false;
     }
     found.chunks(8).enumerate().all(|(i, c)| rnd(d.h, i as u64).to_le_bytes()[..c.len()] == *c)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Permutation
-
-/// A bijection of `0..n`: a 4-round Feistel network on an even number of bits, cycle-walking
-/// until the result is below n. Round keys are computed once per permutation.
-#[derive(Debug, Clone, Copy)]
-pub struct Perm {
-    n: u64,
-    half: u32,
-    mask: u64,
-    keys: [u64; 4],
-}
-
-impl Perm {
-    pub fn new(n: u64, key: u64) -> Perm {
-        let mut bits = (64 - n.saturating_sub(1).leading_zeros()).max(2);
-        bits += bits & 1;
-        let half = bits / 2;
-        let keys = [rnd(key, 0), rnd(key, 1), rnd(key, 2), rnd(key, 3)];
-        Perm { n, half, mask: (1u64 << half) - 1, keys }
-    }
-
-    pub fn len(&self) -> u64 {
-        self.n
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-
-    #[inline]
-    fn round_trip(&self, x: u64) -> u64 {
-        let (mut l, mut r) = (x >> self.half, x & self.mask);
-        for k in self.keys {
-            (l, r) = (r, l ^ (mix64(r ^ k) & self.mask));
-        }
-        (l << self.half) | r
-    }
-
-    /// The image of `i` (`i < n`).
-    #[inline]
-    pub fn at(&self, i: u64) -> u64 {
-        if self.n <= 1 {
-            return 0;
-        }
-        let mut x = self.round_trip(i);
-        while x >= self.n {
-            x = self.round_trip(x);
-        }
-        x
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -77,6 +77,15 @@ fn no_fields(n: &u32) -> bool {
     *n == 0
 }
 
+/// Most fields a value may have (YCSB's default is 10).
+pub const MAX_FIELDS: usize = 64;
+
+/// Header bytes of a value of `fields` fields (0 for a plain value): per field a 4-byte
+/// length, the name `field<i>`, a 4-byte length (the layout `derive::Values` writes).
+pub fn fields_overhead(fields: u64) -> u64 {
+    (0..fields).map(|i| 8 + 5 + u64::from(i.checked_ilog10().unwrap_or(0) + 1)).sum()
+}
+
 impl ValueShape {
     /// An update writes one field: a store of single values reads the record, merges the
     /// field in and writes it back, as YCSB's bindings do, timed as one update.
@@ -86,7 +95,7 @@ impl ValueShape {
 
     /// Bytes of a value of `size` (a plain value's, or with fields each field's).
     pub fn encoded_len(&self, size: u64) -> u64 {
-        crate::derive::fields_overhead(self.fields as u64) + size * (self.fields.max(1) as u64)
+        fields_overhead(self.fields as u64) + size * (self.fields.max(1) as u64)
     }
 }
 

@@ -467,3 +467,20 @@ pub fn sane_name(s: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// What a row declares about its verification (`expect = "mismatch"` on an `[[engine]]`
+/// table); the policy decides whether the row behaved as declared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Expect {
+    /// Some reads return wrong values (and nothing else goes wrong).
+    Mismatch,
+}
+
+impl Expect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Expect::Mismatch => "mismatch",
+        }
+    }
+}

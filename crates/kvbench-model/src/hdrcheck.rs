@@ -80,7 +80,7 @@ fn check_header(bytes: &[u8]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worker::clock::{decode_histogram, encode_histogram, new_histogram};
+    use crate::histogram::{decode_histogram, encode_histogram, new_histogram};
     use std::io::Write;
 
     /// An encoded V2 deflate histogram with this header and no counts.

@@ -10,8 +10,8 @@ use anyhow::{bail, ensure, Context};
 use memmap2::Mmap;
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::derive::{rnd, Perm};
 use crate::gen::RecordSource;
+use crate::primitives::{rnd, Perm};
 
 pub const MAGIC: &[u8; 8] = b"KVBPLAN\0";
 pub const VERSION: u32 = 2;

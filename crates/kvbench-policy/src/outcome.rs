@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::histogram::{decode_histogram, new_histogram, summarize};
 use crate::job::StepResult;
 use crate::result::{Interval, Latency, PhaseResult, Status};
 use crate::saturation;
-use crate::worker::clock::{decode_histogram, new_histogram, summarize};
 
 use super::jobs::PhasePlan;
 

@@ -1,0 +1,19 @@
+//! kvbench-policy: the phase policy, decided once in Rust for every runtime: the dataset as
+//! workers derive it, the steps of each row's job, and the phases of its result from the raw
+//! counters (outcome, faults, expectations, saturation), and the size guard before a run. It
+//! stands on the model and the plan; it never runs a worker.
+
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+pub mod amplification;
+pub mod dataset;
+pub mod expect;
+pub mod fault;
+pub mod jobs;
+pub mod outcome;
+pub mod saturation;
+pub mod sizeguard;
+
+// The files here moved from kvbench-core and keep their `crate::` paths to the model and plan.
+use kvbench_model::{engine, histogram, job, result, scenario, spec};
+use kvbench_plan::{derive, gen, planfile};
