@@ -91,6 +91,7 @@ pub fn estimate(ds: &Dataset, steps: &[OpsStep], stored_raw: Option<u64>, spec_b
 fn free_space(path: &Path) -> anyhow::Result<(u64, u64, PathBuf)> {
     let existing = path.ancestors().find(|p| p.exists()).unwrap_or(Path::new("/")).to_path_buf();
     let c = CString::new(existing.as_os_str().as_bytes()).context("path holds a NUL byte")?;
+    // SAFETY: statvfs is plain integers, for which all-zero bytes are a valid value.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: `c` is a valid C string and `st` a statvfs we own.
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {

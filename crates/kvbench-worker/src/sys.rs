@@ -18,6 +18,7 @@ pub struct Usage {
 impl Usage {
     /// Usage of this process (all threads) now.
     pub fn now() -> Usage {
+        // SAFETY: rusage is plain integers, for which all-zero bytes are a valid value.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         // SAFETY: getrusage fills the struct we own.
         unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
