@@ -35,7 +35,7 @@ def descriptor_or_skip(name: str):
 def resolved(desc, given: dict | None = None):
     """desc's options as kvbench writes them into a job: `given`, every other option at its
     declared default, sizes as integers. In a run kvbench resolves them
-    (crates/kvbench-core/src/policy/options.rs); engine tests have no kvbench, so this test aid
+    (crates/kvbench-model/src/options.rs); engine tests have no kvbench, so this test aid
     fills the defaults the same way."""
     from kvbench_driver.engine import Options
 

@@ -1,4 +1,4 @@
-"""Options arrive resolved by kvbench (crates/kvbench-core/src/policy/options.rs): the worker
+"""Options arrive resolved by kvbench (crates/kvbench-model/src/options.rs): the worker
 only reads them, and every spec it declares must be one kvbench can resolve."""
 
 from conftest import declared_default

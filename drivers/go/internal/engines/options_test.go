@@ -13,7 +13,7 @@ import (
 
 // resolved gives d's options as kvbench writes them into a job: `given` (integers as
 // json.Number), every other option at its declared default, sizes as integers. In a run
-// kvbench resolves them (crates/kvbench-core/src/policy/options.rs); engine tests have no
+// kvbench resolves them (crates/kvbench-model/src/options.rs); engine tests have no
 // kvbench, so this test aid fills the defaults the same way.
 func resolved(t *testing.T, d *worker.Descriptor, given map[string]any) *worker.Options {
 	t.Helper()

@@ -1,4 +1,4 @@
-"""The engine interface every Python store implements, mirroring crates/kvbench-core/src/engine.rs.
+"""The engine interface every Python store implements, mirroring crates/kvbench-model/src/engine.rs.
 
 Adapters never time anything: the worker owns every clock read. An adapter translates one call
 into the binding's API and lets the binding's exceptions propagate (the runner counts them), or
