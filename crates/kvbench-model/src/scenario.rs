@@ -189,7 +189,10 @@ pub struct PhaseDef {
     /// Open-loop rate of a get phase (operations per second, all threads together).
     #[serde(default)]
     pub rate: Option<f64>,
-    /// Passes over every record (get and update phases without `count`): `count` = passes × records.
+    /// Passes over every record (load, get, multi-get and update phases without `count`): `count` =
+    /// passes × records. A load of N passes writes every record N times from an empty store (a
+    /// build that keeps every copy, as TinyCDB's put_add, holds N copies); a multi-get's requests
+    /// then hold at most every record (`keys = 1000000`: one request per pass).
     #[serde(default)]
     pub passes: Option<u32>,
     /// Open mode of a read phase, instead of the row's `open` (the same database, reopened).
@@ -890,13 +893,18 @@ fn check_writer(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(),
 }
 
 /// The leading `#` comment block of a file, without the `#`s.
-/// `passes` (get and update phases, instead of `count`) and a phase's own `open` (read phases only).
+/// `passes` (load, get, multi-get and update phases, instead of `count`) and a phase's own `open`
+/// (read phases only).
 fn check_passes_and_open(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
     use crate::spec::{in_range, limits as l};
     if let Some(n) = p.passes {
         field(&f("passes"), in_range(n, 1, l::PASSES))?;
-        if !matches!(p.kind, PhaseKind::Get | PhaseKind::Update) || p.count.is_some() {
-            return Err(FieldError::new(&f("passes"), "passes is for get and update phases without `count`"));
+        let kinds = [PhaseKind::Load, PhaseKind::Get, PhaseKind::MultiGet, PhaseKind::Update];
+        if !kinds.contains(&p.kind) || p.count.is_some() {
+            return Err(FieldError::new(
+                &f("passes"),
+                "passes is for load, get, multi-get and update phases without `count`",
+            ));
         }
     }
     if p.open.is_some_and(|m| m != crate::engine::OpenMode::ReadWrite) && p.kind.writes() {

@@ -405,7 +405,11 @@ fn ops_step(
     let spec = def.ops_spec();
     let seeds = super::dataset::phase_seeds(s.seed, i as u64);
     let existing = data.existing_before(i);
-    let kpr = spec.keys_per_request.max(1) as u64;
+    let mut kpr = spec.keys_per_request.max(1) as u64;
+    if def.passes.is_some() {
+        // A pass reads every record once: a request never holds more keys than there are.
+        kpr = kpr.min(existing.max(1));
+    }
     let count = step_count(def, &spec, data, existing, kpr);
     let (dist, perm_seed) = step_dist(s, data, def, &spec, existing, count, seeds.perm)?;
     let (kinds, thresholds) =
@@ -460,19 +464,21 @@ fn duration_of(def: &PhaseDef) -> Option<u64> {
 }
 
 /// How many ops a phase's step makes: every record once (or `passes` times) unless the phase
-/// gives its count; a multi-get's count is whole requests.
+/// gives its count; a multi-get's count is whole requests (`passes` of them cover every record
+/// that many times).
 fn step_count(def: &PhaseDef, spec: &OpsSpec, data: &ResolvedData, existing: u64, kpr: u64) -> u64 {
     if spec.count.is_none() && duration_of(def).is_some() {
         // Ended by its duration or a steady state: without a count of its own, a phase runs
         // as many ops as a phase may have (the stream is the same for any length).
         return crate::spec::limits::OPS * if def.kind == PhaseKind::MultiGet { kpr } else { 1 };
     }
+    let passes = u64::from(def.passes.unwrap_or(1));
     match def.kind {
-        PhaseKind::Load => data.dataset.loaded,
-        PhaseKind::MultiGet => spec.count.unwrap_or(existing.div_ceil(kpr)) * kpr,
+        PhaseKind::Load => data.dataset.loaded * passes,
+        PhaseKind::MultiGet => spec.count.unwrap_or(existing.div_ceil(kpr) * passes) * kpr,
         PhaseKind::Scan => spec.count.unwrap_or(1),
         PhaseKind::Insert => spec.count.unwrap_or(data.dataset.loaded),
-        _ => spec.count.unwrap_or(existing * u64::from(def.passes.unwrap_or(1))),
+        _ => spec.count.unwrap_or(existing * passes),
     }
 }
 

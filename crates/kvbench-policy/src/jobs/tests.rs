@@ -96,6 +96,24 @@ fn passes_multiply_the_records_and_load_order_replays_the_loads_permutation() {
 }
 
 #[test]
+fn load_and_multi_get_passes_cover_every_record_that_many_times() {
+    let toml = ARTICLE_004.replacen("distribution = \"uniform\"", "distribution = \"sequential\"\npasses = 3", 1)
+        + "[[phase]]\nname = \"bulk\"\nkind = \"multi-get\"\nkeys = 30\npasses = 2\n";
+    let p = plan(&toml, caps(true, false));
+    let load = ops(&p, "put");
+    assert_eq!(
+        (load.count, load.dist.clone()),
+        (300, Dist::Sequential { n: 100, start: 0 }),
+        "3 copies of each record"
+    );
+    assert_eq!(ops(&p, "get").count, 100, "the records, not the copies");
+    assert_eq!(ops(&p, "bulk").count, 2 * 4 * 30, "2 passes of 4 requests of 30 keys");
+    let all = plan(&toml.replace("keys = 30", "keys = 1000"), caps(true, false));
+    let bulk = ops(&all, "bulk");
+    assert_eq!((bulk.keys_per_request, bulk.count), (100, 200), "a request of every record, once a pass");
+}
+
+#[test]
 fn load_order_after_a_sequential_load_is_sequential() {
     let toml = ARTICLE_004.replacen("distribution = \"uniform\"", "distribution = \"sequential\"", 1);
     let p = plan(&toml, caps(true, false));
@@ -130,7 +148,7 @@ kind = "get"
 #[test]
 fn passes_and_open_are_refused_where_they_mean_nothing() {
     let bad = [
-        ("name = \"l2\"\nkind = \"load\"\npasses = 2", "passes"),
+        ("kind = \"scan\"\npasses = 2", "passes"),
         ("kind = \"get\"\ncount = 5\npasses = 2", "passes"),
         ("kind = \"get\"\npasses = 0", "passes"),
         ("kind = \"update\"\nopen = \"read-only\"", "open"),
