@@ -508,7 +508,7 @@ fn a003_cdb(r: &RunResult) -> Vec<String> {
         let copies = load.ops / records;
         let add = e.options.get("put").and_then(|v| v.as_str()) == Some("add");
         if !add {
-            out.push(format!("{}: its 100 Write is one build of {copies} copies that replaces repeated keys (the article kept every copy with put_add: row tinycdb-put_add)", e.label));
+            out.push(format!("{}: its 100 Write is one build of {copies} copies that replaces repeated keys, each repeat searching the build for its old copy (the article kept every copy with put_add: row tinycdb-put_add)", e.label));
             continue;
         }
         let walked = load.ops * (read.ops / records);
