@@ -583,10 +583,13 @@ fn prepare_stmts(client: &mut Client, table: &str) -> Result<Stmts> {
 
 fn run_one<G: ::postgres::GenericClient>(c: &mut G, put: &Statement, del: &Statement, op: &WriteOp<'_>) -> Result<()> {
     match op.value {
-        Some(v) => c.execute(put, &[&Bin(op.key), &Bin(v)]).map_err(pg("INSERT"))?,
-        None => c.execute(del, &[&Bin(op.key)]).map_err(pg("DELETE"))?,
-    };
-    Ok(())
+        Some(v) => insert_one(c, put, op.key, v),
+        None => c.execute(del, &[&Bin(op.key)]).map(|_| ()).map_err(pg("DELETE")),
+    }
+}
+
+fn insert_one<G: ::postgres::GenericClient>(c: &mut G, put: &Statement, k: &[u8], v: &[u8]) -> Result<()> {
+    c.execute(put, &[&Bin(k), &Bin(v)]).map(|_| ()).map_err(pg("INSERT"))
 }
 
 const COPY_CHUNK: usize = 256 * 1024;
@@ -613,48 +616,89 @@ fn push_copy_text(buf: &mut Vec<u8>, b: &[u8], text: bool) {
     }
 }
 
+/// A COPY's rows in COPY's text or binary format, handed to the server in chunks.
+struct CopyRows<'b> {
+    buf: &'b mut Vec<u8>,
+    binary: bool,
+    text: bool,
+}
+
+impl CopyRows<'_> {
+    fn header(&mut self) {
+        if self.binary {
+            self.buf.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
+            self.buf.extend_from_slice(&0i32.to_be_bytes()); // flags
+            self.buf.extend_from_slice(&0i32.to_be_bytes()); // header extension length
+        }
+    }
+
+    fn row(&mut self, k: &[u8], v: &[u8]) {
+        if self.binary {
+            self.buf.extend_from_slice(&2i16.to_be_bytes());
+            self.buf.extend_from_slice(&(k.len() as i32).to_be_bytes());
+            self.buf.extend_from_slice(k);
+            self.buf.extend_from_slice(&(v.len() as i32).to_be_bytes());
+            self.buf.extend_from_slice(v);
+        } else {
+            push_copy_text(self.buf, k, self.text);
+            self.buf.push(b'\t');
+            push_copy_text(self.buf, v, self.text);
+            self.buf.push(b'\n');
+        }
+    }
+
+    fn trailer(&mut self) {
+        if self.binary {
+            self.buf.extend_from_slice(&(-1i16).to_be_bytes());
+        }
+    }
+}
+
 impl Postgres {
-    fn copy(&self, c: &mut Client, w: &mut Stmts, batch: &[WriteOp<'_>]) -> Result<()> {
+    /// One COPY of `n` rows, row i derived by `row` as the chunk it belongs to is built, so the
+    /// server parses one chunk while the next is derived.
+    fn copy(&self, c: &mut Client, w: &mut Stmts, n: usize, row: &mut RowFn<'_>) -> Result<()> {
         let binary = self.load == Load::CopyBinary;
         let sql = format!("COPY {} (k, v) FROM STDIN{}", self.table, if binary { " (FORMAT binary)" } else { "" });
         let mut buf = std::mem::take(&mut w.copy_buf);
         buf.clear();
+        let (mut k, mut v) = (Vec::new(), Vec::new());
         let result = (|| -> Result<()> {
             let mut sink = c.copy_in(&sql).map_err(pg("COPY"))?;
-            if binary {
-                buf.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
-                buf.extend_from_slice(&0i32.to_be_bytes()); // flags
-                buf.extend_from_slice(&0i32.to_be_bytes()); // header extension length
-            }
-            for op in batch {
-                let v = op.value.unwrap_or_default();
-                if binary {
-                    buf.extend_from_slice(&2i16.to_be_bytes());
-                    buf.extend_from_slice(&(op.key.len() as i32).to_be_bytes());
-                    buf.extend_from_slice(op.key);
-                    buf.extend_from_slice(&(v.len() as i32).to_be_bytes());
-                    buf.extend_from_slice(v);
-                } else {
-                    push_copy_text(&mut buf, op.key, self.text);
-                    buf.push(b'\t');
-                    push_copy_text(&mut buf, v, self.text);
-                    buf.push(b'\n');
-                }
-                if buf.len() >= COPY_CHUNK {
-                    sink.write_all(&buf)?;
-                    buf.clear();
+            let mut rows = CopyRows { buf: &mut buf, binary, text: self.text };
+            rows.header();
+            for i in 0..n {
+                row(i, &mut k, &mut v);
+                rows.row(&k, &v);
+                if rows.buf.len() >= COPY_CHUNK {
+                    sink.write_all(rows.buf)?;
+                    rows.buf.clear();
                 }
             }
-            if binary {
-                buf.extend_from_slice(&(-1i16).to_be_bytes());
-            }
-            sink.write_all(&buf)?;
-            buf.clear();
+            rows.trailer();
+            sink.write_all(rows.buf)?;
             sink.finish().map_err(pg("COPY"))?;
             Ok(())
         })();
+        buf.clear();
         w.copy_buf = buf;
         result
+    }
+
+    /// `n` new rows, one INSERT each, row i derived just before its statement; one
+    /// transaction (a single row is one autocommit statement).
+    fn insert_rows(&self, c: &mut Client, w: &mut Stmts, n: usize, row: &mut RowFn<'_>) -> Result<()> {
+        let (mut k, mut v) = (Vec::new(), Vec::new());
+        if n == 1 {
+            row(0, &mut k, &mut v);
+            return insert_one(c, &w.insert, &k, &v);
+        }
+        let mut tx = c.transaction().map_err(pg("BEGIN"))?;
+        for i in 0..n {
+            row(i, &mut k, &mut v);
+            insert_one(&mut tx, &w.insert, &k, &v)?;
+        }
+        tx.commit().map_err(pg("COMMIT"))
     }
 
     fn multi_insert(&self, c: &mut Client, w: &mut Stmts, batch: &[WriteOp<'_>]) -> Result<()> {
@@ -724,7 +768,16 @@ impl Postgres {
         }
         let loading = self.loading.load(Ordering::Relaxed) && batch.iter().all(|op| op.value.is_some());
         match (loading, self.load) {
-            (true, Load::CopyText | Load::CopyBinary) => self.copy(c, w, batch),
+            (true, Load::CopyText | Load::CopyBinary) => {
+                let mut row = |i: usize, k: &mut Vec<u8>, v: &mut Vec<u8>| {
+                    let op = &batch[i];
+                    k.clear();
+                    k.extend_from_slice(op.key);
+                    v.clear();
+                    v.extend_from_slice(op.value.unwrap_or_default());
+                };
+                self.copy(c, w, batch.len(), &mut row)
+            }
             (true, Load::MultiInsert) => self.multi_insert(c, w, batch),
             (loading, _) => self.statements(c, w, batch, loading),
         }
@@ -741,6 +794,21 @@ struct PgWriter<'a> {
 impl Writer for PgWriter<'_> {
     fn write(&mut self, batch: &[WriteOp<'_>]) -> Result<()> {
         self.engine.write_on(&mut self.client, &mut self.stmts, batch)
+    }
+
+    /// While the table is being loaded by COPY or one-row INSERTs: rows are built as they are
+    /// sent, never all at once before the first one goes out.
+    fn streams_rows(&self) -> bool {
+        self.engine.loading.load(Ordering::Relaxed)
+            && matches!(self.engine.load, Load::CopyText | Load::CopyBinary | Load::Insert)
+    }
+
+    fn write_rows(&mut self, n: usize, row: &mut RowFn<'_>) -> Result<()> {
+        let e = self.engine;
+        match e.load {
+            Load::CopyText | Load::CopyBinary => e.copy(&mut self.client, &mut self.stmts, n, row),
+            _ => e.insert_rows(&mut self.client, &mut self.stmts, n, row),
+        }
     }
 }
 

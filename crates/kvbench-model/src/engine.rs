@@ -251,9 +251,26 @@ pub trait Engine: Send + Sync {
     }
 }
 
+/// Derives row i of a streamed load batch into `key` and `value` (both cleared first).
+pub type RowFn<'r> = dyn FnMut(usize, &mut Vec<u8>, &mut Vec<u8>) + 'r;
+
 /// One thread's write handle ([`Engine::writer`]); same contract as [`Engine::write`].
 pub trait Writer {
     fn write(&mut self, batch: &[WriteOp<'_>]) -> Result<()>;
+
+    /// True when this writer takes the next load batch as a stream ([`Writer::write_rows`]):
+    /// it derives each row as it sends it (a COPY), so building the rows overlaps the store's
+    /// work instead of preceding it, as a peer client reads its input file while it sends.
+    /// Asked before each load batch, outside the timing.
+    fn streams_rows(&self) -> bool {
+        false
+    }
+
+    /// Load `n` new records, row i derived by `row` when the writer needs it (only called
+    /// when [`Writer::streams_rows`] said so); the batch is one transaction, as with `write`.
+    fn write_rows(&mut self, _n: usize, _row: &mut RowFn<'_>) -> Result<()> {
+        Err(EngineError::Unsupported("streamed load batches".into()))
+    }
 }
 
 pub trait Reader {

@@ -1,6 +1,6 @@
 //! The timed loops: one function per unit kind, run by each thread of an ops step. Only the
-//! engine call sits between the two clock reads; keys and values are derived before it and
-//! reads are verified after it.
+//! engine call sits between the two clock reads; keys and values are derived before it (except
+//! in a load batch the writer streams, see `stream_unit`) and reads are verified after it.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -360,10 +360,14 @@ fn write_unit(
     ctx: &Ctx<'_>,
     t: &mut Tally,
     b: &mut Bufs,
-    writer: Option<&mut (dyn Writer + '_)>,
+    mut writer: Option<&mut (dyn Writer + '_)>,
     ops: &[Op],
     due: Option<u64>,
 ) -> crate::engine::Result<()> {
+    let streamed = ops.iter().all(|o| o.kind == OpKind::Load) && writer.as_deref().is_some_and(|w| w.streams_rows());
+    if let (true, Some(w)) = (streamed, writer.as_deref_mut()) {
+        return stream_unit(ctx, t, w, ops, due);
+    }
     let n = ops.len();
     b.keys.resize_with(n.max(b.keys.len()), Vec::new);
     b.values.resize_with(n.max(b.values.len()), Vec::new);
@@ -404,6 +408,27 @@ fn write_unit(
     for &(c, next, _) in &b.states {
         ctx.state.end_write(c, next);
     }
+    r
+}
+
+/// A load batch the writer derives as it sends it ([`Writer::streams_rows`]): the rows are
+/// derived inside the timed call, as a peer client's reading of its input file is inside its
+/// load, and never held all at once. A load writes new records only, so no state changes.
+fn stream_unit(
+    ctx: &Ctx<'_>,
+    t: &mut Tally,
+    w: &mut (dyn Writer + '_),
+    ops: &[Op],
+    due: Option<u64>,
+) -> crate::engine::Result<()> {
+    let data = ctx.data;
+    let mut row = |i: usize, key: &mut Vec<u8>, value: &mut Vec<u8>| {
+        data.key(ops[i].record, key);
+        data.value(ops[i].record, 0, value);
+    };
+    let t0 = stamp();
+    let r = w.write_rows(ops.len(), &mut row);
+    sample(ctx, t, OpKind::Load, t0, due, ops.len() as u64);
     r
 }
 

@@ -29,7 +29,7 @@ func init() { register(etcdDescriptor) }
 // cluster (crates/kvbench-engines/src/etcdcluster.rs) or the job names one by url. A get is a
 // linearizable Range (confirmed by the leader); a write batch is one Txn of Puts and Deletes
 // (windows of txn_ops, etcd's --max-txn-ops); a scan is a Range over the key prefix in pages.
-// Each client (the writer, one per reader) talks to one member, clients spread over the members,
+// Each client (one per reading and per writing goroutine) talks to one member, clients spread over the members,
 // as etcd's benchmark tool does (option balance = per-request: every client round-robins).
 // Durability is etcd's own: every commit is fsynced to a quorum's write-ahead log before it is
 // acknowledged, whatever `sync` asks; settings say so.
@@ -202,7 +202,14 @@ func lastWrites(batch []worker.WriteOp) []worker.WriteOp {
 	return out
 }
 
+// Write is for callers without a goroutine of their own: the worker gives each writing
+// goroutine its own client (Writer).
 func (e *etcdEngine) Write(batch []worker.WriteOp) error {
+	return e.txns(batch, e.commit)
+}
+
+// txns sends batch as Txns of at most txn_ops operations, each through commit.
+func (e *etcdEngine) txns(batch []worker.WriteOp, commit func([]clientv3.Op) error) error {
 	for len(batch) > 0 {
 		n := min(e.txnOps, len(batch))
 		ops := make([]clientv3.Op, 0, n)
@@ -213,7 +220,7 @@ func (e *etcdEngine) Write(batch []worker.WriteOp) error {
 				ops = append(ops, clientv3.OpPut(e.key(w.Key), string(w.Value)))
 			}
 		}
-		if err := e.commit(ops); err != nil {
+		if err := commit(ops); err != nil {
 			return err
 		}
 		batch = batch[n:]
@@ -227,12 +234,7 @@ func (e *etcdEngine) commit(ops []clientv3.Op) error {
 	e.mu.Lock()
 	cli := e.client
 	e.mu.Unlock()
-	var err error
-	if len(ops) == 1 {
-		_, err = cli.Do(c, ops[0])
-	} else {
-		_, err = cli.Txn(c).Then(ops...).Commit()
-	}
+	err := do(c, cli, ops)
 	if err != nil && e.perClient && lost(err) {
 		// Move the writer to the next member; the error still counts.
 		if fresh, cerr := e.newClient(); cerr == nil {
@@ -250,6 +252,39 @@ func (e *etcdEngine) commit(ops []clientv3.Op) error {
 	}
 	return err
 }
+
+// do sends ops as one request: a single Put or Delete, or a Txn.
+func do(c context.Context, cli *clientv3.Client, ops []clientv3.Op) error {
+	if len(ops) == 1 {
+		_, err := cli.Do(c, ops[0])
+		return err
+	}
+	_, err := cli.Txn(c).Then(ops...).Commit()
+	return err
+}
+
+// Writer gives each writing goroutine its own client (its own gRPC connection, pinned like a
+// reader's), so writers never queue on one shared connection.
+func (e *etcdEngine) Writer() (worker.Writer, error) {
+	cli, err := e.newClient()
+	if err != nil {
+		return nil, err
+	}
+	return &etcdWriter{etcdReader{e: e, client: cli}}, nil
+}
+
+// etcdWriter is a goroutine's client for writes; it moves to the next member as a reader does.
+type etcdWriter struct{ r etcdReader }
+
+func (w *etcdWriter) Write(batch []worker.WriteOp) error {
+	return w.r.e.txns(batch, func(ops []clientv3.Op) error {
+		c, cancel := w.r.e.ctx()
+		defer cancel()
+		return w.r.failover(do(c, w.r.client, ops))
+	})
+}
+
+func (w *etcdWriter) Close() error { return w.r.client.Close() }
 
 // Reader gives each reading goroutine its own client (its own gRPC connection), as the other
 // server engines give each thread its own connection.

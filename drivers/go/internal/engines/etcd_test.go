@@ -250,3 +250,46 @@ func TestEtcdBatchesScansAndNamespace(t *testing.T) {
 		t.Fatalf("open without url: %v", err)
 	}
 }
+
+// Each writing goroutine gets a client of its own (issue 32 item 4), pinned to a member of its
+// own, and what one writes the others read.
+func TestEtcdWritersHaveClientsOfTheirOwn(t *testing.T) {
+	url := serverURL(t, "go-etcd")
+	o := resolved(t, etcdDescriptor, nil)
+	e, err := etcdDescriptor.Open(worker.OpenArgs{Dir: t.TempDir(), Options: o, Sync: "none", Mode: "read-write", URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var ws [2]*etcdWriter
+	for i := range ws {
+		w, err := e.(worker.WriterOpener).Writer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		ws[i] = w.(*etcdWriter)
+		key := []byte(fmt.Sprintf("writer%d", i))
+		if err := w.Write([]worker.WriteOp{{Key: key, Value: key}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shared := e.(*etcdEngine).client
+	if ws[0].r.client == ws[1].r.client || ws[0].r.client == shared {
+		t.Fatal("writers share a client")
+	}
+	if a, b := ws[0].r.client.Endpoints(), ws[1].r.client.Endpoints(); len(a) != 1 || (len(e.(*etcdEngine).endpoints) > 1 && a[0] == b[0]) {
+		t.Fatalf("writers are not pinned to members of their own: %v and %v", a, b)
+	}
+	r, err := e.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i := range ws {
+		key := []byte(fmt.Sprintf("writer%d", i))
+		if v, ok, err := r.Get(key); err != nil || !ok || !bytes.Equal(v, key) {
+			t.Fatalf("%s: %q found %v, %v", key, v, ok, err)
+		}
+	}
+}

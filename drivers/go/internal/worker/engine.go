@@ -69,6 +69,20 @@ type Engine interface {
 	Settings() map[string]string
 }
 
+// Writer is one goroutine's own write handle (a server engine's own connection or client),
+// with Engine.Write's contract.
+type Writer interface {
+	Write(batch []WriteOp) error
+	Close() error
+}
+
+// WriterOpener is an optional Engine interface, as Engine::writer in Rust: each goroutine that
+// writes opens its own Writer (before its first timed write), so writing goroutines never
+// share a client. Without it they write through Engine.Write.
+type WriterOpener interface {
+	Writer() (Writer, error)
+}
+
 // MultiGetter is an optional Reader interface: a native multi-get. It sets vals[i] and
 // found[i] for keys[i]; the values stay valid until the next call on the reader.
 type MultiGetter interface {

@@ -49,6 +49,7 @@ type thread struct {
 	r    *runner
 	c    *C.kvb_thread
 	rd   Reader
+	wr   Writer      // the goroutine's own writer (WriterOpener), opened at its first write
 	mg   MultiGetter // rd's native multi-get, if it has one
 	err  error       // the reader did not open
 	mode string      // open mode of open_per_op
@@ -94,6 +95,11 @@ func (th *thread) run() {
 	}
 	if th.rd != nil {
 		if err := th.rd.Close(); err != nil {
+			th.fail(noUnit, err, th.now())
+		}
+	}
+	if th.wr != nil {
+		if err := th.wr.Close(); err != nil {
 			th.fail(noUnit, err, th.now())
 		}
 	}
@@ -364,8 +370,12 @@ func (th *thread) write(u, k0, k1 int) error {
 		batch = append(batch, WriteOp{Key: b.key(i), Value: b.value(i), Delete: b.del[i] == 1})
 	}
 	th.batch = batch
+	w, err := th.writer()
+	if err != nil {
+		return err
+	}
 	t0 := th.now()
-	err := th.r.eng.Write(batch)
+	err = w.Write(batch)
 	t1 := th.now()
 	th.times[2*u], th.times[2*u+1] = t0, t1
 	return err
@@ -375,6 +385,10 @@ func (th *thread) write(u, k0, k1 int) error {
 // value read is copied first: the write may remap what the reader pointed into.
 func (th *thread) rmw(u, k int) error {
 	key := th.b.key(k)
+	w, err := th.writer()
+	if err != nil {
+		return err
+	}
 	t0 := th.now()
 	val, found, err := th.rd.Get(key)
 	th.read(k, val, found && err == nil)
@@ -383,11 +397,29 @@ func (th *thread) rmw(u, k int) error {
 	}
 	if err == nil {
 		th.batch = append(th.batch[:0], WriteOp{Key: key, Value: th.b.value(k)})
-		err = th.r.eng.Write(th.batch)
+		err = w.Write(th.batch)
 	}
 	t1 := th.now()
 	th.times[2*u], th.times[2*u+1] = t0, t1
 	return err
+}
+
+// writer is the goroutine's own writer, opened (untimed) at its first write when the engine
+// has them; otherwise the engine, shared by every goroutine.
+func (th *thread) writer() (interface{ Write([]WriteOp) error }, error) {
+	if th.wr != nil {
+		return th.wr, nil
+	}
+	o, ok := th.r.eng.(WriterOpener)
+	if !ok {
+		return th.r.eng, nil
+	}
+	w, err := o.Writer()
+	if err != nil {
+		return nil, err
+	}
+	th.wr = w
+	return w, nil
 }
 
 // openGet is the article 000 method: open the engine, read one key, close it, timed together.

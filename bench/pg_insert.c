@@ -1,0 +1,62 @@
+/* The minimal libpq INSERT loop bench/postgres.sh sets beside kvbench's `load = "insert"` row:
+ * reads every (k, v) of SRC into memory (untimed), then in one transaction runs one prepared
+ * INSERT per row into DST and prints the rows per second from BEGIN to COMMIT.
+ * Usage: pg_insert CONNINFO SRC DST */
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static void check(PGconn *c, PGresult *r, ExecStatusType want, const char *what) {
+    if (PQresultStatus(r) != want) {
+        fprintf(stderr, "pg_insert: %s: %s", what, PQerrorMessage(c));
+        exit(1);
+    }
+}
+
+static void run(PGconn *c, const char *sql) {
+    PGresult *r = PQexec(c, sql);
+    check(c, r, PGRES_COMMAND_OK, sql);
+    PQclear(r);
+}
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: pg_insert CONNINFO SRC DST\n");
+        return 2;
+    }
+    PGconn *c = PQconnectdb(argv[1]);
+    if (PQstatus(c) != CONNECTION_OK) {
+        fprintf(stderr, "pg_insert: connect: %s", PQerrorMessage(c));
+        return 1;
+    }
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT k, v FROM %s", argv[2]);
+    PGresult *rows = PQexec(c, sql);
+    check(c, rows, PGRES_TUPLES_OK, sql);
+    snprintf(sql, sizeof sql, "INSERT INTO %s (k, v) VALUES ($1, $2)", argv[3]);
+    PGresult *p = PQprepare(c, "ins", sql, 2, NULL);
+    check(c, p, PGRES_COMMAND_OK, "prepare");
+    PQclear(p);
+    int n = PQntuples(rows);
+    double t0 = now();
+    run(c, "BEGIN");
+    for (int i = 0; i < n; i++) {
+        const char *params[2] = {PQgetvalue(rows, i, 0), PQgetvalue(rows, i, 1)};
+        PGresult *r = PQexecPrepared(c, "ins", 2, params, NULL, NULL, 0);
+        check(c, r, PGRES_COMMAND_OK, "INSERT");
+        PQclear(r);
+    }
+    run(c, "COMMIT");
+    double dt = now() - t0;
+    printf("%.0f\n", n / dt);
+    PQclear(rows);
+    PQfinish(c);
+    return 0;
+}
