@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use kvbench_core::result::{EngineResult, Latency, PhaseResult, RunResult, Status};
+use kvbench_core::spec::PhaseKind;
 
 mod articles;
 mod compare;
@@ -370,8 +371,8 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
     out.extend(ratios(&r));
     out.extend(varied);
     out.push(phase_times(&r));
-    // A settle phase has no rate or latency: its wall time is in the phase-time table only.
-    for (name, kind) in phase_names(&r).into_iter().filter(|(_, k)| k != "settle") {
+    // A settle or size phase has no rate or latency: its wall time is in the phase-time table only.
+    for (name, kind) in phase_names(&r).into_iter().filter(|(_, k)| PhaseKind::named_runs_ops(k)) {
         out.push(phase_section(&r, &spreads, &name, &kind));
     }
     out
