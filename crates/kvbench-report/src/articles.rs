@@ -433,27 +433,71 @@ fn a002(r: &RunResult, reps: u32) -> Article {
                 e.label.clone(),
                 if e.sync == "none" { "off".into() } else { "on".into() },
                 or_dash(load.map(|p| p.ops.to_string())),
-                or_dash(load.map(|p| secs(took(p)))),
+                // Both from the wall clock, as the article's gettimeofday pair.
+                or_dash(load.map(|p| secs(p.wall_ns as f64))),
                 or_dash(load.map(|p| format!("{:.0}", p.ops_per_sec))),
                 ratio,
             ]
         })
         .collect();
     let differences = vec![
-        "the article ran with fsync = off and did not say so in its figures: rows with fsync on are the durable ones".into(),
+        format!(
+            "the article ran with fsync = off and did not say so in its figures: rows with fsync on are the durable ones; {}",
+            a002_durability(r)
+        ),
         format!(
             "the server's state (checkpoints, WAL) swings the COPY/INSERT ratio; this is the median of {reps} repetition(s), the spread is in the phase tables"
         ),
-        "kvbench's table has a primary key (the article's had none); the client is Rust's postgres crate over loopback TCP, not OCaml".into(),
-        "seconds and rows/s time the calls that send one transaction of INSERTs or one COPY, as the article's timer did".into(),
+        format!("kvbench's table has a primary key (the article's had none); {}", a002_connection(r)),
+        "seconds and rows/s are both the load phase's wall time (one transaction of INSERTs or one COPY), as the article's gettimeofday pair timed it".into(),
     ];
+    let table = setting(r, "table").unwrap_or_else(|| "a table (k text primary key, v text)".into());
     Article {
         title: "rows per second, INSERT in one transaction vs COPY FROM STDIN",
-        method: "(int, text, double) rows loaded by each method; seconds for the whole load, rows/s, and the ratio to INSERT at the same fsync".into(),
+        method: format!(
+            "{} rows, each the article's (int, text, double) values as one line in COPY's text form, stored as the value of {table}; seconds for the whole load, rows/s, and the ratio to INSERT at the same fsync",
+            r.plan.records
+        ),
         headline: "100 000 rows: INSERT 13.38 s (7 500 rows/s), COPY 0.46 s (220 000 rows/s), about 30x; COPY 240 000 rows/s at 1 000 000 rows",
         headers: strings(&["method", "fsync", "rows", "seconds", "rows/s", "x INSERT"]),
         rows,
         differences,
+    }
+}
+
+/// A setting the rows report (the first row that has it).
+fn setting(r: &RunResult, name: &str) -> Option<String> {
+    r.engines.iter().find_map(|e| e.settings.get(name).cloned())
+}
+
+/// How the client reached the server, from the rows' `access` setting.
+fn a002_connection(r: &RunResult) -> String {
+    match setting(r, "access") {
+        Some(a) if a.contains("Unix socket") => "the client is Rust's postgres crate over the server's Unix socket (kvbench's private server opens no TCP port), where the article's OCaml client connected over TCP to localhost: each INSERT's round trip here skips the loopback TCP stack".into(),
+        Some(a) => format!("the client is Rust's postgres crate ({a}), not OCaml"),
+        None => "the client is Rust's postgres crate, not OCaml".into(),
+    }
+}
+
+/// What `fsync` on/off meant for the server, as the rows read it back.
+fn a002_durability(r: &RunResult) -> String {
+    let mut pairs: Vec<String> = r
+        .engines
+        .iter()
+        .filter_map(|e| {
+            Some(format!(
+                "fsync={} with synchronous_commit={}",
+                e.settings.get("fsync")?,
+                e.settings.get("synchronous_commit")?
+            ))
+        })
+        .collect();
+    pairs.sort();
+    pairs.dedup();
+    if pairs.is_empty() {
+        "fsync=off rows also set synchronous_commit=off (sync = none sets both), fsync=on rows keep both on".into()
+    } else {
+        format!("the rows ran {} (sync = none sets both off)", pairs.join(", "))
     }
 }
 
@@ -827,6 +871,35 @@ mod tests {
         assert_eq!(s.rows[3][5], "10.0x");
         assert_eq!(s.rows[0][5], "1.0x");
         assert!(s.note.contains("median of 1 repetition"), "{}", s.note);
+    }
+
+    #[test]
+    fn a002_cells_come_from_the_load_phases_wall_clock_and_the_rows_settings() {
+        let mut load = ph("load", "load", 460.0, 0.004);
+        // Time inside the calls (elapsed) is less than the wall time: the cells use the wall.
+        (load.ops, load.elapsed_ns, load.wall_ns, load.ops_per_sec) = (100_000, 360_000_000, 500_000_000, 200_000.0);
+        let mut e = row("COPY fsync=off", "postgres", vec![load, ph("verify", "scan", 50.0, 50.0)]);
+        e.sync = "none".into();
+        e.options.insert("load".into(), serde_json::json!("copy-text"));
+        for (k, v) in [
+            ("access", "Unix socket"),
+            ("table", "kvbench_kv (k text PRIMARY KEY, v text)"),
+            ("fsync", "off"),
+            ("synchronous_commit", "off"),
+        ] {
+            e.settings.insert(k.into(), v.into());
+        }
+        let mut r = run("article-002-postgres-copy", vec![e]);
+        r.plan.records = 100_000;
+        let s = section(&r);
+        assert_eq!(s.rows[0], ["COPY fsync=off", "off", "100000", "0.500 s", "200000", "-"]);
+        assert!(
+            s.note.contains("100000 rows") && s.note.contains("kvbench_kv (k text PRIMARY KEY, v text)"),
+            "{}",
+            s.note
+        );
+        assert!(s.note.contains("fsync=off with synchronous_commit=off"), "{}", s.note);
+        assert!(s.note.contains("Unix socket") && !s.note.contains("over loopback TCP"), "{}", s.note);
     }
 
     #[test]
