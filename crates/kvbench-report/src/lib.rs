@@ -522,8 +522,9 @@ fn phase_times(r: &RunResult) -> Section {
         }
         s.rows.push(row);
     }
-    // A settle's time is what the store needed, not a result to win: no column best.
-    let settles: Vec<String> = phase_names(r).into_iter().filter(|(_, k)| k == "settle").map(|(n, _)| n).collect();
+    // A settle's (or size's) time is what the store needed, not a result to win: no column best.
+    let settles: Vec<String> =
+        phase_names(r).into_iter().filter(|(_, k)| !PhaseKind::named_runs_ops(k)).map(|(n, _)| n).collect();
     for c in (0..names.len()).filter(|&c| !settles.contains(&names[c])) {
         s.best[c + 1] = best_of(&vals[c], &conds[c], false);
     }

@@ -12,7 +12,6 @@ use kvbench_core::job::{Dataset, Dist, OpKind, OpsStep, Step};
 use kvbench_core::opstream::{Op, OpStream};
 use kvbench_core::policy::{dataset, jobs};
 use kvbench_core::scenario::Scenario;
-use kvbench_core::spec::PhaseKind;
 
 /// A store that can do everything, so no phase is left out of the plan.
 const EVERYTHING: Capabilities = Capabilities {
