@@ -158,7 +158,7 @@ fn a000_write(e: &EngineResult) -> Option<String> {
 /// The record the article-method phase read (the article: 123456 of 1 000 000), from the
 /// scenario as run and the record count.
 fn a000_hot_key(r: &RunResult) -> String {
-    let phases = r.workload.get("phases").and_then(|p| p.as_array());
+    let phases = r.workload.get("phase").and_then(|p| p.as_array());
     let hot = phases
         .into_iter()
         .flatten()
@@ -248,7 +248,7 @@ fn a000_open_modes(e: &EngineResult) -> Vec<Vec<String>> {
         .filter(|(_, phase)| e.phases.iter().any(|p| p.name == *phase))
         .map(|(mode, phase)| {
             let read = ran(e, phase).and_then(|p| p.latency.as_ref());
-            a000_row(format!("{} ({mode})", e.label), space(e), None, read)
+            a000_row(format!("{} ({mode})", e.label), a000_space(e), None, read)
         })
         .collect()
 }
@@ -800,7 +800,7 @@ mod tests {
         one.phases[0].wall_ns = 36_000_000_000;
         let mut r = run("article-000-python-lmdb-rocksdb-speedb", vec![per_put, one]);
         r.plan.records = 1000;
-        r.workload = serde_json::json!({ "phases": [{ "name": "article-method", "hot_key": "12.3456%" }] });
+        r.workload = serde_json::json!({ "phase": [{ "name": "article-method", "hot_key": "12.3456%" }] });
         let s = section(&r);
         // space: the size phase after the load, not the row's size after the whole run
         assert_eq!(s.rows[0][1], "1.1 GiB");
@@ -811,7 +811,14 @@ mod tests {
         assert_eq!(s.rows[0][3..], ["0.15 ms", "0.31 ms", "0.93 ms"]);
         assert!(s.note.contains("py-lmdb 2.0x"), "the end-of-run size is named: {}", s.note);
         assert!(s.note.contains("committed at the end of the load: 2.1x faster"), "{}", s.note);
-        assert!(s.note.contains("get key 123,") || s.note.contains("get key 123 +"), "{}", s.note);
+        assert!(s.note.contains("get key 123,") && s.note.contains("get of key 123 +"), "{}", s.note);
+        // The (read-only) row reopens the default row's database: the same space cell.
+        let size = PhaseResult { space_bytes: 1000 << 20, ..ph("size-after-load", "size", 1.0, 0.0) };
+        let ro = ph("article-method-read-only", "get", 3650.0, 3.65);
+        let phases = vec![ph("load", "load", 1.0, 0.1), size, ro];
+        let rdb = EngineResult { space_bytes: 1430 << 20, ..row("py-rocksdict", "py-rocksdict", phases) };
+        let s = section(&run("article-000-python-lmdb-rocksdb-speedb", vec![rdb]));
+        assert_eq!(s.rows[1][..2], ["py-rocksdict (read-only)", "1000.0 MiB"]);
         assert!(!s.note.contains("123456"), "the hot key follows the record count: {}", s.note);
     }
 
