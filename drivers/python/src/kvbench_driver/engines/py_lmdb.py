@@ -3,9 +3,9 @@
 One environment in the job directory, main database. Each write batch is one write transaction
 (`with env.begin(write=True)`), or with `transaction = load` a load into an empty environment is
 one write transaction for every put, committed by finish-load inside the load's timing (article
-000's `with env.begin(write=True)` around its whole write); `sync = none` opens with sync=False/metasync=False (MDB_NOSYNC)
-and syncs at close. A reader is one read transaction; `get` is the transaction's own method.
-Read-only opens use readonly=True; LMDB has no secondary instances.
+000's `with env.begin(write=True)` around its whole write). `sync = none` opens with sync=False
+and metasync=False (MDB_NOSYNC) and syncs at close. A reader is one read transaction; `get` is
+the transaction's own method. Read-only opens use readonly=True; LMDB has no secondary instances.
 """
 
 from __future__ import annotations
