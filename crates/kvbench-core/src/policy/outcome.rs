@@ -410,6 +410,24 @@ mod tests {
         assert!(!r.notes.iter().any(|n| n.contains("over 10%")), "{:?}", r.notes);
     }
 
+    #[test]
+    fn a_size_phase_is_the_closes_space_and_time_without_a_rate() {
+        let close = StepResult {
+            index: 0,
+            step: "close".into(),
+            wall_ns: 40_000_000,
+            space_bytes: 1 << 30,
+            ..Default::default()
+        };
+        let p = PhasePlan { kind: "size".into(), ..plan("size-after-load", 0) };
+        let r = &phases(&[p], &BTreeMap::from([(0, close)]))[0];
+        assert_eq!(r.status, Status::Ok);
+        assert_eq!((r.space_bytes, r.wall_ns, r.elapsed_ns), (1 << 30, 40_000_000, 40_000_000));
+        assert_eq!((r.ops, r.ops_per_sec), (0, 0.0), "a size is no throughput figure");
+        assert!(r.latency.is_none());
+        assert!(r.notes.iter().any(|n| n.starts_with("size after the close: 1073741824 bytes")), "{:?}", r.notes);
+    }
+
     fn settle_step(index: usize) -> StepResult {
         StepResult { index, step: "settle".into(), wall_ns: 2_500_000_000, ..Default::default() }
     }
