@@ -375,6 +375,10 @@ pub struct StepResult {
     pub settings: BTreeMap<String, String>,
     #[serde(default)]
     pub evicted: u64,
+    /// `close`: allocated bytes of the files under `dir` right after the close (what du shows),
+    /// read by the worker core before the next step can add to them; 0 when the close failed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub space_bytes: u64,
     #[serde(default)]
     pub ops: u64,
     #[serde(default)]

@@ -159,6 +159,10 @@ pub struct PhaseResult {
     /// The phase's `kill` step: the member killed, the errors, the time to recover.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
+    /// A phase that closed the store (a `size` phase, the final close): the allocated bytes of
+    /// its files right after the close (what du shows).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub space_bytes: u64,
     /// What the disk saw during the phase, from every process of the row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk: Option<Disk>,

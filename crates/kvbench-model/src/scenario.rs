@@ -619,7 +619,7 @@ impl Scenario {
             v.push(At::Key(k));
             v
         };
-        if p.kind == PhaseKind::Settle {
+        if !p.kind.runs_ops() {
             return check_settle(p, &f);
         }
         self.check_phase_numbers(p, &f)?;
@@ -816,7 +816,7 @@ fn check_settle(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(),
     match set.iter().find(|(_, given)| *given) {
         Some((k, _)) => Err(FieldError::new(
             &f(k),
-            format!("`{k}` does not apply to a settle phase: it runs no operations (allowed: kind, name)"),
+            format!("`{k}` does not apply to a {} phase: it runs no operations (allowed: kind, name)", p.kind.as_str()),
         )),
         None => Ok(()),
     }

@@ -165,6 +165,9 @@ pub enum PhaseKind {
     /// Untimed, between phases: the engine flushes and compacts (or waits until no compaction
     /// is pending), so the next phase starts from a settled store.
     Settle,
+    /// Untimed figure, between phases: the store is closed and its files' allocated bytes
+    /// read right there (the space after a write, before later phases add to it).
+    Size,
 }
 
 impl PhaseKind {
@@ -180,13 +183,14 @@ impl PhaseKind {
             PhaseKind::Rmw => "rmw",
             PhaseKind::Mixed => "mixed",
             PhaseKind::Settle => "settle",
+            PhaseKind::Size => "size",
         }
     }
 
-    /// A phase after the load that runs operations (a settle runs none): what `--threads` and
+    /// A phase after the load that runs operations (settle and size run none): what `--threads` and
     /// a row's `threads` set.
     pub fn runs_after_load(&self) -> bool {
-        !matches!(self, PhaseKind::Load | PhaseKind::Settle)
+        *self != PhaseKind::Load && self.runs_ops()
     }
 
     /// Writes per commit when neither the phase nor the row says: a load commits every 1 000.
@@ -196,6 +200,16 @@ impl PhaseKind {
         } else {
             1
         }
+    }
+
+    /// Whether the phase runs operations (settle and size phases run none).
+    pub fn runs_ops(&self) -> bool {
+        !matches!(self, PhaseKind::Settle | PhaseKind::Size)
+    }
+
+    /// The same for a result's phase kind (`open` and `close` run one call each: true).
+    pub fn named_runs_ops(kind: &str) -> bool {
+        !matches!(kind, "settle" | "size")
     }
 
     pub fn writes(&self) -> bool {

@@ -86,8 +86,11 @@ pub fn build(s: &Scenario, data: &ResolvedData, row: &RowFacts<'_>) -> Result<Jo
         let plan = b.phase(i, def).map_err(|e| format!("[[phase]] {} ({}): {e:#}", i + 1, s.phase_name(i)))?;
         b.phases.push(plan);
     }
-    let close = b.push(|index| Step::Close { index, stop: false });
-    b.phases.push(PhasePlan { name: "close".into(), kind: "close".into(), main: Some(close), ..b.single() });
+    // A size phase at the end already closed the store.
+    if b.open {
+        let close = b.push(|index| Step::Close { index, stop: false });
+        b.phases.push(PhasePlan { name: "close".into(), kind: "close".into(), main: Some(close), ..b.single() });
+    }
     let job = Job {
         protocol: PROTOCOL_VERSION,
         engine: row.variant.name.clone(),
@@ -127,6 +130,13 @@ impl Builder<'_> {
         index
     }
 
+    /// Close the store unless a size phase already did (a worker refuses to close it twice).
+    fn push_close(&mut self, before: &mut Vec<usize>) {
+        if std::mem::take(&mut self.open) {
+            before.push(self.push(|index| Step::Close { index, stop: true }));
+        }
+    }
+
     fn push_open(&mut self, mode: OpenMode, stop: bool) -> usize {
         self.mode = mode;
         self.open = true;
@@ -156,6 +166,9 @@ impl Builder<'_> {
         if def.kind == PhaseKind::Settle {
             return Ok(self.settle(p));
         }
+        if def.kind == PhaseKind::Size {
+            return Ok(self.size(p));
+        }
         if let Some(why) = not_applicable(def, self.row, self.data) {
             p.not_applicable = Some(why);
             return Ok(p);
@@ -165,13 +178,13 @@ impl Builder<'_> {
         self.notes(def, &mut p);
         let want = open_mode(def, self.row);
         if def.open_per == OpenPer::Operation {
-            p.before.push(self.push(|index| Step::Close { index, stop: true }));
+            self.push_close(&mut p.before);
             p.main = Some(self.ops(i, def, &mut p, want)?);
             self.push_open(want, true);
             return Ok(p);
         }
         if want != self.mode || def.cache != CacheMode::Warm || !self.open {
-            p.before.push(self.push(|index| Step::Close { index, stop: true }));
+            self.push_close(&mut p.before);
             if def.cache == CacheMode::Cold {
                 p.before.push(self.push(|index| Step::Evict { index, stop: true }));
             }
@@ -189,11 +202,26 @@ impl Builder<'_> {
     /// settle (in-memory stores, servers, build-once files) answers "unsupported": N/A.
     fn settle(&mut self, p: PhasePlan) -> PhasePlan {
         let mut p = PhasePlan { cache: "-".into(), threads: 1, batch: 1, ..p };
-        if self.mode != OpenMode::ReadWrite {
-            p.before.push(self.push(|index| Step::Close { index, stop: true }));
+        if self.mode != OpenMode::ReadWrite || !self.open {
+            self.push_close(&mut p.before);
             p.before.push(self.push_open(OpenMode::ReadWrite, true));
         }
         p.main = Some(self.push(|index| Step::Settle { index, stop: false }));
+        p
+    }
+
+    /// A size phase: the store is closed (timed, as any close) and the worker core reads its
+    /// files' allocated bytes right after, before anything else touches them (the article
+    /// 000 way: `du` once the write's `with` block has closed the store). The next phase
+    /// reopens it.
+    fn size(&mut self, p: PhasePlan) -> PhasePlan {
+        let mut p = PhasePlan { cache: "-".into(), threads: 1, batch: 1, unit: "close".into(), ..p };
+        let mut steps = Vec::new();
+        self.push_close(&mut steps);
+        p.main = steps.pop();
+        if p.main.is_none() {
+            p.not_applicable = Some("the store is already closed: the phase before was a size phase".into());
+        }
         p
     }
 
@@ -562,7 +590,7 @@ pub fn op_kind(k: PhaseKind) -> Option<OpKind> {
         PhaseKind::Delete => OpKind::Delete,
         PhaseKind::Rmw => OpKind::Rmw,
         PhaseKind::Mixed => OpKind::Mixed,
-        PhaseKind::Settle => return None,
+        PhaseKind::Settle | PhaseKind::Size => return None,
     })
 }
 

@@ -92,6 +92,9 @@ fn phase(p: &PhasePlan, steps: &BTreeMap<usize, StepResult>, last_done: &str) ->
     if main.step == "settle" {
         return settled(r, main);
     }
+    if p.kind == "size" && main.error.is_none() {
+        return sized(r, main);
+    }
     if let Some(e) = &main.error {
         let _ = e;
         return failed(r, format!("{} failed: {}", main.step, msg(main)));
@@ -164,6 +167,19 @@ fn settled(mut r: PhaseResult, s: &StepResult) -> PhaseResult {
     r
 }
 
+/// A size phase: the allocated bytes right after the close, and the close's time (a write's
+/// `with` block times it), but no throughput or latency (ops 0).
+fn sized(mut r: PhaseResult, s: &StepResult) -> PhaseResult {
+    (r.wall_ns, r.elapsed_ns, r.space_bytes) = (s.wall_ns, s.wall_ns, s.space_bytes);
+    r.notes.push(format!(
+        "size after the close: {} bytes allocated (the close took {})",
+        s.space_bytes,
+        took(s.wall_ns)
+    ));
+    usage(&mut r, s);
+    r
+}
+
 /// A settle's time: seconds from one second on, else milliseconds.
 fn took(ns: u64) -> String {
     if ns >= 1_000_000_000 {
@@ -220,6 +236,7 @@ fn fill(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
     r.busy_ns = if single { s.wall_ns } else { s.busy_ns };
     r.elapsed_ns = if single { s.wall_ns } else { s.busy_max_ns };
     r.ops_per_sec = r.ops as f64 / (s.wall_ns.max(1) as f64 / 1e9);
+    r.space_bytes = s.space_bytes;
     let threads = p.threads.max(1) as f64;
     // Pipelined gets overlap in time: their summed time says nothing about the harness's
     // share, which is then left at 0 (the row's note says so).
@@ -391,6 +408,24 @@ mod tests {
         let r = &phases(&[p], &steps)[0];
         assert_eq!(r.harness_share, 0.0);
         assert!(!r.notes.iter().any(|n| n.contains("over 10%")), "{:?}", r.notes);
+    }
+
+    #[test]
+    fn a_size_phase_is_the_closes_space_and_time_without_a_rate() {
+        let close = StepResult {
+            index: 0,
+            step: "close".into(),
+            wall_ns: 40_000_000,
+            space_bytes: 1 << 30,
+            ..Default::default()
+        };
+        let p = PhasePlan { kind: "size".into(), ..plan("size-after-load", 0) };
+        let r = &phases(&[p], &BTreeMap::from([(0, close)]))[0];
+        assert_eq!(r.status, Status::Ok);
+        assert_eq!((r.space_bytes, r.wall_ns, r.elapsed_ns), (1 << 30, 40_000_000, 40_000_000));
+        assert_eq!((r.ops, r.ops_per_sec), (0, 0.0), "a size is no throughput figure");
+        assert!(r.latency.is_none());
+        assert!(r.notes.iter().any(|n| n.starts_with("size after the close: 1073741824 bytes")), "{:?}", r.notes);
     }
 
     fn settle_step(index: usize) -> StepResult {

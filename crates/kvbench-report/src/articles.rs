@@ -5,6 +5,7 @@
 //! put the two side by side.
 
 use kvbench_core::result::{EngineResult, Latency, PhaseResult, RunResult, Status};
+use kvbench_core::spec::HotKey;
 
 use crate::{collapse, human_bytes, Section};
 
@@ -133,13 +134,49 @@ fn ratio_range(ratios: &[f64]) -> Option<String> {
 
 // ---- 000: LMDB vs RocksDB vs Speedb from Python ----
 
+/// The size phase right after the load (the store closed there, its files measured), if any.
+fn size_after_load(e: &EngineResult) -> Option<&PhaseResult> {
+    let load = e.phases.iter().position(|p| p.name == "load")?;
+    e.phases.get(load + 1).filter(|p| p.kind == "size" && p.status == Status::Ok)
+}
+
+/// Article 000's space: what the store took right after the write's close (its size phase),
+/// else after the whole run.
+fn a000_space(e: &EngineResult) -> String {
+    match size_after_load(e) {
+        Some(p) if p.space_bytes > 0 => human_bytes(p.space_bytes),
+        _ => space(e),
+    }
+}
+
+/// Article 000's write time: the load and the close after it (the article's `with` block timed
+/// both), on the wall clock as the article's timer.
+fn a000_write(e: &EngineResult) -> Option<String> {
+    a000_write_ns(e).filter(|_| opens_read_write(e)).map(min_sec)
+}
+
+/// The record the article-method phase read (the article: 123456 of 1 000 000), from the
+/// scenario as run and the record count.
+fn a000_hot_key(r: &RunResult) -> String {
+    let phases = r.workload.get("phase").and_then(|p| p.as_array());
+    let hot = phases
+        .into_iter()
+        .flatten()
+        .find(|p| p.get("name").and_then(|n| n.as_str()) == Some("article-method"))
+        .and_then(|p| serde_json::from_value::<HotKey>(p.get("hot_key")?.clone()).ok());
+    match hot.and_then(|h| h.record(r.plan.records)) {
+        Some(k) => format!("key {k}"),
+        None => "one hot key".into(),
+    }
+}
+
 fn a000(r: &RunResult) -> Article {
     let mut rows = Vec::new();
     let mut open_cost = Vec::new();
+    let key = a000_hot_key(r);
     for e in &r.engines {
         let read = ran(e, "article-method").and_then(|p| p.latency.as_ref());
-        let write = ran(e, "load").filter(|_| opens_read_write(e)).map(|p| min_sec(took(p)));
-        rows.push(a000_row(e.label.clone(), space(e), write, read));
+        rows.push(a000_row(e.label.clone(), a000_space(e), a000_write(e), read));
         rows.extend(a000_open_modes(e));
         let once = ran(e, "hot-key-open-once").and_then(|p| p.latency.as_ref());
         if let (Some(per_open), Some(once)) = (read, once) {
@@ -147,7 +184,7 @@ fn a000(r: &RunResult) -> Article {
         }
     }
     let mut differences = vec![format!(
-        "the read columns time open + get of key 123456 + close, 1000 times on a hot cache (phase article-method), as the article did: {}",
+        "the read columns time open + get of {key} + close, 1000 times on a hot cache (phase article-method), as the article did: {}",
         match ratio_range(&open_cost) {
             Some(x) => format!("opened once, the same get is {x} faster (phase hot-key-open-once), so the article timed open(), not get()"),
             None => "kvbench times the get alone in phase hot-key-open-once".into(),
@@ -177,10 +214,10 @@ fn a000(r: &RunResult) -> Article {
     } else if r.engines.iter().any(|e| !a000_open_modes(e).is_empty()) {
         differences.push("the (read-only) and (secondary) rows reopen the default row's own database that way for each read (phases article-method-read-only and article-method-secondary), as the article did; \"-\" where the binding lacks the mode".into());
     }
-    differences.push("space is allocated blocks after close (what du shows); values are generated with the article's distribution (JSON, 0-2000 random chars), not its files".into());
+    differences.push(a000_space_line(r));
     Article {
         title: "space, write time, read min/avg/max",
-        method: "one row per store and mode; write: every document loaded; read: min/avg/max ms of 1000 × (open, get key 123456, close)".into(),
+        method: format!("one row per store and mode; write: every document loaded, then the store closed; read: min/avg/max ms of 1000 × (open, get {key}, close)"),
         headline: "lmdb 0.31 ms, rocksdb 6.32 ms, speedb 10.44 ms average read; lmdb 1m 26s, rocksdb 1m 29s to write",
         headers: strings(&["name", "space", "write time", "read min", "read avg", "read max"]),
         rows,
@@ -211,7 +248,7 @@ fn a000_open_modes(e: &EngineResult) -> Vec<Vec<String>> {
         .filter(|(_, phase)| e.phases.iter().any(|p| p.name == *phase))
         .map(|(mode, phase)| {
             let read = ran(e, phase).and_then(|p| p.latency.as_ref());
-            a000_row(format!("{} ({mode})", e.label), space(e), None, read)
+            a000_row(format!("{} ({mode})", e.label), a000_space(e), None, read)
         })
         .collect()
 }
@@ -220,6 +257,29 @@ fn a000_open_modes(e: &EngineResult) -> Vec<Vec<String>> {
 /// or `read-write`; older ones left it empty).
 fn opens_read_write(e: &EngineResult) -> bool {
     matches!(e.open_mode.replace('-', "").to_lowercase().as_str(), "" | "readwrite")
+}
+
+/// Where the space column was measured, and what the store held by the end of the run.
+fn a000_space_line(r: &RunResult) -> String {
+    let grown: Vec<String> = r
+        .engines
+        .iter()
+        .filter_map(|e| Some((e, size_after_load(e)?.space_bytes)))
+        .filter(|(e, after)| *after > 0 && e.space_bytes as f64 > 1.05 * *after as f64)
+        .map(|(e, after)| format!("{} {:.1}x", e.label, e.space_bytes as f64 / after as f64))
+        .collect();
+    let values = "values are generated with the article's distribution (JSON, 0-2000 random chars), not its files";
+    if !r.engines.iter().any(|e| size_after_load(e).is_some()) {
+        return format!("space is allocated blocks after the whole run's close (what du shows), not right after the write; {values}");
+    }
+    let mut line = "space is allocated blocks right after the write's close (phase size-after-load, what du shows), as the article measured it".to_string();
+    if !grown.is_empty() {
+        line.push_str(&format!(
+            "; by the end of the run (reads' opens, secondary/, the batched rewrite) the stores took more: {}",
+            grown.join(", ")
+        ));
+    }
+    format!("{line}; {values}")
 }
 
 /// Differences in how article 000's rows wrote: batching, LMDB's one transaction, typed keys.
@@ -239,13 +299,45 @@ fn a000_writes(r: &RunResult) -> Vec<String> {
             batched.join(", ")
         ));
     }
-    if r.engines.iter().any(|e| e.engine == "py-lmdb" && ran(e, "load").is_some_and(|p| p.batch == 1)) {
-        out.push("py-lmdb commits every put here; the article wrote LMDB in one transaction".into());
-    }
+    out.extend(a000_lmdb_transactions(r));
     if r.engines.iter().any(|e| e.options.get("keys").and_then(|v| v.as_str()) == Some("int")) {
         out.push("rows with keys = int store the article's int keys and str values (the binding's typed encoding); the raw rows store the bytes".into());
     }
     out
+}
+
+/// py-lmdb's rows: one commit per put (kvbench's honest row) beside the article's one
+/// transaction (`transaction = "load"`), and what the one transaction saves.
+fn a000_lmdb_transactions(r: &RunResult) -> Vec<String> {
+    let lmdb = |one: bool| {
+        r.engines.iter().find(|e| {
+            e.engine == "py-lmdb" && (e.options.get("transaction").and_then(|v| v.as_str()) == Some("load")) == one
+        })
+    };
+    let per_put = lmdb(false).filter(|e| ran(e, "load").is_some_and(|p| p.batch == 1));
+    let mut out = vec!["write time is the load plus the close after it (phase size-after-load), on the wall clock, as the article's `with` block timed both".to_string()];
+    match (per_put, lmdb(true)) {
+        (Some(a), Some(b)) => {
+            let ratio = a000_write_ns(a).zip(a000_write_ns(b)).map(|(x, y)| x / y.max(1.0));
+            out.push(format!(
+                "{} commits every put (a put is stored once it returns); {} writes as the article did, every put in one transaction committed at the end of the load{}",
+                a.label,
+                b.label,
+                ratio.map(|x| format!(": {x:.1}x faster")).unwrap_or_default()
+            ));
+        }
+        (Some(a), None) => {
+            out.push(format!("{} commits every put here; the article wrote LMDB in one transaction", a.label))
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Load plus the close after it (ns of wall time).
+fn a000_write_ns(e: &EngineResult) -> Option<f64> {
+    let load = ran(e, "load")?;
+    Some((load.wall_ns + size_after_load(e).map_or(0, |p| p.wall_ns)) as f64)
 }
 
 /// Which sync setting the rows ran with, naming the rows that differ from the first.
@@ -389,27 +481,71 @@ fn a002(r: &RunResult, reps: u32) -> Article {
                 e.label.clone(),
                 if e.sync == "none" { "off".into() } else { "on".into() },
                 or_dash(load.map(|p| p.ops.to_string())),
-                or_dash(load.map(|p| secs(took(p)))),
+                // Both from the wall clock, as the article's gettimeofday pair.
+                or_dash(load.map(|p| secs(p.wall_ns as f64))),
                 or_dash(load.map(|p| format!("{:.0}", p.ops_per_sec))),
                 ratio,
             ]
         })
         .collect();
     let differences = vec![
-        "the article ran with fsync = off and did not say so in its figures: rows with fsync on are the durable ones".into(),
+        format!(
+            "the article ran with fsync = off and did not say so in its figures: rows with fsync on are the durable ones; {}",
+            a002_durability(r)
+        ),
         format!(
             "the server's state (checkpoints, WAL) swings the COPY/INSERT ratio; this is the median of {reps} repetition(s), the spread is in the phase tables"
         ),
-        "kvbench's table has a primary key (the article's had none); the client is Rust's postgres crate over loopback TCP, not OCaml".into(),
-        "seconds and rows/s time the calls that send one transaction of INSERTs or one COPY, as the article's timer did".into(),
+        format!("kvbench's table has a primary key (the article's had none); {}", a002_connection(r)),
+        "seconds and rows/s are both the load phase's wall time (one transaction of INSERTs or one COPY), as the article's gettimeofday pair timed it".into(),
     ];
+    let table = setting(r, "table").unwrap_or_else(|| "a table (k text primary key, v text)".into());
     Article {
         title: "rows per second, INSERT in one transaction vs COPY FROM STDIN",
-        method: "(int, text, double) rows loaded by each method; seconds for the whole load, rows/s, and the ratio to INSERT at the same fsync".into(),
+        method: format!(
+            "{} rows, each the article's (int, text, double) values as one line in COPY's text form, stored as the value of {table}; seconds for the whole load, rows/s, and the ratio to INSERT at the same fsync",
+            r.plan.records
+        ),
         headline: "100 000 rows: INSERT 13.38 s (7 500 rows/s), COPY 0.46 s (220 000 rows/s), about 30x; COPY 240 000 rows/s at 1 000 000 rows",
         headers: strings(&["method", "fsync", "rows", "seconds", "rows/s", "x INSERT"]),
         rows,
         differences,
+    }
+}
+
+/// A setting the rows report (the first row that has it).
+fn setting(r: &RunResult, name: &str) -> Option<String> {
+    r.engines.iter().find_map(|e| e.settings.get(name).cloned())
+}
+
+/// How the client reached the server, from the rows' `access` setting.
+fn a002_connection(r: &RunResult) -> String {
+    match setting(r, "access") {
+        Some(a) if a.contains("Unix socket") => "the client is Rust's postgres crate over the server's Unix socket (kvbench's private server opens no TCP port), where the article's OCaml client connected over TCP to localhost: each INSERT's round trip here skips the loopback TCP stack".into(),
+        Some(a) => format!("the client is Rust's postgres crate ({a}), not OCaml"),
+        None => "the client is Rust's postgres crate, not OCaml".into(),
+    }
+}
+
+/// What `fsync` on/off meant for the server, as the rows read it back.
+fn a002_durability(r: &RunResult) -> String {
+    let mut pairs: Vec<String> = r
+        .engines
+        .iter()
+        .filter_map(|e| {
+            Some(format!(
+                "fsync={} with synchronous_commit={}",
+                e.settings.get("fsync")?,
+                e.settings.get("synchronous_commit")?
+            ))
+        })
+        .collect();
+    pairs.sort();
+    pairs.dedup();
+    if pairs.is_empty() {
+        "fsync=off rows also set synchronous_commit=off (sync = none sets both), fsync=on rows keep both on".into()
+    } else {
+        format!("the rows ran {} (sync = none sets both off)", pairs.join(", "))
     }
 }
 
@@ -826,6 +962,52 @@ mod tests {
         assert!(!s.note.contains("(row, batch)"), "every load was one put per document: {}", s.note);
     }
 
+    #[test]
+    fn a000_cells_come_from_the_phases_their_headings_name() {
+        let size = PhaseResult { space_bytes: 1100 << 20, ..ph("size-after-load", "size", 4_000.0, 0.0) };
+        let phases = vec![
+            ph("load", "load", 82_000.0, 0.08),
+            size,
+            ph("article-method", "get", 310.0, 0.31),
+            ph("hot-key-open-once", "get", 1.0, 0.001),
+        ];
+        let per_put = EngineResult { space_bytes: 2200 << 20, ..row("py-lmdb", "py-lmdb", phases.clone()) };
+        let mut one = row("py-lmdb (one transaction)", "py-lmdb", phases);
+        one.options.insert("transaction".into(), serde_json::json!("load"));
+        one.phases[0].wall_ns = 36_000_000_000;
+        let mut r = run("article-000-python-lmdb-rocksdb-speedb", vec![per_put, one]);
+        r.plan.records = 1000;
+        r.workload = serde_json::json!({ "phase": [{ "name": "article-method", "hot_key": "12.3456%" }] });
+        let s = section(&r);
+        // space: the size phase after the load, not the row's size after the whole run
+        assert_eq!(s.rows[0][1], "1.1 GiB");
+        // write: the load and the close after it, on the wall clock (82 s + 4 s)
+        assert_eq!(s.rows[0][2], "1m 26s");
+        assert_eq!(s.rows[1][2], "40.0s");
+        // reads: the open-per-read phase, not the phase that opened once
+        assert_eq!(s.rows[0][3..], ["0.15 ms", "0.31 ms", "0.93 ms"]);
+        assert!(s.note.contains("py-lmdb 2.0x"), "the end-of-run size is named: {}", s.note);
+        assert!(s.note.contains("committed at the end of the load: 2.1x faster"), "{}", s.note);
+        assert!(s.note.contains("get key 123,") && s.note.contains("get of key 123 +"), "{}", s.note);
+        // The (read-only) row reopens the default row's database: the same space cell.
+        let size = PhaseResult { space_bytes: 1000 << 20, ..ph("size-after-load", "size", 1.0, 0.0) };
+        let ro = ph("article-method-read-only", "get", 3650.0, 3.65);
+        let phases = vec![ph("load", "load", 1.0, 0.1), size, ro];
+        let rdb = EngineResult { space_bytes: 1430 << 20, ..row("py-rocksdict", "py-rocksdict", phases) };
+        let s = section(&run("article-000-python-lmdb-rocksdb-speedb", vec![rdb]));
+        assert_eq!(s.rows[1][..2], ["py-rocksdict (read-only)", "1000.0 MiB"]);
+        assert!(!s.note.contains("123456"), "the hot key follows the record count: {}", s.note);
+    }
+
+    #[test]
+    fn a000_without_a_size_phase_says_space_is_after_the_whole_run() {
+        let e = row("lmdb", "lmdb", vec![ph("load", "load", 1000.0, 0.1), ph("article-method", "get", 1.0, 1.0)]);
+        let s = section(&run("article-000-python-lmdb-rocksdb-speedb", vec![e]));
+        assert_eq!(s.rows[0][1], "3.0 MiB");
+        assert!(s.note.contains("after the whole run's close"), "{}", s.note);
+        assert!(s.note.contains("one hot key"), "no hot key in the workload: {}", s.note);
+    }
+
     fn mget(name: &str, keys: u64, requests: u64, cold: bool, mean_ms: f64) -> PhaseResult {
         PhaseResult {
             ops: keys * requests,
@@ -896,6 +1078,35 @@ mod tests {
         assert_eq!(s.rows[3][5], "10.0x");
         assert_eq!(s.rows[0][5], "1.0x");
         assert!(s.note.contains("median of 1 repetition"), "{}", s.note);
+    }
+
+    #[test]
+    fn a002_cells_come_from_the_load_phases_wall_clock_and_the_rows_settings() {
+        let mut load = ph("load", "load", 460.0, 0.004);
+        // Time inside the calls (elapsed) is less than the wall time: the cells use the wall.
+        (load.ops, load.elapsed_ns, load.wall_ns, load.ops_per_sec) = (100_000, 360_000_000, 500_000_000, 200_000.0);
+        let mut e = row("COPY fsync=off", "postgres", vec![load, ph("verify", "scan", 50.0, 50.0)]);
+        e.sync = "none".into();
+        e.options.insert("load".into(), serde_json::json!("copy-text"));
+        for (k, v) in [
+            ("access", "Unix socket"),
+            ("table", "kvbench_kv (k text PRIMARY KEY, v text)"),
+            ("fsync", "off"),
+            ("synchronous_commit", "off"),
+        ] {
+            e.settings.insert(k.into(), v.into());
+        }
+        let mut r = run("article-002-postgres-copy", vec![e]);
+        r.plan.records = 100_000;
+        let s = section(&r);
+        assert_eq!(s.rows[0], ["COPY fsync=off", "off", "100000", "0.500 s", "200000", "-"]);
+        assert!(
+            s.note.contains("100000 rows") && s.note.contains("kvbench_kv (k text PRIMARY KEY, v text)"),
+            "{}",
+            s.note
+        );
+        assert!(s.note.contains("fsync=off with synchronous_commit=off"), "{}", s.note);
+        assert!(s.note.contains("Unix socket") && !s.note.contains("over loopback TCP"), "{}", s.note);
     }
 
     /// An article-003 row of 10 records: a 100-pass load, 100-pass reads, the bulk read and the

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use kvbench_core::result::{EngineResult, PhaseResult, RunResult, Status};
+use kvbench_core::spec::PhaseKind;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
@@ -284,7 +285,7 @@ pub fn vary_section(r: &RunResult) -> Option<Section> {
         let labels: Vec<&str> =
             g.get("labels").and_then(|l| l.as_array()).into_iter().flatten().filter_map(|l| l.as_str()).collect();
         let Some((first, rest)) = labels.split_first() else { continue };
-        for (phase, _) in phase_names(r).into_iter().filter(|(_, k)| k != "settle") {
+        for (phase, _) in phase_names(r).into_iter().filter(|(_, k)| PhaseKind::named_runs_ops(k)) {
             let (a, _) = rates(&reps(first), &phase);
             for label in std::iter::once(first).chain(rest) {
                 let (b, _) = rates(&reps(label), &phase);
@@ -314,7 +315,7 @@ pub fn compared(a: &RunResult, b: &RunResult, m: &Method) -> Vec<Compared> {
     let (la, lb) = (by_label(a), by_label(b));
     let unreliable = unreliable(a, b);
     let mut out = Vec::new();
-    for (name, kind) in phase_names(a).into_iter().filter(|(_, k)| k != "settle") {
+    for (name, kind) in phase_names(a).into_iter().filter(|(_, k)| PhaseKind::named_runs_ops(k)) {
         for (label, ra) in &la {
             let Some((_, rb)) = lb.iter().find(|(l, _)| l == label) else { continue };
             let has = |reps: &[&EngineResult]| reps.iter().any(|e| e.phases.iter().any(|p| p.name == name));

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use kvbench_core::result::{EngineResult, Latency, PhaseResult, RunResult, Status};
+use kvbench_core::spec::PhaseKind;
 
 mod articles;
 mod compare;
@@ -370,8 +371,8 @@ pub fn sections(r: &RunResult) -> Vec<Section> {
     out.extend(ratios(&r));
     out.extend(varied);
     out.push(phase_times(&r));
-    // A settle phase has no rate or latency: its wall time is in the phase-time table only.
-    for (name, kind) in phase_names(&r).into_iter().filter(|(_, k)| k != "settle") {
+    // A settle or size phase has no rate or latency: its wall time is in the phase-time table only.
+    for (name, kind) in phase_names(&r).into_iter().filter(|(_, k)| PhaseKind::named_runs_ops(k)) {
         out.push(phase_section(&r, &spreads, &name, &kind));
     }
     out
@@ -521,8 +522,9 @@ fn phase_times(r: &RunResult) -> Section {
         }
         s.rows.push(row);
     }
-    // A settle's time is what the store needed, not a result to win: no column best.
-    let settles: Vec<String> = phase_names(r).into_iter().filter(|(_, k)| k == "settle").map(|(n, _)| n).collect();
+    // A settle's (or size's) time is what the store needed, not a result to win: no column best.
+    let settles: Vec<String> =
+        phase_names(r).into_iter().filter(|(_, k)| !PhaseKind::named_runs_ops(k)).map(|(n, _)| n).collect();
     for c in (0..names.len()).filter(|&c| !settles.contains(&names[c])) {
         s.best[c + 1] = best_of(&vals[c], &conds[c], false);
     }

@@ -207,6 +207,10 @@ impl Hosted {
             }
             None => simple_result(cur.name, &cur.evicted, r),
         };
+        if res.step == "close" && res.error.is_none() {
+            // Before the event goes out: the worker starts the next step only after it.
+            res.space_bytes = sys::space(&self.job.dir).0;
+        }
         res.index = cur.index;
         res.runtime = parse_map(r.runtime).unwrap_or_default();
         res.internals = parse_map(r.internals).unwrap_or_default();

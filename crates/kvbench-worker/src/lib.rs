@@ -185,7 +185,9 @@ impl Worker<'_> {
         let r = self.engine.take().map(|e| e.close()).unwrap_or(Ok(()));
         match r {
             Ok(()) => {
-                StepResult { step: "close".into(), wall_ns: t0.elapsed().as_nanos() as u64, ..Default::default() }
+                let wall_ns = t0.elapsed().as_nanos() as u64;
+                let space_bytes = sys::space(&self.job.dir).0;
+                StepResult { step: "close".into(), wall_ns, space_bytes, ..Default::default() }
             }
             Err(e) => Self::failed("close", e),
         }

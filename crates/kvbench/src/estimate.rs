@@ -76,7 +76,7 @@ pub fn estimate(s: &Scenario, out: &Path) -> Estimate {
                     e.largest = Some((secs, why));
                 }
             }
-            e.unknown += usize::from(p.kind != PhaseKind::Settle && !known(p) && !paces.contains_key(&key));
+            e.unknown += usize::from(p.kind.runs_ops() && !known(p) && !paces.contains_key(&key));
         }
     }
     e
@@ -121,7 +121,7 @@ fn phase_secs(s: &Scenario, p: &PhaseDef, pace: Option<&Pace>, label: &str) -> V
 fn units(s: &Scenario, p: &PhaseDef) -> Option<u64> {
     let records = s.dataset.source.is_none().then_some(s.dataset.records)?;
     Some(match p.kind {
-        PhaseKind::Settle => return None,
+        PhaseKind::Settle | PhaseKind::Size => return None,
         PhaseKind::Load => records,
         PhaseKind::MultiGet => p.count.unwrap_or(records.div_ceil(u64::from(p.keys.unwrap_or(100)).max(1))),
         PhaseKind::Scan => p.count.unwrap_or(1),

@@ -236,7 +236,7 @@ fn figures(r: &RunResult) -> Vec<Figure> {
                 .iter()
                 .filter_map(|e| e.phases.iter().find(|q| q.name == p.name && q.status == Status::Ok))
                 .collect();
-            if same.is_empty() || p.kind == "settle" {
+            if same.is_empty() || !kvbench_core::spec::PhaseKind::named_runs_ops(&p.kind) {
                 continue;
             }
             let opt = |f: &dyn Fn(&PhaseResult) -> Option<f64>| {

@@ -242,7 +242,7 @@ fn set_dataset(s: &mut Scenario, d: &str) {
     }
 }
 
-/// The phases after the load that run operations (settle phases run none).
+/// The phases after the load that run operations (settle and size phases run none).
 fn timed(s: &mut Scenario) -> impl Iterator<Item = &mut PhaseDef> {
     s.phases.iter_mut().filter(|p| p.kind.runs_after_load())
 }
@@ -311,7 +311,7 @@ fn set_ops(s: &mut Scenario, o: &PerPhase<u64>) -> Result<(), String> {
             let p = phase_named(s, name)?;
             match p.kind {
                 PhaseKind::Load => return Err("a load writes every record once: its size is --records".into()),
-                PhaseKind::Settle => return Err("a settle phase runs no operations".into()),
+                k if !k.runs_ops() => return Err(format!("a {} phase runs no operations", k.as_str())),
                 _ => set(p),
             }
         }

@@ -12,7 +12,6 @@ use kvbench_core::job::{Dataset, Dist, OpKind, OpsStep, Step};
 use kvbench_core::opstream::{Op, OpStream};
 use kvbench_core::policy::{dataset, jobs};
 use kvbench_core::scenario::Scenario;
-use kvbench_core::spec::PhaseKind;
 
 /// A store that can do everything, so no phase is left out of the plan.
 const EVERYTHING: Capabilities = Capabilities {
@@ -51,9 +50,9 @@ pub fn main(s: &Scenario, plan_dir: &Path, dump: bool, only: Option<&str>) -> Re
         })
         .collect();
     if let (Some(name), true) = (only, steps.is_empty()) {
-        // Settle phases run no operations: they have no stream to show.
+        // Settle and size phases run no operations: they have no stream to show.
         let names: Vec<String> =
-            (0..s.phases.len()).filter(|&i| s.phases[i].kind != PhaseKind::Settle).map(|i| s.phase_name(i)).collect();
+            (0..s.phases.len()).filter(|&i| s.phases[i].kind.runs_ops()).map(|i| s.phase_name(i)).collect();
         return Err(format!("--phase {name}: no such phase (phases: {})", names.join(", ")));
     }
     if dump {

@@ -345,3 +345,50 @@ fn a_rows_threads_out_of_range_names_the_field() {
     let e = s.check().unwrap_err();
     assert!(e.contains("engine[1].threads") && e.contains("allowed: 1 to 1024"), "{e}");
 }
+
+const SIZE: &str = r#"
+engines = ["lmdb"]
+[dataset]
+records = 100
+[[phase]]
+kind = "load"
+[[phase]]
+name = "size-after-load"
+kind = "size"
+[[phase]]
+name = "per-read"
+kind = "get"
+open_per = "operation"
+[[phase]]
+name = "get"
+kind = "get"
+[[phase]]
+name = "size-at-end"
+kind = "size"
+"#;
+
+#[test]
+fn a_size_phase_is_the_close_right_after_the_phase_before_it() {
+    let p = plan(SIZE, caps(true, true));
+    let size = p.phases.iter().find(|x| x.name == "size-after-load").unwrap();
+    let load = p.phases.iter().find(|x| x.name == "load").unwrap();
+    assert_eq!(size.main, Some(load.main.unwrap() + 1), "nothing runs between the load and the close");
+    assert!(matches!(p.job.steps[size.main.unwrap()], Step::Close { stop: true, .. }));
+    // The store is closed already: the open-per-read phase sends no second close.
+    assert!(kinds_before(&p, "per-read").is_empty());
+    // A size phase at the end closed the store: no close after it (a worker refuses a second).
+    let closes = p.job.steps.iter().filter(|s| matches!(s, Step::Close { .. })).count();
+    assert_eq!(closes, 2, "{:?}", p.job.steps);
+    assert!(p.phases.iter().all(|x| x.name != "close"));
+}
+
+#[test]
+fn a_size_phase_refuses_fields_that_shape_operations() {
+    let bad = SIZE.replace(
+        "kind = \"size\"\n[[phase]]\nname = \"per-read\"",
+        "kind = \"size\"\nbatch = 10\n[[phase]]\nname = \"per-read\"",
+    );
+    let s: Scenario = toml::from_str(&bad).unwrap();
+    let e = s.check().unwrap_err();
+    assert!(e.contains("phase[2].batch") && e.contains("size phase"), "{e}");
+}

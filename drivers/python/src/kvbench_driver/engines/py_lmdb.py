@@ -1,9 +1,11 @@
 """`py-lmdb`: LMDB through py-lmdb (PyPI package `lmdb`, which bundles its own LMDB).
 
 One environment in the job directory, main database. Each write batch is one write transaction
-(`with env.begin(write=True)`); `sync = none` opens with sync=False/metasync=False (MDB_NOSYNC)
-and syncs at close. A reader is one read transaction; `get` is the transaction's own method.
-Read-only opens use readonly=True; LMDB has no secondary instances.
+(`with env.begin(write=True)`), or with `transaction = load` a load into an empty environment is
+one write transaction for every put, committed by finish-load inside the load's timing (article
+000's `with env.begin(write=True)` around its whole write). `sync = none` opens with sync=False
+and metasync=False (MDB_NOSYNC) and syncs at close. A reader is one read transaction; `get` is
+the transaction's own method. Read-only opens use readonly=True; LMDB has no secondary instances.
 """
 
 from __future__ import annotations
@@ -56,16 +58,24 @@ class LmdbEngine(Engine):
         self.readers: list[LmdbReader] = []
         # Written since open: only then does a no-sync environment need a sync at close.
         self.dirty = False
+        # transaction = load: the first load (an empty environment) goes into one transaction.
+        self.one_txn = o.text("transaction") == "load" and not self.read_only and self.env.stat()["entries"] == 0
+        self.txn = None
 
     def write(self, batch: list[tuple[bytes, Optional[bytes]]]) -> None:
         self.dirty = True
+        if self.one_txn:
+            if self.txn is None:
+                self.txn = self.env.begin(write=True)
+            put_all(self.txn, batch)
+            return
         with self.env.begin(write=True) as txn:
-            put, delete = txn.put, txn.delete
-            for k, v in batch:
-                if v is None:
-                    delete(k)
-                else:
-                    put(k, v)
+            put_all(txn, batch)
+
+    def finish_load(self) -> None:
+        if self.txn is not None:
+            self.txn.commit()
+        self.txn, self.one_txn = None, False
 
     def reader(self) -> Reader:
         r = LmdbReader(self.env)
@@ -76,6 +86,9 @@ class LmdbEngine(Engine):
         for r in self.readers:
             r.close()
         self.readers.clear()
+        if self.txn is not None:  # a load that did not finish: nothing of it is kept
+            self.txn.abort()
+            self.txn = None
         try:
             if self.no_sync and self.dirty:
                 self.env.sync(True)
@@ -95,10 +108,20 @@ class LmdbEngine(Engine):
             "readahead": "on" if self.readahead else "off (MDB_NORDAHEAD)",
             "write_map": "on (MDB_WRITEMAP)" if self.write_map else "off",
             "max_readers": str(MAX_READERS),
-            "write_batch": "one write transaction per batch (env.begin(write=True))",
+            "write_batch": ("one write transaction for the whole first load, committed at its end"
+                            if self.one_txn else "one write transaction per batch (env.begin(write=True))"),
             "reader": "one read transaction per reader (Transaction.get), renewed on refresh",
             "binding": version(),
         }
+
+
+def put_all(txn, batch: list[tuple[bytes, Optional[bytes]]]) -> None:
+    put, delete = txn.put, txn.delete
+    for k, v in batch:
+        if v is None:
+            delete(k)
+        else:
+            put(k, v)
 
 
 class LmdbReader(Reader):
@@ -134,6 +157,10 @@ DESCRIPTOR = Descriptor(
         OptionSpec("no_readahead", "bool", "false",
                    "readahead=False (MDB_NORDAHEAD): no OS read-ahead (random reads larger than RAM)"),
         OptionSpec("write_map", "bool", "false", "writemap=True (MDB_WRITEMAP): write through a writable map"),
+        OptionSpec("transaction", "enum", "batch",
+                   "batch: one write transaction per write batch; load: a load into an empty environment is "
+                   "one write transaction, committed inside the load's timing (article 000's way)",
+                   ("batch", "load")),
     ),
     version=version,
     unavailable=lambda: _missing,
