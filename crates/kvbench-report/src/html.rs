@@ -563,7 +563,9 @@ fn time_ticks(x: &Scale) -> Vec<(f64, String)> {
     let ms = x.hi - x.lo < 2.0;
     x.ticks()
         .into_iter()
-        .map(|v| (v, if ms { format!("{} ms", crate::svg::num(v * 1000.0)) } else { format!("{}s", crate::svg::num(v)) }))
+        .map(|v| {
+            (v, if ms { format!("{} ms", crate::svg::num(v * 1000.0)) } else { format!("{}s", crate::svg::num(v)) })
+        })
         .collect()
 }
 

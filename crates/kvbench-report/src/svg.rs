@@ -37,7 +37,9 @@ impl Marker {
     pub fn draw(self, x: f64, y: f64, fill: &str, inner: &str) -> String {
         let r = 2.8;
         let shape = match self {
-            Marker::Circle => return format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"2.5\" fill=\"{fill}\">{inner}</circle>"),
+            Marker::Circle => {
+                return format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"2.5\" fill=\"{fill}\">{inner}</circle>")
+            }
             Marker::Square => [(-r, -r), (r, -r), (r, r), (-r, r)].to_vec(),
             Marker::Triangle => [(0.0, -r - 0.5), (r + 0.5, r), (-r - 0.5, r)].to_vec(),
             Marker::Diamond => [(0.0, -r - 0.7), (r + 0.7, 0.0), (0.0, r + 0.7), (-r - 0.7, 0.0)].to_vec(),
