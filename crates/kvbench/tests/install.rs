@@ -245,8 +245,13 @@ fn readme_examples_run_from_an_installed_copy_outside_the_checkout() {
         if cmd == "kvbench list" {
             // Which runtimes it found, and where: all three, in the installed home.
             let home = prefix.path().canonicalize().unwrap().join("lib/kvbench");
-            for (k, at) in [("rust", "bin/kvbench"), ("go", "lib/kvbench/drivers/go/bin/"), ("python", "lib/kvbench/drivers/python/.venv/")] {
-                let line = out.lines().find(|l| l.starts_with(&format!("  {k:<8}"))).unwrap_or_else(|| panic!("{k}: {out}"));
+            for (k, at) in [
+                ("rust", "bin/kvbench"),
+                ("go", "lib/kvbench/drivers/go/bin/"),
+                ("python", "lib/kvbench/drivers/python/.venv/"),
+            ] {
+                let line =
+                    out.lines().find(|l| l.starts_with(&format!("  {k:<8}"))).unwrap_or_else(|| panic!("{k}: {out}"));
                 let want = prefix.path().canonicalize().unwrap().join(at);
                 assert!(line.contains(want.to_str().unwrap()), "{k} found in the install: {line}");
             }
