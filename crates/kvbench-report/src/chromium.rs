@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::tests::{fixture, repeated};
+use crate::tests::{fixture, latency_groups, many_rows, repeated, three_sample_scan};
 use crate::{render, Format};
 
 fn chromium() -> Option<PathBuf> {
@@ -67,17 +67,29 @@ fn console_lines(stderr: &str) -> Vec<&str> {
     stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
 }
 
-#[test]
-fn the_report_renders_in_chromium() {
-    let Some(bin) = chromium() else {
+/// Chromium, or None when it is missing and not required (the test then says it skipped).
+fn browser(what: &str) -> Option<PathBuf> {
+    let bin = chromium();
+    if bin.is_none() {
         assert!(std::env::var_os("KVBENCH_REQUIRE_CHROMIUM").is_none(), "chromium not found (make deps installs it)");
-        eprintln!("chromium not found: HTML browser test skipped");
-        return;
-    };
+        eprintln!("chromium not found: {what} browser test skipped");
+    }
+    bin
+}
+
+/// Where pages and screenshots go (`KVBENCH_SCREENSHOT_DIR`, as `make test` sets it).
+fn screenshot_dir() -> PathBuf {
     let dir = std::env::var_os("KVBENCH_SCREENSHOT_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("kvbench-html-test"));
     std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn the_report_renders_in_chromium() {
+    let Some(bin) = browser("HTML") else { return };
+    let dir = screenshot_dir();
     let page = dir.join("report.html");
     std::fs::write(&page, render(&repeated(&fixture(), &[1.0, 0.96, 1.05]), Format::Html)).unwrap();
 
@@ -161,15 +173,8 @@ fn history() -> Vec<(crate::trend::Series, Vec<crate::trend::Step>)> {
 
 #[test]
 fn the_dashboard_renders_in_chromium() {
-    let Some(bin) = chromium() else {
-        assert!(std::env::var_os("KVBENCH_REQUIRE_CHROMIUM").is_none(), "chromium not found (make deps installs it)");
-        eprintln!("chromium not found: dashboard browser test skipped");
-        return;
-    };
-    let dir = std::env::var_os("KVBENCH_SCREENSHOT_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join("kvbench-html-test"));
-    std::fs::create_dir_all(&dir).unwrap();
+    let Some(bin) = browser("dashboard") else { return };
+    let dir = screenshot_dir();
     let page = dir.join("dashboard.html");
     let h = history();
     assert!(h.iter().all(|(_, st)| st.len() == 1 && st[0].at == 8), "the drop is one step");
@@ -188,4 +193,64 @@ fn the_dashboard_renders_in_chromium() {
     let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
     assert!(size > 20_000, "screenshot {} written ({size} bytes)", shot.display());
     eprintln!("dashboard screenshot: {}", shot.display());
+}
+
+/// The value of attribute `name` in the tag text `tag`.
+fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let at = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+    tag[at..].split('"').next()
+}
+
+/// The figure `data-chart="ID"` (the first) of a DOM.
+fn figure_of<'a>(dom: &'a str, id: &str) -> &'a str {
+    let at = dom.find(&format!("data-chart=\"{id}\"")).unwrap_or_else(|| panic!("chart {id} missing"));
+    &dom[at..at + dom[at..].find("</figure>").expect("figure closes")]
+}
+
+/// The x position of the percentile axis' tick labelled `label` in a chart.
+fn tick_x(fig: &str, label: &str) -> f64 {
+    let tag = fig.split("<text class=\"tick\"").find(|t| t.contains(&format!(">{label}</text>"))).expect(label);
+    attr(tag, "x").and_then(|x| x.parse().ok()).expect("tick x")
+}
+
+#[test]
+fn a_30_row_report_stays_readable_in_chromium() {
+    let Some(bin) = browser("30-row HTML") else { return };
+    let dir = screenshot_dir();
+    let page = dir.join("report-30-rows.html");
+    std::fs::write(&page, render(&three_sample_scan(many_rows(30)), Format::Html)).unwrap();
+    let (dom, err) = run(&bin, &["--dump-dom".into()], &page);
+    assert!(console_lines(&err).is_empty(), "console messages: {:?}", console_lines(&err));
+
+    // Every curve of the get phase has its own stroke: colour and dash pattern together.
+    let groups = latency_groups(&dom, "get");
+    assert!(groups.len() >= 3 && groups.iter().all(|g| g.len() <= 12), "grouped: {groups:?}");
+    let styles: std::collections::HashSet<(String, String)> = dom
+        .split("data-chart=\"latency-get\"")
+        .skip(1)
+        .flat_map(|f| f.split("</figure>").next().unwrap_or("").split("<polyline").skip(1))
+        .map(|t| (attr(t, "stroke").unwrap_or("").to_string(), attr(t, "stroke-dasharray").unwrap_or("").to_string()))
+        .collect();
+    assert_eq!(styles.len(), 29, "29 measured rows, 29 distinct stroke styles: {styles:?}");
+    assert!(dom.contains("class=\"marker\""), "rows past the first ten mark their points with shapes");
+
+    // Three scans resolve up to p66.7: the curve ends there, not at p99.999.
+    let scan = figure_of(&dom, "latency-scan");
+    let line = scan.split("<polyline").nth(1).expect("the scan curve");
+    let last_x: f64 = attr(line, "points")
+        .and_then(|p| p.split(' ').next_back())
+        .and_then(|p| p.split(',').next())
+        .and_then(|x| x.parse().ok())
+        .expect("points");
+    let (x0, x90) = (tick_x(scan, "0%"), tick_x(scan, "90%"));
+    let want = x0 + 3f64.log10() * (x90 - x0);
+    assert!((last_x - want).abs() < 0.2, "the 3-sample curve ends at x {last_x}, p66.7 is at {want}");
+    assert!(scan.contains("the samples resolve up to p66.667"), "and says so on hover");
+
+    let shot = dir.join("report-30-rows.png");
+    let _ = std::fs::remove_file(&shot);
+    run(&bin, &[format!("--screenshot={}", shot.display()), "--window-size=1300,6000".into()], &page);
+    let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+    assert!(size > 50_000, "screenshot {} written ({size} bytes)", shot.display());
+    eprintln!("30-row HTML report screenshot: {}", shot.display());
 }

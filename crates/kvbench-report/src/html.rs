@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use kvbench_core::result::{EngineResult, Interval, PhaseResult, RunResult, Status};
 
-use crate::svg::{colour, dash, esc, points, Frame, Scale};
+use crate::svg::{colour, dash, esc, marker, points, Frame, Marker, Scale};
 use crate::{by_label, human_bytes, human_ns, human_rate, median, space_measured, wall_ns, Section};
 
 /// One row label with its repetitions and colour.
@@ -17,6 +17,10 @@ struct Row<'a> {
     colour: String,
     /// The line's dash pattern past the base palette (see `svg::dash`).
     dash: Option<&'static str>,
+    /// The shape of its curve's labelled points (see `svg::marker`).
+    marker: Marker,
+    /// The runtime its worker ran in (rust, go, python): how a crowded chart is split.
+    runtime: String,
     reps: Vec<&'a EngineResult>,
 }
 
@@ -33,7 +37,14 @@ fn rows(r: &RunResult) -> Vec<Row<'_>> {
     by_label(r)
         .into_iter()
         .enumerate()
-        .map(|(i, (label, reps))| Row { label, colour: colour(i), dash: dash(i), reps })
+        .map(|(i, (label, reps))| Row {
+            label,
+            colour: colour(i),
+            dash: dash(i),
+            marker: marker(i),
+            runtime: reps[0].runtime.clone(),
+            reps,
+        })
         .collect()
 }
 
@@ -49,12 +60,13 @@ fn legend(rows: &[&Row], extra: &str) -> String {
     let mut s = String::from("<div class=\"legend\">");
     for r in rows {
         match r.dash {
-            // A dashed row's key is a sample of its line.
+            // A dashed row's key is a sample of its line with its marker.
             Some(d) => {
                 let _ = write!(
                     s,
-                    "<span><svg class=\"dash-key\" width=\"22\" height=\"8\"><line x1=\"0\" y1=\"4\" x2=\"22\" y2=\"4\" stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"{d}\"/></svg>{}</span>",
+                    "<span><svg class=\"dash-key\" width=\"22\" height=\"10\"><line x1=\"0\" y1=\"5\" x2=\"22\" y2=\"5\" stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"{d}\"/>{}</svg>{}</span>",
                     r.colour,
+                    r.marker.draw(11.0, 5.0, &r.colour, ""),
                     esc(&r.label)
                 );
             }
@@ -243,11 +255,11 @@ fn pct_label(u: f64) -> String {
 fn distribution(ps: &[&PhaseResult]) -> Vec<(f64, f64)> {
     if let Some(h) = crate::pooled_histogram(ps) {
         let last = supported_nines(h.len());
-        return (0..=(NINES * 20.0) as u32)
-            .map(|i| i as f64 / 20.0)
-            .take_while(|u| *u <= last + 1e-9)
-            .map(|u| (u, h.value_at_quantile(1.0 - 10f64.powf(-u)).max(1) as f64))
-            .collect();
+        let mut at: Vec<f64> =
+            (0..=(NINES * 20.0) as u32).map(|i| i as f64 / 20.0).take_while(|u| *u < last - 1e-9).collect();
+        // The curve ends exactly where the samples stop resolving.
+        at.push(last);
+        return at.into_iter().map(|u| (u, h.value_at_quantile(1.0 - 10f64.powf(-u)).max(1) as f64)).collect();
     }
     // No histogram: the summary's percentiles (medians over repetitions).
     let Some(l) = ps.first().and_then(|p| p.latency.as_ref()) else { return Vec::new() };
@@ -271,18 +283,70 @@ pub(crate) fn supported_nines(n: u64) -> f64 {
     (n.max(1) as f64).log10().min(NINES)
 }
 
-fn latency_chart(rows: &[Row], phase: &str, unit: &str) -> String {
-    let lines: Vec<(&Row, Vec<(f64, f64)>)> =
+/// One row's curve: (percentile position, latency ns) points.
+type Curve<'a> = (&'a Row<'a>, Vec<(f64, f64)>);
+
+/// Most curves one percentile chart holds; past it look-alike lines tangle (docs/decisions.md).
+const CURVES_PER_CHART: usize = 12;
+
+/// The percentile chart of a phase: one chart, or past [`CURVES_PER_CHART`] rows one per runtime
+/// (a runtime with more rows split by median latency), all on the same latency axis.
+fn latency_charts(rows: &[Row], phase: &str, unit: &str) -> String {
+    let lines: Vec<Curve> =
         rows.iter().map(|r| (r, distribution(&r.phases(phase)))).filter(|(_, d)| !d.is_empty()).collect();
-    let caption = format!("Latency by percentile — {phase}");
+    let range = lines
+        .iter()
+        .flat_map(|(_, d)| d.iter().map(|p| p.1))
+        .fold((f64::MAX, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+    groups(lines).iter().map(|(name, g)| latency_chart(g, phase, unit, range, name)).collect()
+}
+
+/// The curves in groups of at most [`CURVES_PER_CHART`], each with its name ("" for one group).
+fn groups(lines: Vec<Curve>) -> Vec<(String, Vec<Curve>)> {
+    if lines.len() <= CURVES_PER_CHART {
+        return vec![(String::new(), lines)];
+    }
+    let mut by: Vec<(String, Vec<Curve>)> = Vec::new();
+    for l in lines {
+        match by.iter_mut().find(|(rt, _)| *rt == l.0.runtime) {
+            Some((_, g)) => g.push(l),
+            None => by.push((l.0.runtime.clone(), vec![l])),
+        }
+    }
+    let mut out = Vec::new();
+    for (rt, mut g) in by {
+        if g.len() <= CURVES_PER_CHART {
+            out.push((format!("{rt} rows"), g));
+            continue;
+        }
+        g.sort_by(|a, b| p50(&a.1).total_cmp(&p50(&b.1)));
+        let size = g.len().div_ceil(g.len().div_ceil(CURVES_PER_CHART));
+        let n = g.len();
+        let mut first = 1;
+        while !g.is_empty() {
+            let rest = g.split_off(size.min(g.len()));
+            let last = first + g.len() - 1;
+            out.push((format!("{rt} rows, {first}–{last} of {n} by p50"), std::mem::replace(&mut g, rest)));
+            first = last + 1;
+        }
+    }
+    out
+}
+
+/// A curve's median latency (its point nearest p50).
+fn p50(d: &[(f64, f64)]) -> f64 {
+    d.iter().find(|(u, _)| *u >= 0.3).or(d.last()).map_or(0.0, |p| p.1)
+}
+
+fn latency_chart(lines: &[Curve], phase: &str, unit: &str, (lo, hi): (f64, f64), group: &str) -> String {
+    let caption = match group {
+        "" => format!("Latency by percentile — {phase}"),
+        g => format!("Latency by percentile — {phase} — {g}"),
+    };
     if lines.is_empty() {
         return String::new();
     }
     let f = Frame { w: 600.0, h: 330.0, left: 66.0, right: 30.0, top: 10.0, bottom: 40.0 };
-    let (lo, hi) = lines
-        .iter()
-        .flat_map(|(_, d)| d.iter().map(|p| p.1))
-        .fold((f64::MAX, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
     let x = Scale::linear(0.0, NINES, f.x0(), f.x1());
     let y = Scale::log_decades(lo, hi, f.y0(), f.y1());
     let mut s = f.open(&caption);
@@ -290,34 +354,51 @@ fn latency_chart(rows: &[Row], phase: &str, unit: &str) -> String {
     f.x_axis(&mut s, &x, &xt, "percentile (log scale of 1/(1−p))");
     let yt: Vec<(f64, String)> = y.ticks().into_iter().map(|v| (v, human_ns(v))).collect();
     f.y_axis(&mut s, &y, &yt, &format!("latency per {unit} (log)"), false);
-    for (r, d) in &lines {
-        let pts: Vec<(f64, f64)> = d.iter().map(|(u, v)| (x.map(*u), y.map(*v))).collect();
-        let _ = write!(
-            s,
-            "<g class=\"series\"><title>{}</title><polyline fill=\"none\" stroke=\"{}\"{} points=\"{}\"/>",
-            esc(&r.label),
-            r.colour,
-            r.dash.map(|d| format!(" stroke-dasharray=\"{d}\"")).unwrap_or_default(),
-            points(&pts)
-        );
-        for (u, v) in d.iter().filter(|(u, _)| (u * 20.0).round() as i32 % 20 == 0 || (*u - 0.301).abs() < 0.02) {
-            let name = if (*u - 0.301).abs() < 0.02 { "p50".to_string() } else { pct_label(*u) };
-            let _ = write!(
-                s,
-                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{}\"><title>{} — {name}: {}</title></circle>",
-                x.map(*u),
-                y.map(*v),
-                r.colour,
-                esc(&r.label),
-                human_ns(*v)
-            );
-        }
-        s.push_str("</g>");
+    for (r, d) in lines {
+        curve(&mut s, r, d, &x, &y);
     }
     f.border(&mut s);
     s.push_str("</svg>");
     let who: Vec<&Row> = lines.iter().map(|(r, _)| *r).collect();
-    figure(&format!("latency-{phase}"), &caption, &s, &legend(&who, ""))
+    let fig = figure(&format!("latency-{phase}"), &caption, &s, &legend(&who, ""));
+    if group.is_empty() {
+        fig
+    } else {
+        fig.replacen("<figure ", &format!("<figure data-group=\"{}\" ", esc(group)), 1)
+    }
+}
+
+/// One row's percentile curve, its marked points (each decade, p50 and where it ends) with
+/// their values on hover.
+fn curve(s: &mut String, r: &Row, d: &[(f64, f64)], x: &Scale, y: &Scale) {
+    let pts: Vec<(f64, f64)> = d.iter().map(|(u, v)| (x.map(*u), y.map(*v))).collect();
+    let end = d.last().map_or(0.0, |p| p.0);
+    let title = if end < NINES - 1e-9 {
+        format!("{} (the samples resolve up to p{})", r.label, crate::svg::num(100.0 * (1.0 - 10f64.powf(-end))))
+    } else {
+        r.label.clone()
+    };
+    let _ = write!(
+        s,
+        "<g class=\"series\"><title>{}</title><polyline fill=\"none\" stroke=\"{}\"{} points=\"{}\"/>",
+        esc(&title),
+        r.colour,
+        r.dash.map(|d| format!(" stroke-dasharray=\"{d}\"")).unwrap_or_default(),
+        points(&pts)
+    );
+    let marked = |u: f64| (u * 20.0).round() as i32 % 20 == 0 || (u - 0.301).abs() < 0.02 || u == end;
+    for (u, v) in d.iter().filter(|(u, _)| marked(*u)) {
+        let name = if (*u - 0.301).abs() < 0.02 {
+            "p50".to_string()
+        } else if *u == end && (u * 20.0).round() as i32 % 20 != 0 {
+            format!("p{}", crate::svg::num(100.0 * (1.0 - 10f64.powf(-u))))
+        } else {
+            pct_label(*u)
+        };
+        let tip = format!("<title>{} — {name}: {}</title>", esc(&r.label), human_ns(*v));
+        s.push_str(&r.marker.draw(x.map(*u), y.map(*v), &r.colour, &tip));
+    }
+    s.push_str("</g>");
 }
 
 /// Throughput (ops/s) of each interval: its ops over its length.
@@ -357,8 +438,7 @@ fn timeline_panel(r: &Row, p: &PhaseResult, reps: usize) -> String {
     let title = if reps > 1 { format!("{} (median of {reps} repetitions)", r.label) } else { r.label.clone() };
     let mut s = f.open(&format!("timeline of {}", r.label));
     let _ = write!(s, "<text class=\"panel-title\" x=\"{:.1}\" y=\"13\">{}</text>", f.x0(), esc(&title));
-    let xt: Vec<(f64, String)> = x.ticks().into_iter().map(|v| (v, format!("{}s", crate::svg::num(v)))).collect();
-    f.x_axis(&mut s, &x, &xt, "seconds into the phase");
+    f.x_axis(&mut s, &x, &time_ticks(&x), "time into the phase");
     let yt: Vec<(f64, String)> = y.ticks().into_iter().map(|v| (v, human_rate(v))).collect();
     f.y_axis(&mut s, &y, &yt, "ops/s", false);
     let lt: Vec<(f64, String)> = ly.ticks().into_iter().map(|v| (v, human_ns(v))).collect();
@@ -454,8 +534,7 @@ fn disk_panel(r: &Row, p: &PhaseResult) -> Option<String> {
     let sy = Scale::linear(0.0, space_top * 1.1, f.y0(), f.y1());
     let mut s = f.open(&format!("disk of {}", r.label));
     let _ = write!(s, "<text class=\"panel-title\" x=\"{:.1}\" y=\"13\">{} — disk</text>", f.x0(), esc(&r.label));
-    let xt: Vec<(f64, String)> = x.ticks().into_iter().map(|v| (v, format!("{}s", crate::svg::num(v)))).collect();
-    f.x_axis(&mut s, &x, &xt, "seconds into the phase");
+    f.x_axis(&mut s, &x, &time_ticks(&x), "time into the phase");
     let yt: Vec<(f64, String)> = y.ticks().into_iter().map(|v| (v, crate::svg::num(v))).collect();
     f.y_axis(&mut s, &y, &yt, "MiB/s read · written", false);
     let st: Vec<(f64, String)> = sy.ticks().into_iter().map(|v| (v, human_bytes(v as u64))).collect();
@@ -476,6 +555,18 @@ fn disk_panel(r: &Row, p: &PhaseResult) -> Option<String> {
     f.border(&mut s);
     s.push_str("</svg>");
     Some(s)
+}
+
+/// Ticks of a time axis in seconds, labelled in ms when the axis spans less than two seconds
+/// (a short phase's ticks would otherwise all round to "0s").
+fn time_ticks(x: &Scale) -> Vec<(f64, String)> {
+    let ms = x.hi - x.lo < 2.0;
+    x.ticks()
+        .into_iter()
+        .map(|v| {
+            (v, if ms { format!("{} ms", crate::svg::num(v * 1000.0)) } else { format!("{}s", crate::svg::num(v)) })
+        })
+        .collect()
 }
 
 fn timelines(rows: &[Row], phase: &str) -> String {
@@ -585,7 +676,7 @@ pub fn page(r: &RunResult, sections: &[Section]) -> String {
                 .map(|p| p.unit.clone())
                 .unwrap_or_default();
             charts.push_str(&throughput_chart(&rows, name));
-            charts.push_str(&latency_chart(&rows, name, if unit.is_empty() { "op" } else { &unit }));
+            charts.push_str(&latency_charts(&rows, name, if unit.is_empty() { "op" } else { &unit }));
         }
         if !charts.is_empty() {
             let _ = write!(body, "<div class=\"charts\">{charts}</div>");

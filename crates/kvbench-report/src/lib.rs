@@ -73,14 +73,43 @@ impl std::str::FromStr for Format {
     }
 }
 
-/// The report as one text. `Hlog` is a set of files: see [`hlog_files`]; here it lists them.
+/// What the command line chose about a report, passed down to whatever renders it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportOptions {
+    /// The percentiles the phase tables show, in percent, each in (0, 100] (`--percentiles`).
+    pub percentiles: Vec<f64>,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions { percentiles: DEFAULT_PERCENTILES.to_vec() }
+    }
+}
+
+impl ReportOptions {
+    /// The options with `--percentiles` when it was given, the defaults otherwise.
+    pub fn with_percentiles(list: Option<Vec<f64>>) -> Self {
+        match list {
+            Some(p) if !p.is_empty() => ReportOptions { percentiles: p },
+            _ => ReportOptions::default(),
+        }
+    }
+}
+
+/// The report as one text with the default options (see [`render_with`]).
 pub fn render(r: &RunResult, format: Format) -> String {
+    render_with(r, format, &ReportOptions::default())
+}
+
+/// The report as one text. `Hlog` is a set of files: see [`hlog_files`]; here it lists them.
+pub fn render_with(r: &RunResult, format: Format, o: &ReportOptions) -> String {
     match format {
-        Format::Table => table(r),
-        Format::Markdown => markdown(r),
+        Format::Table => table(r, o),
+        Format::Markdown => markdown(r, o),
         Format::Csv => csv(r),
         Format::Json => serde_json::to_string_pretty(r).expect("result serialises") + "\n",
-        Format::Html => html::page(r, &sections(r)),
+        // A page has room for a whole version string; a table cell does not.
+        Format::Html => html::page(r, &sections_of(r, o, Versions::Whole)),
         Format::Ycsb => ycsb(r),
         Format::Hlog => hlog_files(r).iter().map(|(name, _)| format!("{name}\n")).collect(),
         Format::GithubActionBenchmark => github_action_benchmark(r),
@@ -361,24 +390,42 @@ fn pooled_latency(same: &[&PhaseResult]) -> Option<Latency> {
     kvbench_core::worker::clock::summarize(&pooled_histogram(same)?)
 }
 
+/// How the summary shows engine versions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Versions {
+    /// Shortened to fit a table cell ([`short_version`]).
+    Short,
+    Whole,
+}
+
+/// The report's tables with the default options.
 pub fn sections(r: &RunResult) -> Vec<Section> {
+    sections_with(r, &ReportOptions::default())
+}
+
+/// The report's tables, versions shortened for a text table.
+pub fn sections_with(r: &RunResult, o: &ReportOptions) -> Vec<Section> {
+    sections_of(r, o, Versions::Short)
+}
+
+fn sections_of(r: &RunResult, o: &ReportOptions, versions: Versions) -> Vec<Section> {
     let varied = compare::vary_section(r);
     let (r, spreads) = collapse(r);
     // An article scenario's report opens with the article's own table, a reference suite's
     // with the peer's.
     let mut out: Vec<Section> = article_section(&r).or_else(|| reference_section(&r)).into_iter().collect();
-    out.push(summary(&r));
+    out.push(summary(&r, versions));
     out.extend(ratios(&r));
     out.extend(varied);
     out.push(phase_times(&r));
     // A settle or size phase has no rate or latency: its wall time is in the phase-time table only.
     for (name, kind) in phase_names(&r).into_iter().filter(|(_, k)| PhaseKind::named_runs_ops(k)) {
-        out.push(phase_section(&r, &spreads, &name, &kind));
+        out.push(phase_section(&r, &spreads, &name, &kind, &o.percentiles));
     }
     out
 }
 
-fn summary(r: &RunResult) -> Section {
+fn summary(r: &RunResult, versions: Versions) -> Section {
     let load_name = phase_names(r).into_iter().find(|(_, k)| k == "load").map(|(n, _)| n);
     let mut s = Section::new(
         "Summary".into(),
@@ -417,7 +464,10 @@ fn summary(r: &RunResult) -> Section {
         let (space_cell, amp_cell) = space_cells(e, measured);
         s.rows.push(vec![
             e.label.clone(),
-            short_version(&e.version),
+            match versions {
+                Versions::Short => short_version(&e.version),
+                Versions::Whole => e.version.clone(),
+            },
             status,
             e.sync.clone(),
             time("open"),
@@ -531,16 +581,7 @@ fn phase_times(r: &RunResult) -> Section {
     s
 }
 
-/// The percentiles the phase tables show, in percent (`--percentiles`).
-static PERCENTILES: std::sync::RwLock<Vec<f64>> = std::sync::RwLock::new(Vec::new());
 const DEFAULT_PERCENTILES: [f64; 4] = [50.0, 95.0, 99.0, 99.9];
-
-/// Show these percentiles (each in (0, 100]) in the phase tables instead of p50, p95, p99, p99.9.
-pub fn set_percentiles(list: Vec<f64>) {
-    if let Ok(mut p) = PERCENTILES.write() {
-        *p = list;
-    }
-}
 
 /// `50,99,99.99` as percentiles, each above 0 and at most 100.
 pub fn parse_percentiles(text: &str) -> Result<Vec<f64>, String> {
@@ -553,13 +594,6 @@ pub fn parse_percentiles(text: &str) -> Result<Vec<f64>, String> {
             )),
         })
         .collect()
-}
-
-fn percentiles() -> Vec<f64> {
-    match PERCENTILES.read() {
-        Ok(p) if !p.is_empty() => p.clone(),
-        _ => DEFAULT_PERCENTILES.to_vec(),
-    }
 }
 
 /// A latency percentile: the summary's own field where it has one, else from the histogram.
@@ -576,16 +610,16 @@ fn latency_at(l: &Latency, q: f64) -> u64 {
 }
 
 /// The latency cells of a row: each percentile, then the max.
-fn latency_cells(l: &Latency) -> Vec<u64> {
-    percentiles().iter().map(|&q| latency_at(l, q)).chain([l.max_ns]).collect()
+fn latency_cells(l: &Latency, qs: &[f64]) -> Vec<u64> {
+    qs.iter().map(|&q| latency_at(l, q)).chain([l.max_ns]).collect()
 }
 
 /// The columns of the phase tables with the percentiles in force: p50 and p99 are kept longest
 /// in a narrow terminal, others go before them.
-fn phase_columns() -> Vec<(String, u8)> {
+fn phase_columns(qs: &[f64]) -> Vec<(String, u8)> {
     let mut cols: Vec<(String, u8)> =
         [("engine", 0), ("ops/s", 0), ("MB/s", 2)].map(|(n, p)| (n.to_string(), p)).to_vec();
-    for q in percentiles() {
+    for &q in qs {
         let prio = if q == 50.0 || q == 99.0 {
             1
         } else if q < 99.0 {
@@ -609,10 +643,10 @@ const ALLOC_COLUMNS: &[(&str, u8)] = &[("B/op", 3), ("allocs/op", 3)];
 /// share of the store's pages cached when the phase started.
 const DISK_COLUMNS: &[(&str, u8)] = &[("disk r/op", 4), ("disk w/op", 4), ("RA", 3), ("WA", 3), ("cached", 5)];
 
-fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Section {
+fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str, qs: &[f64]) -> Section {
     let allocs = r.engines.iter().filter_map(|e| phase(e, name)).any(|p| p.runtime.contains_key("alloc_bytes"));
     let disk = r.engines.iter().filter_map(|e| phase(e, name)).any(|p| p.disk.is_some());
-    let mut cols = phase_columns();
+    let mut cols = phase_columns(qs);
     let own = |c: &[(&str, u8)]| c.iter().map(|(n, p)| (n.to_string(), *p)).collect::<Vec<_>>();
     if allocs {
         cols.extend(own(ALLOC_COLUMNS));
@@ -628,7 +662,7 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
     let cols: Vec<(&str, u8)> = cols.iter().map(|(n, p)| (n.as_str(), *p)).collect();
     let width = cols.len();
     let mut s = Section::new(format!("Phase {name}"), String::new(), &cols);
-    let latencies = percentiles().len() + 1;
+    let latencies = qs.len() + 1;
     let mut vals: Vec<Vec<Option<f64>>> = vec![Vec::new(); 1 + latencies];
     let mut conds = Vec::new();
     let mut unit = String::new();
@@ -640,7 +674,7 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
     };
     for e in &r.engines {
         let measured = phase(e, name).filter(|p| p.status == Status::Ok);
-        for (v, f) in vals.iter_mut().zip(figures(measured)) {
+        for (v, f) in vals.iter_mut().zip(figures(measured, qs)) {
             v.push(f);
         }
         conds.push(measured.map(conditions).unwrap_or_default());
@@ -657,7 +691,7 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
             s.rows.push(blank(e.label.clone(), format!("{st}: {why}")));
             continue;
         }
-        let mut row = measured_row(e, p, spreads.get(&(e.label.clone(), name.to_string())), allocs);
+        let mut row = measured_row(e, p, spreads.get(&(e.label.clone(), name.to_string())), allocs, qs);
         row.insert(2, human_mb(p.ops_per_sec * record_bytes(r)));
         if disk {
             row.extend(disk_row(p));
@@ -667,7 +701,7 @@ fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str) -> Se
         }
         s.rows.push(row);
         // Mixed phases: one sub-row per operation kind (not ranked).
-        for row in by_kind_rows(p, width) {
+        for row in by_kind_rows(p, width, qs) {
             vals.iter_mut().for_each(|v| v.push(None));
             conds.push(String::new());
             s.rows.push(row);
@@ -702,22 +736,22 @@ fn human_mb(mb_bytes: f64) -> String {
 }
 
 /// The ranked figures of a measured phase: ops/s, each percentile, max.
-fn figures(measured: Option<&PhaseResult>) -> Vec<Option<f64>> {
+fn figures(measured: Option<&PhaseResult>, qs: &[f64]) -> Vec<Option<f64>> {
     let l = measured.and_then(|p| p.latency.as_ref());
     let lat = match l {
-        Some(l) => latency_cells(l).into_iter().map(|v| Some(v as f64)).collect(),
-        None => vec![None; percentiles().len() + 1],
+        Some(l) => latency_cells(l, qs).into_iter().map(|v| Some(v as f64)).collect(),
+        None => vec![None; qs.len() + 1],
     };
     std::iter::once(measured.map(|p| p.ops_per_sec)).chain(lat).collect()
 }
 
 /// A mixed phase's sub-rows: latency and count of each operation kind.
-fn by_kind_rows(p: &PhaseResult, width: usize) -> Vec<Vec<String>> {
+fn by_kind_rows(p: &PhaseResult, width: usize, qs: &[f64]) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for (op, l) in &p.latency_by_op {
         let n = kvbench_core::worker::clock::decode_histogram(&l.hdr).map(|h| h.len().to_string()).unwrap_or_default();
         let mut row = vec![format!("  {op}"), String::new(), String::new()];
-        row.extend(latency_cells(l).into_iter().map(|v| human_ns(v as f64)));
+        row.extend(latency_cells(l, qs).into_iter().map(|v| human_ns(v as f64)));
         row.push(n);
         row.resize(width, String::new());
         rows.push(row);
@@ -775,7 +809,13 @@ fn is_warning(note: &str) -> bool {
     ["the harness took", "load generator saturated", "target rate not sustained"].iter().any(|w| note.starts_with(w))
 }
 
-fn measured_row(e: &EngineResult, p: &PhaseResult, spread: Option<&(usize, f64)>, allocs: bool) -> Vec<String> {
+fn measured_row(
+    e: &EngineResult,
+    p: &PhaseResult,
+    spread: Option<&(usize, f64)>,
+    allocs: bool,
+    qs: &[f64],
+) -> Vec<String> {
     let l = p.latency.clone().unwrap_or_default();
     let mut checked =
         if p.mismatches + p.missing == 0 { "ok".to_string() } else { format!("{} bad", p.mismatches + p.missing) };
@@ -792,7 +832,7 @@ fn measured_row(e: &EngineResult, p: &PhaseResult, spread: Option<&(usize, f64)>
         None => human_rate(p.ops_per_sec),
     };
     let mut row = vec![e.label.clone(), rate_cell];
-    row.extend(latency_cells(&l).into_iter().map(|v| human_ns(v as f64)));
+    row.extend(latency_cells(&l, qs).into_iter().map(|v| human_ns(v as f64)));
     row.extend([
         p.ops.to_string(),
         checked,
@@ -926,12 +966,12 @@ fn without_budget(r: &RunResult, space: u64) -> String {
 }
 
 /// The terminal table, fitted to the terminal's width when there is one.
-pub fn table(r: &RunResult) -> String {
-    text_table_width(&preamble(r), &sections(r), terminal_width())
+pub fn table(r: &RunResult, o: &ReportOptions) -> String {
+    text_table_width(&preamble(r), &sections_with(r, o), terminal_width())
 }
 
-pub fn markdown(r: &RunResult) -> String {
-    markdown_of(&preamble(r), &sections(r))
+pub fn markdown(r: &RunResult, o: &ReportOptions) -> String {
+    markdown_of(&preamble(r), &sections_with(r, o))
 }
 
 #[cfg(test)]

@@ -18,6 +18,37 @@ pub fn colour(i: usize) -> String {
     }
 }
 
+/// Marker shape of the row with index `i` on a curve's labelled points: a circle for the first
+/// ten rows, then a shape per ten rows, as the dash patterns go.
+pub fn marker(i: usize) -> Marker {
+    [Marker::Circle, Marker::Square, Marker::Triangle, Marker::Diamond][(i / 10) % 4]
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Marker {
+    Circle,
+    Square,
+    Triangle,
+    Diamond,
+}
+
+impl Marker {
+    /// The shape centred on (x, y), filled with `fill`, with `inner` (a `<title>`, say) inside.
+    pub fn draw(self, x: f64, y: f64, fill: &str, inner: &str) -> String {
+        let r = 2.8;
+        let shape = match self {
+            Marker::Circle => {
+                return format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"2.5\" fill=\"{fill}\">{inner}</circle>")
+            }
+            Marker::Square => [(-r, -r), (r, -r), (r, r), (-r, r)].to_vec(),
+            Marker::Triangle => [(0.0, -r - 0.5), (r + 0.5, r), (-r - 0.5, r)].to_vec(),
+            Marker::Diamond => [(0.0, -r - 0.7), (r + 0.7, 0.0), (0.0, r + 0.7), (-r - 0.7, 0.0)].to_vec(),
+        };
+        let pts: Vec<(f64, f64)> = shape.iter().map(|(dx, dy)| (x + dx, y + dy)).collect();
+        format!("<polygon class=\"marker\" points=\"{}\" fill=\"{fill}\">{inner}</polygon>", points(&pts))
+    }
+}
+
 /// Dash pattern of the row with index `i` (SVG `stroke-dasharray`): solid for the first ten,
 /// whose colours are the base palette's; past them a pattern per ten rows, so two lines of
 /// close hues still differ.
@@ -208,6 +239,14 @@ mod tests {
         assert_eq!(dash(9), None);
         assert_eq!(dash(10), Some("6 3"));
         assert_eq!(dash(27), Some("2 2"));
+    }
+
+    #[test]
+    fn thirty_rows_have_thirty_distinct_styles() {
+        let styles: std::collections::HashSet<(String, Option<&str>, Marker)> =
+            (0..30).map(|i| (colour(i), dash(i), marker(i))).collect();
+        assert_eq!(styles.len(), 30);
+        assert_eq!((marker(0), marker(10), marker(29)), (Marker::Circle, Marker::Square, Marker::Triangle));
     }
 
     #[test]

@@ -180,7 +180,7 @@ fn table_fits_100_columns() {
 
 #[test]
 fn markdown_snapshot() {
-    insta::assert_snapshot!(markdown(&fixture()));
+    insta::assert_snapshot!(markdown(&fixture(), &ReportOptions::default()));
 }
 
 #[test]
@@ -225,6 +225,97 @@ fn long_versions_are_shortened() {
 }
 
 #[test]
+fn html_shows_versions_whole() {
+    let r = fixture();
+    let whole = &r.engines[3].version;
+    assert!(whole.chars().count() > 20, "the fixture's server banner is long");
+    let page = render(&r, Format::Html);
+    assert!(page.contains(&format!("<td class=\"text\">{}</td>", svg::esc(whole))), "version cell whole");
+    assert!(!render(&r, Format::Markdown).contains(whole.as_str()), "a table still shortens it");
+}
+
+#[test]
+fn percentiles_are_an_option_of_each_report_not_process_state() {
+    let r = fixture();
+    let tail = ReportOptions::with_percentiles(Some(vec![50.0, 99.99]));
+    // Two reports with different options from the same process, in either order.
+    let a = render_with(&r, Format::Markdown, &tail);
+    let b = render(&r, Format::Markdown);
+    let c = render_with(&r, Format::Markdown, &tail);
+    assert!(a.contains("p99.99") && !a.contains("p95"), "{a}");
+    assert!(b.contains("p95") && !b.contains("p99.99"), "{b}");
+    assert_eq!(a, c);
+    assert_eq!(ReportOptions::with_percentiles(None), ReportOptions::default());
+}
+
+/// The fixture with `n` rows in all, half the extra ones in runtime `rust`, the others `go` or `python`.
+pub(crate) fn many_rows(n: usize) -> RunResult {
+    let mut r = fixture();
+    let base = r.engines[0].clone();
+    for i in r.engines.len()..n {
+        let mut e = base.clone();
+        e.label = format!("row-{i:02}");
+        e.runtime = ["rust", "rust", "go", "python"][i % 4].into();
+        r.engines.push(e);
+    }
+    r
+}
+
+/// The labels of the rows drawn in each `latency-PHASE` figure of `page`.
+pub(crate) fn latency_groups(page: &str, phase: &str) -> Vec<Vec<String>> {
+    page.split(&format!("data-chart=\"latency-{phase}\""))
+        .skip(1)
+        .map(|fig| {
+            let fig = fig.split("</figure>").next().unwrap_or("");
+            fig.split("<g class=\"series\"><title>")
+                .skip(1)
+                .map(|t| t.split(['<', ' ']).next().unwrap_or("").to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// `r` with row `fast`'s scan phase measured on three samples (three scans).
+pub(crate) fn three_sample_scan(mut r: RunResult) -> RunResult {
+    let e = r.engines.iter_mut().find(|e| e.label == "fast").expect("row fast");
+    let scan = e.phases.iter_mut().find(|p| p.name == "scan").expect("scan phase");
+    *scan = PhaseResult { latency: summarize(&hist(3, 90_000)), ..phase("scan", "scan", 3, 300_000, 90_000) };
+    r
+}
+
+#[test]
+fn html_percentile_chart_of_30_rows_is_grouped_by_runtime() {
+    let page = render(&many_rows(30), Format::Html);
+    let groups = latency_groups(&page, "get");
+    assert!(groups.len() >= 3, "{} groups", groups.len());
+    assert!(groups.iter().all(|g| !g.is_empty() && g.len() <= 12), "{groups:?}");
+    // 29 rows measured get (the broken row did not): each drawn once.
+    let mut all: Vec<&String> = groups.iter().flatten().collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 29, "{all:?}");
+    assert_eq!(groups.iter().map(Vec::len).sum::<usize>(), 29);
+    assert!(page.contains("data-group=\"rust rows, 1–"), "the rust group is split by p50");
+    // A run of few rows keeps one chart.
+    assert_eq!(latency_groups(&render(&fixture(), Format::Html), "get").len(), 1);
+}
+
+#[test]
+fn regression_a_short_timeline_axis_reads_milliseconds_not_zero_seconds() {
+    let mut r = fixture();
+    // A 4 ms phase with intervals every millisecond.
+    let p = &mut r.engines[1].phases[2];
+    p.wall_ns = 4_000_000;
+    for (i, iv) in p.intervals.iter_mut().enumerate() {
+        iv.t_ms = i as u64;
+    }
+    let page = render(&r, Format::Html);
+    let tl = page.split("data-chart=\"timeline-get\"").nth(1).unwrap();
+    let slow = tl.split("timeline of slow").nth(1).unwrap().split("</svg>").next().unwrap();
+    assert!(slow.contains(">1 ms</text>") && !slow.contains(">0s</text>"), "{slow}");
+}
+
+#[test]
 fn html_is_self_contained_with_every_chart() {
     let h = render(&fixture(), Format::Html);
     assert!(h.starts_with("<!DOCTYPE html>"));
@@ -236,7 +327,7 @@ fn html_is_self_contained_with_every_chart() {
     {
         assert!(h.contains(&format!("data-chart=\"{id}\"")), "chart {id}");
     }
-    for label in ["99.999%", "percentile", "operations per second", "seconds into the phase", "raw data"] {
+    for label in ["99.999%", "percentile", "operations per second", "time into the phase", "raw data"] {
         assert!(h.contains(label), "label {label}");
     }
     assert!(h.contains("<title>slow, 2–3 s:"), "hover values on timeline intervals");

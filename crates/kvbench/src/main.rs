@@ -24,7 +24,7 @@ use kvbench_core::input;
 use kvbench_core::result::{RunResult, Status};
 use kvbench_core::scenario::{self, RepetitionOrder, Warmup};
 use kvbench_core::spec::{CacheMode, KeyKind};
-use kvbench_report::Format;
+use kvbench_report::{Format, ReportOptions};
 use overrides::{build_scenario, per_phase, PerPhase};
 
 #[derive(Parser)]
@@ -373,8 +373,8 @@ fn main() {
         },
         Cmd::Report { file, format, output, percentiles } => match file.or_else(latest) {
             Some(file) => {
-                kvbench_report::set_percentiles(percentiles.unwrap_or_default());
-                report(&file, &format, output.as_deref())
+                let o = ReportOptions::with_percentiles(percentiles);
+                report(&file, &format, output.as_deref(), &o)
             }
             None => out::exit_for(
                 "no result file given, and no results/latest.json here (each run points it at its result)",
@@ -441,22 +441,22 @@ fn print_then(text: &str, code: i32) -> i32 {
 
 /// A report for people (table, Markdown) shows labels and intents from a file with their
 /// control characters escaped, wherever it goes; data formats keep the bytes they were given.
-fn rendered(r: &RunResult, fmt: Format) -> String {
-    let text = kvbench_report::render(r, fmt);
+fn rendered(r: &RunResult, fmt: Format, o: &ReportOptions) -> String {
+    let text = kvbench_report::render_with(r, fmt, o);
     match fmt {
         Format::Table | Format::Markdown => kvbench_report::terminal_safe(&text).into_owned(),
         _ => text,
     }
 }
 
-fn report(file: &Path, format: &str, output: Option<&Path>) -> i32 {
+fn report(file: &Path, format: &str, output: Option<&Path>, o: &ReportOptions) -> i32 {
     let go = || -> Result<Option<String>, String> {
         let fmt: Format = format.parse().map_err(|e| format!("--format: {e}"))?;
         let r = load_result(file)?;
         if fmt == Format::Hlog {
             return write_hlogs(&r, file, output).map(|()| None);
         }
-        let out = rendered(&r, fmt);
+        let out = rendered(&r, fmt, o);
         match output {
             Some(p) => write_output(p, &out).map(|()| None),
             None => Ok(Some(out)),
@@ -477,7 +477,7 @@ fn formats(list: &str) -> Result<(Format, Vec<Format>), String> {
 }
 
 /// One more format of a run, written beside its result file (`RUN.html`, `RUN.csv`, ...).
-fn export_beside(r: &RunResult, result: &Path, fmt: Format) {
+fn export_beside(r: &RunResult, result: &Path, fmt: Format, o: &ReportOptions) {
     let ext = match fmt {
         Format::Json => {
             crate::say!("json: {}", result.display());
@@ -498,7 +498,7 @@ fn export_beside(r: &RunResult, result: &Path, fmt: Format) {
         Format::Bencher => "bencher.json",
     };
     let p = result.with_extension(ext);
-    match std::fs::write(&p, rendered(r, fmt)) {
+    match std::fs::write(&p, rendered(r, fmt, o)) {
         Ok(()) => crate::say!("{ext}: {}", p.display()),
         Err(e) => crate::say!("error: --format: cannot write {}: {e}", p.display()),
     }
@@ -658,7 +658,7 @@ fn run(a: RunArgs) -> i32 {
         }
     };
     progress::set_status_interval(a.status_interval);
-    kvbench_report::set_percentiles(a.percentiles.clone().unwrap_or_default());
+    let report_opts = ReportOptions::with_percentiles(a.percentiles.clone());
     if let Some(line) = estimate::estimate(&s, &a.out).line(&a.out, estimate::ANNOUNCE_S) {
         crate::say!("{line}");
     }
@@ -681,10 +681,10 @@ fn run(a: RunArgs) -> i32 {
                 if let Err(e) = write_hlogs(&r, path, None) {
                     crate::say!("error: {e}");
                 }
-            } else if let Err(e) = out::stdout(&rendered(&r, fmt)) {
+            } else if let Err(e) = out::stdout(&rendered(&r, fmt, &report_opts)) {
                 printed = Some(out::failed_output(&e));
             }
-            exports.iter().for_each(|f| export_beside(&r, path, *f));
+            exports.iter().for_each(|f| export_beside(&r, path, *f, &report_opts));
             crate::say!("result: {}", path.display());
             if let Some(h) = &a.history {
                 if let Err(e) = history::record(h, &r, path) {
