@@ -1,18 +1,14 @@
 //! The engines kvbench measures. One module per engine, one line in engines.toml.
 //! Adapters translate calls; they never time anything.
 
-pub mod cluster;
 pub mod conformance;
-pub mod etcdcluster;
 pub mod http;
 pub mod memory;
-pub mod netns;
 pub mod registry;
-pub mod resp;
-pub mod server;
+pub mod servers;
 
-// The engine modules of engines.toml (memory and http are declared above), each behind the
-// cfg build.rs sets when its library was found.
+// The engine modules of engines.toml (memory, http and servers are declared above), each behind
+// the cfg build.rs sets when its library was found.
 include!(concat!(env!("OUT_DIR"), "/engine_modules.rs"));
 
 pub use registry::{entries, find, server_for, shaped_server, Entry, ShapedStart};

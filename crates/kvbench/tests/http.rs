@@ -133,7 +133,7 @@ impl Served {
         use_this_binary();
         descriptor("rocksdb")?;
         let dir = tempfile::tempdir().unwrap();
-        let port = kvbench_engines::server::free_port().unwrap();
+        let port = kvbench_engines::servers::process::free_port().unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_kvbench"))
             .args(["serve", "--engine", "rocksdb", "--listen", &format!("127.0.0.1:{port}"), "--sync", "none"])
             .arg("--dir")
@@ -144,7 +144,7 @@ impl Served {
             .spawn()
             .unwrap();
         let t0 = std::time::Instant::now();
-        while !kvbench_engines::server::port_open(port) {
+        while !kvbench_engines::servers::process::port_open(port) {
             assert!(t0.elapsed().as_secs() < 30, "kvbench serve did not listen");
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
@@ -491,7 +491,7 @@ fn serve_warns_when_run_as_root() {
     child.wait().unwrap();
     let all = lines.join("\n");
     let warned = all.contains("warning: kvbench serve runs as root");
-    assert_eq!(warned, kvbench_engines::server::is_root(), "{all}");
+    assert_eq!(warned, kvbench_engines::servers::process::is_root(), "{all}");
     assert!(all.contains("no token"), "{all}");
 }
 

@@ -233,7 +233,7 @@ fn read_token(a: &ServeArgs) -> Result<Option<String>, String> {
 }
 
 fn warn_if_exposed(state: &State, listen: &str) {
-    if kvbench_engines::server::is_root() {
+    if kvbench_engines::servers::process::is_root() {
         crate::say!(
             "warning: kvbench serve runs as root: a client that holds the token can write files under {} as root",
             state.root.display()

@@ -31,7 +31,7 @@ use ::postgres::{Client, Config, NoTls, Statement};
 use bytes::BytesMut;
 use kvbench_core::engine::*;
 
-use crate::server::{self, ServerProcess};
+use super::process::{self, ServerProcess};
 
 pub const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
 /// The marker kvbench puts on the tables it creates; only such tables are ever dropped.
@@ -83,7 +83,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version: || {
-        let server = server::first_line_of(&Path::new(PG_BIN).join("postgres"), &["--version"]);
+        let server = process::first_line_of(&Path::new(PG_BIN).join("postgres"), &["--version"]);
         let server = if server.is_empty() { "postgresql-15 not installed".to_string() } else { server };
         format!("{server}; client: postgres crate 0.19.9 (sync)")
     },
@@ -98,7 +98,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 struct PgServer {
     proc: ServerProcess,
     /// After `proc`: dropped once the server has stopped.
-    sockets: server::SocketDir,
+    sockets: process::SocketDir,
     version: String,
     dir: PathBuf,
 }
@@ -116,12 +116,12 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
             postgres.display()
         ));
     }
-    let version = server::first_line_of(&postgres, &["--version"]);
+    let version = process::first_line_of(&postgres, &["--version"]);
     // PostgreSQL refuses to run as root: as root, kvbench runs it as the postgres user.
-    let run_as = server::user_when_root(&["postgres"]);
-    let dir = &server::server_dir(dir, run_as)?;
+    let run_as = process::user_when_root(&["postgres"]);
+    let dir = &process::server_dir(dir, run_as)?;
     let data = dir.join("data");
-    let sockets = server::SocketDir::new(dir, &format!(".s.PGSQL.{SOCKET_PORT}"), run_as)?;
+    let sockets = process::SocketDir::new(dir, &format!(".s.PGSQL.{SOCKET_PORT}"), run_as)?;
     let log = dir.join("postgres.log");
     std::fs::File::create(&log).map_err(|e| format!("postgres: cannot create {}: {e}", log.display()))?;
     // Local (socket) connections only, and only through the private directory; TCP refused.
@@ -139,7 +139,7 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
     .iter()
     .map(|s| s.to_string())
     .collect();
-    server::run_to_completion_as("initdb", &initdb, &init_args, &log, run_as)?;
+    process::run_to_completion_as("initdb", &initdb, &init_args, &log, run_as)?;
     // fsync and synchronous_commit stay at their defaults (on) and out of the command line,
     // where they would override the ALTER SYSTEM that each job uses to apply its `sync`.
     let args: Vec<String> = vec![
@@ -160,7 +160,7 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
     ];
     let mut proc = ServerProcess::spawn_with("postgres", &postgres, &args, &log, run_as, libc::SIGINT)?;
     let url = pg_url(sockets.path());
-    proc.wait_ready(server::START_TIMEOUT, || {
+    proc.wait_ready(process::START_TIMEOUT, || {
         let mut cfg: Config = url.parse().map_err(|e: ::postgres::Error| e.to_string())?;
         cfg.connect_timeout(Duration::from_secs(1));
         let mut c = cfg.connect(NoTls).map_err(|e| e.to_string())?;
@@ -367,7 +367,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let mut c = connect(&config, sync_commit)?;
     let mut settings = describe(&config, url, &table, text, load, rows_per_insert);
     read_settings(&mut c, &mut settings);
-    let setup = Setup { configure, fsync, marker: server::job_marker(args.dir, "postgres") };
+    let setup = Setup { configure, fsync, marker: process::job_marker(args.dir, "postgres") };
     let prepared = setup.marker.exists();
     let (writer, empty) = if prepared { prepare_writer(&mut c, &table)? } else { (None, false) };
     Ok(Box::new(Postgres {

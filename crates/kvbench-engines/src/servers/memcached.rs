@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use kvbench_core::engine::*;
 
-use crate::server::{self, ServerProcess};
+use super::process::{self, ServerProcess};
 
 /// Memory given to a server kvbench starts (`-m`, MiB). memcached takes pages as items arrive,
 /// so an idle limit costs nothing; a run loading more than this sees evictions as missing keys.
@@ -76,8 +76,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version: || {
-        let server = server::find_binary(&["memcached"])
-            .map(|b| server::first_line_of(&b, &["-V"]))
+        let server = process::find_binary(&["memcached"])
+            .map(|b| process::first_line_of(&b, &["-V"]))
             .unwrap_or_else(|| "memcached not installed".into());
         format!("{server}; client: kvbench text protocol {}", env!("CARGO_PKG_VERSION"))
     },
@@ -92,27 +92,27 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 struct Memcached {
     proc: ServerProcess,
     /// After `proc`: dropped once the server has stopped.
-    _sockets: server::SocketDir,
+    _sockets: process::SocketDir,
     socket: PathBuf,
     version: String,
     user: Option<&'static str>,
 }
 
 fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
-    let binary = server::find_binary(&["memcached", "/usr/bin/memcached"])
+    let binary = process::find_binary(&["memcached", "/usr/bin/memcached"])
         .ok_or("memcached not found in PATH: apt-get install memcached, or give --url memcached://HOST:PORT")?;
-    let version = server::first_line_of(&binary, &["-V"]);
+    let version = process::first_line_of(&binary, &["-V"]);
     // memcached refuses to run as root: as root, kvbench starts it as its system user.
-    let user = server::user_when_root(&["memcache", "nobody"]);
-    let dir = &server::server_dir(dir, user)?;
+    let user = process::user_when_root(&["memcache", "nobody"]);
+    let dir = &process::server_dir(dir, user)?;
     let log = dir.join("memcached.log");
-    let sockets = server::SocketDir::new(dir, "memcached.sock", user)?;
+    let sockets = process::SocketDir::new(dir, "memcached.sock", user)?;
     let socket = sockets.socket("memcached.sock");
     // -s: a Unix socket only (memcached then opens no TCP or UDP port); -a: its mode.
     let mut args: Vec<String> = vec!["-s".into(), socket.to_string_lossy().into_owned(), "-a".into(), "0700".into()];
     args.extend(["-m".to_string(), SERVER_MEMORY_MB.to_string()]);
     let mut proc = ServerProcess::spawn("memcached", &binary, &args, &log, user)?;
-    proc.wait_ready(server::START_TIMEOUT, || {
+    proc.wait_ready(process::START_TIMEOUT, || {
         let mut c = Conn::connect(&Addr::Unix(socket.clone()), Duration::from_secs(2)).map_err(|e| e.to_string())?;
         c.version().map(|_| ()).map_err(|e| e.to_string())
     })?;
@@ -165,7 +165,7 @@ impl Addr {
             }
             return Ok(Addr::Unix(PathBuf::from(path)));
         }
-        let (host, port) = server::host_port(url, "memcached", 11211)?;
+        let (host, port) = process::host_port(url, "memcached", 11211)?;
         Ok(Addr::Tcp(host, port))
     }
 }
@@ -557,7 +557,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn kvbench_core::engine::Engine>> {
     }
 
     // First open in this job: remove what earlier runs left under our prefix.
-    let marker = server::job_marker(args.dir, "memcached");
+    let marker = process::job_marker(args.dir, "memcached");
     if !marker.exists() {
         match clear_prefix(&mut conn, &codec.prefix) {
             Ok(n) => {
