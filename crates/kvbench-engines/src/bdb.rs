@@ -138,36 +138,16 @@ fn len(n: usize) -> Result<u32> {
     u32::try_from(n).map_err(|_| EngineError::store("berkeley db: key or value larger than 4 GiB"))
 }
 
-/// An open DB handle; closed in Drop unless close() already did.
-struct Handle {
-    p: Option<NonNull<ffi::Db>>,
-}
+/// An open DB handle.
+type Handle = crate::CHandle<ffi::Db>;
 
 // SAFETY: only used behind the engine's Mutex, one thread at a time.
 unsafe impl Send for Handle {}
 
 impl Handle {
-    fn p(&self) -> *mut ffi::Db {
-        self.p.expect("open handle").as_ptr()
-    }
-
-    fn close(&mut self) -> Result<()> {
-        match self.p.take() {
-            // SAFETY: open handle, closed once.
-            Some(p) => check(unsafe { ffi::kvb_bdb_close(p.as_ptr()) }, "close"),
-            None => Ok(()),
-        }
-    }
-
     fn sync(&self) -> Result<()> {
         // SAFETY: open handle (caller holds the lock).
-        check(unsafe { ffi::kvb_bdb_sync(self.p()) }, "sync")
-    }
-}
-
-impl Drop for Handle {
-    fn drop(&mut self) {
-        let _ = self.close();
+        check(unsafe { ffi::kvb_bdb_sync(self.as_ptr()) }, "sync")
     }
 }
 
@@ -201,7 +181,9 @@ fn open(args: &OpenArgs<'_>, hash: bool) -> Result<Box<dyn Engine>> {
             &mut code,
         )
     };
-    let p = NonNull::new(p).ok_or_else(|| err(code, "open"))?;
+    // SAFETY: CHandle releases the open handle once.
+    let close = |p: NonNull<_>| check(unsafe { ffi::kvb_bdb_close(p.as_ptr()) }, "close");
+    let db = Handle::new(p, Box::new(close)).ok_or_else(|| err(code, "open"))?;
     let mut settings = BTreeMap::new();
     settings.insert(
         "sync".into(),
@@ -218,7 +200,7 @@ fn open(args: &OpenArgs<'_>, hash: bool) -> Result<Box<dyn Engine>> {
         .insert("pagesize".into(), if pagesize == 0 { "Berkeley DB's choice".into() } else { pagesize.to_string() });
     settings.insert("environment".into(), "none (private cache, no transactions, no logging)".into());
     settings.insert("threads".into(), "one handle behind a mutex (opened without DB_THREAD)".into());
-    Ok(Box::new(Bdb { db: Mutex::new(Handle { p: Some(p) }), sync: args.sync, settings }))
+    Ok(Box::new(Bdb { db: Mutex::new(db), sync: args.sync, settings }))
 }
 
 impl Engine for Bdb {
@@ -230,11 +212,11 @@ impl Engine for Bdb {
             unsafe {
                 match w.value {
                     Some(v) => check(
-                        ffi::kvb_bdb_put(db.p(), k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?),
+                        ffi::kvb_bdb_put(db.as_ptr(), k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?),
                         "put",
                     )?,
                     None => {
-                        let r = ffi::kvb_bdb_del(db.p(), k.as_ptr().cast(), len(k.len())?);
+                        let r = ffi::kvb_bdb_del(db.as_ptr(), k.as_ptr().cast(), len(k.len())?);
                         if r != notfound() {
                             check(r, "del")?;
                         }
@@ -287,7 +269,7 @@ impl Reader for BdbReader<'_> {
         let mut vl = 0u32;
         // SAFETY: open handle under the lock; the value is owned by the handle until its next
         // call, and we copy it before releasing the lock.
-        let r = unsafe { ffi::kvb_bdb_get(db.p(), key.as_ptr().cast(), len(key.len())?, &mut vp, &mut vl) };
+        let r = unsafe { ffi::kvb_bdb_get(db.as_ptr(), key.as_ptr().cast(), len(key.len())?, &mut vp, &mut vl) };
         if r == notfound() {
             return Ok(false);
         }
@@ -308,7 +290,7 @@ impl Reader for BdbReader<'_> {
         let db = lock(self.db)?;
         let mut code = 0;
         // SAFETY: open handle under the lock.
-        let cur = Cursor(unsafe { ffi::kvb_bdb_cursor(db.p(), &mut code) });
+        let cur = Cursor(unsafe { ffi::kvb_bdb_cursor(db.as_ptr(), &mut code) });
         if cur.0.is_null() {
             return Err(err(code, "cursor"));
         }

@@ -44,3 +44,38 @@ pub fn c_path(p: &std::path::Path) -> std::ffi::CString {
     use std::os::unix::ffi::OsStrExt;
     std::ffi::CString::new(p.as_os_str().as_bytes()).expect("paths from kvbench have no NUL")
 }
+
+/// Releases a C handle; called once, with the handle, by [`CHandle`].
+pub type Release<T> = Box<dyn Fn(std::ptr::NonNull<T>) -> kvbench_core::engine::Result<()> + Send + Sync>;
+
+/// A handle a C library gave out, released exactly once: by `close`, which reports the
+/// library's error, or by Drop when the engine was not closed (the error is then lost). Whether
+/// it may cross or be shared between threads is the library's property: the engine's wrapper
+/// states it (`unsafe impl Send`) with its reason.
+pub struct CHandle<T> {
+    p: Option<std::ptr::NonNull<T>>,
+    release: Release<T>,
+}
+
+impl<T> CHandle<T> {
+    /// `None` when the library returned null (its error is the caller's to fetch).
+    pub fn new(p: *mut T, release: Release<T>) -> Option<CHandle<T>> {
+        std::ptr::NonNull::new(p).map(|p| CHandle { p: Some(p), release })
+    }
+
+    /// The open handle. Panics after `close`: the engine's close consumes it, so a call after
+    /// it is a bug in the adapter.
+    pub fn as_ptr(&self) -> *mut T {
+        self.p.expect("a C handle used after close").as_ptr()
+    }
+
+    pub fn close(&mut self) -> kvbench_core::engine::Result<()> {
+        self.p.take().map_or(Ok(()), |p| (self.release)(p))
+    }
+}
+
+impl<T> Drop for CHandle<T> {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}

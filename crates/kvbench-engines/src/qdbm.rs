@@ -222,9 +222,9 @@ static CURIA: HashApi = HashApi {
     close: ffi::crclose,
 };
 
-/// An open Depot or Curia handle; closed in Drop unless close() already did.
+/// An open Depot or Curia handle.
 struct HashDb {
-    p: Option<NonNull<c_void>>,
+    h: crate::CHandle<c_void>,
     api: &'static HashApi,
 }
 
@@ -233,32 +233,19 @@ unsafe impl Send for HashDb {}
 
 impl HashDb {
     fn p(&self) -> *mut c_void {
-        self.p.expect("open handle").as_ptr()
+        self.h.as_ptr()
     }
 
     fn check(&self, ok: c_int, what: &str) -> Result<()> {
-        if ok != 0 {
-            Ok(())
-        } else {
-            Err(err(self.api.name, what))
-        }
-    }
-
-    fn close(&mut self) -> Result<()> {
-        match self.p.take() {
-            // SAFETY: the handle is open and closed once (taken out of the Option).
-            Some(p) => {
-                let ok = unsafe { (self.api.close)(p.as_ptr()) };
-                self.check(ok, "close")
-            }
-            None => Ok(()),
-        }
+        check(ok, self.api.name, what)
     }
 }
 
-impl Drop for HashDb {
-    fn drop(&mut self) {
-        let _ = self.close();
+fn check(ok: c_int, name: &str, what: &str) -> Result<()> {
+    if ok != 0 {
+        Ok(())
+    } else {
+        Err(err(name, what))
     }
 }
 
@@ -306,7 +293,9 @@ fn open_hash(args: &OpenArgs<'_>, api: &'static HashApi) -> Result<Box<dyn Engin
             ffi::dpopen(path.as_ptr(), omode, bnum)
         }
     };
-    let p = NonNull::new(p).ok_or_else(|| err(api.name, "open"))?;
+    // SAFETY: CHandle releases the open handle once.
+    let close = |p: NonNull<c_void>| check(unsafe { (api.close)(p.as_ptr()) }, api.name, "close");
+    let h = crate::CHandle::new(p, Box::new(close)).ok_or_else(|| err(api.name, "open"))?;
     let mut settings = BTreeMap::new();
     settings.insert("sync".into(), sync_note(args.sync, if curia { "crsync()" } else { "dpsync()" }));
     settings.insert("bnum".into(), bnum.to_string());
@@ -314,7 +303,7 @@ fn open_hash(args: &OpenArgs<'_>, api: &'static HashApi) -> Result<Box<dyn Engin
         settings.insert("dnum".into(), dnum.to_string());
     }
     settings.insert("threads".into(), "one handle behind a mutex (QDBM is not thread-safe)".into());
-    Ok(Box::new(QdbmHash { db: Mutex::new(HashDb { p: Some(p), api }), sync: args.sync, settings }))
+    Ok(Box::new(QdbmHash { db: Mutex::new(HashDb { h, api }), sync: args.sync, settings }))
 }
 
 impl Engine for QdbmHash {
@@ -364,7 +353,7 @@ impl Engine for QdbmHash {
 
     fn close(self: Box<Self>) -> Result<()> {
         let mut db = self.db.into_inner().map_err(|_| EngineError::store("lock poisoned"))?;
-        db.close()
+        db.h.close()
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
@@ -407,35 +396,18 @@ impl Reader for HashReader<'_> {
 
 // ---- Villa ----
 
-struct VillaDb {
-    p: Option<NonNull<c_void>>,
-}
+struct VillaDb(crate::CHandle<c_void>);
 
 // SAFETY: the handle is only used behind the engine's Mutex.
 unsafe impl Send for VillaDb {}
 
 impl VillaDb {
     fn p(&self) -> *mut c_void {
-        self.p.expect("open handle").as_ptr()
+        self.0.as_ptr()
     }
 
     fn check(&self, ok: c_int, what: &str) -> Result<()> {
-        if ok != 0 {
-            Ok(())
-        } else {
-            Err(err("qdbm-villa", what))
-        }
-    }
-
-    fn close(&mut self) -> Result<()> {
-        match self.p.take() {
-            Some(p) => {
-                // SAFETY: open handle, closed once.
-                let ok = unsafe { ffi::vlclose(p.as_ptr()) };
-                self.check(ok, "close")
-            }
-            None => Ok(()),
-        }
+        check(ok, "qdbm-villa", what)
     }
 
     fn apply(&self, w: &WriteOp<'_>) -> Result<()> {
@@ -466,11 +438,6 @@ impl VillaDb {
     }
 }
 
-impl Drop for VillaDb {
-    fn drop(&mut self) {
-        let _ = self.close();
-    }
-}
 
 pub struct Villa {
     db: Mutex<VillaDb>,
@@ -495,7 +462,9 @@ fn open_villa(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let path = crate::c_path(&args.file("db.qdbv"));
     // SAFETY: NUL-terminated path and the library's own lexical comparator.
     let p = unsafe { ffi::vlopen(path.as_ptr(), omode, ffi::VL_CMPLEX) };
-    let db = VillaDb { p: Some(NonNull::new(p).ok_or_else(|| err("qdbm-villa", "open"))?) };
+    // SAFETY: CHandle releases the open handle once.
+    let close = |p: NonNull<c_void>| check(unsafe { ffi::vlclose(p.as_ptr()) }, "qdbm-villa", "close");
+    let db = VillaDb(crate::CHandle::new(p, Box::new(close)).ok_or_else(|| err("qdbm-villa", "open"))?);
     let (lrecmax, nidxmax, lcnum, ncnum) = (int("lrecmax"), int("nidxmax"), int("lcnum"), int("ncnum"));
     // SAFETY: open handle; tuning is per open and not stored in the file.
     unsafe { ffi::vlsettuning(db.p(), lrecmax, nidxmax, lcnum, ncnum) };
@@ -551,7 +520,7 @@ impl Engine for Villa {
 
     fn close(self: Box<Self>) -> Result<()> {
         let mut db = self.db.into_inner().map_err(|_| EngineError::store("lock poisoned"))?;
-        db.close()
+        db.0.close()
     }
 
     fn settings(&self) -> BTreeMap<String, String> {

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use kvbench_core::engine::*;
 
-use super::process::{self, ServerProcess};
+use super::process::{self, ServerProcess, SocketHome, SocketServer};
 
 /// Memory given to a server kvbench starts (`-m`, MiB). memcached takes pages as items arrive,
 /// so an idle limit costs nothing; a run loading more than this sees evictions as missing keys.
@@ -89,61 +89,27 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 // ---------------------------------------------------------------------------------------------
 // Server
 
-struct Memcached {
-    proc: ServerProcess,
-    /// After `proc`: dropped once the server has stopped.
-    _sockets: process::SocketDir,
-    socket: PathBuf,
-    version: String,
-    user: Option<&'static str>,
-}
-
 fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
     let binary = process::find_binary(&["memcached", "/usr/bin/memcached"])
         .ok_or("memcached not found in PATH: apt-get install memcached, or give --url memcached://HOST:PORT")?;
     let version = process::first_line_of(&binary, &["-V"]);
     // memcached refuses to run as root: as root, kvbench starts it as its system user.
-    let user = process::user_when_root(&["memcache", "nobody"]);
-    let dir = &process::server_dir(dir, user)?;
-    let log = dir.join("memcached.log");
-    let sockets = process::SocketDir::new(dir, "memcached.sock", user)?;
-    let socket = sockets.socket("memcached.sock");
+    let home = SocketHome::new(dir, "memcached", "memcached.sock", &["memcache", "nobody"])?;
+    let socket = home.socket("memcached.sock");
     // -s: a Unix socket only (memcached then opens no TCP or UDP port); -a: its mode.
     let mut args: Vec<String> = vec!["-s".into(), socket.to_string_lossy().into_owned(), "-a".into(), "0700".into()];
     args.extend(["-m".to_string(), SERVER_MEMORY_MB.to_string()]);
-    let mut proc = ServerProcess::spawn("memcached", &binary, &args, &log, user)?;
+    let mut proc = ServerProcess::spawn("memcached", &binary, &args, &home.log, home.user)?;
     proc.wait_ready(process::START_TIMEOUT, || {
         let mut c = Conn::connect(&Addr::Unix(socket.clone()), Duration::from_secs(2)).map_err(|e| e.to_string())?;
         c.version().map(|_| ()).map_err(|e| e.to_string())
     })?;
-    Ok(Box::new(Memcached { proc, _sockets: sockets, socket, version, user }))
-}
-
-impl RunningServer for Memcached {
-    fn process_groups(&self) -> Vec<i32> {
-        vec![self.proc.pid()]
-    }
-
-    fn url(&self) -> String {
-        format!("memcached+unix://{}", self.socket.display())
-    }
-
-    fn info(&self) -> BTreeMap<String, String> {
-        let mut m = BTreeMap::new();
-        m.insert("server".into(), "memcached".into());
-        m.insert("version".into(), self.version.clone());
-        m.insert("memory_mb".into(), SERVER_MEMORY_MB.to_string());
-        m.insert("access".into(), "Unix socket in a directory private to the server (mode 0700); no TCP or UDP".into());
-        m.insert("command".into(), self.proc.command().to_string());
-        m.insert("log".into(), self.proc.log().display().to_string());
-        m.insert("pid".into(), self.proc.pid().to_string());
-        m.insert("user".into(), self.user.unwrap_or("(kvbench's own)").into());
-        m
-    }
-
-    fn stop(mut self: Box<Self>) -> std::result::Result<(), String> {
-        self.proc.stop()
-    }
+    let url = format!("memcached+unix://{}", socket.display());
+    let facts = [
+        ("memory_mb", SERVER_MEMORY_MB.to_string()),
+        ("access", "Unix socket in a directory private to the server (mode 0700); no TCP or UDP".into()),
+    ];
+    Ok(Box::new(SocketServer::new(proc, home, url, ["memcached".into(), version], &facts)))
 }
 
 // ---------------------------------------------------------------------------------------------

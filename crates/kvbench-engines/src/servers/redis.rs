@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use ::redis::Connection;
 use kvbench_core::engine::*;
 
-use super::process::{self, ServerProcess};
+use super::process::{self, ServerProcess, SocketHome, SocketServer};
 use super::redisadmin as admin;
 use super::resp;
 
@@ -90,25 +90,13 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 // ---------------------------------------------------------------------------------------------
 // Server
 
-struct RedisServer {
-    proc: ServerProcess,
-    /// After `proc`: dropped once the server has stopped.
-    _sockets: process::SocketDir,
-    socket: PathBuf,
-    version: String,
-    user: Option<&'static str>,
-}
-
 fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
     let binary = process::find_binary(&["redis-server", "/usr/bin/redis-server"])
         .ok_or("redis-server not found in PATH: apt-get install redis-server, or give --url redis://HOST:PORT")?;
     let version = process::first_line_of(&binary, &["--version"]);
-    let user = process::user_when_root(&["redis", "nobody"]);
-    let dir = &process::server_dir(dir, user)?;
-    let log = dir.join("redis.log");
-    let sockets = process::SocketDir::new(dir, "redis.sock", user)?;
-    let socket = sockets.socket("redis.sock");
-    let conf = dir.join("redis.conf");
+    let home = SocketHome::new(dir, "redis", "redis.sock", &["redis", "nobody"])?;
+    let socket = home.socket("redis.sock");
+    let conf = home.dir.join("redis.conf");
     // `port 0`: no TCP listener at all; the socket is the only way in.
     let text = format!(
         "# Written by kvbench for one run; the server is private to it.\n\
@@ -125,49 +113,23 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
          appendonly no\n\
          appendfsync always\n",
         socket.display(),
-        dir.display()
+        home.dir.display()
     );
     std::fs::write(&conf, text).map_err(|e| format!("redis: cannot write {}: {e}", conf.display()))?;
     let args = vec![conf.to_string_lossy().into_owned()];
-    let mut proc = ServerProcess::spawn("redis-server", &binary, &args, &log, user)?;
+    let mut proc = ServerProcess::spawn("redis-server", &binary, &args, &home.log, home.user)?;
     let url = unix_url(&socket);
     proc.wait_ready(process::START_TIMEOUT, || {
         let client = ::redis::Client::open(url.as_str()).map_err(|e| e.to_string())?;
         let mut c = client.get_connection_with_timeout(Duration::from_secs(1)).map_err(|e| e.to_string())?;
         ::redis::cmd("PING").query::<String>(&mut c).map(|_| ()).map_err(|e| e.to_string())
     })?;
-    Ok(Box::new(RedisServer { proc, _sockets: sockets, socket, version, user }))
+    let facts = [("persistence", "set per job from `sync` (CONFIG SET); started with none".into())];
+    Ok(Box::new(SocketServer::new(proc, home, url, ["redis".into(), version], &facts)))
 }
 
 fn unix_url(socket: &Path) -> String {
     format!("redis+unix://{}", socket.display())
-}
-
-impl RunningServer for RedisServer {
-    fn process_groups(&self) -> Vec<i32> {
-        vec![self.proc.pid()]
-    }
-
-    fn url(&self) -> String {
-        unix_url(&self.socket)
-    }
-
-    fn info(&self) -> BTreeMap<String, String> {
-        let mut m = BTreeMap::new();
-        m.insert("server".into(), "redis".into());
-        m.insert("version".into(), self.version.clone());
-        m.insert("persistence".into(), "set per job from `sync` (CONFIG SET); started with none".into());
-        m.insert("access".into(), "Unix socket in a directory private to the server (mode 0700); no TCP".into());
-        m.insert("command".into(), self.proc.command().to_string());
-        m.insert("log".into(), self.proc.log().display().to_string());
-        m.insert("pid".into(), self.proc.pid().to_string());
-        m.insert("user".into(), self.user.unwrap_or("(kvbench's own)").into());
-        m
-    }
-
-    fn stop(mut self: Box<Self>) -> std::result::Result<(), String> {
-        self.proc.stop()
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
