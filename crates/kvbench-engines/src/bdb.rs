@@ -76,16 +76,7 @@ static OPTIONS: &[OptionSpec] = &[
     OptionSpec { name: "pagesize", kind: OptionKind::Int, default: "0", doc: "page size (0 = chosen by Berkeley DB)" },
 ];
 
-const CAPS: Capabilities = Capabilities {
-    ordered_scan: false,
-    multi_get: false,
-    batch: false,
-    read_only_open: true,
-    secondary_open: false,
-    persistent: true,
-    build_once: false,
-    delete: true,
-};
+const CAPS: Capabilities = Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE };
 
 pub mod btree {
     use kvbench_core::engine::Capabilities;
@@ -211,10 +202,10 @@ impl Engine for Bdb {
             // SAFETY: open handle under the lock; slices are live for the call.
             unsafe {
                 match w.value {
-                    Some(v) => check(
-                        ffi::kvb_bdb_put(db.as_ptr(), k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?),
-                        "put",
-                    )?,
+                    Some(v) => {
+                        let (kp, vp) = (k.as_ptr().cast(), v.as_ptr().cast());
+                        check(ffi::kvb_bdb_put(db.as_ptr(), kp, len(k.len())?, vp, len(v.len())?), "put")?
+                    }
                     None => {
                         let r = ffi::kvb_bdb_del(db.as_ptr(), k.as_ptr().cast(), len(k.len())?);
                         if r != notfound() {
@@ -281,12 +272,7 @@ impl Reader for BdbReader<'_> {
         Ok(true)
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         let db = lock(self.db)?;
         let mut code = 0;
         // SAFETY: open handle under the lock.

@@ -17,16 +17,7 @@ const KEYSPACE: &str = "kv";
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "fjall",
     description: "fjall (pure Rust): LSM-tree with a shared journal, one keyspace",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: false,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
+    capabilities: Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
     options: &[
         OptionSpec {
             name: "cache_size",
@@ -161,12 +152,7 @@ impl Reader for FjallReader {
         Ok(true)
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         let iter = match start {
             Some(s) => self.ks.range::<&[u8], _>(s..),
             None => self.ks.iter(),

@@ -60,16 +60,7 @@ mod ffi {
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "gdbm",
     description: "GNU dbm hash database, C API",
-    capabilities: Capabilities {
-        ordered_scan: false,
-        multi_get: false,
-        batch: false,
-        read_only_open: true,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
+    capabilities: Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE },
     options: &[
         OptionSpec {
             name: "block_size",

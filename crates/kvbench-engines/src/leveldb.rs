@@ -131,16 +131,7 @@ use ffi::*;
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "leveldb",
     description: "LevelDB (libleveldb, C API): LSM tree",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: false,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
+    capabilities: Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
     options: &[
         OptionSpec {
             name: "compression",
@@ -511,12 +502,7 @@ impl Reader for LevelReader<'_> {
         Ok(true)
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         if limit == 0 {
             return Ok(0);
         }

@@ -79,3 +79,20 @@ impl<T> Drop for CHandle<T> {
         let _ = self.close();
     }
 }
+
+/// What most embedded engines can do: an ordered store with atomic write batches and deletes,
+/// persistent, that opens read-only too. A descriptor states only how its engine differs
+/// (`Capabilities { ordered_scan: false, ..ORDERED_STORE }`).
+pub const ORDERED_STORE: kvbench_core::engine::Capabilities = kvbench_core::engine::Capabilities {
+    ordered_scan: true,
+    multi_get: false,
+    batch: true,
+    read_only_open: true,
+    secondary_open: false,
+    persistent: true,
+    build_once: false,
+    delete: true,
+};
+
+/// What `Reader::scan` calls for each pair, in key order, until it returns false.
+pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> bool;

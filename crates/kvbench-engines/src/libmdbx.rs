@@ -24,16 +24,7 @@ const MAX_READERS: u64 = 1024;
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "libmdbx",
     description: "libmdbx (bundled C source via mdbx-sys): LMDB's successor, B+tree in a growing memory map",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: true,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
+    capabilities: crate::ORDERED_STORE,
     options: &[
         OptionSpec {
             name: "max_size",
@@ -357,12 +348,7 @@ impl Reader for MdbxReader<'_> {
         Ok(Some(unsafe { slice(&d) }))
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         if limit == 0 {
             return Ok(0);
         }

@@ -122,16 +122,7 @@ const MAX_READERS: c_uint = 1024;
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "lmdb",
     description: "LMDB (liblmdb, C API): B+tree in a memory map, MVCC read transactions",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: true,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
+    capabilities: crate::ORDERED_STORE,
     options: &[
         OptionSpec {
             name: "map_size",
@@ -459,12 +450,7 @@ impl Reader for LmdbReader<'_> {
         Ok(Some(unsafe { slice(&d) }))
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         if limit == 0 {
             return Ok(0);
         }

@@ -15,16 +15,7 @@ use kvbench_core::engine::*;
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "memory",
     description: "in-memory BTreeMap (reference oracle for tests; not a real store)",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: false,
-        secondary_open: false,
-        persistent: false,
-        build_once: false,
-        delete: true,
-    },
+    capabilities: Capabilities { read_only_open: false, persistent: false, ..crate::ORDERED_STORE },
     options: &[
         OptionSpec {
             name: "corrupt_every",
@@ -165,12 +156,7 @@ impl Reader for MemoryReader<'_> {
         }
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         let m = self.map.read().map_err(|_| EngineError::store("lock poisoned"))?;
         let mut n = 0;
         let lo = start.map(|s| std::ops::Bound::Included(s.to_vec())).unwrap_or(std::ops::Bound::Unbounded);

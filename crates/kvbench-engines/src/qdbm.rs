@@ -105,16 +105,7 @@ fn len(n: usize) -> Result<c_int> {
     c_int::try_from(n).map_err(|_| EngineError::store("key or value larger than 2 GiB"))
 }
 
-const CAPS: Capabilities = Capabilities {
-    ordered_scan: false,
-    multi_get: false,
-    batch: false,
-    read_only_open: true,
-    secondary_open: false,
-    persistent: true,
-    build_once: false,
-    delete: true,
-};
+const CAPS: Capabilities = Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE };
 
 static DEPOT_OPTIONS: &[OptionSpec] = &[OptionSpec {
     name: "bnum",
@@ -544,12 +535,7 @@ impl Reader for VillaReader<'_> {
         }
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         // The cursor lives in the handle, so the lock is held for the whole scan.
         let db = lock(self.db)?;
         // SAFETY: open handle under the lock.

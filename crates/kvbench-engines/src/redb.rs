@@ -20,16 +20,7 @@ type Table = ReadOnlyTable<&'static [u8], &'static [u8]>;
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "redb",
     description: "redb (pure Rust): copy-on-write B-tree in one file, MVCC read transactions",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: true,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
+    capabilities: crate::ORDERED_STORE,
     options: &[OptionSpec {
         name: "cache_size",
         kind: OptionKind::Int,
@@ -198,12 +189,7 @@ impl Reader for RedbReader<'_> {
         Ok(true)
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         let range = match start {
             Some(s) => self.table.range::<&[u8]>(s..),
             None => self.table.range::<&[u8]>(..),

@@ -18,16 +18,7 @@ use rocksdb::{
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "rocksdb",
     description: "RocksDB (system librocksdb via the rust-rocksdb crate): LSM tree",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: true,
-        batch: true,
-        read_only_open: true,
-        secondary_open: true,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
+    capabilities: Capabilities { multi_get: true, secondary_open: true, ..crate::ORDERED_STORE },
     options: &[
         OptionSpec {
             name: "compression",
@@ -425,12 +416,7 @@ impl Reader for RocksReader<'_> {
         Ok(())
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         if limit == 0 {
             return Ok(0);
         }

@@ -14,16 +14,7 @@ const UNMAINTAINED: &str = "unmaintained upstream (last stable release 2021, ope
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "sled",
     description: "sled (pure Rust, UNMAINTAINED since 2021): lock-free B-link tree over a log-structured store",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: false,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
+    capabilities: Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
     options: &[
         OptionSpec {
             name: "cache_capacity",
@@ -143,12 +134,7 @@ impl Reader for SledReader<'_> {
         Ok(true)
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         let iter = match start {
             Some(s) => self.tree.range::<&[u8], _>(s..),
             None => self.tree.iter(),

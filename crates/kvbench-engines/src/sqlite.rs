@@ -21,16 +21,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "sqlite",
     description: "SQLite (system libsqlite3 via rusqlite): one WITHOUT ROWID table as a key-value store",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: true,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
+    capabilities: crate::ORDERED_STORE,
     options: &[
         OptionSpec {
             name: "journal_mode",
@@ -275,12 +266,7 @@ impl Reader for SqliteReader {
         }
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         if limit == 0 {
             return Ok(0);
         }

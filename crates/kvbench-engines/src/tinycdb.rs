@@ -65,16 +65,7 @@ mod ffi {
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "tinycdb",
     description: "TinyCDB constant database: built once in one pass, then read-only (memory-mapped)",
-    capabilities: Capabilities {
-        ordered_scan: false,
-        multi_get: false,
-        batch: false,
-        read_only_open: true,
-        secondary_open: false,
-        persistent: true,
-        build_once: true,
-        delete: false,
-    },
+    capabilities: Capabilities { ordered_scan: false, batch: false, build_once: true, delete: false, ..crate::ORDERED_STORE },
     options: &[OptionSpec {
         name: "put",
         kind: OptionKind::Enum(&["replace", "add", "insert"]),

@@ -129,16 +129,7 @@ static TREE_OPTIONS: &[OptionSpec] = &[
     OptionSpec { name: "compression", kind: OptionKind::Enum(COMPRESSION), default: "none", doc: "record compression" },
 ];
 
-const CAPS: Capabilities = Capabilities {
-    ordered_scan: false,
-    multi_get: false,
-    batch: false,
-    read_only_open: true,
-    secondary_open: false,
-    persistent: true,
-    build_once: false,
-    delete: true,
-};
+const CAPS: Capabilities = Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE };
 
 pub mod hash {
     pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
@@ -177,9 +168,9 @@ unsafe impl Sync for Dbm {}
 
 impl Dbm {
     fn sync(&self) -> Result<()> {
+        let (db, none) = (self.as_ptr(), std::ptr::null_mut());
         // SAFETY: open handle; no file callback, no parameters.
-        let ok =
-            unsafe { ffi::tkrzw_dbm_synchronize(self.as_ptr(), true, std::ptr::null(), std::ptr::null_mut(), c"".as_ptr()) };
+        let ok = unsafe { ffi::tkrzw_dbm_synchronize(db, true, none, none, c"".as_ptr()) };
         check(ok, "synchronize")
     }
 }
@@ -363,12 +354,7 @@ impl Reader for TkrzwReader<'_> {
         Ok(true)
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         // SAFETY: open handle; the iterator is freed by its guard.
         let it = Iter(unsafe { ffi::tkrzw_dbm_make_iterator(self.db.as_ptr()) });
         // SAFETY: live iterator and key slice.

@@ -88,16 +88,7 @@ const SYNC_ON: &std::ffi::CStr = c"sync=on";
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "wiredtiger",
     description: "WiredTiger (libwiredtiger, C API): MongoDB's engine, a row-store B-tree table with a journal",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: true,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
+    capabilities: crate::ORDERED_STORE,
     options: &[
         OptionSpec {
             name: "cache_size",
@@ -361,12 +352,7 @@ impl Reader for WtReader<'_> {
         Ok(found)
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         if limit == 0 {
             return Ok(0);
         }

@@ -37,10 +37,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         multi_get: true,
         batch: false,
         read_only_open: false,
-        secondary_open: false,
         persistent: false,
-        build_once: false,
-        delete: true,
+        ..crate::ORDERED_STORE
     },
     options: &[
         OptionSpec {

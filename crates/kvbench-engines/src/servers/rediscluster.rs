@@ -36,16 +36,7 @@ use super::redisadmin as admin;
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "redis-cluster",
     description: "Redis Cluster over loopback (redis crate cluster client): GET, MGET grouped by slot, pipelined SET/DEL per node",
-    capabilities: Capabilities {
-        ordered_scan: false,
-        multi_get: true,
-        batch: false,
-        read_only_open: false,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
+    capabilities: Capabilities { ordered_scan: false, multi_get: true, batch: false, read_only_open: false, ..crate::ORDERED_STORE },
     options: &[
         OptionSpec {
             name: "masters",
