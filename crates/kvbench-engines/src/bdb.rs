@@ -16,14 +16,7 @@ use kvbench_core::engine::*;
 mod ffi {
     use libc::{c_char, c_int, c_uint, c_ulonglong, c_void};
 
-    #[repr(C)]
-    pub struct Db {
-        _private: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct Dbc {
-        _private: [u8; 0],
-    }
+    opaque!(Db, Dbc);
 
     pub const CUR_FIRST: c_int = 0;
     pub const CUR_SET_RANGE: c_int = 1;

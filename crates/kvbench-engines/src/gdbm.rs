@@ -15,10 +15,7 @@ use libc::c_int;
 mod ffi {
     use libc::{c_char, c_int, c_void};
 
-    #[repr(C)]
-    pub struct GdbmFileInfo {
-        _private: [u8; 0],
-    }
+    opaque!(GdbmFileInfo);
     pub type GdbmFile = *mut GdbmFileInfo;
 
     #[repr(C)]

@@ -15,14 +15,7 @@ use kvbench_core::engine::*;
 mod ffi {
     use libc::{c_char, c_void, size_t};
 
-    #[repr(C)]
-    pub struct KcDb {
-        _private: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct KcCur {
-        _private: [u8; 0],
-    }
+    opaque!(KcDb, KcCur);
 
     pub const KCENOREC: i32 = 7;
 

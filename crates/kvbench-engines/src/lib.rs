@@ -7,6 +7,19 @@ pub mod memory;
 pub mod registry;
 pub mod servers;
 
+/// Declares C types that Rust only sees behind pointers (`opaque!(Db, Cursor);`): zero-sized,
+/// `repr(C)`, never built on the Rust side.
+macro_rules! opaque {
+    ($($name:ident),+ $(,)?) => {
+        $(
+            #[repr(C)]
+            pub struct $name {
+                _opaque: [u8; 0],
+            }
+        )+
+    };
+}
+
 // The engine modules of engines.toml (memory, http and servers are declared above), each behind
 // the cfg build.rs sets when its library was found.
 include!(concat!(env!("OUT_DIR"), "/engine_modules.rs"));

@@ -17,18 +17,7 @@ use libc::{c_int, c_uint};
 pub mod ffi {
     use libc::{c_char, c_int, c_uint, c_void, size_t};
 
-    #[repr(C)]
-    pub struct MDB_env {
-        _opaque: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct MDB_txn {
-        _opaque: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct MDB_cursor {
-        _opaque: [u8; 0],
-    }
+    opaque!(MDB_env, MDB_txn, MDB_cursor);
     pub type MDB_dbi = c_uint;
 
     /// A key or value: a size and a pointer (into the memory map for values read).

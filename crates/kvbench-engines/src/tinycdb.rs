@@ -25,14 +25,7 @@ use kvbench_core::engine::*;
 mod ffi {
     use libc::{c_char, c_int, c_uint, c_void};
 
-    #[repr(C)]
-    pub struct CdbMake {
-        _private: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct Cdb {
-        _private: [u8; 0],
-    }
+    opaque!(CdbMake, Cdb);
 
     pub const PUT_ADD: c_int = 0;
     pub const PUT_REPLACE: c_int = 1;

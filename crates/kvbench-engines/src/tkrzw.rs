@@ -15,14 +15,7 @@ use kvbench_core::engine::*;
 mod ffi {
     use libc::{c_char, c_void};
 
-    #[repr(C)]
-    pub struct TkrzwDbm {
-        _private: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct TkrzwDbmIter {
-        _private: [u8; 0],
-    }
+    opaque!(TkrzwDbm, TkrzwDbmIter);
 
     pub const STATUS_NOT_FOUND_ERROR: i32 = 7;
 

@@ -18,22 +18,7 @@ use kvbench_core::engine::*;
 mod ffi {
     use libc::{c_char, c_int, c_void};
 
-    #[repr(C)]
-    pub struct Tchdb {
-        _private: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct Tcbdb {
-        _private: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct BdbCur {
-        _private: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct TcXstr {
-        _private: [u8; 0],
-    }
+    opaque!(Tchdb, Tcbdb, BdbCur, TcXstr);
 
     pub const TCENOREC: c_int = 22;
 

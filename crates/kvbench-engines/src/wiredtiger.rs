@@ -23,18 +23,7 @@ use libc::{c_char, c_int, c_void, size_t};
 mod ffi {
     use libc::{c_char, c_int, c_void, size_t};
 
-    #[repr(C)]
-    pub struct WT_CONNECTION {
-        _opaque: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct WT_SESSION {
-        _opaque: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct WT_CURSOR {
-        _opaque: [u8; 0],
-    }
+    opaque!(WT_CONNECTION, WT_SESSION, WT_CURSOR);
 
     extern "C" {
         pub fn kvb_wt_version() -> *const c_char;

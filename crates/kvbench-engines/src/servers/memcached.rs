@@ -32,21 +32,9 @@ const KEYS_PER_LINE: usize = 4096;
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "memcached",
     description: "memcached server over loopback, kvbench's own text-protocol client (no noreply)",
-    capabilities: Capabilities {
-        ordered_scan: false,
-        multi_get: true,
-        batch: false,
-        read_only_open: false,
-        persistent: false,
-        ..crate::ORDERED_STORE
-    },
+    capabilities: Capabilities { persistent: false, ..super::KEY_VALUE_SERVER },
     options: &[
-        OptionSpec {
-            name: "prefix",
-            kind: OptionKind::Text,
-            default: "kvb:",
-            doc: "prefix of every key: kvbench's namespace; the first open of a job deletes the keys under it",
-        },
+        super::PREFIX,
         OptionSpec {
             name: "keys",
             kind: OptionKind::Enum(&["auto", "hex"]),
@@ -60,12 +48,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "requests in flight per connection: a write batch's window (0: the whole batch) and a get \
                   phase's depth (0 or 1: one get at a time)",
         },
-        OptionSpec {
-            name: "connections",
-            kind: OptionKind::Int,
-            default: "1",
-            doc: "connections per reader thread; a get phase spreads each pipelined round over them",
-        },
+        super::CONNECTIONS,
         OptionSpec {
             name: "timeout",
             kind: OptionKind::Int,
@@ -74,9 +57,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version: || {
-        let server = process::find_binary(&["memcached"])
-            .map(|b| process::first_line_of(&b, &["-V"]))
-            .unwrap_or_else(|| "memcached not installed".into());
+        let server = process::installed_version("memcached", "-V");
         format!("{server}; client: kvbench text protocol {}", env!("CARGO_PKG_VERSION"))
     },
     available: || Ok(()),

@@ -13,3 +13,33 @@ pub mod redis;
 mod redisadmin;
 pub mod rediscluster;
 pub mod resp;
+
+use kvbench_core::engine::{Capabilities, OptionKind, OptionSpec};
+
+/// A key-value server's capabilities: gets and multi-gets by key, each write its own command (no
+/// atomic batch), keys unordered, no read-only open.
+pub const KEY_VALUE_SERVER: Capabilities =
+    Capabilities { ordered_scan: false, multi_get: true, batch: false, read_only_open: false, ..crate::ORDERED_STORE };
+
+/// The key namespace of an engine on a server that others may share.
+pub const PREFIX: OptionSpec = OptionSpec {
+    name: "prefix",
+    kind: OptionKind::Text,
+    default: "kvb:",
+    doc: "prefix of every key: kvbench's namespace; the first open of a job deletes the keys under it",
+};
+
+pub const CONNECTIONS: OptionSpec = OptionSpec {
+    name: "connections",
+    kind: OptionKind::Int,
+    default: "1",
+    doc: "connections per reader thread; a get phase spreads each pipelined round over them",
+};
+
+/// Redis's AOF fsync policy (redis and redis-cluster).
+pub const APPENDFSYNC: OptionSpec = OptionSpec {
+    name: "appendfsync",
+    kind: OptionKind::Enum(&["auto", "always", "everysec", "no"]),
+    default: "auto",
+    doc: "AOF fsync policy when sync is commit/always (auto: always)",
+};

@@ -227,6 +227,11 @@ pub fn find_binary(candidates: &[&str]) -> Option<PathBuf> {
     None
 }
 
+/// The version line `NAME FLAG` prints (NAME looked up in PATH), or `NAME not installed`.
+pub fn installed_version(name: &str, flag: &str) -> String {
+    find_binary(&[name]).map_or_else(|| format!("{name} not installed"), |b| first_line_of(&b, &[flag]))
+}
+
 /// First line of `binary args` (for `--version`), or an empty string.
 pub fn first_line_of(binary: &Path, args: &[&str]) -> String {
     Command::new(binary)

@@ -26,20 +26,9 @@ use super::resp;
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "redis",
     description: "Redis server over loopback (redis crate, sync API): GET, MGET, pipelined SET/DEL",
-    capabilities: Capabilities {
-        ordered_scan: false,
-        multi_get: true,
-        batch: false,
-        read_only_open: false,
-        ..crate::ORDERED_STORE
-    },
+    capabilities: super::KEY_VALUE_SERVER,
     options: &[
-        OptionSpec {
-            name: "prefix",
-            kind: OptionKind::Text,
-            default: "kvb:",
-            doc: "prefix of every key: kvbench's namespace; the first open of a job deletes the keys under it",
-        },
+        super::PREFIX,
         OptionSpec {
             name: "pipeline",
             kind: OptionKind::Int,
@@ -47,24 +36,14 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "requests in flight per connection: a write batch's window (0: the whole batch) and a get \
                   phase's depth (0 or 1: one GET at a time)",
         },
-        OptionSpec {
-            name: "connections",
-            kind: OptionKind::Int,
-            default: "1",
-            doc: "connections per reader thread; a get phase spreads each pipelined round over them",
-        },
+        super::CONNECTIONS,
         OptionSpec {
             name: "atomic",
             kind: OptionKind::Bool,
             default: "false",
             doc: "wrap each pipeline window in MULTI/EXEC",
         },
-        OptionSpec {
-            name: "appendfsync",
-            kind: OptionKind::Enum(&["auto", "always", "everysec", "no"]),
-            default: "auto",
-            doc: "AOF fsync policy when sync is commit/always (auto: always)",
-        },
+        super::APPENDFSYNC,
         OptionSpec {
             name: "configure",
             kind: OptionKind::Bool,
@@ -74,9 +53,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         OptionSpec { name: "db", kind: OptionKind::Int, default: "0", doc: "database number (SELECT)" },
     ],
     version: || {
-        let server = process::find_binary(&["redis-server"])
-            .map(|b| process::first_line_of(&b, &["--version"]))
-            .unwrap_or_else(|| "redis-server not installed".into());
+        let server = process::installed_version("redis-server", "--version");
         format!("{server}; client: redis crate 0.27.6 (sync)")
     },
     available: || Ok(()),

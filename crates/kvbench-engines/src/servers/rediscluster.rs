@@ -36,7 +36,7 @@ use super::redisadmin as admin;
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "redis-cluster",
     description: "Redis Cluster over loopback (redis crate cluster client): GET, MGET grouped by slot, pipelined SET/DEL per node",
-    capabilities: Capabilities { ordered_scan: false, multi_get: true, batch: false, read_only_open: false, ..crate::ORDERED_STORE },
+    capabilities: super::KEY_VALUE_SERVER,
     options: &[
         OptionSpec {
             name: "masters",
@@ -50,12 +50,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             default: "0",
             doc: "replicas per master; checked against the cluster on open",
         },
-        OptionSpec {
-            name: "prefix",
-            kind: OptionKind::Text,
-            default: "kvb:",
-            doc: "prefix of every key: kvbench's namespace; the first open of a job deletes the keys under it",
-        },
+        super::PREFIX,
         OptionSpec {
             name: "pipeline",
             kind: OptionKind::Int,
@@ -63,12 +58,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "commands of a write batch per cluster pipeline (0: the whole batch), and GETs of a get phase's \
                   pipelined round (0 or 1: one GET at a time)",
         },
-        OptionSpec {
-            name: "appendfsync",
-            kind: OptionKind::Enum(&["auto", "always", "everysec", "no"]),
-            default: "auto",
-            doc: "AOF fsync policy when sync is commit/always (auto: always)",
-        },
+        super::APPENDFSYNC,
         OptionSpec {
             name: "configure",
             kind: OptionKind::Bool,
@@ -77,9 +67,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version: || {
-        let server = process::find_binary(&["redis-server"])
-            .map(|b| process::first_line_of(&b, &["--version"]))
-            .unwrap_or_else(|| "redis-server not installed".into());
+        let server = process::installed_version("redis-server", "--version");
         format!("{server}; client: redis crate 0.27.6 (cluster, sync)")
     },
     available: || Ok(()),
