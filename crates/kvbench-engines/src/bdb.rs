@@ -73,29 +73,25 @@ const CAPS: Capabilities = Capabilities { ordered_scan: false, batch: false, ..c
 
 pub mod btree {
     use kvbench_core::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "bdb-btree",
-        description: "Berkeley DB 5.3 B+ tree access method (DB_BTREE), no environment",
-        capabilities: Capabilities { ordered_scan: true, ..super::CAPS },
-        options: super::OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: |a| super::open(a, false),
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "bdb-btree",
+        "Berkeley DB 5.3 B+ tree access method (DB_BTREE), no environment",
+        Capabilities { ordered_scan: true, ..super::CAPS },
+        super::OPTIONS,
+        super::version,
+        |a| super::open(a, false),
+    );
 }
 
 pub mod hash {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "bdb-hash",
-        description: "Berkeley DB 5.3 hash access method (DB_HASH), no environment",
-        capabilities: super::CAPS,
-        options: super::OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: |a| super::open(a, true),
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "bdb-hash",
+        "Berkeley DB 5.3 hash access method (DB_HASH), no environment",
+        super::CAPS,
+        super::OPTIONS,
+        super::version,
+        |a| super::open(a, true),
+    );
 }
 
 /// The one place a Berkeley DB error code becomes an EngineError.

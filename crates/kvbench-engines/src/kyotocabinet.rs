@@ -91,30 +91,26 @@ static TREE_OPTIONS: &[OptionSpec] = &[
 const CAPS: Capabilities = Capabilities { ordered_scan: false, ..crate::ORDERED_STORE };
 
 pub mod hash {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "kyotocabinet-hash",
-        description: "Kyoto Cabinet file hash database (.kch), C API",
-        capabilities: super::CAPS,
-        options: super::HASH_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: |a| super::open(a, super::Kind::Hash),
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "kyotocabinet-hash",
+        "Kyoto Cabinet file hash database (.kch), C API",
+        super::CAPS,
+        super::HASH_OPTIONS,
+        super::version,
+        |a| super::open(a, super::Kind::Hash),
+    );
 }
 
 pub mod tree {
     use kvbench_core::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "kyotocabinet-tree",
-        description: "Kyoto Cabinet file B+ tree database (.kct), C API, ordered scans by cursor",
-        capabilities: Capabilities { ordered_scan: true, ..super::CAPS },
-        options: super::TREE_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: |a| super::open(a, super::Kind::Tree),
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "kyotocabinet-tree",
+        "Kyoto Cabinet file B+ tree database (.kct), C API, ordered scans by cursor",
+        Capabilities { ordered_scan: true, ..super::CAPS },
+        super::TREE_OPTIONS,
+        super::version,
+        |a| super::open(a, super::Kind::Tree),
+    );
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

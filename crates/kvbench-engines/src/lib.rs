@@ -109,3 +109,32 @@ pub const ORDERED_STORE: kvbench_core::engine::Capabilities = kvbench_core::engi
 
 /// What `Reader::scan` calls for each pair, in key order, until it returns false.
 pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> bool;
+
+/// An engine's open: its descriptor's `open`.
+pub type OpenFn =
+    fn(&kvbench_core::engine::OpenArgs<'_>) -> kvbench_core::engine::Result<Box<dyn kvbench_core::engine::Engine>>;
+
+/// The descriptor of an embedded engine: available wherever it was built, no server to start.
+pub const fn embedded(
+    name: &'static str,
+    description: &'static str,
+    capabilities: kvbench_core::engine::Capabilities,
+    options: &'static [kvbench_core::engine::OptionSpec],
+    version: fn() -> String,
+    open: OpenFn,
+) -> kvbench_core::engine::EngineDescriptor {
+    kvbench_core::engine::EngineDescriptor {
+        name,
+        description,
+        capabilities,
+        options,
+        version,
+        available: always_available,
+        open,
+        start_server: None,
+    }
+}
+
+fn always_available() -> Result<(), String> {
+    Ok(())
+}

@@ -371,8 +371,14 @@ impl Engine for Lmdb {
             out.insert("lmdb.overflow_pages".into(), st.ms_overflow_pages as f64);
             out.insert("lmdb.entries".into(), st.ms_entries as f64);
         }
-        let mut info =
-            MDB_envinfo { me_mapaddr: ptr::null_mut(), me_mapsize: 0, me_last_pgno: 0, me_last_txnid: 0, me_maxreaders: 0, me_numreaders: 0 };
+        let mut info = MDB_envinfo {
+            me_mapaddr: ptr::null_mut(),
+            me_mapsize: 0,
+            me_last_pgno: 0,
+            me_last_txnid: 0,
+            me_maxreaders: 0,
+            me_numreaders: 0,
+        };
         // SAFETY: as above.
         if unsafe { mdb_env_info(self.env, &mut info) } == MDB_SUCCESS {
             out.insert("lmdb.map_size".into(), info.me_mapsize as f64);

@@ -138,43 +138,37 @@ static VILLA_OPTIONS: &[OptionSpec] = &[
 ];
 
 pub mod depot {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "qdbm-depot",
-        description: "QDBM Depot hash database, C API",
-        capabilities: super::CAPS,
-        options: super::DEPOT_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: |a| super::open_hash(a, &super::DEPOT),
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "qdbm-depot",
+        "QDBM Depot hash database, C API",
+        super::CAPS,
+        super::DEPOT_OPTIONS,
+        super::version,
+        |a| super::open_hash(a, &super::DEPOT),
+    );
 }
 
 pub mod curia {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "qdbm-curia",
-        description: "QDBM Curia: Depot hash databases split over a directory of files, C API",
-        capabilities: super::CAPS,
-        options: super::CURIA_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: |a| super::open_hash(a, &super::CURIA),
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "qdbm-curia",
+        "QDBM Curia: Depot hash databases split over a directory of files, C API",
+        super::CAPS,
+        super::CURIA_OPTIONS,
+        super::version,
+        |a| super::open_hash(a, &super::CURIA),
+    );
 }
 
 pub mod villa {
     use kvbench_core::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "qdbm-villa",
-        description: "QDBM Villa B+ tree database, C API, ordered scans by cursor",
-        capabilities: Capabilities { ordered_scan: true, batch: true, ..super::CAPS },
-        options: super::VILLA_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: super::open_villa,
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "qdbm-villa",
+        "QDBM Villa B+ tree database, C API, ordered scans by cursor",
+        Capabilities { ordered_scan: true, batch: true, ..super::CAPS },
+        super::VILLA_OPTIONS,
+        super::version,
+        super::open_villa,
+    );
 }
 
 type PutFn = unsafe extern "C" fn(*mut c_void, *const c_char, c_int, *const c_char, c_int, c_int) -> c_int;
@@ -428,7 +422,6 @@ impl VillaDb {
         }
     }
 }
-
 
 pub struct Villa {
     db: Mutex<VillaDb>,

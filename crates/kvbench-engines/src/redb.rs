@@ -8,8 +8,10 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use ::redb::{
+    Database, Durability, ReadOnlyDatabase, ReadOnlyTable, ReadTransaction, ReadableDatabase, TableDefinition,
+};
 use kvbench_core::engine::*;
-use ::redb::{Database, Durability, ReadOnlyDatabase, ReadOnlyTable, ReadTransaction, ReadableDatabase, TableDefinition};
 
 const FILE: &str = "kv.redb";
 const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("kv");

@@ -409,7 +409,10 @@ impl Reader for RocksReader<'_> {
     fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
         perf_context_off();
         out.clear();
-        let cf = self.db.cf_handle(DEFAULT_COLUMN_FAMILY_NAME).ok_or_else(|| EngineError::store("rocksdb: no default column family handle"))?;
+        let cf = self
+            .db
+            .cf_handle(DEFAULT_COLUMN_FAMILY_NAME)
+            .ok_or_else(|| EngineError::store("rocksdb: no default column family handle"))?;
         for r in self.db.batched_multi_get_cf(cf, keys, false) {
             out.push(r.map_err(err)?.map(|v| v.to_vec()));
         }

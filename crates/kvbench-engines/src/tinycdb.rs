@@ -58,7 +58,13 @@ mod ffi {
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "tinycdb",
     description: "TinyCDB constant database: built once in one pass, then read-only (memory-mapped)",
-    capabilities: Capabilities { ordered_scan: false, batch: false, build_once: true, delete: false, ..crate::ORDERED_STORE },
+    capabilities: Capabilities {
+        ordered_scan: false,
+        batch: false,
+        build_once: true,
+        delete: false,
+        ..crate::ORDERED_STORE
+    },
     options: &[OptionSpec {
         name: "put",
         kind: OptionKind::Enum(&["replace", "add", "insert"]),

@@ -125,30 +125,26 @@ static TREE_OPTIONS: &[OptionSpec] = &[
 const CAPS: Capabilities = Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE };
 
 pub mod hash {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "tkrzw-hash",
-        description: "Tkrzw HashDBM (.tkh), C API",
-        capabilities: super::CAPS,
-        options: super::HASH_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: |a| super::open(a, false),
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "tkrzw-hash",
+        "Tkrzw HashDBM (.tkh), C API",
+        super::CAPS,
+        super::HASH_OPTIONS,
+        super::version,
+        |a| super::open(a, false),
+    );
 }
 
 pub mod tree {
     use kvbench_core::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "tkrzw-tree",
-        description: "Tkrzw TreeDBM (.tkt), C API, ordered scans by iterator",
-        capabilities: Capabilities { ordered_scan: true, ..super::CAPS },
-        options: super::TREE_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: |a| super::open(a, true),
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "tkrzw-tree",
+        "Tkrzw TreeDBM (.tkt), C API, ordered scans by iterator",
+        Capabilities { ordered_scan: true, ..super::CAPS },
+        super::TREE_OPTIONS,
+        super::version,
+        |a| super::open(a, true),
+    );
 }
 
 /// An open DBM.

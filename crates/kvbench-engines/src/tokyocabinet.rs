@@ -151,30 +151,26 @@ static BTREE_OPTIONS: &[OptionSpec] = &[
 const CAPS: Capabilities = Capabilities { ordered_scan: false, ..crate::ORDERED_STORE };
 
 pub mod hash {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "tokyocabinet-hash",
-        description: "Tokyo Cabinet hash database (Tchdb), C API",
-        capabilities: super::CAPS,
-        options: super::HASH_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: super::open_hash,
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "tokyocabinet-hash",
+        "Tokyo Cabinet hash database (Tchdb), C API",
+        super::CAPS,
+        super::HASH_OPTIONS,
+        super::version,
+        super::open_hash,
+    );
 }
 
 pub mod btree {
     use kvbench_core::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "tokyocabinet-btree",
-        description: "Tokyo Cabinet B+ tree database (Tcbdb), C API, ordered scans by cursor",
-        capabilities: Capabilities { ordered_scan: true, ..super::CAPS },
-        options: super::BTREE_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: super::open_btree,
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "tokyocabinet-btree",
+        "Tokyo Cabinet B+ tree database (Tcbdb), C API, ordered scans by cursor",
+        Capabilities { ordered_scan: true, ..super::CAPS },
+        super::BTREE_OPTIONS,
+        super::version,
+        super::open_btree,
+    );
 }
 
 fn compression_flag(opts: &Options) -> Result<u8> {

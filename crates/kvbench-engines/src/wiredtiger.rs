@@ -191,7 +191,13 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         (_, false) => Durable::Checkpoint,
     };
     let config = config.join(",");
-    let mut db = WiredTiger { conn: ptr::null_mut(), writer: None, durable, settings: BTreeMap::new(), wrote: AtomicBool::new(false) };
+    let mut db = WiredTiger {
+        conn: ptr::null_mut(),
+        writer: None,
+        durable,
+        settings: BTreeMap::new(),
+        wrote: AtomicBool::new(false),
+    };
     let home = crate::c_path(args.dir);
     let c_config = CString::new(config.clone()).map_err(EngineError::store)?;
     // SAFETY: both strings are NUL-terminated and outlive the call.
