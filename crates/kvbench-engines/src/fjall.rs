@@ -14,11 +14,11 @@ use kvbench_core::engine::*;
 
 const KEYSPACE: &str = "kv";
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "fjall",
-    description: "fjall (pure Rust): LSM-tree with a shared journal, one keyspace",
-    capabilities: Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "fjall",
+    "fjall (pure Rust): LSM-tree with a shared journal, one keyspace",
+    Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
+    &[
         OptionSpec {
             name: "cache_size",
             kind: OptionKind::Int,
@@ -32,11 +32,9 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "how a durable commit (sync commit or always) flushes the journal: fsync (SyncAll) or fdatasync (SyncData)",
         },
     ],
-    version: || env!("KVB_CRATE_VERSION_FJALL").into(),
-    available: || Ok(()),
+    || env!("KVB_CRATE_VERSION_FJALL").into(),
     open,
-    start_server: None,
-};
+);
 
 fn err(e: impl std::fmt::Display) -> EngineError {
     EngineError::Store(format!("fjall: {e}"))

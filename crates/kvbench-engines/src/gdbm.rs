@@ -54,11 +54,11 @@ mod ffi {
     }
 }
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "gdbm",
-    description: "GNU dbm hash database, C API",
-    capabilities: Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE },
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "gdbm",
+    "GNU dbm hash database, C API",
+    Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE },
+    &[
         OptionSpec {
             name: "block_size",
             kind: OptionKind::Int,
@@ -79,10 +79,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version,
-    available: || Ok(()),
     open,
-    start_server: None,
-};
+);
 
 fn version() -> String {
     // SAFETY: gdbm_version is a static NUL-terminated string of the library.

@@ -128,11 +128,11 @@ pub mod ffi {
 
 use ffi::*;
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "leveldb",
-    description: "LevelDB (libleveldb, C API): LSM tree",
-    capabilities: Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "leveldb",
+    "LevelDB (libleveldb, C API): LSM tree",
+    Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
+    &[
         OptionSpec {
             name: "compression",
             kind: OptionKind::Enum(&["none", "snappy"]),
@@ -153,10 +153,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version,
-    available: || Ok(()),
     open,
-    start_server: None,
-};
+);
 
 fn version() -> String {
     // SAFETY: plain getters without arguments.

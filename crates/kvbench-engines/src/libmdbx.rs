@@ -21,11 +21,11 @@ use mdbx_sys::*;
 /// Readers kvbench may hold at once; reader threads are bounded by the scenario.
 const MAX_READERS: u64 = 1024;
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "libmdbx",
-    description: "libmdbx (bundled C source via mdbx-sys): LMDB's successor, B+tree in a growing memory map",
-    capabilities: crate::ORDERED_STORE,
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "libmdbx",
+    "libmdbx (bundled C source via mdbx-sys): LMDB's successor, B+tree in a growing memory map",
+    crate::ORDERED_STORE,
+    &[
         OptionSpec {
             name: "max_size",
             kind: OptionKind::Int,
@@ -46,10 +46,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version,
-    available: || Ok(()),
     open,
-    start_server: None,
-};
+);
 
 fn version() -> String {
     // SAFETY: a static the library defines and never changes.

@@ -108,11 +108,11 @@ use ffi::*;
 /// the scenario, so this only has to be comfortably larger).
 const MAX_READERS: c_uint = 1024;
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "lmdb",
-    description: "LMDB (liblmdb, C API): B+tree in a memory map, MVCC read transactions",
-    capabilities: crate::ORDERED_STORE,
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "lmdb",
+    "LMDB (liblmdb, C API): B+tree in a memory map, MVCC read transactions",
+    crate::ORDERED_STORE,
+    &[
         OptionSpec {
             name: "map_size",
             kind: OptionKind::Int,
@@ -134,10 +134,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version,
-    available: || Ok(()),
     open,
-    start_server: None,
-};
+);
 
 fn version() -> String {
     let (mut major, mut minor, mut patch) = (0, 0, 0);

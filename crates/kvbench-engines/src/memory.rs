@@ -12,11 +12,11 @@ use std::sync::RwLock;
 
 use kvbench_core::engine::*;
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "memory",
-    description: "in-memory BTreeMap (reference oracle for tests; not a real store)",
-    capabilities: Capabilities { read_only_open: false, persistent: false, ..crate::ORDERED_STORE },
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "memory",
+    "in-memory BTreeMap (reference oracle for tests; not a real store)",
+    Capabilities { read_only_open: false, persistent: false, ..crate::ORDERED_STORE },
+    &[
         OptionSpec {
             name: "corrupt_every",
             kind: OptionKind::Int,
@@ -30,11 +30,9 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "test aid: every get and write call spins this many nanoseconds (0: none)",
         },
     ],
-    version: || env!("CARGO_PKG_VERSION").to_string(),
-    available: || Ok(()),
+    || env!("CARGO_PKG_VERSION").to_string(),
     open,
-    start_server: None,
-};
+);
 
 #[derive(Default)]
 pub struct Memory {

@@ -19,21 +19,19 @@ const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("kv");
 /// The table as a read transaction opens it.
 type Table = ReadOnlyTable<&'static [u8], &'static [u8]>;
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "redb",
-    description: "redb (pure Rust): copy-on-write B-tree in one file, MVCC read transactions",
-    capabilities: crate::ORDERED_STORE,
-    options: &[OptionSpec {
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "redb",
+    "redb (pure Rust): copy-on-write B-tree in one file, MVCC read transactions",
+    crate::ORDERED_STORE,
+    &[OptionSpec {
         name: "cache_size",
         kind: OptionKind::Int,
         default: "",
         doc: "redb's page cache in bytes, e.g. 64m (default: the library's, 1 GiB)",
     }],
-    version: || env!("KVB_CRATE_VERSION_REDB").into(),
-    available: || Ok(()),
+    || env!("KVB_CRATE_VERSION_REDB").into(),
     open,
-    start_server: None,
-};
+);
 
 fn err(e: impl std::fmt::Display) -> EngineError {
     EngineError::Store(format!("redb: {e}"))

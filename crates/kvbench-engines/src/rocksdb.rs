@@ -15,11 +15,11 @@ use rocksdb::{
     DEFAULT_COLUMN_FAMILY_NAME,
 };
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "rocksdb",
-    description: "RocksDB (system librocksdb via the rust-rocksdb crate): LSM tree",
-    capabilities: Capabilities { multi_get: true, secondary_open: true, ..crate::ORDERED_STORE },
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "rocksdb",
+    "RocksDB (system librocksdb via the rust-rocksdb crate): LSM tree",
+    Capabilities { multi_get: true, secondary_open: true, ..crate::ORDERED_STORE },
+    &[
         OptionSpec {
             name: "compression",
             kind: OptionKind::Enum(&["none", "snappy", "lz4", "zstd"]),
@@ -76,10 +76,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version,
-    available: || Ok(()),
     open,
-    start_server: None,
-};
+);
 
 /// The crate has no runtime version call, so this is the Debian package build.rs linked against.
 fn version() -> String {

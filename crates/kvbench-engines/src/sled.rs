@@ -11,11 +11,11 @@ use kvbench_core::engine::*;
 
 const UNMAINTAINED: &str = "unmaintained upstream (last stable release 2021, open advisories); measured anyway";
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "sled",
-    description: "sled (pure Rust, UNMAINTAINED since 2021): lock-free B-link tree over a log-structured store",
-    capabilities: Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "sled",
+    "sled (pure Rust, UNMAINTAINED since 2021): lock-free B-link tree over a log-structured store",
+    Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
+    &[
         OptionSpec {
             name: "cache_capacity",
             kind: OptionKind::Int,
@@ -29,11 +29,9 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "sled's background flush period in ms, 0 = off (sled's default: 500)",
         },
     ],
-    version: || format!("{} (unmaintained)", env!("KVB_CRATE_VERSION_SLED")),
-    available: || Ok(()),
+    || format!("{} (unmaintained)", env!("KVB_CRATE_VERSION_SLED")),
     open,
-    start_server: None,
-};
+);
 
 fn err(e: impl std::fmt::Display) -> EngineError {
     EngineError::Store(format!("sled: {e}"))

@@ -18,11 +18,11 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 const FILE: &str = "kv.sqlite";
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "sqlite",
-    description: "SQLite (system libsqlite3 via rusqlite): one WITHOUT ROWID table as a key-value store",
-    capabilities: crate::ORDERED_STORE,
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "sqlite",
+    "SQLite (system libsqlite3 via rusqlite): one WITHOUT ROWID table as a key-value store",
+    crate::ORDERED_STORE,
+    &[
         OptionSpec {
             name: "journal_mode",
             kind: OptionKind::Enum(&["wal", "delete"]),
@@ -42,11 +42,9 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "PRAGMA mmap_size in bytes per connection (default: the library's, normally 0 = off)",
         },
     ],
-    version: || rusqlite::version().to_string(),
-    available: || Ok(()),
+    || rusqlite::version().to_string(),
     open,
-    start_server: None,
-};
+);
 
 fn err(e: rusqlite::Error) -> EngineError {
     EngineError::Store(format!("sqlite: {e}"))

@@ -55,17 +55,11 @@ mod ffi {
     }
 }
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "tinycdb",
-    description: "TinyCDB constant database: built once in one pass, then read-only (memory-mapped)",
-    capabilities: Capabilities {
-        ordered_scan: false,
-        batch: false,
-        build_once: true,
-        delete: false,
-        ..crate::ORDERED_STORE
-    },
-    options: &[OptionSpec {
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "tinycdb",
+    "TinyCDB constant database: built once in one pass, then read-only (memory-mapped)",
+    Capabilities { ordered_scan: false, batch: false, build_once: true, delete: false, ..crate::ORDERED_STORE },
+    &[OptionSpec {
         name: "put",
         kind: OptionKind::Enum(&["replace", "add", "insert"]),
         default: "replace",
@@ -73,10 +67,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
               lookups return the first), insert (first wins)",
     }],
     version,
-    available: || Ok(()),
     open,
-    start_server: None,
-};
+);
 
 fn version() -> String {
     // SAFETY: the shim returns a static string.

@@ -74,11 +74,11 @@ const URI: &std::ffi::CStr = c"table:kv";
 const TABLE_CONFIG: &std::ffi::CStr = c"key_format=u,value_format=u";
 const SYNC_ON: &std::ffi::CStr = c"sync=on";
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "wiredtiger",
-    description: "WiredTiger (libwiredtiger, C API): MongoDB's engine, a row-store B-tree table with a journal",
-    capabilities: crate::ORDERED_STORE,
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "wiredtiger",
+    "WiredTiger (libwiredtiger, C API): MongoDB's engine, a row-store B-tree table with a journal",
+    crate::ORDERED_STORE,
+    &[
         OptionSpec {
             name: "cache_size",
             kind: OptionKind::Int,
@@ -94,14 +94,12 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
                   commit is a checkpoint",
         },
     ],
-    version: || {
+    || {
         // SAFETY: returns a static NUL-terminated string.
         unsafe { crate::c_str(kvb_wt_version()) }
     },
-    available: || Ok(()),
     open,
-    start_server: None,
-};
+);
 
 /// The one place a WiredTiger return code becomes an error.
 fn check(rc: c_int, call: &str) -> Result<()> {
