@@ -264,8 +264,8 @@ fn write_batch(db: &dyn Db, mode: WriteMode, batch: &[WriteOp<'_>]) -> Result<()
 /// One Tokyo Cabinet handle type: the hash (`tchdb*`) and B+ tree (`tcbdb*`) APIs are the same
 /// calls under two prefixes, so one definition serves both.
 macro_rules! tc_handle {
-    ($name:ident, $raw:ty, $label:literal, $del:ident, $errmsg:ident, $ecode:ident, $put:ident, $out:ident,
-     $sync:ident, $tbegin:ident, $tcommit:ident, $tabort:ident) => {
+    ($name:ident, $raw:ty, $label:literal, $del:ident, $errmsg:ident, $ecode:ident, $get:ident, $put:ident,
+     $out:ident, $sync:ident, $tbegin:ident, $tcommit:ident, $tabort:ident, $close:ident) => {
         /// An open handle; deleted (and so closed) in Drop.
         struct $name(NonNull<$raw>);
 
@@ -299,6 +299,29 @@ macro_rules! tc_handle {
             fn ecode(&self) -> libc::c_int {
                 // SAFETY: valid handle.
                 unsafe { ffi::$ecode(self.p()) }
+            }
+
+            /// The value of `key` into `out`; false when there is none.
+            fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+                out.clear();
+                let mut size: libc::c_int = 0;
+                // SAFETY: valid handle, live key slice; the result is malloc'd by TC and freed below.
+                let p = unsafe { ffi::$get(self.p(), key.as_ptr().cast(), len(key.len())?, &mut size) };
+                if p.is_null() {
+                    if self.ecode() == ffi::TCENOREC {
+                        return Ok(false);
+                    }
+                    return Err(self.err("get"));
+                }
+                // SAFETY: TC returned `size` readable bytes at `p`, allocated for tcfree.
+                unsafe { crate::take_c_buf(p, size as usize, out, ffi::tcfree) };
+                Ok(true)
+            }
+
+            fn close(&self) -> Result<()> {
+                // SAFETY: valid open handle; Drop then only deletes the object.
+                let ok = unsafe { ffi::$close(self.p()) };
+                self.check(ok, "close")
             }
         }
 
@@ -354,12 +377,14 @@ tc_handle!(
     tchdbdel,
     tchdberrmsg,
     tchdbecode,
+    tchdbget,
     tchdbput,
     tchdbout,
     tchdbsync,
     tchdbtranbegin,
     tchdbtrancommit,
-    tchdbtranabort
+    tchdbtranabort,
+    tchdbclose
 );
 
 pub struct TcHash {
@@ -428,9 +453,7 @@ impl Engine for TcHash {
     }
 
     fn close(self: Box<Self>) -> Result<()> {
-        // SAFETY: valid open handle; Drop then only deletes the object.
-        let ok = unsafe { ffi::tchdbclose(self.db.p()) };
-        self.db.check(ok, "close")
+        self.db.close()
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
@@ -444,19 +467,7 @@ struct HashReader<'a> {
 
 impl Reader for HashReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        out.clear();
-        let mut size: libc::c_int = 0;
-        // SAFETY: valid handle, live key slice; the result is malloc'd by TC and freed below.
-        let p = unsafe { ffi::tchdbget(self.db.p(), key.as_ptr().cast(), len(key.len())?, &mut size) };
-        if p.is_null() {
-            if self.db.ecode() == ffi::TCENOREC {
-                return Ok(false);
-            }
-            return Err(self.db.err("get"));
-        }
-        // SAFETY: TC returned `size` readable bytes at `p`, allocated for tcfree.
-        unsafe { crate::take_c_buf(p, size as usize, out, ffi::tcfree) };
-        Ok(true)
+        self.db.get(key, out)
     }
 }
 
@@ -469,12 +480,14 @@ tc_handle!(
     tcbdbdel,
     tcbdberrmsg,
     tcbdbecode,
+    tcbdbget,
     tcbdbput,
     tcbdbout,
     tcbdbsync,
     tcbdbtranbegin,
     tcbdbtrancommit,
-    tcbdbtranabort
+    tcbdbtranabort,
+    tcbdbclose
 );
 
 pub struct TcBtree {
@@ -543,9 +556,7 @@ impl Engine for TcBtree {
     }
 
     fn close(self: Box<Self>) -> Result<()> {
-        // SAFETY: valid open handle; Drop then only deletes the object.
-        let ok = unsafe { ffi::tcbdbclose(self.db.p()) };
-        self.db.check(ok, "close")
+        self.db.close()
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
@@ -590,19 +601,7 @@ unsafe fn xstr<'a>(x: *const ffi::TcXstr) -> &'a [u8] {
 
 impl Reader for BtreeReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        out.clear();
-        let mut size: libc::c_int = 0;
-        // SAFETY: valid handle and key; the malloc'd result is copied then freed once.
-        let p = unsafe { ffi::tcbdbget(self.db.p(), key.as_ptr().cast(), len(key.len())?, &mut size) };
-        if p.is_null() {
-            if self.db.ecode() == ffi::TCENOREC {
-                return Ok(false);
-            }
-            return Err(self.db.err("get"));
-        }
-        // SAFETY: TC returned `size` readable bytes at `p`, allocated for tcfree.
-        unsafe { crate::take_c_buf(p, size as usize, out, ffi::tcfree) };
-        Ok(true)
+        self.db.get(key, out)
     }
 
     fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use kvbench_core::result::{RunResult, Status};
-use kvbench_engines::{conformance, find, Entry};
+use kvbench_engines::conformance::{self, engine_or_skip as descriptor};
 
 /// The token the servers these tests start require (through $KVBENCH_SERVE_TOKEN, which the
 /// http-* engines use when they start a server and when kvbench hands them no token, as the
@@ -19,20 +19,6 @@ fn use_this_binary() {
     // Every test sets the same values, so concurrent tests agree.
     std::env::set_var("KVBENCH_BIN", env!("CARGO_BIN_EXE_kvbench"));
     std::env::set_var(kvbench_engines::http::TOKEN_ENV, TEST_TOKEN);
-}
-
-fn descriptor(name: &str) -> Option<&'static kvbench_core::engine::EngineDescriptor> {
-    match find(name) {
-        Some(Entry::Ready(d)) => Some(d),
-        Some(Entry::Missing { why, .. }) => {
-            if std::env::var_os("KVBENCH_ALLOW_MISSING").is_some() {
-                eprintln!("skipping {name}: {why}");
-                return None;
-            }
-            panic!("engine {name} missing: {why}");
-        }
-        None => panic!("engine {name} is not in the registry"),
-    }
 }
 
 fn alive(pid: i32) -> bool {

@@ -40,9 +40,8 @@ pub fn start_cluster(dir: &Path, n: usize) -> Result<EtcdCluster, String> {
     if !(1..=7).contains(&n) {
         return Err(format!("etcd: members = {n}: must be 1..=7"));
     }
-    let binary = process::find_binary(&["etcd", "/usr/bin/etcd"])
-        .ok_or("etcd not found in PATH: apt-get install etcd-server, or give url = \"http://HOST:PORT,...\"")?;
-    let version = process::first_line_of(&binary, &["--version"]);
+    let missing = "etcd not found in PATH: apt-get install etcd-server, or give url = \"http://HOST:PORT,...\"";
+    let (binary, version) = process::server_binary(&["etcd", "/usr/bin/etcd"], "--version", missing)?;
     // As root, the members run as `etcd`, each in a 0700 directory of its own.
     let user = process::user_when_root(&["etcd", "nobody"]);
     let dir = process::server_dir(dir, user)?;

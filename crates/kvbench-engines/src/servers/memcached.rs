@@ -69,9 +69,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 // Server
 
 fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
-    let binary = process::find_binary(&["memcached", "/usr/bin/memcached"])
-        .ok_or("memcached not found in PATH: apt-get install memcached, or give --url memcached://HOST:PORT")?;
-    let version = process::first_line_of(&binary, &["-V"]);
+    let missing = "memcached not found in PATH: apt-get install memcached, or give --url memcached://HOST:PORT";
+    let (binary, version) = process::server_binary(&["memcached", "/usr/bin/memcached"], "-V", missing)?;
     // memcached refuses to run as root: as root, kvbench starts it as its system user.
     let home = SocketHome::new(dir, "memcached", "memcached.sock", &["memcache", "nobody"])?;
     let socket = home.socket("memcached.sock");
@@ -246,7 +245,7 @@ impl Conn {
         self.wbuf.extend_from_slice(b"set ");
         self.wbuf.extend_from_slice(key);
         self.wbuf.extend_from_slice(b" 0 0 ");
-        push_num(&mut self.wbuf, value.len());
+        super::push_decimal(&mut self.wbuf, value.len());
         self.wbuf.extend_from_slice(b"\r\n");
         self.wbuf.extend_from_slice(value);
         self.wbuf.extend_from_slice(b"\r\n");
@@ -337,20 +336,6 @@ impl Conn {
         }
         Ok(())
     }
-}
-
-fn push_num(buf: &mut Vec<u8>, mut n: usize) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&tmp[i..]);
 }
 
 /// How keys become memcached keys.

@@ -43,3 +43,18 @@ pub const APPENDFSYNC: OptionSpec = OptionSpec {
     default: "auto",
     doc: "AOF fsync policy when sync is commit/always (auto: always)",
 };
+
+/// Append `n` in decimal (a request's lengths, on the timed path: no allocation).
+pub(crate) fn push_decimal(buf: &mut Vec<u8>, mut n: usize) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&tmp[i..]);
+}

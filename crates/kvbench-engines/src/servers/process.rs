@@ -227,6 +227,14 @@ pub fn find_binary(candidates: &[&str]) -> Option<PathBuf> {
     None
 }
 
+/// A server's binary (the first of `candidates` found) and the version line `FLAG` makes it
+/// print; `missing` is the error when there is none (what to install, or which URL to give).
+pub fn server_binary(candidates: &[&str], flag: &str, missing: &str) -> Result<(PathBuf, String), String> {
+    let binary = find_binary(candidates).ok_or(missing)?;
+    let version = first_line_of(&binary, &[flag]);
+    Ok((binary, version))
+}
+
 /// The version line `NAME FLAG` prints (NAME looked up in PATH), or `NAME not installed`.
 pub fn installed_version(name: &str, flag: &str) -> String {
     find_binary(&[name]).map_or_else(|| format!("{name} not installed"), |b| first_line_of(&b, &[flag]))

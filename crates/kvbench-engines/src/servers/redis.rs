@@ -65,9 +65,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 // Server
 
 fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
-    let binary = process::find_binary(&["redis-server", "/usr/bin/redis-server"])
-        .ok_or("redis-server not found in PATH: apt-get install redis-server, or give --url redis://HOST:PORT")?;
-    let version = process::first_line_of(&binary, &["--version"]);
+    let missing = "redis-server not found in PATH: apt-get install redis-server, or give --url redis://HOST:PORT";
+    let (binary, version) = process::server_binary(&["redis-server", "/usr/bin/redis-server"], "--version", missing)?;
     let home = SocketHome::new(dir, "redis", "redis.sock", &["redis", "nobody"])?;
     let socket = home.socket("redis.sock");
     let conf = home.dir.join("redis.conf");

@@ -125,11 +125,10 @@ pub fn start_cluster(dir: &Path, masters: u32, replicas: u32) -> std::result::Re
     if replicas > 5 {
         return Err(format!("redis-cluster: replicas = {replicas}: must be 0..=5 (per master)"));
     }
-    let binary = process::find_binary(&["redis-server"]).ok_or(
-        "redis-server not found in PATH: apt-get install redis-server, or give url = \"redis://HOST:PORT,...\"",
-    )?;
+    let missing =
+        "redis-server not found in PATH: apt-get install redis-server, or give url = \"redis://HOST:PORT,...\"";
+    let (binary, version) = process::server_binary(&["redis-server"], "--version", missing)?;
     let cli = process::find_binary(&["redis-cli"]).ok_or("redis-cli not found in PATH: apt-get install redis-tools")?;
-    let version = process::first_line_of(&binary, &["--version"]);
     // As root, the nodes run as `redis` (as the single server does) in directories of theirs.
     let user = process::user_when_root(&["redis", "nobody"]);
     let dir = process::server_dir(dir, user)?;
