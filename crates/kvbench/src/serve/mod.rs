@@ -90,7 +90,8 @@ pub struct ServeArgs {
     pub read_timeout: u64,
     #[arg(long, value_enum, default_value = "auto", hide = true)]
     pub exec: Exec,
-    /// How worker threads share connections (docs/decisions.md "kvbench serve: runtimes").
+    /// How worker threads share connections (docs/decisions.md, "kvbench serve: batched
+    /// MultiGet, runtimes, and the `/get` target").
     #[arg(long, value_enum, default_value = "per-core", hide = true)]
     pub runtime: Runtime,
 }
