@@ -224,7 +224,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         "snappy" => LEVELDB_SNAPPY_COMPRESSION,
         other => return Err(EngineError::Option(format!("leveldb compression `{other}`"))),
     };
-    // SAFETY (this block and the setters below): `db.options` is a live options object.
+    // SAFETY: `db.options` is a live options object (this block and the setters below).
     unsafe {
         leveldb_options_set_create_if_missing(db.options, 1);
         leveldb_options_set_compression(db.options, c);

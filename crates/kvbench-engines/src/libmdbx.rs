@@ -313,6 +313,7 @@ impl Reader for MdbxReader<'_> {
         // SAFETY: a live read-only txn; reset drops its snapshot, renew takes a new one. A
         // cursor of a read-only txn is renewed onto the same txn.
         check(unsafe { mdbx_txn_reset(self.txn.ptr) }, "mdbx_txn_reset")?;
+        // SAFETY: as above.
         check(unsafe { mdbx_txn_renew(self.txn.ptr) }, "mdbx_txn_renew")?;
         if !self.cursor.is_null() {
             // SAFETY: both live.

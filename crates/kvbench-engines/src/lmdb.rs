@@ -409,6 +409,7 @@ impl Reader for LmdbReader<'_> {
         // SAFETY: `txn` is a live read-only txn; reset releases its snapshot and renew takes a
         // new one. A cursor of a read-only txn survives reset and is renewed onto the same txn.
         unsafe { mdb_txn_reset(self.txn.ptr) };
+        // SAFETY: as above.
         check(unsafe { mdb_txn_renew(self.txn.ptr) }, "mdb_txn_renew")?;
         if !self.cursor.is_null() {
             // SAFETY: both live; see above.

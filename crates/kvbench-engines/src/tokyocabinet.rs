@@ -334,9 +334,9 @@ macro_rules! tc_handle {
 
         impl Db for $name {
             fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
+                let (kp, kl, vp, vl) = (k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?);
                 // SAFETY: pointers and lengths come from live slices.
-                let ok =
-                    unsafe { ffi::$put(self.p(), k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?) };
+                let ok = unsafe { ffi::$put(self.p(), kp, kl, vp, vl) };
                 self.check(ok, "put")
             }
             fn out(&self, k: &[u8]) -> Result<()> {

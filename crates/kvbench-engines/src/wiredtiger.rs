@@ -241,10 +241,11 @@ impl WiredTiger {
     fn apply(w: &Session, batch: &[WriteOp<'_>]) -> Result<()> {
         for op in batch {
             let k = op.key.as_ptr() as *const c_void;
-            // SAFETY: the writer's cursor inside its open transaction; WiredTiger copies the
-            // items before the call returns.
             let rc = match op.value {
+                // SAFETY: the writer's cursor inside its open transaction; WiredTiger copies the
+                // items before the call returns.
                 Some(v) => unsafe { kvb_wt_put(w.c, k, op.key.len(), v.as_ptr() as *const c_void, v.len()) },
+                // SAFETY: as above.
                 None => unsafe { kvb_wt_del(w.c, k, op.key.len()) },
             };
             check(rc, if op.value.is_some() { "cursor insert" } else { "cursor remove" })?;

@@ -167,6 +167,7 @@ pub fn user_when_root(users: &[&'static str]) -> Option<&'static str> {
 /// uid and gid of a local user.
 pub fn user_ids(name: &str) -> Option<(u32, u32)> {
     let cname = std::ffi::CString::new(name).ok()?;
+    // SAFETY: `passwd` is integers and pointers, for which all zeroes is a valid value.
     let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
     let mut buf = vec![0 as libc::c_char; 16384];
     let mut out: *mut libc::passwd = std::ptr::null_mut();
