@@ -70,6 +70,8 @@ test-go:
 
 lint:
 	$(CARGO) fmt --all -- --check
+	# The engine modules are declared by a generated include!, which cargo fmt does not follow.
+	rustfmt --edition 2021 --check crates/kvbench-engines/src/*.rs
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	drivers/python/.venv/bin/ruff check drivers/python
 	cd drivers/go && go vet ./...

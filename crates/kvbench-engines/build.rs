@@ -11,13 +11,23 @@ use serde::Deserialize;
 
 /// Modules that lib.rs declares by hand: they hold engines but also code that is always built
 /// (the memory oracle; the HTTP server's wire format, used by `kvbench serve`).
-const BY_HAND: &[&str] = &["memory", "http"];
+const BY_HAND: &[&str] = &["memory", "http", "servers"];
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Table {
     engine: Vec<Engine>,
+    #[serde(default)]
+    hosted: Vec<Hosted>,
     libs: BTreeMap<String, Lib>,
+}
+
+/// An engine of another runtime whose server Rust starts.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Hosted {
+    name: String,
+    module: String,
 }
 
 #[derive(Deserialize)]
@@ -27,10 +37,13 @@ struct Engine {
     module: String,
     lib: Option<String>,
     feature: Option<String>,
-    /// Checked against the descriptor by tests/table.rs; nothing here depends on it.
+    /// Checked against the descriptor by tests/conformance.rs; nothing here depends on it.
     #[serde(default)]
     #[allow(dead_code)]
     server: bool,
+    /// Its module has `shaped_server(options)`: the row's options shape its server.
+    #[serde(default)]
+    shaped: bool,
 }
 
 #[derive(Deserialize)]
@@ -69,6 +82,7 @@ fn main() {
     write(&out.join("engine_modules.rs"), &modules(&table, &dir, &missing));
     write(&out.join("registry_entries.rs"), &registry(&table, &missing));
     write(&out.join("conformance_tests.rs"), &conformance(&table));
+    write(&out.join("servers_by_name.rs"), &servers_by_name(&table, &missing));
     for (name, lib) in &table.libs {
         let upper = name.to_uppercase().replace('-', "_");
         println!("cargo:rustc-env=KVB_PKG_VERSION_{upper}={}", package_version(&lib.package));
@@ -93,7 +107,7 @@ fn crate_versions(manifest: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The parsed table, checked: unique names, known libs, existing module files, and one library
+/// The parsed table, checked: unique names (hosted ones included), known libs, existing module files, and one library
 /// and feature per generated module (its cfg decides all of its engines).
 fn read_table(path: &Path) -> Table {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -107,8 +121,10 @@ fn read_table(path: &Path) -> Table {
             let known: Vec<&String> = table.libs.keys().collect();
             assert!(table.libs.contains_key(lib), "{at}: lib `{lib}` is not in [libs] (one of {known:?})");
         }
-        let file = path.with_file_name("src").join(format!("{}.rs", e.top()));
-        assert!(file.is_file(), "{at}: module `{}` needs the file {}", e.module, file.display());
+        let src = path.with_file_name("src");
+        let file = src.join(format!("{}.rs", e.top()));
+        let dir = src.join(e.top()).join("mod.rs");
+        assert!(file.is_file() || dir.is_file(), "{at}: module `{}` needs the file {}", e.module, file.display());
         let prev = by_module.entry(e.top()).or_insert((&e.lib, &e.feature));
         let same = *prev == (&e.lib, &e.feature);
         assert!(
@@ -116,6 +132,10 @@ fn read_table(path: &Path) -> Table {
             "{at}: module `{}` has engines with different lib or feature",
             e.top()
         );
+    }
+    for h in &table.hosted {
+        let at = format!("{}: hosted `{}`", path.display(), h.name);
+        assert!(names.insert(&h.name), "{at}: listed twice (names are unique across [engine] and hosted)");
     }
     table
 }
@@ -186,6 +206,21 @@ fn registry(table: &Table, missing: &BTreeMap<&str, String>) -> String {
         }
     }
     s + "]\n"
+}
+
+/// The bodies of `registry::server_for` (`hosted` lines) and `registry::shaped_server`
+/// (`shaped` lines) as two macros, so that no engine name is written in the registry's code.
+fn servers_by_name(table: &Table, missing: &BTreeMap<&str, String>) -> String {
+    let mut s = String::from("macro_rules! hosted_server {\n    ($name:expr) => {\n        match $name {\n");
+    for h in &table.hosted {
+        writeln!(s, "            {:?} => Some(crate::{}::start_server as StartServer),", h.name, h.module).unwrap();
+    }
+    s += "            _ => None,\n        }\n    };\n}\n";
+    s += "macro_rules! shaped_server {\n    ($name:expr, $options:expr) => {\n        match $name {\n";
+    for e in table.engine.iter().filter(|e| e.shaped && !missing.contains_key(e.name.as_str())) {
+        writeln!(s, "            {:?} => crate::{}::shaped_server($options),", e.name, e.module).unwrap();
+    }
+    s + "            _ => None,\n        }\n    };\n}\n"
 }
 
 /// The `conformance!` invocation of tests/conformance.rs: one test per table line.

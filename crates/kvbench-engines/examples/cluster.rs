@@ -15,8 +15,8 @@ use kvbench_core::engine::RunningServer;
 
 fn start(kind: &str, dir: &Path) -> Result<Box<dyn RunningServer>, String> {
     match kind {
-        "etcd" => kvbench_engines::etcdcluster::start_server(dir),
-        "redis-cluster" => kvbench_engines::rediscluster::start_cluster(dir, 3, 0).map(|c| Box::new(c) as _),
+        "etcd" => kvbench_engines::servers::etcdcluster::start_server(dir),
+        "redis-cluster" => kvbench_engines::servers::rediscluster::start_cluster(dir, 3, 0).map(|c| Box::new(c) as _),
         other => Err(format!("unknown cluster `{other}` (etcd, redis-cluster)")),
     }
 }

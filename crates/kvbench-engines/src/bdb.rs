@@ -16,14 +16,7 @@ use kvbench_core::engine::*;
 mod ffi {
     use libc::{c_char, c_int, c_uint, c_ulonglong, c_void};
 
-    #[repr(C)]
-    pub struct Db {
-        _private: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct Dbc {
-        _private: [u8; 0],
-    }
+    opaque!(Db, Dbc);
 
     pub const CUR_FIRST: c_int = 0;
     pub const CUR_SET_RANGE: c_int = 1;
@@ -76,42 +69,29 @@ static OPTIONS: &[OptionSpec] = &[
     OptionSpec { name: "pagesize", kind: OptionKind::Int, default: "0", doc: "page size (0 = chosen by Berkeley DB)" },
 ];
 
-const CAPS: Capabilities = Capabilities {
-    ordered_scan: false,
-    multi_get: false,
-    batch: false,
-    read_only_open: true,
-    secondary_open: false,
-    persistent: true,
-    build_once: false,
-    delete: true,
-};
+const CAPS: Capabilities = Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE };
 
 pub mod btree {
     use kvbench_core::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "bdb-btree",
-        description: "Berkeley DB 5.3 B+ tree access method (DB_BTREE), no environment",
-        capabilities: Capabilities { ordered_scan: true, ..super::CAPS },
-        options: super::OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: |a| super::open(a, false),
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "bdb-btree",
+        "Berkeley DB 5.3 B+ tree access method (DB_BTREE), no environment",
+        Capabilities { ordered_scan: true, ..super::CAPS },
+        super::OPTIONS,
+        super::version,
+        |a| super::open(a, false),
+    );
 }
 
 pub mod hash {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "bdb-hash",
-        description: "Berkeley DB 5.3 hash access method (DB_HASH), no environment",
-        capabilities: super::CAPS,
-        options: super::OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: |a| super::open(a, true),
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "bdb-hash",
+        "Berkeley DB 5.3 hash access method (DB_HASH), no environment",
+        super::CAPS,
+        super::OPTIONS,
+        super::version,
+        |a| super::open(a, true),
+    );
 }
 
 /// The one place a Berkeley DB error code becomes an EngineError.
@@ -138,36 +118,16 @@ fn len(n: usize) -> Result<u32> {
     u32::try_from(n).map_err(|_| EngineError::store("berkeley db: key or value larger than 4 GiB"))
 }
 
-/// An open DB handle; closed in Drop unless close() already did.
-struct Handle {
-    p: Option<NonNull<ffi::Db>>,
-}
+/// An open DB handle.
+type Handle = crate::CHandle<ffi::Db>;
 
 // SAFETY: only used behind the engine's Mutex, one thread at a time.
 unsafe impl Send for Handle {}
 
 impl Handle {
-    fn p(&self) -> *mut ffi::Db {
-        self.p.expect("open handle").as_ptr()
-    }
-
-    fn close(&mut self) -> Result<()> {
-        match self.p.take() {
-            // SAFETY: open handle, closed once.
-            Some(p) => check(unsafe { ffi::kvb_bdb_close(p.as_ptr()) }, "close"),
-            None => Ok(()),
-        }
-    }
-
     fn sync(&self) -> Result<()> {
         // SAFETY: open handle (caller holds the lock).
-        check(unsafe { ffi::kvb_bdb_sync(self.p()) }, "sync")
-    }
-}
-
-impl Drop for Handle {
-    fn drop(&mut self) {
-        let _ = self.close();
+        check(unsafe { ffi::kvb_bdb_sync(self.as_ptr()) }, "sync")
     }
 }
 
@@ -201,7 +161,9 @@ fn open(args: &OpenArgs<'_>, hash: bool) -> Result<Box<dyn Engine>> {
             &mut code,
         )
     };
-    let p = NonNull::new(p).ok_or_else(|| err(code, "open"))?;
+    // SAFETY: CHandle releases the open handle once.
+    let close = |p: NonNull<_>| check(unsafe { ffi::kvb_bdb_close(p.as_ptr()) }, "close");
+    let db = Handle::new(p, Box::new(close)).ok_or_else(|| err(code, "open"))?;
     let mut settings = BTreeMap::new();
     settings.insert(
         "sync".into(),
@@ -218,7 +180,7 @@ fn open(args: &OpenArgs<'_>, hash: bool) -> Result<Box<dyn Engine>> {
         .insert("pagesize".into(), if pagesize == 0 { "Berkeley DB's choice".into() } else { pagesize.to_string() });
     settings.insert("environment".into(), "none (private cache, no transactions, no logging)".into());
     settings.insert("threads".into(), "one handle behind a mutex (opened without DB_THREAD)".into());
-    Ok(Box::new(Bdb { db: Mutex::new(Handle { p: Some(p) }), sync: args.sync, settings }))
+    Ok(Box::new(Bdb { db: Mutex::new(db), sync: args.sync, settings }))
 }
 
 impl Engine for Bdb {
@@ -229,12 +191,12 @@ impl Engine for Bdb {
             // SAFETY: open handle under the lock; slices are live for the call.
             unsafe {
                 match w.value {
-                    Some(v) => check(
-                        ffi::kvb_bdb_put(db.p(), k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?),
-                        "put",
-                    )?,
+                    Some(v) => {
+                        let (kp, vp) = (k.as_ptr().cast(), v.as_ptr().cast());
+                        check(ffi::kvb_bdb_put(db.as_ptr(), kp, len(k.len())?, vp, len(v.len())?), "put")?
+                    }
                     None => {
-                        let r = ffi::kvb_bdb_del(db.p(), k.as_ptr().cast(), len(k.len())?);
+                        let r = ffi::kvb_bdb_del(db.as_ptr(), k.as_ptr().cast(), len(k.len())?);
                         if r != notfound() {
                             check(r, "del")?;
                         }
@@ -287,7 +249,7 @@ impl Reader for BdbReader<'_> {
         let mut vl = 0u32;
         // SAFETY: open handle under the lock; the value is owned by the handle until its next
         // call, and we copy it before releasing the lock.
-        let r = unsafe { ffi::kvb_bdb_get(db.p(), key.as_ptr().cast(), len(key.len())?, &mut vp, &mut vl) };
+        let r = unsafe { ffi::kvb_bdb_get(db.as_ptr(), key.as_ptr().cast(), len(key.len())?, &mut vp, &mut vl) };
         if r == notfound() {
             return Ok(false);
         }
@@ -299,16 +261,11 @@ impl Reader for BdbReader<'_> {
         Ok(true)
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         let db = lock(self.db)?;
         let mut code = 0;
         // SAFETY: open handle under the lock.
-        let cur = Cursor(unsafe { ffi::kvb_bdb_cursor(db.p(), &mut code) });
+        let cur = Cursor(unsafe { ffi::kvb_bdb_cursor(db.as_ptr(), &mut code) });
         if cur.0.is_null() {
             return Err(err(code, "cursor"));
         }

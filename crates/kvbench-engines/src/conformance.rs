@@ -102,6 +102,25 @@ fn check_reads(e: &dyn Engine, oracle: &Oracle, probe: &[Vec<u8>], caps: Capabil
     Ok(())
 }
 
+/// The engine `name` for a test: its descriptor; or None, with a note, when it is missing or
+/// unavailable here and KVBENCH_ALLOW_MISSING is set; otherwise a panic that says why (CI
+/// installs every engine).
+pub fn engine_or_skip(name: &str) -> Option<&'static EngineDescriptor> {
+    let why = match crate::find(name) {
+        Some(crate::Entry::Ready(d)) => match (d.available)() {
+            Ok(()) => return Some(d),
+            Err(why) => why,
+        },
+        Some(crate::Entry::Missing { why, .. }) => why,
+        None => panic!("engine {name} is not in the registry"),
+    };
+    if std::env::var_os("KVBENCH_ALLOW_MISSING").is_some() {
+        eprintln!("skipping {name}: {why}");
+        return None;
+    }
+    panic!("engine {name} unavailable: {why}");
+}
+
 /// Run the whole suite on one engine in `dir` (which must be empty).
 pub fn run(desc: &EngineDescriptor, dir: &Path, url: Option<&str>) -> Result<(), String> {
     run_on(desc, dir, Target { url, token: None })

@@ -14,20 +14,11 @@ use kvbench_core::engine::*;
 
 const KEYSPACE: &str = "kv";
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "fjall",
-    description: "fjall (pure Rust): LSM-tree with a shared journal, one keyspace",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: false,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "fjall",
+    "fjall (pure Rust): LSM-tree with a shared journal, one keyspace",
+    Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
+    &[
         OptionSpec {
             name: "cache_size",
             kind: OptionKind::Int,
@@ -41,11 +32,9 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "how a durable commit (sync commit or always) flushes the journal: fsync (SyncAll) or fdatasync (SyncData)",
         },
     ],
-    version: || env!("KVB_CRATE_VERSION_FJALL").into(),
-    available: || Ok(()),
+    || env!("KVB_CRATE_VERSION_FJALL").into(),
     open,
-    start_server: None,
-};
+);
 
 fn err(e: impl std::fmt::Display) -> EngineError {
     EngineError::Store(format!("fjall: {e}"))
@@ -161,12 +150,7 @@ impl Reader for FjallReader {
         Ok(true)
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         let iter = match start {
             Some(s) => self.ks.range::<&[u8], _>(s..),
             None => self.ks.iter(),

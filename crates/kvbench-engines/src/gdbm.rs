@@ -15,10 +15,7 @@ use libc::c_int;
 mod ffi {
     use libc::{c_char, c_int, c_void};
 
-    #[repr(C)]
-    pub struct GdbmFileInfo {
-        _private: [u8; 0],
-    }
+    opaque!(GdbmFileInfo);
     pub type GdbmFile = *mut GdbmFileInfo;
 
     #[repr(C)]
@@ -57,20 +54,11 @@ mod ffi {
     }
 }
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "gdbm",
-    description: "GNU dbm hash database, C API",
-    capabilities: Capabilities {
-        ordered_scan: false,
-        multi_get: false,
-        batch: false,
-        read_only_open: true,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "gdbm",
+    "GNU dbm hash database, C API",
+    Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE },
+    &[
         OptionSpec {
             name: "block_size",
             kind: OptionKind::Int,
@@ -91,10 +79,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version,
-    available: || Ok(()),
     open,
-    start_server: None,
-};
+);
 
 fn version() -> String {
     // SAFETY: gdbm_version is a static NUL-terminated string of the library.
@@ -112,49 +98,37 @@ fn datum(b: &[u8]) -> Result<ffi::Datum> {
     Ok(ffi::Datum { dptr: b.as_ptr() as *mut libc::c_char, dsize })
 }
 
-/// An open GDBM file; closed in Drop unless close() already did.
-struct Db {
-    p: Option<NonNull<ffi::GdbmFileInfo>>,
-}
+/// An open GDBM file.
+type Db = crate::CHandle<ffi::GdbmFileInfo>;
 
 // SAFETY: only used behind the engine's Mutex, one thread at a time.
 unsafe impl Send for Db {}
 
 impl Db {
-    fn p(&self) -> ffi::GdbmFile {
-        self.p.expect("open handle").as_ptr()
-    }
-
     fn last(&self) -> c_int {
         // SAFETY: open handle.
-        unsafe { ffi::gdbm_last_errno(self.p()) }
+        unsafe { ffi::gdbm_last_errno(self.as_ptr()) }
     }
 
     /// The one place a GDBM error becomes an EngineError.
     fn err(&self, what: &str) -> EngineError {
         EngineError::Store(format!("gdbm {what}: {}", message(self.last())))
     }
-
-    fn close(&mut self) -> Result<()> {
-        match self.p.take() {
-            Some(p) => {
-                // SAFETY: open handle, closed once.
-                if unsafe { ffi::gdbm_close(p.as_ptr()) } != 0 {
-                    // SAFETY: gdbm_errno_location returns a valid pointer.
-                    let code = unsafe { *ffi::gdbm_errno_location() };
-                    return Err(EngineError::Store(format!("gdbm close: {}", message(code))));
-                }
-                Ok(())
-            }
-            None => Ok(()),
-        }
-    }
 }
 
-impl Drop for Db {
-    fn drop(&mut self) {
-        let _ = self.close();
+/// The last error of the calling thread's GDBM calls (the handle is gone or was never made).
+fn errno(what: &str) -> EngineError {
+    // SAFETY: gdbm_errno_location returns a valid pointer.
+    let code = unsafe { *ffi::gdbm_errno_location() };
+    EngineError::Store(format!("gdbm {what}: {}", message(code)))
+}
+
+fn close(p: NonNull<ffi::GdbmFileInfo>) -> Result<()> {
+    // SAFETY: CHandle's release: the open handle, closed once.
+    if unsafe { ffi::gdbm_close(p.as_ptr()) } != 0 {
+        return Err(errno("close"));
     }
+    Ok(())
 }
 
 pub struct Gdbm {
@@ -187,19 +161,14 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let path = crate::c_path(&args.file("db.gdbm"));
     // SAFETY: NUL-terminated path; no fatal callback (GDBM then reports errors by return value).
     let p = unsafe { ffi::gdbm_open(path.as_ptr(), block, flags, 0o644, None) };
-    let Some(p) = NonNull::new(p) else {
-        // SAFETY: gdbm_errno_location returns a valid pointer.
-        let code = unsafe { *ffi::gdbm_errno_location() };
-        return Err(EngineError::Store(format!("gdbm open: {}", message(code))));
-    };
-    let db = Db { p: Some(p) };
+    let db = Db::new(p, Box::new(close)).ok_or_else(|| errno("open"))?;
     let cache = o.int("cache_size").unwrap_or(0).max(0) as libc::size_t;
     if cache > 0 {
         let mut v = cache;
         // SAFETY: open handle; GDBM reads a size_t from the pointer.
         let r = unsafe {
             ffi::gdbm_setopt(
-                db.p(),
+                db.as_ptr(),
                 ffi::GDBM_SETCACHESIZE,
                 (&mut v as *mut libc::size_t).cast(),
                 std::mem::size_of::<libc::size_t>() as c_int,
@@ -233,13 +202,13 @@ impl Engine for Gdbm {
             match w.value {
                 Some(v) => {
                     // SAFETY: open handle under the lock; datums point into live slices.
-                    if unsafe { ffi::gdbm_store(db.p(), k, datum(v)?, ffi::GDBM_REPLACE) } != 0 {
+                    if unsafe { ffi::gdbm_store(db.as_ptr(), k, datum(v)?, ffi::GDBM_REPLACE) } != 0 {
                         return Err(db.err("store"));
                     }
                 }
                 None => {
                     // SAFETY: as above.
-                    if unsafe { ffi::gdbm_delete(db.p(), k) } != 0 && db.last() != ffi::GDBM_ITEM_NOT_FOUND {
+                    if unsafe { ffi::gdbm_delete(db.as_ptr(), k) } != 0 && db.last() != ffi::GDBM_ITEM_NOT_FOUND {
                         return Err(db.err("delete"));
                     }
                 }
@@ -247,7 +216,7 @@ impl Engine for Gdbm {
         }
         if self.sync == SyncMode::Commit {
             // SAFETY: open handle under the lock.
-            if unsafe { ffi::gdbm_sync(db.p()) } != 0 {
+            if unsafe { ffi::gdbm_sync(db.as_ptr()) } != 0 {
                 return Err(db.err("sync"));
             }
         }
@@ -276,7 +245,7 @@ impl Reader for GdbmReader<'_> {
         out.clear();
         let db = lock(self.db)?;
         // SAFETY: open handle under the lock; the returned dptr is malloc'd and ours to free.
-        let d = unsafe { ffi::gdbm_fetch(db.p(), datum(key)?) };
+        let d = unsafe { ffi::gdbm_fetch(db.as_ptr(), datum(key)?) };
         if d.dptr.is_null() {
             if db.last() == ffi::GDBM_ITEM_NOT_FOUND {
                 return Ok(false);

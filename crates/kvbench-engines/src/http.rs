@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use kvbench_core::engine::*;
 
-use crate::server::{self, ServerProcess};
+use crate::servers::process::{self, ServerProcess};
 
 // ---------------------------------------------------------------------------------------------
 // Wire format, shared with the server in `kvbench serve`.
@@ -234,7 +234,7 @@ fn open(args: &OpenArgs<'_>, served: &str) -> Result<Box<dyn Engine>> {
     let url = args.url.ok_or_else(|| {
         EngineError::Option(format!("http-{served} needs a server: kvbench starts one, or give --url http://HOST:PORT"))
     })?;
-    let (host, port) = server::host_port(url, "http", 80).map_err(EngineError::Option)?;
+    let (host, port) = process::host_port(url, "http", 80).map_err(EngineError::Option)?;
     let env_token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty());
     let token = args.token.map(str::to_string).or(env_token);
     let mut c = Conn::connect(&host, port, token.as_deref())?;
@@ -373,12 +373,7 @@ impl Reader for HttpReader {
         Ok(())
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         if limit == 0 {
             return Ok(0);
         }
@@ -488,7 +483,7 @@ fn write_token(path: &Path, token: &str) -> std::result::Result<(), String> {
 /// the private server directory `dir`: the run's private directory, where its job directories are.
 fn start(dir: &Path, served: &'static str) -> std::result::Result<Box<dyn RunningServer>, String> {
     let binary = kvbench_binary()?;
-    let dir = &server::private_dir(dir)?;
+    let dir = &process::private_dir(dir)?;
     let log = dir.join("serve.log");
     let root = dir.parent().unwrap_or(dir);
     let token = match std::env::var(TOKEN_ENV) {
@@ -497,7 +492,7 @@ fn start(dir: &Path, served: &'static str) -> std::result::Result<Box<dyn Runnin
     };
     let token_file = dir.join("serve.token");
     write_token(&token_file, &token)?;
-    server::with_free_port(|port| {
+    process::with_free_port(|port| {
         let args: Vec<String> = vec![
             "serve".into(),
             "--engine".into(),
@@ -512,7 +507,7 @@ fn start(dir: &Path, served: &'static str) -> std::result::Result<Box<dyn Runnin
         ];
         let mut proc = ServerProcess::spawn(&format!("kvbench serve {served}"), &binary, &args, &log, None)?;
         proc.set_grace(Duration::from_secs(10));
-        proc.wait_ready(server::START_TIMEOUT, || {
+        proc.wait_ready(process::START_TIMEOUT, || {
             let mut c = Conn::connect("127.0.0.1", port, Some(&token)).map_err(|e| e.to_string())?;
             let mut out = Vec::new();
             match c.call("GET", "/health", b"", &mut out).map_err(|e| e.to_string())? {

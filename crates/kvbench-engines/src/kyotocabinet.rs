@@ -15,14 +15,7 @@ use kvbench_core::engine::*;
 mod ffi {
     use libc::{c_char, c_void, size_t};
 
-    #[repr(C)]
-    pub struct KcDb {
-        _private: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct KcCur {
-        _private: [u8; 0],
-    }
+    opaque!(KcDb, KcCur);
 
     pub const KCENOREC: i32 = 7;
 
@@ -95,42 +88,29 @@ static TREE_OPTIONS: &[OptionSpec] = &[
     },
 ];
 
-const CAPS: Capabilities = Capabilities {
-    ordered_scan: false,
-    multi_get: false,
-    batch: true,
-    read_only_open: true,
-    secondary_open: false,
-    persistent: true,
-    build_once: false,
-    delete: true,
-};
+const CAPS: Capabilities = Capabilities { ordered_scan: false, ..crate::ORDERED_STORE };
 
 pub mod hash {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "kyotocabinet-hash",
-        description: "Kyoto Cabinet file hash database (.kch), C API",
-        capabilities: super::CAPS,
-        options: super::HASH_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: |a| super::open(a, super::Kind::Hash),
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "kyotocabinet-hash",
+        "Kyoto Cabinet file hash database (.kch), C API",
+        super::CAPS,
+        super::HASH_OPTIONS,
+        super::version,
+        |a| super::open(a, super::Kind::Hash),
+    );
 }
 
 pub mod tree {
     use kvbench_core::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "kyotocabinet-tree",
-        description: "Kyoto Cabinet file B+ tree database (.kct), C API, ordered scans by cursor",
-        capabilities: Capabilities { ordered_scan: true, ..super::CAPS },
-        options: super::TREE_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: |a| super::open(a, super::Kind::Tree),
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "kyotocabinet-tree",
+        "Kyoto Cabinet file B+ tree database (.kct), C API, ordered scans by cursor",
+        Capabilities { ordered_scan: true, ..super::CAPS },
+        super::TREE_OPTIONS,
+        super::version,
+        |a| super::open(a, super::Kind::Tree),
+    );
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -344,12 +324,7 @@ impl Reader for KyotoReader<'_> {
         Ok(true)
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         // SAFETY: valid handle; the cursor is deleted by its guard.
         let cur = Cursor(unsafe { ffi::kcdbcursor(self.db.p()) });
         // SAFETY: valid cursor and key slice.

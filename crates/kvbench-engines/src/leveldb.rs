@@ -128,20 +128,11 @@ pub mod ffi {
 
 use ffi::*;
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "leveldb",
-    description: "LevelDB (libleveldb, C API): LSM tree",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: false,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "leveldb",
+    "LevelDB (libleveldb, C API): LSM tree",
+    Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
+    &[
         OptionSpec {
             name: "compression",
             kind: OptionKind::Enum(&["none", "snappy"]),
@@ -162,10 +153,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version,
-    available: || Ok(()),
     open,
-    start_server: None,
-};
+);
 
 fn version() -> String {
     // SAFETY: plain getters without arguments.
@@ -235,7 +224,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         "snappy" => LEVELDB_SNAPPY_COMPRESSION,
         other => return Err(EngineError::Option(format!("leveldb compression `{other}`"))),
     };
-    // SAFETY (this block and the setters below): `db.options` is a live options object.
+    // SAFETY: `db.options` is a live options object (this block and the setters below).
     unsafe {
         leveldb_options_set_create_if_missing(db.options, 1);
         leveldb_options_set_compression(db.options, c);
@@ -511,12 +500,7 @@ impl Reader for LevelReader<'_> {
         Ok(true)
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         if limit == 0 {
             return Ok(0);
         }

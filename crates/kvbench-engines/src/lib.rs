@@ -1,18 +1,27 @@
 //! The engines kvbench measures. One module per engine, one line in engines.toml.
 //! Adapters translate calls; they never time anything.
 
-pub mod cluster;
 pub mod conformance;
-pub mod etcdcluster;
 pub mod http;
 pub mod memory;
-pub mod netns;
 pub mod registry;
-pub mod resp;
-pub mod server;
+pub mod servers;
 
-// The engine modules of engines.toml (memory and http are declared above), each behind the
-// cfg build.rs sets when its library was found.
+/// Declares C types that Rust only sees behind pointers (`opaque!(Db, Cursor);`): zero-sized,
+/// `repr(C)`, never built on the Rust side.
+macro_rules! opaque {
+    ($($name:ident),+ $(,)?) => {
+        $(
+            #[repr(C)]
+            pub struct $name {
+                _opaque: [u8; 0],
+            }
+        )+
+    };
+}
+
+// The engine modules of engines.toml (memory, http and servers are declared above), each behind
+// the cfg build.rs sets when its library was found.
 include!(concat!(env!("OUT_DIR"), "/engine_modules.rs"));
 
 pub use registry::{entries, find, server_for, shaped_server, Entry, ShapedStart};
@@ -47,4 +56,85 @@ pub unsafe fn take_c_buf(
 pub fn c_path(p: &std::path::Path) -> std::ffi::CString {
     use std::os::unix::ffi::OsStrExt;
     std::ffi::CString::new(p.as_os_str().as_bytes()).expect("paths from kvbench have no NUL")
+}
+
+/// Releases a C handle; called once, with the handle, by [`CHandle`].
+pub type Release<T> = Box<dyn Fn(std::ptr::NonNull<T>) -> kvbench_core::engine::Result<()> + Send + Sync>;
+
+/// A handle a C library gave out, released exactly once: by `close`, which reports the
+/// library's error, or by Drop when the engine was not closed (the error is then lost). Whether
+/// it may cross or be shared between threads is the library's property: the engine's wrapper
+/// states it (`unsafe impl Send`) with its reason.
+pub struct CHandle<T> {
+    p: Option<std::ptr::NonNull<T>>,
+    release: Release<T>,
+}
+
+impl<T> CHandle<T> {
+    /// `None` when the library returned null (its error is the caller's to fetch).
+    pub fn new(p: *mut T, release: Release<T>) -> Option<CHandle<T>> {
+        std::ptr::NonNull::new(p).map(|p| CHandle { p: Some(p), release })
+    }
+
+    /// The open handle. Panics after `close`: the engine's close consumes it, so a call after
+    /// it is a bug in the adapter.
+    pub fn as_ptr(&self) -> *mut T {
+        self.p.expect("a C handle used after close").as_ptr()
+    }
+
+    pub fn close(&mut self) -> kvbench_core::engine::Result<()> {
+        self.p.take().map_or(Ok(()), |p| (self.release)(p))
+    }
+}
+
+impl<T> Drop for CHandle<T> {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+/// What most embedded engines can do: an ordered store with atomic write batches and deletes,
+/// persistent, that opens read-only too. A descriptor states only how its engine differs
+/// (`Capabilities { ordered_scan: false, ..ORDERED_STORE }`).
+pub const ORDERED_STORE: kvbench_core::engine::Capabilities = kvbench_core::engine::Capabilities {
+    ordered_scan: true,
+    multi_get: false,
+    batch: true,
+    read_only_open: true,
+    secondary_open: false,
+    persistent: true,
+    build_once: false,
+    delete: true,
+};
+
+/// What `Reader::scan` calls for each pair, in key order, until it returns false.
+pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> bool;
+
+/// An engine's open: its descriptor's `open`.
+pub type OpenFn =
+    fn(&kvbench_core::engine::OpenArgs<'_>) -> kvbench_core::engine::Result<Box<dyn kvbench_core::engine::Engine>>;
+
+/// The descriptor of an embedded engine: available wherever it was built, no server to start.
+pub const fn embedded(
+    name: &'static str,
+    description: &'static str,
+    capabilities: kvbench_core::engine::Capabilities,
+    options: &'static [kvbench_core::engine::OptionSpec],
+    version: fn() -> String,
+    open: OpenFn,
+) -> kvbench_core::engine::EngineDescriptor {
+    kvbench_core::engine::EngineDescriptor {
+        name,
+        description,
+        capabilities,
+        options,
+        version,
+        available: always_available,
+        open,
+        start_server: None,
+    }
+}
+
+fn always_available() -> Result<(), String> {
+    Ok(())
 }

@@ -21,20 +21,11 @@ use mdbx_sys::*;
 /// Readers kvbench may hold at once; reader threads are bounded by the scenario.
 const MAX_READERS: u64 = 1024;
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "libmdbx",
-    description: "libmdbx (bundled C source via mdbx-sys): LMDB's successor, B+tree in a growing memory map",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: true,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "libmdbx",
+    "libmdbx (bundled C source via mdbx-sys): LMDB's successor, B+tree in a growing memory map",
+    crate::ORDERED_STORE,
+    &[
         OptionSpec {
             name: "max_size",
             kind: OptionKind::Int,
@@ -55,10 +46,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version,
-    available: || Ok(()),
     open,
-    start_server: None,
-};
+);
 
 fn version() -> String {
     // SAFETY: a static the library defines and never changes.
@@ -324,6 +313,7 @@ impl Reader for MdbxReader<'_> {
         // SAFETY: a live read-only txn; reset drops its snapshot, renew takes a new one. A
         // cursor of a read-only txn is renewed onto the same txn.
         check(unsafe { mdbx_txn_reset(self.txn.ptr) }, "mdbx_txn_reset")?;
+        // SAFETY: as above.
         check(unsafe { mdbx_txn_renew(self.txn.ptr) }, "mdbx_txn_renew")?;
         if !self.cursor.is_null() {
             // SAFETY: both live.
@@ -357,12 +347,7 @@ impl Reader for MdbxReader<'_> {
         Ok(Some(unsafe { slice(&d) }))
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         if limit == 0 {
             return Ok(0);
         }

@@ -17,18 +17,7 @@ use libc::{c_int, c_uint};
 pub mod ffi {
     use libc::{c_char, c_int, c_uint, c_void, size_t};
 
-    #[repr(C)]
-    pub struct MDB_env {
-        _opaque: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct MDB_txn {
-        _opaque: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct MDB_cursor {
-        _opaque: [u8; 0],
-    }
+    opaque!(MDB_env, MDB_txn, MDB_cursor);
     pub type MDB_dbi = c_uint;
 
     /// A key or value: a size and a pointer (into the memory map for values read).
@@ -119,20 +108,11 @@ use ffi::*;
 /// the scenario, so this only has to be comfortably larger).
 const MAX_READERS: c_uint = 1024;
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "lmdb",
-    description: "LMDB (liblmdb, C API): B+tree in a memory map, MVCC read transactions",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: true,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "lmdb",
+    "LMDB (liblmdb, C API): B+tree in a memory map, MVCC read transactions",
+    crate::ORDERED_STORE,
+    &[
         OptionSpec {
             name: "map_size",
             kind: OptionKind::Int,
@@ -154,10 +134,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version,
-    available: || Ok(()),
     open,
-    start_server: None,
-};
+);
 
 fn version() -> String {
     let (mut major, mut minor, mut patch) = (0, 0, 0);
@@ -391,8 +369,14 @@ impl Engine for Lmdb {
             out.insert("lmdb.overflow_pages".into(), st.ms_overflow_pages as f64);
             out.insert("lmdb.entries".into(), st.ms_entries as f64);
         }
-        let mut info =
-            MDB_envinfo { me_mapaddr: ptr::null_mut(), me_mapsize: 0, me_last_pgno: 0, me_last_txnid: 0, me_maxreaders: 0, me_numreaders: 0 };
+        let mut info = MDB_envinfo {
+            me_mapaddr: ptr::null_mut(),
+            me_mapsize: 0,
+            me_last_pgno: 0,
+            me_last_txnid: 0,
+            me_maxreaders: 0,
+            me_numreaders: 0,
+        };
         // SAFETY: as above.
         if unsafe { mdb_env_info(self.env, &mut info) } == MDB_SUCCESS {
             out.insert("lmdb.map_size".into(), info.me_mapsize as f64);
@@ -425,6 +409,7 @@ impl Reader for LmdbReader<'_> {
         // SAFETY: `txn` is a live read-only txn; reset releases its snapshot and renew takes a
         // new one. A cursor of a read-only txn survives reset and is renewed onto the same txn.
         unsafe { mdb_txn_reset(self.txn.ptr) };
+        // SAFETY: as above.
         check(unsafe { mdb_txn_renew(self.txn.ptr) }, "mdb_txn_renew")?;
         if !self.cursor.is_null() {
             // SAFETY: both live; see above.
@@ -459,12 +444,7 @@ impl Reader for LmdbReader<'_> {
         Ok(Some(unsafe { slice(&d) }))
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         if limit == 0 {
             return Ok(0);
         }

@@ -12,20 +12,11 @@ use std::sync::RwLock;
 
 use kvbench_core::engine::*;
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "memory",
-    description: "in-memory BTreeMap (reference oracle for tests; not a real store)",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: false,
-        secondary_open: false,
-        persistent: false,
-        build_once: false,
-        delete: true,
-    },
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "memory",
+    "in-memory BTreeMap (reference oracle for tests; not a real store)",
+    Capabilities { read_only_open: false, persistent: false, ..crate::ORDERED_STORE },
+    &[
         OptionSpec {
             name: "corrupt_every",
             kind: OptionKind::Int,
@@ -39,11 +30,9 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "test aid: every get and write call spins this many nanoseconds (0: none)",
         },
     ],
-    version: || env!("CARGO_PKG_VERSION").to_string(),
-    available: || Ok(()),
+    || env!("CARGO_PKG_VERSION").to_string(),
     open,
-    start_server: None,
-};
+);
 
 #[derive(Default)]
 pub struct Memory {
@@ -165,12 +154,7 @@ impl Reader for MemoryReader<'_> {
         }
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         let m = self.map.read().map_err(|_| EngineError::store("lock poisoned"))?;
         let mut n = 0;
         let lo = start.map(|s| std::ops::Bound::Included(s.to_vec())).unwrap_or(std::ops::Bound::Unbounded);

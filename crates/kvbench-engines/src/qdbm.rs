@@ -105,16 +105,7 @@ fn len(n: usize) -> Result<c_int> {
     c_int::try_from(n).map_err(|_| EngineError::store("key or value larger than 2 GiB"))
 }
 
-const CAPS: Capabilities = Capabilities {
-    ordered_scan: false,
-    multi_get: false,
-    batch: false,
-    read_only_open: true,
-    secondary_open: false,
-    persistent: true,
-    build_once: false,
-    delete: true,
-};
+const CAPS: Capabilities = Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE };
 
 static DEPOT_OPTIONS: &[OptionSpec] = &[OptionSpec {
     name: "bnum",
@@ -147,43 +138,37 @@ static VILLA_OPTIONS: &[OptionSpec] = &[
 ];
 
 pub mod depot {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "qdbm-depot",
-        description: "QDBM Depot hash database, C API",
-        capabilities: super::CAPS,
-        options: super::DEPOT_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: |a| super::open_hash(a, &super::DEPOT),
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "qdbm-depot",
+        "QDBM Depot hash database, C API",
+        super::CAPS,
+        super::DEPOT_OPTIONS,
+        super::version,
+        |a| super::open_hash(a, &super::DEPOT),
+    );
 }
 
 pub mod curia {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "qdbm-curia",
-        description: "QDBM Curia: Depot hash databases split over a directory of files, C API",
-        capabilities: super::CAPS,
-        options: super::CURIA_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: |a| super::open_hash(a, &super::CURIA),
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "qdbm-curia",
+        "QDBM Curia: Depot hash databases split over a directory of files, C API",
+        super::CAPS,
+        super::CURIA_OPTIONS,
+        super::version,
+        |a| super::open_hash(a, &super::CURIA),
+    );
 }
 
 pub mod villa {
     use kvbench_core::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "qdbm-villa",
-        description: "QDBM Villa B+ tree database, C API, ordered scans by cursor",
-        capabilities: Capabilities { ordered_scan: true, batch: true, ..super::CAPS },
-        options: super::VILLA_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: super::open_villa,
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "qdbm-villa",
+        "QDBM Villa B+ tree database, C API, ordered scans by cursor",
+        Capabilities { ordered_scan: true, batch: true, ..super::CAPS },
+        super::VILLA_OPTIONS,
+        super::version,
+        super::open_villa,
+    );
 }
 
 type PutFn = unsafe extern "C" fn(*mut c_void, *const c_char, c_int, *const c_char, c_int, c_int) -> c_int;
@@ -222,9 +207,9 @@ static CURIA: HashApi = HashApi {
     close: ffi::crclose,
 };
 
-/// An open Depot or Curia handle; closed in Drop unless close() already did.
+/// An open Depot or Curia handle.
 struct HashDb {
-    p: Option<NonNull<c_void>>,
+    h: crate::CHandle<c_void>,
     api: &'static HashApi,
 }
 
@@ -233,32 +218,19 @@ unsafe impl Send for HashDb {}
 
 impl HashDb {
     fn p(&self) -> *mut c_void {
-        self.p.expect("open handle").as_ptr()
+        self.h.as_ptr()
     }
 
     fn check(&self, ok: c_int, what: &str) -> Result<()> {
-        if ok != 0 {
-            Ok(())
-        } else {
-            Err(err(self.api.name, what))
-        }
-    }
-
-    fn close(&mut self) -> Result<()> {
-        match self.p.take() {
-            // SAFETY: the handle is open and closed once (taken out of the Option).
-            Some(p) => {
-                let ok = unsafe { (self.api.close)(p.as_ptr()) };
-                self.check(ok, "close")
-            }
-            None => Ok(()),
-        }
+        check(ok, self.api.name, what)
     }
 }
 
-impl Drop for HashDb {
-    fn drop(&mut self) {
-        let _ = self.close();
+fn check(ok: c_int, name: &str, what: &str) -> Result<()> {
+    if ok != 0 {
+        Ok(())
+    } else {
+        Err(err(name, what))
     }
 }
 
@@ -306,7 +278,9 @@ fn open_hash(args: &OpenArgs<'_>, api: &'static HashApi) -> Result<Box<dyn Engin
             ffi::dpopen(path.as_ptr(), omode, bnum)
         }
     };
-    let p = NonNull::new(p).ok_or_else(|| err(api.name, "open"))?;
+    // SAFETY: CHandle releases the open handle once.
+    let close = |p: NonNull<c_void>| check(unsafe { (api.close)(p.as_ptr()) }, api.name, "close");
+    let h = crate::CHandle::new(p, Box::new(close)).ok_or_else(|| err(api.name, "open"))?;
     let mut settings = BTreeMap::new();
     settings.insert("sync".into(), sync_note(args.sync, if curia { "crsync()" } else { "dpsync()" }));
     settings.insert("bnum".into(), bnum.to_string());
@@ -314,7 +288,7 @@ fn open_hash(args: &OpenArgs<'_>, api: &'static HashApi) -> Result<Box<dyn Engin
         settings.insert("dnum".into(), dnum.to_string());
     }
     settings.insert("threads".into(), "one handle behind a mutex (QDBM is not thread-safe)".into());
-    Ok(Box::new(QdbmHash { db: Mutex::new(HashDb { p: Some(p), api }), sync: args.sync, settings }))
+    Ok(Box::new(QdbmHash { db: Mutex::new(HashDb { h, api }), sync: args.sync, settings }))
 }
 
 impl Engine for QdbmHash {
@@ -364,7 +338,7 @@ impl Engine for QdbmHash {
 
     fn close(self: Box<Self>) -> Result<()> {
         let mut db = self.db.into_inner().map_err(|_| EngineError::store("lock poisoned"))?;
-        db.close()
+        db.h.close()
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
@@ -407,35 +381,18 @@ impl Reader for HashReader<'_> {
 
 // ---- Villa ----
 
-struct VillaDb {
-    p: Option<NonNull<c_void>>,
-}
+struct VillaDb(crate::CHandle<c_void>);
 
 // SAFETY: the handle is only used behind the engine's Mutex.
 unsafe impl Send for VillaDb {}
 
 impl VillaDb {
     fn p(&self) -> *mut c_void {
-        self.p.expect("open handle").as_ptr()
+        self.0.as_ptr()
     }
 
     fn check(&self, ok: c_int, what: &str) -> Result<()> {
-        if ok != 0 {
-            Ok(())
-        } else {
-            Err(err("qdbm-villa", what))
-        }
-    }
-
-    fn close(&mut self) -> Result<()> {
-        match self.p.take() {
-            Some(p) => {
-                // SAFETY: open handle, closed once.
-                let ok = unsafe { ffi::vlclose(p.as_ptr()) };
-                self.check(ok, "close")
-            }
-            None => Ok(()),
-        }
+        check(ok, "qdbm-villa", what)
     }
 
     fn apply(&self, w: &WriteOp<'_>) -> Result<()> {
@@ -466,12 +423,6 @@ impl VillaDb {
     }
 }
 
-impl Drop for VillaDb {
-    fn drop(&mut self) {
-        let _ = self.close();
-    }
-}
-
 pub struct Villa {
     db: Mutex<VillaDb>,
     sync: SyncMode,
@@ -495,7 +446,9 @@ fn open_villa(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let path = crate::c_path(&args.file("db.qdbv"));
     // SAFETY: NUL-terminated path and the library's own lexical comparator.
     let p = unsafe { ffi::vlopen(path.as_ptr(), omode, ffi::VL_CMPLEX) };
-    let db = VillaDb { p: Some(NonNull::new(p).ok_or_else(|| err("qdbm-villa", "open"))?) };
+    // SAFETY: CHandle releases the open handle once.
+    let close = |p: NonNull<c_void>| check(unsafe { ffi::vlclose(p.as_ptr()) }, "qdbm-villa", "close");
+    let db = VillaDb(crate::CHandle::new(p, Box::new(close)).ok_or_else(|| err("qdbm-villa", "open"))?);
     let (lrecmax, nidxmax, lcnum, ncnum) = (int("lrecmax"), int("nidxmax"), int("lcnum"), int("ncnum"));
     // SAFETY: open handle; tuning is per open and not stored in the file.
     unsafe { ffi::vlsettuning(db.p(), lrecmax, nidxmax, lcnum, ncnum) };
@@ -551,7 +504,7 @@ impl Engine for Villa {
 
     fn close(self: Box<Self>) -> Result<()> {
         let mut db = self.db.into_inner().map_err(|_| EngineError::store("lock poisoned"))?;
-        db.close()
+        db.0.close()
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
@@ -575,12 +528,7 @@ impl Reader for VillaReader<'_> {
         }
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         // The cursor lives in the handle, so the lock is held for the whole scan.
         let db = lock(self.db)?;
         // SAFETY: open handle under the lock.

@@ -8,8 +8,10 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use ::redb::{
+    Database, Durability, ReadOnlyDatabase, ReadOnlyTable, ReadTransaction, ReadableDatabase, TableDefinition,
+};
 use kvbench_core::engine::*;
-use ::redb::{Database, Durability, ReadOnlyDatabase, ReadOnlyTable, ReadTransaction, ReadableDatabase, TableDefinition};
 
 const FILE: &str = "kv.redb";
 const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("kv");
@@ -17,30 +19,19 @@ const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("kv");
 /// The table as a read transaction opens it.
 type Table = ReadOnlyTable<&'static [u8], &'static [u8]>;
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "redb",
-    description: "redb (pure Rust): copy-on-write B-tree in one file, MVCC read transactions",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: true,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
-    options: &[OptionSpec {
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "redb",
+    "redb (pure Rust): copy-on-write B-tree in one file, MVCC read transactions",
+    crate::ORDERED_STORE,
+    &[OptionSpec {
         name: "cache_size",
         kind: OptionKind::Int,
         default: "",
         doc: "redb's page cache in bytes, e.g. 64m (default: the library's, 1 GiB)",
     }],
-    version: || env!("KVB_CRATE_VERSION_REDB").into(),
-    available: || Ok(()),
+    || env!("KVB_CRATE_VERSION_REDB").into(),
     open,
-    start_server: None,
-};
+);
 
 fn err(e: impl std::fmt::Display) -> EngineError {
     EngineError::Store(format!("redb: {e}"))
@@ -198,12 +189,7 @@ impl Reader for RedbReader<'_> {
         Ok(true)
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         let range = match start {
             Some(s) => self.table.range::<&[u8]>(s..),
             None => self.table.range::<&[u8]>(..),

@@ -6,6 +6,9 @@ use std::collections::BTreeMap;
 
 use kvbench_core::engine::{EngineDescriptor, RunningServer, StartServer};
 
+// `hosted_server!` and `shaped_server!`: engines.toml's `hosted` and `shaped` lines.
+include!(concat!(env!("OUT_DIR"), "/servers_by_name.rs"));
+
 pub enum Entry {
     Ready(&'static EngineDescriptor),
     Missing { name: &'static str, why: String },
@@ -36,30 +39,18 @@ pub fn find(name: &str) -> Option<Entry> {
 
 /// The server an engine of another runtime needs (its client lives in the Go or Python worker,
 /// its server is started from Rust): start it once per run like a Rust server engine's and give
-/// the job its `url` and `token`. None: the engine needs no server kvbench starts.
+/// the job its `url` and `token`. None: the engine needs no server kvbench starts. The engines
+/// are engines.toml's `hosted` lines.
 pub fn server_for(engine: &str) -> Option<StartServer> {
-    match engine {
-        "go-etcd" => Some(crate::etcdcluster::start_server),
-        _ => None,
-    }
+    hosted_server!(engine)
 }
 
 /// Starts a server shaped by a row's options.
 pub type ShapedStart = Box<dyn Fn(&std::path::Path) -> Result<Box<dyn RunningServer>, String>>;
 
-/// A server whose shape comes from the row's options (Redis Cluster's `masters` and
-/// `replicas`): its name in the run's pool, so rows of one shape share it, and how to start it.
-/// None: the engine's plain start (`start_server`, `server_for`).
+/// A server whose shape comes from the row's options (engines.toml's `shaped` lines): its name
+/// in the run's pool, so rows of one shape share it, and how to start it. None: the engine's
+/// plain start (`start_server`, `server_for`).
 pub fn shaped_server(engine: &str, options: &BTreeMap<String, serde_json::Value>) -> Option<(String, ShapedStart)> {
-    if engine != "redis-cluster" {
-        return None;
-    }
-    let int = |k: &str, d: u64| options.get(k).and_then(|v| v.as_u64()).unwrap_or(d);
-    let masters = int("masters", crate::rediscluster::MIN_MASTERS as u64).min(u32::MAX as u64) as u32;
-    let replicas = int("replicas", 0).min(u32::MAX as u64) as u32;
-    if (masters, replicas) == (crate::rediscluster::MIN_MASTERS, 0) {
-        return None;
-    }
-    let start = move |dir: &std::path::Path| crate::rediscluster::start_isolated(dir, masters, replicas);
-    Some((format!("redis-cluster-{masters}m{replicas}r"), Box::new(start)))
+    shaped_server!(engine, options)
 }

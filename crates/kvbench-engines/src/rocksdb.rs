@@ -15,20 +15,11 @@ use rocksdb::{
     DEFAULT_COLUMN_FAMILY_NAME,
 };
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "rocksdb",
-    description: "RocksDB (system librocksdb via the rust-rocksdb crate): LSM tree",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: true,
-        batch: true,
-        read_only_open: true,
-        secondary_open: true,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "rocksdb",
+    "RocksDB (system librocksdb via the rust-rocksdb crate): LSM tree",
+    Capabilities { multi_get: true, secondary_open: true, ..crate::ORDERED_STORE },
+    &[
         OptionSpec {
             name: "compression",
             kind: OptionKind::Enum(&["none", "snappy", "lz4", "zstd"]),
@@ -85,10 +76,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version,
-    available: || Ok(()),
     open,
-    start_server: None,
-};
+);
 
 /// The crate has no runtime version call, so this is the Debian package build.rs linked against.
 fn version() -> String {
@@ -428,19 +417,17 @@ impl Reader for RocksReader<'_> {
     fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
         perf_context_off();
         out.clear();
-        let cf = self.db.cf_handle(DEFAULT_COLUMN_FAMILY_NAME).ok_or_else(|| EngineError::store("rocksdb: no default column family handle"))?;
+        let cf = self
+            .db
+            .cf_handle(DEFAULT_COLUMN_FAMILY_NAME)
+            .ok_or_else(|| EngineError::store("rocksdb: no default column family handle"))?;
         for r in self.db.batched_multi_get_cf(cf, keys, false) {
             out.push(r.map_err(err)?.map(|v| v.to_vec()));
         }
         Ok(())
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         if limit == 0 {
             return Ok(0);
         }

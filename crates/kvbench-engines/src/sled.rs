@@ -11,20 +11,11 @@ use kvbench_core::engine::*;
 
 const UNMAINTAINED: &str = "unmaintained upstream (last stable release 2021, open advisories); measured anyway";
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "sled",
-    description: "sled (pure Rust, UNMAINTAINED since 2021): lock-free B-link tree over a log-structured store",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: false,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "sled",
+    "sled (pure Rust, UNMAINTAINED since 2021): lock-free B-link tree over a log-structured store",
+    Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
+    &[
         OptionSpec {
             name: "cache_capacity",
             kind: OptionKind::Int,
@@ -38,11 +29,9 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "sled's background flush period in ms, 0 = off (sled's default: 500)",
         },
     ],
-    version: || format!("{} (unmaintained)", env!("KVB_CRATE_VERSION_SLED")),
-    available: || Ok(()),
+    || format!("{} (unmaintained)", env!("KVB_CRATE_VERSION_SLED")),
     open,
-    start_server: None,
-};
+);
 
 fn err(e: impl std::fmt::Display) -> EngineError {
     EngineError::Store(format!("sled: {e}"))
@@ -143,12 +132,7 @@ impl Reader for SledReader<'_> {
         Ok(true)
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         let iter = match start {
             Some(s) => self.tree.range::<&[u8], _>(s..),
             None => self.tree.iter(),

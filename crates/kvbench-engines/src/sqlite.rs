@@ -18,20 +18,11 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 const FILE: &str = "kv.sqlite";
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "sqlite",
-    description: "SQLite (system libsqlite3 via rusqlite): one WITHOUT ROWID table as a key-value store",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: true,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "sqlite",
+    "SQLite (system libsqlite3 via rusqlite): one WITHOUT ROWID table as a key-value store",
+    crate::ORDERED_STORE,
+    &[
         OptionSpec {
             name: "journal_mode",
             kind: OptionKind::Enum(&["wal", "delete"]),
@@ -51,11 +42,9 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "PRAGMA mmap_size in bytes per connection (default: the library's, normally 0 = off)",
         },
     ],
-    version: || rusqlite::version().to_string(),
-    available: || Ok(()),
+    || rusqlite::version().to_string(),
     open,
-    start_server: None,
-};
+);
 
 fn err(e: rusqlite::Error) -> EngineError {
     EngineError::Store(format!("sqlite: {e}"))
@@ -275,12 +264,7 @@ impl Reader for SqliteReader {
         }
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         if limit == 0 {
             return Ok(0);
         }

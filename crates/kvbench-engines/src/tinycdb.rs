@@ -25,14 +25,7 @@ use kvbench_core::engine::*;
 mod ffi {
     use libc::{c_char, c_int, c_uint, c_void};
 
-    #[repr(C)]
-    pub struct CdbMake {
-        _private: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct Cdb {
-        _private: [u8; 0],
-    }
+    opaque!(CdbMake, Cdb);
 
     pub const PUT_ADD: c_int = 0;
     pub const PUT_REPLACE: c_int = 1;
@@ -62,20 +55,11 @@ mod ffi {
     }
 }
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "tinycdb",
-    description: "TinyCDB constant database: built once in one pass, then read-only (memory-mapped)",
-    capabilities: Capabilities {
-        ordered_scan: false,
-        multi_get: false,
-        batch: false,
-        read_only_open: true,
-        secondary_open: false,
-        persistent: true,
-        build_once: true,
-        delete: false,
-    },
-    options: &[OptionSpec {
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "tinycdb",
+    "TinyCDB constant database: built once in one pass, then read-only (memory-mapped)",
+    Capabilities { ordered_scan: false, batch: false, build_once: true, delete: false, ..crate::ORDERED_STORE },
+    &[OptionSpec {
         name: "put",
         kind: OptionKind::Enum(&["replace", "add", "insert"]),
         default: "replace",
@@ -83,10 +67,8 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
               lookups return the first), insert (first wins)",
     }],
     version,
-    available: || Ok(()),
     open,
-    start_server: None,
-};
+);
 
 fn version() -> String {
     // SAFETY: the shim returns a static string.

@@ -15,14 +15,7 @@ use kvbench_core::engine::*;
 mod ffi {
     use libc::{c_char, c_void};
 
-    #[repr(C)]
-    pub struct TkrzwDbm {
-        _private: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct TkrzwDbmIter {
-        _private: [u8; 0],
-    }
+    opaque!(TkrzwDbm, TkrzwDbmIter);
 
     pub const STATUS_NOT_FOUND_ERROR: i32 = 7;
 
@@ -129,48 +122,33 @@ static TREE_OPTIONS: &[OptionSpec] = &[
     OptionSpec { name: "compression", kind: OptionKind::Enum(COMPRESSION), default: "none", doc: "record compression" },
 ];
 
-const CAPS: Capabilities = Capabilities {
-    ordered_scan: false,
-    multi_get: false,
-    batch: false,
-    read_only_open: true,
-    secondary_open: false,
-    persistent: true,
-    build_once: false,
-    delete: true,
-};
+const CAPS: Capabilities = Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE };
 
 pub mod hash {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "tkrzw-hash",
-        description: "Tkrzw HashDBM (.tkh), C API",
-        capabilities: super::CAPS,
-        options: super::HASH_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: |a| super::open(a, false),
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "tkrzw-hash",
+        "Tkrzw HashDBM (.tkh), C API",
+        super::CAPS,
+        super::HASH_OPTIONS,
+        super::version,
+        |a| super::open(a, false),
+    );
 }
 
 pub mod tree {
     use kvbench_core::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "tkrzw-tree",
-        description: "Tkrzw TreeDBM (.tkt), C API, ordered scans by iterator",
-        capabilities: Capabilities { ordered_scan: true, ..super::CAPS },
-        options: super::TREE_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: |a| super::open(a, true),
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "tkrzw-tree",
+        "Tkrzw TreeDBM (.tkt), C API, ordered scans by iterator",
+        Capabilities { ordered_scan: true, ..super::CAPS },
+        super::TREE_OPTIONS,
+        super::version,
+        |a| super::open(a, true),
+    );
 }
 
-/// An open DBM; closed in Drop unless close() already did.
-struct Dbm {
-    p: Option<NonNull<ffi::TkrzwDbm>>,
-}
+/// An open DBM.
+type Dbm = crate::CHandle<ffi::TkrzwDbm>;
 
 // SAFETY: Tkrzw's HashDBM and TreeDBM are thread-safe (internal locks; per-thread status).
 unsafe impl Send for Dbm {}
@@ -178,29 +156,11 @@ unsafe impl Send for Dbm {}
 unsafe impl Sync for Dbm {}
 
 impl Dbm {
-    fn p(&self) -> *mut ffi::TkrzwDbm {
-        self.p.expect("open handle").as_ptr()
-    }
-
-    fn close(&mut self) -> Result<()> {
-        match self.p.take() {
-            // SAFETY: open handle, closed (and released) once.
-            Some(p) => check(unsafe { ffi::tkrzw_dbm_close(p.as_ptr()) }, "close"),
-            None => Ok(()),
-        }
-    }
-
     fn sync(&self) -> Result<()> {
+        let (db, none) = (self.as_ptr(), std::ptr::null_mut());
         // SAFETY: open handle; no file callback, no parameters.
-        let ok =
-            unsafe { ffi::tkrzw_dbm_synchronize(self.p(), true, std::ptr::null(), std::ptr::null_mut(), c"".as_ptr()) };
+        let ok = unsafe { ffi::tkrzw_dbm_synchronize(db, true, none, none, c"".as_ptr()) };
         check(ok, "synchronize")
-    }
-}
-
-impl Drop for Dbm {
-    fn drop(&mut self) {
-        let _ = self.close();
     }
 }
 
@@ -246,7 +206,9 @@ fn open(args: &OpenArgs<'_>, tree: bool) -> Result<Box<dyn Engine>> {
     let writable = args.mode != OpenMode::ReadOnly;
     // SAFETY: NUL-terminated path and parameters; NULL on failure with the status set.
     let p = unsafe { ffi::tkrzw_dbm_open(path.as_ptr(), writable, cparams.as_ptr()) };
-    let db = Dbm { p: Some(NonNull::new(p).ok_or_else(|| err("open"))?) };
+    // SAFETY: CHandle releases the open handle once (closed and freed).
+    let close = |p: NonNull<_>| check(unsafe { ffi::tkrzw_dbm_close(p.as_ptr()) }, "close");
+    let db = Dbm::new(p, Box::new(close)).ok_or_else(|| err("open"))?;
     let mut settings = BTreeMap::new();
     settings.insert("params".into(), joined);
     settings.insert(
@@ -272,7 +234,7 @@ impl Engine for Tkrzw {
                 match w.value {
                     Some(v) => {
                         let ok = ffi::tkrzw_dbm_set(
-                            self.db.p(),
+                            self.db.as_ptr(),
                             k.as_ptr().cast(),
                             len(k.len())?,
                             v.as_ptr().cast(),
@@ -282,7 +244,7 @@ impl Engine for Tkrzw {
                         check(ok, "set")?;
                     }
                     None => {
-                        let ok = ffi::tkrzw_dbm_remove(self.db.p(), k.as_ptr().cast(), len(k.len())?);
+                        let ok = ffi::tkrzw_dbm_remove(self.db.as_ptr(), k.as_ptr().cast(), len(k.len())?);
                         if !ok && status() != ffi::STATUS_NOT_FOUND_ERROR {
                             return Err(err("remove"));
                         }
@@ -315,9 +277,9 @@ impl Engine for Tkrzw {
         // SAFETY: open handle; plain getters (-1 on failure, dropped below).
         let (count, size, rebuild) = unsafe {
             (
-                ffi::tkrzw_dbm_count(self.db.p()),
-                ffi::tkrzw_dbm_get_file_size(self.db.p()),
-                ffi::tkrzw_dbm_should_be_rebuilt(self.db.p()),
+                ffi::tkrzw_dbm_count(self.db.as_ptr()),
+                ffi::tkrzw_dbm_get_file_size(self.db.as_ptr()),
+                ffi::tkrzw_dbm_should_be_rebuilt(self.db.as_ptr()),
             )
         };
         let mut out = BTreeMap::new();
@@ -336,10 +298,10 @@ impl Engine for Tkrzw {
             return Ok("opened read-only: nothing to rebuild or synchronize".into());
         }
         // SAFETY: open, writable handle; empty parameters keep the database's own.
-        let rebuilt = unsafe { ffi::tkrzw_dbm_should_be_rebuilt(self.db.p()) };
+        let rebuilt = unsafe { ffi::tkrzw_dbm_should_be_rebuilt(self.db.as_ptr()) };
         if rebuilt {
             // SAFETY: as above.
-            check(unsafe { ffi::tkrzw_dbm_rebuild(self.db.p(), c"".as_ptr()) }, "rebuild")?;
+            check(unsafe { ffi::tkrzw_dbm_rebuild(self.db.as_ptr(), c"".as_ptr()) }, "rebuild")?;
         }
         self.db.sync()?;
         Ok(if rebuilt {
@@ -369,7 +331,7 @@ impl Reader for TkrzwReader<'_> {
         out.clear();
         let mut size = 0i32;
         // SAFETY: open handle and live key; the result is malloc'd, copied, then freed once.
-        let p = unsafe { ffi::tkrzw_dbm_get(self.db.p(), key.as_ptr().cast(), len(key.len())?, &mut size) };
+        let p = unsafe { ffi::tkrzw_dbm_get(self.db.as_ptr(), key.as_ptr().cast(), len(key.len())?, &mut size) };
         if p.is_null() {
             if status() == ffi::STATUS_NOT_FOUND_ERROR {
                 return Ok(false);
@@ -381,14 +343,9 @@ impl Reader for TkrzwReader<'_> {
         Ok(true)
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         // SAFETY: open handle; the iterator is freed by its guard.
-        let it = Iter(unsafe { ffi::tkrzw_dbm_make_iterator(self.db.p()) });
+        let it = Iter(unsafe { ffi::tkrzw_dbm_make_iterator(self.db.as_ptr()) });
         // SAFETY: live iterator and key slice.
         let ok = unsafe {
             match start {

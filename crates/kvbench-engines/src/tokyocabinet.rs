@@ -18,22 +18,7 @@ use kvbench_core::engine::*;
 mod ffi {
     use libc::{c_char, c_int, c_void};
 
-    #[repr(C)]
-    pub struct Tchdb {
-        _private: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct Tcbdb {
-        _private: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct BdbCur {
-        _private: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct TcXstr {
-        _private: [u8; 0],
-    }
+    opaque!(Tchdb, Tcbdb, BdbCur, TcXstr);
 
     pub const TCENOREC: c_int = 22;
 
@@ -163,42 +148,29 @@ static BTREE_OPTIONS: &[OptionSpec] = &[
     TRANSACTION,
 ];
 
-const CAPS: Capabilities = Capabilities {
-    ordered_scan: false,
-    multi_get: false,
-    batch: true,
-    read_only_open: true,
-    secondary_open: false,
-    persistent: true,
-    build_once: false,
-    delete: true,
-};
+const CAPS: Capabilities = Capabilities { ordered_scan: false, ..crate::ORDERED_STORE };
 
 pub mod hash {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "tokyocabinet-hash",
-        description: "Tokyo Cabinet hash database (Tchdb), C API",
-        capabilities: super::CAPS,
-        options: super::HASH_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: super::open_hash,
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "tokyocabinet-hash",
+        "Tokyo Cabinet hash database (Tchdb), C API",
+        super::CAPS,
+        super::HASH_OPTIONS,
+        super::version,
+        super::open_hash,
+    );
 }
 
 pub mod btree {
     use kvbench_core::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = kvbench_core::engine::EngineDescriptor {
-        name: "tokyocabinet-btree",
-        description: "Tokyo Cabinet B+ tree database (Tcbdb), C API, ordered scans by cursor",
-        capabilities: Capabilities { ordered_scan: true, ..super::CAPS },
-        options: super::BTREE_OPTIONS,
-        version: super::version,
-        available: || Ok(()),
-        open: super::open_btree,
-        start_server: None,
-    };
+    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+        "tokyocabinet-btree",
+        "Tokyo Cabinet B+ tree database (Tcbdb), C API, ordered scans by cursor",
+        Capabilities { ordered_scan: true, ..super::CAPS },
+        super::BTREE_OPTIONS,
+        super::version,
+        super::open_btree,
+    );
 }
 
 fn compression_flag(opts: &Options) -> Result<u8> {
@@ -292,8 +264,8 @@ fn write_batch(db: &dyn Db, mode: WriteMode, batch: &[WriteOp<'_>]) -> Result<()
 /// One Tokyo Cabinet handle type: the hash (`tchdb*`) and B+ tree (`tcbdb*`) APIs are the same
 /// calls under two prefixes, so one definition serves both.
 macro_rules! tc_handle {
-    ($name:ident, $raw:ty, $label:literal, $del:ident, $errmsg:ident, $ecode:ident, $put:ident, $out:ident,
-     $sync:ident, $tbegin:ident, $tcommit:ident, $tabort:ident) => {
+    ($name:ident, $raw:ty, $label:literal, $del:ident, $errmsg:ident, $ecode:ident, $get:ident, $put:ident,
+     $out:ident, $sync:ident, $tbegin:ident, $tcommit:ident, $tabort:ident, $close:ident) => {
         /// An open handle; deleted (and so closed) in Drop.
         struct $name(NonNull<$raw>);
 
@@ -328,6 +300,29 @@ macro_rules! tc_handle {
                 // SAFETY: valid handle.
                 unsafe { ffi::$ecode(self.p()) }
             }
+
+            /// The value of `key` into `out`; false when there is none.
+            fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+                out.clear();
+                let mut size: libc::c_int = 0;
+                // SAFETY: valid handle, live key slice; the result is malloc'd by TC and freed below.
+                let p = unsafe { ffi::$get(self.p(), key.as_ptr().cast(), len(key.len())?, &mut size) };
+                if p.is_null() {
+                    if self.ecode() == ffi::TCENOREC {
+                        return Ok(false);
+                    }
+                    return Err(self.err("get"));
+                }
+                // SAFETY: TC returned `size` readable bytes at `p`, allocated for tcfree.
+                unsafe { crate::take_c_buf(p, size as usize, out, ffi::tcfree) };
+                Ok(true)
+            }
+
+            fn close(&self) -> Result<()> {
+                // SAFETY: valid open handle; Drop then only deletes the object.
+                let ok = unsafe { ffi::$close(self.p()) };
+                self.check(ok, "close")
+            }
         }
 
         impl Drop for $name {
@@ -339,9 +334,9 @@ macro_rules! tc_handle {
 
         impl Db for $name {
             fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
+                let (kp, kl, vp, vl) = (k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?);
                 // SAFETY: pointers and lengths come from live slices.
-                let ok =
-                    unsafe { ffi::$put(self.p(), k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?) };
+                let ok = unsafe { ffi::$put(self.p(), kp, kl, vp, vl) };
                 self.check(ok, "put")
             }
             fn out(&self, k: &[u8]) -> Result<()> {
@@ -382,12 +377,14 @@ tc_handle!(
     tchdbdel,
     tchdberrmsg,
     tchdbecode,
+    tchdbget,
     tchdbput,
     tchdbout,
     tchdbsync,
     tchdbtranbegin,
     tchdbtrancommit,
-    tchdbtranabort
+    tchdbtranabort,
+    tchdbclose
 );
 
 pub struct TcHash {
@@ -456,9 +453,7 @@ impl Engine for TcHash {
     }
 
     fn close(self: Box<Self>) -> Result<()> {
-        // SAFETY: valid open handle; Drop then only deletes the object.
-        let ok = unsafe { ffi::tchdbclose(self.db.p()) };
-        self.db.check(ok, "close")
+        self.db.close()
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
@@ -472,19 +467,7 @@ struct HashReader<'a> {
 
 impl Reader for HashReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        out.clear();
-        let mut size: libc::c_int = 0;
-        // SAFETY: valid handle, live key slice; the result is malloc'd by TC and freed below.
-        let p = unsafe { ffi::tchdbget(self.db.p(), key.as_ptr().cast(), len(key.len())?, &mut size) };
-        if p.is_null() {
-            if self.db.ecode() == ffi::TCENOREC {
-                return Ok(false);
-            }
-            return Err(self.db.err("get"));
-        }
-        // SAFETY: TC returned `size` readable bytes at `p`, allocated for tcfree.
-        unsafe { crate::take_c_buf(p, size as usize, out, ffi::tcfree) };
-        Ok(true)
+        self.db.get(key, out)
     }
 }
 
@@ -497,12 +480,14 @@ tc_handle!(
     tcbdbdel,
     tcbdberrmsg,
     tcbdbecode,
+    tcbdbget,
     tcbdbput,
     tcbdbout,
     tcbdbsync,
     tcbdbtranbegin,
     tcbdbtrancommit,
-    tcbdbtranabort
+    tcbdbtranabort,
+    tcbdbclose
 );
 
 pub struct TcBtree {
@@ -571,9 +556,7 @@ impl Engine for TcBtree {
     }
 
     fn close(self: Box<Self>) -> Result<()> {
-        // SAFETY: valid open handle; Drop then only deletes the object.
-        let ok = unsafe { ffi::tcbdbclose(self.db.p()) };
-        self.db.check(ok, "close")
+        self.db.close()
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
@@ -618,27 +601,10 @@ unsafe fn xstr<'a>(x: *const ffi::TcXstr) -> &'a [u8] {
 
 impl Reader for BtreeReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        out.clear();
-        let mut size: libc::c_int = 0;
-        // SAFETY: valid handle and key; the malloc'd result is copied then freed once.
-        let p = unsafe { ffi::tcbdbget(self.db.p(), key.as_ptr().cast(), len(key.len())?, &mut size) };
-        if p.is_null() {
-            if self.db.ecode() == ffi::TCENOREC {
-                return Ok(false);
-            }
-            return Err(self.db.err("get"));
-        }
-        // SAFETY: TC returned `size` readable bytes at `p`, allocated for tcfree.
-        unsafe { crate::take_c_buf(p, size as usize, out, ffi::tcfree) };
-        Ok(true)
+        self.db.get(key, out)
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         // SAFETY: valid handle; the cursor is deleted by its guard.
         let cur = Cursor(unsafe { ffi::tcbdbcurnew(self.db.p()) });
         if cur.0.is_null() {

@@ -23,18 +23,7 @@ use libc::{c_char, c_int, c_void, size_t};
 mod ffi {
     use libc::{c_char, c_int, c_void, size_t};
 
-    #[repr(C)]
-    pub struct WT_CONNECTION {
-        _opaque: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct WT_SESSION {
-        _opaque: [u8; 0],
-    }
-    #[repr(C)]
-    pub struct WT_CURSOR {
-        _opaque: [u8; 0],
-    }
+    opaque!(WT_CONNECTION, WT_SESSION, WT_CURSOR);
 
     extern "C" {
         pub fn kvb_wt_version() -> *const c_char;
@@ -85,20 +74,11 @@ const URI: &std::ffi::CStr = c"table:kv";
 const TABLE_CONFIG: &std::ffi::CStr = c"key_format=u,value_format=u";
 const SYNC_ON: &std::ffi::CStr = c"sync=on";
 
-pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-    name: "wiredtiger",
-    description: "WiredTiger (libwiredtiger, C API): MongoDB's engine, a row-store B-tree table with a journal",
-    capabilities: Capabilities {
-        ordered_scan: true,
-        multi_get: false,
-        batch: true,
-        read_only_open: true,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
-    options: &[
+pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
+    "wiredtiger",
+    "WiredTiger (libwiredtiger, C API): MongoDB's engine, a row-store B-tree table with a journal",
+    crate::ORDERED_STORE,
+    &[
         OptionSpec {
             name: "cache_size",
             kind: OptionKind::Int,
@@ -114,14 +94,12 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
                   commit is a checkpoint",
         },
     ],
-    version: || {
+    || {
         // SAFETY: returns a static NUL-terminated string.
         unsafe { crate::c_str(kvb_wt_version()) }
     },
-    available: || Ok(()),
     open,
-    start_server: None,
-};
+);
 
 /// The one place a WiredTiger return code becomes an error.
 fn check(rc: c_int, call: &str) -> Result<()> {
@@ -211,7 +189,13 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         (_, false) => Durable::Checkpoint,
     };
     let config = config.join(",");
-    let mut db = WiredTiger { conn: ptr::null_mut(), writer: None, durable, settings: BTreeMap::new(), wrote: AtomicBool::new(false) };
+    let mut db = WiredTiger {
+        conn: ptr::null_mut(),
+        writer: None,
+        durable,
+        settings: BTreeMap::new(),
+        wrote: AtomicBool::new(false),
+    };
     let home = crate::c_path(args.dir);
     let c_config = CString::new(config.clone()).map_err(EngineError::store)?;
     // SAFETY: both strings are NUL-terminated and outlive the call.
@@ -257,10 +241,11 @@ impl WiredTiger {
     fn apply(w: &Session, batch: &[WriteOp<'_>]) -> Result<()> {
         for op in batch {
             let k = op.key.as_ptr() as *const c_void;
-            // SAFETY: the writer's cursor inside its open transaction; WiredTiger copies the
-            // items before the call returns.
             let rc = match op.value {
+                // SAFETY: the writer's cursor inside its open transaction; WiredTiger copies the
+                // items before the call returns.
                 Some(v) => unsafe { kvb_wt_put(w.c, k, op.key.len(), v.as_ptr() as *const c_void, v.len()) },
+                // SAFETY: as above.
                 None => unsafe { kvb_wt_del(w.c, k, op.key.len()) },
             };
             check(rc, if op.value.is_some() { "cursor insert" } else { "cursor remove" })?;
@@ -361,12 +346,7 @@ impl Reader for WtReader<'_> {
         Ok(found)
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         if limit == 0 {
             return Ok(0);
         }

@@ -6,29 +6,6 @@ use kvbench_core::result::Status;
 use kvbench_core::scenario::{Scenario, Variant};
 use kvbench_engines::{conformance, find, Entry};
 
-fn descriptor(name: &str) -> Option<&'static kvbench_core::engine::EngineDescriptor> {
-    match find(name) {
-        Some(Entry::Ready(d)) => {
-            if let Err(why) = (d.available)() {
-                if std::env::var_os("KVBENCH_ALLOW_MISSING").is_some() {
-                    eprintln!("skipping {name}: {why}");
-                    return None;
-                }
-                panic!("engine {name} unavailable: {why}");
-            }
-            Some(d)
-        }
-        Some(Entry::Missing { why, .. }) => {
-            if std::env::var_os("KVBENCH_ALLOW_MISSING").is_some() {
-                eprintln!("skipping {name}: {why}");
-                return None;
-            }
-            panic!("engine {name} missing: {why}");
-        }
-        None => panic!("engine {name} is not in the registry"),
-    }
-}
-
 /// A small scenario touching every phase kind and mode.
 fn scenario() -> Scenario {
     let text = r#"
@@ -186,7 +163,7 @@ macro_rules! conformance {
         $(
         #[test]
         fn $test() {
-            let Some(desc) = descriptor($name) else { return };
+            let Some(desc) = conformance::engine_or_skip($name) else { return };
             let tmp = tempfile::tempdir().unwrap();
             let db = tmp.path().join("db");
             std::fs::create_dir_all(&db).unwrap();

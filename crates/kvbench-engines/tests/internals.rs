@@ -7,23 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use kvbench_core::engine::{Engine, EngineDescriptor, OpenArgs, OpenMode, Options, SyncMode, WriteOp};
-use kvbench_engines::{find, Entry};
-
-fn descriptor(name: &str) -> Option<&'static EngineDescriptor> {
-    let why = match find(name) {
-        Some(Entry::Ready(d)) => match (d.available)() {
-            Ok(()) => return Some(d),
-            Err(why) => why,
-        },
-        Some(Entry::Missing { why, .. }) => why,
-        None => panic!("engine {name} is not in the registry"),
-    };
-    if std::env::var_os("KVBENCH_ALLOW_MISSING").is_some() {
-        eprintln!("skipping {name}: {why}");
-        return None;
-    }
-    panic!("engine {name} unavailable: {why}");
-}
+use kvbench_engines::conformance::engine_or_skip as descriptor;
 
 fn open(d: &EngineDescriptor, dir: &Path, given: &[(&str, serde_json::Value)]) -> Box<dyn Engine> {
     let given: BTreeMap<String, serde_json::Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use kvbench_core::engine::{OpenArgs, OpenMode, Options, RunningServer, SyncMode, WriteOp};
 use kvbench_engines::conformance::{self, Target};
-use kvbench_engines::rediscluster::{start_cluster, RedisCluster, DESCRIPTOR};
-use kvbench_engines::server;
+use kvbench_engines::servers::process as server;
+use kvbench_engines::servers::rediscluster::{start_cluster, RedisCluster, DESCRIPTOR};
 
 fn start(masters: u32, replicas: u32) -> Option<(RedisCluster, tempfile::TempDir)> {
     let dir = tempfile::Builder::new().prefix("kvbench-rc-").tempdir().unwrap();

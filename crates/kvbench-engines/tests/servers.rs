@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use kvbench_core::engine::{EngineDescriptor, RunningServer};
-use kvbench_engines::server::{self, ServerProcess};
+use kvbench_engines::servers::process::{self as server, ServerProcess};
 use kvbench_engines::{find, Entry};
 
 fn descriptor(name: &str) -> &'static EngineDescriptor {

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use kvbench_core::result::{RunResult, Status};
-use kvbench_engines::{conformance, find, Entry};
+use kvbench_engines::conformance::{self, engine_or_skip as descriptor};
 
 /// The token the servers these tests start require (through $KVBENCH_SERVE_TOKEN, which the
 /// http-* engines use when they start a server and when kvbench hands them no token, as the
@@ -19,20 +19,6 @@ fn use_this_binary() {
     // Every test sets the same values, so concurrent tests agree.
     std::env::set_var("KVBENCH_BIN", env!("CARGO_BIN_EXE_kvbench"));
     std::env::set_var(kvbench_engines::http::TOKEN_ENV, TEST_TOKEN);
-}
-
-fn descriptor(name: &str) -> Option<&'static kvbench_core::engine::EngineDescriptor> {
-    match find(name) {
-        Some(Entry::Ready(d)) => Some(d),
-        Some(Entry::Missing { why, .. }) => {
-            if std::env::var_os("KVBENCH_ALLOW_MISSING").is_some() {
-                eprintln!("skipping {name}: {why}");
-                return None;
-            }
-            panic!("engine {name} missing: {why}");
-        }
-        None => panic!("engine {name} is not in the registry"),
-    }
 }
 
 fn alive(pid: i32) -> bool {
@@ -133,7 +119,7 @@ impl Served {
         use_this_binary();
         descriptor("rocksdb")?;
         let dir = tempfile::tempdir().unwrap();
-        let port = kvbench_engines::server::free_port().unwrap();
+        let port = kvbench_engines::servers::process::free_port().unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_kvbench"))
             .args(["serve", "--engine", "rocksdb", "--listen", &format!("127.0.0.1:{port}"), "--sync", "none"])
             .arg("--dir")
@@ -144,7 +130,7 @@ impl Served {
             .spawn()
             .unwrap();
         let t0 = std::time::Instant::now();
-        while !kvbench_engines::server::port_open(port) {
+        while !kvbench_engines::servers::process::port_open(port) {
             assert!(t0.elapsed().as_secs() < 30, "kvbench serve did not listen");
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
@@ -491,7 +477,7 @@ fn serve_warns_when_run_as_root() {
     child.wait().unwrap();
     let all = lines.join("\n");
     let warned = all.contains("warning: kvbench serve runs as root");
-    assert_eq!(warned, kvbench_engines::server::is_root(), "{all}");
+    assert_eq!(warned, kvbench_engines::servers::process::is_root(), "{all}");
     assert!(all.contains("no token"), "{all}");
 }
 

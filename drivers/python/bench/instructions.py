@@ -1,5 +1,5 @@
 """Instructions and simulated cache misses per get of the Python worker's get step and of the
-minimal py-lmdb loop (docs/methodology.md, "The Python worker's own cost"), counted by
+minimal py-lmdb loop (docs/methodology.md, "The harness against a minimal loop, per runtime"), counted by
 valgrind's callgrind in the threads that run each (--toggle-collect=thread_run; the worker core's
 work in those threads is included): unlike the clock, the counts do not move with the machine's
 load. Each is run at GETS and 2 x GETS gets over the same database (harness.py's, RECORDS

@@ -22,16 +22,8 @@ pub fn write(map: &Map, batch: &[WriteOp<'_>]) {
 }
 
 /// An in-memory map: batches and deletes, nothing else.
-pub const MAP_CAPS: Capabilities = Capabilities {
-    ordered_scan: false,
-    multi_get: false,
-    batch: true,
-    read_only_open: false,
-    secondary_open: false,
-    persistent: false,
-    build_once: false,
-    delete: true,
-};
+pub const MAP_CAPS: Capabilities =
+    Capabilities { ordered_scan: false, read_only_open: false, persistent: false, ..kvbench_engines::ORDERED_STORE };
 
 /// Run scenario `text` on `desc` in this process and return its get phase.
 pub fn get_phase(desc: &EngineDescriptor, text: &str) -> PhaseResult {

@@ -1,6 +1,6 @@
 //! One engine variant: start the server it needs, build its job from the policy
-//! (`crate::jobs`), run the worker of the engine's runtime, collect the raw counters and
-//! derive the row's phases (`crate::derive_result`).
+//! (`kvbench_core::policy::jobs`), run the worker of the engine's runtime, collect the raw
+//! counters and derive the row's phases (`kvbench_core::policy::outcome`).
 
 use std::collections::BTreeMap;
 use std::path::Path;

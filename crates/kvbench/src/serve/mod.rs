@@ -90,7 +90,8 @@ pub struct ServeArgs {
     pub read_timeout: u64,
     #[arg(long, value_enum, default_value = "auto", hide = true)]
     pub exec: Exec,
-    /// How worker threads share connections (docs/decisions.md "kvbench serve: runtimes").
+    /// How worker threads share connections (docs/decisions.md, "kvbench serve: batched
+    /// MultiGet, runtimes, and the `/get` target").
     #[arg(long, value_enum, default_value = "per-core", hide = true)]
     pub runtime: Runtime,
 }
@@ -233,7 +234,7 @@ fn read_token(a: &ServeArgs) -> Result<Option<String>, String> {
 }
 
 fn warn_if_exposed(state: &State, listen: &str) {
-    if kvbench_engines::server::is_root() {
+    if kvbench_engines::servers::process::is_root() {
         crate::say!(
             "warning: kvbench serve runs as root: a client that holds the token can write files under {} as root",
             state.root.display()

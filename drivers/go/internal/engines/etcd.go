@@ -26,7 +26,7 @@ import (
 func init() { register(etcdDescriptor) }
 
 // go-etcd: an etcd cluster (Raft) through etcd's official Go client. kvbench starts the
-// cluster (crates/kvbench-engines/src/etcdcluster.rs) or the job names one by url. A get is a
+// cluster (crates/kvbench-engines/src/servers/etcdcluster.rs) or the job names one by url. A get is a
 // linearizable Range (confirmed by the leader); a write batch is one Txn of Puts and Deletes
 // (windows of txn_ops, etcd's --max-txn-ops); a scan is a Range over the key prefix in pages.
 // Each client (one per reading and per writing goroutine) talks to one member, clients spread over the members,

@@ -19,7 +19,7 @@ import (
 )
 
 // The engines' tests run go-etcd against a real 3-member cluster started here from the
-// system's etcd (kvbench itself starts it from Rust: crates/kvbench-engines/src/etcdcluster.rs).
+// system's etcd (kvbench itself starts it from Rust: crates/kvbench-engines/src/servers/etcdcluster.rs).
 // Without etcd installed the go-etcd subtests are skipped with the reason.
 
 // testCluster is a 3-member etcd cluster started by a test.

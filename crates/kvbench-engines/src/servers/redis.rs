@@ -19,29 +19,16 @@ use std::time::{Duration, Instant};
 use ::redis::Connection;
 use kvbench_core::engine::*;
 
-use crate::resp;
-use crate::server::{self, ServerProcess};
+use super::process::{self, ServerProcess, SocketHome, SocketServer};
+use super::redisadmin as admin;
+use super::resp;
 
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "redis",
     description: "Redis server over loopback (redis crate, sync API): GET, MGET, pipelined SET/DEL",
-    capabilities: Capabilities {
-        ordered_scan: false,
-        multi_get: true,
-        batch: false,
-        read_only_open: false,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
+    capabilities: super::KEY_VALUE_SERVER,
     options: &[
-        OptionSpec {
-            name: "prefix",
-            kind: OptionKind::Text,
-            default: "kvb:",
-            doc: "prefix of every key: kvbench's namespace; the first open of a job deletes the keys under it",
-        },
+        super::PREFIX,
         OptionSpec {
             name: "pipeline",
             kind: OptionKind::Int,
@@ -49,24 +36,14 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "requests in flight per connection: a write batch's window (0: the whole batch) and a get \
                   phase's depth (0 or 1: one GET at a time)",
         },
-        OptionSpec {
-            name: "connections",
-            kind: OptionKind::Int,
-            default: "1",
-            doc: "connections per reader thread; a get phase spreads each pipelined round over them",
-        },
+        super::CONNECTIONS,
         OptionSpec {
             name: "atomic",
             kind: OptionKind::Bool,
             default: "false",
             doc: "wrap each pipeline window in MULTI/EXEC",
         },
-        OptionSpec {
-            name: "appendfsync",
-            kind: OptionKind::Enum(&["auto", "always", "everysec", "no"]),
-            default: "auto",
-            doc: "AOF fsync policy when sync is commit/always (auto: always)",
-        },
+        super::APPENDFSYNC,
         OptionSpec {
             name: "configure",
             kind: OptionKind::Bool,
@@ -76,9 +53,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         OptionSpec { name: "db", kind: OptionKind::Int, default: "0", doc: "database number (SELECT)" },
     ],
     version: || {
-        let server = server::find_binary(&["redis-server"])
-            .map(|b| server::first_line_of(&b, &["--version"]))
-            .unwrap_or_else(|| "redis-server not installed".into());
+        let server = process::installed_version("redis-server", "--version");
         format!("{server}; client: redis crate 0.27.6 (sync)")
     },
     available: || Ok(()),
@@ -89,25 +64,12 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 // ---------------------------------------------------------------------------------------------
 // Server
 
-struct RedisServer {
-    proc: ServerProcess,
-    /// After `proc`: dropped once the server has stopped.
-    _sockets: server::SocketDir,
-    socket: PathBuf,
-    version: String,
-    user: Option<&'static str>,
-}
-
 fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
-    let binary = server::find_binary(&["redis-server", "/usr/bin/redis-server"])
-        .ok_or("redis-server not found in PATH: apt-get install redis-server, or give --url redis://HOST:PORT")?;
-    let version = server::first_line_of(&binary, &["--version"]);
-    let user = server::user_when_root(&["redis", "nobody"]);
-    let dir = &server::server_dir(dir, user)?;
-    let log = dir.join("redis.log");
-    let sockets = server::SocketDir::new(dir, "redis.sock", user)?;
-    let socket = sockets.socket("redis.sock");
-    let conf = dir.join("redis.conf");
+    let missing = "redis-server not found in PATH: apt-get install redis-server, or give --url redis://HOST:PORT";
+    let (binary, version) = process::server_binary(&["redis-server", "/usr/bin/redis-server"], "--version", missing)?;
+    let home = SocketHome::new(dir, "redis", "redis.sock", &["redis", "nobody"])?;
+    let socket = home.socket("redis.sock");
+    let conf = home.dir.join("redis.conf");
     // `port 0`: no TCP listener at all; the socket is the only way in.
     let text = format!(
         "# Written by kvbench for one run; the server is private to it.\n\
@@ -124,49 +86,23 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
          appendonly no\n\
          appendfsync always\n",
         socket.display(),
-        dir.display()
+        home.dir.display()
     );
     std::fs::write(&conf, text).map_err(|e| format!("redis: cannot write {}: {e}", conf.display()))?;
     let args = vec![conf.to_string_lossy().into_owned()];
-    let mut proc = ServerProcess::spawn("redis-server", &binary, &args, &log, user)?;
+    let mut proc = ServerProcess::spawn("redis-server", &binary, &args, &home.log, home.user)?;
     let url = unix_url(&socket);
-    proc.wait_ready(server::START_TIMEOUT, || {
+    proc.wait_ready(process::START_TIMEOUT, || {
         let client = ::redis::Client::open(url.as_str()).map_err(|e| e.to_string())?;
         let mut c = client.get_connection_with_timeout(Duration::from_secs(1)).map_err(|e| e.to_string())?;
         ::redis::cmd("PING").query::<String>(&mut c).map(|_| ()).map_err(|e| e.to_string())
     })?;
-    Ok(Box::new(RedisServer { proc, _sockets: sockets, socket, version, user }))
+    let facts = [("persistence", "set per job from `sync` (CONFIG SET); started with none".into())];
+    Ok(Box::new(SocketServer::new(proc, home, url, ["redis".into(), version], &facts)))
 }
 
 fn unix_url(socket: &Path) -> String {
     format!("redis+unix://{}", socket.display())
-}
-
-impl RunningServer for RedisServer {
-    fn process_groups(&self) -> Vec<i32> {
-        vec![self.proc.pid()]
-    }
-
-    fn url(&self) -> String {
-        unix_url(&self.socket)
-    }
-
-    fn info(&self) -> BTreeMap<String, String> {
-        let mut m = BTreeMap::new();
-        m.insert("server".into(), "redis".into());
-        m.insert("version".into(), self.version.clone());
-        m.insert("persistence".into(), "set per job from `sync` (CONFIG SET); started with none".into());
-        m.insert("access".into(), "Unix socket in a directory private to the server (mode 0700); no TCP".into());
-        m.insert("command".into(), self.proc.command().to_string());
-        m.insert("log".into(), self.proc.log().display().to_string());
-        m.insert("pid".into(), self.proc.pid().to_string());
-        m.insert("user".into(), self.user.unwrap_or("(kvbench's own)").into());
-        m
-    }
-
-    fn stop(mut self: Box<Self>) -> std::result::Result<(), String> {
-        self.proc.stop()
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -201,21 +137,6 @@ struct Setup {
     policy: String,
     /// Exists once this job cleared its namespace (a reopen keeps the data).
     marker: PathBuf,
-}
-
-fn config_get(c: &mut Connection, name: &str) -> String {
-    ::redis::cmd("CONFIG")
-        .arg("GET")
-        .arg(name)
-        .query::<Vec<String>>(c)
-        .ok()
-        .and_then(|v| v.get(1).cloned())
-        .unwrap_or_else(|| "?".into())
-}
-
-fn info_field(c: &mut Connection, section: &str, field: &str) -> Option<String> {
-    let text: String = ::redis::cmd("INFO").arg(section).query(c).ok()?;
-    text.lines().find_map(|l| l.strip_prefix(field).and_then(|r| r.strip_prefix(':')).map(|v| v.trim().to_string()))
 }
 
 fn connect(client: &::redis::Client) -> Result<Connection> {
@@ -258,7 +179,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let mut settings = BTreeMap::new();
     settings.insert("url".into(), url.to_string());
     settings.insert("access".into(), access);
-    settings.insert("server_version".into(), info_field(&mut c, "server", "redis_version").unwrap_or_default());
+    settings.insert("server_version".into(), admin::info_field(&mut c, "server", "redis_version").unwrap_or_default());
     settings.insert(
         "pipeline".into(),
         if pipeline == 0 { "whole batch".into() } else { format!("{pipeline} commands per round trip") },
@@ -271,7 +192,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         sync: args.sync,
         configure: o.bool("configure"),
         policy,
-        marker: server::job_marker(args.dir, "redis"),
+        marker: process::job_marker(args.dir, "redis"),
     };
     let prepared = AtomicBool::new(setup.marker.exists());
     Ok(Box::new(Redis {
@@ -290,13 +211,13 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
 
 /// The durability in effect, read back from the server.
 fn read_durability(c: &mut Connection, sync: SyncMode, settings: &mut BTreeMap<String, String>) {
-    let appendonly = config_get(c, "appendonly");
-    let appendfsync = config_get(c, "appendfsync");
+    let appendonly = admin::config_get(c, "appendonly");
+    let appendfsync = admin::config_get(c, "appendfsync");
     settings.insert("appendonly".into(), appendonly.clone());
     settings.insert("appendfsync".into(), appendfsync.clone());
-    settings.insert("save".into(), format!("{:?}", config_get(c, "save")));
-    settings.insert("maxmemory".into(), config_get(c, "maxmemory"));
-    settings.insert("io-threads".into(), config_get(c, "io-threads"));
+    settings.insert("save".into(), format!("{:?}", admin::config_get(c, "save")));
+    settings.insert("maxmemory".into(), admin::config_get(c, "maxmemory"));
+    settings.insert("io-threads".into(), admin::config_get(c, "io-threads"));
     let durable = appendonly == "yes" && appendfsync == "always";
     settings.insert(
         "durability".into(),
@@ -323,82 +244,20 @@ impl Redis {
         let s = &self.setup;
         if s.configure {
             let t0 = Instant::now();
-            configure(&mut c, s.sync, &s.policy)?;
+            admin::configure(&mut c, "redis", s.sync, &s.policy)?;
             settings.insert(
                 "prepare".into(),
                 format!("CONFIG SET and AOF rewrite wait: {:.3} s", t0.elapsed().as_secs_f64()),
             );
         }
         if !s.marker.exists() {
-            let n = clear_prefix(&mut c, &self.prefix)?;
+            let n = admin::clear_prefix(&mut c, "redis", &self.prefix)?;
             settings.insert("cleared".into(), format!("{n} earlier keys under the prefix"));
             std::fs::write(&s.marker, &self.prefix)?;
         }
         read_durability(&mut c, s.sync, &mut settings);
         self.prepared.store(true, Ordering::Release);
         Ok(())
-    }
-}
-
-fn configure(c: &mut Connection, sync: SyncMode, policy: &str) -> Result<()> {
-    let set = |c: &mut Connection, k: &str, v: &str| {
-        ::redis::cmd("CONFIG").arg("SET").arg(k).arg(v).query::<()>(c).map_err(|e| {
-            EngineError::Store(format!(
-                "redis CONFIG SET {k} {v:?}: {e} (set option configure=false to leave the server as it is)"
-            ))
-        })
-    };
-    set(c, "save", "")?;
-    match sync {
-        SyncMode::None => set(c, "appendonly", "no"),
-        SyncMode::Commit | SyncMode::Always => {
-            set(c, "appendfsync", policy)?;
-            set(c, "appendonly", "yes")?;
-            wait_aof_rewrite(c)
-        }
-    }
-}
-
-/// After `appendonly yes`, Redis rewrites the AOF in the background; wait for it so the
-/// rewrite does not run under the measured phases.
-fn wait_aof_rewrite(c: &mut Connection) -> Result<()> {
-    let t0 = Instant::now();
-    loop {
-        let busy = info_field(c, "persistence", "aof_rewrite_in_progress").as_deref() == Some("1")
-            || info_field(c, "persistence", "aof_rewrite_scheduled").as_deref() == Some("1");
-        if !busy {
-            return Ok(());
-        }
-        if t0.elapsed() > Duration::from_secs(300) {
-            return Err(EngineError::Store("redis: the AOF rewrite did not finish within 300 s".into()));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Delete every key under `prefix` (SCAN MATCH, UNLINK); returns how many.
-fn clear_prefix(c: &mut Connection, prefix: &[u8]) -> Result<u64> {
-    let mut pattern = Vec::with_capacity(prefix.len() + 1);
-    for &b in prefix {
-        if b"*?[]\\".contains(&b) {
-            pattern.push(b'\\');
-        }
-        pattern.push(b);
-    }
-    pattern.push(b'*');
-    let mut cursor = 0u64;
-    let mut n = 0;
-    loop {
-        let (next, keys): (u64, Vec<Vec<u8>>) =
-            ::redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(1000).query(c).map_err(err)?;
-        if !keys.is_empty() {
-            n += keys.len() as u64;
-            ::redis::cmd("UNLINK").arg(&keys).query::<()>(c).map_err(err)?;
-        }
-        cursor = next;
-        if cursor == 0 {
-            return Ok(n);
-        }
     }
 }
 

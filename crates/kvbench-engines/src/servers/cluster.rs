@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::net::{Ipv4Addr, TcpListener};
 
-use crate::server::ServerProcess;
+use super::process::ServerProcess;
 
 /// `n` distinct loopback ports nobody listens on right now. The listeners are held until all
 /// are chosen, so the kernel cannot hand out the same port twice; a server may still lose a

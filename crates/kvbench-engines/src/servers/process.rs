@@ -20,6 +20,7 @@
 //!
 //! Every error names the binary, the full command line and the log file, with the log's tail.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
@@ -166,6 +167,7 @@ pub fn user_when_root(users: &[&'static str]) -> Option<&'static str> {
 /// uid and gid of a local user.
 pub fn user_ids(name: &str) -> Option<(u32, u32)> {
     let cname = std::ffi::CString::new(name).ok()?;
+    // SAFETY: `passwd` is integers and pointers, for which all zeroes is a valid value.
     let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
     let mut buf = vec![0 as libc::c_char; 16384];
     let mut out: *mut libc::passwd = std::ptr::null_mut();
@@ -224,6 +226,19 @@ pub fn find_binary(candidates: &[&str]) -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// A server's binary (the first of `candidates` found) and the version line `FLAG` makes it
+/// print; `missing` is the error when there is none (what to install, or which URL to give).
+pub fn server_binary(candidates: &[&str], flag: &str, missing: &str) -> Result<(PathBuf, String), String> {
+    let binary = find_binary(candidates).ok_or(missing)?;
+    let version = first_line_of(&binary, &[flag]);
+    Ok((binary, version))
+}
+
+/// The version line `NAME FLAG` prints (NAME looked up in PATH), or `NAME not installed`.
+pub fn installed_version(name: &str, flag: &str) -> String {
+    find_binary(&[name]).map_or_else(|| format!("{name} not installed"), |b| first_line_of(&b, &[flag]))
 }
 
 /// First line of `binary args` (for `--version`), or an empty string.
@@ -328,6 +343,97 @@ pub fn die_with_parent(cmd: &mut Command, signal: i32) {
             }
             Ok(())
         });
+    }
+}
+
+/// Where a single server on a Unix socket lives: its private directory (given to the user it
+/// runs as when kvbench is root), its socket directory and its log (`NAME.log`).
+pub struct SocketHome {
+    pub dir: PathBuf,
+    pub sockets: SocketDir,
+    pub log: PathBuf,
+    pub user: Option<&'static str>,
+}
+
+impl SocketHome {
+    /// `socket`: the socket file's name; `users`: who runs the server when kvbench is root
+    /// ([`user_when_root`]).
+    pub fn new(dir: &Path, name: &str, socket: &str, users: &[&'static str]) -> Result<SocketHome, String> {
+        let user = user_when_root(users);
+        let dir = server_dir(dir, user)?;
+        let sockets = SocketDir::new(&dir, socket, user)?;
+        Ok(SocketHome { log: dir.join(format!("{name}.log")), dir, sockets, user })
+    }
+
+    pub fn socket(&self, name: &str) -> PathBuf {
+        self.sockets.socket(name)
+    }
+}
+
+/// Reads settings from the running server at its url.
+pub type LiveInfo = fn(&str) -> BTreeMap<String, String>;
+
+/// A single server kvbench started on a Unix socket, as the run sees it: its url and what it
+/// reports; stopped by `stop` or, failing that, by the process's Drop.
+pub struct SocketServer {
+    proc: ServerProcess,
+    /// After `proc`: dropped once the server has stopped.
+    _sockets: SocketDir,
+    url: String,
+    info: BTreeMap<String, String>,
+    /// Settings read from the running server, added to `info` when it is asked.
+    live: Option<LiveInfo>,
+}
+
+impl SocketServer {
+    /// `about`: the server's name and version; `facts`: what `info` reports beside what every
+    /// server reports (name, version, access, command, log, pid and user).
+    pub fn new(
+        proc: ServerProcess,
+        home: SocketHome,
+        url: String,
+        about: [String; 2],
+        facts: &[(&str, String)],
+    ) -> Self {
+        let [server, version] = about;
+        let mut info = BTreeMap::new();
+        info.insert("server".into(), server);
+        info.insert("version".into(), version);
+        info.insert("access".into(), "Unix socket in a directory private to the server (mode 0700); no TCP".into());
+        info.insert("command".into(), proc.command().to_string());
+        info.insert("log".into(), proc.log().display().to_string());
+        info.insert("pid".into(), proc.pid().to_string());
+        info.insert("user".into(), home.user.unwrap_or("(kvbench's own)").into());
+        info.extend(facts.iter().map(|(k, v)| (k.to_string(), v.clone())));
+        SocketServer { proc, _sockets: home.sockets, url, info, live: None }
+    }
+
+    /// Add what `read(url)` reads from the running server to every `info`.
+    pub fn with_live_info(mut self, read: LiveInfo) -> Self {
+        self.live = Some(read);
+        self
+    }
+}
+
+impl kvbench_core::engine::RunningServer for SocketServer {
+    fn process_groups(&self) -> Vec<i32> {
+        vec![self.proc.pid()]
+    }
+
+    fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    fn info(&self) -> BTreeMap<String, String> {
+        let mut m = self.info.clone();
+        if let Some(read) = self.live {
+            m.extend(read(&self.url));
+        }
+        m
+    }
+
+    fn stop(mut self: Box<Self>) -> Result<(), String> {
+        self.proc.stop()
     }
 }
 

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use kvbench_core::engine::*;
 
-use crate::server::{self, ServerProcess};
+use super::process::{self, ServerProcess, SocketHome, SocketServer};
 
 /// Memory given to a server kvbench starts (`-m`, MiB). memcached takes pages as items arrive,
 /// so an idle limit costs nothing; a run loading more than this sees evictions as missing keys.
@@ -32,23 +32,9 @@ const KEYS_PER_LINE: usize = 4096;
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "memcached",
     description: "memcached server over loopback, kvbench's own text-protocol client (no noreply)",
-    capabilities: Capabilities {
-        ordered_scan: false,
-        multi_get: true,
-        batch: false,
-        read_only_open: false,
-        secondary_open: false,
-        persistent: false,
-        build_once: false,
-        delete: true,
-    },
+    capabilities: Capabilities { persistent: false, ..super::KEY_VALUE_SERVER },
     options: &[
-        OptionSpec {
-            name: "prefix",
-            kind: OptionKind::Text,
-            default: "kvb:",
-            doc: "prefix of every key: kvbench's namespace; the first open of a job deletes the keys under it",
-        },
+        super::PREFIX,
         OptionSpec {
             name: "keys",
             kind: OptionKind::Enum(&["auto", "hex"]),
@@ -62,12 +48,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "requests in flight per connection: a write batch's window (0: the whole batch) and a get \
                   phase's depth (0 or 1: one get at a time)",
         },
-        OptionSpec {
-            name: "connections",
-            kind: OptionKind::Int,
-            default: "1",
-            doc: "connections per reader thread; a get phase spreads each pipelined round over them",
-        },
+        super::CONNECTIONS,
         OptionSpec {
             name: "timeout",
             kind: OptionKind::Int,
@@ -76,9 +57,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version: || {
-        let server = server::find_binary(&["memcached"])
-            .map(|b| server::first_line_of(&b, &["-V"]))
-            .unwrap_or_else(|| "memcached not installed".into());
+        let server = process::installed_version("memcached", "-V");
         format!("{server}; client: kvbench text protocol {}", env!("CARGO_PKG_VERSION"))
     },
     available: || Ok(()),
@@ -89,61 +68,26 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 // ---------------------------------------------------------------------------------------------
 // Server
 
-struct Memcached {
-    proc: ServerProcess,
-    /// After `proc`: dropped once the server has stopped.
-    _sockets: server::SocketDir,
-    socket: PathBuf,
-    version: String,
-    user: Option<&'static str>,
-}
-
 fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
-    let binary = server::find_binary(&["memcached", "/usr/bin/memcached"])
-        .ok_or("memcached not found in PATH: apt-get install memcached, or give --url memcached://HOST:PORT")?;
-    let version = server::first_line_of(&binary, &["-V"]);
+    let missing = "memcached not found in PATH: apt-get install memcached, or give --url memcached://HOST:PORT";
+    let (binary, version) = process::server_binary(&["memcached", "/usr/bin/memcached"], "-V", missing)?;
     // memcached refuses to run as root: as root, kvbench starts it as its system user.
-    let user = server::user_when_root(&["memcache", "nobody"]);
-    let dir = &server::server_dir(dir, user)?;
-    let log = dir.join("memcached.log");
-    let sockets = server::SocketDir::new(dir, "memcached.sock", user)?;
-    let socket = sockets.socket("memcached.sock");
+    let home = SocketHome::new(dir, "memcached", "memcached.sock", &["memcache", "nobody"])?;
+    let socket = home.socket("memcached.sock");
     // -s: a Unix socket only (memcached then opens no TCP or UDP port); -a: its mode.
     let mut args: Vec<String> = vec!["-s".into(), socket.to_string_lossy().into_owned(), "-a".into(), "0700".into()];
     args.extend(["-m".to_string(), SERVER_MEMORY_MB.to_string()]);
-    let mut proc = ServerProcess::spawn("memcached", &binary, &args, &log, user)?;
-    proc.wait_ready(server::START_TIMEOUT, || {
+    let mut proc = ServerProcess::spawn("memcached", &binary, &args, &home.log, home.user)?;
+    proc.wait_ready(process::START_TIMEOUT, || {
         let mut c = Conn::connect(&Addr::Unix(socket.clone()), Duration::from_secs(2)).map_err(|e| e.to_string())?;
         c.version().map(|_| ()).map_err(|e| e.to_string())
     })?;
-    Ok(Box::new(Memcached { proc, _sockets: sockets, socket, version, user }))
-}
-
-impl RunningServer for Memcached {
-    fn process_groups(&self) -> Vec<i32> {
-        vec![self.proc.pid()]
-    }
-
-    fn url(&self) -> String {
-        format!("memcached+unix://{}", self.socket.display())
-    }
-
-    fn info(&self) -> BTreeMap<String, String> {
-        let mut m = BTreeMap::new();
-        m.insert("server".into(), "memcached".into());
-        m.insert("version".into(), self.version.clone());
-        m.insert("memory_mb".into(), SERVER_MEMORY_MB.to_string());
-        m.insert("access".into(), "Unix socket in a directory private to the server (mode 0700); no TCP or UDP".into());
-        m.insert("command".into(), self.proc.command().to_string());
-        m.insert("log".into(), self.proc.log().display().to_string());
-        m.insert("pid".into(), self.proc.pid().to_string());
-        m.insert("user".into(), self.user.unwrap_or("(kvbench's own)").into());
-        m
-    }
-
-    fn stop(mut self: Box<Self>) -> std::result::Result<(), String> {
-        self.proc.stop()
-    }
+    let url = format!("memcached+unix://{}", socket.display());
+    let facts = [
+        ("memory_mb", SERVER_MEMORY_MB.to_string()),
+        ("access", "Unix socket in a directory private to the server (mode 0700); no TCP or UDP".into()),
+    ];
+    Ok(Box::new(SocketServer::new(proc, home, url, ["memcached".into(), version], &facts)))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -165,7 +109,7 @@ impl Addr {
             }
             return Ok(Addr::Unix(PathBuf::from(path)));
         }
-        let (host, port) = server::host_port(url, "memcached", 11211)?;
+        let (host, port) = process::host_port(url, "memcached", 11211)?;
         Ok(Addr::Tcp(host, port))
     }
 }
@@ -301,7 +245,7 @@ impl Conn {
         self.wbuf.extend_from_slice(b"set ");
         self.wbuf.extend_from_slice(key);
         self.wbuf.extend_from_slice(b" 0 0 ");
-        push_num(&mut self.wbuf, value.len());
+        super::push_decimal(&mut self.wbuf, value.len());
         self.wbuf.extend_from_slice(b"\r\n");
         self.wbuf.extend_from_slice(value);
         self.wbuf.extend_from_slice(b"\r\n");
@@ -392,20 +336,6 @@ impl Conn {
         }
         Ok(())
     }
-}
-
-fn push_num(buf: &mut Vec<u8>, mut n: usize) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&tmp[i..]);
 }
 
 /// How keys become memcached keys.
@@ -557,7 +487,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn kvbench_core::engine::Engine>> {
     }
 
     // First open in this job: remove what earlier runs left under our prefix.
-    let marker = server::job_marker(args.dir, "memcached");
+    let marker = process::job_marker(args.dir, "memcached");
     if !marker.exists() {
         match clear_prefix(&mut conn, &codec.prefix) {
             Ok(n) => {

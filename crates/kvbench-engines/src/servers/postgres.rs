@@ -31,7 +31,7 @@ use ::postgres::{Client, Config, NoTls, Statement};
 use bytes::BytesMut;
 use kvbench_core::engine::*;
 
-use crate::server::{self, ServerProcess};
+use super::process::{self, ServerProcess, SocketHome, SocketServer};
 
 pub const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
 /// The marker kvbench puts on the tables it creates; only such tables are ever dropped.
@@ -83,7 +83,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version: || {
-        let server = server::first_line_of(&Path::new(PG_BIN).join("postgres"), &["--version"]);
+        let server = process::first_line_of(&Path::new(PG_BIN).join("postgres"), &["--version"]);
         let server = if server.is_empty() { "postgresql-15 not installed".to_string() } else { server };
         format!("{server}; client: postgres crate 0.19.9 (sync)")
     },
@@ -94,14 +94,6 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 
 // ---------------------------------------------------------------------------------------------
 // Server
-
-struct PgServer {
-    proc: ServerProcess,
-    /// After `proc`: dropped once the server has stopped.
-    sockets: server::SocketDir,
-    version: String,
-    dir: PathBuf,
-}
 
 /// The port only names the socket file (`.s.PGSQL.PORT`): the server opens no TCP port.
 const SOCKET_PORT: u16 = 5432;
@@ -116,14 +108,11 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
             postgres.display()
         ));
     }
-    let version = server::first_line_of(&postgres, &["--version"]);
+    let version = process::first_line_of(&postgres, &["--version"]);
     // PostgreSQL refuses to run as root: as root, kvbench runs it as the postgres user.
-    let run_as = server::user_when_root(&["postgres"]);
-    let dir = &server::server_dir(dir, run_as)?;
-    let data = dir.join("data");
-    let sockets = server::SocketDir::new(dir, &format!(".s.PGSQL.{SOCKET_PORT}"), run_as)?;
-    let log = dir.join("postgres.log");
-    std::fs::File::create(&log).map_err(|e| format!("postgres: cannot create {}: {e}", log.display()))?;
+    let home = SocketHome::new(dir, "postgres", &format!(".s.PGSQL.{SOCKET_PORT}"), &["postgres"])?;
+    let (run_as, log, data) = (home.user, &home.log, home.dir.join("data"));
+    std::fs::File::create(log).map_err(|e| format!("postgres: cannot create {}: {e}", log.display()))?;
     // Local (socket) connections only, and only through the private directory; TCP refused.
     let init_args: Vec<String> = [
         "-D",
@@ -139,7 +128,7 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
     .iter()
     .map(|s| s.to_string())
     .collect();
-    server::run_to_completion_as("initdb", &initdb, &init_args, &log, run_as)?;
+    process::run_to_completion_as("initdb", &initdb, &init_args, log, run_as)?;
     // fsync and synchronous_commit stay at their defaults (on) and out of the command line,
     // where they would override the ALTER SYSTEM that each job uses to apply its `sync`.
     let args: Vec<String> = vec![
@@ -150,7 +139,7 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
         "-c".into(),
         "listen_addresses=".into(),
         "-c".into(),
-        format!("unix_socket_directories={}", sockets.path().display()),
+        format!("unix_socket_directories={}", home.sockets.path().display()),
         "-c".into(),
         "unix_socket_permissions=0700".into(),
         "-c".into(),
@@ -158,9 +147,9 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
         "-c".into(),
         "logging_collector=off".into(),
     ];
-    let mut proc = ServerProcess::spawn_with("postgres", &postgres, &args, &log, run_as, libc::SIGINT)?;
-    let url = pg_url(sockets.path());
-    proc.wait_ready(server::START_TIMEOUT, || {
+    let mut proc = ServerProcess::spawn_with("postgres", &postgres, &args, log, run_as, libc::SIGINT)?;
+    let url = pg_url(home.sockets.path());
+    proc.wait_ready(process::START_TIMEOUT, || {
         let mut cfg: Config = url.parse().map_err(|e: ::postgres::Error| e.to_string())?;
         cfg.connect_timeout(Duration::from_secs(1));
         let mut c = cfg.connect(NoTls).map_err(|e| e.to_string())?;
@@ -169,7 +158,15 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
     // Fast shutdown (SIGINT) instead of SIGTERM's "smart" one, which waits for every client.
     let pid = proc.pid();
     proc.set_polite_stop(libc::SIGINT, Some(pid));
-    Ok(Box::new(PgServer { proc, sockets, version, dir: dir.to_path_buf() }))
+    // Each job sets these from its `sync` in its prepare step (the row's own `fsync` and
+    // `synchronous_commit` settings); a value read from the server would be the previous row's.
+    let facts = [
+        ("fsync", "per row, from sync (ALTER SYSTEM + reload in prepare)".into()),
+        ("synchronous_commit", "per row, from sync (SET per connection)".into()),
+        ("data_dir", data.display().to_string()),
+    ];
+    let server = SocketServer::new(proc, home, url, ["postgres".into(), version], &facts);
+    Ok(Box::new(server.with_live_info(server_settings)))
 }
 
 /// Connection string for the server's socket directory (key=value form: any path quotes).
@@ -178,43 +175,19 @@ fn pg_url(socket_dir: &Path) -> String {
     format!("host='{quoted}' port={SOCKET_PORT} user=postgres dbname=postgres")
 }
 
-impl RunningServer for PgServer {
-    fn process_groups(&self) -> Vec<i32> {
-        vec![self.proc.pid()]
-    }
-
-    fn url(&self) -> String {
-        pg_url(self.sockets.path())
-    }
-
-    fn info(&self) -> BTreeMap<String, String> {
-        let mut m = BTreeMap::new();
-        m.insert("server".into(), "postgres".into());
-        m.insert("version".into(), self.version.clone());
-        if let Ok(mut c) = Client::connect(&self.url(), NoTls) {
-            for name in ["shared_buffers", "wal_level", "max_connections", "checkpoint_timeout", "max_wal_size"] {
-                if let Ok(rows) = c.query(&format!("SHOW {name}"), &[]) {
-                    if let Some(v) = rows.first().and_then(|r| r.try_get::<_, String>(0).ok()) {
-                        m.insert(name.into(), v);
-                    }
+/// The server settings that matter for the numbers, as the running server reports them.
+fn server_settings(url: &str) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    if let Ok(mut c) = Client::connect(url, NoTls) {
+        for name in ["shared_buffers", "wal_level", "max_connections", "checkpoint_timeout", "max_wal_size"] {
+            if let Ok(rows) = c.query(&format!("SHOW {name}"), &[]) {
+                if let Some(v) = rows.first().and_then(|r| r.try_get::<_, String>(0).ok()) {
+                    m.insert(name.into(), v);
                 }
             }
         }
-        // Each job sets these from its `sync` in its prepare step (the row's own `fsync` and
-        // `synchronous_commit` settings); a value read here would be the previous row's.
-        m.insert("fsync".into(), "per row, from sync (ALTER SYSTEM + reload in prepare)".into());
-        m.insert("synchronous_commit".into(), "per row, from sync (SET per connection)".into());
-        m.insert("access".into(), "Unix socket in a directory private to the server (mode 0700); no TCP".into());
-        m.insert("data_dir".into(), self.dir.join("data").display().to_string());
-        m.insert("command".into(), self.proc.command().to_string());
-        m.insert("log".into(), self.proc.log().display().to_string());
-        m.insert("pid".into(), self.proc.pid().to_string());
-        m
     }
-
-    fn stop(mut self: Box<Self>) -> std::result::Result<(), String> {
-        self.proc.stop()
-    }
+    m
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -367,7 +340,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let mut c = connect(&config, sync_commit)?;
     let mut settings = describe(&config, url, &table, text, load, rows_per_insert);
     read_settings(&mut c, &mut settings);
-    let setup = Setup { configure, fsync, marker: server::job_marker(args.dir, "postgres") };
+    let setup = Setup { configure, fsync, marker: process::job_marker(args.dir, "postgres") };
     let prepared = setup.marker.exists();
     let (writer, empty) = if prepared { prepare_writer(&mut c, &table)? } else { (None, false) };
     Ok(Box::new(Postgres {

@@ -9,7 +9,7 @@
 //! log before it acknowledges a commit, so every acknowledged write is on a quorum's disks.
 //!
 //! The client and peer ports are plain TCP without authentication on a loopback of the cluster's
-//! own (a private network namespace, [`crate::netns`]): no other user's process can reach them,
+//! own (a private network namespace, [`super::netns`]): no other user's process can reach them,
 //! and no permission check is added to every request under measurement (docs/decisions.md).
 
 use std::collections::BTreeMap;
@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use kvbench_core::engine::RunningServer;
 
-use crate::cluster::{free_ports, random_secret, Member, Members};
-use crate::server::{self, ServerProcess};
+use super::cluster::{free_ports, random_secret, Member, Members};
+use super::process::{self, ServerProcess};
 
 /// A cluster kvbench started.
 pub struct EtcdCluster {
@@ -30,9 +30,9 @@ pub struct EtcdCluster {
 }
 
 /// The `StartServer` of `go-etcd`: three members, the smallest cluster that survives a failure.
-/// In a private network namespace where kvbench may make one (see [`crate::netns`]).
+/// In a private network namespace where kvbench may make one (see [`super::netns`]).
 pub fn start_server(dir: &Path) -> Result<Box<dyn RunningServer>, String> {
-    crate::netns::isolated(dir, Box::new(|d| start_cluster(d, 3).map(|c| Box::new(c) as Box<dyn RunningServer>)))
+    super::netns::isolated(dir, Box::new(|d| start_cluster(d, 3).map(|c| Box::new(c) as Box<dyn RunningServer>)))
 }
 
 /// Start `n` members (1..=7) in `dir` (empty) and wait until each reports healthy.
@@ -40,12 +40,11 @@ pub fn start_cluster(dir: &Path, n: usize) -> Result<EtcdCluster, String> {
     if !(1..=7).contains(&n) {
         return Err(format!("etcd: members = {n}: must be 1..=7"));
     }
-    let binary = server::find_binary(&["etcd", "/usr/bin/etcd"])
-        .ok_or("etcd not found in PATH: apt-get install etcd-server, or give url = \"http://HOST:PORT,...\"")?;
-    let version = server::first_line_of(&binary, &["--version"]);
+    let missing = "etcd not found in PATH: apt-get install etcd-server, or give url = \"http://HOST:PORT,...\"";
+    let (binary, version) = process::server_binary(&["etcd", "/usr/bin/etcd"], "--version", missing)?;
     // As root, the members run as `etcd`, each in a 0700 directory of its own.
-    let user = server::user_when_root(&["etcd", "nobody"]);
-    let dir = server::server_dir(dir, user)?;
+    let user = process::user_when_root(&["etcd", "nobody"]);
+    let dir = process::server_dir(dir, user)?;
     let mut last = String::new();
     for _ in 0..3 {
         match spawn_members(&binary, &dir, n, user) {
@@ -99,7 +98,7 @@ fn spawn_members(binary: &Path, dir: &Path, n: usize, user: Option<&str>) -> Res
     for (i, &(client, peer)) in ports.iter().enumerate() {
         let mdir = dir.join(format!("m{i}"));
         std::fs::create_dir_all(&mdir).map_err(|e| format!("etcd: {}: {e}", mdir.display()))?;
-        let mdir = server::server_dir(&mdir, user)?;
+        let mdir = process::server_dir(&mdir, user)?;
         let args = member_args(i, &mdir, &ports, &token);
         let log = mdir.join("etcd.log");
         // SIGKILL when kvbench dies: on SIGTERM a member takes seconds to leave, and a run
@@ -109,7 +108,7 @@ fn spawn_members(binary: &Path, dir: &Path, n: usize, user: Option<&str>) -> Res
     }
     for m in &mut members.0 {
         let port = m.port;
-        m.proc.wait_ready(server::START_TIMEOUT, || health(port))?;
+        m.proc.wait_ready(process::START_TIMEOUT, || health(port))?;
     }
     Ok(members)
 }

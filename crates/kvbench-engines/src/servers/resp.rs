@@ -233,33 +233,17 @@ pub fn unexpected(r: &Reply<'_>) -> EngineError {
     }
 }
 
-/// Append `n` in decimal.
-fn push_num(buf: &mut Vec<u8>, n: usize) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&tmp[i..]);
-}
-
 /// Start a command of `args` arguments.
 pub fn push_header(buf: &mut Vec<u8>, args: usize) {
     buf.push(b'*');
-    push_num(buf, args);
+    super::push_decimal(buf, args);
     buf.extend_from_slice(b"\r\n");
 }
 
 /// Append one bulk-string argument made of `parts` concatenated.
 pub fn push_arg(buf: &mut Vec<u8>, parts: &[&[u8]]) {
     buf.push(b'$');
-    push_num(buf, parts.iter().map(|p| p.len()).sum());
+    super::push_decimal(buf, parts.iter().map(|p| p.len()).sum());
     buf.extend_from_slice(b"\r\n");
     for p in parts {
         buf.extend_from_slice(p);

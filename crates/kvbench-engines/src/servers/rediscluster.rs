@@ -29,22 +29,14 @@ use ::redis::cluster_routing::get_slot;
 use ::redis::{Connection, ConnectionAddr, ConnectionInfo, RedisConnectionInfo, Value};
 use kvbench_core::engine::*;
 
-use crate::cluster::{free_ports, random_secret, Member, Members};
-use crate::server::{self, ServerProcess};
+use super::cluster::{free_ports, random_secret, Member, Members};
+use super::process::{self, ServerProcess};
+use super::redisadmin as admin;
 
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "redis-cluster",
     description: "Redis Cluster over loopback (redis crate cluster client): GET, MGET grouped by slot, pipelined SET/DEL per node",
-    capabilities: Capabilities {
-        ordered_scan: false,
-        multi_get: true,
-        batch: false,
-        read_only_open: false,
-        secondary_open: false,
-        persistent: true,
-        build_once: false,
-        delete: true,
-    },
+    capabilities: super::KEY_VALUE_SERVER,
     options: &[
         OptionSpec {
             name: "masters",
@@ -58,12 +50,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             default: "0",
             doc: "replicas per master; checked against the cluster on open",
         },
-        OptionSpec {
-            name: "prefix",
-            kind: OptionKind::Text,
-            default: "kvb:",
-            doc: "prefix of every key: kvbench's namespace; the first open of a job deletes the keys under it",
-        },
+        super::PREFIX,
         OptionSpec {
             name: "pipeline",
             kind: OptionKind::Int,
@@ -71,12 +58,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "commands of a write batch per cluster pipeline (0: the whole batch), and GETs of a get phase's \
                   pipelined round (0 or 1: one GET at a time)",
         },
-        OptionSpec {
-            name: "appendfsync",
-            kind: OptionKind::Enum(&["auto", "always", "everysec", "no"]),
-            default: "auto",
-            doc: "AOF fsync policy when sync is commit/always (auto: always)",
-        },
+        super::APPENDFSYNC,
         OptionSpec {
             name: "configure",
             kind: OptionKind::Bool,
@@ -85,9 +67,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
     ],
     version: || {
-        let server = server::find_binary(&["redis-server"])
-            .map(|b| server::first_line_of(&b, &["--version"]))
-            .unwrap_or_else(|| "redis-server not installed".into());
+        let server = process::installed_version("redis-server", "--version");
         format!("{server}; client: redis crate 0.27.6 (cluster, sync)")
     },
     available: || Ok(()),
@@ -117,11 +97,24 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
     start_isolated(dir, MIN_MASTERS, 0)
 }
 
+/// The server of a row whose `masters` and `replicas` options differ from the plain start's:
+/// its name in the run's pool (rows of one shape share it) and how to start it. None: the plain
+/// start serves the row.
+pub fn shaped_server(options: &BTreeMap<String, serde_json::Value>) -> Option<(String, crate::ShapedStart)> {
+    let int = |k: &str, d: u32| options.get(k).and_then(|v| v.as_u64()).map_or(d, |v| v.min(u32::MAX as u64) as u32);
+    let (masters, replicas) = (int("masters", MIN_MASTERS), int("replicas", 0));
+    if (masters, replicas) == (MIN_MASTERS, 0) {
+        return None;
+    }
+    let start = move |dir: &Path| start_isolated(dir, masters, replicas);
+    Some((format!("redis-cluster-{masters}m{replicas}r"), Box::new(start)))
+}
+
 /// [`start_cluster`] in a private network namespace where kvbench may make one: the client
 /// ports and the cluster bus (which takes no password) out of other users' reach.
 pub fn start_isolated(dir: &Path, masters: u32, replicas: u32) -> std::result::Result<Box<dyn RunningServer>, String> {
     let start = move |d: &Path| start_cluster(d, masters, replicas).map(|c| Box::new(c) as Box<dyn RunningServer>);
-    crate::netns::isolated(dir, Box::new(start))
+    super::netns::isolated(dir, Box::new(start))
 }
 
 /// Start `masters` masters with `replicas` replicas each in `dir` (empty) and form the cluster.
@@ -132,14 +125,13 @@ pub fn start_cluster(dir: &Path, masters: u32, replicas: u32) -> std::result::Re
     if replicas > 5 {
         return Err(format!("redis-cluster: replicas = {replicas}: must be 0..=5 (per master)"));
     }
-    let binary = server::find_binary(&["redis-server"]).ok_or(
-        "redis-server not found in PATH: apt-get install redis-server, or give url = \"redis://HOST:PORT,...\"",
-    )?;
-    let cli = server::find_binary(&["redis-cli"]).ok_or("redis-cli not found in PATH: apt-get install redis-tools")?;
-    let version = server::first_line_of(&binary, &["--version"]);
+    let missing =
+        "redis-server not found in PATH: apt-get install redis-server, or give url = \"redis://HOST:PORT,...\"";
+    let (binary, version) = process::server_binary(&["redis-server"], "--version", missing)?;
+    let cli = process::find_binary(&["redis-cli"]).ok_or("redis-cli not found in PATH: apt-get install redis-tools")?;
     // As root, the nodes run as `redis` (as the single server does) in directories of theirs.
-    let user = server::user_when_root(&["redis", "nobody"]);
-    let dir = server::server_dir(dir, user)?;
+    let user = process::user_when_root(&["redis", "nobody"]);
+    let dir = process::server_dir(dir, user)?;
     let password = random_secret()?;
     let nodes = (masters * (1 + replicas)) as usize;
     let mut last = String::new();
@@ -195,7 +187,7 @@ fn spawn_nodes(
         let (port, bus) = (ports[2 * i], ports[2 * i + 1]);
         let ndir = dir.join(format!("node-{i}"));
         std::fs::create_dir_all(&ndir).map_err(|e| format!("redis-cluster: {}: {e}", ndir.display()))?;
-        let ndir = server::server_dir(&ndir, user)?;
+        let ndir = process::server_dir(&ndir, user)?;
         let conf = ndir.join("redis.conf");
         std::fs::write(&conf, node_conf(&ndir, port, bus, password))
             .map_err(|e| format!("redis-cluster: cannot write {}: {e}", conf.display()))?;
@@ -206,7 +198,7 @@ fn spawn_nodes(
     }
     for m in &mut members.0 {
         let port = m.port;
-        m.proc.wait_ready(server::START_TIMEOUT, || {
+        m.proc.wait_ready(process::START_TIMEOUT, || {
             let mut c = node_connection("127.0.0.1", port, Some(password)).map_err(|e| e.to_string())?;
             ::redis::cmd("PING").query::<String>(&mut c).map(|_| ()).map_err(|e| e.to_string())
         })?;
@@ -219,7 +211,7 @@ fn form(cli: &Path, dir: &Path, c: &RedisCluster) -> std::result::Result<String,
     let mut args: Vec<String> = vec!["--cluster".into(), "create".into()];
     args.extend(c.members.0.iter().map(|m| format!("127.0.0.1:{}", m.port)));
     args.extend(["--cluster-replicas".into(), c.replicas.to_string(), "--cluster-yes".into()]);
-    let command = server::render_command(cli, &args);
+    let command = process::render_command(cli, &args);
     let log = dir.join("cluster-create.log");
     let out = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
     let err = out.try_clone().map_err(|e| e.to_string())?;
@@ -243,7 +235,7 @@ fn form(cli: &Path, dir: &Path, c: &RedisCluster) -> std::result::Result<String,
                 "redis-cluster: `{command}` did not finish within {} s; log: {}\n{}",
                 FORM_TIMEOUT.as_secs(),
                 log.display(),
-                server::log_tail(&log, 15)
+                process::log_tail(&log, 15)
             ));
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -252,7 +244,7 @@ fn form(cli: &Path, dir: &Path, c: &RedisCluster) -> std::result::Result<String,
         return Err(format!(
             "redis-cluster: `{command}` failed ({status}); log: {}\n{}",
             log.display(),
-            server::log_tail(&log, 15)
+            process::log_tail(&log, 15)
         ));
     }
     Ok(command)
@@ -292,7 +284,7 @@ fn node_view(port: u16, password: &str) -> ::redis::RedisResult<(String, Vec<Nod
     let text: String = ::redis::cmd("CLUSTER").arg("NODES").query(&mut conn)?;
     let nodes = parse_nodes(&text).map_err(|e| ::redis::RedisError::from((::redis::ErrorKind::ParseError, "", e)))?;
     let replica = nodes.iter().any(|n| n.myself && !n.master);
-    let synced = !replica || info_field(&mut conn, "replication", "master_link_status").as_deref() == Some("up");
+    let synced = !replica || admin::info_field(&mut conn, "replication", "master_link_status").as_deref() == Some("up");
     Ok((info, nodes, synced))
 }
 
@@ -474,7 +466,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         pipeline,
         sync: args.sync,
         options: o.clone(),
-        marker: server::job_marker(args.dir, "redis-cluster"),
+        marker: process::job_marker(args.dir, "redis-cluster"),
         writer: Mutex::new(conn),
         settings,
     }))
@@ -520,19 +512,11 @@ impl RedisClusterEngine {
         for n in self.nodes.clone() {
             let mut c = self.admin(&n)?;
             if self.options.bool("configure") {
-                config_set(&mut c, "save", "")?;
-                match self.sync {
-                    SyncMode::None => config_set(&mut c, "appendonly", "no")?,
-                    SyncMode::Commit | SyncMode::Always => {
-                        config_set(&mut c, "appendfsync", &policy)?;
-                        config_set(&mut c, "appendonly", "yes")?;
-                        wait_aof_rewrite(&mut c)?;
-                    }
-                }
+                admin::configure(&mut c, "redis-cluster", self.sync, &policy)?;
             }
-            effective.push((config_get(&mut c, "appendonly"), config_get(&mut c, "appendfsync")));
+            effective.push((admin::config_get(&mut c, "appendonly"), admin::config_get(&mut c, "appendfsync")));
             if n.master && !self.settings.contains_key("server_version") {
-                let v = info_field(&mut c, "server", "redis_version").unwrap_or_default();
+                let v = admin::info_field(&mut c, "server", "redis_version").unwrap_or_default();
                 self.settings.insert("server_version".into(), v);
             }
         }
@@ -550,7 +534,7 @@ impl RedisClusterEngine {
         let mut n = 0;
         for node in self.nodes.iter().filter(|n| n.master) {
             let mut c = self.admin(node)?;
-            n += clear_prefix(&mut c, &self.prefix)?;
+            n += admin::clear_prefix(&mut c, "redis-cluster", &self.prefix)?;
         }
         Ok(n)
     }
@@ -562,74 +546,6 @@ fn durability(sync: SyncMode, all_durable: bool, replicated: bool, a: &str, f: &
         (SyncMode::None, _) => "none: data in memory only (sync=none)".into(),
         (_, true) => format!("AOF fsynced by the key's master before each reply{replicas}"),
         (s, false) => format!("WEAKER than sync={s}: appendonly={a} appendfsync={f} on some node{replicas}"),
-    }
-}
-
-fn config_set(c: &mut Connection, k: &str, v: &str) -> Result<()> {
-    ::redis::cmd("CONFIG").arg("SET").arg(k).arg(v).query::<()>(c).map_err(|e| {
-        EngineError::Store(format!(
-            "redis-cluster CONFIG SET {k} {v:?}: {e} (set option configure=false to leave the cluster as it is)"
-        ))
-    })
-}
-
-fn config_get(c: &mut Connection, name: &str) -> String {
-    ::redis::cmd("CONFIG")
-        .arg("GET")
-        .arg(name)
-        .query::<Vec<String>>(c)
-        .ok()
-        .and_then(|v| v.get(1).cloned())
-        .unwrap_or_else(|| "?".into())
-}
-
-fn info_field(c: &mut Connection, section: &str, field: &str) -> Option<String> {
-    let text: String = ::redis::cmd("INFO").arg(section).query(c).ok()?;
-    text.lines().find_map(|l| l.strip_prefix(field).and_then(|r| r.strip_prefix(':')).map(|v| v.trim().to_string()))
-}
-
-/// After `appendonly yes` a node rewrites its AOF in the background; wait so the rewrite does
-/// not run under the measured phases.
-fn wait_aof_rewrite(c: &mut Connection) -> Result<()> {
-    let t0 = Instant::now();
-    while info_field(c, "persistence", "aof_rewrite_in_progress").as_deref() == Some("1")
-        || info_field(c, "persistence", "aof_rewrite_scheduled").as_deref() == Some("1")
-    {
-        if t0.elapsed() > Duration::from_secs(300) {
-            return Err(EngineError::Store("redis-cluster: an AOF rewrite did not finish within 300 s".into()));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Ok(())
-}
-
-fn clear_prefix(c: &mut Connection, prefix: &[u8]) -> Result<u64> {
-    let mut pattern = Vec::with_capacity(prefix.len() + 1);
-    for &b in prefix {
-        if b"*?[]\\".contains(&b) {
-            pattern.push(b'\\');
-        }
-        pattern.push(b);
-    }
-    pattern.push(b'*');
-    let (mut cursor, mut n) = (0u64, 0u64);
-    loop {
-        let (next, keys): (u64, Vec<Vec<u8>>) =
-            ::redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(1000).query(c).map_err(err)?;
-        // A node's keys lie in many slots and a cross-slot UNLINK is refused: one key per
-        // command, pipelined.
-        if !keys.is_empty() {
-            n += keys.len() as u64;
-            let mut pipe = ::redis::pipe();
-            for k in &keys {
-                pipe.cmd("UNLINK").arg(k).ignore();
-            }
-            pipe.query::<()>(c).map_err(err)?;
-        }
-        cursor = next;
-        if cursor == 0 {
-            return Ok(n);
-        }
     }
 }
 

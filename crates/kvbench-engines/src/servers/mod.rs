@@ -1,0 +1,60 @@
+//! The server engines and what they share: kvbench starts each server from the system's
+//! binary through one process helper ([`process`]: private 0700 directory, generated
+//! credentials, a stop on Drop), speaks RESP through one connection ([`resp`]), and starts
+//! clusters through one member set ([`cluster`], in a private network namespace: [`netns`]).
+
+pub mod cluster;
+pub mod etcdcluster;
+pub mod memcached;
+pub mod netns;
+pub mod postgres;
+pub mod process;
+pub mod redis;
+mod redisadmin;
+pub mod rediscluster;
+pub mod resp;
+
+use kvbench_core::engine::{Capabilities, OptionKind, OptionSpec};
+
+/// A key-value server's capabilities: gets and multi-gets by key, each write its own command (no
+/// atomic batch), keys unordered, no read-only open.
+pub const KEY_VALUE_SERVER: Capabilities =
+    Capabilities { ordered_scan: false, multi_get: true, batch: false, read_only_open: false, ..crate::ORDERED_STORE };
+
+/// The key namespace of an engine on a server that others may share.
+pub const PREFIX: OptionSpec = OptionSpec {
+    name: "prefix",
+    kind: OptionKind::Text,
+    default: "kvb:",
+    doc: "prefix of every key: kvbench's namespace; the first open of a job deletes the keys under it",
+};
+
+pub const CONNECTIONS: OptionSpec = OptionSpec {
+    name: "connections",
+    kind: OptionKind::Int,
+    default: "1",
+    doc: "connections per reader thread; a get phase spreads each pipelined round over them",
+};
+
+/// Redis's AOF fsync policy (redis and redis-cluster).
+pub const APPENDFSYNC: OptionSpec = OptionSpec {
+    name: "appendfsync",
+    kind: OptionKind::Enum(&["auto", "always", "everysec", "no"]),
+    default: "auto",
+    doc: "AOF fsync policy when sync is commit/always (auto: always)",
+};
+
+/// Append `n` in decimal (a request's lengths, on the timed path: no allocation).
+pub(crate) fn push_decimal(buf: &mut Vec<u8>, mut n: usize) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&tmp[i..]);
+}
