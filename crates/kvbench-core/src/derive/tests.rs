@@ -306,3 +306,17 @@ fn verification_checks_every_field() {
     longer.push(b'x');
     assert!(!values.matches(42, 6, &longer));
 }
+
+#[test]
+fn random_keys_have_their_width_and_never_repeat() {
+    let mut k = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in 0..10_000 {
+        derived_key(KeyKind::Random, 24, r, &mut k);
+        assert_eq!(k.len(), 24);
+        assert!(seen.insert(k.clone()), "record {r}'s key repeats an earlier one");
+    }
+    derived_key(KeyKind::Random, 11, 7, &mut k);
+    assert_eq!(k[..8], rnd(7, 0).to_be_bytes());
+    assert_eq!(k[8..], rnd(7, 1).to_be_bytes()[..3]);
+}
