@@ -866,7 +866,10 @@ fn check_stop_rules(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result
         }
         for (k, set) in [("passes", p.passes.is_some()), ("share", p.share.is_some())] {
             if set {
-                return Err(FieldError::new(&f(k), format!("{k} is a count: with a duration, give `count` as the cap")));
+                return Err(FieldError::new(
+                    &f(k),
+                    format!("{k} is a count: with a duration, give `count` as the cap"),
+                ));
             }
         }
     }
@@ -1099,12 +1102,16 @@ mod tests {
     #[test]
     fn a_random_key_narrower_than_8_bytes_is_refused_naming_the_width() {
         let check = |width: u32| {
-            let text = format!("engines = [\"memory\"]\n[dataset]\nkey = {{ kind = \"random\", width = {width} }}\n");
+            let text = format!(
+                "engines = [\"memory\"]\n[dataset]\nkey = {{ kind = \"random\", width = {width} }}\n\
+                 [[phase]]\nkind = \"load\"\n"
+            );
             toml::from_str::<Scenario>(&text).unwrap().check()
         };
         let e = check(7).unwrap_err();
         assert!(e.contains("dataset.key.width") && e.contains("8") && e.contains("random key"), "{e}");
-        assert!(check(8).is_ok() && check(24).is_ok());
+        assert_eq!(check(8), Ok(()));
+        assert_eq!(check(24), Ok(()));
     }
 
     #[test]

@@ -217,7 +217,8 @@ fn redb_row(r: &RunResult, name: &str, cell: &RedbCell) -> Vec<String> {
         .filter_map(|(i, (_, v))| v.map(|v| (i, v)))
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(i, _)| i);
-    let marked = cells.into_iter().enumerate().map(|(i, (text, _))| if Some(i) == best { format!("**{text}**") } else { text });
+    let marked =
+        cells.into_iter().enumerate().map(|(i, (text, _))| if Some(i) == best { format!("**{text}**") } else { text });
     std::iter::once(name.to_string()).chain(marked).collect()
 }
 
@@ -259,14 +260,7 @@ fn redb(r: &RunResult) -> Section {
     let mut headers = vec![String::new()];
     headers.extend(r.engines.iter().map(|e| e.label.clone()));
     let n = headers.len();
-    Section {
-        title: "redb's benchmark table".into(),
-        note,
-        headers,
-        rows,
-        best: vec![None; n],
-        priority: vec![0; n],
-    }
+    Section { title: "redb's benchmark table".into(), note, headers, rows, best: vec![None; n], priority: vec![0; n] }
 }
 
 #[cfg(test)]

@@ -158,7 +158,7 @@ count = 200
 [[phase]]
 name = "reads"
 kind = "get"
-distribution = "load-order"
+distribution = "sequential"
 share = 0.2
 [[phase]]
 name = "scans"
@@ -176,9 +176,10 @@ kind = "delete"
 distribution = "sequential"
 share = 0.5
 "#;
-    let p = plan(toml, caps(true, false));
+    let all = Capabilities { ordered_scan: true, multi_get: true, delete: true, ..caps(true, false) };
+    let p = plan(toml, all);
     assert_eq!(ops(&p, "reads").count, 240, "a fifth of 1 200 records");
-    assert_eq!(ops(&p, "reads").dist, Dist::Sequential { n: 1000, start: 0 }, "the load's records in load order");
+    assert_eq!(ops(&p, "reads").dist, Dist::Sequential { n: 1200, start: 0 });
     assert_eq!(ops(&p, "scans").count, 120, "scans, not the records they read");
     assert_eq!(ops(&p, "gets").count, 14, "12 keys make two whole requests of 7");
     assert_eq!(ops(&p, "removals").count, 600);
