@@ -195,7 +195,7 @@ pub struct PhaseDef {
     /// The count as a share of the records in the store when the phase starts (`0.5`: half of
     /// them), so that `--records` scales it: get, multi-get (keys), scan, update, delete and
     /// rmw phases without `count` or `passes`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub share: Option<f64>,
     /// Open mode of a read phase, instead of the row's `open` (the same database, reopened).
     #[serde(default)]
