@@ -46,8 +46,15 @@ fn pool() -> Value {
 const RECORDS: [u64; 10] = [0, 1, 9, 10, 99_999, 100_000, 123_456_789, 4_294_967_295, 10_000_000_000, u64::MAX];
 
 fn keys() -> Value {
-    let shapes =
-        [(KeyKind::U32be, 0), (KeyKind::U64be, 0), (KeyKind::Decimal, 16), (KeyKind::Decimal, 5), (KeyKind::Ycsb, 0)];
+    let shapes = [
+        (KeyKind::U32be, 0),
+        (KeyKind::U64be, 0),
+        (KeyKind::Decimal, 16),
+        (KeyKind::Decimal, 5),
+        (KeyKind::Ycsb, 0),
+        (KeyKind::Random, 24),
+        (KeyKind::Random, 8),
+    ];
     let mut k = Vec::new();
     let rows = shapes.iter().map(|&(kind, width)| {
         // u32be holds records below 2^32 only (kvbench refuses larger datasets).
@@ -67,7 +74,7 @@ fn keys() -> Value {
 
 pub fn dataset(generator: Generator, key: KeyShape, value: ValueShape, loaded: u64, total: u64) -> Dataset {
     let ordered = match key.kind {
-        KeyKind::Ycsb => false,
+        KeyKind::Ycsb | KeyKind::Random => false,
         KeyKind::Decimal => (total as f64) <= 10f64.powi(key.width as i32),
         _ => true,
     };

@@ -195,6 +195,11 @@ pub struct PhaseDef {
     /// then hold at most every record (`keys = 1000000`: one request per pass).
     #[serde(default)]
     pub passes: Option<u32>,
+    /// The count as a share of the records in the store when the phase starts (`0.5`: half of
+    /// them), so that `--records` scales it: get, multi-get (keys), scan, update, delete and
+    /// rmw phases without `count` or `passes`.
+    #[serde(default)]
+    pub share: Option<f64>,
     /// Open mode of a read phase, instead of the row's `open` (the same database, reopened).
     #[serde(default)]
     pub open: Option<crate::engine::OpenMode>,
@@ -389,6 +394,7 @@ impl PhaseDef {
             open_per: OpenPer::Phase,
             rate: None,
             passes: None,
+            share: None,
             open: None,
             kill: None,
             duration: None,
@@ -398,6 +404,11 @@ impl PhaseDef {
             stall_fraction: None,
             writer: None,
         }
+    }
+
+    /// The count `share` gives with `records` in the store: rounded, at least 1.
+    pub fn share_of(&self, records: u64) -> Option<u64> {
+        self.share.map(|f| ((records as f64 * f).round() as u64).max(1))
     }
 
     /// `duration` in milliseconds (checked by [`Scenario::check`]).
@@ -593,6 +604,10 @@ impl Scenario {
         }
         let width = [At::Key("dataset"), At::Key("key"), At::Key("width")];
         field(&width, in_range(d.key.width, 0, l::KEY_WIDTH))?;
+        if d.key.kind == crate::spec::KeyKind::Random {
+            let m = |e: String| format!("{e}, bytes of a random key (its first 8 tell records apart)");
+            field(&width, in_range(d.key.width, l::RANDOM_KEY_WIDTH, l::KEY_WIDTH).map_err(m))?;
+        }
         for (name, c) in [("key_column", d.key_column), ("value_column", d.value_column)] {
             if let Some(c) = c {
                 field(&at(name), in_range(c, 1, l::COLUMN))?;
@@ -639,7 +654,8 @@ impl Scenario {
         }
         check_stop_rules(p, &f)?;
         check_writer(p, &f)?;
-        check_passes_and_open(p, &f)
+        check_passes_and_open(p, &f)?;
+        check_share(p, &f)
     }
 
     /// The phase's numbers, each within its range.
@@ -804,6 +820,7 @@ fn check_settle(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(),
         ("open_per", p.open_per != OpenPer::Phase),
         ("rate", p.rate.is_some()),
         ("passes", p.passes.is_some()),
+        ("share", p.share.is_some()),
         ("open", p.open.is_some()),
         ("kill", p.kill.is_some()),
         ("duration", p.duration.is_some()),
@@ -850,8 +867,13 @@ fn check_stop_rules(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result
                      the dataset before anything runs (give it a `count`)";
             return Err(FieldError::new(&f(k), m));
         }
-        if p.passes.is_some() {
-            return Err(FieldError::new(&f("passes"), "passes is a count: with a duration, give `count` as the cap"));
+        for (k, set) in [("passes", p.passes.is_some()), ("share", p.share.is_some())] {
+            if set {
+                return Err(FieldError::new(
+                    &f(k),
+                    format!("{k} is a count: with a duration, give `count` as the cap"),
+                ));
+            }
         }
     }
     if let Some(w) = p.steady_window {
@@ -909,6 +931,27 @@ fn check_passes_and_open(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> R
     }
     if p.open.is_some_and(|m| m != crate::engine::OpenMode::ReadWrite) && p.kind.writes() {
         return Err(FieldError::new(&f("open"), "a phase's own open mode is for read phases (get, multi-get, scan)"));
+    }
+    Ok(())
+}
+
+/// `share`: a positive multiple of the records (at most `passes`' largest), on a phase whose count
+/// it can give, and instead of `count` and `passes`.
+fn check_share(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+    use crate::spec::{limits as l, positive_finite};
+    let Some(x) = p.share else { return Ok(()) };
+    let range = positive_finite(x, f64::from(l::PASSES), false);
+    field(&f("share"), range.map_err(|e| format!("{e}, a share of the records (0.5 is half of them)")))?;
+    use PhaseKind as K;
+    if !matches!(p.kind, K::Get | K::MultiGet | K::Scan | K::Update | K::Delete | K::Rmw) {
+        let m = "share is for get, multi-get, scan, update, delete and rmw phases (a load writes every record; \
+                 an insert's count sizes the dataset: give it a `count`)";
+        return Err(FieldError::new(&f("share"), m));
+    }
+    for (k, set) in [("count", p.count.is_some()), ("passes", p.passes.is_some())] {
+        if set {
+            return Err(FieldError::new(&f("share"), format!("share gives the phase's count: leave `{k}` out")));
+        }
     }
     Ok(())
 }
@@ -1062,6 +1105,21 @@ mod tests {
         let text = format!("engines = [\"memory\"]\n[[phase]]\nkind = \"load\"\n[[phase]]\n{phase}\n");
         std::fs::write(&p, text).unwrap();
         Scenario::from_file(&p).err().unwrap_or_default()
+    }
+
+    #[test]
+    fn a_random_key_narrower_than_8_bytes_is_refused_naming_the_width() {
+        let check = |width: u32| {
+            let text = format!(
+                "engines = [\"memory\"]\n[dataset]\nkey = {{ kind = \"random\", width = {width} }}\n\
+                 [[phase]]\nkind = \"load\"\n"
+            );
+            toml::from_str::<Scenario>(&text).unwrap().check()
+        };
+        let e = check(7).unwrap_err();
+        assert!(e.contains("dataset.key.width") && e.contains("8") && e.contains("random key"), "{e}");
+        assert_eq!(check(8), Ok(()));
+        assert_eq!(check(24), Ok(()));
     }
 
     #[test]

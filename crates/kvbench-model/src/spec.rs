@@ -56,6 +56,8 @@ pub enum KeyKind {
     Decimal,
     /// YCSB-style `user<fnv64 of the record number>`: unsorted relative to insertion order.
     Ycsb,
+    /// `width` bytes (8 or more) that look random, as redb's benchmark keys: unsorted, unique.
+    Random,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -383,8 +385,10 @@ pub enum OpenPer {
 /// Bounds on every number a scenario or the command line gives: beyond them a run would
 /// abort, spin or overflow rather than measure anything.
 pub mod limits {
-    /// Key width of decimal keys (digits).
+    /// Key width of decimal keys (digits) and random keys (bytes).
     pub const KEY_WIDTH: u32 = 64;
+    /// The narrowest random key: its first 8 bytes alone tell records apart.
+    pub const RANDOM_KEY_WIDTH: u32 = 8;
     /// One value (64 MiB).
     pub const VALUE_SIZE: u32 = 64 << 20;
     /// Writes per batch.

@@ -118,7 +118,7 @@ fn ordered(kind: KeyKind, width: u32, total: u64) -> bool {
     match kind {
         KeyKind::U32be | KeyKind::U64be => true,
         KeyKind::Decimal => width >= 20 || 10u64.checked_pow(width).is_some_and(|p| total <= p),
-        KeyKind::Ycsb => false,
+        KeyKind::Ycsb | KeyKind::Random => false,
     }
 }
 

@@ -492,9 +492,13 @@ fn duration_of(def: &PhaseDef) -> Option<u64> {
 }
 
 /// How many ops a phase's step makes: every record once (or `passes` times) unless the phase
-/// gives its count; a multi-get's count is whole requests (`passes` of them cover every record
-/// that many times).
+/// gives its count or its `share` of the records; a multi-get's count is whole requests
+/// (`passes` of them cover every record that many times).
 fn step_count(def: &PhaseDef, spec: &OpsSpec, data: &ResolvedData, existing: u64, kpr: u64) -> u64 {
+    if let Some(n) = def.share_of(existing) {
+        // A share of the records counts keys: a multi-get's requests are whole.
+        return if def.kind == PhaseKind::MultiGet { n.div_ceil(kpr) * kpr } else { n };
+    }
     if spec.count.is_none() && duration_of(def).is_some() {
         // Ended by its duration or a steady state: without a count of its own, a phase runs
         // as many ops as a phase may have (the stream is the same for any length).

@@ -1,5 +1,6 @@
-//! A reference suite's own table, for a run of `ref-dbbench` (RocksDB's benchmark.sh) or
-//! `ref-pebble-ycsb` (Pebble's `ycsb` command): the peer's columns, filled from kvbench's
+//! A reference suite's own table, for a run of `ref-redb` (redb's `lmdb_benchmark`),
+//! `ref-dbbench` (RocksDB's benchmark.sh) or `ref-pebble-ycsb` (Pebble's `ycsb` command): the
+//! peer's layout, filled from kvbench's
 //! result, one row per test and store. The scenario's intent, printed above every report,
 //! lists the differences from the peer's method; the peer's published figures, where there
 //! are some, are quoted in the note.
@@ -11,6 +12,7 @@ use crate::{human_bytes, pooled_histogram, Section};
 /// The peer's table for a reference scenario's result; None for any other scenario.
 pub fn reference_section(r: &RunResult) -> Option<Section> {
     match r.scenario.as_str() {
+        "ref-redb" => Some(redb(r)),
         "ref-dbbench" => Some(dbbench(r)),
         "ref-pebble-ycsb" => Some(pebble_ycsb(r)),
         _ => None,
@@ -143,6 +145,124 @@ fn pebble_ycsb(r: &RunResult) -> Section {
     section("Pebble's ycsb benchmark lines", note, &headers, rows)
 }
 
+/// What a row of redb's table is made of.
+enum RedbCell {
+    /// The wall time of the phase of this name.
+    Time(&'static str),
+    /// Not measured by kvbench (redb's `len()`).
+    Absent,
+    /// The space on disk at the end of the phase of this name.
+    Size(&'static str),
+}
+
+/// redb's rows in its order, each from the ref-redb phase that measures it.
+const REDB_ROWS: [(&str, RedbCell); 15] = [
+    ("bulk load", RedbCell::Time("bulk load")),
+    ("individual writes", RedbCell::Time("individual writes")),
+    ("batch writes", RedbCell::Time("batch writes")),
+    ("len()", RedbCell::Absent),
+    ("random reads", RedbCell::Time("random reads")),
+    ("random reads", RedbCell::Time("random reads again")),
+    ("random range reads", RedbCell::Time("random range reads")),
+    ("random range reads", RedbCell::Time("random range reads again")),
+    ("random reads (4 threads)", RedbCell::Time("random reads 4 threads")),
+    ("random reads (8 threads)", RedbCell::Time("random reads 8 threads")),
+    ("random reads (16 threads)", RedbCell::Time("random reads 16 threads")),
+    ("random reads (32 threads)", RedbCell::Time("random reads 32 threads")),
+    ("removals", RedbCell::Time("removals")),
+    ("uncompacted size", RedbCell::Size("removals")),
+    ("compacted size", RedbCell::Size("compaction")),
+];
+
+/// Sizes as redb prints them: two decimals of the largest binary unit.
+fn redb_size(b: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let u = (0..units.len()).rev().find(|&u| b >= 1u64 << (10 * u)).unwrap_or(0);
+    format!("{:.2} {}", b as f64 / (1u64 << (10 * u)) as f64, units[u])
+}
+
+/// One cell of redb's table, and the number it is ranked by (smaller is better).
+fn redb_cell(e: &EngineResult, cell: &RedbCell) -> (String, Option<f64>) {
+    let phase = |name: &str| e.phases.iter().find(|p| p.name == name);
+    let shown = |p: &PhaseResult| matches!(p.status, Status::Ok | Status::Expected);
+    match cell {
+        RedbCell::Absent => ("-".into(), None),
+        RedbCell::Time(name) => match phase(name) {
+            Some(p) if shown(p) => {
+                let ms = crate::wall_ns(p) as f64 / 1e6;
+                (format!("{ms:.0}ms"), Some(ms))
+            }
+            Some(p) => (status_word(p.status), None),
+            None => ("-".into(), None),
+        },
+        RedbCell::Size(name) => match phase(name).map(|p| (p, p.disk.as_ref())) {
+            Some((p, Some(d))) if shown(p) => (redb_size(d.space_bytes), Some(d.space_bytes as f64)),
+            Some((p, _)) if !shown(p) => (status_word(p.status), None),
+            _ => ("-".into(), None),
+        },
+    }
+}
+
+/// A phase's status as the result file spells it (`failed`, `n/a`...).
+fn status_word(s: Status) -> String {
+    serde_json::to_value(s).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+}
+
+/// One of redb's rows: its name, then a cell per store, the smallest in bold as redb marks it.
+fn redb_row(r: &RunResult, name: &str, cell: &RedbCell) -> Vec<String> {
+    let cells: Vec<(String, Option<f64>)> = r.engines.iter().map(|e| redb_cell(e, cell)).collect();
+    let best = cells
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, v))| v.map(|v| (i, v)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i);
+    let marked =
+        cells.into_iter().enumerate().map(|(i, (text, _))| if Some(i) == best { format!("**{text}**") } else { text });
+    std::iter::once(name.to_string()).chain(marked).collect()
+}
+
+/// The differences from redb's harness that a reader of the table must know.
+const REDB_DIFFERENCES: [&str; 8] = [
+    "keys are 24 bytes derived from the record number (kvbench's `random` key kind), values 150 random bytes: \
+     redb's shape, not its fastrand stream",
+    "`--records N` scales the reads, range reads and removals as shares of the records in the store, the \
+     shares redb's counts are at 5 000 000 (1 000 000 reads, 500 000 range reads, half removed); the writes \
+     keep redb's counts",
+    "the bulk load and the removal commit every 1 000 000 records (kvbench's largest batch): one transaction \
+     up to that size, as redb's (whose harness itself commits RocksDB's load every 100 000)",
+    "len() is not measured: kvbench has no count operation",
+    "each cell is the phase's wall time, redb's one clock around the loop; kvbench also times every operation \
+     (the phase tables below) and checks every value read, where redb sums one byte of each",
+    "reads on N threads split the records as kvbench splits a phase (unit j on thread j mod N), not in N \
+     contiguous shards",
+    "each store runs with kvbench's settings for it (the row's settings in the JSON), not redb's harness's \
+     (a 4 GiB cache for each; RocksDB as an OptimisticTransactionDB with a bloom filter)",
+    "sizes are allocated blocks, not file lengths; compaction is each engine's settle step: redb compacts \
+     its file, RocksDB and fjall compact the whole key range, SQLite checkpoints its WAL (redb's harness \
+     runs VACUUM), LMDB and libmdbx sync, where redb's harness copies LMDB with compaction",
+];
+
+fn redb(r: &RunResult) -> Section {
+    let rows = REDB_ROWS.iter().map(|(name, cell)| redb_row(r, name, cell)).collect();
+    let mut note = format!(
+        "the table redb's README prints from crates/redb-bench/benches/lmdb_benchmark.rs, {} records; the smallest of each \
+         row in bold. redb's own figures (5 000 000 records, its README of 2025-08-07), redb / lmdb / rocksdb \
+         / fjall / sqlite: bulk load 17063 / 9232 / 13969 / 18619 / 15341 ms; random reads 1138 / 637 / \
+         2911 / 2177 / 4283 ms; removals 23297 / 10435 / 6900 / 6004 / 10323 ms; compacted size 1.69 GiB / \
+         1.26 GiB / 454.71 MiB / 1000.95 MiB / 556.85 MiB.\nwhere kvbench's method differs from redb's:",
+        r.plan.unique_records
+    );
+    for d in REDB_DIFFERENCES {
+        note.push_str("\n- ");
+        note.push_str(d);
+    }
+    let mut headers = vec![String::new()];
+    headers.extend(r.engines.iter().map(|e| e.label.clone()));
+    let n = headers.len();
+    Section { title: "redb's benchmark table".into(), note, headers, rows, best: vec![None; n], priority: vec![0; n] }
+}
+
 #[cfg(test)]
 mod tests {
     use kvbench_core::result::{Disk, Latency};
@@ -222,5 +342,39 @@ mod tests {
         assert_eq!(s.rows[0][5], "7000");
         assert_eq!(s.rows[0][6], "-", "r-amp is Pebble's own counter only");
         assert!(s.note.contains("A 803287 / 3.25"), "{}", s.note);
+    }
+
+    #[test]
+    fn redb_rows_are_its_benchmark_names_with_the_stores_as_columns_and_the_smallest_in_bold() {
+        let sized = |name: &str, kind: &str, wall_ms: u64, space: u64| PhaseResult {
+            wall_ns: wall_ms * 1_000_000,
+            disk: Some(Disk { space_bytes: space, ..Default::default() }),
+            ..phase(name, kind)
+        };
+        let engine = |label: &str, load_ms: u64, status: Status| EngineResult {
+            label: label.into(),
+            engine: label.into(),
+            phases: vec![
+                sized("bulk load", "load", load_ms, 0),
+                sized("removals", "delete", 20, 3 << 30),
+                PhaseResult { status, ..sized("compaction", "settle", 0, 1 << 20) },
+            ],
+            ..Default::default()
+        };
+        let r = RunResult {
+            scenario: "ref-redb".into(),
+            engines: vec![engine("redb", 1700, Status::Ok), engine("lmdb", 900, Status::NotApplicable)],
+            ..Default::default()
+        };
+        let s = reference_section(&r).unwrap();
+        assert_eq!(s.headers, ["", "redb", "lmdb"]);
+        let names: Vec<&str> = s.rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(names.len(), 15);
+        assert_eq!(names[..5], ["bulk load", "individual writes", "batch writes", "len()", "random reads"]);
+        assert_eq!(s.rows[0][1..], ["1700ms", "**900ms**"]);
+        assert_eq!(s.rows[3][1..], ["-", "-"], "len() is not measured");
+        assert_eq!(s.rows[13][1..], ["**3.00 GiB**", "3.00 GiB"], "a tie marks the first");
+        assert_eq!(s.rows[14][1..], ["**1.00 MiB**", "n/a"]);
+        assert!(s.note.contains("\n- len() is not measured"), "{}", s.note);
     }
 }

@@ -120,6 +120,10 @@ fn phase_secs(s: &Scenario, p: &PhaseDef, pace: Option<&Pace>, label: &str) -> V
 /// A phase's units as the scenario gives them (requests for multi-get and scan).
 fn units(s: &Scenario, p: &PhaseDef) -> Option<u64> {
     let records = s.dataset.source.is_none().then_some(s.dataset.records)?;
+    if let Some(n) = p.share_of(records) {
+        let per = if p.kind == PhaseKind::MultiGet { u64::from(p.keys.unwrap_or(100)).max(1) } else { 1 };
+        return Some(n.div_ceil(per));
+    }
     Some(match p.kind {
         PhaseKind::Settle | PhaseKind::Size => return None,
         PhaseKind::Load => records,

@@ -141,7 +141,8 @@ struct ScenarioArgs {
     /// Fixed value size in bytes.
     #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
     value_size: Option<u32>,
-    /// Key format: u32be, u64be (big-endian record number), decimal (zero-padded) or ycsb.
+    /// Key format: u32be, u64be (big-endian record number), decimal (zero-padded), ycsb or random
+    /// (16 random-looking bytes).
     #[arg(long, value_parser = parse_key_kind)]
     key: Option<KeyKind>,
     /// Dataset: a generator (synthetic, json-docs, dictionary, rows) or data you bring
@@ -343,7 +344,7 @@ fn parse_memory(s: &str) -> Result<String, String> {
 
 fn parse_key_kind(s: &str) -> Result<KeyKind, String> {
     serde_json::from_value(serde_json::Value::String(s.into()))
-        .map_err(|_| "key kinds: u32be, u64be, decimal, ycsb".into())
+        .map_err(|_| "key kinds: u32be, u64be, decimal, ycsb, random".into())
 }
 fn parse_sync(s: &str) -> Result<SyncMode, String> {
     serde_json::from_value(serde_json::Value::String(s.into())).map_err(|_| "sync: none, commit, always".into())

@@ -302,9 +302,9 @@ fn phase_named<'s>(s: &'s mut Scenario, name: &str) -> Result<&'s mut PhaseDef, 
     }
 }
 
-/// `--ops N`: the count of every phase after the load (a get phase's `passes` replaced).
+/// `--ops N`: the count of every phase after the load (a phase's `passes` or `share` replaced).
 fn set_ops(s: &mut Scenario, o: &PerPhase<u64>) -> Result<(), String> {
-    let set = |p: &mut PhaseDef| (p.count, p.passes) = (Some(o.value), None);
+    let set = |p: &mut PhaseDef| (p.count, p.passes, p.share) = (Some(o.value), None, None);
     match &o.phase {
         None => timed(s).for_each(set),
         Some(name) => {
@@ -322,7 +322,7 @@ fn set_ops(s: &mut Scenario, o: &PerPhase<u64>) -> Result<(), String> {
 /// `--duration S`: every phase after the load that does not insert (an insert count sizes the
 /// dataset); `PHASE=S` names one, and a phase that cannot run for a duration is an error.
 fn set_duration(s: &mut Scenario, d: &PerPhase<String>) -> Result<(), String> {
-    let set = |p: &mut PhaseDef| (p.duration, p.passes) = (Some(d.value.clone()), None);
+    let set = |p: &mut PhaseDef| (p.duration, p.passes, p.share) = (Some(d.value.clone()), None, None);
     match &d.phase {
         None => timed(s).filter(|p| !p.inserts()).for_each(set),
         Some(name) => set(phase_named(s, name)?),

@@ -316,3 +316,17 @@ fn a_value_of_the_most_fields_is_as_long_as_its_estimate() {
     Values::new(&ds, None).unwrap().value(3, 0, &mut v);
     assert_eq!(v.len() as u64, ds.value.encoded_len(100));
 }
+
+#[test]
+fn random_keys_have_their_width_and_never_repeat() {
+    let mut k = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in 0..10_000 {
+        derived_key(KeyKind::Random, 24, r, &mut k);
+        assert_eq!(k.len(), 24);
+        assert!(seen.insert(k.clone()), "record {r}'s key repeats an earlier one");
+    }
+    derived_key(KeyKind::Random, 11, 7, &mut k);
+    assert_eq!(k[..8], rnd(7, 0).to_be_bytes());
+    assert_eq!(k[8..], rnd(7, 1).to_be_bytes()[..3]);
+}

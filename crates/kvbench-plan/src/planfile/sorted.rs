@@ -1,4 +1,4 @@
-//! SORTED for a derived dataset whose keys are not in record order (`ycsb`, and `decimal` with
+//! SORTED for a derived dataset whose keys are not in record order (`ycsb`, `random`, and `decimal` with
 //! more records than `width` digits hold), built in bounded memory: a sample fixes bucket
 //! boundaries, one pass over the records spills each key's code to its bucket's file, and each
 //! bucket is then sorted on its own and appended.
@@ -44,7 +44,12 @@ struct Codes {
 impl Codes {
     fn of(&mut self, r: u64) -> u128 {
         derived_key(self.key.kind, self.key.width, r, &mut self.buf);
-        digit_code(&self.buf) << 32 | r as u128
+        let code = match self.key.kind {
+            // The first 8 bytes of a random key tell records apart, so they order the keys.
+            KeyKind::Random => u64::from_be_bytes(self.buf[..8].try_into().expect("8 bytes or more")) as u128,
+            _ => digit_code(&self.buf),
+        };
+        code << 32 | r as u128
     }
 }
 
@@ -76,7 +81,11 @@ pub(super) fn build_sorted_within(
     budget: u64,
 ) -> anyhow::Result<()> {
     ensure!(total <= u32::MAX as u64 + 1, "SORTED numbers records in 32 bits; {total} records are too many");
-    ensure!(matches!(key.kind, KeyKind::Ycsb | KeyKind::Decimal), "keys of kind {:?} are in record order", key.kind);
+    ensure!(
+        matches!(key.kind, KeyKind::Ycsb | KeyKind::Decimal | KeyKind::Random),
+        "keys of kind {:?} are in record order",
+        key.kind
+    );
     let tmp = tmp_path(path);
     let spill = tmp.with_extension("buckets");
     let result = write(path, &tmp, &spill, id, key, total, budget);

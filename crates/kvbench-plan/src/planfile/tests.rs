@@ -137,21 +137,22 @@ fn ensure_reuses_a_valid_plan_and_rebuilds_a_corrupt_one() {
 }
 
 #[test]
-fn sorted_alone_orders_ycsb_keys_by_bytes() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.kvbplan");
-    let shape = crate::job::KeyShape { kind: KeyKind::Ycsb, width: 0 };
-    build_sorted(&path, ID, shape, 5000).unwrap();
-    let p = PlanFile::open(&path).unwrap();
-    let key = |r: u64| {
-        let mut k = Vec::new();
-        derived_key(KeyKind::Ycsb, 0, r, &mut k);
-        k
-    };
-    let mut expect: Vec<u64> = (0..5000).collect();
-    expect.sort_by_key(|&r| key(r));
-    assert_eq!((0..5000).map(|i| p.sorted(i)).collect::<Vec<_>>(), expect);
-    assert_eq!(p.header().distinct, 5000);
+fn sorted_alone_orders_ycsb_and_random_keys_by_bytes() {
+    for (kind, width) in [(KeyKind::Ycsb, 0), (KeyKind::Random, 24), (KeyKind::Random, 8)] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.kvbplan");
+        build_sorted(&path, ID, crate::job::KeyShape { kind, width }, 5000).unwrap();
+        let p = PlanFile::open(&path).unwrap();
+        let key = |r: u64| {
+            let mut k = Vec::new();
+            derived_key(kind, width, r, &mut k);
+            k
+        };
+        let mut expect: Vec<u64> = (0..5000).collect();
+        expect.sort_by_key(|&r| key(r));
+        assert_eq!((0..5000).map(|i| p.sorted(i)).collect::<Vec<_>>(), expect, "{kind:?} {width}");
+        assert_eq!(p.header().distinct, 5000);
+    }
 }
 
 #[test]

@@ -161,6 +161,68 @@ fn passes_and_open_are_refused_where_they_mean_nothing() {
     }
 }
 
+/// redb's plan: reads of a fifth of the records, removal of half of them after inserts.
+#[test]
+fn share_counts_a_share_of_the_records_in_the_store_when_the_phase_starts() {
+    let toml = r#"
+engines = ["lmdb"]
+[dataset]
+records = 1000
+[[phase]]
+kind = "load"
+[[phase]]
+kind = "insert"
+count = 200
+[[phase]]
+name = "reads"
+kind = "get"
+distribution = "sequential"
+share = 0.2
+[[phase]]
+name = "scans"
+kind = "scan"
+length = 10
+share = 0.1
+[[phase]]
+name = "gets"
+kind = "multi-get"
+keys = 7
+share = 0.01
+[[phase]]
+name = "removals"
+kind = "delete"
+distribution = "sequential"
+share = 0.5
+"#;
+    let all = Capabilities { ordered_scan: true, multi_get: true, delete: true, ..caps(true, false) };
+    let p = plan(toml, all);
+    assert_eq!(ops(&p, "reads").count, 240, "a fifth of 1 200 records");
+    assert_eq!(ops(&p, "reads").dist, Dist::Sequential { n: 1200, start: 0 });
+    assert_eq!(ops(&p, "scans").count, 120, "scans, not the records they read");
+    assert_eq!(ops(&p, "gets").count, 14, "12 keys make two whole requests of 7");
+    assert_eq!(ops(&p, "removals").count, 600);
+    assert_eq!(ops(&p, "removals").dist, Dist::Sequential { n: 1200, start: 0 });
+}
+
+#[test]
+fn share_is_refused_where_it_cannot_give_the_count() {
+    let bad = [
+        ("kind = \"get\"\nshare = 0", "> 0"),
+        ("kind = \"get\"\nshare = 1001", "<= 1000"),
+        ("kind = \"get\"\ncount = 5\nshare = 0.5", "leave `count` out"),
+        ("kind = \"get\"\npasses = 2\nshare = 0.5", "leave `passes` out"),
+        ("kind = \"insert\"\nshare = 0.5", "an insert's count sizes the dataset"),
+        ("kind = \"get\"\nduration = \"1s\"\nshare = 0.5", "with a duration"),
+        ("kind = \"settle\"\nshare = 0.5", "does not apply to a settle phase"),
+    ];
+    for (phase, why) in bad {
+        let text = format!("engines = [\"lmdb\"]\n[[phase]]\nkind = \"load\"\n[[phase]]\n{phase}\n");
+        let s: Scenario = toml::from_str(&text).unwrap();
+        let err = s.check().unwrap_err();
+        assert!(err.contains("share") && err.contains(why), "{phase}: {err}");
+    }
+}
+
 /// Connections and pipeline depth of server rows (engine options the policy reads).
 mod pipelining {
     use super::*;
