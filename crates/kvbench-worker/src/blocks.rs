@@ -16,16 +16,7 @@ use crate::engine::EngineError;
 use crate::job::{OpKind, OpsStep};
 use crate::opstream::{Op, OpStream};
 
-/// Unit kinds of a block (kvbench.h).
-pub const GET: u8 = 1;
-pub const MULTI_GET: u8 = 2;
-pub const SCAN: u8 = 3;
-pub const WRITE: u8 = 4;
-pub const RMW: u8 = 5;
-pub const OPEN_GET: u8 = 6;
-pub const WAIT: u8 = 7;
-/// A `got_len` entry: the worker found the value equal to the key's `exp` (kvbench.h).
-pub const MATCHED: i32 = -2;
+pub use crate::abi::{GET, MATCHED, MULTI_GET, OPEN_GET, RMW, SCAN, WAIT, WRITE};
 
 /// What the threads of one ops step share.
 pub struct Run {

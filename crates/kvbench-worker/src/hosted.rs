@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::abi;
 use super::blocks::{Run, Thread};
 use super::data::Data;
 use super::state::State;
@@ -20,14 +21,7 @@ use crate::sys::{self, Usage};
 /// Writes one event line.
 pub type Emit = Arc<dyn Fn(&str) + Send + Sync>;
 
-/// Step kinds a worker is handed (kvbench.h).
-pub const END: i32 = 0;
-pub const OPEN: i32 = 1;
-pub const PREPARE: i32 = 2;
-pub const CLOSE: i32 = 3;
-pub const EVICTED: i32 = 4;
-pub const OPS: i32 = 5;
-pub const SETTLE: i32 = 6;
+pub use crate::abi::{CLOSE, END, EVICTED, OPEN, OPS, PREPARE, SETTLE};
 
 /// What the worker must do for a step.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -266,9 +260,9 @@ fn parse_map<V: serde::de::DeserializeOwned>(text: Option<&str>) -> Option<std::
 
 fn mode_code(m: OpenMode) -> i32 {
     match m {
-        OpenMode::ReadWrite => 0,
-        OpenMode::ReadOnly => 1,
-        OpenMode::Secondary => 2,
+        OpenMode::ReadWrite => abi::READ_WRITE,
+        OpenMode::ReadOnly => abi::READ_ONLY,
+        OpenMode::Secondary => abi::SECONDARY,
     }
 }
 

@@ -4,6 +4,7 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod abi;
 pub mod blocks;
 pub mod clock;
 pub mod data;

@@ -11,6 +11,7 @@ from ctypes import POINTER, Structure, c_char_p, c_int, c_int32, c_int64, c_size
 from ctypes import c_void_p as ptr
 from pathlib import Path
 
+# kvbench.h's numbers (the Rust source is kvbench-worker's abi.rs); tests/test_abi.py holds these to them.
 END, OPEN, PREPARE, CLOSE, EVICTED, OPS, SETTLE = range(7)
 MODES = ("read-write", "read-only", "secondary")
 GET, MULTI_GET, SCAN, WRITE, RMW, OPEN_GET, WAIT = range(1, 8)
