@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{OpenMode, SyncMode};
+pub use crate::spec::OpKind;
 use crate::spec::{KeyKind, ValueContent};
 
 pub const PROTOCOL_VERSION: u32 = 4;
@@ -158,40 +159,6 @@ impl Step {
             Step::Evict { index, .. } | Step::Settle { index, .. } => *index,
             Step::Ops(o) => o.index,
         }
-    }
-}
-
-/// Operation kinds of ops steps and of mixed phases' `kinds`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OpKind {
-    Load,
-    Get,
-    MultiGet,
-    Scan,
-    Update,
-    Insert,
-    Delete,
-    Rmw,
-    Mixed,
-}
-
-impl OpKind {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            OpKind::Load => "load",
-            OpKind::Get => "get",
-            OpKind::MultiGet => "multi-get",
-            OpKind::Scan => "scan",
-            OpKind::Update => "update",
-            OpKind::Insert => "insert",
-            OpKind::Delete => "delete",
-            OpKind::Rmw => "rmw",
-            OpKind::Mixed => "mixed",
-        }
-    }
-    pub fn writes(&self) -> bool {
-        matches!(self, OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete | OpKind::Rmw)
     }
 }
 

@@ -173,20 +173,30 @@ pub enum PhaseKind {
 }
 
 impl PhaseKind {
+    /// The phase's name: its operations' name, as the scenario and the job protocol spell both.
     pub fn as_str(&self) -> &'static str {
-        match self {
-            PhaseKind::Load => "load",
-            PhaseKind::Get => "get",
-            PhaseKind::MultiGet => "multi-get",
-            PhaseKind::Scan => "scan",
-            PhaseKind::Update => "update",
-            PhaseKind::Insert => "insert",
-            PhaseKind::Delete => "delete",
-            PhaseKind::Rmw => "rmw",
-            PhaseKind::Mixed => "mixed",
-            PhaseKind::Settle => "settle",
-            PhaseKind::Size => "size",
+        match self.op_kind() {
+            Some(k) => k.as_str(),
+            None if *self == PhaseKind::Size => "size",
+            None => "settle",
         }
+    }
+
+    /// The operations of a phase kind (None: settle and size phases run none); the one mapping
+    /// between the two enums.
+    pub fn op_kind(&self) -> Option<OpKind> {
+        Some(match self {
+            PhaseKind::Load => OpKind::Load,
+            PhaseKind::Get => OpKind::Get,
+            PhaseKind::MultiGet => OpKind::MultiGet,
+            PhaseKind::Scan => OpKind::Scan,
+            PhaseKind::Update => OpKind::Update,
+            PhaseKind::Insert => OpKind::Insert,
+            PhaseKind::Delete => OpKind::Delete,
+            PhaseKind::Rmw => OpKind::Rmw,
+            PhaseKind::Mixed => OpKind::Mixed,
+            PhaseKind::Settle | PhaseKind::Size => return None,
+        })
     }
 
     /// A phase after the load that runs operations (settle and size run none): what `--threads` and
@@ -206,7 +216,7 @@ impl PhaseKind {
 
     /// Whether the phase runs operations (settle and size phases run none).
     pub fn runs_ops(&self) -> bool {
-        !matches!(self, PhaseKind::Settle | PhaseKind::Size)
+        self.op_kind().is_some()
     }
 
     /// The same for a result's phase kind (`open` and `close` run one call each: true).
@@ -214,16 +224,56 @@ impl PhaseKind {
         !matches!(kind, "settle" | "size")
     }
 
+    /// A mixed phase may write; its operations' kind alone does not say.
     pub fn writes(&self) -> bool {
-        matches!(
-            self,
-            PhaseKind::Load
-                | PhaseKind::Update
-                | PhaseKind::Insert
-                | PhaseKind::Delete
-                | PhaseKind::Rmw
-                | PhaseKind::Mixed
-        )
+        self.op_kind().is_some_and(|k| k == OpKind::Mixed || k.writes())
+    }
+}
+
+/// Operation kinds of ops steps and of mixed phases' `kinds`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpKind {
+    Load,
+    Get,
+    MultiGet,
+    Scan,
+    Update,
+    Insert,
+    Delete,
+    Rmw,
+    Mixed,
+}
+
+impl OpKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            OpKind::Load => "load",
+            OpKind::Get => "get",
+            OpKind::MultiGet => "multi-get",
+            OpKind::Scan => "scan",
+            OpKind::Update => "update",
+            OpKind::Insert => "insert",
+            OpKind::Delete => "delete",
+            OpKind::Rmw => "rmw",
+            OpKind::Mixed => "mixed",
+        }
+    }
+
+    pub const ALL: [OpKind; 9] = [
+        OpKind::Load,
+        OpKind::Get,
+        OpKind::MultiGet,
+        OpKind::Scan,
+        OpKind::Update,
+        OpKind::Insert,
+        OpKind::Delete,
+        OpKind::Rmw,
+        OpKind::Mixed,
+    ];
+
+    pub fn writes(&self) -> bool {
+        matches!(self, OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete | OpKind::Rmw)
     }
 }
 
@@ -500,5 +550,41 @@ impl Expect {
         match self {
             Expect::Mismatch => "mismatch",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{OpKind, PhaseKind};
+
+    fn serialized<T: serde::Serialize>(v: T) -> String {
+        serde_json::to_value(v).unwrap().as_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn every_op_kind_is_the_phase_kind_of_the_same_name() {
+        for k in OpKind::ALL {
+            let phase: PhaseKind = serde_json::from_value(serde_json::json!(k.as_str())).unwrap();
+            assert_eq!(phase.op_kind(), Some(k), "{}", k.as_str());
+            assert_eq!((serialized(k), serialized(phase)), (k.as_str().to_string(), phase.as_str().to_string()));
+        }
+    }
+
+    #[test]
+    fn settle_and_size_are_the_phase_kinds_without_operations() {
+        for (name, kind) in [("settle", PhaseKind::Settle), ("size", PhaseKind::Size)] {
+            let phase: PhaseKind = serde_json::from_value(serde_json::json!(name)).unwrap();
+            assert_eq!((phase, phase.op_kind(), phase.as_str(), phase.runs_ops()), (kind, None, name, false));
+            assert!(serde_json::from_value::<OpKind>(serde_json::json!(name)).is_err());
+        }
+    }
+
+    #[test]
+    fn a_phase_writes_when_its_operations_write_or_it_is_mixed() {
+        for k in OpKind::ALL {
+            let phase: PhaseKind = serde_json::from_value(serde_json::json!(k.as_str())).unwrap();
+            assert_eq!(phase.writes(), k.writes() || k == OpKind::Mixed, "{}", k.as_str());
+        }
+        assert!(!PhaseKind::Settle.writes() && !PhaseKind::Size.writes());
     }
 }

@@ -453,7 +453,7 @@ fn ops_step(
     Ok(OpsStep {
         index: 0,
         name: p.name.clone(),
-        kind: op_kind(def.kind).ok_or_else(|| anyhow::anyhow!("a {} phase has no operations", def.kind.as_str()))?,
+        kind: def.kind.op_kind().ok_or_else(|| anyhow::anyhow!("a {} phase has no operations", def.kind.as_str()))?,
         count,
         threads: p.threads,
         batch: p.batch,
@@ -579,22 +579,6 @@ fn resolve_dist(d: Distribution, n: u64, spec: &crate::spec::OpsSpec) -> anyhow:
         }
         Distribution::Zipfian => crate::derive::zipfian_dist(n, spec.zipf_exponent)?,
         Distribution::Latest => crate::derive::latest_dist(n, n.saturating_sub(1), spec.zipf_exponent)?,
-    })
-}
-
-/// The operations of a phase kind (None: a settle phase runs none).
-pub fn op_kind(k: PhaseKind) -> Option<OpKind> {
-    Some(match k {
-        PhaseKind::Load => OpKind::Load,
-        PhaseKind::Get => OpKind::Get,
-        PhaseKind::MultiGet => OpKind::MultiGet,
-        PhaseKind::Scan => OpKind::Scan,
-        PhaseKind::Update => OpKind::Update,
-        PhaseKind::Insert => OpKind::Insert,
-        PhaseKind::Delete => OpKind::Delete,
-        PhaseKind::Rmw => OpKind::Rmw,
-        PhaseKind::Mixed => OpKind::Mixed,
-        PhaseKind::Settle | PhaseKind::Size => return None,
     })
 }
 
