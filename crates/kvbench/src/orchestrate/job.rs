@@ -17,7 +17,7 @@ use kvbench_core::scenario::Variant;
 use super::budget::RowGroup;
 use super::disk::{Probe, Readings, Sampler};
 use super::fault::Faults;
-use super::process::follow_worker;
+use super::process::{follow_worker, write_private};
 use super::remote::HostsRun;
 use super::servers::ServerPool;
 use super::Shared;
@@ -470,12 +470,4 @@ fn settle(row: &mut EngineResult, expect: Option<Expect>, outcome: Result<(), St
     if std::fs::metadata(log).map(|m| m.len() == 0).unwrap_or(false) {
         let _ = std::fs::remove_file(log);
     }
-}
-
-/// A file only kvbench's user can read: a job may carry a server's credential.
-pub fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
-    f.write_all(text.as_bytes())
 }

@@ -398,6 +398,14 @@ pub fn disk_state(path: &Path) -> String {
     }
 }
 
+/// A file only kvbench's user can read: a job may carry a server's credential.
+pub fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    f.write_all(text.as_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

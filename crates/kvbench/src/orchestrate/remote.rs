@@ -124,7 +124,7 @@ impl HostsRun {
             }
             let local_job = local_dir.with_extension(format!("h{}.job.json", i + 1));
             let text = serde_json::to_string(&hj).map_err(|e| e.to_string())?;
-            super::job::write_private(&local_job, &text).map_err(|e| format!("{}: {e}", local_job.display()))?;
+            super::process::write_private(&local_job, &text).map_err(|e| format!("{}: {e}", local_job.display()))?;
             let rjob = format!("{base}/{row_dir}.job.json");
             uploads.push(Upload { local: local_job.clone(), remote: rjob.clone(), executable: false });
             local_jobs.push(local_job);
