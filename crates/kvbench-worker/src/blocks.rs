@@ -11,10 +11,10 @@ use super::data::Data;
 use super::loops::{due_ns, judge, ScanCheck};
 use super::state::{self, after_delete, after_put, writes, Expect, State};
 use super::tally::Tally;
-use crate::derive::Expected;
-use crate::engine::EngineError;
-use crate::job::{OpKind, OpsStep};
-use crate::opstream::{Op, OpStream};
+use kvbench_model::engine::EngineError;
+use kvbench_model::job::{OpKind, OpsStep};
+use kvbench_plan::derive::Expected;
+use kvbench_plan::opstream::{Op, OpStream};
 
 pub use crate::abi::{GET, MATCHED, MULTI_GET, OPEN_GET, RMW, SCAN, WAIT, WRITE};
 

@@ -4,9 +4,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::derive::{Expected, Keys, Values};
-use crate::job::Dataset;
-use crate::planfile::{PlanFile, CANON, SORTED};
+use kvbench_model::job::Dataset;
+use kvbench_plan::derive::{Expected, Keys, Values};
+use kvbench_plan::planfile::{PlanFile, CANON, SORTED};
 
 pub struct Data {
     ds: Dataset,

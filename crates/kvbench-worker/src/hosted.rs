@@ -13,10 +13,10 @@ use super::abi;
 use super::blocks::{Run, Thread};
 use super::data::Data;
 use super::state::State;
-use super::{counters, keeps_states, locks_records, reads, usage_since};
-use crate::engine::{EngineError, OpenMode};
-use crate::job::{Event, InternalSample, Job, OpKind, Step, StepResult, PROTOCOL_VERSION};
+use super::step::{counters, keeps_states, locks_records, reads, usage_since};
 use crate::sys::{self, Usage};
+use kvbench_model::engine::{EngineError, OpenMode};
+use kvbench_model::job::{Event, InternalSample, Job, OpKind, Step, StepResult, PROTOCOL_VERSION};
 
 /// Writes one event line.
 pub type Emit = Arc<dyn Fn(&str) + Send + Sync>;
@@ -145,7 +145,7 @@ impl Hosted {
         view
     }
 
-    fn begin_ops(&mut self, st: crate::job::OpsStep) -> (StepView, (Arc<Run>, Progress)) {
+    fn begin_ops(&mut self, st: kvbench_model::job::OpsStep) -> (StepView, (Arc<Run>, Progress)) {
         if keeps_states(&st, self.loaded) {
             if let Some(state) = Arc::get_mut(&mut self.state) {
                 state.materialize();

@@ -11,6 +11,7 @@ pub mod data;
 pub mod hosted;
 mod loops;
 pub mod state;
+mod step;
 pub mod sys;
 pub mod tally;
 pub mod until;
@@ -24,12 +25,13 @@ use crate::engine::{Engine, EngineDescriptor, EngineError, OpenArgs, OpenMode, O
 use crate::job::{Event, Job, OpKind, OpsStep, Step, StepResult, PROTOCOL_VERSION};
 use crate::sys::Usage;
 // The files here moved from kvbench-core and keep their `crate::` paths to the model and plan.
-use clock::{encode_histogram, new_histogram, stamp};
+use clock::stamp;
 use data::Data;
 use kvbench_model::{engine, job, result, spec};
 use kvbench_plan::{derive, opstream, planfile};
 use loops::Ctx;
 use state::State;
+use step::{counters, keeps_states, locks_records, usage_since};
 use tally::Tally;
 
 /// One job in progress: the engine (when open), the data and the record states.
@@ -293,33 +295,6 @@ impl<'a> Sampler<'a> {
     }
 }
 
-/// Whether record states must become explicit before the step: only once something writes
-/// after the load (until then they follow from the dataset).
-pub(crate) fn keeps_states(st: &OpsStep, loaded: bool) -> bool {
-    loaded && st.kind != OpKind::Load && (st.kind.writes() || st.kind == OpKind::Mixed || st.writer.is_some())
-}
-
-/// Whether the step's records are locked while written: several threads write (a background
-/// writer is one more).
-pub(crate) fn locks_records(st: &OpsStep) -> bool {
-    let threads = st.threads + u32::from(st.writer.is_some());
-    threads > 1 && (st.kind.writes() || st.kind == OpKind::Mixed || st.writer.is_some()) && st.kind != OpKind::Load
-}
-
-/// Whether each thread of the step needs a reader.
-/// Whether a step needs a reader: every kind but writes, and updates that merge one field
-/// into the record they read.
-pub(crate) fn reads(st: &OpsStep, ds: &crate::job::Dataset) -> bool {
-    let update_reads = st.kind == OpKind::Update && ds.value.merges_updates();
-    (update_reads || !matches!(st.kind, OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete))
-        && !st.open_per_op
-}
-
-/// Whether each thread of the step may write (it then takes the engine's own writer, if any).
-pub(crate) fn writes(st: &OpsStep) -> bool {
-    !st.open_per_op && (st.kind.writes() || (st.kind == OpKind::Mixed && st.kinds.iter().any(|k| k.writes())))
-}
-
 /// This host's clock in ns since the epoch (0 if it is set before 1970).
 fn unix_ns() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
@@ -402,54 +377,4 @@ fn run_threads(
         }
         Ran { tally: all, end, stopped_by: stopper.and_then(|s| s.reason) }
     })
-}
-
-/// The raw counters of an ops step.
-pub(crate) fn counters(st: &OpsStep, mut t: Tally, wall_ns: u64, interval_ms: u64) -> StepResult {
-    let intervals = t
-        .merged_intervals()
-        .into_iter()
-        .map(|(n, ops, errors, hdr)| job::Interval { t_ms: n * interval_ms, ops, errors, hdr })
-        .collect();
-    let mut hist = std::collections::BTreeMap::new();
-    for (k, h) in &t.hists {
-        hist.insert(k.as_str().to_string(), encode_histogram(&h.total));
-    }
-    if hist.is_empty() {
-        hist.insert(st.kind.as_str().to_string(), encode_histogram(&new_histogram()));
-    }
-    let (first_error, error_kind) = match t.first_error {
-        Some((m, k)) => (Some(m), Some(k.to_string())),
-        None => (None, None),
-    };
-    StepResult {
-        index: st.index,
-        step: "ops".into(),
-        error: None,
-        error_kind,
-        wall_ns,
-        ops: t.ops,
-        requests: t.requests,
-        errors: t.errors,
-        first_error,
-        error_classes: t.error_classes.clone(),
-        mismatches: t.mismatches,
-        missing: t.missing,
-        busy_ns: t.busy_ns,
-        busy_max_ns: t.busy_max,
-        hist,
-        intervals,
-        ..Default::default()
-    }
-}
-
-pub(crate) fn usage_since(before: Usage) -> job::Usage {
-    let after = Usage::now();
-    job::Usage {
-        cpu_user_ns: after.user_ns.saturating_sub(before.user_ns),
-        cpu_sys_ns: after.sys_ns.saturating_sub(before.sys_ns),
-        max_rss_kb: after.max_rss_kb,
-        io_read_bytes: after.read_bytes.saturating_sub(before.read_bytes),
-        io_write_bytes: after.write_bytes.saturating_sub(before.write_bytes),
-    }
 }

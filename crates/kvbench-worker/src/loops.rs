@@ -10,10 +10,10 @@ use super::clock::{delta, stamp};
 use super::data::{prefetch, Data};
 use super::state::{self, after_delete, after_put, writes, Expect, State};
 use super::tally::Tally;
-use crate::derive::Expected;
-use crate::engine::{Engine, EngineError, Reader, WriteOp, Writer};
-use crate::job::{OpKind, OpsStep};
-use crate::opstream::{Op, OpStream};
+use kvbench_model::engine::{Engine, EngineError, Reader, WriteOp, Writer};
+use kvbench_model::job::{OpKind, OpsStep};
+use kvbench_plan::derive::Expected;
+use kvbench_plan::opstream::{Op, OpStream};
 
 /// Everything a thread of an ops step shares with the others.
 pub struct Ctx<'a> {
@@ -27,7 +27,7 @@ pub struct Ctx<'a> {
     pub interval_ns: u64,
     pub done: &'a AtomicU64,
     /// For open-per-operation: opens the engine once more.
-    pub reopen: Option<&'a (dyn Fn() -> crate::engine::Result<Box<dyn Engine>> + Sync)>,
+    pub reopen: Option<&'a (dyn Fn() -> kvbench_model::engine::Result<Box<dyn Engine>> + Sync)>,
     /// The step ends early once this is set (a stop rule, or the readers of a background
     /// writer ended).
     pub stop: Option<&'a Arc<AtomicBool>>,
@@ -59,7 +59,7 @@ impl Bufs {
 }
 
 /// The open engine of a step that writes.
-fn engine<'a>(ctx: &Ctx<'a>) -> crate::engine::Result<&'a dyn Engine> {
+fn engine<'a>(ctx: &Ctx<'a>) -> kvbench_model::engine::Result<&'a dyn Engine> {
     ctx.engine.ok_or_else(|| EngineError::Store("no open engine".into()))
 }
 
@@ -177,7 +177,7 @@ fn received(
     t: &mut Tally,
     f: &mut Flight,
     values: &[Option<Vec<u8>>],
-    r: crate::engine::Result<()>,
+    r: kvbench_model::engine::Result<()>,
     done: &mut Vec<Op>,
 ) -> bool {
     let end = stamp();
@@ -214,7 +214,7 @@ fn refill(
     c: usize,
     f: &mut Flight,
     one: &mut Vec<Op>,
-) -> crate::engine::Result<()> {
+) -> kvbench_model::engine::Result<()> {
     let depth = ctx.step.pipeline.max(1) as usize;
     let had = f.ops.len();
     while f.ops.len() < depth && stream.next_unit(one) {
@@ -236,16 +236,16 @@ fn refill(
     rd.send_gets(c, &keys)
 }
 
-fn open_reader<'a>(ctx: &Ctx<'a>) -> crate::engine::Result<Option<Box<dyn Reader + 'a>>> {
-    match (ctx.engine, super::reads(ctx.step, ctx.data.dataset())) {
+fn open_reader<'a>(ctx: &Ctx<'a>) -> kvbench_model::engine::Result<Option<Box<dyn Reader + 'a>>> {
+    match (ctx.engine, super::step::reads(ctx.step, ctx.data.dataset())) {
         (Some(e), true) => Ok(Some(e.reader()?)),
         _ => Ok(None),
     }
 }
 
 /// The thread's own writer, when the step writes and the engine has per-thread writers.
-fn open_writer<'a>(ctx: &Ctx<'a>) -> crate::engine::Result<Option<Box<dyn Writer + 'a>>> {
-    match (ctx.engine, super::writes(ctx.step)) {
+fn open_writer<'a>(ctx: &Ctx<'a>) -> kvbench_model::engine::Result<Option<Box<dyn Writer + 'a>>> {
+    match (ctx.engine, super::step::writes(ctx.step)) {
         (Some(e), true) => e.writer(),
         _ => Ok(None),
     }
@@ -256,7 +256,7 @@ type Handles<'h, 'a> = (Option<&'h mut (dyn Reader + 'a)>, Option<&'h mut (dyn W
 
 /// Apply `batch` through the thread's writer, or the engine's shared `write` without one.
 #[inline]
-fn put(ctx: &Ctx<'_>, w: Option<&mut (dyn Writer + '_)>, batch: &[WriteOp<'_>]) -> crate::engine::Result<()> {
+fn put(ctx: &Ctx<'_>, w: Option<&mut (dyn Writer + '_)>, batch: &[WriteOp<'_>]) -> kvbench_model::engine::Result<()> {
     match w {
         Some(w) => w.write(batch),
         None => engine(ctx)?.write(batch),
@@ -363,7 +363,7 @@ fn write_unit(
     mut writer: Option<&mut (dyn Writer + '_)>,
     ops: &[Op],
     due: Option<u64>,
-) -> crate::engine::Result<()> {
+) -> kvbench_model::engine::Result<()> {
     let streamed = ops.iter().all(|o| o.kind == OpKind::Load) && writer.as_deref().is_some_and(|w| w.streams_rows());
     if let (true, Some(w)) = (streamed, writer.as_deref_mut()) {
         return stream_unit(ctx, t, w, ops, due);
@@ -420,7 +420,7 @@ fn stream_unit(
     w: &mut (dyn Writer + '_),
     ops: &[Op],
     due: Option<u64>,
-) -> crate::engine::Result<()> {
+) -> kvbench_model::engine::Result<()> {
     let data = ctx.data;
     let mut row = |i: usize, key: &mut Vec<u8>, value: &mut Vec<u8>| {
         data.key(ops[i].record, key);
@@ -522,7 +522,7 @@ fn timed_get<'r>(
     buf: &'r mut Vec<u8>,
     due: Option<u64>,
     fresh: bool,
-) -> crate::engine::Result<Option<&'r [u8]>> {
+) -> kvbench_model::engine::Result<Option<&'r [u8]>> {
     if fresh {
         rd.refresh()?;
     }
@@ -591,7 +591,7 @@ fn get_unit(
     o: &Op,
     due: Option<u64>,
     fresh: bool,
-) -> crate::engine::Result<()> {
+) -> kvbench_model::engine::Result<()> {
     let p = pending(ctx, b.first_key(), o);
     let found = timed_get(ctx, t, rd, &b.keys[0], &mut b.found, due, fresh)?;
     verify_get(ctx, t, &p, found);
@@ -605,7 +605,7 @@ fn multi_get_unit(
     rd: &mut (dyn Reader + '_),
     ops: &[Op],
     due: Option<u64>,
-) -> crate::engine::Result<()> {
+) -> kvbench_model::engine::Result<()> {
     b.keys.resize_with(ops.len().max(b.keys.len()), Vec::new);
     for (i, o) in ops.iter().enumerate() {
         ctx.data.key(o.record, &mut b.keys[i]);
@@ -664,7 +664,7 @@ fn rmw_unit(
     (rd, writer): (&mut (dyn Reader + '_), Option<&mut (dyn Writer + '_)>),
     o: &Op,
     due: Option<u64>,
-) -> crate::engine::Result<()> {
+) -> kvbench_model::engine::Result<()> {
     let c = ctx.data.canon(o.record);
     b.values.resize_with(1.max(b.values.len()), Vec::new);
     b.one_key(ctx.data, o.record);
@@ -689,7 +689,13 @@ fn rmw_unit(
 }
 
 /// Article 000's method: open, read one key, close — all inside the sample.
-fn open_get_unit(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, o: &Op, due: Option<u64>) -> crate::engine::Result<()> {
+fn open_get_unit(
+    ctx: &Ctx<'_>,
+    t: &mut Tally,
+    b: &mut Bufs,
+    o: &Op,
+    due: Option<u64>,
+) -> kvbench_model::engine::Result<()> {
     let open = ctx.reopen.ok_or_else(|| EngineError::Store("open per operation without an opener".into()))?;
     let c = ctx.data.canon(o.record);
     b.one_key(ctx.data, o.record);
@@ -848,7 +854,7 @@ fn scan_unit(
     rd: &mut (dyn Reader + '_),
     o: &Op,
     due: Option<u64>,
-) -> crate::engine::Result<()> {
+) -> kvbench_model::engine::Result<()> {
     let data = ctx.data;
     let positions = data.positions();
     let len = if o.len == 0 { positions } else { o.len };
@@ -875,8 +881,8 @@ fn scan_unit(
 #[cfg(test)]
 mod scan_check_tests {
     use super::*;
-    use crate::job::{Dataset, Generator, KeyShape, ValueShape};
-    use crate::spec::{KeyKind, ValueContent};
+    use kvbench_model::job::{Dataset, Generator, KeyShape, ValueShape};
+    use kvbench_model::spec::{KeyKind, ValueContent};
 
     fn data(records: u64) -> Data {
         let ds = Dataset {

@@ -4,7 +4,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use crate::result::Environment;
+use kvbench_model::result::Environment;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Usage {

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use super::clock::{decode_histogram, encode_histogram, new_histogram};
-use crate::engine::EngineError;
-use crate::job::OpKind;
+use kvbench_model::engine::EngineError;
+use kvbench_model::job::OpKind;
 
 /// A thread stops after this many engine errors.
 pub const MAX_ERRORS: u64 = 1000;

@@ -1,13 +1,13 @@
 //! When an ops step with a stop rule ends (docs/protocol.md, "Stop rules"): its duration, or a
 //! steady throughput within it. One decision for both monitor loops, the Rust worker's
 //! (`run_threads`) and the worker core's (`hosted::Progress`); the threads see it as the
-//! stop flag their op streams look at ([`crate::opstream::OpStream::stop_on`]).
+//! stop flag their op streams look at ([`kvbench_plan::opstream::OpStream::stop_on`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::job::{OpsStep, Steady};
+use kvbench_model::job::{OpsStep, Steady};
 
 /// How often a monitor looks at a step with a stop rule, at most (ms): a step overruns its
 /// duration by up to this plus one chunk of ops per thread.

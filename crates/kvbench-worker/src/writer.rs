@@ -9,11 +9,11 @@ use std::thread::{Scope, ScopedJoinHandle};
 
 use super::loops::{self, Ctx};
 use super::tally::Tally;
-use crate::engine::EngineError;
-use crate::job::{OpKind, OpsStep};
+use kvbench_model::engine::EngineError;
+use kvbench_model::job::{OpKind, OpsStep};
 
 /// The writer's stream: as many updates as a phase may have, until the readers end.
-const WRITER_OPS: u64 = crate::spec::limits::OPS;
+const WRITER_OPS: u64 = kvbench_model::spec::limits::OPS;
 
 /// The update step a background writer runs.
 pub(crate) fn writer_step(st: &OpsStep) -> Option<OpsStep> {

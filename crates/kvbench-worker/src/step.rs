@@ -1,0 +1,87 @@
+//! What an ops step asks of its threads (a reader, a writer, locked records, explicit record
+//! states) and the raw counters it reports: rules the Rust worker (loops.rs) and the hosted
+//! path (hosted.rs, blocks.rs) share.
+
+use std::collections::BTreeMap;
+
+use crate::clock::{encode_histogram, new_histogram};
+use crate::sys::Usage;
+use crate::tally::Tally;
+use kvbench_model::job::{self, Dataset, OpKind, OpsStep, StepResult};
+
+/// Whether record states must become explicit before the step: only once something writes
+/// after the load (until then they follow from the dataset).
+pub(crate) fn keeps_states(st: &OpsStep, loaded: bool) -> bool {
+    loaded && st.kind != OpKind::Load && (st.kind.writes() || st.kind == OpKind::Mixed || st.writer.is_some())
+}
+
+/// Whether the step's records are locked while written: several threads write (a background
+/// writer is one more).
+pub(crate) fn locks_records(st: &OpsStep) -> bool {
+    let threads = st.threads + u32::from(st.writer.is_some());
+    threads > 1 && (st.kind.writes() || st.kind == OpKind::Mixed || st.writer.is_some()) && st.kind != OpKind::Load
+}
+
+/// Whether a step needs a reader: every kind but writes, and updates that merge one field
+/// into the record they read.
+pub(crate) fn reads(st: &OpsStep, ds: &Dataset) -> bool {
+    let update_reads = st.kind == OpKind::Update && ds.value.merges_updates();
+    (update_reads || !matches!(st.kind, OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete))
+        && !st.open_per_op
+}
+
+/// Whether each thread of the step may write (it then takes the engine's own writer, if any).
+pub(crate) fn writes(st: &OpsStep) -> bool {
+    !st.open_per_op && (st.kind.writes() || (st.kind == OpKind::Mixed && st.kinds.iter().any(|k| k.writes())))
+}
+
+/// The raw counters of an ops step.
+pub(crate) fn counters(st: &OpsStep, mut t: Tally, wall_ns: u64, interval_ms: u64) -> StepResult {
+    let intervals = t
+        .merged_intervals()
+        .into_iter()
+        .map(|(n, ops, errors, hdr)| job::Interval { t_ms: n * interval_ms, ops, errors, hdr })
+        .collect();
+    let mut hist = BTreeMap::new();
+    for (k, h) in &t.hists {
+        hist.insert(k.as_str().to_string(), encode_histogram(&h.total));
+    }
+    if hist.is_empty() {
+        hist.insert(st.kind.as_str().to_string(), encode_histogram(&new_histogram()));
+    }
+    let (first_error, error_kind) = match t.first_error {
+        Some((m, k)) => (Some(m), Some(k.to_string())),
+        None => (None, None),
+    };
+    StepResult {
+        index: st.index,
+        step: "ops".into(),
+        error: None,
+        error_kind,
+        wall_ns,
+        ops: t.ops,
+        requests: t.requests,
+        errors: t.errors,
+        first_error,
+        error_classes: t.error_classes.clone(),
+        mismatches: t.mismatches,
+        missing: t.missing,
+        busy_ns: t.busy_ns,
+        busy_max_ns: t.busy_max,
+        hist,
+        intervals,
+        ..Default::default()
+    }
+}
+
+/// The process's own resources used since `before`.
+pub(crate) fn usage_since(before: Usage) -> job::Usage {
+    let after = Usage::now();
+    job::Usage {
+        cpu_user_ns: after.user_ns.saturating_sub(before.user_ns),
+        cpu_sys_ns: after.sys_ns.saturating_sub(before.sys_ns),
+        max_rss_kb: after.max_rss_kb,
+        io_read_bytes: after.read_bytes.saturating_sub(before.read_bytes),
+        io_write_bytes: after.write_bytes.saturating_sub(before.write_bytes),
+    }
+}
