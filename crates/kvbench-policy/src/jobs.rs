@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::engine::{Capabilities, OpenMode, SyncMode};
-use crate::job::{BackgroundWriter, Dist, Job, OpKind, OpsStep, ScanLen, Step, PROTOCOL_VERSION};
+use crate::job::{BackgroundWriter, Dist, Job, OpsStep, ScanLen, Step, PROTOCOL_VERSION};
 use crate::scenario::{PhaseDef, Scenario, Variant, Warmup};
 use crate::spec::{CacheMode, Distribution, OpenPer, OpsSpec, PhaseKind};
 

@@ -27,8 +27,7 @@ use crate::sys::Usage;
 // The files here moved from kvbench-core and keep their `crate::` paths to the model and plan.
 use clock::stamp;
 use data::Data;
-use kvbench_model::{engine, job, result, spec};
-use kvbench_plan::{derive, opstream, planfile};
+use kvbench_model::{engine, job};
 use loops::Ctx;
 use state::State;
 use step::{counters, keeps_states, locks_records, usage_since};

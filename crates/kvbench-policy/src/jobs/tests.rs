@@ -4,6 +4,7 @@ use std::path::Path;
 
 use super::*;
 use crate::dataset;
+use crate::job::OpKind;
 
 fn caps(persistent: bool, read_only: bool) -> Capabilities {
     Capabilities { persistent, read_only_open: read_only, batch: true, ..Default::default() }
