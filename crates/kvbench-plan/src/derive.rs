@@ -11,7 +11,7 @@ use crate::job::{Dataset, Dist, Generator};
 use crate::planfile::PlanFile;
 use crate::spec::{KeyKind, ValueContent};
 
-pub use crate::primitives::{below, mix64, rnd, stream, unit, Perm, G};
+pub use crate::primitives::{below, mix64, push_random_key, rnd, stream, unit, Perm, G};
 
 // ---------------------------------------------------------------------------------------------
 // Keys
@@ -87,19 +87,6 @@ pub fn derived_key(kind: KeyKind, width: u32, r: u64, out: &mut Vec<u8>) {
             push_decimal(out, h.unsigned_abs(), 0);
         }
         KeyKind::Random => push_random_key(out, r, width as usize),
-    }
-}
-
-/// Appends `width` bytes of record `r`'s words `rnd(r, 0)`, `rnd(r, 1)`... big-endian: the first
-/// word is a bijection of `r` (SplitMix64's finaliser is), so keys of 8 bytes or more are unique.
-#[inline]
-pub fn push_random_key(out: &mut Vec<u8>, r: u64, width: usize) {
-    let end = out.len() + width;
-    let mut j = 0;
-    while out.len() < end {
-        let word = rnd(r, j).to_be_bytes();
-        out.extend_from_slice(&word[..(end - out.len()).min(8)]);
-        j += 1;
     }
 }
 

@@ -118,7 +118,7 @@ pub fn make_key(kind: KeyKind, width: usize, i: u64, key: &mut Vec<u8>) {
         KeyKind::Ycsb => {
             let _ = write!(key, "user{}", fnv1a64(i));
         }
-        KeyKind::Random => crate::derive::push_random_key(key, i, width),
+        KeyKind::Random => crate::primitives::push_random_key(key, i, width),
     }
 }
 

@@ -86,3 +86,16 @@ impl Perm {
         x
     }
 }
+
+/// Appends `width` bytes of record `r`'s words `rnd(r, 0)`, `rnd(r, 1)`... big-endian: the first
+/// word is a bijection of `r` (SplitMix64's finaliser is), so keys of 8 bytes or more are unique.
+#[inline]
+pub fn push_random_key(out: &mut Vec<u8>, r: u64, width: usize) {
+    let end = out.len() + width;
+    let mut j = 0;
+    while out.len() < end {
+        let word = rnd(r, j).to_be_bytes();
+        out.extend_from_slice(&word[..(end - out.len()).min(8)]);
+        j += 1;
+    }
+}
