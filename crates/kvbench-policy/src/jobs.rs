@@ -434,8 +434,10 @@ fn ops_step(
     let seeds = super::dataset::phase_seeds(s.seed, i as u64);
     let existing = data.existing_before(i);
     let mut kpr = spec.keys_per_request.max(1) as u64;
-    if def.passes.is_some() {
-        // A pass reads every record once: a request never holds more keys than there are.
+    if def.passes.is_some() || spec.distribution == Distribution::Sequential {
+        // A pass, or a walk in key order, reads every record once before any again: a
+        // request never holds more keys than there are (`--ops` on article 003's bulk read
+        // would otherwise ask for a million keys of a thousand records, a thousand times).
         kpr = kpr.min(existing.max(1));
     }
     let count = step_count(def, &spec, data, existing, kpr);

@@ -455,3 +455,14 @@ fn a_size_phase_refuses_fields_that_shape_operations() {
     let e = s.check().unwrap_err();
     assert!(e.contains("phase[2].batch") && e.contains("size phase"), "{e}");
 }
+
+#[test]
+fn regression_a_sequential_multi_get_never_asks_for_more_keys_than_there_are_records() {
+    // `--ops` replaces `passes` with a count: article 003's bulk read (keys = 1000000) then
+    // asked for a million keys of a thousand records in each of its requests.
+    let toml = "engines = [\"lmdb\"]\n[dataset]\nrecords = 1000\n[[phase]]\nkind = \"load\"\n\
+                [[phase]]\nkind = \"multi-get\"\nname = \"bulk\"\nkeys = 1000000\ncount = 1000\ndistribution = \"sequential\"\n";
+    let p = plan(toml, caps(true, true));
+    assert_eq!(ops(&p, "bulk").keys_per_request, 1000);
+    assert_eq!(ops(&p, "bulk").count, 1_000_000, "1 000 requests of every record");
+}
