@@ -16,6 +16,8 @@ value = { fields = 2, field_size = 8, write_all_fields = true }
 name = "memory"
 label = "m2"
 memory = "32MiB"
+threads = 2
+batch = 10
 [[phase]]
 kind = "load"
 [[phase]]
