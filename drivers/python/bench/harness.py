@@ -1,10 +1,10 @@
 """The Python worker against a minimal py-lmdb loop (docs/methodology.md, "The harness
 against a minimal loop, per runtime"): random gets over RECORDS records of 100 bytes,
 kvbench's default keys (16-digit decimal), the same keys in both (the minimal loop takes the
-get step's keys from the worker core before it starts its clock); the minimal loop times each get with perf_counter_ns and keeps
-the samples, nothing else. Prints the wall-clock ops/s of each and their ratio, and beside them
-the CPU time per get (user + system, of the step or of the loop), which a busy machine disturbs
-less than the wall clock.
+get step's keys from the worker core before it starts its clock); the minimal loop times each
+get with perf_counter_ns and keeps the samples, nothing else. Prints the wall-clock ops/s of
+each and their ratio, and beside them the CPU time per get (user + system, of the step or of
+the loop), which a busy machine disturbs less than the wall clock.
 
     drivers/python/.venv/bin/python drivers/python/bench/harness.py [--records N] [--gets N] [--repeat N]
 """
