@@ -12,7 +12,7 @@ export PATH := $(PATH):/usr/lib/go-1.23/bin
 APT_PACKAGES := build-essential pkg-config libclang-dev \
 	liblmdb-dev librocksdb-dev rocksdb-tools libleveldb-dev libsqlite3-dev \
 	libtokyocabinet-dev libkyotocabinet-dev libqdbm-dev libcdb-dev libgdbm-dev libdb-dev libtkrzw-dev libwiredtiger-dev \
-	memcached redis-server libmemcached-tools postgresql etcd-server openssh-server \
+	memcached redis-server libmemcached-tools postgresql libpq-dev etcd-server openssh-server \
 	python3-venv python3-dev \
 	chromium
 
