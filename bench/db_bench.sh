@@ -26,11 +26,14 @@
 #   filluniquerandom    db_bench filluniquerandom   vs kvbench load in random order
 #   overwrite           db_bench filluniquerandom,overwrite vs kvbench load + update (uniform)
 #   readrandom          db_bench filluniquerandom,readrandom vs kvbench load + get (uniform)
-# readwhilewriting needs kvbench's background writer (issue 25 item 6), not in this build yet.
+#   readwhilewriting    db_bench filluniquerandom,readwhilewriting vs kvbench load + get
+#                       (uniform) with `writer = { rate = WRITE_RATE }`: the readers' ops/s
+#                       under one writer paced at WRITE_RATE updates/s (db_bench's
+#                       --benchmark_write_rate_limit is bytes/s: WRITE_RATE x (key + value)).
 #
 # Usage: bench/db_bench.sh    (ROUNDS=3 RECORDS=1000000 VALUE_SIZE=100 CACHE=8388608
 #   COMPRESSION=snappy COMPRESSION_RATIO=1 (db_bench's values) WAL=1 SYNC=0 THREADS=1
-#   PIPELINED=0 DIRECT=0 STATISTICS=1
+#   PIPELINED=0 DIRECT=0 STATISTICS=1 WRITE_RATE=10000 (readwhilewriting's writer, updates/s)
 #   BENCHES="fillseq fillrandom fillrandom/1000 overwrite readrandom"
 #   DATA=/var/tmp (a directory on a real disk) OPTIONS=0 KVBENCH=target/release/kvbench)
 #   ROUNDS=7 for tighter medians. Each round runs every benchmark once in each tool. On 2 cores
@@ -51,6 +54,7 @@ THREADS=${THREADS:-1}
 PIPELINED=${PIPELINED:-0}
 DIRECT=${DIRECT:-0}
 STATISTICS=${STATISTICS:-1}
+WRITE_RATE=${WRITE_RATE:-10000}
 BENCHES=${BENCHES:-fillseq fillrandom fillrandom/1000 overwrite readrandom}
 DATA=${DATA:-/var/tmp}
 OPTIONS=${OPTIONS:-0}
@@ -74,7 +78,7 @@ db_bench_args() {
         --compression_type="$COMPRESSION" --compression_ratio="$COMPRESSION_RATIO" --disable_wal="$(tf $((1 - WAL)))" --sync="$(tf "$SYNC")" \
         --batch_size="$batch" --bloom_bits=0 --enable_pipelined_write="$(tf "$PIPELINED")" \
         --use_direct_reads="$(tf "$DIRECT")" --use_direct_io_for_flush_and_compaction="$(tf "$DIRECT")" \
-        --statistics="$(tf "$STATISTICS")" --seed=42
+        --statistics="$(tf "$STATISTICS")" --seed=42 --benchmark_write_rate_limit="${3:-0}"
 }
 
 # A kvbench scenario with the matched row and `phases` (TOML of [[phase]] tables).
@@ -93,6 +97,16 @@ key = { kind = "decimal", width = 16 }
 value = { size = $VALUE_SIZE }
 $phases
 EOF
+}
+
+# The uniform get phase; with more than one thread, or a writer ($1 = 2 forces the reopen),
+# db_bench reads from a second process on the reopened files (run_db_bench), so kvbench
+# reopens its store before the reads too (cache = "reopen": page cache kept).
+get_phase() {
+    local reopen=""
+    [[ $1 != 1 ]] && reopen='cache = "reopen"'
+    printf '[[phase]]\nkind = "get"\ndistribution = "uniform"\ncount = %s\nthreads = %s\n%s\n%s\n' \
+        "$RECORDS" "$THREADS" "$reopen" "$2"
 }
 
 load_phase() { printf '[[phase]]\nkind = "load"\ndistribution = "%s"\nbatch = %s\n' "$1" "$2"; }
@@ -114,32 +128,40 @@ $(printf '[[phase]]\nkind = "update"\ndistribution = "uniform"\ncount = %s\nbatc
         readrandom)
             DB_BENCHMARKS=filluniquerandom,readrandom PHASE=get
             PHASES="$(load_phase shuffle "$batch")
-$(printf '[[phase]]\nkind = "get"\ndistribution = "uniform"\ncount = %s\nthreads = %s\n' "$RECORDS" "$THREADS")" ;;
+$(get_phase "$THREADS" "")" ;;
+        readwhilewriting)
+            DB_BENCHMARKS=filluniquerandom,readwhilewriting PHASE=get
+            PHASES="$(load_phase shuffle "$batch")
+$(get_phase 2 "writer = { rate = $WRITE_RATE }")" ;;
         *) echo "unknown benchmark $1 (see the header)" >&2; exit 1 ;;
     esac
     DB_LINE=${DB_BENCHMARKS##*,}
 }
 
 # Run db_bench once; prints "ops/s dev_read_bytes dev_written_bytes cpu_seconds". With more
-# than one read thread, readrandom runs as two processes (the fill, then the reads with --use_existing_db
-# and --threads), since db_bench's --threads applies to every benchmark of a process.
+# than one read thread, or a paced writer, the read benchmark runs as a second process after
+# the fill (--use_existing_db), since db_bench's --threads and --benchmark_write_rate_limit
+# apply to every benchmark of a process.
 run_db_bench() {
     rm -rf "$WORK/db_bench"
-    local ri=0 wo=0 cpu=0 i o u s
-    local -a runs=("$DB_BENCHMARKS 1")
-    if [[ $PHASE == get && $THREADS != 1 ]]; then
-        runs=("${DB_BENCHMARKS%,*} 1" "$DB_LINE $THREADS")
+    local ri=0 wo=0 cpu=0 i o u s rate=0
+    [[ $DB_LINE == readwhilewriting ]] && rate=$((WRITE_RATE * (16 + VALUE_SIZE)))
+    local -a runs=("$DB_BENCHMARKS 1 0")
+    if [[ $PHASE == get && ($THREADS != 1 || $rate != 0) ]]; then
+        runs=("${DB_BENCHMARKS%,*} 1 0" "$DB_LINE $THREADS $rate")
     fi
     : >"$WORK/db_bench.out"
+    local n=0
     for run in "${runs[@]}"; do
-        read -r benchmarks threads <<<"$run"
+        read -r benchmarks threads limit <<<"$run"
         # shellcheck disable=SC2046
-        /usr/bin/time -f '%I %O %U %S' -o "$WORK/time" "$DB_BENCH" $(db_bench_args "$benchmarks" "$BATCH") \
-            --threads="$threads" --use_existing_db="$(tf $((threads > 1)))" >>"$WORK/db_bench.out" 2>&1 ||
+        /usr/bin/time -f '%I %O %U %S' -o "$WORK/time" "$DB_BENCH" $(db_bench_args "$benchmarks" "$BATCH" "$limit") \
+            --threads="$threads" --use_existing_db="$(tf $((n > 0)))" >>"$WORK/db_bench.out" 2>&1 ||
             { cat "$WORK/db_bench.out" >&2; exit 1; }
         read -r i o u s <"$WORK/time"
         ri=$((ri + i * 512)) wo=$((wo + o * 512))
         cpu=$(python3 -c "print($cpu + $u + $s)")
+        n=$((n + 1))
     done
     local ops
     ops=$(awk -v b="$DB_LINE" '$1 == b && $2 == ":" { for (i = 1; i <= NF; i++) if ($i == "ops/sec") print $(i - 1) }' \
