@@ -421,3 +421,68 @@ fn a_server_in_a_deep_directory_gets_a_short_socket_directory() {
         assert!(!socket.parent().unwrap().exists(), "{name}: the socket directory is removed with the server");
     }
 }
+
+/// `connection = "tcp"` (issue 29): the postgres server also listens on 127.0.0.1 at a free port
+/// (nowhere else), where only kvbench's role logs in, with the password generated at start and
+/// kept out of the server's log; the engine works there and says which connection it used.
+#[test]
+fn postgres_over_tcp_admits_only_its_role_with_the_generated_password() {
+    let tcp: std::collections::BTreeMap<String, serde_json::Value> =
+        [("connection".to_string(), serde_json::json!("tcp"))].into();
+    let (name, start) = kvbench_engines::shaped_server("postgres", &tcp).expect("connection = tcp shapes the server");
+    assert_eq!(name, "postgres-tcp");
+    let dir = tempfile::Builder::new().prefix("kvbench-server-").tempdir().unwrap();
+    let s = match start(dir.path()) {
+        Ok(s) => s,
+        Err(e) if std::env::var_os("KVBENCH_ALLOW_MISSING").is_some() && e.contains("not found") => return,
+        Err(e) => panic!("postgres over TCP did not start: {e}"),
+    };
+    let (url, password) = (s.url(), s.token().expect("a generated password"));
+    assert!(url.starts_with("host=127.0.0.1 port=") && !url.contains(&password), "{url}");
+    assert!(password.len() >= 16, "{password}");
+    let port: u16 = url.split("port=").nth(1).and_then(|p| p.split(' ').next()).unwrap().parse().unwrap();
+    let pid: i32 = s.info()["pid"].parse().unwrap();
+    assert_eq!(network_sockets(pid), vec![format!("tcp 0100007F:{port:04X}")], "127.0.0.1:{port} only");
+    assert!(s.info()["access"].contains("scram-sha-256"), "{:?}", s.info());
+
+    let login = |user: &str, pw: Option<&str>| {
+        let mut c: postgres::Config = format!("host=127.0.0.1 port={port} user={user} dbname=postgres").parse().unwrap();
+        if let Some(pw) = pw {
+            c.password(pw);
+        }
+        c.connect(postgres::NoTls).map(|_| ())
+    };
+    assert!(login("kvbench_tcp", Some(&password)).is_ok());
+    assert!(login("kvbench_tcp", None).is_err(), "no password, no login");
+    assert!(login("kvbench_tcp", Some("wrong-password")).is_err());
+    assert!(login("postgres", Some(&password)).is_err(), "the superuser has no TCP login");
+
+    let db = tempfile::tempdir().unwrap();
+    let desc = descriptor("postgres");
+    let t = kvbench_engines::conformance::Target { url: Some(&url), token: Some(&password) };
+    kvbench_engines::conformance::run_on(desc, db.path(), t).unwrap_or_else(|e| panic!("postgres over TCP: {e}"));
+    // fsync off and on again: the role may ALTER SYSTEM it and CHECKPOINT.
+    let root = tempfile::tempdir().unwrap();
+    kvbench_engines::conformance::sync_modes_on(desc, root.path(), t).unwrap_or_else(|e| panic!("sync modes: {e}"));
+    let options = kvbench_core::engine::Options::parse("postgres", desc.options, &tcp).unwrap();
+    let mut args = kvbench_core::engine::OpenArgs {
+        dir: db.path(),
+        options: &options,
+        sync: Default::default(),
+        mode: Default::default(),
+        expected_records: 1,
+        expected_bytes: 1,
+        url: Some(&url),
+        token: Some(&password),
+    };
+    let settings = (desc.open)(&args).unwrap().settings();
+    assert_eq!(settings["connection"], format!("TCP 127.0.0.1:{port}"), "{settings:?}");
+    assert!(!settings.values().any(|v| v.contains(&password)), "{settings:?}");
+    let socket_url = format!("host='{}' port={port} user=postgres dbname=postgres", dir.path().display());
+    args.url = Some(&socket_url);
+    let err = (desc.open)(&args).err().expect("connection = tcp on a socket url is refused").to_string();
+    assert!(err.contains("connection") && err.contains("tcp"), "{err}");
+    let log = std::fs::read_to_string(s.info()["log"].clone()).unwrap();
+    assert!(!log.contains(&password), "the server's log holds the password");
+    s.stop().unwrap();
+}

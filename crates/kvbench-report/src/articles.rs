@@ -518,11 +518,15 @@ fn setting(r: &RunResult, name: &str) -> Option<String> {
     r.engines.iter().find_map(|e| e.settings.get(name).cloned())
 }
 
-/// How the client reached the server, from the rows' `access` setting.
+/// How the client reached the server, from the rows' `connection` setting (older results:
+/// `access`).
 fn a002_connection(r: &RunResult) -> String {
-    match setting(r, "access") {
-        Some(a) if a.contains("Unix socket") => "the client is Rust's postgres crate over the server's Unix socket (kvbench's private server opens no TCP port), where the article's OCaml client connected over TCP to localhost: each INSERT's round trip here skips the loopback TCP stack".into(),
-        Some(a) => format!("the client is Rust's postgres crate ({a}), not OCaml"),
+    match setting(r, "connection").or_else(|| setting(r, "access")) {
+        Some(c) if c.starts_with("TCP") => format!(
+            "the client is Rust's postgres crate over loopback TCP ({c}, a password login), as the article's OCaml client connected to localhost"
+        ),
+        Some(c) if c.contains("Unix socket") => "the client is Rust's postgres crate over the server's Unix socket, where the article's OCaml client connected over TCP to localhost: each INSERT's round trip here skips the loopback TCP stack (connection = \"tcp\" takes the article's way)".into(),
+        Some(c) => format!("the client is Rust's postgres crate ({c}), not OCaml"),
         None => "the client is Rust's postgres crate, not OCaml".into(),
     }
 }
@@ -1107,6 +1111,11 @@ mod tests {
         );
         assert!(s.note.contains("fsync=off with synchronous_commit=off"), "{}", s.note);
         assert!(s.note.contains("Unix socket") && !s.note.contains("over loopback TCP"), "{}", s.note);
+        // A row that connected over TCP says so, from its own `connection` setting.
+        let mut r = r.clone();
+        r.engines[0].settings.insert("connection".into(), "TCP 127.0.0.1:41234".into());
+        let s = section(&r);
+        assert!(s.note.contains("over loopback TCP (TCP 127.0.0.1:41234") && !s.note.contains("Unix socket"), "{}", s.note);
     }
 
     /// An article-003 row of 10 records: a 100-pass load, 100-pass reads, the bulk read and the

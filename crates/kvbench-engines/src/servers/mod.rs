@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod etcdcluster;
 pub mod memcached;
 pub mod netns;
+mod libpq;
 pub mod postgres;
 pub mod process;
 pub mod redis;

@@ -19,6 +19,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::error::Error as StdError;
+use std::ffi::CStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +32,7 @@ use ::postgres::{Client, Config, NoTls, Statement};
 use bytes::BytesMut;
 use kvbench_core::engine::*;
 
+use super::libpq;
 use super::process::{self, ServerProcess, SocketHome, SocketServer};
 
 pub const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
@@ -76,6 +78,12 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "table name; kvbench drops it only if it carries kvbench's comment",
         },
         OptionSpec {
+            name: "connection",
+            kind: OptionKind::Enum(&["socket", "tcp"]),
+            default: "socket",
+            doc: "how the client reaches kvbench's server: its private Unix socket, or loopback TCP (127.0.0.1, a role with a generated password)",
+        },
+        OptionSpec {
             name: "configure",
             kind: OptionKind::Bool,
             default: "true",
@@ -95,10 +103,43 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 // ---------------------------------------------------------------------------------------------
 // Server
 
-/// The port only names the socket file (`.s.PGSQL.PORT`): the server opens no TCP port.
+/// The port of the socket-only server, which only names its socket file (`.s.PGSQL.PORT`).
 const SOCKET_PORT: u16 = 5432;
+/// The role a TCP client logs in as, with the password generated at the server's start.
+const TCP_ROLE: &str = "kvbench_tcp";
 
 fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
+    let (server, _) = start(dir, false)?;
+    Ok(Box::new(server))
+}
+
+/// The server of a row with `connection = "tcp"`: the same server with a TCP listener too,
+/// named apart in the run's pool. None: the socket-only start serves the row.
+pub fn shaped_server(options: &BTreeMap<String, serde_json::Value>) -> Option<(String, crate::ShapedStart)> {
+    let tcp = options.get("connection").and_then(|v| v.as_str()) == Some("tcp");
+    tcp.then(|| ("postgres-tcp".to_string(), Box::new(start_tcp) as crate::ShapedStart))
+}
+
+/// The environment variable that sets the TCP role's password (else one is generated): a test
+/// plants a known secret through it, then looks for it in every output.
+pub const PASSWORD_ENV: &str = "KVBENCH_PG_PASSWORD";
+
+/// A private server that also listens on 127.0.0.1 at a free port, where only [`TCP_ROLE`]
+/// may log in, with a password generated now (scram-sha-256).
+fn start_tcp(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
+    let (server, port) = start(dir, true)?;
+    let password = match std::env::var(PASSWORD_ENV) {
+        Ok(p) if !p.is_empty() => p,
+        _ => super::cluster::random_secret()?,
+    };
+    let tcp = TcpServer { socket: server, port, password };
+    tcp.create_role()?;
+    Ok(Box::new(tcp))
+}
+
+/// initdb, then the server on its private socket (and, with `tcp`, on a free loopback port,
+/// retried when another process took it); returns the server and its port.
+fn start(dir: &Path, tcp: bool) -> std::result::Result<(SocketServer, u16), String> {
     let bin = Path::new(PG_BIN);
     let postgres = bin.join("postgres");
     let initdb = bin.join("initdb");
@@ -108,12 +149,13 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
             postgres.display()
         ));
     }
-    let version = process::first_line_of(&postgres, &["--version"]);
-    // PostgreSQL refuses to run as root: as root, kvbench runs it as the postgres user.
-    let home = SocketHome::new(dir, "postgres", &format!(".s.PGSQL.{SOCKET_PORT}"), &["postgres"])?;
+    // PostgreSQL refuses to run as root: as root, kvbench runs it as the postgres user. The
+    // socket's name carries the port: the longest one bounds the path.
+    let home = SocketHome::new(dir, "postgres", ".s.PGSQL.65535", &["postgres"])?;
     let (run_as, log, data) = (home.user, &home.log, home.dir.join("data"));
     std::fs::File::create(log).map_err(|e| format!("postgres: cannot create {}: {e}", log.display()))?;
-    // Local (socket) connections only, and only through the private directory; TCP refused.
+    // Local (socket) connections only, and only through the private directory; TCP refused
+    // unless `tcp` opens it to one role below.
     let init_args: Vec<String> = [
         "-D",
         &data.to_string_lossy(),
@@ -129,15 +171,55 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
     .map(|s| s.to_string())
     .collect();
     process::run_to_completion_as("initdb", &initdb, &init_args, log, run_as)?;
+    if tcp {
+        write_hba(&data)?;
+    }
+    let (proc, port) = if tcp {
+        process::with_free_port(|port| spawn(&home, &data, Some(port)).map(|p| (p, port)))?
+    } else {
+        (spawn(&home, &data, None)?, SOCKET_PORT)
+    };
+    let version = process::first_line_of(&postgres, &["--version"]);
+    // Each job sets these from its `sync` in its prepare step (the row's own `fsync` and
+    // `synchronous_commit` settings); a value read from the server would be the previous row's.
+    let facts = [
+        ("fsync", "per row, from sync (ALTER SYSTEM + reload in prepare)".into()),
+        ("synchronous_commit", "per row, from sync (SET per connection)".into()),
+        ("data_dir", data.display().to_string()),
+    ];
+    let url = pg_url(home.sockets.path(), port);
+    let server = SocketServer::new(proc, home, url, ["postgres".into(), version], &facts);
+    Ok((server.with_live_info(server_settings), port))
+}
+
+/// pg_hba.conf of a server with a TCP listener: the socket as before (trust, reachable by
+/// kvbench alone), and from 127.0.0.1 only [`TCP_ROLE`] with its scram-sha-256 password.
+fn write_hba(data: &Path) -> std::result::Result<(), String> {
+    let hba = data.join("pg_hba.conf");
+    let text = format!(
+        "# written by kvbench: the private socket, and {TCP_ROLE} over loopback TCP with its password\n\
+         local all all trust\n\
+         local replication all trust\n\
+         host postgres {TCP_ROLE} 127.0.0.1/32 scram-sha-256\n"
+    );
+    std::fs::write(&hba, text).map_err(|e| format!("postgres: cannot write {}: {e}", hba.display()))
+}
+
+/// Spawn the postmaster on `data` (with a TCP listener on 127.0.0.1:`tcp`) and wait until its
+/// socket answers.
+fn spawn(home: &SocketHome, data: &Path, tcp: Option<u16>) -> std::result::Result<ServerProcess, String> {
+    let postgres = Path::new(PG_BIN).join("postgres");
+    let port = tcp.unwrap_or(SOCKET_PORT);
+    let listen = if tcp.is_some() { "127.0.0.1" } else { "" };
     // fsync and synchronous_commit stay at their defaults (on) and out of the command line,
     // where they would override the ALTER SYSTEM that each job uses to apply its `sync`.
     let args: Vec<String> = vec![
         "-D".into(),
         data.to_string_lossy().into_owned(),
         "-p".into(),
-        SOCKET_PORT.to_string(),
+        port.to_string(),
         "-c".into(),
-        "listen_addresses=".into(),
+        format!("listen_addresses={listen}"),
         "-c".into(),
         format!("unix_socket_directories={}", home.sockets.path().display()),
         "-c".into(),
@@ -147,32 +229,88 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
         "-c".into(),
         "logging_collector=off".into(),
     ];
-    let mut proc = ServerProcess::spawn_with("postgres", &postgres, &args, log, run_as, libc::SIGINT)?;
-    let url = pg_url(home.sockets.path());
+    let mut proc = ServerProcess::spawn_with("postgres", &postgres, &args, &home.log, home.user, libc::SIGINT)?;
+    let url = pg_url(home.sockets.path(), port);
     proc.wait_ready(process::START_TIMEOUT, || {
-        let mut cfg: Config = url.parse().map_err(|e: ::postgres::Error| e.to_string())?;
-        cfg.connect_timeout(Duration::from_secs(1));
-        let mut c = cfg.connect(NoTls).map_err(|e| e.to_string())?;
+        let mut c = probe_config(&url)?.connect(NoTls).map_err(|e| e.to_string())?;
         c.simple_query("SELECT 1").map(|_| ()).map_err(|e| e.to_string())
     })?;
     // Fast shutdown (SIGINT) instead of SIGTERM's "smart" one, which waits for every client.
     let pid = proc.pid();
     proc.set_polite_stop(libc::SIGINT, Some(pid));
-    // Each job sets these from its `sync` in its prepare step (the row's own `fsync` and
-    // `synchronous_commit` settings); a value read from the server would be the previous row's.
-    let facts = [
-        ("fsync", "per row, from sync (ALTER SYSTEM + reload in prepare)".into()),
-        ("synchronous_commit", "per row, from sync (SET per connection)".into()),
-        ("data_dir", data.display().to_string()),
-    ];
-    let server = SocketServer::new(proc, home, url, ["postgres".into(), version], &facts);
-    Ok(Box::new(server.with_live_info(server_settings)))
+    Ok(proc)
+}
+
+fn probe_config(url: &str) -> std::result::Result<Config, String> {
+    let mut cfg: Config = url.parse().map_err(|e: ::postgres::Error| e.to_string())?;
+    cfg.connect_timeout(Duration::from_secs(1));
+    Ok(cfg)
 }
 
 /// Connection string for the server's socket directory (key=value form: any path quotes).
-fn pg_url(socket_dir: &Path) -> String {
+fn pg_url(socket_dir: &Path, port: u16) -> String {
     let quoted = socket_dir.to_string_lossy().replace('\\', "\\\\").replace('\'', "\\'");
-    format!("host='{quoted}' port={SOCKET_PORT} user=postgres dbname=postgres")
+    format!("host='{quoted}' port={port} user=postgres dbname=postgres")
+}
+
+/// kvbench's server with its TCP listener: jobs get the TCP url and the role's password.
+struct TcpServer {
+    socket: SocketServer,
+    port: u16,
+    password: String,
+}
+
+impl TcpServer {
+    /// Create [`TCP_ROLE`] over the socket, with what a job needs: the table in `public`,
+    /// `fsync` (ALTER SYSTEM + reload), CHECKPOINT. Only the password's scram-sha-256 verifier
+    /// is sent, so the password reaches no server log; then one login over TCP proves it.
+    fn create_role(&self) -> std::result::Result<(), String> {
+        let verifier = postgres_protocol::password::scram_sha_256(self.password.as_bytes());
+        let mut c = Client::connect(&self.socket.url(), NoTls).map_err(|e| format!("postgres: {e}"))?;
+        c.batch_execute(&format!(
+            "CREATE ROLE {TCP_ROLE} LOGIN PASSWORD '{verifier}';\
+             GRANT CREATE ON SCHEMA public TO {TCP_ROLE};\
+             GRANT pg_checkpoint TO {TCP_ROLE};\
+             GRANT ALTER SYSTEM ON PARAMETER fsync TO {TCP_ROLE};\
+             GRANT EXECUTE ON FUNCTION pg_reload_conf() TO {TCP_ROLE};"
+        ))
+        .map_err(|e| format!("postgres: creating the TCP role {TCP_ROLE}: {e}"))?;
+        let mut cfg = probe_config(&self.url())?;
+        cfg.password(&self.password);
+        let mut tcp = cfg.connect(NoTls).map_err(|e| format!("postgres: logging in over TCP as {TCP_ROLE}: {e}"))?;
+        tcp.simple_query("SELECT 1").map(|_| ()).map_err(|e| format!("postgres: over TCP: {e}"))
+    }
+}
+
+impl RunningServer for TcpServer {
+    fn url(&self) -> String {
+        format!("host=127.0.0.1 port={} user={TCP_ROLE} dbname=postgres", self.port)
+    }
+
+    fn info(&self) -> BTreeMap<String, String> {
+        let mut m = self.socket.info();
+        m.insert(
+            "access".into(),
+            format!(
+                "TCP on 127.0.0.1:{} for role {TCP_ROLE} only (scram-sha-256, a password generated at start), \
+                 and the Unix socket in a directory private to the server",
+                self.port
+            ),
+        );
+        m
+    }
+
+    fn token(&self) -> Option<String> {
+        Some(self.password.clone())
+    }
+
+    fn process_groups(&self) -> Vec<i32> {
+        self.socket.process_groups()
+    }
+
+    fn stop(self: Box<Self>) -> std::result::Result<(), String> {
+        Box::new(self.socket).stop()
+    }
 }
 
 /// The server settings that matter for the numbers, as the running server reports them.
@@ -313,10 +451,15 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     })?;
     let mut config: Config = url.parse().map_err(|e| EngineError::Option(format!("postgres url `{url}`: {e}")))?;
     config.connect_timeout(Duration::from_secs(10));
+    let o = args.options;
+    if o.text("connection").as_deref() == Some("tcp") && !on_tcp(&config) {
+        return Err(EngineError::Option(format!(
+            "postgres option connection = \"tcp\": the url `{url}` reaches a Unix socket; give a TCP url (host=127.0.0.1 ...) or leave connection at \"socket\""
+        )));
+    }
     if let Some(t) = args.token {
         config.password(t);
     }
-    let o = args.options;
     let table = o.text("table").unwrap_or_else(|| "kvbench_kv".into());
     if !valid_ident(&table) {
         return Err(EngineError::Option(format!(
@@ -370,15 +513,15 @@ fn describe(
 ) -> BTreeMap<String, String> {
     let mut settings = BTreeMap::new();
     settings.insert("url".into(), url.to_string());
-    let socket = config.get_hosts().iter().any(|h| matches!(h, ::postgres::config::Host::Unix(_)));
     settings.insert(
         "access".into(),
-        match (socket, config.get_password().is_some()) {
-            (true, _) => "Unix socket".into(),
-            (false, true) => "TCP with a password".into(),
-            (false, false) => "TCP as given by --url / row url (the server's own authentication)".into(),
+        match (on_tcp(config), config.get_password().is_some()) {
+            (false, _) => "Unix socket".into(),
+            (true, true) => "TCP with a password".into(),
+            (true, false) => "TCP as given by --url / row url (the server's own authentication)".into(),
         },
     );
+    settings.insert("connection".into(), connection(config));
     settings
         .insert("table".into(), format!("{table} (k {t} PRIMARY KEY, v {t})", t = if text { "text" } else { "bytea" }));
     settings.insert(
@@ -395,6 +538,22 @@ fn describe(
     settings
         .insert("readers".into(), "one connection per reader thread; get and multi-get are prepared statements".into());
     settings
+}
+
+/// Does the client reach the server over TCP (its first host a name or address)?
+fn on_tcp(config: &Config) -> bool {
+    matches!(config.get_hosts().first(), Some(::postgres::config::Host::Tcp(_)))
+}
+
+/// Which connection the client uses, for the row's settings: `TCP HOST:PORT` or
+/// `Unix socket DIR/.s.PGSQL.PORT`.
+fn connection(config: &Config) -> String {
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    match config.get_hosts().first() {
+        Some(::postgres::config::Host::Tcp(h)) => format!("TCP {h}:{port}"),
+        Some(::postgres::config::Host::Unix(dir)) => format!("Unix socket {}/.s.PGSQL.{port}", dir.display()),
+        None => format!("Unix socket (libpq's default directory), port {port}"),
+    }
 }
 
 /// The server's settings that matter for the numbers, read back with SHOW.
@@ -658,22 +817,6 @@ impl Postgres {
         result
     }
 
-    /// `n` new rows, one INSERT each, row i derived just before its statement; one
-    /// transaction (a single row is one autocommit statement).
-    fn insert_rows(&self, c: &mut Client, w: &mut Stmts, n: usize, row: &mut RowFn<'_>) -> Result<()> {
-        let (mut k, mut v) = (Vec::new(), Vec::new());
-        if n == 1 {
-            row(0, &mut k, &mut v);
-            return insert_one(c, &w.insert, &k, &v);
-        }
-        let mut tx = c.transaction().map_err(pg("BEGIN"))?;
-        for i in 0..n {
-            row(i, &mut k, &mut v);
-            insert_one(&mut tx, &w.insert, &k, &v)?;
-        }
-        tx.commit().map_err(pg("COMMIT"))
-    }
-
     fn multi_insert(&self, c: &mut Client, w: &mut Stmts, batch: &[WriteOp<'_>]) -> Result<()> {
         let mut tx = c.transaction().map_err(pg("BEGIN"))?;
         for chunk in batch.chunks(self.rows_per_insert) {
@@ -757,16 +900,130 @@ impl Postgres {
     }
 }
 
-/// One thread's writes on its own connection and statements.
+/// The names of a libpq writer's prepared statements.
+const INSERT: &CStr = c"kvbench_insert";
+const UPSERT: &CStr = c"kvbench_upsert";
+const DELETE: &CStr = c"kvbench_delete";
+
+fn lib(what: &str) -> impl Fn(String) -> EngineError + '_ {
+    move |e| EngineError::Store(format!("postgres {what}: {e}"))
+}
+
+/// libpq's connection keywords for `config` (what the postgres crate parsed from the url).
+fn lib_params(config: &Config) -> Vec<(&'static str, String)> {
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            ::postgres::config::Host::Tcp(name) => name.clone(),
+            ::postgres::config::Host::Unix(dir) => dir.display().to_string(),
+        })
+        .collect();
+    let ports: Vec<String> = config.get_ports().iter().map(|p| p.to_string()).collect();
+    let mut p = vec![("host", hosts.join(",")), ("port", ports.join(","))];
+    if let Some(u) = config.get_user() {
+        p.push(("user", u.to_string()));
+    }
+    if let Some(d) = config.get_dbname() {
+        p.push(("dbname", d.to_string()));
+    }
+    if let Some(pw) = config.get_password() {
+        p.push(("password", String::from_utf8_lossy(pw).into_owned()));
+    }
+    if let Some(t) = config.get_connect_timeout() {
+        p.push(("connect_timeout", t.as_secs().max(1).to_string()));
+    }
+    p
+}
+
+/// A writer connection through libpq: one prepared statement per write.
+struct LibWriter {
+    conn: libpq::Conn,
+}
+
+impl LibWriter {
+    fn connect(e: &Postgres) -> Result<LibWriter> {
+        let mut conn = libpq::Conn::connect(&lib_params(&e.config)).map_err(lib("connect (libpq)"))?;
+        if let Some(v) = e.sync_commit {
+            conn.exec(&format!("SET synchronous_commit = {v}")).map_err(lib("SET synchronous_commit"))?;
+        }
+        let t = &e.table;
+        conn.prepare(INSERT, &format!("INSERT INTO {t} (k, v) VALUES ($1, $2)"), 2).map_err(lib("prepare"))?;
+        let upsert = format!("INSERT INTO {t} (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v");
+        conn.prepare(UPSERT, &upsert, 2).map_err(lib("prepare"))?;
+        conn.prepare(DELETE, &format!("DELETE FROM {t} WHERE k = $1"), 1).map_err(lib("prepare"))?;
+        Ok(LibWriter { conn })
+    }
+
+    /// One write: INSERT while loading, else upsert; DELETE for a delete.
+    fn one(&mut self, loading: bool, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+        match value {
+            Some(v) if loading => self.conn.exec_prepared(INSERT, [key, v]).map_err(lib("INSERT")),
+            Some(v) => self.conn.exec_prepared(UPSERT, [key, v]).map_err(lib("INSERT .. ON CONFLICT")),
+            None => self.conn.exec_prepared(DELETE, [key]).map_err(lib("DELETE")),
+        }
+    }
+
+    /// `body` between BEGIN and COMMIT (ROLLBACK when it fails).
+    fn transaction(&mut self, body: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+        self.conn.exec("BEGIN").map_err(lib("BEGIN"))?;
+        match body(self) {
+            Ok(()) => self.conn.exec("COMMIT").map_err(lib("COMMIT")),
+            Err(e) => {
+                let _ = self.conn.exec("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    /// One statement per write, in one transaction per batch; a batch of one is a single
+    /// autocommit statement.
+    fn write(&mut self, batch: &[WriteOp<'_>], loading: bool) -> Result<()> {
+        match batch {
+            [] => Ok(()),
+            [op] => self.one(loading, op.key, op.value),
+            _ => self.transaction(|w| batch.iter().try_for_each(|op| w.one(loading, op.key, op.value))),
+        }
+    }
+
+    /// `n` new rows, one INSERT each, row i derived just before its statement; one transaction
+    /// (a single row is one autocommit statement).
+    fn insert_rows(&mut self, n: usize, row: &mut RowFn<'_>) -> Result<()> {
+        let (mut k, mut v) = (Vec::new(), Vec::new());
+        let mut insert = |w: &mut Self, i: usize| {
+            row(i, &mut k, &mut v);
+            w.one(true, &k, Some(&v))
+        };
+        if n == 1 {
+            return insert(self, 0);
+        }
+        self.transaction(|w| (0..n).try_for_each(|i| insert(w, i)))
+    }
+}
+
+/// A thread's write connection: the postgres crate's for a COPY or multi-row INSERT load
+/// (its COPY streams as fast as psql's), libpq's for one statement per write.
+enum WriteConn {
+    Bulk(Client, Stmts),
+    Statements(LibWriter),
+}
+
+/// One thread's writes on its own connection.
 struct PgWriter<'a> {
-    client: Client,
-    stmts: Stmts,
+    conn: WriteConn,
     engine: &'a Postgres,
 }
 
 impl Writer for PgWriter<'_> {
     fn write(&mut self, batch: &[WriteOp<'_>]) -> Result<()> {
-        self.engine.write_on(&mut self.client, &mut self.stmts, batch)
+        let e = self.engine;
+        match &mut self.conn {
+            WriteConn::Bulk(c, w) => e.write_on(c, w, batch),
+            WriteConn::Statements(l) => {
+                let loading = e.loading.load(Ordering::Relaxed) && batch.iter().all(|op| op.value.is_some());
+                l.write(batch, loading)
+            }
+        }
     }
 
     /// While the table is being loaded by COPY or one-row INSERTs: rows are built as they are
@@ -777,10 +1034,9 @@ impl Writer for PgWriter<'_> {
     }
 
     fn write_rows(&mut self, n: usize, row: &mut RowFn<'_>) -> Result<()> {
-        let e = self.engine;
-        match e.load {
-            Load::CopyText | Load::CopyBinary => e.copy(&mut self.client, &mut self.stmts, n, row),
-            _ => e.insert_rows(&mut self.client, &mut self.stmts, n, row),
+        match &mut self.conn {
+            WriteConn::Bulk(c, w) => self.engine.copy(c, w, n, row),
+            WriteConn::Statements(l) => l.insert_rows(n, row),
         }
     }
 }
@@ -798,9 +1054,15 @@ impl Engine for Postgres {
 
     fn writer(&self) -> Result<Option<Box<dyn Writer + '_>>> {
         self.setup()?;
-        let mut client = connect(&self.config, self.sync_commit)?;
-        let stmts = prepare_stmts(&mut client, &self.table)?;
-        Ok(Some(Box::new(PgWriter { client, stmts, engine: self })))
+        let bulk = self.loading.load(Ordering::Relaxed) && self.load != Load::Insert;
+        let conn = if bulk {
+            let mut client = connect(&self.config, self.sync_commit)?;
+            let stmts = prepare_stmts(&mut client, &self.table)?;
+            WriteConn::Bulk(client, stmts)
+        } else {
+            WriteConn::Statements(LibWriter::connect(self)?)
+        };
+        Ok(Some(Box::new(PgWriter { conn, engine: self })))
     }
 
     fn prepare(&mut self) -> Result<()> {

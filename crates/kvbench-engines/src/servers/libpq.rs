@@ -1,0 +1,145 @@
+//! The postgres engine's one-statement writes through libpq (`pq-sys`): a blocking connection
+//! whose prepared statement costs one write and one read of the socket, where the `postgres`
+//! crate's runtime adds wake-ups per statement (docs/decisions.md, "postgres client and TCP").
+//! Only what those writes need: connect, run SQL, prepare, execute with binary parameters.
+
+use std::ffi::{CStr, CString};
+use std::os::raw::{c_char, c_int};
+use std::ptr::NonNull;
+
+use pq_sys::{ConnStatusType, ExecStatusType, PGconn, PGresult};
+
+/// One libpq connection, closed on drop.
+pub struct Conn(NonNull<PGconn>);
+
+// SAFETY: a PGconn may move between threads; it is used by one thread at a time (&mut self).
+unsafe impl Send for Conn {}
+
+/// A result, cleared on drop.
+struct Res(*mut PGresult);
+
+impl Drop for Res {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from libpq and is cleared once (PQclear takes null too).
+        unsafe { pq_sys::PQclear(self.0) }
+    }
+}
+
+fn cstring(what: &str, s: &str) -> Result<CString, String> {
+    CString::new(s).map_err(|_| format!("{what} holds a NUL byte"))
+}
+
+/// A C string libpq owns, copied (empty for null).
+fn owned(p: *const c_char) -> String {
+    if p.is_null() {
+        return String::new();
+    }
+    // SAFETY: libpq returns NUL-terminated strings that live as long as their connection/result.
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().trim_end().to_string()
+}
+
+impl Conn {
+    /// Connect with libpq's keywords (`host`, `port`, `user`, `password`, ...).
+    pub fn connect(params: &[(&str, String)]) -> Result<Conn, String> {
+        let keys: Vec<CString> = params.iter().map(|(k, _)| cstring("a keyword", k)).collect::<Result<_, _>>()?;
+        let vals: Vec<CString> = params.iter().map(|(k, v)| cstring(k, v)).collect::<Result<_, _>>()?;
+        let mut kp: Vec<*const c_char> = keys.iter().map(|k| k.as_ptr()).collect();
+        let mut vp: Vec<*const c_char> = vals.iter().map(|v| v.as_ptr()).collect();
+        kp.push(std::ptr::null());
+        vp.push(std::ptr::null());
+        // SAFETY: both arrays are NUL-terminated and their strings outlive the call.
+        let raw = unsafe { pq_sys::PQconnectdbParams(kp.as_ptr(), vp.as_ptr(), 0) };
+        let conn = Conn(NonNull::new(raw).ok_or("libpq: out of memory")?);
+        // SAFETY: a connection libpq returned.
+        if unsafe { pq_sys::PQstatus(conn.0.as_ptr()) } != ConnStatusType::CONNECTION_OK {
+            return Err(conn.error());
+        }
+        Ok(conn)
+    }
+
+    /// The connection's last error message.
+    fn error(&self) -> String {
+        // SAFETY: a live connection.
+        owned(unsafe { pq_sys::PQerrorMessage(self.0.as_ptr()) })
+    }
+
+    /// `r`, or the error it carries: `SQLSTATE: message` as the server gave it.
+    fn check(&self, r: *mut PGresult) -> Result<(), String> {
+        let r = Res(r);
+        if r.0.is_null() {
+            return Err(self.error());
+        }
+        // SAFETY: a result libpq returned, alive until `r` drops.
+        let status = unsafe { pq_sys::PQresultStatus(r.0) };
+        if matches!(status, ExecStatusType::PGRES_COMMAND_OK | ExecStatusType::PGRES_TUPLES_OK) {
+            return Ok(());
+        }
+        // SAFETY: as above; the fields are null when absent.
+        let (code, message) = unsafe {
+            (
+                owned(pq_sys::PQresultErrorField(r.0, pq_sys::PG_DIAG_SQLSTATE as c_int)),
+                owned(pq_sys::PQresultErrorField(r.0, pq_sys::PG_DIAG_MESSAGE_PRIMARY as c_int)),
+            )
+        };
+        Err(if code.is_empty() { self.error() } else { format!("{code}: {message}") })
+    }
+
+    /// Run `sql` (one or more statements without parameters).
+    pub fn exec(&mut self, sql: &str) -> Result<(), String> {
+        let sql = cstring("SQL", sql)?;
+        // SAFETY: a live connection and a NUL-terminated string.
+        self.check(unsafe { pq_sys::PQexec(self.0.as_ptr(), sql.as_ptr()) })
+    }
+
+    /// Prepare `sql` as statement `name`, its parameter types inferred by the server.
+    pub fn prepare(&mut self, name: &CStr, sql: &str, params: usize) -> Result<(), String> {
+        let sql = cstring("SQL", sql)?;
+        let n = params as c_int;
+        // SAFETY: a live connection, NUL-terminated strings, no parameter types (null).
+        self.check(unsafe { pq_sys::PQprepare(self.0.as_ptr(), name.as_ptr(), sql.as_ptr(), n, std::ptr::null()) })
+    }
+
+    /// Execute prepared statement `name` with `params` sent as binary values (raw bytes: the
+    /// binary form of both bytea and text).
+    pub fn exec_prepared<const N: usize>(&mut self, name: &CStr, params: [&[u8]; N]) -> Result<(), String> {
+        let values: [*const c_char; N] = params.map(|p| p.as_ptr().cast());
+        let mut lengths = [0 as c_int; N];
+        for (l, p) in lengths.iter_mut().zip(params) {
+            *l = c_int::try_from(p.len()).map_err(|_| format!("a parameter of {} bytes is over 2 GiB", p.len()))?;
+        }
+        let formats = [1 as c_int; N];
+        // SAFETY: a live connection; N values with their lengths and formats, alive for the call.
+        let r = unsafe {
+            pq_sys::PQexecPrepared(
+                self.0.as_ptr(),
+                name.as_ptr(),
+                N as c_int,
+                values.as_ptr(),
+                lengths.as_ptr(),
+                formats.as_ptr(),
+                0,
+            )
+        };
+        self.check(r)
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        // SAFETY: the connection is closed once, here.
+        unsafe { pq_sys::PQfinish(self.0.as_ptr()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_connection_says_why() {
+        let dir = std::env::temp_dir().join("kvbench-no-such-socket-dir");
+        let params = [("host", dir.display().to_string()), ("port", "1".into()), ("connect_timeout", "2".into())];
+        let e = Conn::connect(&params).err().expect("nothing listens there");
+        assert!(e.contains("kvbench-no-such-socket-dir"), "{e}");
+    }
+}
