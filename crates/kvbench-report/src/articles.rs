@@ -523,11 +523,11 @@ fn setting(r: &RunResult, name: &str) -> Option<String> {
 fn a002_connection(r: &RunResult) -> String {
     match setting(r, "connection").or_else(|| setting(r, "access")) {
         Some(c) if c.starts_with("TCP") => format!(
-            "the client is Rust's postgres crate over loopback TCP ({c}, a password login), as the article's OCaml client connected to localhost"
+            "kvbench's client (Rust, each row's `client` setting) connects over loopback TCP ({c}, a password login), as the article's OCaml client connected to localhost"
         ),
-        Some(c) if c.contains("Unix socket") => "the client is Rust's postgres crate over the server's Unix socket, where the article's OCaml client connected over TCP to localhost: each INSERT's round trip here skips the loopback TCP stack (connection = \"tcp\" takes the article's way)".into(),
-        Some(c) => format!("the client is Rust's postgres crate ({c}), not OCaml"),
-        None => "the client is Rust's postgres crate, not OCaml".into(),
+        Some(c) if c.contains("Unix socket") => "kvbench's client (Rust, each row's `client` setting) connects over the server's Unix socket, where the article's OCaml client connected over TCP to localhost: each INSERT's round trip here skips the loopback TCP stack (connection = \"tcp\" takes the article's way)".into(),
+        Some(c) => format!("kvbench's client (Rust, each row's `client` setting) reached the server by {c}, not OCaml"),
+        None => "kvbench's client is Rust (each row's `client` setting), not OCaml".into(),
     }
 }
 
@@ -1115,7 +1115,7 @@ mod tests {
         let mut r = r.clone();
         r.engines[0].settings.insert("connection".into(), "TCP 127.0.0.1:41234".into());
         let s = section(&r);
-        assert!(s.note.contains("over loopback TCP (TCP 127.0.0.1:41234") && !s.note.contains("Unix socket"), "{}", s.note);
+        assert!(s.note.contains("connects over loopback TCP (TCP 127.0.0.1:41234") && !s.note.contains("Unix socket"), "{}", s.note);
     }
 
     /// An article-003 row of 10 records: a 100-pass load, 100-pass reads, the bulk read and the

@@ -9,6 +9,13 @@ use std::ptr::NonNull;
 
 use pq_sys::{ConnStatusType, ExecStatusType, PGconn, PGresult};
 
+/// The linked libpq's version (`15.4`).
+pub fn version() -> String {
+    // SAFETY: no preconditions.
+    let v = unsafe { pq_sys::PQlibVersion() };
+    format!("{}.{}", v / 10000, v % 10000)
+}
+
 /// One libpq connection, closed on drop.
 pub struct Conn(NonNull<PGconn>);
 

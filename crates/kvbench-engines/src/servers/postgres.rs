@@ -1,5 +1,6 @@
-//! `postgres`: PostgreSQL 15 over loopback through the `postgres` crate (synchronous client).
-//! One table `(k bytea primary key, v bytea)` (or `text COLLATE "C"` with `types = text`).
+//! `postgres`: PostgreSQL 15 over its private Unix socket, or loopback TCP with `connection =
+//! "tcp"` (a role with a password generated at the server's start). One table `(k bytea primary
+//! key, v bytea)` (or `text COLLATE "C"` with `types = text`).
 //!
 //! The load phase (every write before `finish_load`, into an empty table) uses the `load`
 //! method: one INSERT per row, multi-row INSERTs, COPY FROM STDIN in text or binary format; a
@@ -7,6 +8,9 @@
 //! are upserts and deletes, one transaction per batch. Reads: get by primary key with a prepared
 //! statement, multi-get with `k = ANY($1)`, scans ordered by key. Each reader has its own
 //! connection (kept in a pool across phases so reconnecting is not measured).
+//!
+//! Clients: a writer thread's one-statement writes go through libpq ([`super::libpq`]); COPY,
+//! multi-row INSERT, reads and set-up through the `postgres` crate (synchronous client).
 //!
 //! Durability: `sync = none` → `fsync = off` (ALTER SYSTEM + reload, one server serves every
 //! variant) and `synchronous_commit = off`; `commit`/`always` → both on. settings() reads them
@@ -41,7 +45,7 @@ const TABLE_COMMENT: &str = "created by kvbench; the next kvbench run using this
 
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "postgres",
-    description: "PostgreSQL 15 over loopback (postgres crate): INSERT/COPY loads, prepared gets, ANY() multi-get",
+    description: "PostgreSQL 15 over its socket or loopback TCP (libpq + postgres crate): INSERT/COPY loads, prepared gets, ANY() multi-get",
     capabilities: Capabilities {
         ordered_scan: true,
         multi_get: true,
@@ -93,7 +97,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     version: || {
         let server = process::first_line_of(&Path::new(PG_BIN).join("postgres"), &["--version"]);
         let server = if server.is_empty() { "postgresql-15 not installed".to_string() } else { server };
-        format!("{server}; client: postgres crate 0.19.9 (sync)")
+        format!("{server}; client: libpq {} (pq-sys 0.7.8) and postgres crate 0.19.9 (sync)", libpq::version())
     },
     available: || Ok(()),
     open,
@@ -522,6 +526,12 @@ fn describe(
         },
     );
     settings.insert("connection".into(), connection(config));
+    let statements = format!("libpq {} (pq-sys 0.7.8)", libpq::version());
+    let client = match load {
+        Load::Insert => format!("{statements} for every write"),
+        _ => format!("postgres crate 0.19.9 for the load; {statements} for later writes"),
+    };
+    settings.insert("client".into(), format!("{client}; postgres crate 0.19.9 for reads"));
     settings
         .insert("table".into(), format!("{table} (k {t} PRIMARY KEY, v {t})", t = if text { "text" } else { "bytea" }));
     settings.insert(

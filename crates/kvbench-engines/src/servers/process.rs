@@ -3,8 +3,9 @@
 //! stop that cannot leave a process behind.
 //!
 //! Access: a server kvbench starts listens only on a Unix socket inside its private directory
-//! (mode 0700, owned by the user the server runs as), never on TCP, so only kvbench (and root)
-//! can reach it; no password is needed because no other user can open the socket.
+//! (mode 0700, owned by the user the server runs as), not on TCP, so only kvbench (and root)
+//! can reach it; no password is needed because no other user can open the socket. (PostgreSQL
+//! with `connection = "tcp"` adds a loopback listener behind a generated password.)
 //!
 //! Every server runs in a process group of its own, so that `stop` reaches whatever it forked
 //! (PostgreSQL's backends) and so that a Ctrl-C typed at the terminal reaches kvbench only,
