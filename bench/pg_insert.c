@@ -1,6 +1,7 @@
 /* The minimal libpq INSERT loop bench/postgres.sh sets beside kvbench's `load = "insert"` row:
  * reads every (k, v) of SRC into memory (untimed), then in one transaction runs one prepared
- * INSERT per row into DST and prints the rows per second from BEGIN to COMMIT.
+ * INSERT per row into DST and prints the rows per second from BEGIN to COMMIT and the process's
+ * CPU time per row (µs) over the same span.
  * Usage: pg_insert CONNINFO SRC DST */
 #include <libpq-fe.h>
 #include <stdio.h>
@@ -20,11 +21,13 @@ static void run(PGconn *c, const char *sql) {
     PQclear(r);
 }
 
-static double now(void) {
+static double clock_s(clockid_t id) {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(id, &t);
     return t.tv_sec + t.tv_nsec / 1e9;
 }
+
+static double now(void) { return clock_s(CLOCK_MONOTONIC); }
 
 int main(int argc, char **argv) {
     if (argc != 4) {
@@ -45,7 +48,7 @@ int main(int argc, char **argv) {
     check(c, p, PGRES_COMMAND_OK, "prepare");
     PQclear(p);
     int n = PQntuples(rows);
-    double t0 = now();
+    double t0 = now(), cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     run(c, "BEGIN");
     for (int i = 0; i < n; i++) {
         const char *params[2] = {PQgetvalue(rows, i, 0), PQgetvalue(rows, i, 1)};
@@ -54,8 +57,8 @@ int main(int argc, char **argv) {
         PQclear(r);
     }
     run(c, "COMMIT");
-    double dt = now() - t0;
-    printf("%.0f\n", n / dt);
+    double dt = now() - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+    printf("%.0f %.2f\n", n / dt, cpu / n * 1e6);
     PQclear(rows);
     PQfinish(c);
     return 0;

@@ -6,7 +6,9 @@
 #           same rows from a file (exported once from kvbench's table; psql's `\timing`)
 #   INSERT  kvbench `load = "insert"`, one prepared INSERT per row in one transaction   vs
 #           bench/pg_insert.c: the same rows read into memory first, then one PQexecPrepared
-#           per row between BEGIN and COMMIT (text parameters), timed from BEGIN to COMMIT
+#           per row between BEGIN and COMMIT (text parameters), timed from BEGIN to COMMIT;
+#           beside the rates, each side's client CPU per row over the load (µs; kvbench's worker
+#           process, the loop's process), which a busy machine disturbs far less than the rates
 # Before every timed load the target table is empty and the server has run a CHECKPOINT
 # (kvbench's prepare step does the same and waits for the WAL to settle). Prints per method the
 # median rows/s of each side, their ratio (kvbench / peer) per round and its median, kvbench's
@@ -74,7 +76,7 @@ TOML
 scenario copy copy-text
 scenario insert insert
 
-# One kvbench load; prints "rows/s harness_share".
+# One kvbench load; prints "rows/s harness_share cpu_us_per_row".
 run_kvbench() {
     rm -rf "$WORK/out" "$WORK/kv"
     "$KVBENCH" run "$WORK/$1.toml" --data-dir "$WORK/kv" --plan-dir "$WORK/plans" --out "$WORK/out" \
@@ -85,7 +87,7 @@ run = json.load(open(glob.glob(sys.argv[1] + "/*.json")[0]))
 p = [p for p in run["engines"][0]["phases"] if p["name"] == "load"][0]
 if p.get("status", "ok") not in ("ok", "warn"):
     sys.exit(f"kvbench load: {p.get('status')}: {p.get('error')}")
-print(p["ops_per_sec"], p["harness_share"])
+print(p["ops_per_sec"], p["harness_share"], (p["cpu_user_ns"] + p["cpu_sys_ns"]) / p["ops"] / 1000)
 PY
 }
 
@@ -96,14 +98,14 @@ fresh_peer_table() {
     sleep 0.2
 }
 
-# One peer load; prints "rows/s".
+# One peer load; prints "rows/s cpu_us_per_row" (CPU: the INSERT loop only).
 run_peer() {
     fresh_peer_table
     case $1 in
         copy)
             local ms
             ms=$(sql -c '\timing on' -c "\\copy peer_kv FROM '$WORK/rows.txt'" | awk '/^Time:/ { print $2 }')
-            python3 -c "print($RECORDS / ($ms / 1000))" ;;
+            python3 -c "print($RECORDS / ($ms / 1000), 'nan')" ;;
         insert) "$WORK/pg_insert" "$CONN" peer_src peer_kv ;;
     esac
 }
@@ -132,15 +134,16 @@ for ((r = 0; r < ROUNDS; r++)); do
 done
 python3 - "$WORK/results.txt" <<'PY'
 import statistics as st, sys
+# Each line: method, peer rows/s, peer cpu, kvbench rows/s, harness share, kvbench cpu, load average.
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 peer = {"copy": "psql \\copy", "insert": "libpq loop"}
-print(f"{'method':<8} {'peer':<11} {'peer/s':>9} {'kvbench/s':>9} {'ratio':>6} {'harness':>7}  ratios per round (load average)")
+print(f"{'method':<8} {'peer':<11} {'peer/s':>9} {'kvbench/s':>9} {'ratio':>6} {'harness':>7} {'cpu µs/row peer kvbench':>23}  ratios per round (load average)")
 for m in dict.fromkeys(r[0] for r in rows):
     rs = [r for r in rows if r[0] == m]
-    p = [float(r[1]) for r in rs]
-    k = [float(r[2]) for r in rs]
-    h = [float(r[3]) for r in rs]
+    p, pc = [float(r[1]) for r in rs], [float(r[2]) for r in rs]
+    k, h, kc = [float(r[3]) for r in rs], [float(r[4]) for r in rs], [float(r[5]) for r in rs]
     ratios = [b / a for a, b in zip(p, k)]
-    per = " ".join(f"{x:.3f}({r[4]})" for x, r in zip(ratios, rs))
-    print(f"{m:<8} {peer[m]:<11} {st.median(p):9.0f} {st.median(k):9.0f} {st.median(ratios):6.3f} {st.median(h):7.3f}  {per}")
+    per = " ".join(f"{x:.3f}({r[6]})" for x, r in zip(ratios, rs))
+    cpu = f"{st.median(pc):.2f} {st.median(kc):.2f}"
+    print(f"{m:<8} {peer[m]:<11} {st.median(p):9.0f} {st.median(k):9.0f} {st.median(ratios):6.3f} {st.median(h):7.3f} {cpu:>23}  {per}")
 PY

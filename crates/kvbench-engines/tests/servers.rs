@@ -446,7 +446,8 @@ fn postgres_over_tcp_admits_only_its_role_with_the_generated_password() {
     assert!(s.info()["access"].contains("scram-sha-256"), "{:?}", s.info());
 
     let login = |user: &str, pw: Option<&str>| {
-        let mut c: postgres::Config = format!("host=127.0.0.1 port={port} user={user} dbname=postgres").parse().unwrap();
+        let mut c: postgres::Config =
+            format!("host=127.0.0.1 port={port} user={user} dbname=postgres").parse().unwrap();
         if let Some(pw) = pw {
             c.password(pw);
         }

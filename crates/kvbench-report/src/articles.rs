@@ -1115,7 +1115,11 @@ mod tests {
         let mut r = r.clone();
         r.engines[0].settings.insert("connection".into(), "TCP 127.0.0.1:41234".into());
         let s = section(&r);
-        assert!(s.note.contains("connects over loopback TCP (TCP 127.0.0.1:41234") && !s.note.contains("Unix socket"), "{}", s.note);
+        assert!(
+            s.note.contains("connects over loopback TCP (TCP 127.0.0.1:41234") && !s.note.contains("Unix socket"),
+            "{}",
+            s.note
+        );
     }
 
     /// An article-003 row of 10 records: a 100-pass load, 100-pass reads, the bulk read and the

@@ -161,7 +161,10 @@ fn a_planted_secret_reaches_no_output() {
 #[test]
 fn a_planted_postgres_tcp_password_reaches_no_output() {
     if !Path::new("/usr/lib/postgresql/15/bin/postgres").is_file() {
-        assert!(std::env::var_os("KVBENCH_ALLOW_MISSING").is_some(), "PostgreSQL 15 not installed: apt-get install postgresql-15 (or KVBENCH_ALLOW_MISSING=1)");
+        assert!(
+            std::env::var_os("KVBENCH_ALLOW_MISSING").is_some(),
+            "PostgreSQL 15 not installed: apt-get install postgresql-15 (or KVBENCH_ALLOW_MISSING=1)"
+        );
         return;
     }
     let tmp = tempfile::Builder::new().prefix("kvbench-secret-").tempdir().unwrap();

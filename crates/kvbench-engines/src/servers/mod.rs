@@ -5,9 +5,9 @@
 
 pub mod cluster;
 pub mod etcdcluster;
+mod libpq;
 pub mod memcached;
 pub mod netns;
-mod libpq;
 pub mod postgres;
 pub mod process;
 pub mod redis;

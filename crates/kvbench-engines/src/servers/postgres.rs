@@ -1185,6 +1185,35 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_connection_names_the_option_and_its_values() {
+        let given = [("connection".to_string(), serde_json::json!("udp"))].into();
+        let e = Options::parse("postgres", DESCRIPTOR.options, &given).err().expect("udp is refused");
+        assert!(e.contains("`connection`") && e.contains("socket, tcp"), "{e}");
+    }
+
+    #[test]
+    fn tcp_rows_get_a_server_of_their_own_shape() {
+        let tcp = [("connection".to_string(), serde_json::json!("tcp"))].into();
+        assert_eq!(shaped_server(&tcp).map(|(name, _)| name).as_deref(), Some("postgres-tcp"));
+        let socket = [("connection".to_string(), serde_json::json!("socket"))].into();
+        assert!(shaped_server(&socket).is_none() && shaped_server(&BTreeMap::new()).is_none());
+    }
+
+    #[test]
+    fn libpq_gets_the_urls_host_port_user_and_password() {
+        let mut c: Config = "host=127.0.0.1 port=5999 user=kvbench_tcp dbname=postgres".parse().unwrap();
+        c.password("pw").connect_timeout(Duration::from_secs(10));
+        let p = lib_params(&c);
+        for kv in [("host", "127.0.0.1"), ("port", "5999"), ("user", "kvbench_tcp"), ("password", "pw")] {
+            assert!(p.iter().any(|(k, v)| (*k, v.as_str()) == kv), "{kv:?} in {p:?}");
+        }
+        assert_eq!(connection(&c), "TCP 127.0.0.1:5999");
+        let s: Config = "host='/tmp/x y' port=5432 user=postgres".parse().unwrap();
+        assert_eq!(connection(&s), "Unix socket /tmp/x y/.s.PGSQL.5432");
+        assert!(lib_params(&s).contains(&("host", "/tmp/x y".to_string())));
+    }
+
+    #[test]
     fn identifiers() {
         assert!(valid_ident("kvbench_kv"));
         assert!(!valid_ident("Kv"));
