@@ -1014,7 +1014,7 @@ impl LibWriter {
 /// A thread's write connection: the postgres crate's for a COPY or multi-row INSERT load
 /// (its COPY streams as fast as psql's), libpq's for one statement per write.
 enum WriteConn {
-    Bulk(Client, Stmts),
+    Bulk(Box<(Client, Stmts)>),
     Statements(LibWriter),
 }
 
@@ -1028,7 +1028,7 @@ impl Writer for PgWriter<'_> {
     fn write(&mut self, batch: &[WriteOp<'_>]) -> Result<()> {
         let e = self.engine;
         match &mut self.conn {
-            WriteConn::Bulk(c, w) => e.write_on(c, w, batch),
+            WriteConn::Bulk(b) => e.write_on(&mut b.0, &mut b.1, batch),
             WriteConn::Statements(l) => {
                 let loading = e.loading.load(Ordering::Relaxed) && batch.iter().all(|op| op.value.is_some());
                 l.write(batch, loading)
@@ -1045,7 +1045,7 @@ impl Writer for PgWriter<'_> {
 
     fn write_rows(&mut self, n: usize, row: &mut RowFn<'_>) -> Result<()> {
         match &mut self.conn {
-            WriteConn::Bulk(c, w) => self.engine.copy(c, w, n, row),
+            WriteConn::Bulk(b) => self.engine.copy(&mut b.0, &mut b.1, n, row),
             WriteConn::Statements(l) => l.insert_rows(n, row),
         }
     }
@@ -1068,7 +1068,7 @@ impl Engine for Postgres {
         let conn = if bulk {
             let mut client = connect(&self.config, self.sync_commit)?;
             let stmts = prepare_stmts(&mut client, &self.table)?;
-            WriteConn::Bulk(client, stmts)
+            WriteConn::Bulk(Box::new((client, stmts)))
         } else {
             WriteConn::Statements(LibWriter::connect(self)?)
         };
@@ -1187,7 +1187,7 @@ mod tests {
     #[test]
     fn a_bad_connection_names_the_option_and_its_values() {
         let given = [("connection".to_string(), serde_json::json!("udp"))].into();
-        let e = Options::parse("postgres", DESCRIPTOR.options, &given).err().expect("udp is refused");
+        let e = Options::parse("postgres", DESCRIPTOR.options, &given).expect_err("udp is refused");
         assert!(e.contains("`connection`") && e.contains("socket, tcp"), "{e}");
     }
 
