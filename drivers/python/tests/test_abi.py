@@ -44,3 +44,13 @@ def test_the_library_names_every_number_the_runner_uses(abi):
 def test_core_outside_is_the_header_uint32_max():
     assert "u = UINT32_MAX" in (REPO / "crates" / "kvbench-ffi" / "kvbench.h").read_text()
     assert core.OUTSIDE == 2**32 - 1
+
+
+def test_a_library_without_the_core_calls_fails_at_load_naming_the_rebuild(monkeypatch):
+    import _ctypes  # a shared object that is not the worker core (where it is not built in)
+
+    if getattr(_ctypes, "__file__", None) is None:
+        pytest.skip("_ctypes is built into this interpreter: no other shared object to load")
+    monkeypatch.setenv("KVBENCH_FFI_LIB", _ctypes.__file__)
+    with pytest.raises(core.MissingLibrary, match="older than this worker, rebuild it with `cargo build"):
+        core.load()
