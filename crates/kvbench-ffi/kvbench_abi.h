@@ -5,22 +5,10 @@
 #define KVBENCH_ABI_H
 
 /* Step kinds (kvb_step.step). */
-enum {
-  KVB_END = 0,
-  KVB_OPEN = 1,
-  KVB_PREPARE = 2,
-  KVB_CLOSE = 3,
-  KVB_EVICTED = 4,
-  KVB_OPS = 5,
-  KVB_SETTLE = 6
-};
+enum { KVB_END = 0, KVB_OPEN = 1, KVB_PREPARE = 2, KVB_CLOSE = 3, KVB_EVICTED = 4, KVB_OPS = 5, KVB_SETTLE = 6 };
 
 /* Open modes (kvb_step.mode). */
-enum {
-  KVB_READ_WRITE = 0,
-  KVB_READ_ONLY = 1,
-  KVB_SECONDARY = 2
-};
+enum { KVB_READ_WRITE = 0, KVB_READ_ONLY = 1, KVB_SECONDARY = 2 };
 
 /* Unit kinds (kvb_block.kind). */
 enum {
@@ -34,8 +22,6 @@ enum {
 };
 
 /* A got_len entry (kvb_done): the value read was equal to the key's exp. */
-enum {
-  KVB_MATCHED = -2
-};
+enum { KVB_MATCHED = -2 };
 
 #endif

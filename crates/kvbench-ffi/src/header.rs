@@ -32,8 +32,16 @@ pub fn abi_header() -> String {
     h
 }
 
+/// One C enum; on one line when no constant of the group has a doc of its own.
 fn write_group(h: &mut String, group: &[Constant]) {
-    let _ = write!(h, "\n/* {} */\nenum {{\n", group[0].group.trim());
+    let _ = write!(h, "\n/* {} */\n", group[0].group.trim());
+    if group.iter().all(|c| c.doc.trim().is_empty()) {
+        let entries: Vec<String> =
+            group.iter().map(|c| format!("{} = {}", c.name.to_string_lossy(), c.value)).collect();
+        let _ = writeln!(h, "enum {{ {} }};", entries.join(", "));
+        return;
+    }
+    h.push_str("enum {\n");
     let entries: Vec<String> = group
         .iter()
         .enumerate()

@@ -40,21 +40,9 @@ macro_rules! abi {
 
 abi! {
     /// Step kinds (kvb_step.step).
-    i32 {
-        END = 0,
-        OPEN = 1,
-        PREPARE = 2,
-        CLOSE = 3,
-        EVICTED = 4,
-        OPS = 5,
-        SETTLE = 6,
-    }
+    i32 { END = 0, OPEN = 1, PREPARE = 2, CLOSE = 3, EVICTED = 4, OPS = 5, SETTLE = 6, }
     /// Open modes (kvb_step.mode).
-    i32 {
-        READ_WRITE = 0,
-        READ_ONLY = 1,
-        SECONDARY = 2,
-    }
+    i32 { READ_WRITE = 0, READ_ONLY = 1, SECONDARY = 2, }
     /// Unit kinds (kvb_block.kind).
     u8 {
         /// one key: get it
@@ -73,9 +61,7 @@ abi! {
         WAIT = 7,
     }
     /// A got_len entry (kvb_done): the value read was equal to the key's exp.
-    i32 {
-        MATCHED = -2,
-    }
+    i32 { MATCHED = -2, }
 }
 
 #[cfg(test)]
