@@ -430,6 +430,7 @@ fn ops_step(
     p: &PhasePlan,
     mode: OpenMode,
 ) -> anyhow::Result<OpsStep> {
+    anyhow::ensure!(def.kind.runs_ops(), "a {} phase has no operations", def.kind.as_str());
     let spec = def.ops_spec();
     let seeds = super::dataset::phase_seeds(s.seed, i as u64);
     let existing = data.existing_before(i);
@@ -442,7 +443,6 @@ fn ops_step(
     }
     let count = step_count(def, &spec, data, existing, kpr);
     let (dist, perm_seed) = step_dist(s, data, def, &spec, existing, count, seeds.perm)?;
-    anyhow::ensure!(def.kind.runs_ops(), "a {} phase has no operations", def.kind.as_str());
     let (kinds, thresholds) =
         if def.kind == PhaseKind::Mixed { super::dataset::mix_kinds(&spec.mix)? } else { (vec![], vec![]) };
     if def.kind == PhaseKind::Update && p.batch > 1 && data.dataset.value.merges_updates() {
