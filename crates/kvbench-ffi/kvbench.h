@@ -19,20 +19,8 @@
 typedef struct kvb_job kvb_job;
 typedef struct kvb_thread kvb_thread;
 
-/* Step kinds (kvb_step.step). */
-enum { KVB_END = 0, KVB_OPEN = 1, KVB_PREPARE = 2, KVB_CLOSE = 3, KVB_EVICTED = 4, KVB_OPS = 5, KVB_SETTLE = 6 };
-/* Open modes (kvb_step.mode). */
-enum { KVB_READ_WRITE = 0, KVB_READ_ONLY = 1, KVB_SECONDARY = 2 };
-/* Unit kinds (kvb_block.kind). */
-enum {
-  KVB_GET = 1,       /* one key: get it */
-  KVB_MULTI_GET = 2, /* its keys: one multi-get request (the engine's own, else gets in a loop) */
-  KVB_SCAN = 3,      /* from its key, up to scan_len records in key order (kvb_scan) */
-  KVB_WRITE = 4,     /* its keys: one write batch (put val, or delete where del is 1) */
-  KVB_RMW = 5,       /* one key: get it, refresh the reader, write val; timed together */
-  KVB_OPEN_GET = 6,  /* one key: open the engine (kvb_step.mode), get, close; timed together */
-  KVB_WAIT = 7       /* nothing to run: wait until due, then ask kvb_next again */
-};
+/* The numbers: step kinds, open modes, unit kinds, KVB_MATCHED (generated from the Rust source). */
+#include "kvbench_abi.h"
 
 /* Open the job file and the plan it names; write step events on file descriptor events_fd.
  * Never NULL: on a bad job kvb_job_error says why. */
@@ -85,6 +73,10 @@ int kvb_finish_due(kvb_job *job);
 /* The protocol version for the worker's hello event. */
 uint32_t kvb_protocol(void);
 
+/* The i-th constant of kvbench_abi.h (0 <= i): its name ("KVB_GET") and value; 0 past the last.
+ * For a worker that cannot read this header (the Python worker reads its numbers here). */
+int kvb_abi_constant(size_t i, const char **name, int64_t *value);
+
 /* Emit the step's event. Returns 1 when the job stops here (a failed step that ends it). */
 int kvb_step_end(kvb_job *job, const kvb_report *report);
 
@@ -115,9 +107,6 @@ typedef struct {
   uint8_t plain;            /* 1: unit u is a KVB_GET of key u, no refresh, no due (one loop may
                                run them all) */
 } kvb_block;
-
-/* A got_len entry: the value read was equal to the key's exp. */
-#define KVB_MATCHED (-2)
 
 /* The thread's next block of units. With writers on several threads it may wait for a record
  * another thread is writing: a worker whose store makes a writer wait for open snapshots lets

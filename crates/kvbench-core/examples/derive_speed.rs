@@ -9,7 +9,7 @@
 use std::hint::black_box;
 
 use kvbench_core::derive::{latest_dist, zipfian_dist, Keys, Values, YCSB_THETA};
-use kvbench_core::job::{Dataset, Dist, Generator, KeyShape, OpKind, OpsStep, ValueShape};
+use kvbench_core::job::{Dataset, Dist, Generator, KeyShape, OpsStep, PhaseKind, ValueShape};
 use kvbench_core::opstream::OpStream;
 use kvbench_core::spec::{KeyKind, ValueContent};
 
@@ -30,7 +30,7 @@ fn dataset(records: u64) -> Dataset {
 
 fn step(count: u64, dist: Dist, last: u64) -> OpsStep {
     serde_json::from_value(serde_json::json!({
-        "index": 0, "name": "speed", "kind": OpKind::Get, "count": count, "dist": dist,
+        "index": 0, "name": "speed", "kind": PhaseKind::Get, "count": count, "dist": dist,
         "rec_seed": 3, "perm_seed": 4, "last": last,
     }))
     .expect("a valid step")

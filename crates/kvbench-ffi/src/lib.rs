@@ -20,6 +20,8 @@ use kvbench_model::job::PROTOCOL_VERSION;
 use kvbench_worker::blocks::Thread;
 use kvbench_worker::hosted::{Emit, Hosted, Report, StepView};
 
+pub mod header;
+
 /// A job (kvbench.h `kvb_job`).
 pub struct kvb_job {
     hosted: Option<Hosted>,
@@ -170,6 +172,23 @@ pub unsafe extern "C" fn kvb_emit(job: *mut kvb_job, json: *const c_char) {
 #[no_mangle]
 pub extern "C" fn kvb_protocol() -> u32 {
     PROTOCOL_VERSION
+}
+
+/// # Safety
+/// `name` and `value` are NULL or valid for one write each.
+#[no_mangle]
+pub unsafe extern "C" fn kvb_abi_constant(i: usize, name: *mut *const c_char, value: *mut i64) -> c_int {
+    let Some(c) = kvbench_worker::abi::ALL.get(i) else { return 0 };
+    // SAFETY: per this function's contract (NULL: not asked for); the name is a static string.
+    unsafe {
+        if let Some(n) = name.as_mut() {
+            *n = c.name.as_ptr();
+        }
+        if let Some(v) = value.as_mut() {
+            *v = c.value;
+        }
+    }
+    1
 }
 
 /// # Safety

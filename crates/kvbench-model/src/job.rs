@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{OpenMode, SyncMode};
-pub use crate::spec::OpKind;
+pub use crate::spec::PhaseKind;
 use crate::spec::{KeyKind, ValueContent};
 
 pub const PROTOCOL_VERSION: u32 = 4;
@@ -216,7 +216,7 @@ pub struct ScanLen {
 pub struct OpsStep {
     pub index: usize,
     pub name: String,
-    pub kind: OpKind,
+    pub kind: PhaseKind,
     pub count: u64,
     #[serde(default = "one")]
     pub threads: u32,
@@ -233,7 +233,7 @@ pub struct OpsStep {
     pub pipeline: u32,
     /// Mixed phases: op kinds and their u64 thresholds (same length).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub kinds: Vec<OpKind>,
+    pub kinds: Vec<PhaseKind>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thresholds: Vec<u64>,
     pub dist: Dist,

@@ -648,7 +648,7 @@ impl Scenario {
         if let Some(k) = &p.kill {
             check_kill(k, &f)?;
         }
-        if p.warmup.as_ref().is_some_and(Warmup::is_some) && p.kind.writes() {
+        if p.warmup.as_ref().is_some_and(Warmup::is_some) && p.kind.may_write() {
             // A warm-up of a writing phase would change what the phase then reads.
             return Err(FieldError::new(&f("warmup"), "warmup is only for read phases (get, multi-get, scan)"));
         }
@@ -929,7 +929,7 @@ fn check_passes_and_open(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> R
             ));
         }
     }
-    if p.open.is_some_and(|m| m != crate::engine::OpenMode::ReadWrite) && p.kind.writes() {
+    if p.open.is_some_and(|m| m != crate::engine::OpenMode::ReadWrite) && p.kind.may_write() {
         return Err(FieldError::new(&f("open"), "a phase's own open mode is for read phases (get, multi-get, scan)"));
     }
     Ok(())

@@ -150,7 +150,10 @@ impl ValueSpec {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The kind of a scenario phase, of a job's ops step and of each operation it runs (a mixed
+/// phase's ops are each of one of its `kinds`): one enum, so a phase and its operations share
+/// one name in the scenario, the job protocol and the results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PhaseKind {
     Load,
@@ -165,38 +168,44 @@ pub enum PhaseKind {
     Rmw,
     Mixed,
     /// Untimed, between phases: the engine flushes and compacts (or waits until no compaction
-    /// is pending), so the next phase starts from a settled store.
+    /// is pending), so the next phase starts from a settled store. Runs no operations.
     Settle,
     /// Untimed figure, between phases: the store is closed and its files' allocated bytes
-    /// read right there (the space after a write, before later phases add to it).
+    /// read right there (the space after a write, before later phases add to it). Runs no
+    /// operations.
     Size,
 }
 
 impl PhaseKind {
-    /// The phase's name: its operations' name, as the scenario and the job protocol spell both.
-    pub fn as_str(&self) -> &'static str {
-        match self.op_kind() {
-            Some(k) => k.as_str(),
-            None if *self == PhaseKind::Size => "size",
-            None => "settle",
-        }
-    }
+    pub const ALL: [PhaseKind; 11] = [
+        PhaseKind::Load,
+        PhaseKind::Get,
+        PhaseKind::MultiGet,
+        PhaseKind::Scan,
+        PhaseKind::Update,
+        PhaseKind::Insert,
+        PhaseKind::Delete,
+        PhaseKind::Rmw,
+        PhaseKind::Mixed,
+        PhaseKind::Settle,
+        PhaseKind::Size,
+    ];
 
-    /// The operations of a phase kind (None: settle and size phases run none); the one mapping
-    /// between the two enums.
-    pub fn op_kind(&self) -> Option<OpKind> {
-        Some(match self {
-            PhaseKind::Load => OpKind::Load,
-            PhaseKind::Get => OpKind::Get,
-            PhaseKind::MultiGet => OpKind::MultiGet,
-            PhaseKind::Scan => OpKind::Scan,
-            PhaseKind::Update => OpKind::Update,
-            PhaseKind::Insert => OpKind::Insert,
-            PhaseKind::Delete => OpKind::Delete,
-            PhaseKind::Rmw => OpKind::Rmw,
-            PhaseKind::Mixed => OpKind::Mixed,
-            PhaseKind::Settle | PhaseKind::Size => return None,
-        })
+    /// The name the scenario, the job protocol and the results spell.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PhaseKind::Load => "load",
+            PhaseKind::Get => "get",
+            PhaseKind::MultiGet => "multi-get",
+            PhaseKind::Scan => "scan",
+            PhaseKind::Update => "update",
+            PhaseKind::Insert => "insert",
+            PhaseKind::Delete => "delete",
+            PhaseKind::Rmw => "rmw",
+            PhaseKind::Mixed => "mixed",
+            PhaseKind::Settle => "settle",
+            PhaseKind::Size => "size",
+        }
     }
 
     /// A phase after the load that runs operations (settle and size run none): what `--threads` and
@@ -214,9 +223,10 @@ impl PhaseKind {
         }
     }
 
-    /// Whether the phase runs operations (settle and size phases run none).
+    /// Whether the phase runs operations (settle and size phases run none): the kinds an ops
+    /// step may have.
     pub fn runs_ops(&self) -> bool {
-        self.op_kind().is_some()
+        !matches!(self, PhaseKind::Settle | PhaseKind::Size)
     }
 
     /// The same for a result's phase kind (`open` and `close` run one call each: true).
@@ -224,56 +234,19 @@ impl PhaseKind {
         !matches!(kind, "settle" | "size")
     }
 
-    /// A mixed phase may write; its operations' kind alone does not say.
+    /// Every operation of this kind writes (a mixed phase's do not all: [`PhaseKind::may_write`]).
     pub fn writes(&self) -> bool {
-        self.op_kind().is_some_and(|k| k == OpKind::Mixed || k.writes())
-    }
-}
-
-/// Operation kinds of ops steps and of mixed phases' `kinds`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OpKind {
-    Load,
-    Get,
-    MultiGet,
-    Scan,
-    Update,
-    Insert,
-    Delete,
-    Rmw,
-    Mixed,
-}
-
-impl OpKind {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            OpKind::Load => "load",
-            OpKind::Get => "get",
-            OpKind::MultiGet => "multi-get",
-            OpKind::Scan => "scan",
-            OpKind::Update => "update",
-            OpKind::Insert => "insert",
-            OpKind::Delete => "delete",
-            OpKind::Rmw => "rmw",
-            OpKind::Mixed => "mixed",
-        }
+        matches!(self, PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete | PhaseKind::Rmw)
     }
 
-    pub const ALL: [OpKind; 9] = [
-        OpKind::Load,
-        OpKind::Get,
-        OpKind::MultiGet,
-        OpKind::Scan,
-        OpKind::Update,
-        OpKind::Insert,
-        OpKind::Delete,
-        OpKind::Rmw,
-        OpKind::Mixed,
-    ];
+    /// A phase of this kind may write: its operations write, or it is mixed.
+    pub fn may_write(&self) -> bool {
+        self.writes() || *self == PhaseKind::Mixed
+    }
 
-    pub fn writes(&self) -> bool {
-        matches!(self, OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete | OpKind::Rmw)
+    /// A kind a mixed phase's operations may have (one key a unit, no load, no nesting).
+    pub fn mixes(&self) -> bool {
+        self.runs_ops() && !matches!(self, PhaseKind::Load | PhaseKind::Mixed | PhaseKind::MultiGet)
     }
 }
 
@@ -555,36 +528,35 @@ impl Expect {
 
 #[cfg(test)]
 mod tests {
-    use super::{OpKind, PhaseKind};
-
-    fn serialized<T: serde::Serialize>(v: T) -> String {
-        serde_json::to_value(v).unwrap().as_str().unwrap().to_string()
-    }
+    use super::PhaseKind;
 
     #[test]
-    fn every_op_kind_is_the_phase_kind_of_the_same_name() {
-        for k in OpKind::ALL {
-            let phase: PhaseKind = serde_json::from_value(serde_json::json!(k.as_str())).unwrap();
-            assert_eq!(phase.op_kind(), Some(k), "{}", k.as_str());
-            assert_eq!((serialized(k), serialized(phase)), (k.as_str().to_string(), phase.as_str().to_string()));
+    fn every_kind_serializes_as_its_name_and_back() {
+        for k in PhaseKind::ALL {
+            let json = serde_json::to_value(k).unwrap();
+            assert_eq!(json, serde_json::json!(k.as_str()));
+            assert_eq!(serde_json::from_value::<PhaseKind>(json).unwrap(), k);
         }
     }
 
     #[test]
-    fn settle_and_size_are_the_phase_kinds_without_operations() {
-        for (name, kind) in [("settle", PhaseKind::Settle), ("size", PhaseKind::Size)] {
-            let phase: PhaseKind = serde_json::from_value(serde_json::json!(name)).unwrap();
-            assert_eq!((phase, phase.op_kind(), phase.as_str(), phase.runs_ops()), (kind, None, name, false));
-            assert!(serde_json::from_value::<OpKind>(serde_json::json!(name)).is_err());
-        }
+    fn settle_and_size_are_the_kinds_without_operations() {
+        let none: Vec<&str> = PhaseKind::ALL.iter().filter(|k| !k.runs_ops()).map(|k| k.as_str()).collect();
+        assert_eq!(none, ["settle", "size"]);
+        assert!(PhaseKind::ALL.iter().all(|k| k.runs_ops() == PhaseKind::named_runs_ops(k.as_str())));
     }
 
     #[test]
-    fn a_phase_writes_when_its_operations_write_or_it_is_mixed() {
-        for k in OpKind::ALL {
-            let phase: PhaseKind = serde_json::from_value(serde_json::json!(k.as_str())).unwrap();
-            assert_eq!(phase.writes(), k.writes() || k == OpKind::Mixed, "{}", k.as_str());
-        }
-        assert!(!PhaseKind::Settle.writes() && !PhaseKind::Size.writes());
+    fn a_phase_may_write_when_its_operations_write_or_it_is_mixed() {
+        let writes: Vec<&str> = PhaseKind::ALL.iter().filter(|k| k.writes()).map(|k| k.as_str()).collect();
+        assert_eq!(writes, ["load", "update", "insert", "delete", "rmw"]);
+        let may: Vec<&str> = PhaseKind::ALL.iter().filter(|k| k.may_write()).map(|k| k.as_str()).collect();
+        assert_eq!(may, ["load", "update", "insert", "delete", "rmw", "mixed"]);
+    }
+
+    #[test]
+    fn a_mix_holds_single_key_kinds_that_run_operations() {
+        let mixes: Vec<&str> = PhaseKind::ALL.iter().filter(|k| k.mixes()).map(|k| k.as_str()).collect();
+        assert_eq!(mixes, ["get", "scan", "update", "insert", "delete", "rmw"]);
     }
 }

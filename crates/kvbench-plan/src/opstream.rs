@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::{bail, ensure};
 
 use crate::derive::{below, rnd, unit, ycsbhash, zipf_with, Latest, Perm};
-use crate::job::{Dataset, Dist, OpKind, OpsStep, ScanLen};
+use crate::job::{Dataset, Dist, OpsStep, PhaseKind, ScanLen};
 
 /// A scan's length when it runs to the end of the key space.
 pub const TO_END: u64 = u64::MAX;
@@ -22,7 +22,7 @@ pub const STOP_CHUNK: u64 = 1024;
 pub struct Op {
     /// Global index of the op in the step.
     pub k: u64,
-    pub kind: OpKind,
+    pub kind: PhaseKind,
     /// The record; a scan starts at its key (YCSB's CoreWorkload scans so).
     pub record: u64,
     /// Scans: records to visit (`TO_END`: to the end); 0 for other kinds.
@@ -136,8 +136,8 @@ fn dist_n(dist: &Dist) -> u64 {
 /// Ops of a unit: batches for writes, requests for multi-get, single ops otherwise.
 fn unit_size(step: &OpsStep) -> u64 {
     match step.kind {
-        OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete => step.batch.max(1) as u64,
-        OpKind::MultiGet => step.keys_per_request.max(1) as u64,
+        PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete => step.batch.max(1) as u64,
+        PhaseKind::MultiGet => step.keys_per_request.max(1) as u64,
         _ => 1,
     }
 }
@@ -145,15 +145,21 @@ fn unit_size(step: &OpsStep) -> u64 {
 /// Which kind each op has: one kind, or a mixed phase's draw.
 #[derive(Debug, Clone)]
 struct Kinds {
-    single: Option<OpKind>,
-    kinds: Vec<OpKind>,
+    single: Option<PhaseKind>,
+    kinds: Vec<PhaseKind>,
     thresholds: Vec<u64>,
     seed: u64,
 }
 
 impl Kinds {
     fn new(step: &OpsStep) -> anyhow::Result<Kinds> {
-        if step.kind != OpKind::Mixed {
+        ensure!(
+            step.kind.runs_ops(),
+            "step {}: an ops step of kind `{}` has no operations to run",
+            step.name,
+            step.kind.as_str()
+        );
+        if step.kind != PhaseKind::Mixed {
             return Ok(Kinds { single: Some(step.kind), kinds: vec![], thresholds: vec![], seed: 0 });
         }
         ensure!(!step.kinds.is_empty(), "step {}: a mixed phase needs kinds", step.name);
@@ -166,8 +172,8 @@ impl Kinds {
         );
         for k in &step.kinds {
             ensure!(
-                !matches!(k, OpKind::Load | OpKind::Mixed | OpKind::MultiGet),
-                "step {}: `{}` cannot be part of a mix",
+                k.mixes(),
+                "step {}: `{}` cannot be part of a mix (allowed: get, scan, update, insert, delete, rmw)",
                 step.name,
                 k.as_str()
             );
@@ -177,7 +183,7 @@ impl Kinds {
     }
 
     #[inline]
-    fn at(&self, k: u64) -> OpKind {
+    fn at(&self, k: u64) -> PhaseKind {
         if let Some(kind) = self.single {
             return kind;
         }
@@ -187,7 +193,7 @@ impl Kinds {
     }
 
     fn may_insert(&self) -> bool {
-        self.single == Some(OpKind::Insert) || self.kinds.contains(&OpKind::Insert)
+        self.single == Some(PhaseKind::Insert) || self.kinds.contains(&PhaseKind::Insert)
     }
 }
 
@@ -267,10 +273,10 @@ impl OpStream {
     /// Moves to op `to` (the start of this thread's next unit), counting the inserts of the
     /// ops in between, which other threads run.
     fn skip_to(&mut self, to: u64) {
-        if self.kinds.single == Some(OpKind::Insert) {
+        if self.kinds.single == Some(PhaseKind::Insert) {
             self.inserts += to - self.k;
         } else if self.kinds.may_insert() {
-            self.inserts += (self.k..to).filter(|&k| self.kinds.at(k) == OpKind::Insert).count() as u64;
+            self.inserts += (self.k..to).filter(|&k| self.kinds.at(k) == PhaseKind::Insert).count() as u64;
         }
         self.k = to;
         let run = match (self.stride == self.unit, &self.stop) {
@@ -302,12 +308,12 @@ impl OpStream {
     #[inline]
     fn op(&mut self, k: u64) -> Op {
         let kind = self.kinds.at(k);
-        if kind == OpKind::Insert {
+        if kind == PhaseKind::Insert {
             self.inserts += 1;
             return Op { k, kind, record: self.insert_base + self.inserts - 1, len: 0 };
         }
         let record = self.picker.pick(self.rec_seed, k, self.last0 + self.inserts);
-        let len = if kind == OpKind::Scan { self.scan_len(k) } else { 0 };
+        let len = if kind == PhaseKind::Scan { self.scan_len(k) } else { 0 };
         Op { k, kind, record, len }
     }
 
@@ -367,9 +373,9 @@ impl Iterator for OpStream {
 pub fn inserts(step: &OpsStep) -> anyhow::Result<u64> {
     let kinds = Kinds::new(step)?;
     Ok(match kinds.single {
-        Some(OpKind::Insert) => step.count,
+        Some(PhaseKind::Insert) => step.count,
         Some(_) => 0,
-        None if kinds.may_insert() => (0..step.count).filter(|&k| kinds.at(k) == OpKind::Insert).count() as u64,
+        None if kinds.may_insert() => (0..step.count).filter(|&k| kinds.at(k) == PhaseKind::Insert).count() as u64,
         None => 0,
     })
 }
@@ -379,7 +385,7 @@ pub fn inserts(step: &OpsStep) -> anyhow::Result<u64> {
 fn check_records(ds: &Dataset, step: &OpsStep, kinds: &Kinds) -> anyhow::Result<()> {
     let n = dist_n(&step.dist);
     let name = &step.name;
-    if kinds.single == Some(OpKind::Insert) {
+    if kinds.single == Some(PhaseKind::Insert) {
         ensure!(
             step.insert_base.checked_add(step.count).is_some_and(|e| e <= ds.total),
             "step {name}: inserts from record {} may pass total {}",

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::derive;
-use crate::job::{Dataset, Generator, KeyShape, OpKind, ValueShape};
+use crate::job::{Dataset, Generator, KeyShape, ValueShape};
 use crate::planfile::{self, LoadOrder, PlanFile, PlanId};
 use crate::scenario::Scenario;
 use crate::spec::{KeyKind, Mix, PhaseKind};
@@ -53,24 +53,24 @@ impl ResolvedData {
 }
 
 /// Mixed phases' kinds and thresholds, in a fixed kind order.
-pub fn mix_kinds(mix: &Mix) -> anyhow::Result<(Vec<OpKind>, Vec<u64>)> {
+pub fn mix_kinds(mix: &Mix) -> anyhow::Result<(Vec<PhaseKind>, Vec<u64>)> {
     let parts = [
-        (OpKind::Get, mix.read),
-        (OpKind::Update, mix.update),
-        (OpKind::Insert, mix.insert),
-        (OpKind::Scan, mix.scan),
-        (OpKind::Rmw, mix.rmw),
-        (OpKind::Delete, mix.delete),
+        (PhaseKind::Get, mix.read),
+        (PhaseKind::Update, mix.update),
+        (PhaseKind::Insert, mix.insert),
+        (PhaseKind::Scan, mix.scan),
+        (PhaseKind::Rmw, mix.rmw),
+        (PhaseKind::Delete, mix.delete),
     ];
-    let used: Vec<(OpKind, f64)> = parts.into_iter().filter(|(_, f)| *f > 0.0).collect();
+    let used: Vec<(PhaseKind, f64)> = parts.into_iter().filter(|(_, f)| *f > 0.0).collect();
     let fractions: Vec<f64> = used.iter().map(|(_, f)| *f).collect();
     Ok((used.into_iter().map(|(k, _)| k).collect(), derive::thresholds(&fractions)?))
 }
 
 /// The kind of a mixed phase's op from its draw `x` (docs/plan-format.md, "Kind").
-pub fn pick_kind(kinds: &[OpKind], thresholds: &[u64], x: u64) -> OpKind {
+pub fn pick_kind(kinds: &[PhaseKind], thresholds: &[u64], x: u64) -> PhaseKind {
     let i = thresholds.iter().position(|&t| x < t).unwrap_or(kinds.len().saturating_sub(1));
-    kinds.get(i).copied().unwrap_or(OpKind::Get)
+    kinds.get(i).copied().unwrap_or(PhaseKind::Get)
 }
 
 fn key_shape(s: &Scenario) -> KeyShape {
@@ -100,7 +100,8 @@ fn inserts_per_phase(s: &Scenario, loaded: u64) -> anyhow::Result<Vec<u64>> {
                 let (kinds, thr) = mix_kinds(&spec.mix)?;
                 let seed = phase_seeds(s.seed, i as u64).kind;
                 let count = spec.count.unwrap_or(existing);
-                (0..count).filter(|&k| pick_kind(&kinds, &thr, derive::rnd(seed, k)) == OpKind::Insert).count() as u64
+                (0..count).filter(|&k| pick_kind(&kinds, &thr, derive::rnd(seed, k)) == PhaseKind::Insert).count()
+                    as u64
             }
             _ => 0,
         };

@@ -231,7 +231,7 @@ impl Builder<'_> {
     /// or for a time as a phase's `duration` runs (the step's count then a cap).
     fn warmup(&mut self, i: usize, def: &PhaseDef, p: &PhasePlan, mode: OpenMode, w: &Warmup) -> anyhow::Result<usize> {
         anyhow::ensure!(
-            !def.kind.writes(),
+            !def.kind.may_write(),
             "warmup is for read phases (a warm-up write would change what the phase reads)"
         );
         let mut st = ops_step(self.s, self.data, i, def, p, mode)?;
@@ -305,7 +305,7 @@ impl Builder<'_> {
                 p.threads
             ));
         }
-        if p.threads > 1 && def.kind.writes() && def.kind != PhaseKind::Load {
+        if p.threads > 1 && def.kind.may_write() && def.kind != PhaseKind::Load {
             p.notes.push(format!(
                 "{} threads; every read verified against the versions that can be visible (docs/methodology.md)",
                 p.threads
@@ -404,7 +404,7 @@ pub fn not_applicable(def: &PhaseDef, row: &RowFacts<'_>, data: &ResolvedData) -
     if def.writer.is_some() && open_mode(def, row) != OpenMode::ReadWrite {
         return Some("the background writer needs a read-write open".into());
     }
-    if def.kind.writes() && def.kind != PhaseKind::Load && row.variant.open != OpenMode::ReadWrite {
+    if def.kind.may_write() && def.kind != PhaseKind::Load && row.variant.open != OpenMode::ReadWrite {
         return Some(format!("reads use a {:?} open; writes are not possible", row.variant.open).to_lowercase());
     }
     let want = open_mode(def, row);
@@ -430,6 +430,7 @@ fn ops_step(
     p: &PhasePlan,
     mode: OpenMode,
 ) -> anyhow::Result<OpsStep> {
+    anyhow::ensure!(def.kind.runs_ops(), "a {} phase has no operations", def.kind.as_str());
     let spec = def.ops_spec();
     let seeds = super::dataset::phase_seeds(s.seed, i as u64);
     let existing = data.existing_before(i);
@@ -455,7 +456,7 @@ fn ops_step(
     Ok(OpsStep {
         index: 0,
         name: p.name.clone(),
-        kind: def.kind.op_kind().ok_or_else(|| anyhow::anyhow!("a {} phase has no operations", def.kind.as_str()))?,
+        kind: def.kind,
         count,
         threads: p.threads,
         batch: p.batch,
@@ -553,7 +554,7 @@ fn step_dist(
 
 /// The open mode of a phase: writes read-write; reads the phase's own `open`, else the row's.
 fn open_mode(def: &PhaseDef, row: &RowFacts<'_>) -> OpenMode {
-    if def.kind.writes() {
+    if def.kind.may_write() {
         OpenMode::ReadWrite
     } else {
         def.open.unwrap_or(row.variant.open)

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
-use crate::job::{Dataset, Generator, OpKind, OpsStep};
+use crate::job::{Dataset, Generator, OpsStep, PhaseKind};
 use crate::planfile::{ENTRY, HEADER};
 use crate::spec::KeyKind;
 
@@ -70,7 +70,7 @@ fn value_bytes(ds: &Dataset) -> u64 {
 
 /// Whether a step scans (which needs SORTED when keys are not in record order).
 fn scans(step: &OpsStep) -> bool {
-    step.kind == OpKind::Scan || step.kinds.contains(&OpKind::Scan)
+    step.kind == PhaseKind::Scan || step.kinds.contains(&PhaseKind::Scan)
 }
 
 /// The sizes of a run over `ds` with `steps`. `stored_raw` is the raw size of a stored dataset

@@ -12,7 +12,7 @@ use super::loops::{due_ns, judge, ScanCheck};
 use super::state::{self, after_delete, after_put, writes, Expect, State};
 use super::tally::Tally;
 use kvbench_model::engine::EngineError;
-use kvbench_model::job::{OpKind, OpsStep};
+use kvbench_model::job::{OpsStep, PhaseKind};
 use kvbench_plan::derive::Expected;
 use kvbench_plan::opstream::{Op, OpStream};
 
@@ -68,7 +68,7 @@ impl Run {
 /// One unit of a block, as this side needs it after the block ran.
 #[derive(Clone, Copy)]
 struct Unit {
-    op: OpKind,
+    op: PhaseKind,
     ops: u64,
     /// The unit's first read in `Block::reads`.
     first_read: u32,
@@ -224,7 +224,7 @@ impl Thread {
         }
         let max_units = max_units.max(1) as usize;
         let step = &run.step;
-        let plain = step.kind == OpKind::Get
+        let plain = step.kind == PhaseKind::Get
             && step.rate.is_none()
             && !run.lock
             && !step.open_per_op
@@ -322,7 +322,7 @@ impl Thread {
         b.scan_len.resize(n, 0);
         b.val_off.resize(n + 1, 0);
         b.del.resize(n, 0);
-        let unit = |i| Unit { op: OpKind::Get, ops: 1, first_read: i, reads: 1, failed: false };
+        let unit = |i| Unit { op: PhaseKind::Get, ops: 1, first_read: i, reads: 1, failed: false };
         b.units.extend((0..n as u32).map(unit));
     }
 
@@ -369,12 +369,12 @@ impl Thread {
         let due = self.due(&first);
         let kind = match first.kind {
             // One field: read the record, merge the field in, write it back (units of one op).
-            OpKind::Update if self.run.data.dataset().value.merges_updates() => RMW,
-            OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete => WRITE,
+            PhaseKind::Update if self.run.data.dataset().value.merges_updates() => RMW,
+            PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete => WRITE,
             _ if self.run.step.open_per_op => OPEN_GET,
-            OpKind::MultiGet => MULTI_GET,
-            OpKind::Scan => SCAN,
-            OpKind::Rmw => RMW,
+            PhaseKind::MultiGet => MULTI_GET,
+            PhaseKind::Scan => SCAN,
+            PhaseKind::Rmw => RMW,
             _ => GET,
         };
         let writes = matches!(kind, WRITE | RMW);
@@ -446,7 +446,7 @@ impl Thread {
     fn push_write(&mut self, ops: &[Op]) -> u64 {
         let (run, b) = (&self.run, &mut self.block);
         let u = b.units.len() as u32;
-        let load = ops[0].kind == OpKind::Load;
+        let load = ops[0].kind == PhaseKind::Load;
         let start = b.written.len();
         if run.lock && !load {
             let mut records: Vec<u64> = ops.iter().map(|o| run.data.canon(o.record)).collect();
@@ -465,7 +465,7 @@ impl Thread {
                 continue;
             }
             let c = run.data.canon(o.record);
-            let put = o.kind != OpKind::Delete;
+            let put = o.kind != PhaseKind::Delete;
             let next = |s| if put { after_put(s) } else { after_delete(s) };
             if run.lock {
                 let held = &mut b.written[start..];

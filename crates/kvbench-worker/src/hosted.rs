@@ -16,7 +16,7 @@ use super::state::State;
 use super::step::{counters, keeps_states, locks_records, reads, usage_since};
 use crate::sys::{self, Usage};
 use kvbench_model::engine::{EngineError, OpenMode};
-use kvbench_model::job::{Event, InternalSample, Job, OpKind, Step, StepResult, PROTOCOL_VERSION};
+use kvbench_model::job::{Event, InternalSample, Job, PhaseKind, Step, StepResult, PROTOCOL_VERSION};
 
 /// Writes one event line.
 pub type Emit = Arc<dyn Fn(&str) + Send + Sync>;
@@ -221,7 +221,7 @@ impl Hosted {
             tally.error(EngineError::Store(e.to_string()));
         }
         tally.busy_ns += r.finish_ns;
-        if run.step.kind == OpKind::Load {
+        if run.step.kind == PhaseKind::Load {
             self.loaded = true;
         }
         let mut res = counters(&run.step, tally, r.wall_ns, self.job.interval_ms);

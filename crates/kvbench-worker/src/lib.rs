@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::engine::{Engine, EngineDescriptor, EngineError, OpenArgs, OpenMode, Options};
-use crate::job::{Event, Job, OpKind, OpsStep, Step, StepResult, PROTOCOL_VERSION};
+use crate::job::{Event, Job, OpsStep, PhaseKind, Step, StepResult, PROTOCOL_VERSION};
 use crate::sys::Usage;
 // The files here moved from kvbench-core and keep their `crate::` paths to the model and plan.
 use clock::stamp;
@@ -253,7 +253,7 @@ impl Worker<'_> {
                 tally.error(e);
             }
         }
-        if st.kind == OpKind::Load {
+        if st.kind == PhaseKind::Load {
             self.loaded = true;
         }
         let mut r = counters(st, tally, wall_ns, self.job.interval_ms);

@@ -11,7 +11,7 @@ use super::data::{prefetch, Data};
 use super::state::{self, after_delete, after_put, writes, Expect, State};
 use super::tally::Tally;
 use kvbench_model::engine::{Engine, EngineError, Reader, WriteOp, Writer};
-use kvbench_model::job::{OpKind, OpsStep};
+use kvbench_model::job::{OpsStep, PhaseKind};
 use kvbench_plan::derive::Expected;
 use kvbench_plan::opstream::{Op, OpStream};
 
@@ -87,14 +87,14 @@ pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
         }
     };
     let mut b = Bufs::default();
-    if ctx.step.connections * ctx.step.pipeline > 1 && ctx.step.kind == OpKind::Get {
+    if ctx.step.connections * ctx.step.pipeline > 1 && ctx.step.kind == PhaseKind::Get {
         if let Some(rd) = reader.as_deref_mut() {
             pipelined_units(ctx, &mut t, &mut b, rd, &mut stream);
             t.close_interval(u64::MAX);
             return t;
         }
     }
-    if ctx.step.kind == OpKind::Get && !ctx.step.open_per_op && !ctx.lock {
+    if ctx.step.kind == PhaseKind::Get && !ctx.step.open_per_op && !ctx.lock {
         if let Some(rd) = reader.as_deref().filter(|r| r.reads_in_place()) {
             get_units(ctx, &mut t, rd, &mut stream);
             t.close_interval(u64::MAX);
@@ -293,7 +293,7 @@ pub(super) fn due_ns(j: u64, rate: f64) -> u64 {
 
 /// Record one timed unit that started at `t0` (or was due at `due`); returns the end stamp.
 #[inline]
-fn sample(ctx: &Ctx<'_>, t: &mut Tally, kind: OpKind, t0: u64, due: Option<u64>, ops: u64) {
+fn sample(ctx: &Ctx<'_>, t: &mut Tally, kind: PhaseKind, t0: u64, due: Option<u64>, ops: u64) {
     let end = stamp();
     let at = delta(ctx.start, end);
     let dt = match due {
@@ -314,17 +314,17 @@ fn run_unit(
 ) -> bool {
     let Some(first) = ops.first() else { return false };
     let r = match (first.kind, reader) {
-        (OpKind::Update, Some(rd)) if ctx.data.dataset().value.merges_updates() => {
+        (PhaseKind::Update, Some(rd)) if ctx.data.dataset().value.merges_updates() => {
             // One field: read the record, merge the field in, write it back (units of one op).
             *dirty = true;
             rmw_unit(ctx, t, b, (rd, writer), first, due)
         }
-        (OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete, _) => {
+        (PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete, _) => {
             *dirty = true;
             write_unit(ctx, t, b, writer, ops, due)
         }
         (_, _) if ctx.step.open_per_op => open_get_unit(ctx, t, b, first, due),
-        (_, Some(rd)) if ctx.step.kind == OpKind::MultiGet => multi_get_unit(ctx, t, b, rd, ops, due),
+        (_, Some(rd)) if ctx.step.kind == PhaseKind::MultiGet => multi_get_unit(ctx, t, b, rd, ops, due),
         (kind, Some(rd)) => {
             // A reader holding a snapshot must see this thread's writes, and with writers on
             // other threads, theirs too. The snapshot is taken after the record's state is
@@ -332,7 +332,7 @@ fn run_unit(
             // against; the refresh is outside the timing.
             let fresh = std::mem::take(dirty) || ctx.lock;
             match kind {
-                OpKind::Scan => {
+                PhaseKind::Scan => {
                     if fresh {
                         if let Err(e) = rd.refresh() {
                             return t.error(e);
@@ -340,7 +340,7 @@ fn run_unit(
                     }
                     scan_unit(ctx, t, b, rd, first, due)
                 }
-                OpKind::Rmw => {
+                PhaseKind::Rmw => {
                     *dirty = true;
                     rmw_unit(ctx, t, b, (rd, writer), first, due)
                 }
@@ -364,7 +364,7 @@ fn write_unit(
     ops: &[Op],
     due: Option<u64>,
 ) -> kvbench_model::engine::Result<()> {
-    let streamed = ops.iter().all(|o| o.kind == OpKind::Load) && writer.as_deref().is_some_and(|w| w.streams_rows());
+    let streamed = ops.iter().all(|o| o.kind == PhaseKind::Load) && writer.as_deref().is_some_and(|w| w.streams_rows());
     if let (true, Some(w)) = (streamed, writer.as_deref_mut()) {
         return stream_unit(ctx, t, w, ops, due);
     }
@@ -375,12 +375,12 @@ fn write_unit(
     for (i, o) in ops.iter().enumerate() {
         let c = ctx.data.canon(o.record);
         ctx.data.key(o.record, &mut b.keys[i]);
-        if o.kind == OpKind::Load {
+        if o.kind == PhaseKind::Load {
             // Each record loads its own value: of a repeated key, the last loaded one stays.
             ctx.data.value(o.record, 0, &mut b.values[i]);
             continue;
         }
-        let put = o.kind != OpKind::Delete;
+        let put = o.kind != PhaseKind::Delete;
         // Locked records continue from their pending state, so a record repeated within the
         // batch writes its next version; one thread updates the states as it goes.
         let held = b.states.iter().position(|e| e.0 == c);
@@ -400,7 +400,7 @@ fn write_unit(
     let batch: Vec<WriteOp<'_>> = ops
         .iter()
         .enumerate()
-        .map(|(i, o)| WriteOp { key: &b.keys[i], value: (o.kind != OpKind::Delete).then_some(&b.values[i][..]) })
+        .map(|(i, o)| WriteOp { key: &b.keys[i], value: (o.kind != PhaseKind::Delete).then_some(&b.values[i][..]) })
         .collect();
     let t0 = stamp();
     let r = put(ctx, writer, &batch);
@@ -428,7 +428,7 @@ fn stream_unit(
     };
     let t0 = stamp();
     let r = w.write_rows(ops.len(), &mut row);
-    sample(ctx, t, OpKind::Load, t0, due, ops.len() as u64);
+    sample(ctx, t, PhaseKind::Load, t0, due, ops.len() as u64);
     r
 }
 
@@ -436,7 +436,7 @@ fn stream_unit(
 /// record order so two batches sharing records can never wait on each other.
 fn lock_records(ctx: &Ctx<'_>, b: &mut Bufs, ops: &[Op]) {
     b.states.clear();
-    if !ctx.lock || ops.first().is_some_and(|o| o.kind == OpKind::Load) {
+    if !ctx.lock || ops.first().is_some_and(|o| o.kind == PhaseKind::Load) {
         return;
     }
     let mut records: Vec<u64> = ops.iter().map(|o| ctx.data.canon(o.record)).collect();
@@ -528,7 +528,7 @@ fn timed_get<'r>(
     }
     let t0 = stamp();
     let r = rd.get_ref(key, buf);
-    sample(ctx, t, OpKind::Get, t0, due, 1);
+    sample(ctx, t, PhaseKind::Get, t0, due, 1);
     r
 }
 
@@ -552,7 +552,7 @@ fn get_units(ctx: &Ctx<'_>, t: &mut Tally, rd: &(dyn Reader + '_), stream: &mut 
         let due = ctx.step.rate.map(|r| wait_until(ctx, cur.k / unit_len, r));
         let t0 = stamp();
         let got = rd.get_shared(&key);
-        sample(ctx, t, OpKind::Get, t0, due, 1);
+        sample(ctx, t, PhaseKind::Get, t0, due, 1);
         if let Some((p, v)) = held.take() {
             verify_get(ctx, t, &p, v);
         }
@@ -620,7 +620,7 @@ fn multi_get_unit(
     }
     let t0 = stamp();
     let r = rd.multi_get(&keys, &mut b.multi);
-    sample(ctx, t, OpKind::MultiGet, t0, due, ops.len() as u64);
+    sample(ctx, t, PhaseKind::MultiGet, t0, due, ops.len() as u64);
     r?;
     if ctx.lock {
         check_between(ctx, t, ops, &b.multi, &b.before);
@@ -705,7 +705,7 @@ fn open_get_unit(
         e.close()?;
         Ok(found)
     });
-    sample(ctx, t, OpKind::Get, t0, due, 1);
+    sample(ctx, t, PhaseKind::Get, t0, due, 1);
     let found = r?;
     let s = read_state(ctx, c);
     check(ctx, t, c, State::expect(s, s), found.then_some(&b.found[..]));
@@ -869,7 +869,7 @@ fn scan_unit(
         seen += 1;
         !verify || check.visit(data, ctx.state, k, v)
     });
-    sample(ctx, t, OpKind::Scan, t0, due, seen);
+    sample(ctx, t, PhaseKind::Scan, t0, due, seen);
     r?;
     if verify {
         t.mismatches += check.bad;

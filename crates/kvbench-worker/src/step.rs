@@ -7,32 +7,32 @@ use std::collections::BTreeMap;
 use crate::clock::{encode_histogram, new_histogram};
 use crate::sys::Usage;
 use crate::tally::Tally;
-use kvbench_model::job::{self, Dataset, OpKind, OpsStep, StepResult};
+use kvbench_model::job::{self, Dataset, OpsStep, PhaseKind, StepResult};
 
 /// Whether record states must become explicit before the step: only once something writes
 /// after the load (until then they follow from the dataset).
 pub(crate) fn keeps_states(st: &OpsStep, loaded: bool) -> bool {
-    loaded && st.kind != OpKind::Load && (st.kind.writes() || st.kind == OpKind::Mixed || st.writer.is_some())
+    loaded && st.kind != PhaseKind::Load && (st.kind.may_write() || st.writer.is_some())
 }
 
 /// Whether the step's records are locked while written: several threads write (a background
 /// writer is one more).
 pub(crate) fn locks_records(st: &OpsStep) -> bool {
     let threads = st.threads + u32::from(st.writer.is_some());
-    threads > 1 && (st.kind.writes() || st.kind == OpKind::Mixed || st.writer.is_some()) && st.kind != OpKind::Load
+    threads > 1 && (st.kind.may_write() || st.writer.is_some()) && st.kind != PhaseKind::Load
 }
 
 /// Whether a step needs a reader: every kind but writes, and updates that merge one field
 /// into the record they read.
 pub(crate) fn reads(st: &OpsStep, ds: &Dataset) -> bool {
-    let update_reads = st.kind == OpKind::Update && ds.value.merges_updates();
-    (update_reads || !matches!(st.kind, OpKind::Load | OpKind::Update | OpKind::Insert | OpKind::Delete))
+    let update_reads = st.kind == PhaseKind::Update && ds.value.merges_updates();
+    (update_reads || !matches!(st.kind, PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete))
         && !st.open_per_op
 }
 
 /// Whether each thread of the step may write (it then takes the engine's own writer, if any).
 pub(crate) fn writes(st: &OpsStep) -> bool {
-    !st.open_per_op && (st.kind.writes() || (st.kind == OpKind::Mixed && st.kinds.iter().any(|k| k.writes())))
+    !st.open_per_op && (st.kind.writes() || (st.kind == PhaseKind::Mixed && st.kinds.iter().any(|k| k.writes())))
 }
 
 /// The raw counters of an ops step.

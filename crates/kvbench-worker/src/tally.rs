@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 
 use super::clock::{decode_histogram, encode_histogram, new_histogram};
 use kvbench_model::engine::EngineError;
-use kvbench_model::job::OpKind;
+use kvbench_model::job::PhaseKind;
 
 /// A thread stops after this many engine errors.
 pub const MAX_ERRORS: u64 = 1000;
@@ -49,7 +49,7 @@ pub struct Tally {
     pub unsupported: bool,
     /// One histogram per kind, in kind order (a phase has a few kinds: a short list searched
     /// from the front costs less per sample than a map).
-    pub hists: Vec<(OpKind, KindHist)>,
+    pub hists: Vec<(PhaseKind, KindHist)>,
     /// Finished intervals: (interval number, ops, errors, histogram of all kinds, encoded: a
     /// long phase keeps a few hundred bytes a second, not a whole histogram).
     pub intervals: Vec<(u64, u64, u64, String)>,
@@ -86,7 +86,7 @@ impl Tally {
     /// One timed unit of `kind` that took `dt` ns and touched `ops` records, ending `at_ns`
     /// after the start, in intervals of `interval_ns`.
     #[inline]
-    pub fn sample(&mut self, kind: OpKind, dt: u64, ops: u64, at_ns: u64, interval_ns: u64) {
+    pub fn sample(&mut self, kind: PhaseKind, dt: u64, ops: u64, at_ns: u64, interval_ns: u64) {
         self.enter(at_ns, interval_ns);
         self.busy_ns += dt;
         self.ops += ops;
@@ -97,7 +97,7 @@ impl Tally {
     /// Gets of one op each, `(dt, at_ns)` in time order: what `sample` counts for each, with
     /// the histogram found once.
     pub fn sample_gets(&mut self, samples: impl Iterator<Item = (u64, u64)>, interval_ns: u64) {
-        let i = self.hist_at(OpKind::Get);
+        let i = self.hist_at(PhaseKind::Get);
         for (dt, at_ns) in samples {
             self.enter(at_ns, interval_ns);
             self.busy_ns += dt;
@@ -119,14 +119,14 @@ impl Tally {
         }
     }
 
-    fn hist(&mut self, kind: OpKind) -> &mut KindHist {
+    fn hist(&mut self, kind: PhaseKind) -> &mut KindHist {
         let i = self.hist_at(kind);
         &mut self.hists[i].1
     }
 
     /// Where `kind`'s histogram is in `hists`, added in kind order if it is not there yet.
     #[inline]
-    fn hist_at(&mut self, kind: OpKind) -> usize {
+    fn hist_at(&mut self, kind: PhaseKind) -> usize {
         // Most steps have one kind: its histogram is the first (this runs once a sample).
         if self.hists.first().is_some_and(|(k, _)| *k == kind) {
             return 0;
@@ -138,7 +138,7 @@ impl Tally {
     }
 
     #[cold]
-    fn add_hist(&mut self, kind: OpKind) -> usize {
+    fn add_hist(&mut self, kind: PhaseKind) -> usize {
         let i = self.hists.partition_point(|(k, _)| *k < kind);
         self.hists.insert(i, (kind, KindHist { total: new_histogram(), mark: new_histogram() }));
         i
@@ -257,12 +257,12 @@ mod tests {
     #[test]
     fn errors_land_in_the_interval_they_happened_in() {
         let mut t = Tally::new();
-        t.sample(OpKind::Get, 100, 1, 0, 1);
+        t.sample(PhaseKind::Get, 100, 1, 0, 1);
         t.error_at(EngineError::Store("refused".into()), 1, 1);
         t.error_at(EngineError::Store("refused".into()), 1, 1);
         // Interval 2 has nothing but an error: it is still on the timeline.
         t.error_at(EngineError::Store("refused".into()), 2, 1);
-        t.sample(OpKind::Get, 100, 1, 3, 1);
+        t.sample(PhaseKind::Get, 100, 1, 3, 1);
         t.close_interval(u64::MAX);
         let by: Vec<(u64, u64, u64)> = t.merged_intervals().iter().map(|(n, ops, e, _)| (*n, *ops, *e)).collect();
         assert_eq!(by, [(0, 1, 0), (1, 0, 2), (2, 0, 1), (3, 1, 0)]);
@@ -273,9 +273,9 @@ mod tests {
     #[test]
     fn merged_intervals_add_each_numbers_histograms_once() {
         let (mut a, mut b) = (Tally::new(), Tally::new());
-        a.sample(OpKind::Get, 100, 1, 0, 1);
-        a.sample(OpKind::Get, 300, 1, 1, 1);
-        b.sample(OpKind::Get, 200, 2, 1, 1);
+        a.sample(PhaseKind::Get, 100, 1, 0, 1);
+        a.sample(PhaseKind::Get, 300, 1, 1, 1);
+        b.sample(PhaseKind::Get, 200, 2, 1, 1);
         a.close_interval(u64::MAX);
         b.close_interval(u64::MAX);
         a.merge(b);
@@ -291,7 +291,7 @@ mod tests {
         let mut t = Tally::new();
         // Intervals of 1000 ns: 0, 999 -> 0; 1000 -> 1; 3500 -> 3; 3999 -> 3; 4000 -> 4.
         for at in [0, 999, 1000, 3500, 3999, 4000] {
-            t.sample(OpKind::Get, 10, 1, at, 1000);
+            t.sample(PhaseKind::Get, 10, 1, at, 1000);
         }
         t.close_interval(u64::MAX);
         let by: Vec<(u64, u64)> = t.merged_intervals().iter().map(|(n, ops, _, _)| (*n, *ops)).collect();
@@ -302,10 +302,10 @@ mod tests {
     fn sample_gets_counts_what_sample_counts_get_by_get() {
         let samples = [(10, 0), (7, 999), (30, 1000), (1, 3500), (0, 3999), (12, 4000)];
         let (mut a, mut b) = (Tally::new(), Tally::new());
-        a.sample(OpKind::Scan, 5, 1, 0, 1000);
-        b.sample(OpKind::Scan, 5, 1, 0, 1000);
+        a.sample(PhaseKind::Scan, 5, 1, 0, 1000);
+        b.sample(PhaseKind::Scan, 5, 1, 0, 1000);
         for (dt, at) in samples {
-            a.sample(OpKind::Get, dt, 1, at, 1000);
+            a.sample(PhaseKind::Get, dt, 1, at, 1000);
         }
         b.sample_gets(samples.into_iter(), 1000);
         for t in [&mut a, &mut b] {
@@ -315,26 +315,26 @@ mod tests {
         assert_eq!(a.merged_intervals(), b.merged_intervals());
         let kinds = |t: &Tally| t.hists.iter().map(|(k, h)| (*k, h.total.len(), h.total.max())).collect::<Vec<_>>();
         assert_eq!(kinds(&a), kinds(&b));
-        assert_eq!(kinds(&b)[0], (OpKind::Get, 6, 30));
+        assert_eq!(kinds(&b)[0], (PhaseKind::Get, 6, 30));
     }
 
     #[test]
     fn histograms_stay_in_kind_order_whatever_order_kinds_come_in() {
         let (mut a, mut b) = (Tally::new(), Tally::new());
-        for (kind, dt) in [(OpKind::Scan, 5), (OpKind::Get, 7), (OpKind::Scan, 9), (OpKind::Update, 3)] {
+        for (kind, dt) in [(PhaseKind::Scan, 5), (PhaseKind::Get, 7), (PhaseKind::Scan, 9), (PhaseKind::Update, 3)] {
             a.sample(kind, dt, 1, 0, 1);
         }
-        b.sample(OpKind::Delete, 4, 1, 0, 1);
-        b.sample(OpKind::Get, 8, 1, 0, 1);
+        b.sample(PhaseKind::Delete, 4, 1, 0, 1);
+        b.sample(PhaseKind::Get, 8, 1, 0, 1);
         a.merge(b);
-        let kinds: Vec<OpKind> = a.hists.iter().map(|(k, _)| *k).collect();
+        let kinds: Vec<PhaseKind> = a.hists.iter().map(|(k, _)| *k).collect();
         let mut sorted = kinds.clone();
         sorted.sort();
         sorted.dedup();
         assert_eq!(kinds, sorted, "one histogram per kind, in kind order");
-        let count = |k: OpKind| a.hists.iter().find(|(x, _)| *x == k).map(|(_, h)| h.total.len());
+        let count = |k: PhaseKind| a.hists.iter().find(|(x, _)| *x == k).map(|(_, h)| h.total.len());
         assert_eq!(
-            [count(OpKind::Get), count(OpKind::Scan), count(OpKind::Update), count(OpKind::Delete)],
+            [count(PhaseKind::Get), count(PhaseKind::Scan), count(PhaseKind::Update), count(PhaseKind::Delete)],
             [Some(2), Some(2), Some(1), Some(1)]
         );
     }

@@ -10,7 +10,7 @@ use std::thread::{Scope, ScopedJoinHandle};
 use super::loops::{self, Ctx};
 use super::tally::Tally;
 use kvbench_model::engine::EngineError;
-use kvbench_model::job::{OpKind, OpsStep};
+use kvbench_model::job::{OpsStep, PhaseKind};
 
 /// The writer's stream: as many updates as a phase may have, until the readers end.
 const WRITER_OPS: u64 = kvbench_model::spec::limits::OPS;
@@ -20,7 +20,7 @@ pub(crate) fn writer_step(st: &OpsStep) -> Option<OpsStep> {
     let w = st.writer.as_ref()?;
     Some(OpsStep {
         name: format!("{} writer", st.name),
-        kind: OpKind::Update,
+        kind: PhaseKind::Update,
         count: WRITER_OPS,
         threads: 1,
         batch: 1,

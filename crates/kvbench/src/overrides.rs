@@ -334,7 +334,7 @@ fn set_duration(s: &mut Scenario, d: &PerPhase<String>) -> Result<(), String> {
 fn set_warmup(s: &mut Scenario, w: &PerPhase<Warmup>) -> Result<(), String> {
     let set = |p: &mut PhaseDef| p.warmup = Some(w.value.clone());
     match &w.phase {
-        None => timed(s).filter(|p| !p.kind.writes()).for_each(set),
+        None => timed(s).filter(|p| !p.kind.may_write()).for_each(set),
         Some(name) => set(phase_named(s, name)?),
     }
     Ok(())

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 use kvbench_core::engine::{Capabilities, SyncMode};
-use kvbench_core::job::{Dataset, Dist, OpKind, OpsStep, Step};
+use kvbench_core::job::{Dataset, Dist, OpsStep, PhaseKind, Step};
 use kvbench_core::opstream::{Op, OpStream};
 use kvbench_core::policy::{dataset, jobs};
 use kvbench_core::scenario::Scenario;
@@ -94,7 +94,7 @@ fn dump_ops(ds: &Dataset, steps: &[&OpsStep]) -> Result<(), String> {
         writeln!(w, "# phase {} ({}), {} ops{}", st.name, st.kind.as_str(), shown_count(st), for_a_time(st))
             .map_err(crate::out::stdout_error)?;
         try_each_op(ds, st, |o| match o.kind {
-            OpKind::Scan => writeln!(w, "scan {} {}", o.record, o.len).map_err(crate::out::stdout_error),
+            PhaseKind::Scan => writeln!(w, "scan {} {}", o.record, o.len).map_err(crate::out::stdout_error),
             k => writeln!(w, "{} {}", k.as_str(), o.record).map_err(crate::out::stdout_error),
         })?;
     }
@@ -177,8 +177,8 @@ fn summary(ds: &Dataset, st: &OpsStep) -> Result<String, String> {
         *kinds.entry(o.kind.as_str()).or_default() += 1;
         all.add(o.record);
         match o.kind {
-            OpKind::Insert => newest = newest.max(o.record),
-            OpKind::Scan => {
+            PhaseKind::Insert => newest = newest.max(o.record),
+            PhaseKind::Scan => {
                 starts.add(o.record);
                 past_newest += u64::from(o.record > newest);
             }

@@ -2,7 +2,7 @@
 
 use kvbench_core::derive::{latest_dist, stream, thresholds, zipfian_dist, YCSB_THETA};
 use kvbench_core::engine::OpenMode;
-use kvbench_core::job::{Dataset, Dist, Generator, KeyShape, OpKind, OpsStep, ScanLen, ValueShape};
+use kvbench_core::job::{Dataset, Dist, Generator, KeyShape, OpsStep, PhaseKind, ScanLen, ValueShape};
 use kvbench_core::opstream::{OpStream, TO_END};
 use kvbench_core::spec::{KeyKind, ValueContent};
 use serde_json::{json, Value};
@@ -16,7 +16,7 @@ fn dataset() -> Dataset {
     super::dataset(Generator::Synthetic, key, value, LOADED, TOTAL)
 }
 
-fn step(index: usize, name: &str, kind: OpKind, count: u64, dist: Dist) -> OpsStep {
+fn step(index: usize, name: &str, kind: PhaseKind, count: u64, dist: Dist) -> OpsStep {
     let seed = |id: u64| stream(7, index as u64 * 16 + id);
     OpsStep {
         index,
@@ -50,19 +50,19 @@ fn step(index: usize, name: &str, kind: OpKind, count: u64, dist: Dist) -> OpsSt
     }
 }
 
-fn mixed(index: usize, name: &str, count: u64, dist: Dist, mix: &[(OpKind, f64)]) -> OpsStep {
+fn mixed(index: usize, name: &str, count: u64, dist: Dist, mix: &[(PhaseKind, f64)]) -> OpsStep {
     let parts: Vec<f64> = mix.iter().map(|m| m.1).collect();
     OpsStep {
         kinds: mix.iter().map(|m| m.0).collect(),
         thresholds: thresholds(&parts).unwrap(),
         insert_base: LOADED,
         scan: ScanLen { min: 1, max: 10 },
-        ..step(index, name, OpKind::Mixed, count, dist)
+        ..step(index, name, PhaseKind::Mixed, count, dist)
     }
 }
 
 fn steps() -> Vec<OpsStep> {
-    use OpKind::*;
+    use PhaseKind::*;
     let zipf = zipfian_dist(LOADED + 1, YCSB_THETA).unwrap();
     let latest = latest_dist(TOTAL, LOADED - 1, YCSB_THETA).unwrap();
     let n = LOADED;
@@ -95,8 +95,8 @@ fn steps() -> Vec<OpsStep> {
 
 fn op_json(op: kvbench_core::opstream::Op) -> Value {
     match op.kind {
-        OpKind::Scan if op.len == TO_END => json!([op.k, "scan", op.record, null]),
-        OpKind::Scan => json!([op.k, "scan", op.record, op.len]),
+        PhaseKind::Scan if op.len == TO_END => json!([op.k, "scan", op.record, null]),
+        PhaseKind::Scan => json!([op.k, "scan", op.record, op.len]),
         kind => json!([op.k, kind.as_str(), op.record]),
     }
 }

@@ -18,7 +18,7 @@ fn dataset(loaded: u64, total: u64) -> Dataset {
     }
 }
 
-fn step(kind: OpKind, count: u64, dist: Dist) -> OpsStep {
+fn step(kind: PhaseKind, count: u64, dist: Dist) -> OpsStep {
     serde_json::from_value(serde_json::json!({
         "index": 0, "name": "t", "kind": kind, "count": count, "dist": dist,
         "rec_seed": 11, "kind_seed": 12, "len_seed": 13, "perm_seed": 14, "last": 999,
@@ -27,7 +27,7 @@ fn step(kind: OpKind, count: u64, dist: Dist) -> OpsStep {
 }
 
 fn mixed(count: u64, dist: Dist) -> OpsStep {
-    use OpKind::*;
+    use PhaseKind::*;
     OpsStep {
         kinds: vec![Get, Update, Insert, Scan, Rmw],
         thresholds: thresholds(&[0.5, 0.2, 0.2, 0.05, 0.05]).unwrap(),
@@ -43,10 +43,10 @@ fn all(ds: &Dataset, s: &OpsStep, t: u32, threads: u32) -> Vec<Op> {
 
 fn steps() -> Vec<OpsStep> {
     vec![
-        OpsStep { batch: 7, ..step(OpKind::Load, 1000, Dist::Shuffle { n: 1000 }) },
-        OpsStep { keys_per_request: 5, ..step(OpKind::MultiGet, 333, Dist::Uniform { n: 1000 }) },
-        OpsStep { batch: 3, insert_base: 1000, ..step(OpKind::Insert, 100, Dist::Sequential { n: 1, start: 0 }) },
-        step(OpKind::Get, 500, zipfian_dist(1001, 0.99).unwrap()),
+        OpsStep { batch: 7, ..step(PhaseKind::Load, 1000, Dist::Shuffle { n: 1000 }) },
+        OpsStep { keys_per_request: 5, ..step(PhaseKind::MultiGet, 333, Dist::Uniform { n: 1000 }) },
+        OpsStep { batch: 3, insert_base: 1000, ..step(PhaseKind::Insert, 100, Dist::Sequential { n: 1, start: 0 }) },
+        step(PhaseKind::Get, 500, zipfian_dist(1001, 0.99).unwrap()),
         mixed(2000, latest_dist(2000, 999, 0.99).unwrap()),
         mixed(2000, Dist::Uniform { n: 1000 }),
     ]
@@ -74,7 +74,7 @@ fn threads_split_the_single_thread_stream_by_unit() {
 #[test]
 fn units_have_the_batch_size() {
     let ds = dataset(1000, 1000);
-    let s = OpsStep { batch: 7, ..step(OpKind::Load, 1000, Dist::Shuffle { n: 1000 }) };
+    let s = OpsStep { batch: 7, ..step(PhaseKind::Load, 1000, Dist::Shuffle { n: 1000 }) };
     let mut st = OpStream::new(&ds, &s, 1, 2).unwrap();
     let mut ops = Vec::new();
     let mut sizes = Vec::new();
@@ -89,7 +89,7 @@ fn units_have_the_batch_size() {
 #[test]
 fn shuffle_reads_every_record_once_per_pass() {
     let ds = dataset(1000, 1000);
-    let ops = all(&ds, &step(OpKind::Get, 3000, Dist::Shuffle { n: 1000 }), 0, 1);
+    let ops = all(&ds, &step(PhaseKind::Get, 3000, Dist::Shuffle { n: 1000 }), 0, 1);
     for pass in ops.chunks(1000) {
         let mut seen: Vec<u64> = pass.iter().map(|o| o.record).collect();
         seen.sort();
@@ -102,8 +102,8 @@ fn shuffle_reads_every_record_once_per_pass() {
 fn load_order_replays_the_loads_permutation_every_pass() {
     let ds = dataset(1000, 1000);
     let load: Vec<u64> =
-        all(&ds, &step(OpKind::Load, 1000, Dist::Shuffle { n: 1000 }), 0, 1).iter().map(|o| o.record).collect();
-    let reads = all(&ds, &step(OpKind::Get, 3000, Dist::LoadOrder { n: 1000 }), 0, 1);
+        all(&ds, &step(PhaseKind::Load, 1000, Dist::Shuffle { n: 1000 }), 0, 1).iter().map(|o| o.record).collect();
+    let reads = all(&ds, &step(PhaseKind::Get, 3000, Dist::LoadOrder { n: 1000 }), 0, 1);
     for pass in reads.chunks(1000) {
         assert_eq!(pass.iter().map(|o| o.record).collect::<Vec<_>>(), load);
     }
@@ -113,7 +113,8 @@ fn load_order_replays_the_loads_permutation_every_pass() {
 fn inserts_number_records_in_op_order() {
     let ds = dataset(1000, 2000);
     let s = mixed(2000, latest_dist(2000, 999, 0.99).unwrap());
-    let inserted: Vec<u64> = all(&ds, &s, 0, 1).iter().filter(|o| o.kind == OpKind::Insert).map(|o| o.record).collect();
+    let inserted: Vec<u64> =
+        all(&ds, &s, 0, 1).iter().filter(|o| o.kind == PhaseKind::Insert).map(|o| o.record).collect();
     assert_eq!(inserted, (1000..1000 + inserted.len() as u64).collect::<Vec<_>>());
     assert_eq!(inserts(&s).unwrap(), inserted.len() as u64);
     assert!((300..500).contains(&inserted.len()), "about 20% inserts: {}", inserted.len());
@@ -125,7 +126,7 @@ fn latest_never_reads_past_the_newest_record() {
     let s = mixed(2000, latest_dist(2000, 999, 0.99).unwrap());
     let mut newest = 999;
     for op in all(&ds, &s, 0, 1) {
-        if op.kind == OpKind::Insert {
+        if op.kind == PhaseKind::Insert {
             newest = op.record;
         } else {
             assert!(op.record <= newest, "op {} reads {} beyond {newest}", op.k, op.record);
@@ -136,14 +137,14 @@ fn latest_never_reads_past_the_newest_record() {
 #[test]
 fn zipfian_draws_again_above_the_newest_record() {
     let ds = dataset(1000, 1000);
-    let ops = all(&ds, &step(OpKind::Get, 20_000, zipfian_dist(1001, 0.99).unwrap()), 0, 1);
+    let ops = all(&ds, &step(PhaseKind::Get, 20_000, zipfian_dist(1001, 0.99).unwrap()), 0, 1);
     assert!(ops.iter().all(|o| o.record <= 999));
 }
 
 #[test]
 fn sequential_starts_where_told_and_wraps() {
     let ds = dataset(10, 10);
-    let ops = all(&ds, &step(OpKind::Get, 12, Dist::Sequential { n: 10, start: 8 }), 0, 1);
+    let ops = all(&ds, &step(PhaseKind::Get, 12, Dist::Sequential { n: 10, start: 8 }), 0, 1);
     let recs: Vec<u64> = ops.iter().map(|o| o.record).collect();
     assert_eq!(recs, [8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
 }
@@ -151,7 +152,7 @@ fn sequential_starts_where_told_and_wraps() {
 #[test]
 fn scans_to_the_end_say_so() {
     let ds = dataset(10, 10);
-    let s = step(OpKind::Scan, 3, Dist::Uniform { n: 10 });
+    let s = step(PhaseKind::Scan, 3, Dist::Uniform { n: 10 });
     assert!(all(&ds, &s, 0, 1).iter().all(|o| o.len == TO_END));
     let s = OpsStep { scan: ScanLen { min: 1, max: 100 }, ..s };
     assert!(all(&ds, &s, 0, 1).iter().all(|o| (1..=100).contains(&o.len)));
@@ -160,13 +161,29 @@ fn scans_to_the_end_say_so() {
 #[test]
 fn bad_steps_are_errors() {
     let ds = dataset(10, 10);
-    let hot = step(OpKind::Get, 3, Dist::Hot { n: 10, record: 10 });
+    let hot = step(PhaseKind::Get, 3, Dist::Hot { n: 10, record: 10 });
     assert!(OpStream::new(&ds, &hot, 0, 1).unwrap_err().to_string().contains("hot record 10"));
-    let far = OpsStep { last: 3, ..step(OpKind::Get, 3, zipfian_dist(100, 0.99).unwrap()) };
+    let far = OpsStep { last: 3, ..step(PhaseKind::Get, 3, zipfian_dist(100, 0.99).unwrap()) };
     assert!(OpStream::new(&dataset(100, 100), &far, 0, 1).is_err());
     let m = OpsStep { thresholds: vec![1], ..mixed(10, Dist::Uniform { n: 10 }) };
     assert!(OpStream::new(&ds, &m, 0, 1).unwrap_err().to_string().contains("thresholds"));
-    assert!(OpStream::new(&ds, &step(OpKind::Get, 3, Dist::Uniform { n: 10 }), 2, 2).is_err());
+    assert!(OpStream::new(&ds, &step(PhaseKind::Get, 3, Dist::Uniform { n: 10 }), 2, 2).is_err());
+}
+
+#[test]
+fn a_job_step_of_a_kind_without_operations_is_an_error_naming_it() {
+    let ds = dataset(10, 10);
+    for kind in [PhaseKind::Settle, PhaseKind::Size] {
+        let err = OpStream::new(&ds, &step(kind, 3, Dist::Uniform { n: 10 }), 0, 1).unwrap_err().to_string();
+        assert!(err.contains(&format!("step t: an ops step of kind `{}`", kind.as_str())), "{err}");
+    }
+    let settle_in_mix = OpsStep {
+        kinds: vec![PhaseKind::Get, PhaseKind::Settle],
+        thresholds: thresholds(&[0.5, 0.5]).unwrap(),
+        ..mixed(10, Dist::Uniform { n: 10 })
+    };
+    let err = OpStream::new(&ds, &settle_in_mix, 0, 1).unwrap_err().to_string();
+    assert!(err.contains("`settle` cannot be part of a mix"), "{err}");
 }
 
 /// Thread `t`'s ops with a stop flag set once `after` units were taken (via next_unit).
@@ -193,9 +210,9 @@ fn a_stopped_stream_runs_a_prefix_of_the_same_ops() {
     let ds = dataset(1000, 2000);
     let many = |s: OpsStep| OpsStep { count: 50_000, ..s };
     let streams = [
-        many(step(OpKind::Get, 0, Dist::Shuffle { n: 1000 })),
-        many(OpsStep { keys_per_request: 5, ..step(OpKind::MultiGet, 0, Dist::Uniform { n: 1000 }) }),
-        many(OpsStep { batch: 7, ..step(OpKind::Update, 0, zipfian_dist(1001, 0.99).unwrap()) }),
+        many(step(PhaseKind::Get, 0, Dist::Shuffle { n: 1000 })),
+        many(OpsStep { keys_per_request: 5, ..step(PhaseKind::MultiGet, 0, Dist::Uniform { n: 1000 }) }),
+        many(OpsStep { batch: 7, ..step(PhaseKind::Update, 0, zipfian_dist(1001, 0.99).unwrap()) }),
         mixed(50_000, Dist::Uniform { n: 1000 }),
     ];
     for s in streams {
@@ -217,7 +234,7 @@ fn a_stopped_stream_runs_a_prefix_of_the_same_ops() {
 #[test]
 fn a_paced_stream_looks_at_its_stop_before_every_unit() {
     let ds = dataset(1000, 1000);
-    let s = OpsStep { rate: Some(100.0), ..step(OpKind::Get, 10_000, Dist::Uniform { n: 1000 }) };
+    let s = OpsStep { rate: Some(100.0), ..step(PhaseKind::Get, 10_000, Dist::Uniform { n: 1000 }) };
     assert_eq!(stopped_after(&ds, &s, 0, 1, 10).len(), 10);
     assert_eq!(stopped_after(&ds, &s, 1, 2, 10).len(), 10);
 }
@@ -225,7 +242,7 @@ fn a_paced_stream_looks_at_its_stop_before_every_unit() {
 #[test]
 fn a_stream_whose_stop_is_never_set_runs_every_op() {
     let ds = dataset(1000, 2000);
-    for s in steps().into_iter().filter(|s| s.kind != OpKind::Insert) {
+    for s in steps().into_iter().filter(|s| s.kind != PhaseKind::Insert) {
         for threads in [1, 4] {
             let full = all(&ds, &s, 0, threads);
             assert_eq!(stopped_after(&ds, &s, 0, threads, usize::MAX), full, "{:?}", s.kind);

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use super::*;
 use crate::dataset;
-use crate::job::OpKind;
+use crate::job::PhaseKind;
 
 fn caps(persistent: bool, read_only: bool) -> Capabilities {
     Capabilities { persistent, read_only_open: read_only, batch: true, ..Default::default() }
@@ -262,7 +262,7 @@ mod pipelining {
     fn only_get_phases_of_a_row_with_connections_and_pipeline_are_pipelined() {
         let plan = build_with(&scenario(""), serde_json::json!({"connections": 8, "pipeline": 16})).unwrap();
         let shapes: Vec<_> = ops_steps(&plan).iter().map(|o| (o.kind, o.connections, o.pipeline)).collect();
-        assert_eq!(shapes, [(OpKind::Load, 1, 1), (OpKind::Get, 8, 16), (OpKind::MultiGet, 1, 1)]);
+        assert_eq!(shapes, [(PhaseKind::Load, 1, 1), (PhaseKind::Get, 8, 16), (PhaseKind::MultiGet, 1, 1)]);
         let get = plan.phases.iter().find(|p| p.name == "get").unwrap();
         assert_eq!(get.unit, "op", "each pipelined GET is a sample of its own");
         assert!(get.notes.iter().any(|n| n.starts_with("pipelined: each thread keeps 16 GETs")), "{:?}", get.notes);

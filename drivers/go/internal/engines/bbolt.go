@@ -34,6 +34,9 @@ type bboltEngine struct {
 	db       *bolt.DB
 	sync     string
 	freelist string
+	// pageSize is read once at open: DB.Info reads the memory map, which a write may be
+	// remapping while the monitor thread asks for Internals (a fault, not a value).
+	pageSize int
 }
 
 func openBbolt(a worker.OpenArgs) (worker.Engine, error) {
@@ -56,7 +59,7 @@ func openBbolt(a worker.OpenArgs) (worker.Engine, error) {
 			return nil, err
 		}
 	}
-	return &bboltEngine{db: db, sync: a.Sync, freelist: fl}, nil
+	return &bboltEngine{db: db, sync: a.Sync, freelist: fl, pageSize: db.Info().PageSize}, nil
 }
 
 // Write is one Update transaction. A read transaction of the same goroutine held across it
@@ -118,8 +121,8 @@ func (e *bboltEngine) Internals() map[string]float64 {
 		"bbolt.page_allocations": float64(st.TxStats.GetPageCount()),
 		"bbolt.open_read_txs":    float64(st.OpenTxN),
 	}
-	if fi, err := os.Stat(e.db.Path()); err == nil && e.db.Info().PageSize > 0 {
-		out["bbolt.file_pages"] = float64(fi.Size() / int64(e.db.Info().PageSize))
+	if fi, err := os.Stat(e.db.Path()); err == nil && e.pageSize > 0 {
+		out["bbolt.file_pages"] = float64(fi.Size() / int64(e.pageSize))
 	}
 	return out
 }

@@ -1,20 +1,17 @@
-"""ctypes bindings of kvbench's worker core (crates/kvbench-ffi/kvbench.h, the contract): the
-library derives the plan, verifies, keeps the histograms and writes the step events; this
-worker only calls the engine. ctypes.CDLL releases the interpreter lock during each call, so a
-thread that kvb_next keeps waiting for a record lock does not stop the others."""
+"""ctypes bindings of kvbench's worker core (crates/kvbench-ffi/kvbench.h, the contract; Abi
+reads its numbers from the library): the library derives the plan, verifies, keeps the
+histograms and writes the step events; this worker only calls the engine. ctypes.CDLL releases
+the interpreter lock during each call, so a thread that kvb_next keeps waiting for a record lock
+does not stop the others."""
 
 from __future__ import annotations
 
 import ctypes
 import os
-from ctypes import POINTER, Structure, c_char_p, c_int, c_int32, c_int64, c_size_t, c_uint8, c_uint32, c_uint64
+from ctypes import POINTER, Structure, byref, c_char_p, c_int, c_int32, c_int64, c_size_t, c_uint8, c_uint32, c_uint64
 from ctypes import c_void_p as ptr
 from pathlib import Path
 
-# kvbench.h's numbers (the Rust source is kvbench-worker's abi.rs); tests/test_abi.py holds these to them.
-END, OPEN, PREPARE, CLOSE, EVICTED, OPS, SETTLE = range(7)
-MODES = ("read-write", "read-only", "secondary")
-GET, MULTI_GET, SCAN, WRITE, RMW, OPEN_GET, WAIT = range(1, 8)
 OUTSIDE = 0xFFFFFFFF  # kvb_error's unit for an error that is not in a unit
 BUILD = "cargo build --release -p kvbench-ffi"
 
@@ -46,6 +43,7 @@ SIGNATURES = {
     "kvb_step_begin": (POINTER(Step), [ptr]),
     "kvb_finish_due": (c_int, [ptr]),
     "kvb_protocol": (c_uint32, []),
+    "kvb_abi_constant": (c_int, [c_size_t, POINTER(c_char_p), POINTER(c_int64)]),
     "kvb_step_end": (c_int, [ptr, POINTER(Report)]),
     "kvb_thread_new": (ptr, [ptr, c_uint32, c_uint32]),
     "kvb_set_origin": (None, [ptr, c_int64]),
@@ -75,9 +73,26 @@ def load() -> ctypes.CDLL:
                              "(drivers/python/setup.sh does), or set KVBENCH_FFI_LIB")
     lib = ctypes.CDLL(str(path))
     for name, (res, args) in SIGNATURES.items():
-        fn = getattr(lib, name)
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            raise MissingLibrary(f"the worker core {path} has no {name}: it is older than this worker, rebuild it "
+                                 f"with `{BUILD}`") from None
         fn.restype, fn.argtypes = res, args
     return lib
+
+
+class Abi:
+    """kvbench_abi.h's numbers as the library states them (kvb_abi_constant), by name without
+    the KVB_ prefix (abi.GET, abi.SETTLE, ...), and `modes`, the open modes' names by number.
+    The Rust source (kvbench-worker's abi.rs) is their one source: this worker copies none."""
+
+    def __init__(self, lib):
+        name, value, i = c_char_p(), c_int64(), 0
+        while lib.kvb_abi_constant(i, byref(name), byref(value)):
+            setattr(self, name.value.decode().removeprefix("KVB_"), value.value)
+            i += 1
+        self.modes = {self.READ_WRITE: "read-write", self.READ_ONLY: "read-only", self.SECONDARY: "secondary"}
 
 
 def cstr(s) -> bytes | None:

@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from . import core
-from .core import GET, MULTI_GET, OPEN_GET, OPS, OUTSIDE, RMW, SCAN, WAIT, WRITE, Report, cstr
+from .core import OUTSIDE, Report, cstr
 from .engine import EngineError, OpenArgs, OptionError, Unsupported, describe_error
 
 pc = time.perf_counter_ns
@@ -138,9 +138,10 @@ class Thread:
 
     def __init__(self, ops: Ops, th, reader):
         self.ops, self.lib, self.th, self.reader = ops, ops.lib, th, reader
-        self.origin, self.engine = ops.origin, ops.w.engine
-        self.units = {GET: self.get, MULTI_GET: self.multi_get, SCAN: self.scan, WRITE: self.write, RMW: self.rmw,
-                      OPEN_GET: self.open_get, WAIT: self.wait}
+        self.origin, self.engine, self.abi = ops.origin, ops.w.engine, ops.w.abi
+        a = self.abi
+        self.units = {a.GET: self.get, a.MULTI_GET: self.multi_get, a.SCAN: self.scan, a.WRITE: self.write,
+                      a.RMW: self.rmw, a.OPEN_GET: self.open_get, a.WAIT: self.wait}
 
     def run(self) -> None:
         while True:
@@ -161,7 +162,7 @@ class Thread:
         self.key_end = array("I", string_at(b.key_end, 4 * n))
         self.keys = cut(b.key, b.key_off, self.key_end[-1])
         plain = string_at(b.refresh, n).count(0) == n and string_at(b.due, 8 * n) == NOT_DUE[: 8 * n]
-        if plain and kinds.count(GET) == n and self.reader is not None:
+        if plain and kinds.count(self.abi.GET) == n and self.reader is not None:
             return self.get_block(n)
         return self.mixed_block(b, n, kinds)
 
@@ -177,9 +178,9 @@ class Thread:
 
     def mixed_block(self, b, n: int, kinds: bytes) -> bool:
         """A block of any units, one at a time: refresh, wait for the due time, run."""
-        refresh, dues = string_at(b.refresh, n), array("q", string_at(b.due, 8 * n))
-        self.scan_len = array("Q", string_at(b.scan_len, 8 * n)) if SCAN in kinds else None
-        if WRITE in kinds or RMW in kinds:
+        a, refresh, dues = self.abi, string_at(b.refresh, n), array("q", string_at(b.due, 8 * n))
+        self.scan_len = array("Q", string_at(b.scan_len, 8 * n)) if a.SCAN in kinds else None
+        if a.WRITE in kinds or a.RMW in kinds:
             self.values(b)
         self.out, s, e = [None] * len(self.keys), [0] * n, [0] * n
         for u in range(n):
@@ -289,7 +290,7 @@ class Ops:
 
     def __init__(self, w: Worker, s):
         self.w, self.lib, self.job = w, w.lib, w.job
-        self.args = w.args(core.MODES[s.mode])
+        self.args = w.args(w.abi.modes[s.mode])
         self.threads, self.reads, self.open_per_op = s.threads, bool(s.reads) and not s.open_per_op, s.open_per_op
         self.origin = self.unix = 0
         self.ends = [0] * self.threads
@@ -355,9 +356,10 @@ class Worker:
 
     def __init__(self, lib, job, spec: dict, desc, options):
         self.lib, self.job, self.spec, self.desc, self.options = lib, job, spec, desc, options
-        self.engine = None
-        self.steps = {core.OPEN: self.open, core.PREPARE: self.prepare, core.CLOSE: self.close,
-                      core.EVICTED: lambda s, r: None, OPS: self.ops, core.SETTLE: self.settle}
+        self.engine, self.abi = None, core.Abi(lib)
+        a = self.abi
+        self.steps = {a.OPEN: self.open, a.PREPARE: self.prepare, a.CLOSE: self.close,
+                      a.EVICTED: lambda s, r: None, a.OPS: self.ops, a.SETTLE: self.settle}
 
     def args(self, mode: str) -> OpenArgs:
         j, ds = self.spec, self.spec["dataset"]
@@ -369,10 +371,10 @@ class Worker:
         while True:
             t0 = pc()
             s = self.lib.kvb_step_begin(self.job).contents
-            if s.step == core.END:
+            if s.step == self.abi.END:
                 break
             r = Report()
-            if s.step == core.EVICTED:  # the core evicted the files just now
+            if s.step == self.abi.EVICTED:  # the core evicted the files just now
                 r.wall_ns = pc() - t0
             self.step(s, r)
             self.internals(r)
@@ -405,7 +407,7 @@ class Worker:
 
     def open(self, s, r: Report) -> None:
         t0 = pc()
-        self.engine = self.desc.open(self.args(core.MODES[s.mode]))
+        self.engine = self.desc.open(self.args(self.abi.modes[s.mode]))
         r.wall_ns = pc() - t0
         r.settings = cstr(json.dumps(dict(sorted(self.engine.settings().items()))))
 
