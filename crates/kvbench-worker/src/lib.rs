@@ -235,6 +235,7 @@ impl Worker<'_> {
             done: &done,
             reopen: if st.open_per_op { Some(&reopen) } else { None },
             stop: until::has_rule(st).then_some(&stop),
+            background: false,
         };
         let t0 = Instant::now();
         let start_unix_ns = unix_ns();
