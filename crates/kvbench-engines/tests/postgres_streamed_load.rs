@@ -36,11 +36,21 @@ fn regression_streamed_load_stores_every_derived_row() {
         Err(e) => panic!("postgres did not start: {e}"),
     };
     let url = server.url();
-    for (n, (load, types)) in
-        [("copy-text", "text"), ("copy-text", "bytea"), ("copy-binary", "bytea"), ("insert", "text")].iter().enumerate()
-    {
-        let given: BTreeMap<String, serde_json::Value> =
-            [("load".to_string(), (*load).into()), ("types".to_string(), (*types).into())].into();
+    let cases = [
+        ("copy-text", "text", true),
+        ("copy-text", "bytea", true),
+        ("copy-binary", "bytea", true),
+        ("insert", "text", true),
+        // Each INSERT sent with its SQL text (article 002's client), parsed on every row.
+        ("insert", "bytea", false),
+    ];
+    for (n, (load, types, prepared)) in cases.iter().enumerate() {
+        let given: BTreeMap<String, serde_json::Value> = [
+            ("load".to_string(), (*load).into()),
+            ("types".to_string(), (*types).into()),
+            ("prepared".to_string(), (*prepared).into()),
+        ]
+        .into();
         let options = Options::parse("postgres", d.options, &given).unwrap();
         let job = dir.path().join(format!("job{n}"));
         std::fs::create_dir_all(&job).unwrap();

@@ -497,6 +497,7 @@ fn a002(r: &RunResult, reps: u32) -> Article {
             "the server's state (checkpoints, WAL) swings the COPY/INSERT ratio; this is the median of {reps} repetition(s), the spread is in the phase tables"
         ),
         format!("kvbench's table has a primary key (the article's had none); {}", a002_connection(r)),
+        a002_statements(r),
         "seconds and rows/s are both the load phase's wall time (one transaction of INSERTs or one COPY), as the article's gettimeofday pair timed it".into(),
     ];
     let table = setting(r, "table").unwrap_or_else(|| "a table (k text primary key, v text)".into());
@@ -511,6 +512,21 @@ fn a002(r: &RunResult, reps: u32) -> Article {
         rows,
         differences,
     }
+}
+
+/// How the INSERT rows sent their statements, from each row's `one-row writes` setting.
+fn a002_statements(r: &RunResult) -> String {
+    let rows: Vec<String> = r
+        .engines
+        .iter()
+        .filter(|e| is_insert(e))
+        .filter_map(|e| Some(format!("{}: {}", e.label, e.settings.get("one-row writes")?)))
+        .collect();
+    let theirs = "the article's client sent every INSERT with its SQL text and parameters, so the server parsed and planned it for each row";
+    if rows.is_empty() {
+        return format!("{theirs}; the INSERT rows here do not say how they sent theirs (a result from before the `prepared` option)");
+    }
+    format!("{theirs}; kvbench's INSERT rows: {}", rows.join("; "))
 }
 
 /// A setting the rows report (the first row that has it).
@@ -1120,6 +1136,11 @@ mod tests {
             "{}",
             s.note
         );
+        // An INSERT row says how it sent its statements, from its own setting.
+        r.engines[0].options.insert("load".into(), serde_json::json!("insert"));
+        r.engines[0].settings.insert("one-row writes".into(), "sent with their SQL text".into());
+        let s = section(&r);
+        assert!(s.note.contains("kvbench's INSERT rows: COPY fsync=off: sent with their SQL text"), "{}", s.note);
     }
 
     /// An article-003 row of 10 records: a 100-pass load, 100-pass reads, the bulk read and the

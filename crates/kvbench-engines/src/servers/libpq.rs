@@ -109,12 +109,7 @@ impl Conn {
     /// Execute prepared statement `name` with `params` sent as binary values (raw bytes: the
     /// binary form of both bytea and text).
     pub fn exec_prepared<const N: usize>(&mut self, name: &CStr, params: [&[u8]; N]) -> Result<(), String> {
-        let values: [*const c_char; N] = params.map(|p| p.as_ptr().cast());
-        let mut lengths = [0 as c_int; N];
-        for (l, p) in lengths.iter_mut().zip(params) {
-            *l = c_int::try_from(p.len()).map_err(|_| format!("a parameter of {} bytes is over 2 GiB", p.len()))?;
-        }
-        let formats = [1 as c_int; N];
+        let (values, lengths, formats) = binary_params(params)?;
         // SAFETY: a live connection; N values with their lengths and formats, alive for the call.
         let r = unsafe {
             pq_sys::PQexecPrepared(
@@ -129,6 +124,39 @@ impl Conn {
         };
         self.check(r)
     }
+
+    /// Execute `sql` with `params` (binary values) as an unnamed statement: the server parses
+    /// and plans it on every call, as a client that does not prepare its statements makes it.
+    pub fn exec_params<const N: usize>(&mut self, sql: &CStr, params: [&[u8]; N]) -> Result<(), String> {
+        let (values, lengths, formats) = binary_params(params)?;
+        // SAFETY: a live connection, a NUL-terminated statement, no parameter types (null), and N
+        // values with their lengths and formats, alive for the call.
+        let r = unsafe {
+            pq_sys::PQexecParams(
+                self.0.as_ptr(),
+                sql.as_ptr(),
+                N as c_int,
+                std::ptr::null(),
+                values.as_ptr(),
+                lengths.as_ptr(),
+                formats.as_ptr(),
+                0,
+            )
+        };
+        self.check(r)
+    }
+}
+
+/// libpq's three parameter arrays for `params` sent as binary values.
+type Params<const N: usize> = ([*const c_char; N], [c_int; N], [c_int; N]);
+
+fn binary_params<const N: usize>(params: [&[u8]; N]) -> Result<Params<N>, String> {
+    let values: [*const c_char; N] = params.map(|p| p.as_ptr().cast());
+    let mut lengths = [0 as c_int; N];
+    for (l, p) in lengths.iter_mut().zip(params) {
+        *l = c_int::try_from(p.len()).map_err(|_| format!("a parameter of {} bytes is over 2 GiB", p.len()))?;
+    }
+    Ok((values, lengths, [1 as c_int; N]))
 }
 
 impl Drop for Conn {

@@ -23,7 +23,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::error::Error as StdError;
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -86,6 +86,12 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             kind: OptionKind::Enum(&["socket", "tcp"]),
             default: "socket",
             doc: "how the client reaches kvbench's server: its private Unix socket, or loopback TCP (127.0.0.1, a role with a generated password)",
+        },
+        OptionSpec {
+            name: "prepared",
+            kind: OptionKind::Bool,
+            default: "true",
+            doc: "one-row writes as statements prepared once per connection; false sends each with its SQL text, parsed and planned every time (a client that does not prepare)",
         },
         OptionSpec {
             name: "configure",
@@ -408,6 +414,8 @@ pub struct Postgres {
     text: bool,
     load: Load,
     rows_per_insert: usize,
+    /// One-row writes as prepared statements (else sent with their SQL text every time).
+    prepared_writes: bool,
     sync_commit: Option<&'static str>,
     /// True until finish_load, when the table was empty after the prepare step.
     loading: AtomicBool,
@@ -479,6 +487,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     };
     let rows_per_insert = o.int("rows_per_insert").unwrap_or(1000).clamp(1, 32767) as usize;
     let configure = o.bool("configure");
+    let prepared_writes = o.bool("prepared");
     let (fsync, sync_commit) = match args.sync {
         SyncMode::None => ("off", "off"),
         SyncMode::Commit | SyncMode::Always => ("on", "on"),
@@ -486,6 +495,11 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let sync_commit = configure.then_some(sync_commit);
     let mut c = connect(&config, sync_commit)?;
     let mut settings = describe(&config, url, &table, text, load, rows_per_insert);
+    settings.insert(
+        "one-row writes".into(),
+        if prepared_writes { "prepared once per connection" } else { "sent with their SQL text, parsed and planned every time" }
+            .into(),
+    );
     read_settings(&mut c, &mut settings);
     let setup = Setup { configure, fsync, marker: process::job_marker(args.dir, "postgres") };
     let prepared = setup.marker.exists();
@@ -496,6 +510,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         text,
         load,
         rows_per_insert,
+        prepared_writes,
         sync_commit,
         loading: AtomicBool::new(empty),
         writer: Mutex::new((c, writer)),
@@ -946,9 +961,11 @@ fn lib_params(config: &Config) -> Vec<(&'static str, String)> {
     p
 }
 
-/// A writer connection through libpq: one prepared statement per write.
+/// A writer connection through libpq: one statement per write, prepared once, or sent with its
+/// SQL text each time (`sql`: INSERT, upsert, DELETE) when the row's `prepared` is false.
 struct LibWriter {
     conn: libpq::Conn,
+    sql: Option<Box<[CString; 3]>>,
 }
 
 impl LibWriter {
@@ -958,19 +975,30 @@ impl LibWriter {
             conn.exec(&format!("SET synchronous_commit = {v}")).map_err(lib("SET synchronous_commit"))?;
         }
         let t = &e.table;
-        conn.prepare(INSERT, &format!("INSERT INTO {t} (k, v) VALUES ($1, $2)"), 2).map_err(lib("prepare"))?;
-        let upsert = format!("INSERT INTO {t} (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v");
-        conn.prepare(UPSERT, &upsert, 2).map_err(lib("prepare"))?;
-        conn.prepare(DELETE, &format!("DELETE FROM {t} WHERE k = $1"), 1).map_err(lib("prepare"))?;
-        Ok(LibWriter { conn })
+        let sql = [
+            format!("INSERT INTO {t} (k, v) VALUES ($1, $2)"),
+            format!("INSERT INTO {t} (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v"),
+            format!("DELETE FROM {t} WHERE k = $1"),
+        ];
+        if !e.prepared_writes {
+            let sql = sql.map(|s| CString::new(s).expect("table names are checked identifiers"));
+            return Ok(LibWriter { conn, sql: Some(Box::new(sql)) });
+        }
+        for ((name, sql), n) in [INSERT, UPSERT, DELETE].into_iter().zip(&sql).zip([2, 2, 1]) {
+            conn.prepare(name, sql, n).map_err(lib("prepare"))?;
+        }
+        Ok(LibWriter { conn, sql: None })
     }
 
     /// One write: INSERT while loading, else upsert; DELETE for a delete.
     fn one(&mut self, loading: bool, key: &[u8], value: Option<&[u8]>) -> Result<()> {
-        match value {
-            Some(v) if loading => self.conn.exec_prepared(INSERT, [key, v]).map_err(lib("INSERT")),
-            Some(v) => self.conn.exec_prepared(UPSERT, [key, v]).map_err(lib("INSERT .. ON CONFLICT")),
-            None => self.conn.exec_prepared(DELETE, [key]).map_err(lib("DELETE")),
+        match (value, &self.sql) {
+            (Some(v), None) if loading => self.conn.exec_prepared(INSERT, [key, v]).map_err(lib("INSERT")),
+            (Some(v), None) => self.conn.exec_prepared(UPSERT, [key, v]).map_err(lib("INSERT .. ON CONFLICT")),
+            (None, None) => self.conn.exec_prepared(DELETE, [key]).map_err(lib("DELETE")),
+            (Some(v), Some(sql)) if loading => self.conn.exec_params(&sql[0], [key, v]).map_err(lib("INSERT")),
+            (Some(v), Some(sql)) => self.conn.exec_params(&sql[1], [key, v]).map_err(lib("INSERT .. ON CONFLICT")),
+            (None, Some(sql)) => self.conn.exec_params(&sql[2], [key]).map_err(lib("DELETE")),
         }
     }
 
