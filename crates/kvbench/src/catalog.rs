@@ -1,6 +1,7 @@
 //! Which engines exist and where they run: the Rust registry (this binary is their worker),
 //! the Python worker's engines (names starting with `py-`) and the Go worker's (`go-`).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -90,6 +91,41 @@ pub fn home() -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// A scenario path as given, or, when a relative one is not here, the same path under
+/// kvbench's home (`scenarios/ycsb-a.toml` from any directory with an installed copy).
+pub fn scenario_path(p: &Path) -> PathBuf {
+    if p.exists() || p.is_absolute() {
+        return p.to_path_buf();
+    }
+    match home().map(|h| h.join(p)).filter(|h| h.is_file()) {
+        Some(h) => {
+            crate::say!("scenario: {} (from kvbench's home)", h.display());
+            h
+        }
+        None => p.to_path_buf(),
+    }
+}
+
+/// What the model's flag translation asks of the engines (`kvbench_model::flags::Catalog`),
+/// answered from every runtime's registry.
+pub struct Engines;
+
+impl kvbench_model::flags::Catalog for Engines {
+    fn default_engines(&self) -> Vec<String> {
+        default_engines()
+    }
+
+    fn check_options(&self, engine: &str, options: &BTreeMap<String, serde_json::Value>) -> Result<(), String> {
+        let Ok(r) = resolve(engine) else { return Ok(()) };
+        let decls = r.option_decls()?;
+        kvbench_core::policy::options::resolve(engine, &decls, options).map(|_| ()).map_err(|e| e.message)
+    }
+
+    fn is_server(&self, engine: &str) -> bool {
+        is_server(engine)
+    }
 }
 
 /// The interpreter of the Python worker: $KVBENCH_PYTHON or drivers/python/.venv/bin/python.

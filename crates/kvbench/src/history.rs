@@ -284,7 +284,7 @@ pub struct HistoryArgs {
     #[arg(long)]
     phase: Option<String>,
     /// Smallest change of level called a step, in percent.
-    #[arg(long, value_name = "PCT", default_value = "5", value_parser = crate::non_negative_f64)]
+    #[arg(long, value_name = "PCT", default_value = "5", value_parser = kvbench_model::flags::parse::non_negative_f64)]
     min_effect: f64,
 }
 
@@ -298,7 +298,7 @@ pub struct DashboardArgs {
     #[arg(long, short, value_name = "DIR")]
     output: PathBuf,
     /// Smallest change of level called a step, in percent.
-    #[arg(long, value_name = "PCT", default_value = "5", value_parser = crate::non_negative_f64)]
+    #[arg(long, value_name = "PCT", default_value = "5", value_parser = kvbench_model::flags::parse::non_negative_f64)]
     min_effect: f64,
 }
 

@@ -9,11 +9,8 @@ mod history;
 mod hosts;
 mod orchestrate;
 mod out;
-mod overrides;
 mod plan_cmd;
 mod progress;
-mod serve;
-mod vary;
 mod worker;
 
 use std::path::{Path, PathBuf};
@@ -22,10 +19,11 @@ use clap::{Parser, Subcommand};
 use kvbench_core::engine::SyncMode;
 use kvbench_core::input;
 use kvbench_core::result::{RunResult, Status};
-use kvbench_core::scenario::{self, RepetitionOrder, Warmup};
+use kvbench_core::scenario::{RepetitionOrder, Scenario, Warmup};
 use kvbench_core::spec::{CacheMode, KeyKind};
+use kvbench_model::flags::parse;
+use kvbench_model::flags::{self, Flags, PerPhase};
 use kvbench_report::{Format, ReportOptions};
-use overrides::{build_scenario, per_phase, PerPhase};
 
 #[derive(Parser)]
 #[command(
@@ -85,10 +83,10 @@ enum Cmd {
         format: String,
         /// Exit with status 1 when a row of B is called slower than A by more than PCT percent
         /// (a regression gate for CI); unreliable verdicts never fail it unless --strict.
-        #[arg(long, value_name = "PCT", value_parser = non_negative_f64, allow_hyphen_values = true)]
+        #[arg(long, value_name = "PCT", value_parser = parse::non_negative_f64, allow_hyphen_values = true)]
         fail_if_slower: Option<f64>,
         /// Smallest difference called, in percent (the noise floor is at least this).
-        #[arg(long, value_name = "PCT", default_value = "5", value_parser = non_negative_f64, allow_hyphen_values = true)]
+        #[arg(long, value_name = "PCT", default_value = "5", value_parser = parse::non_negative_f64, allow_hyphen_values = true)]
         min_effect: f64,
         /// Let --fail-if-slower fail on verdicts marked unreliable (busy machine, debug build,
         /// different machines, the same run twice).
@@ -103,7 +101,7 @@ enum Cmd {
     Dashboard(history::DashboardArgs),
     /// Serve an embedded engine over HTTP/1.1: RocksServer's API and kvbench's own (what the
     /// http-* engines start; docs/servers.md).
-    Serve(serve::ServeArgs),
+    Serve(kvbench_serve::ServeArgs),
     /// Execute one job (used by `kvbench run`; not for people).
     #[command(hide = true)]
     Worker {
@@ -136,46 +134,46 @@ struct ScenarioArgs {
     #[arg(long)]
     engines: Option<String>,
     /// Records of the dataset (the load writes each once; phases without a count touch each once).
-    #[arg(long, value_parser = positive_u64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::positive_u64, allow_hyphen_values = true)]
     records: Option<u64>,
     /// Fixed value size in bytes.
-    #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::positive_u32, allow_hyphen_values = true)]
     value_size: Option<u32>,
     /// Key format: u32be, u64be (big-endian record number), decimal (zero-padded), ycsb or random
     /// (16 random-looking bytes).
-    #[arg(long, value_parser = parse_key_kind)]
+    #[arg(long, value_parser = parse::key_kind)]
     key: Option<KeyKind>,
     /// Dataset: a generator (synthetic, json-docs, dictionary, rows) or data you bring
     /// (file:PATH.tsv, dir:PATH of <int>.json files).
     #[arg(long)]
     dataset: Option<String>,
     /// Key column of a file:PATH.tsv dataset (1-based).
-    #[arg(long, value_parser = column, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::column, allow_hyphen_values = true)]
     key_column: Option<usize>,
     /// Value column of a file:PATH.tsv dataset (1-based).
-    #[arg(long, value_parser = column, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::column, allow_hyphen_values = true)]
     value_column: Option<usize>,
     /// Named workload: default, readrandom, readseq, fillrandom, fillseq, overwrite.
     #[arg(long)]
     workload: Option<String>,
     /// Threads of every phase after the load (mixed and writing phases included).
-    #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::positive_u32, allow_hyphen_values = true)]
     threads: Option<u32>,
     /// Open loop: offer every phase after the load this many operations per second (latency
     /// counted from each operation's intended start, so coordinated omission is corrected).
-    #[arg(long, value_parser = positive_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::positive_f64, allow_hyphen_values = true)]
     rate: Option<f64>,
     /// Operations of every phase after the load, or PHASE=N for one (repeatable); a get
     /// phase's `passes` is replaced.
-    #[arg(long, value_name = "N|PHASE=N", value_parser = parse_ops)]
+    #[arg(long, value_name = "N|PHASE=N", value_parser = parse::ops)]
     ops: Vec<PerPhase<u64>>,
     /// Run each phase after the load for this long ("500ms", "90s", "10m", "1h"), or
     /// PHASE=DURATION for one (repeatable); a count becomes a cap; phases that insert keep their count.
-    #[arg(long, value_name = "DURATION|PHASE=DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION|PHASE=DURATION", value_parser = parse::duration)]
     duration: Vec<PerPhase<String>>,
     /// Untimed operations before every read phase: a count or a duration ("5s"), or
     /// PHASE=... for one (repeatable).
-    #[arg(long, value_name = "N|DURATION|PHASE=...", value_parser = parse_warmup)]
+    #[arg(long, value_name = "N|DURATION|PHASE=...", value_parser = parse::warmup)]
     warmup: Vec<PerPhase<Warmup>>,
     /// An engine option on every row of ENGINE (name or label), checked as a scenario's
     /// options are (repeatable): `-o rocksdb.compression=zstd`.
@@ -186,20 +184,20 @@ struct ScenarioArgs {
     #[arg(long = "url", value_name = "ENGINE=URL")]
     urls: Vec<String>,
     /// Records per write batch of the load phase.
-    #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::positive_u32, allow_hyphen_values = true)]
     batch: Option<u32>,
     /// Durability: none, commit, always.
-    #[arg(long, value_parser = parse_sync)]
+    #[arg(long, value_parser = parse::sync)]
     sync: Option<SyncMode>,
     /// Before each read phase: warm, cold (reopened, files evicted with posix_fadvise) or
     /// reopen (reopened, page cache kept).
-    #[arg(long, value_parser = parse_cache)]
+    #[arg(long, value_parser = parse::cache)]
     cache: Option<CacheMode>,
     /// Seed of every generator: the same seed gives the same keys, values and operations.
-    #[arg(long, value_parser = whole_u64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::whole_u64, allow_hyphen_values = true)]
     seed: Option<u64>,
     /// Runs of every row (reports give the median and spread; compare needs two or more).
-    #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::positive_u32, allow_hyphen_values = true)]
     repetitions: Option<u32>,
     /// One row per value: `ENGINE.OPTION=V1,V2,...`, `sync=`, `memory=`, `threads=` or `batch=` (repeatable);
     /// rows labelled `LABEL PARAMETER=VALUE`, each with a verdict against the first value.
@@ -207,11 +205,11 @@ struct ScenarioArgs {
     vary: Vec<String>,
     /// Order of the repetitions: interleaved (round by round, row order rotated each round, so
     /// drift hits every row alike; the default) or sequential (each row's back to back).
-    #[arg(long, value_parser = parse_order)]
+    #[arg(long, value_parser = parse::order)]
     order: Option<RepetitionOrder>,
     /// Memory budget of every row (`512MiB`, `2GiB`): the worker and the servers it uses run
     /// in a memory cgroup of this size, page cache included (cgroup v2 or v1, as root).
-    #[arg(long, value_parser = parse_memory, value_name = "SIZE")]
+    #[arg(long, value_parser = parse::memory, value_name = "SIZE")]
     memory: Option<String>,
     /// Where result files go (`plan` reads the earlier ones there for its estimate).
     #[arg(long, default_value = "results")]
@@ -228,7 +226,7 @@ struct RunArgs {
     #[command(flatten)]
     scen: ScenarioArgs,
     /// Seconds one engine may take before its worker is killed.
-    #[arg(long, value_parser = positive_u64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::positive_u64, allow_hyphen_values = true)]
     timeout: Option<u64>,
     /// Also append the run to this results store (SQLite; `kvbench history`, `dashboard`).
     #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = history::DEFAULT_PATH)]
@@ -249,7 +247,7 @@ struct RunArgs {
     #[arg(long, value_name = "P,P,...", value_parser = kvbench_report::parse_percentiles)]
     percentiles: Option<Percentiles>,
     /// Where stderr is not a terminal (CI logs): a status line every SECS seconds (0: none).
-    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = whole_u64, allow_hyphen_values = true)]
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = parse::whole_u64, allow_hyphen_values = true)]
     status_interval: u64,
     /// Run even when the size guard estimates that the store would not fit on disk.
     #[arg(long)]
@@ -260,7 +258,7 @@ struct RunArgs {
     #[arg(long, value_name = "HOSTS")]
     hosts: Option<String>,
     /// SSH port of the --hosts.
-    #[arg(long, value_parser = positive_u16, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::positive_u16, allow_hyphen_values = true)]
     ssh_port: Option<u16>,
     /// SSH private key for the --hosts (default: the user's keys and agent).
     #[arg(long, value_name = "FILE")]
@@ -288,74 +286,42 @@ impl std::ops::Deref for RunArgs {
 /// `--percentiles`: a list for clap, which would otherwise take `Vec` as a repeated flag.
 type Percentiles = Vec<f64>;
 
-/// A whole number of at least `min`, with an error that says so (negatives included).
-fn at_least<T: std::str::FromStr + PartialOrd + std::fmt::Display>(s: &str, min: T) -> Result<T, String> {
-    match s.trim().parse::<T>() {
-        Ok(v) if v >= min => Ok(v),
-        _ => Err(format!("must be a whole number >= {min} (got `{s}`)")),
+impl ScenarioArgs {
+    /// The scenario these flags describe, translated beside the model ([`flags::build`]);
+    /// `timeout` is a run's flag alone.
+    fn scenario(&self, timeout: Option<u64>) -> Result<Scenario, String> {
+        flags::build(&self.flags(timeout), &catalog::Engines)
     }
-}
-fn positive_u32(s: &str) -> Result<u32, String> {
-    at_least(s, 1u32)
-}
-fn positive_u16(s: &str) -> Result<u16, String> {
-    at_least(s, 1u16)
-}
-fn positive_u64(s: &str) -> Result<u64, String> {
-    at_least(s, 1u64)
-}
-/// A column of a `file:` dataset: 1 to `limits::COLUMN`.
-fn column(s: &str) -> Result<usize, String> {
-    let max = kvbench_core::spec::limits::COLUMN;
-    at_least(s, 1usize)
-        .ok()
-        .filter(|&c| c <= max)
-        .ok_or_else(|| format!("must be a column from 1 to {max} (got `{s}`)"))
-}
-fn whole_u64(s: &str) -> Result<u64, String> {
-    at_least(s, 0u64)
-}
-fn positive_f64(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("must be a number > 0 (got `{s}`)")),
+
+    fn flags(&self, timeout: Option<u64>) -> Flags {
+        Flags {
+            scenario: self.scenario.as_deref().map(catalog::scenario_path),
+            engines: self.engines.clone(),
+            records: self.records,
+            value_size: self.value_size,
+            key: self.key,
+            dataset: self.dataset.clone(),
+            key_column: self.key_column,
+            value_column: self.value_column,
+            workload: self.workload.clone(),
+            threads: self.threads,
+            rate: self.rate,
+            ops: self.ops.clone(),
+            duration: self.duration.clone(),
+            warmup: self.warmup.clone(),
+            options: self.options.clone(),
+            urls: self.urls.clone(),
+            batch: self.batch,
+            sync: self.sync,
+            cache: self.cache,
+            seed: self.seed,
+            repetitions: self.repetitions,
+            vary: self.vary.clone(),
+            order: self.order,
+            memory: self.memory.clone(),
+            timeout,
+        }
     }
-}
-/// `--duration [PHASE=]D`: checked with the scenario's own parser, kept as written.
-fn parse_duration(s: &str) -> Result<PerPhase<String>, String> {
-    per_phase(s, |d| scenario::parse_duration_ms(d, 1, scenario::DURATION_MAX_MS).map(|_| d.trim().to_string()))
-}
-fn parse_ops(s: &str) -> Result<PerPhase<u64>, String> {
-    per_phase(s, positive_u64)
-}
-fn parse_warmup(s: &str) -> Result<PerPhase<Warmup>, String> {
-    per_phase(s, Warmup::parse)
-}
-pub(crate) fn non_negative_f64(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("must be a number >= 0 (got `{s}`)")),
-    }
-}
-
-fn parse_memory(s: &str) -> Result<String, String> {
-    kvbench_core::spec::parse_memory(s).map(|_| s.trim().to_string())
-}
-
-fn parse_key_kind(s: &str) -> Result<KeyKind, String> {
-    serde_json::from_value(serde_json::Value::String(s.into()))
-        .map_err(|_| "key kinds: u32be, u64be, decimal, ycsb, random".into())
-}
-fn parse_sync(s: &str) -> Result<SyncMode, String> {
-    serde_json::from_value(serde_json::Value::String(s.into())).map_err(|_| "sync: none, commit, always".into())
-}
-fn parse_cache(s: &str) -> Result<CacheMode, String> {
-    serde_json::from_value(serde_json::Value::String(s.into())).map_err(|_| "allowed: warm, cold, reopen".to_string())
-}
-
-fn parse_order(s: &str) -> Result<RepetitionOrder, String> {
-    serde_json::from_value(serde_json::Value::String(s.into()))
-        .map_err(|_| "allowed: interleaved, sequential".to_string())
 }
 
 /// Where the rows' engines were named: the scenario file, unless `--engines` chose them.
@@ -367,7 +333,7 @@ fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Cmd::Worker { job } => worker::main(&job),
-        Cmd::Serve(a) => serve::main(a),
+        Cmd::Serve(a) => kvbench_serve::main(a, out::note),
         Cmd::List { engine, json } => match catalog::print_list(engine.as_deref(), json) {
             Ok(text) => print_then(&text, 0),
             Err(e) => out::exit_for(&e),
@@ -402,16 +368,15 @@ fn text_or_error(r: Result<String, String>) -> i32 {
 }
 
 fn dry_run(a: &PlanArgs) -> i32 {
-    let r = build_scenario(&a.scen).and_then(|s| catalog::check_names(&s, engines_file(&a.scen)).map(|_| s)).and_then(
-        |s| {
+    let r =
+        a.scen.scenario(None).and_then(|s| catalog::check_names(&s, engines_file(&a.scen)).map(|_| s)).and_then(|s| {
             plan_cmd::main(&s, &a.scen.plan_dir, a.dump, a.phase.as_deref())?;
             // The whole run's estimate, however short, unless every op was asked for.
             match estimate::estimate(&s, &a.scen.out).line(&a.scen.out, 0.0) {
                 Some(line) if !a.dump => out::stdout(&format!("{line}\n")),
                 _ => Ok(()),
             }
-        },
-    );
+        });
     r.map_or_else(|e| out::exit_for(&e), |()| 0)
 }
 
@@ -641,7 +606,9 @@ fn run(a: RunArgs) -> i32 {
             return 2;
         }
     };
-    let s = match overrides::build_run_scenario(&a, a.timeout)
+    let s = match a
+        .scen
+        .scenario(a.timeout)
         .and_then(|s| catalog::check_names(&s, engines_file(&a)).map(|_| s))
         .and_then(|s| prepare_dirs(&a).map(|_| s))
     {
@@ -672,7 +639,7 @@ fn run(a: RunArgs) -> i32 {
         size_check: !a.no_size_check,
         command: std::env::args().collect(),
         hosts,
-        scenario_file: a.scenario.as_deref().map(overrides::scenario_path),
+        scenario_file: a.scenario.as_deref().map(catalog::scenario_path),
     };
     match orchestrate::run(&s, &opts) {
         Ok((r, written)) => {
