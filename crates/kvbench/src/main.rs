@@ -16,13 +16,13 @@ mod worker;
 use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
-use kvbench_core::engine::SyncMode;
-use kvbench_core::input;
-use kvbench_core::result::{RunResult, Status};
-use kvbench_core::scenario::{RepetitionOrder, Scenario, Warmup};
-use kvbench_core::spec::{CacheMode, KeyKind};
+use kvbench_model::engine::SyncMode;
 use kvbench_model::flags::parse;
 use kvbench_model::flags::{self, Flags, PerPhase};
+use kvbench_model::input;
+use kvbench_model::result::{RunResult, Status};
+use kvbench_model::scenario::{RepetitionOrder, Scenario, Warmup};
+use kvbench_model::spec::{CacheMode, KeyKind};
 use kvbench_report::{Format, ReportOptions};
 
 #[derive(Parser)]

@@ -1,6 +1,6 @@
 //! One engine variant: start the server it needs, build its job from the policy
-//! (`kvbench_core::policy::jobs`), run the worker of the engine's runtime, collect the raw
-//! counters and derive the row's phases (`kvbench_core::policy::outcome`).
+//! (`kvbench_policy::jobs`), run the worker of the engine's runtime, collect the raw
+//! counters and derive the row's phases (`kvbench_policy::outcome`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -8,11 +8,11 @@ use std::process::Command;
 use std::time::Duration;
 
 use indicatif::ProgressBar;
-use kvbench_core::engine::Options;
-use kvbench_core::expect::{apply, decide, Expect};
-use kvbench_core::job::{Event, StepResult};
-use kvbench_core::result::{EngineResult, Status};
-use kvbench_core::scenario::Variant;
+use kvbench_model::engine::Options;
+use kvbench_model::job::{Event, StepResult};
+use kvbench_model::result::{EngineResult, Status};
+use kvbench_model::scenario::Variant;
+use kvbench_policy::expect::{apply, decide, Expect};
 
 use super::budget::RowGroup;
 use super::disk::{Probe, Readings, Sampler};
@@ -22,7 +22,7 @@ use super::remote::HostsRun;
 use super::servers::ServerPool;
 use super::Shared;
 use crate::catalog::Resolved;
-use kvbench_core::policy::jobs::{self, RowFacts};
+use kvbench_policy::jobs::{self, RowFacts};
 
 pub fn run_variant(
     sh: &Shared<'_>,
@@ -92,7 +92,7 @@ pub fn run_variant(
     };
     let worker = Worker { r, job: &job_path, log: &log_path, netns };
     let (outcome, steps, readings) = run_worker(sh, &worker, &plan, &mut faults, row, watch);
-    row.phases = kvbench_core::policy::outcome::phases(&plan.phases, &steps);
+    row.phases = kvbench_policy::outcome::phases(&plan.phases, &steps);
     disk_figures(row, &plan, &steps, &readings, sh.data.raw_bytes, sh.data.dataset.loaded);
     row.budget = group.as_ref().map(|g| g.budget(sh.data.raw_bytes));
     let outcome = outcome.map_err(|e| format!("{e}{}", oom_note(row.budget.as_ref())));
@@ -125,9 +125,9 @@ fn reach(
 ) -> Result<Reached, String> {
     let (Some((name, start)), None) = (server, &v.url) else { return Ok((v.url.clone(), None, None)) };
     let access = pool.get(name, start.as_ref()).map_err(|e| format!("server did not start: {e}"))?;
-    kvbench_core::secret::remember_url(&access.url);
+    kvbench_model::secret::remember_url(&access.url);
     if let Some(t) = &access.token {
-        kvbench_core::secret::remember(t);
+        kvbench_model::secret::remember(t);
     }
     for (k, val) in access.info {
         row.settings.insert(format!("server.{k}"), val);
@@ -175,7 +175,7 @@ fn row_group(sh: &Shared<'_>, v: &Variant, dir: &Path) -> Result<Option<RowGroup
 
 /// What a worker's failure adds when the budget's OOM killer ended a process: SIGKILL alone
 /// does not say why.
-fn oom_note(b: Option<&kvbench_core::result::Budget>) -> String {
+fn oom_note(b: Option<&kvbench_model::result::Budget>) -> String {
     let Some(b) = b.filter(|b| b.oom_kills > 0) else { return String::new() };
     format!(
         "; the memory cgroup's OOM killer ended {} process(es) at the {} budget: the worker's heap, \
@@ -213,7 +213,7 @@ fn disk_figures(
         let Some(main) = pp.main else { continue };
         let start = steps.get(&main).map(|s| s.start_unix_ns).unwrap_or(0);
         if let Some(d) = readings.disk(main, start, raw_bytes) {
-            kvbench_core::policy::amplification::amplify(p, d, record_bytes);
+            kvbench_policy::amplification::amplify(p, d, record_bytes);
         }
     }
 }
@@ -253,7 +253,7 @@ fn run_worker(
         Event::Progress { index, done, total } => {
             bar.set_message(names.get(index).cloned().unwrap_or_default());
             // A phase run for a duration has no count but the cap: the bar follows what is done.
-            let open_ended = *total >= kvbench_core::spec::limits::OPS;
+            let open_ended = *total >= kvbench_model::spec::limits::OPS;
             bar.set_length(if open_ended { *done } else { *total });
             bar.set_position(*done);
         }
@@ -347,7 +347,7 @@ fn on_hosts(
         got.iter().filter_map(|g| g.error.as_ref().map(|e| format!("{} ({}): {e}", g.tag, g.target))).collect();
     match super::remote::merge(&got) {
         Ok((steps, skew)) => {
-            row.phases = kvbench_core::policy::outcome::phases(&plan.phases, &steps);
+            row.phases = kvbench_policy::outcome::phases(&plan.phases, &steps);
             merged_notes(row, plan, &skew, got.len());
         }
         Err(e) => failed.push(e),
@@ -372,13 +372,13 @@ fn host_list(got: &[super::remote::HostSteps]) -> String {
 fn host_row(
     row: &EngineResult,
     g: &super::remote::HostSteps,
-    clock: &kvbench_core::result::HostClock,
+    clock: &kvbench_model::result::HostClock,
     plan: &jobs::JobPlan,
     v: &Variant,
 ) -> EngineResult {
     let mut hr = EngineResult {
         label: format!("{}@{}", row.label, g.tag),
-        phases: kvbench_core::policy::outcome::phases(&plan.phases, &g.steps),
+        phases: kvbench_policy::outcome::phases(&plan.phases, &g.steps),
         hosts: vec![clock.clone()],
         ..row.clone()
     };
@@ -403,7 +403,7 @@ fn merged_notes(row: &mut EngineResult, plan: &jobs::JobPlan, skew: &BTreeMap<us
     }
 }
 
-fn facts(r: &Resolved) -> (kvbench_core::engine::Capabilities, &'static str) {
+fn facts(r: &Resolved) -> (kvbench_model::engine::Capabilities, &'static str) {
     match r {
         Resolved::Rust(d) => (d.capabilities, "rust"),
         Resolved::Python { info, .. } => (jobs::caps_from_names(&info.capabilities), "python"),
@@ -459,7 +459,7 @@ fn settle(row: &mut EngineResult, expect: Option<Expect>, outcome: Result<(), St
     apply(row, decided);
     // A failed row keeps its log and job for diagnosis, without the credentials they held.
     for kept in [log, job] {
-        if let Err(e) = kvbench_core::secret::scrub_file(kept) {
+        if let Err(e) = kvbench_model::secret::scrub_file(kept) {
             crate::say!("WARNING: cannot redact {}: {e}; remove it by hand", kept.display());
         }
     }

@@ -16,12 +16,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use kvbench_core::result::{EngineResult, PlanInfo, RunResult, Status, SCHEMA};
-use kvbench_core::scenario::{Scenario, Variant};
-use kvbench_core::sys;
+use kvbench_model::result::{EngineResult, PlanInfo, RunResult, Status, SCHEMA};
+use kvbench_model::scenario::{Scenario, Variant};
+use kvbench_worker::sys;
 
 use job::run_variant;
-use kvbench_core::policy::dataset::ResolvedData;
+use kvbench_policy::dataset::ResolvedData;
 pub use process::interrupted;
 pub use remote::HostsRun;
 use results::{now_id, private_run_dir, row_dir_name, run_id, unique_id, ResultFile};
@@ -54,7 +54,7 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
     // Bad input fails before anything runs: repeated labels, unknown engines and options.
     let resolved = resolve_rows(&variants, o.scenario_file.as_deref())?;
     // A password in a row's URL is redacted from everything the run writes and prints.
-    variants.iter().filter_map(|v| v.url.as_deref()).for_each(kvbench_core::secret::remember_url);
+    variants.iter().filter_map(|v| v.url.as_deref()).for_each(kvbench_model::secret::remember_url);
     process::install_signals(&ENGINES_RUNNING);
     if let Err(e) = std::fs::create_dir_all(&o.out_dir) {
         // Not fatal: the results go to a fallback place at the end.
@@ -72,14 +72,14 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
     // The data: derived by every worker from seeds; a plan file only where data is stored.
     let t0 = Instant::now();
     let guard = o.size_check.then_some(o.data_dir.as_path());
-    let data = within_timeout(s.timeout, || kvbench_core::policy::dataset::resolve_guarded(s, &o.plan_dir, guard))?;
+    let data = within_timeout(s.timeout, || kvbench_policy::dataset::resolve_guarded(s, &o.plan_dir, guard))?;
     let gen_ns = t0.elapsed().as_nanos() as u64;
     if !data.note.is_empty() {
         crate::say!("plan: {}", data.note);
     }
     let head = Head { run_id: run_id.clone(), started_at, generation_ns: gen_ns, environment: env, warnings };
     let mut result = new_result(s, o, &data, head)?;
-    kvbench_core::secret::scrub_serde(&mut result);
+    kvbench_model::secret::scrub_serde(&mut result);
     ENGINES_RUNNING.store(true, Ordering::SeqCst);
     let run_data = run_dir(o, &unique)?;
     let shared = Shared { s, o, data: &data, run_data: &run_data };
@@ -149,7 +149,7 @@ struct Head {
     run_id: String,
     started_at: u64,
     generation_ns: u64,
-    environment: kvbench_core::result::Environment,
+    environment: kvbench_model::result::Environment,
     warnings: Vec<String>,
 }
 
@@ -165,7 +165,7 @@ fn new_result(s: &Scenario, o: &RunOptions, data: &ResolvedData, h: Head) -> any
         intent: s.intent.clone(),
         sync: s.sync.to_string(),
         plan: PlanInfo {
-            hash: kvbench_core::policy::dataset::plan_id(s),
+            hash: kvbench_policy::dataset::plan_id(s),
             seed: s.seed,
             records: data.dataset.loaded,
             unique_records: data.positions.min(data.dataset.loaded),
@@ -181,7 +181,7 @@ fn new_result(s: &Scenario, o: &RunOptions, data: &ResolvedData, h: Head) -> any
 }
 
 /// The environment's warnings and a mix of durability settings, shown now and kept.
-fn warnings(s: &Scenario, variants: &[Variant], env: &kvbench_core::result::Environment) -> Vec<String> {
+fn warnings(s: &Scenario, variants: &[Variant], env: &kvbench_model::result::Environment) -> Vec<String> {
     let mut warnings = sys::warnings(env);
     let syncs: std::collections::BTreeSet<String> =
         variants.iter().map(|v| v.sync.unwrap_or(s.sync).to_string()).collect();
@@ -239,8 +239,8 @@ fn run_rows(
         crate::progress::engine(n + 1, jobs.len());
         let (mut row, mut per_host) =
             run_row(sh, (&variants[i], i), &resolved[i], rep, result.plan.raw_bytes, &mut pool);
-        kvbench_core::secret::scrub_serde(&mut row);
-        per_host.iter_mut().for_each(kvbench_core::secret::scrub_serde);
+        kvbench_model::secret::scrub_serde(&mut row);
+        per_host.iter_mut().for_each(kvbench_model::secret::scrub_serde);
         result.engines.push(row);
         result.engines.extend(per_host);
         // Written after each engine: a later crash loses nothing measured.

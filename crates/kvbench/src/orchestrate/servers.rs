@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kvbench_core::engine::RunningServer;
+use kvbench_model::engine::RunningServer;
 
 /// A server started, or why not.
 type StartResult = Result<Box<dyn RunningServer>, String>;
