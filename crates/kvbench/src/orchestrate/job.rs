@@ -1,11 +1,12 @@
-//! One engine variant: start the server it needs, build its job from the policy
+//! One row: start the server its engine needs, build its job from the policy
 //! (`kvbench_policy::jobs`), run the worker of the engine's runtime, collect the raw
-//! counters and derive the row's phases (`kvbench_policy::outcome`).
+//! counters and derive the row's phases (`kvbench_policy::outcome`), then measure its space
+//! and say how it ended.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 use kvbench_model::engine::Options;
@@ -13,12 +14,15 @@ use kvbench_model::job::{Event, StepResult};
 use kvbench_model::result::{EngineResult, Status};
 use kvbench_model::scenario::Variant;
 use kvbench_policy::expect::{apply, decide, Expect};
+use kvbench_worker::sys;
 
 use super::budget::RowGroup;
 use super::disk::{Probe, Readings, Sampler};
 use super::fault::Faults;
-use super::process::{follow_worker, write_private};
+use super::process::{self, follow_worker, interrupted, write_private};
 use super::remote::HostsRun;
+use super::results::row_dir_name;
+use super::rows::RowEngine;
 use super::servers::ServerPool;
 use super::Shared;
 use crate::catalog::Resolved;
@@ -103,6 +107,88 @@ pub fn run_variant(
         }
     }
     settle(row, v.expect, outcome, &log_path, &job_path);
+}
+
+/// One row: the variant's worker run in its own directory, its space measured, the directory
+/// removed (unless kept); a row cut short by a signal is "interrupted", not failed.
+pub(super) fn measure_row(
+    sh: &Shared<'_>,
+    (v, index): (&Variant, usize),
+    r: &RowEngine,
+    rep: u32,
+    raw_bytes: u64,
+    pool: &mut ServerPool,
+) -> (EngineResult, Vec<EngineResult>) {
+    let s = sh.s;
+    let mut per_host = Vec::new();
+    let mut row = EngineResult {
+        label: v.label(),
+        engine: v.name.clone(),
+        repetition: rep,
+        sync: v.sync.unwrap_or(s.sync).to_string(),
+        open_mode: format!("{:?}", v.open).to_lowercase(),
+        // In effect: resolved (the worker's hello says the same); as given when unresolved.
+        options: r.as_ref().map(|(_, o)| o.effective()).unwrap_or_else(|_| v.options.clone()),
+        ..Default::default()
+    };
+    let t = Instant::now();
+    match r {
+        Err(why) => {
+            row.status = Status::Failed;
+            row.error = Some(why.clone());
+            crate::say!("{:>16}: skipped: {why}", row.label);
+        }
+        Ok((res, options)) => {
+            let dir = sh.run_data.join(row_dir_name(&row.label, index, rep));
+            run_variant(sh, v, (res, options), &dir, pool, &mut row, &mut per_host);
+            explain_full_disk(&mut row, sh.run_data);
+            let (alloc, apparent) = sys::space(&dir);
+            row.space_bytes = alloc;
+            row.apparent_bytes = apparent;
+            row.space_amplification = alloc as f64 / raw_bytes.max(1) as f64;
+            if !sh.o.keep_data {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            if interrupted() {
+                mark_interrupted(&mut row);
+                // Nothing to diagnose (the worker was killed on purpose): the job file and the
+                // log go with the data.
+                let _ = std::fs::remove_file(dir.with_extension("job.json"));
+                let _ = std::fs::remove_file(dir.with_extension("log"));
+            }
+            let status = match (&row.error, row.status) {
+                (_, Status::Interrupted) => "interrupted".to_string(),
+                (None, _) => "ok".to_string(),
+                (Some(e), _) => format!("FAILED: {}", e.lines().next().unwrap_or("")),
+            };
+            crate::say!("{:>16}: {status} ({:.1} s)", row.label, t.elapsed().as_secs_f64());
+        }
+    }
+    row.wall_ns = t.elapsed().as_nanos() as u64;
+    (row, per_host)
+}
+
+/// A failed row on a (nearly) full data file system says so: engines report it as anything
+/// from ENOSPC to EIO (LMDB) or an abort.
+fn explain_full_disk(row: &mut EngineResult, data: &Path) {
+    let Some(e) = row.error.as_mut() else { return };
+    if !e.contains("data file system") && process::disk_nearly_full(data) {
+        e.push_str(&format!("; {}", process::disk_state(data)));
+    }
+}
+
+/// A row cut short by a signal: interrupted after its last measured phase, and the phases the
+/// worker did not finish interrupted too (not failed: the store did nothing wrong).
+fn mark_interrupted(row: &mut EngineResult) {
+    row.status = Status::Interrupted;
+    let done = row.phases.iter().rev().find(|p| p.status == Status::Ok).map(|p| p.name.clone());
+    let at = done.map(|n| format!(" after phase {n}")).unwrap_or_else(|| " before any phase ended".into());
+    let why = format!("{}{at}", process::interruption());
+    for p in row.phases.iter_mut().filter(|p| p.status == Status::Failed) {
+        p.status = Status::Interrupted;
+        p.reason = Some(why.clone());
+    }
+    row.error = Some(why);
 }
 
 /// An empty directory for the row's database, closed to other users (the database is the
