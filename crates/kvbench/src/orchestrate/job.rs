@@ -17,14 +17,14 @@ use kvbench_policy::expect::{apply, decide, Expect};
 use kvbench_worker::sys;
 
 use super::budget::RowGroup;
+use super::context::Shared;
 use super::disk::{Probe, Readings, Sampler};
 use super::fault::Faults;
 use super::process::{self, follow_worker, interrupted, write_private};
 use super::remote::HostsRun;
 use super::results::row_dir_name;
 use super::rows::RowEngine;
-use super::servers::ServerPool;
-use super::Shared;
+use super::servers::{server_of, ServerPool};
 use crate::catalog::Resolved;
 use kvbench_policy::jobs::{self, RowFacts};
 
@@ -358,24 +358,6 @@ fn run_worker(
     bar.finish_and_clear();
     watch.readings.samples = sampler.finish();
     (outcome, steps, watch.readings)
-}
-
-/// The server a row needs, whatever the runtime of its client: one shaped by the row's options
-/// (Redis Cluster with replicas), a Rust server engine's own, or the one another runtime's
-/// engine names (go-etcd's cluster); with its name in the run's pool.
-pub(super) fn server_of(
-    v: &Variant,
-    r: &Resolved,
-    options: &Options,
-) -> Option<(String, kvbench_engines::ShapedStart)> {
-    if let Some(shaped) = kvbench_engines::shaped_server(&v.name, options.values()) {
-        return Some(shaped);
-    }
-    let start = match r {
-        Resolved::Rust(d) => d.start_server.map(|start| (d.name.to_string(), start)),
-        _ => kvbench_engines::server_for(&v.name).map(|start| (v.name.clone(), start)),
-    };
-    start.map(|(name, f)| (name, Box::new(f) as kvbench_engines::ShapedStart))
 }
 
 fn hello(row: &mut EngineResult, ev: &Event) {

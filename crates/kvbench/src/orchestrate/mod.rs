@@ -3,6 +3,7 @@
 //! engine, and stop everything on the way out (also on Ctrl-C).
 
 mod budget;
+mod context;
 mod disk;
 mod fault;
 mod job;
@@ -20,29 +21,15 @@ use kvbench_model::result::{PlanInfo, RunResult, SCHEMA};
 use kvbench_model::scenario::{Scenario, Variant};
 use kvbench_worker::sys;
 
+pub use context::RunOptions;
+use context::Shared;
 use job::measure_row;
-use kvbench_policy::dataset::ResolvedData;
 pub use process::interrupted;
 pub use remote::HostsRun;
 use results::{now_id, private_run_dir, run_id, unique_id, ResultFile};
 pub use results::{utc_stamp, Written, LATEST};
 use rows::{resolve_rows, RowEngine};
 use servers::ServerPool;
-
-pub struct RunOptions {
-    pub out_dir: PathBuf,
-    pub data_dir: PathBuf,
-    pub plan_dir: PathBuf,
-    pub keep_data: bool,
-    pub progress: bool,
-    /// Refuse a run whose plan and store would not fit on disk (`--no-size-check` turns it off).
-    pub size_check: bool,
-    pub command: Vec<String>,
-    /// `--hosts`: run every row on these hosts over SSH.
-    pub hosts: Option<HostsRun>,
-    /// The scenario file the rows come from (a bad option's error gives its line), if any.
-    pub scenario_file: Option<PathBuf>,
-}
 
 /// True from the run's directory on to its results' final write: a signal then stops the
 /// running engine and lets the run write its results; before and after, it exits at once.
@@ -225,19 +212,4 @@ fn run_rows(
         file.update(result);
     }
     pool.stop_all();
-}
-
-/// What every row of a run shares.
-pub struct Shared<'a> {
-    pub s: &'a Scenario,
-    pub o: &'a RunOptions,
-    pub data: &'a ResolvedData,
-    run_data: &'a Path,
-}
-
-impl Shared<'_> {
-    /// The run's unique name (its private directory's), also its directory on --hosts.
-    pub fn run_name(&self) -> String {
-        self.run_data.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into())
-    }
 }

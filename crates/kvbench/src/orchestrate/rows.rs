@@ -28,7 +28,7 @@ pub fn resolve_rows(variants: &[Variant], file: Option<&Path>) -> anyhow::Result
         let row = match catalog::resolve(&v.name) {
             Ok(r) => {
                 let options = row_options(v, &r).map_err(|e| anyhow::anyhow!(locate(file, v, e)))?;
-                if v.url.is_some() && super::job::server_of(v, &r, &options).is_none() {
+                if v.url.is_some() && super::servers::server_of(v, &r, &options).is_none() {
                     let message = format!(
                         "url: `{}` is an embedded engine, opened in the worker's process: it takes no url \
                          (url is for server engines)",
