@@ -322,7 +322,7 @@ fn open_existing(db: &Path) -> Result<History, String> {
 pub fn history_cmd(a: &HistoryArgs) -> Result<String, String> {
     let mut h = if a.add.is_empty() { open_existing(&a.db)? } else { History::open(&a.db)? };
     for f in &a.add {
-        let r = crate::load_result(f)?;
+        let r = crate::export::load_result(f)?;
         h.append(&r, Some(f))?;
     }
     if a.label.is_none() && a.phase.is_none() {

@@ -1,10 +1,13 @@
-//! kvbench: honest benchmarks of key-value stores. The binary is glue: the command line,
-//! the orchestration of workers, and the Rust worker itself (`kvbench worker`).
+//! kvbench: honest benchmarks of key-value stores. The binary is glue: the command line
+//! (parsed here, turned into a scenario by `kvbench_model::flags`), the run (`orchestrate`),
+//! the exporters (`export`), `kvbench serve` (`kvbench_serve`) and the Rust worker itself
+//! (`kvbench worker`).
 // What kvbench prints goes through `out` (stdout) and `say!` (stderr): no write error panics.
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
 mod catalog;
 mod estimate;
+mod export;
 mod history;
 mod hosts;
 mod orchestrate;
@@ -13,14 +16,13 @@ mod plan_cmd;
 mod progress;
 mod worker;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use kvbench_model::engine::SyncMode;
 use kvbench_model::flags::parse;
 use kvbench_model::flags::{self, Flags, PerPhase};
-use kvbench_model::input;
-use kvbench_model::result::{RunResult, Status};
+use kvbench_model::result::Status;
 use kvbench_model::scenario::{RepetitionOrder, Scenario, Warmup};
 use kvbench_model::spec::{CacheMode, KeyKind};
 use kvbench_report::{Format, ReportOptions};
@@ -335,13 +337,13 @@ fn main() {
         Cmd::Worker { job } => worker::main(&job),
         Cmd::Serve(a) => kvbench_serve::main(a, out::note),
         Cmd::List { engine, json } => match catalog::print_list(engine.as_deref(), json) {
-            Ok(text) => print_then(&text, 0),
+            Ok(text) => out::print_then(&text, 0),
             Err(e) => out::exit_for(&e),
         },
-        Cmd::Report { file, format, output, percentiles } => match file.or_else(latest) {
+        Cmd::Report { file, format, output, percentiles } => match file.or_else(export::latest) {
             Some(file) => {
                 let o = ReportOptions::with_percentiles(percentiles);
-                report(&file, &format, output.as_deref(), &o)
+                export::report(&file, &format, output.as_deref(), &o)
             }
             None => out::exit_for(
                 "no result file given, and no results/latest.json here (each run points it at its result)",
@@ -349,7 +351,7 @@ fn main() {
         },
         Cmd::Compare { a, b, format, fail_if_slower, min_effect, strict } => {
             let m = kvbench_report::Method { min_effect: min_effect / 100.0, ..Default::default() };
-            compare(&a, &b, &format, &m, fail_if_slower.map(|p| (p, strict)))
+            export::compare(&a, &b, &format, &m, fail_if_slower.map(|p| (p, strict)))
         }
         Cmd::Run(a) => run(*a),
         Cmd::Plan(a) => dry_run(&a),
@@ -362,7 +364,7 @@ fn main() {
 /// Print `r`'s text (exit 0) or its error (exit as the error says).
 fn text_or_error(r: Result<String, String>) -> i32 {
     match r {
-        Ok(text) => out::stdout(&safe(text)).map_or_else(|e| out::failed_output(&e), |()| 0),
+        Ok(text) => out::stdout(&export::safe(text)).map_or_else(|e| out::failed_output(&e), |()| 0),
         Err(e) => out::exit_for(&e),
     }
 }
@@ -378,181 +380,6 @@ fn dry_run(a: &PlanArgs) -> i32 {
             }
         });
     r.map_or_else(|e| out::exit_for(&e), |()| 0)
-}
-
-/// `results/latest.json` when there is one (a dangling link too: reading it says what is wrong).
-fn latest() -> Option<PathBuf> {
-    let p = Path::new("results").join(orchestrate::LATEST);
-    p.symlink_metadata().is_ok().then_some(p)
-}
-
-/// Read a result file; errors name the file.
-pub(crate) fn load_result(p: &Path) -> Result<RunResult, String> {
-    let text = input::read_regular_text(p, "result file", input::limits::RESULT_BYTES)?;
-    RunResult::from_json(&text).map_err(|e| format!("result file {}: {e}", p.display()))
-}
-
-/// Write a report; errors name the path and the flag it came from.
-fn write_output(p: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(p, text).map_err(|e| format!("--output {}: {e}", p.display()))
-}
-
-/// `text` on stdout, then `code`; or the error and [`out::EXIT_OUTPUT`] when stdout fails.
-fn print_then(text: &str, code: i32) -> i32 {
-    match out::stdout(text) {
-        Ok(()) => code,
-        Err(e) => out::failed_output(&e),
-    }
-}
-
-/// A report for people (table, Markdown) shows labels and intents from a file with their
-/// control characters escaped, wherever it goes; data formats keep the bytes they were given.
-fn rendered(r: &RunResult, fmt: Format, o: &ReportOptions) -> String {
-    let text = kvbench_report::render_with(r, fmt, o);
-    match fmt {
-        Format::Table | Format::Markdown => kvbench_report::terminal_safe(&text).into_owned(),
-        _ => text,
-    }
-}
-
-fn report(file: &Path, format: &str, output: Option<&Path>, o: &ReportOptions) -> i32 {
-    let go = || -> Result<Option<String>, String> {
-        let fmt: Format = format.parse().map_err(|e| format!("--format: {e}"))?;
-        let r = load_result(file)?;
-        if fmt == Format::Hlog {
-            return write_hlogs(&r, file, output).map(|()| None);
-        }
-        let out = rendered(&r, fmt, o);
-        match output {
-            Some(p) => write_output(p, &out).map(|()| None),
-            None => Ok(Some(out)),
-        }
-    };
-    match go() {
-        Ok(Some(text)) => print_then(&text, 0),
-        r => exit_code(r.map(|_| ())),
-    }
-}
-
-/// `--format A,B,...`: the first is printed, the others written beside the result file.
-fn formats(list: &str) -> Result<(Format, Vec<Format>), String> {
-    let all = list.split(',').map(|f| f.trim().parse::<Format>()).collect::<Result<Vec<_>, _>>();
-    let all = all.map_err(|e| format!("--format: {e}"))?;
-    let (first, rest) = all.split_first().ok_or("--format: no format given")?;
-    Ok((*first, rest.to_vec()))
-}
-
-/// One more format of a run, written beside its result file (`RUN.html`, `RUN.csv`, ...).
-fn export_beside(r: &RunResult, result: &Path, fmt: Format, o: &ReportOptions) {
-    let ext = match fmt {
-        Format::Json => {
-            crate::say!("json: {}", result.display());
-            return;
-        }
-        Format::Hlog => {
-            if let Err(e) = write_hlogs(r, result, None) {
-                crate::say!("error: {e}");
-            }
-            return;
-        }
-        Format::Table => "txt",
-        Format::Markdown => "md",
-        Format::Csv => "csv",
-        Format::Html => "html",
-        Format::Ycsb => "ycsb.txt",
-        Format::GithubActionBenchmark => "github-action-benchmark.json",
-        Format::Bencher => "bencher.json",
-    };
-    let p = result.with_extension(ext);
-    match std::fs::write(&p, rendered(r, fmt, o)) {
-        Ok(()) => crate::say!("{ext}: {}", p.display()),
-        Err(e) => crate::say!("error: --format: cannot write {}: {e}", p.display()),
-    }
-}
-
-/// `.hlog` files into `output`, or a directory beside the result file.
-fn write_hlogs(r: &RunResult, file: &Path, output: Option<&Path>) -> Result<(), String> {
-    let dir = match output {
-        Some(d) => d.to_path_buf(),
-        None => file.with_file_name(format!(
-            "{}-hlog",
-            file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
-        )),
-    };
-    let files = kvbench_report::hlog_files(r);
-    if files.is_empty() {
-        return Err(format!("{}: no phase carries interval histograms", file.display()));
-    }
-    std::fs::create_dir_all(&dir).map_err(|e| format!("--output {}: {e}", dir.display()))?;
-    for (name, text) in &files {
-        let p = dir.join(name);
-        std::fs::write(&p, text).map_err(|e| format!("--output {}: {e}", p.display()))?;
-    }
-    crate::say!("{} interval logs in {}", files.len(), dir.display());
-    Ok(())
-}
-
-fn exit_code(r: Result<(), String>) -> i32 {
-    r.map_or_else(|e| out::exit_for(&e), |()| 0)
-}
-
-fn safe(text: String) -> String {
-    kvbench_report::terminal_safe(&text).into_owned()
-}
-
-/// `gate`: --fail-if-slower's percentage and --strict. Every B is compared with A in turn.
-fn compare(a: &Path, bs: &[PathBuf], format: &str, m: &kvbench_report::Method, gate: Option<(f64, bool)>) -> i32 {
-    let go = || -> Result<i32, String> {
-        let ra = load_result(a)?;
-        let rbs = bs.iter().map(|b| load_result(b)).collect::<Result<Vec<_>, _>>()?;
-        let out = match format {
-            "table" | "markdown" | "md" => {
-                let parts = rbs.iter().map(|rb| {
-                    let (pre, sections) = kvbench_report::compare(&ra, rb, m);
-                    match format {
-                        "table" => kvbench_report::text_table_width(&pre, &sections, kvbench_report::terminal_width()),
-                        _ => kvbench_report::markdown_of(&pre, &sections),
-                    }
-                });
-                safe(parts.collect::<Vec<_>>().join("\n"))
-            }
-            "json" => {
-                let mut all: Vec<_> = rbs.iter().map(|rb| kvbench_report::compare_json(&ra, rb, m)).collect();
-                let j = if all.len() == 1 { all.remove(0) } else { serde_json::Value::Array(all) };
-                serde_json::to_string_pretty(&j).unwrap_or_default() + "\n"
-            }
-            other => return Err(format!("--format: compare prints table, markdown or json (not `{other}`)")),
-        };
-        if let Err(e) = out::stdout(&out) {
-            return Ok(out::failed_output(&e));
-        }
-        let Some((pct, strict)) = gate else { return Ok(0) };
-        let rows: Vec<_> = rbs.iter().flat_map(|rb| kvbench_report::compared(&ra, rb, m)).collect();
-        let slow = kvbench_report::regressions(&rows, pct, strict);
-        for c in &slow {
-            crate::say!("regression: {} {}: {}", c.label, c.phase, c.text());
-        }
-        if slow.is_empty() {
-            let ignored = kvbench_report::regressions(&rows, pct, true).len();
-            let note = if ignored > 0 {
-                format!(" ({ignored} unreliable ones ignored; --strict counts them)")
-            } else {
-                String::new()
-            };
-            crate::say!("no row is called slower than A by more than {pct}%{note}");
-            Ok(0)
-        } else {
-            crate::say!("{} rows slower than A by more than {pct}% (--fail-if-slower)", slow.len());
-            Ok(1)
-        }
-    };
-    match go() {
-        Ok(code) => code,
-        Err(e) => {
-            crate::say!("error: {e}");
-            2
-        }
-    }
 }
 
 /// `--hosts` and its SSH flags; the SSH flags alone are an error (they would do nothing).
@@ -599,7 +426,7 @@ fn prepare_dirs(a: &RunArgs) -> Result<(), String> {
 const EXIT_FALLBACK: i32 = 3;
 
 fn run(a: RunArgs) -> i32 {
-    let (fmt, exports) = match formats(&a.format) {
+    let (fmt, exports) = match export::formats(&a.format) {
         Ok(f) => f,
         Err(e) => {
             crate::say!("error: {e}");
@@ -646,13 +473,13 @@ fn run(a: RunArgs) -> i32 {
             let path = &written.path;
             let mut printed = None;
             if fmt == Format::Hlog {
-                if let Err(e) = write_hlogs(&r, path, None) {
+                if let Err(e) = export::write_hlogs(&r, path, None) {
                     crate::say!("error: {e}");
                 }
-            } else if let Err(e) = out::stdout(&rendered(&r, fmt, &report_opts)) {
+            } else if let Err(e) = out::stdout(&export::rendered(&r, fmt, &report_opts)) {
                 printed = Some(out::failed_output(&e));
             }
-            exports.iter().for_each(|f| export_beside(&r, path, *f, &report_opts));
+            exports.iter().for_each(|f| export::export_beside(&r, path, *f, &report_opts));
             crate::say!("result: {}", path.display());
             if let Some(h) = &a.history {
                 if let Err(e) = history::record(h, &r, path) {

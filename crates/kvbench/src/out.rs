@@ -42,6 +42,14 @@ macro_rules! say {
     ($($t:tt)*) => { $crate::out::note(format_args!($($t)*)) };
 }
 
+/// `text` on stdout, then `code`; or the error and [`out::EXIT_OUTPUT`] when stdout fails.
+pub fn print_then(text: &str, code: i32) -> i32 {
+    match stdout(text) {
+        Ok(()) => code,
+        Err(e) => failed_output(&e),
+    }
+}
+
 /// The exit status of a command that failed to print its output: the error said on stderr,
 /// or [`EXIT_PIPE`] and nothing said when the reader went away.
 pub fn failed_output(e: &str) -> i32 {
