@@ -5,6 +5,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod engine;
+pub mod flags;
 pub mod hdrcheck;
 pub mod histogram;
 pub mod input;

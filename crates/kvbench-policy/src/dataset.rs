@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::derive;
 use crate::job::{Dataset, Generator, KeyShape, ValueShape};
 use crate::planfile::{self, LoadOrder, PlanFile, PlanId};
+use crate::result::PlanInfo;
 use crate::scenario::Scenario;
 use crate::spec::{KeyKind, Mix, PhaseKind};
 
@@ -43,6 +44,20 @@ pub struct ResolvedData {
 }
 
 impl ResolvedData {
+    /// What a run's result says of its data: the plan's id and seed, the records, how long
+    /// planning took (`generation_ns`) and whether a stored plan was reused.
+    pub fn info(&self, s: &Scenario, generation_ns: u64) -> PlanInfo {
+        PlanInfo {
+            hash: plan_id(s),
+            seed: s.seed,
+            records: self.dataset.loaded,
+            unique_records: self.positions.min(self.dataset.loaded),
+            raw_bytes: self.raw_bytes,
+            generation_ns,
+            reused: self.plan.is_none(),
+        }
+    }
+
     pub fn existing_before(&self, phase: usize) -> u64 {
         self.dataset.loaded + self.inserted_before.get(phase).copied().unwrap_or(0)
     }

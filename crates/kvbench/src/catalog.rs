@@ -1,12 +1,13 @@
 //! Which engines exist and where they run: the Rust registry (this binary is their worker),
 //! the Python worker's engines (names starting with `py-`) and the Go worker's (`go-`).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use kvbench_core::engine::{describe_kind, EngineDescriptor, OptionKind, Runtime};
-use kvbench_core::policy::options::OptionDecl;
 use kvbench_engines::{entries, Entry};
+use kvbench_model::engine::{describe_kind, EngineDescriptor, OptionKind, Runtime};
+use kvbench_model::options::OptionDecl;
 use serde::{Deserialize, Serialize};
 
 /// One engine as `kvbench list` shows it.
@@ -90,6 +91,41 @@ pub fn home() -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// A scenario path as given, or, when a relative one is not here, the same path under
+/// kvbench's home (`scenarios/ycsb-a.toml` from any directory with an installed copy).
+pub fn scenario_path(p: &Path) -> PathBuf {
+    if p.exists() || p.is_absolute() {
+        return p.to_path_buf();
+    }
+    match home().map(|h| h.join(p)).filter(|h| h.is_file()) {
+        Some(h) => {
+            crate::say!("scenario: {} (from kvbench's home)", h.display());
+            h
+        }
+        None => p.to_path_buf(),
+    }
+}
+
+/// What the model's flag translation asks of the engines (`kvbench_model::flags::Catalog`),
+/// answered from every runtime's registry.
+pub struct Engines;
+
+impl kvbench_model::flags::Catalog for Engines {
+    fn default_engines(&self) -> Vec<String> {
+        default_engines()
+    }
+
+    fn check_options(&self, engine: &str, options: &BTreeMap<String, serde_json::Value>) -> Result<(), String> {
+        let Ok(r) = resolve(engine) else { return Ok(()) };
+        let decls = r.option_decls()?;
+        kvbench_model::options::resolve(engine, &decls, options).map(|_| ()).map_err(|e| e.message)
+    }
+
+    fn is_server(&self, engine: &str) -> bool {
+        is_server(engine)
+    }
 }
 
 /// The interpreter of the Python worker: $KVBENCH_PYTHON or drivers/python/.venv/bin/python.
@@ -509,7 +545,7 @@ pub fn closest(name: &str, known: &[String]) -> Vec<String> {
 /// only checked when its worker answers (else the run reports the worker's own reason).
 /// Every row's engine is known here; an unknown one is named with where it was given: the
 /// scenario `file` and line, or the `--engines` flag (`file` None).
-pub fn check_names(s: &kvbench_core::scenario::Scenario, file: Option<&std::path::Path>) -> Result<(), String> {
+pub fn check_names(s: &kvbench_model::scenario::Scenario, file: Option<&std::path::Path>) -> Result<(), String> {
     for (i, v) in s.all_variants().into_iter().enumerate() {
         let n = &v.name;
         // The Rust registry answers without starting a worker.
@@ -529,7 +565,7 @@ pub fn check_names(s: &kvbench_core::scenario::Scenario, file: Option<&std::path
             format!(" — did you mean {}?", near.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "))
         };
         let place = match file {
-            Some(f) => kvbench_core::scenario::place_in_file(f, &s.row_path(i, "name")),
+            Some(f) => kvbench_model::scenario::place_in_file(f, &s.row_path(i, "name")),
             None => "--engines".into(),
         };
         return Err(format!("{place}: unknown engine `{n}`{hint} (`kvbench list` shows every engine)"));

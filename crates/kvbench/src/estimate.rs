@@ -6,9 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kvbench_core::result::{RunResult, Status};
-use kvbench_core::scenario::{PhaseDef, Scenario, Warmup};
-use kvbench_core::spec::PhaseKind;
+use kvbench_model::result::{RunResult, Status};
+use kvbench_model::scenario::{PhaseDef, Scenario, Warmup};
+use kvbench_model::spec::PhaseKind;
 
 /// A run estimated at least this long is announced (seconds).
 pub const ANNOUNCE_S: f64 = 60.0;
@@ -166,8 +166,8 @@ fn paces(out: &Path) -> BTreeMap<Key, Pace> {
     files.sort_by_key(|f| std::cmp::Reverse(f.0));
     let mut paces = BTreeMap::new();
     for (_, file) in files.into_iter().take(FILES) {
-        let limit = kvbench_core::input::limits::RESULT_BYTES;
-        let Ok(text) = kvbench_core::input::read_regular_text(&file, "result file", limit) else { continue };
+        let limit = kvbench_model::input::limits::RESULT_BYTES;
+        let Ok(text) = kvbench_model::input::read_regular_text(&file, "result file", limit) else { continue };
         let Ok(r) = RunResult::from_json(&text) else { continue };
         for (key, secs) in result_paces(&r) {
             paces.entry(key).or_insert(Pace { secs, file: file.clone() });

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kvbench_core::result::{PhaseResult, RunResult, Status};
+use kvbench_model::result::{PhaseResult, RunResult, Status};
 use kvbench_report::median;
 use kvbench_report::trend::{Point, Series};
 use rusqlite::{params, Connection};
@@ -236,14 +236,14 @@ fn figures(r: &RunResult) -> Vec<Figure> {
                 .iter()
                 .filter_map(|e| e.phases.iter().find(|q| q.name == p.name && q.status == Status::Ok))
                 .collect();
-            if same.is_empty() || !kvbench_core::spec::PhaseKind::named_runs_ops(&p.kind) {
+            if same.is_empty() || !kvbench_model::spec::PhaseKind::named_runs_ops(&p.kind) {
                 continue;
             }
             let opt = |f: &dyn Fn(&PhaseResult) -> Option<f64>| {
                 let v: Vec<f64> = same.iter().filter_map(|q| f(q)).collect();
                 (!v.is_empty()).then(|| median(v))
             };
-            let per_op = |b: fn(&kvbench_core::result::Disk) -> u64| {
+            let per_op = |b: fn(&kvbench_model::result::Disk) -> u64| {
                 opt(&|q| q.disk.as_ref().map(|d| b(d) as f64 / q.ops.max(1) as f64))
             };
             out.push(Figure {
@@ -284,7 +284,7 @@ pub struct HistoryArgs {
     #[arg(long)]
     phase: Option<String>,
     /// Smallest change of level called a step, in percent.
-    #[arg(long, value_name = "PCT", default_value = "5", value_parser = crate::non_negative_f64)]
+    #[arg(long, value_name = "PCT", default_value = "5", value_parser = kvbench_model::flags::parse::non_negative_f64)]
     min_effect: f64,
 }
 
@@ -298,7 +298,7 @@ pub struct DashboardArgs {
     #[arg(long, short, value_name = "DIR")]
     output: PathBuf,
     /// Smallest change of level called a step, in percent.
-    #[arg(long, value_name = "PCT", default_value = "5", value_parser = crate::non_negative_f64)]
+    #[arg(long, value_name = "PCT", default_value = "5", value_parser = kvbench_model::flags::parse::non_negative_f64)]
     min_effect: f64,
 }
 
@@ -322,7 +322,7 @@ fn open_existing(db: &Path) -> Result<History, String> {
 pub fn history_cmd(a: &HistoryArgs) -> Result<String, String> {
     let mut h = if a.add.is_empty() { open_existing(&a.db)? } else { History::open(&a.db)? };
     for f in &a.add {
-        let r = crate::load_result(f)?;
+        let r = crate::export::load_result(f)?;
         h.append(&r, Some(f))?;
     }
     if a.label.is_none() && a.phase.is_none() {
@@ -399,7 +399,7 @@ pub fn dashboard_cmd(a: &DashboardArgs) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kvbench_core::result::{EngineResult, Latency};
+    use kvbench_model::result::{EngineResult, Latency};
 
     /// A run at `t` with row `lmdb` (version `v`) whose get phase ran at `ops` ops/s in each
     /// repetition.
@@ -481,7 +481,7 @@ mod tests {
         fits.environment.memory_bytes = 1 << 30;
         let mut over = run(2, "1.0", &[5.0]);
         over.plan.raw_bytes = 1 << 30;
-        over.engines[0].budget = Some(kvbench_core::result::Budget { limit_bytes: 256 << 20, ..Default::default() });
+        over.engines[0].budget = Some(kvbench_model::result::Budget { limit_bytes: 256 << 20, ..Default::default() });
         h.append(&fits, None).unwrap();
         h.append(&over, None).unwrap();
         let s = &h.series(None, None).unwrap()[0];

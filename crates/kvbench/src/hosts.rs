@@ -22,8 +22,8 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use kvbench_core::job::{Interval, StepResult, Usage};
-use kvbench_core::worker::clock::{decode_histogram, encode_histogram};
+use kvbench_model::job::{Interval, StepResult, Usage};
+use kvbench_worker::clock::{decode_histogram, encode_histogram};
 
 /// `[user@]host`, as given to `--hosts`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -393,7 +393,7 @@ fn add_step(m: &mut StepResult, s: &StepResult, host: &str) -> Result<(), String
     m.requests += s.requests;
     m.errors += s.errors;
     for (class, n) in &s.error_classes {
-        kvbench_core::worker::tally::add_error_class(&mut m.error_classes, class, *n);
+        kvbench_worker::tally::add_error_class(&mut m.error_classes, class, *n);
     }
     m.mismatches += s.mismatches;
     m.missing += s.missing;

@@ -1,31 +1,31 @@
-//! kvbench: honest benchmarks of key-value stores. The binary is glue: the command line,
-//! the orchestration of workers, and the Rust worker itself (`kvbench worker`).
+//! kvbench: honest benchmarks of key-value stores. The binary is glue: the command line
+//! (parsed here, turned into a scenario by `kvbench_model::flags`), the run (`orchestrate`),
+//! the exporters (`export`), `kvbench serve` (`kvbench_serve`) and the Rust worker itself
+//! (`kvbench worker`).
 // What kvbench prints goes through `out` (stdout) and `say!` (stderr): no write error panics.
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
 mod catalog;
 mod estimate;
+mod export;
 mod history;
 mod hosts;
 mod orchestrate;
 mod out;
-mod overrides;
 mod plan_cmd;
 mod progress;
-mod serve;
-mod vary;
 mod worker;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use kvbench_core::engine::SyncMode;
-use kvbench_core::input;
-use kvbench_core::result::{RunResult, Status};
-use kvbench_core::scenario::{self, RepetitionOrder, Warmup};
-use kvbench_core::spec::{CacheMode, KeyKind};
+use kvbench_model::engine::SyncMode;
+use kvbench_model::flags::parse;
+use kvbench_model::flags::{self, Flags, PerPhase};
+use kvbench_model::result::Status;
+use kvbench_model::scenario::{RepetitionOrder, Scenario, Warmup};
+use kvbench_model::spec::{CacheMode, KeyKind};
 use kvbench_report::{Format, ReportOptions};
-use overrides::{build_scenario, per_phase, PerPhase};
 
 #[derive(Parser)]
 #[command(
@@ -85,10 +85,10 @@ enum Cmd {
         format: String,
         /// Exit with status 1 when a row of B is called slower than A by more than PCT percent
         /// (a regression gate for CI); unreliable verdicts never fail it unless --strict.
-        #[arg(long, value_name = "PCT", value_parser = non_negative_f64, allow_hyphen_values = true)]
+        #[arg(long, value_name = "PCT", value_parser = parse::non_negative_f64, allow_hyphen_values = true)]
         fail_if_slower: Option<f64>,
         /// Smallest difference called, in percent (the noise floor is at least this).
-        #[arg(long, value_name = "PCT", default_value = "5", value_parser = non_negative_f64, allow_hyphen_values = true)]
+        #[arg(long, value_name = "PCT", default_value = "5", value_parser = parse::non_negative_f64, allow_hyphen_values = true)]
         min_effect: f64,
         /// Let --fail-if-slower fail on verdicts marked unreliable (busy machine, debug build,
         /// different machines, the same run twice).
@@ -103,7 +103,7 @@ enum Cmd {
     Dashboard(history::DashboardArgs),
     /// Serve an embedded engine over HTTP/1.1: RocksServer's API and kvbench's own (what the
     /// http-* engines start; docs/servers.md).
-    Serve(serve::ServeArgs),
+    Serve(kvbench_serve::ServeArgs),
     /// Execute one job (used by `kvbench run`; not for people).
     #[command(hide = true)]
     Worker {
@@ -136,46 +136,46 @@ struct ScenarioArgs {
     #[arg(long)]
     engines: Option<String>,
     /// Records of the dataset (the load writes each once; phases without a count touch each once).
-    #[arg(long, value_parser = positive_u64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::positive_u64, allow_hyphen_values = true)]
     records: Option<u64>,
     /// Fixed value size in bytes.
-    #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::positive_u32, allow_hyphen_values = true)]
     value_size: Option<u32>,
     /// Key format: u32be, u64be (big-endian record number), decimal (zero-padded), ycsb or random
     /// (16 random-looking bytes).
-    #[arg(long, value_parser = parse_key_kind)]
+    #[arg(long, value_parser = parse::key_kind)]
     key: Option<KeyKind>,
     /// Dataset: a generator (synthetic, json-docs, dictionary, rows) or data you bring
     /// (file:PATH.tsv, dir:PATH of <int>.json files).
     #[arg(long)]
     dataset: Option<String>,
     /// Key column of a file:PATH.tsv dataset (1-based).
-    #[arg(long, value_parser = column, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::column, allow_hyphen_values = true)]
     key_column: Option<usize>,
     /// Value column of a file:PATH.tsv dataset (1-based).
-    #[arg(long, value_parser = column, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::column, allow_hyphen_values = true)]
     value_column: Option<usize>,
     /// Named workload: default, readrandom, readseq, fillrandom, fillseq, overwrite.
     #[arg(long)]
     workload: Option<String>,
     /// Threads of every phase after the load (mixed and writing phases included).
-    #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::positive_u32, allow_hyphen_values = true)]
     threads: Option<u32>,
     /// Open loop: offer every phase after the load this many operations per second (latency
     /// counted from each operation's intended start, so coordinated omission is corrected).
-    #[arg(long, value_parser = positive_f64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::positive_f64, allow_hyphen_values = true)]
     rate: Option<f64>,
     /// Operations of every phase after the load, or PHASE=N for one (repeatable); a get
     /// phase's `passes` is replaced.
-    #[arg(long, value_name = "N|PHASE=N", value_parser = parse_ops)]
+    #[arg(long, value_name = "N|PHASE=N", value_parser = parse::ops)]
     ops: Vec<PerPhase<u64>>,
     /// Run each phase after the load for this long ("500ms", "90s", "10m", "1h"), or
     /// PHASE=DURATION for one (repeatable); a count becomes a cap; phases that insert keep their count.
-    #[arg(long, value_name = "DURATION|PHASE=DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION|PHASE=DURATION", value_parser = parse::duration)]
     duration: Vec<PerPhase<String>>,
     /// Untimed operations before every read phase: a count or a duration ("5s"), or
     /// PHASE=... for one (repeatable).
-    #[arg(long, value_name = "N|DURATION|PHASE=...", value_parser = parse_warmup)]
+    #[arg(long, value_name = "N|DURATION|PHASE=...", value_parser = parse::warmup)]
     warmup: Vec<PerPhase<Warmup>>,
     /// An engine option on every row of ENGINE (name or label), checked as a scenario's
     /// options are (repeatable): `-o rocksdb.compression=zstd`.
@@ -186,20 +186,20 @@ struct ScenarioArgs {
     #[arg(long = "url", value_name = "ENGINE=URL")]
     urls: Vec<String>,
     /// Records per write batch of the load phase.
-    #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::positive_u32, allow_hyphen_values = true)]
     batch: Option<u32>,
     /// Durability: none, commit, always.
-    #[arg(long, value_parser = parse_sync)]
+    #[arg(long, value_parser = parse::sync)]
     sync: Option<SyncMode>,
     /// Before each read phase: warm, cold (reopened, files evicted with posix_fadvise) or
     /// reopen (reopened, page cache kept).
-    #[arg(long, value_parser = parse_cache)]
+    #[arg(long, value_parser = parse::cache)]
     cache: Option<CacheMode>,
     /// Seed of every generator: the same seed gives the same keys, values and operations.
-    #[arg(long, value_parser = whole_u64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::whole_u64, allow_hyphen_values = true)]
     seed: Option<u64>,
     /// Runs of every row (reports give the median and spread; compare needs two or more).
-    #[arg(long, value_parser = positive_u32, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::positive_u32, allow_hyphen_values = true)]
     repetitions: Option<u32>,
     /// One row per value: `ENGINE.OPTION=V1,V2,...`, `sync=`, `memory=`, `threads=` or `batch=` (repeatable);
     /// rows labelled `LABEL PARAMETER=VALUE`, each with a verdict against the first value.
@@ -207,11 +207,11 @@ struct ScenarioArgs {
     vary: Vec<String>,
     /// Order of the repetitions: interleaved (round by round, row order rotated each round, so
     /// drift hits every row alike; the default) or sequential (each row's back to back).
-    #[arg(long, value_parser = parse_order)]
+    #[arg(long, value_parser = parse::order)]
     order: Option<RepetitionOrder>,
     /// Memory budget of every row (`512MiB`, `2GiB`): the worker and the servers it uses run
     /// in a memory cgroup of this size, page cache included (cgroup v2 or v1, as root).
-    #[arg(long, value_parser = parse_memory, value_name = "SIZE")]
+    #[arg(long, value_parser = parse::memory, value_name = "SIZE")]
     memory: Option<String>,
     /// Where result files go (`plan` reads the earlier ones there for its estimate).
     #[arg(long, default_value = "results")]
@@ -228,7 +228,7 @@ struct RunArgs {
     #[command(flatten)]
     scen: ScenarioArgs,
     /// Seconds one engine may take before its worker is killed.
-    #[arg(long, value_parser = positive_u64, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::positive_u64, allow_hyphen_values = true)]
     timeout: Option<u64>,
     /// Also append the run to this results store (SQLite; `kvbench history`, `dashboard`).
     #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = history::DEFAULT_PATH)]
@@ -249,7 +249,7 @@ struct RunArgs {
     #[arg(long, value_name = "P,P,...", value_parser = kvbench_report::parse_percentiles)]
     percentiles: Option<Percentiles>,
     /// Where stderr is not a terminal (CI logs): a status line every SECS seconds (0: none).
-    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = whole_u64, allow_hyphen_values = true)]
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = parse::whole_u64, allow_hyphen_values = true)]
     status_interval: u64,
     /// Run even when the size guard estimates that the store would not fit on disk.
     #[arg(long)]
@@ -260,7 +260,7 @@ struct RunArgs {
     #[arg(long, value_name = "HOSTS")]
     hosts: Option<String>,
     /// SSH port of the --hosts.
-    #[arg(long, value_parser = positive_u16, allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse::positive_u16, allow_hyphen_values = true)]
     ssh_port: Option<u16>,
     /// SSH private key for the --hosts (default: the user's keys and agent).
     #[arg(long, value_name = "FILE")]
@@ -288,74 +288,42 @@ impl std::ops::Deref for RunArgs {
 /// `--percentiles`: a list for clap, which would otherwise take `Vec` as a repeated flag.
 type Percentiles = Vec<f64>;
 
-/// A whole number of at least `min`, with an error that says so (negatives included).
-fn at_least<T: std::str::FromStr + PartialOrd + std::fmt::Display>(s: &str, min: T) -> Result<T, String> {
-    match s.trim().parse::<T>() {
-        Ok(v) if v >= min => Ok(v),
-        _ => Err(format!("must be a whole number >= {min} (got `{s}`)")),
+impl ScenarioArgs {
+    /// The scenario these flags describe, translated beside the model ([`flags::build`]);
+    /// `timeout` is a run's flag alone.
+    fn scenario(&self, timeout: Option<u64>) -> Result<Scenario, String> {
+        flags::build(&self.flags(timeout), &catalog::Engines)
     }
-}
-fn positive_u32(s: &str) -> Result<u32, String> {
-    at_least(s, 1u32)
-}
-fn positive_u16(s: &str) -> Result<u16, String> {
-    at_least(s, 1u16)
-}
-fn positive_u64(s: &str) -> Result<u64, String> {
-    at_least(s, 1u64)
-}
-/// A column of a `file:` dataset: 1 to `limits::COLUMN`.
-fn column(s: &str) -> Result<usize, String> {
-    let max = kvbench_core::spec::limits::COLUMN;
-    at_least(s, 1usize)
-        .ok()
-        .filter(|&c| c <= max)
-        .ok_or_else(|| format!("must be a column from 1 to {max} (got `{s}`)"))
-}
-fn whole_u64(s: &str) -> Result<u64, String> {
-    at_least(s, 0u64)
-}
-fn positive_f64(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("must be a number > 0 (got `{s}`)")),
+
+    fn flags(&self, timeout: Option<u64>) -> Flags {
+        Flags {
+            scenario: self.scenario.as_deref().map(catalog::scenario_path),
+            engines: self.engines.clone(),
+            records: self.records,
+            value_size: self.value_size,
+            key: self.key,
+            dataset: self.dataset.clone(),
+            key_column: self.key_column,
+            value_column: self.value_column,
+            workload: self.workload.clone(),
+            threads: self.threads,
+            rate: self.rate,
+            ops: self.ops.clone(),
+            duration: self.duration.clone(),
+            warmup: self.warmup.clone(),
+            options: self.options.clone(),
+            urls: self.urls.clone(),
+            batch: self.batch,
+            sync: self.sync,
+            cache: self.cache,
+            seed: self.seed,
+            repetitions: self.repetitions,
+            vary: self.vary.clone(),
+            order: self.order,
+            memory: self.memory.clone(),
+            timeout,
+        }
     }
-}
-/// `--duration [PHASE=]D`: checked with the scenario's own parser, kept as written.
-fn parse_duration(s: &str) -> Result<PerPhase<String>, String> {
-    per_phase(s, |d| scenario::parse_duration_ms(d, 1, scenario::DURATION_MAX_MS).map(|_| d.trim().to_string()))
-}
-fn parse_ops(s: &str) -> Result<PerPhase<u64>, String> {
-    per_phase(s, positive_u64)
-}
-fn parse_warmup(s: &str) -> Result<PerPhase<Warmup>, String> {
-    per_phase(s, Warmup::parse)
-}
-pub(crate) fn non_negative_f64(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("must be a number >= 0 (got `{s}`)")),
-    }
-}
-
-fn parse_memory(s: &str) -> Result<String, String> {
-    kvbench_core::spec::parse_memory(s).map(|_| s.trim().to_string())
-}
-
-fn parse_key_kind(s: &str) -> Result<KeyKind, String> {
-    serde_json::from_value(serde_json::Value::String(s.into()))
-        .map_err(|_| "key kinds: u32be, u64be, decimal, ycsb, random".into())
-}
-fn parse_sync(s: &str) -> Result<SyncMode, String> {
-    serde_json::from_value(serde_json::Value::String(s.into())).map_err(|_| "sync: none, commit, always".into())
-}
-fn parse_cache(s: &str) -> Result<CacheMode, String> {
-    serde_json::from_value(serde_json::Value::String(s.into())).map_err(|_| "allowed: warm, cold, reopen".to_string())
-}
-
-fn parse_order(s: &str) -> Result<RepetitionOrder, String> {
-    serde_json::from_value(serde_json::Value::String(s.into()))
-        .map_err(|_| "allowed: interleaved, sequential".to_string())
 }
 
 /// Where the rows' engines were named: the scenario file, unless `--engines` chose them.
@@ -367,15 +335,15 @@ fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Cmd::Worker { job } => worker::main(&job),
-        Cmd::Serve(a) => serve::main(a),
+        Cmd::Serve(a) => kvbench_serve::main(a, out::note),
         Cmd::List { engine, json } => match catalog::print_list(engine.as_deref(), json) {
-            Ok(text) => print_then(&text, 0),
+            Ok(text) => out::print_then(&text, 0),
             Err(e) => out::exit_for(&e),
         },
-        Cmd::Report { file, format, output, percentiles } => match file.or_else(latest) {
+        Cmd::Report { file, format, output, percentiles } => match file.or_else(export::latest) {
             Some(file) => {
                 let o = ReportOptions::with_percentiles(percentiles);
-                report(&file, &format, output.as_deref(), &o)
+                export::report(&file, &format, output.as_deref(), &o)
             }
             None => out::exit_for(
                 "no result file given, and no results/latest.json here (each run points it at its result)",
@@ -383,7 +351,7 @@ fn main() {
         },
         Cmd::Compare { a, b, format, fail_if_slower, min_effect, strict } => {
             let m = kvbench_report::Method { min_effect: min_effect / 100.0, ..Default::default() };
-            compare(&a, &b, &format, &m, fail_if_slower.map(|p| (p, strict)))
+            export::compare(&a, &b, &format, &m, fail_if_slower.map(|p| (p, strict)))
         }
         Cmd::Run(a) => run(*a),
         Cmd::Plan(a) => dry_run(&a),
@@ -396,198 +364,22 @@ fn main() {
 /// Print `r`'s text (exit 0) or its error (exit as the error says).
 fn text_or_error(r: Result<String, String>) -> i32 {
     match r {
-        Ok(text) => out::stdout(&safe(text)).map_or_else(|e| out::failed_output(&e), |()| 0),
+        Ok(text) => out::stdout(&export::safe(text)).map_or_else(|e| out::failed_output(&e), |()| 0),
         Err(e) => out::exit_for(&e),
     }
 }
 
 fn dry_run(a: &PlanArgs) -> i32 {
-    let r = build_scenario(&a.scen).and_then(|s| catalog::check_names(&s, engines_file(&a.scen)).map(|_| s)).and_then(
-        |s| {
+    let r =
+        a.scen.scenario(None).and_then(|s| catalog::check_names(&s, engines_file(&a.scen)).map(|_| s)).and_then(|s| {
             plan_cmd::main(&s, &a.scen.plan_dir, a.dump, a.phase.as_deref())?;
             // The whole run's estimate, however short, unless every op was asked for.
             match estimate::estimate(&s, &a.scen.out).line(&a.scen.out, 0.0) {
                 Some(line) if !a.dump => out::stdout(&format!("{line}\n")),
                 _ => Ok(()),
             }
-        },
-    );
+        });
     r.map_or_else(|e| out::exit_for(&e), |()| 0)
-}
-
-/// `results/latest.json` when there is one (a dangling link too: reading it says what is wrong).
-fn latest() -> Option<PathBuf> {
-    let p = Path::new("results").join(orchestrate::LATEST);
-    p.symlink_metadata().is_ok().then_some(p)
-}
-
-/// Read a result file; errors name the file.
-pub(crate) fn load_result(p: &Path) -> Result<RunResult, String> {
-    let text = input::read_regular_text(p, "result file", input::limits::RESULT_BYTES)?;
-    RunResult::from_json(&text).map_err(|e| format!("result file {}: {e}", p.display()))
-}
-
-/// Write a report; errors name the path and the flag it came from.
-fn write_output(p: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(p, text).map_err(|e| format!("--output {}: {e}", p.display()))
-}
-
-/// `text` on stdout, then `code`; or the error and [`out::EXIT_OUTPUT`] when stdout fails.
-fn print_then(text: &str, code: i32) -> i32 {
-    match out::stdout(text) {
-        Ok(()) => code,
-        Err(e) => out::failed_output(&e),
-    }
-}
-
-/// A report for people (table, Markdown) shows labels and intents from a file with their
-/// control characters escaped, wherever it goes; data formats keep the bytes they were given.
-fn rendered(r: &RunResult, fmt: Format, o: &ReportOptions) -> String {
-    let text = kvbench_report::render_with(r, fmt, o);
-    match fmt {
-        Format::Table | Format::Markdown => kvbench_report::terminal_safe(&text).into_owned(),
-        _ => text,
-    }
-}
-
-fn report(file: &Path, format: &str, output: Option<&Path>, o: &ReportOptions) -> i32 {
-    let go = || -> Result<Option<String>, String> {
-        let fmt: Format = format.parse().map_err(|e| format!("--format: {e}"))?;
-        let r = load_result(file)?;
-        if fmt == Format::Hlog {
-            return write_hlogs(&r, file, output).map(|()| None);
-        }
-        let out = rendered(&r, fmt, o);
-        match output {
-            Some(p) => write_output(p, &out).map(|()| None),
-            None => Ok(Some(out)),
-        }
-    };
-    match go() {
-        Ok(Some(text)) => print_then(&text, 0),
-        r => exit_code(r.map(|_| ())),
-    }
-}
-
-/// `--format A,B,...`: the first is printed, the others written beside the result file.
-fn formats(list: &str) -> Result<(Format, Vec<Format>), String> {
-    let all = list.split(',').map(|f| f.trim().parse::<Format>()).collect::<Result<Vec<_>, _>>();
-    let all = all.map_err(|e| format!("--format: {e}"))?;
-    let (first, rest) = all.split_first().ok_or("--format: no format given")?;
-    Ok((*first, rest.to_vec()))
-}
-
-/// One more format of a run, written beside its result file (`RUN.html`, `RUN.csv`, ...).
-fn export_beside(r: &RunResult, result: &Path, fmt: Format, o: &ReportOptions) {
-    let ext = match fmt {
-        Format::Json => {
-            crate::say!("json: {}", result.display());
-            return;
-        }
-        Format::Hlog => {
-            if let Err(e) = write_hlogs(r, result, None) {
-                crate::say!("error: {e}");
-            }
-            return;
-        }
-        Format::Table => "txt",
-        Format::Markdown => "md",
-        Format::Csv => "csv",
-        Format::Html => "html",
-        Format::Ycsb => "ycsb.txt",
-        Format::GithubActionBenchmark => "github-action-benchmark.json",
-        Format::Bencher => "bencher.json",
-    };
-    let p = result.with_extension(ext);
-    match std::fs::write(&p, rendered(r, fmt, o)) {
-        Ok(()) => crate::say!("{ext}: {}", p.display()),
-        Err(e) => crate::say!("error: --format: cannot write {}: {e}", p.display()),
-    }
-}
-
-/// `.hlog` files into `output`, or a directory beside the result file.
-fn write_hlogs(r: &RunResult, file: &Path, output: Option<&Path>) -> Result<(), String> {
-    let dir = match output {
-        Some(d) => d.to_path_buf(),
-        None => file.with_file_name(format!(
-            "{}-hlog",
-            file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
-        )),
-    };
-    let files = kvbench_report::hlog_files(r);
-    if files.is_empty() {
-        return Err(format!("{}: no phase carries interval histograms", file.display()));
-    }
-    std::fs::create_dir_all(&dir).map_err(|e| format!("--output {}: {e}", dir.display()))?;
-    for (name, text) in &files {
-        let p = dir.join(name);
-        std::fs::write(&p, text).map_err(|e| format!("--output {}: {e}", p.display()))?;
-    }
-    crate::say!("{} interval logs in {}", files.len(), dir.display());
-    Ok(())
-}
-
-fn exit_code(r: Result<(), String>) -> i32 {
-    r.map_or_else(|e| out::exit_for(&e), |()| 0)
-}
-
-fn safe(text: String) -> String {
-    kvbench_report::terminal_safe(&text).into_owned()
-}
-
-/// `gate`: --fail-if-slower's percentage and --strict. Every B is compared with A in turn.
-fn compare(a: &Path, bs: &[PathBuf], format: &str, m: &kvbench_report::Method, gate: Option<(f64, bool)>) -> i32 {
-    let go = || -> Result<i32, String> {
-        let ra = load_result(a)?;
-        let rbs = bs.iter().map(|b| load_result(b)).collect::<Result<Vec<_>, _>>()?;
-        let out = match format {
-            "table" | "markdown" | "md" => {
-                let parts = rbs.iter().map(|rb| {
-                    let (pre, sections) = kvbench_report::compare(&ra, rb, m);
-                    match format {
-                        "table" => kvbench_report::text_table_width(&pre, &sections, kvbench_report::terminal_width()),
-                        _ => kvbench_report::markdown_of(&pre, &sections),
-                    }
-                });
-                safe(parts.collect::<Vec<_>>().join("\n"))
-            }
-            "json" => {
-                let mut all: Vec<_> = rbs.iter().map(|rb| kvbench_report::compare_json(&ra, rb, m)).collect();
-                let j = if all.len() == 1 { all.remove(0) } else { serde_json::Value::Array(all) };
-                serde_json::to_string_pretty(&j).unwrap_or_default() + "\n"
-            }
-            other => return Err(format!("--format: compare prints table, markdown or json (not `{other}`)")),
-        };
-        if let Err(e) = out::stdout(&out) {
-            return Ok(out::failed_output(&e));
-        }
-        let Some((pct, strict)) = gate else { return Ok(0) };
-        let rows: Vec<_> = rbs.iter().flat_map(|rb| kvbench_report::compared(&ra, rb, m)).collect();
-        let slow = kvbench_report::regressions(&rows, pct, strict);
-        for c in &slow {
-            crate::say!("regression: {} {}: {}", c.label, c.phase, c.text());
-        }
-        if slow.is_empty() {
-            let ignored = kvbench_report::regressions(&rows, pct, true).len();
-            let note = if ignored > 0 {
-                format!(" ({ignored} unreliable ones ignored; --strict counts them)")
-            } else {
-                String::new()
-            };
-            crate::say!("no row is called slower than A by more than {pct}%{note}");
-            Ok(0)
-        } else {
-            crate::say!("{} rows slower than A by more than {pct}% (--fail-if-slower)", slow.len());
-            Ok(1)
-        }
-    };
-    match go() {
-        Ok(code) => code,
-        Err(e) => {
-            crate::say!("error: {e}");
-            2
-        }
-    }
 }
 
 /// `--hosts` and its SSH flags; the SSH flags alone are an error (they would do nothing).
@@ -634,14 +426,16 @@ fn prepare_dirs(a: &RunArgs) -> Result<(), String> {
 const EXIT_FALLBACK: i32 = 3;
 
 fn run(a: RunArgs) -> i32 {
-    let (fmt, exports) = match formats(&a.format) {
+    let (fmt, exports) = match export::formats(&a.format) {
         Ok(f) => f,
         Err(e) => {
             crate::say!("error: {e}");
             return 2;
         }
     };
-    let s = match overrides::build_run_scenario(&a, a.timeout)
+    let s = match a
+        .scen
+        .scenario(a.timeout)
         .and_then(|s| catalog::check_names(&s, engines_file(&a)).map(|_| s))
         .and_then(|s| prepare_dirs(&a).map(|_| s))
     {
@@ -672,20 +466,20 @@ fn run(a: RunArgs) -> i32 {
         size_check: !a.no_size_check,
         command: std::env::args().collect(),
         hosts,
-        scenario_file: a.scenario.as_deref().map(overrides::scenario_path),
+        scenario_file: a.scenario.as_deref().map(catalog::scenario_path),
     };
     match orchestrate::run(&s, &opts) {
         Ok((r, written)) => {
             let path = &written.path;
             let mut printed = None;
             if fmt == Format::Hlog {
-                if let Err(e) = write_hlogs(&r, path, None) {
+                if let Err(e) = export::write_hlogs(&r, path, None) {
                     crate::say!("error: {e}");
                 }
-            } else if let Err(e) = out::stdout(&rendered(&r, fmt, &report_opts)) {
+            } else if let Err(e) = out::stdout(&export::rendered(&r, fmt, &report_opts)) {
                 printed = Some(out::failed_output(&e));
             }
-            exports.iter().for_each(|f| export_beside(&r, path, *f, &report_opts));
+            exports.iter().for_each(|f| export::export_beside(&r, path, *f, &report_opts));
             crate::say!("result: {}", path.display());
             if let Some(h) = &a.history {
                 if let Err(e) = history::record(h, &r, path) {

@@ -22,7 +22,7 @@ const STDOUT_CLOSED: &str = "standard output was closed by its reader";
 /// terminal.
 pub fn stdout(text: &str) -> Result<(), String> {
     let out = std::io::stdout();
-    let text = kvbench_core::secret::scrub(text);
+    let text = kvbench_model::secret::scrub(text);
     let text: Cow<'_, str> =
         if out.is_terminal() { Cow::Owned(kvbench_report::terminal_safe(&text).into_owned()) } else { text };
     let mut w = out.lock();
@@ -32,7 +32,7 @@ pub fn stdout(text: &str) -> Result<(), String> {
 /// One line on standard error, secrets redacted, control characters escaped. When standard
 /// error itself fails there is nowhere left to say so: the line is dropped.
 pub fn note(args: std::fmt::Arguments<'_>) {
-    let line = kvbench_core::secret::scrub(&format!("{args}\n")).into_owned();
+    let line = kvbench_model::secret::scrub(&format!("{args}\n")).into_owned();
     let _ = std::io::stderr().lock().write_all(kvbench_report::terminal_safe(&line).as_bytes());
 }
 
@@ -40,6 +40,14 @@ pub fn note(args: std::fmt::Arguments<'_>) {
 #[macro_export]
 macro_rules! say {
     ($($t:tt)*) => { $crate::out::note(format_args!($($t)*)) };
+}
+
+/// `text` on stdout, then `code`; or the error and [`out::EXIT_OUTPUT`] when stdout fails.
+pub fn print_then(text: &str, code: i32) -> i32 {
+    match stdout(text) {
+        Ok(()) => code,
+        Err(e) => failed_output(&e),
+    }
 }
 
 /// The exit status of a command that failed to print its output: the error said on stderr,

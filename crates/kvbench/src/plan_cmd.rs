@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use kvbench_core::engine::{Capabilities, SyncMode};
-use kvbench_core::job::{Dataset, Dist, OpsStep, PhaseKind, Step};
-use kvbench_core::opstream::{Op, OpStream};
-use kvbench_core::policy::{dataset, jobs};
-use kvbench_core::scenario::Scenario;
+use kvbench_model::engine::{Capabilities, SyncMode};
+use kvbench_model::job::{Dataset, Dist, OpsStep, PhaseKind, Step};
+use kvbench_model::scenario::Scenario;
+use kvbench_plan::opstream::{Op, OpStream};
+use kvbench_policy::{dataset, jobs};
 
 /// A store that can do everything, so no phase is left out of the plan.
 const EVERYTHING: Capabilities = Capabilities {
@@ -238,7 +238,7 @@ fn reachable(d: &Dist) -> String {
     let n = *n;
     let mut hit = vec![false; n as usize];
     for rank in 0..n.saturating_mul(30) {
-        hit[(kvbench_core::derive::ycsbhash(rank).unsigned_abs() % n) as usize] = true;
+        hit[(kvbench_plan::derive::ycsbhash(rank).unsigned_abs() % n) as usize] = true;
     }
     let r = hit.iter().filter(|&&h| h).count() as f64 / n as f64 * 100.0;
     format!("; reachable {r:.2}% of records")

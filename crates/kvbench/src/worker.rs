@@ -4,8 +4,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use kvbench_core::job::{Event, Job, Step};
 use kvbench_engines::{find, Entry};
+use kvbench_model::job::{Event, Job, Step};
 
 /// Test hook: KVBENCH_FAULT=abort|garbage|hang|mute@PHASE[@LABEL] (mute: closes stdout, then hangs)
 /// makes the worker (of row LABEL) fail at the start of PHASE, so tests can prove that a
@@ -83,7 +83,7 @@ pub fn main(job_path: &Path) -> i32 {
             fault_at(&label, &p);
         }
     };
-    match kvbench_core::worker::run_job(&job, desc, &mut emit_with_faults) {
+    match kvbench_worker::run_job(&job, desc, &mut emit_with_faults) {
         Ok(()) => 0,
         Err(_) => 1,
     }

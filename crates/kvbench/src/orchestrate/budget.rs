@@ -6,7 +6,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use kvbench_core::result::Budget;
+use kvbench_model::result::Budget;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Version {

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use kvbench_core::result::{Disk, DiskInterval};
+use kvbench_model::result::{Disk, DiskInterval};
 
 use super::budget::RowGroup;
 
@@ -56,14 +56,14 @@ impl Probe {
             read,
             write,
             cancelled,
-            space: kvbench_core::sys::space(&self.dir).0,
+            space: kvbench_worker::sys::space(&self.dir).0,
             memory: self.group.as_ref().map(|g| g.usage()).unwrap_or(0),
         }
     }
 
     /// Share of the store's file pages in the page cache now.
     pub fn cached(&self) -> Option<f64> {
-        kvbench_core::sys::residency(&self.dir)
+        kvbench_worker::sys::residency(&self.dir)
     }
 }
 

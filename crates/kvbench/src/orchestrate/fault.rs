@@ -4,15 +4,15 @@
 //! the phase has ended first. A worker may spend a moment setting a step up before its clock
 //! starts (the Go worker opens its readers first), so the kill's place on the phase's timeline
 //! is the kill's wall-clock time minus the step's reported `start_unix_ns` (same machine, same
-//! clock). What the kill cost is derived from the timeline (`kvbench_core::policy::fault`).
+//! clock). What the kill cost is derived from the timeline (`kvbench_policy::fault`).
 
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use kvbench_core::policy::fault;
-use kvbench_core::policy::jobs::PhasePlan;
-use kvbench_core::result::PhaseResult;
+use kvbench_model::result::PhaseResult;
+use kvbench_policy::fault;
+use kvbench_policy::jobs::PhasePlan;
 
 struct Timer {
     /// Dropped to cancel the kill (the phase ended before it was due).
@@ -131,7 +131,7 @@ fn start_timer(pgid: i32, after_ms: u64) -> Timer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kvbench_core::scenario::KillDef;
+    use kvbench_model::scenario::KillDef;
 
     fn phase(member: u32) -> PhasePlan {
         let kill = Some(KillDef { member, after: "50ms".into() });

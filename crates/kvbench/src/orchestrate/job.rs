@@ -1,28 +1,32 @@
-//! One engine variant: start the server it needs, build its job from the policy
-//! (`kvbench_core::policy::jobs`), run the worker of the engine's runtime, collect the raw
-//! counters and derive the row's phases (`kvbench_core::policy::outcome`).
+//! One row: start the server its engine needs, build its job from the policy
+//! (`kvbench_policy::jobs`), run the worker of the engine's runtime, collect the raw
+//! counters and derive the row's phases (`kvbench_policy::outcome`), then measure its space
+//! and say how it ended.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
-use kvbench_core::engine::Options;
-use kvbench_core::expect::{apply, decide, Expect};
-use kvbench_core::job::{Event, StepResult};
-use kvbench_core::result::{EngineResult, Status};
-use kvbench_core::scenario::Variant;
+use kvbench_model::engine::Options;
+use kvbench_model::job::{Event, StepResult};
+use kvbench_model::result::{EngineResult, Status};
+use kvbench_model::scenario::Variant;
+use kvbench_policy::expect::{apply, decide, Expect};
+use kvbench_worker::sys;
 
 use super::budget::RowGroup;
+use super::context::Shared;
 use super::disk::{Probe, Readings, Sampler};
 use super::fault::Faults;
-use super::process::{follow_worker, write_private};
+use super::process::{self, follow_worker, interrupted, write_private};
 use super::remote::HostsRun;
-use super::servers::ServerPool;
-use super::Shared;
+use super::results::row_dir_name;
+use super::rows::RowEngine;
+use super::servers::{server_of, ServerPool};
 use crate::catalog::Resolved;
-use kvbench_core::policy::jobs::{self, RowFacts};
+use kvbench_policy::jobs::{self, RowFacts};
 
 pub fn run_variant(
     sh: &Shared<'_>,
@@ -92,7 +96,7 @@ pub fn run_variant(
     };
     let worker = Worker { r, job: &job_path, log: &log_path, netns };
     let (outcome, steps, readings) = run_worker(sh, &worker, &plan, &mut faults, row, watch);
-    row.phases = kvbench_core::policy::outcome::phases(&plan.phases, &steps);
+    row.phases = kvbench_policy::outcome::phases(&plan.phases, &steps);
     disk_figures(row, &plan, &steps, &readings, sh.data.raw_bytes, sh.data.dataset.loaded);
     row.budget = group.as_ref().map(|g| g.budget(sh.data.raw_bytes));
     let outcome = outcome.map_err(|e| format!("{e}{}", oom_note(row.budget.as_ref())));
@@ -103,6 +107,88 @@ pub fn run_variant(
         }
     }
     settle(row, v.expect, outcome, &log_path, &job_path);
+}
+
+/// One row: the variant's worker run in its own directory, its space measured, the directory
+/// removed (unless kept); a row cut short by a signal is "interrupted", not failed.
+pub(super) fn measure_row(
+    sh: &Shared<'_>,
+    (v, index): (&Variant, usize),
+    r: &RowEngine,
+    rep: u32,
+    raw_bytes: u64,
+    pool: &mut ServerPool,
+) -> (EngineResult, Vec<EngineResult>) {
+    let s = sh.s;
+    let mut per_host = Vec::new();
+    let mut row = EngineResult {
+        label: v.label(),
+        engine: v.name.clone(),
+        repetition: rep,
+        sync: v.sync.unwrap_or(s.sync).to_string(),
+        open_mode: format!("{:?}", v.open).to_lowercase(),
+        // In effect: resolved (the worker's hello says the same); as given when unresolved.
+        options: r.as_ref().map(|(_, o)| o.effective()).unwrap_or_else(|_| v.options.clone()),
+        ..Default::default()
+    };
+    let t = Instant::now();
+    match r {
+        Err(why) => {
+            row.status = Status::Failed;
+            row.error = Some(why.clone());
+            crate::say!("{:>16}: skipped: {why}", row.label);
+        }
+        Ok((res, options)) => {
+            let dir = sh.run_data.join(row_dir_name(&row.label, index, rep));
+            run_variant(sh, v, (res, options), &dir, pool, &mut row, &mut per_host);
+            explain_full_disk(&mut row, sh.run_data);
+            let (alloc, apparent) = sys::space(&dir);
+            row.space_bytes = alloc;
+            row.apparent_bytes = apparent;
+            row.space_amplification = alloc as f64 / raw_bytes.max(1) as f64;
+            if !sh.o.keep_data {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            if interrupted() {
+                mark_interrupted(&mut row);
+                // Nothing to diagnose (the worker was killed on purpose): the job file and the
+                // log go with the data.
+                let _ = std::fs::remove_file(dir.with_extension("job.json"));
+                let _ = std::fs::remove_file(dir.with_extension("log"));
+            }
+            let status = match (&row.error, row.status) {
+                (_, Status::Interrupted) => "interrupted".to_string(),
+                (None, _) => "ok".to_string(),
+                (Some(e), _) => format!("FAILED: {}", e.lines().next().unwrap_or("")),
+            };
+            crate::say!("{:>16}: {status} ({:.1} s)", row.label, t.elapsed().as_secs_f64());
+        }
+    }
+    row.wall_ns = t.elapsed().as_nanos() as u64;
+    (row, per_host)
+}
+
+/// A failed row on a (nearly) full data file system says so: engines report it as anything
+/// from ENOSPC to EIO (LMDB) or an abort.
+fn explain_full_disk(row: &mut EngineResult, data: &Path) {
+    let Some(e) = row.error.as_mut() else { return };
+    if !e.contains("data file system") && process::disk_nearly_full(data) {
+        e.push_str(&format!("; {}", process::disk_state(data)));
+    }
+}
+
+/// A row cut short by a signal: interrupted after its last measured phase, and the phases the
+/// worker did not finish interrupted too (not failed: the store did nothing wrong).
+fn mark_interrupted(row: &mut EngineResult) {
+    row.status = Status::Interrupted;
+    let done = row.phases.iter().rev().find(|p| p.status == Status::Ok).map(|p| p.name.clone());
+    let at = done.map(|n| format!(" after phase {n}")).unwrap_or_else(|| " before any phase ended".into());
+    let why = format!("{}{at}", process::interruption());
+    for p in row.phases.iter_mut().filter(|p| p.status == Status::Failed) {
+        p.status = Status::Interrupted;
+        p.reason = Some(why.clone());
+    }
+    row.error = Some(why);
 }
 
 /// An empty directory for the row's database, closed to other users (the database is the
@@ -125,9 +211,9 @@ fn reach(
 ) -> Result<Reached, String> {
     let (Some((name, start)), None) = (server, &v.url) else { return Ok((v.url.clone(), None, None)) };
     let access = pool.get(name, start.as_ref()).map_err(|e| format!("server did not start: {e}"))?;
-    kvbench_core::secret::remember_url(&access.url);
+    kvbench_model::secret::remember_url(&access.url);
     if let Some(t) = &access.token {
-        kvbench_core::secret::remember(t);
+        kvbench_model::secret::remember(t);
     }
     for (k, val) in access.info {
         row.settings.insert(format!("server.{k}"), val);
@@ -175,7 +261,7 @@ fn row_group(sh: &Shared<'_>, v: &Variant, dir: &Path) -> Result<Option<RowGroup
 
 /// What a worker's failure adds when the budget's OOM killer ended a process: SIGKILL alone
 /// does not say why.
-fn oom_note(b: Option<&kvbench_core::result::Budget>) -> String {
+fn oom_note(b: Option<&kvbench_model::result::Budget>) -> String {
     let Some(b) = b.filter(|b| b.oom_kills > 0) else { return String::new() };
     format!(
         "; the memory cgroup's OOM killer ended {} process(es) at the {} budget: the worker's heap, \
@@ -213,7 +299,7 @@ fn disk_figures(
         let Some(main) = pp.main else { continue };
         let start = steps.get(&main).map(|s| s.start_unix_ns).unwrap_or(0);
         if let Some(d) = readings.disk(main, start, raw_bytes) {
-            kvbench_core::policy::amplification::amplify(p, d, record_bytes);
+            kvbench_policy::amplification::amplify(p, d, record_bytes);
         }
     }
 }
@@ -253,7 +339,7 @@ fn run_worker(
         Event::Progress { index, done, total } => {
             bar.set_message(names.get(index).cloned().unwrap_or_default());
             // A phase run for a duration has no count but the cap: the bar follows what is done.
-            let open_ended = *total >= kvbench_core::spec::limits::OPS;
+            let open_ended = *total >= kvbench_model::spec::limits::OPS;
             bar.set_length(if open_ended { *done } else { *total });
             bar.set_position(*done);
         }
@@ -272,24 +358,6 @@ fn run_worker(
     bar.finish_and_clear();
     watch.readings.samples = sampler.finish();
     (outcome, steps, watch.readings)
-}
-
-/// The server a row needs, whatever the runtime of its client: one shaped by the row's options
-/// (Redis Cluster with replicas), a Rust server engine's own, or the one another runtime's
-/// engine names (go-etcd's cluster); with its name in the run's pool.
-pub(super) fn server_of(
-    v: &Variant,
-    r: &Resolved,
-    options: &Options,
-) -> Option<(String, kvbench_engines::ShapedStart)> {
-    if let Some(shaped) = kvbench_engines::shaped_server(&v.name, options.values()) {
-        return Some(shaped);
-    }
-    let start = match r {
-        Resolved::Rust(d) => d.start_server.map(|start| (d.name.to_string(), start)),
-        _ => kvbench_engines::server_for(&v.name).map(|start| (v.name.clone(), start)),
-    };
-    start.map(|(name, f)| (name, Box::new(f) as kvbench_engines::ShapedStart))
 }
 
 fn hello(row: &mut EngineResult, ev: &Event) {
@@ -347,7 +415,7 @@ fn on_hosts(
         got.iter().filter_map(|g| g.error.as_ref().map(|e| format!("{} ({}): {e}", g.tag, g.target))).collect();
     match super::remote::merge(&got) {
         Ok((steps, skew)) => {
-            row.phases = kvbench_core::policy::outcome::phases(&plan.phases, &steps);
+            row.phases = kvbench_policy::outcome::phases(&plan.phases, &steps);
             merged_notes(row, plan, &skew, got.len());
         }
         Err(e) => failed.push(e),
@@ -372,13 +440,13 @@ fn host_list(got: &[super::remote::HostSteps]) -> String {
 fn host_row(
     row: &EngineResult,
     g: &super::remote::HostSteps,
-    clock: &kvbench_core::result::HostClock,
+    clock: &kvbench_model::result::HostClock,
     plan: &jobs::JobPlan,
     v: &Variant,
 ) -> EngineResult {
     let mut hr = EngineResult {
         label: format!("{}@{}", row.label, g.tag),
-        phases: kvbench_core::policy::outcome::phases(&plan.phases, &g.steps),
+        phases: kvbench_policy::outcome::phases(&plan.phases, &g.steps),
         hosts: vec![clock.clone()],
         ..row.clone()
     };
@@ -403,7 +471,7 @@ fn merged_notes(row: &mut EngineResult, plan: &jobs::JobPlan, skew: &BTreeMap<us
     }
 }
 
-fn facts(r: &Resolved) -> (kvbench_core::engine::Capabilities, &'static str) {
+fn facts(r: &Resolved) -> (kvbench_model::engine::Capabilities, &'static str) {
     match r {
         Resolved::Rust(d) => (d.capabilities, "rust"),
         Resolved::Python { info, .. } => (jobs::caps_from_names(&info.capabilities), "python"),
@@ -459,7 +527,7 @@ fn settle(row: &mut EngineResult, expect: Option<Expect>, outcome: Result<(), St
     apply(row, decided);
     // A failed row keeps its log and job for diagnosis, without the credentials they held.
     for kept in [log, job] {
-        if let Err(e) = kvbench_core::secret::scrub_file(kept) {
+        if let Err(e) = kvbench_model::secret::scrub_file(kept) {
             crate::say!("WARNING: cannot redact {}: {e}; remove it by hand", kept.display());
         }
     }

@@ -3,6 +3,7 @@
 //! engine, and stop everything on the way out (also on Ctrl-C).
 
 mod budget;
+mod context;
 mod disk;
 mod fault;
 mod job;
@@ -16,33 +17,19 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use kvbench_core::result::{EngineResult, PlanInfo, RunResult, Status, SCHEMA};
-use kvbench_core::scenario::{Scenario, Variant};
-use kvbench_core::sys;
+use kvbench_model::result::{PlanInfo, RunResult, SCHEMA};
+use kvbench_model::scenario::{Scenario, Variant};
+use kvbench_worker::sys;
 
-use job::run_variant;
-use kvbench_core::policy::dataset::ResolvedData;
+pub use context::RunOptions;
+use context::Shared;
+use job::measure_row;
 pub use process::interrupted;
 pub use remote::HostsRun;
-use results::{now_id, private_run_dir, row_dir_name, run_id, unique_id, ResultFile};
+use results::{now_id, private_run_dir, run_id, unique_id, ResultFile};
 pub use results::{utc_stamp, Written, LATEST};
 use rows::{resolve_rows, RowEngine};
 use servers::ServerPool;
-
-pub struct RunOptions {
-    pub out_dir: PathBuf,
-    pub data_dir: PathBuf,
-    pub plan_dir: PathBuf,
-    pub keep_data: bool,
-    pub progress: bool,
-    /// Refuse a run whose plan and store would not fit on disk (`--no-size-check` turns it off).
-    pub size_check: bool,
-    pub command: Vec<String>,
-    /// `--hosts`: run every row on these hosts over SSH.
-    pub hosts: Option<HostsRun>,
-    /// The scenario file the rows come from (a bad option's error gives its line), if any.
-    pub scenario_file: Option<PathBuf>,
-}
 
 /// True from the run's directory on to its results' final write: a signal then stops the
 /// running engine and lets the run write its results; before and after, it exits at once.
@@ -54,7 +41,7 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
     // Bad input fails before anything runs: repeated labels, unknown engines and options.
     let resolved = resolve_rows(&variants, o.scenario_file.as_deref())?;
     // A password in a row's URL is redacted from everything the run writes and prints.
-    variants.iter().filter_map(|v| v.url.as_deref()).for_each(kvbench_core::secret::remember_url);
+    variants.iter().filter_map(|v| v.url.as_deref()).for_each(kvbench_model::secret::remember_url);
     process::install_signals(&ENGINES_RUNNING);
     if let Err(e) = std::fs::create_dir_all(&o.out_dir) {
         // Not fatal: the results go to a fallback place at the end.
@@ -72,14 +59,14 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
     // The data: derived by every worker from seeds; a plan file only where data is stored.
     let t0 = Instant::now();
     let guard = o.size_check.then_some(o.data_dir.as_path());
-    let data = within_timeout(s.timeout, || kvbench_core::policy::dataset::resolve_guarded(s, &o.plan_dir, guard))?;
-    let gen_ns = t0.elapsed().as_nanos() as u64;
+    let data = within_timeout(s.timeout, || kvbench_policy::dataset::resolve_guarded(s, &o.plan_dir, guard))?;
+    let plan = data.info(s, t0.elapsed().as_nanos() as u64);
     if !data.note.is_empty() {
         crate::say!("plan: {}", data.note);
     }
-    let head = Head { run_id: run_id.clone(), started_at, generation_ns: gen_ns, environment: env, warnings };
-    let mut result = new_result(s, o, &data, head)?;
-    kvbench_core::secret::scrub_serde(&mut result);
+    let head = Head { run_id: run_id.clone(), started_at, plan, environment: env, warnings };
+    let mut result = new_result(s, o, head)?;
+    kvbench_model::secret::scrub_serde(&mut result);
     ENGINES_RUNNING.store(true, Ordering::SeqCst);
     let run_data = run_dir(o, &unique)?;
     let shared = Shared { s, o, data: &data, run_data: &run_data };
@@ -130,31 +117,17 @@ fn keep_what_failed_rows_left(run_data: &Path) {
     }
 }
 
-/// A row cut short by a signal: interrupted after its last measured phase, and the phases the
-/// worker did not finish interrupted too (not failed: the store did nothing wrong).
-fn mark_interrupted(row: &mut EngineResult) {
-    row.status = Status::Interrupted;
-    let done = row.phases.iter().rev().find(|p| p.status == Status::Ok).map(|p| p.name.clone());
-    let at = done.map(|n| format!(" after phase {n}")).unwrap_or_else(|| " before any phase ended".into());
-    let why = format!("{}{at}", process::interruption());
-    for p in row.phases.iter_mut().filter(|p| p.status == Status::Failed) {
-        p.status = Status::Interrupted;
-        p.reason = Some(why.clone());
-    }
-    row.error = Some(why);
-}
-
-/// What a run's result starts with, besides the scenario and its data.
+/// What a run's result starts with, besides the scenario.
 struct Head {
     run_id: String,
     started_at: u64,
-    generation_ns: u64,
-    environment: kvbench_core::result::Environment,
+    plan: PlanInfo,
+    environment: kvbench_model::result::Environment,
     warnings: Vec<String>,
 }
 
-/// A run's result before any engine ran.
-fn new_result(s: &Scenario, o: &RunOptions, data: &ResolvedData, h: Head) -> anyhow::Result<RunResult> {
+/// A run's result before any row ran.
+fn new_result(s: &Scenario, o: &RunOptions, h: Head) -> anyhow::Result<RunResult> {
     Ok(RunResult {
         schema: SCHEMA.into(),
         kvbench_version: env!("CARGO_PKG_VERSION").into(),
@@ -164,15 +137,7 @@ fn new_result(s: &Scenario, o: &RunOptions, data: &ResolvedData, h: Head) -> any
         command: o.command.clone(),
         intent: s.intent.clone(),
         sync: s.sync.to_string(),
-        plan: PlanInfo {
-            hash: kvbench_core::policy::dataset::plan_id(s),
-            seed: s.seed,
-            records: data.dataset.loaded,
-            unique_records: data.positions.min(data.dataset.loaded),
-            raw_bytes: data.raw_bytes,
-            generation_ns: h.generation_ns,
-            reused: data.plan.is_none(),
-        },
+        plan: h.plan,
         workload: serde_json::to_value(s)?,
         environment: h.environment,
         warnings: h.warnings,
@@ -181,7 +146,7 @@ fn new_result(s: &Scenario, o: &RunOptions, data: &ResolvedData, h: Head) -> any
 }
 
 /// The environment's warnings and a mix of durability settings, shown now and kept.
-fn warnings(s: &Scenario, variants: &[Variant], env: &kvbench_core::result::Environment) -> Vec<String> {
+fn warnings(s: &Scenario, variants: &[Variant], env: &kvbench_model::result::Environment) -> Vec<String> {
     let mut warnings = sys::warnings(env);
     let syncs: std::collections::BTreeSet<String> =
         variants.iter().map(|v| v.sync.unwrap_or(s.sync).to_string()).collect();
@@ -238,96 +203,13 @@ fn run_rows(
         }
         crate::progress::engine(n + 1, jobs.len());
         let (mut row, mut per_host) =
-            run_row(sh, (&variants[i], i), &resolved[i], rep, result.plan.raw_bytes, &mut pool);
-        kvbench_core::secret::scrub_serde(&mut row);
-        per_host.iter_mut().for_each(kvbench_core::secret::scrub_serde);
+            measure_row(sh, (&variants[i], i), &resolved[i], rep, result.plan.raw_bytes, &mut pool);
+        kvbench_model::secret::scrub_serde(&mut row);
+        per_host.iter_mut().for_each(kvbench_model::secret::scrub_serde);
         result.engines.push(row);
         result.engines.extend(per_host);
         // Written after each engine: a later crash loses nothing measured.
         file.update(result);
     }
     pool.stop_all();
-}
-
-/// What every row of a run shares.
-pub struct Shared<'a> {
-    pub s: &'a Scenario,
-    pub o: &'a RunOptions,
-    pub data: &'a ResolvedData,
-    run_data: &'a Path,
-}
-
-impl Shared<'_> {
-    /// The run's unique name (its private directory's), also its directory on --hosts.
-    pub fn run_name(&self) -> String {
-        self.run_data.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into())
-    }
-}
-
-/// A failed row on a (nearly) full data file system says so: engines report it as anything
-/// from ENOSPC to EIO (LMDB) or an abort.
-fn explain_full_disk(row: &mut EngineResult, data: &Path) {
-    let Some(e) = row.error.as_mut() else { return };
-    if !e.contains("data file system") && process::disk_nearly_full(data) {
-        e.push_str(&format!("; {}", process::disk_state(data)));
-    }
-}
-
-/// One row: the variant's worker run in its own directory, its space measured, the directory
-/// removed (unless kept); a row cut short by a signal is "interrupted", not failed.
-fn run_row(
-    sh: &Shared<'_>,
-    (v, index): (&Variant, usize),
-    r: &RowEngine,
-    rep: u32,
-    raw_bytes: u64,
-    pool: &mut ServerPool,
-) -> (EngineResult, Vec<EngineResult>) {
-    let s = sh.s;
-    let mut per_host = Vec::new();
-    let mut row = EngineResult {
-        label: v.label(),
-        engine: v.name.clone(),
-        repetition: rep,
-        sync: v.sync.unwrap_or(s.sync).to_string(),
-        open_mode: format!("{:?}", v.open).to_lowercase(),
-        // In effect: resolved (the worker's hello says the same); as given when unresolved.
-        options: r.as_ref().map(|(_, o)| o.effective()).unwrap_or_else(|_| v.options.clone()),
-        ..Default::default()
-    };
-    let t = Instant::now();
-    match r {
-        Err(why) => {
-            row.status = Status::Failed;
-            row.error = Some(why.clone());
-            crate::say!("{:>16}: skipped: {why}", row.label);
-        }
-        Ok((res, options)) => {
-            let dir = sh.run_data.join(row_dir_name(&row.label, index, rep));
-            run_variant(sh, v, (res, options), &dir, pool, &mut row, &mut per_host);
-            explain_full_disk(&mut row, sh.run_data);
-            let (alloc, apparent) = sys::space(&dir);
-            row.space_bytes = alloc;
-            row.apparent_bytes = apparent;
-            row.space_amplification = alloc as f64 / raw_bytes.max(1) as f64;
-            if !sh.o.keep_data {
-                let _ = std::fs::remove_dir_all(&dir);
-            }
-            if interrupted() {
-                mark_interrupted(&mut row);
-                // Nothing to diagnose (the worker was killed on purpose): the job file and the
-                // log go with the data.
-                let _ = std::fs::remove_file(dir.with_extension("job.json"));
-                let _ = std::fs::remove_file(dir.with_extension("log"));
-            }
-            let status = match (&row.error, row.status) {
-                (_, Status::Interrupted) => "interrupted".to_string(),
-                (None, _) => "ok".to_string(),
-                (Some(e), _) => format!("FAILED: {}", e.lines().next().unwrap_or("")),
-            };
-            crate::say!("{:>16}: {status} ({:.1} s)", row.label, t.elapsed().as_secs_f64());
-        }
-    }
-    row.wall_ns = t.elapsed().as_nanos() as u64;
-    (row, per_host)
 }

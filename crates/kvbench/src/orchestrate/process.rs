@@ -12,7 +12,7 @@ use std::sync::{mpsc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use kvbench_core::job::Event;
+use kvbench_model::job::Event;
 
 /// Process group of the worker running now (0 = none), for the signal thread.
 static WORKER_GROUP: AtomicI32 = AtomicI32::new(0);
@@ -386,7 +386,7 @@ pub fn disk_nearly_full(path: &Path) -> bool {
 
 /// "file system ext4 at /data: 1.2 MiB free of 10 GiB".
 pub fn disk_state(path: &Path) -> String {
-    let fs = kvbench_core::sys::filesystem(path);
+    let fs = kvbench_worker::sys::filesystem(path);
     match disk_space(path) {
         Some((free, total)) => format!(
             "the data file system ({fs}, holding {}) has {} free of {}",

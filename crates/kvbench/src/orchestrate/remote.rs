@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use kvbench_core::job::{Event, Job, StepResult};
-use kvbench_core::result::HostClock;
+use kvbench_model::job::{Event, Job, StepResult};
+use kvbench_model::result::HostClock;
 
 use crate::catalog::Resolved;
 use crate::hosts::{self, ClockOffset, Host, HostJob, HostOutput, Ssh, Upload};

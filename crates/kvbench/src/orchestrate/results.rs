@@ -6,7 +6,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use kvbench_core::result::RunResult;
+use kvbench_model::result::RunResult;
 
 /// UTC time of day as `YYYYMMDD-HHMMSS`, with the seconds since the epoch.
 pub fn now_id() -> (u64, String) {

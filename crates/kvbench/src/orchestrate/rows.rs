@@ -6,9 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use kvbench_core::engine::Options;
-use kvbench_core::policy::options::{resolve, OptionError};
-use kvbench_core::scenario::Variant;
+use kvbench_model::engine::Options;
+use kvbench_model::options::{resolve, OptionError};
+use kvbench_model::scenario::Variant;
 use serde::Deserialize;
 
 use crate::catalog::{self, Resolved};
@@ -28,7 +28,7 @@ pub fn resolve_rows(variants: &[Variant], file: Option<&Path>) -> anyhow::Result
         let row = match catalog::resolve(&v.name) {
             Ok(r) => {
                 let options = row_options(v, &r).map_err(|e| anyhow::anyhow!(locate(file, v, e)))?;
-                if v.url.is_some() && super::job::server_of(v, &r, &options).is_none() {
+                if v.url.is_some() && super::servers::server_of(v, &r, &options).is_none() {
                     let message = format!(
                         "url: `{}` is an embedded engine, opened in the worker's process: it takes no url \
                          (url is for server engines)",
@@ -54,8 +54,8 @@ fn row_options(v: &Variant, r: &Resolved) -> Result<Options, OptionError> {
 fn locate(file: Option<&Path>, v: &Variant, e: OptionError) -> String {
     let row = format!("[[engine]] {}: {}", v.label(), e.message);
     let Some(file) = file else { return row };
-    let limit = kvbench_core::input::limits::SCENARIO_BYTES;
-    let text = kvbench_core::input::read_regular_text(file, "scenario", limit).unwrap_or_default();
+    let limit = kvbench_model::input::limits::SCENARIO_BYTES;
+    let text = kvbench_model::input::read_regular_text(file, "scenario", limit).unwrap_or_default();
     match option_line(&text, &v.label(), &e.option) {
         Some(line) => format!("{}, line {line}: {row}", file.display()),
         None => format!("{}: {row}", file.display()),

@@ -5,7 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kvbench_core::engine::RunningServer;
+use kvbench_model::engine::{Options, RunningServer};
+use kvbench_model::scenario::Variant;
+
+use crate::catalog::Resolved;
 
 /// A server started, or why not.
 type StartResult = Result<Box<dyn RunningServer>, String>;
@@ -108,4 +111,18 @@ impl Drop for ServerPool {
 
 fn access(s: &dyn RunningServer) -> Access {
     Access { url: s.url(), token: s.token(), info: s.info(), netns: s.netns() }
+}
+
+/// The server a row needs, whatever the runtime of its client: one shaped by the row's options
+/// (Redis Cluster with replicas), a Rust server engine's own, or the one another runtime's
+/// engine names (go-etcd's cluster); with its name in the run's pool.
+pub fn server_of(v: &Variant, r: &Resolved, options: &Options) -> Option<(String, kvbench_engines::ShapedStart)> {
+    if let Some(shaped) = kvbench_engines::shaped_server(&v.name, options.values()) {
+        return Some(shaped);
+    }
+    let start = match r {
+        Resolved::Rust(d) => d.start_server.map(|start| (d.name.to_string(), start)),
+        _ => kvbench_engines::server_for(&v.name).map(|start| (v.name.clone(), start)),
+    };
+    start.map(|(name, f)| (name, Box::new(f) as kvbench_engines::ShapedStart))
 }

@@ -17,7 +17,7 @@
 //! Where RocksServer would read past a malformed body (a length longer than the data), this
 //! answers `FAIL\n` and writes nothing.
 
-use kvbench_core::engine::{Engine, WriteOp};
+use kvbench_model::engine::{Engine, WriteOp};
 
 use super::net::Reply;
 use super::{reply, State};

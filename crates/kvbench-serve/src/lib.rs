@@ -1,4 +1,4 @@
-//! `kvbench serve`: any Rust registry engine behind an HTTP/1.1 server, the way RocksServer
+//! kvbench-serve (`kvbench serve`): any Rust registry engine behind an HTTP/1.1 server, the way RocksServer
 //! serves RocksDB. Two APIs share one port (docs/servers.md):
 //! - RocksServer's own (`/get?key`, `/mget?k1&k2`, `/set`, `/mset`, `/del`, `/mdel`,
 //!   `/exist?key`, `/incr`, `/stats`) with its exact reply bytes, so its clients work
@@ -12,6 +12,10 @@
 //! engine calls run is in docs/decisions.md). Hardening: databases only under the `--dir` root,
 //! a bearer token, a request-body limit with a server-wide body budget, a keys-per-request
 //! limit, header and body read timeouts, a connection limit, and a warning when run as root.
+//!
+//! The binary only parses the command line and hands [`main`] its way of speaking ([`Say`]);
+//! nothing here knows of runs, scenarios or reports (docs/decisions.md, "serve crate and the
+//! binary as glue").
 
 mod api;
 mod net;
@@ -23,9 +27,9 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Mutex, RwLock};
 use std::time::Duration;
 
-use kvbench_core::engine::{Engine, EngineDescriptor, OpenArgs, OpenMode, Options, SyncMode};
 use kvbench_engines::http::OpenRequest;
 use kvbench_engines::{find, Entry};
+use kvbench_model::engine::{Engine, EngineDescriptor, OpenArgs, OpenMode, Options, SyncMode};
 
 /// Where engine calls run (docs/decisions.md "kvbench serve: where engine calls run").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -54,7 +58,7 @@ pub struct ServeArgs {
     #[arg(long = "option")]
     pub options: Vec<String>,
     /// Durability of every write: none, commit, always.
-    #[arg(long, value_parser = crate::parse_sync, default_value = "commit")]
+    #[arg(long, value_parser = kvbench_model::flags::parse::sync, default_value = "commit")]
     pub sync: SyncMode,
     /// Worker threads, each an event loop of its own (default: the CPU count).
     #[arg(long)]
@@ -114,7 +118,7 @@ fn parse_connections(s: &str) -> Result<usize, String> {
 }
 
 fn parse_bytes(s: &str) -> Result<u64, String> {
-    match kvbench_core::engine::parse_size(s) {
+    match kvbench_model::engine::parse_size(s) {
         Some(n) if n > 0 => Ok(n as u64),
         _ => Err(format!("`{s}`: expected a positive size such as 65536, 64k, 64m or 1g")),
     }
@@ -127,6 +131,10 @@ pub(crate) struct Limits {
     pub max_reply: usize,
     pub read_timeout: Duration,
 }
+
+/// How the server tells its operator something: one line on standard error, written the way the
+/// caller writes its own (kvbench's redacts secrets and escapes control characters).
+pub type Say = fn(std::fmt::Arguments<'_>);
 
 /// What every connection shares: the engine, the root, the token and the limits.
 pub(crate) struct State {
@@ -141,19 +149,21 @@ pub(crate) struct State {
     pub limits: Limits,
     pub exec: Exec,
     pub stats: net::Counters,
+    pub say: Say,
 }
 
-pub fn main(a: ServeArgs) -> i32 {
-    match serve(a) {
+/// Serve until killed; the exit status (2: the arguments or the start failed, said through `say`).
+pub fn main(a: ServeArgs, say: Say) -> i32 {
+    match serve(a, say) {
         Ok(()) => 0,
         Err(e) => {
-            crate::say!("error: {e}");
+            say(format_args!("error: {e}"));
             2
         }
     }
 }
 
-fn serve(a: ServeArgs) -> Result<(), String> {
+fn serve(a: ServeArgs, say: Say) -> Result<(), String> {
     let desc = match find(&a.engine) {
         Some(Entry::Ready(d)) => d,
         Some(Entry::Missing { why, .. }) => return Err(format!("engine {} is not available: {why}", a.engine)),
@@ -186,6 +196,7 @@ fn serve(a: ServeArgs) -> Result<(), String> {
         },
         exec: a.exec,
         stats: net::Counters::default(),
+        say,
     };
     if !a.no_open {
         let req = OpenRequest {
@@ -203,13 +214,13 @@ fn serve(a: ServeArgs) -> Result<(), String> {
     warn_if_exposed(&state, &a.listen);
     let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())).max(1);
     let listener = std::net::TcpListener::bind(&a.listen).map_err(|e| format!("cannot listen on {}: {e}", a.listen))?;
-    crate::say!(
+    say(format_args!(
         "kvbench serve: {} under {} on http://{} ({threads} threads{})",
         desc.name,
         root.display(),
         a.listen,
         if state.token.is_some() { ", bearer token required" } else { "" }
-    );
+    ));
     let server =
         net::Server { threads, max_connections: a.max_connections, body_budget: a.body_budget, runtime: a.runtime };
     net::run(state, listener, &server)
@@ -218,8 +229,8 @@ fn serve(a: ServeArgs) -> Result<(), String> {
 fn read_token(a: &ServeArgs) -> Result<Option<String>, String> {
     let t = match &a.token_file {
         Some(f) => {
-            let limit = kvbench_core::input::limits::TOKEN_BYTES;
-            let s = kvbench_core::input::read_regular_text(f, "--token-file", limit)?;
+            let limit = kvbench_model::input::limits::TOKEN_BYTES;
+            let s = kvbench_model::input::read_regular_text(f, "--token-file", limit)?;
             Some(s.lines().next().unwrap_or("").trim().to_string())
         }
         None => a.token.clone().or_else(|| std::env::var("KVBENCH_SERVE_TOKEN").ok()),
@@ -235,13 +246,13 @@ fn read_token(a: &ServeArgs) -> Result<Option<String>, String> {
 
 fn warn_if_exposed(state: &State, listen: &str) {
     if kvbench_engines::servers::process::is_root() {
-        crate::say!(
+        (state.say)(format_args!(
             "warning: kvbench serve runs as root: a client that holds the token can write files under {} as root",
             state.root.display()
-        );
+        ));
     }
     if state.token.is_none() {
-        crate::say!("note: no token (--token, --token-file or $KVBENCH_SERVE_TOKEN): anyone who reaches {listen} can read and write the database");
+        (state.say)(format_args!("note: no token (--token, --token-file or $KVBENCH_SERVE_TOKEN): anyone who reaches {listen} can read and write the database"));
     }
 }
 

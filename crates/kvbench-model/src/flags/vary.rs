@@ -6,8 +6,8 @@
 //! run interleaved with everything else, and recorded as a group whose first value is the
 //! baseline of the report's verdicts.
 
-use kvbench_core::engine::SyncMode;
-use kvbench_core::scenario::{Scenario, Variant, VaryGroup};
+use crate::engine::SyncMode;
+use crate::scenario::{Scenario, Variant, VaryGroup};
 
 /// What may be varied besides `ENGINE.OPTION`.
 const ROW_PARAMETERS: [&str; 4] = ["sync", "memory", "threads", "batch"];
@@ -70,7 +70,7 @@ fn one(s: &mut Scenario, spec: &str) -> Result<(), String> {
 /// Set `key` to `value` on one row: an engine option (typed as TOML reads it), or one of
 /// [`ROW_PARAMETERS`].
 fn set(v: &mut Variant, key: &str, option: bool, value: &str) -> Result<(), String> {
-    use kvbench_core::spec::limits;
+    use crate::spec::limits;
     if option {
         v.options.insert(key.to_string(), option_value(value));
         return Ok(());
@@ -82,7 +82,7 @@ fn set(v: &mut Variant, key: &str, option: bool, value: &str) -> Result<(), Stri
             v.sync = Some(sync);
         }
         "memory" => {
-            kvbench_core::spec::parse_memory(value)?;
+            crate::spec::parse_memory(value)?;
             v.memory = Some(value.to_string());
         }
         "threads" => v.threads = Some(count(key, value, limits::THREADS)?),

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use kvbench_core::engine::Reader;
+use kvbench_model::engine::Reader;
 
 use super::net::Reply;
 use super::State;
@@ -44,7 +44,7 @@ pub(crate) fn values_within(
     keys: &[&[u8]],
     budget: usize,
     cost: impl Fn(&[u8], Option<&Vec<u8>>) -> usize,
-) -> kvbench_core::engine::Result<Option<Vec<Option<Vec<u8>>>>> {
+) -> kvbench_model::engine::Result<Option<Vec<Option<Vec<u8>>>>> {
     let mut values = Vec::with_capacity(keys.len().min(MGET_BATCH));
     let mut batch = Vec::new();
     let mut size = 0usize;
@@ -69,7 +69,7 @@ pub(crate) fn values_within(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kvbench_core::engine::Result;
+    use kvbench_model::engine::Result;
 
     /// Every key holds `len` bytes; counts the keys read.
     struct Fixed {

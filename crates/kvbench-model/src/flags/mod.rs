@@ -1,14 +1,65 @@
-//! The command line over a scenario: the base (a file or a named workload), then each flag
-//! applied in turn and the scenario checked after each, so an error the flags cause names the
-//! flag that caused it (`--records 20000` against a file's `hot_key`, say).
+//! The command line over a scenario, in one place beside the scenario model: the base (a file
+//! or a named workload), then each flag applied in turn and the scenario checked after each, so
+//! an error the flags cause names the flag that caused it (`--records 20000` against a file's
+//! `hot_key`, say). The binary parses its flags into [`Flags`] (with [`parse`]'s value parsers)
+//! and calls [`build`]; what only the engines' catalog knows, it answers through [`Catalog`].
+
+pub mod parse;
+mod vary;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
-use kvbench_core::engine::SyncMode;
-use kvbench_core::scenario::{self, PhaseDef, Scenario, Variant, Warmup};
-use kvbench_core::spec::PhaseKind;
+use crate::engine::SyncMode;
+use crate::scenario::{self, PhaseDef, RepetitionOrder, Scenario, Variant, Warmup};
+use crate::spec::{CacheMode, KeyKind, PhaseKind};
 
-use crate::{catalog, ScenarioArgs};
+/// The flags that shape a scenario, as values: `run` and `plan` take them alike (`timeout` is a
+/// run's alone). `None` and empty lists leave the base as it is.
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    /// The scenario file, as the binary found it; without it, `workload` (or the default).
+    pub scenario: Option<PathBuf>,
+    pub engines: Option<String>,
+    pub records: Option<u64>,
+    pub value_size: Option<u32>,
+    pub key: Option<KeyKind>,
+    pub dataset: Option<String>,
+    pub key_column: Option<usize>,
+    pub value_column: Option<usize>,
+    pub workload: Option<String>,
+    pub threads: Option<u32>,
+    pub rate: Option<f64>,
+    pub ops: Vec<PerPhase<u64>>,
+    pub duration: Vec<PerPhase<String>>,
+    pub warmup: Vec<PerPhase<Warmup>>,
+    /// `ENGINE.OPTION=VALUE`, as written.
+    pub options: Vec<String>,
+    /// `ENGINE=URL`, as written.
+    pub urls: Vec<String>,
+    pub batch: Option<u32>,
+    pub sync: Option<SyncMode>,
+    pub cache: Option<CacheMode>,
+    pub seed: Option<u64>,
+    pub repetitions: Option<u32>,
+    /// `PARAMETER=V1,V2,...`, as written.
+    pub vary: Vec<String>,
+    pub order: Option<RepetitionOrder>,
+    pub memory: Option<String>,
+    pub timeout: Option<u64>,
+}
+
+/// What the flags need to know of the engines, which the model does not: the binary's catalog
+/// answers (the dependency points down, from the binary to the model).
+pub trait Catalog {
+    /// The rows of the default comparison.
+    fn default_engines(&self) -> Vec<String>;
+    /// `options` checked as a scenario's are for `engine`; an engine missing here is left to
+    /// the run (its row fails with the reason, as a scenario's does).
+    fn check_options(&self, engine: &str, options: &BTreeMap<String, serde_json::Value>) -> Result<(), String>;
+    /// Whether `engine` is a server engine (one a `--url` may point at a running server).
+    fn is_server(&self, engine: &str) -> bool;
+}
 
 /// Records of the default comparison: sized so `make run` takes well under a minute here.
 const DEFAULT_RECORDS: u64 = 100_000;
@@ -20,12 +71,14 @@ pub struct PerPhase<T> {
     pub value: T,
 }
 
-/// `PHASE=VALUE` or `VALUE`, the value parsed by `parse`.
-pub fn per_phase<T>(s: &str, parse: fn(&str) -> Result<T, String>) -> Result<PerPhase<T>, String> {
-    match s.split_once('=') {
-        Some((p, v)) if !p.trim().is_empty() => Ok(PerPhase { phase: Some(p.trim().into()), value: parse(v)? }),
-        Some(_) => Err(format!("`{s}`: expected VALUE or PHASE=VALUE")),
-        None => Ok(PerPhase { phase: None, value: parse(s)? }),
+impl<T> PerPhase<T> {
+    /// `PHASE=VALUE` or `VALUE`, the value parsed by `parse`.
+    pub fn parse(s: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<PerPhase<T>, String> {
+        match s.split_once('=') {
+            Some((p, v)) if !p.trim().is_empty() => Ok(PerPhase { phase: Some(p.trim().into()), value: parse(v)? }),
+            Some(_) => Err(format!("`{s}`: expected VALUE or PHASE=VALUE")),
+            None => Ok(PerPhase { phase: None, value: parse(s)? }),
+        }
     }
 }
 
@@ -42,19 +95,10 @@ fn set<'a>(f: impl Fn(&mut Scenario) + 'a) -> Apply<'a> {
     })
 }
 
-/// The scenario a `plan` command line describes.
-pub fn build_scenario(a: &ScenarioArgs) -> Result<Scenario, String> {
-    build_run_scenario(a, None)
-}
-
-/// The scenario a `run` command line describes (`--timeout` is a run's flag only).
-pub fn build_run_scenario(a: &ScenarioArgs, timeout: Option<u64>) -> Result<Scenario, String> {
-    let mut s = base_scenario(a)?;
-    let mut steps = steps(a);
-    if let Some(x) = timeout {
-        steps.push((format!("--timeout {x}"), set(move |s| s.timeout = x)));
-    }
-    for (flag, apply) in steps {
+/// The scenario a command line describes: its base, then every flag in turn, each checked.
+pub fn build(a: &Flags, catalog: &dyn Catalog) -> Result<Scenario, String> {
+    let mut s = base_scenario(a, catalog)?;
+    for (flag, apply) in steps(a, catalog) {
         apply(&mut s).map_err(|e| if e.starts_with(&flag) { e } else { format!("{flag}: {e}") })?;
         s.check().map_err(|e| format!("{e}, because of {flag}"))?;
     }
@@ -62,12 +106,12 @@ pub fn build_run_scenario(a: &ScenarioArgs, timeout: Option<u64>) -> Result<Scen
     Ok(s)
 }
 
-fn base_scenario(a: &ScenarioArgs) -> Result<Scenario, String> {
+fn base_scenario(a: &Flags, catalog: &dyn Catalog) -> Result<Scenario, String> {
     if let Some(p) = &a.scenario {
         if a.workload.is_some() {
             return Err("give either a scenario file or --workload, not both".into());
         }
-        return Scenario::from_file(&scenario_path(p));
+        return Scenario::from_file(p);
     }
     let name = a.workload.clone().unwrap_or_else(|| "default".into());
     let phases = scenario::workload(&name)?;
@@ -79,37 +123,22 @@ fn base_scenario(a: &ScenarioArgs) -> Result<Scenario, String> {
     // commits, Tokyo and Kyoto Cabinet alone take seconds per commit. Every table says
     // `sync = none`; `--sync commit` measures durable commits.
     s.sync = SyncMode::None;
-    s.engines = catalog::default_engines();
+    s.engines = catalog.default_engines();
     s.timeout = 600;
     Ok(s)
 }
 
-/// A scenario path as given, or, when a relative one is not here, the same path under
-/// kvbench's home (`scenarios/ycsb-a.toml` from any directory with an installed copy).
-pub fn scenario_path(p: &std::path::Path) -> std::path::PathBuf {
-    if p.exists() || p.is_absolute() {
-        return p.to_path_buf();
-    }
-    match catalog::home().map(|h| h.join(p)).filter(|h| h.is_file()) {
-        Some(h) => {
-            crate::say!("scenario: {} (from kvbench's home)", h.display());
-            h
-        }
-        None => p.to_path_buf(),
-    }
-}
-
 /// Every flag given, in the order they apply: rows, data, then phases and run settings.
-fn steps(a: &ScenarioArgs) -> Vec<Step<'_>> {
+fn steps<'a>(a: &'a Flags, catalog: &'a dyn Catalog) -> Vec<Step<'a>> {
     let mut v: Vec<Step> = Vec::new();
     if let Some(list) = &a.engines {
         v.push((format!("--engines {list}"), set(move |s| keep_engines(s, list))));
     }
     for o in &a.options {
-        v.push((format!("-o {o}"), Box::new(move |s| engine_option(s, o))));
+        v.push((format!("-o {o}"), Box::new(move |s| engine_option(s, o, catalog))));
     }
     for u in &a.urls {
-        v.push((format!("--url {u}"), Box::new(move |s| engine_url(s, u))));
+        v.push((format!("--url {u}"), Box::new(move |s| engine_url(s, u, catalog))));
     }
     dataset_steps(a, &mut v);
     phase_steps(a, &mut v);
@@ -118,7 +147,10 @@ fn steps(a: &ScenarioArgs) -> Vec<Step<'_>> {
     // Last: a varied memory or sync wins over the flags that set every row's (its errors name
     // the --vary).
     if !a.vary.is_empty() {
-        v.push((format!("--vary {}", a.vary.join(" --vary ")), Box::new(move |s| crate::vary::apply(s, &a.vary))));
+        v.push((format!("--vary {}", a.vary.join(" --vary ")), Box::new(move |s| vary::apply(s, &a.vary))));
+    }
+    if let Some(x) = a.timeout {
+        v.push((format!("--timeout {x}"), set(move |s| s.timeout = x)));
     }
     v
 }
@@ -157,7 +189,7 @@ fn rows_named<'s>(s: &'s mut Scenario, who: &str) -> Result<Vec<&'s mut Variant>
 
 /// `-o ENGINE.OPTION=VALUE`: the option on every row of that engine (or label), its value read
 /// as TOML (`64MiB` and other words as strings) and checked against the engine's options.
-fn engine_option(s: &mut Scenario, text: &str) -> Result<(), String> {
+fn engine_option(s: &mut Scenario, text: &str, catalog: &dyn Catalog) -> Result<(), String> {
     let parsed = text.split_once('=').and_then(|(k, v)| k.rsplit_once('.').map(|(e, o)| (e.trim(), o.trim(), v)));
     let Some((who, option, value)) = parsed.filter(|(e, o, _)| !e.is_empty() && !o.is_empty()) else {
         return Err("expected ENGINE.OPTION=VALUE (e.g. rocksdb.compression=zstd)".into());
@@ -166,7 +198,7 @@ fn engine_option(s: &mut Scenario, text: &str) -> Result<(), String> {
     for row in rows_named(s, who)? {
         let mut options = row.options.clone();
         options.insert(option.to_string(), value.clone());
-        check_options(&row.name, &options)?;
+        catalog.check_options(&row.name, &options)?;
         row.options = options;
     }
     Ok(())
@@ -181,21 +213,13 @@ fn toml_value(text: &str) -> serde_json::Value {
         .unwrap_or_else(|| serde_json::Value::String(t.to_string()))
 }
 
-/// The options checked as a scenario's are; an engine missing here is left to the run (its
-/// row fails with the reason, as a scenario's does).
-fn check_options(engine: &str, options: &BTreeMap<String, serde_json::Value>) -> Result<(), String> {
-    let Ok(r) = catalog::resolve(engine) else { return Ok(()) };
-    let decls = r.option_decls()?;
-    kvbench_core::policy::options::resolve(engine, &decls, options).map(|_| ()).map_err(|e| e.message)
-}
-
 /// `--url ENGINE=URL`: the rows of a server engine use a running server instead of starting one.
-fn engine_url(s: &mut Scenario, text: &str) -> Result<(), String> {
+fn engine_url(s: &mut Scenario, text: &str, catalog: &dyn Catalog) -> Result<(), String> {
     let Some((who, url)) = text.split_once('=').filter(|(w, u)| !w.trim().is_empty() && !u.trim().is_empty()) else {
         return Err("expected ENGINE=URL (e.g. redis=redis://127.0.0.1:6379)".into());
     };
     for row in rows_named(s, who.trim())? {
-        if !catalog::is_server(&row.name) {
+        if !catalog.is_server(&row.name) {
             return Err(format!("{} is not a server engine: a URL applies to server engines only", row.name));
         }
         row.url = Some(url.trim().to_string());
@@ -203,7 +227,7 @@ fn engine_url(s: &mut Scenario, text: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn dataset_steps<'a>(a: &'a ScenarioArgs, v: &mut Vec<Step<'a>>) {
+fn dataset_steps<'a>(a: &'a Flags, v: &mut Vec<Step<'a>>) {
     if let Some(n) = a.records {
         v.push((format!("--records {n}"), set(move |s| s.dataset.records = n)));
     }
@@ -230,7 +254,7 @@ fn dataset_steps<'a>(a: &'a ScenarioArgs, v: &mut Vec<Step<'a>>) {
     }
 }
 
-fn key_name(k: kvbench_core::spec::KeyKind) -> String {
+fn key_name(k: KeyKind) -> String {
     serde_json::to_value(k).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
 
@@ -249,7 +273,7 @@ fn timed(s: &mut Scenario) -> impl Iterator<Item = &mut PhaseDef> {
 
 /// --threads, --rate and --cache apply to every phase after the load (mixed and writing
 /// phases included: reads stay verified on every thread) but settle phases; --batch to the load.
-fn phase_steps<'a>(a: &'a ScenarioArgs, v: &mut Vec<Step<'a>>) {
+fn phase_steps<'a>(a: &'a Flags, v: &mut Vec<Step<'a>>) {
     if let Some(t) = a.threads {
         v.push((format!("--threads {t}"), set(move |s| timed(s).for_each(|p| p.threads = Some(t)))));
     }
@@ -270,7 +294,7 @@ fn phase_steps<'a>(a: &'a ScenarioArgs, v: &mut Vec<Step<'a>>) {
 }
 
 /// --ops, --duration and --warmup: every phase they apply to, or `PHASE=` one.
-fn per_phase_steps<'a>(a: &'a ScenarioArgs, v: &mut Vec<Step<'a>>) {
+fn per_phase_steps<'a>(a: &'a Flags, v: &mut Vec<Step<'a>>) {
     for o in &a.ops {
         v.push((flag_text("--ops", o, o.value), Box::new(move |s| set_ops(s, o))));
     }
@@ -340,7 +364,7 @@ fn set_warmup(s: &mut Scenario, w: &PerPhase<Warmup>) -> Result<(), String> {
     Ok(())
 }
 
-fn run_steps<'a>(a: &'a ScenarioArgs, v: &mut Vec<Step<'a>>) {
+fn run_steps<'a>(a: &'a Flags, v: &mut Vec<Step<'a>>) {
     if let Some(x) = a.sync {
         let name = serde_json::to_value(x).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
         v.push((format!("--sync {name}"), set(move |s| s.sync = x)));

@@ -11,8 +11,8 @@
 //! - `POST /close` → close the engine (data requests answer 503 until `/open`)
 
 use hyper::Method;
-use kvbench_core::engine::{Engine, WriteOp};
 use kvbench_engines::http::{put_bytes, put_len, unhex, Cursor, OpenRequest};
+use kvbench_model::engine::{Engine, WriteOp};
 
 use super::net::Reply;
 use super::{reply, State};
@@ -84,7 +84,7 @@ fn data(
     body: &[u8],
     text: bool,
 ) -> Result<Reply, String> {
-    let e = |x: kvbench_core::engine::EngineError| x.to_string();
+    let e = |x: kvbench_model::engine::EngineError| x.to_string();
     match (method, path) {
         (&Method::GET, "/kv/get") => {
             let Some(k) = query(q, "key") else { return Ok(bad("/kv/get needs ?key=<hex>")) };
@@ -166,7 +166,7 @@ fn mget(st: &State, engine: &dyn Engine, body: &[u8], text: bool) -> Result<Repl
             }
         }
     }
-    let e = |x: kvbench_core::engine::EngineError| x.to_string();
+    let e = |x: kvbench_model::engine::EngineError| x.to_string();
     let mut reader = engine.reader().map_err(e)?;
     let cost = |_: &[u8], v: Option<&Vec<u8>>| 5 + v.map_or(0, Vec::len);
     let largest = &st.stats.largest_value;

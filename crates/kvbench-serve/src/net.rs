@@ -177,7 +177,7 @@ async fn accept(sh: &Shared, l: &tokio::net::TcpListener) -> Option<(tokio::net:
             }
             Err(e) => {
                 // Out of descriptors or a connection reset before accept: wait, go on.
-                crate::say!("kvbench serve: accept: {e}");
+                (sh.state.say)(format_args!("kvbench serve: accept: {e}"));
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
@@ -188,7 +188,7 @@ async fn worker(sh: Arc<Shared>, mut rx: tokio::sync::mpsc::UnboundedReceiver<Ac
     while let Some((stream, permit)) = rx.recv().await {
         match tokio::net::TcpStream::from_std(stream) {
             Ok(s) => drop(tokio::spawn(connection(sh.clone(), s, permit))),
-            Err(e) => crate::say!("kvbench serve: {e}"),
+            Err(e) => (sh.state.say)(format_args!("kvbench serve: {e}")),
         }
     }
     Ok(())
