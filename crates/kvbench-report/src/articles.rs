@@ -895,7 +895,7 @@ fn a004_sizes(r: &RunResult) -> Vec<String> {
     )];
     for e in r.engines.iter().filter(|e| e.engine.contains("pogreb") && e.space_bytes > 0) {
         out.push(format!(
-            "{}: pogreb appends every Put, an overwrite too, and frees nothing until Compact(), which neither kvbench nor the article calls, so its size counts the passes written: {:.1} here ({:.2}x); the go test run that printed the article's table alone wrote at least 9 (b.N = 1, then the reported 8) into a directory it never emptied, hence its 15.2x",
+            "{}: pogreb appends every Put, an overwrite too, and frees nothing until Compact(), which neither kvbench nor the article calls, so its size counts the passes written: {:.1} here ({:.2}x); the go test run that printed the article's table alone wrote at least 9 (b.N = 1, then the reported 8) into a directory its benchmarks never emptied: the article's 15.2x is every pass written there",
             e.label,
             a004_written(e) as f64 / unique as f64,
             copies(e)
