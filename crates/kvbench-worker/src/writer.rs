@@ -55,7 +55,8 @@ impl<'scope> Writer<'scope> {
         let stop = flag.clone();
         let handle = s.spawn(move || {
             let done = AtomicU64::new(0);
-            let wctx = Ctx { step: &step, done: &done, lock: true, reopen: None, stop: Some(&stop), background: true, ..*ctx };
+            let wctx =
+                Ctx { step: &step, done: &done, lock: true, reopen: None, stop: Some(&stop), background: true, ..*ctx };
             loops::run_thread(&wctx, 0, 1)
         });
         Some(Writer { flag, handle })
