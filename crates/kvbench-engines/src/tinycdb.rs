@@ -8,7 +8,8 @@
 //!
 //! A CDB file may hold a key several times and a lookup returns the first. kvbench's plans
 //! expect the last loaded value of a repeated key, so by default a repeated key replaces the
-//! earlier record in the index (`CDB_PUT_REPLACE`); option `put = "add"` keeps every copy as
+//! earlier record in the index (`CDB_PUT_REPLACE0`, the old copy zero-filled where it lies);
+//! option `put = "add"` keeps every copy as
 //! `cdb_make_add`/Perl's `put_add` do (see docs/engines/tinycdb.md).
 
 use std::collections::{BTreeMap, HashSet};
@@ -28,8 +29,8 @@ mod ffi {
     opaque!(CdbMake, Cdb);
 
     pub const PUT_ADD: c_int = 0;
-    pub const PUT_REPLACE: c_int = 1;
     pub const PUT_INSERT: c_int = 2;
+    pub const PUT_REPLACE0: c_int = 4;
 
     extern "C" {
         pub fn kvb_cdb_version() -> *const c_char;
@@ -91,7 +92,7 @@ struct Builder {
     tmp: PathBuf,
     mode: libc::c_int,
     /// Hashes of the keys added so far: a key seen for the first time is appended without the
-    /// library's duplicate search; only a possible repeat pays for `CDB_PUT_REPLACE`.
+    /// library's duplicate search; only a possible repeat pays for `CDB_PUT_REPLACE0`.
     seen: HashSet<u64>,
     records: u64,
     repeats: u64,
@@ -198,7 +199,9 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let mode = match put.as_str() {
         "add" => ffi::PUT_ADD,
         "insert" => ffi::PUT_INSERT,
-        _ => ffi::PUT_REPLACE,
+        // CDB_PUT_REPLACE would move every later byte of the file down over the old copy (a
+        // quadratic build when a load repeats keys); REPLACE0 zero-fills the old copy in place.
+        _ => ffi::PUT_REPLACE0,
     };
     let mut settings = BTreeMap::new();
     settings.insert(
@@ -206,7 +209,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         match mode {
             ffi::PUT_ADD => "add: repeated keys are all stored; a lookup returns the first".into(),
             ffi::PUT_INSERT => "insert (CDB_PUT_INSERT): the first value of a repeated key is kept".into(),
-            _ => "replace (CDB_PUT_REPLACE for a repeated key): the last value wins".to_string(),
+            _ => "replace (CDB_PUT_REPLACE0 for a repeated key): the last value wins; the old copy stays in the file, zero-filled".to_string(),
         },
     );
     settings.insert(
@@ -319,13 +322,12 @@ impl Reader for CdbReader<'_> {
 mod tests {
     use super::*;
 
-    /// Load "k" three times with put = `mode` and return what a lookup finds.
-    fn repeated(mode: &str) -> Vec<u8> {
-        let dir = tempfile::tempdir().unwrap();
+    /// Build `records` with put = `mode` in `dir` and return the open engine.
+    fn build(dir: &std::path::Path, mode: &str, records: &[(&[u8], &[u8])]) -> Box<dyn Engine> {
         let given = BTreeMap::from([("put".to_string(), serde_json::json!(mode))]);
         let options = Options::parse("tinycdb", DESCRIPTOR.options, &given).unwrap();
         let args = OpenArgs {
-            dir: dir.path(),
+            dir,
             options: &options,
             sync: SyncMode::None,
             mode: OpenMode::ReadWrite,
@@ -335,14 +337,25 @@ mod tests {
             token: None,
         };
         let mut e = (DESCRIPTOR.open)(&args).unwrap();
-        for v in [b"1", b"2", b"3"] {
-            e.write(&[WriteOp { key: b"k", value: Some(v) }]).unwrap();
+        for (key, value) in records {
+            e.write(&[WriteOp { key, value: Some(value) }]).unwrap();
         }
         e.finish_load().unwrap();
-        assert!(matches!(e.write(&[WriteOp { key: b"k", value: Some(b"4") }]), Err(EngineError::Unsupported(_))));
+        e
+    }
+
+    fn get(e: &dyn Engine, key: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        assert!(e.reader().unwrap().get(b"k", &mut out).unwrap());
+        assert!(e.reader().unwrap().get(key, &mut out).unwrap());
         out
+    }
+
+    /// Load "k" three times with put = `mode` and return what a lookup finds.
+    fn repeated(mode: &str) -> Vec<u8> {
+        let dir = tempfile::tempdir().unwrap();
+        let e = build(dir.path(), mode, &[(b"k", b"1"), (b"k", b"2"), (b"k", b"3")]);
+        assert!(matches!(e.write(&[WriteOp { key: b"k", value: Some(b"4") }]), Err(EngineError::Unsupported(_))));
+        get(e.as_ref(), b"k")
     }
 
     #[test]
@@ -350,5 +363,24 @@ mod tests {
         assert_eq!(repeated("replace"), b"3", "replace: the last value wins, as plans expect");
         assert_eq!(repeated("add"), b"1", "add: every copy is stored and a lookup finds the first");
         assert_eq!(repeated("insert"), b"1", "insert: the first value is kept");
+    }
+
+    /// Guards the load's cost when it repeats keys (article 003 writes its dictionary 100 times):
+    /// the old copy is zero-filled where it lies (CDB_PUT_REPLACE0), so the file keeps every
+    /// copy's bytes as `add` does, instead of moving every later byte down over it.
+    #[test]
+    fn replace_zero_fills_the_old_copy_in_place_instead_of_moving_the_file() {
+        let records: [(&[u8], &[u8]); 3] = [(b"k", b"old-value"), (b"z", b"after"), (b"k", b"new-value")];
+        let (replace, add) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let e = build(replace.path(), "replace", &records);
+        drop(build(add.path(), "add", &records));
+        assert_eq!(get(e.as_ref(), b"k"), b"new-value");
+        assert_eq!(get(e.as_ref(), b"z"), b"after");
+        let file = |d: &tempfile::TempDir| std::fs::read(d.path().join("db.cdb")).unwrap();
+        let (replaced, added) = (file(&replace), file(&add));
+        let at = |f: &[u8]| f.windows(5).position(|w| w == b"after");
+        assert_eq!(at(&replaced), at(&added), "the record after the old copy stays where add puts it");
+        assert!(!replaced.windows(9).any(|w| w == b"old-value"), "the old copy is zero-filled");
+        assert!(added.windows(9).any(|w| w == b"old-value"));
     }
 }

@@ -214,6 +214,7 @@ fn a000(r: &RunResult) -> Article {
     } else if r.engines.iter().any(|e| !a000_open_modes(e).is_empty()) {
         differences.push("the (read-only) and (secondary) rows reopen the default row's own database that way for each read (phases article-method-read-only and article-method-secondary), as the article did; \"-\" where the binding lacks the mode".into());
     }
+    differences.extend(a000_read_write_opens(r));
     differences.push(a000_space_line(r));
     Article {
         title: "space, write time, read min/avg/max",
@@ -251,6 +252,29 @@ fn a000_open_modes(e: &EngineResult) -> Vec<Vec<String>> {
             a000_row(format!("{} ({mode})", e.label), a000_space(e), None, read)
         })
         .collect()
+}
+
+/// RocksDB's and Speedb's read-write open writes before it reads (a new MANIFEST, OPTIONS file,
+/// WAL and info LOG, each fsynced), so its cells follow the disk's fsync latency: how far each
+/// row's read-write open per read is from its read-only one.
+fn a000_read_write_opens(r: &RunResult) -> Vec<String> {
+    let ratios: Vec<String> = r
+        .engines
+        .iter()
+        .filter(|e| e.engine.contains("rocks") || e.engine.contains("speed"))
+        .filter_map(|e| {
+            let rw = ran(e, "article-method")?.latency.as_ref()?.mean_ns;
+            let ro = ran(e, "article-method-read-only")?.latency.as_ref()?.mean_ns;
+            Some(format!("{} {:.1}x", e.label, rw / ro.max(1.0)))
+        })
+        .collect();
+    if ratios.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "a RocksDB or Speedb read-write open writes before it reads (a new MANIFEST, OPTIONS file, WAL and info LOG, fsynced; the article's `with Rdict(path)` did the same), so its cells time the disk's fsync latency and move with the machine's load; read-write against read-only open, per read: {}",
+        ratios.join(", ")
+    )]
 }
 
 /// Whether the row's reads opened the database read-write (results spell the mode `readwrite`
@@ -664,7 +688,7 @@ fn a003_cdb(r: &RunResult) -> Vec<String> {
         let copies = load.ops / records;
         let add = e.options.get("put").and_then(|v| v.as_str()) == Some("add");
         if !add {
-            out.push(format!("{}: its 100 Write is one build of {copies} copies that replaces repeated keys, each repeat searching the build for its old copy (the article kept every copy with put_add: row tinycdb-put_add)", e.label));
+            out.push(a003_cdb_replace(r, e, load, copies));
             continue;
         }
         let walked = load.ops * (read.ops / records);
@@ -679,6 +703,24 @@ fn a003_cdb(r: &RunResult) -> Vec<String> {
         ));
     }
     out
+}
+
+/// A TinyCDB build where a repeated key zero-fills its old copy so the last value wins, against
+/// the article's put_add build that keeps every copy.
+fn a003_cdb_replace(r: &RunResult, e: &EngineResult, load: &PhaseResult, copies: u64) -> String {
+    let add = r
+        .engines
+        .iter()
+        .filter(|a| a.engine == e.engine && a.options.get("put").and_then(|v| v.as_str()) == Some("add"));
+    let beside = add
+        .filter_map(|a| Some((a, ran(a, "load")?)))
+        .map(|(a, p)| format!(": {} against {} for {}", secs(took(load)), secs(took(p)), a.label))
+        .next()
+        .unwrap_or_default();
+    format!(
+        "{}: its 100 Write is one build of {copies} copies where a repeated key zero-fills its old copy in place (CDB_PUT_REPLACE0) so the last value wins, where the article kept every copy with put_add{beside}",
+        e.label
+    )
 }
 
 /// memcached: the bulk read is the article's; the get per key is kvbench's extra figure.
@@ -791,6 +833,7 @@ fn a004(r: &RunResult) -> Article {
         "Get reads a settled database in the order the records were written, as the article's list did: the store is closed and reopened after the puts (cache = reopen, page cache kept) and reads replay the load's order (distribution = load-order)".into(),
     ];
     differences.extend(a004_put_gaps(r));
+    differences.extend(a004_sizes(r));
     differences.extend(a004_allocations(r));
     differences.push(format!(
         "size on disk is allocated blocks after close (what du shows), after the same puts as the article's (one fresh load, then the list again); {}; the article's Bolt fsynced each commit, its other stores did not",
@@ -843,6 +886,67 @@ fn a004_put_gaps(r: &RunResult) -> Vec<String> {
     out
 }
 
+/// Records written by the puts of the run (every pass of both Put phases).
+fn a004_written(e: &EngineResult) -> u64 {
+    [A004_FRESH, A004_OVERWRITE].iter().filter_map(|n| ran(e, n)).map(|p| p.ops).sum()
+}
+
+/// Size on disk as copies of the records' bytes, beside the article's; pogreb's and goleveldb's
+/// sizes depend on what was written and when the files were measured, said per store.
+fn a004_sizes(r: &RunResult) -> Vec<String> {
+    let (raw, unique) = (r.plan.raw_bytes, r.plan.unique_records);
+    if raw == 0 || unique == 0 {
+        return Vec::new();
+    }
+    let copies = |e: &EngineResult| e.space_bytes as f64 / raw as f64;
+    let here: Vec<String> =
+        r.engines.iter().filter(|e| e.space_bytes > 0).map(|e| format!("{} {:.2}x", e.label, copies(e))).collect();
+    if here.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![format!(
+        "size on disk over the records' key and value bytes ({}): {}; the article's over its 148 MB: Tokyo Cabinet 1.02x, goleveldb 0.63x, Bolt 1.51x, bbolt 1.50x, pebble 1.58x, pogreb 15.2x",
+        human_bytes(raw),
+        here.join(", ")
+    )];
+    for e in r.engines.iter().filter(|e| e.engine.contains("pogreb") && e.space_bytes > 0) {
+        out.push(format!(
+            "{}: pogreb appends every Put, an overwrite too, and frees nothing until Compact(), which neither kvbench nor the article calls, so its size counts the passes written: {:.1} here ({:.2}x); the go test run that printed the article's table alone wrote at least 9 (b.N = 1, then the reported 8) into a directory its benchmarks never emptied: the article's 15.2x is every pass written there",
+            e.label,
+            a004_written(e) as f64 / unique as f64,
+            copies(e)
+        ));
+    }
+    for e in r.engines.iter().filter(|e| e.engine.contains("goleveldb") && e.space_bytes > 0) {
+        out.push(format!(
+            "{}: {:.2}x the records after {:.1} passes written, the article's 0.63x: goleveldb's snappy does not shrink these values (printable bytes cut at random from a pool: compacted to one copy they take more than the records' bytes), where the article's compressed to about 60%; and an overwritten copy stays until a compaction reaches it, which the article's Get runs (b.N passes, whose seeks trigger compactions) gave time to",
+            e.label,
+            copies(e),
+            a004_written(e) as f64 / unique as f64
+        ));
+    }
+    out
+}
+
+/// Tokyo Cabinet's Put B/op: what Go counts is the binding's, never Tokyo Cabinet's own mallocs.
+fn a004_tokyocabinet_put(r: &RunResult) -> String {
+    let per_put: Vec<String> = r
+        .engines
+        .iter()
+        .filter(|e| e.engine.contains("tokyocabinet"))
+        .filter_map(|e| {
+            let p = ran(e, A004_OVERWRITE)?;
+            let (bytes, mallocs) = (p.runtime.get("alloc_bytes")?, p.runtime.get("mallocs")?);
+            let ops = p.ops.max(1) as f64;
+            Some(format!("{} {:.1} B and {:.2} allocations", e.label, bytes / ops, mallocs / ops))
+        })
+        .collect();
+    format!(
+        "Tokyo Cabinet Put B/op counts only Go's heap, not Tokyo Cabinet's own mallocs in C; the article's 48 B and 2 allocations a Put were its binding's cgo pointer checks, which box the whole slice of each `&key[0]` argument (24 B) on the heap under Go 1.21, not under Go 1.26; kvbench's binding passes bare pointers: {} a Put here",
+        if per_put.is_empty() { "no counters".to_string() } else { per_put.join(", ") }
+    )
+}
+
 /// Why B/op and allocs/op differ from the article's beyond the method.
 fn a004_allocations(r: &RunResult) -> Vec<String> {
     let go_counters = r.engines.iter().any(|e| e.phases.iter().any(|p| p.runtime.contains_key("alloc_bytes")));
@@ -852,6 +956,7 @@ fn a004_allocations(r: &RunResult) -> Vec<String> {
     let mut out = vec!["B/op and allocs/op are Go's runtime memory statistics around the phase, the worker's own reads and checks included".into()];
     if r.engines.iter().any(|e| e.engine.contains("tokyocabinet")) {
         out.push("Tokyo Cabinet Get B/op is far below the article's (1 690 B a get there): kvbench's binding copies each value into one reused buffer, where the article's returned a new Go slice per Get".into());
+        out.push(a004_tokyocabinet_put(r));
     }
     if r.engines.iter().any(is_bolt) {
         out.push("Bolt's allocations depend on its version (bbolt v1.4.3 allocates about 4x more per Get than v1.5.0): the row names the version it ran".into());
@@ -964,6 +1069,8 @@ mod tests {
         assert_eq!(s.rows[1], ["py-speedict (read-only)", "3.0 MiB", "-", "1.50 ms", "3.00 ms", "9.00 ms"]);
         assert_eq!(s.rows[2][3..], ["-", "-", "-"], "a mode the binding lacks reads -, as in the article");
         assert!(s.note.contains("reopen the default row's own database"), "{}", s.note);
+        let rw = "read-write against read-only open, per read: py-speedict 2.0x, py-speedict (raw) 2.0x";
+        assert!(s.note.contains(rw), "what the read-write open's writes cost, per row: {}", s.note);
     }
 
     #[test]
@@ -1168,9 +1275,11 @@ mod tests {
         cdb.phases[1].status = Status::Expected;
         cdb.phases[1].mismatches = 12;
         cdb.status = Status::Expected;
+        let mut replace = a003_row("tinycdb", "tinycdb");
+        replace.phases[0].elapsed_ns = 2_000_000_000;
         let mut r = run(
             "article-003-dictionary",
-            vec![cdb, a003_row("qdbm-depot", "qdbm-depot"), a003_row("memcached", "memcached")],
+            vec![cdb, a003_row("qdbm-depot", "qdbm-depot"), a003_row("memcached", "memcached"), replace],
         );
         r.plan.records = 10;
         let s = section(&r);
@@ -1186,6 +1295,9 @@ mod tests {
         assert!(s.note.contains("takes 1.500 s, 12.5x"), "{}", s.note);
         assert!(s.note.contains("tinycdb-put_add 0.900 s vs 0.0400 s"), "{}", s.note);
         assert!(s.note.contains("12 reads returned"), "{}", s.note);
+        assert_eq!(s.rows[3][..2], strings(&["tinycdb", "2.000 s"]));
+        let replace = "zero-fills its old copy in place (CDB_PUT_REPLACE0) so the last value wins, where the article kept every copy with put_add: 2.000 s against 0.900 s for tinycdb-put_add";
+        assert!(s.note.contains(replace), "{}", s.note);
     }
 
     #[test]
@@ -1249,6 +1361,30 @@ mod tests {
         assert!(s.note.contains("every row ran with sync = none"), "{}", s.note);
         assert!(s.note.contains("depend on its version"), "{}", s.note);
         assert!(!s.note.contains("Tokyo Cabinet Get B/op"), "no Tokyo Cabinet row: {}", s.note);
+    }
+
+    #[test]
+    fn a004_sizes_and_tokyo_cabinet_put_say_why_they_differ() {
+        let rows = ["go-pogreb", "go-goleveldb", "go-tokyocabinet"].map(|n| a004_row(n, n, "v1"));
+        let mut r = run("article-004-go", rows.to_vec());
+        (r.plan.unique_records, r.plan.raw_bytes) = (1000, 1_556_000);
+        let s = section(&r);
+        // 3 MiB over 1 556 000 bytes; 1000 fresh puts and 2000 overwrites over 1000 records.
+        assert!(
+            s.note.contains("(1.5 MiB): go-pogreb 2.02x, go-goleveldb 2.02x, go-tokyocabinet 2.02x;"),
+            "{}",
+            s.note
+        );
+        assert!(s.note.contains("so its size counts the passes written: 3.0 here (2.02x)"), "{}", s.note);
+        assert!(s.note.contains("go-goleveldb: 2.02x the records after 3.0 passes written"), "{}", s.note);
+        // The overwrite pass's Go counters over its 2000 puts.
+        assert!(s.note.contains("go-tokyocabinet 1000.0 B and 10.00 allocations a Put here"), "{}", s.note);
+        let bare = section(&run("article-004-go", vec![a004_row("go-pogreb", "go-pogreb", "v1")]));
+        assert!(
+            !bare.note.contains("over the records' key and value bytes"),
+            "no record bytes, no ratio: {}",
+            bare.note
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 from types import ModuleType
@@ -17,7 +18,10 @@ def try_import(module: str) -> tuple[Optional[ModuleType], Optional[str]]:
                      "run drivers/python/setup.sh"
 
 
+@functools.cache
 def dist_version(dist: str) -> str:
+    # Cached: the lookup scans every installed package's metadata (about half a millisecond),
+    # and an adapter that names its binding in its settings would pay it inside each timed open.
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
