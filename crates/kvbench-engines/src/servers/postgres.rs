@@ -497,8 +497,12 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let mut settings = describe(&config, url, &table, text, load, rows_per_insert);
     settings.insert(
         "one-row writes".into(),
-        if prepared_writes { "prepared once per connection" } else { "sent with their SQL text, parsed and planned every time" }
-            .into(),
+        if prepared_writes {
+            "prepared once per connection"
+        } else {
+            "sent with their SQL text, parsed and planned every time"
+        }
+        .into(),
     );
     read_settings(&mut c, &mut settings);
     let setup = Setup { configure, fsync, marker: process::job_marker(args.dir, "postgres") };
