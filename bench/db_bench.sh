@@ -99,12 +99,12 @@ $phases
 EOF
 }
 
-# The uniform get phase; with more than one thread, or a writer ($1 = 2 forces the reopen),
-# db_bench reads from a second process on the reopened files (run_db_bench), so kvbench
-# reopens its store before the reads too (cache = "reopen": page cache kept).
+# The uniform get phase; $1 = 1 reopens the store first (cache = "reopen", page cache kept),
+# as db_bench reads from a second process on the reopened files when it has more than one
+# read thread or a paced writer (run_db_bench); $2: more fields of the phase.
 get_phase() {
     local reopen=""
-    [[ $1 != 1 ]] && reopen='cache = "reopen"'
+    [[ $1 == 1 ]] && reopen='cache = "reopen"'
     printf '[[phase]]\nkind = "get"\ndistribution = "uniform"\ncount = %s\nthreads = %s\n%s\n%s\n' \
         "$RECORDS" "$THREADS" "$reopen" "$2"
 }
@@ -128,11 +128,11 @@ $(printf '[[phase]]\nkind = "update"\ndistribution = "uniform"\ncount = %s\nbatc
         readrandom)
             DB_BENCHMARKS=filluniquerandom,readrandom PHASE=get
             PHASES="$(load_phase shuffle "$batch")
-$(get_phase "$THREADS" "")" ;;
+$(get_phase "$((THREADS != 1))" "")" ;;
         readwhilewriting)
             DB_BENCHMARKS=filluniquerandom,readwhilewriting PHASE=get
             PHASES="$(load_phase shuffle "$batch")
-$(get_phase 2 "writer = { rate = $WRITE_RATE }")" ;;
+$(get_phase 1 "writer = { rate = $WRITE_RATE }")" ;;
         *) echo "unknown benchmark $1 (see the header)" >&2; exit 1 ;;
     esac
     DB_LINE=${DB_BENCHMARKS##*,}

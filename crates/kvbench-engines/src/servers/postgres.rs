@@ -929,10 +929,8 @@ impl Postgres {
     }
 }
 
-/// The names of a libpq writer's prepared statements.
-const INSERT: &CStr = c"kvbench_insert";
-const UPSERT: &CStr = c"kvbench_upsert";
-const DELETE: &CStr = c"kvbench_delete";
+/// The names of a libpq writer's prepared statements: INSERT, upsert, DELETE.
+const STATEMENTS: [&CStr; 3] = [c"kvbench_insert", c"kvbench_upsert", c"kvbench_delete"];
 
 fn lib(what: &str) -> impl Fn(String) -> EngineError + '_ {
     move |e| EngineError::Store(format!("postgres {what}: {e}"))
@@ -988,7 +986,7 @@ impl LibWriter {
             let sql = sql.map(|s| CString::new(s).expect("table names are checked identifiers"));
             return Ok(LibWriter { conn, sql: Some(Box::new(sql)) });
         }
-        for ((name, sql), n) in [INSERT, UPSERT, DELETE].into_iter().zip(&sql).zip([2, 2, 1]) {
+        for ((name, sql), n) in STATEMENTS.into_iter().zip(&sql).zip([2, 2, 1]) {
             conn.prepare(name, sql, n).map_err(lib("prepare"))?;
         }
         Ok(LibWriter { conn, sql: None })
@@ -996,13 +994,18 @@ impl LibWriter {
 
     /// One write: INSERT while loading, else upsert; DELETE for a delete.
     fn one(&mut self, loading: bool, key: &[u8], value: Option<&[u8]>) -> Result<()> {
-        match (value, &self.sql) {
-            (Some(v), None) if loading => self.conn.exec_prepared(INSERT, [key, v]).map_err(lib("INSERT")),
-            (Some(v), None) => self.conn.exec_prepared(UPSERT, [key, v]).map_err(lib("INSERT .. ON CONFLICT")),
-            (None, None) => self.conn.exec_prepared(DELETE, [key]).map_err(lib("DELETE")),
-            (Some(v), Some(sql)) if loading => self.conn.exec_params(&sql[0], [key, v]).map_err(lib("INSERT")),
-            (Some(v), Some(sql)) => self.conn.exec_params(&sql[1], [key, v]).map_err(lib("INSERT .. ON CONFLICT")),
-            (None, Some(sql)) => self.conn.exec_params(&sql[2], [key]).map_err(lib("DELETE")),
+        match value {
+            Some(v) if loading => self.exec(0, [key, v]).map_err(lib("INSERT")),
+            Some(v) => self.exec(1, [key, v]).map_err(lib("INSERT .. ON CONFLICT")),
+            None => self.exec(2, [key]).map_err(lib("DELETE")),
+        }
+    }
+
+    /// Statement `i` (INSERT, upsert, DELETE): prepared, or sent with its SQL text.
+    fn exec<const N: usize>(&mut self, i: usize, params: [&[u8]; N]) -> std::result::Result<(), String> {
+        match &self.sql {
+            Some(sql) => self.conn.exec_params(&sql[i], params),
+            None => self.conn.exec_prepared(STATEMENTS[i], params),
         }
     }
 
