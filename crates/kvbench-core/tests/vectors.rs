@@ -41,17 +41,10 @@ fn every_step_job() -> Job {
     let dir = PathBuf::from("/tmp/kvbench-vector/memory");
     // The memory engines' one option, resolved as kvbench writes it (every runtime's has it).
     let options = BTreeMap::from([("corrupt_every".to_string(), serde_json::json!(0))]);
-    let facts = jobs::RowFacts {
-        variant: &v,
-        options: &options,
-        caps: desc,
-        runtime: "rust",
-        dir: &dir,
-        url: None,
-        token: None,
-        sync: s.sync,
-    };
-    jobs::build(&s, &data, &facts).unwrap().job
+    let facts = jobs::RowFacts { variant: &v, options: &options, caps: desc, runtime: "rust", server: false };
+    let mut plan = jobs::build(&s, &data, &facts).unwrap();
+    plan.place(&dir, None, None);
+    plan.job
 }
 
 /// The memory oracle's capabilities (the engines crate is not a dependency of core).

@@ -148,6 +148,11 @@ impl Variant {
     pub fn budget(&self, s: &Scenario) -> Option<u64> {
         self.memory.as_deref().or(s.memory.as_deref()).and_then(|m| crate::spec::parse_memory(m).ok())
     }
+
+    /// The row's durability: its own `sync`, else the scenario's.
+    pub fn effective_sync(&self, s: &Scenario) -> SyncMode {
+        self.sync.unwrap_or(s.sync)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

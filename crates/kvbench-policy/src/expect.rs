@@ -62,6 +62,14 @@ pub fn decide(expect: Option<Expect>, phases: &[PhaseResult], worker_error: Opti
     Outcome { status: Status::Expected, error: None, phases }
 }
 
+/// Decides the row from its phases and the worker's own error, which the row holds in `error`
+/// until now (None when the worker ended well), and stores the outcome.
+pub fn judge(expect: Option<Expect>, row: &mut EngineResult) {
+    let worker_error = row.error.take();
+    let outcome = decide(expect, &row.phases, worker_error.as_deref());
+    apply(row, outcome);
+}
+
 /// Stores an outcome in the row: its status and error, and each phase's status.
 pub fn apply(row: &mut EngineResult, outcome: Outcome) {
     row.status = outcome.status;
@@ -160,5 +168,17 @@ mod tests {
         assert!(toml::from_str::<Row>("expect = \"mismatch\"").is_ok());
         let err = toml::from_str::<Row>("expect = \"error\"").err().unwrap().to_string();
         assert!(err.contains("mismatch"), "{err}");
+    }
+
+    #[test]
+    fn judging_a_row_takes_the_worker_error_it_holds_and_decides_from_its_phases() {
+        let mut crashed =
+            EngineResult { phases: wrong_values(), error: Some("worker crashed".into()), ..Default::default() };
+        judge(Some(Expect::Mismatch), &mut crashed);
+        assert_eq!((crashed.status, crashed.error.as_deref()), (Status::Failed, Some("worker crashed")));
+        let mut declared = EngineResult { phases: wrong_values(), ..Default::default() };
+        judge(Some(Expect::Mismatch), &mut declared);
+        assert_eq!((declared.status, declared.error), (Status::Expected, None));
+        assert_eq!(declared.phases[1].status, Status::Expected);
     }
 }

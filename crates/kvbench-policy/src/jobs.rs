@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::engine::{Capabilities, OpenMode, SyncMode};
+use crate::engine::{Capabilities, OpenMode};
 use crate::job::{BackgroundWriter, Dist, Job, OpsStep, ScanLen, Step, PROTOCOL_VERSION};
 use crate::scenario::{PhaseDef, Scenario, Variant, Warmup};
 use crate::spec::{CacheMode, Distribution, OpenPer, OpsSpec, PhaseKind};
@@ -48,9 +48,18 @@ pub struct PhasePlan {
     pub interval_ms: u64,
 }
 
+#[derive(Clone)]
 pub struct JobPlan {
     pub job: Job,
     pub phases: Vec<PhasePlan>,
+}
+
+impl JobPlan {
+    /// Where the job runs, known only when its row is about to: the store's directory, and
+    /// the URL and token of the server it reaches (a server kvbench starts has them only then).
+    pub fn place(&mut self, dir: &Path, url: Option<String>, token: Option<String>) {
+        (self.job.dir, self.job.url, self.job.token) = (dir.to_path_buf(), url, token);
+    }
 }
 
 /// What the policy needs to know about one row.
@@ -61,10 +70,8 @@ pub struct RowFacts<'a> {
     pub options: &'a BTreeMap<String, serde_json::Value>,
     pub caps: Capabilities,
     pub runtime: &'a str,
-    pub dir: &'a Path,
-    pub url: Option<String>,
-    pub token: Option<String>,
-    pub sync: SyncMode,
+    /// The store is a server the row reaches by URL (its own, or one kvbench starts).
+    pub server: bool,
 }
 
 struct Builder<'a> {
@@ -77,6 +84,8 @@ struct Builder<'a> {
     open: bool,
 }
 
+/// The row's job and the map from its steps to the scenario's phases; placed ([`JobPlan::place`])
+/// before it runs.
 pub fn build(s: &Scenario, data: &ResolvedData, row: &RowFacts<'_>) -> Result<JobPlan, String> {
     let mut b = Builder { s, data, row, steps: Vec::new(), phases: Vec::new(), mode: OpenMode::ReadWrite, open: false };
     let open = b.push_open(OpenMode::ReadWrite, true);
@@ -96,10 +105,10 @@ pub fn build(s: &Scenario, data: &ResolvedData, row: &RowFacts<'_>) -> Result<Jo
         engine: row.variant.name.clone(),
         label: row.variant.label(),
         options: row.options.clone(),
-        dir: row.dir.to_path_buf(),
-        sync: row.sync,
-        url: row.url.clone(),
-        token: row.token.clone(),
+        dir: std::path::PathBuf::new(),
+        sync: row.variant.effective_sync(s),
+        url: None,
+        token: None,
         dataset: data.dataset.clone(),
         plan: data.plan.clone(),
         progress_ms: 200,
@@ -156,7 +165,7 @@ impl Builder<'_> {
             threads: self.threads_of(def),
             batch: self.batch_of(def),
             rate: def.rate,
-            server: self.row.url.is_some(),
+            server: self.row.server,
             kill: def.kill.clone(),
             stop_rule: def.duration.is_some() || def.until.is_some(),
             stall_fraction: def.stall_fraction.unwrap_or(crate::scenario::STALL_FRACTION),

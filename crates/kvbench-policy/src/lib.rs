@@ -12,6 +12,7 @@ pub mod fault;
 pub mod jobs;
 pub mod outcome;
 pub mod saturation;
+pub mod schedule;
 pub mod sizeguard;
 
 // The files here moved from kvbench-core and keep their `crate::` paths to the model and plan.

@@ -65,7 +65,7 @@ pub fn estimate(s: &Scenario, out: &Path) -> Estimate {
     let paces = paces(out);
     let mut e = Estimate::default();
     for v in s.all_variants() {
-        let sync = v.sync.unwrap_or(s.sync);
+        let sync = v.effective_sync(s);
         let sync = serde_json::to_value(sync).ok().and_then(|x| x.as_str().map(String::from)).unwrap_or_default();
         for p in &s.phases {
             let key = (v.name.clone(), p.kind.as_str().to_string(), sync.clone(), batch(p));

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use kvbench_model::engine::{Capabilities, SyncMode};
+use kvbench_model::engine::Capabilities;
 use kvbench_model::job::{Dataset, Dist, OpsStep, PhaseKind, Step};
 use kvbench_model::scenario::Scenario;
 use kvbench_plan::opstream::{Op, OpStream};
@@ -30,17 +30,11 @@ pub fn main(s: &Scenario, plan_dir: &Path, dump: bool, only: Option<&str>) -> Re
     let v = s.all_variants().into_iter().next().ok_or("no engine rows")?;
     let dir = plan_dir.join("dry-run");
     // No engine, so no options (no phase of a dry run reads them).
-    let facts = jobs::RowFacts {
-        variant: &v,
-        options: &BTreeMap::new(),
-        caps: EVERYTHING,
-        runtime: "rust",
-        dir: &dir,
-        url: None,
-        token: None,
-        sync: SyncMode::None,
-    };
-    let job = jobs::build(s, &data, &facts)?.job;
+    let facts =
+        jobs::RowFacts { variant: &v, options: &BTreeMap::new(), caps: EVERYTHING, runtime: "rust", server: false };
+    let mut plan = jobs::build(s, &data, &facts)?;
+    plan.place(&dir, None, None);
+    let job = plan.job;
     let steps: Vec<&OpsStep> = job
         .steps
         .iter()

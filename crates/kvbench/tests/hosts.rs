@@ -134,12 +134,11 @@ fn job_for(s: &Scenario, dir: &Path, label: String) -> Job {
         options: options.values(),
         caps: memory.capabilities,
         runtime: "rust",
-        dir: &dir.join("db"),
-        url: None,
-        token: None,
-        sync: s.sync,
+        server: false,
     };
-    jobs::build(s, &data, &facts).unwrap().job
+    let mut plan = jobs::build(s, &data, &facts).unwrap();
+    plan.place(&dir.join("db"), None, None);
+    plan.job
 }
 
 #[test]

@@ -32,12 +32,10 @@ pub fn run_in_process(
         options: &options,
         caps: desc.capabilities,
         runtime: "rust",
-        dir: &db,
-        url,
-        token,
-        sync: v.sync.unwrap_or(s.sync),
+        server: url.is_some(),
     };
-    let plan = jobs::build(s, &data, &facts)?;
+    let mut plan = jobs::build(s, &data, &facts)?;
+    plan.place(&db, url, token);
     let mut steps = BTreeMap::new();
     crate::worker::run_job(&plan.job, desc, &mut |e| {
         if let Event::Step(r) = e {

@@ -1,7 +1,5 @@
 //! Decisions of the job builder that the article scenarios rely on.
 
-use std::path::Path;
-
 use super::*;
 use crate::dataset;
 use crate::job::PhaseKind;
@@ -20,16 +18,7 @@ fn plan_on(toml: &str, caps: Capabilities, runtime: &str) -> JobPlan {
     let tmp = tempfile::tempdir().unwrap();
     let data = dataset::resolve(&s, tmp.path()).unwrap();
     let v = s.all_variants()[0].clone();
-    let row = RowFacts {
-        variant: &v,
-        options: &v.options,
-        caps,
-        runtime,
-        dir: Path::new("/nonexistent"),
-        url: None,
-        token: None,
-        sync: s.sync,
-    };
+    let row = RowFacts { variant: &v, options: &v.options, caps, runtime, server: false };
     build(&s, &data, &row).unwrap()
 }
 
@@ -246,10 +235,7 @@ mod pipelining {
             options: &options,
             caps: Capabilities { multi_get: true, persistent: true, delete: true, ..Default::default() },
             runtime: "rust",
-            dir: tmp.path(),
-            url: Some("redis+unix:///x".into()),
-            token: None,
-            sync: SyncMode::None,
+            server: true,
         };
         build(s, &data, &facts)
     }

@@ -13,7 +13,7 @@ use kvbench_model::engine::Options;
 use kvbench_model::job::{Event, StepResult};
 use kvbench_model::result::{EngineResult, Status};
 use kvbench_model::scenario::Variant;
-use kvbench_policy::expect::{apply, decide, Expect};
+use kvbench_policy::expect::judge;
 use kvbench_worker::sys;
 
 use super::budget::RowGroup;
@@ -23,21 +23,29 @@ use super::fault::Faults;
 use super::process::{self, follow_worker, interrupted, write_private};
 use super::remote::HostsRun;
 use super::results::row_dir_name;
-use super::rows::RowEngine;
+use super::rows::{runtime_of, RowEngine};
 use super::servers::{server_of, ServerPool};
 use crate::catalog::Resolved;
-use kvbench_policy::jobs::{self, RowFacts};
+use kvbench_policy::jobs::{self, JobPlan};
 
+/// The row's planned job, placed in `dir` and at its server's URL, run.
+#[allow(clippy::too_many_arguments)]
 pub fn run_variant(
     sh: &Shared<'_>,
     v: &Variant,
     (r, options): (&Resolved, &Options),
+    job: &Result<JobPlan, String>,
     dir: &Path,
     pool: &mut ServerPool,
     row: &mut EngineResult,
     extra: &mut Vec<EngineResult>,
 ) {
-    let (s, o) = (sh.s, sh.o);
+    let o = sh.o;
+    row.runtime = runtime_of(r).into();
+    let mut plan = match job {
+        Ok(p) => p.clone(),
+        Err(e) => return fail(row, e.clone()),
+    };
     if let Err(e) = fresh_dir(dir) {
         return fail(row, e);
     }
@@ -46,14 +54,7 @@ pub fn run_variant(
         Ok(access) => access,
         Err(e) => return fail(row, e),
     };
-    let (caps, runtime) = facts(r);
-    row.runtime = runtime.into();
-    let sync = v.sync.unwrap_or(s.sync);
-    let facts = RowFacts { variant: v, options: options.values(), caps, runtime, dir, url, token, sync };
-    let mut plan = match jobs::build(s, sh.data, &facts) {
-        Ok(p) => p,
-        Err(e) => return fail(row, e),
-    };
+    plan.place(dir, url, token);
     // A kill needs a cluster kvbench started (not one given by url).
     let started = server.as_ref().filter(|_| v.url.is_none()).map(|(n, _)| n.clone());
     let members = started.as_deref().map(|n| pool.members(n)).unwrap_or_default();
@@ -74,7 +75,7 @@ pub fn run_variant(
                        give the row url = \"...\" of a server they can reach";
             return fail(row, format!("{}: {why}", row.label));
         }
-        return on_hosts(sh, h, v, r, dir, &plan, row, extra);
+        return on_hosts(sh, h, r, dir, &plan, row, extra);
     }
     let log_path = dir.with_extension("log");
     let mut group = match row_group(sh, v, dir) {
@@ -106,7 +107,7 @@ pub fn run_variant(
             pool.discard(name);
         }
     }
-    settle(row, v.expect, outcome, &log_path, &job_path);
+    worker_failure(row, outcome, &log_path);
 }
 
 /// One row: the variant's worker run in its own directory, its space measured, the directory
@@ -114,7 +115,7 @@ pub fn run_variant(
 pub(super) fn measure_row(
     sh: &Shared<'_>,
     (v, index): (&Variant, usize),
-    r: &RowEngine,
+    (r, job): (&RowEngine, &Result<JobPlan, String>),
     rep: u32,
     raw_bytes: u64,
     pool: &mut ServerPool,
@@ -125,7 +126,7 @@ pub(super) fn measure_row(
         label: v.label(),
         engine: v.name.clone(),
         repetition: rep,
-        sync: v.sync.unwrap_or(s.sync).to_string(),
+        sync: v.effective_sync(s).to_string(),
         open_mode: format!("{:?}", v.open).to_lowercase(),
         // In effect: resolved (the worker's hello says the same); as given when unresolved.
         options: r.as_ref().map(|(_, o)| o.effective()).unwrap_or_else(|_| v.options.clone()),
@@ -140,8 +141,9 @@ pub(super) fn measure_row(
         }
         Ok((res, options)) => {
             let dir = sh.run_data.join(row_dir_name(&row.label, index, rep));
-            run_variant(sh, v, (res, options), &dir, pool, &mut row, &mut per_host);
+            run_variant(sh, v, (res, options), job, &dir, pool, &mut row, &mut per_host);
             explain_full_disk(&mut row, sh.run_data);
+            std::iter::once(&mut row).chain(per_host.iter_mut()).for_each(|r| judge(v.expect, r));
             let (alloc, apparent) = sys::space(&dir);
             row.space_bytes = alloc;
             row.apparent_bytes = apparent;
@@ -151,11 +153,8 @@ pub(super) fn measure_row(
             }
             if interrupted() {
                 mark_interrupted(&mut row);
-                // Nothing to diagnose (the worker was killed on purpose): the job file and the
-                // log go with the data.
-                let _ = std::fs::remove_file(dir.with_extension("job.json"));
-                let _ = std::fs::remove_file(dir.with_extension("log"));
             }
+            tidy(&row, &dir);
             let status = match (&row.error, row.status) {
                 (_, Status::Interrupted) => "interrupted".to_string(),
                 (None, _) => "ok".to_string(),
@@ -388,7 +387,6 @@ fn no_kills_on_hosts(phases: &mut [jobs::PhasePlan]) {
 fn on_hosts(
     sh: &Shared<'_>,
     h: &HostsRun,
-    v: &Variant,
     r: &Resolved,
     dir: &Path,
     plan: &jobs::JobPlan,
@@ -409,7 +407,7 @@ fn on_hosts(
     row.hosts = h.clocks(&got);
     row.settings.insert("hosts".into(), host_list(&got));
     for (g, clock) in got.iter().zip(&row.hosts) {
-        extra.push(host_row(row, g, clock, plan, v));
+        extra.push(host_row(row, g, clock, plan));
     }
     let mut failed: Vec<String> =
         got.iter().filter_map(|g| g.error.as_ref().map(|e| format!("{} ({}): {e}", g.tag, g.target))).collect();
@@ -420,11 +418,7 @@ fn on_hosts(
         }
         Err(e) => failed.push(e),
     }
-    let worker_error = (!failed.is_empty()).then(|| failed.join("; "));
-    apply(row, decide(v.expect, &row.phases, worker_error.as_deref()));
-    if row.status != Status::Failed {
-        let _ = std::fs::remove_file(dir.with_extension("job.json"));
-    }
+    row.error = (!failed.is_empty()).then(|| failed.join("; "));
 }
 
 /// "h1 = user@host (clock +0.012 ms ±0.040), ...": the hosts and their measured offsets.
@@ -436,13 +430,13 @@ fn host_list(got: &[super::remote::HostSteps]) -> String {
     each.collect::<Vec<_>>().join(", ")
 }
 
-/// One host's own row, `LABEL@hN`: its phases from its steps, its status from its ending.
+/// One host's own row, `LABEL@hN`: its phases from its steps, its ending in its error (judged
+/// with the row's).
 fn host_row(
     row: &EngineResult,
     g: &super::remote::HostSteps,
     clock: &kvbench_model::result::HostClock,
     plan: &jobs::JobPlan,
-    v: &Variant,
 ) -> EngineResult {
     let mut hr = EngineResult {
         label: format!("{}@{}", row.label, g.tag),
@@ -451,8 +445,7 @@ fn host_row(
         ..row.clone()
     };
     hr.settings.insert("host".into(), g.target.clone());
-    let decided = decide(v.expect, &hr.phases, g.error.as_deref());
-    apply(&mut hr, decided);
+    hr.error = g.error.clone();
     hr
 }
 
@@ -468,14 +461,6 @@ fn merged_notes(row: &mut EngineResult, plan: &jobs::JobPlan, skew: &BTreeMap<us
             *spread as f64 / 1e6,
             row.settings.get("hosts").cloned().unwrap_or_default()
         ));
-    }
-}
-
-fn facts(r: &Resolved) -> (kvbench_model::engine::Capabilities, &'static str) {
-    match r {
-        Resolved::Rust(d) => (d.capabilities, "rust"),
-        Resolved::Python { info, .. } => (jobs::caps_from_names(&info.capabilities), "python"),
-        Resolved::Go { info, .. } => (jobs::caps_from_names(&info.capabilities), "go"),
     }
 }
 
@@ -510,23 +495,27 @@ fn fail(row: &mut EngineResult, e: String) {
     row.error = Some(e);
 }
 
-/// The row's status from the worker's ending and its phases; the job file and an empty log
-/// are removed when all went well.
-fn settle(row: &mut EngineResult, expect: Option<Expect>, outcome: Result<(), String>, log: &Path, job: &Path) {
-    // The worker's own failure (crash, timeout, protocol) or a job it refused.
-    let worker_error = match (outcome, row.error.take()) {
-        (_, Some(refused)) => Some(refused),
-        (Err(e), None) => {
-            let last = row.phases.iter().rev().find(|p| p.status != Status::Failed).map(|p| p.name.clone());
-            let after = last.unwrap_or_else(|| "start".into());
-            Some(format!("{e} (after phase {after}; log: {})", log.display()))
-        }
-        (Ok(()), None) => None,
-    };
-    let decided = decide(expect, &row.phases, worker_error.as_deref());
-    apply(row, decided);
-    // A failed row keeps its log and job for diagnosis, without the credentials they held.
-    for kept in [log, job] {
+/// The worker's own failure (crash, timeout, protocol) or a job it refused, in the row's
+/// `error` until the row is judged.
+fn worker_failure(row: &mut EngineResult, outcome: Result<(), String>, log: &Path) {
+    if let (Err(e), None) = (outcome, &row.error) {
+        let last = row.phases.iter().rev().find(|p| p.status != Status::Failed).map(|p| p.name.clone());
+        let after = last.unwrap_or_else(|| "start".into());
+        row.error = Some(format!("{e} (after phase {after}; log: {})", log.display()));
+    }
+}
+
+/// The row's job file and log once it is judged: a failed row keeps both for diagnosis,
+/// without the credentials they held; otherwise the job file and an empty log go (an
+/// interrupted row's log too: the worker was killed on purpose).
+fn tidy(row: &EngineResult, dir: &Path) {
+    let (job, log) = (dir.with_extension("job.json"), dir.with_extension("log"));
+    if row.status == Status::Interrupted {
+        let _ = std::fs::remove_file(&job);
+        let _ = std::fs::remove_file(&log);
+        return;
+    }
+    for kept in [&log, &job] {
         if let Err(e) = kvbench_model::secret::scrub_file(kept) {
             crate::say!("WARNING: cannot redact {}: {e}; remove it by hand", kept.display());
         }
@@ -534,8 +523,8 @@ fn settle(row: &mut EngineResult, expect: Option<Expect>, outcome: Result<(), St
     if row.status == Status::Failed {
         return;
     }
-    let _ = std::fs::remove_file(job);
-    if std::fs::metadata(log).map(|m| m.len() == 0).unwrap_or(false) {
-        let _ = std::fs::remove_file(log);
+    let _ = std::fs::remove_file(&job);
+    if std::fs::metadata(&log).map(|m| m.len() == 0).unwrap_or(false) {
+        let _ = std::fs::remove_file(&log);
     }
 }

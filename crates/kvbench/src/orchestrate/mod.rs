@@ -24,11 +24,12 @@ use kvbench_worker::sys;
 pub use context::RunOptions;
 use context::Shared;
 use job::measure_row;
+use kvbench_policy::schedule::RunPlan;
 pub use process::interrupted;
 pub use remote::HostsRun;
 use results::{now_id, private_run_dir, run_id, unique_id, ResultFile};
 pub use results::{utc_stamp, Written, LATEST};
-use rows::{resolve_rows, RowEngine};
+use rows::{resolve_rows, row_facts, RowEngine};
 use servers::ServerPool;
 
 /// True from the run's directory on to its results' final write: a signal then stops the
@@ -59,25 +60,25 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
     // The data: derived by every worker from seeds; a plan file only where data is stored.
     let t0 = Instant::now();
     let guard = o.size_check.then_some(o.data_dir.as_path());
-    let data = within_timeout(s.timeout, || kvbench_policy::dataset::resolve_guarded(s, &o.plan_dir, guard))?;
-    let plan = data.info(s, t0.elapsed().as_nanos() as u64);
-    if !data.note.is_empty() {
-        crate::say!("plan: {}", data.note);
+    let facts = row_facts(&variants, &resolved);
+    let planned = within_timeout(s.timeout, || kvbench_policy::schedule::plan(s, &o.plan_dir, guard, &facts))?;
+    let plan = planned.data.info(s, t0.elapsed().as_nanos() as u64);
+    if !planned.data.note.is_empty() {
+        crate::say!("plan: {}", planned.data.note);
     }
     let head = Head { run_id: run_id.clone(), started_at, plan, environment: env, warnings };
     let mut result = new_result(s, o, head)?;
-    kvbench_model::secret::scrub_serde(&mut result);
     ENGINES_RUNNING.store(true, Ordering::SeqCst);
     let run_data = run_dir(o, &unique)?;
-    let shared = Shared { s, o, data: &data, run_data: &run_data };
-    run_rows(&shared, &variants, &resolved, &mut result, &mut file);
+    let shared = Shared { s, o, data: &planned.data, run_data: &run_data };
+    run_rows(&shared, (&variants, &resolved), &planned, &mut result, &mut file);
     if let (Some(h), false) = (&o.hosts, o.keep_data) {
         h.cleanup(&unique);
     }
     if !o.keep_data {
         keep_what_failed_rows_left(&run_data);
     }
-    let written = file.finish(&result).map_err(|e| {
+    let written = file.finish(&mut result).map_err(|e| {
         let json = serde_json::to_string(&result).unwrap_or_default();
         anyhow::anyhow!("the results could not be written anywhere ({e}); here they are:\n{json}")
     });
@@ -148,8 +149,7 @@ fn new_result(s: &Scenario, o: &RunOptions, h: Head) -> anyhow::Result<RunResult
 /// The environment's warnings and a mix of durability settings, shown now and kept.
 fn warnings(s: &Scenario, variants: &[Variant], env: &kvbench_model::result::Environment) -> Vec<String> {
     let mut warnings = sys::warnings(env);
-    let syncs: std::collections::BTreeSet<String> =
-        variants.iter().map(|v| v.sync.unwrap_or(s.sync).to_string()).collect();
+    let syncs: std::collections::BTreeSet<String> = variants.iter().map(|v| v.effective_sync(s).to_string()).collect();
     let budgeted = variants.iter().any(|v| v.budget(s).is_some());
     if let (true, Some(kb)) = (budgeted, env.read_ahead_kb.filter(|&kb| kb > READ_AHEAD_WARN_KB)) {
         warnings.push(format!(
@@ -190,22 +190,20 @@ fn run_dir(o: &RunOptions, unique: &str) -> anyhow::Result<PathBuf> {
 /// go) when the pool is dropped here.
 fn run_rows(
     sh: &Shared<'_>,
-    variants: &[Variant],
-    resolved: &[RowEngine],
+    (variants, resolved): (&[Variant], &[RowEngine]),
+    planned: &RunPlan,
     result: &mut RunResult,
     file: &mut ResultFile,
 ) {
     let mut pool = ServerPool::new(sh.run_data, sh.o.keep_data);
-    let jobs = sh.s.order.schedule(variants.len(), sh.s.repetitions.max(1));
-    for (n, &(rep, i)) in jobs.iter().enumerate() {
+    let order = &planned.order;
+    for (n, &(rep, i)) in order.iter().enumerate() {
         if interrupted() {
             break;
         }
-        crate::progress::engine(n + 1, jobs.len());
-        let (mut row, mut per_host) =
-            measure_row(sh, (&variants[i], i), &resolved[i], rep, result.plan.raw_bytes, &mut pool);
-        kvbench_model::secret::scrub_serde(&mut row);
-        per_host.iter_mut().for_each(kvbench_model::secret::scrub_serde);
+        crate::progress::engine(n + 1, order.len());
+        let row_of = (&resolved[i], &planned.jobs[i]);
+        let (row, per_host) = measure_row(sh, (&variants[i], i), row_of, rep, result.plan.raw_bytes, &mut pool);
         result.engines.push(row);
         result.engines.extend(per_host);
         // Written after each engine: a later crash loses nothing measured.

@@ -120,7 +120,10 @@ impl ResultFile {
     }
 
     /// Write after an engine: an error is shown once and the run goes on (rows stay in memory).
-    pub fn update(&mut self, r: &RunResult) {
+    /// Every write first redacts the secrets the run knows from the result itself, so the
+    /// reports printed from it hold none either.
+    pub fn update(&mut self, r: &mut RunResult) {
+        kvbench_model::secret::scrub_serde(r);
         match write_atomic(&self.path, &to_json(r)) {
             Ok(()) => {
                 (self.failed, self.wrote) = (None, true);
@@ -138,7 +141,8 @@ impl ResultFile {
     /// The final write; if the place asked for still fails, a new private directory (named on
     /// screen), and the stale copy at the place asked for is removed so no one mistakes it for
     /// the results.
-    pub fn finish(&mut self, r: &RunResult) -> Result<Written, String> {
+    pub fn finish(&mut self, r: &mut RunResult) -> Result<Written, String> {
+        kvbench_model::secret::scrub_serde(r);
         let bytes = to_json(r);
         let first = match write_atomic(&self.path, &bytes) {
             Ok(()) => {

@@ -6,9 +6,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use kvbench_model::engine::Options;
+use kvbench_model::engine::{Capabilities, Options};
 use kvbench_model::options::{resolve, OptionError};
 use kvbench_model::scenario::Variant;
+use kvbench_policy::jobs::{caps_from_names, RowFacts};
 use serde::Deserialize;
 
 use crate::catalog::{self, Resolved};
@@ -43,6 +44,33 @@ pub fn resolve_rows(variants: &[Variant], file: Option<&Path>) -> anyhow::Result
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// What the policy needs to plan each row's job, or why the row cannot run here.
+pub fn row_facts<'a>(variants: &'a [Variant], rows: &'a [RowEngine]) -> Vec<Result<RowFacts<'a>, String>> {
+    let each = variants.iter().zip(rows).map(|(v, row)| {
+        let (r, options) = row.as_ref().map_err(Clone::clone)?;
+        let (caps, runtime) = (capabilities(r), runtime_of(r));
+        let server = v.url.is_some() || super::servers::server_of(v, r, options).is_some();
+        Ok(RowFacts { variant: v, options: options.values(), caps, runtime, server })
+    });
+    each.collect()
+}
+
+/// The runtime whose worker runs the row.
+pub fn runtime_of(r: &Resolved) -> &'static str {
+    match r {
+        Resolved::Rust(_) => "rust",
+        Resolved::Python { .. } => "python",
+        Resolved::Go { .. } => "go",
+    }
+}
+
+fn capabilities(r: &Resolved) -> Capabilities {
+    match r {
+        Resolved::Rust(d) => d.capabilities,
+        Resolved::Python { info, .. } | Resolved::Go { info, .. } => caps_from_names(&info.capabilities),
+    }
 }
 
 fn row_options(v: &Variant, r: &Resolved) -> Result<Options, OptionError> {
