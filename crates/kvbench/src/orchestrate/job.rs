@@ -9,7 +9,6 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
-use kvbench_model::engine::Options;
 use kvbench_model::job::{Event, StepResult};
 use kvbench_model::result::{EngineResult, Status};
 use kvbench_model::scenario::Variant;
@@ -23,8 +22,8 @@ use super::fault::Faults;
 use super::process::{self, follow_worker, interrupted, write_private};
 use super::remote::HostsRun;
 use super::results::row_dir_name;
-use super::rows::{runtime_of, RowEngine};
-use super::servers::{server_of, ServerPool};
+use super::rows::{runtime_of, ReadyRow, RowEngine};
+use super::servers::ServerPool;
 use crate::catalog::Resolved;
 use kvbench_policy::jobs::{self, JobPlan};
 
@@ -33,14 +32,14 @@ use kvbench_policy::jobs::{self, JobPlan};
 pub fn run_variant(
     sh: &Shared<'_>,
     v: &Variant,
-    (r, options): (&Resolved, &Options),
+    ready: &ReadyRow,
     job: &Result<JobPlan, String>,
     dir: &Path,
     pool: &mut ServerPool,
     row: &mut EngineResult,
     extra: &mut Vec<EngineResult>,
 ) {
-    let o = sh.o;
+    let (o, r) = (sh.o, &ready.resolved);
     row.runtime = runtime_of(r).into();
     let mut plan = match job {
         Ok(p) => p.clone(),
@@ -49,8 +48,8 @@ pub fn run_variant(
     if let Err(e) = fresh_dir(dir) {
         return fail(row, e);
     }
-    let server = server_of(v, r, options);
-    let (url, token, netns) = match reach(v, &server, pool, row) {
+    let server = &ready.server;
+    let (url, token, netns) = match reach(v, server, pool, row) {
         Ok(access) => access,
         Err(e) => return fail(row, e),
     };
@@ -129,7 +128,7 @@ pub(super) fn measure_row(
         sync: v.effective_sync(s).to_string(),
         open_mode: format!("{:?}", v.open).to_lowercase(),
         // In effect: resolved (the worker's hello says the same); as given when unresolved.
-        options: r.as_ref().map(|(_, o)| o.effective()).unwrap_or_else(|_| v.options.clone()),
+        options: r.as_ref().map(|ready| ready.options.effective()).unwrap_or_else(|_| v.options.clone()),
         ..Default::default()
     };
     let t = Instant::now();
@@ -139,9 +138,9 @@ pub(super) fn measure_row(
             row.error = Some(why.clone());
             crate::say!("{:>16}: skipped: {why}", row.label);
         }
-        Ok((res, options)) => {
+        Ok(ready) => {
             let dir = sh.run_data.join(row_dir_name(&row.label, index, rep));
-            run_variant(sh, v, (res, options), job, &dir, pool, &mut row, &mut per_host);
+            run_variant(sh, v, ready, job, &dir, pool, &mut row, &mut per_host);
             explain_full_disk(&mut row, sh.run_data);
             std::iter::once(&mut row).chain(per_host.iter_mut()).for_each(|r| judge(v.expect, r));
             let (alloc, apparent) = sys::space(&dir);

@@ -12,11 +12,24 @@ use kvbench_model::scenario::Variant;
 use kvbench_policy::jobs::{caps_from_names, RowFacts};
 use serde::Deserialize;
 
+use super::servers::server_of;
 use crate::catalog::{self, Resolved};
+use kvbench_engines::ShapedStart;
 
-/// A row ready to run: how to run its engine and its options resolved; or why it cannot run
-/// here (an engine missing on this machine: the row then fails with the reason).
-pub type RowEngine = Result<(Resolved, Options), String>;
+/// A row ready to run; or why it cannot run here (an engine missing on this machine: the row
+/// then fails with the reason).
+pub type RowEngine = Result<ReadyRow, String>;
+
+/// How to run a row's engine, its options resolved, and the server it needs: decided once,
+/// when the rows are resolved.
+pub struct ReadyRow {
+    pub resolved: Resolved,
+    pub options: Options,
+    /// The server the row's client reaches, by its name in the run's pool and how to start it
+    /// ([`server_of`]); None for an embedded engine. A row with its own `url` reaches that
+    /// instead.
+    pub server: Option<(String, ShapedStart)>,
+}
 
 /// Resolve every row; `file` is the scenario file the rows come from (errors point into it).
 pub fn resolve_rows(variants: &[Variant], file: Option<&Path>) -> anyhow::Result<Vec<RowEngine>> {
@@ -29,7 +42,8 @@ pub fn resolve_rows(variants: &[Variant], file: Option<&Path>) -> anyhow::Result
         let row = match catalog::resolve(&v.name) {
             Ok(r) => {
                 let options = row_options(v, &r).map_err(|e| anyhow::anyhow!(locate(file, v, e)))?;
-                if v.url.is_some() && super::servers::server_of(v, &r, &options).is_none() {
+                let server = server_of(v, &r, &options);
+                if v.url.is_some() && server.is_none() {
                     let message = format!(
                         "url: `{}` is an embedded engine, opened in the worker's process: it takes no url \
                          (url is for server engines)",
@@ -37,7 +51,7 @@ pub fn resolve_rows(variants: &[Variant], file: Option<&Path>) -> anyhow::Result
                     );
                     anyhow::bail!(locate(file, v, OptionError { option: URL.into(), message }));
                 }
-                Ok((r, options))
+                Ok(ReadyRow { resolved: r, options, server })
             }
             Err(why) => Err(why),
         };
@@ -49,9 +63,10 @@ pub fn resolve_rows(variants: &[Variant], file: Option<&Path>) -> anyhow::Result
 /// What the policy needs to plan each row's job, or why the row cannot run here.
 pub fn row_facts<'a>(variants: &'a [Variant], rows: &'a [RowEngine]) -> Vec<Result<RowFacts<'a>, String>> {
     let each = variants.iter().zip(rows).map(|(v, row)| {
-        let (r, options) = row.as_ref().map_err(Clone::clone)?;
+        let row = row.as_ref().map_err(Clone::clone)?;
+        let (r, options) = (&row.resolved, &row.options);
         let (caps, runtime) = (capabilities(r), runtime_of(r));
-        let server = v.url.is_some() || super::servers::server_of(v, r, options).is_some();
+        let server = v.url.is_some() || row.server.is_some();
         Ok(RowFacts { variant: v, options: options.values(), caps, runtime, server })
     });
     each.collect()
