@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use kvbench_core::engine::{EngineDescriptor, OpenArgs, OpenMode, Options, SyncMode, WriteOp};
+use kvbench_core::engine::{Engine, EngineDescriptor, OpenArgs, OpenMode, Options, RunningServer, SyncMode, WriteOp};
 use kvbench_engines::{find, Entry};
 
 fn descriptor() -> &'static EngineDescriptor {
@@ -23,18 +23,79 @@ fn row(i: usize, k: &mut Vec<u8>, v: &mut Vec<u8>) {
     v.extend_from_slice(format!("{i}\ttab\\slash\nline\r{}", "x".repeat(i % 300)).as_bytes());
 }
 
-#[test]
-fn regression_streamed_load_stores_every_derived_row() {
-    let d = descriptor();
-    let dir = tempfile::tempdir().unwrap();
-    let server = match (d.start_server.expect("a server engine"))(dir.path()) {
-        Ok(s) => s,
+/// kvbench's PostgreSQL server, or None (skipped) when it is not installed and
+/// KVBENCH_ALLOW_MISSING is set.
+fn server(dir: &std::path::Path) -> Option<Box<dyn RunningServer>> {
+    match (descriptor().start_server.expect("a server engine"))(dir) {
+        Ok(s) => Some(s),
         Err(e) if std::env::var_os("KVBENCH_ALLOW_MISSING").is_some() && e.contains("not found") => {
             eprintln!("skipping postgres: {e}");
-            return;
+            None
         }
         Err(e) => panic!("postgres did not start: {e}"),
+    }
+}
+
+fn open(dir: &std::path::Path, url: &str, given: &BTreeMap<String, serde_json::Value>) -> Box<dyn Engine> {
+    let d = descriptor();
+    let options = Options::parse("postgres", d.options, given).unwrap();
+    std::fs::create_dir_all(dir).unwrap();
+    let args = OpenArgs {
+        dir,
+        options: &options,
+        sync: SyncMode::None,
+        mode: OpenMode::ReadWrite,
+        expected_records: 0,
+        expected_bytes: 0,
+        url: Some(url),
+        token: None,
     };
+    let mut e = (d.open)(&args).unwrap();
+    e.prepare().unwrap();
+    e
+}
+
+/// A COPY the server refuses (a key twice) fails with the server's reason, and the writer's
+/// connection is left ready for the next COPY (there a batch derived beforehand).
+#[test]
+fn regression_a_failed_copy_says_why_and_the_next_one_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = server(dir.path()) else { return };
+    for load in ["copy-text", "copy-binary"] {
+        let given = [("load".to_string(), load.into())].into();
+        let e = open(&dir.path().join(load), &server.url(), &given);
+        let mut w = e.writer().unwrap().unwrap();
+        let mut twice = |i: usize, k: &mut Vec<u8>, v: &mut Vec<u8>| row(i % 1000, k, v);
+        let err = w.write_rows(3000, &mut twice).expect_err("a duplicate key fails the COPY").to_string();
+        assert!(err.contains("23505"), "{load}: {err}");
+        // The next COPY, of a batch derived beforehand (`write`, not streamed).
+        let rows: Vec<(Vec<u8>, Vec<u8>)> = (0..1000)
+            .map(|i| {
+                let (mut k, mut v) = (Vec::new(), Vec::new());
+                row(i, &mut k, &mut v);
+                (k, v)
+            })
+            .collect();
+        let batch: Vec<WriteOp<'_>> = rows.iter().map(|(k, v)| WriteOp { key: k, value: Some(v) }).collect();
+        w.write(&batch).unwrap_or_else(|err| panic!("{load}: the next COPY: {err}"));
+        drop(w);
+        let mut seen = 0;
+        e.reader()
+            .unwrap()
+            .scan(None, usize::MAX, &mut |_, _| {
+                seen += 1;
+                true
+            })
+            .unwrap();
+        assert_eq!(seen, 1000, "{load}: rows stored");
+    }
+    server.stop().unwrap();
+}
+
+#[test]
+fn regression_streamed_load_stores_every_derived_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = server(dir.path()) else { return };
     let url = server.url();
     let cases = [
         ("copy-text", "text", true),
@@ -51,21 +112,7 @@ fn regression_streamed_load_stores_every_derived_row() {
             ("prepared".to_string(), (*prepared).into()),
         ]
         .into();
-        let options = Options::parse("postgres", d.options, &given).unwrap();
-        let job = dir.path().join(format!("job{n}"));
-        std::fs::create_dir_all(&job).unwrap();
-        let args = OpenArgs {
-            dir: &job,
-            options: &options,
-            sync: SyncMode::None,
-            mode: OpenMode::ReadWrite,
-            expected_records: 0,
-            expected_bytes: 0,
-            url: Some(&url),
-            token: None,
-        };
-        let mut e = (d.open)(&args).unwrap();
-        e.prepare().unwrap();
+        let mut e = open(&dir.path().join(format!("job{n}")), &url, &given);
         let rows = 1500;
         {
             let mut w = e.writer().unwrap().expect("postgres has writers per thread");

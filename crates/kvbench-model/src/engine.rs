@@ -261,7 +261,7 @@ pub trait Writer {
     /// True when this writer takes the next load batch as a stream ([`Writer::write_rows`]):
     /// it derives each row as it sends it (a COPY), so building the rows overlaps the store's
     /// work instead of preceding it, as a peer client reads its input file while it sends.
-    /// Asked before each load batch, outside the timing.
+    /// Asked before each load batch of more than one record, outside the timing.
     fn streams_rows(&self) -> bool {
         false
     }

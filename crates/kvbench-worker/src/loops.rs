@@ -379,7 +379,10 @@ fn write_unit(
     ops: &[Op],
     due: Option<u64>,
 ) -> kvbench_model::engine::Result<()> {
-    let streamed = ops.iter().all(|o| o.kind == PhaseKind::Load) && writer.as_deref().is_some_and(|w| w.streams_rows());
+    // A batch of one has nothing to overlap: its row is derived outside the timed call.
+    let streamed = ops.len() > 1
+        && ops.iter().all(|o| o.kind == PhaseKind::Load)
+        && writer.as_deref().is_some_and(|w| w.streams_rows());
     if let (true, Some(w)) = (streamed, writer.as_deref_mut()) {
         return stream_unit(ctx, t, w, ops, due);
     }

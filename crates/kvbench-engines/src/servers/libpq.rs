@@ -91,6 +91,47 @@ impl Conn {
         Err(if code.is_empty() { self.error() } else { format!("{code}: {message}") })
     }
 
+    /// `r`'s status is `want`; else its error, as [`Conn::check`] gives it.
+    fn expect(&self, r: *mut PGresult, want: ExecStatusType) -> Result<(), String> {
+        // SAFETY: a result libpq returned (or null, which PQresultStatus takes).
+        if !r.is_null() && unsafe { pq_sys::PQresultStatus(r) } == want {
+            // SAFETY: as above; cleared once, here.
+            unsafe { pq_sys::PQclear(r) };
+            return Ok(());
+        }
+        self.check(r).and(Err(format!("unexpected result (not {want:?})")))
+    }
+
+    /// One `COPY ... FROM STDIN` (`sql`): `body` sends its data through [`CopyIn::send`]; the
+    /// COPY ends when `body` returns, or is abandoned when it fails. The outer error is the
+    /// COPY's (libpq's or the server's), the inner one `body`'s.
+    pub fn copy_in<E>(
+        &mut self,
+        sql: &str,
+        body: impl FnOnce(&mut CopyIn<'_>) -> Result<(), E>,
+    ) -> Result<Result<(), E>, String> {
+        let c = cstring("SQL", sql)?;
+        // SAFETY: a live connection and a NUL-terminated string.
+        self.expect(unsafe { pq_sys::PQexec(self.0.as_ptr(), c.as_ptr()) }, ExecStatusType::PGRES_COPY_IN)?;
+        let sent = body(&mut CopyIn(self));
+        let why = if sent.is_err() { c"abandoned by the client".as_ptr() } else { std::ptr::null() };
+        // SAFETY: a live connection in COPY IN state; `why` is null or NUL-terminated. In
+        // blocking mode the call flushes and returns 1, or -1 on a broken connection.
+        if unsafe { pq_sys::PQputCopyEnd(self.0.as_ptr(), why) } != 1 {
+            return Err(self.error());
+        }
+        // SAFETY: a live connection; the COPY's result, then null once it is done.
+        let ended = self.check(unsafe { pq_sys::PQgetResult(self.0.as_ptr()) });
+        // SAFETY: as above: results past the COPY's (none expected) are drained to null.
+        while let Some(r) = NonNull::new(unsafe { pq_sys::PQgetResult(self.0.as_ptr()) }) {
+            drop(Res(r.as_ptr()));
+        }
+        match sent {
+            Ok(()) => ended.map(Ok),
+            Err(e) => Ok(Err(e)),
+        }
+    }
+
     /// Run `sql` (one or more statements without parameters).
     pub fn exec(&mut self, sql: &str) -> Result<(), String> {
         let sql = cstring("SQL", sql)?;
@@ -144,6 +185,23 @@ impl Conn {
             )
         };
         self.check(r)
+    }
+}
+
+/// A COPY FROM STDIN in progress on its connection ([`Conn::copy_in`]).
+pub struct CopyIn<'c>(&'c mut Conn);
+
+impl CopyIn<'_> {
+    /// Hand `data` (any cut of the COPY stream) to libpq, which sends it as its buffer fills.
+    pub fn send(&mut self, data: &[u8]) -> Result<(), String> {
+        let n = c_int::try_from(data.len()).map_err(|_| format!("a COPY chunk of {} bytes", data.len()))?;
+        let conn = self.0 .0.as_ptr();
+        // SAFETY: a live connection in COPY IN state and `n` readable bytes; blocking mode
+        // returns 1 once queued, -1 on error.
+        if unsafe { pq_sys::PQputCopyData(conn, data.as_ptr().cast(), n) } != 1 {
+            return Err(self.0.error());
+        }
+        Ok(())
     }
 }
 

@@ -9,8 +9,9 @@
 //! statement, multi-get with `k = ANY($1)`, scans ordered by key. Each reader has its own
 //! connection (kept in a pool across phases so reconnecting is not measured).
 //!
-//! Clients: a writer thread's one-statement writes go through libpq ([`super::libpq`]); COPY,
-//! multi-row INSERT, reads and set-up through the `postgres` crate (synchronous client).
+//! Clients: a writer thread's one-statement writes and COPY loads go through libpq
+//! ([`super::libpq`]); multi-row INSERT, reads, set-up and the engine's shared connection
+//! through the `postgres` crate (synchronous client).
 //!
 //! Durability: `sync = none` → `fsync = off` (ALTER SYSTEM + reload, one server serves every
 //! variant) and `synchronous_commit = off`; `commit`/`always` → both on. settings() reads them
@@ -547,8 +548,8 @@ fn describe(
     settings.insert("connection".into(), connection(config));
     let statements = format!("libpq {} (pq-sys 0.7.8)", libpq::version());
     let client = match load {
-        Load::Insert => format!("{statements} for every write"),
-        _ => format!("postgres crate 0.19.9 for the load; {statements} for later writes"),
+        Load::MultiInsert => format!("postgres crate 0.19.9 for the load; {statements} for later writes"),
+        _ => format!("{statements} for every write"),
     };
     settings.insert("client".into(), format!("{client}; postgres crate 0.19.9 for reads"));
     settings
@@ -753,7 +754,9 @@ fn insert_one<G: ::postgres::GenericClient>(c: &mut G, put: &Statement, k: &[u8]
     c.execute(put, &[&Bin(k), &Bin(v)]).map(|_| ()).map_err(pg("INSERT"))
 }
 
-const COPY_CHUNK: usize = 256 * 1024;
+/// The COPY data handed to the client library at a time: libpq's own send buffer size; larger
+/// chunks measured no faster (docs/methodology.md, "psql and libpq beside kvbench").
+const COPY_CHUNK: usize = 8 * 1024;
 
 fn push_copy_text(buf: &mut Vec<u8>, b: &[u8], text: bool) {
     if text {
@@ -815,35 +818,49 @@ impl CopyRows<'_> {
     }
 }
 
+/// A COPY's whole stream for `n` rows, row i derived by `row` as the chunk it belongs to is
+/// built in `rows`' buffer, each chunk of about [`COPY_CHUNK`] bytes handed to `send`, so the
+/// server parses one chunk while the next is derived.
+fn copy_stream(
+    rows: &mut CopyRows<'_>,
+    n: usize,
+    row: &mut RowFn<'_>,
+    send: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    let (mut k, mut v) = (Vec::new(), Vec::new());
+    rows.buf.clear();
+    rows.header();
+    for i in 0..n {
+        row(i, &mut k, &mut v);
+        rows.row(&k, &v);
+        if rows.buf.len() >= COPY_CHUNK {
+            send(rows.buf)?;
+            rows.buf.clear();
+        }
+    }
+    rows.trailer();
+    send(rows.buf)?;
+    rows.buf.clear();
+    Ok(())
+}
+
 impl Postgres {
-    /// One COPY of `n` rows, row i derived by `row` as the chunk it belongs to is built, so the
-    /// server parses one chunk while the next is derived.
+    /// The COPY statement of this engine's load method.
+    fn copy_sql(&self) -> String {
+        let binary = if self.load == Load::CopyBinary { " (FORMAT binary)" } else { "" };
+        format!("COPY {} (k, v) FROM STDIN{binary}", self.table)
+    }
+
+    fn copy_rows<'b>(&self, buf: &'b mut Vec<u8>) -> CopyRows<'b> {
+        CopyRows { buf, binary: self.load == Load::CopyBinary, text: self.text }
+    }
+
+    /// One COPY of `n` rows through the postgres crate (the engine's shared connection).
     fn copy(&self, c: &mut Client, w: &mut Stmts, n: usize, row: &mut RowFn<'_>) -> Result<()> {
-        let binary = self.load == Load::CopyBinary;
-        let sql = format!("COPY {} (k, v) FROM STDIN{}", self.table, if binary { " (FORMAT binary)" } else { "" });
-        let mut buf = std::mem::take(&mut w.copy_buf);
-        buf.clear();
-        let (mut k, mut v) = (Vec::new(), Vec::new());
-        let result = (|| -> Result<()> {
-            let mut sink = c.copy_in(&sql).map_err(pg("COPY"))?;
-            let mut rows = CopyRows { buf: &mut buf, binary, text: self.text };
-            rows.header();
-            for i in 0..n {
-                row(i, &mut k, &mut v);
-                rows.row(&k, &v);
-                if rows.buf.len() >= COPY_CHUNK {
-                    sink.write_all(rows.buf)?;
-                    rows.buf.clear();
-                }
-            }
-            rows.trailer();
-            sink.write_all(rows.buf)?;
-            sink.finish().map_err(pg("COPY"))?;
-            Ok(())
-        })();
-        buf.clear();
-        w.copy_buf = buf;
-        result
+        let mut sink = c.copy_in(&self.copy_sql()).map_err(pg("COPY"))?;
+        let mut send = |b: &[u8]| sink.write_all(b).map_err(EngineError::from);
+        copy_stream(&mut self.copy_rows(&mut w.copy_buf), n, row, &mut send)?;
+        sink.finish().map(|_| ()).map_err(pg("COPY"))
     }
 
     fn multi_insert(&self, c: &mut Client, w: &mut Stmts, batch: &[WriteOp<'_>]) -> Result<()> {
@@ -913,16 +930,7 @@ impl Postgres {
         }
         let loading = self.loading.load(Ordering::Relaxed) && batch.iter().all(|op| op.value.is_some());
         match (loading, self.load) {
-            (true, Load::CopyText | Load::CopyBinary) => {
-                let mut row = |i: usize, k: &mut Vec<u8>, v: &mut Vec<u8>| {
-                    let op = &batch[i];
-                    k.clear();
-                    k.extend_from_slice(op.key);
-                    v.clear();
-                    v.extend_from_slice(op.value.unwrap_or_default());
-                };
-                self.copy(c, w, batch.len(), &mut row)
-            }
+            (true, Load::CopyText | Load::CopyBinary) => self.copy(c, w, batch.len(), &mut batch_rows(batch)),
             (true, Load::MultiInsert) => self.multi_insert(c, w, batch),
             (loading, _) => self.statements(c, w, batch, loading),
         }
@@ -1031,6 +1039,15 @@ impl LibWriter {
         }
     }
 
+    /// One COPY (`sql`) of `n` rows built in `rows` as they go out.
+    fn copy(&mut self, sql: &str, rows: &mut CopyRows<'_>, n: usize, row: &mut RowFn<'_>) -> Result<()> {
+        let body = |c: &mut libpq::CopyIn<'_>| {
+            let mut send = |b: &[u8]| c.send(b).map_err(lib("COPY"));
+            copy_stream(rows, n, row, &mut send)
+        };
+        self.conn.copy_in(sql, body).map_err(lib("COPY"))?
+    }
+
     /// `n` new rows, one INSERT each, row i derived just before its statement; one transaction
     /// (a single row is one autocommit statement).
     fn insert_rows(&mut self, n: usize, row: &mut RowFn<'_>) -> Result<()> {
@@ -1046,42 +1063,66 @@ impl LibWriter {
     }
 }
 
-/// A thread's write connection: the postgres crate's for a COPY or multi-row INSERT load
-/// (its COPY streams as fast as psql's), libpq's for one statement per write.
+/// A thread's write connection: the postgres crate's for a multi-row INSERT load, libpq's for
+/// a COPY load and one statement per write.
 enum WriteConn {
     Bulk(Box<(Client, Stmts)>),
-    Statements(LibWriter),
+    Lib(LibWriter),
 }
 
 /// One thread's writes on its own connection.
 struct PgWriter<'a> {
     conn: WriteConn,
     engine: &'a Postgres,
+    /// The COPY chunk buffer, reused from one COPY to the next.
+    copy_buf: Vec<u8>,
+}
+
+/// Row i of `batch`, for a COPY of a batch already derived.
+fn batch_rows<'b>(batch: &'b [WriteOp<'_>]) -> impl FnMut(usize, &mut Vec<u8>, &mut Vec<u8>) + 'b {
+    |i, k, v| {
+        let op = &batch[i];
+        k.clear();
+        k.extend_from_slice(op.key);
+        v.clear();
+        v.extend_from_slice(op.value.unwrap_or_default());
+    }
+}
+
+impl Postgres {
+    /// Does the load use COPY (while the table is being loaded)?
+    fn copies(&self) -> bool {
+        matches!(self.load, Load::CopyText | Load::CopyBinary)
+    }
 }
 
 impl Writer for PgWriter<'_> {
     fn write(&mut self, batch: &[WriteOp<'_>]) -> Result<()> {
         let e = self.engine;
+        let loading = e.loading.load(Ordering::Relaxed) && batch.iter().all(|op| op.value.is_some());
         match &mut self.conn {
             WriteConn::Bulk(b) => e.write_on(&mut b.0, &mut b.1, batch),
-            WriteConn::Statements(l) => {
-                let loading = e.loading.load(Ordering::Relaxed) && batch.iter().all(|op| op.value.is_some());
-                l.write(batch, loading)
+            WriteConn::Lib(_) if loading && e.copies() && !batch.is_empty() => {
+                self.write_rows(batch.len(), &mut batch_rows(batch))
             }
+            WriteConn::Lib(l) => l.write(batch, loading),
         }
     }
 
     /// While the table is being loaded by COPY or one-row INSERTs: rows are built as they are
     /// sent, never all at once before the first one goes out.
     fn streams_rows(&self) -> bool {
-        self.engine.loading.load(Ordering::Relaxed)
-            && matches!(self.engine.load, Load::CopyText | Load::CopyBinary | Load::Insert)
+        self.engine.loading.load(Ordering::Relaxed) && (self.engine.copies() || self.engine.load == Load::Insert)
     }
 
     fn write_rows(&mut self, n: usize, row: &mut RowFn<'_>) -> Result<()> {
+        let e = self.engine;
         match &mut self.conn {
-            WriteConn::Bulk(b) => self.engine.copy(&mut b.0, &mut b.1, n, row),
-            WriteConn::Statements(l) => l.insert_rows(n, row),
+            WriteConn::Bulk(_) => {
+                Err(EngineError::Unsupported("streamed load batches with load = multi-insert".into()))
+            }
+            WriteConn::Lib(l) if e.copies() => l.copy(&e.copy_sql(), &mut e.copy_rows(&mut self.copy_buf), n, row),
+            WriteConn::Lib(l) => l.insert_rows(n, row),
         }
     }
 }
@@ -1099,15 +1140,15 @@ impl Engine for Postgres {
 
     fn writer(&self) -> Result<Option<Box<dyn Writer + '_>>> {
         self.setup()?;
-        let bulk = self.loading.load(Ordering::Relaxed) && self.load != Load::Insert;
+        let bulk = self.loading.load(Ordering::Relaxed) && self.load == Load::MultiInsert;
         let conn = if bulk {
             let mut client = connect(&self.config, self.sync_commit)?;
             let stmts = prepare_stmts(&mut client, &self.table)?;
             WriteConn::Bulk(Box::new((client, stmts)))
         } else {
-            WriteConn::Statements(LibWriter::connect(self)?)
+            WriteConn::Lib(LibWriter::connect(self)?)
         };
-        Ok(Some(Box::new(PgWriter { conn, engine: self })))
+        Ok(Some(Box::new(PgWriter { conn, engine: self, copy_buf: Vec::new() })))
     }
 
     fn prepare(&mut self) -> Result<()> {
