@@ -442,7 +442,7 @@ mod rep {
 /// reused buffer in RocksDB's WriteBatch representation, which RocksDB copies once
 /// (`WriteBatch::from_data`), where a `WriteBatch` built by `put` regrows from empty on every
 /// write and the rows were derived into buffers of their own first (docs/decisions.md,
-/// "RocksDB batches built in place").
+/// "The last figures of issue 32").
 struct RocksWriter<'a> {
     rocks: &'a Rocks,
     rep: Vec<u8>,
