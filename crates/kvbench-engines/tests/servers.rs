@@ -4,6 +4,7 @@
 //! killed by SIGKILL), and leaves no process behind after `stop` or after a plain drop. Failures name the binary, the command and the log file.
 //! Set KVBENCH_ALLOW_MISSING=1 to skip a server that is not installed.
 
+use std::collections::BTreeMap;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -31,6 +32,28 @@ fn start(name: &str) -> Option<(Box<dyn RunningServer>, tempfile::TempDir)> {
         }
         Err(e) => panic!("{name} did not start: {e}"),
     }
+}
+
+/// The settings `desc` reports once opened on the server at `url` with the options `given`.
+fn open_settings(
+    desc: &EngineDescriptor,
+    given: &BTreeMap<String, serde_json::Value>,
+    dir: &Path,
+    url: &str,
+    token: Option<&str>,
+) -> kvbench_core::engine::Result<BTreeMap<String, String>> {
+    let options = kvbench_core::engine::Options::parse(desc.name, desc.options, given).unwrap();
+    let args = kvbench_core::engine::OpenArgs {
+        dir,
+        options: &options,
+        sync: Default::default(),
+        mode: Default::default(),
+        expected_records: 1,
+        expected_bytes: 1,
+        url: Some(url),
+        token,
+    };
+    Ok((desc.open)(&args)?.settings())
 }
 
 /// Processes whose process group is `pgid`, or whose command line mentions `needle`.
@@ -358,19 +381,8 @@ fn check_user_tcp_server(
     let db = tempfile::tempdir().unwrap();
     kvbench_engines::conformance::run(descriptor(name), db.path(), Some(&url))
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let options = kvbench_core::engine::Options::parse(name, descriptor(name).options, &Default::default()).unwrap();
-    let args = kvbench_core::engine::OpenArgs {
-        dir: db.path(),
-        options: &options,
-        sync: Default::default(),
-        mode: Default::default(),
-        expected_records: 1,
-        expected_bytes: 1,
-        url: Some(&url),
-        token: None,
-    };
-    let e = (descriptor(name).open)(&args).unwrap();
-    let access = e.settings().get("access").cloned().unwrap_or_default();
+    let settings = open_settings(descriptor(name), &Default::default(), db.path(), &url, None).unwrap();
+    let access = settings.get("access").cloned().unwrap_or_default();
     assert!(access.contains("TCP") && access.contains("without authentication"), "{name}: {access}");
     p.stop().unwrap();
 }
@@ -427,8 +439,7 @@ fn a_server_in_a_deep_directory_gets_a_short_socket_directory() {
 /// kept out of the server's log; the engine works there and says which connection it used.
 #[test]
 fn postgres_over_tcp_admits_only_its_role_with_the_generated_password() {
-    let tcp: std::collections::BTreeMap<String, serde_json::Value> =
-        [("connection".to_string(), serde_json::json!("tcp"))].into();
+    let tcp: BTreeMap<String, serde_json::Value> = [("connection".to_string(), serde_json::json!("tcp"))].into();
     let (name, start) = kvbench_engines::shaped_server("postgres", &tcp).expect("connection = tcp shapes the server");
     assert_eq!(name, "postgres-tcp");
     let dir = tempfile::Builder::new().prefix("kvbench-server-").tempdir().unwrap();
@@ -465,23 +476,13 @@ fn postgres_over_tcp_admits_only_its_role_with_the_generated_password() {
     // fsync off and on again: the role may ALTER SYSTEM it and CHECKPOINT.
     let root = tempfile::tempdir().unwrap();
     kvbench_engines::conformance::sync_modes_on(desc, root.path(), t).unwrap_or_else(|e| panic!("sync modes: {e}"));
-    let options = kvbench_core::engine::Options::parse("postgres", desc.options, &tcp).unwrap();
-    let mut args = kvbench_core::engine::OpenArgs {
-        dir: db.path(),
-        options: &options,
-        sync: Default::default(),
-        mode: Default::default(),
-        expected_records: 1,
-        expected_bytes: 1,
-        url: Some(&url),
-        token: Some(&password),
-    };
-    let settings = (desc.open)(&args).unwrap().settings();
+    let settings = open_settings(desc, &tcp, db.path(), &url, Some(&password)).unwrap();
     assert_eq!(settings["connection"], format!("TCP 127.0.0.1:{port}"), "{settings:?}");
     assert!(!settings.values().any(|v| v.contains(&password)), "{settings:?}");
     let socket_url = format!("host='{}' port={port} user=postgres dbname=postgres", dir.path().display());
-    args.url = Some(&socket_url);
-    let err = (desc.open)(&args).err().expect("connection = tcp on a socket url is refused").to_string();
+    let err = open_settings(desc, &tcp, db.path(), &socket_url, Some(&password))
+        .expect_err("connection = tcp on a socket url is refused")
+        .to_string();
     assert!(err.contains("connection") && err.contains("tcp"), "{err}");
     let log = std::fs::read_to_string(s.info()["log"].clone()).unwrap();
     assert!(!log.contains(&password), "the server's log holds the password");

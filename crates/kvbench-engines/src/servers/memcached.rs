@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use kvbench_core::engine::*;
 
-use super::process::{self, ServerProcess, SocketHome, SocketServer};
+use super::process::{self, Prepared, ServerProcess, SocketProgram, SocketServer};
 
 /// Memory given to a server kvbench starts (`-m`, MiB). memcached takes pages as items arrive,
 /// so an idle limit costs nothing; a run loading more than this sees evictions as missing keys.
@@ -41,13 +41,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             default: "auto",
             doc: "auto: keys go as they are when memcached-safe, else as # + hex; hex: always hex",
         },
-        OptionSpec {
-            name: "pipeline",
-            kind: OptionKind::Int,
-            default: "0",
-            doc: "requests in flight per connection: a write batch's window (0: the whole batch) and a get \
-                  phase's depth (0 or 1: one get at a time)",
-        },
+        super::PIPELINE,
         super::CONNECTIONS,
         OptionSpec {
             name: "timeout",
@@ -56,10 +50,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "socket read/write timeout in seconds",
         },
     ],
-    version: || {
-        let server = process::installed_version("memcached", "-V");
-        format!("{server}; client: kvbench text protocol {}", env!("CARGO_PKG_VERSION"))
-    },
+    version: || MEMCACHED.version(concat!("kvbench text protocol ", env!("CARGO_PKG_VERSION"))),
     available: || Ok(()),
     open,
     start_server: Some(start_server),
@@ -68,12 +59,18 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 // ---------------------------------------------------------------------------------------------
 // Server
 
-fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
-    let missing = "memcached not found in PATH: apt-get install memcached, or give --url memcached://HOST:PORT";
-    let (binary, version) = process::server_binary(&["memcached", "/usr/bin/memcached"], "-V", missing)?;
+static MEMCACHED: SocketProgram = SocketProgram {
+    name: "memcached",
+    candidates: &["memcached", "/usr/bin/memcached"],
+    version_flag: "-V",
+    missing: "memcached not found in PATH: apt-get install memcached, or give --url memcached://HOST:PORT",
+    socket: "memcached.sock",
     // memcached refuses to run as root: as root, kvbench starts it as its system user.
-    let home = SocketHome::new(dir, "memcached", "memcached.sock", &["memcache", "nobody"])?;
-    let socket = home.socket("memcached.sock");
+    users: &["memcache", "nobody"],
+};
+
+fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
+    let Prepared { binary, version, home, socket } = MEMCACHED.prepare(dir)?;
     // -s: a Unix socket only (memcached then opens no TCP or UDP port); -a: its mode.
     let mut args: Vec<String> = vec!["-s".into(), socket.to_string_lossy().into_owned(), "-a".into(), "0700".into()];
     args.extend(["-m".to_string(), SERVER_MEMORY_MB.to_string()]);
@@ -316,8 +313,29 @@ impl Conn {
         Ok(true)
     }
 
-    /// Whether the reply to a `get` has arrived whole (the next read will not wait for it).
-    fn get_reply_ready(&self) -> bool {
+    fn check_error_line(&self, what: &str) -> Result<()> {
+        if self.line.starts_with(b"SERVER_ERROR") || self.line.starts_with(b"CLIENT_ERROR") || self.line == b"ERROR\r\n"
+        {
+            return Err(proto(what, &self.line));
+        }
+        Ok(())
+    }
+}
+
+impl super::GetReplies for Conn {
+    /// An error reply is a wrong reply; a broken connection (I/O) ends the round.
+    fn next_get(&mut self) -> Result<super::GetReply> {
+        let mut v = Vec::new();
+        match self.read_get_reply(&mut v) {
+            Ok(true) => Ok(super::GetReply::Found(v)),
+            Ok(false) => Ok(super::GetReply::Absent),
+            Err(e @ EngineError::Io(_)) => Err(e),
+            Err(e) => Ok(super::GetReply::Wrong(e)),
+        }
+    }
+
+    /// The reply to a `get` has arrived whole.
+    fn get_ready(&self) -> bool {
         let buf = self.inp.buffer();
         let Some(eol) = buf.iter().position(|&b| b == b'\n') else { return false };
         let line = &buf[..=eol];
@@ -327,14 +345,6 @@ impl Conn {
         let len = line.rsplit(|&b| b == b' ').next().and_then(|p| std::str::from_utf8(p).ok()?.trim().parse().ok());
         // Header, data + CRLF, then END CRLF.
         len.is_some_and(|len: usize| buf.len() >= eol + 1 + len + 2 + 5)
-    }
-
-    fn check_error_line(&self, what: &str) -> Result<()> {
-        if self.line.starts_with(b"SERVER_ERROR") || self.line.starts_with(b"CLIENT_ERROR") || self.line == b"ERROR\r\n"
-        {
-            return Err(proto(what, &self.line));
-        }
-        Ok(())
     }
 }
 
@@ -637,24 +647,7 @@ impl Reader for MemcachedReader {
     }
 
     fn recv_gets(&mut self, conn: usize, max: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
-        out.clear();
-        let c = conn_at(&mut self.conn, &mut self.more, conn)?;
-        let mut first_err = None;
-        while out.len() < max.max(1) {
-            let mut v = Vec::new();
-            match c.read_get_reply(&mut v) {
-                Ok(found) => out.push(found.then_some(v)),
-                Err(e @ EngineError::Io(_)) => return Err(e),
-                Err(e) => {
-                    out.push(None);
-                    first_err.get_or_insert(e);
-                }
-            }
-            if !c.get_reply_ready() {
-                break;
-            }
-        }
-        first_err.map_or(Ok(()), Err)
+        super::recv_gets(conn_at(&mut self.conn, &mut self.more, conn)?, max, out)
     }
 
     fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {

@@ -15,7 +15,7 @@ mod redisadmin;
 pub mod rediscluster;
 pub mod resp;
 
-use kvbench_core::engine::{Capabilities, OptionKind, OptionSpec};
+use kvbench_core::engine::{Capabilities, EngineError, OptionKind, OptionSpec, Result};
 
 /// A key-value server's capabilities: gets and multi-gets by key, each write its own command (no
 /// atomic batch), keys unordered, no read-only open.
@@ -45,6 +45,15 @@ pub const APPENDFSYNC: OptionSpec = OptionSpec {
     doc: "AOF fsync policy when sync is commit/always (auto: always)",
 };
 
+/// Pipelining of a server whose writes and gets are one request per key (memcached, redis).
+pub const PIPELINE: OptionSpec = OptionSpec {
+    name: "pipeline",
+    kind: OptionKind::Int,
+    default: "0",
+    doc: "requests in flight per connection: a write batch's window (0: the whole batch) and a get \
+          phase's depth (0 or 1: one get at a time)",
+};
+
 /// Append `n` in decimal (a request's lengths, on the timed path: no allocation).
 pub(crate) fn push_decimal(buf: &mut Vec<u8>, mut n: usize) {
     let mut tmp = [0u8; 20];
@@ -58,4 +67,42 @@ pub(crate) fn push_decimal(buf: &mut Vec<u8>, mut n: usize) {
         }
     }
     buf.extend_from_slice(&tmp[i..]);
+}
+
+/// One reply to a pipelined get.
+pub(crate) enum GetReply {
+    Found(Vec<u8>),
+    Absent,
+    /// Not a value (an error reply, say); the connection stays usable.
+    Wrong(EngineError),
+}
+
+/// A connection whose pipelined get replies are read one at a time.
+pub(crate) trait GetReplies {
+    /// The next reply, waiting for it; an error when the connection is broken.
+    fn next_get(&mut self) -> Result<GetReply>;
+    /// Whether another reply has arrived whole (reading it will not wait).
+    fn get_ready(&self) -> bool;
+}
+
+/// `recv_gets` of a pipelined get phase: the replies into `out` (cleared first), at least one
+/// and at most `max`, as many as have arrived after the first. A wrong reply stands as absent
+/// and its error is returned once the round is read, so the connection stays in step.
+pub(crate) fn recv_gets(c: &mut impl GetReplies, max: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+    out.clear();
+    let mut first_err = None;
+    while out.len() < max.max(1) {
+        match c.next_get()? {
+            GetReply::Found(v) => out.push(Some(v)),
+            GetReply::Absent => out.push(None),
+            GetReply::Wrong(e) => {
+                out.push(None);
+                first_err.get_or_insert(e);
+            }
+        }
+        if !c.get_ready() {
+            break;
+        }
+    }
+    first_err.map_or(Ok(()), Err)
 }

@@ -371,6 +371,47 @@ impl SocketHome {
     }
 }
 
+/// A server kvbench starts on a Unix socket of its own: where its binary is found, how it
+/// tells its version, and where it lives. One per server, so that the descriptor's version line
+/// and the start name the same binary.
+pub struct SocketProgram {
+    /// The server's home and log name (`NAME.log`).
+    pub name: &'static str,
+    /// Names looked up in PATH or absolute paths, the first found wins; the first one is the
+    /// binary the version line reports.
+    pub candidates: &'static [&'static str],
+    pub version_flag: &'static str,
+    /// The error when no binary is found: what to install, or which URL to give.
+    pub missing: &'static str,
+    /// The socket file's name.
+    pub socket: &'static str,
+    /// Who runs the server when kvbench is root ([`user_when_root`]).
+    pub users: &'static [&'static str],
+}
+
+/// A server's binary found, with its version line, and its home made.
+pub struct Prepared {
+    pub binary: PathBuf,
+    pub version: String,
+    pub home: SocketHome,
+    pub socket: PathBuf,
+}
+
+impl SocketProgram {
+    /// Find the binary and make the server's private home under `dir`.
+    pub fn prepare(&self, dir: &Path) -> Result<Prepared, String> {
+        let (binary, version) = server_binary(self.candidates, self.version_flag, self.missing)?;
+        let home = SocketHome::new(dir, self.name, self.socket, self.users)?;
+        let socket = home.socket(self.socket);
+        Ok(Prepared { binary, version, home, socket })
+    }
+
+    /// The descriptor's version line: the installed server's version, then the client's.
+    pub fn version(&self, client: &str) -> String {
+        format!("{}; client: {client}", installed_version(self.candidates[0], self.version_flag))
+    }
+}
+
 /// Reads settings from the running server at its url.
 pub type LiveInfo = fn(&str) -> BTreeMap<String, String>;
 

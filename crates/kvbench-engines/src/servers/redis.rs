@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use ::redis::Connection;
 use kvbench_core::engine::*;
 
-use super::process::{self, ServerProcess, SocketHome, SocketServer};
+use super::process::{self, Prepared, ServerProcess, SocketProgram, SocketServer};
 use super::redisadmin as admin;
 use super::resp;
 
@@ -29,13 +29,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     capabilities: super::KEY_VALUE_SERVER,
     options: &[
         super::PREFIX,
-        OptionSpec {
-            name: "pipeline",
-            kind: OptionKind::Int,
-            default: "0",
-            doc: "requests in flight per connection: a write batch's window (0: the whole batch) and a get \
-                  phase's depth (0 or 1: one GET at a time)",
-        },
+        super::PIPELINE,
         super::CONNECTIONS,
         OptionSpec {
             name: "atomic",
@@ -52,10 +46,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         },
         OptionSpec { name: "db", kind: OptionKind::Int, default: "0", doc: "database number (SELECT)" },
     ],
-    version: || {
-        let server = process::installed_version("redis-server", "--version");
-        format!("{server}; client: redis crate 0.27.6 (sync)")
-    },
+    version: || REDIS_SERVER.version("redis crate 0.27.6 (sync)"),
     available: || Ok(()),
     open,
     start_server: Some(start_server),
@@ -64,11 +55,18 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 // ---------------------------------------------------------------------------------------------
 // Server
 
+/// The single server (the cluster's nodes are the same binary: see rediscluster.rs).
+pub static REDIS_SERVER: SocketProgram = SocketProgram {
+    name: "redis",
+    candidates: &["redis-server", "/usr/bin/redis-server"],
+    version_flag: "--version",
+    missing: "redis-server not found in PATH: apt-get install redis-server, or give --url redis://HOST:PORT",
+    socket: "redis.sock",
+    users: &["redis", "nobody"],
+};
+
 fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
-    let missing = "redis-server not found in PATH: apt-get install redis-server, or give --url redis://HOST:PORT";
-    let (binary, version) = process::server_binary(&["redis-server", "/usr/bin/redis-server"], "--version", missing)?;
-    let home = SocketHome::new(dir, "redis", "redis.sock", &["redis", "nobody"])?;
-    let socket = home.socket("redis.sock");
+    let Prepared { binary, version, home, socket } = REDIS_SERVER.prepare(dir)?;
     let conf = home.dir.join("redis.conf");
     // `port 0`: no TCP listener at all; the socket is the only way in.
     let text = format!(
@@ -394,23 +392,7 @@ impl Reader for RedisReader<'_> {
     }
 
     fn recv_gets(&mut self, conn: usize, max: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
-        out.clear();
-        let c = self.conn(conn)?;
-        let mut first_err = None;
-        while out.len() < max.max(1) {
-            match c.reply()? {
-                resp::Reply::Bulk(b) => out.push(Some(b.to_vec())),
-                resp::Reply::Nil => out.push(None),
-                other => {
-                    first_err.get_or_insert(resp::unexpected(&other));
-                    out.push(None);
-                }
-            }
-            if !c.ready() {
-                break;
-            }
-        }
-        first_err.map_or(Ok(()), Err)
+        super::recv_gets(self.conn(conn)?, max, out)
     }
 
     fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {

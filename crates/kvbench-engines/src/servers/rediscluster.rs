@@ -66,10 +66,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "apply `sync` with CONFIG SET on every node; false leaves a cluster given by url as it is",
         },
     ],
-    version: || {
-        let server = process::installed_version("redis-server", "--version");
-        format!("{server}; client: redis crate 0.27.6 (cluster, sync)")
-    },
+    version: || super::redis::REDIS_SERVER.version("redis crate 0.27.6 (cluster, sync)"),
     available: || Ok(()),
     open,
     start_server: Some(start_server),

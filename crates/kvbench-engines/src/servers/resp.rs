@@ -188,10 +188,6 @@ impl Conn {
         }
     }
 
-    /// Whether a whole reply that is not an array has arrived (the next `reply` will not wait).
-    pub fn ready(&self) -> bool {
-        matches!(frame(&self.buf[self.pos..self.end]), Ok(Some((f, _))) if !matches!(f, Frame::Array(_)))
-    }
 
     /// The next reply as a value: `None` for nil, an error for an error reply.
     pub fn value(&mut self, out: &mut Vec<u8>) -> Result<bool> {
@@ -222,6 +218,21 @@ impl Conn {
             }
         }
         first.map_or(Ok(()), Err)
+    }
+}
+
+impl super::GetReplies for Conn {
+    fn next_get(&mut self) -> Result<super::GetReply> {
+        Ok(match self.reply()? {
+            Reply::Bulk(b) => super::GetReply::Found(b.to_vec()),
+            Reply::Nil => super::GetReply::Absent,
+            other => super::GetReply::Wrong(unexpected(&other)),
+        })
+    }
+
+    /// A whole reply that is not an array has arrived.
+    fn get_ready(&self) -> bool {
+        matches!(frame(&self.buf[self.pos..self.end]), Ok(Some((f, _))) if !matches!(f, Frame::Array(_)))
     }
 }
 
