@@ -552,40 +552,42 @@ impl RunningServer for HttpServer {
 /// What `kvbench serve` is built on (the versions pinned in the workspace's Cargo.toml).
 pub const SERVER_STACK: &str = "hyper 1.5.2 on tokio 1.42.1, one event loop per thread";
 
-/// The capabilities of a served engine: what the served engine has, with a real multi-get
-/// (one request) whatever the engine does inside.
-const fn served_caps(c: Capabilities) -> Capabilities {
-    Capabilities { multi_get: true, ..c }
+/// The descriptor of an engine served by `kvbench serve --engine ENGINE` (a module of this
+/// crate): its options, its capabilities with a real multi-get (one request) whatever the engine
+/// does inside, and its version beside the server's.
+macro_rules! served {
+    ($name:literal, $description:literal, $engine:ident) => {
+        EngineDescriptor {
+            name: $name,
+            description: $description,
+            capabilities: Capabilities { multi_get: true, ..crate::$engine::DESCRIPTOR.capabilities },
+            options: crate::$engine::DESCRIPTOR.options,
+            version: || format!("{}; server: kvbench serve ({SERVER_STACK})", (crate::$engine::DESCRIPTOR.version)()),
+            available: || kvbench_binary().map(|_| ()),
+            open: |a| open(a, stringify!($engine)),
+            start_server: Some(|d| start(d, stringify!($engine))),
+        }
+    };
 }
 
 #[cfg(kvb_rocksdb)]
 pub mod rocksdb {
     use super::*;
 
-    pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-        name: "http-rocksdb",
-        description: "RocksDB served over HTTP/1.1 by `kvbench serve` (RocksServer-style); MultiGet as one POST",
-        capabilities: served_caps(crate::rocksdb::DESCRIPTOR.capabilities),
-        options: crate::rocksdb::DESCRIPTOR.options,
-        version: || format!("{}; server: kvbench serve ({SERVER_STACK})", (crate::rocksdb::DESCRIPTOR.version)()),
-        available: || kvbench_binary().map(|_| ()),
-        open: |a| open(a, "rocksdb"),
-        start_server: Some(|d| start(d, "rocksdb")),
-    };
+    pub static DESCRIPTOR: EngineDescriptor = served!(
+        "http-rocksdb",
+        "RocksDB served over HTTP/1.1 by `kvbench serve` (RocksServer-style); MultiGet as one POST",
+        rocksdb
+    );
 }
 
 #[cfg(kvb_lmdb)]
 pub mod lmdb {
     use super::*;
 
-    pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
-        name: "http-lmdb",
-        description: "LMDB served over HTTP/1.1 by `kvbench serve`; multi-get as one POST (gets in one read txn)",
-        capabilities: served_caps(crate::lmdb::DESCRIPTOR.capabilities),
-        options: crate::lmdb::DESCRIPTOR.options,
-        version: || format!("{}; server: kvbench serve ({SERVER_STACK})", (crate::lmdb::DESCRIPTOR.version)()),
-        available: || kvbench_binary().map(|_| ()),
-        open: |a| open(a, "lmdb"),
-        start_server: Some(|d| start(d, "lmdb")),
-    };
+    pub static DESCRIPTOR: EngineDescriptor = served!(
+        "http-lmdb",
+        "LMDB served over HTTP/1.1 by `kvbench serve`; multi-get as one POST (gets in one read txn)",
+        lmdb
+    );
 }

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::net::{Ipv4Addr, TcpListener};
 
+use kvbench_core::engine::RunningServer;
+
 use super::process::ServerProcess;
 
 /// `n` distinct loopback ports nobody listens on right now. The listeners are held until all
@@ -92,6 +94,62 @@ impl Members {
             info.insert("log".into(), first.proc.log().display().to_string());
         }
         info.insert("members".into(), self.0.len().to_string());
+    }
+}
+
+/// What sets one kind of cluster apart: its name, how clients address a member, and what it
+/// reports beside its members.
+pub trait Kind: Send {
+    /// The server's name in `info`.
+    const SERVER: &'static str;
+    /// The scheme of a member's URL (`SCHEME://127.0.0.1:PORT`).
+    const SCHEME: &'static str;
+    /// What `info` reports beside the server, its version and the members.
+    fn facts(&self, info: &mut BTreeMap<String, String>);
+    /// The credential clients need, if any.
+    fn token(&self) -> Option<String> {
+        None
+    }
+}
+
+/// A cluster kvbench started: its members, their version and what its kind adds.
+pub struct Cluster<K> {
+    pub(super) members: Members,
+    pub(super) version: String,
+    pub(super) kind: K,
+}
+
+impl<K> Cluster<K> {
+    /// The members, for tests and fault steps that stop one of them.
+    pub fn members_mut(&mut self) -> &mut Members {
+        &mut self.members
+    }
+}
+
+impl<K: Kind> RunningServer for Cluster<K> {
+    /// Every member's URL, comma-separated.
+    fn url(&self) -> String {
+        let urls: Vec<String> = self.members.0.iter().map(|m| format!("{}://127.0.0.1:{}", K::SCHEME, m.port)).collect();
+        urls.join(",")
+    }
+
+    fn info(&self) -> BTreeMap<String, String> {
+        let mut info = BTreeMap::from([("server".into(), K::SERVER.into()), ("version".into(), self.version.clone())]);
+        self.kind.facts(&mut info);
+        self.members.describe(&mut info);
+        info
+    }
+
+    fn token(&self) -> Option<String> {
+        self.kind.token()
+    }
+
+    fn members(&self) -> Vec<(String, i32)> {
+        self.members.groups()
+    }
+
+    fn stop(mut self: Box<Self>) -> Result<(), String> {
+        self.members.stop()
     }
 }
 

@@ -20,14 +20,14 @@ use std::time::Duration;
 
 use kvbench_core::engine::RunningServer;
 
-use super::cluster::{free_ports, random_secret, Member, Members};
+use super::cluster::{free_ports, random_secret, Cluster, Kind, Member, Members};
 use super::process::{self, ServerProcess};
 
-/// A cluster kvbench started.
-pub struct EtcdCluster {
-    members: Members,
-    version: String,
-}
+/// An etcd cluster kvbench started.
+pub type EtcdCluster = Cluster<Etcd>;
+
+/// What an etcd cluster reports beside its members.
+pub struct Etcd;
 
 /// The `StartServer` of `go-etcd`: three members, the smallest cluster that survives a failure.
 /// In a private network namespace where kvbench may make one (see [`super::netns`]).
@@ -48,7 +48,7 @@ pub fn start_cluster(dir: &Path, n: usize) -> Result<EtcdCluster, String> {
     let mut last = String::new();
     for _ in 0..3 {
         match spawn_members(&binary, &dir, n, user) {
-            Ok(members) => return Ok(EtcdCluster { members, version }),
+            Ok(members) => return Ok(Cluster { members, version, kind: Etcd }),
             Err(e) if e.contains("in use") => last = e,
             Err(e) => return Err(e),
         }
@@ -130,37 +130,15 @@ pub fn health(port: u16) -> Result<(), String> {
     }
 }
 
-impl EtcdCluster {
-    /// The members, for tests and fault steps that stop one of them.
-    pub fn members_mut(&mut self) -> &mut Members {
-        &mut self.members
-    }
-}
+impl Kind for Etcd {
+    const SERVER: &'static str = "etcd";
+    const SCHEME: &'static str = "http";
 
-impl RunningServer for EtcdCluster {
-    fn url(&self) -> String {
-        let eps: Vec<String> = self.members.0.iter().map(|m| format!("http://127.0.0.1:{}", m.port)).collect();
-        eps.join(",")
-    }
-
-    fn info(&self) -> BTreeMap<String, String> {
-        let mut m = BTreeMap::new();
-        m.insert("server".into(), "etcd".into());
-        m.insert("version".into(), self.version.clone());
+    fn facts(&self, m: &mut BTreeMap<String, String>) {
         m.insert(
             "durability".into(),
             "every commit fsynced to the write-ahead log of a quorum before it is acknowledged".into(),
         );
         m.insert("auth".into(), "none: TCP on the loopback of a private network namespace (see `network`)".into());
-        self.members.describe(&mut m);
-        m
-    }
-
-    fn members(&self) -> Vec<(String, i32)> {
-        self.members.groups()
-    }
-
-    fn stop(mut self: Box<Self>) -> Result<(), String> {
-        self.members.stop()
     }
 }

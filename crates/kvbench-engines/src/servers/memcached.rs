@@ -216,26 +216,34 @@ impl Conn {
         }
     }
 
-    /// `stats` or `stats settings` as a map.
-    fn stats(&mut self, which: &str) -> Result<BTreeMap<String, String>> {
-        self.wbuf.extend_from_slice(format!("stats {which}").trim_end().as_bytes());
+    /// Send `command` and hand each line of its reply to `each`, up to `END`; an error line fails.
+    fn lines_until_end(&mut self, command: &str, mut each: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        self.wbuf.extend_from_slice(command.as_bytes());
         self.wbuf.extend_from_slice(b"\r\n");
         self.flush()?;
-        let mut m = BTreeMap::new();
         loop {
             self.read_line()?;
             if self.line.starts_with(b"END") {
-                return Ok(m);
+                return Ok(());
             }
-            let l = String::from_utf8_lossy(&self.line).trim_end().to_string();
-            let mut it = l.splitn(3, ' ');
-            match (it.next(), it.next(), it.next()) {
-                (Some("STAT"), Some(k), Some(v)) => {
-                    m.insert(k.to_string(), v.to_string());
-                }
-                _ => return Err(proto("stats", &self.line)),
-            }
+            self.check_error_line(command)?;
+            each(&self.line)?;
         }
+    }
+
+    /// `stats` or `stats settings` as a map.
+    fn stats(&mut self, which: &str) -> Result<BTreeMap<String, String>> {
+        let mut m = BTreeMap::new();
+        self.lines_until_end(format!("stats {which}").trim_end(), |line| {
+            let l = String::from_utf8_lossy(line);
+            let mut it = l.trim_end().splitn(3, ' ');
+            match (it.next(), it.next(), it.next()) {
+                (Some("STAT"), Some(k), Some(v)) => m.insert(k.to_string(), v.to_string()),
+                _ => return Err(proto("stats", line)),
+            };
+            Ok(())
+        })?;
+        Ok(m)
     }
 
     fn push_set(&mut self, key: &[u8], value: &[u8]) {
@@ -524,22 +532,16 @@ fn access(addr: &Addr) -> String {
 
 /// Delete every key starting with `prefix` (listed with `lru_crawler metadump all`).
 fn clear_prefix(conn: &mut Conn, prefix: &[u8]) -> Result<usize> {
-    conn.wbuf.extend_from_slice(b"lru_crawler metadump all\r\n");
-    conn.flush()?;
     let mut keys = Vec::new();
-    loop {
-        conn.read_line()?;
-        if conn.line.starts_with(b"END") {
-            break;
-        }
-        conn.check_error_line("lru_crawler metadump")?;
-        let Some(rest) = conn.line.strip_prefix(b"key=") else { continue };
+    conn.lines_until_end("lru_crawler metadump all", |line| {
+        let Some(rest) = line.strip_prefix(b"key=") else { return Ok(()) };
         let enc = rest.split(|&b| b == b' ' || b == b'\r' || b == b'\n').next().unwrap_or(b"");
         let key = url_decode(enc);
         if key.starts_with(prefix) {
             keys.push(key);
         }
-    }
+        Ok(())
+    })?;
     for chunk in keys.chunks(1000) {
         for k in chunk {
             conn.push_delete(k);

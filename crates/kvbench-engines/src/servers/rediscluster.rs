@@ -29,7 +29,7 @@ use ::redis::cluster_routing::get_slot;
 use ::redis::{Connection, ConnectionAddr, ConnectionInfo, RedisConnectionInfo, Value};
 use kvbench_core::engine::*;
 
-use super::cluster::{free_ports, random_secret, Member, Members};
+use super::cluster::{free_ports, random_secret, Cluster, Kind, Member, Members};
 use super::process::{self, ServerProcess};
 use super::redisadmin as admin;
 
@@ -80,13 +80,15 @@ const FORM_TIMEOUT: Duration = Duration::from_secs(60);
 // ---------------------------------------------------------------------------------------------
 // Server
 
-/// A cluster kvbench started.
-pub struct RedisCluster {
-    members: Members,
+/// A Redis Cluster kvbench started.
+pub type RedisCluster = Cluster<Shape>;
+
+/// A Redis Cluster's shape and credential.
+pub struct Shape {
     password: String,
     masters: u32,
     replicas: u32,
-    version: String,
+    /// The `redis-cli --cluster create` command that formed it.
     create_command: String,
 }
 
@@ -135,9 +137,9 @@ pub fn start_cluster(dir: &Path, masters: u32, replicas: u32) -> std::result::Re
     for _ in 0..3 {
         match spawn_nodes(&binary, &dir, nodes, &password, user) {
             Ok(members) => {
-                let mut c =
-                    RedisCluster { members, password, masters, replicas, version, create_command: String::new() };
-                c.create_command = form(&cli, &dir, &c)?;
+                let kind = Shape { password, masters, replicas, create_command: String::new() };
+                let mut c = Cluster { members, version, kind };
+                c.kind.create_command = form(&cli, &dir, &c)?;
                 wait_cluster_ok(&c)?;
                 return Ok(c);
             }
@@ -207,14 +209,14 @@ fn spawn_nodes(
 fn form(cli: &Path, dir: &Path, c: &RedisCluster) -> std::result::Result<String, String> {
     let mut args: Vec<String> = vec!["--cluster".into(), "create".into()];
     args.extend(c.members.0.iter().map(|m| format!("127.0.0.1:{}", m.port)));
-    args.extend(["--cluster-replicas".into(), c.replicas.to_string(), "--cluster-yes".into()]);
+    args.extend(["--cluster-replicas".into(), c.kind.replicas.to_string(), "--cluster-yes".into()]);
     let command = process::render_command(cli, &args);
     let log = dir.join("cluster-create.log");
     let out = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
     let err = out.try_clone().map_err(|e| e.to_string())?;
     let mut child = Command::new(cli)
         .args(&args)
-        .env("REDISCLI_AUTH", &c.password)
+        .env("REDISCLI_AUTH", &c.kind.password)
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
@@ -254,7 +256,7 @@ fn wait_cluster_ok(c: &RedisCluster) -> std::result::Result<(), String> {
     for m in &c.members.0 {
         let mut last;
         loop {
-            match node_view(m.port, &c.password) {
+            match node_view(m.port, &c.kind.password) {
                 Ok(view) if view_complete(&view, c) => break,
                 Ok((_, nodes, synced)) => last = format!("replica in sync: {synced}; {nodes:?}"),
                 Err(e) => last = e.to_string(),
@@ -291,46 +293,24 @@ fn view_complete((info, nodes, synced): &(String, Vec<NodeLine>, bool), c: &Redi
     *synced
         && info.contains("cluster_state:ok")
         && nodes.len() == c.members.0.len()
-        && nodes.iter().filter(|n| n.master).count() == c.masters as usize
+        && nodes.iter().filter(|n| n.master).count() == c.kind.masters as usize
         && !nodes.iter().any(|n| n.failed)
 }
 
-impl RedisCluster {
-    /// The members (nodes), for tests and fault steps that stop one of them.
-    pub fn members_mut(&mut self) -> &mut Members {
-        &mut self.members
-    }
-}
+impl Kind for Shape {
+    const SERVER: &'static str = "redis-cluster";
+    const SCHEME: &'static str = "redis";
 
-impl RunningServer for RedisCluster {
-    fn url(&self) -> String {
-        let seeds: Vec<String> = self.members.0.iter().map(|m| format!("redis://127.0.0.1:{}", m.port)).collect();
-        seeds.join(",")
-    }
-
-    fn info(&self) -> BTreeMap<String, String> {
-        let mut m = BTreeMap::new();
-        m.insert("server".into(), "redis-cluster".into());
-        m.insert("version".into(), self.version.clone());
+    fn facts(&self, m: &mut BTreeMap<String, String>) {
         m.insert("masters".into(), self.masters.to_string());
         m.insert("replicas".into(), format!("{} per master", self.replicas));
         m.insert("auth".into(), "requirepass + masterauth: a password generated for this run".into());
         m.insert("persistence".into(), "set per job from `sync` (CONFIG SET on every node); started with none".into());
         m.insert("create".into(), self.create_command.clone());
-        self.members.describe(&mut m);
-        m
     }
 
     fn token(&self) -> Option<String> {
         Some(self.password.clone())
-    }
-
-    fn members(&self) -> Vec<(String, i32)> {
-        self.members.groups()
-    }
-
-    fn stop(mut self: Box<Self>) -> std::result::Result<(), String> {
-        self.members.stop()
     }
 }
 
