@@ -144,10 +144,7 @@ struct FjallReader {
 
 impl Reader for FjallReader {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        out.clear();
-        let Some(v) = self.ks.get(key).map_err(err)? else { return Ok(false) };
-        out.extend_from_slice(&v);
-        Ok(true)
+        Ok(crate::copy_found(self.ks.get(key).map_err(err)?, out))
     }
 
     fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
@@ -155,14 +152,6 @@ impl Reader for FjallReader {
             Some(s) => self.ks.range::<&[u8], _>(s..),
             None => self.ks.iter(),
         };
-        let mut n = 0;
-        for guard in iter.take(limit) {
-            let (k, v) = guard.into_inner().map_err(err)?;
-            n += 1;
-            if !visit(&k, &v) {
-                break;
-            }
-        }
-        Ok(n)
+        crate::visit_pairs(iter.map(|guard| guard.into_inner().map_err(err)), limit, visit)
     }
 }

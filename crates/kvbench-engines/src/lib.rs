@@ -110,6 +110,34 @@ pub const ORDERED_STORE: kvbench_core::engine::Capabilities = kvbench_core::engi
 /// What `Reader::scan` calls for each pair, in key order, until it returns false.
 pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> bool;
 
+/// `Reader::get`'s answer from a store that hands back the value it found: the value copied into
+/// `out` (cleared first); false when there is none.
+pub fn copy_found(found: Option<impl AsRef<[u8]>>, out: &mut Vec<u8>) -> bool {
+    out.clear();
+    if let Some(v) = &found {
+        out.extend_from_slice(v.as_ref());
+    }
+    found.is_some()
+}
+
+/// `Reader::scan` over the pairs a store yields in key order: `visit` each of the first `limit`
+/// until it returns false; the count of pairs visited.
+pub fn visit_pairs<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+    pairs: impl Iterator<Item = kvbench_core::engine::Result<(K, V)>>,
+    limit: usize,
+    visit: Visit<'_>,
+) -> kvbench_core::engine::Result<usize> {
+    let mut n = 0;
+    for pair in pairs.take(limit) {
+        let (k, v) = pair?;
+        n += 1;
+        if !visit(k.as_ref(), v.as_ref()) {
+            break;
+        }
+    }
+    Ok(n)
+}
+
 /// An engine's open: its descriptor's `open`.
 pub type OpenFn =
     fn(&kvbench_core::engine::OpenArgs<'_>) -> kvbench_core::engine::Result<Box<dyn kvbench_core::engine::Engine>>;

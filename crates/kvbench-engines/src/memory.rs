@@ -156,15 +156,8 @@ impl Reader for MemoryReader<'_> {
 
     fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         let m = self.map.read().map_err(|_| EngineError::store("lock poisoned"))?;
-        let mut n = 0;
         let lo = start.map(|s| std::ops::Bound::Included(s.to_vec())).unwrap_or(std::ops::Bound::Unbounded);
-        for (k, v) in m.range((lo, std::ops::Bound::Unbounded)).take(limit) {
-            n += 1;
-            if !visit(k, v) {
-                break;
-            }
-        }
-        Ok(n)
+        crate::visit_pairs(m.range((lo, std::ops::Bound::Unbounded)).map(Ok), limit, visit)
     }
 }
 

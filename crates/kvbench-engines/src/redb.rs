@@ -183,10 +183,8 @@ impl Reader for RedbReader<'_> {
     }
 
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        out.clear();
-        let Some(v) = self.table.get(key).map_err(err)? else { return Ok(false) };
-        out.extend_from_slice(v.value());
-        Ok(true)
+        let found = self.table.get(key).map_err(err)?;
+        Ok(crate::copy_found(found.as_ref().map(|v| v.value()), out))
     }
 
     fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {

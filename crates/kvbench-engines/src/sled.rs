@@ -126,10 +126,7 @@ struct SledReader<'a> {
 
 impl Reader for SledReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        out.clear();
-        let Some(v) = self.tree.get(key).map_err(err)? else { return Ok(false) };
-        out.extend_from_slice(&v);
-        Ok(true)
+        Ok(crate::copy_found(self.tree.get(key).map_err(err)?, out))
     }
 
     fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
@@ -137,14 +134,6 @@ impl Reader for SledReader<'_> {
             Some(s) => self.tree.range::<&[u8], _>(s..),
             None => self.tree.iter(),
         };
-        let mut n = 0;
-        for item in iter.take(limit) {
-            let (k, v) = item.map_err(err)?;
-            n += 1;
-            if !visit(&k, &v) {
-                break;
-            }
-        }
-        Ok(n)
+        crate::visit_pairs(iter.map(|item| item.map_err(err)), limit, visit)
     }
 }
