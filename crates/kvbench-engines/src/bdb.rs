@@ -142,9 +142,7 @@ fn lock(m: &Mutex<Handle>) -> Result<MutexGuard<'_, Handle>> {
 }
 
 fn open(args: &OpenArgs<'_>, hash: bool) -> Result<Box<dyn Engine>> {
-    if args.mode == OpenMode::Secondary {
-        return Err(EngineError::Unsupported("secondary open".into()));
-    }
+    crate::refuse_secondary(args)?;
     let o = args.options;
     let cache = o.int("cache_size").unwrap_or(64 << 20).max(0) as u64;
     let pagesize = o.int("pagesize").unwrap_or(0).clamp(0, 65536) as u32;

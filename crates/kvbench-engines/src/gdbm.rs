@@ -142,9 +142,7 @@ fn lock(m: &Mutex<Db>) -> Result<MutexGuard<'_, Db>> {
 }
 
 fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
-    if args.mode == OpenMode::Secondary {
-        return Err(EngineError::Unsupported("secondary open".into()));
-    }
+    crate::refuse_secondary(args)?;
     let o = args.options;
     let block = o.int("block_size").unwrap_or(0).clamp(0, c_int::MAX as i64) as c_int;
     let mut flags = match args.mode {

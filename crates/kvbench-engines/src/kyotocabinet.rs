@@ -200,9 +200,7 @@ pub struct Kyoto {
 }
 
 fn open(args: &OpenArgs<'_>, kind: Kind) -> Result<Box<dyn Engine>> {
-    if args.mode == OpenMode::Secondary {
-        return Err(EngineError::Unsupported("secondary open".into()));
-    }
+    crate::refuse_secondary(args)?;
     let o = args.options;
     let int = |n: &str| o.int(n).unwrap_or(0).max(0);
     let mut tune = Vec::new();

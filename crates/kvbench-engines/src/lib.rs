@@ -138,6 +138,15 @@ pub fn visit_pairs<K: AsRef<[u8]>, V: AsRef<[u8]>>(
     Ok(n)
 }
 
+/// The open of an engine without secondary opens (most: `Capabilities::secondary_open` false)
+/// refuses one.
+pub fn refuse_secondary(args: &kvbench_core::engine::OpenArgs<'_>) -> kvbench_core::engine::Result<()> {
+    if args.mode == kvbench_core::engine::OpenMode::Secondary {
+        return Err(kvbench_core::engine::EngineError::Unsupported("secondary open".into()));
+    }
+    Ok(())
+}
+
 /// An engine's open: its descriptor's `open`.
 pub type OpenFn =
     fn(&kvbench_core::engine::OpenArgs<'_>) -> kvbench_core::engine::Result<Box<dyn kvbench_core::engine::Engine>>;

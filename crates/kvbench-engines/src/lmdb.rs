@@ -187,9 +187,7 @@ impl Lmdb {
     fn open(args: &OpenArgs<'_>) -> Result<Lmdb> {
         let o = args.options;
         let read_only = args.mode == OpenMode::ReadOnly;
-        if args.mode == OpenMode::Secondary {
-            return Err(EngineError::Unsupported("secondary open".into()));
-        }
+        crate::refuse_secondary(args)?;
         let map_size = match o.int("map_size") {
             Some(n) if n > 0 => n as usize,
             Some(n) => return Err(EngineError::Option(format!("lmdb map_size must be positive, got {n}"))),

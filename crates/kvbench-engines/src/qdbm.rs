@@ -254,9 +254,7 @@ fn lock<T>(m: &Mutex<T>) -> Result<MutexGuard<'_, T>> {
 }
 
 fn open_hash(args: &OpenArgs<'_>, api: &'static HashApi) -> Result<Box<dyn Engine>> {
-    if args.mode == OpenMode::Secondary {
-        return Err(EngineError::Unsupported("secondary open".into()));
-    }
+    crate::refuse_secondary(args)?;
     let o = args.options;
     let curia = std::ptr::eq(api, &CURIA);
     let dnum = if curia { o.int("dnum").unwrap_or(5).clamp(1, 512) as c_int } else { 1 };
@@ -430,9 +428,7 @@ pub struct Villa {
 }
 
 fn open_villa(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
-    if args.mode == OpenMode::Secondary {
-        return Err(EngineError::Unsupported("secondary open".into()));
-    }
+    crate::refuse_secondary(args)?;
     let o = args.options;
     let int = |n: &str| o.int(n).unwrap_or(0).clamp(0, c_int::MAX as i64) as c_int;
     let zlib = o.text("compression").as_deref() == Some("zlib");

@@ -191,9 +191,7 @@ pub struct TinyCdb {
 }
 
 fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
-    if args.mode == OpenMode::Secondary {
-        return Err(EngineError::Unsupported("secondary open".into()));
-    }
+    crate::refuse_secondary(args)?;
     let path = args.file("db.cdb");
     let put = args.options.text("put").unwrap_or_else(|| "replace".into());
     let mode = match put.as_str() {

@@ -172,9 +172,7 @@ pub struct Tkrzw {
 }
 
 fn open(args: &OpenArgs<'_>, tree: bool) -> Result<Box<dyn Engine>> {
-    if args.mode == OpenMode::Secondary {
-        return Err(EngineError::Unsupported("secondary open".into()));
-    }
+    crate::refuse_secondary(args)?;
     let o = args.options;
     let int = |n: &str| o.int(n).unwrap_or(0).max(0);
     let mut params = vec![format!("dbm={}", if tree { "TreeDBM" } else { "HashDBM" })];

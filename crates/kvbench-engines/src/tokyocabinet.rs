@@ -424,9 +424,7 @@ fn open_hash(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         _ if args.sync == SyncMode::None => ffi::OWRITER | ffi::OCREAT,
         _ => ffi::OWRITER | ffi::OCREAT | ffi::OTSYNC,
     };
-    if args.mode == OpenMode::Secondary {
-        return Err(EngineError::Unsupported("secondary open".into()));
-    }
+    crate::refuse_secondary(args)?;
     let path = crate::c_path(&args.file("db.tch"));
     // SAFETY: valid handle and NUL-terminated path.
     let ok = unsafe { ffi::tchdbopen(db.p(), path.as_ptr(), omode) };
@@ -497,9 +495,7 @@ pub struct TcBtree {
 }
 
 fn open_btree(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
-    if args.mode == OpenMode::Secondary {
-        return Err(EngineError::Unsupported("secondary open".into()));
-    }
+    crate::refuse_secondary(args)?;
     let o = args.options;
     let clamp = |n: i64| n.min(i32::MAX as i64) as i32;
     let (lmemb, nmemb, bnum) = (clamp(int_opt(o, "lmemb")), clamp(int_opt(o, "nmemb")), int_opt(o, "bnum"));
