@@ -41,40 +41,12 @@ mod ffi {
         pub fn tcxstrsize(x: *const TcXstr) -> c_int;
         pub fn tcxstrclear(x: *mut TcXstr);
 
-        pub fn tchdberrmsg(ecode: c_int) -> *const c_char;
-        pub fn tchdbnew() -> *mut Tchdb;
-        pub fn tchdbdel(hdb: *mut Tchdb);
-        pub fn tchdbecode(hdb: *mut Tchdb) -> c_int;
-        pub fn tchdbsetmutex(hdb: *mut Tchdb) -> bool;
         pub fn tchdbtune(hdb: *mut Tchdb, bnum: i64, apow: i8, fpow: i8, opts: u8) -> bool;
         pub fn tchdbsetcache(hdb: *mut Tchdb, rcnum: i32) -> bool;
         pub fn tchdbsetxmsiz(hdb: *mut Tchdb, xmsiz: i64) -> bool;
-        pub fn tchdbopen(hdb: *mut Tchdb, path: *const c_char, omode: c_int) -> bool;
-        pub fn tchdbclose(hdb: *mut Tchdb) -> bool;
-        pub fn tchdbput(hdb: *mut Tchdb, k: *const c_void, ks: c_int, v: *const c_void, vs: c_int) -> bool;
-        pub fn tchdbout(hdb: *mut Tchdb, k: *const c_void, ks: c_int) -> bool;
-        pub fn tchdbget(hdb: *mut Tchdb, k: *const c_void, ks: c_int, sp: *mut c_int) -> *mut c_void;
-        pub fn tchdbsync(hdb: *mut Tchdb) -> bool;
-        pub fn tchdbtranbegin(hdb: *mut Tchdb) -> bool;
-        pub fn tchdbtrancommit(hdb: *mut Tchdb) -> bool;
-        pub fn tchdbtranabort(hdb: *mut Tchdb) -> bool;
 
-        pub fn tcbdberrmsg(ecode: c_int) -> *const c_char;
-        pub fn tcbdbnew() -> *mut Tcbdb;
-        pub fn tcbdbdel(bdb: *mut Tcbdb);
-        pub fn tcbdbecode(bdb: *mut Tcbdb) -> c_int;
-        pub fn tcbdbsetmutex(bdb: *mut Tcbdb) -> bool;
         pub fn tcbdbtune(bdb: *mut Tcbdb, lmemb: i32, nmemb: i32, bnum: i64, apow: i8, fpow: i8, opts: u8) -> bool;
         pub fn tcbdbsetcache(bdb: *mut Tcbdb, lcnum: i32, ncnum: i32) -> bool;
-        pub fn tcbdbopen(bdb: *mut Tcbdb, path: *const c_char, omode: c_int) -> bool;
-        pub fn tcbdbclose(bdb: *mut Tcbdb) -> bool;
-        pub fn tcbdbput(bdb: *mut Tcbdb, k: *const c_void, ks: c_int, v: *const c_void, vs: c_int) -> bool;
-        pub fn tcbdbout(bdb: *mut Tcbdb, k: *const c_void, ks: c_int) -> bool;
-        pub fn tcbdbget(bdb: *mut Tcbdb, k: *const c_void, ks: c_int, sp: *mut c_int) -> *mut c_void;
-        pub fn tcbdbsync(bdb: *mut Tcbdb) -> bool;
-        pub fn tcbdbtranbegin(bdb: *mut Tcbdb) -> bool;
-        pub fn tcbdbtrancommit(bdb: *mut Tcbdb) -> bool;
-        pub fn tcbdbtranabort(bdb: *mut Tcbdb) -> bool;
         pub fn tcbdbcurnew(bdb: *mut Tcbdb) -> *mut BdbCur;
         pub fn tcbdbcurdel(cur: *mut BdbCur);
         pub fn tcbdbcurfirst(cur: *mut BdbCur) -> bool;
@@ -98,6 +70,13 @@ const TRANSACTION: OptionSpec = OptionSpec {
     doc: "none: a batch is a loop of puts (article 004's method); batch: a batch of more than one write is one transaction",
 };
 
+const LARGE: OptionSpec = OptionSpec {
+    name: "large",
+    kind: OptionKind::Bool,
+    default: "false",
+    doc: "64-bit bucket array (files over 2 GB)",
+};
+
 static HASH_OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         name: "bnum",
@@ -118,12 +97,7 @@ static HASH_OPTIONS: &[OptionSpec] = &[
         doc: "records kept in the record cache (0 = off)",
     },
     OptionSpec { name: "xmsiz", kind: OptionKind::Int, default: "64m", doc: "extra mapped memory (TC's default 64m)" },
-    OptionSpec {
-        name: "large",
-        kind: OptionKind::Bool,
-        default: "false",
-        doc: "64-bit bucket array (files over 2 GB)",
-    },
+    LARGE,
     TRANSACTION,
 ];
 
@@ -139,12 +113,7 @@ static BTREE_OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec { name: "lcnum", kind: OptionKind::Int, default: "0", doc: "cached leaf pages (0 = TC's 1024)" },
     OptionSpec { name: "ncnum", kind: OptionKind::Int, default: "0", doc: "cached non-leaf pages (0 = TC's 512)" },
-    OptionSpec {
-        name: "large",
-        kind: OptionKind::Bool,
-        default: "false",
-        doc: "64-bit bucket array (files over 2 GB)",
-    },
+    LARGE,
     TRANSACTION,
 ];
 
@@ -215,8 +184,10 @@ fn transaction_opt(opts: &Options, settings: &mut BTreeMap<String, String>) -> b
     on
 }
 
-/// The operations both database kinds share, so write() is written once.
+/// The operations both database kinds share, so the engine is written once ([`TcEngine`]).
 trait Db: Send + Sync {
+    fn reader(&self) -> Result<Box<dyn Reader + '_>>;
+    fn close(&self) -> Result<()>;
     fn put(&self, k: &[u8], v: &[u8]) -> Result<()>;
     fn out(&self, k: &[u8]) -> Result<()>;
     fn sync(&self) -> Result<()>;
@@ -259,15 +230,113 @@ fn write_batch(db: &dyn Db, mode: WriteMode, batch: &[WriteOp<'_>]) -> Result<()
     Ok(())
 }
 
+/// The tuning flags both kinds take: compression, and the 64-bit bucket array when asked for or
+/// when the plan loads more than 1 GiB; the flags and whether the array is large.
+fn tuning_opts(args: &OpenArgs<'_>) -> Result<(u8, bool)> {
+    let mut opts = compression_flag(args.options)?;
+    let large = args.options.bool("large") || args.expected_bytes > (1 << 30);
+    if large {
+        opts |= ffi::TLARGE;
+    }
+    Ok((opts, large))
+}
+
+fn open_mode(args: &OpenArgs<'_>) -> libc::c_int {
+    match args.mode {
+        OpenMode::ReadOnly => ffi::OREADER,
+        _ if args.sync == SyncMode::None => ffi::OWRITER | ffi::OCREAT,
+        _ => ffi::OWRITER | ffi::OCREAT | ffi::OTSYNC,
+    }
+}
+
+/// Either kind of database as an engine: one handle shared by every thread (TC locks inside).
+pub struct TcEngine<D> {
+    db: D,
+    mode: WriteMode,
+    settings: BTreeMap<String, String>,
+}
+
+/// The engine over the open handle `db`, with the settings both kinds report beside `settings`;
+/// `prefix` names the kind's calls (`tchdb`, `tcbdb`).
+fn engine<D: Db + 'static>(
+    db: D,
+    args: &OpenArgs<'_>,
+    large: bool,
+    prefix: &str,
+    mut settings: BTreeMap<String, String>,
+) -> Result<Box<dyn Engine>> {
+    let transaction = transaction_opt(args.options, &mut settings);
+    settings.insert("sync".into(), sync_note(args.sync, transaction, &format!("{prefix}sync()")));
+    settings.insert("compression".into(), args.options.text("compression").unwrap_or_default());
+    settings.insert("large".into(), large.to_string());
+    settings.insert("threads".into(), format!("{prefix}setmutex (TC's internal rwlock)"));
+    Ok(Box::new(TcEngine { db, mode: WriteMode { sync: args.sync, transaction }, settings }))
+}
+
+impl<D: Db> Engine for TcEngine<D> {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        write_batch(&self.db, self.mode, batch)
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        self.db.reader()
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        self.db.close()
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.settings.clone()
+    }
+}
+
 // ---- hash ----
 
 /// One Tokyo Cabinet handle type: the hash (`tchdb*`) and B+ tree (`tcbdb*`) APIs are the same
-/// calls under two prefixes, so one definition serves both.
+/// calls under two prefixes, so one definition serves both: the calls, declared in module
+/// `$calls` under their own names, and the handle `$name` that wraps them.
 macro_rules! tc_handle {
-    ($name:ident, $raw:ty, $label:literal, $del:ident, $errmsg:ident, $ecode:ident, $get:ident, $put:ident,
-     $out:ident, $sync:ident, $tbegin:ident, $tcommit:ident, $tabort:ident, $close:ident) => {
+    ($name:ident, $raw:ident, $label:literal, $calls:ident, $prefix:literal) => {
+        /// The calls both APIs have, linked (by build.rs) as `PREFIX` + the function's name.
+        mod $calls {
+            use super::ffi::$raw;
+            use libc::{c_char, c_int, c_void};
+
+            extern "C" {
+                #[link_name = concat!($prefix, "new")]
+                pub fn new() -> *mut $raw;
+                #[link_name = concat!($prefix, "del")]
+                pub fn del(db: *mut $raw);
+                #[link_name = concat!($prefix, "errmsg")]
+                pub fn errmsg(ecode: c_int) -> *const c_char;
+                #[link_name = concat!($prefix, "ecode")]
+                pub fn ecode(db: *mut $raw) -> c_int;
+                #[link_name = concat!($prefix, "setmutex")]
+                pub fn setmutex(db: *mut $raw) -> bool;
+                #[link_name = concat!($prefix, "open")]
+                pub fn open(db: *mut $raw, path: *const c_char, omode: c_int) -> bool;
+                #[link_name = concat!($prefix, "close")]
+                pub fn close(db: *mut $raw) -> bool;
+                #[link_name = concat!($prefix, "put")]
+                pub fn put(db: *mut $raw, k: *const c_void, ks: c_int, v: *const c_void, vs: c_int) -> bool;
+                #[link_name = concat!($prefix, "out")]
+                pub fn out(db: *mut $raw, k: *const c_void, ks: c_int) -> bool;
+                #[link_name = concat!($prefix, "get")]
+                pub fn get(db: *mut $raw, k: *const c_void, ks: c_int, sp: *mut c_int) -> *mut c_void;
+                #[link_name = concat!($prefix, "sync")]
+                pub fn sync(db: *mut $raw) -> bool;
+                #[link_name = concat!($prefix, "tranbegin")]
+                pub fn tranbegin(db: *mut $raw) -> bool;
+                #[link_name = concat!($prefix, "trancommit")]
+                pub fn trancommit(db: *mut $raw) -> bool;
+                #[link_name = concat!($prefix, "tranabort")]
+                pub fn tranabort(db: *mut $raw) -> bool;
+            }
+        }
+
         /// An open handle; deleted (and so closed) in Drop.
-        struct $name(NonNull<$raw>);
+        struct $name(NonNull<ffi::$raw>);
 
         // SAFETY: the handle was given tc*setmutex before open, so Tokyo Cabinet serialises
         // access to it internally and keeps error codes per thread; B+ tree cursors are owned by
@@ -277,14 +346,14 @@ macro_rules! tc_handle {
         unsafe impl Sync for $name {}
 
         impl $name {
-            fn p(&self) -> *mut $raw {
+            fn p(&self) -> *mut ffi::$raw {
                 self.0.as_ptr()
             }
 
             /// The one place an error of this handle becomes an EngineError.
             fn err(&self, what: &str) -> EngineError {
                 // SAFETY: the handle is valid; the message is a static string.
-                let msg = unsafe { crate::c_str(ffi::$errmsg(ffi::$ecode(self.p()))) };
+                let msg = unsafe { crate::c_str($calls::errmsg($calls::ecode(self.p()))) };
                 EngineError::Store(format!("{} {what}: {msg}", $label))
             }
 
@@ -298,7 +367,7 @@ macro_rules! tc_handle {
 
             fn ecode(&self) -> libc::c_int {
                 // SAFETY: valid handle.
-                unsafe { ffi::$ecode(self.p()) }
+                unsafe { $calls::ecode(self.p()) }
             }
 
             /// The value of `key` into `out`; false when there is none.
@@ -306,7 +375,7 @@ macro_rules! tc_handle {
                 out.clear();
                 let mut size: libc::c_int = 0;
                 // SAFETY: valid handle, live key slice; the result is malloc'd by TC and freed below.
-                let p = unsafe { ffi::$get(self.p(), key.as_ptr().cast(), len(key.len())?, &mut size) };
+                let p = unsafe { $calls::get(self.p(), key.as_ptr().cast(), len(key.len())?, &mut size) };
                 if p.is_null() {
                     if self.ecode() == ffi::TCENOREC {
                         return Ok(false);
@@ -318,30 +387,33 @@ macro_rules! tc_handle {
                 Ok(true)
             }
 
-            fn close(&self) -> Result<()> {
-                // SAFETY: valid open handle; Drop then only deletes the object.
-                let ok = unsafe { ffi::$close(self.p()) };
-                self.check(ok, "close")
-            }
         }
 
         impl Drop for $name {
             fn drop(&mut self) {
                 // SAFETY: we own the handle; deleting closes it first if it is still open.
-                unsafe { ffi::$del(self.p()) }
+                unsafe { $calls::del(self.p()) }
             }
         }
 
         impl Db for $name {
+            fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+                self.new_reader()
+            }
+            fn close(&self) -> Result<()> {
+                // SAFETY: valid open handle; Drop then only deletes the object.
+                let ok = unsafe { $calls::close(self.p()) };
+                self.check(ok, "close")
+            }
             fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
                 let (kp, kl, vp, vl) = (k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?);
                 // SAFETY: pointers and lengths come from live slices.
-                let ok = unsafe { ffi::$put(self.p(), kp, kl, vp, vl) };
+                let ok = unsafe { $calls::put(self.p(), kp, kl, vp, vl) };
                 self.check(ok, "put")
             }
             fn out(&self, k: &[u8]) -> Result<()> {
                 // SAFETY: as above.
-                let ok = unsafe { ffi::$out(self.p(), k.as_ptr().cast(), len(k.len())?) };
+                let ok = unsafe { $calls::out(self.p(), k.as_ptr().cast(), len(k.len())?) };
                 if !ok && self.ecode() == ffi::TCENOREC {
                     return Ok(());
                 }
@@ -349,68 +421,44 @@ macro_rules! tc_handle {
             }
             fn sync(&self) -> Result<()> {
                 // SAFETY: valid handle.
-                let ok = unsafe { ffi::$sync(self.p()) };
+                let ok = unsafe { $calls::sync(self.p()) };
                 self.check(ok, "sync")
             }
             fn tran_begin(&self) -> Result<()> {
                 // SAFETY: valid handle.
-                let ok = unsafe { ffi::$tbegin(self.p()) };
+                let ok = unsafe { $calls::tranbegin(self.p()) };
                 self.check(ok, "tranbegin")
             }
             fn tran_commit(&self) -> Result<()> {
                 // SAFETY: valid handle.
-                let ok = unsafe { ffi::$tcommit(self.p()) };
+                let ok = unsafe { $calls::trancommit(self.p()) };
                 self.check(ok, "trancommit")
             }
             fn tran_abort(&self) {
                 // SAFETY: valid handle.
-                unsafe { ffi::$tabort(self.p()) };
+                unsafe { $calls::tranabort(self.p()) };
             }
         }
     };
 }
 
-tc_handle!(
-    Hdb,
-    ffi::Tchdb,
-    "tokyocabinet-hash",
-    tchdbdel,
-    tchdberrmsg,
-    tchdbecode,
-    tchdbget,
-    tchdbput,
-    tchdbout,
-    tchdbsync,
-    tchdbtranbegin,
-    tchdbtrancommit,
-    tchdbtranabort,
-    tchdbclose
-);
-
-pub struct TcHash {
-    db: Hdb,
-    mode: WriteMode,
-    settings: BTreeMap<String, String>,
-}
+tc_handle!(Hdb, Tchdb, "tokyocabinet-hash", hdb, "tchdb");
 
 fn open_hash(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
+    crate::refuse_secondary(args)?;
     let o = args.options;
     let mut bnum = int_opt(o, "bnum");
     if bnum == 0 {
         bnum = (args.expected_records.saturating_mul(2) as i64).max(131_071);
     }
-    let mut opts = compression_flag(o)?;
-    let large = o.bool("large") || args.expected_bytes > (1 << 30);
-    if large {
-        opts |= ffi::TLARGE;
-    }
+    let (opts, large) = tuning_opts(args)?;
     let rcnum = int_opt(o, "rcnum").min(i32::MAX as i64) as i32;
     let xmsiz = o.int("xmsiz").unwrap_or(64 << 20).max(0);
     // SAFETY: tchdbnew returns a fresh handle or NULL.
-    let db = Hdb(NonNull::new(unsafe { ffi::tchdbnew() }).ok_or_else(|| EngineError::store("tchdbnew failed"))?);
+    let db = Hdb(NonNull::new(unsafe { hdb::new() }).ok_or_else(|| EngineError::store("tchdbnew failed"))?);
     // SAFETY: valid, not yet opened handle; tuning calls must precede open.
     unsafe {
-        let ok = ffi::tchdbsetmutex(db.p());
+        let ok = hdb::setmutex(db.p());
         db.check(ok, "setmutex")?;
         let ok = ffi::tchdbtune(db.p(), bnum, -1, -1, opts);
         db.check(ok, "tune")?;
@@ -419,43 +467,21 @@ fn open_hash(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         let ok = ffi::tchdbsetxmsiz(db.p(), xmsiz);
         db.check(ok, "setxmsiz")?;
     }
-    let omode = match args.mode {
-        OpenMode::ReadOnly => ffi::OREADER,
-        _ if args.sync == SyncMode::None => ffi::OWRITER | ffi::OCREAT,
-        _ => ffi::OWRITER | ffi::OCREAT | ffi::OTSYNC,
-    };
-    crate::refuse_secondary(args)?;
     let path = crate::c_path(&args.file("db.tch"));
     // SAFETY: valid handle and NUL-terminated path.
-    let ok = unsafe { ffi::tchdbopen(db.p(), path.as_ptr(), omode) };
+    let ok = unsafe { hdb::open(db.p(), path.as_ptr(), open_mode(args)) };
     db.check(ok, "open")?;
-    let mut settings = BTreeMap::new();
-    let transaction = transaction_opt(o, &mut settings);
-    settings.insert("sync".into(), sync_note(args.sync, transaction, "tchdbsync()"));
-    settings.insert("bnum".into(), bnum.to_string());
-    settings.insert("compression".into(), o.text("compression").unwrap_or_default());
-    settings.insert("rcnum".into(), rcnum.to_string());
-    settings.insert("xmsiz".into(), xmsiz.to_string());
-    settings.insert("large".into(), large.to_string());
-    settings.insert("threads".into(), "tchdbsetmutex (TC's internal rwlock)".into());
-    Ok(Box::new(TcHash { db, mode: WriteMode { sync: args.sync, transaction }, settings }))
+    let settings = BTreeMap::from([
+        ("bnum".to_string(), bnum.to_string()),
+        ("rcnum".to_string(), rcnum.to_string()),
+        ("xmsiz".to_string(), xmsiz.to_string()),
+    ]);
+    engine(db, args, large, "tchdb", settings)
 }
 
-impl Engine for TcHash {
-    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        write_batch(&self.db, self.mode, batch)
-    }
-
-    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        Ok(Box::new(HashReader { db: &self.db }))
-    }
-
-    fn close(self: Box<Self>) -> Result<()> {
-        self.db.close()
-    }
-
-    fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.clone()
+impl Hdb {
+    fn new_reader(&self) -> Result<Box<dyn Reader + '_>> {
+        Ok(Box::new(HashReader { db: self }))
     }
 }
 
@@ -471,28 +497,7 @@ impl Reader for HashReader<'_> {
 
 // ---- B+ tree ----
 
-tc_handle!(
-    Bdb,
-    ffi::Tcbdb,
-    "tokyocabinet-btree",
-    tcbdbdel,
-    tcbdberrmsg,
-    tcbdbecode,
-    tcbdbget,
-    tcbdbput,
-    tcbdbout,
-    tcbdbsync,
-    tcbdbtranbegin,
-    tcbdbtrancommit,
-    tcbdbtranabort,
-    tcbdbclose
-);
-
-pub struct TcBtree {
-    db: Bdb,
-    mode: WriteMode,
-    settings: BTreeMap<String, String>,
-}
+tc_handle!(Bdb, Tcbdb, "tokyocabinet-btree", bdb, "tcbdb");
 
 fn open_btree(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     crate::refuse_secondary(args)?;
@@ -500,63 +505,38 @@ fn open_btree(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let clamp = |n: i64| n.min(i32::MAX as i64) as i32;
     let (lmemb, nmemb, bnum) = (clamp(int_opt(o, "lmemb")), clamp(int_opt(o, "nmemb")), int_opt(o, "bnum"));
     let (lcnum, ncnum) = (clamp(int_opt(o, "lcnum")), clamp(int_opt(o, "ncnum")));
-    let mut opts = compression_flag(o)?;
-    let large = o.bool("large") || args.expected_bytes > (1 << 30);
-    if large {
-        opts |= ffi::TLARGE;
-    }
+    let (opts, large) = tuning_opts(args)?;
     // SAFETY: tcbdbnew returns a fresh handle or NULL.
-    let db = Bdb(NonNull::new(unsafe { ffi::tcbdbnew() }).ok_or_else(|| EngineError::store("tcbdbnew failed"))?);
+    let db = Bdb(NonNull::new(unsafe { bdb::new() }).ok_or_else(|| EngineError::store("tcbdbnew failed"))?);
     // SAFETY: valid, not yet opened handle; tuning precedes open.
     unsafe {
-        let ok = ffi::tcbdbsetmutex(db.p());
+        let ok = bdb::setmutex(db.p());
         db.check(ok, "setmutex")?;
         let ok = ffi::tcbdbtune(db.p(), lmemb, nmemb, bnum, -1, -1, opts);
         db.check(ok, "tune")?;
         let ok = ffi::tcbdbsetcache(db.p(), lcnum, ncnum);
         db.check(ok, "setcache")?;
     }
-    let omode = match args.mode {
-        OpenMode::ReadOnly => ffi::OREADER,
-        _ if args.sync == SyncMode::None => ffi::OWRITER | ffi::OCREAT,
-        _ => ffi::OWRITER | ffi::OCREAT | ffi::OTSYNC,
-    };
     let path = crate::c_path(&args.file("db.tcb"));
     // SAFETY: valid handle and path.
-    let ok = unsafe { ffi::tcbdbopen(db.p(), path.as_ptr(), omode) };
+    let ok = unsafe { bdb::open(db.p(), path.as_ptr(), open_mode(args)) };
     db.check(ok, "open")?;
     let show = |n: i64, default: &str| if n == 0 { format!("{default} (TC default)") } else { n.to_string() };
-    let mut settings = BTreeMap::new();
-    let transaction = transaction_opt(o, &mut settings);
-    settings.insert("sync".into(), sync_note(args.sync, transaction, "tcbdbsync()"));
-    settings.insert("lmemb".into(), show(lmemb as i64, "128"));
-    settings.insert("nmemb".into(), show(nmemb as i64, "256"));
-    settings.insert("bnum".into(), show(bnum, "32749"));
-    settings.insert("lcnum".into(), show(lcnum as i64, "1024"));
-    settings.insert("ncnum".into(), show(ncnum as i64, "512"));
-    settings.insert("compression".into(), o.text("compression").unwrap_or_default());
-    settings.insert("large".into(), large.to_string());
-    settings.insert("threads".into(), "tcbdbsetmutex (TC's internal rwlock)".into());
-    Ok(Box::new(TcBtree { db, mode: WriteMode { sync: args.sync, transaction }, settings }))
+    let settings = BTreeMap::from([
+        ("lmemb".to_string(), show(lmemb as i64, "128")),
+        ("nmemb".to_string(), show(nmemb as i64, "256")),
+        ("bnum".to_string(), show(bnum, "32749")),
+        ("lcnum".to_string(), show(lcnum as i64, "1024")),
+        ("ncnum".to_string(), show(ncnum as i64, "512")),
+    ]);
+    engine(db, args, large, "tcbdb", settings)
 }
 
-impl Engine for TcBtree {
-    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        write_batch(&self.db, self.mode, batch)
-    }
-
-    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+impl Bdb {
+    fn new_reader(&self) -> Result<Box<dyn Reader + '_>> {
         // SAFETY: tcxstrnew allocates (aborting on failure, as TC does everywhere).
         let (k, v) = unsafe { (ffi::tcxstrnew(), ffi::tcxstrnew()) };
-        Ok(Box::new(BtreeReader { db: &self.db, k, v }))
-    }
-
-    fn close(self: Box<Self>) -> Result<()> {
-        self.db.close()
-    }
-
-    fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.clone()
+        Ok(Box::new(BtreeReader { db: self, k, v }))
     }
 }
 

@@ -129,7 +129,8 @@ impl<K> Cluster<K> {
 impl<K: Kind> RunningServer for Cluster<K> {
     /// Every member's URL, comma-separated.
     fn url(&self) -> String {
-        let urls: Vec<String> = self.members.0.iter().map(|m| format!("{}://127.0.0.1:{}", K::SCHEME, m.port)).collect();
+        let urls: Vec<String> =
+            self.members.0.iter().map(|m| format!("{}://127.0.0.1:{}", K::SCHEME, m.port)).collect();
         urls.join(",")
     }
 

@@ -188,7 +188,6 @@ impl Conn {
         }
     }
 
-
     /// The next reply as a value: `None` for nil, an error for an error reply.
     pub fn value(&mut self, out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
