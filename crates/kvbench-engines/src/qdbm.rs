@@ -37,32 +37,7 @@ mod ffi {
         pub fn dperrmsg(ecode: c_int) -> *const c_char;
 
         pub fn dpopen(name: *const c_char, omode: c_int, bnum: c_int) -> *mut c_void;
-        pub fn dpclose(db: *mut c_void) -> c_int;
-        pub fn dpput(db: *mut c_void, k: *const c_char, ks: c_int, v: *const c_char, vs: c_int, dmode: c_int) -> c_int;
-        pub fn dpout(db: *mut c_void, k: *const c_char, ks: c_int) -> c_int;
-        pub fn dpget(
-            db: *mut c_void,
-            k: *const c_char,
-            ks: c_int,
-            start: c_int,
-            max: c_int,
-            sp: *mut c_int,
-        ) -> *mut c_char;
-        pub fn dpsync(db: *mut c_void) -> c_int;
-
         pub fn cropen(name: *const c_char, omode: c_int, bnum: c_int, dnum: c_int) -> *mut c_void;
-        pub fn crclose(db: *mut c_void) -> c_int;
-        pub fn crput(db: *mut c_void, k: *const c_char, ks: c_int, v: *const c_char, vs: c_int, dmode: c_int) -> c_int;
-        pub fn crout(db: *mut c_void, k: *const c_char, ks: c_int) -> c_int;
-        pub fn crget(
-            db: *mut c_void,
-            k: *const c_char,
-            ks: c_int,
-            start: c_int,
-            max: c_int,
-            sp: *mut c_int,
-        ) -> *mut c_char;
-        pub fn crsync(db: *mut c_void) -> c_int;
 
         pub static VL_CMPLEX: VlCmp;
         pub fn vlopen(name: *const c_char, omode: c_int, cmp: VlCmp) -> *mut c_void;
@@ -176,7 +151,46 @@ type OutFn = unsafe extern "C" fn(*mut c_void, *const c_char, c_int) -> c_int;
 type GetFn = unsafe extern "C" fn(*mut c_void, *const c_char, c_int, c_int, c_int, *mut c_int) -> *mut c_char;
 type HandleFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 
-/// Depot and Curia share one shape; this table picks the functions.
+/// Depot (`dp*`) and Curia (`cr*`) have the same calls under two prefixes: each API's are
+/// declared once, in module `$calls` (linked as `PREFIX` + name, build.rs adds `-lqdbm`), and
+/// gathered in the table `$api` the engine calls through.
+macro_rules! hash_api {
+    ($api:ident, $calls:ident, $prefix:literal, $name:literal, $file:literal) => {
+        mod $calls {
+            use libc::{c_char, c_int, c_void};
+
+            extern "C" {
+                #[link_name = concat!($prefix, "close")]
+                pub fn close(db: *mut c_void) -> c_int;
+                #[link_name = concat!($prefix, "put")]
+                pub fn put(db: *mut c_void, k: *const c_char, ks: c_int, v: *const c_char, vs: c_int, dmode: c_int)
+                    -> c_int;
+                #[link_name = concat!($prefix, "out")]
+                pub fn out(db: *mut c_void, k: *const c_char, ks: c_int) -> c_int;
+                #[link_name = concat!($prefix, "get")]
+                pub fn get(db: *mut c_void, k: *const c_char, ks: c_int, start: c_int, max: c_int, sp: *mut c_int)
+                    -> *mut c_char;
+                #[link_name = concat!($prefix, "sync")]
+                pub fn sync(db: *mut c_void) -> c_int;
+            }
+        }
+
+        static $api: HashApi = HashApi {
+            name: $name,
+            file: $file,
+            put: $calls::put,
+            out: $calls::out,
+            get: $calls::get,
+            sync: $calls::sync,
+            close: $calls::close,
+        };
+    };
+}
+
+hash_api!(DEPOT, dp, "dp", "qdbm-depot", "db.qdbm");
+hash_api!(CURIA, cr, "cr", "qdbm-curia", "db.curia");
+
+/// What the engine calls: Depot's functions or Curia's.
 struct HashApi {
     name: &'static str,
     file: &'static str,
@@ -186,26 +200,6 @@ struct HashApi {
     sync: HandleFn,
     close: HandleFn,
 }
-
-static DEPOT: HashApi = HashApi {
-    name: "qdbm-depot",
-    file: "db.qdbm",
-    put: ffi::dpput,
-    out: ffi::dpout,
-    get: ffi::dpget,
-    sync: ffi::dpsync,
-    close: ffi::dpclose,
-};
-
-static CURIA: HashApi = HashApi {
-    name: "qdbm-curia",
-    file: "db.curia",
-    put: ffi::crput,
-    out: ffi::crout,
-    get: ffi::crget,
-    sync: ffi::crsync,
-    close: ffi::crclose,
-};
 
 /// An open Depot or Curia handle.
 struct HashDb {
