@@ -8,9 +8,10 @@
 
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
-use std::sync::{Mutex, MutexGuard};
 
 use kvbench_core::engine::*;
+
+use crate::locked::{Locked, OneAtATime};
 
 /// Raw declarations of the shim; build.rs compiles it and links `-ldb`.
 mod ffi {
@@ -131,14 +132,10 @@ impl Handle {
     }
 }
 
+/// The open handle and the durability it was opened with.
 pub struct Bdb {
-    db: Mutex<Handle>,
+    db: Handle,
     sync: SyncMode,
-    settings: BTreeMap<String, String>,
-}
-
-fn lock(m: &Mutex<Handle>) -> Result<MutexGuard<'_, Handle>> {
-    m.lock().map_err(|_| EngineError::store("lock poisoned"))
 }
 
 fn open(args: &OpenArgs<'_>, hash: bool) -> Result<Box<dyn Engine>> {
@@ -177,13 +174,11 @@ fn open(args: &OpenArgs<'_>, hash: bool) -> Result<Box<dyn Engine>> {
     settings
         .insert("pagesize".into(), if pagesize == 0 { "Berkeley DB's choice".into() } else { pagesize.to_string() });
     settings.insert("environment".into(), "none (private cache, no transactions, no logging)".into());
-    settings.insert("threads".into(), "one handle behind a mutex (opened without DB_THREAD)".into());
-    Ok(Box::new(Bdb { db: Mutex::new(db), sync: args.sync, settings }))
+    Ok(Locked::engine(Bdb { db, sync: args.sync }, settings, "opened without DB_THREAD"))
 }
 
-impl Engine for Bdb {
+impl OneAtATime for Bdb {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        let db = lock(&self.db)?;
         for w in batch {
             let k = w.key;
             // SAFETY: open handle under the lock; slices are live for the call.
@@ -191,10 +186,10 @@ impl Engine for Bdb {
                 match w.value {
                     Some(v) => {
                         let (kp, vp) = (k.as_ptr().cast(), v.as_ptr().cast());
-                        check(ffi::kvb_bdb_put(db.as_ptr(), kp, len(k.len())?, vp, len(v.len())?), "put")?
+                        check(ffi::kvb_bdb_put(self.db.as_ptr(), kp, len(k.len())?, vp, len(v.len())?), "put")?
                     }
                     None => {
-                        let r = ffi::kvb_bdb_del(db.as_ptr(), k.as_ptr().cast(), len(k.len())?);
+                        let r = ffi::kvb_bdb_del(self.db.as_ptr(), k.as_ptr().cast(), len(k.len())?);
                         if r != notfound() {
                             check(r, "del")?;
                         }
@@ -202,52 +197,22 @@ impl Engine for Bdb {
                 }
             }
             if self.sync == SyncMode::Always {
-                db.sync()?;
+                self.db.sync()?;
             }
         }
         if self.sync == SyncMode::Commit {
-            db.sync()?;
+            self.db.sync()?;
         }
         Ok(())
     }
 
-    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        Ok(Box::new(BdbReader { db: &self.db }))
-    }
-
-    fn close(self: Box<Self>) -> Result<()> {
-        self.db.into_inner().map_err(|_| EngineError::store("lock poisoned"))?.close()
-    }
-
-    fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.clone()
-    }
-}
-
-struct BdbReader<'a> {
-    db: &'a Mutex<Handle>,
-}
-
-/// A cursor, closed in Drop.
-struct Cursor(*mut ffi::Dbc);
-
-impl Drop for Cursor {
-    fn drop(&mut self) {
-        // SAFETY: opened by kvb_bdb_cursor, closed once (while the handle's lock is held:
-        // the cursor is dropped before the guard in scan()).
-        unsafe { ffi::kvb_bdb_cursor_close(self.0) };
-    }
-}
-
-impl Reader for BdbReader<'_> {
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+    fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
-        let db = lock(self.db)?;
         let mut vp: *const libc::c_void = std::ptr::null();
         let mut vl = 0u32;
         // SAFETY: open handle under the lock; the value is owned by the handle until its next
         // call, and we copy it before releasing the lock.
-        let r = unsafe { ffi::kvb_bdb_get(db.as_ptr(), key.as_ptr().cast(), len(key.len())?, &mut vp, &mut vl) };
+        let r = unsafe { ffi::kvb_bdb_get(self.db.as_ptr(), key.as_ptr().cast(), len(key.len())?, &mut vp, &mut vl) };
         if r == notfound() {
             return Ok(false);
         }
@@ -259,11 +224,10 @@ impl Reader for BdbReader<'_> {
         Ok(true)
     }
 
-    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
-        let db = lock(self.db)?;
+    fn scan(&self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         let mut code = 0;
         // SAFETY: open handle under the lock.
-        let cur = Cursor(unsafe { ffi::kvb_bdb_cursor(db.as_ptr(), &mut code) });
+        let cur = Cursor(unsafe { ffi::kvb_bdb_cursor(self.db.as_ptr(), &mut code) });
         if cur.0.is_null() {
             return Err(err(code, "cursor"));
         }
@@ -298,8 +262,21 @@ impl Reader for BdbReader<'_> {
                 break;
             }
         }
-        drop(cur);
-        drop(db);
         Ok(n)
+    }
+
+    fn close(mut self) -> Result<()> {
+        self.db.close()
+    }
+}
+
+/// A cursor, closed in Drop (within scan(), while the handle's lock is held).
+struct Cursor(*mut ffi::Dbc);
+
+impl Drop for Cursor {
+    fn drop(&mut self) {
+        // SAFETY: opened by kvb_bdb_cursor, closed once, before scan() returns and so while
+        // the handle's lock is held.
+        unsafe { ffi::kvb_bdb_cursor_close(self.0) };
     }
 }

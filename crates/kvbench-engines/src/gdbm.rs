@@ -6,10 +6,11 @@
 
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
-use std::sync::{Mutex, MutexGuard};
 
 use kvbench_core::engine::*;
 use libc::c_int;
+
+use crate::locked::{Locked, OneAtATime};
 
 /// Raw declarations; this block owns the linking (build.rs adds `-lgdbm`).
 mod ffi {
@@ -131,14 +132,10 @@ fn close(p: NonNull<ffi::GdbmFileInfo>) -> Result<()> {
     Ok(())
 }
 
+/// The open file and the durability it was opened with.
 pub struct Gdbm {
-    db: Mutex<Db>,
+    db: Db,
     sync: SyncMode,
-    settings: BTreeMap<String, String>,
-}
-
-fn lock(m: &Mutex<Db>) -> Result<MutexGuard<'_, Db>> {
-    m.lock().map_err(|_| EngineError::store("lock poisoned"))
 }
 
 fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
@@ -188,70 +185,53 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     settings.insert("block_size".into(), if block == 0 { "file system's".into() } else { block.to_string() });
     settings.insert("cache_size".into(), if cache == 0 { "automatic".into() } else { cache.to_string() });
     settings.insert("mmap".into(), mmap.to_string());
-    settings.insert("threads".into(), "one handle behind a mutex (GDBM is not thread-safe)".into());
-    Ok(Box::new(Gdbm { db: Mutex::new(db), sync: args.sync, settings }))
+    Ok(Locked::engine(Gdbm { db, sync: args.sync }, settings, "GDBM is not thread-safe"))
 }
 
-impl Engine for Gdbm {
+impl OneAtATime for Gdbm {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        let db = lock(&self.db)?;
         for w in batch {
             let k = datum(w.key)?;
             match w.value {
                 Some(v) => {
                     // SAFETY: open handle under the lock; datums point into live slices.
-                    if unsafe { ffi::gdbm_store(db.as_ptr(), k, datum(v)?, ffi::GDBM_REPLACE) } != 0 {
-                        return Err(db.err("store"));
+                    if unsafe { ffi::gdbm_store(self.db.as_ptr(), k, datum(v)?, ffi::GDBM_REPLACE) } != 0 {
+                        return Err(self.db.err("store"));
                     }
                 }
                 None => {
                     // SAFETY: as above.
-                    if unsafe { ffi::gdbm_delete(db.as_ptr(), k) } != 0 && db.last() != ffi::GDBM_ITEM_NOT_FOUND {
-                        return Err(db.err("delete"));
+                    if unsafe { ffi::gdbm_delete(self.db.as_ptr(), k) } != 0 && self.db.last() != ffi::GDBM_ITEM_NOT_FOUND {
+                        return Err(self.db.err("delete"));
                     }
                 }
             }
         }
         if self.sync == SyncMode::Commit {
             // SAFETY: open handle under the lock.
-            if unsafe { ffi::gdbm_sync(db.as_ptr()) } != 0 {
-                return Err(db.err("sync"));
+            if unsafe { ffi::gdbm_sync(self.db.as_ptr()) } != 0 {
+                return Err(self.db.err("sync"));
             }
         }
         Ok(())
     }
 
-    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        Ok(Box::new(GdbmReader { db: &self.db }))
-    }
-
-    fn close(self: Box<Self>) -> Result<()> {
-        self.db.into_inner().map_err(|_| EngineError::store("lock poisoned"))?.close()
-    }
-
-    fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.clone()
-    }
-}
-
-struct GdbmReader<'a> {
-    db: &'a Mutex<Db>,
-}
-
-impl Reader for GdbmReader<'_> {
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+    fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
-        let db = lock(self.db)?;
         // SAFETY: open handle under the lock; the returned dptr is malloc'd and ours to free.
-        let d = unsafe { ffi::gdbm_fetch(db.as_ptr(), datum(key)?) };
+        let d = unsafe { ffi::gdbm_fetch(self.db.as_ptr(), datum(key)?) };
         if d.dptr.is_null() {
-            if db.last() == ffi::GDBM_ITEM_NOT_FOUND {
+            if self.db.last() == ffi::GDBM_ITEM_NOT_FOUND {
                 return Ok(false);
             }
-            return Err(db.err("fetch"));
+            return Err(self.db.err("fetch"));
         }
         // SAFETY: `dsize` readable bytes at dptr, malloc'd by gdbm.
         unsafe { crate::take_c_buf(d.dptr.cast(), d.dsize as usize, out, libc::free) };
         Ok(true)
+    }
+
+    fn close(mut self) -> Result<()> {
+        self.db.close()
     }
 }

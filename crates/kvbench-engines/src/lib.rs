@@ -3,6 +3,7 @@
 
 pub mod conformance;
 pub mod http;
+pub mod locked;
 pub mod memory;
 pub mod registry;
 pub mod servers;

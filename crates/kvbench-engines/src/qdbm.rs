@@ -8,10 +8,11 @@
 
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
-use std::sync::{Mutex, MutexGuard};
 
 use kvbench_core::engine::*;
 use libc::{c_char, c_int, c_void};
+
+use crate::locked::{Locked, OneAtATime};
 
 /// Raw declarations; this block owns the linking (build.rs adds `-lqdbm`).
 mod ffi {
@@ -201,23 +202,36 @@ struct HashApi {
     close: HandleFn,
 }
 
-/// An open Depot or Curia handle.
-struct HashDb {
+/// An open QDBM handle (Depot, Curia or Villa), the engine's name for its errors and the
+/// durability it was opened with.
+struct Handle {
     h: crate::CHandle<c_void>,
-    api: &'static HashApi,
+    name: &'static str,
+    sync: SyncMode,
 }
 
-// SAFETY: the handle is only used behind the engine's Mutex, one thread at a time.
-unsafe impl Send for HashDb {}
+// SAFETY: the handle is only used behind the engine's lock (`crate::locked`), one thread at a
+// time.
+unsafe impl Send for Handle {}
 
-impl HashDb {
+impl Handle {
     fn p(&self) -> *mut c_void {
         self.h.as_ptr()
     }
 
     fn check(&self, ok: c_int, what: &str) -> Result<()> {
-        check(ok, self.api.name, what)
+        check(ok, self.name, what)
     }
+
+    fn close(mut self) -> Result<()> {
+        self.h.close()
+    }
+}
+
+/// An open Depot or Curia database: its handle and the API whose functions it calls.
+pub struct HashDb {
+    db: Handle,
+    api: &'static HashApi,
 }
 
 fn check(ok: c_int, name: &str, what: &str) -> Result<()> {
@@ -235,16 +249,6 @@ fn sync_note(sync: SyncMode, call: &str) -> String {
         SyncMode::Commit => format!("commit: {call} after each write call (batches are not atomic)"),
         SyncMode::Always => format!("always: {call} after every single write"),
     }
-}
-
-pub struct QdbmHash {
-    db: Mutex<HashDb>,
-    sync: SyncMode,
-    settings: BTreeMap<String, String>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> Result<MutexGuard<'_, T>> {
-    m.lock().map_err(|_| EngineError::store("lock poisoned"))
 }
 
 fn open_hash(args: &OpenArgs<'_>, api: &'static HashApi) -> Result<Box<dyn Engine>> {
@@ -279,20 +283,19 @@ fn open_hash(args: &OpenArgs<'_>, api: &'static HashApi) -> Result<Box<dyn Engin
     if curia {
         settings.insert("dnum".into(), dnum.to_string());
     }
-    settings.insert("threads".into(), "one handle behind a mutex (QDBM is not thread-safe)".into());
-    Ok(Box::new(QdbmHash { db: Mutex::new(HashDb { h, api }), sync: args.sync, settings }))
+    let db = HashDb { db: Handle { h, name: api.name, sync: args.sync }, api };
+    Ok(Locked::engine(db, settings, "QDBM is not thread-safe"))
 }
 
-impl Engine for QdbmHash {
+impl OneAtATime for HashDb {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        let db = lock(&self.db)?;
         for w in batch {
             let k = w.key;
             // SAFETY: the handle is open and ours while the lock is held; slices are live.
             let ok = unsafe {
                 match w.value {
-                    Some(v) => (db.api.put)(
-                        db.p(),
+                    Some(v) => (self.api.put)(
+                        self.db.p(),
                         k.as_ptr().cast(),
                         len(k.len())?,
                         v.as_ptr().cast(),
@@ -300,7 +303,7 @@ impl Engine for QdbmHash {
                         ffi::DOVER,
                     ),
                     None => {
-                        let ok = (db.api.out)(db.p(), k.as_ptr().cast(), len(k.len())?);
+                        let ok = (self.api.out)(self.db.p(), k.as_ptr().cast(), len(k.len())?);
                         if ok == 0 && ecode() == ffi::DP_ENOITEM {
                             1
                         } else {
@@ -309,37 +312,34 @@ impl Engine for QdbmHash {
                     }
                 }
             };
-            db.check(ok, if w.value.is_some() { "put" } else { "out" })?;
-            if self.sync == SyncMode::Always {
+            self.db.check(ok, if w.value.is_some() { "put" } else { "out" })?;
+            if self.db.sync == SyncMode::Always {
                 // SAFETY: open handle under the lock.
-                let ok = unsafe { (db.api.sync)(db.p()) };
-                db.check(ok, "sync")?;
+                let ok = unsafe { (self.api.sync)(self.db.p()) };
+                self.db.check(ok, "sync")?;
             }
         }
-        if self.sync == SyncMode::Commit {
+        if self.db.sync == SyncMode::Commit {
             // SAFETY: open handle under the lock.
-            let ok = unsafe { (db.api.sync)(db.p()) };
-            db.check(ok, "sync")?;
+            let ok = unsafe { (self.api.sync)(self.db.p()) };
+            self.db.check(ok, "sync")?;
         }
         Ok(())
     }
 
-    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        Ok(Box::new(HashReader { db: &self.db }))
+    fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        out.clear();
+        let mut size: c_int = 0;
+        // SAFETY: open handle under the lock; the result is malloc'd and handed to `take`.
+        unsafe {
+            let p = (self.api.get)(self.db.p(), key.as_ptr().cast(), len(key.len())?, 0, -1, &mut size);
+            take(p, size, out, self.api.name)
+        }
     }
 
-    fn close(self: Box<Self>) -> Result<()> {
-        let mut db = self.db.into_inner().map_err(|_| EngineError::store("lock poisoned"))?;
-        db.h.close()
+    fn close(self) -> Result<()> {
+        self.db.close()
     }
-
-    fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.clone()
-    }
-}
-
-struct HashReader<'a> {
-    db: &'a Mutex<HashDb>,
 }
 
 /// Copy a malloc'd QDBM result into `out` and free it; false when `p` is NULL and the error is
@@ -358,35 +358,12 @@ unsafe fn take(p: *mut c_char, size: c_int, out: &mut Vec<u8>, engine: &str) -> 
     Ok(true)
 }
 
-impl Reader for HashReader<'_> {
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        out.clear();
-        let db = lock(self.db)?;
-        let mut size: c_int = 0;
-        // SAFETY: open handle under the lock; the result is malloc'd and handed to `take`.
-        unsafe {
-            let p = (db.api.get)(db.p(), key.as_ptr().cast(), len(key.len())?, 0, -1, &mut size);
-            take(p, size, out, db.api.name)
-        }
-    }
-}
-
 // ---- Villa ----
 
-struct VillaDb(crate::CHandle<c_void>);
-
-// SAFETY: the handle is only used behind the engine's Mutex.
-unsafe impl Send for VillaDb {}
+/// An open Villa database.
+pub struct VillaDb(Handle);
 
 impl VillaDb {
-    fn p(&self) -> *mut c_void {
-        self.0.as_ptr()
-    }
-
-    fn check(&self, ok: c_int, what: &str) -> Result<()> {
-        check(ok, "qdbm-villa", what)
-    }
-
     fn apply(&self, w: &WriteOp<'_>) -> Result<()> {
         let k = w.key;
         // SAFETY: open handle (caller holds the lock); live slices.
@@ -394,31 +371,25 @@ impl VillaDb {
             match w.value {
                 Some(v) => {
                     let ok = ffi::vlput(
-                        self.p(),
+                        self.0.p(),
                         k.as_ptr().cast(),
                         len(k.len())?,
                         v.as_ptr().cast(),
                         len(v.len())?,
                         ffi::DOVER,
                     );
-                    self.check(ok, "put")
+                    self.0.check(ok, "put")
                 }
                 None => {
-                    let ok = ffi::vlout(self.p(), k.as_ptr().cast(), len(k.len())?);
+                    let ok = ffi::vlout(self.0.p(), k.as_ptr().cast(), len(k.len())?);
                     if ok == 0 && ecode() == ffi::DP_ENOITEM {
                         return Ok(());
                     }
-                    self.check(ok, "out")
+                    self.0.check(ok, "out")
                 }
             }
         }
     }
-}
-
-pub struct Villa {
-    db: Mutex<VillaDb>,
-    sync: SyncMode,
-    settings: BTreeMap<String, String>,
 }
 
 fn open_villa(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
@@ -438,10 +409,11 @@ fn open_villa(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let p = unsafe { ffi::vlopen(path.as_ptr(), omode, ffi::VL_CMPLEX) };
     // SAFETY: CHandle releases the open handle once.
     let close = |p: NonNull<c_void>| check(unsafe { ffi::vlclose(p.as_ptr()) }, "qdbm-villa", "close");
-    let db = VillaDb(crate::CHandle::new(p, Box::new(close)).ok_or_else(|| err("qdbm-villa", "open"))?);
+    let h = crate::CHandle::new(p, Box::new(close)).ok_or_else(|| err("qdbm-villa", "open"))?;
+    let db = VillaDb(Handle { h, name: "qdbm-villa", sync: args.sync });
     let (lrecmax, nidxmax, lcnum, ncnum) = (int("lrecmax"), int("nidxmax"), int("lcnum"), int("ncnum"));
     // SAFETY: open handle; tuning is per open and not stored in the file.
-    unsafe { ffi::vlsettuning(db.p(), lrecmax, nidxmax, lcnum, ncnum) };
+    unsafe { ffi::vlsettuning(db.0.p(), lrecmax, nidxmax, lcnum, ncnum) };
     let show = |n: c_int, d: &str| if n == 0 { format!("{d} (QDBM default)") } else { n.to_string() };
     let mut settings = BTreeMap::new();
     settings.insert(
@@ -456,76 +428,53 @@ fn open_villa(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     settings.insert("lcnum".into(), show(lcnum, "1024"));
     settings.insert("ncnum".into(), show(ncnum, "512"));
     settings.insert("compression".into(), if zlib { "zlib" } else { "none" }.into());
-    settings.insert("threads".into(), "one handle behind a mutex (QDBM is not thread-safe)".into());
-    Ok(Box::new(Villa { db: Mutex::new(db), sync: args.sync, settings }))
+    Ok(Locked::engine(db, settings, "QDBM is not thread-safe"))
 }
 
-impl Engine for Villa {
+impl OneAtATime for VillaDb {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        let db = lock(&self.db)?;
         if batch.len() == 1 {
-            db.apply(&batch[0])?;
+            self.apply(&batch[0])?;
         } else {
             // SAFETY: open handle under the lock.
-            let ok = unsafe { ffi::vltranbegin(db.p()) };
-            db.check(ok, "tranbegin")?;
+            let ok = unsafe { ffi::vltranbegin(self.0.p()) };
+            self.0.check(ok, "tranbegin")?;
             for w in batch {
-                if let Err(e) = db.apply(w) {
+                if let Err(e) = self.apply(w) {
                     // SAFETY: open handle inside a transaction.
-                    unsafe { ffi::vltranabort(db.p()) };
+                    unsafe { ffi::vltranabort(self.0.p()) };
                     return Err(e);
                 }
             }
             // SAFETY: open handle inside a transaction.
-            let ok = unsafe { ffi::vltrancommit(db.p()) };
-            db.check(ok, "trancommit")?;
+            let ok = unsafe { ffi::vltrancommit(self.0.p()) };
+            self.0.check(ok, "trancommit")?;
         }
-        if self.sync != SyncMode::None {
+        if self.0.sync != SyncMode::None {
             // SAFETY: open handle, no transaction active.
-            let ok = unsafe { ffi::vlsync(db.p()) };
-            db.check(ok, "sync")?;
+            let ok = unsafe { ffi::vlsync(self.0.p()) };
+            self.0.check(ok, "sync")?;
         }
         Ok(())
     }
 
-    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        Ok(Box::new(VillaReader { db: &self.db }))
-    }
-
-    fn close(self: Box<Self>) -> Result<()> {
-        let mut db = self.db.into_inner().map_err(|_| EngineError::store("lock poisoned"))?;
-        db.0.close()
-    }
-
-    fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.clone()
-    }
-}
-
-struct VillaReader<'a> {
-    db: &'a Mutex<VillaDb>,
-}
-
-impl Reader for VillaReader<'_> {
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+    fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
-        let db = lock(self.db)?;
         let mut size: c_int = 0;
         // SAFETY: open handle under the lock; the malloc'd result goes to `take`.
         unsafe {
-            let p = ffi::vlget(db.p(), key.as_ptr().cast(), len(key.len())?, &mut size);
+            let p = ffi::vlget(self.0.p(), key.as_ptr().cast(), len(key.len())?, &mut size);
             take(p, size, out, "qdbm-villa")
         }
     }
 
-    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
-        // The cursor lives in the handle, so the lock is held for the whole scan.
-        let db = lock(self.db)?;
+    /// The cursor lives in the handle: the caller holds the lock for the whole scan.
+    fn scan(&self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         // SAFETY: open handle under the lock.
         let mut on = unsafe {
             match start {
-                Some(k) => ffi::vlcurjump(db.p(), k.as_ptr().cast(), len(k.len())?, ffi::VL_JFORWARD),
-                None => ffi::vlcurfirst(db.p()),
+                Some(k) => ffi::vlcurjump(self.0.p(), k.as_ptr().cast(), len(k.len())?, ffi::VL_JFORWARD),
+                None => ffi::vlcurfirst(self.0.p()),
             }
         };
         let mut n = 0;
@@ -534,8 +483,8 @@ impl Reader for VillaReader<'_> {
             // SAFETY: the cache pointers stay valid until the next operation on the handle,
             // which cannot happen while we hold the lock and before visit returns.
             let go = unsafe {
-                let kp = ffi::vlcurkeycache(db.p(), &mut ks);
-                let vp = ffi::vlcurvalcache(db.p(), &mut vs);
+                let kp = ffi::vlcurkeycache(self.0.p(), &mut ks);
+                let vp = ffi::vlcurvalcache(self.0.p(), &mut vs);
                 if kp.is_null() || vp.is_null() {
                     return Err(err("qdbm-villa", "cursor"));
                 }
@@ -549,11 +498,15 @@ impl Reader for VillaReader<'_> {
                 break;
             }
             // SAFETY: open handle under the lock.
-            on = unsafe { ffi::vlcurnext(db.p()) };
+            on = unsafe { ffi::vlcurnext(self.0.p()) };
         }
         if on == 0 && ecode() != ffi::DP_ENOITEM {
             return Err(err("qdbm-villa", "cursor"));
         }
         Ok(n)
+    }
+
+    fn close(self) -> Result<()> {
+        self.0.close()
     }
 }
