@@ -11,6 +11,7 @@ use std::ptr::NonNull;
 
 use kvbench_core::engine::*;
 
+use crate::batch::{write_each, Records};
 use crate::locked::{Locked, OneAtATime};
 
 /// Raw declarations of the shim; build.rs compiles it and links `-ldb`.
@@ -177,33 +178,26 @@ fn open(args: &OpenArgs<'_>, hash: bool) -> Result<Box<dyn Engine>> {
     Ok(Locked::engine(Bdb { db, sync: args.sync }, settings, "opened without DB_THREAD"))
 }
 
+impl Records for Bdb {
+    fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
+        let (kp, kl, vp, vl) = (k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?);
+        // SAFETY: open handle under the lock; the slices are live for the call.
+        check(unsafe { ffi::kvb_bdb_put(self.db.as_ptr(), kp, kl, vp, vl) }, "put")
+    }
+
+    fn delete(&self, k: &[u8]) -> Result<()> {
+        // SAFETY: as above.
+        let r = unsafe { ffi::kvb_bdb_del(self.db.as_ptr(), k.as_ptr().cast(), len(k.len())?) };
+        if r == notfound() {
+            return Ok(());
+        }
+        check(r, "del")
+    }
+}
+
 impl OneAtATime for Bdb {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        for w in batch {
-            let k = w.key;
-            // SAFETY: open handle under the lock; slices are live for the call.
-            unsafe {
-                match w.value {
-                    Some(v) => {
-                        let (kp, vp) = (k.as_ptr().cast(), v.as_ptr().cast());
-                        check(ffi::kvb_bdb_put(self.db.as_ptr(), kp, len(k.len())?, vp, len(v.len())?), "put")?
-                    }
-                    None => {
-                        let r = ffi::kvb_bdb_del(self.db.as_ptr(), k.as_ptr().cast(), len(k.len())?);
-                        if r != notfound() {
-                            check(r, "del")?;
-                        }
-                    }
-                }
-            }
-            if self.sync == SyncMode::Always {
-                self.db.sync()?;
-            }
-        }
-        if self.sync == SyncMode::Commit {
-            self.db.sync()?;
-        }
-        Ok(())
+        write_each(self, batch, self.sync, || self.db.sync())
     }
 
     fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
@@ -226,11 +220,10 @@ impl OneAtATime for Bdb {
 
     fn scan(&self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         let mut code = 0;
-        // SAFETY: open handle under the lock.
-        let cur = Cursor(unsafe { ffi::kvb_bdb_cursor(self.db.as_ptr(), &mut code) });
-        if cur.0.is_null() {
-            return Err(err(code, "cursor"));
-        }
+        // SAFETY: open handle under the lock; the cursor is made for kvb_bdb_cursor_close, which
+        // its guard calls before scan() returns, so while the lock is still held.
+        let cur = unsafe { crate::Owned::new(ffi::kvb_bdb_cursor(self.db.as_ptr(), &mut code), ffi::kvb_bdb_cursor_close) }
+            .ok_or_else(|| err(code, "cursor"))?;
         let (mut op, k) = match start {
             Some(k) => (ffi::CUR_SET_RANGE, k),
             None => (ffi::CUR_FIRST, &[][..]),
@@ -242,7 +235,7 @@ impl OneAtATime for Bdb {
             // SAFETY: a live cursor under the handle's lock; on success the record's bytes are
             // owned by the cursor until its next call, after `visit` returns.
             let r = unsafe {
-                ffi::kvb_bdb_cursor_get(cur.0, op, k.as_ptr().cast(), len(k.len())?, &mut kp, &mut kl, &mut vp, &mut vl)
+                ffi::kvb_bdb_cursor_get(cur.as_ptr(), op, k.as_ptr().cast(), len(k.len())?, &mut kp, &mut kl, &mut vp, &mut vl)
             };
             if r == notfound() {
                 break;
@@ -267,16 +260,5 @@ impl OneAtATime for Bdb {
 
     fn close(mut self) -> Result<()> {
         self.db.close()
-    }
-}
-
-/// A cursor, closed in Drop (within scan(), while the handle's lock is held).
-struct Cursor(*mut ffi::Dbc);
-
-impl Drop for Cursor {
-    fn drop(&mut self) {
-        // SAFETY: opened by kvb_bdb_cursor, closed once, before scan() returns and so while
-        // the handle's lock is held.
-        unsafe { ffi::kvb_bdb_cursor_close(self.0) };
     }
 }

@@ -11,6 +11,9 @@ use std::ptr::NonNull;
 
 use kvbench_core::engine::*;
 
+use crate::batch::{Records, Transactions};
+use crate::shared::{Shared, ThreadSafe};
+
 /// Raw declarations; this block owns the linking (build.rs adds `-lkyotocabinet`).
 mod ffi {
     use libc::{c_char, c_void, size_t};
@@ -163,26 +166,43 @@ impl Db {
             Err(self.err(what))
         }
     }
+}
 
-    fn apply(&self, w: &WriteOp<'_>) -> Result<()> {
-        let k = nonnull(w.key);
+impl Records for Kyoto {
+    fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
+        let (k, v) = (nonnull(k), nonnull(v));
         // SAFETY: pointers and lengths come from live slices.
-        unsafe {
-            match w.value {
-                Some(v) => {
-                    let v = nonnull(v);
-                    let ok = ffi::kcdbset(self.p(), k.as_ptr().cast(), k.len(), v.as_ptr().cast(), v.len());
-                    self.check(ok, "set")
-                }
-                None => {
-                    let ok = ffi::kcdbremove(self.p(), k.as_ptr().cast(), k.len());
-                    if ok == 0 && self.ecode() == ffi::KCENOREC {
-                        return Ok(());
-                    }
-                    self.check(ok, "remove")
-                }
-            }
+        let ok = unsafe { ffi::kcdbset(self.db.p(), k.as_ptr().cast(), k.len(), v.as_ptr().cast(), v.len()) };
+        self.db.check(ok, "set")
+    }
+
+    fn delete(&self, k: &[u8]) -> Result<()> {
+        let k = nonnull(k);
+        // SAFETY: as above.
+        let ok = unsafe { ffi::kcdbremove(self.db.p(), k.as_ptr().cast(), k.len()) };
+        if ok == 0 && self.db.ecode() == ffi::KCENOREC {
+            return Ok(());
         }
+        self.db.check(ok, "remove")
+    }
+}
+
+/// Hard transactions (synced at commit) unless `sync = none`.
+impl Transactions for Kyoto {
+    fn begin(&self) -> Result<()> {
+        let hard = (self.sync != SyncMode::None) as i32;
+        // SAFETY: valid handle.
+        self.db.check(unsafe { ffi::kcdbbegintran(self.db.p(), hard) }, "begintran")
+    }
+
+    fn commit(&self) -> Result<()> {
+        // SAFETY: valid handle inside a transaction.
+        self.db.check(unsafe { ffi::kcdbendtran(self.db.p(), 1) }, "endtran")
+    }
+
+    fn abort(&self) {
+        // SAFETY: valid handle inside a transaction.
+        unsafe { ffi::kcdbendtran(self.db.p(), 0) };
     }
 }
 
@@ -193,10 +213,10 @@ impl Drop for Db {
     }
 }
 
+/// The open database and the durability it was opened with.
 pub struct Kyoto {
     db: Db,
     sync: SyncMode,
-    settings: BTreeMap<String, String>,
 }
 
 fn open(args: &OpenArgs<'_>, kind: Kind) -> Result<Box<dyn Engine>> {
@@ -245,68 +265,30 @@ fn open(args: &OpenArgs<'_>, kind: Kind) -> Result<Box<dyn Engine>> {
             s => format!("{s}: batches are hard transactions (kcdbbegintran hard=1); a single write is followed by kcdbsync(hard=1)"),
         },
     );
-    settings.insert("threads".into(), "one shared handle (Kyoto Cabinet locks internally)".into());
-    Ok(Box::new(Kyoto { db, sync: args.sync, settings }))
+    Ok(Shared::engine(Kyoto { db, sync: args.sync }, settings, "Kyoto Cabinet locks internally"))
 }
 
-impl Engine for Kyoto {
+impl ThreadSafe for Kyoto {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        let hard = (self.sync != SyncMode::None) as i32;
-        if batch.len() == 1 {
-            self.db.apply(&batch[0])?;
-            if hard != 0 {
-                // SAFETY: valid handle; no file callback.
-                let ok = unsafe { ffi::kcdbsync(self.db.p(), 1, std::ptr::null(), std::ptr::null_mut()) };
-                self.db.check(ok, "sync")?;
-            }
-            return Ok(());
+        if batch.len() != 1 {
+            return self.in_transaction(batch);
         }
-        // SAFETY: valid handle.
-        let ok = unsafe { ffi::kcdbbegintran(self.db.p(), hard) };
-        self.db.check(ok, "begintran")?;
-        for w in batch {
-            if let Err(e) = self.db.apply(w) {
-                // SAFETY: valid handle inside a transaction.
-                unsafe { ffi::kcdbendtran(self.db.p(), 0) };
-                return Err(e);
-            }
+        self.apply(&batch[0])?;
+        if self.sync != SyncMode::None {
+            // SAFETY: valid handle; no file callback.
+            let ok = unsafe { ffi::kcdbsync(self.db.p(), 1, std::ptr::null(), std::ptr::null_mut()) };
+            self.db.check(ok, "sync")?;
         }
-        // SAFETY: valid handle inside a transaction.
-        let ok = unsafe { ffi::kcdbendtran(self.db.p(), 1) };
-        self.db.check(ok, "endtran")
+        Ok(())
     }
 
-    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        Ok(Box::new(KyotoReader { db: &self.db }))
-    }
-
-    fn close(self: Box<Self>) -> Result<()> {
+    fn close(self) -> Result<()> {
         // SAFETY: valid open handle; Drop then only deletes the object.
         let ok = unsafe { ffi::kcdbclose(self.db.p()) };
         self.db.check(ok, "close")
     }
 
-    fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.clone()
-    }
-}
-
-struct KyotoReader<'a> {
-    db: &'a Db,
-}
-
-/// A cursor, deleted in Drop.
-struct Cursor(*mut ffi::KcCur);
-
-impl Drop for Cursor {
-    fn drop(&mut self) {
-        // SAFETY: made by kcdbcursor, deleted once.
-        unsafe { ffi::kccurdel(self.0) }
-    }
-}
-
-impl Reader for KyotoReader<'_> {
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+    fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
         let mut size = 0usize;
         // SAFETY: valid handle and key; the result is kcmalloc'd, copied, then freed once.
@@ -322,14 +304,15 @@ impl Reader for KyotoReader<'_> {
         Ok(true)
     }
 
-    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
-        // SAFETY: valid handle; the cursor is deleted by its guard.
-        let cur = Cursor(unsafe { ffi::kcdbcursor(self.db.p()) });
+    fn scan(&self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
+        // SAFETY: valid handle; the cursor is made for kccurdel, which its guard calls.
+        let cur = unsafe { crate::Owned::new(ffi::kcdbcursor(self.db.p()), ffi::kccurdel) }
+            .ok_or_else(|| self.db.err("cursor"))?;
         // SAFETY: valid cursor and key slice.
         let ok = unsafe {
             match start {
-                Some(k) => ffi::kccurjumpkey(cur.0, k.as_ptr().cast(), k.len()),
-                None => ffi::kccurjump(cur.0),
+                Some(k) => ffi::kccurjumpkey(cur.as_ptr(), k.as_ptr().cast(), k.len()),
+                None => ffi::kccurjump(cur.as_ptr()),
             }
         };
         if ok == 0 {
@@ -343,7 +326,7 @@ impl Reader for KyotoReader<'_> {
             let (mut ks, mut vs) = (0usize, 0usize);
             let mut vp: *const libc::c_char = std::ptr::null();
             // SAFETY: valid cursor; KC returns one kcmalloc'd region holding key and value.
-            let kp = unsafe { ffi::kccurget(cur.0, &mut ks, &mut vp, &mut vs, 1) };
+            let kp = unsafe { ffi::kccurget(cur.as_ptr(), &mut ks, &mut vp, &mut vs, 1) };
             if kp.is_null() {
                 if self.db.ecode() == ffi::KCENOREC {
                     break;

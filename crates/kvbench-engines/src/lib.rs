@@ -1,12 +1,14 @@
 //! The engines kvbench measures. One module per engine, one line in engines.toml.
 //! Adapters translate calls; they never time anything.
 
+pub mod batch;
 pub mod conformance;
 pub mod http;
 pub mod locked;
 pub mod memory;
 pub mod registry;
 pub mod servers;
+pub mod shared;
 
 /// Declares C types that Rust only sees behind pointers (`opaque!(Db, Cursor);`): zero-sized,
 /// `repr(C)`, never built on the Rust side.
@@ -91,6 +93,33 @@ impl<T> CHandle<T> {
 impl<T> Drop for CHandle<T> {
     fn drop(&mut self) {
         let _ = self.close();
+    }
+}
+
+/// A C object a call makes for the caller to free (a cursor, an iterator), freed once by Drop.
+pub struct Owned<T, R = ()> {
+    p: std::ptr::NonNull<T>,
+    free: unsafe extern "C" fn(*mut T) -> R,
+}
+
+impl<T, R> Owned<T, R> {
+    /// `None` when the library returned null (its error is the caller's to fetch).
+    ///
+    /// # Safety
+    /// `p` must be null or an object that `free` releases, used by nothing once the guard drops.
+    pub unsafe fn new(p: *mut T, free: unsafe extern "C" fn(*mut T) -> R) -> Option<Owned<T, R>> {
+        std::ptr::NonNull::new(p).map(|p| Owned { p, free })
+    }
+
+    pub fn as_ptr(&self) -> *mut T {
+        self.p.as_ptr()
+    }
+}
+
+impl<T, R> Drop for Owned<T, R> {
+    fn drop(&mut self) {
+        // SAFETY: by `new`'s contract the object is `free`'s to release, and only here.
+        unsafe { (self.free)(self.p.as_ptr()) };
     }
 }
 

@@ -12,6 +12,7 @@ use std::ptr::NonNull;
 use kvbench_core::engine::*;
 use libc::{c_char, c_int, c_void};
 
+use crate::batch::{write_each, Records, Transactions};
 use crate::locked::{Locked, OneAtATime};
 
 /// Raw declarations; this block owns the linking (build.rs adds `-lqdbm`).
@@ -202,12 +203,14 @@ struct HashApi {
     close: HandleFn,
 }
 
-/// An open QDBM handle (Depot, Curia or Villa), the engine's name for its errors and the
-/// durability it was opened with.
+/// An open QDBM handle (Depot, Curia or Villa): the engine's name for its errors, the
+/// durability it was opened with, and its database's put and out (the same in all three).
 struct Handle {
     h: crate::CHandle<c_void>,
     name: &'static str,
     sync: SyncMode,
+    put_call: PutFn,
+    out_call: OutFn,
 }
 
 // SAFETY: the handle is only used behind the engine's lock (`crate::locked`), one thread at a
@@ -225,6 +228,23 @@ impl Handle {
 
     fn close(mut self) -> Result<()> {
         self.h.close()
+    }
+}
+
+impl Records for Handle {
+    fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
+        let (kp, kl, vp, vl) = (k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?);
+        // SAFETY: open handle under the lock; the slices are live for the call.
+        self.check(unsafe { (self.put_call)(self.p(), kp, kl, vp, vl, ffi::DOVER) }, "put")
+    }
+
+    fn delete(&self, k: &[u8]) -> Result<()> {
+        // SAFETY: as above.
+        let ok = unsafe { (self.out_call)(self.p(), k.as_ptr().cast(), len(k.len())?) };
+        if ok == 0 && ecode() == ffi::DP_ENOITEM {
+            return Ok(());
+        }
+        self.check(ok, "out")
     }
 }
 
@@ -283,48 +303,22 @@ fn open_hash(args: &OpenArgs<'_>, api: &'static HashApi) -> Result<Box<dyn Engin
     if curia {
         settings.insert("dnum".into(), dnum.to_string());
     }
-    let db = HashDb { db: Handle { h, name: api.name, sync: args.sync }, api };
+    let db = Handle { h, name: api.name, sync: args.sync, put_call: api.put, out_call: api.out };
+    let db = HashDb { db, api };
     Ok(Locked::engine(db, settings, "QDBM is not thread-safe"))
+}
+
+impl HashDb {
+    fn sync(&self) -> Result<()> {
+        // SAFETY: open handle under the lock.
+        let ok = unsafe { (self.api.sync)(self.db.p()) };
+        self.db.check(ok, "sync")
+    }
 }
 
 impl OneAtATime for HashDb {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        for w in batch {
-            let k = w.key;
-            // SAFETY: the handle is open and ours while the lock is held; slices are live.
-            let ok = unsafe {
-                match w.value {
-                    Some(v) => (self.api.put)(
-                        self.db.p(),
-                        k.as_ptr().cast(),
-                        len(k.len())?,
-                        v.as_ptr().cast(),
-                        len(v.len())?,
-                        ffi::DOVER,
-                    ),
-                    None => {
-                        let ok = (self.api.out)(self.db.p(), k.as_ptr().cast(), len(k.len())?);
-                        if ok == 0 && ecode() == ffi::DP_ENOITEM {
-                            1
-                        } else {
-                            ok
-                        }
-                    }
-                }
-            };
-            self.db.check(ok, if w.value.is_some() { "put" } else { "out" })?;
-            if self.db.sync == SyncMode::Always {
-                // SAFETY: open handle under the lock.
-                let ok = unsafe { (self.api.sync)(self.db.p()) };
-                self.db.check(ok, "sync")?;
-            }
-        }
-        if self.db.sync == SyncMode::Commit {
-            // SAFETY: open handle under the lock.
-            let ok = unsafe { (self.api.sync)(self.db.p()) };
-            self.db.check(ok, "sync")?;
-        }
-        Ok(())
+        write_each(&self.db, batch, self.db.sync, || self.sync())
     }
 
     fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
@@ -363,32 +357,30 @@ unsafe fn take(p: *mut c_char, size: c_int, out: &mut Vec<u8>, engine: &str) -> 
 /// An open Villa database.
 pub struct VillaDb(Handle);
 
-impl VillaDb {
-    fn apply(&self, w: &WriteOp<'_>) -> Result<()> {
-        let k = w.key;
-        // SAFETY: open handle (caller holds the lock); live slices.
-        unsafe {
-            match w.value {
-                Some(v) => {
-                    let ok = ffi::vlput(
-                        self.0.p(),
-                        k.as_ptr().cast(),
-                        len(k.len())?,
-                        v.as_ptr().cast(),
-                        len(v.len())?,
-                        ffi::DOVER,
-                    );
-                    self.0.check(ok, "put")
-                }
-                None => {
-                    let ok = ffi::vlout(self.0.p(), k.as_ptr().cast(), len(k.len())?);
-                    if ok == 0 && ecode() == ffi::DP_ENOITEM {
-                        return Ok(());
-                    }
-                    self.0.check(ok, "out")
-                }
-            }
-        }
+impl Records for VillaDb {
+    fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
+        self.0.put(k, v)
+    }
+
+    fn delete(&self, k: &[u8]) -> Result<()> {
+        self.0.delete(k)
+    }
+}
+
+impl Transactions for VillaDb {
+    fn begin(&self) -> Result<()> {
+        // SAFETY: open handle under the lock.
+        self.0.check(unsafe { ffi::vltranbegin(self.0.p()) }, "tranbegin")
+    }
+
+    fn commit(&self) -> Result<()> {
+        // SAFETY: open handle inside a transaction.
+        self.0.check(unsafe { ffi::vltrancommit(self.0.p()) }, "trancommit")
+    }
+
+    fn abort(&self) {
+        // SAFETY: open handle inside a transaction.
+        unsafe { ffi::vltranabort(self.0.p()) };
     }
 }
 
@@ -410,7 +402,7 @@ fn open_villa(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     // SAFETY: CHandle releases the open handle once.
     let close = |p: NonNull<c_void>| check(unsafe { ffi::vlclose(p.as_ptr()) }, "qdbm-villa", "close");
     let h = crate::CHandle::new(p, Box::new(close)).ok_or_else(|| err("qdbm-villa", "open"))?;
-    let db = VillaDb(Handle { h, name: "qdbm-villa", sync: args.sync });
+    let db = VillaDb(Handle { h, name: "qdbm-villa", sync: args.sync, put_call: ffi::vlput, out_call: ffi::vlout });
     let (lrecmax, nidxmax, lcnum, ncnum) = (int("lrecmax"), int("nidxmax"), int("lcnum"), int("ncnum"));
     // SAFETY: open handle; tuning is per open and not stored in the file.
     unsafe { ffi::vlsettuning(db.0.p(), lrecmax, nidxmax, lcnum, ncnum) };
@@ -436,19 +428,7 @@ impl OneAtATime for VillaDb {
         if batch.len() == 1 {
             self.apply(&batch[0])?;
         } else {
-            // SAFETY: open handle under the lock.
-            let ok = unsafe { ffi::vltranbegin(self.0.p()) };
-            self.0.check(ok, "tranbegin")?;
-            for w in batch {
-                if let Err(e) = self.apply(w) {
-                    // SAFETY: open handle inside a transaction.
-                    unsafe { ffi::vltranabort(self.0.p()) };
-                    return Err(e);
-                }
-            }
-            // SAFETY: open handle inside a transaction.
-            let ok = unsafe { ffi::vltrancommit(self.0.p()) };
-            self.0.check(ok, "trancommit")?;
+            self.in_transaction(batch)?;
         }
         if self.0.sync != SyncMode::None {
             // SAFETY: open handle, no transaction active.

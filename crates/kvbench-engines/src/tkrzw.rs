@@ -11,6 +11,9 @@ use std::ptr::NonNull;
 
 use kvbench_core::engine::*;
 
+use crate::batch::{write_each, Records};
+use crate::shared::{Shared, ThreadSafe};
+
 /// Raw declarations; this block owns the linking (build.rs adds `-ltkrzw`).
 mod ffi {
     use libc::{c_char, c_void};
@@ -164,11 +167,11 @@ impl Dbm {
     }
 }
 
+/// The open DBM, whether it may be written, and the durability it was opened with.
 pub struct Tkrzw {
     db: Dbm,
     writable: bool,
     sync: SyncMode,
-    settings: BTreeMap<String, String>,
 }
 
 fn open(args: &OpenArgs<'_>, tree: bool) -> Result<Box<dyn Engine>> {
@@ -219,56 +222,33 @@ fn open(args: &OpenArgs<'_>, tree: bool) -> Result<Box<dyn Engine>> {
             SyncMode::Always => "always: tkrzw_dbm_synchronize(hard) after every write".into(),
         },
     );
-    settings.insert("threads".into(), "one shared handle (Tkrzw locks internally)".into());
-    Ok(Box::new(Tkrzw { db, writable, sync: args.sync, settings }))
+    Ok(Shared::engine(Tkrzw { db, writable, sync: args.sync }, settings, "Tkrzw locks internally"))
 }
 
-impl Engine for Tkrzw {
-    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        for w in batch {
-            let k = w.key;
-            // SAFETY: open handle; live slices.
-            unsafe {
-                match w.value {
-                    Some(v) => {
-                        let ok = ffi::tkrzw_dbm_set(
-                            self.db.as_ptr(),
-                            k.as_ptr().cast(),
-                            len(k.len())?,
-                            v.as_ptr().cast(),
-                            len(v.len())?,
-                            true,
-                        );
-                        check(ok, "set")?;
-                    }
-                    None => {
-                        let ok = ffi::tkrzw_dbm_remove(self.db.as_ptr(), k.as_ptr().cast(), len(k.len())?);
-                        if !ok && status() != ffi::STATUS_NOT_FOUND_ERROR {
-                            return Err(err("remove"));
-                        }
-                    }
-                }
-            }
-            if self.sync == SyncMode::Always {
-                self.db.sync()?;
-            }
-        }
-        if self.sync == SyncMode::Commit {
-            self.db.sync()?;
+impl Records for Tkrzw {
+    fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
+        let (kp, kl, vp, vl) = (k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?);
+        // SAFETY: open handle; the slices are live for the call.
+        check(unsafe { ffi::tkrzw_dbm_set(self.db.as_ptr(), kp, kl, vp, vl, true) }, "set")
+    }
+
+    fn delete(&self, k: &[u8]) -> Result<()> {
+        // SAFETY: as above.
+        let ok = unsafe { ffi::tkrzw_dbm_remove(self.db.as_ptr(), k.as_ptr().cast(), len(k.len())?) };
+        if !ok && status() != ffi::STATUS_NOT_FOUND_ERROR {
+            return Err(err("remove"));
         }
         Ok(())
     }
+}
 
-    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        Ok(Box::new(TkrzwReader { db: &self.db }))
+impl ThreadSafe for Tkrzw {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        write_each(self, batch, self.sync, || self.db.sync())
     }
 
-    fn close(mut self: Box<Self>) -> Result<()> {
+    fn close(mut self) -> Result<()> {
         self.db.close()
-    }
-
-    fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.clone()
     }
 
     fn internals(&self) -> BTreeMap<String, f64> {
@@ -308,24 +288,8 @@ impl Engine for Tkrzw {
             "synchronized the file (tkrzw_dbm_synchronize, hard); Tkrzw saw no need to rebuild".into()
         })
     }
-}
 
-struct TkrzwReader<'a> {
-    db: &'a Dbm,
-}
-
-/// An iterator, freed in Drop.
-struct Iter(*mut ffi::TkrzwDbmIter);
-
-impl Drop for Iter {
-    fn drop(&mut self) {
-        // SAFETY: made by tkrzw_dbm_make_iterator, freed once.
-        unsafe { ffi::tkrzw_dbm_iter_free(self.0) }
-    }
-}
-
-impl Reader for TkrzwReader<'_> {
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+    fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         out.clear();
         let mut size = 0i32;
         // SAFETY: open handle and live key; the result is malloc'd, copied, then freed once.
@@ -341,14 +305,15 @@ impl Reader for TkrzwReader<'_> {
         Ok(true)
     }
 
-    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
-        // SAFETY: open handle; the iterator is freed by its guard.
-        let it = Iter(unsafe { ffi::tkrzw_dbm_make_iterator(self.db.as_ptr()) });
+    fn scan(&self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
+        // SAFETY: open handle; the iterator is made for tkrzw_dbm_iter_free, which its guard calls.
+        let it = unsafe { crate::Owned::new(ffi::tkrzw_dbm_make_iterator(self.db.as_ptr()), ffi::tkrzw_dbm_iter_free) }
+            .ok_or_else(|| err("iterator"))?;
         // SAFETY: live iterator and key slice.
         let ok = unsafe {
             match start {
-                Some(k) => ffi::tkrzw_dbm_iter_jump(it.0, k.as_ptr().cast(), len(k.len())?),
-                None => ffi::tkrzw_dbm_iter_first(it.0),
+                Some(k) => ffi::tkrzw_dbm_iter_jump(it.as_ptr(), k.as_ptr().cast(), len(k.len())?),
+                None => ffi::tkrzw_dbm_iter_first(it.as_ptr()),
             }
         };
         if !ok {
@@ -362,7 +327,7 @@ impl Reader for TkrzwReader<'_> {
             let (mut kp, mut vp): (*mut libc::c_char, *mut libc::c_char) = (std::ptr::null_mut(), std::ptr::null_mut());
             let (mut ks, mut vs) = (0i32, 0i32);
             // SAFETY: live iterator; on success both regions are malloc'd and ours to free.
-            let ok = unsafe { ffi::tkrzw_dbm_iter_get(it.0, &mut kp, &mut ks, &mut vp, &mut vs) };
+            let ok = unsafe { ffi::tkrzw_dbm_iter_get(it.as_ptr(), &mut kp, &mut ks, &mut vp, &mut vs) };
             if !ok {
                 if status() == ffi::STATUS_NOT_FOUND_ERROR {
                     break;
@@ -384,7 +349,7 @@ impl Reader for TkrzwReader<'_> {
                 break;
             }
             // SAFETY: live iterator.
-            if !unsafe { ffi::tkrzw_dbm_iter_next(it.0) } {
+            if !unsafe { ffi::tkrzw_dbm_iter_next(it.as_ptr()) } {
                 if status() == ffi::STATUS_NOT_FOUND_ERROR {
                     break;
                 }

@@ -14,6 +14,8 @@ use std::ptr::NonNull;
 
 use kvbench_core::engine::*;
 
+use crate::batch::{write_each, Records, Transactions};
+
 /// Raw declarations; this block owns the linking (build.rs adds `-ltokyocabinet`).
 mod ffi {
     use libc::{c_char, c_int, c_void};
@@ -184,16 +186,12 @@ fn transaction_opt(opts: &Options, settings: &mut BTreeMap<String, String>) -> b
     on
 }
 
-/// The operations both database kinds share, so the engine is written once ([`TcEngine`]).
-trait Db: Send + Sync {
+/// The operations both database kinds share (beside their writes and transactions), so the
+/// engine is written once ([`TcEngine`]).
+trait Db: Transactions + Send + Sync {
     fn reader(&self) -> Result<Box<dyn Reader + '_>>;
     fn close(&self) -> Result<()>;
-    fn put(&self, k: &[u8], v: &[u8]) -> Result<()>;
-    fn out(&self, k: &[u8]) -> Result<()>;
     fn sync(&self) -> Result<()>;
-    fn tran_begin(&self) -> Result<()>;
-    fn tran_commit(&self) -> Result<()>;
-    fn tran_abort(&self);
 }
 
 /// How write() applies a batch: the engine's sync mode and transaction option.
@@ -203,31 +201,11 @@ struct WriteMode {
     transaction: bool,
 }
 
-fn write_batch(db: &dyn Db, mode: WriteMode, batch: &[WriteOp<'_>]) -> Result<()> {
-    let apply = |w: &WriteOp<'_>| match w.value {
-        Some(v) => db.put(w.key, v),
-        None => db.out(w.key),
-    };
+fn write_batch(db: &impl Db, mode: WriteMode, batch: &[WriteOp<'_>]) -> Result<()> {
     if mode.transaction && batch.len() > 1 {
-        db.tran_begin()?;
-        for w in batch {
-            if let Err(e) = apply(w) {
-                db.tran_abort();
-                return Err(e);
-            }
-        }
-        return db.tran_commit();
+        return db.in_transaction(batch);
     }
-    for w in batch {
-        apply(w)?;
-        if mode.sync == SyncMode::Always {
-            db.sync()?;
-        }
-    }
-    if mode.sync == SyncMode::Commit {
-        db.sync()?;
-    }
-    Ok(())
+    write_each(db, batch, mode.sync, || db.sync())
 }
 
 /// The tuning flags both kinds take: compression, and the 64-bit bucket array when asked for or
@@ -402,16 +380,22 @@ macro_rules! tc_handle {
             }
             fn close(&self) -> Result<()> {
                 // SAFETY: valid open handle; Drop then only deletes the object.
-                let ok = unsafe { $calls::close(self.p()) };
-                self.check(ok, "close")
+                self.check(unsafe { $calls::close(self.p()) }, "close")
             }
+            fn sync(&self) -> Result<()> {
+                // SAFETY: valid handle.
+                self.check(unsafe { $calls::sync(self.p()) }, "sync")
+            }
+        }
+
+        impl Records for $name {
             fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
                 let (kp, kl, vp, vl) = (k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?);
                 // SAFETY: pointers and lengths come from live slices.
                 let ok = unsafe { $calls::put(self.p(), kp, kl, vp, vl) };
                 self.check(ok, "put")
             }
-            fn out(&self, k: &[u8]) -> Result<()> {
+            fn delete(&self, k: &[u8]) -> Result<()> {
                 // SAFETY: as above.
                 let ok = unsafe { $calls::out(self.p(), k.as_ptr().cast(), len(k.len())?) };
                 if !ok && self.ecode() == ffi::TCENOREC {
@@ -419,22 +403,18 @@ macro_rules! tc_handle {
                 }
                 self.check(ok, "out")
             }
-            fn sync(&self) -> Result<()> {
+        }
+
+        impl Transactions for $name {
+            fn begin(&self) -> Result<()> {
                 // SAFETY: valid handle.
-                let ok = unsafe { $calls::sync(self.p()) };
-                self.check(ok, "sync")
+                self.check(unsafe { $calls::tranbegin(self.p()) }, "tranbegin")
             }
-            fn tran_begin(&self) -> Result<()> {
+            fn commit(&self) -> Result<()> {
                 // SAFETY: valid handle.
-                let ok = unsafe { $calls::tranbegin(self.p()) };
-                self.check(ok, "tranbegin")
+                self.check(unsafe { $calls::trancommit(self.p()) }, "trancommit")
             }
-            fn tran_commit(&self) -> Result<()> {
-                // SAFETY: valid handle.
-                let ok = unsafe { $calls::trancommit(self.p()) };
-                self.check(ok, "trancommit")
-            }
-            fn tran_abort(&self) {
+            fn abort(&self) {
                 // SAFETY: valid handle.
                 unsafe { $calls::tranabort(self.p()) };
             }
@@ -557,16 +537,6 @@ impl Drop for BtreeReader<'_> {
     }
 }
 
-/// A cursor, deleted in Drop.
-struct Cursor(*mut ffi::BdbCur);
-
-impl Drop for Cursor {
-    fn drop(&mut self) {
-        // SAFETY: made by tcbdbcurnew and deleted once.
-        unsafe { ffi::tcbdbcurdel(self.0) }
-    }
-}
-
 /// View of a TcXstr's bytes.
 ///
 /// # Safety
@@ -581,16 +551,14 @@ impl Reader for BtreeReader<'_> {
     }
 
     fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
-        // SAFETY: valid handle; the cursor is deleted by its guard.
-        let cur = Cursor(unsafe { ffi::tcbdbcurnew(self.db.p()) });
-        if cur.0.is_null() {
-            return Err(self.db.err("curnew"));
-        }
+        // SAFETY: valid handle; the cursor is made for tcbdbcurdel, which its guard calls.
+        let cur = unsafe { crate::Owned::new(ffi::tcbdbcurnew(self.db.p()), ffi::tcbdbcurdel) }
+            .ok_or_else(|| self.db.err("curnew"))?;
         // SAFETY: valid cursor and key slice.
         let mut on = unsafe {
             match start {
-                Some(k) => ffi::tcbdbcurjump(cur.0, k.as_ptr().cast(), len(k.len())?),
-                None => ffi::tcbdbcurfirst(cur.0),
+                Some(k) => ffi::tcbdbcurjump(cur.as_ptr(), k.as_ptr().cast(), len(k.len())?),
+                None => ffi::tcbdbcurfirst(cur.as_ptr()),
             }
         };
         let mut n = 0;
@@ -600,7 +568,7 @@ impl Reader for BtreeReader<'_> {
             let go = unsafe {
                 ffi::tcxstrclear(self.k);
                 ffi::tcxstrclear(self.v);
-                if !ffi::tcbdbcurrec(cur.0, self.k, self.v) {
+                if !ffi::tcbdbcurrec(cur.as_ptr(), self.k, self.v) {
                     break;
                 }
                 n += 1;
@@ -610,7 +578,7 @@ impl Reader for BtreeReader<'_> {
                 break;
             }
             // SAFETY: valid cursor.
-            on = unsafe { ffi::tcbdbcurnext(cur.0) };
+            on = unsafe { ffi::tcbdbcurnext(cur.as_ptr()) };
         }
         if !on && self.db.ecode() != ffi::TCENOREC && self.db.ecode() != 0 {
             return Err(self.db.err("cursor"));
