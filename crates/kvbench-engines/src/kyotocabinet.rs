@@ -226,7 +226,7 @@ fn open(args: &OpenArgs<'_>, kind: Kind) -> Result<Box<dyn Engine>> {
     let mut tune = Vec::new();
     let mut bnum = int("bnum");
     if kind == Kind::Hash && bnum == 0 {
-        bnum = (args.expected_records.saturating_mul(2) as i64).max(1_048_583);
+        bnum = crate::buckets_for(args.expected_records, 1_048_583);
     }
     if bnum > 0 {
         tune.push(format!("bnum={bnum}"));

@@ -177,6 +177,12 @@ pub fn refuse_secondary(args: &kvbench_core::engine::OpenArgs<'_>) -> kvbench_co
     Ok(())
 }
 
+/// The bucket count a hash database gets when its option is 0: twice the records the plan
+/// loads (a load factor of one half), and at least `floor` (the library's default).
+pub fn buckets_for(records: u64, floor: i64) -> i64 {
+    (records.saturating_mul(2).min(i64::MAX as u64) as i64).max(floor)
+}
+
 /// An engine's open: its descriptor's `open`.
 pub type OpenFn =
     fn(&kvbench_core::engine::OpenArgs<'_>) -> kvbench_core::engine::Result<Box<dyn kvbench_core::engine::Engine>>;

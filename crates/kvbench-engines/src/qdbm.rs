@@ -278,7 +278,7 @@ fn open_hash(args: &OpenArgs<'_>, api: &'static HashApi) -> Result<Box<dyn Engin
     let dnum = if curia { o.int("dnum").unwrap_or(5).clamp(1, 512) as c_int } else { 1 };
     let mut bnum = o.int("bnum").unwrap_or(0).max(0);
     if bnum == 0 {
-        bnum = ((args.expected_records / dnum as u64).saturating_mul(2) as i64).max(8191);
+        bnum = crate::buckets_for(args.expected_records / dnum as u64, 8191);
     }
     let bnum = bnum.min(c_int::MAX as i64) as c_int;
     let omode = match args.mode {

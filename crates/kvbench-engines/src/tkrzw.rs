@@ -181,7 +181,7 @@ fn open(args: &OpenArgs<'_>, tree: bool) -> Result<Box<dyn Engine>> {
     let mut params = vec![format!("dbm={}", if tree { "TreeDBM" } else { "HashDBM" })];
     let mut buckets = int("num_buckets");
     if !tree && buckets == 0 {
-        buckets = (args.expected_records.saturating_mul(2) as i64).max(1_048_583);
+        buckets = crate::buckets_for(args.expected_records, 1_048_583);
     }
     if buckets > 0 {
         params.push(format!("num_buckets={buckets}"));

@@ -429,7 +429,7 @@ fn open_hash(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let o = args.options;
     let mut bnum = int_opt(o, "bnum");
     if bnum == 0 {
-        bnum = (args.expected_records.saturating_mul(2) as i64).max(131_071);
+        bnum = crate::buckets_for(args.expected_records, 131_071);
     }
     let (opts, large) = tuning_opts(args)?;
     let rcnum = int_opt(o, "rcnum").min(i32::MAX as i64) as i32;
