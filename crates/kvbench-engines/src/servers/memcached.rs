@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use kvbench_core::engine::*;
 
-use super::process::{self, Prepared, ServerProcess, SocketProgram, SocketServer};
+use super::process::{self, Found, ServerProcess, SocketProgram, SocketServer};
 
 /// Memory given to a server kvbench starts (`-m`, MiB). memcached takes pages as items arrive,
 /// so an idle limit costs nothing; a run loading more than this sees evictions as missing keys.
@@ -70,7 +70,7 @@ static MEMCACHED: SocketProgram = SocketProgram {
 };
 
 fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
-    let Prepared { binary, version, home, socket } = MEMCACHED.prepare(dir)?;
+    let Found { binary, version, home, socket } = MEMCACHED.find(dir)?;
     // -s: a Unix socket only (memcached then opens no TCP or UDP port); -a: its mode.
     let mut args: Vec<String> = vec!["-s".into(), socket.to_string_lossy().into_owned(), "-a".into(), "0700".into()];
     args.extend(["-m".to_string(), SERVER_MEMORY_MB.to_string()]);

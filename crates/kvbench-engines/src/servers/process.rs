@@ -390,7 +390,7 @@ pub struct SocketProgram {
 }
 
 /// A server's binary found, with its version line, and its home made.
-pub struct Prepared {
+pub struct Found {
     pub binary: PathBuf,
     pub version: String,
     pub home: SocketHome,
@@ -399,11 +399,11 @@ pub struct Prepared {
 
 impl SocketProgram {
     /// Find the binary and make the server's private home under `dir`.
-    pub fn prepare(&self, dir: &Path) -> Result<Prepared, String> {
+    pub fn find(&self, dir: &Path) -> Result<Found, String> {
         let (binary, version) = server_binary(self.candidates, self.version_flag, self.missing)?;
         let home = SocketHome::new(dir, self.name, self.socket, self.users)?;
         let socket = home.socket(self.socket);
-        Ok(Prepared { binary, version, home, socket })
+        Ok(Found { binary, version, home, socket })
     }
 
     /// The descriptor's version line: the installed server's version, then the client's.

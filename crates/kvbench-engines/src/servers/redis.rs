@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use ::redis::Connection;
 use kvbench_core::engine::*;
 
-use super::process::{self, Prepared, ServerProcess, SocketProgram, SocketServer};
+use super::process::{self, Found, ServerProcess, SocketProgram, SocketServer};
 use super::redisadmin as admin;
 use super::resp;
 
@@ -66,7 +66,7 @@ pub static REDIS_SERVER: SocketProgram = SocketProgram {
 };
 
 fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, String> {
-    let Prepared { binary, version, home, socket } = REDIS_SERVER.prepare(dir)?;
+    let Found { binary, version, home, socket } = REDIS_SERVER.find(dir)?;
     let conf = home.dir.join("redis.conf");
     // `port 0`: no TCP listener at all; the socket is the only way in.
     let text = format!(
