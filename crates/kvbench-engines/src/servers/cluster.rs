@@ -54,6 +54,19 @@ impl Member {
     }
 }
 
+/// The members `spawn` starts, spawned again (three tries in all) while one loses a port it
+/// chose to another process first (the error says "in use").
+pub fn spawn_retrying(mut spawn: impl FnMut() -> Result<Members, String>) -> Result<Members, String> {
+    let mut last = String::new();
+    for _ in 0..3 {
+        match spawn() {
+            Err(e) if e.contains("in use") => last = e,
+            started => return started,
+        }
+    }
+    Err(last)
+}
+
 /// The members of a cluster, stopped together.
 #[derive(Debug, Default)]
 pub struct Members(pub Vec<Member>);

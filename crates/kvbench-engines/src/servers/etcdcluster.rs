@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use kvbench_core::engine::RunningServer;
 
-use super::cluster::{free_ports, random_secret, Cluster, Kind, Member, Members};
+use super::cluster::{free_ports, random_secret, spawn_retrying, Cluster, Kind, Member, Members};
 use super::process::{self, ServerProcess};
 
 /// An etcd cluster kvbench started.
@@ -45,15 +45,8 @@ pub fn start_cluster(dir: &Path, n: usize) -> Result<EtcdCluster, String> {
     // As root, the members run as `etcd`, each in a 0700 directory of its own.
     let user = process::user_when_root(&["etcd", "nobody"]);
     let dir = process::server_dir(dir, user)?;
-    let mut last = String::new();
-    for _ in 0..3 {
-        match spawn_members(&binary, &dir, n, user) {
-            Ok(members) => return Ok(Cluster { members, version, kind: Etcd }),
-            Err(e) if e.contains("in use") => last = e,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last)
+    let members = spawn_retrying(|| spawn_members(&binary, &dir, n, user))?;
+    Ok(Cluster { members, version, kind: Etcd })
 }
 
 fn member_args(i: usize, dir: &Path, ports: &[(u16, u16)], token: &str) -> Vec<String> {

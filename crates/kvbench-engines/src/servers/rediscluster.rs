@@ -29,7 +29,7 @@ use ::redis::cluster_routing::get_slot;
 use ::redis::{Connection, ConnectionAddr, ConnectionInfo, RedisConnectionInfo, Value};
 use kvbench_core::engine::*;
 
-use super::cluster::{free_ports, random_secret, Cluster, Kind, Member, Members};
+use super::cluster::{free_ports, random_secret, spawn_retrying, Cluster, Kind, Member, Members};
 use super::process::{self, ServerProcess};
 use super::redisadmin as admin;
 
@@ -133,21 +133,12 @@ pub fn start_cluster(dir: &Path, masters: u32, replicas: u32) -> std::result::Re
     let dir = process::server_dir(dir, user)?;
     let password = random_secret()?;
     let nodes = (masters * (1 + replicas)) as usize;
-    let mut last = String::new();
-    for _ in 0..3 {
-        match spawn_nodes(&binary, &dir, nodes, &password, user) {
-            Ok(members) => {
-                let kind = Shape { password, masters, replicas, create_command: String::new() };
-                let mut c = Cluster { members, version, kind };
-                c.kind.create_command = form(&cli, &dir, &c)?;
-                wait_cluster_ok(&c)?;
-                return Ok(c);
-            }
-            Err(e) if e.contains("in use") => last = e,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last)
+    let members = spawn_retrying(|| spawn_nodes(&binary, &dir, nodes, &password, user))?;
+    let kind = Shape { password, masters, replicas, create_command: String::new() };
+    let mut c = Cluster { members, version, kind };
+    c.kind.create_command = form(&cli, &dir, &c)?;
+    wait_cluster_ok(&c)?;
+    Ok(c)
 }
 
 fn node_conf(dir: &Path, port: u16, bus: u16, password: &str) -> String {
