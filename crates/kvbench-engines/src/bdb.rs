@@ -222,8 +222,9 @@ impl OneAtATime for Bdb {
         let mut code = 0;
         // SAFETY: open handle under the lock; the cursor is made for kvb_bdb_cursor_close, which
         // its guard calls before scan() returns, so while the lock is still held.
-        let cur = unsafe { crate::Owned::new(ffi::kvb_bdb_cursor(self.db.as_ptr(), &mut code), ffi::kvb_bdb_cursor_close) }
-            .ok_or_else(|| err(code, "cursor"))?;
+        let cur =
+            unsafe { crate::Owned::new(ffi::kvb_bdb_cursor(self.db.as_ptr(), &mut code), ffi::kvb_bdb_cursor_close) }
+                .ok_or_else(|| err(code, "cursor"))?;
         let (mut op, k) = match start {
             Some(k) => (ffi::CUR_SET_RANGE, k),
             None => (ffi::CUR_FIRST, &[][..]),
@@ -235,7 +236,16 @@ impl OneAtATime for Bdb {
             // SAFETY: a live cursor under the handle's lock; on success the record's bytes are
             // owned by the cursor until its next call, after `visit` returns.
             let r = unsafe {
-                ffi::kvb_bdb_cursor_get(cur.as_ptr(), op, k.as_ptr().cast(), len(k.len())?, &mut kp, &mut kl, &mut vp, &mut vl)
+                ffi::kvb_bdb_cursor_get(
+                    cur.as_ptr(),
+                    op,
+                    k.as_ptr().cast(),
+                    len(k.len())?,
+                    &mut kp,
+                    &mut kl,
+                    &mut vp,
+                    &mut vl,
+                )
             };
             if r == notfound() {
                 break;

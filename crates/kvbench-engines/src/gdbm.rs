@@ -201,7 +201,9 @@ impl OneAtATime for Gdbm {
                 }
                 None => {
                     // SAFETY: as above.
-                    if unsafe { ffi::gdbm_delete(self.db.as_ptr(), k) } != 0 && self.db.last() != ffi::GDBM_ITEM_NOT_FOUND {
+                    if unsafe { ffi::gdbm_delete(self.db.as_ptr(), k) } != 0
+                        && self.db.last() != ffi::GDBM_ITEM_NOT_FOUND
+                    {
                         return Err(self.db.err("delete"));
                     }
                 }

@@ -165,13 +165,25 @@ macro_rules! hash_api {
                 #[link_name = concat!($prefix, "close")]
                 pub fn close(db: *mut c_void) -> c_int;
                 #[link_name = concat!($prefix, "put")]
-                pub fn put(db: *mut c_void, k: *const c_char, ks: c_int, v: *const c_char, vs: c_int, dmode: c_int)
-                    -> c_int;
+                pub fn put(
+                    db: *mut c_void,
+                    k: *const c_char,
+                    ks: c_int,
+                    v: *const c_char,
+                    vs: c_int,
+                    dmode: c_int,
+                ) -> c_int;
                 #[link_name = concat!($prefix, "out")]
                 pub fn out(db: *mut c_void, k: *const c_char, ks: c_int) -> c_int;
                 #[link_name = concat!($prefix, "get")]
-                pub fn get(db: *mut c_void, k: *const c_char, ks: c_int, start: c_int, max: c_int, sp: *mut c_int)
-                    -> *mut c_char;
+                pub fn get(
+                    db: *mut c_void,
+                    k: *const c_char,
+                    ks: c_int,
+                    start: c_int,
+                    max: c_int,
+                    sp: *mut c_int,
+                ) -> *mut c_char;
                 #[link_name = concat!($prefix, "sync")]
                 pub fn sync(db: *mut c_void) -> c_int;
             }

@@ -574,11 +574,10 @@ mod tests {
     /// bytes included.
     #[test]
     fn hand_built_write_batch_matches_the_bindings() {
-        let records: Vec<(Vec<u8>, Vec<u8>)> =
-            [(0, 0), (1, 100), (16, 127), (127, 128), (200, 300), (3, 20_000)]
-                .iter()
-                .map(|&(k, v)| (vec![b'k'; k], (0..v).map(|i| i as u8).collect()))
-                .collect();
+        let records: Vec<(Vec<u8>, Vec<u8>)> = [(0, 0), (1, 100), (16, 127), (127, 128), (200, 300), (3, 20_000)]
+            .iter()
+            .map(|&(k, v)| (vec![b'k'; k], (0..v).map(|i| i as u8).collect()))
+            .collect();
         let mut theirs = WriteBatch::default();
         let mut ours = Vec::new();
         rep::start(&mut ours);

@@ -364,7 +364,6 @@ macro_rules! tc_handle {
                 unsafe { crate::take_c_buf(p, size as usize, out, ffi::tcfree) };
                 Ok(true)
             }
-
         }
 
         impl Drop for $name {
