@@ -547,16 +547,7 @@ mod tests {
     fn writes_and_reads_leave_rocksdb_perf_context_off() {
         let tmp = tempfile::tempdir().unwrap();
         let options = Options::parse("rocksdb", DESCRIPTOR.options, &BTreeMap::new()).unwrap();
-        let args = OpenArgs {
-            dir: tmp.path(),
-            options: &options,
-            sync: SyncMode::None,
-            mode: OpenMode::ReadWrite,
-            expected_records: 1000,
-            expected_bytes: 100_000,
-            url: None,
-            token: None,
-        };
+        let args = OpenArgs { expected_records: 1000, expected_bytes: 100_000, ..OpenArgs::new(tmp.path(), &options) };
         let e = open(&args).unwrap();
         let keys: Vec<Vec<u8>> = (0..1000u32).map(|i| (i.wrapping_mul(2_654_435_761)).to_be_bytes().to_vec()).collect();
         let mut perf = PerfContext::default();

@@ -175,16 +175,7 @@ mod tests {
     fn regression_a_closed_sled_reopens_at_once() {
         let tmp = tempfile::tempdir().unwrap();
         let options = Options::parse("sled", DESCRIPTOR.options, &BTreeMap::new()).unwrap();
-        let args = OpenArgs {
-            dir: tmp.path(),
-            options: &options,
-            sync: SyncMode::None,
-            mode: OpenMode::ReadWrite,
-            expected_records: 10,
-            expected_bytes: 1000,
-            url: None,
-            token: None,
-        };
+        let args = OpenArgs::new(tmp.path(), &options);
         let value = [7u8; 1000];
         for round in 0..20u32 {
             let e = open(&args).unwrap_or_else(|e| panic!("open {round}: {e}"));

@@ -324,16 +324,7 @@ mod tests {
     fn build(dir: &std::path::Path, mode: &str, records: &[(&[u8], &[u8])]) -> Box<dyn Engine> {
         let given = BTreeMap::from([("put".to_string(), serde_json::json!(mode))]);
         let options = Options::parse("tinycdb", DESCRIPTOR.options, &given).unwrap();
-        let args = OpenArgs {
-            dir,
-            options: &options,
-            sync: SyncMode::None,
-            mode: OpenMode::ReadWrite,
-            expected_records: 3,
-            expected_bytes: 10,
-            url: None,
-            token: None,
-        };
+        let args = OpenArgs { expected_records: 3, expected_bytes: 10, ..OpenArgs::new(dir, &options) };
         let mut e = (DESCRIPTOR.open)(&args).unwrap();
         for (key, value) in records {
             e.write(&[WriteOp { key, value: Some(value) }]).unwrap();

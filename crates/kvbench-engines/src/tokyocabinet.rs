@@ -598,16 +598,8 @@ mod tests {
         let given: BTreeMap<_, _> =
             transaction.map(|t| ("transaction".to_string(), serde_json::json!(t))).into_iter().collect();
         let options = Options::parse(desc.name, desc.options, &given).unwrap();
-        let args = OpenArgs {
-            dir: dir.path(),
-            options: &options,
-            sync: SyncMode::Commit,
-            mode: OpenMode::ReadWrite,
-            expected_records: 4,
-            expected_bytes: 40,
-            url: None,
-            token: None,
-        };
+        let (sync, expected_records, expected_bytes) = (SyncMode::Commit, 4, 40);
+        let args = OpenArgs { sync, expected_records, expected_bytes, ..OpenArgs::new(dir.path(), &options) };
         let e = (desc.open)(&args).unwrap();
         let batch = [b"a", b"b", b"c"].map(|k| WriteOp { key: k, value: Some(b"v1") });
         e.write(&batch).unwrap();

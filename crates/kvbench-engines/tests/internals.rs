@@ -6,22 +6,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use kvbench_core::engine::{Engine, EngineDescriptor, OpenArgs, OpenMode, Options, SyncMode, WriteOp};
+use kvbench_core::engine::{Engine, EngineDescriptor, OpenArgs, Options, WriteOp};
 use kvbench_engines::conformance::engine_or_skip as descriptor;
 
 fn open(d: &EngineDescriptor, dir: &Path, given: &[(&str, serde_json::Value)]) -> Box<dyn Engine> {
     let given: BTreeMap<String, serde_json::Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
     let options = Options::parse(d.name, d.options, &given).unwrap();
-    let args = OpenArgs {
-        dir,
-        options: &options,
-        sync: SyncMode::None,
-        mode: OpenMode::ReadWrite,
-        expected_records: 50_000,
-        expected_bytes: 50_000 * 116,
-        url: None,
-        token: None,
-    };
+    let args = OpenArgs { expected_records: 50_000, expected_bytes: 50_000 * 116, ..OpenArgs::new(dir, &options) };
     let mut e = (d.open)(&args).unwrap_or_else(|e| panic!("open {}: {e}", d.name));
     e.prepare().unwrap();
     e

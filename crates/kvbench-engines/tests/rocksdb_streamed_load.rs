@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use kvbench_core::engine::{OpenArgs, OpenMode, Options, SyncMode, WriteOp};
+use kvbench_core::engine::{OpenArgs, Options, WriteOp};
 use kvbench_engines::{find, Entry};
 
 /// Row i: a key of 8 digits and a value whose length crosses the one-byte varint (0..400).
@@ -20,16 +20,7 @@ fn regression_streamed_batches_read_back_every_record() {
     let Some(Entry::Ready(d)) = find("rocksdb") else { panic!("engine rocksdb was not built") };
     let dir = tempfile::tempdir().unwrap();
     let options = Options::parse("rocksdb", d.options, &BTreeMap::new()).unwrap();
-    let args = OpenArgs {
-        dir: dir.path(),
-        options: &options,
-        sync: SyncMode::None,
-        mode: OpenMode::ReadWrite,
-        expected_records: 3001,
-        expected_bytes: 0,
-        url: None,
-        token: None,
-    };
+    let args = OpenArgs { expected_records: 3001, ..OpenArgs::new(dir.path(), &options) };
     let e = (d.open)(&args).unwrap();
     {
         let mut w = e.writer().unwrap().expect("rocksdb has writers per thread");

@@ -183,7 +183,14 @@ pub struct OpenArgs<'a> {
     pub token: Option<&'a str>,
 }
 
-impl OpenArgs<'_> {
+impl<'a> OpenArgs<'a> {
+    /// A read-write open of a store in `dir`, without per-write sync, sizing hints, url or
+    /// token; other fields by struct update (`OpenArgs { expected_records: n, ..OpenArgs::new(d, o) }`).
+    pub fn new(dir: &'a Path, options: &'a Options) -> Self {
+        let (sync, mode) = (SyncMode::None, OpenMode::ReadWrite);
+        OpenArgs { dir, options, sync, mode, expected_records: 0, expected_bytes: 0, url: None, token: None }
+    }
+
     pub fn file(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
