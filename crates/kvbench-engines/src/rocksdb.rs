@@ -461,10 +461,6 @@ impl Writer for RocksWriter<'_> {
 
     fn write_rows(&mut self, n: usize, row: &mut RowFn<'_>) -> Result<()> {
         let (k, v) = (&mut self.key, &mut self.value);
-        if n == 1 {
-            row(0, k, v);
-            return self.rocks.write(&[WriteOp { key: k, value: Some(v) }]);
-        }
         let count = u32::try_from(n).map_err(|_| EngineError::store(format!("rocksdb: a batch of {n} records")))?;
         rep::start(&mut self.rep);
         for i in 0..n {
