@@ -70,6 +70,21 @@ pub fn judge(expect: Option<Expect>, row: &mut EngineResult) {
     apply(row, outcome);
 }
 
+/// A row cut short by a stopping signal (`why` says which): interrupted after its last
+/// measured phase, and the phases its worker did not finish interrupted too, not failed: the
+/// store did nothing wrong.
+pub fn interrupt(row: &mut EngineResult, why: &str) {
+    row.status = Status::Interrupted;
+    let done = row.phases.iter().rev().find(|p| p.status == Status::Ok).map(|p| p.name.clone());
+    let at = done.map(|n| format!(" after phase {n}")).unwrap_or_else(|| " before any phase ended".into());
+    let why = format!("{why}{at}");
+    for p in row.phases.iter_mut().filter(|p| p.status == Status::Failed) {
+        p.status = Status::Interrupted;
+        p.reason = Some(why.clone());
+    }
+    row.error = Some(why);
+}
+
 /// Stores an outcome in the row: its status and error, and each phase's status.
 pub fn apply(row: &mut EngineResult, outcome: Outcome) {
     row.status = outcome.status;

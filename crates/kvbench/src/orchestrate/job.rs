@@ -1,28 +1,24 @@
-//! One row: start the server its engine needs, build its job from the policy
-//! (`kvbench_policy::jobs`), run the worker of the engine's runtime, collect the raw
-//! counters and derive the row's phases (`kvbench_policy::outcome`), then measure its space
-//! and say how it ended.
+//! One row's run: start the server its engine needs, place its planned job, run the worker of
+//! the engine's runtime (here or on the `--hosts`), follow its events and derive the row's
+//! phases from the raw counters (`kvbench_policy::outcome`) and its disk figures.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use indicatif::ProgressBar;
 use kvbench_model::job::{Event, StepResult};
 use kvbench_model::result::{EngineResult, Status};
 use kvbench_model::scenario::Variant;
-use kvbench_policy::expect::judge;
-use kvbench_worker::sys;
 
 use super::budget::RowGroup;
 use super::context::Shared;
 use super::disk::{Probe, Readings, Sampler};
 use super::fault::Faults;
-use super::process::{self, follow_worker, interrupted, write_private};
+use super::process::{follow_worker, write_private};
 use super::remote::HostsRun;
-use super::results::row_dir_name;
-use super::rows::{runtime_of, ReadyRow, RowEngine};
+use super::rows::{runtime_of, ReadyRow};
 use super::servers::ServerPool;
 use crate::catalog::Resolved;
 use kvbench_policy::jobs::{self, JobPlan};
@@ -107,86 +103,6 @@ pub fn run_variant(
         }
     }
     worker_failure(row, outcome, &log_path);
-}
-
-/// One row: the variant's worker run in its own directory, its space measured, the directory
-/// removed (unless kept); a row cut short by a signal is "interrupted", not failed.
-pub(super) fn measure_row(
-    sh: &Shared<'_>,
-    (v, index): (&Variant, usize),
-    (r, job): (&RowEngine, &Result<JobPlan, String>),
-    rep: u32,
-    raw_bytes: u64,
-    pool: &mut ServerPool,
-) -> (EngineResult, Vec<EngineResult>) {
-    let s = sh.s;
-    let mut per_host = Vec::new();
-    let mut row = EngineResult {
-        label: v.label(),
-        engine: v.name.clone(),
-        repetition: rep,
-        sync: v.effective_sync(s).to_string(),
-        open_mode: format!("{:?}", v.open).to_lowercase(),
-        // In effect: resolved (the worker's hello says the same); as given when unresolved.
-        options: r.as_ref().map(|ready| ready.options.effective()).unwrap_or_else(|_| v.options.clone()),
-        ..Default::default()
-    };
-    let t = Instant::now();
-    match r {
-        Err(why) => {
-            row.status = Status::Failed;
-            row.error = Some(why.clone());
-            crate::say!("{:>16}: skipped: {why}", row.label);
-        }
-        Ok(ready) => {
-            let dir = sh.run_data.join(row_dir_name(&row.label, index, rep));
-            run_variant(sh, v, ready, job, &dir, pool, &mut row, &mut per_host);
-            explain_full_disk(&mut row, sh.run_data);
-            std::iter::once(&mut row).chain(per_host.iter_mut()).for_each(|r| judge(v.expect, r));
-            let (alloc, apparent) = sys::space(&dir);
-            row.space_bytes = alloc;
-            row.apparent_bytes = apparent;
-            row.space_amplification = alloc as f64 / raw_bytes.max(1) as f64;
-            if !sh.o.keep_data {
-                let _ = std::fs::remove_dir_all(&dir);
-            }
-            if interrupted() {
-                mark_interrupted(&mut row);
-            }
-            tidy(&row, &dir);
-            let status = match (&row.error, row.status) {
-                (_, Status::Interrupted) => "interrupted".to_string(),
-                (None, _) => "ok".to_string(),
-                (Some(e), _) => format!("FAILED: {}", e.lines().next().unwrap_or("")),
-            };
-            crate::say!("{:>16}: {status} ({:.1} s)", row.label, t.elapsed().as_secs_f64());
-        }
-    }
-    row.wall_ns = t.elapsed().as_nanos() as u64;
-    (row, per_host)
-}
-
-/// A failed row on a (nearly) full data file system says so: engines report it as anything
-/// from ENOSPC to EIO (LMDB) or an abort.
-fn explain_full_disk(row: &mut EngineResult, data: &Path) {
-    let Some(e) = row.error.as_mut() else { return };
-    if !e.contains("data file system") && process::disk_nearly_full(data) {
-        e.push_str(&format!("; {}", process::disk_state(data)));
-    }
-}
-
-/// A row cut short by a signal: interrupted after its last measured phase, and the phases the
-/// worker did not finish interrupted too (not failed: the store did nothing wrong).
-fn mark_interrupted(row: &mut EngineResult) {
-    row.status = Status::Interrupted;
-    let done = row.phases.iter().rev().find(|p| p.status == Status::Ok).map(|p| p.name.clone());
-    let at = done.map(|n| format!(" after phase {n}")).unwrap_or_else(|| " before any phase ended".into());
-    let why = format!("{}{at}", process::interruption());
-    for p in row.phases.iter_mut().filter(|p| p.status == Status::Failed) {
-        p.status = Status::Interrupted;
-        p.reason = Some(why.clone());
-    }
-    row.error = Some(why);
 }
 
 /// An empty directory for the row's database, closed to other users (the database is the
@@ -501,29 +417,5 @@ fn worker_failure(row: &mut EngineResult, outcome: Result<(), String>, log: &Pat
         let last = row.phases.iter().rev().find(|p| p.status != Status::Failed).map(|p| p.name.clone());
         let after = last.unwrap_or_else(|| "start".into());
         row.error = Some(format!("{e} (after phase {after}; log: {})", log.display()));
-    }
-}
-
-/// The row's job file and log once it is judged: a failed row keeps both for diagnosis,
-/// without the credentials they held; otherwise the job file and an empty log go (an
-/// interrupted row's log too: the worker was killed on purpose).
-fn tidy(row: &EngineResult, dir: &Path) {
-    let (job, log) = (dir.with_extension("job.json"), dir.with_extension("log"));
-    if row.status == Status::Interrupted {
-        let _ = std::fs::remove_file(&job);
-        let _ = std::fs::remove_file(&log);
-        return;
-    }
-    for kept in [&log, &job] {
-        if let Err(e) = kvbench_model::secret::scrub_file(kept) {
-            crate::say!("WARNING: cannot redact {}: {e}; remove it by hand", kept.display());
-        }
-    }
-    if row.status == Status::Failed {
-        return;
-    }
-    let _ = std::fs::remove_file(&job);
-    if std::fs::metadata(&log).map(|m| m.len() == 0).unwrap_or(false) {
-        let _ = std::fs::remove_file(&log);
     }
 }
