@@ -2,8 +2,6 @@
 //! job protocol between kvbench and its workers, the result schema, the engine interface and
 //! its options, and the histogram codec. It imports no other kvbench crate.
 
-#![deny(clippy::undocumented_unsafe_blocks)]
-
 pub mod engine;
 pub mod flags;
 pub mod hdrcheck;

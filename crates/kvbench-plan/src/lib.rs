@@ -2,8 +2,6 @@
 //! keys and values of plan format 2, the plan file, the op streams and the dataset generators.
 //! It stands on the model alone.
 
-#![deny(clippy::undocumented_unsafe_blocks)]
-
 pub mod derive;
 pub mod gen;
 pub mod huge;

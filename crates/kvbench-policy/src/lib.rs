@@ -3,8 +3,6 @@
 //! counters (outcome, faults, expectations, saturation), and the size guard before a run. It
 //! stands on the model and the plan; it never runs a worker.
 
-#![deny(clippy::undocumented_unsafe_blocks)]
-
 pub mod amplification;
 pub mod dataset;
 pub mod expect;

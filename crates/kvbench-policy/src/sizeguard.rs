@@ -91,15 +91,22 @@ pub fn estimate(ds: &Dataset, steps: &[OpsStep], stored_raw: Option<u64>, spec_b
 /// existing ancestor), and that file system's device id.
 fn free_space(path: &Path) -> anyhow::Result<(u64, u64, PathBuf)> {
     let existing = path.ancestors().find(|p| p.exists()).unwrap_or(Path::new("/")).to_path_buf();
-    let c = CString::new(existing.as_os_str().as_bytes()).context("path holds a NUL byte")?;
+    let (free, _) = disk_space(&existing).with_context(|| format!("statvfs {}", existing.display()))?;
+    let dev = std::fs::metadata(&existing).with_context(|| format!("stat {}", existing.display()))?.dev();
+    Ok((free, dev, existing))
+}
+
+/// (free bytes for an unprivileged writer, total bytes) of the file system holding `path`.
+pub fn disk_space(path: &Path) -> std::io::Result<(u64, u64)> {
+    let c = CString::new(path.as_os_str().as_bytes())?;
     // SAFETY: statvfs is plain integers, for which all-zero bytes are a valid value.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: `c` is a valid C string and `st` a statvfs we own.
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        bail!("statvfs {}: {}", existing.display(), std::io::Error::last_os_error());
+        return Err(std::io::Error::last_os_error());
     }
-    let dev = std::fs::metadata(&existing).with_context(|| format!("stat {}", existing.display()))?.dev();
-    Ok((st.f_bavail as u64 * st.f_frsize as u64, dev, existing))
+    let frag = st.f_frsize as u64;
+    Ok((st.f_bavail as u64 * frag, st.f_blocks as u64 * frag))
 }
 
 fn human(b: u64) -> String {

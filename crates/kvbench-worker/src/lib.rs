@@ -2,8 +2,6 @@
 //! counters. It decides nothing: kvbench resolved every step before writing the job. It stands
 //! on the model and the plan; the Go and Python workers link it through kvbench-ffi.
 
-#![deny(clippy::undocumented_unsafe_blocks)]
-
 pub mod abi;
 pub mod blocks;
 pub mod clock;

@@ -327,7 +327,9 @@ fn status_and_peak_mib(dir: &Path, args: &[&str]) -> (i32, i64, String) {
     let mut child = kvbench(dir).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: rusage is plain integers, for which all-zero bytes are a valid value.
+    let mut usage = unsafe { std::mem::zeroed::<libc::rusage>() };
+    let mut status = 0;
     // SAFETY: our own child, valid pointers.
     assert_eq!(unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) }, child.id() as i32);
     (libc::WEXITSTATUS(status), usage.ru_maxrss / 1024, stderr)

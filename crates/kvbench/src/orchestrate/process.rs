@@ -367,16 +367,8 @@ fn shorten(l: &str) -> String {
 }
 
 /// (free bytes, total bytes) of the file system holding `path`.
-pub fn disk_space(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: `c` is a valid C string; statvfs fills the zeroed struct.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return None;
-    }
-    let frag = st.f_frsize as u64;
-    Some((st.f_bavail as u64 * frag, st.f_blocks as u64 * frag))
+fn disk_space(path: &Path) -> Option<(u64, u64)> {
+    kvbench_policy::sizeguard::disk_space(path).ok()
 }
 
 /// Less than 64 MiB or 1% free.
