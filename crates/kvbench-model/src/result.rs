@@ -53,6 +53,29 @@ pub struct Fault {
     pub p99_worst_after_ns: u64,
 }
 
+impl Fault {
+    /// One line for reports: "fault: killed m1 at 2.00 s: 312 errors, recovered 5.3 s after the
+    /// kill ...". Beside the type, so a report reads it without the policy that fills it in.
+    pub fn describe(&self) -> String {
+        let rec = match self.recovery_ms {
+            Some(0) => "no disruption visible at the timeline's resolution".to_string(),
+            Some(ms) => format!("recovered {:.1} s after the kill", ms as f64 / 1000.0),
+            None => "not recovered when the phase ended".to_string(),
+        };
+        let by: Vec<String> = self.errors_by.iter().map(|(class, n)| format!("{n} `{class}`")).collect();
+        let by = if by.is_empty() { String::new() } else { format!(" ({})", by.join(", ")) };
+        format!(
+            "fault: killed {} at {:.2} s: {} errors{by}, {rec} (intervals of {} ms); p99 {:.2} ms before, worst interval p99 {:.2} ms after",
+            self.member,
+            self.killed_at_ms as f64 / 1000.0,
+            self.errors,
+            self.interval_ms,
+            self.p99_before_ns as f64 / 1e6,
+            self.p99_worst_after_ns as f64 / 1e6,
+        )
+    }
+}
+
 /// A host of a multi-host run (`kvbench run --hosts`) and its clock against kvbench's.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct HostClock {

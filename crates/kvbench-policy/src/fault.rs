@@ -73,33 +73,13 @@ pub fn record(p: &mut PhaseResult, member: String, after_ms: u64, killed_at_ms: 
         p99_before_ns,
         p99_worst_after_ns,
     };
-    p.notes.push(describe(&f));
+    p.notes.push(f.describe());
     let only_errors = p.status == Status::Failed && p.errors > 0 && p.mismatches == 0 && p.missing == 0;
     if only_errors || p.status == Status::Ok {
         p.status = if p.errors > 0 { Status::Expected } else { Status::Ok };
         p.reason = None;
     }
     p.fault = Some(f);
-}
-
-/// One line for reports: "killed m1 at 2.00 s: 312 errors, recovered after 5.3 s; p99 ...".
-pub fn describe(f: &Fault) -> String {
-    let rec = match f.recovery_ms {
-        Some(0) => "no disruption visible at the timeline's resolution".to_string(),
-        Some(ms) => format!("recovered {:.1} s after the kill", ms as f64 / 1000.0),
-        None => "not recovered when the phase ended".to_string(),
-    };
-    let by: Vec<String> = f.errors_by.iter().map(|(class, n)| format!("{n} `{class}`")).collect();
-    let by = if by.is_empty() { String::new() } else { format!(" ({})", by.join(", ")) };
-    format!(
-        "fault: killed {} at {:.2} s: {} errors{by}, {rec} (intervals of {} ms); p99 {:.2} ms before, worst interval p99 {:.2} ms after",
-        f.member,
-        f.killed_at_ms as f64 / 1000.0,
-        f.errors,
-        f.interval_ms,
-        f.p99_before_ns as f64 / 1e6,
-        f.p99_worst_after_ns as f64 / 1e6,
-    )
 }
 
 #[cfg(test)]
