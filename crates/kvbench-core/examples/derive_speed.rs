@@ -8,10 +8,10 @@
 
 use std::hint::black_box;
 
-use kvbench_core::derive::{latest_dist, zipfian_dist, Keys, Values, YCSB_THETA};
-use kvbench_core::job::{Dataset, Dist, Generator, KeyShape, OpsStep, PhaseKind, ValueShape};
-use kvbench_core::opstream::OpStream;
-use kvbench_core::spec::{KeyKind, ValueContent};
+use kvbench_model::job::{Dataset, Dist, Generator, KeyShape, OpsStep, PhaseKind, ValueShape};
+use kvbench_model::spec::{KeyKind, ValueContent};
+use kvbench_plan::derive::{latest_dist, zipfian_dist, Keys, Values, YCSB_THETA};
+use kvbench_plan::opstream::OpStream;
 
 fn dataset(records: u64) -> Dataset {
     Dataset {

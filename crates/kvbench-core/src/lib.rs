@@ -9,16 +9,17 @@
 //! - kvbench-plan: primitives, derivations, plan file, op streams, generators;
 //! - kvbench-policy: jobs, dataset, outcome, faults, expectations, saturation, size guard;
 //! - kvbench-worker: the Rust worker (loops, blocks, tally, state, clock) and system probes.
-//!
-//! The only code here runs a row in-process (`policy::run_in_process`): it needs both the
-//! policy and the worker, which stand side by side and never import each other.
 
 pub use kvbench_model::{engine, hdrcheck, histogram, input, job, result, scenario, secret, spec};
 pub use kvbench_plan::{derive, gen, opstream, planfile, primitives};
 pub use kvbench_policy::{expect, saturation, sizeguard};
 pub use kvbench_worker::sys;
 
-pub mod policy;
+/// Phase policy (kvbench-policy) and the engine options' resolution (kvbench-model).
+pub mod policy {
+    pub use kvbench_model::options;
+    pub use kvbench_policy::{amplification, dataset, fault, jobs, outcome};
+}
 
 /// The Rust worker (kvbench-worker).
 pub mod worker {

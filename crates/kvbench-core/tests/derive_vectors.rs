@@ -6,9 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use kvbench_core::derive::*;
-use kvbench_core::job::{Dataset, Dist, Generator, KeyShape, ValueShape};
-use kvbench_core::spec::{KeyKind, ValueContent};
+use kvbench_model::job::{Dataset, Dist, Generator, KeyShape, ValueShape};
+use kvbench_model::spec::{KeyKind, ValueContent};
+use kvbench_plan::derive::*;
 use serde_json::{json, Value};
 use xxhash_rust::xxh3::xxh3_64;
 

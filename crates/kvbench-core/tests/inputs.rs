@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use kvbench_core::result::RunResult;
-use kvbench_core::scenario::Scenario;
+use kvbench_model::result::RunResult;
+use kvbench_model::scenario::Scenario;
 use proptest::prelude::*;
 
 fn write(dir: &Path, body: &str) -> PathBuf {
@@ -181,7 +181,7 @@ proptest! {
         if cut { bytes.truncate(i) } else { bytes[i] = b }
         let p = tmp.path().join("plan.bin");
         std::fs::write(&p, &bytes).unwrap();
-        if let Err(e) = kvbench_core::planfile::PlanFile::open(&p) {
+        if let Err(e) = kvbench_plan::planfile::PlanFile::open(&p) {
             prop_assert!(format!("{e:#}").contains("plan.bin"), "{e:#}");
         }
     }
@@ -210,7 +210,7 @@ fn sample_plan() -> Vec<u8> {
             source.display()
         );
         let s = Scenario::from_file(&write(tmp.path(), &body)).unwrap();
-        let data = kvbench_core::policy::dataset::resolve(&s, &tmp.path().join("plans")).unwrap();
+        let data = kvbench_policy::dataset::resolve(&s, &tmp.path().join("plans")).unwrap();
         std::fs::read(data.plan.expect("a brought file is stored in a plan")).unwrap()
     })
     .clone()
@@ -219,7 +219,7 @@ fn sample_plan() -> Vec<u8> {
 /// A valid result file with a row of each status (the reader must accept it before the
 /// mutations mean anything).
 fn sample_result() -> String {
-    use kvbench_core::result::{EngineResult, PhaseResult, Status};
+    use kvbench_model::result::{EngineResult, PhaseResult, Status};
     let row = |status| EngineResult {
         label: format!("{status:?}"),
         status,
@@ -227,7 +227,7 @@ fn sample_result() -> String {
         ..Default::default()
     };
     let r = RunResult {
-        schema: kvbench_core::result::SCHEMA.into(),
+        schema: kvbench_model::result::SCHEMA.into(),
         engines: [Status::Ok, Status::Failed, Status::NotApplicable, Status::Interrupted].map(row).to_vec(),
         ..Default::default()
     };
@@ -237,6 +237,6 @@ fn sample_result() -> String {
 #[test]
 fn the_sample_result_is_read_with_every_status() {
     let r = RunResult::from_json(&sample_result()).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(r.engines[3].status, kvbench_core::result::Status::Interrupted);
+    assert_eq!(r.engines[3].status, kvbench_model::result::Status::Interrupted);
     assert!(sample_result().contains("\"interrupted\""));
 }

@@ -12,10 +12,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kvbench_core::job::{Event, Job, PROTOCOL_VERSION};
-use kvbench_core::policy::{dataset, jobs};
-use kvbench_core::scenario::Scenario;
-use kvbench_core::worker::clock::decode_histogram;
+use kvbench_model::histogram::decode_histogram;
+use kvbench_model::job::{Event, Job, PROTOCOL_VERSION};
+use kvbench_model::scenario::Scenario;
+use kvbench_policy::{dataset, jobs};
 use serde_json::Value;
 
 fn root() -> PathBuf {
@@ -37,7 +37,7 @@ fn every_step_job() -> Job {
     let data = dataset::resolve(&s, tmp.path()).unwrap();
     assert!(data.plan.is_none(), "a derived dataset with ordered keys needs no plan file");
     let desc = kvbench_engines_memory_caps();
-    let v = kvbench_core::scenario::Variant { name: "memory".into(), ..s.all_variants()[0].clone() };
+    let v = kvbench_model::scenario::Variant { name: "memory".into(), ..s.all_variants()[0].clone() };
     let dir = PathBuf::from("/tmp/kvbench-vector/memory");
     // The memory engines' one option, resolved as kvbench writes it (every runtime's has it).
     let options = BTreeMap::from([("corrupt_every".to_string(), serde_json::json!(0))]);
@@ -48,8 +48,8 @@ fn every_step_job() -> Job {
 }
 
 /// The memory oracle's capabilities (the engines crate is not a dependency of core).
-fn kvbench_engines_memory_caps() -> kvbench_core::engine::Capabilities {
-    kvbench_core::engine::Capabilities {
+fn kvbench_engines_memory_caps() -> kvbench_model::engine::Capabilities {
+    kvbench_model::engine::Capabilities {
         ordered_scan: true,
         multi_get: false,
         batch: true,

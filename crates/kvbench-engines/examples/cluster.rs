@@ -11,7 +11,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use kvbench_core::engine::RunningServer;
+use kvbench_model::engine::RunningServer;
 
 fn start(kind: &str, dir: &Path) -> Result<Box<dyn RunningServer>, String> {
     match kind {

@@ -84,7 +84,7 @@ fn main() {
         ok(mdb_txn_begin(env, null_mut(), MDB_RDONLY, &mut txn), "mdb_txn_begin (read)");
         let mut touched = 0u64;
         let mut busy = 0u128;
-        let cpu0 = kvbench_core::sys::Usage::now();
+        let cpu0 = kvbench_worker::sys::Usage::now();
         let t0 = Instant::now();
         for k in &keys {
             let (mut kv, mut vv) = (MDB_val::of(&k[..]), MDB_val::empty());
@@ -99,7 +99,7 @@ fn main() {
             }
         }
         let secs = t0.elapsed().as_secs_f64();
-        let cpu1 = kvbench_core::sys::Usage::now();
+        let cpu1 = kvbench_worker::sys::Usage::now();
         let cpu = (cpu1.user_ns + cpu1.sys_ns - cpu0.user_ns - cpu0.sys_ns) as f64;
         mdb_txn_abort(txn);
         mdb_env_close(env);

@@ -3,7 +3,7 @@
 //! on a store without atomic batches, and [`Transactions::in_transaction`] applies it as one
 //! transaction on a store that has them.
 
-use kvbench_core::engine::{Result, SyncMode, WriteOp};
+use kvbench_model::engine::{Result, SyncMode, WriteOp};
 
 /// A store's single-record writes.
 pub trait Records {

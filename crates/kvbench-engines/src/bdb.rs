@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
 
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 
 use crate::batch::{write_each, Records};
 use crate::locked::{Locked, OneAtATime};
@@ -74,8 +74,8 @@ static OPTIONS: &[OptionSpec] = &[
 const CAPS: Capabilities = Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE };
 
 pub mod btree {
-    use kvbench_core::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+    use kvbench_model::engine::Capabilities;
+    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
         "bdb-btree",
         "Berkeley DB 5.3 B+ tree access method (DB_BTREE), no environment",
         Capabilities { ordered_scan: true, ..super::CAPS },
@@ -86,7 +86,7 @@ pub mod btree {
 }
 
 pub mod hash {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
         "bdb-hash",
         "Berkeley DB 5.3 hash access method (DB_HASH), no environment",
         super::CAPS,

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use kvbench_core::engine::{Capabilities, Engine, EngineDescriptor, OpenArgs, OpenMode, Options, SyncMode, WriteOp};
+use kvbench_model::engine::{Capabilities, Engine, EngineDescriptor, OpenArgs, OpenMode, Options, SyncMode, WriteOp};
 
 type Oracle = BTreeMap<Vec<u8>, Vec<u8>>;
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ::fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 
 const KEYSPACE: &str = "kv";
 

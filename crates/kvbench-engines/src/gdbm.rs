@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
 
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 use libc::c_int;
 
 use crate::locked::{Locked, OneAtATime};

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 
 use crate::servers::process::{self, ServerProcess};
 

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
 
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 
 use crate::batch::{Records, Transactions};
 use crate::shared::{Shared, ThreadSafe};
@@ -94,7 +94,7 @@ static TREE_OPTIONS: &[OptionSpec] = &[
 const CAPS: Capabilities = Capabilities { ordered_scan: false, ..crate::ORDERED_STORE };
 
 pub mod hash {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
         "kyotocabinet-hash",
         "Kyoto Cabinet file hash database (.kch), C API",
         super::CAPS,
@@ -105,8 +105,8 @@ pub mod hash {
 }
 
 pub mod tree {
-    use kvbench_core::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+    use kvbench_model::engine::Capabilities;
+    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
         "kyotocabinet-tree",
         "Kyoto Cabinet file B+ tree database (.kct), C API, ordered scans by cursor",
         Capabilities { ordered_scan: true, ..super::CAPS },

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::ptr;
 
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 use libc::{c_char, c_int, size_t};
 
 /// The leveldb C API declarations kvbench uses, transcribed from `leveldb/c.h` (1.2x).

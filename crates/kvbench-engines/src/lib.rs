@@ -62,7 +62,7 @@ pub fn c_path(p: &std::path::Path) -> std::ffi::CString {
 }
 
 /// Releases a C handle; called once, with the handle, by [`CHandle`].
-pub type Release<T> = Box<dyn Fn(std::ptr::NonNull<T>) -> kvbench_core::engine::Result<()> + Send + Sync>;
+pub type Release<T> = Box<dyn Fn(std::ptr::NonNull<T>) -> kvbench_model::engine::Result<()> + Send + Sync>;
 
 /// A handle a C library gave out, released exactly once: by `close`, which reports the
 /// library's error, or by Drop when the engine was not closed (the error is then lost). Whether
@@ -85,7 +85,7 @@ impl<T> CHandle<T> {
         self.p.expect("a C handle used after close").as_ptr()
     }
 
-    pub fn close(&mut self) -> kvbench_core::engine::Result<()> {
+    pub fn close(&mut self) -> kvbench_model::engine::Result<()> {
         self.p.take().map_or(Ok(()), |p| (self.release)(p))
     }
 }
@@ -126,7 +126,7 @@ impl<T, R> Drop for Owned<T, R> {
 /// What most embedded engines can do: an ordered store with atomic write batches and deletes,
 /// persistent, that opens read-only too. A descriptor states only how its engine differs
 /// (`Capabilities { ordered_scan: false, ..ORDERED_STORE }`).
-pub const ORDERED_STORE: kvbench_core::engine::Capabilities = kvbench_core::engine::Capabilities {
+pub const ORDERED_STORE: kvbench_model::engine::Capabilities = kvbench_model::engine::Capabilities {
     ordered_scan: true,
     multi_get: false,
     batch: true,
@@ -153,10 +153,10 @@ pub fn copy_found(found: Option<impl AsRef<[u8]>>, out: &mut Vec<u8>) -> bool {
 /// `Reader::scan` over the pairs a store yields in key order: `visit` each of the first `limit`
 /// until it returns false; the count of pairs visited.
 pub fn visit_pairs<K: AsRef<[u8]>, V: AsRef<[u8]>>(
-    pairs: impl Iterator<Item = kvbench_core::engine::Result<(K, V)>>,
+    pairs: impl Iterator<Item = kvbench_model::engine::Result<(K, V)>>,
     limit: usize,
     visit: Visit<'_>,
-) -> kvbench_core::engine::Result<usize> {
+) -> kvbench_model::engine::Result<usize> {
     let mut n = 0;
     for pair in pairs.take(limit) {
         let (k, v) = pair?;
@@ -170,9 +170,9 @@ pub fn visit_pairs<K: AsRef<[u8]>, V: AsRef<[u8]>>(
 
 /// The open of an engine without secondary opens (most: `Capabilities::secondary_open` false)
 /// refuses one.
-pub fn refuse_secondary(args: &kvbench_core::engine::OpenArgs<'_>) -> kvbench_core::engine::Result<()> {
-    if args.mode == kvbench_core::engine::OpenMode::Secondary {
-        return Err(kvbench_core::engine::EngineError::Unsupported("secondary open".into()));
+pub fn refuse_secondary(args: &kvbench_model::engine::OpenArgs<'_>) -> kvbench_model::engine::Result<()> {
+    if args.mode == kvbench_model::engine::OpenMode::Secondary {
+        return Err(kvbench_model::engine::EngineError::Unsupported("secondary open".into()));
     }
     Ok(())
 }
@@ -185,18 +185,18 @@ pub fn buckets_for(records: u64, floor: i64) -> i64 {
 
 /// An engine's open: its descriptor's `open`.
 pub type OpenFn =
-    fn(&kvbench_core::engine::OpenArgs<'_>) -> kvbench_core::engine::Result<Box<dyn kvbench_core::engine::Engine>>;
+    fn(&kvbench_model::engine::OpenArgs<'_>) -> kvbench_model::engine::Result<Box<dyn kvbench_model::engine::Engine>>;
 
 /// The descriptor of an embedded engine: available wherever it was built, no server to start.
 pub const fn embedded(
     name: &'static str,
     description: &'static str,
-    capabilities: kvbench_core::engine::Capabilities,
-    options: &'static [kvbench_core::engine::OptionSpec],
+    capabilities: kvbench_model::engine::Capabilities,
+    options: &'static [kvbench_model::engine::OptionSpec],
     version: fn() -> String,
     open: OpenFn,
-) -> kvbench_core::engine::EngineDescriptor {
-    kvbench_core::engine::EngineDescriptor {
+) -> kvbench_model::engine::EngineDescriptor {
+    kvbench_model::engine::EngineDescriptor {
         name,
         description,
         capabilities,

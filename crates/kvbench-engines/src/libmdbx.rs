@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 use libc::c_int;
 use mdbx_sys::*;
 

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::ptr;
 
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 use libc::{c_int, c_uint};
 
 /// The few liblmdb declarations kvbench uses, transcribed from `lmdb.h` (0.9.x).

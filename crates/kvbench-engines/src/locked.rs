@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
-use kvbench_core::engine::{Engine, EngineError, Reader, Result, WriteOp};
+use kvbench_model::engine::{Engine, EngineError, Reader, Result, WriteOp};
 
 /// A store's calls on its open handle, made while the caller holds the handle's lock.
 pub trait OneAtATime: Send + 'static {

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
 
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 
 pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "memory",

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
 
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 use libc::{c_char, c_int, c_void};
 
 use crate::batch::{write_each, Records, Transactions};
@@ -115,7 +115,7 @@ static VILLA_OPTIONS: &[OptionSpec] = &[
 ];
 
 pub mod depot {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
         "qdbm-depot",
         "QDBM Depot hash database, C API",
         super::CAPS,
@@ -126,7 +126,7 @@ pub mod depot {
 }
 
 pub mod curia {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
         "qdbm-curia",
         "QDBM Curia: Depot hash databases split over a directory of files, C API",
         super::CAPS,
@@ -137,8 +137,8 @@ pub mod curia {
 }
 
 pub mod villa {
-    use kvbench_core::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+    use kvbench_model::engine::Capabilities;
+    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
         "qdbm-villa",
         "QDBM Villa B+ tree database, C API, ordered scans by cursor",
         Capabilities { ordered_scan: true, batch: true, ..super::CAPS },

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use ::redb::{
     Database, Durability, ReadOnlyDatabase, ReadOnlyTable, ReadTransaction, ReadableDatabase, TableDefinition,
 };
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 
 const FILE: &str = "kv.redb";
 const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("kv");

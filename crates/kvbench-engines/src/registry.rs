@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use kvbench_core::engine::{EngineDescriptor, RunningServer, StartServer};
+use kvbench_model::engine::{EngineDescriptor, RunningServer, StartServer};
 
 // `hosted_server!` and `shaped_server!`: engines.toml's `hosted` and `shaped` lines.
 include!(concat!(env!("OUT_DIR"), "/servers_by_name.rs"));

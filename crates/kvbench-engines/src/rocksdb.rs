@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, WriteBatch, WriteOptions, DB,
     DEFAULT_COLUMN_FAMILY_NAME,

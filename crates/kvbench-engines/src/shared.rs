@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use kvbench_core::engine::{Engine, EngineError, Reader, Result, WriteOp};
+use kvbench_model::engine::{Engine, EngineError, Reader, Result, WriteOp};
 
 /// A store's calls on its open handle, made from any thread.
 pub trait ThreadSafe: Send + Sync + 'static {

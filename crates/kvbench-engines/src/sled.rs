@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 
 const UNMAINTAINED: &str = "unmaintained upstream (last stable release 2021, open advisories); measured anyway";
 

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::ptr::NonNull;
 use std::sync::{Mutex, OnceLock};
 
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 
 /// Raw declarations of the shim; build.rs compiles it and links `-lcdb`.
 mod ffi {

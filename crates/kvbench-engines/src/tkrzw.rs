@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
 
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 
 use crate::batch::{write_each, Records};
 use crate::shared::{Shared, ThreadSafe};
@@ -128,7 +128,7 @@ static TREE_OPTIONS: &[OptionSpec] = &[
 const CAPS: Capabilities = Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE };
 
 pub mod hash {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
         "tkrzw-hash",
         "Tkrzw HashDBM (.tkh), C API",
         super::CAPS,
@@ -139,8 +139,8 @@ pub mod hash {
 }
 
 pub mod tree {
-    use kvbench_core::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+    use kvbench_model::engine::Capabilities;
+    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
         "tkrzw-tree",
         "Tkrzw TreeDBM (.tkt), C API, ordered scans by iterator",
         Capabilities { ordered_scan: true, ..super::CAPS },

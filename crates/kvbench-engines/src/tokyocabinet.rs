@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
 
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 
 use crate::batch::{write_each, Records, Transactions};
 
@@ -122,7 +122,7 @@ static BTREE_OPTIONS: &[OptionSpec] = &[
 const CAPS: Capabilities = Capabilities { ordered_scan: false, ..crate::ORDERED_STORE };
 
 pub mod hash {
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
         "tokyocabinet-hash",
         "Tokyo Cabinet hash database (Tchdb), C API",
         super::CAPS,
@@ -133,8 +133,8 @@ pub mod hash {
 }
 
 pub mod btree {
-    use kvbench_core::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_core::engine::EngineDescriptor = crate::embedded(
+    use kvbench_model::engine::Capabilities;
+    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
         "tokyocabinet-btree",
         "Tokyo Cabinet B+ tree database (Tcbdb), C API, ordered scans by cursor",
         Capabilities { ordered_scan: true, ..super::CAPS },

@@ -16,7 +16,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 use libc::{c_char, c_int, c_void, size_t};
 
 #[allow(non_camel_case_types)]

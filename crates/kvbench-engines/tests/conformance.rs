@@ -2,9 +2,11 @@
 //! plan through the runner with every read verified. An engine missing here fails its test
 //! (CI installs them all); set KVBENCH_ALLOW_MISSING=1 to skip missing ones locally.
 
-use kvbench_core::result::Status;
-use kvbench_core::scenario::{Scenario, Variant};
+mod in_process;
+
 use kvbench_engines::{conformance, find, Entry};
+use kvbench_model::result::Status;
+use kvbench_model::scenario::{Scenario, Variant};
 
 /// A small scenario touching every phase kind and mode.
 fn scenario() -> Scenario {
@@ -79,7 +81,7 @@ fn scenario() -> Scenario {
 }
 
 /// Whether the engine cannot run a phase of [`scenario`], from its capabilities.
-fn expect_na(caps: &kvbench_core::engine::Capabilities, name: &str) -> bool {
+fn expect_na(caps: &kvbench_model::engine::Capabilities, name: &str) -> bool {
     match name {
         "scan" | "scan-short" | "mixed-scan" => !caps.ordered_scan,
         "update" | "update-threads" | "insert" | "rmw" => caps.build_once,
@@ -89,13 +91,12 @@ fn expect_na(caps: &kvbench_core::engine::Capabilities, name: &str) -> bool {
     }
 }
 
-fn run_plan(desc: &'static kvbench_core::engine::EngineDescriptor, url: Option<&str>, token: Option<&str>) {
+fn run_plan(desc: &'static kvbench_model::engine::EngineDescriptor, url: Option<&str>, token: Option<&str>) {
     let tmp = tempfile::tempdir().unwrap();
     let s = scenario();
     let v = Variant { name: desc.name.into(), ..s.all_variants()[0].clone() };
-    let phases =
-        kvbench_core::policy::run_in_process(&s, &v, desc, tmp.path(), url.map(String::from), token.map(String::from))
-            .unwrap_or_else(|e| panic!("{}: {e}", desc.name));
+    let phases = in_process::run_in_process(&s, &v, desc, tmp.path(), url.map(String::from), token.map(String::from))
+        .unwrap_or_else(|e| panic!("{}: {e}", desc.name));
     assert_eq!(phases.len(), s.phases.len() + 2, "open + phases + close");
     for r in &phases {
         if expect_na(&desc.capabilities, &r.name) {
@@ -111,7 +112,7 @@ fn run_plan(desc: &'static kvbench_core::engine::EngineDescriptor, url: Option<&
 
 /// Server engines with `pipeline` (and `connections`): get phases keep pipelines full over
 /// several connections per thread, and every value read that way is still verified.
-fn run_pipelined(desc: &'static kvbench_core::engine::EngineDescriptor, url: Option<&str>, token: Option<&str>) {
+fn run_pipelined(desc: &'static kvbench_model::engine::EngineDescriptor, url: Option<&str>, token: Option<&str>) {
     let text = r#"
         engines = ["memory"]
         seed = 9
@@ -141,9 +142,8 @@ fn run_pipelined(desc: &'static kvbench_core::engine::EngineDescriptor, url: Opt
     }
     v.options.insert("pipeline".into(), 4.into());
     let tmp = tempfile::tempdir().unwrap();
-    let phases =
-        kvbench_core::policy::run_in_process(&s, &v, desc, tmp.path(), url.map(String::from), token.map(String::from))
-            .unwrap_or_else(|e| panic!("{}: {e}", desc.name));
+    let phases = in_process::run_in_process(&s, &v, desc, tmp.path(), url.map(String::from), token.map(String::from))
+        .unwrap_or_else(|e| panic!("{}: {e}", desc.name));
     for r in &phases {
         assert_eq!(r.status, Status::Ok, "{}: phase {} failed: {:?}", desc.name, r.name, r.reason);
         assert_eq!(r.mismatches + r.missing, 0, "{}: {}", desc.name, r.name);

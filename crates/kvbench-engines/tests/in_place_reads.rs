@@ -2,13 +2,14 @@
 //! prefetching it): every value must still be checked, the last one too, and a wrong value
 //! counted exactly once, as on a reader that copies.
 
+mod in_process;
 mod support;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use kvbench_core::engine::*;
-use kvbench_core::result::{PhaseResult, Status};
+use kvbench_model::engine::*;
+use kvbench_model::result::{PhaseResult, Status};
 
 /// A map whose readers hold a snapshot in which every value of a key ending in `9` is wrong (the last one read in order, too).
 #[derive(Default)]

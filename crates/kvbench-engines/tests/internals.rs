@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use kvbench_core::engine::{Engine, EngineDescriptor, OpenArgs, Options, WriteOp};
 use kvbench_engines::conformance::engine_or_skip as descriptor;
+use kvbench_model::engine::{Engine, EngineDescriptor, OpenArgs, Options, WriteOp};
 
 fn open(d: &EngineDescriptor, dir: &Path, given: &[(&str, serde_json::Value)]) -> Box<dyn Engine> {
     let given: BTreeMap<String, serde_json::Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();

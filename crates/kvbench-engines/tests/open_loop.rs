@@ -2,14 +2,15 @@
 //! their latency counts from their intended start (coordinated omission corrected); the closed
 //! loop hides the same stall in a single sample.
 
+mod in_process;
 mod support;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use kvbench_core::engine::*;
-use kvbench_core::result::{PhaseResult, Status};
-use kvbench_core::scenario::Scenario;
+use kvbench_model::engine::*;
+use kvbench_model::result::{PhaseResult, Status};
+use kvbench_model::scenario::Scenario;
 
 /// A map whose 50th get stalls for 30 ms.
 #[derive(Default)]
@@ -67,7 +68,7 @@ fn get_phase(rate: Option<f64>) -> PhaseResult {
 }
 
 fn samples_over(r: &PhaseResult, ns: u64) -> u64 {
-    let h = kvbench_core::worker::clock::decode_histogram(&r.latency.as_ref().unwrap().hdr).unwrap();
+    let h = kvbench_model::histogram::decode_histogram(&r.latency.as_ref().unwrap().hdr).unwrap();
     h.iter_recorded().filter(|v| v.value_iterated_to() >= ns).map(|v| v.count_at_value()).sum()
 }
 

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use kvbench_core::engine::{Engine, EngineDescriptor, OpenArgs, OpenMode, Options, RunningServer, SyncMode, WriteOp};
 use kvbench_engines::{find, Entry};
+use kvbench_model::engine::{Engine, EngineDescriptor, OpenArgs, OpenMode, Options, RunningServer, SyncMode, WriteOp};
 
 fn descriptor() -> &'static EngineDescriptor {
     match find("postgres") {

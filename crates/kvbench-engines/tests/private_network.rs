@@ -6,8 +6,8 @@
 use std::net::TcpStream;
 use std::process::Command;
 
-use kvbench_core::engine::RunningServer;
 use kvbench_engines::{server_for, shaped_server};
+use kvbench_model::engine::RunningServer;
 
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use kvbench_core::engine::{OpenArgs, OpenMode, Options, RunningServer, SyncMode, WriteOp};
 use kvbench_engines::conformance::{self, Target};
 use kvbench_engines::servers::process as server;
 use kvbench_engines::servers::rediscluster::{start_cluster, RedisCluster, DESCRIPTOR};
+use kvbench_model::engine::{OpenArgs, OpenMode, Options, RunningServer, SyncMode, WriteOp};
 
 fn start(masters: u32, replicas: u32) -> Option<(RedisCluster, tempfile::TempDir)> {
     let dir = tempfile::Builder::new().prefix("kvbench-rc-").tempdir().unwrap();

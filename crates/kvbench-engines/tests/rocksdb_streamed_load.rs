@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use kvbench_core::engine::{OpenArgs, Options, WriteOp};
 use kvbench_engines::{find, Entry};
+use kvbench_model::engine::{OpenArgs, Options, WriteOp};
 
 /// Row i: a key of 8 digits and a value whose length crosses the one-byte varint (0..400).
 fn row(i: usize, k: &mut Vec<u8>, v: &mut Vec<u8>) {

@@ -9,9 +9,9 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use kvbench_core::engine::{EngineDescriptor, RunningServer};
 use kvbench_engines::servers::process::{self as server, ServerProcess};
 use kvbench_engines::{find, Entry};
+use kvbench_model::engine::{EngineDescriptor, RunningServer};
 
 fn descriptor(name: &str) -> &'static EngineDescriptor {
     match find(name) {
@@ -41,9 +41,9 @@ fn open_settings(
     dir: &Path,
     url: &str,
     token: Option<&str>,
-) -> kvbench_core::engine::Result<BTreeMap<String, String>> {
-    let options = kvbench_core::engine::Options::parse(desc.name, desc.options, given).unwrap();
-    let args = kvbench_core::engine::OpenArgs {
+) -> kvbench_model::engine::Result<BTreeMap<String, String>> {
+    let options = kvbench_model::engine::Options::parse(desc.name, desc.options, given).unwrap();
+    let args = kvbench_model::engine::OpenArgs {
         dir,
         options: &options,
         sync: Default::default(),

@@ -2,10 +2,12 @@
 //! writer, run on the `memory` engine in this process: they stop in time, run the same ops
 //! whatever their length, and every read stays verified.
 
+mod in_process;
+
 use std::time::Duration;
 
-use kvbench_core::result::{Latency, PhaseResult, Status};
-use kvbench_core::scenario::Scenario;
+use kvbench_model::result::{Latency, PhaseResult, Status};
+use kvbench_model::scenario::Scenario;
 
 /// Run `phases` (TOML `[[phase]]` tables after a load of `records`) on `memory`.
 fn run(records: u64, phases: &str) -> Vec<PhaseResult> {
@@ -14,7 +16,7 @@ fn run(records: u64, phases: &str) -> Vec<PhaseResult> {
     s.check().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let v = s.all_variants()[0].clone();
-    kvbench_core::policy::run_in_process(&s, &v, &kvbench_engines::memory::DESCRIPTOR, tmp.path(), None, None).unwrap()
+    in_process::run_in_process(&s, &v, &kvbench_engines::memory::DESCRIPTOR, tmp.path(), None, None).unwrap()
 }
 
 fn phase<'a>(r: &'a [PhaseResult], name: &str) -> &'a PhaseResult {
@@ -22,7 +24,7 @@ fn phase<'a>(r: &'a [PhaseResult], name: &str) -> &'a PhaseResult {
 }
 
 fn samples(l: &Latency) -> u64 {
-    kvbench_core::worker::clock::decode_histogram(&l.hdr).unwrap().len()
+    kvbench_model::histogram::decode_histogram(&l.hdr).unwrap().len()
 }
 
 fn assert_verified(p: &PhaseResult) {

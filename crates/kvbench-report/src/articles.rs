@@ -4,8 +4,8 @@
 //! The article's own headline figures are quoted beside them (numbers only), so a reader can
 //! put the two side by side.
 
-use kvbench_core::result::{EngineResult, Latency, PhaseResult, RunResult, Status};
-use kvbench_core::spec::HotKey;
+use kvbench_model::result::{EngineResult, Latency, PhaseResult, RunResult, Status};
+use kvbench_model::spec::HotKey;
 
 use crate::{collapse, human_bytes, Section};
 
@@ -984,7 +984,7 @@ fn a004_allocations(r: &RunResult) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kvbench_core::result::Latency;
+    use kvbench_model::result::Latency;
 
     fn lat(mean_ms: f64) -> Option<Latency> {
         let ns = (mean_ms * 1e6) as u64;

@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use kvbench_core::result::{EngineResult, PhaseResult, RunResult, Status};
-use kvbench_core::spec::PhaseKind;
+use kvbench_model::result::{EngineResult, PhaseResult, RunResult, Status};
+use kvbench_model::spec::PhaseKind;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 

@@ -2,7 +2,7 @@
 //! that measured nothing (n/a, failed) has empty numeric cells and says why in `reason`, so
 //! averages over a column are not dragged down by zeros.
 
-use kvbench_core::result::{EngineResult, Latency, PhaseResult, RunResult, Status};
+use kvbench_model::result::{EngineResult, Latency, PhaseResult, RunResult, Status};
 
 use crate::space_measured;
 
@@ -93,7 +93,7 @@ fn row(r: &RunResult, e: &EngineResult, p: &PhaseResult) -> Vec<String> {
 
 /// What the disk saw: device and logical bytes, amplifications (empty where there are no
 /// logical bytes) and the page-cache share at the start.
-fn disk_cells(d: Option<&kvbench_core::result::Disk>) -> Vec<String> {
+fn disk_cells(d: Option<&kvbench_model::result::Disk>) -> Vec<String> {
     let Some(d) = d else { return vec![String::new(); 8] };
     let amp = |a: f64, logical: u64| if logical > 0 { format!("{a:.3}") } else { String::new() };
     vec![

@@ -3,7 +3,7 @@
 //! and Bencher's metric format (per row and phase: throughput, p99 latency, and device bytes per
 //! op where measured). Repetitions collapse to their median, with their range as bounds.
 
-use kvbench_core::result::{PhaseResult, RunResult, Status};
+use kvbench_model::result::{PhaseResult, RunResult, Status};
 use serde_json::{json, Map, Value};
 
 use crate::{by_label, median, phase_names};
@@ -63,7 +63,7 @@ pub fn bencher(r: &RunResult) -> String {
     let mut out = Map::new();
     for (name, reps) in measured(r) {
         let mut m = Map::new();
-        let per_op = |bytes: fn(&kvbench_core::result::Disk) -> u64| {
+        let per_op = |bytes: fn(&kvbench_model::result::Disk) -> u64| {
             move |p: &PhaseResult| p.disk.as_ref().map(|d| bytes(d) as f64 / p.ops.max(1) as f64)
         };
         let measures = [

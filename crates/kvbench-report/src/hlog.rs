@@ -7,7 +7,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
 use hdrhistogram::serialization::V2DeflateSerializer;
-use kvbench_core::result::{EngineResult, PhaseResult, RunResult};
+use kvbench_model::result::{EngineResult, PhaseResult, RunResult};
 
 fn file_name(e: &EngineResult, p: &PhaseResult) -> String {
     let clean = |s: &str| -> String {
@@ -46,7 +46,7 @@ fn log(r: &RunResult, e: &EngineResult, p: &PhaseResult) -> Option<String> {
         .ok()?;
     let end_ms = crate::wall_ns(p) / 1_000_000;
     for (i, iv) in p.intervals.iter().enumerate() {
-        let Ok(h) = kvbench_core::worker::clock::decode_histogram(&iv.hdr) else { continue };
+        let Ok(h) = kvbench_model::histogram::decode_histogram(&iv.hdr) else { continue };
         let next = p.intervals.get(i + 1).map(|n| n.t_ms).unwrap_or(end_ms.max(iv.t_ms + 1));
         let len = Duration::from_millis(next.saturating_sub(iv.t_ms).max(1));
         w.write_histogram(&h, Duration::from_millis(iv.t_ms), len, None).ok()?;

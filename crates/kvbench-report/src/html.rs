@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use kvbench_core::result::{EngineResult, Interval, PhaseResult, RunResult, Status};
+use kvbench_model::result::{EngineResult, Interval, PhaseResult, RunResult, Status};
 
 use crate::svg::{colour, dash, esc, marker, points, Frame, Marker, Scale};
 use crate::{by_label, human_bytes, human_ns, human_rate, median, space_measured, wall_ns, Section};
@@ -263,7 +263,7 @@ fn distribution(ps: &[&PhaseResult]) -> Vec<(f64, f64)> {
     }
     // No histogram: the summary's percentiles (medians over repetitions).
     let Some(l) = ps.first().and_then(|p| p.latency.as_ref()) else { return Vec::new() };
-    let m = |f: fn(&kvbench_core::result::Latency) -> u64| {
+    let m = |f: fn(&kvbench_model::result::Latency) -> u64| {
         median(ps.iter().filter_map(|p| p.latency.as_ref().map(|l| f(l) as f64)).collect()).max(1.0)
     };
     let _ = l;
@@ -485,9 +485,9 @@ fn timeline_panel(r: &Row, p: &PhaseResult, reps: usize) -> String {
 }
 
 /// The kill of a phase's fault step: a vertical line at its time, and the recovery's end.
-fn fault_marker(s: &mut String, f: &Frame, x: &Scale, fault: &kvbench_core::result::Fault) {
+fn fault_marker(s: &mut String, f: &Frame, x: &Scale, fault: &kvbench_model::result::Fault) {
     let at = fault.killed_at_ms as f64 / 1000.0;
-    let title = esc(&kvbench_core::policy::fault::describe(fault));
+    let title = esc(&fault.describe());
     let _ = write!(
         s,
         "<line class=\"fault\" stroke=\"#c00\" stroke-dasharray=\"4 2\" x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1:.1}\" y2=\"{2:.1}\"><title>{title}</title></line>",
@@ -515,7 +515,7 @@ fn disk_panel(r: &Row, p: &PhaseResult) -> Option<String> {
     }
     let f = Frame { w: 400.0, h: 150.0, left: 58.0, right: 76.0, top: 20.0, bottom: 30.0 };
     // Each interval ends at its t_ms and began where the one before ended.
-    let spans: Vec<(f64, f64, &kvbench_core::result::DiskInterval)> = iv
+    let spans: Vec<(f64, f64, &kvbench_model::result::DiskInterval)> = iv
         .iter()
         .scan(0.0, |start, i| {
             let end = (i.t_ms as f64 / 1000.0).max(*start);
@@ -540,7 +540,7 @@ fn disk_panel(r: &Row, p: &PhaseResult) -> Option<String> {
     let st: Vec<(f64, String)> = sy.ticks().into_iter().map(|v| (v, human_bytes(v as u64))).collect();
     f.y_axis(&mut s, &sy, &st, "space", true);
     for (cls, get) in [
-        ("disk-read", (|i: &kvbench_core::result::DiskInterval| i.read_bytes) as fn(&_) -> u64),
+        ("disk-read", (|i: &kvbench_model::result::DiskInterval| i.read_bytes) as fn(&_) -> u64),
         ("disk-write", |i| i.write_bytes),
     ] {
         let pts: Vec<(f64, f64)> = spans

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use kvbench_core::result::{EngineResult, Latency, PhaseResult, RunResult, Status};
-use kvbench_core::spec::PhaseKind;
+use kvbench_model::result::{EngineResult, Latency, PhaseResult, RunResult, Status};
+use kvbench_model::spec::PhaseKind;
 
 mod articles;
 mod compare;
@@ -377,7 +377,7 @@ fn median_phase(p: &mut PhaseResult, same: &[&PhaseResult]) {
 pub(crate) fn pooled_histogram(same: &[&PhaseResult]) -> Option<hdrhistogram::Histogram<u64>> {
     let mut all: Option<hdrhistogram::Histogram<u64>> = None;
     for q in same {
-        let h = kvbench_core::worker::clock::decode_histogram(&q.latency.as_ref()?.hdr).ok()?;
+        let h = kvbench_model::histogram::decode_histogram(&q.latency.as_ref()?.hdr).ok()?;
         match all.as_mut() {
             None => all = Some(h),
             Some(a) => a.add(&h).ok()?,
@@ -387,7 +387,7 @@ pub(crate) fn pooled_histogram(same: &[&PhaseResult]) -> Option<hdrhistogram::Hi
 }
 
 fn pooled_latency(same: &[&PhaseResult]) -> Option<Latency> {
-    kvbench_core::worker::clock::summarize(&pooled_histogram(same)?)
+    kvbench_model::histogram::summarize(&pooled_histogram(same)?)
 }
 
 /// How the summary shows engine versions.
@@ -605,7 +605,7 @@ fn latency_at(l: &Latency, q: f64) -> u64 {
         99.0 => l.p99_ns,
         99.9 => l.p999_ns,
         100.0 => l.max_ns,
-        _ => kvbench_core::worker::clock::decode_histogram(&l.hdr).map(|h| h.value_at_quantile(q / 100.0)).unwrap_or(0),
+        _ => kvbench_model::histogram::decode_histogram(&l.hdr).map(|h| h.value_at_quantile(q / 100.0)).unwrap_or(0),
     }
 }
 
@@ -749,7 +749,7 @@ fn figures(measured: Option<&PhaseResult>, qs: &[f64]) -> Vec<Option<f64>> {
 fn by_kind_rows(p: &PhaseResult, width: usize, qs: &[f64]) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for (op, l) in &p.latency_by_op {
-        let n = kvbench_core::worker::clock::decode_histogram(&l.hdr).map(|h| h.len().to_string()).unwrap_or_default();
+        let n = kvbench_model::histogram::decode_histogram(&l.hdr).map(|h| h.len().to_string()).unwrap_or_default();
         let mut row = vec![format!("  {op}"), String::new(), String::new()];
         row.extend(latency_cells(l, qs).into_iter().map(|v| human_ns(v as f64)));
         row.push(n);

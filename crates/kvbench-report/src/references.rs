@@ -5,7 +5,7 @@
 //! lists the differences from the peer's method; the peer's published figures, where there
 //! are some, are quoted in the note.
 
-use kvbench_core::result::{EngineResult, PhaseResult, RunResult, Status};
+use kvbench_model::result::{EngineResult, PhaseResult, RunResult, Status};
 
 use crate::{human_bytes, pooled_histogram, Section};
 
@@ -73,7 +73,7 @@ fn wamp(p: &PhaseResult) -> String {
 fn dbbench_row(e: &EngineResult, p: &PhaseResult) -> Vec<String> {
     let p9999 = pooled_histogram(&[p]).map(|h| h.value_at_quantile(0.9999));
     let lat = p.latency.as_ref();
-    let pick = |f: fn(&kvbench_core::result::Latency) -> u64| lat.map_or("-".into(), |l| us(f(l)));
+    let pick = |f: fn(&kvbench_model::result::Latency) -> u64| lat.map_or("-".into(), |l| us(f(l)));
     vec![
         format!("{:.0}", requests_per_sec(p)),
         human_bytes(e.space_bytes),
@@ -110,7 +110,7 @@ fn dbbench(r: &RunResult) -> Section {
 
 fn pebble_row(e: &EngineResult, p: &PhaseResult) -> Vec<String> {
     let lat = p.latency.as_ref();
-    let pick = |f: fn(&kvbench_core::result::Latency) -> u64| lat.map_or("-".into(), |l| ms(f(l)));
+    let pick = |f: fn(&kvbench_model::result::Latency) -> u64| lat.map_or("-".into(), |l| ms(f(l)));
     let (read, write) =
         p.disk.as_ref().map_or(("-".into(), "-".into()), |d| (d.read_bytes.to_string(), d.write_bytes.to_string()));
     let ramp = p.internals.get("pebble.read_amp").map_or("-".into(), |v| format!("{v:.2}"));
@@ -265,7 +265,7 @@ fn redb(r: &RunResult) -> Section {
 
 #[cfg(test)]
 mod tests {
-    use kvbench_core::result::{Disk, Latency};
+    use kvbench_model::result::{Disk, Latency};
 
     use super::*;
 

@@ -4,8 +4,8 @@
 //! Any change in a format shows up as a snapshot diff.
 
 use super::*;
-use kvbench_core::result::*;
-use kvbench_core::worker::clock::{encode_histogram, new_histogram, summarize};
+use kvbench_model::histogram::{encode_histogram, new_histogram, summarize};
+use kvbench_model::result::*;
 
 /// A histogram of `n` latencies around `p50` with an exponential tail (deterministic).
 fn hist(n: u64, p50: u64) -> hdrhistogram::Histogram<u64> {
@@ -457,7 +457,7 @@ fn hlog_files_read_back_as_interval_logs() {
     let mut n = 0;
     for entry in IntervalLogIterator::new(text.as_bytes()) {
         if let Ok(LogEntry::Interval(h)) = entry {
-            let hist = kvbench_core::worker::clock::decode_histogram(h.encoded_histogram()).unwrap();
+            let hist = kvbench_model::histogram::decode_histogram(h.encoded_histogram()).unwrap();
             assert_eq!(hist.len(), 200);
             assert_eq!(h.start_timestamp().as_secs(), n);
             n += 1;
@@ -618,7 +618,7 @@ fn a_run_without_budget_says_its_store_fits_in_memory() {
 
 #[test]
 fn a_budget_and_what_the_disk_saw_are_stated_in_every_format() {
-    use kvbench_core::result::{Budget, Disk};
+    use kvbench_model::result::{Budget, Disk};
     let mut r = fixture();
     for e in r.engines.iter_mut() {
         e.budget = Some(Budget { limit_bytes: 4 << 20, peak_bytes: 4 << 20, ..Default::default() });

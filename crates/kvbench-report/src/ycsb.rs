@@ -2,7 +2,7 @@
 //! `Operations`, latencies in µs), one block per row, repetition and phase, each under a `#`
 //! comment naming them, so tools that parse YCSB output read kvbench results.
 
-use kvbench_core::result::{Latency, PhaseResult, RunResult, Status};
+use kvbench_model::result::{Latency, PhaseResult, RunResult, Status};
 
 /// YCSB's name for an operation kind (`[READ]`, `[UPDATE]` ...).
 fn op_name(kind: &str) -> String {
@@ -37,7 +37,7 @@ fn op_lines(out: &mut String, name: &str, l: &Latency, count: u64, errors: u64) 
 
 /// Samples in a latency histogram (the count of timed operations of that kind).
 fn samples(l: &Latency) -> Option<u64> {
-    kvbench_core::worker::clock::decode_histogram(&l.hdr).ok().map(|h| h.len())
+    kvbench_model::histogram::decode_histogram(&l.hdr).ok().map(|h| h.len())
 }
 
 fn phase_block(out: &mut String, p: &PhaseResult) {

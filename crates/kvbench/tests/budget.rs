@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use kvbench_core::result::{PhaseResult, RunResult, Status};
+use kvbench_model::result::{PhaseResult, RunResult, Status};
 
 /// LMDB as kvbench opens it by default (read-ahead off: docs/decisions.md).
 const SCENARIO: &str = r#"# 58 MiB of records (a 64 MiB LMDB file) in 48 MiB of memory, then every record read once.

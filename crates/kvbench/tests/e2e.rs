@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use kvbench_core::result::{RunResult, Status};
+use kvbench_model::result::{RunResult, Status};
 
 fn kvbench(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_kvbench"));
@@ -71,7 +71,7 @@ fn default_workload_runs_and_verifies_every_read() {
     assert_eq!(get.ops, 400);
     assert_eq!(get.mismatches + get.missing, 0);
     assert!(get.latency.as_ref().unwrap().hdr.len() > 10);
-    let hist = kvbench_core::worker::clock::decode_histogram(&get.latency.as_ref().unwrap().hdr).unwrap();
+    let hist = kvbench_model::histogram::decode_histogram(&get.latency.as_ref().unwrap().hdr).unwrap();
     assert_eq!(hist.len(), 400, "one latency sample per get");
     assert!(e.timer_overhead_ns > 0.0);
     assert_eq!(r.plan.records, 400);
@@ -265,6 +265,6 @@ fn the_size_guard_refuses_a_run_that_would_not_fit_before_writing_anything() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--no-size-check") && err.contains("free"), "{err}");
     let data = tmp.path().join("data");
-    let written: u64 = kvbench_core::sys::space(&data).0;
+    let written: u64 = kvbench_worker::sys::space(&data).0;
     assert!(written < 1 << 20, "nothing large was written ({written} bytes)");
 }

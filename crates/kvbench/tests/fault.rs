@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use kvbench_core::result::{RunResult, Status};
+use kvbench_model::result::{RunResult, Status};
 
 const SCENARIO: &str = r#"# A master killed mid-phase.
 seed = 5

@@ -7,8 +7,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use kvbench_core::result::{EngineResult, PhaseResult, RunResult, Status};
-use kvbench_core::worker::clock::decode_histogram;
+use kvbench_model::histogram::decode_histogram;
+use kvbench_model::result::{EngineResult, PhaseResult, RunResult, Status};
 
 const ROWS: [&str; 3] = ["memory", "go-memory", "py-memory"];
 

@@ -160,7 +160,7 @@ fn regression_a_failed_out_exits_non_zero_and_removes_the_partial_copy() {
     let file = fallback_named(&stderr).unwrap_or_else(|| panic!("the fallback is named: {stderr}"));
     assert!(stderr.contains(&format!("the results are in {}", file.display())), "{stderr}");
     assert!(!partial[0].exists(), "the partial copy is gone from --out: {stderr}");
-    let r = kvbench_core::result::RunResult::from_json(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let r = kvbench_model::result::RunResult::from_json(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let labels: Vec<&str> = r.engines.iter().map(|e| e.label.as_str()).collect();
     assert_eq!(labels, ["a", "b", "c"], "all three rows in the fallback");
 }

@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use kvbench_core::job::{Event, Job, StepResult};
-use kvbench_core::policy::{dataset, jobs};
-use kvbench_core::scenario::{Scenario, Variant};
 use kvbench_engines::Entry;
+use kvbench_model::job::{Event, Job, StepResult};
+use kvbench_model::scenario::{Scenario, Variant};
+use kvbench_policy::{dataset, jobs};
 
 struct Sshd(Child);
 
@@ -128,7 +128,7 @@ fn job_for(s: &Scenario, dir: &Path, label: String) -> Job {
     let data = dataset::resolve(s, &dir.join("plans")).unwrap();
     let v = Variant { label: Some(label), ..s.all_variants()[0].clone() };
     let Some(Entry::Ready(memory)) = kvbench_engines::find("memory") else { panic!("memory engine") };
-    let options = kvbench_core::engine::Options::parse(memory.name, memory.options, &v.options).unwrap();
+    let options = kvbench_model::engine::Options::parse(memory.name, memory.options, &v.options).unwrap();
     let facts = jobs::RowFacts {
         variant: &v,
         options: options.values(),
@@ -194,7 +194,7 @@ fn two_hosts_run_together_and_merge() {
         assert_eq!(m.ops, 2 * 3000, "every host touched every record");
         assert_eq!(m.mismatches + m.missing + m.errors, 0);
         let hist = m.hist.values().next().expect("a histogram");
-        let count = kvbench_core::worker::clock::decode_histogram(hist).unwrap().len();
+        let count = kvbench_model::histogram::decode_histogram(hist).unwrap().len();
         let requests: u64 = per_host.iter().map(|(_, s)| s[i].requests).sum();
         assert_eq!(count, requests, "merged histogram holds every host's samples");
         assert_eq!(m.wall_ns, per_host.iter().map(|(_, s)| s[i].wall_ns).max().unwrap());
@@ -250,7 +250,7 @@ fn kvbench_run_hosts_reports_per_host_rows_and_the_merged_row() {
     assert_eq!(out.status.code(), Some(0), "{stderr}\nsshd log:\n{}", read(&tmp.path().join("sshd.log")));
 
     let file = std::fs::read_dir(tmp.path().join("results")).unwrap().next().unwrap().unwrap().path();
-    let r = kvbench_core::result::RunResult::from_json(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let r = kvbench_model::result::RunResult::from_json(&std::fs::read_to_string(file).unwrap()).unwrap();
     let labels: Vec<&str> = r.engines.iter().map(|e| e.label.as_str()).collect();
     assert_eq!(labels, ["memory", "memory@h1", "memory@h2"]);
     let merged = &r.engines[0];
@@ -259,7 +259,7 @@ fn kvbench_run_hosts_reports_per_host_rows_and_the_merged_row() {
         assert!(h.offset_ns.unsigned_abs() < 50_000_000, "one machine: offset {h:?}");
     }
     for e in &r.engines {
-        assert_eq!(e.status, kvbench_core::result::Status::Ok, "{}: {:?}", e.label, e.error);
+        assert_eq!(e.status, kvbench_model::result::Status::Ok, "{}: {:?}", e.label, e.error);
     }
     for name in ["load", "get", "mixed"] {
         let phase = |i: usize| r.engines[i].phases.iter().find(|p| p.name == name).unwrap();
@@ -271,7 +271,7 @@ fn kvbench_run_hosts_reports_per_host_rows_and_the_merged_row() {
             assert_eq!(p.mismatches + p.missing + p.errors, 0, "{name}: every read verified");
         }
         let hist = m.latency.as_ref().unwrap();
-        let count = kvbench_core::worker::clock::decode_histogram(&hist.hdr).unwrap().len();
+        let count = kvbench_model::histogram::decode_histogram(&hist.hdr).unwrap().len();
         assert_eq!(count, m.requests, "{name}: the merged histogram holds every host's samples");
         assert!(m.wall_ns >= a.wall_ns.max(b.wall_ns), "{name}: common wall time spans both hosts");
         assert!(m.notes.iter().any(|n| n.contains("merged from 2 hosts")), "{name}: {:?}", m.notes);

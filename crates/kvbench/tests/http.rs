@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use kvbench_core::result::{RunResult, Status};
 use kvbench_engines::conformance::{self, engine_or_skip as descriptor};
+use kvbench_model::result::{RunResult, Status};
 
 /// The token the servers these tests start require (through $KVBENCH_SERVE_TOKEN, which the
 /// http-* engines use when they start a server and when kvbench hands them no token, as the
@@ -55,8 +55,8 @@ fn conformance_of(name: &str) {
 /// TCP_NODELAY, so every small response waited for the client's delayed ACK (~40 ms a request).
 /// `kvbench serve` sets TCP_NODELAY on every accepted socket; small requests must not take
 /// anywhere near 40 ms.
-fn no_nagle_stall(desc: &kvbench_core::engine::EngineDescriptor, root: &Path, url: &str, token: &str) {
-    use kvbench_core::engine::{OpenArgs, OpenMode, Options, SyncMode, WriteOp};
+fn no_nagle_stall(desc: &kvbench_model::engine::EngineDescriptor, root: &Path, url: &str, token: &str) {
+    use kvbench_model::engine::{OpenArgs, OpenMode, Options, SyncMode, WriteOp};
     let dir = root.join("nagle");
     std::fs::create_dir_all(&dir).unwrap();
     let options = Options::parse(desc.name, desc.options, &BTreeMap::new()).unwrap();

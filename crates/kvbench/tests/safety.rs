@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use kvbench_core::result::{RunResult, Status};
+use kvbench_model::result::{RunResult, Status};
 
 fn kvbench(dir: &Path, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_kvbench"));

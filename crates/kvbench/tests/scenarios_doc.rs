@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use kvbench_core::scenario::Scenario;
+use kvbench_model::scenario::Scenario;
 
 /// A scenario that fills every table, so each type's fields appear when serialised.
 const FULL: &str = r#"

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use kvbench_core::result::{EngineResult, PhaseResult, RunResult, Status};
+use kvbench_model::result::{EngineResult, PhaseResult, RunResult, Status};
 
 const SCENARIO: &str = r#"# load, settle, get
 seed = 7

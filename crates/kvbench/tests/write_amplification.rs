@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use kvbench_core::result::{PhaseResult, RunResult, Status};
+use kvbench_model::result::{PhaseResult, RunResult, Status};
 
 const SCENARIO: &str = r#"# RocksDB's write amplification, by kvbench and by RocksDB.
 seed = 7

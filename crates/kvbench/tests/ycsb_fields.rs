@@ -6,8 +6,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use kvbench_core::result::{RunResult, Status};
-use kvbench_core::worker::clock::decode_histogram;
+use kvbench_model::histogram::decode_histogram;
+use kvbench_model::result::{RunResult, Status};
 
 const SCENARIO: &str = r#"name = "fields"
 seed = 9
@@ -65,7 +65,7 @@ fn kvbench(dir: &Path, args: &[&str]) -> Output {
 }
 
 /// What must agree between runtimes for one phase: counts and samples per op kind.
-fn counts(p: &kvbench_core::result::PhaseResult) -> String {
+fn counts(p: &kvbench_model::result::PhaseResult) -> String {
     let mut kinds: Vec<String> = p
         .latency_by_op
         .iter()

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use kvbench_core::derive::{rnd, unit, ycsbhash, zipf, zipfian_dist};
-use kvbench_core::job::Dist;
+use kvbench_model::job::Dist;
+use kvbench_plan::derive::{rnd, unit, ycsbhash, zipf, zipfian_dist};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -1,10 +1,10 @@
 //! The `ops` part of derive.json: complete ops steps and the ops each thread runs.
 
-use kvbench_core::derive::{latest_dist, stream, thresholds, zipfian_dist, YCSB_THETA};
-use kvbench_core::engine::OpenMode;
-use kvbench_core::job::{Dataset, Dist, Generator, KeyShape, OpsStep, PhaseKind, ScanLen, ValueShape};
-use kvbench_core::opstream::{OpStream, TO_END};
-use kvbench_core::spec::{KeyKind, ValueContent};
+use kvbench_model::engine::OpenMode;
+use kvbench_model::job::{Dataset, Dist, Generator, KeyShape, OpsStep, PhaseKind, ScanLen, ValueShape};
+use kvbench_model::spec::{KeyKind, ValueContent};
+use kvbench_plan::derive::{latest_dist, stream, thresholds, zipfian_dist, YCSB_THETA};
+use kvbench_plan::opstream::{OpStream, TO_END};
 use serde_json::{json, Value};
 
 const LOADED: u64 = 40;
@@ -93,7 +93,7 @@ fn steps() -> Vec<OpsStep> {
     ]
 }
 
-fn op_json(op: kvbench_core::opstream::Op) -> Value {
+fn op_json(op: kvbench_plan::opstream::Op) -> Value {
     match op.kind {
         PhaseKind::Scan if op.len == TO_END => json!([op.k, "scan", op.record, null]),
         PhaseKind::Scan => json!([op.k, "scan", op.record, op.len]),
@@ -110,7 +110,7 @@ fn run(ds: &Dataset, s: &OpsStep, threads: u32) -> Value {
 pub fn ops() -> Value {
     let ds = dataset();
     let rows = steps().into_iter().map(|s| {
-        let inserts = kvbench_core::opstream::inserts(&s).unwrap();
+        let inserts = kvbench_plan::opstream::inserts(&s).unwrap();
         assert!(s.insert_base + inserts <= TOTAL || inserts == 0, "{}: {inserts} inserts", s.name);
         let runs: Vec<Value> = [1, 2, 3].iter().map(|&t| run(&ds, &s, t)).collect();
         json!({"dataset": ds, "step": s, "runs": runs})

@@ -4,11 +4,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use kvbench_core::derive::Values;
-use kvbench_core::gen::RecordSource;
-use kvbench_core::job::{Generator, KeyShape, ValueShape};
-use kvbench_core::planfile::{build_stored, LoadOrder, PlanFile, PlanId};
-use kvbench_core::spec::{KeyKind, ValueContent};
+use kvbench_model::job::{Generator, KeyShape, ValueShape};
+use kvbench_model::spec::{KeyKind, ValueContent};
+use kvbench_plan::derive::Values;
+use kvbench_plan::gen::RecordSource;
+use kvbench_plan::planfile::{build_stored, LoadOrder, PlanFile, PlanId};
 use serde_json::{json, Value};
 
 pub const FILE: &str = "plan2-stored.kvbplan";
@@ -67,7 +67,7 @@ pub fn plan_file(path: &Path) -> Value {
         n,
         n,
     );
-    let dataset = kvbench_core::job::Dataset { ordered: false, ..dataset };
+    let dataset = kvbench_model::job::Dataset { ordered: false, ..dataset };
     let values = Values::new(&dataset, Some(p.clone())).unwrap();
     let mut v = Vec::new();
     let later: Vec<Value> = (0..n)

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::net::{Ipv4Addr, TcpListener};
 
-use kvbench_core::engine::RunningServer;
+use kvbench_model::engine::RunningServer;
 
 use super::process::ServerProcess;
 

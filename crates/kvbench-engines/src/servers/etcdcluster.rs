@@ -18,7 +18,7 @@ use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::Path;
 use std::time::Duration;
 
-use kvbench_core::engine::RunningServer;
+use kvbench_model::engine::RunningServer;
 
 use super::cluster::{free_ports, random_secret, spawn_retrying, Cluster, Kind, Member, Members};
 use super::process::{self, ServerProcess};

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 
 use super::process::{self, Found, ServerProcess, SocketProgram, SocketServer};
 
@@ -404,7 +404,7 @@ pub struct Engine {
     pipeline: usize,
     connections: usize,
     /// The writer of callers without a thread of their own (`Engine::write`); the worker gives
-    /// each thread its own ([`kvbench_core::engine::Engine::writer`]).
+    /// each thread its own ([`kvbench_model::engine::Engine::writer`]).
     shared: Mutex<McWriter>,
     settings: BTreeMap<String, String>,
 }
@@ -443,7 +443,7 @@ impl Writer for McWriter {
     }
 }
 
-fn open(args: &OpenArgs<'_>) -> Result<Box<dyn kvbench_core::engine::Engine>> {
+fn open(args: &OpenArgs<'_>) -> Result<Box<dyn kvbench_model::engine::Engine>> {
     let url = args.url.ok_or_else(|| {
         EngineError::Option("memcached needs a server: kvbench starts one, or give --url memcached://HOST:PORT".into())
     })?;
@@ -579,7 +579,7 @@ impl Engine {
     }
 }
 
-impl kvbench_core::engine::Engine for Engine {
+impl kvbench_model::engine::Engine for Engine {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
         self.shared.lock().map_err(|_| EngineError::store("lock poisoned"))?.write(batch)
     }

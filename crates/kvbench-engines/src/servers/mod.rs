@@ -15,7 +15,7 @@ mod redisadmin;
 pub mod rediscluster;
 pub mod resp;
 
-use kvbench_core::engine::{Capabilities, EngineError, OptionKind, OptionSpec, Result};
+use kvbench_model::engine::{Capabilities, EngineError, OptionKind, OptionSpec, Result};
 
 /// A key-value server's capabilities: gets and multi-gets by key, each write its own command (no
 /// atomic batch), keys unordered, no read-only open.

@@ -13,7 +13,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use kvbench_core::engine::RunningServer;
+use kvbench_model::engine::RunningServer;
 
 /// A server started in a private network namespace, and what keeps the namespace and its
 /// starting thread alive.

@@ -35,7 +35,7 @@ use ::postgres::fallible_iterator::FallibleIterator;
 use ::postgres::types::{FromSql, IsNull, ToSql, Type};
 use ::postgres::{Client, Config, NoTls, Statement};
 use bytes::BytesMut;
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 
 use super::libpq;
 use super::process::{self, ServerProcess, SocketHome, SocketServer};

@@ -457,7 +457,7 @@ impl SocketServer {
     }
 }
 
-impl kvbench_core::engine::RunningServer for SocketServer {
+impl kvbench_model::engine::RunningServer for SocketServer {
     fn process_groups(&self) -> Vec<i32> {
         vec![self.proc.pid()]
     }

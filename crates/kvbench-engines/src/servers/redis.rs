@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use ::redis::Connection;
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 
 use super::process::{self, Found, ServerProcess, SocketProgram, SocketServer};
 use super::redisadmin as admin;

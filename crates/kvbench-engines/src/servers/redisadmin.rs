@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use ::redis::Connection;
-use kvbench_core::engine::{EngineError, Result, SyncMode};
+use kvbench_model::engine::{EngineError, Result, SyncMode};
 
 /// How long the AOF rewrite that `appendonly yes` starts may take.
 const AOF_REWRITE_TIMEOUT: Duration = Duration::from_secs(300);

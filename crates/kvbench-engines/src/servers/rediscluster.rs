@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use ::redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection};
 use ::redis::cluster_routing::get_slot;
 use ::redis::{Connection, ConnectionAddr, ConnectionInfo, RedisConnectionInfo, Value};
-use kvbench_core::engine::*;
+use kvbench_model::engine::*;
 
 use super::cluster::{free_ports, random_secret, spawn_retrying, Cluster, Kind, Member, Members};
 use super::process::{self, ServerProcess};
@@ -358,10 +358,10 @@ pub fn parse_nodes(text: &str) -> std::result::Result<Vec<NodeLine>, String> {
 }
 
 /// `url` without passwords (`redis://:SECRET@h:p` → `redis://***@h:p`), for the result file
-/// (kvbench_core::secret redacts every output again; this keeps the row's settings clean
+/// (kvbench_model::secret redacts every output again; this keeps the row's settings clean
 /// for any other runner).
 pub fn redact(url: &str) -> String {
-    kvbench_core::secret::redact_urls(url).into_owned()
+    kvbench_model::secret::redact_urls(url).into_owned()
 }
 
 /// Seeds of `url` (`redis://h:p,redis://h:p` or `redis://h:p,h:p`) as redis URLs.

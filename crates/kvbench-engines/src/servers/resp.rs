@@ -11,7 +11,7 @@ use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use ::redis::{ConnectionAddr, ConnectionInfo};
-use kvbench_core::engine::{EngineError, Result};
+use kvbench_model::engine::{EngineError, Result};
 
 /// Bytes read from the socket at once (at most).
 const READ_CHUNK: usize = 64 * 1024;

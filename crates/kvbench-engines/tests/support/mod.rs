@@ -1,12 +1,13 @@
 //! What the in-test engines of several test files share: a map to write batches into, the
-//! capabilities of such a map, and running a scenario's get phase in this process.
+//! capabilities of such a map, and running a scenario's get phase in this process (through
+//! `in_process`, which each test file that declares `support` declares too).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use kvbench_core::engine::{Capabilities, EngineDescriptor, WriteOp};
-use kvbench_core::result::PhaseResult;
-use kvbench_core::scenario::Scenario;
+use kvbench_model::engine::{Capabilities, EngineDescriptor, WriteOp};
+use kvbench_model::result::PhaseResult;
+use kvbench_model::scenario::Scenario;
 
 pub type Map = Mutex<BTreeMap<Vec<u8>, Vec<u8>>>;
 
@@ -31,6 +32,6 @@ pub fn get_phase(desc: &EngineDescriptor, text: &str) -> PhaseResult {
     s.check().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let v = s.all_variants()[0].clone();
-    let phases = kvbench_core::policy::run_in_process(&s, &v, desc, tmp.path(), None, None).unwrap();
+    let phases = crate::in_process::run_in_process(&s, &v, desc, tmp.path(), None, None).unwrap();
     phases.into_iter().find(|p| p.kind == "get").unwrap()
 }

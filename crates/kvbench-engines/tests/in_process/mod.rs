@@ -1,20 +1,19 @@
-//! Phase policy, decided once in Rust for every runtime (kvbench-policy; the engine options'
-//! resolution is the model's, kvbench-model's `options`), and a row run in-process with the
-//! Rust worker, which only this facade sees beside the policy.
-
-pub use kvbench_model::options;
-pub use kvbench_policy::{amplification, dataset, fault, jobs, outcome};
+//! A row run inside the test process with the Rust worker, for the engine tests: the policy
+//! (kvbench-policy) builds the job and derives the phases, the worker (kvbench-worker) executes
+//! it. Here, in the engines' tests, because only a test needs both: the two crates stand side by
+//! side and never import each other, and the engines' library imports neither.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::engine::EngineDescriptor;
-use crate::job::Event;
-use crate::result::PhaseResult;
-use crate::scenario::{Scenario, Variant};
+use kvbench_model::engine::{EngineDescriptor, Options};
+use kvbench_model::job::Event;
+use kvbench_model::result::PhaseResult;
+use kvbench_model::scenario::{Scenario, Variant};
+use kvbench_policy::{dataset, jobs, outcome};
 
-/// Run one row inside this process with the Rust worker (for tests of engines and of the
-/// policy itself): resolve the data, build the job, execute it, derive the phases.
+/// Run one row inside this process with the Rust worker: resolve the data, build the job,
+/// execute it, derive the phases.
 pub fn run_in_process(
     s: &Scenario,
     v: &Variant,
@@ -26,7 +25,7 @@ pub fn run_in_process(
     let data = dataset::resolve(s, &dir.join("plans")).map_err(|e| format!("{e:#}"))?;
     let db = dir.join("db");
     std::fs::create_dir_all(&db).map_err(|e| e.to_string())?;
-    let options = crate::engine::Options::parse(desc.name, desc.options, &v.options)?.values().clone();
+    let options = Options::parse(desc.name, desc.options, &v.options)?.values().clone();
     let facts = jobs::RowFacts {
         variant: v,
         options: &options,
@@ -37,7 +36,7 @@ pub fn run_in_process(
     let mut plan = jobs::build(s, &data, &facts)?;
     plan.place(&db, url, token);
     let mut steps = BTreeMap::new();
-    crate::worker::run_job(&plan.job, desc, &mut |e| {
+    kvbench_worker::run_job(&plan.job, desc, &mut |e| {
         if let Event::Step(r) = e {
             steps.insert(r.index, *r);
         }
