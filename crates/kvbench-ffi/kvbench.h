@@ -1,10 +1,10 @@
 /* kvbench's worker core, for the Go and Python workers (docs/protocol.md, "Worker core").
  *
- * kvbench-core reads the job, derives keys, values and op streams, keeps the record states,
- * verifies every read, keeps the histograms and the timeline, and writes the step events. A
- * worker only opens its engine, runs the engine calls of each block it is given between two
- * reads of its own clock, and hands back the times and what was read. Times are ns after the
- * ops step's start, on the worker's clock: this library reads no clock.
+ * The library (kvbench-worker's code) reads the job, derives keys, values and op streams, keeps
+ * the record states, verifies every read, keeps the histograms and the timeline, and writes the
+ * step events. A worker only opens its engine, runs the engine calls of each block it is given
+ * between two reads of its own clock, and hands back the times and what was read. Times are ns
+ * after the ops step's start, on the worker's clock: this library reads no clock.
  *
  * Every pointer a call returns stays valid until the next call on the same handle. Strings in
  * are NUL-terminated UTF-8. No call blocks except kvb_next (it may wait for a record another

@@ -1,6 +1,8 @@
 //! Hostile input: every number a scenario gives is bounded, with an error naming the file, the
 //! line, the field and the allowed range; the scenario parser and the result reader never panic
-//! on any input (property tests, bounded in cases so the whole file runs in seconds).
+//! on any input (property tests, bounded in cases so the whole file runs in seconds). The plan
+//! file reader's test is kvbench-policy's `tests/plan_file_input.rs` (the policy stores its
+//! sample plan).
 
 use std::path::{Path, PathBuf};
 
@@ -170,22 +172,6 @@ proptest! {
         let _ = Scenario::from_file(&p);
     }
 
-    /// A real plan file with one byte changed, or cut short, through the plan-file reader:
-    /// opened or refused with a message naming it, never a panic.
-    #[test]
-    fn the_plan_file_reader_never_panics(at in any::<prop::sample::Index>(), b in any::<u8>(), cut in any::<bool>()) {
-        let good = sample_plan();
-        let tmp = tempfile::tempdir().unwrap();
-        let mut bytes = good.clone();
-        let i = at.index(bytes.len());
-        if cut { bytes.truncate(i) } else { bytes[i] = b }
-        let p = tmp.path().join("plan.bin");
-        std::fs::write(&p, &bytes).unwrap();
-        if let Err(e) = kvbench_plan::planfile::PlanFile::open(&p) {
-            prop_assert!(format!("{e:#}").contains("plan.bin"), "{e:#}");
-        }
-    }
-
     /// Arbitrary text, and a real result with one byte changed, through the result reader.
     #[test]
     fn the_result_reader_never_panics(text in ".{0,200}", at in any::<prop::sample::Index>(), b in any::<u8>()) {
@@ -195,25 +181,6 @@ proptest! {
         good[i] = b;
         let _ = RunResult::from_json(&String::from_utf8_lossy(&good));
     }
-}
-
-/// The bytes of a real plan file: a brought TSV file's records stored by the planner.
-fn sample_plan() -> Vec<u8> {
-    static PLAN: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    PLAN.get_or_init(|| {
-        let tmp = tempfile::tempdir().unwrap();
-        let tsv: String = (0..40).map(|i| format!("key{}\tvalue {i}\n", i % 31)).collect();
-        std::fs::write(tmp.path().join("d.tsv"), tsv).unwrap();
-        let source = tmp.path().join("d.tsv");
-        let body = format!(
-            "engines = [\"memory\"]\n[dataset]\nsource = \"file:{}\"\n[[phase]]\nkind = \"load\"\n",
-            source.display()
-        );
-        let s = Scenario::from_file(&write(tmp.path(), &body)).unwrap();
-        let data = kvbench_policy::dataset::resolve(&s, &tmp.path().join("plans")).unwrap();
-        std::fs::read(data.plan.expect("a brought file is stored in a plan")).unwrap()
-    })
-    .clone()
 }
 
 /// A valid result file with a row of each status (the reader must accept it before the

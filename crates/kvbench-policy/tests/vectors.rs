@@ -6,7 +6,7 @@
 //! - `events-*.jsonl`: the events a worker printed for that job. Every line must parse, serialise
 //!   back to the same JSON value, and each step's histograms must hold one sample per request.
 //!
-//! `UPDATE_VECTORS=1 cargo test -p kvbench-core --test vectors` rewrites the job vector and
+//! `UPDATE_VECTORS=1 cargo test -p kvbench-policy --test vectors` rewrites the job vector and
 //! `events-rust.jsonl` (timings differ from run to run; counters must not).
 
 use std::collections::BTreeMap;
@@ -47,7 +47,7 @@ fn every_step_job() -> Job {
     plan.job
 }
 
-/// The memory oracle's capabilities (the engines crate is not a dependency of core).
+/// The memory oracle's capabilities (the engines crate is not a dependency of the policy).
 fn kvbench_engines_memory_caps() -> kvbench_model::engine::Capabilities {
     kvbench_model::engine::Capabilities {
         ordered_scan: true,

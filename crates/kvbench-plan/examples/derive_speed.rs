@@ -1,6 +1,6 @@
 //! What deriving an op costs a worker's loop (docs/plan-format.md): the op stream, the key, and
 //! verifying a 100-byte printable value, per op, without any engine.
-//! `cargo run --release -p kvbench-core --example derive_speed -- [RECORDS] [OPS] [shuffle|uniform|zipfian|latest]`
+//! `cargo run --release -p kvbench-plan --example derive_speed -- [RECORDS] [OPS] [shuffle|uniform|zipfian|latest]`
 //!
 //! Verifying needs the bytes an engine would return; the loop builds them with `value` (the
 //! engine's stand-in) and times that part separately, so "key + verify" is the total minus it.

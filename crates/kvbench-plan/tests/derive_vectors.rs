@@ -1,7 +1,7 @@
 //! `tests/vectors/derive.json`: the outputs of plan format 2's derivations
 //! (docs/plan-format.md) that the Rust, Go and Python workers must reproduce byte for byte.
 //! This test rebuilds the document and compares it with the committed file;
-//! `KVBENCH_BLESS=1 cargo test -p kvbench-core --test derive_vectors` rewrites it after an
+//! `KVBENCH_BLESS=1 cargo test -p kvbench-plan --test derive_vectors` rewrites it after an
 //! intended format change. The document describes its own fields in `_doc`.
 
 use std::path::{Path, PathBuf};
