@@ -1,5 +1,5 @@
-//! What a run was asked to do, and what every row of it shares: below both the run (`mod.rs`)
-//! and its rows (`job.rs`), which read it.
+//! What a run was asked to do, and what every row of it shares: below the run (`mod.rs`), its
+//! runner (`runner.rs`, which makes the shared part for each row) and its rows (`job.rs`).
 
 use std::path::{Path, PathBuf};
 
