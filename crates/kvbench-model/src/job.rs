@@ -272,6 +272,22 @@ pub struct OpsStep {
     /// A read step's background writer: a rate-limited thread of updates beside the readers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer: Option<BackgroundWriter>,
+    /// A replay step: its ops are the plan file's OPS section (docs/plan-format.md, "Replays");
+    /// `dist`, `kinds` and the seeds are then unused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayStep>,
+}
+
+/// How a replay step runs the recorded ops.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ReplayStep {
+    /// Open loop: a request is due at its recorded time (after the first op's) divided by
+    /// `speed`; absent: closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
+    /// A thread runs the requests of the clients `c` with `c mod threads` = its number, in
+    /// order; otherwise request `j` (counting every request) goes to thread `j mod threads`.
+    pub by_client: bool,
 }
 
 /// `until = "steady"`: stop when the ops of the last `window` intervals vary by less than

@@ -9,6 +9,7 @@ pub mod histogram;
 pub mod input;
 pub mod job;
 pub mod options;
+pub mod replay;
 pub mod result;
 pub mod scenario;
 pub mod secret;

@@ -334,6 +334,40 @@ pub struct PlanInfo {
     pub raw_bytes: u64,
     pub generation_ns: u64,
     pub reused: bool,
+    /// A replay phase's stream: the trace (or model) it came from and its profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceInfo>,
+}
+
+/// The operation stream a replay phase ran: where it came from and what it holds.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TraceInfo {
+    /// The trace file, or `mixgraph` / `model` for a generated stream.
+    pub source: String,
+    /// `rocksdb`, `redis-monitor`, `memcached-watch`, `cache-csv`, `mixgraph`, `model`.
+    pub format: String,
+    /// xxh3-64 of the trace file's bytes (16 hex digits); empty for a generated stream.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hash: String,
+    pub bytes: u64,
+    /// Operations (one key each) and requests (an MGET or a write batch is one request).
+    pub ops: u64,
+    pub requests: u64,
+    pub by_kind: BTreeMap<String, u64>,
+    pub distinct_keys: u64,
+    /// Keys whose first operation is not a put: loaded before the replay (its warm-up).
+    pub preloaded: u64,
+    pub duration_us: u64,
+    pub clients: u32,
+    /// Gets and scans over puts and deletes (0 when nothing writes).
+    pub read_write_ratio: f64,
+    /// Recorded operations a replay cannot run, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub skipped: BTreeMap<String, u64>,
+    /// Puts whose recorded size differs from their key's first size (replayed at the first
+    /// size: a record keeps one value size).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub resized_puts: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

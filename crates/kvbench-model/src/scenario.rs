@@ -231,6 +231,21 @@ pub struct PhaseDef {
     /// A background writer beside a read phase's readers (`writer = { rate = 10000 }`).
     #[serde(default)]
     pub writer: Option<WriterDef>,
+    /// A replay phase's stream, one of: a trace file (`trace`, in `trace_format` or the
+    /// format its first bytes show), db_bench's mixgraph (`mixgraph = { ... }`, db_bench's flag
+    /// names) or a model `trace fit` wrote (`model = { ... }`); see [`crate::replay`].
+    #[serde(default)]
+    pub trace: Option<String>,
+    #[serde(default)]
+    pub trace_format: Option<String>,
+    #[serde(default)]
+    pub mixgraph: Option<serde_json::Value>,
+    #[serde(default)]
+    pub model: Option<serde_json::Value>,
+    /// Open loop at the recorded times divided by `speed` (2: twice as fast); absent: closed
+    /// loop, each thread's next request as soon as the last one returned.
+    #[serde(default)]
+    pub speed: Option<f64>,
 }
 
 /// `until`: the stop rules a phase can have besides its count and duration.
@@ -408,6 +423,11 @@ impl PhaseDef {
             steady_within: None,
             stall_fraction: None,
             writer: None,
+            trace: None,
+            trace_format: None,
+            mixgraph: None,
+            model: None,
+            speed: None,
         }
     }
 
@@ -469,7 +489,7 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    fn new(path: &[At], message: impl Into<String>) -> Self {
+    pub(crate) fn new(path: &[At], message: impl Into<String>) -> Self {
         FieldError { path: path.to_vec(), message: message.into() }
     }
 
@@ -571,6 +591,7 @@ impl Scenario {
                 "the first [[phase]] must have kind = \"load\"",
             ));
         }
+        crate::replay::check_one(self)?;
         let mut names = std::collections::BTreeSet::new();
         for (i, p) in self.phases.iter().enumerate() {
             let at = [At::Key("phase"), At::Index(i)];
@@ -647,6 +668,7 @@ impl Scenario {
             check_mix(&m, &f)?;
         }
         check_kind_fits(p, &f)?;
+        crate::replay::check(p, &f)?;
         if p.open_per == OpenPer::Operation && p.kind != PhaseKind::Get {
             return Err(FieldError::new(&f("open_per"), "open_per = \"operation\" is only for get phases"));
         }

@@ -167,6 +167,10 @@ pub enum PhaseKind {
     /// Read a record and write its next version, timed as one operation (YCSB F).
     Rmw,
     Mixed,
+    /// A recorded or modelled operation stream run op by op as it was recorded (a trace,
+    /// db_bench's mixgraph, a model fitted to a trace): gets, multi-gets, puts (as updates),
+    /// deletes and scans, each request as one unit.
+    Replay,
     /// Untimed, between phases: the engine flushes and compacts (or waits until no compaction
     /// is pending), so the next phase starts from a settled store. Runs no operations.
     Settle,
@@ -177,7 +181,7 @@ pub enum PhaseKind {
 }
 
 impl PhaseKind {
-    pub const ALL: [PhaseKind; 11] = [
+    pub const ALL: [PhaseKind; 12] = [
         PhaseKind::Load,
         PhaseKind::Get,
         PhaseKind::MultiGet,
@@ -187,6 +191,7 @@ impl PhaseKind {
         PhaseKind::Delete,
         PhaseKind::Rmw,
         PhaseKind::Mixed,
+        PhaseKind::Replay,
         PhaseKind::Settle,
         PhaseKind::Size,
     ];
@@ -203,6 +208,7 @@ impl PhaseKind {
             PhaseKind::Delete => "delete",
             PhaseKind::Rmw => "rmw",
             PhaseKind::Mixed => "mixed",
+            PhaseKind::Replay => "replay",
             PhaseKind::Settle => "settle",
             PhaseKind::Size => "size",
         }
@@ -239,14 +245,14 @@ impl PhaseKind {
         matches!(self, PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete | PhaseKind::Rmw)
     }
 
-    /// A phase of this kind may write: its operations write, or it is mixed.
+    /// A phase of this kind may write: its operations write, or it is mixed or a replay.
     pub fn may_write(&self) -> bool {
-        self.writes() || *self == PhaseKind::Mixed
+        self.writes() || matches!(self, PhaseKind::Mixed | PhaseKind::Replay)
     }
 
     /// A kind a mixed phase's operations may have (one key a unit, no load, no nesting).
     pub fn mixes(&self) -> bool {
-        self.runs_ops() && !matches!(self, PhaseKind::Load | PhaseKind::Mixed | PhaseKind::MultiGet)
+        self.runs_ops() && !matches!(self, PhaseKind::Load | PhaseKind::Mixed | PhaseKind::Replay | PhaseKind::MultiGet)
     }
 }
 
@@ -551,7 +557,7 @@ mod tests {
         let writes: Vec<&str> = PhaseKind::ALL.iter().filter(|k| k.writes()).map(|k| k.as_str()).collect();
         assert_eq!(writes, ["load", "update", "insert", "delete", "rmw"]);
         let may: Vec<&str> = PhaseKind::ALL.iter().filter(|k| k.may_write()).map(|k| k.as_str()).collect();
-        assert_eq!(may, ["load", "update", "insert", "delete", "rmw", "mixed"]);
+        assert_eq!(may, ["load", "update", "insert", "delete", "rmw", "mixed", "replay"]);
     }
 
     #[test]

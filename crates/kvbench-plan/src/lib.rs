@@ -8,6 +8,7 @@ pub mod huge;
 pub mod opstream;
 pub mod planfile;
 pub mod primitives;
+pub mod replay;
 
 // The files here moved from kvbench-core and keep their `crate::` paths to the model.
 use kvbench_model::{input, job, spec};

@@ -10,6 +10,8 @@ use anyhow::{bail, ensure};
 
 use crate::derive::{below, rnd, unit, ycsbhash, zipf_with, Latest, Perm};
 use crate::job::{Dataset, Dist, OpsStep, PhaseKind, ScanLen};
+use crate::planfile::PlanFile;
+use crate::replay::{self, Entry, OP_BYTES};
 
 /// A scan's length when it runs to the end of the key space.
 pub const TO_END: u64 = u64::MAX;
@@ -220,11 +222,28 @@ pub struct OpStream {
     stop: Option<Arc<AtomicBool>>,
     check_units: u64,
     units_left: u64,
+    /// A replay step's requests, read from the plan's OPS section.
+    replay: Option<Replay>,
+    rate: Option<f64>,
 }
 
 impl OpStream {
     pub fn new(ds: &Dataset, step: &OpsStep, thread: u32, threads: u32) -> anyhow::Result<OpStream> {
+        OpStream::with_plan(ds, None, step, thread, threads)
+    }
+
+    /// As [`OpStream::new`], with the plan file a replay step reads its ops from.
+    pub fn with_plan(
+        ds: &Dataset,
+        plan: Option<&Arc<PlanFile>>,
+        step: &OpsStep,
+        thread: u32,
+        threads: u32,
+    ) -> anyhow::Result<OpStream> {
         ensure!(threads >= 1 && thread < threads, "thread {thread} of {threads}");
+        if step.replay.is_some() {
+            return Replay::stream(ds, plan, step, thread, threads);
+        }
         let kinds = Kinds::new(step)?;
         check_records(ds, step, &kinds)?;
         let (unit, mut picker) = (unit_size(step), Picker::new(&step.dist)?);
@@ -248,6 +267,8 @@ impl OpStream {
             stop: None,
             check_units: if step.rate.is_some() { 1 } else { STOP_CHUNK.div_ceil(unit) },
             units_left: 0,
+            replay: None,
+            rate: step.rate,
         };
         s.skip_to((thread as u64 * unit).min(s.count));
         Ok(s)
@@ -336,9 +357,22 @@ impl OpStream {
         self.k < self.count
     }
 
+    /// When op `k`, the first of a unit, is due in an open loop (ns after the step's
+    /// start): unit j at `j / rate` seconds, a replay's request at its recorded time over the
+    /// speed; `None` in a closed loop.
+    pub fn due_ns(&self, k: u64) -> Option<u64> {
+        if let Some(r) = &self.replay {
+            return r.due_ns(k);
+        }
+        self.rate.map(|rate| unit_due_ns(k / self.unit.max(1), rate))
+    }
+
     /// Fills `ops` (cleared first) with this thread's next unit; false when none is left.
     pub fn next_unit(&mut self, ops: &mut Vec<Op>) -> bool {
         ops.clear();
+        if let Some(r) = &mut self.replay {
+            return !self.stop.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) && r.next_unit(ops);
+        }
         if self.k == self.block_end && !self.start_next_unit() {
             return false;
         }
@@ -359,12 +393,120 @@ impl Iterator for OpStream {
     /// This thread's ops in order, unit after unit.
     #[inline]
     fn next(&mut self) -> Option<Op> {
+        if self.replay.is_some() {
+            return self.next_replayed();
+        }
         if self.k == self.block_end && !self.start_next_unit() {
             return None;
         }
         let k = self.k;
         self.k += 1;
         Some(self.op(k))
+    }
+}
+
+/// When unit j of an open loop at `rate` units a second is due, in ns after the start.
+pub fn unit_due_ns(j: u64, rate: f64) -> u64 {
+    (j as f64 * 1e9 / rate) as u64
+}
+
+/// A replay step's cursor over the OPS section (docs/plan-format.md, "Replays"): every thread
+/// walks all entries and keeps its own requests, so it needs no other thread's.
+#[derive(Debug, Clone)]
+struct Replay {
+    plan: Arc<PlanFile>,
+    next: u64,
+    count: u64,
+    thread: u64,
+    threads: u64,
+    by_client: bool,
+    /// Requests passed so far, every thread's (request j goes to thread j mod threads).
+    requests: u64,
+    speed: Option<f64>,
+    /// Ops of the unit `next()` hands out one by one.
+    pending: Vec<Op>,
+}
+
+impl Replay {
+    fn stream(
+        ds: &Dataset,
+        plan: Option<&Arc<PlanFile>>,
+        step: &OpsStep,
+        thread: u32,
+        threads: u32,
+    ) -> anyhow::Result<OpStream> {
+        let plan = plan.ok_or_else(|| anyhow::anyhow!("step {}: a replay needs the plan file", step.name))?;
+        let n = replay::entries(plan)?.len() / OP_BYTES;
+        let cfg = step.replay.expect("a replay step");
+        let r = Replay {
+            plan: plan.clone(),
+            next: 0,
+            count: step.count.min(n as u64),
+            thread: thread.into(),
+            threads: threads.into(),
+            by_client: cfg.by_client,
+            requests: 0,
+            speed: cfg.speed,
+            pending: Vec::new(),
+        };
+        let mut s = OpStream::new(ds, &Self::placeholder(step), 0, 1)?;
+        s.replay = Some(r);
+        Ok(s)
+    }
+
+    /// A one-op stream the replay stands in for (its own fields are never used).
+    fn placeholder(step: &OpsStep) -> OpsStep {
+        OpsStep { kind: PhaseKind::Get, count: 0, replay: None, rate: None, ..step.clone() }
+    }
+
+    fn entry(&self, i: u64) -> Option<Entry> {
+        let b = replay::entries(&self.plan).ok()?;
+        Entry::decode(b.get(i as usize * OP_BYTES..(i as usize + 1) * OP_BYTES)?)
+    }
+
+    fn due_ns(&self, k: u64) -> Option<u64> {
+        let speed = self.speed?;
+        self.entry(k).map(|e| (e.at_us as f64 * 1e3 / speed) as u64)
+    }
+
+    /// This thread's next request; false at the end.
+    fn next_unit(&mut self, ops: &mut Vec<Op>) -> bool {
+        while self.next < self.count {
+            let first = self.next;
+            let Some(head) = self.entry(first) else { return false };
+            let mut end = first + 1;
+            while end < self.count && self.entry(end).is_some_and(|e| e.joined) {
+                end += 1;
+            }
+            self.next = end;
+            let owner = if self.by_client { u64::from(head.client) } else { self.requests };
+            self.requests += 1;
+            if owner % self.threads != self.thread {
+                continue;
+            }
+            ops.extend((first..end).filter_map(|k| self.entry(k).map(|e| op_of(k, &e))));
+            return true;
+        }
+        false
+    }
+}
+
+fn op_of(k: u64, e: &Entry) -> Op {
+    Op { k, kind: e.kind, record: e.record.into(), len: e.len.into() }
+}
+
+impl OpStream {
+    fn next_replayed(&mut self) -> Option<Op> {
+        let r = self.replay.as_mut()?;
+        if r.pending.is_empty() {
+            let mut unit = Vec::new();
+            if !r.next_unit(&mut unit) {
+                return None;
+            }
+            unit.reverse();
+            r.pending = unit;
+        }
+        r.pending.pop()
     }
 }
 

@@ -23,6 +23,8 @@ pub const DATA: u32 = 1;
 pub const INDEX: u32 = 2;
 pub const SORTED: u32 = 3;
 pub const CANON: u32 = 4;
+/// A replay's operations, in recorded order ([`crate::replay`]).
+pub const OPS: u32 = 5;
 pub const SPEC: u32 = 8;
 
 /// The header's numbers (bytes 16..56).
@@ -49,6 +51,7 @@ fn element_size(kind: u32) -> Option<u64> {
     match kind {
         INDEX => Some(16),
         SORTED | CANON => Some(4),
+        OPS => Some(crate::replay::OP_BYTES as u64),
         _ => None,
     }
 }
@@ -170,6 +173,12 @@ impl PlanFile {
 
     pub fn section(&self, kind: u32) -> Option<Section> {
         self.sections.iter().find(|s| s.kind == kind).copied()
+    }
+
+    /// The bytes of a section (checked to lie inside the file when it was opened).
+    pub fn section_bytes(&self, kind: u32) -> Option<&[u8]> {
+        let s = self.section(kind)?;
+        Some(&self.map[s.offset as usize..(s.offset + s.length) as usize])
     }
 
     /// An error naming the file when it lacks one of `kinds` (what a reader is about to use).
@@ -380,10 +389,39 @@ pub struct PlanId<'a> {
 /// duplicate loaded last wins), SORTED (the winners in key byte order), SPEC.
 /// Memory while it builds: 28 bytes a record (index entries, load positions, sort order, canon).
 pub fn build_stored(path: &Path, id: PlanId, source: &mut dyn RecordSource, order: LoadOrder) -> anyhow::Result<()> {
+    write_checked(path, id, source, order, None)
+}
+
+/// A section written after a stored dataset's own ones: its kind, its count of entries, and
+/// what writes its bytes.
+pub struct Extra<'a> {
+    pub kind: u32,
+    pub count: u64,
+    pub write: &'a mut dyn FnMut(&mut dyn Write) -> anyhow::Result<()>,
+}
+
+/// As [`build_stored`], plus the sections `extra` writes (a replay's OPS).
+pub fn build_stored_with(
+    path: &Path,
+    id: PlanId,
+    source: &mut dyn RecordSource,
+    order: LoadOrder,
+    extra: Extra<'_>,
+) -> anyhow::Result<()> {
+    write_checked(path, id, source, order, Some(extra))
+}
+
+fn write_checked(
+    path: &Path,
+    id: PlanId,
+    source: &mut dyn RecordSource,
+    order: LoadOrder,
+    extra: Option<Extra<'_>>,
+) -> anyhow::Result<()> {
     let n = source.len();
     ensure!(n <= u32::MAX as u64, "a stored dataset holds at most 4294967295 records, this one {n}");
     let tmp = tmp_path(path);
-    let result = write_stored(&tmp, path, id, source, order);
+    let result = write_stored(&tmp, path, id, source, order, extra);
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -396,9 +434,10 @@ fn write_stored(
     id: PlanId,
     source: &mut dyn RecordSource,
     order: LoadOrder,
+    extra: Option<Extra<'_>>,
 ) -> anyhow::Result<()> {
     let n = source.len();
-    let mut w = Writer::create(tmp, 5)?;
+    let mut w = Writer::create(tmp, 6)?;
     let index = write_data(&mut w, source)?;
     let start = w.begin()?;
     for (off, klen, vlen) in &index {
@@ -418,6 +457,9 @@ fn write_stored(
     drop(index);
     w.u32s(SORTED, sorted.iter().copied())?;
     w.u32s(CANON, canon.into_iter())?;
+    if let Some(extra) = extra {
+        write_extra(&mut w, extra)?;
+    }
     write_spec(&mut w, id.spec_json)?;
     let header =
         Header { seed: id.seed, spec_hash: id.spec_hash, records: n, distinct: sorted.len() as u64, raw_bytes: raw };
@@ -439,6 +481,29 @@ fn write_data(w: &mut Writer, source: &mut dyn RecordSource) -> anyhow::Result<V
     }
     w.end(DATA, start, source.len());
     Ok(index)
+}
+
+fn write_extra(w: &mut Writer, extra: Extra<'_>) -> anyhow::Result<()> {
+    let start = w.begin()?;
+    (extra.write)(&mut Counted { w: &mut *w })?;
+    w.end(extra.kind, start, extra.count);
+    Ok(())
+}
+
+/// The writer as a `Write` that keeps the section's length.
+struct Counted<'w> {
+    w: &'w mut Writer,
+}
+
+impl Write for Counted<'_> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.w.file.write_all(b)?;
+        self.w.at += b.len() as u64;
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.file.flush()
+    }
 }
 
 fn write_spec(w: &mut Writer, json: &[u8]) -> anyhow::Result<()> {

@@ -41,6 +41,19 @@ pub struct ResolvedData {
     inserted_before: Vec<u64>,
     /// A note for the run (plan built or reused, sizes).
     pub note: String,
+    /// The replay phase's stream, when the scenario has one (its keys are the dataset).
+    pub replay: Option<crate::replay::ReplayData>,
+    /// A replay's plan file is the run's own: removed when the run's data is dropped.
+    _owned_plan: Option<OwnedPlan>,
+}
+
+/// A plan file removed on drop.
+struct OwnedPlan(PathBuf);
+
+impl Drop for OwnedPlan {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 impl ResolvedData {
@@ -55,6 +68,7 @@ impl ResolvedData {
             raw_bytes: self.raw_bytes,
             generation_ns,
             reused: self.plan.is_none(),
+            trace: self.replay.as_ref().map(|r| r.info.clone()),
         }
     }
 
@@ -146,6 +160,9 @@ pub fn resolve(s: &Scenario, plan_dir: &Path) -> anyhow::Result<ResolvedData> {
 /// As [`resolve`], and with `data_dir` the size guard runs before anything large is written:
 /// the run is refused when its plan file and store would not fit (docs/methodology.md).
 pub fn resolve_guarded(s: &Scenario, plan_dir: &Path, data_dir: Option<&Path>) -> anyhow::Result<ResolvedData> {
+    if let Some((i, p)) = s.replay_phase() {
+        return resolve_replay(s, i, p, plan_dir);
+    }
     let gen = generator(s);
     let key = key_shape(s);
     let (min, max) = match gen {
@@ -214,7 +231,50 @@ pub fn resolve_guarded(s: &Scenario, plan_dir: &Path, data_dir: Option<&Path>) -
         inserted_before.push(acc);
         acc += n;
     }
-    Ok(ResolvedData { dataset, plan, positions, raw_bytes, inserted_before, note })
+    Ok(ResolvedData { dataset, plan, positions, raw_bytes, inserted_before, note, replay: None, _owned_plan: None })
+}
+
+/// The dataset of a scenario with a replay phase: the stream's distinct keys, those it reads
+/// before writing loaded by the load phase (records `0 .. loaded`), the others written by the
+/// replay itself.
+fn resolve_replay(
+    s: &Scenario,
+    i: usize,
+    p: &crate::scenario::PhaseDef,
+    plan_dir: &Path,
+) -> anyhow::Result<ResolvedData> {
+    if let Some(j) = s.phases.iter().position(|p| p.inserts()) {
+        anyhow::bail!("phase {}: a scenario with a replay has no inserts (its keys are the stream's)", s.phase_name(j));
+    }
+    let (file, replay) = crate::replay::plan(s, i, p, plan_dir)?;
+    let h = file.header();
+    let path = file.path().to_path_buf();
+    let dataset = Dataset {
+        generator: Generator::Stored,
+        key: key_shape(s),
+        value: ValueShape { min: 0, max: file.longest_value() as u32, ..ValueShape::default() },
+        loaded: replay.info.preloaded,
+        total: h.records,
+        ordered: false,
+        pool_seed: derive::stream(s.seed, 1),
+        value_seed: derive::stream(s.seed, 2),
+        open_records: h.records,
+        open_bytes: h.raw_bytes.saturating_mul(2).max(1 << 20),
+    };
+    let note = format!(
+        "replay of {} ({}): {} ops on {} keys, {} loaded first",
+        replay.info.source, replay.info.format, replay.info.ops, h.records, replay.info.preloaded
+    );
+    Ok(ResolvedData {
+        dataset,
+        plan: Some(path.clone()),
+        positions: h.distinct,
+        raw_bytes: h.raw_bytes,
+        inserted_before: vec![0; s.phases.len()],
+        note,
+        replay: Some(replay),
+        _owned_plan: Some(OwnedPlan(path)),
+    })
 }
 
 /// The plan's id: a hash of everything that decides keys, values and op streams.

@@ -6,8 +6,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use anyhow::Context;
+
 use crate::engine::{Capabilities, OpenMode};
-use crate::job::{BackgroundWriter, Dist, Job, OpsStep, ScanLen, Step, PROTOCOL_VERSION};
+use crate::job::{BackgroundWriter, Dist, Job, OpsStep, ReplayStep, ScanLen, Step, PROTOCOL_VERSION};
 use crate::scenario::{PhaseDef, Scenario, Variant, Warmup};
 use crate::spec::{CacheMode, Distribution, OpenPer, OpsSpec, PhaseKind};
 
@@ -302,6 +304,9 @@ impl Builder<'_> {
         if def.open_per == OpenPer::Operation {
             p.notes.push("each sample opens the database, reads one key and closes it".into());
         }
+        if let Some(r) = self.data.replay.as_ref().filter(|_| def.kind == PhaseKind::Replay) {
+            p.notes.push(replay_note(r, def.speed, p.threads));
+        }
         if let Some(r) = def.rate {
             p.notes.push(format!(
                 "open loop at {r} ops/s: latency counts from each operation's intended start (coordinated omission corrected)"
@@ -351,6 +356,28 @@ impl Builder<'_> {
     }
 }
 
+/// What a replay ran: its stream, its timing and how its clients met the threads.
+fn replay_note(r: &crate::replay::ReplayData, speed: Option<f64>, threads: u32) -> String {
+    let t = &r.info;
+    let timing = match speed {
+        Some(x) => format!(
+            "open loop at the recorded times / {x}: latency counts from each request's due time (coordinated \
+             omission corrected)"
+        ),
+        None => "closed loop: each thread's next request as soon as the last returned".into(),
+    };
+    let clients = if r.by_client(threads) {
+        format!("{} clients on {threads} threads, each client's requests in order on one thread", t.clients)
+    } else {
+        format!("{} clients dealt request by request to {threads} threads", t.clients)
+    };
+    format!(
+        "replay of {} ({}): {} ops in {} requests on {} keys; {} keys read before written were loaded first \
+         (the load phase); {timing}; {clients}",
+        t.source, t.format, t.ops, t.requests, t.distinct_keys, t.preloaded
+    )
+}
+
 /// A count-like engine option of the row (`connections`, `pipeline`): absent, unset, 0 or 1
 /// is 1. The options are resolved, so an engine without the option has rejected the row.
 fn option_count(row: &RowFacts<'_>, name: &str) -> anyhow::Result<u32> {
@@ -371,7 +398,10 @@ impl Builder<'_> {
     /// The phase's threads: the row's own (`--vary threads=`) where it applies, else the phase's.
     fn threads_of(&self, def: &PhaseDef) -> u32 {
         let row = self.row.variant.threads.filter(|_| def.kind.runs_after_load());
-        row.or(def.threads).unwrap_or(1).max(1)
+        match &self.data.replay {
+            Some(r) if def.kind == PhaseKind::Replay => r.threads(row.or(def.threads)),
+            _ => row.or(def.threads).unwrap_or(1).max(1),
+        }
     }
 
     /// The phase's batch: the row's own load batch for a load, else the phase's.
@@ -426,7 +456,22 @@ pub fn not_applicable(def: &PhaseDef, row: &RowFacts<'_>, data: &ResolvedData) -
     if reopens && !caps.persistent {
         return Some("engine is not persistent: reopening it would find nothing to read".into());
     }
-    let _ = data;
+    replay_not_applicable(def, row, data)
+}
+
+/// What a replay's stream needs of an engine: writes, deletes and scans where it has them.
+fn replay_not_applicable(def: &PhaseDef, row: &RowFacts<'_>, data: &ResolvedData) -> Option<String> {
+    let r = data.replay.as_ref().filter(|_| def.kind == PhaseKind::Replay)?;
+    let caps = row.caps;
+    if r.writes && caps.build_once {
+        return Some("engine is written once (build-once): the stream writes".into());
+    }
+    if r.deletes && !caps.delete {
+        return Some("engine cannot delete: the stream deletes".into());
+    }
+    if r.scans && !caps.ordered_scan {
+        return Some("engine has no ordered scan: the stream seeks".into());
+    }
     None
 }
 
@@ -440,6 +485,9 @@ fn ops_step(
     mode: OpenMode,
 ) -> anyhow::Result<OpsStep> {
     anyhow::ensure!(def.kind.runs_ops(), "a {} phase has no operations", def.kind.as_str());
+    if def.kind == PhaseKind::Replay {
+        return replay_step(data, def, p, mode);
+    }
     let spec = def.ops_spec();
     let seeds = super::dataset::phase_seeds(s.seed, i as u64);
     let existing = data.existing_before(i);
@@ -494,6 +542,43 @@ fn ops_step(
         duration_ms: duration_of(def),
         steady: def.steady(),
         writer: None,
+        replay: None,
+    })
+}
+
+/// A replay phase's step: the OPS section's requests, on the phase's threads.
+fn replay_step(data: &ResolvedData, def: &PhaseDef, p: &PhasePlan, mode: OpenMode) -> anyhow::Result<OpsStep> {
+    let r = data.replay.as_ref().context("a replay phase without its stream")?;
+    Ok(OpsStep {
+        index: 0,
+        name: p.name.clone(),
+        kind: PhaseKind::Replay,
+        count: r.info.ops,
+        threads: p.threads,
+        batch: 1,
+        keys_per_request: 1,
+        connections: 1,
+        pipeline: 1,
+        kinds: vec![],
+        thresholds: vec![],
+        dist: Dist::Sequential { n: data.dataset.total.max(1), start: 0 },
+        rec_seed: 0,
+        kind_seed: 0,
+        len_seed: 0,
+        perm_seed: 0,
+        scan: ScanLen::default(),
+        insert_base: 0,
+        last: 0,
+        rate: None,
+        open_per_op: false,
+        mode,
+        finish: false,
+        verify: true,
+        stop: false,
+        duration_ms: duration_of(def),
+        steady: None,
+        writer: None,
+        replay: Some(ReplayStep { speed: def.speed, by_client: r.by_client(p.threads) }),
     })
 }
 

@@ -9,6 +9,7 @@ pub mod expect;
 pub mod fault;
 pub mod jobs;
 pub mod outcome;
+pub mod replay;
 pub mod saturation;
 pub mod schedule;
 pub mod sizeguard;

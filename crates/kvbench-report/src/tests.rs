@@ -124,6 +124,7 @@ pub(crate) fn fixture() -> RunResult {
             raw_bytes: 11_600_000,
             generation_ns: 1,
             reused: false,
+            trace: None,
         },
         workload: serde_json::json!({}),
         environment: Environment {

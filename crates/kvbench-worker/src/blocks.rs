@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::data::Data;
-use super::loops::{due_ns, judge, ScanCheck};
+use super::loops::{judge, ScanCheck};
 use super::state::{self, after_delete, after_put, writes, Expect, State};
 use super::tally::Tally;
 use kvbench_model::engine::EngineError;
@@ -205,7 +205,7 @@ pub struct Thread {
 impl Thread {
     pub fn new(run: Arc<Run>, thread: u32, threads: u32, max_units: u32) -> Thread {
         let mut tally = Tally::new();
-        let stream = match OpStream::new(run.data.dataset(), &run.step, thread, threads) {
+        let stream = match OpStream::with_plan(run.data.dataset(), run.data.plan(), &run.step, thread, threads) {
             Ok(mut s) => {
                 if super::until::has_rule(&run.step) {
                     s.stop_on(run.stop.clone());
@@ -217,7 +217,7 @@ impl Thread {
                 None
             }
         };
-        if run.step.rate.is_some() {
+        if super::step::paced(&run.step) {
             // The worker paces on the thread that asked for this one (Python's threads are the
             // OS's; Go sets it again before each sleep, as goroutines move).
             crate::sys::precise_sleeps();
@@ -279,7 +279,7 @@ impl Thread {
                 break;
             }
             let ops = std::mem::take(&mut self.pending);
-            if self.run.lock && self.run.step.rate.is_some() && !std::mem::take(&mut self.waited) {
+            if self.run.lock && super::step::paced(&self.run.step) && !std::mem::take(&mut self.waited) {
                 // A writer beside others waits for its due time before it takes records.
                 self.push_wait(&ops);
                 self.pending = ops;
@@ -334,11 +334,10 @@ impl Thread {
         more
     }
 
-    /// Open loop: unit j is due `j / rate` seconds after the start.
+    /// Open loop: when the unit starting at `first` is due (-1: closed loop).
     fn due(&self, first: &Op) -> i64 {
-        let unit_len = self.stream.as_ref().map(|s| s.unit_len()).unwrap_or(1).max(1);
-        match self.run.step.rate {
-            Some(r) => due_ns(first.k / unit_len, r) as i64,
+        match self.stream.as_ref().and_then(|s| s.due_ns(first.k)) {
+            Some(d) => d as i64,
             None => -1,
         }
     }

@@ -39,6 +39,11 @@ impl Data {
         &self.ds
     }
 
+    /// The plan file, where the dataset has one (a replay's ops are in it).
+    pub fn plan(&self) -> Option<&Arc<PlanFile>> {
+        self.plan.as_ref()
+    }
+
     #[inline]
     pub fn key(&self, r: u64, out: &mut Vec<u8>) {
         self.keys.key(r, out)

@@ -68,10 +68,10 @@ fn engine<'a>(ctx: &Ctx<'a>) -> kvbench_model::engine::Result<&'a dyn Engine> {
 /// Run this thread's units of the step.
 pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
     let mut t = Tally::new();
-    if ctx.step.rate.is_some() {
+    if super::step::paced(ctx.step) {
         crate::sys::precise_sleeps();
     }
-    let mut stream = match OpStream::new(ctx.data.dataset(), ctx.step, thread, threads) {
+    let mut stream = match OpStream::with_plan(ctx.data.dataset(), ctx.data.plan(), ctx.step, thread, threads) {
         Ok(s) => s,
         Err(e) => {
             t.error(EngineError::Store(format!("{e:#}")));
@@ -106,10 +106,8 @@ pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
     let mut ops: Vec<Op> = Vec::new();
     let mut dirty = false;
     let mut units = 0u64;
-    let unit_len = stream.unit_len().max(1);
     while stream.next_unit(&mut ops) {
-        let j = ops.first().map(|o| o.k / unit_len).unwrap_or(0);
-        let due = ctx.step.rate.map(|r| wait_until(ctx, j, r)).filter(|_| !ctx.background);
+        let due = ops.first().and_then(|o| stream.due_ns(o.k)).map(|d| wait_until(ctx, d)).filter(|_| !ctx.background);
         let handles = (reader.as_deref_mut(), writer.as_deref_mut());
         let stop = run_unit(ctx, &mut t, &mut b, handles, &ops, &mut dirty, due);
         units += 1;
@@ -270,11 +268,10 @@ fn put(ctx: &Ctx<'_>, w: Option<&mut (dyn Writer + '_)>, batch: &[WriteOp<'_>]) 
 /// loop would count as latency.
 pub(super) const SPIN_NS: u64 = 100_000;
 
-/// Open loop: unit j is due `j / rate` seconds after the start. Sleeps (with no timer slack,
-/// set when the thread starts), then spins for the last [`spin_ns`], so pacing does not burn a
-/// core. Returns the due time (ns after start).
-fn wait_until(ctx: &Ctx<'_>, j: u64, rate: f64) -> u64 {
-    let due = due_ns(j, rate);
+/// Open loop: waits until `due` ns after the start. Sleeps (with no timer slack, set when the
+/// thread starts), then spins for the last [`spin_ns`], so pacing does not burn a core.
+/// Returns the due time.
+fn wait_until(ctx: &Ctx<'_>, due: u64) -> u64 {
     let spin = spin_ns(ctx.background);
     loop {
         let now = delta(ctx.start, stamp());
@@ -299,11 +296,6 @@ fn spin_ns(background: bool) -> u64 {
     } else {
         SPIN_NS
     }
-}
-
-/// When unit j of an open loop at `rate` units a second is due, in ns after the start.
-pub(super) fn due_ns(j: u64, rate: f64) -> u64 {
-    (j as f64 * 1e9 / rate) as u64
 }
 
 /// Record one timed unit that started at `t0` (or was due at `due`); returns the end stamp.
@@ -339,7 +331,9 @@ fn run_unit(
             write_unit(ctx, t, b, writer, ops, due)
         }
         (_, _) if ctx.step.open_per_op => open_get_unit(ctx, t, b, first, due),
-        (_, Some(rd)) if ctx.step.kind == PhaseKind::MultiGet => multi_get_unit(ctx, t, b, rd, ops, due),
+        (kind, Some(rd)) if kind == PhaseKind::MultiGet || ctx.step.kind == PhaseKind::MultiGet => {
+            multi_get_unit(ctx, t, b, rd, ops, due)
+        }
         (kind, Some(rd)) => {
             // A reader holding a snapshot must see this thread's writes, and with writers on
             // other threads, theirs too. The snapshot is taken after the record's state is
@@ -556,7 +550,6 @@ fn timed_get<'r>(
 /// still checked, outside the timing; the values stay valid because nothing can refresh or
 /// write through the reader while they are held.
 fn get_units(ctx: &Ctx<'_>, t: &mut Tally, rd: &(dyn Reader + '_), stream: &mut OpStream) {
-    let unit_len = stream.unit_len().max(1);
     let (mut key, mut next_key) = (Vec::new(), Vec::new());
     // A get unit is one op: the stream's ops one by one are its units.
     let Some(first) = stream.next() else { return };
@@ -567,7 +560,7 @@ fn get_units(ctx: &Ctx<'_>, t: &mut Tally, rd: &(dyn Reader + '_), stream: &mut 
     let mut held = None;
     let mut units = 0u64;
     loop {
-        let due = ctx.step.rate.map(|r| wait_until(ctx, cur.k / unit_len, r));
+        let due = stream.due_ns(cur.k).map(|d| wait_until(ctx, d));
         let t0 = stamp();
         let got = rd.get_shared(&key);
         sample(ctx, t, PhaseKind::Get, t0, due, 1);
@@ -978,6 +971,10 @@ mod pacing_tests {
         // never sleep, and take a core from the readers beside it (db_bench's readwhilewriting).
         assert_eq!(spin_ns(true), 0);
         assert_eq!(spin_ns(false), SPIN_NS);
-        assert_eq!(due_ns(1, 10_000.0), SPIN_NS, "the rate at which spinning fills every gap");
+        assert_eq!(
+            kvbench_plan::opstream::unit_due_ns(1, 10_000.0),
+            SPIN_NS,
+            "the rate at which spinning fills every gap"
+        );
     }
 }

@@ -32,7 +32,14 @@ pub(crate) fn reads(st: &OpsStep, ds: &Dataset) -> bool {
 
 /// Whether each thread of the step may write (it then takes the engine's own writer, if any).
 pub(crate) fn writes(st: &OpsStep) -> bool {
-    !st.open_per_op && (st.kind.writes() || (st.kind == PhaseKind::Mixed && st.kinds.iter().any(|k| k.writes())))
+    let mixed_writes = st.kind == PhaseKind::Mixed && st.kinds.iter().any(|k| k.writes());
+    !st.open_per_op && (st.kind.writes() || mixed_writes || st.kind == PhaseKind::Replay)
+}
+
+/// Whether the step's threads wait for due times (an open loop: a rate, or a replay at a
+/// speed), so their sleeps must end on time.
+pub(crate) fn paced(st: &OpsStep) -> bool {
+    st.rate.is_some() || st.replay.is_some_and(|r| r.speed.is_some())
 }
 
 /// The raw counters of an ops step.

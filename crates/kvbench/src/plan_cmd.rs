@@ -12,6 +12,7 @@ use kvbench_model::job::{Dataset, Dist, OpsStep, PhaseKind, Step};
 use kvbench_model::scenario::Scenario;
 use kvbench_plan::opstream::{Op, OpStream};
 use kvbench_policy::{dataset, jobs};
+use kvbench_worker::data::Data;
 
 /// A store that can do everything, so no phase is left out of the plan.
 const EVERYTHING: Capabilities = Capabilities {
@@ -49,12 +50,13 @@ pub fn main(s: &Scenario, plan_dir: &Path, dump: bool, only: Option<&str>) -> Re
             (0..s.phases.len()).filter(|&i| s.phases[i].kind.runs_ops()).map(|i| s.phase_name(i)).collect();
         return Err(format!("--phase {name}: no such phase (phases: {})", names.join(", ")));
     }
+    let ds = Data::open(&job.dataset, job.plan.as_deref())?;
     if dump {
-        return dump_ops(&job.dataset, &steps);
+        return dump_ops(&ds, &steps);
     }
     crate::out::stdout(&format!("{}\n", header(s, &data)))?;
     for st in steps {
-        crate::out::stdout(&format!("{}\n", summary(&job.dataset, st)?))?;
+        crate::out::stdout(&format!("{}\n", summary(&ds, st)?))?;
     }
     Ok(())
 }
@@ -81,7 +83,7 @@ fn header(s: &Scenario, data: &dataset::ResolvedData) -> String {
 /// Every op of the steps, one `kind record` line each (a scan: the record whose key it starts
 /// at, and its length). The first
 /// failed write (a closed pipe, a full disk) ends the dump with an error.
-fn dump_ops(ds: &Dataset, steps: &[&OpsStep]) -> Result<(), String> {
+fn dump_ops(ds: &Data, steps: &[&OpsStep]) -> Result<(), String> {
     let out = std::io::stdout();
     let mut w = std::io::BufWriter::new(out.lock());
     for st in steps {
@@ -95,7 +97,7 @@ fn dump_ops(ds: &Dataset, steps: &[&OpsStep]) -> Result<(), String> {
     w.flush().map_err(crate::out::stdout_error)
 }
 
-fn each_op(ds: &Dataset, st: &OpsStep, mut f: impl FnMut(&Op)) -> Result<(), String> {
+fn each_op(ds: &Data, st: &OpsStep, mut f: impl FnMut(&Op)) -> Result<(), String> {
     try_each_op(ds, st, |o| {
         f(o);
         Ok(())
@@ -114,9 +116,10 @@ fn shown_count(st: &OpsStep) -> u64 {
 }
 
 /// The step's ops in order, one thread's stream; stops at the first error of `f`.
-fn try_each_op(ds: &Dataset, st: &OpsStep, mut f: impl FnMut(&Op) -> Result<(), String>) -> Result<(), String> {
+fn try_each_op(ds: &Data, st: &OpsStep, mut f: impl FnMut(&Op) -> Result<(), String>) -> Result<(), String> {
     let one = OpsStep { threads: 1, rate: None, count: shown_count(st), ..st.clone() };
-    let mut stream = OpStream::new(ds, &one, 0, 1).map_err(|e| format!("phase {}: {e:#}", st.name))?;
+    let mut stream =
+        OpStream::with_plan(ds.dataset(), ds.plan(), &one, 0, 1).map_err(|e| format!("phase {}: {e:#}", st.name))?;
     let mut ops = Vec::new();
     while stream.next_unit(&mut ops) {
         ops.iter().try_for_each(&mut f)?;
@@ -163,11 +166,12 @@ impl Hits {
     }
 }
 
-fn summary(ds: &Dataset, st: &OpsStep) -> Result<String, String> {
+fn summary(data: &Data, st: &OpsStep) -> Result<String, String> {
+    let ds = data.dataset();
     let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
     let (mut all, mut starts) = (Hits::new(ds.total), Hits::new(ds.total));
     let (mut newest, mut past_newest) = (st.last, 0u64);
-    each_op(ds, st, |o| {
+    each_op(data, st, |o| {
         *kinds.entry(o.kind.as_str()).or_default() += 1;
         all.add(o.record);
         match o.kind {
@@ -188,7 +192,7 @@ fn summary(ds: &Dataset, st: &OpsStep) -> Result<String, String> {
         st.name,
         all.n,
         kinds.join(", "),
-        dist_name(&st.dist),
+        if st.replay.is_some() { "replayed" } else { dist_name(&st.dist) },
         st.threads,
         touched,
         ds.total,

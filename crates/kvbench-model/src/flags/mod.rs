@@ -47,6 +47,11 @@ pub struct Flags {
     pub order: Option<RepetitionOrder>,
     pub memory: Option<String>,
     pub timeout: Option<u64>,
+    /// A trace file to replay (`run --trace`): the scenario is its load and its replay.
+    pub trace: Option<PathBuf>,
+    pub trace_format: Option<String>,
+    /// Open-loop speed of the replay phases (the recorded times divided by it).
+    pub speed: Option<f64>,
 }
 
 /// What the flags need to know of the engines, which the model does not: the binary's catalog
@@ -107,6 +112,12 @@ pub fn build(a: &Flags, catalog: &dyn Catalog) -> Result<Scenario, String> {
 }
 
 fn base_scenario(a: &Flags, catalog: &dyn Catalog) -> Result<Scenario, String> {
+    if let Some(t) = &a.trace {
+        return trace_scenario(a, t, catalog);
+    }
+    if a.trace_format.is_some() {
+        return Err("--trace-format names the format of a --trace file".into());
+    }
     if let Some(p) = &a.scenario {
         if a.workload.is_some() {
             return Err("give either a scenario file or --workload, not both".into());
@@ -122,6 +133,36 @@ fn base_scenario(a: &Flags, catalog: &dyn Catalog) -> Result<Scenario, String> {
     // The quick comparison does not force data to disk (as db_bench's default): with durable
     // commits, Tokyo and Kyoto Cabinet alone take seconds per commit. Every table says
     // `sync = none`; `--sync commit` measures durable commits.
+    s.sync = SyncMode::None;
+    s.engines = catalog.default_engines();
+    s.timeout = 600;
+    Ok(s)
+}
+
+/// `run --trace FILE`: the default rows load the keys the trace reads before it writes them,
+/// then replay it.
+fn trace_scenario(a: &Flags, trace: &std::path::Path, catalog: &dyn Catalog) -> Result<Scenario, String> {
+    if a.scenario.is_some() || a.workload.is_some() {
+        return Err("--trace replays a trace as the whole workload: give no scenario file or --workload".into());
+    }
+    if a.records.is_some() || a.dataset.is_some() || a.value_size.is_some() || a.key.is_some() {
+        return Err("--trace: the trace's keys and value sizes are the dataset (--records, --dataset, \
+                    --value-size and --key do not apply)"
+            .into());
+    }
+    let stem = trace.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
+    let text = format!(
+        "name = {:?}\nintent = {:?}\n",
+        format!("trace-{stem}"),
+        format!("kvbench run --trace {}", trace.display())
+    );
+    let mut s: Scenario = toml::from_str(&text).map_err(|e| e.to_string())?;
+    let mut load = PhaseDef::new(PhaseKind::Load);
+    load.distribution = Some(crate::spec::Distribution::Sequential);
+    let mut replay = PhaseDef::new(PhaseKind::Replay);
+    replay.trace = Some(trace.display().to_string());
+    replay.trace_format = a.trace_format.clone();
+    s.phases = vec![load, replay];
     s.sync = SyncMode::None;
     s.engines = catalog.default_engines();
     s.timeout = 600;
@@ -280,6 +321,9 @@ fn phase_steps<'a>(a: &'a Flags, v: &mut Vec<Step<'a>>) {
     if let Some(r) = a.rate {
         v.push((format!("--rate {r}"), set(move |s| timed(s).for_each(|p| p.rate = Some(r)))));
     }
+    if let Some(x) = a.speed {
+        v.push((format!("--speed {x}"), Box::new(move |s| set_speed(s, x))));
+    }
     if let Some(c) = a.cache {
         let name = serde_json::to_value(c).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
         v.push((format!("--cache {name}"), set(move |s| timed(s).for_each(|p| p.cache = c))));
@@ -291,6 +335,16 @@ fn phase_steps<'a>(a: &'a Flags, v: &mut Vec<Step<'a>>) {
         };
         v.push((format!("--batch {b}"), Box::new(load)));
     }
+}
+
+/// `--speed`: every replay phase's.
+fn set_speed(s: &mut Scenario, x: f64) -> Result<(), String> {
+    let mut replays = s.phases.iter_mut().filter(|p| p.kind == PhaseKind::Replay).peekable();
+    if replays.peek().is_none() {
+        return Err("applies to replay phases (a --trace, or kind = \"replay\"); this scenario has none".into());
+    }
+    replays.for_each(|p| p.speed = Some(x));
+    Ok(())
 }
 
 /// --ops, --duration and --warmup: every phase they apply to, or `PHASE=` one.

@@ -47,6 +47,7 @@ fn step(index: usize, name: &str, kind: PhaseKind, count: u64, dist: Dist) -> Op
         duration_ms: None,
         steady: None,
         writer: None,
+        replay: None,
     }
 }
 
