@@ -13,15 +13,15 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub mod lines;
-pub mod rocksdb;
-pub mod redis;
-pub mod memcached;
 pub mod csv;
+pub mod fit;
+pub mod lines;
+pub mod memcached;
 pub mod mixgraph;
 pub mod model;
 pub mod profile;
-pub mod fit;
+pub mod redis;
+pub mod rocksdb;
 
 /// What a recorded operation does, as a replay runs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]

@@ -101,7 +101,11 @@ impl Source {
         while n > 0 {
             let take = n.min(scratch.len() as u64) as usize;
             if !self.exact(&mut scratch[..take], what)? {
-                return Err(TraceError::new(&self.path, Place::Offset(self.read), format!("truncated: the file ends inside {what}")));
+                return Err(TraceError::new(
+                    &self.path,
+                    Place::Offset(self.read),
+                    format!("truncated: the file ends inside {what}"),
+                ));
             }
             n -= take as u64;
         }
