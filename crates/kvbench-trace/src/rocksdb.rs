@@ -559,3 +559,399 @@ impl Reader for RocksdbReader {
         self.ended.then(|| self.src.hash())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn rec(ts: u64, ty: u8, payload: &[u8]) -> Vec<u8> {
+        let mut r = ts.to_le_bytes().to_vec();
+        r.push(ty);
+        r.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        r.extend_from_slice(payload);
+        r
+    }
+
+    fn header(version: &str) -> Vec<u8> {
+        let text = format!(
+            "feedcafedeadbeef\tTrace Version: {version}\tRocksDB Version: 7.8\tFormat: Timestamp OpType Payload\n"
+        );
+        rec(1, BEGIN, text.as_bytes())
+    }
+
+    fn footer() -> Vec<u8> {
+        rec(99, END, b"")
+    }
+
+    fn slice(out: &mut Vec<u8>, s: &[u8]) {
+        varint(out, s.len() as u32);
+        out.extend_from_slice(s);
+    }
+
+    fn varint(out: &mut Vec<u8>, mut n: u32) {
+        while n >= 0x80 {
+            out.push(n as u8 | 0x80);
+            n >>= 7;
+        }
+        out.push(n as u8);
+    }
+
+    /// A version 0.2 payload: the map of `fields`' bits, then each field.
+    fn v2(fields: &[(u32, Vec<u8>)]) -> Vec<u8> {
+        let map: u64 = fields.iter().map(|(bit, _)| 1u64 << bit).sum();
+        let mut p = map.to_le_bytes().to_vec();
+        for (_, f) in fields {
+            p.extend_from_slice(f);
+        }
+        p
+    }
+
+    fn lps(s: &[u8]) -> Vec<u8> {
+        let mut v = Vec::new();
+        slice(&mut v, s);
+        v
+    }
+
+    fn get(ts: u64, key: &[u8]) -> Vec<u8> {
+        rec(ts, GET, &v2(&[(GET_CF, 0u32.to_le_bytes().to_vec()), (GET_KEY, lps(key))]))
+    }
+
+    /// A WriteBatch rep of `entries` (each a record type byte and its encoded fields).
+    fn batch(entries: &[Vec<u8>]) -> Vec<u8> {
+        let mut rep = 7u64.to_le_bytes().to_vec();
+        rep.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+        entries.iter().for_each(|e| rep.extend_from_slice(e));
+        rep
+    }
+
+    fn entry(tag: u8, cf: Option<u32>, parts: &[&[u8]]) -> Vec<u8> {
+        let mut e = vec![tag];
+        if let Some(cf) = cf {
+            varint(&mut e, cf);
+        }
+        parts.iter().for_each(|p| slice(&mut e, p));
+        e
+    }
+
+    fn write(ts: u64, rep: &[u8]) -> Vec<u8> {
+        rec(ts, WRITE, &v2(&[(BATCH_DATA, lps(rep))]))
+    }
+
+    fn multi_get(ts: u64, keys: &[&[u8]]) -> Vec<u8> {
+        let cfs: Vec<u8> = keys.iter().flat_map(|_| 0u32.to_le_bytes()).collect();
+        let packed: Vec<u8> = keys.iter().flat_map(|k| lps(k)).collect();
+        let size = (keys.len() as u32).to_le_bytes().to_vec();
+        rec(ts, MULTI_GET, &v2(&[(MULTI_GET_SIZE, size), (MULTI_GET_CFS, lps(&cfs)), (MULTI_GET_KEYS, lps(&packed))]))
+    }
+
+    fn seek(ts: u64, ty: u8, key: &[u8], lower: &[u8]) -> Vec<u8> {
+        let mut fields = vec![(ITER_CF, 1u32.to_le_bytes().to_vec()), (ITER_KEY, lps(key))];
+        if !lower.is_empty() {
+            fields.push((ITER_LOWER, lps(lower)));
+        }
+        rec(ts, ty, &v2(&fields))
+    }
+
+    fn reader(bytes: &[u8]) -> (tempfile::NamedTempFile, RocksdbReader) {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(bytes).unwrap();
+        let r = RocksdbReader::new(Source::open(f.path()).unwrap());
+        (f, r)
+    }
+
+    /// Every item the reader gives (ending at the first error), and the reader.
+    fn read(bytes: &[u8]) -> (Vec<Result<TraceOp, TraceError>>, RocksdbReader) {
+        let (_f, mut r) = reader(bytes);
+        let items = r.by_ref().collect();
+        (items, r)
+    }
+
+    fn ops(bytes: &[u8]) -> (Vec<TraceOp>, BTreeMap<String, u64>) {
+        let (items, r) = read(bytes);
+        (items.into_iter().map(|i| i.unwrap()).collect(), r.skipped().clone())
+    }
+
+    fn error(bytes: &[u8]) -> TraceError {
+        let (items, _) = read(bytes);
+        items.into_iter().find_map(|i| i.err()).expect("an error")
+    }
+
+    fn summary(ops: &[TraceOp]) -> Vec<(Kind, String, Option<u32>, bool)> {
+        ops.iter().map(|o| (o.kind, String::from_utf8_lossy(&o.key).into_owned(), o.value_size, o.joined)).collect()
+    }
+
+    fn trace(records: &[Vec<u8>]) -> Vec<u8> {
+        [vec![header("0.2")], records.to_vec(), vec![footer()]].concat().concat()
+    }
+
+    #[test]
+    fn a_get_is_one_get_at_its_time() {
+        let (ops, skipped) = ops(&trace(&[get(42, b"k1")]));
+        assert_eq!(summary(&ops), [(Kind::Get, "k1".into(), None, false)]);
+        assert_eq!((ops[0].ts_us, ops[0].client, ops[0].scan_len), (42, 0, None));
+        assert!(skipped.is_empty());
+    }
+
+    #[test]
+    fn a_write_batch_is_its_puts_and_deletes_joined_and_the_rest_skipped_by_name() {
+        let rep = batch(&[
+            entry(0x2, None, &[b"m", b"mv"]),
+            entry(0x1, None, &[b"p", b"value"]),
+            entry(0x0, None, &[b"d"]),
+            entry(0x7, None, &[b"sd"]),
+            entry(0xF, None, &[b"a", b"z"]),
+            entry(0x5, Some(3), &[b"cfp", b"vv"]),
+            entry(0x4, Some(3), &[b"cfd"]),
+            entry(0x8, Some(3), &[b"cfsd"]),
+            entry(0x6, Some(3), &[b"cfm", b"x"]),
+            entry(0xE, Some(3), &[b"b", b"y"]),
+            entry(0x3, None, &[b"blob"]),
+            entry(0xD, None, &[]),
+        ]);
+        let (ops, skipped) = ops(&trace(&[write(5, &rep), write(6, &batch(&[entry(0x1, None, &[b"q", b""])]))]));
+        assert_eq!(
+            summary(&ops),
+            [
+                (Kind::Put, "p".into(), Some(5), false),
+                (Kind::Delete, "d".into(), None, true),
+                (Kind::Delete, "sd".into(), None, true),
+                (Kind::Put, "cfp".into(), Some(2), true),
+                (Kind::Delete, "cfd".into(), None, true),
+                (Kind::Delete, "cfsd".into(), None, true),
+                (Kind::Put, "q".into(), Some(0), false),
+            ]
+        );
+        assert!(ops[..6].iter().all(|o| o.ts_us == 5) && ops[6].ts_us == 6);
+        let names: Vec<(&str, u64)> = skipped.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(names, [("DeleteRange", 2), ("LogData", 1), ("Merge", 2), ("Noop", 1)]);
+    }
+
+    #[test]
+    fn an_empty_write_batch_gives_no_op() {
+        let (ops, _) = ops(&trace(&[write(5, &batch(&[])), get(6, b"g")]));
+        assert_eq!(summary(&ops), [(Kind::Get, "g".into(), None, false)]);
+    }
+
+    #[test]
+    fn a_multi_get_is_one_get_per_key_joined() {
+        let (ops, _) = ops(&trace(&[multi_get(8, &[b"a", b"bb", b"ccc"])]));
+        assert_eq!(
+            summary(&ops),
+            [
+                (Kind::Get, "a".into(), None, false),
+                (Kind::Get, "bb".into(), None, true),
+                (Kind::Get, "ccc".into(), None, true)
+            ]
+        );
+    }
+
+    #[test]
+    fn seeks_forward_and_backward_are_scans_at_the_seek_key() {
+        let (ops, skipped) = ops(&trace(&[seek(3, SEEK, b"from", b""), seek(4, SEEK_FOR_PREV, b"back", b"lower")]));
+        assert_eq!(summary(&ops), [(Kind::Scan, "from".into(), None, false), (Kind::Scan, "back".into(), None, false)]);
+        assert!(ops.iter().all(|o| o.scan_len.is_none()));
+        assert!(skipped.is_empty());
+    }
+
+    #[test]
+    fn block_cache_and_io_records_are_skipped_by_name() {
+        let (ops, skipped) = ops(&trace(&[rec(2, 9, b"block"), rec(3, 12, b"io"), get(4, b"g"), rec(5, 9, b"")]));
+        assert_eq!(ops.len(), 1);
+        let names: Vec<(&str, u64)> = skipped.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(names, [("BlockTraceDataBlock", 2), ("IOTracer", 1)]);
+    }
+
+    #[test]
+    fn a_version_0_1_trace_has_fixed_fields_and_no_payload_map() {
+        let cf_key = |key: &[u8]| [0u32.to_le_bytes().to_vec(), lps(key)].concat();
+        let rep = batch(&[entry(0x1, None, &[b"p", b"vvv"])]);
+        let t = [header("0.1"), rec(2, GET, &cf_key(b"g")), rec(3, SEEK, &cf_key(b"s")), rec(4, WRITE, &rep), footer()];
+        let (ops, _) = ops(&t.concat());
+        assert_eq!(
+            summary(&ops),
+            [
+                (Kind::Get, "g".into(), None, false),
+                (Kind::Scan, "s".into(), None, false),
+                (Kind::Put, "p".into(), Some(3), false)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_hash_is_known_once_the_stream_ends_and_covers_every_byte() {
+        let t = trace(&[get(2, b"a"), get(3, b"b")]);
+        let (_f, mut r) = reader(&t);
+        assert!(r.next().unwrap().is_ok());
+        assert_eq!(r.hash(), None);
+        assert!(r.next().unwrap().is_ok());
+        assert!(r.next().is_none());
+        assert_eq!(r.hash(), Some(xxhash_rust::xxh3::xxh3_64(&t)));
+        assert_eq!(r.bytes_read(), t.len() as u64);
+        assert_eq!(r.format(), Format::Rocksdb);
+        assert!(r.next().is_none(), "and it stays ended");
+    }
+
+    #[test]
+    fn a_trace_without_its_footer_is_complete_but_bytes_after_the_footer_are_not() {
+        let cut = [header("0.2"), get(2, b"a")].concat();
+        assert_eq!(ops(&cut).0.len(), 1);
+        let e = error(&[trace(&[get(2, b"a")]), b"x".to_vec()].concat());
+        assert!(e.what.contains("after the trace's end"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_or_wrong_header_is_an_error() {
+        let e = error(b"");
+        assert_eq!(e.place, Place::File);
+        assert!(e.what.contains("empty"), "{e}");
+        let e = error(&get(2, b"a"));
+        assert_eq!(e.place, Place::Offset(0));
+        assert!(e.what.contains("expected the header record"), "{e}");
+        let e = error(&rec(1, BEGIN, b"cafe\tTrace Version: 0.2\t"));
+        assert!(e.what.contains("magic"), "{e}");
+        let e = error(&header("0.3"));
+        assert!(e.what.contains("trace version 3 (allowed: 0.1, 0.2)"), "{e}");
+        let e = error(&header("zero"));
+        assert!(e.what.contains("Trace Version"), "{e}");
+        let e = error(&[header("0.2"), header("0.2")].concat());
+        assert!(e.what.contains("second header"), "{e}");
+    }
+
+    #[test]
+    fn a_cut_anywhere_gives_a_prefix_or_an_error_at_the_cut_record() {
+        let records = [
+            header("0.2"),
+            write(2, &batch(&[entry(0x1, None, &[b"p", b"v"]), entry(0x2, None, &[b"m", b"v"])])),
+            multi_get(3, &[b"a", b"b"]),
+            seek(4, SEEK, b"s", b"l"),
+            get(5, b"g"),
+            footer(),
+        ];
+        let starts: Vec<usize> = records.iter().scan(0, |at, r| Some(std::mem::replace(at, *at + r.len()))).collect();
+        let whole = records.concat();
+        let (all, _) = ops(&whole);
+        for cut in 0..whole.len() {
+            let (items, r) = read(&whole[..cut]);
+            assert!(r.hash().is_some(), "cut at {cut}: ended");
+            let got: Vec<&TraceOp> = items.iter().filter_map(|i| i.as_ref().ok()).collect();
+            assert!(all.iter().zip(&got).all(|(a, b)| a == *b), "cut at {cut}: a prefix");
+            match (starts.contains(&cut) && cut >= records[0].len(), items.last()) {
+                (true, last) => assert!(last.is_none_or(|l| l.is_ok()), "cut at {cut}: clean"),
+                (false, Some(Err(e))) if cut == 0 => assert_eq!(e.place, Place::File),
+                (false, Some(Err(e))) => {
+                    let record = *starts.iter().rfind(|&&s| s <= cut).unwrap() as u64;
+                    assert_eq!(e.place, Place::Offset(record), "cut at {cut}: {e}");
+                    assert!(e.what.starts_with("truncated"), "cut at {cut}: {e}");
+                }
+                (false, other) => panic!("cut at {cut}: expected an error, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_huge_declared_length_is_refused_before_any_allocation() {
+        let mut t = trace(&[]);
+        t.truncate(t.len() - footer().len());
+        let at = t.len() as u64;
+        t.extend_from_slice(&rec(2, WRITE, b"")[..9]);
+        t.extend_from_slice(&(MAX_PAYLOAD + 1).to_le_bytes());
+        let e = error(&t);
+        assert_eq!(e.place, Place::Offset(at));
+        assert!(e.what.contains("allowed: at most 1073741824"), "{e}");
+        let mut big_header = rec(1, BEGIN, b"");
+        big_header[9..13].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(error(&big_header).what.contains("header record of 4294967295 bytes"));
+    }
+
+    #[test]
+    fn a_declared_length_the_file_does_not_hold_is_truncated_not_allocated() {
+        let mut t = [header("0.2"), rec(2, WRITE, b"")].concat();
+        let at = t.len() - 4;
+        t[at..].copy_from_slice(&MAX_PAYLOAD.to_le_bytes());
+        t.extend_from_slice(b"short");
+        let e = error(&t);
+        assert!(e.what.contains("ends 5 bytes into the 1073741824-byte payload of a Write record"), "{e}");
+    }
+
+    #[test]
+    fn malformed_payloads_name_the_byte_and_what_was_expected() {
+        let h = header("0.2").len() as u64;
+        let payload_at = h + RECORD_HEAD as u64;
+        let bad_varint = rec(2, GET, &v2(&[(GET_CF, vec![0; 4]), (GET_KEY, vec![0xff; 6])]));
+        let e = error(&trace(&[bad_varint]));
+        assert_eq!(e.place, Place::Offset(payload_at + 12), "{e}");
+        assert!(e.what.contains("malformed Get record: expected the length of the key (a varint32)"), "{e}");
+
+        let long_key = rec(2, GET, &v2(&[(GET_CF, vec![0; 4]), (GET_KEY, vec![9, b'k'])]));
+        assert!(error(&trace(&[long_key])).what.contains("the key of 9 bytes, found 1 bytes"));
+
+        let unknown_bit = rec(2, GET, &(1u64 << 40).to_le_bytes());
+        assert!(error(&trace(&[unknown_bit])).what.contains("found bit 40"));
+
+        let short_map = rec(2, SEEK, &[1, 2]);
+        assert!(error(&trace(&[short_map])).what.contains("the payload map (8 bytes), found 2 bytes"));
+
+        let bad_tag = write(2, &batch(&[vec![0x42, 1, b'k']]));
+        let e = error(&trace(&[bad_tag]));
+        assert!(e.what.contains("a write batch record type, found 0x42"), "{e}");
+
+        assert!(error(&trace(&[write(2, b"short")])).what.contains("at least 12 bytes"));
+        assert!(error(&trace(&[rec(2, 42, b"")])).what.contains("unknown record type 42"));
+        let empty_multi_get = rec(2, MULTI_GET, &v2(&[(MULTI_GET_SIZE, vec![0; 4])]));
+        assert!(error(&trace(&[empty_multi_get])).what.contains("at least one key"));
+        let mut short_multi_get = multi_get(2, &[b"a", b"b"]);
+        let size_at = RECORD_HEAD + 8;
+        short_multi_get[size_at..size_at + 4].copy_from_slice(&3u32.to_le_bytes());
+        assert!(error(&trace(&[short_multi_get])).what.contains("3 column family ids"));
+    }
+
+    #[test]
+    fn garbage_never_panics_and_always_ends() {
+        let valid = trace(&[
+            write(2, &batch(&[entry(0x1, None, &[b"p", b"v"]), entry(0x5, Some(1), &[b"q", b"w"])])),
+            multi_get(3, &[b"a", b"b"]),
+            seek(4, SEEK_FOR_PREV, b"s", b"l"),
+            get(5, b"g"),
+        ]);
+        // Every byte of a valid trace, replaced by values that matter to its decoders.
+        for i in 0..valid.len() {
+            for v in [0x00, 0x01, 0x05, 0x0d, 0x7f, 0x80, 0xff] {
+                let mut t = valid.clone();
+                t[i] = v;
+                let (items, r) = read(&t);
+                assert!(items.len() <= 8 && r.hash().is_some(), "byte {i} = {v}");
+            }
+        }
+        // Pseudo-random files, some behind a valid header.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for n in 0..300 {
+            let len = n % 97;
+            let noise: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            let t = if n % 2 == 0 { noise } else { [header("0.2"), noise].concat() };
+            let (items, _) = read(&t);
+            assert!(items.iter().filter(|i| i.is_err()).count() <= 1);
+        }
+    }
+
+    #[test]
+    fn looks_like_a_header_record() {
+        let h = header("0.2");
+        assert!(looks_like(&h));
+        assert!(looks_like(&trace(&[get(2, b"a")])));
+        assert!(!looks_like(&h[..20]), "too little to see the version");
+        assert!(!looks_like(&get(2, b"Trace Version: 0.2")));
+        assert!(!looks_like(b"1795840293.008164 [0 unix:/tmp/s] \"GET\" \"k\"\n"));
+        assert!(!looks_like(b""));
+        let mut lying = h.clone();
+        lying[9..13].copy_from_slice(&4u32.to_le_bytes());
+        assert!(!looks_like(&lying), "the version text must be inside the header's payload");
+    }
+}
