@@ -264,7 +264,7 @@ pub(crate) fn show(b: &[u8]) -> String {
     const MAX: usize = 64;
     let cut = b.len() > MAX;
     let text: String = b[..b.len().min(MAX)].escape_ascii().to_string();
-    format!("\"{}\"{}", text.replace('"', "\\\""), if cut { "..." } else { "" })
+    format!("\"{text}\"{}", if cut { "..." } else { "" })
 }
 
 /// What the readers' tests share: files, FIFOs, and reading a whole stream.
@@ -302,7 +302,9 @@ pub(crate) mod testing {
         (ops, None)
     }
 
-    /// A FIFO in a fresh directory, fed `bytes` by a thread in small writes.
+    /// A FIFO in a fresh directory, fed `bytes` by a thread: the first 4 KiB in one write (so
+    /// the format can be told from the head; a pipe write of 4 KiB is atomic), the rest in
+    /// small writes.
     pub(crate) fn fifo(bytes: Vec<u8>) -> (tempfile::TempDir, PathBuf, std::thread::JoinHandle<()>) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("fifo");
@@ -311,7 +313,8 @@ pub(crate) mod testing {
         let p = path.clone();
         let feeder = std::thread::spawn(move || {
             let mut f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
-            for chunk in bytes.chunks(7) {
+            let (head, rest) = bytes.split_at(bytes.len().min(4096));
+            for chunk in std::iter::once(head).chain(rest.chunks(7)) {
                 // The reader may stop early (an error): a closed pipe ends the feeding.
                 if f.write_all(chunk).is_err() {
                     return;
