@@ -210,6 +210,7 @@ impl RocksdbReader {
     /// declared length that the file does not hold costs no memory.
     fn read_payload(&mut self, at: u64, len: u32, name: &str, keep: bool) -> Result<(), TraceError> {
         self.payload.clear();
+        // One large batch should not keep its buffer for the rest of the trace.
         if self.payload.capacity() > 64 * CHUNK {
             self.payload.shrink_to(CHUNK);
         }
@@ -225,6 +226,7 @@ impl RocksdbReader {
             } else {
                 &mut scratch[..take]
             };
+            // A short read is reported at the record's start, not at the chunk that ran short.
             match self.src.exact(buf, "a payload") {
                 Ok(true) => left -= take,
                 Ok(false) => return Err(self.truncated(at, len, name)),

@@ -100,6 +100,49 @@ fn a_mixgraph_trace_holds_exactly_the_ops_db_bench_counted() {
     assert!(ops.iter().filter(|op| op.kind == Kind::Put).all(|op| op.value_size.is_some_and(|v| v > 0)));
     assert!(ops.iter().filter(|op| op.kind != Kind::Put).all(|op| op.value_size.is_none() && op.scan_len.is_none()));
     assert!(ops.windows(2).all(|w| w[0].ts_us <= w[1].ts_us), "one thread's trace is in time order");
+
+    // db_bench prints the mean put value size to one decimal.
+    let sizes: Vec<f64> = ops.iter().filter_map(|op| op.value_size).map(f64::from).collect();
+    let mean = sizes.iter().sum::<f64>() / sizes.len() as f64;
+    assert!(stdout.contains(&format!("avg size: {mean:.1} value")), "mean put value {mean:.1} in:\n{stdout}");
+}
+
+/// Joined flags of ops recorded in requests of `n` keys each.
+fn assert_groups_of(ops: &[TraceOp], n: usize) {
+    for (i, group) in ops.chunks(n).enumerate() {
+        let joined: Vec<bool> = group.iter().map(|op| op.joined).collect();
+        let want: Vec<bool> = (0..n).map(|j| j > 0).collect();
+        assert_eq!(joined, want, "request {i}");
+        assert!(group.iter().all(|op| op.ts_us == group[0].ts_us), "request {i}: one time");
+    }
+}
+
+#[test]
+fn multi_gets_and_batched_deletes_are_one_op_per_key() {
+    let Some(bin) = db_bench() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    let keys = ["--num=1000", "--key_size=16", "--value_size=100"];
+    run(&bin, &[args(&[&db, "--benchmarks=fillrandom"]), args(&keys)].concat());
+    // One benchmark a run: db_bench starts the trace file afresh for each benchmark.
+    let traced = |bench: &str| {
+        let trace = dir.path().join(format!("{bench}.trace"));
+        let flags = [&db, "--use_existing_db=1", "--reads=100", "--batch_size=10", &format!("--benchmarks={bench}")];
+        let stdout =
+            run(&bin, &[args(&flags), args(&keys), args(&[&format!("-trace_file={}", trace.display())])].concat());
+        (read_all(&trace).0, stdout)
+    };
+
+    let (gets, stdout) = traced("multireadrandom");
+    assert!(stdout.contains(" of 100 found)"), "db_bench read 100 keys:\n{stdout}");
+    assert_eq!(gets.len(), 100);
+    assert!(gets.iter().all(|op| op.kind == Kind::Get && op.key.len() == 16 && op.value_size.is_none()));
+    assert_groups_of(&gets, 10);
+
+    let (deletes, _) = traced("deleterandom");
+    assert_eq!(deletes.len(), 1000, "deleterandom deletes --num keys");
+    assert!(deletes.iter().all(|op| op.kind == Kind::Delete && op.key.len() == 16));
+    assert_groups_of(&deletes, 10);
 }
 
 #[test]
@@ -122,11 +165,7 @@ fn a_batched_fill_is_read_as_joined_puts() {
     let (ops, _) = read_all(&trace);
     assert_eq!(ops.len(), 1000);
     assert!(ops.iter().all(|op| op.kind == Kind::Put && op.value_size == Some(100) && op.key.len() == 16));
-    for (i, batch) in ops.chunks(10).enumerate() {
-        let joined: Vec<bool> = batch.iter().map(|op| op.joined).collect();
-        assert_eq!(joined, [false, true, true, true, true, true, true, true, true, true], "batch {i}");
-        assert!(batch.iter().all(|op| op.ts_us == batch[0].ts_us), "one batch, one time");
-    }
+    assert_groups_of(&ops, 10);
 }
 
 /// A record: timestamp, type, fixed32 length, payload.
