@@ -293,3 +293,197 @@ impl Reader for WatchReader {
         self.held.is_empty().then(|| self.text.hash()).flatten()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::csv::testing::{fifo, file, read_all, source};
+    use crate::Place;
+
+    fn read(bytes: &[u8]) -> (Vec<TraceOp>, Option<TraceError>, BTreeMap<String, u64>) {
+        let f = file(bytes);
+        let mut r = WatchReader::new(source(f.path()));
+        let (ops, err) = read_all(&mut r);
+        if err.is_none() {
+            assert_eq!(r.hash(), Some(xxhash_rust::xxh3::xxh3_64(bytes)));
+        }
+        (ops, err, r.skipped().clone())
+    }
+
+    fn error(bytes: &[u8]) -> TraceError {
+        read(bytes).1.expect("an error")
+    }
+
+    fn summary(ops: &[TraceOp]) -> Vec<(Kind, String, Option<u32>)> {
+        ops.iter().map(|o| (o.kind, String::from_utf8_lossy(&o.key).into_owned(), o.value_size)).collect()
+    }
+
+    /// What memcached 1.6.18 printed for: set k1 (5 bytes), set k1 (3), get k1, get k1 k2,
+    /// add k1 (not stored), delete k1, set of a key with `%=/ü"\`, get of it, incr n.
+    const CAPTURE: &[u8] = b"OK\r\n\
+ts=1795842460.247209 gid=403 type=item_get key=k1 status=not_found clsid=0 cfd=25 size=0\n\
+ts=1795842460.247237 gid=404 type=item_store key=k1 status=stored cmd=set ttl=0 clsid=1 cfd=25 size=5\n\
+ts=1795842460.296335 gid=405 type=item_get key=k1 status=found clsid=1 cfd=25 size=5\n\
+ts=1795842460.296339 gid=406 type=item_store key=k1 status=stored cmd=set ttl=0 clsid=1 cfd=25 size=3\n\
+ts=1795842460.346638 gid=407 type=item_get key=k1 status=found clsid=1 cfd=25 size=3\n\
+ts=1795842460.396934 gid=408 type=item_get key=k1 status=found clsid=1 cfd=25 size=3\n\
+ts=1795842460.396936 gid=409 type=item_get key=k2 status=not_found clsid=0 cfd=25 size=0\n\
+ts=1795842460.497619 gid=412 type=item_get key=k1 status=found clsid=1 cfd=25 size=3\n\
+ts=1795842460.497620 gid=413 type=item_store key=k1 status=not_stored cmd=add ttl=0 clsid=1 cfd=25 size=1\n\
+ts=1795842461.101377 gid=431 type=item_get key=k1 status=found clsid=1 cfd=25 size=3\n\
+ts=1795842461.202095 gid=433 type=item_get key=a%25b%3Dc%2F%C3%BC%22%5C status=not_found clsid=0 cfd=25 size=0\n\
+ts=1795842461.202097 gid=434 type=item_store key=a%25b%3Dc%2F%C3%BC%22%5C status=stored cmd=set ttl=0 clsid=1 cfd=25 size=1\n\
+ts=1795842461.252646 gid=435 type=item_get key=a%25b%3Dc%2F%C3%BC%22%5C status=found clsid=1 cfd=25 size=1\n\
+ts=1795842461.697 gid=429 type=item_get key=n status=found clsid=1 cfd=26 size=1\n";
+
+    #[test]
+    fn a_real_capture_reads_as_requests_without_the_stores_lookups() {
+        let (ops, err, skipped) = read(CAPTURE);
+        assert!(err.is_none(), "{err:?}");
+        use Kind::*;
+        let odd = "a%b=c/\u{fc}\"\\".to_string();
+        assert_eq!(
+            summary(&ops),
+            [
+                (Put, "k1".into(), Some(5)),
+                (Put, "k1".into(), Some(3)),
+                (Get, "k1".into(), Some(3)),
+                (Get, "k1".into(), Some(3)),
+                (Get, "k2".into(), None),
+                (Get, "k1".into(), Some(3)), // the delete, seen as its lookup only
+                (Put, odd.clone(), Some(1)),
+                (Get, odd, Some(1)),
+                (Get, "n".into(), Some(1)),
+            ]
+        );
+        assert_eq!(ops[0].ts_us, 1_795_842_460_247_237);
+        assert_eq!(ops[8].ts_us, 1_795_842_461_000_697, "unpadded microseconds");
+        assert_eq!((ops[0].client, ops[8].client), (0, 1));
+        assert!(ops.iter().all(|o| !o.joined && o.scan_len.is_none()));
+        assert_eq!(skipped, [("item_store:not_stored".to_string(), 1)].into());
+    }
+
+    #[test]
+    fn lookups_are_found_across_interleaved_connections() {
+        let trace = b"ts=1.1 gid=1 type=item_get key=a status=not_found cfd=5 size=0\n\
+                      ts=1.2 gid=2 type=item_get key=b status=found cfd=6 size=9\n\
+                      ts=1.3 gid=3 type=item_store key=a status=stored cmd=set cfd=5 size=4\n\
+                      ts=1.4 gid=4 type=item_get key=c status=found cfd=6 size=2\n\
+                      ts=1.5 gid=5 type=item_get key=d status=found cfd=5 size=2\n\
+                      ts=1.6 gid=6 type=item_store key=x status=stored cmd=set cfd=5 size=1\n";
+        let (ops, err, _) = read(trace);
+        assert!(err.is_none(), "{err:?}");
+        use Kind::*;
+        // cfd 6's get of b stays (its next event is a get); cfd 5's get of d stays (a store of
+        // another key follows).
+        assert_eq!(
+            summary(&ops),
+            [(Get, "b".into(), Some(9)), (Put, "a".into(), Some(4)), (Get, "c".into(), Some(2)), (Get, "d".into(), Some(2)), (Put, "x".into(), Some(1))]
+        );
+    }
+
+    #[test]
+    fn a_get_held_longer_than_the_window_is_given_in_order() {
+        let mut trace = b"ts=1.0 gid=0 type=item_get key=first status=found cfd=1 size=1\n".to_vec();
+        for i in 0..WINDOW + 5 {
+            trace.extend_from_slice(format!("ts=1.{i} gid=1 type=item_store key=k{i} status=stored cfd=2 size=1\n").as_bytes());
+        }
+        trace.extend_from_slice(b"ts=2.0 gid=9 type=item_store key=first status=stored cmd=set cfd=1 size=1\n");
+        let (ops, err, _) = read(&trace);
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(ops.len(), WINDOW + 7, "too late to be told a lookup: kept");
+        assert_eq!(ops[0].key, b"first");
+    }
+
+    #[test]
+    fn other_events_and_lost_ones_are_counted() {
+        let trace = b"ts=1.1 gid=1 type=eviction key=a fetch=no ttl=0 la=1 clsid=1\n\
+                      skipped=42\n\
+                      ts=1.3 gid=3 type=deleted key=a cmd=delete clsid=1 size=3\n\
+                      ts=1.4 gid=4 type=item_get key=a status=expired clsid=1 cfd=3 size=0\n";
+        let (ops, err, skipped) = read(trace);
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(summary(&ops), [(Kind::Delete, "a".into(), None), (Kind::Get, "a".into(), None)]);
+        assert_eq!(skipped, [("eviction".to_string(), 1), ("watcher-skipped".to_string(), 42)].into());
+    }
+
+    #[test]
+    fn malformed_lines_are_errors_naming_the_line() {
+        let cases = [
+            ("hello", "expected `ts=EPOCH.MICROS gid=N type=TYPE"),
+            ("ts=1.1 gid=1 key=a", "no `type=` field"),
+            ("ts=1.1 gid=1 type=item_get key=a cfd=1", "no `status=` field"),
+            ("ts=1.1 gid=1 type=item_get key=a status=found", "no `cfd=` field"),
+            ("ts=1.1 gid=1 type=item_get status=found cfd=1", "no `key=` field"),
+            ("ts=1 gid=1 type=item_get key=a status=found cfd=1", "ts=\"1\" is not SECONDS.MICROSECONDS"),
+            ("ts=1.1000000 gid=1 type=item_get key=a status=found cfd=1", "is not SECONDS.MICROSECONDS"),
+            ("ts=1.1 gid=1 type=item_get key=a status=found cfd=1 size=-1", "size=\"-1\" is not a number"),
+            ("ts=1.1 gid=1 type=item_get key=a%2 status=found cfd=1", "bad %-escape at byte 2"),
+            ("ts=1.1 gid=1 type=item_get key=a%zz status=found cfd=1", "bad %-escape"),
+            ("ts=1.1 gid=1  type=item_get", "expected NAME=VALUE fields"),
+            ("skipped=x", "expected `ts="),
+        ];
+        for (line, want) in cases {
+            let e = error(format!("OK\nts=1.1 gid=1 type=item_get key=a status=found cfd=1\n{line}\n").as_bytes());
+            assert_eq!(e.place, Place::Line(3), "{line}");
+            assert!(e.what.contains(want), "{line}: {e}");
+        }
+    }
+
+    #[test]
+    fn no_op_follows_an_error() {
+        // The get of a is held (it might be a lookup) when the error comes: it is never given.
+        let (ops, err, _) = read(b"ts=1.1 gid=1 type=item_get key=a status=found cfd=1\nbad\n");
+        assert!(ops.is_empty());
+        assert_eq!(err.unwrap().place, Place::Line(2));
+    }
+
+    #[test]
+    fn garbage_and_zeros_are_errors_not_panics() {
+        for bytes in [&b"\x00\x00\x00\x00"[..], b"ts=\xff\xfe\n", b"ts=.\n", b"ts=1.1 type=item_get key=% status=found cfd=1\n"] {
+            let (_, err, _) = read(bytes);
+            assert!(err.is_some(), "{bytes:?}");
+        }
+    }
+
+    #[test]
+    fn a_last_line_without_newline_is_read_when_complete_and_an_error_when_cut() {
+        let whole = b"ts=1.1 gid=1 type=item_store key=a status=stored cmd=set cfd=1 size=3\nts=1.2 gid=2 type=item_get key=a status=found cfd=1 size=3";
+        let (ops, err, _) = read(whole);
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(ops.len(), 2);
+        let e = error(&whole[..whole.len() - 20]);
+        assert_eq!(e.place, Place::Line(2));
+        assert!(e.what.contains("expected NAME=VALUE fields (found \"statu\")") && e.what.contains("cut short"), "{e}");
+    }
+
+    #[test]
+    fn a_fifo_is_read_once_as_it_comes() {
+        let mut bytes = b"OK\r\n".to_vec();
+        for i in 0..300 {
+            bytes.extend_from_slice(format!("ts=1.{i} gid={i} type=item_get key=k{i} status=not_found clsid=0 cfd=9 size=0\n").as_bytes());
+            bytes.extend_from_slice(format!("ts=1.{i} gid={i} type=item_store key=k{i} status=stored cmd=set ttl=0 clsid=1 cfd=9 size=7\n").as_bytes());
+        }
+        let (_dir, path, feeder) = fifo(bytes.clone());
+        let mut r = crate::open(&path, None).unwrap();
+        assert_eq!(r.format(), Format::MemcachedWatch);
+        let (ops, err) = read_all(r.as_mut());
+        feeder.join().unwrap();
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(ops.len(), 300);
+        assert!(ops.iter().all(|o| o.kind == Kind::Put));
+        assert_eq!(r.hash(), Some(xxhash_rust::xxh3::xxh3_64(&bytes)));
+    }
+
+    #[test]
+    fn looks_like_claims_watch_lines_only() {
+        assert!(looks_like(CAPTURE));
+        assert!(looks_like(b"ts=1795842460.247209 gid=4"));
+        assert!(looks_like(b"OK\nts=1"));
+        assert!(!looks_like(b"OK\r\n"));
+        assert!(!looks_like(b"OK\n1795843163.188319 [0 lua] \"GET\" \"a\"\n"));
+        assert!(!looks_like(b"0,ts=1,3,10,1,get,0\n"));
+        assert!(!looks_like(b"\x00\x00\x00\x00\x00\x00\x00\x00"));
+        assert!(!looks_like(b""));
+    }
+}
