@@ -645,6 +645,9 @@ fn header(r: &RunResult) -> String {
         let _ = write!(h, "<p class=\"intent\">{}</p>", esc(&r.intent));
     }
     let _ = write!(h, "<p class=\"regime\">{}</p>", esc(&crate::regime(r)));
+    if let Some(t) = &r.plan.trace {
+        let _ = write!(h, "<p class=\"regime\">{}</p>", esc(&crate::trace_line(t)));
+    }
     for w in &r.warnings {
         let _ = write!(h, "<p class=\"warn\">Warning: {}</p>", esc(w));
     }

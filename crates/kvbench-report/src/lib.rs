@@ -910,10 +910,41 @@ pub(crate) fn preamble(r: &RunResult) -> Vec<String> {
         lines.push(format!("intent: {}", r.intent));
     }
     lines.push(regime(r));
+    if let Some(t) = &r.plan.trace {
+        lines.push(trace_line(t));
+    }
     for w in &r.warnings {
         lines.push(format!("WARNING: {w}"));
     }
     lines
+}
+
+/// What a replay ran: the stream, its identity and what it holds.
+pub fn trace_line(t: &kvbench_model::result::TraceInfo) -> String {
+    let kinds: Vec<String> = t.by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let hash = if t.hash.is_empty() { String::new() } else { format!(", xxh3 {}", t.hash) };
+    let mut line = format!(
+        "trace: {} ({}{hash}): {} ops ({}) in {} requests from {} clients over {:.3} s, {} distinct keys ({} \
+         loaded first), reads per write {:.2}",
+        t.source,
+        t.format,
+        t.ops,
+        kinds.join(", "),
+        t.requests,
+        t.clients,
+        t.duration_us as f64 / 1e6,
+        t.distinct_keys,
+        t.preloaded,
+        t.read_write_ratio
+    );
+    if !t.skipped.is_empty() {
+        let skipped: Vec<String> = t.skipped.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        line.push_str(&format!("; not replayed: {}", skipped.join(", ")));
+    }
+    if t.resized_puts > 0 {
+        line.push_str(&format!("; {} puts replayed at their key's first size", t.resized_puts));
+    }
+    line
 }
 
 /// The regime of the run: its data against the rows' memory budget, or against the

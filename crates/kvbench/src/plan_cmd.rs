@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 use kvbench_model::engine::Capabilities;
-use kvbench_model::job::{Dataset, Dist, OpsStep, PhaseKind, Step};
+use kvbench_model::job::{Dist, OpsStep, PhaseKind, Step};
 use kvbench_model::scenario::Scenario;
 use kvbench_plan::opstream::{Op, OpStream};
 use kvbench_policy::{dataset, jobs};
