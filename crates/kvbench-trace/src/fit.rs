@@ -355,3 +355,189 @@ fn toml_key(k: &str) -> String {
         toml::Value::String(k.to_string()).to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    use super::*;
+    use crate::TraceOp;
+
+    fn op(ts_us: u64, kind: Kind, key: &str, value_size: Option<u32>, scan_len: Option<u32>) -> TraceOp {
+        TraceOp { ts_us, client: 0, kind, key: key.as_bytes().to_vec(), value_size, scan_len, joined: false }
+    }
+
+    fn profile(ops: impl IntoIterator<Item = TraceOp>) -> Profile {
+        Profile::build(ops.into_iter().map(Ok)).unwrap()
+    }
+
+    /// Gets of keys "k0".."k{n}" drawn by `draw` (a rank from a uniform number).
+    fn stream(draws: usize, seed: u64, draw: impl Fn(f64) -> usize) -> Vec<TraceOp> {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        (0..draws).map(|i| op(i as u64 * 100, Kind::Get, &format!("k{}", draw(rng.gen())), None, None)).collect()
+    }
+
+    fn zipf_draw(keys: usize, s: f64) -> impl Fn(f64) -> usize {
+        let weights: Vec<f64> = (1..=keys).map(|r| (r as f64).powf(-s)).collect();
+        let total: f64 = weights.iter().sum();
+        let cdf: Vec<f64> = weights.iter().scan(0.0, |acc, w| Some(*acc + w / total).inspect(|&v| *acc = v)).collect();
+        move |u| cdf.partition_point(|&c| c < u).min(keys - 1)
+    }
+
+    /// A mixed stream: Zipf(0.9) keys over 2000, values 100..=1099 bytes, scans of 1..=50.
+    fn mixed(seed: u64) -> Profile {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let draw = zipf_draw(2000, 0.9);
+        let ops = (0..20_000u64).map(|i| {
+            let key = format!("key{:06}", draw(rng.gen()));
+            match rng.gen_range(0..100) {
+                0..=69 => op(i * 1000, Kind::Get, &key, None, None),
+                70..=94 => op(i * 1000, Kind::Put, &key, Some(rng.gen_range(100..1100)), None),
+                95..=96 => op(i * 1000, Kind::Delete, &key, None, None),
+                _ => op(i * 1000, Kind::Scan, &key, None, Some(rng.gen_range(1..=50))),
+            }
+        });
+        profile(ops.collect::<Vec<_>>())
+    }
+
+    fn quality(f: &Fitted, name: &str) -> f64 {
+        f.quality.iter().find(|(n, _)| n == name).map(|q| q.1).unwrap_or_else(|| panic!("no {name}: {:?}", f.quality))
+    }
+
+    #[test]
+    fn identical_profiles_are_at_distance_zero() {
+        let p = mixed(1);
+        let d = ks_between(&p, &p.clone());
+        let names: Vec<&str> = d.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["key popularity", "value sizes", "key sizes", "scan lengths", "mix"]);
+        assert!(d.iter().all(|(_, v)| *v == 0.0), "{d:?}");
+    }
+
+    #[test]
+    fn shifted_sizes_are_at_the_shift() {
+        let a: Vec<u32> = (0..=100).collect();
+        let b: Vec<u32> = (10..=110).collect();
+        assert!((ks_sizes(&a, &b) - 0.1).abs() < 1e-12, "{}", ks_sizes(&a, &b));
+        assert!((ks_sizes(&b, &a) - 0.1).abs() < 1e-12);
+        // A point mass at the median of a uniform is half of it away; disjoint ones are 1 apart.
+        assert!((ks_sizes(&[50; 101], &a) - 0.5).abs() < 1e-12);
+        assert_eq!(ks_sizes(&[100; 101], &[200; 101]), 1.0);
+        assert_eq!(ks_sizes(&[7; 101], &[7; 101]), 0.0);
+        assert_eq!((ks_sizes(&[], &[]), ks_sizes(&[], &a), ks_sizes(&[3], &[3])), (0.0, 1.0, 0.0));
+    }
+
+    #[test]
+    fn popularity_and_mix_distances_are_known() {
+        // Four keys once each: F(x) = x. Counts 5, 1, 1, 1: F(1/4) = 5/8, 3/8 above the diagonal.
+        let even = profile(["a", "b", "c", "d"].map(|k| op(0, Kind::Get, k, None, None)));
+        let skewed = profile(["a", "a", "a", "a", "a", "b", "c", "d"].map(|k| op(0, Kind::Put, k, Some(1), None)));
+        assert!((ks_popularity(&even, &skewed) - 0.375).abs() < 1e-12);
+        let d = ks_between(&even, &skewed);
+        assert_eq!(d.iter().find(|(n, _)| n == "mix").unwrap().1, 1.0, "all gets against all puts");
+        assert_eq!(d.iter().find(|(n, _)| n == "value sizes").unwrap().1, 1.0, "sizes on one side only");
+        assert!(!d.iter().any(|(n, _)| n == "scan lengths"), "neither scans: {d:?}");
+    }
+
+    #[test]
+    fn a_fitted_model_reproduces_the_profile() {
+        let p = mixed(2);
+        let f = fit(&p);
+        let m = &f.model;
+        assert!((m.mix.get - p.kinds.fraction(Kind::Get)).abs() < 1e-6 && m.mix.get > 0.6);
+        assert_eq!((m.key_size, m.clients, m.sine), (9, 1, None));
+        let KeyDist::Zipf { s } = m.keys else { panic!("{:?}", m.keys) };
+        assert!((s - 0.9).abs() < 0.1, "s = {s}");
+        assert_eq!(m.values, SizeDist::Quantiles { q: p.put_values.clone().unwrap().q });
+        assert_eq!(m.scans, Some(SizeDist::Quantiles { q: p.scan_lengths.clone().unwrap().q }));
+        assert_eq!(m.rate, Some(1000.05));
+        assert_eq!(
+            (quality(&f, "value sizes"), quality(&f, "key sizes"), quality(&f, "scan lengths")),
+            (0.0, 0.0, 0.0)
+        );
+        assert!(quality(&f, "mix") < 1e-6);
+        assert!(quality(&f, "key popularity") < 0.05, "{:?}", f.quality);
+    }
+
+    #[test]
+    fn zipf_and_uniform_keys_are_fitted_closely() {
+        let zipf = fit(&profile(stream(200_000, 5, zipf_draw(10_000, 1.2))));
+        let KeyDist::Zipf { s } = zipf.model.keys else { panic!("{:?}", zipf.model.keys) };
+        assert!((s - 1.2).abs() < 0.05, "s = {s}");
+        eprintln!("zipf 1.2: {:?}", zipf.quality);
+        assert!(quality(&zipf, "key popularity") < 0.02, "{:?}", zipf.quality);
+        let uniform = fit(&profile(stream(200_000, 6, |u| (u * 10_000.0) as usize)));
+        assert_eq!(uniform.model.keys, KeyDist::Uniform);
+        eprintln!("uniform: {:?}", uniform.quality);
+        assert!(quality(&uniform, "key popularity") < 0.1, "{:?}", uniform.quality);
+        assert_eq!(uniform.model.values, SizeDist::Fixed { size: DEFAULT_VALUE_SIZE }, "no size recorded");
+    }
+
+    #[test]
+    fn equal_sizes_fit_as_fixed() {
+        let p = profile((0..10).map(|i| op(i, Kind::Put, &format!("{i:04}"), Some(64), None)));
+        let f = fit(&p);
+        assert_eq!((f.model.values.clone(), f.model.key_size), (SizeDist::Fixed { size: 64 }, 4));
+        assert_eq!(f.model.mix, Mix { put: 1.0, ..Mix::default() });
+    }
+
+    /// The `[phase.model]` table of a scenario, read back as a model.
+    fn model_of(scenario: &str) -> Model {
+        let doc: toml::Table = toml::from_str(scenario).unwrap_or_else(|e| panic!("{e}\n{scenario}"));
+        let phase = &doc["phase"].as_array().unwrap()[0];
+        assert_eq!((phase["name"].as_str(), phase["kind"].as_str()), (Some("model"), Some("model")));
+        phase["model"].clone().try_into().unwrap()
+    }
+
+    #[test]
+    fn the_scenario_reads_back_as_the_same_model() {
+        let p = mixed(3);
+        let f = fit(&p);
+        let toml = scenario_toml(&f, "/data/traces/app.monitor", p.ops, p.distinct_keys);
+        assert_eq!(model_of(&toml), f.model);
+        let doc: toml::Table = toml::from_str(&toml).unwrap();
+        assert_eq!(doc["name"].as_str(), Some("fit-app"));
+        assert_eq!(doc["dataset"]["records"].as_integer(), Some(p.distinct_keys as i64));
+        assert_eq!(doc["phase"][0]["count"].as_integer(), Some(20_000));
+        assert!(toml.starts_with("# Fitted by `kvbench trace fit` to /data/traces/app.monitor.\n# Intent: "));
+        for (name, d) in &f.quality {
+            assert!(toml.contains(&format!("#   {name:<16}{d:.4}\n")), "{name} in\n{toml}");
+        }
+        let line = |k: &str| toml.lines().find(|l| l.starts_with(&format!("{k} = "))).unwrap_or_default().to_string();
+        assert!(line("mix").starts_with("mix = { get = 0."), "{toml}");
+        assert!(line("keys").starts_with("keys = { dist = \"zipf\", s = 0."), "{toml}");
+        assert!(line("values").starts_with("values = { dist = \"quantiles\", q = ["), "{toml}");
+        assert!(line("scans").starts_with("scans = { dist = \"quantiles\", q = [1, "), "{toml}");
+    }
+
+    #[test]
+    fn empty_and_odd_sources_still_make_a_scenario() {
+        let empty = profile(Vec::new());
+        let f = fit(&empty);
+        assert_eq!((f.model.keys.clone(), f.model.rate, f.model.key_size), (KeyDist::Uniform, None, DEFAULT_KEY_SIZE));
+        assert_eq!(f.quality, vec![("mix".to_string(), 1.0)]);
+        let toml = scenario_toml(&f, "-", 0, 0);
+        assert_eq!(model_of(&toml), f.model);
+        assert!(toml.contains("name = \"fit-trace\""));
+        let odd = scenario_toml(&f, "dir/we\"ird\nname.csv", 0, 0);
+        assert_eq!(model_of(&odd), f.model);
+        let doc: toml::Table = toml::from_str(&odd).unwrap();
+        assert_eq!(doc["name"].as_str(), Some("fit-we\"ird\nname"));
+    }
+
+    #[test]
+    fn the_zipf_curve_matches_a_direct_sum() {
+        for (keys, s) in [(50_000u64, 0.9), (30_000, 1.0), (20_000, 0.0), (1, 1.5)] {
+            let weights: Vec<f64> = (1..=keys).map(|r| (r as f64).powf(-s)).collect();
+            let total: f64 = weights.iter().sum();
+            let curve = zipf_curve(keys, s);
+            for (i, got) in curve.iter().enumerate() {
+                let pos = i as f64 / 100.0 * keys as f64;
+                let whole = pos.floor() as usize;
+                let part = weights.get(whole).map_or(0.0, |w| (pos - whole as f64) * w);
+                let want = (weights[..whole].iter().sum::<f64>() + part) / total;
+                assert!((got - want).abs() < 1e-9, "keys {keys}, s {s}, x {i}%: {got} vs {want}");
+            }
+        }
+    }
+}

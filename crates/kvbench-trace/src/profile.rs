@@ -348,7 +348,7 @@ impl Growth {
     }
 
     fn after_op(&mut self, ops: u64, distinct: u64) {
-        if ops % self.stride != 0 {
+        if !ops.is_multiple_of(self.stride) {
             return;
         }
         self.samples.push(distinct);
