@@ -236,7 +236,10 @@ pub(crate) fn number(b: &[u8]) -> Option<u64> {
     if b.is_empty() || b.len() > 20 {
         return None;
     }
-    b.iter().try_fold(0u64, |n, &d| if d.is_ascii_digit() { n.checked_mul(10)?.checked_add(u64::from(d - b'0')) } else { None })
+    b.iter().try_fold(
+        0u64,
+        |n, &d| if d.is_ascii_digit() { n.checked_mul(10)?.checked_add(u64::from(d - b'0')) } else { None },
+    )
 }
 
 /// How many ASCII digits `b` starts with.
@@ -356,11 +359,23 @@ mod tests {
         let kinds: Vec<Kind> = ops.iter().map(|o| o.kind).collect();
         use Kind::*;
         assert_eq!(kinds, [Get, Get, Put, Put, Put, Put, Put, Put, Delete]);
-        assert_eq!(ops[0], TraceOp { ts_us: 10_000_000, client: 0, kind: Get, key: b"k1".to_vec(), value_size: Some(100), scan_len: None, joined: false });
+        assert_eq!(
+            ops[0],
+            TraceOp {
+                ts_us: 10_000_000,
+                client: 0,
+                kind: Get,
+                key: b"k1".to_vec(),
+                value_size: Some(100),
+                scan_len: None,
+                joined: false
+            }
+        );
         assert_eq!(ops[1].value_size, None, "a get of value size 0 does not say");
         assert_eq!((ops[2].client, ops[2].value_size, ops[2].ts_us), (1, Some(5), 11_000_000));
         assert_eq!(ops[8].value_size, None);
-        let want: BTreeMap<String, u64> = [("decr".to_string(), 1), ("incr".to_string(), 2), ("touch".to_string(), 1)].into();
+        let want: BTreeMap<String, u64> =
+            [("decr".to_string(), 1), ("incr".to_string(), 2), ("touch".to_string(), 1)].into();
         assert_eq!(skipped, want);
     }
 

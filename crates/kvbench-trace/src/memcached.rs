@@ -140,7 +140,8 @@ impl<'a> Fields<'a> {
     fn size(&self) -> Result<Option<u32>, String> {
         let Some(size) = self.size else { return Ok(None) };
         let n = number(size).filter(|&n| n <= u64::from(u32::MAX));
-        n.map(|n| Some(n as u32)).ok_or_else(|| format!("size={} is not a number (allowed: 0 to {})", show(size), u32::MAX))
+        n.map(|n| Some(n as u32))
+            .ok_or_else(|| format!("size={} is not a number (allowed: 0 to {})", show(size), u32::MAX))
     }
 
     fn op(&self, client: u32, kind: Kind, value_size: Option<u32>) -> Result<TraceOp, String> {
@@ -378,7 +379,13 @@ ts=1795842461.697 gid=429 type=item_get key=n status=found clsid=1 cfd=26 size=1
         // another key follows).
         assert_eq!(
             summary(&ops),
-            [(Get, "b".into(), Some(9)), (Put, "a".into(), Some(4)), (Get, "c".into(), Some(2)), (Get, "d".into(), Some(2)), (Put, "x".into(), Some(1))]
+            [
+                (Get, "b".into(), Some(9)),
+                (Put, "a".into(), Some(4)),
+                (Get, "c".into(), Some(2)),
+                (Get, "d".into(), Some(2)),
+                (Put, "x".into(), Some(1))
+            ]
         );
     }
 
@@ -386,7 +393,9 @@ ts=1795842461.697 gid=429 type=item_get key=n status=found clsid=1 cfd=26 size=1
     fn a_get_held_longer_than_the_window_is_given_in_order() {
         let mut trace = b"ts=1.0 gid=0 type=item_get key=first status=found cfd=1 size=1\n".to_vec();
         for i in 0..WINDOW + 5 {
-            trace.extend_from_slice(format!("ts=1.{i} gid=1 type=item_store key=k{i} status=stored cfd=2 size=1\n").as_bytes());
+            trace.extend_from_slice(
+                format!("ts=1.{i} gid=1 type=item_store key=k{i} status=stored cfd=2 size=1\n").as_bytes(),
+            );
         }
         trace.extend_from_slice(b"ts=2.0 gid=9 type=item_store key=first status=stored cmd=set cfd=1 size=1\n");
         let (ops, err, _) = read(&trace);
@@ -440,7 +449,9 @@ ts=1795842461.697 gid=429 type=item_get key=n status=found clsid=1 cfd=26 size=1
 
     #[test]
     fn garbage_and_zeros_are_errors_not_panics() {
-        for bytes in [&b"\x00\x00\x00\x00"[..], b"ts=\xff\xfe\n", b"ts=.\n", b"ts=1.1 type=item_get key=% status=found cfd=1\n"] {
+        for bytes in
+            [&b"\x00\x00\x00\x00"[..], b"ts=\xff\xfe\n", b"ts=.\n", b"ts=1.1 type=item_get key=% status=found cfd=1\n"]
+        {
             let (_, err, _) = read(bytes);
             assert!(err.is_some(), "{bytes:?}");
         }
@@ -461,8 +472,13 @@ ts=1795842461.697 gid=429 type=item_get key=n status=found clsid=1 cfd=26 size=1
     fn a_fifo_is_read_once_as_it_comes() {
         let mut bytes = b"OK\r\n".to_vec();
         for i in 0..300 {
-            bytes.extend_from_slice(format!("ts=1.{i} gid={i} type=item_get key=k{i} status=not_found clsid=0 cfd=9 size=0\n").as_bytes());
-            bytes.extend_from_slice(format!("ts=1.{i} gid={i} type=item_store key=k{i} status=stored cmd=set ttl=0 clsid=1 cfd=9 size=7\n").as_bytes());
+            bytes.extend_from_slice(
+                format!("ts=1.{i} gid={i} type=item_get key=k{i} status=not_found clsid=0 cfd=9 size=0\n").as_bytes(),
+            );
+            bytes.extend_from_slice(
+                format!("ts=1.{i} gid={i} type=item_store key=k{i} status=stored cmd=set ttl=0 clsid=1 cfd=9 size=7\n")
+                    .as_bytes(),
+            );
         }
         let (_dir, path, feeder) = fifo(bytes.clone());
         let mut r = crate::open(&path, None).unwrap();

@@ -212,7 +212,13 @@ fn arg_at(line: &[u8], at: usize) -> Result<Option<Arg>, String> {
     let next = match line.get(i + 1) {
         None => line.len(),
         Some(b' ') if i + 2 < line.len() => i + 2,
-        Some(_) => return Err(format!("expected a space and a quoted argument at byte {} (found {})", i + 2, show(&line[i + 1..]))),
+        Some(_) => {
+            return Err(format!(
+                "expected a space and a quoted argument at byte {} (found {})",
+                i + 2,
+                show(&line[i + 1..])
+            ))
+        }
     };
     Ok(Some(Arg { start, end: i, len, next }))
 }
@@ -343,7 +349,15 @@ mod tests {
         assert!(err.is_none(), "{err:?}");
         assert_eq!(
             ops[0],
-            TraceOp { ts_us: 1_795_843_163_188_319, client: 0, kind: Kind::Put, key: b"key:000000000006".to_vec(), value_size: Some(3), scan_len: None, joined: false }
+            TraceOp {
+                ts_us: 1_795_843_163_188_319,
+                client: 0,
+                kind: Kind::Put,
+                key: b"key:000000000006".to_vec(),
+                value_size: Some(3),
+                scan_len: None,
+                joined: false
+            }
         );
         let clients: Vec<u32> = ops.iter().map(|o| o.client).collect();
         assert_eq!(clients, [0, 1, 2, 3]);
@@ -390,11 +404,18 @@ mod tests {
 
     #[test]
     fn other_commands_are_skipped_by_upper_case_name() {
-        let (ops, err, skipped) =
-            read(&lines(&[r#""PING""#, r#""config" "get" "save""#, r#""INCR" "n""#, r#""GETDEL" "a""#, r#""SCAN" "0""#, r#""ping""#]));
+        let (ops, err, skipped) = read(&lines(&[
+            r#""PING""#,
+            r#""config" "get" "save""#,
+            r#""INCR" "n""#,
+            r#""GETDEL" "a""#,
+            r#""SCAN" "0""#,
+            r#""ping""#,
+        ]));
         assert!(err.is_none() && ops.is_empty(), "{err:?}");
-        let want: BTreeMap<String, u64> =
-            [("CONFIG", 1), ("GETDEL", 1), ("INCR", 1), ("PING", 2), ("SCAN", 1)].map(|(k, v)| (k.to_string(), v)).into();
+        let want: BTreeMap<String, u64> = [("CONFIG", 1), ("GETDEL", 1), ("INCR", 1), ("PING", 2), ("SCAN", 1)]
+            .map(|(k, v)| (k.to_string(), v))
+            .into();
         assert_eq!(skipped, want);
     }
 
@@ -450,7 +471,9 @@ mod tests {
 
     #[test]
     fn garbage_and_zeros_are_errors_not_panics() {
-        for bytes in [&b"\x00\x00\x00\x00\x00"[..], b"\xff\xfe\x80\n", b"1.1 [\n", b"1.1 [0 \"] \"\n", b"1.1 [0 x] \"\\"] {
+        for bytes in
+            [&b"\x00\x00\x00\x00\x00"[..], b"\xff\xfe\x80\n", b"1.1 [\n", b"1.1 [0 \"] \"\n", b"1.1 [0 x] \"\\"]
+        {
             let (_, err, _) = read(bytes);
             assert!(err.is_some(), "{bytes:?}");
         }
