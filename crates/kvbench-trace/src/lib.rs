@@ -161,7 +161,7 @@ pub fn open(path: &Path, format: Option<Format>) -> Result<Box<dyn Reader>, Trac
     let mut src = lines::Source::open(path)?;
     let format = match format {
         Some(f) => f,
-        None => sniff(path, src.peek(4096)?)?,
+        None => sniff(path, src.peek(lines::HEAD)?)?,
     };
     Ok(match format {
         Format::Rocksdb => Box::new(rocksdb::RocksdbReader::new(src)),

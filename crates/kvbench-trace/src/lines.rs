@@ -4,7 +4,7 @@
 //! of memory).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Chain, Cursor, Read};
 use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh3::Xxh3;
@@ -17,7 +17,9 @@ pub const MAX_LINE: usize = 256 << 20;
 /// A trace file opened for one pass.
 pub struct Source {
     path: PathBuf,
-    inner: BufReader<File>,
+    /// The head (read whole at open, for [`Source::peek`]), then the rest of the file.
+    inner: BufReader<Chain<Cursor<Vec<u8>>, File>>,
+    head: Vec<u8>,
     hash: Xxh3,
     read: u64,
     /// The 1-based number of the last line [`Source::line`] returned.
@@ -31,9 +33,12 @@ impl Source {
         if meta.is_dir() {
             return Err(TraceError::new(path, Place::File, "is a directory (allowed: a trace file, a FIFO or a pipe)"));
         }
+        let mut file = file;
+        let head = read_head(&mut file).map_err(|e| io_error(path, 0, e))?;
         Ok(Source {
             path: path.to_path_buf(),
-            inner: BufReader::with_capacity(1 << 20, file),
+            inner: BufReader::with_capacity(1 << 20, Cursor::new(head.clone()).chain(file)),
+            head,
             hash: Xxh3::new(),
             read: 0,
             line: 0,
@@ -44,13 +49,16 @@ impl Source {
         &self.path
     }
 
-    /// Up to `n` first bytes, without consuming them (fewer when the file is shorter).
+    /// Up to `n` (at most [`HEAD`]) first bytes of the file, whatever was read since (fewer
+    /// when the file is shorter).
     pub fn peek(&mut self, n: usize) -> Result<&[u8], TraceError> {
-        // fill_buf returns what one read gave; a pipe may give less than asked, which is
-        // enough to tell the formats apart.
+        Ok(&self.head[..self.head.len().min(n)])
+    }
+
+    /// Whether every byte has been consumed.
+    pub fn at_end(&mut self) -> Result<bool, TraceError> {
         let (path, at) = (&self.path, self.read);
-        let buf = self.inner.fill_buf().map_err(|e| io_error(path, at, e))?;
-        Ok(&buf[..buf.len().min(n)])
+        Ok(self.inner.fill_buf().map_err(|e| io_error(path, at, e))?.is_empty())
     }
 
     /// Bytes consumed so far.
@@ -165,6 +173,16 @@ impl Source {
 
 fn io_error(path: &Path, at: u64, e: std::io::Error) -> TraceError {
     TraceError::new(path, Place::Offset(at), format!("cannot read: {e}"))
+}
+
+/// Bytes read at open for format sniffing.
+pub const HEAD: usize = 4096;
+
+/// The first [`HEAD`] bytes, or the whole file when shorter: a pipe may give them in pieces.
+fn read_head(file: &mut File) -> std::io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(HEAD);
+    file.by_ref().take(HEAD as u64).read_to_end(&mut head)?;
+    Ok(head)
 }
 
 fn memchr(b: &[u8]) -> Option<usize> {

@@ -200,7 +200,7 @@ impl RocksdbReader {
     fn read_footer(&mut self, at: u64, len: u32) -> Result<bool, TraceError> {
         self.read_payload(at, len, "TraceEnd", false)?;
         let after = self.src.bytes_read();
-        if !self.src.peek(1)?.is_empty() {
+        if !self.src.at_end()? {
             return Err(self.error(after, "bytes after the trace's end record (allowed: nothing)"));
         }
         Ok(false)

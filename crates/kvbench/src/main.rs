@@ -14,6 +14,7 @@ mod orchestrate;
 mod out;
 mod plan_cmd;
 mod progress;
+mod trace_cmd;
 mod worker;
 
 use std::path::PathBuf;
@@ -104,6 +105,10 @@ enum Cmd {
     /// Serve an embedded engine over HTTP/1.1: RocksServer's API and kvbench's own (what the
     /// http-* engines start; docs/servers.md).
     Serve(kvbench_serve::ServeArgs),
+    /// Traces: `describe` a recorded operation stream (ops by kind, key popularity and its
+    /// Zipf exponent, sizes, rate, working set); `fit` writes a scenario that reproduces it.
+    #[command(subcommand)]
+    Trace(trace_cmd::TraceCmd),
     /// Execute one job (used by `kvbench run`; not for people).
     #[command(hide = true)]
     Worker {
@@ -219,6 +224,19 @@ struct ScenarioArgs {
     /// Where plans are cached.
     #[arg(long, default_value = ".kvbench/plans")]
     plan_dir: PathBuf,
+    /// Replay this trace on every row (a RocksDB trace file, Redis MONITOR output, memcached
+    /// `watch` output or a cache-trace CSV): the keys it reads before writing are loaded, then
+    /// its operations run as recorded, every read verified.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Format of the --trace file: rocksdb, redis-monitor, memcached-watch or cache-csv
+    /// (default: recognised from its first bytes).
+    #[arg(long, value_name = "FORMAT")]
+    trace_format: Option<String>,
+    /// Replay at the recorded times divided by N (open loop; 2 is twice as fast); without it a
+    /// replay is closed-loop, each request as soon as the last returned.
+    #[arg(long, value_name = "N", value_parser = parse::positive_f64, allow_hyphen_values = true)]
+    speed: Option<f64>,
 }
 
 /// `run`: the scenario's flags, then what only a run does.
@@ -322,6 +340,9 @@ impl ScenarioArgs {
             order: self.order,
             memory: self.memory.clone(),
             timeout,
+            trace: self.trace.clone(),
+            trace_format: self.trace_format.clone(),
+            speed: self.speed,
         }
     }
 }
@@ -356,6 +377,7 @@ fn main() {
         Cmd::Run(a) => run(*a),
         Cmd::Plan(a) => dry_run(&a),
         Cmd::History(a) => text_or_error(history::history_cmd(&a)),
+        Cmd::Trace(t) => text_or_error(trace_cmd::main(&t)),
         Cmd::Dashboard(a) => text_or_error(history::dashboard_cmd(&a)),
     };
     std::process::exit(code);
