@@ -283,14 +283,19 @@ pub fn ks_between(a: &Profile, b: &Profile) -> Vec<(String, f64)> {
 }
 
 /// A complete scenario (docs/scenarios.md, "Replay phases") that replays the fitted model:
-/// `records` keys, one `model` phase of `ops` ops, headed by a comment naming the trace it was
+/// `records` keys, a load, then one replay phase of the model's `ops` ops, headed by a comment naming the trace it was
 /// fitted to and the fit's KS distances.
+///
+/// `records` is the caller's: the trace's distinct keys replays its key space as seen; the
+/// profile's `popularity.zipf_keys` (the fitted law's key space, unseen keys included) gives a
+/// replay that sees about as many distinct keys as the trace did.
 pub fn scenario_toml(f: &Fitted, source: &str, ops: u64, records: u64) -> String {
     let mut out = header(f, source);
     let name = toml::Value::String(format!("fit-{}", stem(source)));
     let _ = writeln!(out, "name = {name}\n\n[dataset]\nrecords = {records}\n");
-    let _ = writeln!(out, "[[phase]]\nname = \"model\"\nkind = \"model\"\ncount = {ops}");
-    let _ = writeln!(out, "# the model, as model.rs serialises it (toml):\n[phase.model]");
+    out.push_str("# The keys the model reads before it writes them exist before it runs.\n[[phase]]\nkind = \"load\"\n\n");
+    let _ = writeln!(out, "[[phase]]\nname = \"model\"\nkind = \"replay\"\ncount = {ops}");
+    let _ = writeln!(out, "[phase.model]");
     out.push_str(&model_lines(&f.model));
     out
 }
