@@ -1,22 +1,49 @@
 //! A synthetic operation stream described by distributions: what `trace fit` writes into a
-//! scenario (`kind = "model"`), and what db_bench's mixgraph becomes ([`crate::mixgraph`]).
+//! scenario (a `replay` phase's `model`), and what db_bench's mixgraph becomes ([`crate::mixgraph`]).
 //! The stream is a function of the model, the op count, the key space and a seed, so every run
 //! of a scenario replays the same ops; it scales to any `--records` (the key space) and any
 //! `count` (the ops).
 //!
-//! (The generator is being written; the shapes below are the scenario's contract.)
+//! Keys are db_bench's: key index v is 8 bytes of v big-endian, then ASCII '0' up to
+//! `key_size` ([`key_bytes`]). The rules db_bench's mixgraph uses (its Pareto inverse, its
+//! power-law key seed, its mt19937_64 key scramble, its sine rate) live here once and
+//! [`crate::mixgraph`] calls them.
 
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Zipf};
+use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
+
+use crate::{Kind, TraceOp};
+
+/// Largest value size and scan length a model draws (64 MiB).
+pub const MAX_SIZE: u32 = 64 << 20;
+/// Most points of a quantile list (a percentile grid with its ends, 0.1 % apart).
+pub const MAX_QUANTILES: usize = 1001;
+/// Largest Zipf exponent: beyond it the top key takes all but a 1e-3 share anyway.
+pub const MAX_ZIPF_S: f64 = 10.0;
+pub const MAX_CLIENTS: u32 = 1024;
+/// Key sizes: db_bench's format needs 8 bytes for the key's number.
+pub const KEY_SIZE_MIN: u32 = 8;
+pub const KEY_SIZE_MAX: u32 = 65535;
 
 /// A distribution of sizes (value bytes, scan lengths).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "dist", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum SizeDist {
-    Fixed { size: u32 },
+    Fixed {
+        size: u32,
+    },
     /// Empirical: `q[i]` is the i/(len-1) quantile; draws interpolate linearly between them.
-    Quantiles { q: Vec<u32> },
+    Quantiles {
+        q: Vec<u32>,
+    },
     /// db_bench's generalized Pareto (`value_theta`, `value_k`, `value_sigma`).
-    Pareto { theta: f64, k: f64, sigma: f64 },
+    Pareto {
+        theta: f64,
+        k: f64,
+        sigma: f64,
+    },
 }
 
 /// How keys are drawn from the key space `0 .. records`.
@@ -26,9 +53,14 @@ pub enum KeyDist {
     Uniform,
     /// The key of popularity rank i (from 1) is drawn with probability proportional to
     /// `1 / i^s`; ranks are scattered over the key space by a fixed permutation.
-    Zipf { s: f64 },
+    Zipf {
+        s: f64,
+    },
     /// db_bench mixgraph's key distribution without key ranges: `key_dist_a`, `key_dist_b`.
-    Power { a: f64, b: f64 },
+    Power {
+        a: f64,
+        b: f64,
+    },
 }
 
 /// db_bench's sine-shaped request rate: `a * sin(b * t + c) + d` requests a second at `t`
@@ -79,4 +111,484 @@ pub struct Model {
 
 fn one() -> u32 {
     1
+}
+
+impl Model {
+    /// Checks every field; the message names the field and its allowed range.
+    pub fn validate(&self) -> Result<(), String> {
+        self.check_mix()?;
+        if !(KEY_SIZE_MIN..=KEY_SIZE_MAX).contains(&self.key_size) {
+            return Err(format!("key_size must be in {KEY_SIZE_MIN}..={KEY_SIZE_MAX}, not {}", self.key_size));
+        }
+        self.keys.validate()?;
+        self.values.validate("values")?;
+        if let Some(s) = &self.scans {
+            s.validate("scans")?;
+        }
+        if let Some(r) = self.rate {
+            if !(r.is_finite() && r > 0.0) {
+                return Err(format!("rate must be a finite number of requests a second > 0, not {r}"));
+            }
+        }
+        if let Some(sine) = &self.sine {
+            if self.rate.is_some() {
+                return Err("rate and sine both set the request rate: give one".to_string());
+            }
+            sine.validate("sine")?;
+        }
+        if !(1..=MAX_CLIENTS).contains(&self.clients) {
+            return Err(format!("clients must be in 1..={MAX_CLIENTS}, not {}", self.clients));
+        }
+        Ok(())
+    }
+
+    fn check_mix(&self) -> Result<(), String> {
+        let m = &self.mix;
+        for (name, v) in [("get", m.get), ("put", m.put), ("delete", m.delete), ("scan", m.scan)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("mix.{name} must be a finite number >= 0, not {v}"));
+            }
+        }
+        if !(m.get + m.put + m.delete + m.scan > 0.0 && (m.get + m.put + m.delete + m.scan).is_finite()) {
+            return Err("mix: get, put, delete and scan must have a positive, finite sum".to_string());
+        }
+        Ok(())
+    }
+
+    /// The model's first `ops` operations over the key space `0 .. records` (`records` 0 is
+    /// taken as 1). A function of the model, `ops`, `records` and `seed`; O(1) memory. Assumes
+    /// [`Model::validate`] passed (an invalid model gives some stream, never a panic).
+    pub fn stream(&self, ops: u64, records: u64, seed: u64) -> ModelStream {
+        let records = records.max(1);
+        let m = &self.mix;
+        let mut cum = [m.get, m.put, m.delete, m.scan];
+        for i in 1..4 {
+            cum[i] += cum[i - 1];
+        }
+        let clock = match (self.rate, &self.sine) {
+            (Some(r), _) => Clock::Rate(r),
+            (None, Some(s)) => Clock::Sine(SineClock::new(*s, 1_000_000.0, 0.0, seed)),
+            (None, None) => Clock::Count,
+        };
+        ModelStream {
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            cum,
+            keys: KeySampler::new(&self.keys, records),
+            key_size: self.key_size,
+            values: self.values.clone(),
+            scans: self.scans.clone(),
+            clock,
+            clients: self.clients.max(1),
+            k: 0,
+            ops,
+        }
+    }
+}
+
+impl KeyDist {
+    fn validate(&self) -> Result<(), String> {
+        match *self {
+            KeyDist::Uniform => Ok(()),
+            KeyDist::Zipf { s } if s.is_finite() && (0.0..=MAX_ZIPF_S).contains(&s) => Ok(()),
+            KeyDist::Zipf { s } => Err(format!("keys.s (Zipf exponent) must be in 0..={MAX_ZIPF_S}, not {s}")),
+            KeyDist::Power { a, b } => {
+                for (name, v) in [("a", a), ("b", b)] {
+                    if !(v.is_finite() && v > 0.0) {
+                        return Err(format!("keys.{name} (power law) must be a finite number > 0, not {v}"));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl SizeDist {
+    fn validate(&self, field: &str) -> Result<(), String> {
+        match self {
+            SizeDist::Fixed { size } if *size <= MAX_SIZE => Ok(()),
+            SizeDist::Fixed { size } => Err(format!("{field}.size must be in 0..={MAX_SIZE}, not {size}")),
+            SizeDist::Quantiles { q } => check_quantiles(field, q),
+            SizeDist::Pareto { theta, k, sigma } => {
+                let max = f64::from(MAX_SIZE);
+                let ok = [
+                    ("theta", *theta, theta.is_finite() && (0.0..=max).contains(theta), "0..=67108864"),
+                    ("k", *k, k.is_finite() && (-10.0..=10.0).contains(k), "-10..=10"),
+                    ("sigma", *sigma, sigma.is_finite() && *sigma > 0.0 && *sigma <= max, "(0, 67108864]"),
+                ];
+                match ok.iter().find(|(_, _, good, _)| !good) {
+                    Some((name, v, _, range)) => Err(format!("{field}.{name} (Pareto) must be in {range}, not {v}")),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// One size, from a uniform `u` in (0, 1].
+    fn at(&self, u: f64) -> u32 {
+        match self {
+            SizeDist::Fixed { size } => *size,
+            SizeDist::Quantiles { q } => quantile_at(q, u),
+            SizeDist::Pareto { theta, k, sigma } => {
+                pareto_inv(u, *theta, *k, *sigma).clamp(0, i64::from(MAX_SIZE)) as u32
+            }
+        }
+    }
+}
+
+fn check_quantiles(field: &str, q: &[u32]) -> Result<(), String> {
+    if q.is_empty() || q.len() > MAX_QUANTILES {
+        return Err(format!("{field}.q must have 1..={MAX_QUANTILES} points, not {}", q.len()));
+    }
+    if let Some(i) = q.iter().position(|&v| v > MAX_SIZE) {
+        return Err(format!("{field}.q[{i}] must be in 0..={MAX_SIZE}, not {}", q[i]));
+    }
+    match q.windows(2).position(|w| w[1] < w[0]) {
+        Some(i) => Err(format!("{field}.q must be non-decreasing: q[{}] = {} < q[{i}] = {}", i + 1, q[i + 1], q[i])),
+        None => Ok(()),
+    }
+}
+
+/// Linear interpolation between the quantiles around `u`.
+fn quantile_at(q: &[u32], u: f64) -> u32 {
+    let Some(&last) = q.last() else { return 0 };
+    if q.len() == 1 {
+        return last;
+    }
+    let x = u.clamp(0.0, 1.0) * (q.len() - 1) as f64;
+    let i = (x.floor() as usize).min(q.len() - 2);
+    let (lo, hi) = (f64::from(q[i]), f64::from(q[i + 1]));
+    (lo + (hi - lo) * (x - i as f64)).round() as u32
+}
+
+impl Sine {
+    /// Requests a second at `t` seconds.
+    pub fn at(&self, t: f64) -> f64 {
+        self.a * (self.b * t + self.c).sin() + self.d
+    }
+
+    pub(crate) fn validate(&self, field: &str) -> Result<(), String> {
+        for (name, v) in [("a", self.a), ("b", self.b), ("c", self.c)] {
+            if !v.is_finite() {
+                return Err(format!("{field}.{name} must be a finite number, not {v}"));
+            }
+        }
+        if !(self.d.is_finite() && self.d > 0.0) {
+            return Err(format!("{field}.d (the mean rate) must be a finite number > 0, not {}", self.d));
+        }
+        Ok(())
+    }
+}
+
+/// Key bytes of key index `v`, as db_bench's `GenerateKeyFromInt` writes them (no prefix):
+/// the low `min(key_size, 8)` bytes of `v` big-endian, then ASCII '0' up to `key_size`.
+pub fn key_bytes(v: u64, key_size: u32) -> Vec<u8> {
+    let n = key_size as usize;
+    let head = n.min(8);
+    let mut key = Vec::with_capacity(n);
+    key.extend_from_slice(&v.to_be_bytes()[8 - head..]);
+    key.resize(n, b'0');
+    key
+}
+
+/// A double to int64 as db_bench's `static_cast` gives it on x86-64: out of range and NaN
+/// become i64::MIN (the draws at u = 0 land there, and db_bench's clamps then apply).
+pub(crate) fn cast_i64(x: f64) -> i64 {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if x.is_nan() || !(-LIMIT..LIMIT).contains(&x) {
+        i64::MIN
+    } else {
+        x as i64
+    }
+}
+
+/// db_bench's `ParetoCdfInversion`: the generalized Pareto quantile at `u`, rounded up.
+pub(crate) fn pareto_inv(u: f64, theta: f64, k: f64, sigma: f64) -> i64 {
+    let x = if k == 0.0 { theta - sigma * u.ln() } else { theta + sigma * (u.powf(-k) - 1.0) / k };
+    cast_i64(x.ceil())
+}
+
+/// db_bench's `PowerCdfInversion`: the seed of the key drawn at `u` under `y = a x^b`.
+pub(crate) fn power_seed(u: f64, a: f64, b: f64) -> i64 {
+    cast_i64((u / a).powf(1.0 / b).ceil())
+}
+
+const MT_N: usize = 312;
+const MT_M: usize = 156;
+const MT_MATRIX: u64 = 0xB502_6F5A_A966_19E9;
+const MT_UPPER: u64 = 0xFFFF_FFFF_8000_0000;
+const MT_LOWER: u64 = 0x7FFF_FFFF;
+
+/// std::mt19937_64, db_bench's `Random64`: its key scramble and its per-thread draws.
+#[derive(Clone)]
+pub(crate) struct Mt64 {
+    mt: Box<[u64; MT_N]>,
+    i: usize,
+}
+
+fn mt_init(seed: u64, upto: usize, mt: &mut [u64]) {
+    mt[0] = seed;
+    for i in 1..upto {
+        mt[i] = 6_364_136_223_846_793_005u64.wrapping_mul(mt[i - 1] ^ (mt[i - 1] >> 62)).wrapping_add(i as u64);
+    }
+}
+
+fn mt_twist(a: u64, b: u64, far: u64) -> u64 {
+    let x = (a & MT_UPPER) | (b & MT_LOWER);
+    far ^ (x >> 1) ^ if x & 1 == 1 { MT_MATRIX } else { 0 }
+}
+
+fn mt_temper(mut y: u64) -> u64 {
+    y ^= (y >> 29) & 0x5555_5555_5555_5555;
+    y ^= (y << 17) & 0x71D6_7FFF_EDA6_0000;
+    y ^= (y << 37) & 0xFFF7_EEE0_0000_0000;
+    y ^ (y >> 43)
+}
+
+impl Mt64 {
+    pub(crate) fn new(seed: u64) -> Mt64 {
+        let mut mt = Box::new([0u64; MT_N]);
+        mt_init(seed, MT_N, &mut mt[..]);
+        Mt64 { mt, i: MT_N }
+    }
+
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        if self.i >= MT_N {
+            for j in 0..MT_N {
+                self.mt[j] = mt_twist(self.mt[j], self.mt[(j + 1) % MT_N], self.mt[(j + MT_M) % MT_N]);
+            }
+            self.i = 0;
+        }
+        self.i += 1;
+        mt_temper(self.mt[self.i - 1])
+    }
+}
+
+/// The first output of mt19937_64 seeded with `seed` (db_bench's `Random64(seed).Next()`, its
+/// key scramble), from the 157 state words it depends on.
+pub(crate) fn mt64_first(seed: u64) -> u64 {
+    let mut mt = [0u64; MT_M + 1];
+    mt_init(seed, MT_M + 1, &mut mt);
+    mt_temper(mt_twist(mt[0], mt[1], mt[MT_M]))
+}
+
+/// A fixed bijection of `0 .. n` (a 4-round Feistel network on the next even power of two,
+/// cycle-walked back into range): spreads Zipf ranks over the key space.
+#[derive(Debug, Clone)]
+struct Scramble {
+    n: u64,
+    half: u32,
+    mask: u64,
+}
+
+impl Scramble {
+    fn new(n: u64) -> Scramble {
+        let bits = (64 - n.saturating_sub(1).leading_zeros()).max(2);
+        let half = bits.div_ceil(2);
+        Scramble { n, half, mask: (1u64 << half) - 1 }
+    }
+
+    fn apply(&self, mut x: u64) -> u64 {
+        loop {
+            x = self.round_trip(x);
+            if x < self.n {
+                return x;
+            }
+        }
+    }
+
+    fn round_trip(&self, x: u64) -> u64 {
+        let (mut l, mut r) = (x >> self.half, x & self.mask);
+        for key in [0x9E37_79B9_7F4A_7C15u64, 0xBF58_476D_1CE4_E5B9, 0x94D0_49BB_1331_11EB, 0xD6E8_FEB8_6659_FD93] {
+            (l, r) = (r, l ^ (mix64(r ^ key) & self.mask));
+        }
+        (l << self.half) | r
+    }
+}
+
+/// splitmix64's finaliser.
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[derive(Debug, Clone)]
+enum KeySampler {
+    Uniform(u64),
+    Zipf(Zipf<f64>, Scramble),
+    /// Model's power law keeps db_bench's seed and scramble but an unsigned remainder, so
+    /// every key is in range (mixgraph's signed one is in [`crate::mixgraph`]).
+    Power {
+        a: f64,
+        b: f64,
+        n: u64,
+    },
+}
+
+impl KeySampler {
+    fn new(d: &KeyDist, n: u64) -> KeySampler {
+        match *d {
+            KeyDist::Uniform => KeySampler::Uniform(n),
+            KeyDist::Zipf { s } => match Zipf::new(n, s.clamp(0.0, MAX_ZIPF_S)) {
+                Ok(z) => KeySampler::Zipf(z, Scramble::new(n)),
+                Err(_) => KeySampler::Uniform(n),
+            },
+            KeyDist::Power { a, b } => KeySampler::Power { a, b, n },
+        }
+    }
+
+    fn sample(&self, rng: &mut Xoshiro256PlusPlus) -> u64 {
+        match self {
+            KeySampler::Uniform(n) => rng.gen_range(0..*n),
+            KeySampler::Zipf(z, scramble) => {
+                // Ranks are 1..=n; float rounding can give n + 1 at the very top.
+                let rank = (z.sample(rng) as u64).clamp(1, scramble.n);
+                scramble.apply(rank - 1)
+            }
+            KeySampler::Power { a, b, n } => mt64_first(power_seed(rng.gen::<f64>(), *a, *b) as u64) % n,
+        }
+    }
+}
+
+/// Operation times: evenly at a rate that steps at each `interval` to the sine's value at the
+/// step's start, as db_bench's mixgraph resets its rate limiter (a step whose rate is not
+/// positive keeps the previous one, as db_bench does). `noise` is db_bench's
+/// `sine_mix_rate_noise`; it draws from its own generator, apart from the ops'.
+#[derive(Debug, Clone)]
+pub(crate) struct SineClock {
+    sine: Sine,
+    interval_us: f64,
+    noise: f64,
+    rng: Xoshiro256PlusPlus,
+    t_us: f64,
+    rate: f64,
+    step_end_us: f64,
+}
+
+impl SineClock {
+    pub(crate) fn new(sine: Sine, interval_us: f64, noise: f64, seed: u64) -> SineClock {
+        let interval_us = if interval_us.is_finite() && interval_us >= 1.0 { interval_us } else { 1.0 };
+        let rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x5EED_0F51_4E00);
+        let mut c = SineClock { sine, interval_us, noise, rng, t_us: 0.0, rate: sine.d.max(1e-9), step_end_us: 0.0 };
+        c.step();
+        c
+    }
+
+    fn step(&mut self) {
+        let start = (self.t_us / self.interval_us).floor() * self.interval_us;
+        let r = self.noisy(self.sine.at(start / 1e6));
+        if r.is_finite() && r > 0.0 {
+            self.rate = r;
+        }
+        self.step_end_us = start + self.interval_us;
+    }
+
+    /// db_bench's `AddNoise`: a uniform integer in `-band/2 .. band/2` (band = sine_a), times
+    /// the noise ratio; a draw that makes the rate negative is dropped.
+    fn noisy(&mut self, r: f64) -> f64 {
+        let band = self.sine.a.abs().min(1e15) as u64;
+        if self.noise <= 0.0 || self.noise > 1.0 || band == 0 {
+            return r;
+        }
+        let delta = (self.rng.gen_range(0..band) as f64 - (band / 2) as f64) * self.noise;
+        if r + delta < 0.0 {
+            r
+        } else {
+            r + delta
+        }
+    }
+
+    pub(crate) fn next_us(&mut self) -> u64 {
+        if self.t_us >= self.step_end_us {
+            self.step();
+        }
+        let ts = self.t_us as u64;
+        self.t_us += 1e6 / self.rate;
+        ts
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Clock {
+    /// No rate: op k at k µs.
+    Count,
+    Rate(f64),
+    Sine(SineClock),
+}
+
+impl Clock {
+    fn at(&mut self, k: u64) -> u64 {
+        match self {
+            Clock::Count => k,
+            Clock::Rate(r) => (k as f64 * 1e6 / *r) as u64,
+            Clock::Sine(s) => s.next_us(),
+        }
+    }
+}
+
+/// A [`Model`]'s operations (see [`Model::stream`]).
+#[derive(Debug, Clone)]
+pub struct ModelStream {
+    rng: Xoshiro256PlusPlus,
+    /// Cumulative mix parts: get, put, delete, scan.
+    cum: [f64; 4],
+    keys: KeySampler,
+    key_size: u32,
+    values: SizeDist,
+    scans: Option<SizeDist>,
+    clock: Clock,
+    clients: u32,
+    k: u64,
+    ops: u64,
+}
+
+impl ModelStream {
+    fn kind(&mut self) -> Kind {
+        let x = self.rng.gen::<f64>() * self.cum[3];
+        let i = self.cum.iter().position(|&c| x < c).unwrap_or(0);
+        Kind::ALL[i]
+    }
+
+    /// A uniform draw in (0, 1]: the Pareto inverse is infinite at 0.
+    fn unit(&mut self) -> f64 {
+        1.0 - self.rng.gen::<f64>()
+    }
+}
+
+impl Iterator for ModelStream {
+    type Item = TraceOp;
+
+    fn next(&mut self) -> Option<TraceOp> {
+        if self.k >= self.ops {
+            return None;
+        }
+        let kind = self.kind();
+        let key = key_bytes(self.keys.sample(&mut self.rng), self.key_size);
+        let value_size = match kind {
+            Kind::Put => Some(self.unit()).map(|u| self.values.at(u)),
+            _ => None,
+        };
+        // Without `scans`, a scan's length is unknown, as in a RocksDB trace (a replay visits 1).
+        let scan_len = match kind {
+            Kind::Scan => Some(self.unit()).and_then(|u| self.scans.as_ref().map(|s| s.at(u))),
+            _ => None,
+        };
+        let op = TraceOp {
+            ts_us: self.clock.at(self.k),
+            client: (self.k % u64::from(self.clients)) as u32,
+            kind,
+            key,
+            value_size,
+            scan_len,
+            joined: false,
+        };
+        self.k += 1;
+        Some(op)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = usize::try_from(self.ops - self.k).unwrap_or(usize::MAX);
+        (left, Some(left))
+    }
 }
