@@ -592,3 +592,227 @@ impl Iterator for ModelStream {
         (left, Some(left))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn model(keys: KeyDist) -> Model {
+        Model {
+            mix: Mix { get: 0.5, put: 0.3, delete: 0.05, scan: 0.15 },
+            key_size: 16,
+            keys,
+            values: SizeDist::Fixed { size: 100 },
+            scans: None,
+            rate: None,
+            sine: None,
+            clients: 1,
+        }
+    }
+
+    fn pareto() -> SizeDist {
+        SizeDist::Pareto { theta: 0.0, k: 0.2615, sigma: 25.45 }
+    }
+
+    fn index(key: &[u8]) -> u64 {
+        u64::from_be_bytes(key[..8].try_into().unwrap())
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_ops() {
+        let m = Model { values: pareto(), scans: Some(pareto()), rate: Some(1000.0), ..model(KeyDist::Zipf { s: 0.99 }) };
+        let a: Vec<TraceOp> = m.stream(5000, 1000, 9).collect();
+        assert_eq!(a, m.stream(5000, 1000, 9).collect::<Vec<_>>());
+        assert_ne!(a, m.stream(5000, 1000, 10).collect::<Vec<_>>());
+        assert_eq!(a.len(), 5000);
+    }
+
+    #[test]
+    fn the_mix_is_kept_within_half_a_point() {
+        let m = model(KeyDist::Uniform);
+        let mut n: HashMap<Kind, u64> = HashMap::new();
+        for op in m.stream(200_000, 1000, 1) {
+            *n.entry(op.kind).or_default() += 1;
+        }
+        for (kind, want) in [(Kind::Get, 0.5), (Kind::Put, 0.3), (Kind::Delete, 0.05), (Kind::Scan, 0.15)] {
+            let got = n.get(&kind).copied().unwrap_or(0) as f64 / 200_000.0;
+            assert!((got - want).abs() < 0.005, "{kind:?}: {got} for {want}");
+        }
+    }
+
+    #[test]
+    fn keys_are_db_benchs_format() {
+        assert_eq!(key_bytes(0, 16), b"\0\0\0\0\0\0\0\000000000".to_vec());
+        assert_eq!(key_bytes(1, 16), b"\0\0\0\0\0\0\0\x0100000000".to_vec());
+        assert_eq!(key_bytes(1 << 40, 12), b"\0\0\x01\0\0\0\0\x000000".to_vec());
+        assert_eq!(key_bytes(0x0102_0304_0506_0708, 8), vec![1, 2, 3, 4, 5, 6, 7, 8]);
+        let ops: Vec<TraceOp> = model(KeyDist::Uniform).stream(100, 50, 3).collect();
+        assert!(ops.iter().all(|o| o.key.len() == 16 && o.key[8..] == *b"00000000"));
+    }
+
+    /// The share of the most popular 1% of the keys, Zipf's sum against the stream's counts.
+    fn top_share(s: f64) -> (f64, f64) {
+        let (n, ops) = (10_000u64, 400_000u64);
+        let mut counts = vec![0u32; n as usize];
+        for op in model(KeyDist::Zipf { s }).stream(ops, n, 5) {
+            let v = index(&op.key);
+            assert!(v < n, "key {v} out of 0..{n}");
+            counts[v as usize] += 1;
+        }
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        let got = counts[..100].iter().map(|&c| f64::from(c)).sum::<f64>() / ops as f64;
+        let h = |m: u64| (1..=m).map(|i| (i as f64).powf(-s)).sum::<f64>();
+        (got, h(100) / h(n))
+    }
+
+    #[test]
+    fn zipf_top_keys_take_their_analytic_share() {
+        for s in [0.9, 1.3] {
+            let (got, want) = top_share(s);
+            assert!((got - want).abs() < 0.01, "s = {s}: top 1% take {got}, Zipf says {want}");
+        }
+    }
+
+    #[test]
+    fn zipf_ranks_are_scattered_over_every_key() {
+        let scramble = Scramble::new(1000);
+        let mut seen: Vec<u64> = (0..1000).map(|x| scramble.apply(x)).collect();
+        assert_ne!(seen[..10], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        seen.sort_unstable();
+        assert_eq!(seen, (0..1000).collect::<Vec<_>>());
+        for n in [1, 2, 3, u64::MAX] {
+            assert!(Scramble::new(n).apply(n - 1) < n);
+        }
+        for s in [0.0, 5.0, 10.0] {
+            assert!(model(KeyDist::Zipf { s }).stream(1000, 7, 1).all(|o| index(&o.key) < 7));
+        }
+    }
+
+    #[test]
+    fn power_keys_stay_in_range() {
+        let m = model(KeyDist::Power { a: 0.002312, b: 0.3467 });
+        assert!(m.stream(10_000, 1000, 1).all(|o| index(&o.key) < 1000));
+    }
+
+    #[test]
+    fn pareto_sizes_have_the_analytic_mean_and_median() {
+        let (k, sigma) = (0.2615f64, 25.45f64);
+        let m = Model { mix: Mix { put: 1.0, ..Mix::default() }, values: pareto(), ..model(KeyDist::Uniform) };
+        let mut sizes: Vec<u32> = m.stream(200_000, 1000, 4).filter_map(|o| o.value_size).collect();
+        sizes.sort_unstable();
+        let mean = sizes.iter().map(|&v| f64::from(v)).sum::<f64>() / sizes.len() as f64;
+        // Draws are rounded up: E[ceil X] = sum over j >= 0 of P(X > j).
+        let want_mean: f64 = (0..10_000_000).map(|j| (1.0 + k * j as f64 / sigma).powf(-1.0 / k)).sum();
+        let want_median = (sigma * (2f64.powf(k) - 1.0) / k).ceil();
+        assert!((mean / want_mean - 1.0).abs() < 0.03, "mean {mean}, analytic {want_mean}");
+        let median = f64::from(sizes[sizes.len() / 2]);
+        assert!((median / want_median - 1.0).abs() < 0.03, "median {median}, analytic {want_median}");
+    }
+
+    #[test]
+    fn quantile_sizes_interpolate() {
+        assert_eq!(quantile_at(&[10, 20], 0.5), 15);
+        assert_eq!(quantile_at(&[10, 20, 40], 1.0), 40);
+        assert_eq!(quantile_at(&[7], 0.3), 7);
+        assert_eq!(quantile_at(&[], 0.3), 0);
+    }
+
+    #[test]
+    fn sine_timestamps_follow_the_rate_each_second() {
+        let sine = Sine { a: 300.0, b: 0.5, c: 0.2, d: 1000.0 };
+        let m = Model { sine: Some(sine), ..model(KeyDist::Uniform) };
+        let mut per_s = vec![0u64; 20];
+        for op in m.stream(30_000, 100, 1) {
+            if let Some(n) = per_s.get_mut((op.ts_us / 1_000_000) as usize) {
+                *n += 1;
+            }
+        }
+        for (t, &n) in per_s.iter().enumerate() {
+            let want = sine.at(t as f64);
+            assert!((n as f64 / want - 1.0).abs() < 0.05, "second {t}: {n} ops, the sine says {want}");
+        }
+    }
+
+    #[test]
+    fn constant_rate_and_clients() {
+        let m = Model { rate: Some(250.0), clients: 3, ..model(KeyDist::Uniform) };
+        let ops: Vec<TraceOp> = m.stream(10, 10, 1).collect();
+        assert_eq!(ops.iter().map(|o| o.ts_us).collect::<Vec<_>>(), (0..10).map(|k| k * 4000).collect::<Vec<_>>());
+        assert_eq!(ops.iter().map(|o| o.client).collect::<Vec<_>>(), [0, 1, 2, 0, 1, 2, 0, 1, 2, 0]);
+        assert!(ops.iter().all(|o| !o.joined));
+        let plain: Vec<u64> = model(KeyDist::Uniform).stream(5, 10, 1).map(|o| o.ts_us).collect();
+        assert_eq!(plain, [0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn mt19937_64_is_the_standard_one() {
+        // The C++ standard: the 10000th output of a default-seeded mt19937_64.
+        let mut mt = Mt64::new(5489);
+        let v = (0..10_000).map(|_| mt.next_u64()).last();
+        assert_eq!(v, Some(9_981_545_732_273_789_042));
+        for seed in [0, 1, 5489, u64::MAX] {
+            assert_eq!(mt64_first(seed), Mt64::new(seed).next_u64());
+        }
+    }
+
+    #[test]
+    fn db_benchs_casts_and_inverses() {
+        assert_eq!(cast_i64(f64::INFINITY), i64::MIN);
+        assert_eq!(cast_i64(f64::NAN), i64::MIN);
+        assert_eq!(cast_i64(-3.0), -3);
+        assert_eq!(pareto_inv(0.0, 0.0, 0.2615, 25.45), i64::MIN);
+        assert_eq!(pareto_inv(1.0, 5.0, 0.2615, 25.45), 5);
+        assert_eq!(pareto_inv(0.5, 0.0, 0.0, 10.0), 7);
+        assert_eq!(power_seed(0.0, 0.002312, 0.3467), 0);
+    }
+
+    fn err(m: &Model) -> String {
+        m.validate().expect_err("invalid")
+    }
+
+    #[test]
+    fn validate_names_the_field() {
+        let ok = model(KeyDist::Zipf { s: 1.0 });
+        assert_eq!(ok.validate(), Ok(()));
+        let cases: Vec<(Model, &str)> = vec![
+            (Model { mix: Mix::default(), ..ok.clone() }, "mix"),
+            (Model { mix: Mix { get: f64::NAN, ..ok.mix }, ..ok.clone() }, "mix.get"),
+            (Model { mix: Mix { scan: -1.0, ..ok.mix }, ..ok.clone() }, "mix.scan"),
+            (Model { key_size: 7, ..ok.clone() }, "key_size"),
+            (Model { key_size: 65536, ..ok.clone() }, "key_size"),
+            (Model { keys: KeyDist::Zipf { s: 10.5 }, ..ok.clone() }, "keys.s"),
+            (Model { keys: KeyDist::Zipf { s: f64::INFINITY }, ..ok.clone() }, "keys.s"),
+            (Model { keys: KeyDist::Power { a: 0.0, b: 1.0 }, ..ok.clone() }, "keys.a"),
+            (Model { values: SizeDist::Fixed { size: MAX_SIZE + 1 }, ..ok.clone() }, "values.size"),
+            (Model { values: SizeDist::Quantiles { q: vec![] }, ..ok.clone() }, "values.q"),
+            (Model { values: SizeDist::Quantiles { q: vec![1; 1002] }, ..ok.clone() }, "values.q"),
+            (Model { values: SizeDist::Quantiles { q: vec![3, 2] }, ..ok.clone() }, "values.q"),
+            (Model { values: SizeDist::Pareto { theta: 0.0, k: 0.2, sigma: 0.0 }, ..ok.clone() }, "values.sigma"),
+            (Model { scans: Some(SizeDist::Pareto { theta: -1.0, k: 0.2, sigma: 1.0 }), ..ok.clone() }, "scans.theta"),
+            (Model { rate: Some(0.0), ..ok.clone() }, "rate"),
+            (Model { sine: Some(Sine { a: 1.0, b: 1.0, c: 0.0, d: -1.0 }), ..ok.clone() }, "sine.d"),
+            (Model { sine: Some(Sine { a: f64::NAN, b: 1.0, c: 0.0, d: 1.0 }), ..ok.clone() }, "sine.a"),
+            (Model { clients: 0, ..ok.clone() }, "clients"),
+            (Model { clients: 1025, ..ok.clone() }, "clients"),
+        ];
+        for (m, field) in cases {
+            let e = err(&m);
+            assert!(e.starts_with(field), "`{e}` should name {field}");
+            // An invalid model still streams without a panic.
+            assert_eq!(m.stream(50, 0, 1).count(), 50);
+        }
+    }
+
+    #[test]
+    fn the_shape_round_trips_through_toml() {
+        let m = Model { values: pareto(), scans: Some(SizeDist::Quantiles { q: vec![1, 5, 9] }), ..ok_model() };
+        let text = toml::to_string(&m).unwrap();
+        assert_eq!(toml::from_str::<Model>(&text).unwrap(), m);
+    }
+
+    fn ok_model() -> Model {
+        model(KeyDist::Power { a: 0.002312, b: 0.3467 })
+    }
+}
