@@ -441,3 +441,199 @@ impl Iterator for MixgraphStream {
         (left, Some(left))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zippy() -> Mixgraph {
+        Mixgraph {
+            key_dist_a: 0.002312,
+            key_dist_b: 0.3467,
+            mix_get_ratio: 0.85,
+            mix_put_ratio: 0.14,
+            mix_seek_ratio: 0.01,
+            ..Mixgraph::default()
+        }
+    }
+
+    fn prefix() -> Mixgraph {
+        Mixgraph {
+            keyrange_num: 30,
+            keyrange_dist_a: 14.18,
+            keyrange_dist_b: -2.917,
+            keyrange_dist_c: 0.0164,
+            keyrange_dist_d: -0.08082,
+            ..zippy()
+        }
+    }
+
+    fn index(op: &TraceOp) -> u64 {
+        u64::from_be_bytes(op.key[..8].try_into().unwrap())
+    }
+
+    #[test]
+    fn defaults_are_db_benchs() {
+        let m: Mixgraph = toml::from_str("").unwrap();
+        assert_eq!(m, Mixgraph::default());
+        assert_eq!((m.value_k, m.value_sigma, m.iter_k, m.iter_sigma), (0.2615, 25.45, 2.517, 14.236));
+        assert_eq!((m.mix_get_ratio, m.mix_max_value_size, m.mix_max_scan_len), (1.0, 1024, 10000));
+        assert_eq!((m.sine_mix_rate_interval_milliseconds, m.key_size, m.value_size), (10000, 16, 100));
+        assert!(toml::from_str::<Mixgraph>("key_dist_c = 1.0").is_err(), "unknown flags are refused");
+        assert_eq!(m.validate(), Ok(()));
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_ops() {
+        for m in [zippy(), prefix(), Mixgraph { sine_mix_rate: true, sine_mix_rate_noise: 0.5, ..zippy() }] {
+            let a: Vec<TraceOp> = m.stream(3000, 10_000, 3).collect();
+            assert_eq!(a, m.stream(3000, 10_000, 3).collect::<Vec<_>>());
+            assert_ne!(a, m.stream(3000, 10_000, 4).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn the_mix_is_db_benchs_within_half_a_point() {
+        let ops: Vec<TraceOp> = zippy().stream(200_000, 1_000_000, 1).collect();
+        for (kind, want) in [(Kind::Get, 0.85), (Kind::Put, 0.14), (Kind::Scan, 0.01)] {
+            let got = ops.iter().filter(|o| o.kind == kind).count() as f64 / ops.len() as f64;
+            assert!((got - want).abs() < 0.005, "{kind:?}: {got} for {want}");
+        }
+        assert!(ops.iter().all(|o| o.key.len() == 16 && o.client == 0 && !o.joined));
+        assert!(ops.iter().all(|o| (o.kind == Kind::Put) == o.value_size.is_some()));
+        assert!(ops.iter().all(|o| (o.kind == Kind::Scan) == o.scan_len.is_some()));
+    }
+
+    #[test]
+    fn ratios_round_up_to_thousandths_as_db_bench() {
+        let d = Decider::new([1.0, 1.0, 1.0]);
+        assert_eq!(d.ends, [334, 668, 1002]);
+        assert_eq!((d.kind(333), d.kind(334), d.kind(668), d.kind(1001), d.kind(1002)), {
+            (Kind::Get, Kind::Put, Kind::Scan, Kind::Scan, Kind::Get)
+        });
+    }
+
+    #[test]
+    fn keys_are_in_range_except_db_benchs_negative_remainders() {
+        let n = 20_000;
+        // One power law: db_bench's signed remainder puts about half the keys at 2^64 - x.
+        let ops: Vec<TraceOp> = zippy().stream(20_000, n, 1).collect();
+        let wrapped = ops.iter().filter(|o| index(o) >= n).count() as f64 / ops.len() as f64;
+        assert!((0.4..0.6).contains(&wrapped), "{wrapped} of the keys wrapped");
+        assert!(ops.iter().map(index).all(|v| v < n || v > u64::MAX - n));
+        // Uniform keys and key ranges stay in 0..n.
+        for m in [Mixgraph::default(), prefix()] {
+            assert!(m.stream(20_000, n, 1).all(|o| index(&o) < n));
+        }
+    }
+
+    #[test]
+    fn key_ranges_follow_the_two_term_exponential() {
+        let p = prefix();
+        let n = 30_000u64;
+        let ranges = Ranges::new(&p, n);
+        let mut hits = vec![0u64; 30];
+        for op in p.stream(200_000, n, 2) {
+            hits[(index(&op) / ranges.size as u64) as usize] += 1;
+        }
+        // Each range gets its integers' share (db_bench's floor(amplify * hotness))...
+        let ends = ranges.starts.iter().skip(1).copied().chain([ranges.rand_max]);
+        let shares: Vec<f64> =
+            ranges.starts.iter().zip(ends).map(|(s, e)| (e - s) as f64 / ranges.rand_max as f64).collect();
+        for (h, w) in hits.iter().zip(&shares) {
+            assert!((*h as f64 / 200_000.0 - w).abs() < 0.005, "{h} hits for a share of {w}");
+        }
+        // ... close to a*exp(b*x)+c*exp(d*x), in db_bench's shuffled order.
+        let mut want: Vec<f64> = p.hotness().map(|h| h.unwrap_or(0.0)).collect();
+        let total: f64 = want.iter().sum();
+        want.iter_mut().for_each(|w| *w /= total);
+        want.sort_by(|a, b| b.total_cmp(a));
+        hits.sort_unstable_by(|a, b| b.cmp(a));
+        for (h, w) in hits.iter().zip(&want) {
+            assert!((*h as f64 / 200_000.0 - w).abs() < 0.02, "{h} hits for a hotness of {w}");
+        }
+    }
+
+    #[test]
+    fn values_and_scans_are_clamped_as_db_bench_clamps() {
+        let m = Mixgraph { mix_get_ratio: 0.0, mix_put_ratio: 0.5, mix_seek_ratio: 0.5, ..zippy() };
+        let s = m.stream(0, 1000, 1);
+        assert_eq!(s.value_size(0.0), 10, "u = 0: db_bench's cast of infinity, then its floor of 10");
+        assert_eq!(s.value_size(0.999), 10);
+        assert_eq!(s.value_size(0.001), (pareto_inv(0.001, 0.0, 0.2615, 25.45) % 1024) as u32);
+        assert_eq!(s.scan_len(0.0), 0);
+        assert!(m.stream(20_000, 1000, 1).all(|o| o.value_size.is_none_or(|v| v < 1024)));
+        assert!(m.stream(20_000, 1000, 1).all(|o| o.scan_len.is_none_or(|v| v < 10_000)));
+    }
+
+    #[test]
+    fn sine_rate_steps_each_interval() {
+        let m = Mixgraph {
+            sine_mix_rate: true,
+            sine_a: 300.0,
+            sine_b: 0.3,
+            sine_c: 0.0,
+            sine_d: 1000.0,
+            sine_mix_rate_interval_milliseconds: 2000,
+            ..zippy()
+        };
+        let mut per_s = [0u64; 20];
+        for op in m.stream(25_000, 10_000, 1) {
+            if let Some(n) = per_s.get_mut((op.ts_us / 1_000_000) as usize) {
+                *n += 1;
+            }
+        }
+        for (t, &n) in per_s.iter().enumerate() {
+            let want = m.sine().at((t / 2 * 2) as f64);
+            assert!((n as f64 / want - 1.0).abs() < 0.05, "second {t}: {n} ops, the sine says {want}");
+        }
+        let flat: Vec<u64> = zippy().stream(4, 10, 1).map(|o| o.ts_us).collect();
+        assert_eq!(flat, [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn validate_names_the_flag() {
+        let cases: Vec<(Mixgraph, &str)> = vec![
+            (Mixgraph { key_dist_a: -1.0, ..zippy() }, "key_dist_a"),
+            (Mixgraph { key_dist_b: f64::NAN, ..zippy() }, "key_dist_b"),
+            (Mixgraph { value_k: f64::INFINITY, ..zippy() }, "value_k"),
+            (Mixgraph { iter_sigma: -2.0, ..zippy() }, "iter_sigma"),
+            (Mixgraph { mix_put_ratio: -0.1, ..zippy() }, "mix_put_ratio"),
+            (Mixgraph { mix_get_ratio: 0.0, mix_put_ratio: 0.0, mix_seek_ratio: 0.0, ..zippy() }, "mix_get_ratio"),
+            (Mixgraph { mix_max_scan_len: 0, ..zippy() }, "mix_max_scan_len"),
+            (Mixgraph { mix_max_value_size: 0, ..zippy() }, "mix_max_value_size"),
+            (Mixgraph { sine_mix_rate: true, sine_d: 0.0, ..zippy() }, "sine_d"),
+            (Mixgraph { sine_mix_rate: true, sine_b: f64::NAN, ..zippy() }, "sine_b"),
+            (
+                Mixgraph { sine_mix_rate: true, sine_mix_rate_interval_milliseconds: 0, ..zippy() },
+                "sine_mix_rate_interval",
+            ),
+            (Mixgraph { sine_mix_rate: true, sine_mix_rate_noise: 2.0, ..zippy() }, "sine_mix_rate_noise"),
+            (Mixgraph { keyrange_num: 0, ..zippy() }, "keyrange_num"),
+            (Mixgraph { keyrange_dist_c: f64::NAN, ..prefix() }, "keyrange_dist_c"),
+            (Mixgraph { keyrange_dist_a: -1.0, keyrange_dist_c: 0.0, ..prefix() }, "keyrange_dist_a..d"),
+            (Mixgraph { keyrange_dist_b: 800.0, ..prefix() }, "keyrange_dist_a..d"),
+            (
+                Mixgraph {
+                    keyrange_dist_a: 1e6,
+                    keyrange_dist_b: -1.3,
+                    keyrange_dist_c: 0.0,
+                    keyrange_num: 100,
+                    ..prefix()
+                },
+                { "keyrange_dist_a..d" },
+            ),
+            (Mixgraph { key_size: 4, ..zippy() }, "key_size"),
+            (Mixgraph { value_size: u32::MAX, ..zippy() }, "value_size"),
+        ];
+        for (m, flag) in cases {
+            let e = m.validate().expect_err(flag);
+            assert!(e.starts_with(flag), "`{e}` should name {flag}");
+            // An invalid one still streams without a panic.
+            assert_eq!(m.stream(200, 0, 1).count(), 200);
+        }
+        assert_eq!(prefix().validate(), Ok(()));
+        // db_bench divides by zero with fewer keys than ranges; here each range is one key.
+        assert_eq!(prefix().stream(100, 10, 1).count(), 100);
+    }
+}

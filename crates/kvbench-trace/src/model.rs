@@ -622,7 +622,8 @@ mod tests {
 
     #[test]
     fn the_same_seed_gives_the_same_ops() {
-        let m = Model { values: pareto(), scans: Some(pareto()), rate: Some(1000.0), ..model(KeyDist::Zipf { s: 0.99 }) };
+        let m =
+            Model { values: pareto(), scans: Some(pareto()), rate: Some(1000.0), ..model(KeyDist::Zipf { s: 0.99 }) };
         let a: Vec<TraceOp> = m.stream(5000, 1000, 9).collect();
         assert_eq!(a, m.stream(5000, 1000, 9).collect::<Vec<_>>());
         assert_ne!(a, m.stream(5000, 1000, 10).collect::<Vec<_>>());
@@ -644,9 +645,9 @@ mod tests {
 
     #[test]
     fn keys_are_db_benchs_format() {
-        assert_eq!(key_bytes(0, 16), b"\0\0\0\0\0\0\0\000000000".to_vec());
-        assert_eq!(key_bytes(1, 16), b"\0\0\0\0\0\0\0\x0100000000".to_vec());
-        assert_eq!(key_bytes(1 << 40, 12), b"\0\0\x01\0\0\0\0\x000000".to_vec());
+        assert_eq!(key_bytes(0, 16), [&[0u8; 8][..], b"00000000"].concat());
+        assert_eq!(key_bytes(1, 16), [&[0u8, 0, 0, 0, 0, 0, 0, 1][..], b"00000000"].concat());
+        assert_eq!(key_bytes(1 << 40, 12), [&[0u8, 0, 1, 0, 0, 0, 0, 0][..], b"0000"].concat());
         assert_eq!(key_bytes(0x0102_0304_0506_0708, 8), vec![1, 2, 3, 4, 5, 6, 7, 8]);
         let ops: Vec<TraceOp> = model(KeyDist::Uniform).stream(100, 50, 3).collect();
         assert!(ops.iter().all(|o| o.key.len() == 16 && o.key[8..] == *b"00000000"));
@@ -723,7 +724,7 @@ mod tests {
     fn sine_timestamps_follow_the_rate_each_second() {
         let sine = Sine { a: 300.0, b: 0.5, c: 0.2, d: 1000.0 };
         let m = Model { sine: Some(sine), ..model(KeyDist::Uniform) };
-        let mut per_s = vec![0u64; 20];
+        let mut per_s = [0u64; 20];
         for op in m.stream(30_000, 100, 1) {
             if let Some(n) = per_s.get_mut((op.ts_us / 1_000_000) as usize) {
                 *n += 1;
