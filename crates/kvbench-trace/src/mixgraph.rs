@@ -636,4 +636,18 @@ mod tests {
         // db_bench divides by zero with fewer keys than ranges; here each range is one key.
         assert_eq!(prefix().stream(100, 10, 1).count(), 100);
     }
+
+    #[test]
+    fn the_reference_scenario_holds_valid_mixgraphs() {
+        let text = include_str!("../../../scenarios/ref-mixgraph.toml");
+        let doc: toml::Table = toml::from_str(text).unwrap();
+        let phases = doc["phase"].as_array().unwrap();
+        assert_eq!(phases.len(), 2);
+        for phase in phases {
+            let m: Mixgraph = phase["mixgraph"].clone().try_into().unwrap();
+            assert_eq!(m.validate(), Ok(()), "{}", phase["name"]);
+            assert_eq!((m.key_size, m.value_size), (48, 43));
+            assert_eq!(m.stream(1000, 50_000_000, 1).count(), 1000);
+        }
+    }
 }
