@@ -81,6 +81,16 @@ fn from_model(path: &PathBuf, id: PlanId, s: &Scenario, p: &PhaseDef) -> anyhow:
 type Ops = Box<dyn Iterator<Item = Result<TraceOp, TraceError>>>;
 
 /// The generated stream of a mixgraph or model phase, its parameters checked first.
-fn generated(_p: &PhaseDef, _ops: u64, _records: u64, _seed: u64) -> anyhow::Result<(&'static str, Ops)> {
-    anyhow::bail!("generated streams are not wired yet")
+fn generated(p: &PhaseDef, ops: u64, records: u64, seed: u64) -> anyhow::Result<(&'static str, Ops)> {
+    use kvbench_trace::{mixgraph::Mixgraph, model::Model};
+    let bad = |what: &str, e: String| anyhow::anyhow!("{what}: {e}");
+    if let Some(v) = &p.mixgraph {
+        let m: Mixgraph = serde_json::from_value(v.clone()).map_err(|e| bad("mixgraph", e.to_string()))?;
+        m.validate().map_err(|e| bad("mixgraph", e))?;
+        return Ok(("mixgraph", Box::new(m.stream(ops, records, seed).map(Ok))));
+    }
+    let v = p.model.as_ref().context("a model phase needs `model`")?;
+    let m: Model = serde_json::from_value(v.clone()).map_err(|e| bad("model", e.to_string()))?;
+    m.validate().map_err(|e| bad("model", e))?;
+    Ok(("model", Box::new(m.stream(ops, records, seed).map(Ok))))
 }

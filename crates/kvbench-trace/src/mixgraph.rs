@@ -638,14 +638,17 @@ mod tests {
     }
 
     #[test]
-    fn the_reference_scenario_holds_valid_mixgraphs() {
-        let text = include_str!("../../../scenarios/ref-mixgraph.toml");
-        let doc: toml::Table = toml::from_str(text).unwrap();
-        let phases = doc["phase"].as_array().unwrap();
-        assert_eq!(phases.len(), 2);
-        for phase in phases {
-            let m: Mixgraph = phase["mixgraph"].clone().try_into().unwrap();
-            assert_eq!(m.validate(), Ok(()), "{}", phase["name"]);
+    fn the_reference_scenarios_hold_valid_mixgraphs() {
+        let files = [
+            include_str!("../../../scenarios/ref-mixgraph.toml"),
+            include_str!("../../../scenarios/ref-mixgraph-all-random.toml"),
+        ];
+        for text in files {
+            let doc: toml::Table = toml::from_str(text).unwrap();
+            let phases = doc["phase"].as_array().unwrap();
+            assert_eq!((phases.len(), phases[1]["kind"].as_str()), (2, Some("replay")), "a load, then the replay");
+            let m: Mixgraph = phases[1]["mixgraph"].clone().try_into().unwrap();
+            assert_eq!(m.validate(), Ok(()), "{}", phases[1]["name"]);
             assert_eq!((m.key_size, m.value_size), (48, 43));
             assert_eq!(m.stream(1000, 50_000_000, 1).count(), 1000);
         }

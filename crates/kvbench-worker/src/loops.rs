@@ -326,7 +326,15 @@ fn run_unit(
             *dirty = true;
             rmw_unit(ctx, t, b, (rd, writer), first, due)
         }
-        (PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete, _) => {
+        (PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete, rd) => {
+            // A reader's snapshot is not held across a write (as the worker core's blocks
+            // do): an MVCC store could free no page while it lives, and a run of writes
+            // would grow it without bound (LMDB's map fills).
+            if let Some(rd) = rd {
+                if let Err(e) = rd.refresh() {
+                    return t.error(e);
+                }
+            }
             *dirty = true;
             write_unit(ctx, t, b, writer, ops, due)
         }
