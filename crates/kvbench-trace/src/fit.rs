@@ -64,6 +64,22 @@ fn keys_of(s: f64) -> KeyDist {
     }
 }
 
+/// The key space a fitted model draws from: the Zipf fit's estimate of the keys the traced
+/// system held (the trace touched only some of them), at least the distinct keys it touched.
+pub fn records(p: &Profile) -> u64 {
+    p.popularity.zipf_keys.max(p.distinct_keys).max(1)
+}
+
+/// The fit checked the way it will be used: the model's own stream, `p.ops` ops over
+/// [`records`] keys, profiled and compared with the trace's profile (KS distance per
+/// distribution, as [`ks_between`]); replaces the analytic quality.
+pub fn check_by_replay(f: &mut Fitted, p: &Profile, seed: u64) {
+    let stream = f.model.stream(p.ops.max(1), records(p), seed).map(Ok);
+    if let Ok(own) = Profile::build(stream) {
+        f.quality = ks_between(p, &own);
+    }
+}
+
 /// The value sizes a model draws from: the puts', or the gets' when no put says.
 fn value_sizes(p: &Profile) -> Option<&Sizes> {
     p.put_values.as_ref().or(p.get_values.as_ref())
@@ -292,7 +308,8 @@ pub fn ks_between(a: &Profile, b: &Profile) -> Vec<(String, f64)> {
 pub fn scenario_toml(f: &Fitted, source: &str, ops: u64, records: u64) -> String {
     let mut out = header(f, source);
     let name = toml::Value::String(format!("fit-{}", stem(source)));
-    let _ = writeln!(out, "name = {name}\n\n[dataset]\nrecords = {records}\n");
+    let _ = writeln!(out, "name = {name}\n# The stores compared (`--engines` chooses among them or names others).");
+    let _ = writeln!(out, "engines = [\"lmdb\", \"rocksdb\"]\n\n[dataset]\nrecords = {records}\n");
     out.push_str(
         "# The keys the model reads before it writes them exist before it runs.\n[[phase]]\nkind = \"load\"\n\n",
     );

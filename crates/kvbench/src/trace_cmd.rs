@@ -23,7 +23,8 @@ pub enum TraceCmd {
     },
     /// Write a scenario whose model reproduces the trace (op mix, Zipf key popularity, value,
     /// key and scan-length distributions, rate) at any --records, the fit's quality stated
-    /// as a Kolmogorov–Smirnov distance per distribution.
+    /// as a Kolmogorov–Smirnov distance per distribution between the trace and the model's own
+    /// stream at the trace's size.
     Fit {
         file: PathBuf,
         #[arg(long, value_name = "FORMAT")]
@@ -45,11 +46,20 @@ pub fn main(cmd: &TraceCmd) -> Result<String, String> {
         }
         TraceCmd::Fit { file, trace_format, output } => {
             let p = profile(file, trace_format.as_deref())?;
-            let fitted = fit::fit(&p);
-            let text = fit::scenario_toml(&fitted, &file.display().to_string(), p.ops, p.distinct_keys);
+            let mut fitted = fit::fit(&p);
+            fit::check_by_replay(&mut fitted, &p, 1);
+            let text = fit::scenario_toml(&fitted, &file.display().to_string(), p.ops, fit::records(&p));
             match output {
                 None => Ok(text),
-                Some(out) => write_scenario(out, &text),
+                Some(out) => {
+                    write_scenario(out, &text)?;
+                    let ks: Vec<String> = fitted.quality.iter().map(|(d, v)| format!("{d} {v:.4}")).collect();
+                    Ok(format!(
+                        "wrote {}; KS distance, trace against the model's stream: {}\n",
+                        out.display(),
+                        ks.join(", ")
+                    ))
+                }
             }
         }
     }
@@ -61,7 +71,6 @@ fn profile(file: &Path, format: Option<&str>) -> Result<Profile, String> {
     Profile::build(reader).map_err(|e| e.to_string())
 }
 
-fn write_scenario(out: &Path, text: &str) -> Result<String, String> {
-    std::fs::write(out, text).map_err(|e| format!("--output {}: cannot write: {e}", out.display()))?;
-    Ok(format!("wrote {}\n", out.display()))
+fn write_scenario(out: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(out, text).map_err(|e| format!("--output {}: cannot write: {e}", out.display()))
 }
