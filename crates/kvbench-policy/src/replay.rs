@@ -58,7 +58,7 @@ pub fn plan(s: &Scenario, i: usize, p: &PhaseDef, plan_dir: &Path) -> anyhow::Re
     Ok((file, ReplayData::new(info)))
 }
 
-fn from_trace(path: &PathBuf, id: PlanId, p: &PhaseDef) -> anyhow::Result<TraceInfo> {
+fn from_trace(path: &Path, id: PlanId, p: &PhaseDef) -> anyhow::Result<TraceInfo> {
     let file = PathBuf::from(p.trace.as_deref().unwrap_or_default());
     let format = p.trace_format.as_deref().map(Format::parse).transpose().map_err(anyhow::Error::msg)?;
     let mut reader = kvbench_trace::open(&file, format)?;
@@ -70,7 +70,7 @@ fn from_trace(path: &PathBuf, id: PlanId, p: &PhaseDef) -> anyhow::Result<TraceI
     Ok(info)
 }
 
-fn from_model(path: &PathBuf, id: PlanId, s: &Scenario, p: &PhaseDef) -> anyhow::Result<TraceInfo> {
+fn from_model(path: &Path, id: PlanId, s: &Scenario, p: &PhaseDef) -> anyhow::Result<TraceInfo> {
     let records = s.dataset.records;
     let ops = p.count.unwrap_or(records);
     let (name, mut stream) = generated(p, ops, records, s.seed)?;
