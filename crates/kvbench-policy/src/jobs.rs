@@ -461,6 +461,9 @@ pub fn not_applicable(def: &PhaseDef, row: &RowFacts<'_>, data: &ResolvedData) -
 
 /// What a replay's stream needs of an engine: writes, deletes and scans where it has them.
 fn replay_not_applicable(def: &PhaseDef, row: &RowFacts<'_>, data: &ResolvedData) -> Option<String> {
+    if def.kind == PhaseKind::Load && data.replay.is_some() && data.dataset.loaded == 0 {
+        return Some("nothing to load: the stream writes every key before it reads it".into());
+    }
     let r = data.replay.as_ref().filter(|_| def.kind == PhaseKind::Replay)?;
     let caps = row.caps;
     if r.writes && caps.build_once {

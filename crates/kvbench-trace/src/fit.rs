@@ -36,7 +36,8 @@ pub fn fit(p: &Profile) -> Fitted {
     let model = Model {
         mix: mix_of(&p.kinds),
         key_size: p.key_sizes.as_ref().map_or(DEFAULT_KEY_SIZE, Sizes::median),
-        keys: keys_of(p.popularity.zipf_s),
+        key_sizes: p.key_sizes.as_ref().map(size_dist).filter(|d| !matches!(d, SizeDist::Fixed { .. })),
+        keys: keys_of(p),
         values: value_sizes(p).map_or(SizeDist::Fixed { size: DEFAULT_VALUE_SIZE }, size_dist),
         scans: p.scan_lengths.as_ref().map(size_dist),
         rate: p.rate.mean_per_s.map(|r| round_to(r, 3)),
@@ -56,7 +57,8 @@ fn mix_of(k: &KindCounts) -> Mix {
     Mix { get: f(Kind::Get), put: f(Kind::Put), delete: f(Kind::Delete), scan: f(Kind::Scan) }
 }
 
-fn keys_of(s: f64) -> KeyDist {
+fn keys_of(p: &Profile) -> KeyDist {
+    let s = p.popularity.zipf_s;
     if s < UNIFORM_BELOW {
         KeyDist::Uniform
     } else {
@@ -107,9 +109,10 @@ fn quality(m: &Model, p: &Profile) -> Vec<(String, f64)> {
     if let Some(curve) = key_curve(&m.keys, p.distinct_keys).filter(|_| !p.popularity.curve.is_empty()) {
         q.push(("key popularity".to_string(), ks_curves(&curve, &p.popularity.curve)));
     }
+    let fixed_key = SizeDist::Fixed { size: m.key_size };
     let pairs = [
         ("value sizes", Some(&m.values), value_sizes(p)),
-        ("key sizes", Some(&SizeDist::Fixed { size: m.key_size }), p.key_sizes.as_ref()),
+        ("key sizes", Some(m.key_sizes.as_ref().unwrap_or(&fixed_key)), p.key_sizes.as_ref()),
         ("scan lengths", m.scans.as_ref(), p.scan_lengths.as_ref()),
     ];
     for (name, dist, sizes) in pairs {
@@ -348,7 +351,7 @@ fn model_lines(m: &Model) -> String {
     let Ok(toml::Value::Table(table)) = toml::Value::try_from(m) else {
         return String::new();
     };
-    let order = ["key_size", "clients", "rate", "sine", "mix", "keys", "values", "scans"];
+    let order = ["key_size", "key_sizes", "clients", "rate", "sine", "mix", "keys", "values", "scans"];
     let rest = table.keys().filter(|k| !order.contains(&k.as_str())).map(String::as_str);
     let mut out = String::new();
     for key in order.into_iter().chain(rest.collect::<Vec<_>>()) {

@@ -94,6 +94,10 @@ pub struct Model {
     pub mix: Mix,
     /// Bytes of each key.
     pub key_size: u32,
+    /// Sizes of the keys, drawn once per key (at least 8 bytes: key numbers stay apart);
+    /// absent: every key `key_size` bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_sizes: Option<SizeDist>,
     pub keys: KeyDist,
     pub values: SizeDist,
     /// Records a scan visits.
@@ -122,6 +126,9 @@ impl Model {
         }
         self.keys.validate()?;
         self.values.validate("values")?;
+        if let Some(k) = &self.key_sizes {
+            k.validate("key_sizes")?;
+        }
         if let Some(s) = &self.scans {
             s.validate("scans")?;
         }
@@ -175,6 +182,7 @@ impl Model {
             cum,
             keys: KeySampler::new(&self.keys, records),
             key_size: self.key_size,
+            key_sizes: self.key_sizes.clone(),
             values: self.values.clone(),
             scans: self.scans.clone(),
             clock,
@@ -451,6 +459,20 @@ impl KeySampler {
     }
 }
 
+/// The size of key `v`: one draw of `sizes` per key, from the key's own number.
+fn key_size_of(v: u64, sizes: &SizeDist) -> u32 {
+    let u = 1.0 - ((splitmix(v) >> 11) as f64) * (1.0 / (1u64 << 53) as f64);
+    sizes.at(u).clamp(KEY_SIZE_MIN, KEY_SIZE_MAX)
+}
+
+/// SplitMix64's output function: a key number spread over 64 bits.
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// Operation times: evenly at a rate that steps at each `interval` to the sine's value at the
 /// step's start, as db_bench's mixgraph resets its rate limiter (a step whose rate is not
 /// positive keeps the previous one, as db_bench does). `noise` is db_bench's
@@ -535,6 +557,7 @@ pub struct ModelStream {
     cum: [f64; 4],
     keys: KeySampler,
     key_size: u32,
+    key_sizes: Option<SizeDist>,
     values: SizeDist,
     scans: Option<SizeDist>,
     clock: Clock,
@@ -564,7 +587,9 @@ impl Iterator for ModelStream {
             return None;
         }
         let kind = self.kind();
-        let key = key_bytes(self.keys.sample(&mut self.rng), self.key_size);
+        let v = self.keys.sample(&mut self.rng);
+        let size = self.key_sizes.as_ref().map_or(self.key_size, |d| key_size_of(v, d));
+        let key = key_bytes(v, size);
         let value_size = match kind {
             Kind::Put => Some(self.unit()).map(|u| self.values.at(u)),
             _ => None,
@@ -599,10 +624,26 @@ mod tests {
 
     use super::*;
 
+    #[test]
+    fn key_sizes_are_drawn_once_per_key_and_never_below_8_bytes() {
+        let m = Model { key_sizes: Some(SizeDist::Quantiles { q: vec![4, 20, 40] }), ..model(KeyDist::Uniform) };
+        assert_eq!(m.validate(), Ok(()));
+        let mut size_of = HashMap::new();
+        for op in m.stream(20_000, 100, 5) {
+            let v = u64::from_be_bytes(op.key[..8].try_into().unwrap());
+            let len = *size_of.entry(v).or_insert(op.key.len());
+            assert_eq!(len, op.key.len(), "key {v} keeps its size");
+        }
+        let sizes: Vec<usize> = size_of.values().copied().collect();
+        assert!(sizes.iter().all(|&n| (8..=40).contains(&n)), "{sizes:?}");
+        assert!(sizes.iter().any(|&n| n > 20) && sizes.iter().any(|&n| n < 20), "sizes vary: {sizes:?}");
+    }
+
     fn model(keys: KeyDist) -> Model {
         Model {
             mix: Mix { get: 0.5, put: 0.3, delete: 0.05, scan: 0.15 },
             key_size: 16,
+            key_sizes: None,
             keys,
             values: SizeDist::Fixed { size: 100 },
             scans: None,
