@@ -368,6 +368,10 @@ pub struct TraceInfo {
     /// size: a record keeps one value size).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub resized_puts: u64,
+    /// The stream's profile, as `kvbench trace describe` prints it (working-set growth, key
+    /// popularity, sizes, rate over time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<kvbench_trace::profile::Profile>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -111,6 +111,7 @@ struct Pass {
     last_at: u64,
     t: TraceInfo,
     put_sizes: (u64, u64),
+    profile: kvbench_trace::profile::Profiler,
 }
 
 /// Builds the plan file of a replay at `path` from `ops`; returns what the stream holds.
@@ -150,12 +151,14 @@ fn build_spooled(
         last_at: 0,
         t: TraceInfo { source: origin.source.into(), format: origin.format.into(), ..TraceInfo::default() },
         put_sizes: (0, 0),
+        profile: kvbench_trace::profile::Profiler::new(),
     };
     for op in ops {
         pass.add(op?)?;
     }
     pass.spool.flush()?;
     ensure!(!pass.keys.is_empty(), "{}: the stream holds no operation a replay can run", origin.source);
+    let profile = std::mem::take(&mut pass.profile).finish();
     let (mut source, order) = pass.records(id.seed);
     let count = pass.t.ops;
     let mut reader = BufReader::with_capacity(1 << 20, File::open(spool_path)?);
@@ -169,6 +172,7 @@ fn build_spooled(
     t.preloaded = source.preloaded;
     t.duration_us = pass.last_at;
     t.read_write_ratio = ratio(&t.by_kind);
+    t.profile = Some(profile);
     Ok(t)
 }
 
@@ -189,6 +193,7 @@ impl Pass {
         // for the past, so an op is due no earlier than the one before it.
         let at = op.ts_us.saturating_sub(first).max(self.last_at);
         self.last_at = at;
+        self.profile.add(&op);
         let id = self.key_id(&op)?;
         let kind = match op.kind {
             Kind::Get => PhaseKind::Get,

@@ -647,6 +647,9 @@ fn header(r: &RunResult) -> String {
     let _ = write!(h, "<p class=\"regime\">{}</p>", esc(&crate::regime(r)));
     if let Some(t) = &r.plan.trace {
         let _ = write!(h, "<p class=\"regime\">{}</p>", esc(&crate::trace_line(t)));
+        if let Some(p) = &t.profile {
+            let _ = write!(h, "<details class=\"trace\"><summary>The stream's profile</summary><pre>{}</pre></details>", esc(&p.text()));
+        }
     }
     for w in &r.warnings {
         let _ = write!(h, "<p class=\"warn\">Warning: {}</p>", esc(w));

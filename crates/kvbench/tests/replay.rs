@@ -64,6 +64,8 @@ fn a_cache_trace_replays_on_every_row_with_every_read_verified() {
     assert_eq!((t.format.as_str(), t.ops, t.clients, t.distinct_keys), ("cache-csv", 3000, 3, 50));
     assert_eq!(t.by_kind["get"] + t.by_kind["put"] + t.by_kind["delete"], 3000);
     assert_eq!(t.hash.len(), 16, "the trace's bytes are named by their hash");
+    let profile = t.profile.as_ref().expect("the result holds the trace's profile");
+    assert_eq!((profile.ops, *profile.working_set.last().unwrap()), (3000, 50), "working set grows to every key");
     for row in &r.engines {
         assert_eq!(row.status, Status::Ok, "{}: {:?}", row.label, row.error);
         let replay = row.phases.iter().find(|p| p.kind == "replay").expect("a replay phase");
@@ -73,6 +75,9 @@ fn a_cache_trace_replays_on_every_row_with_every_read_verified() {
         assert_eq!(load.ops, t.preloaded, "the load writes the keys read before written");
     }
     assert!(out.contains("replay of t.csv"), "the table says what was replayed: {out}");
+    let (code, html, err) = kvbench(tmp.path(), &["report", "--format", "html"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(html.contains("The stream&#39;s profile") || html.contains("The stream's profile"), "the page shows the profile");
 }
 
 #[test]
