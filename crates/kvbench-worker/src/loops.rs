@@ -107,7 +107,13 @@ pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
     let mut dirty = false;
     let mut units = 0u64;
     while stream.next_unit(&mut ops) {
-        let due = ops.first().and_then(|o| stream.due_ns(o.k)).map(|d| wait_until(ctx, d)).filter(|_| !ctx.background);
+        let due = match ops.first().and_then(|o| stream.due_ns(o.k)) {
+            Some(d) => match wait_until(ctx, d) {
+                Some(d) => Some(d).filter(|_| !ctx.background),
+                None => break,
+            },
+            None => None,
+        };
         let handles = (reader.as_deref_mut(), writer.as_deref_mut());
         let stop = run_unit(ctx, &mut t, &mut b, handles, &ops, &mut dirty, due);
         units += 1;
@@ -268,18 +274,25 @@ fn put(ctx: &Ctx<'_>, w: Option<&mut (dyn Writer + '_)>, batch: &[WriteOp<'_>]) 
 /// loop would count as latency.
 pub(super) const SPIN_NS: u64 = 100_000;
 
+/// The longest single sleep of an open loop: how late it may see its stop flag.
+const MAX_SLEEP_NS: u64 = 20_000_000;
+
 /// Open loop: waits until `due` ns after the start. Sleeps (with no timer slack, set when the
 /// thread starts), then spins for the last [`spin_ns`], so pacing does not burn a core.
-/// Returns the due time.
-fn wait_until(ctx: &Ctx<'_>, due: u64) -> u64 {
+/// Returns the due time, or `None` when the step's stop flag was set meanwhile (a replay's next
+/// request may be due hours later than the phase's duration).
+fn wait_until(ctx: &Ctx<'_>, due: u64) -> Option<u64> {
     let spin = spin_ns(ctx.background);
     loop {
+        if ctx.stop.is_some_and(|f| f.load(Ordering::Relaxed)) {
+            return None;
+        }
         let now = delta(ctx.start, stamp());
         if now >= due {
-            return due;
+            return Some(due);
         }
         if due - now > spin {
-            std::thread::sleep(std::time::Duration::from_nanos(due - now - spin));
+            std::thread::sleep(std::time::Duration::from_nanos((due - now - spin).min(MAX_SLEEP_NS)));
         } else {
             std::hint::spin_loop();
         }
@@ -568,7 +581,7 @@ fn get_units(ctx: &Ctx<'_>, t: &mut Tally, rd: &(dyn Reader + '_), stream: &mut 
     let mut held = None;
     let mut units = 0u64;
     loop {
-        let due = stream.due_ns(cur.k).map(|d| wait_until(ctx, d));
+        let due = stream.due_ns(cur.k).map(|d| wait_until(ctx, d).unwrap_or(d));
         let t0 = stamp();
         let got = rd.get_shared(&key);
         sample(ctx, t, PhaseKind::Get, t0, due, 1);

@@ -12,6 +12,7 @@ pub enum TraceCmd {
     /// best-fitting Zipf exponent), value and key sizes, scan lengths, request rate over time,
     /// working-set growth; `--json` for every figure.
     Describe {
+        /// The trace file (a FIFO or a pipe works: it is read once).
         file: PathBuf,
         /// rocksdb, redis-monitor, memcached-watch or cache-csv (default: recognised from the
         /// first bytes).
@@ -26,7 +27,10 @@ pub enum TraceCmd {
     /// as a Kolmogorov–Smirnov distance per distribution between the trace and the model's own
     /// stream at the trace's size.
     Fit {
+        /// The trace file (a FIFO or a pipe works: it is read once).
         file: PathBuf,
+        /// rocksdb, redis-monitor, memcached-watch or cache-csv (default: recognised from the
+        /// first bytes).
         #[arg(long, value_name = "FORMAT")]
         trace_format: Option<String>,
         /// Where the scenario goes (default: stdout).

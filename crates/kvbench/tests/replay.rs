@@ -77,7 +77,10 @@ fn a_cache_trace_replays_on_every_row_with_every_read_verified() {
     assert!(out.contains("replay of t.csv"), "the table says what was replayed: {out}");
     let (code, html, err) = kvbench(tmp.path(), &["report", "--format", "html"]);
     assert_eq!(code, 0, "{err}");
-    assert!(html.contains("The stream&#39;s profile") || html.contains("The stream's profile"), "the page shows the profile");
+    assert!(
+        html.contains("The stream&#39;s profile") || html.contains("The stream's profile"),
+        "the page shows the profile"
+    );
 }
 
 #[test]
@@ -180,4 +183,19 @@ fn a_trace_from_a_fifo_is_read_once_and_replayed() {
     assert_eq!(code, 0, "{out}\n{err}");
     let r = result(tmp.path());
     assert_eq!(r.plan.trace.as_ref().unwrap().ops, 500);
+}
+
+#[test]
+fn regression_an_open_loop_replay_waiting_for_a_late_request_ends_at_its_duration() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The second request is due 1000 s after the first.
+    std::fs::write(tmp.path().join("t.csv"), "0,a,1,10,0,get,0\n1000,b,1,10,0,get,0\n").unwrap();
+    let started = std::time::Instant::now();
+    let args = ["--engines", "memory", "--trace", "t.csv", "--speed", "1", "--duration", "replay=300ms"];
+    let (code, out, err) = run(tmp.path(), &args);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "the wait was cut at the duration");
+    let r = result(tmp.path());
+    let replay = r.engines[0].phases.iter().find(|p| p.kind == "replay").unwrap();
+    assert_eq!(replay.ops, 1, "the late request never ran");
 }
