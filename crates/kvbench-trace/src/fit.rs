@@ -35,7 +35,8 @@ pub struct Fitted {
 pub fn fit(p: &Profile) -> Fitted {
     let model = Model {
         mix: mix_of(&p.kinds),
-        key_size: p.key_sizes.as_ref().map_or(DEFAULT_KEY_SIZE, Sizes::median),
+        // Shorter keys could not keep the key numbers apart: a model's keys are at least 8 bytes.
+        key_size: p.key_sizes.as_ref().map_or(DEFAULT_KEY_SIZE, Sizes::median).max(crate::model::KEY_SIZE_MIN),
         key_sizes: p.key_sizes.as_ref().map(size_dist).filter(|d| !matches!(d, SizeDist::Fixed { .. })),
         keys: keys_of(p),
         values: value_sizes(p).map_or(SizeDist::Fixed { size: DEFAULT_VALUE_SIZE }, size_dist),

@@ -10,9 +10,10 @@ use crate::tally::Tally;
 use kvbench_model::job::{self, Dataset, OpsStep, PhaseKind, StepResult};
 
 /// Whether record states must become explicit before the step: only once something writes
-/// after the load (until then they follow from the dataset).
+/// after the load (until then they follow from the dataset), or a replay writes (whose load
+/// may have had nothing to load).
 pub(crate) fn keeps_states(st: &OpsStep, loaded: bool) -> bool {
-    loaded && st.kind != PhaseKind::Load && (st.kind.may_write() || st.writer.is_some())
+    (loaded || st.replay.is_some()) && st.kind != PhaseKind::Load && (st.kind.may_write() || st.writer.is_some())
 }
 
 /// Whether the step's records are locked while written: several threads write (a background

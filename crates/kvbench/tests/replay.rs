@@ -199,3 +199,32 @@ fn regression_an_open_loop_replay_waiting_for_a_late_request_ends_at_its_duratio
     let replay = r.engines[0].phases.iter().find(|p| p.kind == "replay").unwrap();
     assert_eq!(replay.ops, 1, "the late request never ran");
 }
+
+#[test]
+fn regression_a_trace_that_writes_every_key_first_has_no_load_and_verifies_every_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Three clients each set their keys, then read and overwrite them: nothing exists before.
+    let mut t = String::new();
+    for i in 0..900u64 {
+        let op = if i < 300 {
+            "set"
+        } else if i % 2 == 0 {
+            "get"
+        } else {
+            "set"
+        };
+        t.push_str(&format!("{},k{},3,{},{},{op},0\n", i / 100, i % 300, 20 + i % 7, i % 3));
+    }
+    std::fs::write(tmp.path().join("t.csv"), t).unwrap();
+    let (code, out, err) = run(tmp.path(), &["--engines", "memory,lmdb", "--trace", "t.csv"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let r = result(tmp.path());
+    assert_eq!(r.plan.trace.as_ref().unwrap().preloaded, 0);
+    for row in &r.engines {
+        assert_eq!(row.status, Status::Ok, "{}: {:?}", row.label, row.error);
+        let load = row.phases.iter().find(|p| p.kind == "load").unwrap();
+        assert_eq!(load.status, Status::NotApplicable, "nothing to load");
+        let replay = row.phases.iter().find(|p| p.kind == "replay").unwrap();
+        assert_eq!((replay.ops, replay.mismatches, replay.missing), (900, 0, 0), "{}", row.label);
+    }
+}
