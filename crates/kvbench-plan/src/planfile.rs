@@ -437,7 +437,7 @@ fn write_stored(
     extra: Option<Extra<'_>>,
 ) -> anyhow::Result<()> {
     let n = source.len();
-    let mut w = Writer::create(tmp, 6)?;
+    let mut w = Writer::create(tmp, 5 + u32::from(extra.is_some()))?;
     let index = write_data(&mut w, source)?;
     let start = w.begin()?;
     for (off, klen, vlen) in &index {
