@@ -648,7 +648,11 @@ fn header(r: &RunResult) -> String {
     if let Some(t) = &r.plan.trace {
         let _ = write!(h, "<p class=\"regime\">{}</p>", esc(&crate::trace_line(t)));
         if let Some(p) = &t.profile {
-            let _ = write!(h, "<details class=\"trace\"><summary>The stream's profile</summary><pre>{}</pre></details>", esc(&p.text()));
+            let _ = write!(
+                h,
+                "<details class=\"trace\"><summary>The stream's profile</summary><pre>{}</pre></details>",
+                esc(&p.text())
+            );
         }
     }
     for w in &r.warnings {

@@ -501,10 +501,17 @@ mod tests {
     }
 
     #[test]
-    fn equal_sizes_fit_as_fixed() {
+    fn keys_shorter_than_8_bytes_fit_as_8() {
         let p = profile((0..10).map(|i| op(i, Kind::Put, &format!("{i:04}"), Some(64), None)));
+        assert_eq!(fit(&p).model.key_size, crate::model::KEY_SIZE_MIN);
+    }
+
+    #[test]
+    fn equal_sizes_fit_as_fixed() {
+        let p = profile((0..10).map(|i| op(i, Kind::Put, &format!("{i:010}"), Some(64), None)));
         let f = fit(&p);
-        assert_eq!((f.model.values.clone(), f.model.key_size), (SizeDist::Fixed { size: 64 }, 4));
+        assert_eq!((f.model.values.clone(), f.model.key_size), (SizeDist::Fixed { size: 64 }, 10));
+        assert_eq!(f.model.key_sizes, None, "keys of one size need no key-size distribution");
         assert_eq!(f.model.mix, Mix { put: 1.0, ..Mix::default() });
     }
 
