@@ -73,25 +73,28 @@ pub(crate) fn check(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result
     check_synthetic_fields(p, f)
 }
 
+/// The fields that shape synthetic operations, which a replay's stream decides instead.
+const SYNTHETIC: [&str; 14] = [
+    "distribution",
+    "keys",
+    "length",
+    "min_length",
+    "warmup",
+    "mix",
+    "hot_key",
+    "zipf_exponent",
+    "batch",
+    "rate",
+    "passes",
+    "share",
+    "writer",
+    "until",
+];
+
 /// Fields that shape synthetic operations do not apply to a replay.
 fn check_synthetic_fields(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
-    let set = [
-        ("distribution", p.distribution.is_some()),
-        ("keys", p.keys.is_some()),
-        ("length", p.length.is_some()),
-        ("min_length", p.min_length.is_some()),
-        ("warmup", p.warmup.is_some()),
-        ("mix", p.mix.is_some()),
-        ("hot_key", p.hot_key.is_some()),
-        ("zipf_exponent", p.zipf_exponent.is_some()),
-        ("batch", p.batch.is_some()),
-        ("rate", p.rate.is_some()),
-        ("passes", p.passes.is_some()),
-        ("share", p.share.is_some()),
-        ("writer", p.writer.is_some()),
-        ("until", p.until.is_some()),
-    ];
-    match set.iter().find(|(_, on)| *on) {
+    let set = crate::scenario::shaping_fields(p).into_iter().filter(|(name, _)| SYNTHETIC.contains(name));
+    match set.into_iter().find(|(_, on)| *on) {
         Some((name, _)) => Err(FieldError::new(
             &f(name),
             format!(

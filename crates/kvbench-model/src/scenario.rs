@@ -829,9 +829,9 @@ fn check_kind_fits(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<
     Ok(())
 }
 
-/// A settle phase runs no operations: a field that shapes operations is an error, not ignored.
-fn check_settle(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
-    let set = [
+/// Each field that shapes a phase's operations, and whether the phase gives it.
+pub(crate) fn shaping_fields(p: &PhaseDef) -> [(&'static str, bool); 24] {
+    [
         ("count", p.count.is_some()),
         ("distribution", p.distribution.is_some()),
         ("keys", p.keys.is_some()),
@@ -856,7 +856,12 @@ fn check_settle(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(),
         ("steady_within", p.steady_within.is_some()),
         ("stall_fraction", p.stall_fraction.is_some()),
         ("writer", p.writer.is_some()),
-    ];
+    ]
+}
+
+/// A settle phase runs no operations: a field that shapes operations is an error, not ignored.
+fn check_settle(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+    let set = shaping_fields(p);
     match set.iter().find(|(_, given)| *given) {
         Some((k, _)) => Err(FieldError::new(
             &f(k),
