@@ -31,7 +31,12 @@ fn every_flag_and_argument_has_help_text() {
 fn flags(name: &str) -> Vec<String> {
     let cli = Cli::command();
     let sub = cli.find_subcommand(name).unwrap();
-    sub.get_arguments().filter_map(|a| a.get_long()).filter(|l| *l != "help").map(|l| format!("--{l}")).collect()
+    sub.get_arguments()
+        .filter(|a| !a.is_hide_set())
+        .filter_map(|a| a.get_long())
+        .filter(|l| *l != "help")
+        .map(|l| format!("--{l}"))
+        .collect()
 }
 
 #[test]

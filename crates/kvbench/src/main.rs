@@ -183,9 +183,12 @@ struct ScenarioArgs {
     #[arg(long, value_name = "N|DURATION|PHASE=...", value_parser = parse::warmup)]
     warmup: Vec<PerPhase<Warmup>>,
     /// An engine option on every row of ENGINE (name or label), checked as a scenario's
-    /// options are (repeatable): `-o rocksdb.compression=zstd`.
-    #[arg(short = 'o', long = "option", value_name = "ENGINE.OPTION=VALUE")]
+    /// options are (repeatable): `--set rocksdb.compression=zstd`.
+    #[arg(short = 'O', long = "set", value_name = "ENGINE.OPTION=VALUE")]
     options: Vec<String>,
+    /// The old spelling of --set, refused with the new one named.
+    #[arg(long = "option", hide = true, value_parser = parse::old_option)]
+    _old_option: Vec<String>,
     /// A running server for the rows of a server engine instead of one kvbench starts
     /// (repeatable): `--url redis=redis://127.0.0.1:6379`.
     #[arg(long = "url", value_name = "ENGINE=URL")]
@@ -219,7 +222,7 @@ struct ScenarioArgs {
     #[arg(long, value_parser = parse::memory, value_name = "SIZE")]
     memory: Option<String>,
     /// Where result files go (`plan` reads the earlier ones there for its estimate).
-    #[arg(long, default_value = "results")]
+    #[arg(short = 'o', long = "output", visible_alias = "out", default_value = "results", value_parser = parse::output_dir)]
     out: PathBuf,
     /// Where plans are cached.
     #[arg(long, default_value = ".kvbench/plans")]
@@ -432,7 +435,7 @@ fn hosts_of(a: &RunArgs) -> Result<Option<orchestrate::HostsRun>, String> {
 
 /// The directories a run writes to exist and are writable; errors name the flag.
 fn prepare_dirs(a: &RunArgs) -> Result<(), String> {
-    for (flag, dir) in [("--out", &a.out), ("--data-dir", &a.data_dir), ("--plan-dir", &a.plan_dir)] {
+    for (flag, dir) in [("--output", &a.out), ("--data-dir", &a.data_dir), ("--plan-dir", &a.plan_dir)] {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("{flag} {}: cannot create the directory: {e}", dir.display()))?;
         // A new file of a random name (O_EXCL), removed on drop: never one planted there.
@@ -514,7 +517,7 @@ fn run(a: RunArgs) -> i32 {
             } else if let Some(code) = printed {
                 code
             } else if let Some(why) = &written.fallback_because {
-                crate::say!("error: --out {}: {why}; the results are in {}", a.out.display(), path.display());
+                crate::say!("error: --output {}: {why}; the results are in {}", a.out.display(), path.display());
                 EXIT_FALLBACK
             } else if r.engines.iter().any(|e| e.status == Status::Failed) {
                 crate::say!("some rows failed; see the status column");

@@ -61,7 +61,7 @@ fn an_unwritable_path_names_its_flag() {
     let tmp = tempfile::tempdir().unwrap();
     let o = kvbench(tmp.path(), &["run", "--engines", "memory", "--out", "/proc/kvbench-x", "--no-progress"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("--out /proc/kvbench-x"), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("--output /proc/kvbench-x"), "{}", text(&o.stderr));
 }
 
 #[test]

@@ -106,7 +106,7 @@ fn engine_options_by_flag_are_checked_like_the_files_and_name_the_flag() {
     let r = run(
         tmp.path(),
         "o",
-        &["--engines", "memory,lmdb", "-o", "lmdb.map_size=64m", "--option", "memory.corrupt_every=0"],
+        &["--engines", "memory,lmdb", "--set", "lmdb.map_size=64m", "-O", "memory.corrupt_every=0"],
     );
     let rows = r["engines"].as_array().unwrap();
     let row = |l: &str| rows.iter().find(|e| e["label"] == l).unwrap();
@@ -115,15 +115,21 @@ fn engine_options_by_flag_are_checked_like_the_files_and_name_the_flag() {
     for (flag, want) in [
         (
             "memory.corrupt_every=abc",
-            "-o memory.corrupt_every=abc: engine memory option `corrupt_every` = \"abc\": expected an integer",
+            "--set memory.corrupt_every=abc: engine memory option `corrupt_every` = \"abc\": expected an integer",
         ),
-        ("memory.nope=1", "-o memory.nope=1: engine memory has no option `nope` (options: corrupt_every"),
-        ("lmdb.map_size=1", "-o lmdb.map_size=1: no row is engine or label `lmdb` (rows: memory)"),
-        ("memory=1", "-o memory=1: expected ENGINE.OPTION=VALUE"),
+        ("memory.nope=1", "--set memory.nope=1: engine memory has no option `nope` (options: corrupt_every"),
+        ("lmdb.map_size=1", "--set lmdb.map_size=1: no row is engine or label `lmdb` (rows: memory)"),
+        ("memory=1", "--set memory=1: expected ENGINE.OPTION=VALUE"),
     ] {
-        let o = kvbench(tmp.path(), &["plan", "--engines", "memory", "--records", "300", "-o", flag]);
+        let o = kvbench(tmp.path(), &["plan", "--engines", "memory", "--records", "300", "--set", flag]);
         assert_eq!(o.status.code(), Some(2), "{flag}");
         assert!(text(&o.stderr).contains(want), "{flag}: {}", text(&o.stderr));
+    }
+    // `-o` is the output everywhere now; the old engine-option forms name the new one.
+    for old in [["-o", "lmdb.map_size=64m"], ["--option", "lmdb.map_size=64m"]] {
+        let o = kvbench(tmp.path(), &["plan", "--engines", "lmdb", "--records", "300", old[0], old[1]]);
+        assert_eq!(o.status.code(), Some(2), "{old:?}");
+        assert!(text(&o.stderr).contains("--set lmdb.map_size=64m"), "{old:?}: {}", text(&o.stderr));
     }
 }
 

@@ -176,7 +176,7 @@ fn steps<'a>(a: &'a Flags, catalog: &'a dyn Catalog) -> Vec<Step<'a>> {
         v.push((format!("--engines {list}"), set(move |s| keep_engines(s, list))));
     }
     for o in &a.options {
-        v.push((format!("-o {o}"), Box::new(move |s| engine_option(s, o, catalog))));
+        v.push((format!("--set {o}"), Box::new(move |s| engine_option(s, o, catalog))));
     }
     for u in &a.urls {
         v.push((format!("--url {u}"), Box::new(move |s| engine_url(s, u, catalog))));

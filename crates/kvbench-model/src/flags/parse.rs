@@ -93,3 +93,38 @@ pub fn cache(s: &str) -> Result<CacheMode, String> {
 pub fn order(s: &str) -> Result<RepetitionOrder, String> {
     word(s, "allowed: interleaved, sequential")
 }
+
+/// Whether `s` reads as an engine option (`rocksdb.compression=zstd`): `-o` once meant that.
+fn looks_like_engine_option(s: &str) -> bool {
+    let Some((name, _)) = s.split_once('=') else { return false };
+    let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    name.split_once('.').is_some_and(|(engine, option)| word(engine) && word(option))
+}
+
+/// `-o/--output DIR`: any path, except one shaped as the engine option `-o` once took.
+pub fn output_dir(s: &str) -> Result<std::path::PathBuf, String> {
+    if looks_like_engine_option(s) {
+        return Err(format!("-o is the output directory; an engine option is `--set {s}` (or `-O {s}`)"));
+    }
+    Ok(s.into())
+}
+
+/// `--option`, the old spelling of `--set`: refused with the new one named.
+pub fn old_option(s: &str) -> Result<String, String> {
+    Err(format!("engine options are `--set {s}` (or `-O {s}`); --option is gone"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regression_an_old_dash_o_engine_option_is_refused_with_set_named() {
+        let e = output_dir("rocksdb.compression=zstd").unwrap_err();
+        assert!(e.contains("--set rocksdb.compression=zstd"), "{e}");
+        assert!(old_option("lmdb.map_size=64m").unwrap_err().contains("--set lmdb.map_size=64m"));
+        for dir in ["results", "out.d", "/tmp/a=b", "runs/2026.11=x/y"] {
+            assert_eq!(output_dir(dir).unwrap(), std::path::PathBuf::from(dir), "{dir}");
+        }
+    }
+}
