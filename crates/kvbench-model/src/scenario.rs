@@ -449,6 +449,12 @@ impl PhaseDef {
         })
     }
 
+    /// Whether the phase is one scan to the end of the key space (a scan phase without
+    /// `length` or `count`): a count for every phase does not make it N full scans.
+    pub fn full_scan(&self) -> bool {
+        self.kind == PhaseKind::Scan && self.length.unwrap_or(0) == 0 && self.count.is_none()
+    }
+
     /// Whether the phase writes new records (an insert phase, or a mix with inserts).
     pub fn inserts(&self) -> bool {
         self.kind == PhaseKind::Insert || self.kind == PhaseKind::Mixed && self.ops_spec().mix.insert > 0.0

@@ -135,6 +135,12 @@ fn dist_n(dist: &Dist) -> u64 {
     }
 }
 
+/// Whether the step runs scans: a scan can be a long request, so its stream looks at the stop
+/// flag before each one (a duration then overruns by one request, not by a chunk of them).
+fn has_scans(step: &OpsStep) -> bool {
+    step.kind == PhaseKind::Scan || step.kinds.contains(&PhaseKind::Scan)
+}
+
 /// Ops of a unit: batches for writes, requests for multi-get, single ops otherwise.
 fn unit_size(step: &OpsStep) -> u64 {
     match step.kind {
@@ -265,7 +271,7 @@ impl OpStream {
             block_end: 0,
             inserts: 0,
             stop: None,
-            check_units: if step.rate.is_some() { 1 } else { STOP_CHUNK.div_ceil(unit) },
+            check_units: if step.rate.is_some() || has_scans(step) { 1 } else { STOP_CHUNK.div_ceil(unit) },
             units_left: 0,
             replay: None,
             rate: step.rate,

@@ -215,11 +215,20 @@ fn before_note(r: &mut PhaseResult, s: &StepResult) {
         "evict" => r.cache = format!("cold: {} files evicted with posix_fadvise(DONTNEED)", s.evicted),
         "open" => r.notes.push(format!("reopened in {:.3} ms before the phase", s.wall_ns as f64 / 1e6)),
         "ops" => r.notes.push(format!(
-            "after an untimed warm-up of {} operations ({:.1} ms; not in the figures)",
-            s.ops,
+            "after an untimed warm-up of {} ({:.1} ms; not in the figures)",
+            warmup_count(&r.kind, s),
             s.wall_ns as f64 / 1e6
         )),
         _ => {}
+    }
+}
+
+/// A warm-up's size as its flag counts it: requests of a multi-get, scans of a scan phase.
+fn warmup_count(kind: &str, s: &StepResult) -> String {
+    match kind {
+        "multi-get" => format!("{} requests ({} keys)", s.requests, s.ops),
+        "scan" => format!("{} scans ({} records)", s.requests, s.ops),
+        _ => format!("{} operations", s.ops),
     }
 }
 

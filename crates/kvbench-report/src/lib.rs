@@ -873,6 +873,12 @@ fn phase_note(kind: &str, unit: &str, repeated: bool, conds: &[String], rates: &
         "{kind}; ops/s over the wall time; latency per {}; harness = share of the wall time outside the engine's calls",
         if unit.is_empty() { "op" } else { unit }
     );
+    // ops count what was read, so rows with different request sizes compare.
+    match kind {
+        "multi-get" => note.push_str("; ops = keys read (requests × keys per request)"),
+        "scan" => note.push_str("; ops = records returned (scans × records per scan)"),
+        _ => {}
+    }
     if repeated {
         note.push_str(&format!(
             "; median of repetitions, ± half the min-max range, ! = range over {:.0}% of the median; latency of the repetitions pooled",

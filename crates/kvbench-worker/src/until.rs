@@ -11,7 +11,7 @@ use kvbench_model::job::{OpsStep, Steady};
 
 /// How often a monitor looks at a step with a stop rule, at most (ms): a step overruns its
 /// duration by up to this plus one chunk of ops per thread.
-pub const POLL_MS: u64 = 10;
+pub const POLL_MS: u64 = 5;
 
 /// Whether the step ends on something else than its count.
 pub fn has_rule(st: &OpsStep) -> bool {

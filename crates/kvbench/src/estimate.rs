@@ -12,6 +12,9 @@ use kvbench_model::spec::PhaseKind;
 
 /// A run estimated at least this long is announced (seconds).
 pub const ANNOUNCE_S: f64 = 60.0;
+/// A run estimated at least this long starts only when confirmed (`--yes`, or a yes at a
+/// terminal): the guard against a flag that turned seconds into hours (seconds).
+pub const CONFIRM_S: f64 = 600.0;
 /// Earlier results read for their paces, newest first.
 const FILES: usize = 20;
 
@@ -31,6 +34,8 @@ pub struct Estimate {
     pub secs: f64,
     pub largest: Option<(f64, String)>,
     pub unknown: usize,
+    /// Seconds per phase name, every row's together, in the scenario's order.
+    pub phases: Vec<(String, f64)>,
 }
 
 impl Estimate {
@@ -48,6 +53,34 @@ impl Estimate {
             line.push_str(&format!("; {} phase runs without an earlier figure not counted", self.unknown));
         }
         Some(line)
+    }
+
+    /// Every phase's part (`load ~3 s, get ~10 s`), or None without a figure.
+    pub fn by_phase(&self) -> Option<String> {
+        self.largest.as_ref()?;
+        let parts: Vec<String> = self.phases.iter().map(|(name, secs)| format!("{name} ~{}", human(*secs))).collect();
+        Some(format!("estimate by phase (every row, warm-ups included): {}", parts.join(", ")))
+    }
+}
+
+/// Whether a run of this estimate may start: below [`CONFIRM_S`], with `--yes`, or when the
+/// person at the terminal says yes; a run without a terminal stops, naming `--yes`.
+pub fn confirm(e: &Estimate, yes: bool) -> Result<(), String> {
+    use std::io::IsTerminal;
+    if yes || e.secs < CONFIRM_S || e.largest.is_none() {
+        return Ok(());
+    }
+    let why =
+        format!("the run is estimated at about {} (over {}; see the estimate above)", human(e.secs), human(CONFIRM_S));
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return Err(format!("{why}: pass --yes to run it"));
+    }
+    crate::say!("{why}. Run it? [y/N]");
+    let mut answer = String::new();
+    let _read = std::io::stdin().read_line(&mut answer);
+    match answer.trim() {
+        "y" | "Y" | "yes" => Ok(()),
+        _ => Err(format!("{why}: not confirmed (--yes skips the question)")),
     }
 }
 
@@ -69,9 +102,14 @@ pub fn estimate(s: &Scenario, out: &Path) -> Estimate {
         let sync = serde_json::to_value(sync).ok().and_then(|x| x.as_str().map(String::from)).unwrap_or_default();
         for p in &s.phases {
             let key = (v.name.clone(), p.kind.as_str().to_string(), sync.clone(), batch(p));
+            let name = p.name.clone().unwrap_or_else(|| p.kind.as_str().to_string());
             for (secs, why) in phase_secs(s, p, paces.get(&key), &v.label()) {
                 let secs = secs * f64::from(s.repetitions);
                 e.secs += secs;
+                match e.phases.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, total)) => *total += secs,
+                    None => e.phases.push((name.clone(), secs)),
+                }
                 if e.largest.as_ref().is_none_or(|(l, _)| secs > *l) {
                     e.largest = Some((secs, why));
                 }
@@ -204,6 +242,7 @@ mod tests {
             secs: 360.0,
             largest: Some((300.0, "lmdb's 100 000 update at ~3.0 ms each".into())),
             unknown: 2,
+            phases: vec![("load".into(), 60.0), ("update".into(), 300.0)],
         };
         let line = e.line(Path::new("results"), ANNOUNCE_S).unwrap();
         assert!(line.starts_with("estimate: about 6 min (largest part: lmdb's 100 000 update"), "{line}");
@@ -211,9 +250,24 @@ mod tests {
             line.contains("basis: the newest earlier results in results") && line.contains("2 phase runs"),
             "{line}"
         );
-        let short = Estimate { secs: 59.0, largest: Some((59.0, "x".into())), unknown: 0 };
+        assert_eq!(
+            e.by_phase().unwrap(),
+            "estimate by phase (every row, warm-ups included): load ~60 s, update ~5 min"
+        );
+        let short = Estimate { secs: 59.0, largest: Some((59.0, "x".into())), unknown: 0, phases: vec![] };
         assert!(short.line(Path::new("r"), ANNOUNCE_S).is_none());
         assert!(short.line(Path::new("r"), 0.0).is_some());
+    }
+
+    #[test]
+    fn a_run_over_the_confirm_limit_stops_without_yes_where_no_one_can_answer() {
+        let long = Estimate { secs: CONFIRM_S + 1.0, largest: Some((1.0, "x".into())), unknown: 0, phases: vec![] };
+        // Tests run without a terminal on stdin.
+        let e = confirm(&long, false).unwrap_err();
+        assert!(e.contains("pass --yes") && e.contains("about 10 min"), "{e}");
+        assert!(confirm(&long, true).is_ok());
+        let short = Estimate { secs: CONFIRM_S - 1.0, ..long };
+        assert!(confirm(&short, false).is_ok());
     }
 
     #[test]

@@ -170,16 +170,16 @@ struct ScenarioArgs {
     /// counted from each operation's intended start, so coordinated omission is corrected).
     #[arg(long, value_parser = parse::positive_f64, allow_hyphen_values = true)]
     rate: Option<f64>,
-    /// Operations of every phase after the load, or PHASE=N for one (repeatable); a get
-    /// phase's `passes` is replaced.
+    /// Operations of every phase after the load, or PHASE=N for one (repeatable): gets, multi-get
+    /// requests, scans of the phase's length; a full-scan phase stays one scan unless named.
     #[arg(long, value_name = "N|PHASE=N", value_parser = parse::ops)]
     ops: Vec<PerPhase<u64>>,
     /// Run each phase after the load for this long ("500ms", "90s", "10m", "1h"), or
     /// PHASE=DURATION for one (repeatable); a count becomes a cap; phases that insert keep their count.
     #[arg(long, value_name = "DURATION|PHASE=DURATION", value_parser = parse::duration)]
     duration: Vec<PerPhase<String>>,
-    /// Untimed operations before every read phase: a count or a duration ("5s"), or
-    /// PHASE=... for one (repeatable).
+    /// Untimed operations before every read phase, counted as --ops counts (full-scan phases
+    /// only when named): a count or a duration ("5s"), or PHASE=... for one (repeatable).
     #[arg(long, value_name = "N|DURATION|PHASE=...", value_parser = parse::warmup)]
     warmup: Vec<PerPhase<Warmup>>,
     /// An engine option on every row of ENGINE (name or label), checked as a scenario's
@@ -248,6 +248,10 @@ struct ScenarioArgs {
 struct RunArgs {
     #[command(flatten)]
     scen: ScenarioArgs,
+    /// Start a run estimated at over 10 min without asking (a run without a terminal stops
+    /// there otherwise).
+    #[arg(long)]
+    yes: bool,
     /// Seconds one engine may take before its worker is killed.
     #[arg(long, value_parser = parse::positive_u64, allow_hyphen_values = true)]
     timeout: Option<u64>,
@@ -398,9 +402,11 @@ fn dry_run(a: &PlanArgs) -> i32 {
     let r =
         a.scen.scenario(None).and_then(|s| catalog::check_names(&s, engines_file(&a.scen)).map(|_| s)).and_then(|s| {
             plan_cmd::main(&s, &a.scen.plan_dir, a.dump, a.phase.as_deref())?;
-            // The whole run's estimate, however short, unless every op was asked for.
-            match estimate::estimate(&s, &a.scen.out).line(&a.scen.out, 0.0) {
-                Some(line) if !a.dump => out::stdout(&format!("{line}\n")),
+            // The whole run's estimate, however short, and each phase's, unless every op was
+            // asked for.
+            let e = estimate::estimate(&s, &a.scen.out);
+            match (e.line(&a.scen.out, 0.0), e.by_phase()) {
+                (Some(line), Some(phases)) if !a.dump => out::stdout(&format!("{line}\n{phases}\n")),
                 _ => Ok(()),
             }
         });
@@ -479,8 +485,13 @@ fn run(a: RunArgs) -> i32 {
     };
     progress::set_status_interval(a.status_interval);
     let report_opts = ReportOptions::with_percentiles(a.percentiles.clone());
-    if let Some(line) = estimate::estimate(&s, &a.out).line(&a.out, estimate::ANNOUNCE_S) {
+    let guess = estimate::estimate(&s, &a.out);
+    if let Some(line) = guess.line(&a.out, estimate::ANNOUNCE_S) {
         crate::say!("{line}");
+    }
+    if let Err(e) = estimate::confirm(&guess, a.yes) {
+        crate::say!("error: {e}");
+        return 2;
     }
     let opts = orchestrate::RunOptions {
         out_dir: a.out.clone(),

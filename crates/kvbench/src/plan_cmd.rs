@@ -10,7 +10,7 @@ use std::path::Path;
 use kvbench_model::engine::Capabilities;
 use kvbench_model::job::{Dist, OpsStep, PhaseKind, Step};
 use kvbench_model::scenario::Scenario;
-use kvbench_plan::opstream::{Op, OpStream};
+use kvbench_plan::opstream::{Op, OpStream, TO_END};
 use kvbench_policy::{dataset, jobs};
 use kvbench_worker::data::Data;
 
@@ -90,6 +90,9 @@ fn dump_ops(ds: &Data, steps: &[&OpsStep]) -> Result<(), String> {
         writeln!(w, "# phase {} ({}), {} ops{}", st.name, st.kind.as_str(), shown_count(st), for_a_time(st))
             .map_err(crate::out::stdout_error)?;
         try_each_op(ds, st, |o| match o.kind {
+            PhaseKind::Scan if o.len == TO_END => {
+                writeln!(w, "scan {} end", o.record).map_err(crate::out::stdout_error)
+            }
             PhaseKind::Scan => writeln!(w, "scan {} {}", o.record, o.len).map_err(crate::out::stdout_error),
             k => writeln!(w, "{} {}", k.as_str(), o.record).map_err(crate::out::stdout_error),
         })?;
@@ -97,7 +100,8 @@ fn dump_ops(ds: &Data, steps: &[&OpsStep]) -> Result<(), String> {
     w.flush().map_err(crate::out::stdout_error)
 }
 
-fn each_op(ds: &Data, st: &OpsStep, mut f: impl FnMut(&Op)) -> Result<(), String> {
+/// Every op of the step; returns the units (requests, batches) they came in.
+fn each_op(ds: &Data, st: &OpsStep, mut f: impl FnMut(&Op)) -> Result<u64, String> {
     try_each_op(ds, st, |o| {
         f(o);
         Ok(())
@@ -115,16 +119,18 @@ fn shown_count(st: &OpsStep) -> u64 {
     }
 }
 
-/// The step's ops in order, one thread's stream; stops at the first error of `f`.
-fn try_each_op(ds: &Data, st: &OpsStep, mut f: impl FnMut(&Op) -> Result<(), String>) -> Result<(), String> {
+/// The step's ops in order, one thread's stream; stops at the first error of `f`. Returns
+/// the units the ops came in.
+fn try_each_op(ds: &Data, st: &OpsStep, mut f: impl FnMut(&Op) -> Result<(), String>) -> Result<u64, String> {
     let one = OpsStep { threads: 1, rate: None, count: shown_count(st), ..st.clone() };
     let mut stream =
         OpStream::with_plan(ds.dataset(), ds.plan(), &one, 0, 1).map_err(|e| format!("phase {}: {e:#}", st.name))?;
-    let mut ops = Vec::new();
+    let (mut ops, mut units) = (Vec::new(), 0);
     while stream.next_unit(&mut ops) {
+        units += 1;
         ops.iter().try_for_each(&mut f)?;
     }
-    Ok(())
+    Ok(units)
 }
 
 /// What a step that runs for a duration shows instead of its whole stream.
@@ -171,7 +177,7 @@ fn summary(data: &Data, st: &OpsStep) -> Result<String, String> {
     let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
     let (mut all, mut starts) = (Hits::new(ds.total), Hits::new(ds.total));
     let (mut newest, mut past_newest) = (st.last, 0u64);
-    each_op(data, st, |o| {
+    let units = each_op(data, st, |o| {
         *kinds.entry(o.kind.as_str()).or_default() += 1;
         all.add(o.record);
         match o.kind {
@@ -183,24 +189,48 @@ fn summary(data: &Data, st: &OpsStep) -> Result<String, String> {
             _ => {}
         }
     })?;
-    let touched = all.touched();
-    let (top1, top10, top1pc) = all.top_shares(ds.total);
     let kinds: Vec<String> = kinds.iter().map(|(k, c)| format!("{k} {c}")).collect();
     Ok(format!(
-        "  {:<14} {:>10} ops ({}); {}, {} threads; records touched {} of {} ({:.1}%); \
-         top-1 {top1:.2}%, top-10 {top10:.2}%, top-1% {top1pc:.1}%{}{}{}",
+        "  {:<14} {} ({}); {}, {} threads; {}{}{}{}",
         st.name,
-        all.n,
+        counted(st, all.n, units),
         kinds.join(", "),
         if st.replay.is_some() { "replayed" } else { dist_name(&st.dist) },
         st.threads,
-        touched,
-        ds.total,
-        touched as f64 / ds.total.max(1) as f64 * 100.0,
+        touched(st, &mut all, ds.total),
         reachable(&st.dist),
         scan_starts(&mut starts, ds.loaded, past_newest),
         for_a_time(st)
     ))
+}
+
+/// The step's size as `--ops` counts it: requests of a multi-get (and the keys they read),
+/// scans of a scan phase, operations otherwise.
+fn counted(st: &OpsStep, ops: u64, units: u64) -> String {
+    match st.kind {
+        PhaseKind::MultiGet => {
+            format!("{units:>10} requests of {} keys ({ops} keys)", st.keys_per_request.max(1))
+        }
+        PhaseKind::Scan => format!("{units:>10} scans"),
+        _ => format!("{ops:>10} ops"),
+    }
+}
+
+/// Which records the step reads or writes: a scan phase by its length (its starts have a line
+/// of their own), other steps by the records chosen and how skewed the choice is.
+fn touched(st: &OpsStep, all: &mut Hits, total: u64) -> String {
+    if st.kind == PhaseKind::Scan {
+        return match st.scan.max {
+            0 => "each scan reads from its start to the end of the key space".into(),
+            max => format!("each scan reads {} to {max} records", st.scan.min.max(1)),
+        };
+    }
+    let touched = all.touched();
+    let (top1, top10, top1pc) = all.top_shares(total);
+    format!(
+        "records touched {touched} of {total} ({:.1}%); top-1 {top1:.2}%, top-10 {top10:.2}%, top-1% {top1pc:.1}%",
+        touched as f64 / total.max(1) as f64 * 100.0
+    )
 }
 
 /// The records scans start at: their skew over the loaded records, and how many start past

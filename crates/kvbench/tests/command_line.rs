@@ -211,7 +211,8 @@ fn article_003_whole_dictionary_phases_scale_with_records() {
     };
     assert_eq!(ops("read-all-100x"), 120_000);
     assert_eq!(ops("load"), 120_000, "100 Write: the dictionary written 100 times");
-    assert_eq!(ops("read-all-100x-bulk"), 120_000, "100 multi-gets of the whole dictionary");
+    assert_eq!(ops("read-all-100x-bulk"), 100, "100 multi-gets of the whole dictionary");
+    assert!(out.contains("100 requests of 1200 keys (120000 keys)"), "{out}");
     assert_eq!(ops("read-all-open-per-op"), 1200);
     assert_eq!(ops("1key-10000x"), 10_000, "the article's one-key counts stay");
     let hot = dumped(tmp.path(), &["plan", &a003, "--records", "1200", "--dump", "--phase", "1key-100x"]);
@@ -323,4 +324,47 @@ fn percentiles_choose_the_latency_columns() {
         "{}",
         text(&o.stderr)
     );
+}
+
+/// A default-workload run (get, multi-get of 100 keys, a full scan) of `engine` with `extra`.
+fn run_default(dir: &Path, out: &str, engine: &str, records: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["run", "--no-progress", "--records", records, "--engines", engine, "--out", out];
+    args.extend(["--data-dir", "data", "--plan-dir", "plans", "--format", "json"]);
+    args.extend(extra);
+    let o = kvbench(dir, &args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn regression_ops_and_warmup_count_requests_and_leave_a_full_scan_one_scan() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = run_default(tmp.path(), "a", "memory", "300", &["--ops", "50", "--warmup", "5"]);
+    let (mget, scan) = (phase(&r, "multi-get"), phase(&r, "scan"));
+    assert_eq!((mget["requests"].as_u64(), mget["ops"].as_u64()), (Some(50), Some(5000)), "{mget}");
+    assert!(mget["notes"].to_string().contains("warm-up of 5 requests (500 keys"), "{mget}");
+    // Once 50 full scans and 5 untimed ones.
+    assert_eq!((scan["requests"].as_u64(), scan["ops"].as_u64()), (Some(1), Some(300)), "{scan}");
+    assert!(!scan["notes"].to_string().contains("warm-up"), "{scan}");
+    // Named, a full-scan phase runs what it is told.
+    let r = run_default(tmp.path(), "b", "memory", "300", &["--ops", "scan=3"]);
+    assert_eq!(phase(&r, "scan")["requests"], 3);
+    let o = kvbench(tmp.path(), &["plan", "--records", "300", "--engines", "memory", "--ops", "50"]);
+    let plan = text(&o.stdout);
+    assert!(plan.contains("50 requests of 100 keys (5000 keys)") && plan.contains("1 scans"), "{plan}");
+    let o = kvbench(tmp.path(), &["plan", "--records", "300", "--engines", "memory", "--dump", "--phase", "scan"]);
+    assert!(text(&o.stdout).contains("\nscan 0 end\n"), "{}", text(&o.stdout));
+}
+
+#[test]
+fn regression_a_duration_ends_every_phase_kind_within_one_request_of_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = run_default(tmp.path(), "a", "lmdb", "20000", &["--duration", "200ms"]);
+    for name in ["get", "multi-get", "scan"] {
+        let p = phase(&r, name);
+        let (wall, max) = (p["wall_ns"].as_u64().unwrap(), p["latency"]["max_ns"].as_u64().unwrap());
+        // The monitor looks every 5 ms; a busy CI machine gets some slack beyond that.
+        let bound = 200_000_000 + 25_000_000 + max;
+        assert!((200_000_000..=bound).contains(&wall), "{name}: {wall} ns, bound {bound} ns");
+    }
 }

@@ -380,11 +380,13 @@ fn phase_named<'s>(s: &'s mut Scenario, name: &str) -> Result<&'s mut PhaseDef, 
     }
 }
 
-/// `--ops N`: the count of every phase after the load (a phase's `passes` or `share` replaced).
+/// `--ops N`: the count of every phase after the load (a phase's `passes` or `share` replaced):
+/// requests of a multi-get, scans of a scan phase's length. A full-scan phase stays one scan
+/// unless named (`--ops scan=N`).
 fn set_ops(s: &mut Scenario, o: &PerPhase<u64>) -> Result<(), String> {
     let set = |p: &mut PhaseDef| (p.count, p.passes, p.share) = (Some(o.value), None, None);
     match &o.phase {
-        None => timed(s).for_each(set),
+        None => timed(s).filter(|p| !p.full_scan()).for_each(set),
         Some(name) => {
             let p = phase_named(s, name)?;
             match p.kind {
@@ -408,11 +410,12 @@ fn set_duration(s: &mut Scenario, d: &PerPhase<String>) -> Result<(), String> {
     Ok(())
 }
 
-/// `--warmup N|S`: every read phase (get, multi-get, scan), or `PHASE=` one.
+/// `--warmup N|S`: every read phase (get, multi-get, scans of a length), or `PHASE=` one; as
+/// with `--ops`, a full-scan phase is left alone unless named.
 fn set_warmup(s: &mut Scenario, w: &PerPhase<Warmup>) -> Result<(), String> {
     let set = |p: &mut PhaseDef| p.warmup = Some(w.value.clone());
     match &w.phase {
-        None => timed(s).filter(|p| !p.kind.may_write()).for_each(set),
+        None => timed(s).filter(|p| !p.kind.may_write() && !p.full_scan()).for_each(set),
         Some(name) => set(phase_named(s, name)?),
     }
     Ok(())
