@@ -1,6 +1,7 @@
 //! Which engines exist and where they run: the Rust registry (this binary is their worker),
 //! the Python worker's engines (names starting with `py-`) and the Go worker's (`go-`).
 
+use crate::list_cache;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -162,7 +163,18 @@ pub fn python_engines() -> Result<Vec<EngineInfo>, String> {
     let py = python()?;
     let mut cmd = python_command(&py);
     cmd.arg("--list");
-    worker_engines(cmd, &format!("{} -m kvbench_driver --list", py.display()), Runtime::Python)
+    // What the answer depends on: the interpreter, the installed packages, the driver's
+    // sources and the worker core it loads.
+    let venv = py.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+    let site =
+        std::fs::read_dir(venv.join("lib")).into_iter().flatten().flatten().map(|e| e.path().join("site-packages"));
+    let home = home().unwrap_or_default();
+    let deps = list_cache::Deps {
+        files: vec![py.clone(), home.join("target/release/libkvbench_ffi.so"), home.join("lib/libkvbench_ffi.so")],
+        dirs: site.collect(),
+        trees: vec![home.join("drivers/python/src")],
+    };
+    worker_engines(cmd, &deps, &format!("{} -m kvbench_driver --list", py.display()), Runtime::Python)
 }
 
 /// The Go worker: $KVBENCH_GO_WORKER or drivers/go/bin/kvbench-go-worker.
@@ -200,17 +212,27 @@ pub fn go_engines() -> Result<Vec<EngineInfo>, String> {
     let bin = go_worker()?;
     let mut cmd = Command::new(&bin);
     cmd.arg("--list");
-    worker_engines(cmd, &format!("{} --list", bin.display()), Runtime::Go)
+    let deps = list_cache::Deps { files: vec![bin.clone()], dirs: vec![], trees: vec![] };
+    worker_engines(cmd, &deps, &format!("{} --list", bin.display()), Runtime::Go)
 }
 
-/// Run a worker's `--list` and read its JSON array (docs/protocol.md).
-fn worker_engines(mut cmd: Command, what: &str, runtime: Runtime) -> Result<Vec<EngineInfo>, String> {
-    let out = cmd.output().map_err(|e| format!("running {what}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("{what} failed: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")));
-    }
+/// A worker's `--list` JSON array (docs/protocol.md), from the cache while `deps` are unchanged.
+fn worker_engines(
+    mut cmd: Command,
+    deps: &list_cache::Deps,
+    what: &str,
+    runtime: Runtime,
+) -> Result<Vec<EngineInfo>, String> {
+    let stdout = list_cache::output(&mut cmd, deps, |cmd| {
+        let out = cmd.output().map_err(|e| format!("running {what}: {e}"))?;
+        if !out.status.success() {
+            let why = String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("").to_string();
+            return Err(format!("{what} failed: {why}"));
+        }
+        Ok(out.stdout)
+    })?;
     let mut list: Vec<serde_json::Value> =
-        serde_json::from_slice(&out.stdout).map_err(|e| format!("{what} printed invalid JSON: {e}"))?;
+        serde_json::from_slice(&stdout).map_err(|e| format!("{what} printed invalid JSON: {e}"))?;
     Ok(list
         .drain(..)
         .filter_map(|v| {
@@ -407,8 +429,14 @@ pub fn default_engines() -> Vec<String> {
     names
 }
 
-/// Width of `kvbench list`: one engine a line within a classic terminal.
+/// Width of `kvbench list` outside a terminal (and the least it assumes): one engine a line
+/// within a classic terminal.
 const LIST_WIDTH: usize = 80;
+
+/// The width `list` fills: the terminal's (or `COLUMNS`), at least [`LIST_WIDTH`].
+fn list_width() -> usize {
+    kvbench_report::terminal_width().map_or(LIST_WIDTH, |w| usize::from(w).max(LIST_WIDTH))
+}
 
 /// `kvbench list`: one engine a line (name, runtime, version, status) within 80 columns;
 /// `kvbench list ENGINE` shows that engine's capabilities and options.
@@ -425,20 +453,33 @@ pub fn print_list(engine: Option<&str>, json: bool) -> Result<String, String> {
     if json {
         return Ok(serde_json::to_string_pretty(&all).expect("serialises") + "\n");
     }
+    let width = list_width();
+    let full = list_rows(&all, |v| v.to_string());
+    // Full versions where they leave the status room; the short form (`7.0.15…`) otherwise.
+    let before: usize = (0..3).map(|c| full.iter().map(|r| r[c].chars().count()).max().unwrap_or(0) + 2).sum();
+    let t = if before + STATUS_ROOM <= width { full } else { list_rows(&all, kvbench_report::short_version) };
+    let mut out = render_plain(&t, width);
+    out.push_str("`kvbench list ENGINE` shows an engine's capabilities and options.\n");
+    out.push_str(&runtimes());
+    Ok(out)
+}
+
+/// Columns the status needs beside the others before versions are shortened.
+const STATUS_ROOM: usize = 30;
+
+/// `list`'s rows (engine, runtime, version, status) under their header.
+fn list_rows(all: &[EngineInfo], version: impl Fn(&str) -> String) -> Vec<Vec<String>> {
     let mut t: Vec<Vec<String>> = vec![["engine", "runtime", "version", "status"].map(String::from).to_vec()];
-    for e in &all {
+    for e in all {
         let runtime = format!("{:?}", e.runtime).to_lowercase() + if e.server { " (server)" } else { "" };
         let mut status = if e.available { "ok".into() } else { format!("unavailable: {}", e.why) };
         // The short version column would cut the mark off: it goes with the status.
         if e.version.contains("(unmaintained)") {
             status.push_str(", unmaintained upstream");
         }
-        t.push(vec![e.name.clone(), runtime, kvbench_report::short_version(&e.version), status]);
+        t.push(vec![e.name.clone(), runtime, version(&e.version), status]);
     }
-    let mut out = render_plain(&t, LIST_WIDTH);
-    out.push_str("`kvbench list ENGINE` shows an engine's capabilities and options.\n");
-    out.push_str(&runtimes());
-    Ok(out)
+    t
 }
 
 /// Which runtimes this kvbench found and where (or why not), one a line.
@@ -505,8 +546,8 @@ fn wrap(first: &str, text: &str, width: usize, indent: usize) -> String {
     out
 }
 
-/// A plain aligned text table, the first row its header; the last column is cut to fit
-/// `width` (a `…` says so).
+/// A plain aligned text table, the first row its header; the last column wraps under itself
+/// to fit `width` (cut with a `…` only where the other columns leave it no room).
 fn render_plain(rows: &[Vec<String>], width: usize) -> String {
     let cols = rows[0].len();
     let mut widths: Vec<usize> =
@@ -515,9 +556,14 @@ fn render_plain(rows: &[Vec<String>], width: usize) -> String {
     widths[cols - 1] = widths[cols - 1].min(width.saturating_sub(before));
     let mut out = String::new();
     for (i, r) in rows.iter().enumerate() {
-        let line: Vec<String> = r.iter().enumerate().map(|(c, s)| format!("{s:<w$}", w = widths[c])).collect();
-        out.push_str(&cut(line.join("  ").trim_end(), width));
-        out.push('\n');
+        let line: Vec<String> =
+            r[..cols - 1].iter().enumerate().map(|(c, s)| format!("{s:<w$}", w = widths[c])).collect();
+        let head = line.join("  ") + "  ";
+        let last = wrap(&head, &r[cols - 1], width, before);
+        last.lines().for_each(|l| {
+            out.push_str(&cut(l.trim_end(), width));
+            out.push('\n');
+        });
         if i == 0 {
             out.push_str(&cut(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "), width));
             out.push('\n');
@@ -585,7 +631,10 @@ mod tests {
         ];
         let text = render_plain(&rows, LIST_WIDTH);
         assert!(text.lines().all(|l| l.chars().count() <= LIST_WIDTH), "{text}");
-        assert!(text.lines().nth(2).unwrap().starts_with("py-rocksdict  unavailable: why") && text.contains('…'));
+        // The status wraps under itself: nothing of it is cut.
+        assert!(text.lines().nth(2).unwrap().starts_with("py-rocksdict  unavailable: why") && !text.contains('…'));
+        assert_eq!(text.matches("why").count(), 40, "{text}");
+        assert!(text.lines().skip(3).all(|l| l.starts_with("              why")), "{text}");
         let w = wrap("  ", &format!("name (kind, default x) {}", "word ".repeat(30)), LIST_WIDTH, 4);
         assert!(
             w.lines().all(|l| l.chars().count() <= LIST_WIDTH) && w.lines().skip(1).all(|l| l.starts_with("    word")),

@@ -10,6 +10,7 @@ mod estimate;
 mod export;
 mod history;
 mod hosts;
+mod list_cache;
 mod orchestrate;
 mod out;
 mod plan_cmd;
