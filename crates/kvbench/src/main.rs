@@ -56,13 +56,14 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Render a result file: table, markdown, csv, json, html, ycsb, or hlog (HdrHistogram
-    /// interval logs, one file per row, repetition and phase, written into a directory).
+    /// Render a result file: table, markdown, csv, json, html, ycsb, hlog (HdrHistogram
+    /// interval logs, one file per row, repetition and phase, written into a directory),
+    /// github-action-benchmark or bencher.
     Report {
         /// The result file (JSON) a run wrote (default: results/latest.json, the newest run
         /// written to results/).
         file: Option<PathBuf>,
-        /// table, markdown, csv, json, html, ycsb or hlog.
+        /// table, markdown, csv, json, html, ycsb, hlog, github-action-benchmark or bencher.
         #[arg(long, short, default_value = "table")]
         format: String,
         /// Latency percentiles of the phase tables (default 50,95,99,99.9).
@@ -200,8 +201,8 @@ struct ScenarioArgs {
     /// Durability: none, commit, always.
     #[arg(long, value_parser = parse::sync)]
     sync: Option<SyncMode>,
-    /// Before each read phase: warm, cold (reopened, files evicted with posix_fadvise) or
-    /// reopen (reopened, page cache kept).
+    /// Before each phase after the load: warm, cold (reopened, files evicted with
+    /// posix_fadvise) or reopen (reopened, page cache kept).
     #[arg(long, value_parser = parse::cache)]
     cache: Option<CacheMode>,
     /// Seed of every generator: the same seed gives the same keys, values and operations.
@@ -265,7 +266,9 @@ struct RunArgs {
     /// Keep the databases after the run.
     #[arg(long)]
     keep_data: bool,
-    /// Report format printed at the end.
+    /// Report formats, comma-separated: table, markdown, csv, json, html, ycsb, hlog,
+    /// github-action-benchmark or bencher; the first printed at the end, the others written
+    /// beside the result file.
     #[arg(long, short, default_value = "table")]
     format: String,
     /// No live progress line on stderr.
