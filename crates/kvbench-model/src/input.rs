@@ -10,8 +10,10 @@ use std::path::Path;
 pub mod limits {
     /// A scenario file: its largest field is a few hundred phases and rows.
     pub const SCENARIO_BYTES: u64 = 16 << 20;
-    /// A result file: rows of interval histograms over long phases fit many times over.
-    pub const RESULT_BYTES: u64 = 1 << 30;
+    /// A result file: the most histograms a file may hold (`hdrcheck::MAX_PER_FILE`) at
+    /// several times the size of a one-second interval's. Refused by its size before a byte
+    /// is parsed: parsing costs several times the file's size in memory.
+    pub const RESULT_BYTES: u64 = 128 << 20;
     /// A bearer token file (only its first line is used).
     pub const TOKEN_BYTES: u64 = 64 << 10;
     /// A `file:` dataset, held in memory while a plan is made.
@@ -99,6 +101,16 @@ mod tests {
         let e = read_regular(&p, "--token-file", 1000).unwrap_err();
         assert!(e.contains("above the limit of 1000 bytes"), "{e}");
         assert_eq!(read_regular(&p, "x", 1001).unwrap().len(), 1001);
+    }
+
+    #[test]
+    fn regression_a_result_file_of_264_mb_is_refused_by_its_size_before_it_is_read() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("big.json");
+        // Sparse: its size is all the check may look at.
+        std::fs::File::create(&p).unwrap().set_len(264_000_000).unwrap();
+        let e = read_regular_text(&p, "result file", limits::RESULT_BYTES).unwrap_err();
+        assert!(e.contains("above the limit of 134217728 bytes"), "{e}");
     }
 
     #[test]

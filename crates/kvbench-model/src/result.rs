@@ -398,13 +398,19 @@ pub struct RunResult {
 
 impl RunResult {
     pub fn from_json(text: &str) -> Result<RunResult, String> {
-        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-        match v.get("schema").and_then(|s| s.as_str()) {
-            Some(SCHEMA) => {}
-            Some(other) => return Err(format!("schema `{other}`, this kvbench reads `{SCHEMA}`")),
-            None => return Err("no `schema` field: not a kvbench result".into()),
+        // The schema alone first (the rest skipped, nothing held), then the result parsed
+        // straight into its types: no JSON tree of the whole file is built.
+        #[derive(Deserialize)]
+        struct Head {
+            schema: Option<serde_json::Value>,
         }
-        let r: RunResult = serde_json::from_value(v).map_err(|e| format!("result does not match {SCHEMA}: {e}"))?;
+        let head: Head = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        match head.schema.as_ref().map(|s| s.as_str()) {
+            Some(Some(SCHEMA)) => {}
+            Some(Some(other)) => return Err(format!("schema `{other}`, this kvbench reads `{SCHEMA}`")),
+            _ => return Err("no `schema` field: not a kvbench result".into()),
+        }
+        let r: RunResult = serde_json::from_str(text).map_err(|e| format!("result does not match {SCHEMA}: {e}"))?;
         r.check_histograms()?;
         Ok(r)
     }

@@ -164,6 +164,24 @@ pub(crate) fn repeated(r: &RunResult, jitter: &[f64]) -> RunResult {
     out
 }
 
+/// Issue 42: repetitions whose histograms each hold `i64::MAX` samples pooled beyond what the
+/// V2 encoding writes; every people's format renders (the crafted histograms refused), no panic.
+#[test]
+fn regression_histogram_counts_of_2_pow_63_render_without_a_panic() {
+    let mut h = new_histogram();
+    h.record_n(1000, i64::MAX as u64).unwrap();
+    let hdr = encode_histogram(&h);
+    let mut r = repeated(&fixture(), &[1.0, 1.01]);
+    for p in r.engines.iter_mut().flat_map(|e| e.phases.iter_mut()) {
+        if let Some(l) = p.latency.as_mut() {
+            l.hdr = hdr.clone();
+        }
+    }
+    for fmt in [Format::Table, Format::Markdown, Format::Html, Format::Csv] {
+        assert!(!render(&r, fmt).is_empty(), "{fmt:?}");
+    }
+}
+
 #[test]
 fn table_snapshot() {
     insta::assert_snapshot!(text_table(&preamble(&fixture()), &sections(&fixture())));
@@ -465,6 +483,33 @@ fn hlog_files_read_back_as_interval_logs() {
         }
     }
     assert_eq!(n, 3, "one histogram per second of the 3 s phase");
+}
+
+/// The hlog lines are written from the result's encodings without decoding them: they must be
+/// the ones HdrHistogram's own interval log writer makes from the decoded histograms.
+#[test]
+fn hlog_lines_are_the_interval_log_writers_without_decoding() {
+    use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
+    use hdrhistogram::serialization::V2DeflateSerializer;
+    use std::time::Duration;
+    let r = fixture();
+    let files = hlog_files(&r);
+    let (_, text) = files.iter().find(|(n, _)| n == "slow-r0-get.hlog").unwrap();
+    let p = r.engines.iter().find(|e| e.label == "slow").unwrap().phases.iter().find(|p| p.name == "get").unwrap();
+    let (mut buf, mut ser) = (Vec::new(), V2DeflateSerializer::new());
+    let mut w = IntervalLogWriterBuilder::new().with_max_value_divisor(1e6).begin_log_with(&mut buf, &mut ser).unwrap();
+    let end_ms = crate::wall_ns(p) / 1_000_000;
+    for (i, iv) in p.intervals.iter().enumerate() {
+        let h = kvbench_model::histogram::decode_histogram(&iv.hdr).unwrap();
+        let next = p.intervals.get(i + 1).map(|n| n.t_ms).unwrap_or(end_ms);
+        let len = Duration::from_millis(next - iv.t_ms);
+        w.write_histogram(&h, Duration::from_millis(iv.t_ms), len, None).unwrap();
+    }
+    drop(w);
+    let theirs = String::from_utf8(buf).unwrap();
+    let lines = |t: &str| t.lines().filter(|l| !l.starts_with('#')).map(String::from).collect::<Vec<_>>();
+    assert_eq!(lines(text), lines(&theirs));
+    assert_eq!(lines(text).len(), 3);
 }
 
 #[test]
