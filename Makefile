@@ -51,7 +51,10 @@ PREFIX ?= /usr/local
 install: build python go
 	scripts/install.sh $(PREFIX)
 
-run: build python go
+# The release build, the Python venv's downloads and the Go modules' downloads overlap (-j3);
+# the Go and Python workers' link steps then wait for the worker core cargo builds.
+run: deps rust
+	$(MAKE) --no-print-directory -j3 build python go
 	./target/release/kvbench run
 
 test: deps rust python go test-rust test-python test-go

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Build the worker core (crates/kvbench-ffi, which the worker loads with ctypes) and create (or
-# bring up to date) drivers/python/.venv with the pinned requirements and the kvbench_driver
-# package installed editable. Idempotent: cargo does nothing when the core is up to date, and
+# Create (or bring up to date) drivers/python/.venv with the pinned requirements and the
+# kvbench_driver package installed editable, then build the worker core (crates/kvbench-ffi,
+# which the worker loads with ctypes). Idempotent: cargo does nothing when the core is up to date, and
 # when the requirements and the package metadata have not changed since the last successful
 # run, the venv is left as it is.
 #   drivers/python/setup.sh           runtime + dev tools (pytest, ruff)
@@ -11,12 +11,14 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="$here/.venv"
 python="${PYTHON:-python3}"
 stamp="$venv/.kvbench-setup"
-(cd "$here/../.." && "${CARGO:-cargo}" build --release --quiet -p kvbench-ffi)
+core() { (cd "$here/../.." && "${CARGO:-cargo}" build --release --quiet -p kvbench-ffi); }
 want="$(cat "$here/requirements.txt" "$here/requirements-dev.txt" "$here/pyproject.toml" | sha256sum | cut -d' ' -f1) $("$python" -c 'import sys; print(sys.version.split()[0])')"
 
 if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    core
     exit 0
 fi
+# The downloads first: beside a release build (make run's -j3) they cost no wall time.
 if [[ ! -x "$venv/bin/python" ]]; then
     echo "setup.sh: creating $venv" >&2
     "$python" -m venv "$venv"
@@ -25,6 +27,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 "$venv/bin/python" -m pip install --quiet -r "$here/requirements-dev.txt"
 "$venv/bin/python" -m pip install --quiet --no-deps --no-build-isolation -e "$here" 2>/dev/null \
     || "$venv/bin/python" -m pip install --quiet --no-deps -e "$here"
+core
 "$venv/bin/python" -c "import hdrh; from kvbench_driver import core; core.load()" >/dev/null
 echo "$want" > "$stamp"
 echo "setup.sh: $venv ready" >&2
