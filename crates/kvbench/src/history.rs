@@ -4,6 +4,7 @@
 //! options and sync) and one line per row and phase (the medians over the repetitions). A
 //! series is one row and phase of one scenario and plan on one machine, in time order.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use kvbench_model::result::{PhaseResult, RunResult, Status};
@@ -11,8 +12,17 @@ use kvbench_report::median;
 use kvbench_report::trend::{Point, Series};
 use rusqlite::{params, Connection};
 
-/// Where `--history` without a path and `kvbench history` look.
+/// Where `kvbench history` and `kvbench dashboard` look: the store a bare `run --history`
+/// makes in run's default `--output` directory.
 pub const DEFAULT_PATH: &str = "results/history.sqlite";
+/// The store's file name in a run's `--output` directory.
+const FILE_NAME: &str = "history.sqlite";
+
+/// The store `run --history [PATH]` appends to: PATH, or history.sqlite beside the run's
+/// results (the --output directory), so that runs sent elsewhere keep their own history.
+pub fn store_of_run(path: Option<&Path>, out: &Path) -> PathBuf {
+    path.map(Path::to_path_buf).unwrap_or_else(|| out.join(FILE_NAME))
+}
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -326,18 +336,7 @@ pub fn history_cmd(a: &HistoryArgs) -> Result<String, String> {
         h.append(&r, Some(f))?;
     }
     if a.label.is_none() && a.phase.is_none() {
-        let mut out = format!("{:<28} {:<19} {:<24} {:>7}  machine\n", "run", "started (UTC)", "scenario", "figures");
-        for r in h.runs()? {
-            let when = crate::orchestrate::utc_stamp(r.started_at);
-            let _ = std::fmt::Write::write_fmt(
-                &mut out,
-                format_args!(
-                    "{:<28} {when:<19} {:<24} {:>7}  {} (kvbench {})\n",
-                    r.run_id, r.scenario, r.rows, r.machine, r.kvbench_version
-                ),
-            );
-        }
-        return Ok(out);
+        return Ok(runs_table(&h.runs()?));
     }
     let mut out = String::new();
     for s in h.series(a.label.as_deref(), a.phase.as_deref())? {
@@ -347,6 +346,55 @@ pub fn history_cmd(a: &HistoryArgs) -> Result<String, String> {
         return Err("no stored figures for that --label/--phase".into());
     }
     Ok(out)
+}
+
+/// The stored runs as columns padded to their widest cell (run ids and scenario names have no
+/// fixed length); the machine, of any length, last.
+fn runs_table(runs: &[RunRow]) -> String {
+    let head = ["started (UTC)", "run", "scenario", "figures", "kvbench", "machine"].map(String::from);
+    let mut lines = vec![head];
+    for r in runs {
+        lines.push([
+            timestamp(r.started_at),
+            r.run_id.clone(),
+            r.scenario.clone(),
+            r.rows.to_string(),
+            r.kvbench_version.clone(),
+            r.machine.clone(),
+        ]);
+    }
+    let width = |c: usize| lines.iter().map(|l| l[c].chars().count()).max().unwrap_or(0);
+    let w: Vec<usize> = (0..5).map(width).collect();
+    let mut out = String::new();
+    for l in &lines {
+        let _ = writeln!(
+            out,
+            "{:<w0$}  {:<w1$}  {:<w2$}  {:>w3$}  {:<w4$}  {}",
+            l[0],
+            l[1],
+            l[2],
+            l[3],
+            l[4],
+            l[5],
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2],
+            w3 = w[3],
+            w4 = w[4]
+        );
+    }
+    out
+}
+
+/// `secs` since the epoch as `YYYY-MM-DD HH:MM:SS` (UTC).
+fn timestamp(secs: u64) -> String {
+    let s = crate::orchestrate::utc_stamp(secs);
+    match (s.get(0..4), s.get(4..6), s.get(6..8), s.get(9..11), s.get(11..13), s.get(13..15)) {
+        (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(se)) if s.len() == 15 => {
+            format!("{y}-{mo}-{d} {h}:{mi}:{se}")
+        }
+        _ => s,
+    }
 }
 
 /// One series as lines: each run's figures, steps marked.
@@ -459,6 +507,46 @@ mod tests {
         let marked: Vec<&str> = text.lines().filter(|l| l.contains("<- step")).collect();
         assert_eq!(marked.len(), 1, "{text}");
         assert!(marked[0].contains("run-1008") && marked[0].contains("-30%"), "{text}");
+    }
+
+    #[test]
+    fn regression_41_the_run_list_keeps_its_columns_aligned_with_real_timestamps() {
+        let row = |id: &str, t: u64, scenario: &str| RunRow {
+            run_id: id.into(),
+            started_at: t,
+            scenario: scenario.into(),
+            machine: "h (cpu, 2 cores)".into(),
+            kvbench_version: "0.1.0".into(),
+            rows: 37,
+        };
+        let runs = [
+            row("20260314-092653-81234-1a2b3c4d-default_comparison", 1_773_480_413, "default comparison"),
+            row("r", 0, "s"),
+        ];
+        let text = runs_table(&runs);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(lines[1].starts_with("2026-03-14 09:26:53  20260314-092653"), "{text}");
+        assert!(lines[2].starts_with("1970-01-01 00:00:00  r "), "{text}");
+        // Each column starts where its heading does, on every line.
+        for (heading, cells) in [("run", ["20260314", "r "]), ("scenario", ["default comparison", "s "])] {
+            let at = lines[0].find(heading).unwrap();
+            for (line, cell) in lines[1..].iter().zip(cells) {
+                assert_eq!(line.find(cell), Some(at), "{heading} column:\n{text}");
+            }
+        }
+        let figures_end = lines[0].find("figures").unwrap() + "figures".len();
+        assert!(lines[1..].iter().all(|l| &l[figures_end - 2..figures_end] == "37"), "{text}");
+    }
+
+    #[test]
+    fn regression_41_a_bare_history_follows_the_output_directory() {
+        let out = Path::new("elsewhere/out");
+        assert_eq!(store_of_run(None, out), out.join("history.sqlite"));
+        assert_eq!(store_of_run(Some(Path::new("h.sqlite")), out), Path::new("h.sqlite"));
+        // The default store of `history` and `dashboard` is the one a bare --history makes with
+        // run's default --output.
+        assert_eq!(store_of_run(None, Path::new("results")), Path::new(DEFAULT_PATH));
     }
 
     #[test]

@@ -257,9 +257,10 @@ struct RunArgs {
     /// Seconds one engine may take before its worker is killed.
     #[arg(long, value_parser = parse::positive_u64, allow_hyphen_values = true)]
     timeout: Option<u64>,
-    /// Also append the run to this results store (SQLite; `kvbench history`, `dashboard`).
-    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = history::DEFAULT_PATH)]
-    history: Option<PathBuf>,
+    /// Also append the run to this results store (SQLite; `kvbench history`, `dashboard`);
+    /// without PATH, history.sqlite in the --output directory.
+    #[arg(long, value_name = "PATH", num_args = 0..=1)]
+    history: Option<Option<PathBuf>>,
     /// Where databases are created (must be a real disk for honest numbers).
     #[arg(long, default_value = ".kvbench/data")]
     data_dir: PathBuf,
@@ -522,7 +523,7 @@ fn run(a: RunArgs) -> i32 {
             exports.iter().for_each(|f| export::export_beside(&r, path, *f, &report_opts));
             crate::say!("result: {}", path.display());
             if let Some(h) = &a.history {
-                if let Err(e) = history::record(h, &r, path) {
+                if let Err(e) = history::record(&history::store_of_run(h.as_deref(), &a.out), &r, path) {
                     crate::say!("error: {e}");
                 }
             }

@@ -127,6 +127,19 @@ fn vary_makes_interleaved_rows_with_verdicts_against_the_first_value() {
 }
 
 #[test]
+fn regression_41_a_bare_history_goes_into_the_output_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut args = vec!["run", "--no-progress", "--engines", "memory", "--records", "100", "--workload", "readrandom"];
+    args.extend(["--data-dir", "data", "--plan-dir", "plans", "--output", "elsewhere", "--history"]);
+    let o = kvbench(tmp.path(), &args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(tmp.path().join("elsewhere/history.sqlite").is_file(), "{}", text(&o.stderr));
+    assert!(!tmp.path().join("results").exists(), "nothing written to ./results");
+    let o = kvbench(tmp.path(), &["history", "--db", "elsewhere/history.sqlite"]);
+    assert!(o.status.success() && text(&o.stdout).starts_with("started (UTC)"), "{}", text(&o.stderr));
+}
+
+#[test]
 fn compare_takes_several_runs_each_against_the_first() {
     let tmp = tempfile::tempdir().unwrap();
     let a = run(tmp.path(), "a", &["--repetitions", "2"]);
