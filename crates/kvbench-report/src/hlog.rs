@@ -35,7 +35,7 @@ fn log(r: &RunResult, e: &EngineResult, p: &PhaseResult) -> Option<String> {
     let mut buf = Vec::new();
     let mut ser = V2DeflateSerializer::new();
     let start = UNIX_EPOCH + Duration::from_secs(r.started_at);
-    let mut w = IntervalLogWriterBuilder::new()
+    let w = IntervalLogWriterBuilder::new()
         .add_comment("[Histogram log format version 1.3]")
         .add_comment(&format!(
             "[kvbench {} run {}: {} repetition {}, phase {} ({}), latency per {} in ns]",
