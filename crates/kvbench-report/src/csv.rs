@@ -8,8 +8,11 @@ use crate::space_measured;
 
 const HEADER: &str = "run_id,engine,label,repetition,runtime,version,sync,phase,kind,status,reason,unit,ops,requests,errors,mismatches,missing,elapsed_ns,wall_ns,busy_ns,harness_share,ops_per_sec,min_ns,mean_ns,p50_ns,p90_ns,p95_ns,p99_ns,p999_ns,max_ns,threads,batch,cache,cpu_user_ns,cpu_sys_ns,max_rss_kb,io_read_bytes,io_write_bytes,alloc_bytes,mallocs,space_bytes,space_amplification,disk_read_bytes,disk_write_bytes,cancelled_write_bytes,logical_read_bytes,logical_write_bytes,read_amplification,write_amplification,cached_at_start,budget_bytes,budget_peak_bytes";
 
+/// A cell a spreadsheet shows as text and a terminal shows as printed: formulas neutralised,
+/// control characters (ESC, BEL, CR ...) written as `\uXXXX`.
 fn field(s: &str) -> String {
-    let s = crate::csv_neutral(s);
+    let neutral = crate::csv_neutral(s);
+    let s = crate::terminal_safe(&neutral);
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -182,6 +182,17 @@ fn regression_histogram_counts_of_2_pow_63_render_without_a_panic() {
     }
 }
 
+/// Issue 42: a label from a crafted result reaches `report -f csv` with its ESC and BEL
+/// escaped, as the table shows them.
+#[test]
+fn regression_csv_escapes_control_characters_of_labels() {
+    let mut r = fixture();
+    r.engines[0].label = "evil\u{1b}]0;title\u{7}\u{1b}[31m".into();
+    let text = render(&r, Format::Csv);
+    assert!(!text.contains(['\u{1b}', '\u{7}']), "{text}");
+    assert!(text.contains("evil\\u001b]0;title\\u0007\\u001b[31m"), "{text}");
+}
+
 #[test]
 fn table_snapshot() {
     insta::assert_snapshot!(text_table(&preamble(&fixture()), &sections(&fixture())));
