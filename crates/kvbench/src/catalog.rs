@@ -118,6 +118,10 @@ impl kvbench_model::flags::Catalog for Engines {
         default_engines()
     }
 
+    fn all_engines(&self) -> Vec<String> {
+        all_engines()
+    }
+
     fn check_options(&self, engine: &str, options: &BTreeMap<String, serde_json::Value>) -> Result<(), String> {
         let Ok(r) = resolve(engine) else { return Ok(()) };
         let decls = r.option_decls()?;
@@ -403,11 +407,39 @@ pub fn all_names() -> Vec<String> {
     names
 }
 
-/// The default comparison: every embedded Rust engine that is available here.
-/// The default comparison: every available embedded engine of every runtime, grouped by
-/// runtime (Rust/C, then Go, then Python); a runtime whose worker is not built is left out and
-/// said so by `kvbench list`. Test oracles and engines that need a server are not in it.
+/// The default comparison's rows: one engine per storage design in each runtime, so `make run`
+/// shows the designs side by side in seconds; `--engines all` runs every available one.
+const REPRESENTATIVE: &[&str] = &[
+    // Rust/C: mmap B+tree, LSM, small LSM, SQL B-tree, cached B-tree, hash file, constant
+    // database, modern hash, Rust B-tree, Rust LSM.
+    "lmdb",
+    "rocksdb",
+    "leveldb",
+    "sqlite",
+    "wiredtiger",
+    "tokyocabinet-hash",
+    "tinycdb",
+    "tkrzw-hash",
+    "redb",
+    "fjall",
+    // Go: B+tree, LSM, LSM with a value log.
+    "go-bbolt",
+    "go-pebble",
+    "go-badger",
+    // Python: the bindings article 000 compares.
+    "py-lmdb",
+    "py-rocksdict",
+];
+
+/// The default comparison: the [`REPRESENTATIVE`] engines available here, in runtime order.
 pub fn default_engines() -> Vec<String> {
+    all_engines().into_iter().filter(|n| REPRESENTATIVE.contains(&n.as_str())).collect()
+}
+
+/// `--engines all`: every available embedded engine of every runtime, grouped by runtime
+/// (Rust/C, then Go, then Python); a runtime whose worker is not built is left out and said
+/// so by `kvbench list`. Test oracles and engines that need a server are not in it.
+pub fn all_engines() -> Vec<String> {
     let mut names: Vec<String> = entries()
         .iter()
         .filter_map(|e| match e {
@@ -459,7 +491,8 @@ pub fn print_list(engine: Option<&str>, json: bool) -> Result<String, String> {
     let before: usize = (0..3).map(|c| full.iter().map(|r| r[c].chars().count()).max().unwrap_or(0) + 2).sum();
     let t = if before + STATUS_ROOM <= width { full } else { list_rows(&all, kvbench_report::short_version) };
     let mut out = render_plain(&t, width);
-    out.push_str("`kvbench list ENGINE` shows an engine's capabilities and options.\n");
+    out.push_str("`kvbench list ENGINE` shows an engine's capabilities and options; `default`: in the default\n");
+    out.push_str("comparison (`--engines all` runs every available engine).\n");
     out.push_str(&runtimes());
     Ok(out)
 }
@@ -472,7 +505,11 @@ fn list_rows(all: &[EngineInfo], version: impl Fn(&str) -> String) -> Vec<Vec<St
     let mut t: Vec<Vec<String>> = vec![["engine", "runtime", "version", "status"].map(String::from).to_vec()];
     for e in all {
         let runtime = format!("{:?}", e.runtime).to_lowercase() + if e.server { " (server)" } else { "" };
-        let mut status = if e.available { "ok".into() } else { format!("unavailable: {}", e.why) };
+        let mut status = match (e.available, REPRESENTATIVE.contains(&e.name.as_str())) {
+            (true, true) => "ok, default".into(),
+            (true, false) => "ok".into(),
+            (false, _) => format!("unavailable: {}", e.why),
+        };
         // The short version column would cut the mark off: it goes with the status.
         if e.version.contains("(unmaintained)") {
             status.push_str(", unmaintained upstream");
@@ -640,6 +677,15 @@ mod tests {
             w.lines().all(|l| l.chars().count() <= LIST_WIDTH) && w.lines().skip(1).all(|l| l.starts_with("    word")),
             "{w}"
         );
+    }
+
+    #[test]
+    fn every_engine_of_the_default_comparison_is_in_the_readme_engine_table() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+        let table: Vec<&str> = readme.lines().filter(|l| l.starts_with("| `")).collect();
+        for name in REPRESENTATIVE {
+            assert!(table.iter().any(|l| l.contains(&format!("`{name}`"))), "{name} is no engine of the README's table");
+        }
     }
 
     #[test]

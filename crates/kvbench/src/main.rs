@@ -139,7 +139,8 @@ struct PlanArgs {
 struct ScenarioArgs {
     /// Scenario file (TOML). Without it: the default comparison.
     scenario: Option<PathBuf>,
-    /// Comma-separated engines (default: every available embedded engine).
+    /// Comma-separated engines; `all`: every available embedded engine (default: one engine
+    /// per storage design and runtime, `kvbench list` marks them).
     #[arg(long)]
     engines: Option<String>,
     /// Records of the dataset (the load writes each once; phases without a count touch each once).

@@ -59,6 +59,8 @@ pub struct Flags {
 pub trait Catalog {
     /// The rows of the default comparison.
     fn default_engines(&self) -> Vec<String>;
+    /// Every available embedded engine: what `--engines all` names.
+    fn all_engines(&self) -> Vec<String>;
     /// `options` checked as a scenario's are for `engine`; an engine missing here is left to
     /// the run (its row fails with the reason, as a scenario's does).
     fn check_options(&self, engine: &str, options: &BTreeMap<String, serde_json::Value>) -> Result<(), String>;
@@ -173,7 +175,7 @@ fn trace_scenario(a: &Flags, trace: &std::path::Path, catalog: &dyn Catalog) -> 
 fn steps<'a>(a: &'a Flags, catalog: &'a dyn Catalog) -> Vec<Step<'a>> {
     let mut v: Vec<Step> = Vec::new();
     if let Some(list) = &a.engines {
-        v.push((format!("--engines {list}"), set(move |s| keep_engines(s, list))));
+        v.push((format!("--engines {list}"), set(move |s| keep_engines(s, &expand_all(list, catalog)))));
     }
     for o in &a.options {
         v.push((format!("--set {o}"), Box::new(move |s| engine_option(s, o, catalog))));
@@ -194,6 +196,16 @@ fn steps<'a>(a: &'a Flags, catalog: &'a dyn Catalog) -> Vec<Step<'a>> {
         v.push((format!("--timeout {x}"), set(move |s| s.timeout = x)));
     }
     v
+}
+
+/// `--engines` with `all` replaced by every available embedded engine.
+fn expand_all(list: &str, catalog: &dyn Catalog) -> String {
+    let names: Vec<String> = list
+        .split(',')
+        .map(str::trim)
+        .flat_map(|x| if x == "all" { catalog.all_engines() } else { vec![x.to_string()] })
+        .collect();
+    names.join(",")
 }
 
 /// `--engines`: the rows named (a scenario's variants by name or label, else a plain row).
@@ -444,5 +456,40 @@ fn run_steps<'a>(a: &'a Flags, v: &mut Vec<Step<'a>>) {
             Ok(())
         };
         v.push((format!("--memory {m}"), Box::new(set)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two engines in the default comparison, three in all.
+    struct Three;
+
+    impl Catalog for Three {
+        fn default_engines(&self) -> Vec<String> {
+            vec!["lmdb".into(), "rocksdb".into()]
+        }
+        fn all_engines(&self) -> Vec<String> {
+            vec!["lmdb".into(), "rocksdb".into(), "qdbm-villa".into()]
+        }
+        fn check_options(&self, _: &str, _: &BTreeMap<String, serde_json::Value>) -> Result<(), String> {
+            Ok(())
+        }
+        fn is_server(&self, _: &str) -> bool {
+            false
+        }
+    }
+
+    fn rows(engines: Option<&str>) -> Vec<String> {
+        let flags = Flags { engines: engines.map(String::from), ..Default::default() };
+        build(&flags, &Three).unwrap().all_variants().iter().map(|v| v.label()).collect()
+    }
+
+    #[test]
+    fn engines_all_names_every_available_engine_and_the_default_is_the_representative_set() {
+        assert_eq!(rows(None), ["lmdb", "rocksdb"]);
+        assert_eq!(rows(Some("all")), ["lmdb", "rocksdb", "qdbm-villa"]);
+        assert_eq!(rows(Some("sqlite,all")), ["sqlite", "lmdb", "rocksdb", "qdbm-villa"]);
     }
 }
