@@ -201,11 +201,45 @@ fn parse_writes<'a>(path: &str, body: &'a [u8], max: usize) -> Result<Vec<WriteO
         let put = match path {
             "/kv/put" => true,
             "/kv/delete" => false,
-            _ => c.byte().map_err(Some)? == 1,
+            _ => match c.byte().map_err(Some)? {
+                1 => true,
+                0 => false,
+                op => return Err(Some(format!("op byte {op} (1 = put, 0 = delete)"))),
+            },
         };
         let key = c.bytes().map_err(Some)?;
         let value = if put { Some(c.bytes().map_err(Some)?) } else { None };
         batch.push(WriteOp { key, value });
     }
     Ok(batch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `/kv/write` body: (op, key, value) with u32 big-endian lengths.
+    fn body(ops: &[(u8, &[u8], &[u8])]) -> Vec<u8> {
+        let mut b = Vec::new();
+        for (op, k, v) in ops {
+            b.push(*op);
+            put_bytes(&mut b, k);
+            if *op == 1 {
+                put_bytes(&mut b, v);
+            }
+        }
+        b
+    }
+
+    #[test]
+    fn regression_kv_write_refuses_an_op_byte_other_than_put_or_delete() {
+        let ok = body(&[(1, b"k", b"v"), (0, b"k", b"")]);
+        let batch = parse_writes("/kv/write", &ok, 10).unwrap();
+        assert_eq!(batch.len(), 2);
+        assert_eq!((batch[0].value, batch[1].value), (Some(&b"v"[..]), None));
+        for op in [2u8, 7, 255] {
+            let e = parse_writes("/kv/write", &body(&[(op, b"k", b"")]), 10).unwrap_err().unwrap();
+            assert_eq!(e, format!("op byte {op} (1 = put, 0 = delete)"));
+        }
+    }
 }
