@@ -26,7 +26,18 @@ const EVERYTHING: Capabilities = Capabilities {
     delete: true,
 };
 
+/// Records a dry run derives: it derives every record's key and value to size the data, so
+/// its time grows with them (about a second per million); `run` takes any count.
+pub const MAX_RECORDS: u64 = 10_000_000;
+
 pub fn main(s: &Scenario, plan_dir: &Path, dump: bool, only: Option<&str>) -> Result<(), String> {
+    if s.dataset.records > MAX_RECORDS {
+        return Err(format!(
+            "records = {}: `kvbench plan` shows plans of 1 to {MAX_RECORDS} records (it derives each \
+             one); `kvbench run` takes any count",
+            s.dataset.records
+        ));
+    }
     let data = dataset::resolve(s, plan_dir).map_err(|e| format!("{e:#}"))?;
     let v = s.all_variants().into_iter().next().ok_or("no engine rows")?;
     let dir = plan_dir.join("dry-run");
@@ -110,12 +121,16 @@ fn each_op(ds: &Data, st: &OpsStep, mut f: impl FnMut(&Op)) -> Result<u64, Strin
 
 /// Ops a dry run shows of a step that runs for a duration (its count is only a cap).
 const TIMED_SAMPLE: u64 = 1_000_000;
+/// Ops a dry run walks of any step: its first ones beyond (the plan's time and output stay
+/// bounded whatever `--ops` asks).
+const MAX_WALKED: u64 = 10_000_000;
 
-/// The ops a dry run walks: the count, or a sample of a step that runs for a duration.
+/// The ops a dry run walks: the count, or a sample of a step that runs for a duration or
+/// beyond [`MAX_WALKED`].
 fn shown_count(st: &OpsStep) -> u64 {
     match st.duration_ms {
         Some(_) => st.count.min(TIMED_SAMPLE),
-        None => st.count,
+        None => st.count.min(MAX_WALKED),
     }
 }
 
@@ -133,41 +148,44 @@ fn try_each_op(ds: &Data, st: &OpsStep, mut f: impl FnMut(&Op) -> Result<(), Str
     Ok(units)
 }
 
-/// What a step that runs for a duration shows instead of its whole stream.
+/// What a step that runs for a duration, or beyond [`MAX_WALKED`] ops, shows instead of its
+/// whole stream.
 fn for_a_time(st: &OpsStep) -> String {
     match st.duration_ms {
         Some(ms) => format!(" (runs for {} s: its first {} ops shown)", ms as f64 / 1000.0, shown_count(st)),
+        None if st.count > MAX_WALKED => format!(" (its first {MAX_WALKED} ops shown)"),
         None => String::new(),
     }
 }
 
-/// How often records are chosen: counts per record, sorted on demand into top shares.
+/// How often records are chosen: counts of the records chosen (memory follows the ops walked,
+/// not the records), sorted on demand into top shares.
 struct Hits {
-    counts: Vec<u32>,
+    counts: std::collections::HashMap<u64, u32>,
     n: u64,
 }
 
 impl Hits {
-    fn new(total: u64) -> Hits {
-        Hits { counts: vec![0; total.max(1) as usize], n: 0 }
+    fn new() -> Hits {
+        Hits { counts: std::collections::HashMap::new(), n: 0 }
     }
 
     fn add(&mut self, record: u64) {
-        if let Some(h) = self.counts.get_mut(record as usize) {
-            *h = h.saturating_add(1);
-        }
+        let h = self.counts.entry(record).or_default();
+        *h = h.saturating_add(1);
         self.n += 1;
     }
 
     fn touched(&self) -> u64 {
-        self.counts.iter().filter(|&&h| h > 0).count() as u64
+        self.counts.len() as u64
     }
 
     /// Shares (%) of the choices taken by the top 1, top 10 and top 1% of `records` records.
     fn top_shares(&mut self, records: u64) -> (f64, f64, f64) {
-        self.counts.sort_unstable_by(|a, b| b.cmp(a));
+        let mut counts: Vec<u32> = self.counts.values().copied().collect();
+        counts.sort_unstable_by(|a, b| b.cmp(a));
         let share =
-            |k: usize| self.counts.iter().take(k).map(|&h| h as u64).sum::<u64>() as f64 / self.n.max(1) as f64 * 100.0;
+            |k: usize| counts.iter().take(k).map(|&h| h as u64).sum::<u64>() as f64 / self.n.max(1) as f64 * 100.0;
         (share(1), share(10), share((records as usize / 100).max(1)))
     }
 }
@@ -175,7 +193,7 @@ impl Hits {
 fn summary(data: &Data, st: &OpsStep) -> Result<String, String> {
     let ds = data.dataset();
     let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
-    let (mut all, mut starts) = (Hits::new(ds.total), Hits::new(ds.total));
+    let (mut all, mut starts) = (Hits::new(), Hits::new());
     let (mut newest, mut past_newest) = (st.last, 0u64);
     let units = each_op(data, st, |o| {
         *kinds.entry(o.kind.as_str()).or_default() += 1;
@@ -270,4 +288,26 @@ fn reachable(d: &Dist) -> String {
     }
     let r = hit.iter().filter(|&&h| h).count() as f64 / n as f64 * 100.0;
     format!("; reachable {r:.2}% of records")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regression_a_step_of_a_trillion_ops_walks_at_most_max_walked_and_says_so() {
+        let mut st: OpsStep = serde_json::from_value(serde_json::json!({
+            "index": 0, "name": "get", "kind": "get", "count": 1_000_000_000_000u64,
+            "dist": {"name": "uniform", "n": 10}, "rec_seed": 1,
+        }))
+        .unwrap();
+        assert_eq!(shown_count(&st), MAX_WALKED);
+        assert_eq!(for_a_time(&st), format!(" (its first {MAX_WALKED} ops shown)"));
+        st.count = 500;
+        assert_eq!((shown_count(&st), for_a_time(&st)), (500, String::new()));
+        let mut hits = Hits::new();
+        [u64::MAX, u64::MAX, 7].into_iter().for_each(|r| hits.add(r));
+        assert_eq!(hits.touched(), 2, "records of any number, memory by the ops walked");
+        assert_eq!(hits.top_shares(1_000_000_000_000).0.round(), 67.0);
+    }
 }

@@ -368,3 +368,20 @@ fn regression_a_duration_ends_every_phase_kind_within_one_request_of_it() {
         assert!((200_000_000..=bound).contains(&wall), "{name}: {wall} ns, bound {bound} ns");
     }
 }
+
+/// Issue 42: `plan` over a trillion records printed nothing for minutes; `--dump` of a
+/// billion gave no first byte in 30 s. Both are refused at once with the range a plan shows.
+#[test]
+fn regression_plan_refuses_more_records_than_it_can_show_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    for extra in [&[][..], &["--dump"][..]] {
+        let mut args = vec!["plan", "--engines", "memory", "--records", "1000000000000"];
+        args.extend(extra);
+        let started = std::time::Instant::now();
+        let o = kvbench(tmp.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+        let e = text(&o.stderr);
+        assert!(e.contains("records = 1000000000000") && e.contains("1 to 10000000"), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "refused before any record is derived");
+    }
+}
