@@ -123,7 +123,11 @@ fn reach(
     pool: &mut ServerPool,
     row: &mut EngineResult,
 ) -> Result<Reached, String> {
-    let (Some((name, start)), None) = (server, &v.url) else { return Ok((v.url.clone(), None, None)) };
+    let (Some((name, start)), None) = (server, &v.url) else {
+        // `env:NAME` and `file:PATH` become the URL only here, in the job the worker reads.
+        let url = v.url.as_deref().map(kvbench_model::secret::resolve_url).transpose()?;
+        return Ok((url, None, None));
+    };
     let access = pool.get(name, start.as_ref()).map_err(|e| format!("server did not start: {e}"))?;
     kvbench_model::secret::remember_url(&access.url);
     if let Some(t) = &access.token {

@@ -42,8 +42,13 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
     let variants = s.all_variants();
     // Bad input fails before anything runs: repeated labels, unknown engines and options.
     let resolved = resolve_rows(&variants, o.scenario_file.as_deref())?;
-    // A password in a row's URL is redacted from everything the run writes and prints.
-    variants.iter().filter_map(|v| v.url.as_deref()).for_each(kvbench_model::secret::remember_url);
+    // A password in a row's URL (or the URL it refers to) is redacted from everything the run
+    // writes and prints; a reference that does not resolve fails before anything runs.
+    for url in variants.iter().filter_map(|v| v.url.as_deref()) {
+        kvbench_model::secret::remember_url(url);
+        let resolved = kvbench_model::secret::resolve_url(url).map_err(|e| anyhow::anyhow!("{e}"))?;
+        kvbench_model::secret::remember_url(&resolved);
+    }
     process::install_signals(&ENGINES_RUNNING);
     if let Err(e) = std::fs::create_dir_all(&o.out_dir) {
         // Not fatal: the results go to a fallback place at the end.

@@ -4,6 +4,7 @@
 
 use std::hash::{BuildHasher, Hasher};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use kvbench_model::result::RunResult;
@@ -81,7 +82,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let tmp = dir.join(format!(".{name}.{}.tmp", unique_id("w")));
     let mut created = false;
     let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        // A result that held a secret (now redacted) is its owner's alone.
+        let mode = if kvbench_model::secret::holds_redaction(bytes) { 0o600 } else { 0o644 };
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(mode).open(&tmp)?;
         created = true;
         f.write_all(bytes)?;
         f.sync_all()?;
@@ -295,6 +298,25 @@ mod tests {
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
         let e = write_atomic(&d.path().join("missing/r.json"), b"{}").unwrap_err();
         assert!(e.contains("missing/r.json"), "{e}");
+    }
+
+    #[test]
+    fn regression_a_result_with_a_query_password_is_redacted_and_its_owners_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("r.json");
+        let mut r = RunResult {
+            command: vec!["kvbench".into(), "--url".into(), "postgres=postgresql://u:p@h/db?password=SECRET42".into()],
+            ..Default::default()
+        };
+        ResultFile::new(p.clone()).update(&mut r);
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(!text.contains("SECRET42") && text.contains("password=***"), "{text}");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&p), 0o600);
+        let plain = d.path().join("plain.json");
+        write_atomic(&plain, b"{}").unwrap();
+        assert_ne!(mode(&plain), 0o600, "a file without a redaction keeps the usual mode");
     }
 
     #[test]
