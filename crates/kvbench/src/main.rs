@@ -459,7 +459,8 @@ fn prepare_dirs(a: &RunArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// Exit status of a run whose results could not go to `--out` and went to a fallback place.
+/// Exit status of a run whose results could not all go where asked: to a fallback place
+/// instead of `--out`, or not into the `--history` store.
 const EXIT_FALLBACK: i32 = 3;
 
 fn run(a: RunArgs) -> i32 {
@@ -523,11 +524,14 @@ fn run(a: RunArgs) -> i32 {
             }
             exports.iter().for_each(|f| export::export_beside(&r, path, *f, &report_opts));
             crate::say!("result: {}", path.display());
-            if let Some(h) = &a.history {
-                if let Err(e) = history::record(&history::store_of_run(h.as_deref(), &a.out), &r, path) {
-                    crate::say!("error: {e}");
-                }
-            }
+            // A run whose history append failed exits non-zero: a CI job sees the gap in its
+            // store (the results themselves are in the result file).
+            let history_failed = a.history.as_ref().is_some_and(|h| {
+                let store = history::store_of_run(h.as_deref(), &a.out);
+                history::record(&store, &r, path)
+                    .map_err(|e| crate::say!("error: --history: {e}; the results are in {}", path.display()))
+                    .is_err()
+            });
             if let Some(sig) = orchestrate::process::stop_signal() {
                 crate::say!("{}: the rows run so far are in the result", orchestrate::process::interruption());
                 orchestrate::process::exit_status(sig)
@@ -535,6 +539,8 @@ fn run(a: RunArgs) -> i32 {
                 code
             } else if let Some(why) = &written.fallback_because {
                 crate::say!("error: --output {}: {why}; the results are in {}", a.out.display(), path.display());
+                EXIT_FALLBACK
+            } else if history_failed {
                 EXIT_FALLBACK
             } else if r.engines.iter().any(|e| e.status == Status::Failed) {
                 crate::say!("some rows failed; see the status column");

@@ -385,3 +385,22 @@ fn regression_plan_refuses_more_records_than_it_can_show_at_once() {
         assert!(started.elapsed() < std::time::Duration::from_secs(20), "refused before any record is derived");
     }
 }
+
+/// Issue 42: a `--history` append that fails (the store is a directory, or garbage) exits 3,
+/// not 0, so a CI job sees that the store misses the run; the result file is still written.
+#[test]
+fn regression_a_failed_history_append_exits_non_zero() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("store-dir")).unwrap();
+    std::fs::write(tmp.path().join("garbage.sqlite"), vec![0x5a; 4096]).unwrap();
+    for store in ["store-dir", "garbage.sqlite"] {
+        let history = format!("--history={store}");
+        let mut args = vec!["run", "--no-progress", "--records", "300", "--workload", "readrandom"];
+        args.extend(["--engines", "memory", "--out", "out", "--data-dir", "data", "--plan-dir", "plans"]);
+        args.extend(["--format", "json", &history]);
+        let o = kvbench(tmp.path(), &args);
+        let e = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{store}: {e}");
+        assert!(e.contains("error: --history:") && e.contains("the results are in out/"), "{store}: {e}");
+    }
+}
