@@ -231,7 +231,7 @@ fn worker_engines(
         let out = cmd.output().map_err(|e| format!("running {what}: {e}"))?;
         if !out.status.success() {
             let why = String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("").to_string();
-            return Err(format!("{what} failed: {why}"));
+            return Err(format!("{what} failed ({}): {why}", died_how(out.status)));
         }
         Ok(out.stdout)
     })?;
@@ -377,8 +377,31 @@ pub fn resolve(name: &str) -> Result<Resolved, String> {
         }
         return Ok(Resolved::Go { worker: go_engine_worker(name)?, info });
     }
+    // A worker that died while listing its engines (killed, crashed) is the likelier cause
+    // than a misspelt name: say so.
+    // A worker that is not built is no such cause.
+    let lists = [(python().is_ok(), cached_python()), (go_worker().is_ok(), cached_go())];
+    let died: Vec<&str> =
+        lists.iter().filter_map(|(built, l)| l.as_ref().err().filter(|_| *built)).map(|e| e.as_str()).collect();
+    if !died.is_empty() {
+        return Err(format!(
+            "engine `{name}`: not a Rust engine, and a worker that may declare it died listing its engines: {}",
+            died.join("; ")
+        ));
+    }
     let names: Vec<String> = all_names();
     Err(format!("unknown engine `{name}` (known: {}; see `kvbench list`)", names.join(", ")))
+}
+
+/// How a worker process ended: its exit code, or the signal that killed it.
+fn died_how(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exit status {c}"),
+        (None, Some(9)) => "killed by SIGKILL".into(),
+        (None, Some(s)) => format!("killed by signal {s}"),
+        (None, None) => "ended".into(),
+    }
 }
 
 /// The workers' engine lists, asked once per process (starting a worker costs ~0.1–0.5 s).
@@ -684,7 +707,10 @@ mod tests {
         let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
         let table: Vec<&str> = readme.lines().filter(|l| l.starts_with("| `")).collect();
         for name in REPRESENTATIVE {
-            assert!(table.iter().any(|l| l.contains(&format!("`{name}`"))), "{name} is no engine of the README's table");
+            assert!(
+                table.iter().any(|l| l.contains(&format!("`{name}`"))),
+                "{name} is no engine of the README's table"
+            );
         }
     }
 
@@ -694,5 +720,16 @@ mod tests {
         assert_eq!(closest("lmbd", &known)[0], "lmdb");
         assert_eq!(closest("rocksbd", &known)[0], "rocksdb");
         assert!(closest("zzzzzz", &known).is_empty());
+    }
+
+    /// Issue 42: a worker killed while it lists its engines is named as killed (the run then
+    /// says so instead of calling its engine unknown).
+    #[test]
+    fn regression_a_worker_killed_while_listing_is_said_killed() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo partial >&2; kill -9 $$"]);
+        let deps = list_cache::Deps { files: vec![], dirs: vec![], trees: vec![] };
+        let e = worker_engines(cmd, &deps, "probe --list", Runtime::Python).unwrap_err();
+        assert_eq!(e, "probe --list failed (killed by SIGKILL): partial");
     }
 }

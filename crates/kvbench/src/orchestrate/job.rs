@@ -96,6 +96,7 @@ pub fn run_variant(
     disk_figures(row, &plan, &steps, &readings, sh.data.raw_bytes, sh.data.dataset.loaded);
     row.budget = group.as_ref().map(|g| g.budget(sh.data.raw_bytes));
     let outcome = outcome.map_err(|e| format!("{e}{}", oom_note(row.budget.as_ref())));
+    budget_in_reasons(row);
     drop(group);
     if faults.finish(&mut row.phases, plan.job.interval_ms) {
         if let Some(name) = &started {
@@ -187,6 +188,21 @@ fn oom_note(b: Option<&kvbench_model::result::Budget>) -> String {
         b.oom_kills,
         kvbench_report::human_bytes(b.limit_bytes)
     )
+}
+
+/// A failed phase of a row whose budget's OOM killer ended a process (a server killed under
+/// the worker: the worker saw only `Broken pipe`) names the budget in its reason.
+fn budget_in_reasons(row: &mut EngineResult) {
+    let note = oom_note(row.budget.as_ref());
+    if note.is_empty() {
+        return;
+    }
+    for p in row.phases.iter_mut().filter(|p| p.status == Status::Failed) {
+        let reason = p.reason.get_or_insert_with(String::new);
+        if !reason.contains(&note) {
+            reason.push_str(&note);
+        }
+    }
 }
 
 /// Every process in the given process groups.
@@ -421,5 +437,32 @@ fn worker_failure(row: &mut EngineResult, outcome: Result<(), String>, log: &Pat
         let last = row.phases.iter().rev().find(|p| p.status != Status::Failed).map(|p| p.name.clone());
         let after = last.unwrap_or_else(|| "start".into());
         row.error = Some(format!("{e} (after phase {after}; log: {})", log.display()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kvbench_model::result::{Budget, PhaseResult};
+
+    #[test]
+    fn regression_a_phase_failed_by_a_budget_kill_names_the_budget() {
+        let failed = |reason: &str| PhaseResult {
+            name: "get".into(),
+            status: Status::Failed,
+            reason: Some(reason.into()),
+            ..Default::default()
+        };
+        let mut row = EngineResult { phases: vec![failed("redis: Broken pipe (os error 32)")], ..Default::default() };
+        row.phases.push(PhaseResult { status: Status::Ok, ..Default::default() });
+        budget_in_reasons(&mut row);
+        assert_eq!(row.phases[0].reason.as_deref(), Some("redis: Broken pipe (os error 32)"), "no kill, no note");
+        row.budget = Some(Budget { limit_bytes: 64 << 20, oom_kills: 1, ..Default::default() });
+        budget_in_reasons(&mut row);
+        budget_in_reasons(&mut row);
+        let reason = row.phases[0].reason.clone().unwrap();
+        assert!(reason.starts_with("redis: Broken pipe (os error 32); the memory cgroup's OOM killer"), "{reason}");
+        assert!(reason.contains("at the 64.0 MiB budget") && reason.matches("OOM").count() == 1, "{reason}");
+        assert_eq!(row.phases[1].reason, None, "a phase that passed keeps no reason");
     }
 }
