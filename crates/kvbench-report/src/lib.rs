@@ -8,6 +8,9 @@ use kvbench_model::result::{EngineResult, Latency, PhaseResult, RunResult, Statu
 use kvbench_model::spec::PhaseKind;
 
 mod articles;
+mod axis;
+#[cfg(any(test, feature = "browser-test"))]
+pub mod browser;
 mod compare;
 mod csv;
 mod dashboard;

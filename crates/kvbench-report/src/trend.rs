@@ -32,10 +32,12 @@ pub struct Point {
     pub regime: String,
 }
 
-/// One row and phase of one scenario on one machine, over runs.
+/// One row and phase of one scenario and plan on one machine, over runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
     pub scenario: String,
+    /// The plan's hash: runs of another plan (other records, say) form their own series.
+    pub plan: String,
     pub machine: String,
     pub label: String,
     pub phase: String,
@@ -46,6 +48,23 @@ impl Series {
     pub fn title(&self) -> String {
         format!("{} {} ({}, {})", self.label, self.phase, self.scenario, self.machine)
     }
+}
+
+/// `secs` since the Unix epoch as `YYYY-MM-DD HH:MM:SS` (UTC), without a date library: the
+/// civil-from-days algorithm.
+pub fn utc_time(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", rem / 3600, (rem / 60) % 60, rem % 60)
 }
 
 /// A change of level at `at` (the first run of the new level).
@@ -145,6 +164,13 @@ mod tests {
         x.iter_mut().skip(12).take(12).for_each(|v| *v *= 1.3);
         let at: Vec<usize> = steps(&x, 0.05).iter().map(|s| s.at).collect();
         assert_eq!(at, [12, 24]);
+    }
+
+    #[test]
+    fn times_are_utc_calendar_dates() {
+        assert_eq!(utc_time(0), "1970-01-01 00:00:00");
+        assert_eq!(utc_time(951_782_400), "2000-02-29 00:00:00");
+        assert_eq!(utc_time(1_773_480_413), "2026-03-14 09:26:53");
     }
 
     #[test]

@@ -143,16 +143,19 @@ impl History {
         rows.collect::<Result<_, _>>().map_err(err(&self.path))
     }
 
-    /// Every series (scenario, plan, machine, label, phase), optionally only `label` and `phase`.
+    /// Every series (scenario, plan, machine, label, phase), optionally only `label` and `phase`;
+    /// phases in the order the runs ran them (the first stored first), rows by label. Open and
+    /// close steps stored by earlier versions are left out: they are not operation phases.
     pub fn series(&self, label: Option<&str>, phase: Option<&str>) -> Result<Vec<Series>, String> {
         let mut q = self
             .db
             .prepare(
                 "SELECT r.scenario, r.plan, r.machine, f.label, f.phase, r.run_id, r.started_at, r.kvbench_version, \
-                 f.version, f.ops_per_sec, f.p99_ns, f.read_per_op, f.write_per_op, f.space_bytes, f.regime \
+                 f.version, f.ops_per_sec, f.p99_ns, f.read_per_op, f.write_per_op, f.space_bytes, f.regime, \
+                 MIN(f.rowid) OVER (PARTITION BY r.scenario, r.plan, r.machine, f.phase) AS first \
                  FROM figures f JOIN runs r ON r.run_id = f.run_id \
-                 WHERE (?1 IS NULL OR f.label = ?1) AND (?2 IS NULL OR f.phase = ?2) \
-                 ORDER BY r.scenario, r.plan, r.machine, f.label, f.phase, r.started_at, r.run_id",
+                 WHERE (?1 IS NULL OR f.label = ?1) AND (?2 IS NULL OR f.phase = ?2) AND f.phase NOT IN ('open', 'close') \
+                 ORDER BY r.scenario, r.plan, r.machine, first, f.label, r.started_at, r.run_id",
             )
             .map_err(err(&self.path))?;
         let rows = q
@@ -180,7 +183,7 @@ impl History {
             let key = format!("{scenario}\0{plan}\0{machine}\0{label}\0{phase}");
             match out.last_mut() {
                 Some((k, s)) if *k == key => s.points.push(point),
-                _ => out.push((key, Series { scenario, machine, label, phase, points: vec![point] })),
+                _ => out.push((key, Series { scenario, plan, machine, label, phase, points: vec![point] })),
             }
         }
         Ok(out.into_iter().map(|(_, s)| s).collect())
@@ -233,6 +236,12 @@ struct Figure {
     point: Point,
 }
 
+/// A phase of operations, timed as a rate: not the one-call open and close steps, nor the
+/// untimed settle and size steps.
+fn timed(kind: &str) -> bool {
+    kvbench_model::spec::PhaseKind::named_runs_ops(kind) && !matches!(kind, "open" | "close")
+}
+
 fn figures(r: &RunResult) -> Vec<Figure> {
     let mut out: Vec<Figure> = Vec::new();
     let mut labels: Vec<&str> = r.engines.iter().map(|e| e.label.as_str()).collect();
@@ -246,7 +255,7 @@ fn figures(r: &RunResult) -> Vec<Figure> {
                 .iter()
                 .filter_map(|e| e.phases.iter().find(|q| q.name == p.name && q.status == Status::Ok))
                 .collect();
-            if same.is_empty() || !kvbench_model::spec::PhaseKind::named_runs_ops(&p.kind) {
+            if same.is_empty() || !timed(&p.kind) {
                 continue;
             }
             let opt = |f: &dyn Fn(&PhaseResult) -> Option<f64>| {
@@ -355,7 +364,7 @@ fn runs_table(runs: &[RunRow]) -> String {
     let mut lines = vec![head];
     for r in runs {
         lines.push([
-            timestamp(r.started_at),
+            kvbench_report::trend::utc_time(r.started_at),
             r.run_id.clone(),
             r.scenario.clone(),
             r.rows.to_string(),
@@ -384,17 +393,6 @@ fn runs_table(runs: &[RunRow]) -> String {
         );
     }
     out
-}
-
-/// `secs` since the epoch as `YYYY-MM-DD HH:MM:SS` (UTC).
-fn timestamp(secs: u64) -> String {
-    let s = crate::orchestrate::utc_stamp(secs);
-    match (s.get(0..4), s.get(4..6), s.get(6..8), s.get(9..11), s.get(11..13), s.get(13..15)) {
-        (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(se)) if s.len() == 15 => {
-            format!("{y}-{mo}-{d} {h}:{mi}:{se}")
-        }
-        _ => s,
-    }
 }
 
 /// One series as lines: each run's figures, steps marked.
@@ -439,9 +437,15 @@ pub fn dashboard_cmd(a: &DashboardArgs) -> Result<String, String> {
         .collect();
     std::fs::create_dir_all(&a.output).map_err(|e| format!("--output {}: {e}", a.output.display()))?;
     let page = a.output.join("index.html");
-    std::fs::write(&page, kvbench_report::dashboard(&series))
-        .map_err(|e| format!("--output {}: {e}", page.display()))?;
-    Ok(format!("dashboard: {} series in {}\n", series.len(), page.display()))
+    let html = kvbench_report::dashboard(&series);
+    std::fs::write(&page, &html).map_err(|e| format!("--output {}: {e}", page.display()))?;
+    Ok(format!(
+        "dashboard: {} series, {} charts ({}) in {}\n",
+        series.len(),
+        html.matches("<figure class=\"chart\"").count(),
+        kvbench_report::human_bytes(html.len() as u64),
+        page.display()
+    ))
 }
 
 #[cfg(test)]
@@ -612,9 +616,162 @@ mod tests {
         let out = d.path().join("site");
         dashboard_cmd(&DashboardArgs { db, output: out.clone(), min_effect: 5.0 }).unwrap();
         let page = std::fs::read_to_string(out.join("index.html")).unwrap();
-        assert!(page.contains("class=\"step\""), "a step line");
-        assert!(page.contains("class=\"version\""), "a version line");
-        assert!(page.contains("data-chart=\"throughput\"") && page.contains("data-chart=\"p99\""));
-        assert!(!page.contains("data-chart=\"read\""), "no chart for what no run measured");
+        assert!(page.contains("class=\"mark step\""), "a step ring");
+        assert!(page.contains("class=\"mark change\""), "a version ring");
+        assert!(page.contains("version 1.0 → 2.0") && page.contains("step: ops/s 100 → 130 (+30%)"), "listed");
+        assert!(page.contains("data-chart=\"get-throughput\"") && page.contains("data-chart=\"get-p99\""));
+        assert!(!page.contains("data-chart=\"get-read\""), "no chart for what no run measured");
+    }
+
+    /// A run at hour `t` of `rows` rows (two variants of twenty engine names) through an open
+    /// step, a load, a settle step, four operation phases and a close step. Row 1 loses a
+    /// quarter of its throughput from run 6 on, with a new version.
+    fn many_rows_run(t: u64, rows: usize) -> RunResult {
+        const NAMES: [&str; 20] = [
+            "lmdb",
+            "rocksdb",
+            "speedb",
+            "leveldb",
+            "tokyocabinet-hash",
+            "kyotocabinet",
+            "qdbm",
+            "tinycdb",
+            "gdbm",
+            "berkeleydb",
+            "sqlite",
+            "bbolt",
+            "pebble",
+            "goleveldb",
+            "pogreb",
+            "badger",
+            "memcached",
+            "redis",
+            "postgres",
+            "py-rocksdict",
+        ];
+        let mut r = RunResult {
+            run_id: format!("20260301-{t:02}0000-4242-0000abcd-default"),
+            started_at: 1_772_323_200 + t * 3600,
+            scenario: "default".into(),
+            kvbench_version: "0.1.0".into(),
+            ..Default::default()
+        };
+        r.environment.hostname = "bench-1".into();
+        r.environment.cpu_model = "Xeon".into();
+        r.environment.cores = 2;
+        r.environment.memory_bytes = 8 << 30;
+        r.plan.hash = "0123456789abcdef".into();
+        r.plan.raw_bytes = 600 << 20;
+        let kinds = [
+            ("open", "open"),
+            ("load", "load"),
+            ("settle", "settle"),
+            ("get", "get"),
+            ("multi-get", "multi-get"),
+            ("scan", "scan"),
+            ("update", "update"),
+            ("close", "close"),
+        ];
+        for i in 0..rows {
+            let label = format!("{}{}", NAMES[i % 20], if i < 20 { "" } else { " sync=always" });
+            let slow = if i == 1 && t >= 6 { 0.75 } else { 1.0 };
+            let wobble = 1.0 + 0.02 * ((t * 7 + i as u64) % 5) as f64 / 4.0;
+            let base = 3e6 / 1.2f64.powi(i as i32) * slow * wobble;
+            let phases = kinds
+                .iter()
+                .enumerate()
+                .map(|(k, (name, kind))| {
+                    let ops_per_sec = base / (k as f64 + 1.0);
+                    PhaseResult {
+                        name: name.to_string(),
+                        kind: kind.to_string(),
+                        ops: 10_000,
+                        ops_per_sec,
+                        latency: Some(Latency { p99_ns: (2e9 / ops_per_sec) as u64, ..Default::default() }),
+                        disk: Some(kvbench_model::result::Disk {
+                            read_bytes: 40_960 * (i as u64 % 4),
+                            write_bytes: 1_000_000 * (k as u64 % 3) + 7 * i as u64,
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    }
+                })
+                .collect();
+            let version = if i == 1 && t >= 6 { "9.0" } else { "8.0" };
+            let space_bytes = (20 << 20) + (i as u64) * (3 << 20) + t * 4096;
+            r.engines.push(EngineResult { label, version: version.into(), phases, space_bytes, ..Default::default() });
+        }
+        r
+    }
+
+    #[test]
+    fn regression_41_open_close_and_settle_steps_are_not_stored_as_figures() {
+        let d = tempfile::tempdir().unwrap();
+        let mut h = History::open(&d.path().join("h.sqlite")).unwrap();
+        assert_eq!(h.append(&many_rows_run(0, 2), None).unwrap(), 2 * 5, "two rows, five operation phases");
+        let phases: Vec<String> = h.series(Some("lmdb"), None).unwrap().into_iter().map(|s| s.phase).collect();
+        assert_eq!(phases, ["load", "get", "multi-get", "scan", "update"], "in the order the run ran them");
+    }
+
+    /// The engine lines of a chart the filter leaves shown.
+    fn lines_shown(chart: &str) -> usize {
+        chart
+            .split("<g class=\"")
+            .skip(1)
+            .filter_map(|t| t.split('"').next())
+            .filter(|c| c.starts_with("s ") && !c.contains("off"))
+            .count()
+    }
+
+    /// The dashboard at 40 rows x 10 runs in headless Chromium: an index linking every phase
+    /// and engine, one chart per phase and metric, a filter that works, a bounded page, and a
+    /// screenshot for a person to look at.
+    #[test]
+    fn regression_41_the_dashboard_of_40_rows_and_10_runs_is_navigable_in_chromium() {
+        use kvbench_report::browser;
+        let dir = browser::screenshot_dir();
+        let db = dir.join("history-40x10.sqlite");
+        let _ = std::fs::remove_file(&db);
+        let mut h = History::open(&db).unwrap();
+        for t in 0..10 {
+            h.append(&many_rows_run(t, 40), None).unwrap();
+        }
+        let site = dir.join("dashboard");
+        let said = dashboard_cmd(&DashboardArgs { db, output: site.clone(), min_effect: 5.0 }).unwrap();
+        let page = site.join("index.html");
+        let html = std::fs::read_to_string(&page).unwrap();
+        // About 9 KiB per engine and phase at ten runs (four lines, a legend entry, a table cell).
+        assert!(html.len() < 450_000, "{} bytes: {said}", html.len());
+        let index = &html[html.find("<nav class=\"index\"").unwrap()..html.find("</nav>").unwrap()];
+        assert_eq!(index.matches("<a data-engine=").count(), 40, "the index links every engine");
+        for phase in ["load", "get", "multi-get", "scan", "update"] {
+            assert!(index.contains(&format!("\">{phase}</a>")), "the index links phase {phase}");
+        }
+        assert!(!index.contains(">open</a>") && !index.contains(">settle</a>"), "only operation phases");
+        let charts = html.matches("<figure class=\"chart\"").count();
+        assert_eq!(charts, 5 * 4 + 1, "a chart per phase and metric, and the space");
+        let get = &html[html.find("data-chart=\"get-throughput\"").unwrap()..];
+        let get = &get[..get.find("</figure>").unwrap()];
+        assert_eq!(lines_shown(get), 40, "one line per engine");
+        assert!(get.contains("(log scale)"), "2k to 3M ops/s on a log axis");
+        let ticks: Vec<&str> = get.split("class=\"tick\"").skip(1).filter_map(|t| t.split(['>', '<']).nth(1)).collect();
+        let distinct: std::collections::HashSet<&&str> = ticks.iter().collect();
+        assert_eq!(distinct.len(), ticks.len(), "no two ticks alike: {ticks:?}");
+        assert!(html.contains("step: ops/s") && html.contains("version 8.0 → 9.0"), "rocksdb's drop is listed");
+
+        // In Chromium, the filter given by a link: substrings or exact names, either matching.
+        let Some(bin) = browser::browser("dashboard") else { return };
+        let url = format!("file://{}", page.display());
+        let (dom, err) = browser::run_url(&bin, &["--dump-dom".into()], &format!("{url}#filter=rocks,=redis"));
+        assert!(browser::console_lines(&err).is_empty(), "console messages: {:?}", browser::console_lines(&err));
+        let get = &dom[dom.find("data-chart=\"get-throughput\"").unwrap()..];
+        let get = &get[..get.find("</figure>").unwrap()];
+        assert_eq!(lines_shown(get), 5, "rocksdb and py-rocksdict in two variants, and redis alone");
+        assert!(dom.contains("5 engines shown"));
+
+        let shot = dir.join("dashboard.png");
+        let size = browser::screenshot(&bin, &url, &shot, 1300, 2400);
+        assert!(size > 50_000, "screenshot {} written ({size} bytes)", shot.display());
+        eprintln!("dashboard screenshot: {} (page {} bytes)", shot.display(), html.len());
     }
 }

@@ -101,8 +101,8 @@ enum Cmd {
     /// The results store: runs appended with `run --history`, listed; with --label/--phase,
     /// each figure's trend over the runs with its steps (lasting changes of level).
     History(history::HistoryArgs),
-    /// Write the results store as a static, offline page: per row and phase, throughput, p99,
-    /// device bytes per op and space over the runs, steps and version changes marked.
+    /// Write the results store as a static, offline page: an index of phases and engines, the
+    /// changes, per phase a chart per metric with the engines as lines, and an engine filter.
     Dashboard(history::DashboardArgs),
     /// Serve an embedded engine over HTTP/1.1: RocksServer's API and kvbench's own (what the
     /// http-* engines start; docs/servers.md).

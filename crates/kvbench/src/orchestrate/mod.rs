@@ -27,7 +27,7 @@ use kvbench_worker::sys;
 pub use context::RunOptions;
 pub use remote::HostsRun;
 use results::{now_id, private_run_dir, run_id, unique_id, ResultFile};
-pub use results::{utc_stamp, Written, LATEST};
+pub use results::{Written, LATEST};
 use rows::{resolve_rows, row_facts};
 use runner::{Orchestrator, Start};
 
