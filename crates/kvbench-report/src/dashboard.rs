@@ -5,6 +5,7 @@
 //! filter box (an inline script, the page's only one: no network, no other file) hides the
 //! engines that do not match. Lines are SVG with `<title>` hovers, as in the HTML report.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use crate::axis::{axis, Unit};
@@ -18,7 +19,7 @@ border-bottom:1px solid #ddd;display:flex;gap:16px;align-items:center;flex-wrap:
 #filter{font:inherit;padding:3px 6px;width:26em}.meta{color:#555;font-weight:400;font-size:13px}\
 p.meta{margin:2px 0}.index p{margin:6px 0;line-height:1.9}.index a{margin-right:10px;white-space:nowrap}\
 .sw{display:inline-block;vertical-align:middle;margin-right:3px}\
-.charts{display:flex;flex-wrap:wrap;gap:10px}figure{margin:0}figcaption{font-weight:600;font-size:13px}\
+.charts{display:flex;flex-wrap:wrap;gap:4px 10px}.charts>p{flex-basis:100%;order:1;margin:0}figure{margin:0}figcaption{font-weight:600;font-size:13px}\
 .grid{stroke:#e8e8e8}.plot{fill:none;stroke:#999}.tick{font-size:10px;fill:#555}\
 .axis-label{font-size:11px;fill:#333}.s{fill:none;stroke-width:1.6;stroke-linecap:round}.chart:hover .s{opacity:.3}.chart .s:hover{opacity:1;stroke-width:2.6}\
 body.dim .s{opacity:.1}body.dim .s.hl{opacity:1;stroke-width:2.6}\
@@ -74,6 +75,8 @@ struct Context<'a> {
     first: &'a Series,
     /// One point per run (the first seen), oldest first: the x axis.
     runs: Vec<&'a Point>,
+    /// Each run's position in `runs`.
+    run_at: HashMap<&'a str, usize>,
     /// In the order the runs ran them.
     phases: Vec<&'a str>,
     /// By name; an engine's index gives its colour and dash pattern.
@@ -96,12 +99,13 @@ impl<'a> Context<'a> {
         let mut engines: Vec<&str> = series.iter().map(|(s, _)| s.label.as_str()).collect();
         engines.sort_unstable();
         engines.dedup();
-        Context { id, first, runs, phases, engines, series }
+        let run_at = runs.iter().enumerate().map(|(i, p)| (p.run_id.as_str(), i)).collect();
+        Context { id, first, runs, run_at, phases, engines, series }
     }
 
     /// The run's position on the x axis.
     fn x(&self, run_id: &str) -> usize {
-        self.runs.iter().position(|p| p.run_id == run_id).unwrap_or(0)
+        self.run_at.get(run_id).copied().unwrap_or(0)
     }
 
     fn engine(&self, label: &str) -> usize {
@@ -284,12 +288,11 @@ fn changes(c: &Context) -> String {
             // A version change shows in every phase of the engine: listed once, for the engine.
             let phase = if ch.class == "step" { s.phase.as_str() } else { "" };
             let row = (ch.x, s.label.clone(), format!("{phase}\0{}", ch.what));
-            if !rows.contains(&row) {
-                rows.push(row);
-            }
+            rows.push(row);
         }
     }
     rows.sort();
+    rows.dedup();
     let mut out = format!(
         "<section id=\"{}-changes\"><h2>Changes <span class=\"meta\">{}</span></h2>",
         c.id,
@@ -600,6 +603,12 @@ mod tests {
         assert!(page.find("id=\"c0-p0\"").unwrap() < page.find("id=\"c0-p1\"").unwrap());
         assert!(page.contains("<a href=\"#c0-p0\">load</a>"), "phases in the order the runs ran them");
         assert!(page.contains("step: ops/s 100 → 70 (-30%)") && page.contains("version 1 → 2"), "changes listed");
+    }
+
+    #[test]
+    fn a_figure_of_one_run_is_a_dot() {
+        let page = dashboard(&[series("a", "get", &[5.0])]);
+        assert!(page.contains("h0\"/></g>"), "a zero-length segment, drawn with a round cap");
     }
 
     #[test]
