@@ -290,7 +290,8 @@ fn figures(r: &RunResult) -> Vec<Figure> {
 /// `kvbench history`: the stored runs, or with a label and/or phase each series with its steps.
 #[derive(clap::Args)]
 pub struct HistoryArgs {
-    /// The results store.
+    /// The results store (`run --history` without a path writes history.sqlite in its --output
+    /// directory, results/ by default).
     #[arg(long, default_value = DEFAULT_PATH, value_name = "PATH")]
     db: PathBuf,
     /// Result files to add to the store first (a run already stored is skipped).
@@ -310,7 +311,8 @@ pub struct HistoryArgs {
 /// `kvbench dashboard`: the store as a static page.
 #[derive(clap::Args)]
 pub struct DashboardArgs {
-    /// The results store.
+    /// The results store (`run --history` without a path writes history.sqlite in its --output
+    /// directory, results/ by default).
     #[arg(long, default_value = DEFAULT_PATH, value_name = "PATH")]
     db: PathBuf,
     /// Directory the page (index.html) is written into.
