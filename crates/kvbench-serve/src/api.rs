@@ -14,7 +14,9 @@ use hyper::Method;
 use kvbench_engines::http::{put_bytes, put_len, unhex, Cursor, OpenRequest};
 use kvbench_model::engine::{Engine, WriteOp};
 
+use super::ledger::Charge;
 use super::net::Reply;
+use super::reply::Read;
 use super::{reply, State};
 
 fn bad(msg: impl Into<String>) -> Reply {
@@ -94,7 +96,7 @@ fn data(
             };
             let mut out = Vec::new();
             let found = engine.reader().map_err(e)?.get(&key, &mut out).map_err(e)?;
-            Ok(if found { Reply::ok(out) } else { Reply { status: 404, body: Vec::new(), text: false } })
+            Ok(if found { Reply::ok(out) } else { Reply::new(404, Vec::new(), false) })
         }
         (&Method::POST, "/kv/mget") => mget(st, engine, body, text),
         (&Method::POST, "/kv/put" | "/kv/delete" | "/kv/write") => {
@@ -170,16 +172,21 @@ fn mget(st: &State, engine: &dyn Engine, body: &[u8], text: bool) -> Result<Repl
     let mut reader = engine.reader().map_err(e)?;
     let cost = |_: &[u8], v: Option<&Vec<u8>>| 5 + v.map_or(0, Vec::len);
     let largest = &st.stats.largest_value;
-    let Some(values) = reply::values_within(&mut *reader, largest, &keys, st.limits.max_reply, cost).map_err(e)? else {
-        return Ok(reply::too_large(st, "/kv/mget"));
+    let mut charge = Charge::new(&st.replies);
+    let values = match reply::values_within(&mut *reader, largest, &keys, st.limits.max_reply, &mut charge, cost) {
+        Ok(Read::Values(v)) => v,
+        Ok(Read::TooLarge) => return Ok(reply::too_large(st, "/kv/mget")),
+        Ok(Read::Busy) => return Ok(super::net::busy(st)),
+        Err(x) => return Err(e(x)),
     };
     let size: usize = values.iter().map(|v| 5 + v.as_ref().map_or(0, Vec::len)).sum();
     let mut out = Vec::with_capacity(size);
-    for v in &values {
+    // Each value freed once copied: the request holds about its reply once, not twice.
+    for v in values {
         match v {
             Some(v) => {
                 out.push(1);
-                put_bytes(&mut out, v);
+                put_bytes(&mut out, &v);
             }
             None => {
                 out.push(0);
@@ -187,7 +194,7 @@ fn mget(st: &State, engine: &dyn Engine, body: &[u8], text: bool) -> Result<Repl
             }
         }
     }
-    Ok(Reply::ok(out))
+    Ok(Reply::ok(out).charged(charge))
 }
 
 /// The batch of a /kv/put, /kv/delete or /kv/write body. Err(None): more than `max` writes.

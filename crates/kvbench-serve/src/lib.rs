@@ -18,6 +18,7 @@
 //! binary as glue").
 
 mod api;
+mod ledger;
 mod net;
 mod reply;
 mod rocks;
@@ -86,6 +87,10 @@ pub struct ServeArgs {
     /// would be larger gets 413.
     #[arg(long, value_parser = parse_bytes, default_value = "64m")]
     pub max_reply: u64,
+    /// Bytes of replies being read or waiting to be sent, over all connections (k/m/g
+    /// suffixes; at least --max-reply); a reply past it gets 503 at once.
+    #[arg(long, value_parser = parse_bytes, default_value = "256m")]
+    pub reply_budget: u64,
     /// Most open connections (1 to 65536); further ones wait in the listen queue.
     #[arg(long, default_value_t = 512, value_parser = parse_connections)]
     pub max_connections: usize,
@@ -129,6 +134,7 @@ pub(crate) struct Limits {
     pub max_body: u64,
     pub max_keys: usize,
     pub max_reply: usize,
+    pub reply_budget: usize,
     pub read_timeout: Duration,
 }
 
@@ -149,6 +155,8 @@ pub(crate) struct State {
     pub limits: Limits,
     pub exec: Exec,
     pub stats: net::Counters,
+    /// The reply budget's ledger (`--reply-budget`).
+    pub replies: std::sync::Arc<ledger::Ledger>,
     pub say: Say,
 }
 
@@ -178,6 +186,9 @@ fn serve(a: ServeArgs, say: Say) -> Result<(), String> {
             a.max_body, a.body_budget
         ));
     }
+    if a.reply_budget < a.max_reply {
+        return Err(format!("--reply-budget {} must be at least --max-reply {}", a.reply_budget, a.max_reply));
+    }
     std::fs::create_dir_all(&a.dir).map_err(|e| format!("--dir {}: {e}", a.dir.display()))?;
     let root = a.dir.canonicalize().map_err(|e| format!("--dir {}: {e}", a.dir.display()))?;
     let token = read_token(&a)?;
@@ -192,10 +203,12 @@ fn serve(a: ServeArgs, say: Say) -> Result<(), String> {
             max_body: a.max_body,
             max_keys: a.max_keys,
             max_reply: usize::try_from(a.max_reply).unwrap_or(usize::MAX),
+            reply_budget: usize::try_from(a.reply_budget).unwrap_or(usize::MAX),
             read_timeout: Duration::from_secs(a.read_timeout.max(1)),
         },
         exec: a.exec,
         stats: net::Counters::default(),
+        replies: ledger::Ledger::new(usize::try_from(a.reply_budget).unwrap_or(usize::MAX)),
         say,
     };
     if !a.no_open {

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper::body::{Body as _, Bytes, Incoming};
 use hyper::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
 use hyper::http::request::Parts;
@@ -28,6 +28,7 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::ledger::{Charge, Charged};
 use super::{Exec, Runtime, State};
 
 /// Largest request head (request line and headers) hyper buffers per connection: room for a
@@ -43,25 +44,60 @@ pub(crate) struct Counters {
     pub unauthorized: AtomicU64,
     pub too_large: AtomicU64,
     pub timed_out: AtomicU64,
+    /// Replies refused with 503 for want of reply budget.
+    pub busy: AtomicU64,
     pub connections: AtomicU64,
     /// The largest value read so far: multi-get calls are sized by it (`reply::values_within`).
     pub largest_value: std::sync::atomic::AtomicUsize,
 }
 
-/// One answer: status, body, and whether the body is text (else application/octet-stream).
+/// One answer: status, body, whether the body is text (else application/octet-stream), and
+/// what it holds of the reply budget when it was charged while it was made (a multi-get).
 pub(crate) struct Reply {
     pub status: u16,
     pub body: Vec<u8>,
     pub text: bool,
+    pub charge: Option<Charge>,
 }
 
 impl Reply {
+    pub fn new(status: u16, body: Vec<u8>, text: bool) -> Reply {
+        Reply { status, body, text, charge: None }
+    }
     pub fn ok(body: Vec<u8>) -> Reply {
-        Reply { status: 200, body, text: false }
+        Reply::new(200, body, false)
     }
     pub fn text(status: u16, msg: impl Into<String>) -> Reply {
-        Reply { status, body: msg.into().into_bytes(), text: true }
+        Reply::new(status, msg.into().into_bytes(), true)
     }
+    pub fn charged(mut self, charge: Charge) -> Reply {
+        self.charge = Some(charge);
+        self
+    }
+}
+
+/// 503: replies waiting to be read hold the whole reply budget.
+pub(crate) fn busy(st: &State) -> Reply {
+    st.stats.busy.fetch_add(1, Ordering::Relaxed);
+    Reply::text(
+        503,
+        format!(
+            "the server's replies waiting to be read hold its reply budget of {} bytes (--reply-budget); try again\n",
+            st.limits.reply_budget
+        ),
+    )
+}
+
+/// The reply charged to the budget by its body (unless it was while it was made), or 503.
+fn charge_reply(st: &State, mut r: Reply) -> Reply {
+    if r.charge.is_none() && !r.body.is_empty() {
+        let mut c = Charge::new(&st.replies);
+        if !c.add(r.body.len()) {
+            return busy(st);
+        }
+        r.charge = Some(c);
+    }
+    r
 }
 
 struct Shared {
@@ -209,9 +245,9 @@ async fn connection(sh: Arc<Shared>, stream: tokio::net::TcpStream, _permit: Own
         .await;
 }
 
-fn respond(r: Reply) -> Response<Full<Bytes>> {
+fn respond(r: Reply) -> Response<Charged> {
     let ctype = if r.text { "text/plain; charset=utf-8" } else { "application/octet-stream" };
-    let mut resp = Response::new(Full::new(Bytes::from(r.body)));
+    let mut resp = Response::new(Charged::new(r.body, r.charge));
     *resp.status_mut() = StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
     resp
@@ -230,7 +266,7 @@ fn authorized(token: Option<&str>, headers: &HeaderMap) -> bool {
     same(given, token.as_bytes())
 }
 
-async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Full<Bytes>> {
+async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Charged> {
     let st = &sh.state;
     st.stats.requests.fetch_add(1, Ordering::Relaxed);
     if req.uri().path() == "/health" {
@@ -256,7 +292,7 @@ async fn handle(sh: Arc<Shared>, req: Request<Incoming>) -> Response<Full<Bytes>
     let work = move || {
         let r = super::route(&sh2.state, &parts, &body);
         drop(permit);
-        r
+        charge_reply(&sh2.state, r)
     };
     let reply = if inline {
         work()

@@ -19,7 +19,9 @@
 
 use kvbench_model::engine::{Engine, WriteOp};
 
+use super::ledger::Charge;
 use super::net::Reply;
+use super::reply::Read;
 use super::{reply, State};
 
 const OK: &[u8] = b"OK\n";
@@ -45,7 +47,7 @@ pub(crate) fn route(st: &State, path: &str, query: Option<&str>, post: bool, bod
 }
 
 fn reply(body: Vec<u8>) -> Reply {
-    Reply { status: 200, body, text: true }
+    Reply::new(200, body, true)
 }
 
 /// Runs `f` on the open engine; no open database or an engine error answers `fail`.
@@ -97,22 +99,31 @@ fn mget(st: &State, query: Option<&str>) -> Reply {
     if keys.len() > st.limits.max_keys {
         return too_many(st, keys.len());
     }
-    let mut over = false;
+    let (mut over, mut busy) = (false, false);
+    let mut charge = Charge::new(&st.replies);
     let r = on_engine(st, b"", |e| {
         let cost = |k: &[u8], v: Option<&Vec<u8>>| k.len() + 24 + v.map_or(0, Vec::len);
         let largest = &st.stats.largest_value;
-        let read = reply::values_within(&mut *e.reader().ok()?, largest, &keys, st.limits.max_reply, cost).ok()?;
-        let Some(values) = read else {
-            over = true;
-            return None;
+        let max = st.limits.max_reply;
+        let values = match reply::values_within(&mut *e.reader().ok()?, largest, &keys, max, &mut charge, cost).ok()? {
+            Read::Values(v) => v,
+            Read::TooLarge => {
+                over = true;
+                return None;
+            }
+            Read::Busy => {
+                busy = true;
+                return None;
+            }
         };
         let size: usize = keys.iter().zip(&values).map(|(k, v)| k.len() + 24 + v.as_ref().map_or(0, Vec::len)).sum();
         let mut out = Vec::with_capacity(size);
-        for (k, v) in keys.iter().zip(&values) {
+        // Each value freed once copied: the request holds about its reply once, not twice.
+        for (k, v) in keys.iter().zip(values) {
             out.extend_from_slice(k);
             out.push(b'\n');
             match v {
-                Some(v) => push_value(&mut out, v),
+                Some(v) => push_value(&mut out, &v),
                 None => out.extend_from_slice(b"-1\n"),
             }
         }
@@ -120,8 +131,10 @@ fn mget(st: &State, query: Option<&str>) -> Reply {
     });
     if over {
         reply::too_large(st, "/mget")
+    } else if busy {
+        super::net::busy(st)
     } else {
-        r
+        r.charged(charge)
     }
 }
 
@@ -242,6 +255,8 @@ fn stats(st: &State) -> Reply {
     let _ = writeln!(s, "refused 401: {}", c.unauthorized.load(Relaxed));
     let _ = writeln!(s, "refused 413: {}", c.too_large.load(Relaxed));
     let _ = writeln!(s, "timed out: {}", c.timed_out.load(Relaxed));
+    let _ = writeln!(s, "refused 503 (reply budget): {}", c.busy.load(Relaxed));
+    let _ = writeln!(s, "reply budget held: {} of {} bytes", st.replies.used(), st.limits.reply_budget);
     if let Ok(g) = st.engine.read() {
         for (k, v) in g.as_deref().map(|e| e.settings()).unwrap_or_default() {
             let _ = writeln!(s, "{k}: {v}");
