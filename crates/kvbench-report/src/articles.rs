@@ -1445,4 +1445,42 @@ mod tests {
         assert_eq!(secs(12_345.0), "0.0000123 s");
         assert!(s.note.contains("median of 3 repetition"), "{}", s.note);
     }
+
+    /// Issue 45 point 1: a row declaring `expect = "mismatch"` has every repetition Expected;
+    /// its cells are the median over them, not repetition 0.
+    #[test]
+    fn regression_declared_mismatch_repetitions_collapse_to_the_median() {
+        let reps: Vec<EngineResult> = [177.0, 819.0, 622.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &ms)| {
+                let mut e = a003_row("tinycdb-put_add", "tinycdb");
+                e.options.insert("put".into(), serde_json::json!("add"));
+                e.phases[1] =
+                    PhaseResult { status: Status::Expected, mismatches: 5, ..ph("read-all-100x", "get", ms, 0.1) };
+                EngineResult { repetition: i as u32, status: Status::Expected, ..e }
+            })
+            .collect();
+        let mut r = run("article-003-dictionary", reps);
+        r.workload = serde_json::json!({ "repetitions": 3 });
+        let s = section(&r);
+        assert_eq!(s.rows.len(), 1);
+        assert_eq!(s.rows[0][2], "0.622 s", "the median of 0.177, 0.819 and 0.622 s");
+        let (collapsed, spreads) = collapse(&r);
+        assert_eq!(collapsed.engines[0].status, Status::Expected, "still declared, not failed");
+        let spread = spreads.get(&("tinycdb-put_add".to_string(), "read-all-100x".to_string()));
+        assert_eq!(spread.map(|s| s.0), Some(3), "every repetition counted");
+    }
+
+    #[test]
+    fn a_failed_repetition_outranks_a_declared_one() {
+        let mut reps: Vec<EngineResult> = (0..3)
+            .map(|i| EngineResult { repetition: i, status: Status::Expected, ..a003_row("tinycdb-put_add", "tinycdb") })
+            .collect();
+        reps[2].status = Status::Failed;
+        reps[2].error = Some("crashed".into());
+        let (collapsed, _) = collapse(&run("article-003-dictionary", reps));
+        assert_eq!(collapsed.engines[0].status, Status::Failed);
+        assert_eq!(collapsed.engines[0].error.as_deref(), Some("repetition 2: crashed"));
+    }
 }

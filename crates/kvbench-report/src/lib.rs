@@ -314,24 +314,30 @@ pub fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// One row per label: with repetitions, each figure is the median over the repetitions
-/// whose phase succeeded, and the ops/s spread is kept to be shown.
+/// whose phase measured it (ok, or failed only as the row declared), and the ops/s spread is
+/// kept to be shown.
 pub fn collapse(r: &RunResult) -> (RunResult, Spreads) {
     let mut spreads = Spreads::new();
     let mut out = r.clone();
     out.engines.clear();
     for (label, reps) in by_label(r) {
-        let mut row = reps.iter().find(|e| e.status == Status::Ok).copied().unwrap_or(reps[0]).clone();
+        let mut row = reps.iter().find(|e| measured(e.status)).copied().unwrap_or(reps[0]).clone();
         if reps.len() > 1 {
-            if let Some(bad) = reps.iter().find(|e| e.status != Status::Ok) {
+            // A failure outranks a declared one: the row shows the worst repetition's status.
+            let bad =
+                reps.iter().find(|e| !measured(e.status)).or_else(|| reps.iter().find(|e| e.status != Status::Ok));
+            if let Some(bad) = bad {
                 row.status = bad.status;
                 row.error = bad.error.clone().map(|e| format!("repetition {}: {e}", bad.repetition));
             }
             row.space_bytes = median(reps.iter().map(|e| e.space_bytes as f64).collect()) as u64;
             row.space_amplification = median(reps.iter().map(|e| e.space_amplification).collect());
             for p in row.phases.iter_mut() {
+                // Every repetition that measured the phase: ok, or failed only as the row
+                // declared (`expect = "mismatch"`), whose figures are as real.
                 let same: Vec<&PhaseResult> = reps
                     .iter()
-                    .filter_map(|e| e.phases.iter().find(|q| q.name == p.name && q.status == Status::Ok))
+                    .filter_map(|e| e.phases.iter().find(|q| q.name == p.name && measured(q.status)))
                     .collect();
                 if same.len() < 2 {
                     continue;
@@ -345,6 +351,11 @@ pub fn collapse(r: &RunResult) -> (RunResult, Spreads) {
         out.engines.push(row);
     }
     (out, spreads)
+}
+
+/// Whether a status carries measured figures: ok, or failed only as the row declared.
+fn measured(s: Status) -> bool {
+    matches!(s, Status::Ok | Status::Expected)
 }
 
 /// `p` becomes the median of `same` (the repetitions of one phase) figure by figure.
