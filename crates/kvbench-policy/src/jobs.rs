@@ -106,7 +106,7 @@ pub fn build(s: &Scenario, data: &ResolvedData, row: &RowFacts<'_>) -> Result<Jo
         protocol: PROTOCOL_VERSION,
         engine: row.variant.name.clone(),
         label: row.variant.label(),
-        options: row.options.clone(),
+        options: job_options(row, data)?,
         dir: std::path::PathBuf::new(),
         sync: row.variant.effective_sync(s),
         url: None,
@@ -118,6 +118,31 @@ pub fn build(s: &Scenario, data: &ResolvedData, row: &RowFacts<'_>) -> Result<Jo
         steps: b.steps,
     };
     Ok(JobPlan { job, phases: b.phases })
+}
+
+/// How a row keeps a record, for engines with a `record` option (redis): `auto` is `hash`
+/// when the dataset's values have fields (YCSB's record), `blob` otherwise.
+pub fn record_shape(row: &RowFacts<'_>, data: &ResolvedData) -> Option<&'static str> {
+    match row.options.get("record")?.as_str()? {
+        "hash" => Some("hash"),
+        "blob" => Some("blob"),
+        _ if data.dataset.value.fields > 0 => Some("hash"),
+        _ => Some("blob"),
+    }
+}
+
+/// The options the job carries: the row's, with `record = "auto"` resolved.
+fn job_options(row: &RowFacts<'_>, data: &ResolvedData) -> Result<BTreeMap<String, serde_json::Value>, String> {
+    let mut options = row.options.clone();
+    if let Some(shape) = record_shape(row, data) {
+        if shape == "hash" && data.dataset.value.fields == 0 {
+            return Err("option record = \"hash\" keeps a record's fields as a hash: the dataset's values have \
+                        no fields (set dataset value `fields`, or record = \"blob\")"
+                .into());
+        }
+        options.insert("record".into(), shape.into());
+    }
+    Ok(options)
 }
 
 /// The timeline's resolution: one second, or a tenth when a phase kills a cluster member (the
@@ -434,8 +459,12 @@ pub fn not_applicable(def: &PhaseDef, row: &RowFacts<'_>, data: &ResolvedData) -
     if (def.kind == PhaseKind::Delete || mixed && mix.delete > 0.0) && !caps.delete {
         return Some("engine cannot delete".into());
     }
-    if (def.kind == PhaseKind::Scan || mixed && mix.scan > 0.0) && !caps.ordered_scan {
-        return Some("engine has no ordered scan".into());
+    // A hash record keeps an index of its keys in order, which scans read.
+    let scans = caps.ordered_scan || record_shape(row, data) == Some("hash");
+    if (def.kind == PhaseKind::Scan || mixed && mix.scan > 0.0) && !scans {
+        let why =
+            if record_shape(row, data).is_some() { " (record = \"hash\" has an index that scans read)" } else { "" };
+        return Some(format!("engine has no ordered scan{why}"));
     }
     if def.writer.is_some() && caps.build_once {
         return Some("engine is written once (build-once): no background writer".into());
@@ -478,6 +507,27 @@ fn replay_not_applicable(def: &PhaseDef, row: &RowFacts<'_>, data: &ResolvedData
     None
 }
 
+/// Bytes the multi-get requests of a worker may hold at once (each thread's request, its keys'
+/// values at their largest): a worker of huge values must not grow by their product.
+pub const MULTI_GET_HOLD: u64 = 1 << 30;
+
+/// A multi-get phase whose requests may hold more than [`MULTI_GET_HOLD`] in the worker is
+/// refused, naming what to lower.
+fn multi_get_hold(def: &PhaseDef, p: &PhasePlan, kpr: u64, value_max: u64) -> anyhow::Result<()> {
+    let threads = u64::from(p.threads.max(1));
+    let hold = kpr.saturating_mul(value_max.max(1)).saturating_mul(threads);
+    if def.kind != PhaseKind::MultiGet || hold <= MULTI_GET_HOLD {
+        return Ok(());
+    }
+    let fits = (MULTI_GET_HOLD / value_max.max(1) / threads).max(1);
+    anyhow::bail!(
+        "phase {}: {threads} thread(s) of multi-get requests of {kpr} keys with values up to {value_max} bytes would \
+         hold {hold} bytes in the worker, above its limit of {MULTI_GET_HOLD}: keys_per_request at most {fits} \
+         at this value size and thread count, or smaller values",
+        p.name
+    )
+}
+
 /// The resolved ops step of phase `i` (its `index` is set by the caller).
 fn ops_step(
     s: &Scenario,
@@ -501,6 +551,7 @@ fn ops_step(
         // would otherwise ask for a million keys of a thousand records, a thousand times).
         kpr = kpr.min(existing.max(1));
     }
+    multi_get_hold(def, p, kpr, u64::from(data.dataset.value.max))?;
     let count = step_count(def, &spec, data, existing, kpr);
     let (dist, perm_seed) = step_dist(s, data, def, &spec, existing, count, seeds.perm)?;
     let (kinds, thresholds) =

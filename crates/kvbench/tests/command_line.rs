@@ -404,3 +404,16 @@ fn regression_a_failed_history_append_exits_non_zero() {
         assert!(e.contains("error: --history:") && e.contains("the results are in out/"), "{store}: {e}");
     }
 }
+
+/// Issue 42: multi-gets of 100 keys of 64 MiB values grew the worker to 6 GB. A phase whose
+/// requests may hold more than the worker's limit is refused before anything runs, naming the
+/// keys per request that fit.
+#[test]
+fn regression_multi_get_of_huge_values_is_refused_beyond_the_workers_hold() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["plan", "--engines", "memory", "--records", "2", "--value-size", "67108864"];
+    let o = kvbench(tmp.path(), &args);
+    let e = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("above its limit of 1073741824: keys_per_request at most 16"), "{e}");
+}
