@@ -256,6 +256,37 @@ pub trait Engine: Send + Sync {
     fn settle(&mut self) -> Result<String> {
         Err(EngineError::Unsupported("this engine has no settle (flush and compact) step".into()))
     }
+
+    /// True when the engine keeps a record's fields apart (Redis's `record = "hash"`, as YCSB's
+    /// binding): an update of one field goes out alone ([`Writer::write_field`]) instead of
+    /// the record being read, merged and written back.
+    fn writes_fields(&self) -> bool {
+        false
+    }
+
+    /// What the engine's client has sent so far, over all its connections (server engines
+    /// that count it): the worker reports the difference over each ops step.
+    fn wire(&self) -> Option<Wire> {
+        None
+    }
+}
+
+/// Requests a client put on the wire: commands (a pipelined window of N is N), and writes of
+/// requests the client then waits on (a window, a batch or one command is one).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Wire {
+    pub commands: u64,
+    pub round_trips: u64,
+}
+
+impl Wire {
+    /// What was sent between `before` and `self`.
+    pub fn since(self, before: Wire) -> Wire {
+        Wire {
+            commands: self.commands.saturating_sub(before.commands),
+            round_trips: self.round_trips.saturating_sub(before.round_trips),
+        }
+    }
 }
 
 /// Derives row i of a streamed load batch into `key` and `value` (both cleared first).
@@ -277,6 +308,12 @@ pub trait Writer {
     /// when [`Writer::streams_rows`] said so); the batch is one transaction, as with `write`.
     fn write_rows(&mut self, _n: usize, _row: &mut RowFn<'_>) -> Result<()> {
         Err(EngineError::Unsupported("streamed load batches".into()))
+    }
+
+    /// Write one field of an existing record (`name` and bytes as the value's layout holds
+    /// them: docs/plan-format.md, "Fields"); only for engines whose [`Engine::writes_fields`].
+    fn write_field(&mut self, _key: &[u8], _name: &[u8], _value: &[u8]) -> Result<()> {
+        Err(EngineError::Unsupported("writes of one field".into()))
     }
 }
 

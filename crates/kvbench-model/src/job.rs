@@ -87,6 +87,33 @@ pub fn fields_overhead(fields: u64) -> u64 {
     (0..fields).map(|i| 8 + 5 + u64::from(i.checked_ilog10().unwrap_or(0) + 1)).sum()
 }
 
+/// The fields of a value in the layout `derive::Values` writes, as (name, bytes), in order;
+/// `None` for bytes that are not that layout (a plain value).
+pub fn split_fields(mut value: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+    let mut out = Vec::new();
+    while !value.is_empty() {
+        let (name, rest) = length_prefixed(value)?;
+        let (bytes, rest) = length_prefixed(rest)?;
+        out.push((name, bytes));
+        value = rest;
+    }
+    Some(out)
+}
+
+/// A big-endian u32 length, that many bytes, and what follows them.
+fn length_prefixed(v: &[u8]) -> Option<(&[u8], &[u8])> {
+    let n = u32::from_be_bytes(v.get(..4)?.try_into().ok()?) as usize;
+    v[4..].split_at_checked(n)
+}
+
+/// Appends one field in the layout of [`split_fields`].
+pub fn push_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(&(name.len() as u32).to_be_bytes());
+    out.extend_from_slice(name);
+    out.extend_from_slice(&(value.len() as u32).to_be_bytes());
+    out.extend_from_slice(value);
+}
+
 impl ValueShape {
     /// An update writes one field: a store of single values reads the record, merges the
     /// field in and writes it back, as YCSB's bindings do, timed as one update.
@@ -392,6 +419,9 @@ pub struct StepResult {
     /// The engine's own counters at the step's end ([`crate::engine::Engine::internals`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub internals: BTreeMap<String, f64>,
+    /// `ops`: what the engine's client sent during the step ([`crate::engine::Engine::wire`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire: Option<crate::engine::Wire>,
     /// The same, sampled every interval while an ops step ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub internal_series: Vec<InternalSample>,

@@ -192,6 +192,10 @@ pub struct PhaseResult {
     /// The engine's own counters at the phase's end (compaction bytes, L0 files, pages...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub internals: BTreeMap<String, f64>,
+    /// What the engine's client put on the wire during the phase (server engines that count
+    /// it): commands and round trips, beside `requests` (the timed units).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire: Option<crate::engine::Wire>,
     /// The same per interval (`t_ms` after the phase started).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub internal_series: Vec<crate::job::InternalSample>,

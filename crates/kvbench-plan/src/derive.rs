@@ -271,6 +271,12 @@ impl Values {
         }
     }
 
+    /// The one field version `v` of record `r` writes (an update that merges one field);
+    /// `None` when version `v` writes every field (the first, or every write writes all).
+    pub fn field_written(&self, r: u64, v: u64) -> Option<u64> {
+        (self.fields > 0 && !self.write_all && v > 0).then(|| self.written_field(r, v))
+    }
+
     /// The field version v of record r writes (one field; every field at v = 0 or when
     /// every write writes all).
     #[inline]

@@ -197,6 +197,7 @@ fn usage(r: &mut PhaseResult, s: &StepResult) {
     r.io_write_bytes = s.usage.io_write_bytes;
     r.runtime = s.runtime.clone();
     r.internals = s.internals.clone();
+    r.wire = s.wire;
     r.internal_series = s.internal_series.clone();
 }
 

@@ -97,6 +97,11 @@ impl Data {
         self.values.value(c, v as u64, out)
     }
 
+    /// The one field version `v` of record `c` writes, when it writes one.
+    pub fn field_written(&self, c: u64, v: u32) -> Option<u64> {
+        self.values.field_written(c, v as u64)
+    }
+
     /// What a read of version v of c must return, derived before the call; its bytes are
     /// fetched into the cache while the engine works, so the check after it does not miss.
     #[inline]

@@ -205,6 +205,9 @@ impl Hosted {
             // Before the event goes out: the worker starts the next step only after it.
             res.space_bytes = sys::space(&self.job.dir).0;
         }
+        if matches!(res.step.as_str(), "open" | "prepare") && res.error.is_none() {
+            crate::step::state_record(&self.job.dataset, &mut res.settings);
+        }
         res.index = cur.index;
         res.runtime = parse_map(r.runtime).unwrap_or_default();
         res.internals = parse_map(r.internals).unwrap_or_default();

@@ -150,7 +150,8 @@ impl Worker<'_> {
         match (self.desc.open)(&self.args(mode)) {
             Ok(e) => {
                 let wall_ns = t0.elapsed().as_nanos() as u64;
-                let settings = e.settings();
+                let mut settings = e.settings();
+                step::state_record(&self.job.dataset, &mut settings);
                 self.engine = Some(e);
                 StepResult { step: "open".into(), wall_ns, settings, ..Default::default() }
             }
@@ -175,6 +176,7 @@ impl Worker<'_> {
         if res.error.is_none() {
             if let Some(e) = self.engine.as_deref() {
                 res.settings = e.settings();
+                step::state_record(&self.job.dataset, &mut res.settings);
             }
         }
         res
@@ -235,6 +237,8 @@ impl Worker<'_> {
             stop: until::has_rule(st).then_some(&stop),
             background: false,
         };
+        // The client's counts around the step: what went over the wire, however the step ran.
+        let wire0 = self.engine.as_deref().and_then(|e| e.wire());
         let t0 = Instant::now();
         let start_unix_ns = unix_ns();
         let mut sampler = Sampler::new(ctx.engine, self.job.interval_ms);
@@ -256,6 +260,8 @@ impl Worker<'_> {
             self.loaded = true;
         }
         let mut r = counters(st, tally, wall_ns, self.job.interval_ms);
+        let wire1 = self.engine.as_deref().and_then(|e| e.wire());
+        r.wire = wire0.zip(wire1).map(|(a, b)| b.since(a));
         r.start_unix_ns = start_unix_ns;
         r.stopped_by = ran.stopped_by;
         r.internal_series = series;

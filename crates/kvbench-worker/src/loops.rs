@@ -333,8 +333,14 @@ fn run_unit(
     due: Option<u64>,
 ) -> bool {
     let Some(first) = ops.first() else { return false };
+    let merges = first.kind == PhaseKind::Update && ctx.data.dataset().value.merges_updates();
     let r = match (first.kind, reader) {
-        (PhaseKind::Update, Some(rd)) if ctx.data.dataset().value.merges_updates() => {
+        (PhaseKind::Update, _) if merges && ctx.engine.is_some_and(|e| e.writes_fields()) => {
+            // The engine keeps fields apart: the one field goes out alone, nothing is read.
+            *dirty = true;
+            field_unit(ctx, t, b, writer, first, due)
+        }
+        (PhaseKind::Update, Some(rd)) if merges => {
             // One field: read the record, merge the field in, write it back (units of one op).
             *dirty = true;
             rmw_unit(ctx, t, b, (rd, writer), first, due)
@@ -707,10 +713,19 @@ fn rmw_unit(
         return Err(e);
     }
     ctx.data.value(c, writes(s), &mut b.values[0]);
+    // An engine that keeps fields apart writes back only the field changed (YCSB F on Redis).
+    let apart = ctx.engine.is_some_and(|e| e.writes_fields());
+    let field = match if apart { one_field(ctx, c, s, &b.values[0]) } else { Ok(None) } {
+        Ok(f) => f,
+        Err(e) => {
+            ctx.state.end_write(c, s);
+            return Err(e);
+        }
+    };
     let t0 = stamp();
     let r = rd
         .get(&b.keys[0], &mut b.found)
-        .and_then(|found| put(ctx, writer, &[WriteOp { key: &b.keys[0], value: Some(&b.values[0]) }]).map(|_| found));
+        .and_then(|found| write_one(ctx, writer, &b.keys[0], &b.values[0], field).map(|_| found));
     // Timed as what the step asked: a read-modify-write, or an update merging one field.
     sample(ctx, t, o.kind, t0, due, 1);
     ctx.state.end_write(c, if r.is_ok() { after_put(s) } else { s });
@@ -718,6 +733,65 @@ fn rmw_unit(
     let exp = if state::present(s) { Expect::Version(writes(s) - 1) } else { Expect::Absent };
     check(ctx, t, c, exp, found.then_some(&b.found[..]));
     Ok(())
+}
+
+/// An update of one field on an engine that keeps fields apart ([`Engine::writes_fields`]):
+/// only that field is written, as YCSB's Redis binding's HSET; a record not present (or a
+/// version that writes every field) is written whole.
+fn field_unit(
+    ctx: &Ctx<'_>,
+    t: &mut Tally,
+    b: &mut Bufs,
+    writer: Option<&mut (dyn Writer + '_)>,
+    o: &Op,
+    due: Option<u64>,
+) -> kvbench_model::engine::Result<()> {
+    let c = ctx.data.canon(o.record);
+    b.values.resize_with(1.max(b.values.len()), Vec::new);
+    b.one_key(ctx.data, o.record);
+    let s = ctx.state.begin_write(c, ctx.lock);
+    ctx.data.value(c, writes(s), &mut b.values[0]);
+    let (key, value) = (&b.keys[0][..], &b.values[0][..]);
+    let field = match one_field(ctx, c, s, value) {
+        Ok(f) => f,
+        Err(e) => {
+            ctx.state.end_write(c, s);
+            return Err(e);
+        }
+    };
+    let t0 = stamp();
+    let r = write_one(ctx, writer, key, value, field);
+    sample(ctx, t, o.kind, t0, due, 1);
+    ctx.state.end_write(c, if r.is_ok() { after_put(s) } else { s });
+    r
+}
+
+/// The one field (name, bytes) the next version of record `c` in state `s` writes, found in
+/// its derived `value` before the clock starts; `None` when it writes the whole record.
+fn one_field<'v>(
+    ctx: &Ctx<'_>,
+    c: u64,
+    s: u32,
+    value: &'v [u8],
+) -> kvbench_model::engine::Result<Option<(&'v [u8], &'v [u8])>> {
+    let Some(i) = ctx.data.field_written(c, writes(s)).filter(|_| state::present(s)) else { return Ok(None) };
+    let field = kvbench_model::job::split_fields(value).and_then(|f| f.get(i as usize).copied());
+    field.map(Some).ok_or_else(|| EngineError::Store(format!("value of record {c} has no field {i}")))
+}
+
+/// Writes one field where there is one (the engine keeps fields apart), else the record.
+fn write_one(
+    ctx: &Ctx<'_>,
+    writer: Option<&mut (dyn Writer + '_)>,
+    key: &[u8],
+    value: &[u8],
+    field: Option<(&[u8], &[u8])>,
+) -> kvbench_model::engine::Result<()> {
+    match (field, writer) {
+        (Some((name, bytes)), Some(w)) => w.write_field(key, name, bytes),
+        (Some(_), None) => Err(EngineError::Store("a write of one field needs the engine's writer".into())),
+        (None, w) => put(ctx, w, &[WriteOp { key, value: Some(value) }]),
+    }
 }
 
 /// Article 000's method: open, read one key, close — all inside the sample.

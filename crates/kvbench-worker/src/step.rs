@@ -82,6 +82,20 @@ pub(crate) fn counters(st: &OpsStep, mut t: Tally, wall_ns: u64, interval_ms: u6
     }
 }
 
+/// States how an engine keeps a record of fields when it does not say so itself: a store of
+/// single values holds the fields serialised (docs/plan-format.md, "Fields").
+pub(crate) fn state_record(ds: &Dataset, settings: &mut BTreeMap<String, String>) {
+    let n = ds.value.fields;
+    if n > 0 && !settings.contains_key("record") {
+        let update = if ds.value.merges_updates() {
+            "; an update of one field reads the record, merges the field in and writes it back"
+        } else {
+            ""
+        };
+        settings.insert("record".into(), format!("blob: the {n} fields serialised into one value{update}"));
+    }
+}
+
 /// The process's own resources used since `before`.
 pub(crate) fn usage_since(before: Usage) -> job::Usage {
     let after = Usage::now();

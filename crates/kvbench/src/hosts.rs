@@ -391,6 +391,13 @@ fn add_step(m: &mut StepResult, s: &StepResult, host: &str) -> Result<(), String
     m.evicted += s.evicted;
     m.ops += s.ops;
     m.requests += s.requests;
+    m.wire = match (m.wire, s.wire) {
+        (Some(a), Some(b)) => Some(kvbench_model::engine::Wire {
+            commands: a.commands + b.commands,
+            round_trips: a.round_trips + b.round_trips,
+        }),
+        (a, b) => a.or(b),
+    };
     m.errors += s.errors;
     for (class, n) in &s.error_classes {
         kvbench_worker::tally::add_error_class(&mut m.error_classes, class, *n);

@@ -15,12 +15,13 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kvbench_model::engine::*;
 
 use super::process::{self, Found, ServerProcess, SocketProgram, SocketServer};
+use super::WireCount;
 
 /// Memory given to a server kvbench starts (`-m`, MiB). memcached takes pages as items arrive,
 /// so an idle limit costs nothing; a run loading more than this sees evictions as missing keys.
@@ -407,6 +408,8 @@ pub struct Engine {
     /// each thread its own ([`kvbench_model::engine::Engine::writer`]).
     shared: Mutex<McWriter>,
     settings: BTreeMap<String, String>,
+    /// Requests the timed paths wrote, over every connection.
+    wire: Arc<WireCount>,
 }
 
 /// One thread's writes on its own connection, in windows of `depth` requests written at once.
@@ -415,6 +418,7 @@ struct McWriter {
     codec: KeyCodec,
     depth: usize,
     key: Vec<u8>,
+    wire: Arc<WireCount>,
 }
 
 impl Writer for McWriter {
@@ -429,6 +433,7 @@ impl Writer for McWriter {
                 }
             }
             conn.flush()?;
+            self.wire.sent(window.len());
             let mut first_err = None;
             for w in window {
                 if let Err(e) = conn.read_store_reply(w.value.is_none()) {
@@ -518,8 +523,10 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn kvbench_model::engine::Engine>> {
         std::fs::write(&marker, &prefix)?;
     }
     let depth = if pipeline == 0 { usize::MAX } else { pipeline };
-    let shared = Mutex::new(McWriter { conn, codec: codec.clone(), depth, key: Vec::new() });
-    Ok(Box::new(Engine { addr, timeout, codec, pipeline, connections, shared, settings }))
+    settings.insert("record".into(), "blob: one item per record; a record of fields is serialised into it".into());
+    let wire = Arc::<WireCount>::default();
+    let shared = Mutex::new(McWriter { conn, codec: codec.clone(), depth, key: Vec::new(), wire: wire.clone() });
+    Ok(Box::new(Engine { addr, timeout, codec, pipeline, connections, shared, settings, wire }))
 }
 
 /// How the server is reached, for the report: a TCP server given by URL has no authentication.
@@ -586,17 +593,23 @@ impl kvbench_model::engine::Engine for Engine {
 
     fn writer(&self) -> Result<Option<Box<dyn Writer + '_>>> {
         let depth = if self.pipeline == 0 { usize::MAX } else { self.pipeline };
-        Ok(Some(Box::new(McWriter { conn: self.connect()?, codec: self.codec.clone(), depth, key: Vec::new() })))
+        let wire = self.wire.clone();
+        Ok(Some(Box::new(McWriter { conn: self.connect()?, codec: self.codec.clone(), depth, key: Vec::new(), wire })))
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
         let conn = self.connect()?;
         let more = (1..self.connections).map(|_| self.connect()).collect::<Result<Vec<_>>>()?;
-        Ok(Box::new(MemcachedReader { conn, more, codec: self.codec.clone(), keys: Vec::new(), key: Vec::new() }))
+        let codec = self.codec.clone();
+        Ok(Box::new(MemcachedReader { conn, more, codec, keys: Vec::new(), key: Vec::new(), wire: &self.wire }))
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
         self.settings.clone()
+    }
+
+    fn wire(&self) -> Option<kvbench_model::engine::Wire> {
+        Some(self.wire.get())
     }
 }
 
@@ -615,7 +628,7 @@ fn conn_at<'c>(first: &'c mut Conn, more: &'c mut [Conn], i: usize) -> Result<&'
     }
 }
 
-struct MemcachedReader {
+struct MemcachedReader<'a> {
     conn: Conn,
     /// Further connections of this reader (option `connections`), used by pipelined gets.
     more: Vec<Conn>,
@@ -623,14 +636,16 @@ struct MemcachedReader {
     key: Vec<u8>,
     /// Encoded keys of a multi-get, concatenated, with their ends.
     keys: Vec<u8>,
+    wire: &'a WireCount,
 }
 
-impl Reader for MemcachedReader {
+impl Reader for MemcachedReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         self.codec.encode(key, &mut self.key)?;
         let c = &mut self.conn;
         push_get(c, &self.key);
         c.flush()?;
+        self.wire.sent(1);
         c.read_get_reply(out)
     }
 
@@ -645,7 +660,9 @@ impl Reader for MemcachedReader {
             self.codec.encode(k, &mut self.key)?;
             push_get(c, &self.key);
         }
-        Ok(c.flush()?)
+        c.flush()?;
+        self.wire.sent(keys.len());
+        Ok(())
     }
 
     fn recv_gets(&mut self, conn: usize, max: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
@@ -674,6 +691,9 @@ impl Reader for MemcachedReader {
             c.wbuf.extend_from_slice(b"\r\n");
         }
         c.flush()?;
+        // One `get` line of up to KEYS_PER_LINE keys is one command (memcached's cmd_get
+        // counts its keys).
+        self.wire.sent(lines);
         // Replies come in request order and skip absent keys: walk both lists together.
         let mut next = 0usize;
         out.resize(keys.len(), None);

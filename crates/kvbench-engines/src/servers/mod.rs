@@ -13,6 +13,7 @@ pub mod process;
 pub mod redis;
 mod redisadmin;
 pub mod rediscluster;
+mod redishash;
 pub mod resp;
 
 use kvbench_model::engine::{Capabilities, EngineError, OptionKind, OptionSpec, Result};
@@ -53,6 +54,34 @@ pub const PIPELINE: OptionSpec = OptionSpec {
     doc: "requests in flight per connection: a write batch's window (0: the whole batch) and a get \
           phase's depth (0 or 1: one get at a time)",
 };
+
+/// What a server engine's client sent, over all its connections ([`Engine::wire`]): counted
+/// as each request is written, so a step's difference is what went over the wire.
+///
+/// [`Engine::wire`]: kvbench_model::engine::Engine::wire
+#[derive(Debug, Default)]
+pub struct WireCount {
+    commands: std::sync::atomic::AtomicU64,
+    round_trips: std::sync::atomic::AtomicU64,
+}
+
+impl WireCount {
+    /// One write of `commands` commands whose replies the client then reads.
+    #[inline]
+    pub fn sent(&self, commands: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.commands.fetch_add(commands as u64, Relaxed);
+        self.round_trips.fetch_add(1, Relaxed);
+    }
+
+    pub fn get(&self) -> kvbench_model::engine::Wire {
+        use std::sync::atomic::Ordering::Relaxed;
+        kvbench_model::engine::Wire {
+            commands: self.commands.load(Relaxed),
+            round_trips: self.round_trips.load(Relaxed),
+        }
+    }
+}
 
 /// Append `n` in decimal (a request's lengths, on the timed path: no allocation).
 pub(crate) fn push_decimal(buf: &mut Vec<u8>, mut n: usize) {

@@ -3,7 +3,12 @@
 //! reads (or `connections` of them) and one for writes. GET per key, MGET for multi-get; a write
 //! batch goes out as one pipeline (or windows of `pipeline` commands), optionally inside
 //! MULTI/EXEC; a pipelined get phase keeps `pipeline` GETs in flight on each connection. No
-//! ordered scan (Redis keys are unordered).
+//! ordered scan of strings (Redis keys are unordered).
+//!
+//! A record is one string (`record = "blob"`), or with `record = "hash"` a hash of its fields
+//! with the commands of YCSB's Redis binding and its index sorted set, which scans read
+//! (redishash.rs); kvbench resolves `auto` per job: hash when the dataset's values have
+//! fields (YCSB's record), blob otherwise. Every request written is counted ([`Engine::wire`]).
 //!
 //! Durability (`sync`) is applied with CONFIG SET in the untimed `prepare` step (or on first use
 //! when a caller skips it), because one server serves every variant of a run: `none` → no AOF, no RDB snapshots; `commit`/`always` → AOF with
@@ -13,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ::redis::Connection;
@@ -21,7 +26,9 @@ use kvbench_model::engine::*;
 
 use super::process::{self, Found, ServerProcess, SocketProgram, SocketServer};
 use super::redisadmin as admin;
+use super::redishash as hash;
 use super::resp;
+use super::WireCount;
 
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "redis",
@@ -45,12 +52,38 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
             doc: "apply `sync` with CONFIG SET on open; false leaves a server given by --url as it is",
         },
         OptionSpec { name: "db", kind: OptionKind::Int, default: "0", doc: "database number (SELECT)" },
+        RECORD,
     ],
     version: || REDIS_SERVER.version("redis crate 0.27.6 (sync)"),
     available: || Ok(()),
     open,
     start_server: Some(start_server),
 };
+
+/// How a record is kept: kvbench resolves `auto` per job (hash for values with fields).
+pub const RECORD: OptionSpec = OptionSpec {
+    name: "record",
+    kind: OptionKind::Enum(&["auto", "hash", "blob"]),
+    default: "auto",
+    doc: "hash: a record's fields as a Redis hash with YCSB's binding's commands and index (scans read \
+          it); blob: one string per record, fields serialised; auto: hash when the values have fields",
+};
+
+/// What a result says of each record shape.
+fn record_setting(hash: bool, prefix: &[u8]) -> String {
+    if hash {
+        let index = String::from_utf8_lossy(&hash::index_key(prefix)).into_owned();
+        format!(
+            "hash: fields as hash fields (insert: HSET of every field + ZADD of the key to `{index}`; update of \
+             one field: HSET of that field; read: HGETALL; delete: DEL + ZREM; scan: ZRANGEBYLEX on `{index}`, \
+             then HGETALL per key)"
+        )
+    } else {
+        "blob: one string per record (SET, GET), a record's fields serialised into it; an update of one \
+         field is GET, merge, SET"
+            .into()
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Server
@@ -117,6 +150,10 @@ pub struct Redis {
     pipeline: usize,
     connections: usize,
     atomic: bool,
+    /// `record = "hash"`: each record a hash of its fields.
+    hash: bool,
+    /// Requests the timed paths wrote, over every connection.
+    wire: Arc<WireCount>,
     /// Set-up and administration (CONFIG, INFO, clearing the namespace), never timed.
     admin: Mutex<Connection>,
     /// The writer of callers without a thread of their own (`Engine::write`); the worker gives
@@ -169,6 +206,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let pipeline = o.int("pipeline").unwrap_or(0).max(0) as usize;
     let connections = o.int("connections").unwrap_or(1).clamp(1, 4096) as usize;
     let atomic = o.bool("atomic");
+    let hash = o.text("record").as_deref() == Some("hash");
     let policy = match o.text("appendfsync").as_deref() {
         Some("auto") | None => "always".to_string(),
         Some(p) => p.to_string(),
@@ -185,6 +223,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     settings.insert("connections".into(), format!("{connections} per reader thread"));
     settings.insert("atomic".into(), if atomic { "MULTI/EXEC per window".into() } else { "no".into() });
     settings.insert("keys".into(), format!("prefix `{}` + the key's bytes", String::from_utf8_lossy(&prefix)));
+    settings.insert("record".into(), record_setting(hash, &prefix));
     read_durability(&mut c, args.sync, &mut settings);
     let setup = Setup {
         sync: args.sync,
@@ -199,6 +238,8 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         pipeline,
         connections,
         atomic,
+        hash,
+        wire: Arc::default(),
         admin: Mutex::new(c),
         shared: Mutex::new(None),
         settings: Mutex::new(settings),
@@ -268,7 +309,15 @@ impl Redis {
     fn new_writer(&self) -> Result<RedisWriter> {
         self.setup()?;
         let depth = if self.pipeline == 0 { usize::MAX } else { self.pipeline };
-        Ok(RedisWriter { conn: self.conn()?, prefix: self.prefix.clone(), depth, atomic: self.atomic, cmd: Vec::new() })
+        Ok(RedisWriter {
+            conn: self.conn()?,
+            index: self.hash.then(|| hash::index_key(&self.prefix)),
+            prefix: self.prefix.clone(),
+            depth,
+            atomic: self.atomic,
+            cmd: Vec::new(),
+            wire: self.wire.clone(),
+        })
     }
 }
 
@@ -296,11 +345,27 @@ impl Engine for Redis {
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
         self.setup()?;
         let conns = (0..self.connections).map(|_| self.conn()).collect::<Result<Vec<_>>>()?;
-        Ok(Box::new(RedisReader { conns, prefix: &self.prefix, cmd: Vec::with_capacity(256) }))
+        Ok(Box::new(RedisReader {
+            conns,
+            prefix: &self.prefix,
+            index: self.hash.then(|| hash::index_key(&self.prefix)),
+            cmd: Vec::with_capacity(256),
+            scratch: hash::Scratch::default(),
+            keys: Vec::new(),
+            wire: &self.wire,
+        }))
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
         self.settings.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    fn writes_fields(&self) -> bool {
+        self.hash
+    }
+
+    fn wire(&self) -> Option<Wire> {
+        Some(self.wire.get())
     }
 }
 
@@ -309,40 +374,78 @@ impl Engine for Redis {
 struct RedisWriter {
     conn: resp::Conn,
     prefix: Vec<u8>,
+    /// `record = "hash"`: the index sorted set's key.
+    index: Option<Vec<u8>>,
     depth: usize,
     atomic: bool,
     cmd: Vec<u8>,
+    wire: Arc<WireCount>,
+}
+
+impl RedisWriter {
+    /// Appends the commands of one write; returns how many.
+    fn push_write(&mut self, w: &WriteOp<'_>) -> Result<usize> {
+        let Some(index) = &self.index else {
+            self.push_blob(w);
+            return Ok(1);
+        };
+        match w.value {
+            Some(v) => hash::push_insert(&mut self.cmd, &self.prefix, index, w.key, v),
+            None => Ok(hash::push_delete(&mut self.cmd, &self.prefix, index, w.key)),
+        }
+    }
+
+    fn push_blob(&mut self, w: &WriteOp<'_>) {
+        match w.value {
+            Some(v) => {
+                resp::push_header(&mut self.cmd, 3);
+                resp::push_arg(&mut self.cmd, &[b"SET"]);
+                resp::push_arg(&mut self.cmd, &[&self.prefix, w.key]);
+                resp::push_arg(&mut self.cmd, &[v]);
+            }
+            None => {
+                resp::push_header(&mut self.cmd, 2);
+                resp::push_arg(&mut self.cmd, &[b"DEL"]);
+                resp::push_arg(&mut self.cmd, &[&self.prefix, w.key]);
+            }
+        }
+    }
+
+    /// Sends what `cmd` holds, `n` commands, and reads their replies.
+    fn round_trip(&mut self, n: usize) -> Result<()> {
+        self.conn.send(&self.cmd)?;
+        self.wire.sent(n);
+        self.conn.expect_ok(n)
+    }
 }
 
 impl Writer for RedisWriter {
     fn write(&mut self, batch: &[WriteOp<'_>]) -> Result<()> {
         for window in batch.chunks(self.depth) {
             self.cmd.clear();
+            let mut n = 0;
             if self.atomic {
                 resp::push_command(&mut self.cmd, &[b"MULTI"]);
+                n += 2;
             }
             for w in window {
-                match w.value {
-                    Some(v) => {
-                        resp::push_header(&mut self.cmd, 3);
-                        resp::push_arg(&mut self.cmd, &[b"SET"]);
-                        resp::push_arg(&mut self.cmd, &[&self.prefix, w.key]);
-                        resp::push_arg(&mut self.cmd, &[v]);
-                    }
-                    None => {
-                        resp::push_header(&mut self.cmd, 2);
-                        resp::push_arg(&mut self.cmd, &[b"DEL"]);
-                        resp::push_arg(&mut self.cmd, &[&self.prefix, w.key]);
-                    }
-                }
+                n += self.push_write(w)?;
             }
             if self.atomic {
                 resp::push_command(&mut self.cmd, &[b"EXEC"]);
             }
-            self.conn.send(&self.cmd)?;
-            self.conn.expect_ok(window.len() + if self.atomic { 2 } else { 0 })?;
+            self.round_trip(n)?;
         }
         Ok(())
+    }
+
+    fn write_field(&mut self, key: &[u8], name: &[u8], value: &[u8]) -> Result<()> {
+        if self.index.is_none() {
+            return Err(EngineError::Unsupported("writes of one field (record = \"blob\")".into()));
+        }
+        self.cmd.clear();
+        hash::push_field_update(&mut self.cmd, &self.prefix, key, name, value);
+        self.round_trip(1)
     }
 }
 
@@ -350,8 +453,14 @@ struct RedisReader<'a> {
     /// The reader's connections (option `connections`; pipelined gets use them all).
     conns: Vec<resp::Conn>,
     prefix: &'a [u8],
+    /// `record = "hash"`: the index sorted set's key.
+    index: Option<Vec<u8>>,
     /// The request, encoded here in RESP (reused: no allocation per request).
     cmd: Vec<u8>,
+    /// Hash records are rebuilt here, and a scan's keys kept (reused).
+    scratch: hash::Scratch,
+    keys: Vec<Vec<u8>>,
+    wire: &'a WireCount,
 }
 
 /// Append `GET prefix+key` in RESP to `buf`.
@@ -364,15 +473,56 @@ impl RedisReader<'_> {
     fn conn(&mut self, i: usize) -> Result<&mut resp::Conn> {
         self.conns.get_mut(i).ok_or_else(|| EngineError::Store(format!("redis: no connection {i}")))
     }
+
+    /// Sends what `cmd` holds, `n` commands, on the first connection.
+    fn send(&mut self, n: usize) -> Result<()> {
+        self.conns[0].send(&self.cmd)?;
+        self.wire.sent(n);
+        Ok(())
+    }
+
+    /// A hash record of each key, in one write; `visit` gets each as it is read.
+    fn read_records(
+        &mut self,
+        keys: &[&[u8]],
+        prefixed: bool,
+        visit: &mut dyn FnMut(usize, Option<&[u8]>) -> bool,
+    ) -> Result<usize> {
+        self.cmd.clear();
+        for k in keys {
+            hash::push_read(&mut self.cmd, if prefixed { b"" } else { self.prefix }, k);
+        }
+        self.send(keys.len())?;
+        let mut v = Vec::new();
+        let (mut seen, mut more, mut first_err) = (0, true, None);
+        // Every reply is read, also after the visitor stops or a reply is bad.
+        for i in 0..keys.len() {
+            match hash::read_record(&mut self.conns[0], &mut v, &mut self.scratch) {
+                Ok(found) if more => {
+                    seen += 1;
+                    more = visit(i, found.then_some(&v[..]));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        first_err.map_or(Ok(seen), Err)
+    }
 }
 
 impl Reader for RedisReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         self.cmd.clear();
+        if self.index.is_some() {
+            hash::push_read(&mut self.cmd, self.prefix, key);
+            self.send(1)?;
+            return hash::read_record(&mut self.conns[0], out, &mut self.scratch);
+        }
         push_get(&mut self.cmd, self.prefix, key);
-        let c = &mut self.conns[0];
-        c.send(&self.cmd)?;
-        c.value(out)
+        self.send(1)?;
+        self.conns[0].value(out)
     }
 
     fn connections(&self) -> usize {
@@ -381,6 +531,9 @@ impl Reader for RedisReader<'_> {
 
     /// Every GET of the pipeline leaves in one write.
     fn send_gets(&mut self, conn: usize, keys: &[&[u8]]) -> Result<()> {
+        if self.index.is_some() {
+            return Err(EngineError::Unsupported("pipelined gets of hash records (record = \"blob\" has them)".into()));
+        }
         self.cmd.clear();
         for k in keys {
             push_get(&mut self.cmd, self.prefix, k);
@@ -388,16 +541,26 @@ impl Reader for RedisReader<'_> {
         let cmd = std::mem::take(&mut self.cmd);
         let r = self.conn(conn).and_then(|c| c.send(&cmd));
         self.cmd = cmd;
-        r
+        r?;
+        self.wire.sent(keys.len());
+        Ok(())
     }
 
     fn recv_gets(&mut self, conn: usize, max: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
         super::recv_gets(self.conn(conn)?, max, out)
     }
 
+    /// MGET of blobs; HGETALL of each hash record, all in one write.
     fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
         out.clear();
         if keys.is_empty() {
+            return Ok(());
+        }
+        if self.index.is_some() {
+            self.read_records(keys, false, &mut |_, v| {
+                out.push(v.map(<[u8]>::to_vec));
+                true
+            })?;
             return Ok(());
         }
         self.cmd.clear();
@@ -406,8 +569,8 @@ impl Reader for RedisReader<'_> {
         for k in keys {
             resp::push_arg(&mut self.cmd, &[self.prefix, k]);
         }
+        self.send(1)?;
         let c = &mut self.conns[0];
-        c.send(&self.cmd)?;
         let n = match c.reply()? {
             resp::Reply::Array(n) => n,
             other => return Err(resp::unexpected(&other)),
@@ -417,5 +580,66 @@ impl Reader for RedisReader<'_> {
             out.push(c.value(&mut v)?.then(|| v.clone()));
         }
         Ok(())
+    }
+
+    /// Hash records only: the index's range from `start`, then HGETALL of each key in one
+    /// write (YCSB's binding reads them one by one).
+    fn scan(
+        &mut self,
+        start: Option<&[u8]>,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        let Some(index) = &self.index else {
+            return Err(EngineError::Unsupported(
+                "ordered scan of blob records (record = \"hash\" has an index)".into(),
+            ));
+        };
+        self.cmd.clear();
+        hash::push_range(&mut self.cmd, self.prefix, index, start, limit);
+        self.send(1)?;
+        let mut keys = std::mem::take(&mut self.keys);
+        let r = self.range_keys(&mut keys).and_then(|()| {
+            if keys.is_empty() {
+                return Ok(0);
+            }
+            let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+            let n = self.prefix.len();
+            let mut visited = 0;
+            self.read_records(&refs, true, &mut |i, v| match v {
+                Some(v) => {
+                    visited += 1;
+                    visit(&refs[i][n..], v)
+                }
+                // Deleted between the range and its read: as if the range had not held it.
+                None => true,
+            })?;
+            Ok(visited)
+        });
+        self.keys = keys;
+        r
+    }
+}
+
+impl RedisReader<'_> {
+    /// The keys of a ZRANGEBYLEX reply into `keys` (their buffers reused).
+    fn range_keys(&mut self, keys: &mut Vec<Vec<u8>>) -> Result<()> {
+        let c = &mut self.conns[0];
+        let n = match c.reply()? {
+            resp::Reply::Array(n) => n,
+            other => return Err(resp::unexpected(&other)),
+        };
+        keys.resize_with(n, Vec::new);
+        let mut bad = None;
+        for k in keys.iter_mut() {
+            k.clear();
+            match c.reply()? {
+                resp::Reply::Bulk(b) => k.extend_from_slice(b),
+                other => {
+                    bad.get_or_insert_with(|| resp::unexpected(&other));
+                }
+            }
+        }
+        bad.map_or(Ok(()), Err)
     }
 }

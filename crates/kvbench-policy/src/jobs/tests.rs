@@ -452,3 +452,37 @@ fn regression_a_sequential_multi_get_never_asks_for_more_keys_than_there_are_rec
     assert_eq!(ops(&p, "bulk").keys_per_request, 1000);
     assert_eq!(ops(&p, "bulk").count, 1_000_000, "1 000 requests of every record");
 }
+
+/// A row with a `record` option (redis's) over a dataset with or without fields.
+fn record_row(record: &str, fields: bool) -> Result<JobPlan, String> {
+    let value = if fields { "{ fields = 10, field_size = 100 }" } else { "{ min = 10, max = 10 }" };
+    let text = format!(
+        "[dataset]\nrecords = 10\nvalue = {value}\n[[phase]]\nkind = \"load\"\n[[phase]]\nkind = \"scan\"\n\
+         count = 2\nlength = 3\n[[engine]]\nname = \"redis\"\n"
+    );
+    let s: Scenario = toml::from_str(&text).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let data = dataset::resolve(&s, tmp.path()).unwrap();
+    let v = s.all_variants()[0].clone();
+    let options = BTreeMap::from([("record".to_string(), serde_json::Value::from(record))]);
+    let caps = Capabilities { ordered_scan: false, ..caps(true, false) };
+    let row = RowFacts { variant: &v, options: &options, caps, runtime: "rust", server: true };
+    build(&s, &data, &row)
+}
+
+#[test]
+fn record_auto_is_a_hash_for_values_with_fields_and_a_hash_scans_its_index() {
+    let p = record_row("auto", true).unwrap();
+    assert_eq!(p.job.options.get("record").and_then(|v| v.as_str()), Some("hash"));
+    assert!(p.phases.iter().find(|x| x.kind == "scan").unwrap().not_applicable.is_none());
+    let p = record_row("auto", false).unwrap();
+    assert_eq!(p.job.options.get("record").and_then(|v| v.as_str()), Some("blob"));
+    let why = p.phases.iter().find(|x| x.kind == "scan").unwrap().not_applicable.clone().unwrap();
+    assert!(why.contains("record = \"hash\" has an index"), "{why}");
+}
+
+#[test]
+fn record_hash_without_fields_is_refused_with_the_fix() {
+    let Err(err) = record_row("hash", false) else { panic!("record = hash over plain values was accepted") };
+    assert!(err.contains("no fields") && err.contains("record = \"blob\""), "{err}");
+}
