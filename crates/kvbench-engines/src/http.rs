@@ -328,6 +328,20 @@ impl Engine for Http {
     fn settings(&self) -> BTreeMap<String, String> {
         self.settings.clone()
     }
+
+    /// The served store's own settle step (`POST /settle` of `kvbench serve`); a server
+    /// without one (another program, or a store with nothing to settle) makes the phase N/A.
+    fn settle(&mut self) -> Result<String> {
+        let mut c = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+        let mut out = Vec::new();
+        let status = c.call("POST", "/settle", b"", &mut out)?;
+        let body = String::from_utf8_lossy(&out).into_owned();
+        match status {
+            200 => Ok(format!("the server {body}")),
+            404 | 405 | 501 => Err(EngineError::Unsupported(format!("the server has no settle step: {body}"))),
+            _ => Err(EngineError::Store(format!("http POST /settle: status {status}: {body}"))),
+        }
+    }
 }
 
 struct HttpReader {

@@ -447,6 +447,7 @@ fn a001(r: &RunResult) -> Article {
         "one disk, this machine's ({} on {}), not the article's SSD and HDD",
         r.environment.filesystem, r.environment.data_dir
     ));
+    differences.extend(a001_settled(r));
     differences.push("a cold cell is the first request after the eviction, timed on its own (the article's one time per key count from its PHP client); a warm cell is the mean over the warm phase's requests (p50/p99 in the phase tables)".into());
     differences.extend(a001_http(r, &keys));
     Article {
@@ -460,6 +461,32 @@ fn a001(r: &RunResult) -> Article {
         rows,
         differences,
     }
+}
+
+/// Whether each row's store was on disk before its first eviction, as the article's server's
+/// was: a settle phase (flush and compact) between the load and the first cold phase, else the
+/// load's last writes sit in the memtable and WAL, which the reopen after the eviction writes
+/// to a new file in the page cache, so the first cold request is not cold.
+fn a001_settled(r: &RunResult) -> Option<String> {
+    let settled_before_cold = |e: &EngineResult| {
+        let cold = e.phases.iter().position(|p| p.cache.starts_with("cold"));
+        let settle = e.phases.iter().position(|p| p.kind == "settle" && p.status == Status::Ok);
+        matches!((settle, cold), (Some(s), Some(c)) if s < c)
+    };
+    let with_cold: Vec<&EngineResult> =
+        r.engines.iter().filter(|e| e.phases.iter().any(|p| p.cache.starts_with("cold"))).collect();
+    if with_cold.is_empty() {
+        return None;
+    }
+    let unsettled: Vec<&str> = with_cold.iter().filter(|e| !settled_before_cold(e)).map(|e| e.label.as_str()).collect();
+    Some(if unsettled.is_empty() {
+        "each store was flushed and compacted (phase settle) before its first eviction, so the cold cells read the store's own files from the disk, as the article's server had its data on disk".into()
+    } else {
+        format!(
+            "not settled before the first eviction: {}: the load's last writes were still in the memtable and WAL, which the reopen after the eviction writes to a new file the page cache holds, so the first cold cell of such a row is not cold",
+            unsettled.join(", ")
+        )
+    })
 }
 
 /// What the figures show about HTTP: each http-* row against the in-process row of the same
@@ -1197,6 +1224,32 @@ mod tests {
         assert!(s.note.contains("cold 50 keys 0.50x, 1000 keys 0.50x; warm 50 keys 2.00x"), "{}", s.note);
         assert!(s.note.contains("slower at some sizes and faster at others"), "{}", s.note);
         assert!(!s.note.contains("what HTTP costs"), "no claim the figures do not make: {}", s.note);
+    }
+
+    /// Issue 45 point 3: the cold cells are cold only when the store was on disk before the
+    /// first eviction; the note names a row whose load was not settled.
+    #[test]
+    fn regression_a001_names_rows_not_settled_before_the_first_eviction() {
+        let settle = PhaseResult { ops: 0, requests: 0, latency: None, ..ph("settle", "settle", 500.0, 0.0) };
+        let phases = |settled: bool| {
+            let mut v = vec![ph("load", "load", 1.0, 1.0)];
+            v.extend(settled.then(|| settle.clone()));
+            v.push(mget("mget-50", 50, 1, true, 4.7));
+            v
+        };
+        let both = run(
+            "article-001-http-multiget",
+            vec![row("http-rocksdb", "http-rocksdb", phases(true)), row("rocksdb", "rocksdb", phases(true))],
+        );
+        let s = section(&both);
+        assert!(s.note.contains("flushed and compacted (phase settle) before its first eviction"), "{}", s.note);
+        assert_eq!(s.rows[0][1], "4.70 ms", "the cold cell is the cold phase, not the settle");
+        let one = run(
+            "article-001-http-multiget",
+            vec![row("http-rocksdb", "http-rocksdb", phases(false)), row("rocksdb", "rocksdb", phases(true))],
+        );
+        let s = section(&one);
+        assert!(s.note.contains("not settled before the first eviction: http-rocksdb:"), "{}", s.note);
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //! - `GET /kv/scan?start=<hex>&limit=N` → (key, value) pairs from the first key >= start
 //! - `POST /open` (JSON `OpenRequest`, `dir` inside the served root) → 200 + settings as JSON
 //! - `POST /close` → close the engine (data requests answer 503 until `/open`)
+//! - `POST /settle` → the engine's settle step (flush and compact) → 200 + what it did, or
+//!   501 when the engine has none
 
 use hyper::Method;
 use kvbench_engines::http::{put_bytes, put_len, unhex, Cursor, OpenRequest};
@@ -31,6 +33,7 @@ pub(crate) fn route(st: &State, method: &Method, path: &str, q: Option<&str>, bo
     match (method, path) {
         (&Method::POST, "/open") => open(st, body),
         (&Method::POST, "/close") => close(st),
+        (&Method::POST, "/settle") => settle(st),
         _ if path.starts_with("/kv/") => {
             let Ok(g) = st.engine.read() else { return Reply::text(500, "lock poisoned") };
             let Some(engine) = g.as_deref() else { return Reply::text(503, "no database open (POST /open)") };
@@ -73,6 +76,18 @@ fn close(st: &State) -> Reply {
     match g.take().map(|e| e.close()) {
         Some(Err(e)) => Reply::text(500, e.to_string()),
         _ => Reply::ok(Vec::new()),
+    }
+}
+
+/// The open engine's settle step, with every data request held off while it runs (a settled
+/// state is what a client measures next).
+fn settle(st: &State) -> Reply {
+    let Ok(mut g) = st.engine.write() else { return Reply::text(500, "lock poisoned") };
+    let Some(engine) = g.as_mut() else { return Reply::text(503, "no database open (POST /open)") };
+    match engine.settle() {
+        Ok(note) => Reply::ok(note.into_bytes()),
+        Err(kvbench_model::engine::EngineError::Unsupported(m)) => Reply::text(501, m),
+        Err(e) => Reply::text(500, e.to_string()),
     }
 }
 

@@ -381,3 +381,36 @@ fn regression_an_mget_reply_is_bounded_by_the_reply_budget() {
     assert!(grew < 300, "peak memory grew by {grew} MiB for requests of at most 6 MB");
     assert_eq!(s.post("/kv/mget", &keys[..7 * 15]).0, 200, "15 times 4 MiB fits the budget");
 }
+
+/// Files under `dir` whose names end with `ext`, at any depth.
+fn files_ending(dir: &Path, ext: &str) -> usize {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| match e.file_type() {
+                    Ok(t) if t.is_dir() => files_ending(&e.path(), ext),
+                    _ => usize::from(e.file_name().to_string_lossy().ends_with(ext)),
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// Issue 45 point 3: a client's settle phase reaches the served store, so a cold phase after
+/// it evicts SST files rather than reading a memtable the load left behind.
+#[test]
+fn settle_flushes_the_served_store_to_its_files() {
+    let Some(s) = Served::start(&[]) else { return };
+    let mut body = Vec::new();
+    for i in 0..100u32 {
+        kvbench_engines::http::put_bytes(&mut body, format!("key{i:04}").as_bytes());
+        kvbench_engines::http::put_bytes(&mut body, b"value");
+    }
+    assert_eq!(s.post("/kv/put", &body).0, 200);
+    assert_eq!(files_ending(&s.root(), ".sst"), 0, "the puts sit in the memtable");
+    let (status, note) = s.post("/settle", b"");
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&note));
+    assert!(String::from_utf8_lossy(&note).contains("flushed"), "{}", String::from_utf8_lossy(&note));
+    assert!(files_ending(&s.root(), ".sst") >= 1, "settled: the records are in SST files");
+    assert_eq!(s.get("/kv/get?key=6b657930303432"), (200, b"value".to_vec()));
+}
