@@ -146,3 +146,37 @@ fn every_member_of_a_kvbench_type_the_docs_name_is_defined() {
     }
     assert!(missing.is_empty(), "names the docs give that the code does not define:\n{}", missing.join("\n"));
 }
+
+/// The sources' text: the docs and every Rust file under crates/.
+fn texts() -> Vec<(String, String)> {
+    let mut all = Vec::new();
+    files(&root().join("crates"), "crates", &mut all);
+    let mut v = docs();
+    v.extend(
+        all.into_iter()
+            .filter(|f| f.ends_with(".rs") && !f.ends_with("tests/docs_names.rs"))
+            .filter_map(|f| std::fs::read_to_string(root().join(&f)).ok().map(|t| (f, t))),
+    );
+    v
+}
+
+#[test]
+fn every_section_of_decisions_md_cited_by_title_exists() {
+    let decisions = std::fs::read_to_string(root().join("docs/decisions.md")).unwrap();
+    let headings: Vec<String> = decisions.lines().filter_map(|l| l.strip_prefix("## ")).map(String::from).collect();
+    let mut missing = Vec::new();
+    for (file, text) in texts() {
+        // `decisions.md, "Title"` or `decisions.md "Title"`, the title possibly wrapped (and
+        // continued behind `//` or `///` in code).
+        for (at, _) in text.match_indices("decisions.md") {
+            let rest = text[at + "decisions.md".len()..].trim_start_matches([',', ' ']);
+            let Some(quoted) = rest.strip_prefix('"') else { continue };
+            let Some(end) = quoted.find('"') else { continue };
+            let title = quoted[..end].split_whitespace().filter(|w| !w.starts_with("//")).collect::<Vec<_>>().join(" ");
+            if !headings.iter().any(|h| h.starts_with(&title)) {
+                missing.push(format!("{file}: \"{title}\""));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "sections of docs/decisions.md cited that do not exist:\n{}", missing.join("\n"));
+}
