@@ -180,3 +180,14 @@ fn every_section_of_decisions_md_cited_by_title_exists() {
     }
     assert!(missing.is_empty(), "sections of docs/decisions.md cited that do not exist:\n{}", missing.join("\n"));
 }
+
+#[test]
+fn decisions_are_titled_by_topic_not_by_issue_or_branch() {
+    let decisions = std::fs::read_to_string(root().join("docs/decisions.md")).unwrap();
+    let diary: Vec<&str> = decisions
+        .lines()
+        .filter(|l| l.starts_with("## "))
+        .filter(|l| ["issue ", "issues ", "branch ", "protocol "].iter().any(|w| l.to_lowercase().contains(w)))
+        .collect();
+    assert!(diary.is_empty(), "headings that date the design instead of naming its topic: {diary:?}");
+}
