@@ -607,7 +607,39 @@ impl Scenario {
             }
             self.check_phase(p, &at)?;
         }
+        self.check_later_loads()?;
         self.check_rows(&names)
+    }
+
+    /// A load after the first writes every record's loaded value again: the same values, an
+    /// overwrite pass (article 004's second Put of its list), in the first load's order with
+    /// `load-order`. Only loads may write before it: after another write it would put the
+    /// loaded values back under reads that expect the newer ones.
+    fn check_later_loads(&self) -> Result<(), FieldError> {
+        use crate::spec::Distribution as D;
+        let mut other_write: Option<String> = None;
+        for (i, p) in self.phases.iter().enumerate() {
+            let at = |k| vec![At::Key("phase"), At::Index(i), At::Key(k)];
+            if p.kind != PhaseKind::Load {
+                if p.kind.may_write() || p.writer.is_some() {
+                    other_write.get_or_insert_with(|| self.phase_name(i));
+                }
+                continue;
+            }
+            if i == 0 && p.distribution == Some(D::LoadOrder) {
+                let m = "the first load has no load order to follow (allowed: sequential, shuffle, uniform; \
+                         load-order on a later load)";
+                return Err(FieldError::new(&at("distribution"), m));
+            }
+            if let Some(w) = &other_write {
+                let m = format!(
+                    "a later load writes the loaded values again, and phase `{w}` before it wrote other ones \
+                     (its reads would expect those): put the load before `{w}`"
+                );
+                return Err(FieldError::new(&at("kind"), m));
+            }
+        }
+        Ok(())
     }
 
     /// `memory` of the scenario, and `memory`, `threads` and `batch` of each `[[engine]]` row.
@@ -820,9 +852,10 @@ fn check_kind_fits(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<
     if p.kind != PhaseKind::Load {
         return Ok(());
     }
-    if let Some(d @ (D::Zipfian | D::Latest | D::Hot | D::LoadOrder)) = p.distribution {
+    if let Some(d @ (D::Zipfian | D::Latest | D::Hot)) = p.distribution {
         let m = format!(
-            "`{}` does not apply to a load: it writes every record once (allowed: sequential, shuffle, uniform)",
+            "`{}` does not apply to a load: it writes every record once (allowed: sequential, shuffle, uniform; \
+             load-order on a later load)",
             serde_json::to_value(d).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
         );
         return Err(FieldError::new(&f("distribution"), m));
@@ -1143,6 +1176,30 @@ mod tests {
         let text = format!("engines = [\"memory\"]\n[[phase]]\nkind = \"load\"\n[[phase]]\n{phase}\n");
         std::fs::write(&p, text).unwrap();
         Scenario::from_file(&p).err().unwrap_or_default()
+    }
+
+    /// Issue 45 point 5: a later load is an overwrite pass of the same values, in the first
+    /// load's order; it cannot follow a phase that wrote other values, and the first load has
+    /// no order to follow.
+    #[test]
+    fn a_later_load_overwrites_with_the_same_values_before_any_other_write() {
+        let check = |phases: &str| {
+            let text = format!("engines = [\"memory\"]\n{phases}");
+            toml::from_str::<Scenario>(&text).unwrap().check()
+        };
+        let load = "[[phase]]\nkind = \"load\"\ndistribution = \"uniform\"\n";
+        let again = "[[phase]]\nname = \"again\"\nkind = \"load\"\ndistribution = \"load-order\"\nbatch = 1\n";
+        let get = "[[phase]]\nkind = \"get\"\n";
+        let update = "[[phase]]\nkind = \"update\"\n";
+        assert_eq!(check(&format!("{load}{again}{get}")), Ok(()));
+        assert_eq!(check(&format!("{load}{get}{again}{update}")), Ok(()), "reads may come between");
+        let e = check(&format!("{load}{update}{again}")).unwrap_err();
+        assert!(e.contains("].kind") && e.contains("phase `update`"), "{e}");
+        let first = load.replace("uniform", "load-order");
+        let e = check(&first).unwrap_err();
+        assert!(e.contains("].distribution") && e.contains("no load order"), "{e}");
+        let e = check(&format!("{load}{}", again.replace("load-order", "zipfian"))).unwrap_err();
+        assert!(e.contains("load-order on a later load"), "{e}");
     }
 
     #[test]

@@ -688,6 +688,8 @@ fn step_dist(
     }
     let load = s.phases.iter().position(|p| p.kind == PhaseKind::Load);
     let dist = match (def.kind, spec.distribution) {
+        // A later load in the first load's order (an overwrite pass of the same values).
+        (PhaseKind::Load, Distribution::LoadOrder) => load_order(s, load, data.dataset.loaded),
         (PhaseKind::Load, Distribution::Sequential) => Dist::Sequential { n, start: 0 },
         (PhaseKind::Load, _) => Dist::Shuffle { n },
         (_, Distribution::LoadOrder) => load_order(s, load, data.dataset.loaded),

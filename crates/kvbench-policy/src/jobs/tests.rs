@@ -103,6 +103,25 @@ fn load_and_multi_get_passes_cover_every_record_that_many_times() {
     assert_eq!((bulk.keys_per_request, bulk.count), (100, 200), "a request of every record, once a pass");
 }
 
+/// Issue 45 point 5: article 004's second Put is a later load (the same values again) in the
+/// first load's order, one put a unit, committed and finished like a load.
+#[test]
+fn a_later_load_replays_the_first_loads_order() {
+    let toml = ARTICLE_004.replacen(
+        "[[phase]]\nname = \"get\"",
+        "[[phase]]\nname = \"again\"\nkind = \"load\"\ndistribution = \"load-order\"\nbatch = 1\n[[phase]]\nname = \"get\"",
+        1,
+    );
+    let p = plan(&toml, caps(true, false));
+    let (load, again) = (ops(&p, "put"), ops(&p, "again"));
+    assert_eq!(again.kind, PhaseKind::Load);
+    assert_eq!((again.count, again.batch), (100, 1));
+    assert_eq!(again.dist, Dist::LoadOrder { n: 100 });
+    assert_eq!(again.perm_seed, load.perm_seed, "the first load's permutation");
+    let seq = plan(&toml.replacen("distribution = \"uniform\"", "distribution = \"sequential\"", 1), caps(true, false));
+    assert_eq!(ops(&seq, "again").dist, Dist::Sequential { n: 100, start: 0 });
+}
+
 #[test]
 fn load_order_after_a_sequential_load_is_sequential() {
     let toml = ARTICLE_004.replacen("distribution = \"uniform\"", "distribution = \"sequential\"", 1);
