@@ -19,11 +19,15 @@
 # RocksDB writes into the data directory (docs/methodology.md, "db_bench beside kvbench").
 #
 # Benchmarks (BENCHES; `NAME/B` runs NAME with write batches of B records, default 1):
+# Each pair does the same work: the same writes of the same number of distinct keys (the table
+# prints both sides' distinct keys, counted with ldb after the first round, and bytes written).
 #   fillseq             db_bench fillseq            vs kvbench load in key order
-#   fillrandom          db_bench fillrandom         vs kvbench load in random order. db_bench
-#                       draws keys WITH replacement (~63 % distinct of N); kvbench writes
-#                       every key once, which is db_bench's filluniquerandom: see the next.
-#   filluniquerandom    db_bench filluniquerandom   vs kvbench load in random order
+#   filluniquerandom    db_bench filluniquerandom   vs kvbench load in random order (every key
+#                       once: distribution = "shuffle")
+#   fillrandom          db_bench fillrandom draws keys WITH replacement (~63 % of N distinct);
+#                       kvbench has no such load (a load's `uniform` is a random order of
+#                       every key, as `shuffle`), so fillrandom is refused unless UNMATCHED=1,
+#                       which runs it beside the shuffled load and marks its row UNMATCHED.
 #   overwrite           db_bench filluniquerandom,overwrite vs kvbench load + update (uniform)
 #   readrandom          db_bench filluniquerandom,readrandom vs kvbench load + get (uniform)
 #   readwhilewriting    db_bench filluniquerandom,readwhilewriting vs kvbench load + get
@@ -34,7 +38,7 @@
 # Usage: bench/db_bench.sh    (ROUNDS=3 RECORDS=1000000 VALUE_SIZE=100 CACHE=8388608
 #   COMPRESSION=snappy COMPRESSION_RATIO=1 (db_bench's values) WAL=1 SYNC=0 THREADS=1
 #   PIPELINED=0 DIRECT=0 STATISTICS=1 WRITE_RATE=10000 (readwhilewriting's writer, updates/s)
-#   BENCHES="fillseq fillrandom fillrandom/1000 overwrite readrandom"
+#   BENCHES="fillseq filluniquerandom filluniquerandom/1000 overwrite readrandom"
 #   DATA=/var/tmp (a directory on a real disk) OPTIONS=0 KVBENCH=target/release/kvbench)
 #   ROUNDS=7 for tighter medians. Each round runs every benchmark once in each tool. On 2 cores
 #   shared with other jobs (load average 8-11), 3 rounds of fillseq, overwrite and readrandom
@@ -55,7 +59,7 @@ PIPELINED=${PIPELINED:-0}
 DIRECT=${DIRECT:-0}
 STATISTICS=${STATISTICS:-1}
 WRITE_RATE=${WRITE_RATE:-10000}
-BENCHES=${BENCHES:-fillseq fillrandom fillrandom/1000 overwrite readrandom}
+BENCHES=${BENCHES:-fillseq filluniquerandom filluniquerandom/1000 overwrite readrandom}
 DATA=${DATA:-/var/tmp}
 OPTIONS=${OPTIONS:-0}
 KVBENCH=${KVBENCH:-$PWD/target/release/kvbench}
@@ -119,7 +123,13 @@ define() {
     BATCH=$batch
     case $name in
         fillseq) DB_BENCHMARKS=fillseq PHASES=$(load_phase sequential "$batch") PHASE=load ;;
-        fillrandom | filluniquerandom)
+        filluniquerandom) DB_BENCHMARKS=$name PHASES=$(load_phase shuffle "$batch") PHASE=load ;;
+        fillrandom)
+            if [[ ${UNMATCHED:-0} != 1 ]]; then
+                echo "fillrandom writes ~63 % distinct keys, kvbench's load every key once: compare" \
+                    "filluniquerandom (or UNMATCHED=1 to run it anyway)" >&2
+                exit 1
+            fi
             DB_BENCHMARKS=$name PHASES=$(load_phase shuffle "$batch") PHASE=load ;;
         overwrite)
             DB_BENCHMARKS=filluniquerandom,overwrite PHASE=update
@@ -166,7 +176,13 @@ run_db_bench() {
     local ops
     ops=$(awk -v b="$DB_LINE" '$1 == b && $2 == ":" { for (i = 1; i <= NF; i++) if ($i == "ops/sec") print $(i - 1) }' \
         "$WORK/db_bench.out")
-    echo "$ops $ri $wo $cpu"
+    echo "$ops $ri $wo $cpu $(distinct "$WORK/db_bench")"
+}
+
+# Distinct keys in the store at DIR (ldb), on the first round only (0 otherwise: untimed, ~1 s).
+distinct() {
+    if [[ $ROUND != 0 ]]; then echo 0; return; fi
+    ldb --db="$1" dump --count_only 2>/dev/null | awk '/^Keys in range:/ {print $4}'
 }
 
 # Run kvbench once; prints "ops/s dev_read_bytes dev_written_bytes cpu_seconds harness_share".
@@ -174,15 +190,17 @@ run_kvbench() {
     rm -rf "$WORK/kv" "$WORK/out"
     kvbench_scenario "$WORK/scenario.toml" "$PHASES"
     /usr/bin/time -f '%I %O %U %S' -o "$WORK/time" "$KVBENCH" run "$WORK/scenario.toml" --data-dir "$WORK/kv" \
-        --plan-dir "$WORK/plans" --out "$WORK/out" --no-progress --format json >"$WORK/kv.out" 2>&1 ||
+        --plan-dir "$WORK/plans" --out "$WORK/out" --no-progress --format json --keep-data >"$WORK/kv.out" 2>&1 ||
         { cat "$WORK/kv.out" >&2; exit 1; }
     read -r ri wo u s <"$WORK/time"
-    python3 - "$WORK/out" "$PHASE" "$((ri * 512))" "$((wo * 512))" "$u" "$s" <<'EOF'
+    local keys
+    keys=$(distinct "$(dirname "$(find "$WORK/kv" -name CURRENT | head -1)")")
+    python3 - "$WORK/out" "$PHASE" "$((ri * 512))" "$((wo * 512))" "$u" "$s" "$keys" <<'EOF'
 import glob, json, sys
-out, phase, ri, wo, u, s = sys.argv[1:]
+out, phase, ri, wo, u, s, keys = sys.argv[1:]
 run = json.load(open(glob.glob(out + "/*.json")[0]))
 p = [p for p in run["engines"][0]["phases"] if p["name"] == phase][0]
-print(p["ops_per_sec"], ri, wo, float(u) + float(s), p["harness_share"])
+print(p["ops_per_sec"], ri, wo, float(u) + float(s), keys, p["harness_share"])
 EOF
 }
 
@@ -206,19 +224,23 @@ options_diff() {
     RECORDS=$keep
 }
 
+# Every benchmark named is known and matched before anything runs.
+for b in $BENCHES; do (define "$b") || exit 1; done
 [[ $OPTIONS == 1 ]] && options_diff
 
 echo "== db_bench $("$DB_BENCH" --version 2>&1 | head -1 | awk '{print $3}') beside kvbench's rocksdb row:" \
     "$RECORDS records, key 16 B, value $VALUE_SIZE B, cache $CACHE, $COMPRESSION (db_bench" \
     "compression_ratio $COMPRESSION_RATIO), WAL $WAL, sync $SYNC," \
     "read threads $THREADS, pipelined $PIPELINED, direct $DIRECT, statistics $STATISTICS; $ROUNDS rounds, alternated"
-printf '%-22s %9s %9s %6s %8s %8s %8s %8s %8s %8s %7s\n' benchmark db_bench kvbench ratio \
-    db_w/op kv_w/op db_r/op kv_r/op db_cpu kv_cpu harness
+printf '%-22s %9s %9s %6s %8s %8s %8s %8s %8s %8s %7s  %s\n' benchmark db_bench kvbench ratio \
+    db_w/op kv_w/op db_r/op kv_r/op db_cpu kv_cpu harness 'work: distinct keys db_bench / kvbench, MB of keys and values each'
+
 for bench in $BENCHES; do
     define "$bench"
     : >"$WORK/db.txt"
     : >"$WORK/kv.txt"
     for ((r = 0; r < ROUNDS; r++)); do
+        ROUND=$r
         if ((r % 2 == 0)); then
             run_db_bench >>"$WORK/db.txt"
             run_kvbench >>"$WORK/kv.txt"
@@ -230,16 +252,20 @@ for bench in $BENCHES; do
     # Ops in each process (for bytes per op): the load plus the compared phase.
     ops=$RECORDS
     [[ $DB_BENCHMARKS == *,* ]] && ops=$((2 * RECORDS))
-    python3 - "$bench" "$ops" "$WORK/db.txt" "$WORK/kv.txt" <<'EOF'
+    python3 - "$bench" "$ops" "$WORK/db.txt" "$WORK/kv.txt" "$VALUE_SIZE" "$DB_BENCHMARKS" <<'EOF'
 import statistics as st, sys
-bench, ops, db, kv = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+bench, ops, db, kv, value = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
+# Writes of each side: the load, and for overwrite as many updates (a paced writer's are not counted).
+writes = ops if bench.startswith("overwrite") else ops // 2 if "," in sys.argv[6] else ops
 rows = lambda f: [list(map(float, l.split())) for l in open(f) if l.strip()]
 d, k = rows(db), rows(kv)
 med = lambda rs, i: st.median(r[i] for r in rs)
 ratios = sorted(b[0] / a[0] for a, b in zip(d, k))
 print(f"{bench:<22} {med(d, 0):9.0f} {med(k, 0):9.0f} {st.median(ratios):6.3f} "
       f"{med(d, 2) / ops:8.1f} {med(k, 2) / ops:8.1f} {med(d, 1) / ops:8.1f} {med(k, 1) / ops:8.1f} "
-      f"{med(d, 3) * 1e6 / ops:8.2f} {med(k, 3) * 1e6 / ops:8.2f} {med(k, 4):7.3f}  "
+      f"{med(d, 3) * 1e6 / ops:8.2f} {med(k, 3) * 1e6 / ops:8.2f} {med(k, 5):7.3f}  "
+      f"keys {d[0][4]:.0f} / {k[0][4]:.0f}{'' if d[0][4] == k[0][4] else ' UNMATCHED'}, "
+      f"{writes * (16 + value) / 1e6:.0f} MB each  "
       f"ratios {' '.join(f'{x:.3f}' for x in ratios)}")
 EOF
 done
