@@ -514,8 +514,8 @@ pub fn print_list(engine: Option<&str>, json: bool) -> Result<String, String> {
     let before: usize = (0..3).map(|c| full.iter().map(|r| r[c].chars().count()).max().unwrap_or(0) + 2).sum();
     let t = if before + STATUS_ROOM <= width { full } else { list_rows(&all, kvbench_report::short_version) };
     let mut out = render_plain(&t, width);
-    out.push_str("`kvbench list ENGINE` shows an engine's capabilities and options; `default`: in the default\n");
-    out.push_str("comparison (`--engines all` runs every available engine).\n");
+    out.push_str("`kvbench list ENGINE` shows an engine's capabilities and options.\n");
+    out.push_str("`default`: in the default comparison (`--engines all` runs every available one).\n");
     out.push_str(&runtimes());
     Ok(out)
 }

@@ -363,8 +363,9 @@ fn regression_a_duration_ends_every_phase_kind_within_one_request_of_it() {
     for name in ["get", "multi-get", "scan"] {
         let p = phase(&r, name);
         let (wall, max) = (p["wall_ns"].as_u64().unwrap(), p["latency"]["max_ns"].as_u64().unwrap());
-        // The monitor looks every 5 ms; a busy CI machine gets some slack beyond that.
-        let bound = 200_000_000 + 25_000_000 + max;
+        // The monitor looks every 5 ms; the slack is for a loaded machine's late wake-ups (the
+        // stop flag read every 1024 scans overran by seconds here).
+        let bound = 200_000_000 + 150_000_000 + max;
         assert!((200_000_000..=bound).contains(&wall), "{name}: {wall} ns, bound {bound} ns");
     }
 }
