@@ -310,6 +310,10 @@ pub struct EngineResult {
     /// The row's memory budget and what it used (absent: no cgroup).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
+    /// The memory budget the row was given (bytes), applied or not: with no `budget` beside
+    /// it, the row failed before its cgroup held it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_requested: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

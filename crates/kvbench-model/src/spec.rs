@@ -464,6 +464,8 @@ pub fn parse_memory(text: &str) -> Result<u64, String> {
         "m" | "mb" | "mib" => 1 << 20,
         "g" | "gb" | "gib" => 1 << 30,
         "t" | "tb" | "tib" => 1 << 40,
+        // The stated maximum is 1PiB: its own unit is accepted.
+        "p" | "pb" | "pib" => 1 << 50,
         _ => return Err(memory_error(t)),
     };
     let n: f64 = digits.parse().map_err(|_| memory_error(t))?;
@@ -534,7 +536,18 @@ impl Expect {
 
 #[cfg(test)]
 mod tests {
-    use super::PhaseKind;
+    use super::{parse_memory, PhaseKind, MEMORY_MAX, MEMORY_MIN};
+
+    #[test]
+    fn memory_sizes_are_accepted_up_to_and_including_the_stated_maximum() {
+        assert_eq!(parse_memory("1PiB"), Ok(MEMORY_MAX));
+        assert_eq!(parse_memory("1024TiB"), Ok(MEMORY_MAX));
+        assert_eq!(parse_memory("8MiB"), Ok(MEMORY_MIN));
+        for bad in ["1.01PiB", "2p", "7MiB", "1EiB"] {
+            let e = parse_memory(bad).unwrap_err();
+            assert!(e.contains("from 8MiB to 1PiB") && e.contains(bad), "{e}");
+        }
+    }
 
     #[test]
     fn every_kind_serializes_as_its_name_and_back() {

@@ -967,39 +967,83 @@ pub fn trace_line(t: &kvbench_model::result::TraceInfo) -> String {
     line
 }
 
-/// The regime of the run: its data against the rows' memory budget, or against the
-/// machine's memory when there is none (a store that fits is said to).
+/// The regime of the run: its data against each row's memory budget as it was applied (with
+/// what the limit did: peak, limit hits, OOM kills), a budget given but never applied (the row
+/// failed first), or against the machine's memory for rows without one.
 pub fn regime(r: &RunResult) -> String {
     let data = human_bytes(r.plan.raw_bytes);
-    let mut limits: Vec<u64> = r.engines.iter().filter_map(|e| e.budget.as_ref().map(|b| b.limit_bytes)).collect();
-    limits.sort_unstable();
-    limits.dedup();
-    let unbounded: Vec<&str> = r.engines.iter().filter(|e| e.budget.is_none()).map(|e| e.label.as_str()).collect();
-    if limits.is_empty() {
+    let applied: Vec<&EngineResult> = r.engines.iter().filter(|e| e.budget.is_some()).collect();
+    let not_applied: Vec<&EngineResult> =
+        r.engines.iter().filter(|e| e.budget.is_none() && e.budget_requested.is_some()).collect();
+    let unbounded: Vec<&str> = r
+        .engines
+        .iter()
+        .filter(|e| e.budget.is_none() && e.budget_requested.is_none())
+        .map(|e| e.label.as_str())
+        .collect();
+    if applied.is_empty() && not_applied.is_empty() {
         let largest = r.engines.iter().map(|e| e.space_bytes).max().unwrap_or(0);
         return format!("regime: {data} of data (keys+values), {}", without_budget(r, largest));
     }
-    let each: Vec<String> = limits.iter().map(|&l| against_budget(r.plan.raw_bytes, l)).collect();
-    let mut line = format!(
-        "regime: {data} of data (keys+values); memory budget per row (a cgroup: heap and page cache) {}",
-        each.join("; ")
-    );
-    if !unbounded.is_empty() && unbounded.len() < r.engines.len() {
-        line.push_str(&format!("; without a budget: {}", unbounded.join(", ")));
+    let mut parts = Vec::new();
+    if !applied.is_empty() {
+        parts.push(format!("memory budget per row (a cgroup: heap and page cache) {}", applied_budgets(r, &applied)));
     }
-    line
+    let mut asked: Vec<u64> = not_applied.iter().filter_map(|e| e.budget_requested).collect();
+    asked.sort_unstable();
+    asked.dedup();
+    for limit in asked {
+        let rows: Vec<&str> =
+            not_applied.iter().filter(|e| e.budget_requested == Some(limit)).map(|e| e.label.as_str()).collect();
+        parts.push(format!(
+            "memory budget {} NOT applied to {} (failed before its cgroup held it: no figures under a budget)",
+            human_bytes(limit),
+            rows.join(", ")
+        ));
+    }
+    if !unbounded.is_empty() {
+        parts.push(format!("without a budget: {}", unbounded.join(", ")));
+    }
+    format!("regime: {data} of data (keys+values); {}", parts.join("; "))
+}
+
+/// Each applied limit with its rows and what the limit did to each.
+fn applied_budgets(r: &RunResult, rows: &[&EngineResult]) -> String {
+    let mut limits: Vec<u64> = rows.iter().filter_map(|e| e.budget.as_ref().map(|b| b.limit_bytes)).collect();
+    limits.sort_unstable();
+    limits.dedup();
+    let each = limits.iter().map(|&l| {
+        let pressure: Vec<String> = rows
+            .iter()
+            .filter_map(|e| e.budget.as_ref().filter(|b| b.limit_bytes == l).map(|b| (e, b)))
+            .map(|(e, b)| {
+                format!(
+                    "{}: peak {}, {} limit hits, {} OOM kills",
+                    e.label,
+                    human_bytes(b.peak_bytes),
+                    b.limit_hits,
+                    b.oom_kills
+                )
+            })
+            .collect();
+        format!("{} ({})", against_budget(r.plan.raw_bytes, l), pressure.join("; "))
+    });
+    each.collect::<Vec<_>>().join("; ")
 }
 
 /// One row's regime, for a series in the history: its data against its own budget, or
 /// against the machine's memory.
 pub fn row_regime(r: &RunResult, e: &EngineResult) -> String {
-    match &e.budget {
-        Some(b) => format!(
+    match (&e.budget, e.budget_requested) {
+        (Some(b), _) => format!(
             "{} of data; memory budget {}",
             human_bytes(r.plan.raw_bytes),
             against_budget(r.plan.raw_bytes, b.limit_bytes)
         ),
-        None => format!("{} of data, {}", human_bytes(r.plan.raw_bytes), without_budget(r, e.space_bytes)),
+        (None, Some(asked)) => {
+            format!("{} of data; memory budget {} NOT applied", human_bytes(r.plan.raw_bytes), human_bytes(asked))
+        }
+        (None, None) => format!("{} of data, {}", human_bytes(r.plan.raw_bytes), without_budget(r, e.space_bytes)),
     }
 }
 

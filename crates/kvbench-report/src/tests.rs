@@ -674,6 +674,34 @@ fn a_run_without_budget_says_its_store_fits_in_memory() {
 }
 
 #[test]
+fn regression_a_row_whose_budget_was_not_applied_is_not_said_to_fit_in_memory() {
+    let mut r = fixture();
+    for e in r.engines.iter_mut() {
+        e.budget_requested = Some(128 << 20);
+        e.status = Status::Failed;
+    }
+    let line = crate::regime(&r);
+    assert!(line.contains("memory budget 128.0 MiB NOT applied to fast,"), "{line}");
+    assert!(!line.contains("fits in memory") && !line.contains("no memory budget"), "{line}");
+    let e = &r.engines[0];
+    assert!(crate::row_regime(&r, e).contains("128.0 MiB NOT applied"));
+}
+
+#[test]
+fn each_budgeted_row_states_its_peak_limit_hits_and_oom_kills() {
+    use kvbench_model::result::Budget;
+    let mut r = fixture();
+    let b = Budget { limit_bytes: 64 << 20, peak_bytes: 64 << 20, limit_hits: 36238, ..Default::default() };
+    r.engines[0].budget = Some(b.clone());
+    r.engines[1].budget = Some(Budget { oom_kills: 1, limit_hits: 5, ..b });
+    let line = crate::regime(&r);
+    let (a, b) = (&r.engines[0].label, &r.engines[1].label);
+    assert!(line.contains(&format!("{a}: peak 64.0 MiB, 36238 limit hits, 0 OOM kills")), "{line}");
+    assert!(line.contains(&format!("{b}: peak 64.0 MiB, 5 limit hits, 1 OOM kills")), "{line}");
+    assert!(line.contains("without a budget: "), "{line}");
+}
+
+#[test]
 fn a_budget_and_what_the_disk_saw_are_stated_in_every_format() {
     use kvbench_model::result::{Budget, Disk};
     let mut r = fixture();

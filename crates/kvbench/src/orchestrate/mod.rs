@@ -134,6 +134,7 @@ fn warnings(s: &Scenario, variants: &[Variant], env: &kvbench_model::result::Env
              turns each miss into a read that long (LMDB: option no_readahead; RocksDB: direct_reads)"
         ));
     }
+    warnings.extend(budgets_above_memory(s, variants, env.memory_bytes));
     if syncs.len() > 1 {
         warnings.push(format!(
             "rows use different durability settings ({}): compare write figures with care",
@@ -144,6 +145,22 @@ fn warnings(s: &Scenario, variants: &[Variant], env: &kvbench_model::result::Env
         crate::say!("WARNING: {w}");
     }
     warnings
+}
+
+/// A budget at or above the machine's memory bounds nothing: the rows run as without one.
+fn budgets_above_memory(s: &Scenario, variants: &[Variant], memory: u64) -> Vec<String> {
+    let over: std::collections::BTreeSet<u64> =
+        variants.iter().filter_map(|v| v.budget(s)).filter(|&b| memory > 0 && b >= memory).collect();
+    over.into_iter()
+        .map(|b| {
+            format!(
+                "the memory budget {} is not below this machine's {} of memory: it bounds nothing, \
+                 its rows run as without a budget",
+                kvbench_report::human_bytes(b),
+                kvbench_report::human_bytes(memory)
+            )
+        })
+        .collect()
 }
 
 /// Read-ahead above which a run with a memory budget is warned: the kernel's default is 128 KiB.
@@ -159,4 +176,20 @@ fn run_dir(o: &RunOptions, run_data: &Path) -> anyhow::Result<()> {
         let _ = std::fs::write(run_data.join(results::KEEP_MARKER), "kept by --keep-data\n");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    #[test]
+    fn a_budget_above_the_machines_memory_is_warned_once() {
+        let text = "memory = \"10TiB\"\nengines = [\"memory\", \"lmdb\"]\n[[phase]]\nkind = \"load\"\n";
+        let s: Scenario = toml::from_str(text).unwrap();
+        let variants = s.all_variants();
+        let w = budgets_above_memory(&s, &variants, 23 << 30);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("10.0 TiB") && w[0].contains("23.0 GiB") && w[0].contains("bounds nothing"), "{w:?}");
+        assert!(budgets_above_memory(&s, &variants, 16 << 40).is_empty());
+    }
 }

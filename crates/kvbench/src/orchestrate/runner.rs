@@ -86,6 +86,7 @@ impl<'a> Orchestrator<'a> {
             open_mode: format!("{:?}", v.open).to_lowercase(),
             // In effect: resolved (the worker's hello says the same); as given when unresolved.
             options: options.unwrap_or_else(|_| v.options.clone()),
+            budget_requested: v.budget(self.s),
             ..Default::default()
         }
     }
