@@ -193,7 +193,8 @@ struct ScenarioArgs {
     #[arg(long = "option", hide = true, value_parser = parse::old_option)]
     _old_option: Vec<String>,
     /// A running server for the rows of a server engine instead of one kvbench starts
-    /// (repeatable): `--url redis=redis://127.0.0.1:6379`.
+    /// (repeatable): `--url redis=redis://127.0.0.1:6379`; `--url postgres=env:PG_URL` or
+    /// `file:PATH` keeps a password off the command line.
     #[arg(long = "url", value_name = "ENGINE=URL")]
     urls: Vec<String>,
     /// Records per write batch of the load phase.
