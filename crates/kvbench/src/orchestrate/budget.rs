@@ -177,6 +177,55 @@ impl Drop for RowGroup {
     }
 }
 
+/// The name of a row's cgroup: `kvbench-p<pid>-<rest>`, the pid kvbench's own, so a later run
+/// can tell a group whose kvbench is gone.
+pub fn group_name(rest: &str) -> String {
+    format!("kvbench-p{}-{rest}", std::process::id())
+}
+
+/// The pid of the kvbench that named a cgroup (see [`group_name`]).
+fn owner(name: &str) -> Option<i32> {
+    name.strip_prefix("kvbench-p")?.split('-').next()?.parse().ok()
+}
+
+/// A live process whose command is kvbench (a reused pid of another program is not).
+fn kvbench_alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.starts_with("kvbench"))
+}
+
+/// Remove the row cgroups a kvbench left when it was killed (SIGKILL runs no Drop): every
+/// `kvbench-p<pid>-…` group beside where kvbench creates its own whose pid is no longer a
+/// kvbench. What was removed, or why not, for the log.
+pub fn sweep_stale() -> Vec<String> {
+    let mut parents: Vec<PathBuf> = [Version::V1, Version::V2].into_iter().filter_map(|v| own_cgroup(v).ok()).collect();
+    parents.extend(mount_point(Version::V2));
+    parents.sort();
+    parents.dedup();
+    let mut said = Vec::new();
+    for parent in parents {
+        let Ok(entries) = std::fs::read_dir(&parent) else { continue };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(pid) = owner(&name).filter(|&p| !kvbench_alive(p)) else { continue };
+            let path = entry.path();
+            said.push(match std::fs::remove_dir(&path) {
+                Ok(()) => {
+                    format!("removed {}: the memory cgroup of a kvbench (pid {pid}) that was killed", path.display())
+                }
+                Err(e) => {
+                    let procs = std::fs::read_to_string(path.join("cgroup.procs")).unwrap_or_default();
+                    format!(
+                        "could not remove {}, left by a killed kvbench (pid {pid}): {e}; processes still in it: {}",
+                        path.display(),
+                        procs.split_whitespace().collect::<Vec<_>>().join(" ")
+                    )
+                }
+            });
+        }
+    }
+    said
+}
+
 impl Version {
     fn name(self) -> &'static str {
         match self {
@@ -308,6 +357,34 @@ mod tests {
         assert!(b.limit_hits > 0, "64 MiB written through a 16 MiB group: {b:?}");
         assert_eq!(b.oom_kills, 0, "page cache is reclaimed, nothing killed: {b:?}");
         assert!(b.peak_bytes <= 16 << 20, "{b:?}");
+    }
+
+    #[test]
+    fn a_group_whose_kvbench_is_gone_is_removed_at_start_and_a_live_ones_kept() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let rest = format!("test-stale-{}", std::process::id());
+        let Ok(stale) = RowGroup::create(&format!("kvbench-p{gone}-{rest}"), 16 << 20) else {
+            return eprintln!("skipped: no memory cgroup");
+        };
+        let live = RowGroup::create(&group_name(&rest), 16 << 20).unwrap();
+        let stale_dir = stale.dir.clone();
+        // As after SIGKILL: the group stays, nobody drops it.
+        std::mem::forget(stale);
+        let said = sweep_stale();
+        assert!(!stale_dir.exists(), "{} left: {said:?}", stale_dir.display());
+        let line = said.iter().find(|l| l.contains(&stale_dir.display().to_string())).expect("the removal is said");
+        assert!(line.starts_with("removed") && line.contains(&format!("pid {gone}")), "{line}");
+        assert!(live.dir.exists(), "a running kvbench's group is kept");
+        assert!(!said.iter().any(|l| l.contains(&live.dir.display().to_string())), "{said:?}");
+    }
+
+    #[test]
+    fn an_owner_pid_is_read_only_from_a_group_named_by_group_name() {
+        assert_eq!(owner(&group_name("run-row")), Some(std::process::id() as i32));
+        assert_eq!(owner("kvbench-test-hits-12"), None);
+        assert_eq!(owner("kvbench-20250101-lmdb"), None);
     }
 
     #[test]

@@ -174,7 +174,7 @@ fn row_group(sh: &Shared<'_>, v: &Variant, dir: &Path) -> Result<Option<RowGroup
         return Err("a memory budget bounds rows run on this host; it does not apply with --hosts".into());
     }
     let row = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let name = format!("kvbench-{}-{row}", sh.run_name());
+    let name = super::budget::group_name(&format!("{}-{row}", sh.run_name()));
     RowGroup::create(&name, limit).map(Some).map_err(|e| format!("memory budget: {e}"))
 }
 

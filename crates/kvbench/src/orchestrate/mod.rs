@@ -171,6 +171,9 @@ fn run_dir(o: &RunOptions, run_data: &Path) -> anyhow::Result<()> {
     for old in results::sweep_stale(&o.data_dir) {
         crate::say!("removed {}: data of an earlier run killed before it could clean up", old.display());
     }
+    for line in budget::sweep_stale() {
+        crate::say!("{line}");
+    }
     private_run_dir(run_data).map_err(|e| anyhow::anyhow!(e))?;
     if o.keep_data {
         let _ = std::fs::write(run_data.join(results::KEEP_MARKER), "kept by --keep-data\n");
