@@ -26,9 +26,13 @@ pub struct Scenario {
     /// drift hits every row alike) or each row's repetitions back to back.
     #[serde(default)]
     pub order: RepetitionOrder,
-    /// Seconds one engine job may take before its worker is killed.
+    /// Seconds one engine job may take before its worker is killed: the base that a row
+    /// larger than its memory budget, or estimated longer, lengthens.
     #[serde(default = "default_timeout")]
     pub timeout: u64,
+    /// `--timeout` gave `timeout`: every row's, as given.
+    #[serde(skip)]
+    pub timeout_fixed: bool,
     /// Engine names (each a variant with default options).
     #[serde(default)]
     pub engines: Vec<String>,

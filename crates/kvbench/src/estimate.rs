@@ -36,6 +36,8 @@ pub struct Estimate {
     pub unknown: usize,
     /// Seconds per phase name, every row's together, in the scenario's order.
     pub phases: Vec<(String, f64)>,
+    /// Seconds per row label, for rows whose every phase had a figure.
+    pub rows: BTreeMap<String, f64>,
 }
 
 impl Estimate {
@@ -98,6 +100,7 @@ pub fn estimate(s: &Scenario, out: &Path) -> Estimate {
     let paces = paces(out);
     let mut e = Estimate::default();
     for v in s.all_variants() {
+        let (before, unknown_before) = (e.secs, e.unknown);
         let sync = v.effective_sync(s);
         let sync = serde_json::to_value(sync).ok().and_then(|x| x.as_str().map(String::from)).unwrap_or_default();
         for p in &s.phases {
@@ -115,6 +118,9 @@ pub fn estimate(s: &Scenario, out: &Path) -> Estimate {
                 }
             }
             e.unknown += usize::from(p.kind.runs_ops() && !known(p) && !paces.contains_key(&key));
+        }
+        if e.unknown == unknown_before {
+            e.rows.insert(v.label(), (e.secs - before) / f64::from(s.repetitions.max(1)));
         }
     }
     e
@@ -156,7 +162,7 @@ fn phase_secs(s: &Scenario, p: &PhaseDef, pace: Option<&Pace>, label: &str) -> V
 }
 
 /// A phase's units as the scenario gives them (requests for multi-get and scan).
-fn units(s: &Scenario, p: &PhaseDef) -> Option<u64> {
+pub fn units(s: &Scenario, p: &PhaseDef) -> Option<u64> {
     let records = s.dataset.source.is_none().then_some(s.dataset.records)?;
     if let Some(n) = p.share_of(records) {
         let per = if p.kind == PhaseKind::MultiGet { u64::from(p.keys.unwrap_or(100)).max(1) } else { 1 };
@@ -243,6 +249,7 @@ mod tests {
             largest: Some((300.0, "lmdb's 100 000 update at ~3.0 ms each".into())),
             unknown: 2,
             phases: vec![("load".into(), 60.0), ("update".into(), 300.0)],
+            ..Default::default()
         };
         let line = e.line(Path::new("results"), ANNOUNCE_S).unwrap();
         assert!(line.starts_with("estimate: about 6 min (largest part: lmdb's 100 000 update"), "{line}");
@@ -254,14 +261,14 @@ mod tests {
             e.by_phase().unwrap(),
             "estimate by phase (every row, warm-ups included): load ~60 s, update ~5 min"
         );
-        let short = Estimate { secs: 59.0, largest: Some((59.0, "x".into())), unknown: 0, phases: vec![] };
+        let short = Estimate { secs: 59.0, largest: Some((59.0, "x".into())), ..Default::default() };
         assert!(short.line(Path::new("r"), ANNOUNCE_S).is_none());
         assert!(short.line(Path::new("r"), 0.0).is_some());
     }
 
     #[test]
     fn a_run_over_the_confirm_limit_stops_without_yes_where_no_one_can_answer() {
-        let long = Estimate { secs: CONFIRM_S + 1.0, largest: Some((1.0, "x".into())), unknown: 0, phases: vec![] };
+        let long = Estimate { secs: CONFIRM_S + 1.0, largest: Some((1.0, "x".into())), ..Default::default() };
         // Tests run without a terminal on stdin.
         let e = confirm(&long, false).unwrap_err();
         assert!(e.contains("pass --yes") && e.contains("about 10 min"), "{e}");

@@ -15,6 +15,7 @@ mod orchestrate;
 mod out;
 mod plan_cmd;
 mod progress;
+mod timeout;
 mod trace_cmd;
 mod worker;
 
@@ -256,7 +257,8 @@ struct RunArgs {
     /// there otherwise).
     #[arg(long)]
     yes: bool,
-    /// Seconds one engine may take before its worker is killed.
+    /// Seconds every row's worker may take before it is killed, as given (without it: the
+    /// scenario's timeout, lengthened for a row larger than its memory budget or estimated longer).
     #[arg(long, value_parser = parse::positive_u64, allow_hyphen_values = true)]
     timeout: Option<u64>,
     /// Also append the run to this results store (SQLite; `kvbench history`, `dashboard`);
@@ -511,6 +513,7 @@ fn run(a: RunArgs) -> i32 {
         command: std::env::args().collect(),
         hosts,
         scenario_file: a.scenario.as_deref().map(catalog::scenario_path),
+        row_estimates: guess.rows.clone(),
     };
     match orchestrate::run(&s, &opts) {
         Ok((r, written)) => {

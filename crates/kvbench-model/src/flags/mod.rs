@@ -193,7 +193,13 @@ fn steps<'a>(a: &'a Flags, catalog: &'a dyn Catalog) -> Vec<Step<'a>> {
         v.push((format!("--vary {}", a.vary.join(" --vary ")), Box::new(move |s| vary::apply(s, &a.vary))));
     }
     if let Some(x) = a.timeout {
-        v.push((format!("--timeout {x}"), set(move |s| s.timeout = x)));
+        v.push((
+            format!("--timeout {x}"),
+            set(move |s| {
+                s.timeout = x;
+                s.timeout_fixed = true;
+            }),
+        ));
     }
     v
 }

@@ -22,6 +22,9 @@ pub struct RunOptions {
     pub hosts: Option<HostsRun>,
     /// The scenario file the rows come from (a bad option's error gives its line), if any.
     pub scenario_file: Option<PathBuf>,
+    /// Each row's estimated seconds (one repetition) from earlier results, where known: a
+    /// floor of its timeout.
+    pub row_estimates: std::collections::BTreeMap<String, f64>,
 }
 
 /// What every row of a run shares.

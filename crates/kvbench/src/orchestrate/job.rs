@@ -21,6 +21,7 @@ use super::remote::HostsRun;
 use super::rows::{runtime_of, ReadyRow};
 use super::servers::ServerPool;
 use crate::catalog::Resolved;
+use crate::timeout::RowTimeout;
 use kvbench_policy::jobs::{self, JobPlan};
 
 /// The row's planned job, placed in `dir` and at its server's URL, run.
@@ -50,6 +51,7 @@ pub fn run_variant(
         Err(e) => return fail(row, e),
     };
     plan.place(dir, url, token);
+    let limit = row_limit(sh, v, &row.label);
     // A kill needs a cluster kvbench started (not one given by url).
     let started = server.as_ref().filter(|_| v.url.is_none()).map(|(n, _)| n.clone());
     let members = started.as_deref().map(|n| pool.members(n)).unwrap_or_default();
@@ -70,7 +72,7 @@ pub fn run_variant(
                        give the row url = \"...\" of a server they can reach";
             return fail(row, format!("{}: {why}", row.label));
         }
-        return on_hosts(sh, h, r, dir, &plan, row, extra);
+        return on_hosts(sh, h, (r, &limit), dir, &plan, row, extra);
     }
     let log_path = dir.with_extension("log");
     let mut group = match row_group(sh, v, dir) {
@@ -90,7 +92,7 @@ pub fn run_variant(
         group: group.as_deref(),
         readings: Readings { base: probe.take(), ..Default::default() },
     };
-    let worker = Worker { r, job: &job_path, log: &log_path, netns };
+    let worker = Worker { r, job: &job_path, log: &log_path, netns, timeout: &limit };
     let (outcome, steps, readings) = run_worker(sh, &worker, &plan, &mut faults, row, watch);
     row.phases = kvbench_policy::outcome::phases(&plan.phases, &steps);
     disk_figures(row, &plan, &steps, &readings, sh.data.raw_bytes, sh.data.dataset.loaded);
@@ -150,6 +152,27 @@ struct Worker<'a> {
     job: &'a Path,
     log: &'a Path,
     netns: Option<i32>,
+    timeout: &'a RowTimeout,
+}
+
+/// The row's timeout, said when it is not the scenario's own.
+fn row_limit(sh: &Shared<'_>, v: &Variant, label: &str) -> RowTimeout {
+    let t = crate::timeout::row_timeout(sh.s, v, sh.data.raw_bytes, sh.o.row_estimates.get(label).copied());
+    if t.secs != sh.s.timeout {
+        crate::say!("{label}: timeout {} s ({})", t.secs, t.why);
+    }
+    t
+}
+
+/// A worker's timeout error with the row's timeout and what sets it.
+fn timeout_said(outcome: Result<(), String>, t: &RowTimeout) -> Result<(), String> {
+    outcome.map_err(|e| {
+        if e.contains("within") && e.contains("was killed") {
+            format!("{e} (timeout: {})", t.why)
+        } else {
+            e
+        }
+    })
 }
 
 /// Start the worker inside network namespace `fd` (the row's server's own).
@@ -265,7 +288,7 @@ fn run_worker(
     let names: BTreeMap<usize, String> =
         plan.phases.iter().filter_map(|p| p.main.map(|m| (m, p.name.clone()))).collect();
     let mut steps: BTreeMap<usize, StepResult> = BTreeMap::new();
-    let timeout = Duration::from_secs(sh.s.timeout.max(1));
+    let timeout = Duration::from_secs(w.timeout.secs.max(1));
     let probe = watch.probe;
     let marks = &mut watch.readings.marks;
     let outcome = follow_worker(&mut cmd, log_path, timeout, &mut |pgid| probe.set_worker(pgid), &mut |ev| match ev {
@@ -291,7 +314,7 @@ fn run_worker(
     });
     bar.finish_and_clear();
     watch.readings.samples = sampler.finish();
-    (outcome, steps, watch.readings)
+    (timeout_said(outcome, w.timeout), steps, watch.readings)
 }
 
 fn hello(row: &mut EngineResult, ev: &Event) {
@@ -322,13 +345,13 @@ fn no_kills_on_hosts(phases: &mut [jobs::PhasePlan]) {
 fn on_hosts(
     sh: &Shared<'_>,
     h: &HostsRun,
-    r: &Resolved,
+    (r, limit): (&Resolved, &RowTimeout),
     dir: &Path,
     plan: &jobs::JobPlan,
     row: &mut EngineResult,
     extra: &mut Vec<EngineResult>,
 ) {
-    let timeout = Duration::from_secs(sh.s.timeout.max(1));
+    let timeout = Duration::from_secs(limit.secs.max(1));
     let got = match h.run_row(&sh.run_name(), &plan.job, r, dir, timeout) {
         Ok(g) => g,
         Err(e) => return fail(row, e),
