@@ -14,8 +14,13 @@ fn write(dir: &Path, body: &str) -> PathBuf {
     p
 }
 
+/// 1000 cases, or `KVBENCH_FUZZ_CASES` (`bench/fuzz.sh` runs many more).
+fn cases() -> u32 {
+    std::env::var("KVBENCH_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1000, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
 
     /// A real plan file with one byte changed, or cut short, through the plan-file reader:
     /// opened or refused with a message naming it, never a panic.

@@ -18,6 +18,8 @@
 //! binary as glue").
 
 mod api;
+#[cfg(test)]
+mod fuzz_tests;
 mod ledger;
 mod net;
 mod reply;
