@@ -64,6 +64,15 @@ impl Conn {
         Ok(conn)
     }
 
+    /// Connected and outside any transaction or COPY: fit to serve the next writer.
+    pub fn idle(&self) -> bool {
+        // SAFETY: a live connection.
+        unsafe {
+            pq_sys::PQstatus(self.0.as_ptr()) == ConnStatusType::CONNECTION_OK
+                && pq_sys::PQtransactionStatus(self.0.as_ptr()) == pq_sys::PGTransactionStatusType::PQTRANS_IDLE
+        }
+    }
+
     /// The connection's last error message.
     fn error(&self) -> String {
         // SAFETY: a live connection.

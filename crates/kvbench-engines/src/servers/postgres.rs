@@ -423,6 +423,10 @@ pub struct Postgres {
     /// The writer's connection, with its statements once the table is in place.
     writer: Mutex<(Client, Option<Stmts>)>,
     pool: Mutex<Vec<ReadConn>>,
+    /// One-row and COPY writers' connections, kept across phases as the readers' are, and one
+    /// made by `setup`: connecting (a TCP login hashes the password) is never inside a timed
+    /// phase, as the article's client connected before its timer.
+    spare: Mutex<Vec<LibWriter>>,
     settings: Mutex<BTreeMap<String, String>>,
     setup: Setup,
     /// Set once the job's server state is in place (by `prepare`, or on first use).
@@ -520,6 +524,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         loading: AtomicBool::new(empty),
         writer: Mutex::new((c, writer)),
         pool: Mutex::new(Vec::new()),
+        spare: Mutex::new(Vec::new()),
         settings: Mutex::new(settings),
         setup,
         prepared: AtomicBool::new(prepared),
@@ -719,6 +724,12 @@ impl Postgres {
         self.loading.store(empty, Ordering::Relaxed);
         // Readers prepared before the table was replaced would point at the old one.
         self.pool.lock().map_err(|_| EngineError::store("lock poisoned"))?.clear();
+        let mut spare = self.spare.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+        spare.clear();
+        if self.load != Load::MultiInsert {
+            spare.push(LibWriter::connect(self)?);
+        }
+        drop(spare);
         self.prepared.store(true, Ordering::Release);
         Ok(())
     }
@@ -1072,7 +1083,8 @@ enum WriteConn {
 
 /// One thread's writes on its own connection.
 struct PgWriter<'a> {
-    conn: WriteConn,
+    /// Taken only by drop, which gives an idle libpq connection back to the engine.
+    conn: Option<WriteConn>,
     engine: &'a Postgres,
     /// The COPY chunk buffer, reused from one COPY to the next.
     copy_buf: Vec<u8>,
@@ -1100,7 +1112,7 @@ impl Writer for PgWriter<'_> {
     fn write(&mut self, batch: &[WriteOp<'_>]) -> Result<()> {
         let e = self.engine;
         let loading = e.loading.load(Ordering::Relaxed) && batch.iter().all(|op| op.value.is_some());
-        match &mut self.conn {
+        match self.conn.as_mut().expect("a writer has its connection until dropped") {
             WriteConn::Bulk(b) => e.write_on(&mut b.0, &mut b.1, batch),
             WriteConn::Lib(_) if loading && e.copies() && !batch.is_empty() => {
                 self.write_rows(batch.len(), &mut batch_rows(batch))
@@ -1117,12 +1129,22 @@ impl Writer for PgWriter<'_> {
 
     fn write_rows(&mut self, n: usize, row: &mut RowFn<'_>) -> Result<()> {
         let e = self.engine;
-        match &mut self.conn {
+        match self.conn.as_mut().expect("a writer has its connection until dropped") {
             WriteConn::Bulk(_) => {
                 Err(EngineError::Unsupported("streamed load batches with load = multi-insert".into()))
             }
             WriteConn::Lib(l) if e.copies() => l.copy(&e.copy_sql(), &mut e.copy_rows(&mut self.copy_buf), n, row),
             WriteConn::Lib(l) => l.insert_rows(n, row),
+        }
+    }
+}
+
+impl Drop for PgWriter<'_> {
+    fn drop(&mut self) {
+        if let (Some(WriteConn::Lib(w)), Ok(mut spare)) = (self.conn.take(), self.engine.spare.lock()) {
+            if w.conn.idle() {
+                spare.push(w);
+            }
         }
     }
 }
@@ -1146,9 +1168,13 @@ impl Engine for Postgres {
             let stmts = prepare_stmts(&mut client, &self.table)?;
             WriteConn::Bulk(Box::new((client, stmts)))
         } else {
-            WriteConn::Lib(LibWriter::connect(self)?)
+            let spare = self.spare.lock().map_err(|_| EngineError::store("lock poisoned"))?.pop();
+            WriteConn::Lib(match spare {
+                Some(w) => w,
+                None => LibWriter::connect(self)?,
+            })
         };
-        Ok(Some(Box::new(PgWriter { conn, engine: self, copy_buf: Vec::new() })))
+        Ok(Some(Box::new(PgWriter { conn: Some(conn), engine: self, copy_buf: Vec::new() })))
     }
 
     fn prepare(&mut self) -> Result<()> {
