@@ -46,6 +46,11 @@ pub struct Scenario {
     /// cgroup of this size, page cache included. A row's own `memory` overrides it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<String>,
+    /// Under a memory budget, a settle phase before each timed read that follows a write (where
+    /// the scenario has none), so the read does not pay for the writes' background work (an
+    /// LSM's compaction). `false` keeps the phases as written.
+    #[serde(default = "yes")]
+    pub settle: bool,
     /// Ratios of two rows' ops/s in one phase that the report computes (COPY over INSERT...).
     #[serde(default, rename = "ratio")]
     pub ratios: Vec<RatioDef>,
@@ -101,6 +106,9 @@ fn default_seed() -> u64 {
 }
 fn one() -> u32 {
     1
+}
+fn yes() -> bool {
+    true
 }
 fn default_timeout() -> u64 {
     3600
@@ -578,6 +586,32 @@ impl Scenario {
             None => format!("{}: {e}", path.display()),
         })?;
         Ok(s)
+    }
+
+    /// With `settle` and a memory budget on any row: a settle phase inserted before every read
+    /// phase that directly follows a writing one; what was added, for the run to say.
+    pub fn settle_before_reads(&mut self) -> Vec<String> {
+        if !self.settle || !self.all_variants().iter().any(|v| v.budget(self).is_some()) {
+            return Vec::new();
+        }
+        let reads = [PhaseKind::Get, PhaseKind::MultiGet, PhaseKind::Scan];
+        let mut added = Vec::new();
+        let mut i = 1;
+        while i < self.phases.len() {
+            if reads.contains(&self.phases[i].kind) && self.phases[i - 1].kind.may_write() {
+                let read = self.phase_name(i);
+                let mut settle = PhaseDef::new(PhaseKind::Settle);
+                settle.name = Some(format!("settle-before-{read}"));
+                self.phases.insert(i, settle);
+                added.push(format!(
+                    "a settle phase before `{read}` (a memory budget: the read phase would pay for the writes' \
+                     compaction; `settle = false` in the scenario keeps the phases as written)"
+                ));
+                i += 1;
+            }
+            i += 1;
+        }
+        added
     }
 
     pub fn check(&self) -> Result<(), String> {
@@ -1076,6 +1110,22 @@ pub fn workload(name: &str) -> Result<Vec<PhaseDef>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_budgeted_scenario_settles_before_a_read_that_follows_a_write() {
+        let text = "memory = \"64MiB\"\nengines = [\"rocksdb\"]\n[[phase]]\nkind = \"load\"\n[[phase]]\nkind = \"get\"\n\
+                    [[phase]]\nkind = \"scan\"\n[[phase]]\nkind = \"update\"\n[[phase]]\nname = \"g2\"\nkind = \"get\"\n";
+        let mut s: Scenario = toml::from_str(text).unwrap();
+        let added = s.settle_before_reads();
+        assert_eq!(added.len(), 2, "{added:?}");
+        let names: Vec<String> = (0..s.phases.len()).map(|i| s.phase_name(i)).collect();
+        assert_eq!(names, ["load", "settle-before-get", "get", "scan", "update", "settle-before-g2", "g2"]);
+        s.check().unwrap();
+        let mut off: Scenario = toml::from_str(&format!("settle = false\n{text}")).unwrap();
+        assert!(off.settle_before_reads().is_empty() && off.phases.len() == 5);
+        let mut free: Scenario = toml::from_str(&text.replace("memory = \"64MiB\"\n", "")).unwrap();
+        assert!(free.settle_before_reads().is_empty(), "no budget, no settle added");
+    }
 
     #[test]
     fn interleaved_repetitions_rotate_the_row_order_each_round() {

@@ -4,6 +4,7 @@
 //! stands on the model and the plan; it never runs a worker.
 
 pub mod amplification;
+pub mod carried;
 pub mod dataset;
 pub mod expect;
 pub mod fault;

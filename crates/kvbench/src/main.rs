@@ -326,7 +326,11 @@ impl ScenarioArgs {
     /// The scenario these flags describe, translated beside the model ([`flags::build`]);
     /// `timeout` is a run's flag alone.
     fn scenario(&self, timeout: Option<u64>) -> Result<Scenario, String> {
-        flags::build(&self.flags(timeout), &catalog::Engines)
+        let mut s = flags::build(&self.flags(timeout), &catalog::Engines)?;
+        for added in s.settle_before_reads() {
+            crate::say!("added {added}");
+        }
+        Ok(s)
     }
 
     fn flags(&self, timeout: Option<u64>) -> Flags {

@@ -95,6 +95,7 @@ pub fn run_variant(
     let worker = Worker { r, job: &job_path, log: &log_path, netns, timeout: &limit };
     let (outcome, steps, readings) = run_worker(sh, &worker, &plan, &mut faults, row, watch);
     row.phases = kvbench_policy::outcome::phases(&plan.phases, &steps);
+    kvbench_policy::carried::notes(&mut row.phases);
     disk_figures(row, &plan, &steps, &readings, sh.data.raw_bytes, sh.data.dataset.loaded);
     row.budget = group.as_ref().map(|g| g.budget(sh.data.raw_bytes));
     let outcome = outcome.map_err(|e| format!("{e}{}", oom_note(row.budget.as_ref())));
