@@ -40,6 +40,8 @@
 #   PIPELINED=0 DIRECT=0 STATISTICS=1 WRITE_RATE=10000 (readwhilewriting's writer, updates/s)
 #   BENCHES="fillseq filluniquerandom filluniquerandom/1000 overwrite readrandom"
 #   DATA=/var/tmp (a directory on a real disk) OPTIONS=0 KVBENCH=target/release/kvbench)
+#   BUDGET=512MiB runs both under a memory cgroup of that size and compares them phase by
+#   phase, load, settle and the benchmark's own (bench/db_bench_budget.sh).
 #   ROUNDS=7 for tighter medians. Each round runs every benchmark once in each tool. On 2 cores
 #   shared with other jobs (load average 8-11), 3 rounds of fillseq, overwrite and readrandom
 #   took 14 minutes and of fillrandom and fillrandom/1000 about 5; a quiet machine runs 2-3
@@ -64,6 +66,7 @@ DATA=${DATA:-/var/tmp}
 OPTIONS=${OPTIONS:-0}
 KVBENCH=${KVBENCH:-$PWD/target/release/kvbench}
 DB_BENCH=${DB_BENCH:-/usr/bin/db_bench}
+BUDGET=${BUDGET:-}
 
 [[ -x $KVBENCH ]] || { echo "$KVBENCH missing: cargo build --release -p kvbench" >&2; exit 1; }
 [[ -x $DB_BENCH ]] || { echo "$DB_BENCH missing: make deps (rocksdb-tools)" >&2; exit 1; }
@@ -227,16 +230,25 @@ options_diff() {
 # Every benchmark named is known and matched before anything runs.
 for b in $BENCHES; do (define "$b") || exit 1; done
 [[ $OPTIONS == 1 ]] && options_diff
+# shellcheck source=bench/db_bench_budget.sh
+[[ -n $BUDGET ]] && source bench/db_bench_budget.sh
 
 echo "== db_bench $("$DB_BENCH" --version 2>&1 | head -1 | awk '{print $3}') beside kvbench's rocksdb row:" \
     "$RECORDS records, key 16 B, value $VALUE_SIZE B, cache $CACHE, $COMPRESSION (db_bench" \
     "compression_ratio $COMPRESSION_RATIO), WAL $WAL, sync $SYNC," \
     "read threads $THREADS, pipelined $PIPELINED, direct $DIRECT, statistics $STATISTICS; $ROUNDS rounds, alternated"
-printf '%-22s %9s %9s %6s %8s %8s %8s %8s %8s %8s %7s  %s\n' benchmark db_bench kvbench ratio \
+[[ -z $BUDGET ]] && printf '%-22s %9s %9s %6s %8s %8s %8s %8s %8s %8s %7s  %s\n' benchmark db_bench kvbench ratio \
     db_w/op kv_w/op db_r/op kv_r/op db_cpu kv_cpu harness 'work: distinct keys db_bench / kvbench, MB of keys and values each'
 
+[[ -n $BUDGET ]] && printf '%s\n%-22s %9s %9s %6s %8s %8s %6s %8s %8s %6s %8s %8s\n' \
+    "under a $BUDGET memory cgroup each ($CG_VERSION), phase by phase; bytes per record" \
+    benchmark:phase db_bench kvbench ratio db_w/op kv_w/op ratio db_r/op kv_r/op ratio db_cpu kv_cpu
 for bench in $BENCHES; do
     define "$bench"
+    if [[ -n $BUDGET ]]; then
+        budget_bench "$bench"
+        continue
+    fi
     : >"$WORK/db.txt"
     : >"$WORK/kv.txt"
     for ((r = 0; r < ROUNDS; r++)); do
