@@ -18,8 +18,15 @@ pub const CONFIRM_S: f64 = 600.0;
 /// Earlier results read for their paces, newest first.
 const FILES: usize = 20;
 
-/// What the pace of a phase depends on most: engine, phase kind, durability, batch.
-type Key = (String, String, String, u32);
+/// What the pace of a phase depends on most: engine, phase kind, durability, batch, and the
+/// memory regime (`limit/records` under a budget, empty without): a pace measured from the page
+/// cache says nothing of a store read through a budget.
+type Key = (String, String, String, u32, String);
+
+/// The regime part of a pace's key.
+fn regime(budget: Option<u64>, records: u64) -> String {
+    budget.map(|b| format!("{b}/{records}")).unwrap_or_default()
+}
 
 /// The time one unit (an op; a multi-get's or scan's request) took, and the file it came from.
 #[derive(Debug, Clone)]
@@ -34,6 +41,8 @@ pub struct Estimate {
     pub secs: f64,
     pub largest: Option<(f64, String)>,
     pub unknown: usize,
+    /// Of `unknown`, the phase runs of rows under a memory budget.
+    pub unknown_budgeted: usize,
     /// Seconds per phase name, every row's together, in the scenario's order.
     pub phases: Vec<(String, f64)>,
     /// Seconds per row label, for rows whose every phase had a figure.
@@ -43,16 +52,31 @@ pub struct Estimate {
 impl Estimate {
     /// The line kvbench prints, or None for a run shorter than `min_secs` or with no figure.
     pub fn line(&self, out: &Path, min_secs: f64) -> Option<String> {
+        if self.largest.is_none() && self.unknown_budgeted > 0 {
+            return Some(format!(
+                "estimate: cannot know: {} phase runs under a memory budget and no earlier result under it in {} \
+                 (a pace without the budget does not apply)",
+                self.unknown_budgeted,
+                out.display()
+            ));
+        }
         if self.secs < min_secs || self.largest.is_none() {
             return None;
         }
-        let mut line = format!("estimate: about {}", human(self.secs));
+        let about = if self.unknown > 0 { "at least" } else { "about" };
+        let mut line = format!("estimate: {about} {}", human(self.secs));
         if let Some((_, why)) = &self.largest {
             line.push_str(&format!(" (largest part: {why})"));
         }
         line.push_str(&format!("; basis: the newest earlier results in {} and the phases' durations", out.display()));
         if self.unknown > 0 {
             line.push_str(&format!("; {} phase runs without an earlier figure not counted", self.unknown));
+        }
+        if self.unknown_budgeted > 0 {
+            line.push_str(&format!(
+                " ({} of them under a memory budget, with no earlier result under it)",
+                self.unknown_budgeted
+            ));
         }
         Some(line)
     }
@@ -103,8 +127,9 @@ pub fn estimate(s: &Scenario, out: &Path) -> Estimate {
         let (before, unknown_before) = (e.secs, e.unknown);
         let sync = v.effective_sync(s);
         let sync = serde_json::to_value(sync).ok().and_then(|x| x.as_str().map(String::from)).unwrap_or_default();
+        let budget = regime(v.budget(s), s.dataset.records);
         for p in &s.phases {
-            let key = (v.name.clone(), p.kind.as_str().to_string(), sync.clone(), batch(p));
+            let key = (v.name.clone(), p.kind.as_str().to_string(), sync.clone(), batch(p), budget.clone());
             let name = p.name.clone().unwrap_or_else(|| p.kind.as_str().to_string());
             for (secs, why) in phase_secs(s, p, paces.get(&key), &v.label()) {
                 let secs = secs * f64::from(s.repetitions);
@@ -117,7 +142,10 @@ pub fn estimate(s: &Scenario, out: &Path) -> Estimate {
                     e.largest = Some((secs, why));
                 }
             }
-            e.unknown += usize::from(p.kind.runs_ops() && !known(p) && !paces.contains_key(&key));
+            let timed = p.kind.runs_ops() || p.kind == PhaseKind::Settle;
+            let unknown = usize::from(timed && !known(p) && !paces.contains_key(&key));
+            e.unknown += unknown;
+            e.unknown_budgeted += if budget.is_empty() { 0 } else { unknown };
         }
         if e.unknown == unknown_before {
             e.rows.insert(v.label(), (e.secs - before) / f64::from(s.repetitions.max(1)));
@@ -169,7 +197,9 @@ pub fn units(s: &Scenario, p: &PhaseDef) -> Option<u64> {
         return Some(n.div_ceil(per));
     }
     Some(match p.kind {
-        PhaseKind::Settle | PhaseKind::Size => return None,
+        // A settle's pace is per phase.
+        PhaseKind::Settle => 1,
+        PhaseKind::Size => return None,
         PhaseKind::Load => records,
         PhaseKind::MultiGet => p.count.unwrap_or(records.div_ceil(u64::from(p.keys.unwrap_or(100)).max(1))),
         PhaseKind::Scan => p.count.unwrap_or(1),
@@ -224,14 +254,20 @@ fn paces(out: &Path) -> BTreeMap<Key, Pace> {
 fn result_paces(r: &RunResult) -> Vec<(Key, f64)> {
     let mut v = Vec::new();
     for e in r.engines.iter().filter(|e| e.status == Status::Ok) {
+        let budget = regime(e.budget.as_ref().map(|b| b.limit_bytes), r.plan.records);
         for p in e.phases.iter().filter(|p| p.status == Status::Ok) {
-            // The scenario counts requests of multi-gets and scans, records of the rest.
-            let units = if matches!(p.kind.as_str(), "multi-get" | "scan") { p.requests } else { p.ops };
+            // The scenario counts requests of multi-gets and scans, a settle as one, records
+            // of the rest.
+            let units = match p.kind.as_str() {
+                "multi-get" | "scan" => p.requests,
+                "settle" => 1,
+                _ => p.ops,
+            };
             let ns = if p.wall_ns > 0 { p.wall_ns } else { p.elapsed_ns };
             if units == 0 || ns == 0 || p.stopped_by.is_some() {
                 continue;
             }
-            let key = (e.engine.clone(), p.kind.clone(), e.sync.clone(), p.batch.max(1));
+            let key = (e.engine.clone(), p.kind.clone(), e.sync.clone(), p.batch.max(1), budget.clone());
             v.push((key, ns as f64 / 1e9 / units as f64));
         }
     }
@@ -252,7 +288,7 @@ mod tests {
             ..Default::default()
         };
         let line = e.line(Path::new("results"), ANNOUNCE_S).unwrap();
-        assert!(line.starts_with("estimate: about 6 min (largest part: lmdb's 100 000 update"), "{line}");
+        assert!(line.starts_with("estimate: at least 6 min (largest part: lmdb's 100 000 update"), "{line}");
         assert!(
             line.contains("basis: the newest earlier results in results") && line.contains("2 phase runs"),
             "{line}"
@@ -275,6 +311,54 @@ mod tests {
         assert!(confirm(&long, true).is_ok());
         let short = Estimate { secs: CONFIRM_S - 1.0, ..long };
         assert!(confirm(&short, false).is_ok());
+    }
+
+    #[test]
+    fn a_pace_is_kept_per_memory_regime_and_a_settle_counts_as_one() {
+        use kvbench_model::result::{Budget, EngineResult, PhaseResult};
+        let phase = |kind: &str, ops: u64, secs: u64| PhaseResult {
+            name: kind.into(),
+            kind: kind.into(),
+            ops,
+            wall_ns: secs * 1_000_000_000,
+            batch: 1,
+            ..Default::default()
+        };
+        let row = |budget: Option<u64>| EngineResult {
+            engine: "leveldb".into(),
+            sync: "none".into(),
+            phases: vec![phase("load", 1000, 10), phase("settle", 0, 178)],
+            budget: budget.map(|limit_bytes| Budget { limit_bytes, ..Default::default() }),
+            ..Default::default()
+        };
+        let mut r = RunResult::default();
+        r.plan.records = 1000;
+        r.engines = vec![row(None), row(Some(512 << 20))];
+        let paces = result_paces(&r);
+        let key = |kind: &str, regime: &str| ("leveldb".to_string(), kind.to_string(), "none".into(), 1, regime.into());
+        let budgeted = format!("{}/1000", 512u64 << 20);
+        assert!(paces.contains(&(key("load", ""), 0.01)), "{paces:?}");
+        assert!(paces.contains(&(key("load", &budgeted), 0.01)), "{paces:?}");
+        assert!(paces.contains(&(key("settle", &budgeted), 178.0)), "{paces:?}");
+    }
+
+    #[test]
+    fn a_budgeted_run_without_an_earlier_figure_under_its_budget_says_it_cannot_know() {
+        let none = Estimate { unknown: 14, unknown_budgeted: 14, ..Default::default() };
+        let line = none.line(Path::new("results"), ANNOUNCE_S).unwrap();
+        assert!(line.starts_with("estimate: cannot know: 14 phase runs under a memory budget"), "{line}");
+        let floor = Estimate {
+            secs: 630.0,
+            largest: Some((30.0, "x".into())),
+            unknown: 14,
+            unknown_budgeted: 14,
+            ..Default::default()
+        };
+        let line = floor.line(Path::new("results"), ANNOUNCE_S).unwrap();
+        assert!(
+            line.starts_with("estimate: at least 10 min") && line.contains("14 of them under a memory budget"),
+            "{line}"
+        );
     }
 
     #[test]
