@@ -3,7 +3,8 @@
 //! Timestamps are seconds after the phase started (BaseTime = the run's start); values are
 //! nanoseconds, and the `Interval_Max` column is in milliseconds as the Java tools expect.
 //! An interval's histogram is written as the result holds it (its encoding is the log's) after
-//! a header check, never decoded: a log costs time linear in the result's bytes.
+//! a check of its cookie, never inflated nor decoded: a log costs time linear in the result's
+//! bytes.
 
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -50,7 +51,7 @@ fn log(r: &RunResult, e: &EngineResult, p: &PhaseResult) -> Option<String> {
     let mut text = String::from_utf8(buf).ok()?;
     let end_ms = crate::wall_ns(p) / 1_000_000;
     for (i, iv) in p.intervals.iter().enumerate() {
-        if kvbench_model::hdrcheck::checked_bytes(&iv.hdr).is_err() {
+        if !kvbench_model::hdrcheck::is_v2(&iv.hdr) {
             continue;
         }
         let next = p.intervals.get(i + 1).map(|n| n.t_ms).unwrap_or(end_ms.max(iv.t_ms + 1));
