@@ -65,7 +65,7 @@ kv=() walk=()
 for round in $(seq 1 "$ROUNDS"); do
     rm -rf "$WORK/data" "$WORK/out"
     "$KVBENCH" run "$WORK/walk.toml" --yes --no-progress --keep-data --data-dir "$WORK/data" \
-        -o "$WORK/out" >/dev/null
+        -o "$WORK/out" >"$WORK/run.log" 2>&1 || { cat "$WORK/run.log" >&2; exit 1; }
     cdb=$(find "$WORK/data" -name db.cdb | head -1)
     [[ -n $cdb ]] || { echo "no db.cdb under $WORK/data" >&2; exit 1; }
     k=$(phase_s "$WORK/out" read-all-100x)
