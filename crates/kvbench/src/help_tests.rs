@@ -122,9 +122,11 @@ fn every_format_the_code_accepts_is_named_in_the_help_and_the_readme() {
     let run_row = readme.lines().find(|l| l.starts_with("| `-f, --format")).expect("the README's --format row");
     let report_example = readme.lines().find(|l| l.contains("--format markdown   #")).expect("the report example");
     for name in accepted_formats() {
-        for (what, text) in
-            [("run --help", format_help("run")), ("report --help", format_help("report")), ("README run row", run_row.into())]
-        {
+        for (what, text) in [
+            ("run --help", format_help("run")),
+            ("report --help", format_help("report")),
+            ("README run row", run_row.into()),
+        ] {
             assert!(text.contains(&name), "{what} does not name format `{name}`: {text}");
         }
         if name != "hlog" {
