@@ -154,7 +154,10 @@ med = lambda rs, i: st.median(r[i] for r in rs)
 ratio = lambda a, b: f"{b / a:6.3f}" if a else "     -"
 for phase in [p for p in d if p != "cgroup" and p in k]:
     dp, kp = d[phase], k[phase]
-    print(f"{bench + ':' + phase:<22} {med(dp, 0):9.0f} {med(kp, 0):9.0f} {ratio(med(dp, 0), med(kp, 0))} "
+    # A settle does no operations: its ops/s are not a figure.
+    rates = f"{'-':>9} {'-':>9} {'-':>6}" if phase == "settle" else \
+        f"{med(dp, 0):9.0f} {med(kp, 0):9.0f} {ratio(med(dp, 0), med(kp, 0))}"
+    print(f"{bench + ':' + phase:<22} {rates} "
           f"{med(dp, 2) / ops:8.1f} {med(kp, 2) / ops:8.1f} {ratio(med(dp, 2), med(kp, 2))} "
           f"{med(dp, 1) / ops:8.1f} {med(kp, 1) / ops:8.1f} {ratio(med(dp, 1), med(kp, 1))} "
           f"{med(dp, 3) * 1e6 / ops:8.2f} {med(kp, 3) * 1e6 / ops:8.2f}")
