@@ -55,7 +55,7 @@ pub fn is_v2(text: &str) -> bool {
     let Some(head) = text.get(..8) else { return false };
     let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(head) else { return false };
     text.len() <= MAX_ENCODED
-        && text.len() % 4 == 0
+        && text.len().is_multiple_of(4)
         && text.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
         && matches!(be32(&bytes, 0), V2 | V2_DEFLATE)
 }
