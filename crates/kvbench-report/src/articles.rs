@@ -216,6 +216,7 @@ fn a000(r: &RunResult) -> Article {
     }
     differences.extend(a000_read_write_opens(r));
     differences.push(a000_space_line(r));
+    differences.extend(a000_speedb_space(r));
     differences.extend(a000_lmdb_space(r));
     differences.push("the article's write time also read each document from its own JSON file (a directory listing, then an open, read and parse per document) inside the timed loop; kvbench derives each document in memory, so its write time is the store's alone".into());
     Article {
@@ -306,6 +307,26 @@ fn a000_space_line(r: &RunResult) -> String {
         ));
     }
     format!("{line}; {values}")
+}
+
+/// Speedb's space against RocksDB's, right after the write and at the end of the run: the two
+/// take the same after the write, and Speedb more once the reads' read-write opens have run,
+/// which is where the article's 1.1G against 1.0G compares.
+fn a000_speedb_space(r: &RunResult) -> Option<String> {
+    let default_row = |binding: &str| r.engines.iter().find(|e| e.engine == binding && e.label == e.engine);
+    let (rocks, speedb) = (default_row("py-rocksdict")?, default_row("py-speedict")?);
+    let after = |e: &EngineResult| size_after_load(e).map(|p| p.space_bytes).filter(|&b| b > 0);
+    let (ra, sa) = (after(rocks)?, after(speedb)?);
+    let (re, se) = (rocks.space_bytes.max(1), speedb.space_bytes);
+    Some(format!(
+        "Speedb against RocksDB (default rows): right after the write {} against {} ({:.2}x), by the end of the run, after the reads' read-write opens, {} against {} ({:.2}x); the article's du (1.1G against 1.0G) compares with the second (docs/methodology.md, \"Article 000: Speedb's space\")",
+        human_bytes(sa),
+        human_bytes(ra),
+        sa as f64 / ra.max(1) as f64,
+        human_bytes(se),
+        human_bytes(re),
+        se as f64 / re as f64
+    ))
 }
 
 /// LMDB's space against the documents' bytes, and why the article's 1.1G is not reproduced.
@@ -1205,6 +1226,24 @@ mod tests {
         let s = section(&run("article-000-python-lmdb-rocksdb-speedb", vec![rdb]));
         assert_eq!(s.rows[1][..2], ["py-rocksdict (read-only)", "1000.0 MiB"]);
         assert!(!s.note.contains("123456"), "the hot key follows the record count: {}", s.note);
+    }
+
+    /// Issue 45 point 6: Speedb's space beside RocksDB's, after the write and at the end.
+    #[test]
+    fn regression_a000_speedb_space_after_the_write_and_after_the_reads() {
+        let size = |mib: u64| PhaseResult { space_bytes: mib << 20, ..ph("size-after-load", "size", 1.0, 0.0) };
+        let store = |name: &str, end: u64| EngineResult {
+            space_bytes: end << 20,
+            ..row(name, name, vec![ph("load", "load", 1.0, 0.1), size(1010), ph("article-method", "get", 1.0, 1.0)])
+        };
+        let r = run(
+            "article-000-python-lmdb-rocksdb-speedb",
+            vec![store("py-rocksdict", 1033), store("py-speedict", 1114)],
+        );
+        let s = section(&r);
+        let line = "right after the write 1010.0 MiB against 1010.0 MiB (1.00x), by the end of the run, after the reads' read-write opens, 1.1 GiB against 1.0 GiB (1.08x)";
+        assert!(s.note.contains(line), "{}", s.note);
+        assert_eq!(s.rows[1][1], "1010.0 MiB", "the space cell is the one after the write");
     }
 
     #[test]
