@@ -4,11 +4,13 @@
 # swappiness 0, or v2 memory.max with memory.swap.max 0), and are compared phase by phase.
 # kvbench runs with --memory BUDGET (its worker joins the row's group before exec) and, as every
 # budgeted scenario, settles (flush + compact the whole key range) before a read that follows
-# the load. db_bench runs each phase as its own process in one group that lives for the round
-# (the page cache the load left stays charged to it): the fill, then for a read benchmark
-# `compact` (CompactRange of the whole DB, the settle's match), then the read benchmark with
-# --use_existing_db. Device bytes per phase: kvbench's result (the /proc/PID/io of its worker
-# between the phase's steps), db_bench's getrusage of the phase's process (/usr/bin/time %I %O).
+# the load. db_bench runs the fill, then for a read benchmark `compact` (CompactRange of the
+# whole DB, the settle's match), then the benchmark, in one process in the group, as kvbench's
+# worker does: a fresh process per phase gives the reads the memory the load's memtable kept
+# (at 1 000 000 records in 128 MiB that alone made kvbench read 40x db_bench's bytes per get).
+# With THREADS > 1 or readwhilewriting, each phase is its own process (--use_existing_db).
+# Device bytes per phase: kvbench's result (/proc/PID/io of its worker between the phase's
+# steps); db_bench's /proc/PID/io as each result line appears (or getrusage per process).
 # Bytes per op are per record for every phase (RECORDS ops each; the settle does no ops).
 
 BUDGET_BYTES=$(python3 - "$BUDGET" <<'EOF'
@@ -80,6 +82,12 @@ in_cgroup() {
 budget_db_bench() {
     rm -rf "$WORK/db_bench"
     CG_LIVE=$(cg_make db_bench)
+    if [[ $THREADS == 1 && $DB_LINE != readwhilewriting ]]; then
+        one_process_db_bench
+        cg_done "$CG_LIVE"
+        CG_LIVE=""
+        return
+    fi
     local -a runs=("${DB_BENCHMARKS%%,*} load")
     if [[ $DB_BENCHMARKS == *,* ]]; then
         [[ $PHASE == get ]] && runs+=("compact settle")
@@ -105,6 +113,60 @@ budget_db_bench() {
     done
     cg_done "$CG_LIVE"
     CG_LIVE=""
+}
+
+# The phases in one db_bench process, as kvbench's row runs them in one worker (memory the load
+# held, the memtable's arena above all, stays charged to the group for the reads): each phase's
+# device bytes and CPU are /proc/PID/io and /proc/PID/stat read as its result line appears
+# (polled every 50 ms), as kvbench marks a phase when its step result arrives.
+one_process_db_bench() {
+    local benchmarks=${DB_BENCHMARKS%%,*}
+    if [[ $DB_BENCHMARKS == *,* ]]; then
+        [[ $PHASE == get ]] && benchmarks+=,compact
+        benchmarks+=,$DB_LINE
+    fi
+    # shellcheck disable=SC2046
+    # sh itself (not a function's subshell) in the background: $! is the pid it execs
+    # /usr/bin/time in, whose child is db_bench; time's totals give the last phase.
+    rm -f "$WORK/time"
+    sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG_LIVE" /usr/bin/time -f '%I %O %U %S' -o "$WORK/time" \
+        "$DB_BENCH" $(db_bench_args "$benchmarks" "$BATCH" 0) --threads=1 >"$WORK/db_bench.out" 2>&1 &
+    local pid=$!
+    python3 - "$pid" "$WORK/db_bench.out" "$benchmarks" "$PHASE" "$WORK/time" <<'EOF'
+import os, re, sys, time
+tpid, out, names, phase, tfile = int(sys.argv[1]), sys.argv[2], sys.argv[3].split(","), sys.argv[4], sys.argv[5]
+labels = {names[0]: "load", "compact": "settle", names[-1]: phase}
+tick = os.sysconf("SC_CLK_TCK")
+pid = None
+while pid is None:
+    kids = open(f"/proc/{tpid}/task/{tpid}/children").read().split() if os.path.exists(f"/proc/{tpid}") else ["0"]
+    pid = int(kids[0]) if kids else time.sleep(0.01)
+def sample():
+    io = dict(l.split(": ") for l in open(f"/proc/{pid}/io").read().split("\n") if l)
+    st = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return int(io["read_bytes"]), int(io["write_bytes"]), (int(st[11]) + int(st[12])) / tick
+def totals():
+    while os.path.exists(f"/proc/{tpid}") or not os.path.exists(tfile) or not open(tfile).read().strip():
+        time.sleep(0.05)
+    i, o, u, s = open(tfile).read().split()[-4:]
+    return int(i) * 512, int(o) * 512, float(u) + float(s)
+last, done, ended = (0, 0, 0.0), 0, False
+while done < len(names):
+    try:
+        now = sample()
+    except (FileNotFoundError, ProcessLookupError, KeyError, IndexError):
+        now, ended = totals(), True
+    lines = [l for l in open(out) if re.match(r"^\S+\s+:", l)]
+    for l in lines[done:]:
+        name = l.split()[0]
+        m = re.search(r"([0-9.]+) ops/sec", l)
+        print(labels.get(name, name), m[1] if m else 0, now[0] - last[0], now[1] - last[1], now[2] - last[2])
+        last, done = now, done + 1
+    if ended and done < len(names):
+        sys.exit(f"db_bench ended after {done} of {len(names)} benchmarks:\n" + open(out).read())
+    time.sleep(0.05)
+EOF
+    wait "$pid" || { cat "$WORK/db_bench.out" >&2; exit 1; }
 }
 
 # One kvbench round under the budget; the same lines from its result (the settle phase as
