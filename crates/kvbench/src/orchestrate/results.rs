@@ -15,21 +15,9 @@ pub fn now_id() -> (u64, String) {
     (secs, utc_stamp(secs))
 }
 
-/// `secs` since the epoch as UTC `YYYYMMDD-HHMMSS`.
+/// `secs` since the epoch as UTC `YYYYMMDD-HHMMSS`: the report's UTC time, compacted.
 pub fn utc_stamp(secs: u64) -> String {
-    // UTC date-time from the epoch without a date library: civil-from-days.
-    let days = (secs / 86400) as i64;
-    let rem = secs % 86400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, (rem / 60) % 60, rem % 60)
+    kvbench_report::trend::utc_time(secs).replace(['-', ':'], "").replace(' ', "-")
 }
 
 /// A prefix no other run shares, even one started in the same second in the same directory:
