@@ -193,7 +193,7 @@ fn regression_stderr_on_a_full_device_does_not_stop_a_run() {
 fn regression_plan_dump_into_a_closed_pipe_stops_at_once_quietly_with_status_141() {
     let tmp = tempfile::tempdir().unwrap();
     let mut child = kvbench(tmp.path())
-        .args(["plan", "--dump", "--records", "20000000", "--plan-dir", "plans"])
+        .args(["plan", "--dump", "--records", "10000000", "--plan-dir", "plans"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
