@@ -404,6 +404,21 @@ pub enum Runtime {
     Rust,
     Python,
     Go,
+    Java,
+    Node,
+}
+
+impl Runtime {
+    /// The lowercase name results and job policy use (`rust`, `go`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::Rust => "rust",
+            Runtime::Python => "python",
+            Runtime::Go => "go",
+            Runtime::Java => "java",
+            Runtime::Node => "node",
+        }
+    }
 }
 
 /// One registry line points at one of these.

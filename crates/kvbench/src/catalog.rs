@@ -1,5 +1,6 @@
 //! Which engines exist and where they run: the Rust registry (this binary is their worker),
-//! the Python worker's engines (names starting with `py-`) and the Go worker's (`go-`).
+//! the Python worker's engines (names starting with `py-`) and the external workers of
+//! [`EXTERNAL`]: Go's (`go-`), Java's (`java-`) and Node's (`node-`).
 
 use crate::list_cache;
 use std::collections::BTreeMap;
@@ -181,43 +182,128 @@ pub fn python_engines() -> Result<Vec<EngineInfo>, String> {
     worker_engines(cmd, &deps, &format!("{} -m kvbench_driver --list", py.display()), Runtime::Python)
 }
 
-/// The Go worker: $KVBENCH_GO_WORKER or drivers/go/bin/kvbench-go-worker.
-pub fn go_worker() -> Result<PathBuf, String> {
-    if let Some(p) = std::env::var_os("KVBENCH_GO_WORKER") {
-        return Ok(PathBuf::from(p));
+/// A worker in another language that is one program (the Python worker, an interpreter and a
+/// module, is the one that is not): where it is, how it is built, which engines it runs.
+pub struct External {
+    pub runtime: Runtime,
+    /// The language as messages name it.
+    pub label: &'static str,
+    /// The worker is `<home>/drivers/DIR/bin/kvbench-DIR-worker`, built by `make DIR`.
+    pub dir: &'static str,
+    /// A variable naming a worker that runs every engine of this runtime instead.
+    pub env: &'static str,
+    /// Every engine of this runtime is named `PREFIX...` (a name alone says which worker to
+    /// wait for when that worker is down).
+    pub prefix: &'static str,
+    /// Each engine runs in its own build of the worker, `bin/engines/ENGINE` (Go's: one
+    /// engine's dependencies per binary, docs/decisions.md).
+    pub per_engine: bool,
+    /// What the worker's `--list` answer depends on beside the worker itself, relative to
+    /// the home: files, and directories whose every file counts.
+    pub list_deps: &'static [&'static str],
+}
+
+/// The external runtimes, in the order `kvbench list` and `--engines all` show them.
+pub const EXTERNAL: &[External] = &[
+    External {
+        runtime: Runtime::Go,
+        label: "Go",
+        dir: "go",
+        env: "KVBENCH_GO_WORKER",
+        prefix: "go-",
+        per_engine: true,
+        list_deps: &[],
+    },
+    External {
+        runtime: Runtime::Java,
+        label: "Java",
+        dir: "java",
+        env: "KVBENCH_JAVA_WORKER",
+        prefix: "java-",
+        per_engine: false,
+        list_deps: &["drivers/java/target/lib", "target/release/libkvbench_ffi.so", "lib/libkvbench_ffi.so"],
+    },
+    External {
+        runtime: Runtime::Node,
+        label: "Node",
+        dir: "node",
+        env: "KVBENCH_NODE_WORKER",
+        prefix: "node-",
+        per_engine: false,
+        list_deps: &["drivers/node/src", "drivers/node/package-lock.json", "target/release/libkvbench_ffi.so"],
+    },
+];
+
+impl External {
+    /// The worker: `$ENV`, else `<home>/drivers/DIR/bin/kvbench-DIR-worker`.
+    pub fn worker(&self) -> Result<PathBuf, String> {
+        match std::env::var_os(self.env) {
+            Some(p) => Ok(PathBuf::from(p)),
+            None => self.worker_in(home()),
+        }
     }
-    let home = home().ok_or("cannot find the kvbench checkout (set KVBENCH_HOME)")?;
-    let bin = home.join("drivers/go/bin/kvbench-go-worker");
-    if bin.exists() {
-        Ok(bin)
-    } else {
-        Err(format!("Go worker not built ({} missing): run `make go` or drivers/go/build.sh", bin.display()))
+
+    fn worker_in(&self, home: Option<PathBuf>) -> Result<PathBuf, String> {
+        let home = home.ok_or("cannot find the kvbench checkout (set KVBENCH_HOME)")?;
+        let bin = home.join(format!("drivers/{0}/bin/kvbench-{0}-worker", self.dir));
+        if bin.exists() {
+            Ok(bin)
+        } else {
+            Err(format!("{} worker not built ({} missing): run `make {}`", self.label, bin.display(), self.dir))
+        }
+    }
+
+    /// The worker that runs engine `name`: `$ENV`, else (per-engine runtimes) the build
+    /// linked with that engine alone, `bin/engines/NAME`, as a program using the library
+    /// would be; else the worker.
+    pub fn engine_worker(&self, name: &str) -> Result<PathBuf, String> {
+        let full = self.worker()?;
+        if !self.per_engine || std::env::var_os(self.env).is_some() {
+            return Ok(full);
+        }
+        let bin = full.with_file_name("engines").join(name);
+        if bin.exists() {
+            Ok(bin)
+        } else {
+            Err(format!(
+                "{name}'s {} worker not built ({} missing): run `make {}`",
+                self.label,
+                bin.display(),
+                self.dir
+            ))
+        }
+    }
+
+    /// Ask the worker for its engines (from the list cache while nothing it reads changed).
+    pub fn engines(&self) -> Result<Vec<EngineInfo>, String> {
+        let bin = self.worker()?;
+        let mut cmd = worker_command(&bin);
+        cmd.arg("--list");
+        let home = home().unwrap_or_default();
+        let deps: Vec<PathBuf> =
+            std::iter::once(bin.clone()).chain(self.list_deps.iter().map(|d| home.join(d))).collect();
+        let deps = list_cache::Deps { files: deps.clone(), dirs: vec![], trees: deps };
+        worker_engines(cmd, &deps, &format!("{} --list", bin.display()), self.runtime)
+    }
+
+    /// Its engines, asked once per process (starting a worker costs ~0.1–0.5 s).
+    pub fn cached(&'static self) -> &'static Result<Vec<EngineInfo>, String> {
+        type List = std::sync::OnceLock<Result<Vec<EngineInfo>, String>>;
+        static LISTS: [List; EXTERNAL.len()] = [const { List::new() }; EXTERNAL.len()];
+        let i = EXTERNAL.iter().position(|e| std::ptr::eq(e, self)).expect("an entry of EXTERNAL");
+        LISTS[i].get_or_init(|| self.engines())
     }
 }
 
-/// The Go worker that runs engine `name`: $KVBENCH_GO_WORKER, else the one build.sh linked
-/// with that engine alone (drivers/go/bin/engines/NAME), as a program using the library would
-/// be: the full worker's other engines cost the garbage collector (docs/decisions.md).
-pub fn go_engine_worker(name: &str) -> Result<PathBuf, String> {
-    if let Some(p) = std::env::var_os("KVBENCH_GO_WORKER") {
-        return Ok(PathBuf::from(p));
+/// An external worker's command; an installed copy's worker core (`HOME/lib/libkvbench_ffi.so`)
+/// is named in KVBENCH_FFI_LIB for the workers that load it at run time (Java's, Node's).
+pub fn worker_command(worker: &Path) -> Command {
+    let mut cmd = Command::new(worker);
+    let core = home().map(|h| h.join("lib/libkvbench_ffi.so")).filter(|c| c.is_file());
+    if let (Some(core), None) = (core, std::env::var_os("KVBENCH_FFI_LIB")) {
+        cmd.env("KVBENCH_FFI_LIB", core);
     }
-    let full = go_worker()?;
-    let bin = full.with_file_name("engines").join(name);
-    if bin.exists() {
-        Ok(bin)
-    } else {
-        Err(format!("{name}'s Go worker not built ({} missing): run `make go` or drivers/go/build.sh", bin.display()))
-    }
-}
-
-/// Ask the Go worker for its engines.
-pub fn go_engines() -> Result<Vec<EngineInfo>, String> {
-    let bin = go_worker()?;
-    let mut cmd = Command::new(&bin);
-    cmd.arg("--list");
-    let deps = list_cache::Deps { files: vec![bin.clone()], dirs: vec![], trees: vec![] };
-    worker_engines(cmd, &deps, &format!("{} --list", bin.display()), Runtime::Go)
+    cmd
 }
 
 /// A worker's `--list` JSON array (docs/protocol.md), from the cache while `deps` are unchanged.
@@ -278,7 +364,7 @@ fn worker_engines(
         .collect())
 }
 
-/// Every engine with its state; Python and Go engines only when their worker answers (else
+/// Every engine with its state; other runtimes' engines only when their worker answers (else
 /// one line saying why).
 pub fn all() -> Vec<EngineInfo> {
     let mut v: Vec<EngineInfo> = entries()
@@ -312,19 +398,21 @@ pub fn all() -> Vec<EngineInfo> {
             server: false,
         }),
     }
-    match go_engines() {
-        Ok(go) => v.extend(go),
-        Err(why) => v.push(EngineInfo {
-            name: "go-*".into(),
-            runtime: Runtime::Go,
-            description: "Go worker engines".into(),
-            version: String::new(),
-            capabilities: vec![],
-            options: vec![],
-            available: false,
-            why,
-            server: false,
-        }),
+    for x in EXTERNAL {
+        match x.cached() {
+            Ok(list) => v.extend(list.iter().cloned()),
+            Err(why) => v.push(EngineInfo {
+                name: format!("{}*", x.prefix),
+                runtime: x.runtime,
+                description: format!("{} worker engines", x.label),
+                version: String::new(),
+                capabilities: vec![],
+                options: vec![],
+                available: false,
+                why: why.clone(),
+                server: false,
+            }),
+        }
     }
     v
 }
@@ -332,8 +420,15 @@ pub fn all() -> Vec<EngineInfo> {
 /// How to run one engine.
 pub enum Resolved {
     Rust(&'static EngineDescriptor),
-    Python { python: PathBuf, info: EngineInfo },
-    Go { worker: PathBuf, info: EngineInfo },
+    Python {
+        python: PathBuf,
+        info: EngineInfo,
+    },
+    /// An [`EXTERNAL`] runtime's worker (`info.runtime` says which).
+    Worker {
+        worker: PathBuf,
+        info: EngineInfo,
+    },
 }
 
 impl Resolved {
@@ -341,7 +436,7 @@ impl Resolved {
     pub fn option_decls(&self) -> Result<Vec<OptionDecl>, String> {
         match self {
             Resolved::Rust(d) => Ok(d.options.iter().map(OptionDecl::from).collect()),
-            Resolved::Python { info, .. } | Resolved::Go { info, .. } => info
+            Resolved::Python { info, .. } | Resolved::Worker { info, .. } => info
                 .options
                 .iter()
                 .map(|o| OptionDecl::from_list(&o.name, &o.kind, &o.default, &o.choices))
@@ -371,16 +466,19 @@ pub fn resolve(name: &str) -> Result<Resolved, String> {
         }
         return Ok(Resolved::Python { python: python()?, info });
     }
-    if let Some(info) = declared(cached_go()) {
-        if !info.available {
-            return Err(format!("{name} unavailable: {}", info.why));
+    for x in EXTERNAL {
+        if let Some(info) = declared(x.cached()) {
+            if !info.available {
+                return Err(format!("{name} unavailable: {}", info.why));
+            }
+            return Ok(Resolved::Worker { worker: x.engine_worker(name)?, info });
         }
-        return Ok(Resolved::Go { worker: go_engine_worker(name)?, info });
     }
     // A worker that died while listing its engines (killed, crashed) is the likelier cause
     // than a misspelt name: say so.
     // A worker that is not built is no such cause.
-    let lists = [(python().is_ok(), cached_python()), (go_worker().is_ok(), cached_go())];
+    let mut lists = vec![(python().is_ok(), cached_python())];
+    lists.extend(EXTERNAL.iter().map(|x| (x.worker().is_ok(), x.cached())));
     let died: Vec<&str> =
         lists.iter().filter_map(|(built, l)| l.as_ref().err().filter(|_| *built)).map(|e| e.as_str()).collect();
     if !died.is_empty() {
@@ -404,15 +502,10 @@ fn died_how(status: std::process::ExitStatus) -> String {
     }
 }
 
-/// The workers' engine lists, asked once per process (starting a worker costs ~0.1–0.5 s).
+/// The Python worker's engine list, asked once per process (starting it costs ~0.1–0.5 s).
 fn cached_python() -> &'static Result<Vec<EngineInfo>, String> {
     static LIST: std::sync::OnceLock<Result<Vec<EngineInfo>, String>> = std::sync::OnceLock::new();
     LIST.get_or_init(python_engines)
-}
-
-fn cached_go() -> &'static Result<Vec<EngineInfo>, String> {
-    static LIST: std::sync::OnceLock<Result<Vec<EngineInfo>, String>> = std::sync::OnceLock::new();
-    LIST.get_or_init(go_engines)
 }
 
 /// Whether `name` is a server engine (kvbench starts a server for it, or a URL names one).
@@ -424,7 +517,8 @@ pub fn is_server(name: &str) -> bool {
 /// Every engine name any runtime declares.
 pub fn all_names() -> Vec<String> {
     let mut names: Vec<String> = entries().iter().map(|e| e.name().to_string()).collect();
-    for l in [cached_python(), cached_go()].into_iter().flatten() {
+    let lists = std::iter::once(cached_python()).chain(EXTERNAL.iter().map(External::cached));
+    for l in lists.flatten() {
         names.extend(l.iter().map(|e| e.name.clone()));
     }
     names
@@ -460,7 +554,7 @@ pub fn default_engines() -> Vec<String> {
 }
 
 /// `--engines all`: every available embedded engine of every runtime, grouped by runtime
-/// (Rust/C, then Go, then Python); a runtime whose worker is not built is left out and said
+/// (Rust/C, then Go, Java and Node, then Python); a runtime whose worker is not built is left out and said
 /// so by `kvbench list`. Test oracles and engines that need a server are not in it.
 pub fn all_engines() -> Vec<String> {
     let mut names: Vec<String> = entries()
@@ -472,7 +566,8 @@ pub fn all_engines() -> Vec<String> {
             _ => None,
         })
         .collect();
-    for list in [cached_go(), cached_python()].into_iter().flatten() {
+    let lists = EXTERNAL.iter().map(External::cached).chain(std::iter::once(cached_python()));
+    for list in lists.flatten() {
         names.extend(
             list.iter()
                 .filter(|e| {
@@ -553,7 +648,10 @@ fn runtimes() -> String {
         None => "not found (set KVBENCH_HOME, or install with `make install`)".into(),
     };
     let mut out = String::from("runtimes:\n");
-    for (k, v) in [("rust", here), ("go", found(go_worker())), ("python", found(python())), ("home", home)] {
+    let mut rows = vec![("rust", here)];
+    rows.extend(EXTERNAL.iter().map(|x| (x.dir, found(x.worker()))));
+    rows.extend([("python", found(python())), ("home", home)]);
+    for (k, v) in rows {
         out.push_str(&wrap(&format!("  {k:<8}"), &v, LIST_WIDTH, 10));
     }
     out
@@ -647,16 +745,16 @@ pub fn closest(name: &str, known: &[String]) -> Vec<String> {
     scored.into_iter().take(3).map(|(_, k)| k.clone()).collect()
 }
 
-/// Every engine a scenario names exists, checked before anything runs. A py-/go- engine is
-/// only checked when its worker answers (else the run reports the worker's own reason).
+/// Every engine a scenario names exists, checked before anything runs. A py-/go-/java-/node-
+/// engine is only checked when its worker answers (else the run reports the worker's own reason).
 /// Every row's engine is known here; an unknown one is named with where it was given: the
 /// scenario `file` and line, or the `--engines` flag (`file` None).
 pub fn check_names(s: &kvbench_model::scenario::Scenario, file: Option<&std::path::Path>) -> Result<(), String> {
     for (i, v) in s.all_variants().into_iter().enumerate() {
         let n = &v.name;
         // The Rust registry answers without starting a worker.
-        let worker_down =
-            (n.starts_with("py-") && cached_python().is_err()) || (n.starts_with("go-") && cached_go().is_err());
+        let worker_down = (n.starts_with("py-") && cached_python().is_err())
+            || EXTERNAL.iter().any(|x| n.starts_with(x.prefix) && x.cached().is_err());
         if kvbench_engines::find(n).is_some() || worker_down {
             continue;
         }
@@ -720,6 +818,23 @@ mod tests {
         assert_eq!(closest("lmbd", &known)[0], "lmdb");
         assert_eq!(closest("rocksbd", &known)[0], "rocksdb");
         assert!(closest("zzzzzz", &known).is_empty());
+    }
+
+    #[test]
+    fn an_external_worker_not_built_says_which_make_target_builds_it() {
+        let home = tempfile::tempdir().unwrap();
+        for x in EXTERNAL {
+            assert_eq!(x.prefix, format!("{}-", x.dir), "engine names say their runtime's directory");
+            let e = x.worker_in(Some(home.path().into())).unwrap_err();
+            let bin = format!("drivers/{0}/bin/kvbench-{0}-worker", x.dir);
+            assert!(e.contains(&bin) && e.ends_with(&format!("run `make {}`", x.dir)), "{e}");
+            let path = home.path().join(&bin);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, "").unwrap();
+            assert_eq!(x.worker_in(Some(home.path().into())).unwrap(), path);
+        }
+        let runtimes: std::collections::BTreeSet<&str> = EXTERNAL.iter().map(|x| x.runtime.name()).collect();
+        assert_eq!(runtimes, ["go", "java", "node"].into());
     }
 
     /// Issue 42: a worker killed while it lists its engines is named as killed (the run then

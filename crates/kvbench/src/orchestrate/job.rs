@@ -436,9 +436,9 @@ fn command(r: &Resolved, job: &Path, row: &mut EngineResult) -> Command {
             c.arg("--job").arg(job);
             c
         }
-        Resolved::Go { worker, info } => {
+        Resolved::Worker { worker, info } => {
             row.version = info.version.clone();
-            let mut c = Command::new(worker);
+            let mut c = crate::catalog::worker_command(worker);
             c.arg("--job").arg(job);
             c
         }

@@ -85,11 +85,13 @@ impl HostsRun {
                 let exe = std::env::current_exe().map_err(|e| format!("cannot find this kvbench to upload: {e}"))?;
                 (exe, "kvbench", vec!["worker".into(), "--job".into()])
             }
-            Resolved::Go { worker, info } => (worker.clone(), info.name.as_str(), vec!["--job".into()]),
-            Resolved::Python { .. } => {
-                return Err(
-                    "--hosts runs Rust and Go workers (a Python worker needs its environment on every host)".into()
-                )
+            Resolved::Worker { worker, info } if info.runtime == kvbench_model::engine::Runtime::Go => {
+                (worker.clone(), info.name.as_str(), vec!["--job".into()])
+            }
+            Resolved::Python { .. } | Resolved::Worker { .. } => {
+                return Err("--hosts runs Rust and Go workers (a Python, Java or Node worker needs its \
+                            environment on every host)"
+                    .into())
             }
         };
         let remote = format!("{base}/bin/{name}");

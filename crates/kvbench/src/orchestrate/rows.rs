@@ -77,14 +77,14 @@ pub fn runtime_of(r: &Resolved) -> &'static str {
     match r {
         Resolved::Rust(_) => "rust",
         Resolved::Python { .. } => "python",
-        Resolved::Go { .. } => "go",
+        Resolved::Worker { info, .. } => info.runtime.name(),
     }
 }
 
 fn capabilities(r: &Resolved) -> Capabilities {
     match r {
         Resolved::Rust(d) => d.capabilities,
-        Resolved::Python { info, .. } | Resolved::Go { info, .. } => caps_from_names(&info.capabilities),
+        Resolved::Python { info, .. } | Resolved::Worker { info, .. } => caps_from_names(&info.capabilities),
     }
 }
 
