@@ -3,10 +3,12 @@
 package engines
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/bloom"
 
 	"github.com/kvbench/kvbench/drivers/go/internal/worker"
 )
@@ -22,6 +24,8 @@ var pebbleDescriptor = &worker.Descriptor{
 	Options: []worker.OptionSpec{
 		{Name: "cache", Kind: "int", Default: "8m", Doc: "block cache size (Pebble's default 8 MiB)"},
 		{Name: "compression", Kind: "enum", Default: "snappy", Doc: "block compression of every level", Choices: []string{"none", "snappy", "zstd"}},
+		{Name: "tuning", Kind: "enum", Default: "default", Doc: "default: Pebble's own defaults; cmd-pebble: the options cmd/pebble's benchmarks open with (64 MiB memtables, 32 KiB blocks, 10-bit bloom filters, L0 compaction at 2 files, 64 MiB level base, 3 compactions, newest format)", Choices: []string{"default", "cmd-pebble"}},
+		{Name: "read", Kind: "enum", Default: "get", Doc: "get: DB.Get; seek: a new iterator, SeekGE to the key, its key and value (cmd/pebble ycsb's read)", Choices: []string{"get", "seek"}},
 	},
 	Version:     func() string { return moduleVersion("github.com/cockroachdb/pebble") },
 	Unavailable: available,
@@ -32,7 +36,34 @@ type pebbleEngine struct {
 	db       *pebble.DB
 	cache    *pebble.Cache
 	wo       *pebble.WriteOptions
+	seek     bool
 	settings map[string]string
+}
+
+// cmdPebbleTuning sets the options cmd/pebble v1.1.5 opens its store with (cmd/pebble/db.go,
+// newPebbleDB), but its MVCC comparer and merge operator: kvbench's keys are plain bytes.
+func cmdPebbleTuning(o *pebble.Options) {
+	o.FormatMajorVersion = pebble.FormatNewest
+	o.L0CompactionThreshold = 2
+	o.L0StopWritesThreshold = 1000
+	o.LBaseMaxBytes = 64 << 20
+	o.MaxOpenFiles = 16384
+	o.MemTableSize = 64 << 20
+	o.MemTableStopWritesThreshold = 4
+	o.MaxConcurrentCompactions = func() int { return 3 }
+	for i := range o.Levels {
+		l := &o.Levels[i]
+		l.BlockSize = 32 << 10
+		l.IndexBlockSize = 256 << 10
+		l.FilterPolicy = bloom.FilterPolicy(10)
+		l.FilterType = pebble.TableFilter
+		if i > 0 {
+			l.TargetFileSize = o.Levels[i-1].TargetFileSize * 2
+		}
+		l.EnsureDefaults()
+	}
+	o.Levels[6].FilterPolicy = nil
+	o.FlushSplitBytes = o.Levels[0].TargetFileSize
 }
 
 func openPebble(a worker.OpenArgs) (worker.Engine, error) {
@@ -52,6 +83,10 @@ func openPebble(a worker.OpenArgs) (worker.Engine, error) {
 		o.Levels[i].Compression = c
 	}
 	o.Logger = quietLogger{}
+	tuning := a.Options.Text("tuning")
+	if tuning == "cmd-pebble" {
+		cmdPebbleTuning(o)
+	}
 	o.EnsureDefaults()
 	db, err := pebble.Open(a.Dir, o)
 	cache.Unref() // the DB holds its own reference
@@ -62,10 +97,13 @@ func openPebble(a worker.OpenArgs) (worker.Engine, error) {
 	if a.Sync == "none" {
 		wo = pebble.NoSync
 	}
-	return &pebbleEngine{db: db, wo: wo, settings: map[string]string{
+	read := a.Options.Text("read")
+	return &pebbleEngine{db: db, wo: wo, seek: read == "seek", settings: map[string]string{
 		"sync":        syncSetting(a.Sync, "pebble.NoSync (WAL written, not synced)", "pebble.Sync at every Set/Delete or Batch.Commit", "pebble.Sync at every Set/Delete or Batch.Commit"),
 		"compression": comp,
 		"cache":       a.Options.Text("cache"),
+		"tuning":      tuning,
+		"read":        map[bool]string{true: "seek: NewIter, SeekGE, Key and Value, Close (cmd/pebble ycsb's read)", false: "get: DB.Get"}[read == "seek"],
 		"batch":       "batch 1: DB.Set/Delete; larger: one Batch, Commit",
 	}}, nil
 }
@@ -97,10 +135,12 @@ func (e *pebbleEngine) Write(batch []worker.WriteOp) error {
 	return b.Close()
 }
 
-func (e *pebbleEngine) Reader() (worker.Reader, error) { return &pebbleReader{db: e.db}, nil }
-func (e *pebbleEngine) FinishLoad() error              { return nil }
-func (e *pebbleEngine) Close() error                   { return e.db.Close() }
-func (e *pebbleEngine) Settings() map[string]string    { return e.settings }
+func (e *pebbleEngine) Reader() (worker.Reader, error) {
+	return &pebbleReader{db: e.db, seek: e.seek}, nil
+}
+func (e *pebbleEngine) FinishLoad() error           { return nil }
+func (e *pebbleEngine) Close() error                { return e.db.Close() }
+func (e *pebbleEngine) Settings() map[string]string { return e.settings }
 
 // Settle flushes the memtable and compacts the whole key range (first to last key), waiting
 // for the compaction.
@@ -168,13 +208,17 @@ func (e *pebbleEngine) Internals() map[string]float64 {
 }
 
 type pebbleReader struct {
-	db  *pebble.DB
-	buf []byte
+	db   *pebble.DB
+	seek bool
+	buf  []byte
 }
 
 // Get copies the value out before releasing it (Pebble's value is valid until the closer
 // runs), as a caller must.
 func (r *pebbleReader) Get(key []byte) ([]byte, bool, error) {
+	if r.seek {
+		return r.seekGet(key)
+	}
 	v, closer, err := r.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
@@ -184,6 +228,23 @@ func (r *pebbleReader) Get(key []byte) ([]byte, bool, error) {
 	}
 	r.buf = append(r.buf[:0], v...)
 	return r.buf, true, closer.Close()
+}
+
+// seekGet reads as cmd/pebble ycsb does: a fresh iterator positioned at the first key at or
+// after the one asked for; that key missing, the record is missing (kvbench verifies reads).
+func (r *pebbleReader) seekGet(key []byte) ([]byte, bool, error) {
+	it, err := r.db.NewIter(nil)
+	if err != nil {
+		return nil, false, err
+	}
+	found := it.SeekGE(key) && bytes.Equal(it.Key(), key)
+	if found {
+		r.buf = append(r.buf[:0], it.Value()...)
+	}
+	if err := it.Close(); err != nil {
+		return nil, false, err
+	}
+	return r.buf, found, nil
 }
 
 func (r *pebbleReader) Scan(start []byte, limit int, visit func(k, v []byte) bool) (int, error) {
