@@ -78,10 +78,12 @@ impl CacheCsvReader {
     }
 }
 
-/// Field `i` (0-based) as a number in `min..=max`.
-fn field(f: &[&[u8]], i: usize, min: u64, max: u64) -> Result<u64, String> {
-    let bad = |why: &str| format!("field {} ({}): {} {why} (allowed: {min} to {max})", i + 1, FIELDS[i], show(f[i]));
-    let n = number(f[i]).ok_or_else(|| bad("is not a number"))?;
+/// Field `index` (0-based) as a number in `min..=max`.
+fn field(fields: &[&[u8]], index: usize, min: u64, max: u64) -> Result<u64, String> {
+    let bad = |why: &str| {
+        format!("field {} ({}): {} {why} (allowed: {min} to {max})", index + 1, FIELDS[index], show(fields[index]))
+    };
+    let n = number(fields[index]).ok_or_else(|| bad("is not a number"))?;
     if n < min || n > max {
         return Err(bad("is out of range"));
     }
@@ -218,11 +220,11 @@ impl Text {
         self.skip_n(name, 1);
     }
 
-    pub(crate) fn skip_n(&mut self, name: &str, n: u64) {
+    pub(crate) fn skip_n(&mut self, name: &str, times: u64) {
         let known = self.skipped.contains_key(name) || self.skipped.len() < MAX_SKIPPED_NAMES;
         let name = if known { name } else { OTHER };
         let count = self.skipped.entry(name.to_string()).or_insert(0);
-        *count = count.saturating_add(n);
+        *count = count.saturating_add(times);
     }
 
     /// The trace's hash once every byte was read.
@@ -232,19 +234,22 @@ impl Text {
 }
 
 /// A decimal number of ASCII digits only (no sign, no space), without overflow.
-pub(crate) fn number(b: &[u8]) -> Option<u64> {
-    if b.is_empty() || b.len() > 20 {
+pub(crate) fn number(bytes: &[u8]) -> Option<u64> {
+    if bytes.is_empty() || bytes.len() > 20 {
         return None;
     }
-    b.iter().try_fold(
-        0u64,
-        |n, &d| if d.is_ascii_digit() { n.checked_mul(10)?.checked_add(u64::from(d - b'0')) } else { None },
-    )
+    bytes.iter().try_fold(0u64, |n, &d| {
+        if d.is_ascii_digit() {
+            n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+        } else {
+            None
+        }
+    })
 }
 
-/// How many ASCII digits `b` starts with.
-pub(crate) fn digits(b: &[u8]) -> usize {
-    b.iter().take_while(|d| d.is_ascii_digit()).count()
+/// How many ASCII digits `bytes` starts with.
+pub(crate) fn digits(bytes: &[u8]) -> usize {
+    bytes.iter().take_while(|d| d.is_ascii_digit()).count()
 }
 
 /// `secs` seconds and `micros` microseconds since the epoch, in microseconds.
@@ -263,10 +268,10 @@ pub(crate) fn client(clients: &mut Clients, name: &[u8]) -> Result<u32, String> 
 }
 
 /// Bytes of a trace as an error shows them: quoted, escaped, at most 64 bytes.
-pub(crate) fn show(b: &[u8]) -> String {
+pub(crate) fn show(bytes: &[u8]) -> String {
     const MAX: usize = 64;
-    let cut = b.len() > MAX;
-    let text: String = b[..b.len().min(MAX)].escape_ascii().to_string();
+    let cut = bytes.len() > MAX;
+    let text: String = bytes[..bytes.len().min(MAX)].escape_ascii().to_string();
     format!("\"{text}\"{}", if cut { "..." } else { "" })
 }
 
@@ -290,14 +295,14 @@ pub(crate) mod testing {
     }
 
     /// Every op up to the end or the first error (and checks nothing follows an error).
-    pub(crate) fn read_all(r: &mut dyn Reader) -> (Vec<TraceOp>, Option<TraceError>) {
+    pub(crate) fn read_all(reader: &mut dyn Reader) -> (Vec<TraceOp>, Option<TraceError>) {
         let mut ops = Vec::new();
-        while let Some(item) = r.next() {
+        while let Some(item) = reader.next() {
             match item {
                 Ok(op) => ops.push(op),
                 Err(e) => {
-                    assert!(r.next().is_none(), "nothing after an error");
-                    assert_eq!(r.hash(), None, "no hash after an error");
+                    assert!(reader.next().is_none(), "nothing after an error");
+                    assert_eq!(reader.hash(), None, "no hash after an error");
                     return (ops, Some(e));
                 }
             }

@@ -32,34 +32,34 @@ pub struct Fitted {
 /// scan lengths as their quantiles (or fixed when all equal), mean rate and clients. The
 /// quality compares the model's analytic distributions with the profile's (for the keys, the
 /// Zipf curve over the trace's distinct keys with the empirical one).
-pub fn fit(p: &Profile) -> Fitted {
+pub fn fit(profile: &Profile) -> Fitted {
     let model = Model {
-        mix: mix_of(&p.kinds),
+        mix: mix_of(&profile.kinds),
         // Shorter keys could not keep the key numbers apart: a model's keys are at least 8 bytes.
-        key_size: p.key_sizes.as_ref().map_or(DEFAULT_KEY_SIZE, Sizes::median).max(crate::model::KEY_SIZE_MIN),
-        key_sizes: p.key_sizes.as_ref().map(size_dist).filter(|d| !matches!(d, SizeDist::Fixed { .. })),
-        keys: keys_of(p),
-        values: value_sizes(p).map_or(SizeDist::Fixed { size: DEFAULT_VALUE_SIZE }, size_dist),
-        scans: p.scan_lengths.as_ref().map(size_dist),
-        rate: p.rate.mean_per_s.map(|r| round_to(r, 3)),
+        key_size: profile.key_sizes.as_ref().map_or(DEFAULT_KEY_SIZE, Sizes::median).max(crate::model::KEY_SIZE_MIN),
+        key_sizes: profile.key_sizes.as_ref().map(size_dist).filter(|d| !matches!(d, SizeDist::Fixed { .. })),
+        keys: keys_of(profile),
+        values: value_sizes(profile).map_or(SizeDist::Fixed { size: DEFAULT_VALUE_SIZE }, size_dist),
+        scans: profile.scan_lengths.as_ref().map(size_dist),
+        rate: profile.rate.mean_per_s.map(|r| round_to(r, 3)),
         sine: None,
-        clients: p.clients.max(1),
+        clients: profile.clients.max(1),
     };
-    let quality = quality(&model, p);
+    let quality = quality(&model, profile);
     Fitted { model, quality }
 }
 
 /// Kind fractions, rounded to 6 decimals to stay readable; all gets for an empty profile.
-fn mix_of(k: &KindCounts) -> Mix {
-    if k.total() == 0 {
+fn mix_of(counts: &KindCounts) -> Mix {
+    if counts.total() == 0 {
         return Mix { get: 1.0, ..Mix::default() };
     }
-    let f = |kind| round_to(k.fraction(kind), 6);
+    let f = |kind| round_to(counts.fraction(kind), 6);
     Mix { get: f(Kind::Get), put: f(Kind::Put), delete: f(Kind::Delete), scan: f(Kind::Scan) }
 }
 
-fn keys_of(p: &Profile) -> KeyDist {
-    let s = p.popularity.zipf_s;
+fn keys_of(profile: &Profile) -> KeyDist {
+    let s = profile.popularity.zipf_s;
     if s < UNIFORM_BELOW {
         KeyDist::Uniform
     } else {
@@ -69,35 +69,35 @@ fn keys_of(p: &Profile) -> KeyDist {
 
 /// The key space a fitted model draws from: the Zipf fit's estimate of the keys the traced
 /// system held (the trace touched only some of them), at least the distinct keys it touched.
-pub fn records(p: &Profile) -> u64 {
-    p.popularity.zipf_keys.max(p.distinct_keys).max(1)
+pub fn records(profile: &Profile) -> u64 {
+    profile.popularity.zipf_keys.max(profile.distinct_keys).max(1)
 }
 
 /// The fit checked the way it will be used: the model's own stream, `p.ops` ops over
 /// [`records`] keys, profiled and compared with the trace's profile (KS distance per
 /// distribution, as [`ks_between`]); replaces the analytic quality.
-pub fn check_by_replay(f: &mut Fitted, p: &Profile, seed: u64) {
-    let stream = f.model.stream(p.ops.max(1), records(p), seed).map(Ok);
+pub fn check_by_replay(fitted: &mut Fitted, profile: &Profile, seed: u64) {
+    let stream = fitted.model.stream(profile.ops.max(1), records(profile), seed).map(Ok);
     if let Ok(own) = Profile::build(stream) {
-        f.quality = ks_between(p, &own);
+        fitted.quality = ks_between(profile, &own);
     }
 }
 
 /// The value sizes a model draws from: the puts', or the gets' when no put says.
-fn value_sizes(p: &Profile) -> Option<&Sizes> {
-    p.put_values.as_ref().or(p.get_values.as_ref())
+fn value_sizes(profile: &Profile) -> Option<&Sizes> {
+    profile.put_values.as_ref().or(profile.get_values.as_ref())
 }
 
-fn size_dist(s: &Sizes) -> SizeDist {
-    match s.q.first() {
-        Some(&first) if s.q.iter().all(|&v| v == first) => SizeDist::Fixed { size: first },
-        _ => SizeDist::Quantiles { q: s.q.clone() },
+fn size_dist(sizes: &Sizes) -> SizeDist {
+    match sizes.q.first() {
+        Some(&first) if sizes.q.iter().all(|&v| v == first) => SizeDist::Fixed { size: first },
+        _ => SizeDist::Quantiles { q: sizes.q.clone() },
     }
 }
 
-fn round_to(v: f64, decimals: i32) -> f64 {
+fn round_to(value: f64, decimals: i32) -> f64 {
     let m = 10f64.powi(decimals);
-    let r = (v * m).round() / m;
+    let r = (value * m).round() / m;
     if r.is_finite() {
         r
     } else {
@@ -105,30 +105,31 @@ fn round_to(v: f64, decimals: i32) -> f64 {
     }
 }
 
-fn quality(m: &Model, p: &Profile) -> Vec<(String, f64)> {
+fn quality(model: &Model, profile: &Profile) -> Vec<(String, f64)> {
     let mut q = Vec::new();
-    if let Some(curve) = key_curve(&m.keys, p.distinct_keys).filter(|_| !p.popularity.curve.is_empty()) {
-        q.push(("key popularity".to_string(), ks_curves(&curve, &p.popularity.curve)));
+    if let Some(curve) = key_curve(&model.keys, profile.distinct_keys).filter(|_| !profile.popularity.curve.is_empty())
+    {
+        q.push(("key popularity".to_string(), ks_curves(&curve, &profile.popularity.curve)));
     }
-    let fixed_key = SizeDist::Fixed { size: m.key_size };
+    let fixed_key = SizeDist::Fixed { size: model.key_size };
     let pairs = [
-        ("value sizes", Some(&m.values), value_sizes(p)),
-        ("key sizes", Some(m.key_sizes.as_ref().unwrap_or(&fixed_key)), p.key_sizes.as_ref()),
-        ("scan lengths", m.scans.as_ref(), p.scan_lengths.as_ref()),
+        ("value sizes", Some(&model.values), value_sizes(profile)),
+        ("key sizes", Some(model.key_sizes.as_ref().unwrap_or(&fixed_key)), profile.key_sizes.as_ref()),
+        ("scan lengths", model.scans.as_ref(), profile.scan_lengths.as_ref()),
     ];
     for (name, dist, sizes) in pairs {
         if let (Some(model_q), Some(s)) = (dist.and_then(dist_quantiles), sizes) {
             q.push((name.to_string(), ks_sizes(&model_q, &s.q)));
         }
     }
-    q.push(("mix".to_string(), mix_distance(&m.mix, &p.kinds)));
+    q.push(("mix".to_string(), mix_distance(&model.mix, &profile.kinds)));
     q
 }
 
 /// The popularity curve F(x) a key distribution gives over `keys` keys (`None` for one this
 /// module does not model).
-fn key_curve(k: &KeyDist, keys: u64) -> Option<Vec<f64>> {
-    match k {
+fn key_curve(dist: &KeyDist, keys: u64) -> Option<Vec<f64>> {
+    match dist {
         KeyDist::Uniform => Some(grid().collect()),
         KeyDist::Zipf { s } => Some(zipf_curve(keys, *s)),
         KeyDist::Power { .. } => None,
@@ -140,8 +141,8 @@ fn grid() -> impl Iterator<Item = f64> {
 }
 
 /// The quantiles of a size distribution (`None` for Pareto, which a fit never writes).
-fn dist_quantiles(d: &SizeDist) -> Option<Vec<u32>> {
-    match d {
+fn dist_quantiles(dist: &SizeDist) -> Option<Vec<u32>> {
+    match dist {
         SizeDist::Fixed { size } => Some(vec![*size; CURVE_POINTS]),
         SizeDist::Quantiles { q } => Some(q.clone()),
         SizeDist::Pareto { .. } => None,
@@ -150,17 +151,17 @@ fn dist_quantiles(d: &SizeDist) -> Option<Vec<u32>> {
 
 /// The analytic popularity curve of Zipf(s) over `keys` keys: F(x) = H(x·keys, s) / H(keys, s),
 /// linear within a key as the empirical curve is.
-pub fn zipf_curve(keys: u64, s: f64) -> Vec<f64> {
+pub fn zipf_curve(keys: u64, exponent: f64) -> Vec<f64> {
     if keys == 0 {
         return grid().collect();
     }
-    let h = Harmonic::new(keys, s);
+    let h = Harmonic::new(keys, exponent);
     let total = h.at(keys);
     grid()
         .map(|x| {
             let pos = x * keys as f64;
             let whole = pos.floor() as u64;
-            let part = if whole < keys { (pos - whole as f64) * ((whole + 1) as f64).powf(-s) } else { 0.0 };
+            let part = if whole < keys { (pos - whole as f64) * ((whole + 1) as f64).powf(-exponent) } else { 0.0 };
             if total > 0.0 {
                 ((h.at(whole) + part) / total).clamp(0.0, 1.0)
             } else {
@@ -180,22 +181,22 @@ struct Harmonic {
 const EXACT_TERMS: u64 = 10_000;
 
 impl Harmonic {
-    fn new(keys: u64, s: f64) -> Harmonic {
+    fn new(keys: u64, exponent: f64) -> Harmonic {
         let mut prefix = vec![0.0];
         let mut sum = 0.0;
         for r in 1..=keys.min(EXACT_TERMS) {
-            sum += (r as f64).powf(-s);
+            sum += (r as f64).powf(-exponent);
             prefix.push(sum);
         }
-        Harmonic { s, prefix }
+        Harmonic { s: exponent, prefix }
     }
 
-    fn at(&self, k: u64) -> f64 {
+    fn at(&self, rank: u64) -> f64 {
         let exact = (self.prefix.len() - 1) as u64;
-        if k <= exact {
-            return self.prefix[k as usize];
+        if rank <= exact {
+            return self.prefix[rank as usize];
         }
-        let (a, b, s) = (exact as f64, k as f64, self.s);
+        let (a, b, s) = (exact as f64, rank as f64, self.s);
         let f = |x: f64| x.powf(-s);
         let df = |x: f64| -s * x.powf(-s - 1.0);
         let integral =
@@ -207,72 +208,72 @@ impl Harmonic {
 /// The KS distance between two size distributions given as quantiles (`q[i]` the i/(len-1)
 /// quantile, linear between, as the model draws): the largest difference of their CDFs.
 /// 0 when both are empty, 1 when only one is.
-pub fn ks_sizes(a: &[u32], b: &[u32]) -> f64 {
-    match (a.is_empty(), b.is_empty()) {
+pub fn ks_sizes(left: &[u32], right: &[u32]) -> f64 {
+    match (left.is_empty(), right.is_empty()) {
         (true, true) => return 0.0,
         (true, false) | (false, true) => return 1.0,
         _ => {}
     }
     // Both CDFs are linear between the quantiles, so the largest gap is at one of them, just
     // before it or at it (a run of equal quantiles is a jump).
-    a.iter()
-        .chain(b)
+    left.iter()
+        .chain(right)
         .map(|&v| {
             let v = f64::from(v);
-            let below = (cdf_below(a, v) - cdf_below(b, v)).abs();
-            below.max((cdf_at(a, v) - cdf_at(b, v)).abs())
+            let below = (cdf_below(left, v) - cdf_below(right, v)).abs();
+            below.max((cdf_at(left, v) - cdf_at(right, v)).abs())
         })
         .fold(0.0, f64::max)
 }
 
-/// P(X ≤ x) of the distribution of quantiles `q` (ascending, non-empty).
-fn cdf_at(q: &[u32], x: f64) -> f64 {
-    cdf_from(q, x, q.partition_point(|&v| f64::from(v) <= x))
+/// P(X ≤ x) of the distribution of quantiles `quantiles` (ascending, non-empty).
+fn cdf_at(quantiles: &[u32], size: f64) -> f64 {
+    cdf_from(quantiles, size, quantiles.partition_point(|&v| f64::from(v) <= size))
 }
 
 /// P(X < x).
-fn cdf_below(q: &[u32], x: f64) -> f64 {
-    cdf_from(q, x, q.partition_point(|&v| f64::from(v) < x))
+fn cdf_below(quantiles: &[u32], size: f64) -> f64 {
+    cdf_from(quantiles, size, quantiles.partition_point(|&v| f64::from(v) < size))
 }
 
-/// The CDF at x given `n` = how many quantiles lie at or below x (strictly below for the left
+/// The CDF at x given `below` = how many quantiles lie at or below x (strictly below for the left
 /// limit): linear from the last of them to the next.
-fn cdf_from(q: &[u32], x: f64, n: usize) -> f64 {
-    if n == 0 {
+fn cdf_from(quantiles: &[u32], size: f64, below: usize) -> f64 {
+    if below == 0 {
         return 0.0;
     }
-    if n >= q.len() {
+    if below >= quantiles.len() {
         return 1.0;
     }
-    let (j, lo, hi) = (n - 1, f64::from(q[n - 1]), f64::from(q[n]));
-    let within = if hi > lo { ((x - lo) / (hi - lo)).clamp(0.0, 1.0) } else { 0.0 };
-    (j as f64 + within) / (q.len() - 1) as f64
+    let (j, lo, hi) = (below - 1, f64::from(quantiles[below - 1]), f64::from(quantiles[below]));
+    let within = if hi > lo { ((size - lo) / (hi - lo)).clamp(0.0, 1.0) } else { 0.0 };
+    (j as f64 + within) / (quantiles.len() - 1) as f64
 }
 
 /// The largest vertical distance between two popularity curves F(x), x in [0, 1].
-pub fn ks_popularity(a: &Profile, b: &Profile) -> f64 {
-    ks_curves(&a.popularity.curve, &b.popularity.curve)
+pub fn ks_popularity(left: &Profile, right: &Profile) -> f64 {
+    ks_curves(&left.popularity.curve, &right.popularity.curve)
 }
 
 /// Two curves on the same grid, linear between points: the largest gap is at a point. 0 when
 /// both are empty (no keys), 1 when only one is.
-fn ks_curves(a: &[f64], b: &[f64]) -> f64 {
-    match (a.is_empty(), b.is_empty()) {
+fn ks_curves(left: &[f64], right: &[f64]) -> f64 {
+    match (left.is_empty(), right.is_empty()) {
         (true, true) => 0.0,
         (true, false) | (false, true) => 1.0,
-        _ => a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max),
+        _ => left.iter().zip(right).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max),
     }
 }
 
 /// The largest difference of the kinds' fractions.
-fn mix_distance(m: &Mix, k: &KindCounts) -> f64 {
-    let model = mix_fractions(m);
-    Kind::ALL.iter().zip(model).map(|(&kind, f)| (f - k.fraction(kind)).abs()).fold(0.0, f64::max)
+fn mix_distance(mix: &Mix, counts: &KindCounts) -> f64 {
+    let model = mix_fractions(mix);
+    Kind::ALL.iter().zip(model).map(|(&kind, f)| (f - counts.fraction(kind)).abs()).fold(0.0, f64::max)
 }
 
 /// A mix's parts, normalised (all zero when they sum to zero).
-fn mix_fractions(m: &Mix) -> [f64; 4] {
-    let parts = [m.get, m.put, m.delete, m.scan];
+fn mix_fractions(mix: &Mix) -> [f64; 4] {
+    let parts = [mix.get, mix.put, mix.delete, mix.scan];
     let sum: f64 = parts.iter().sum();
     if sum > 0.0 && sum.is_finite() {
         parts.map(|p| p / sum)
@@ -284,12 +285,12 @@ fn mix_fractions(m: &Mix) -> [f64; 4] {
 /// KS distances between two profiles: `key popularity`, `value sizes` (the puts', or the gets'),
 /// `key sizes`, `scan lengths` (each only when either profile has it; 1 when only one does) and
 /// `mix` (the largest difference of the kinds' fractions).
-pub fn ks_between(a: &Profile, b: &Profile) -> Vec<(String, f64)> {
-    let mut out = vec![("key popularity".to_string(), ks_popularity(a, b))];
+pub fn ks_between(left: &Profile, right: &Profile) -> Vec<(String, f64)> {
+    let mut out = vec![("key popularity".to_string(), ks_popularity(left, right))];
     let pairs = [
-        ("value sizes", value_sizes(a), value_sizes(b)),
-        ("key sizes", a.key_sizes.as_ref(), b.key_sizes.as_ref()),
-        ("scan lengths", a.scan_lengths.as_ref(), b.scan_lengths.as_ref()),
+        ("value sizes", value_sizes(left), value_sizes(right)),
+        ("key sizes", left.key_sizes.as_ref(), right.key_sizes.as_ref()),
+        ("scan lengths", left.scan_lengths.as_ref(), right.scan_lengths.as_ref()),
     ];
     for (name, x, y) in pairs {
         if x.is_some() || y.is_some() {
@@ -297,7 +298,7 @@ pub fn ks_between(a: &Profile, b: &Profile) -> Vec<(String, f64)> {
             out.push((name.to_string(), ks_sizes(&q(x), &q(y))));
         }
     }
-    let (fa, fb) = (Kind::ALL.map(|k| a.kinds.fraction(k)), Kind::ALL.map(|k| b.kinds.fraction(k)));
+    let (fa, fb) = (Kind::ALL.map(|k| left.kinds.fraction(k)), Kind::ALL.map(|k| right.kinds.fraction(k)));
     out.push(("mix".to_string(), fa.iter().zip(fb).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)));
     out
 }
@@ -309,8 +310,8 @@ pub fn ks_between(a: &Profile, b: &Profile) -> Vec<(String, f64)> {
 /// `records` is the caller's: the trace's distinct keys replays its key space as seen; the
 /// profile's `popularity.zipf_keys` (the fitted law's key space, unseen keys included) gives a
 /// replay that sees about as many distinct keys as the trace did.
-pub fn scenario_toml(f: &Fitted, source: &str, ops: u64, records: u64) -> String {
-    let mut out = header(f, source);
+pub fn scenario_toml(fitted: &Fitted, source: &str, ops: u64, records: u64) -> String {
+    let mut out = header(fitted, source);
     let name = toml::Value::String(format!("fit-{}", stem(source)));
     let _ = writeln!(out, "name = {name}\n# The stores compared (`--engines` chooses among them or names others).");
     let _ = writeln!(out, "engines = [\"lmdb\", \"rocksdb\"]\n\n[dataset]\nrecords = {records}\n");
@@ -319,11 +320,11 @@ pub fn scenario_toml(f: &Fitted, source: &str, ops: u64, records: u64) -> String
     );
     let _ = writeln!(out, "[[phase]]\nname = \"model\"\nkind = \"replay\"\ncount = {ops}");
     let _ = writeln!(out, "[phase.model]");
-    out.push_str(&model_lines(&f.model));
+    out.push_str(&model_lines(&fitted.model));
     out
 }
 
-fn header(f: &Fitted, source: &str) -> String {
+fn header(fitted: &Fitted, source: &str) -> String {
     let mut out = String::new();
     let source: String = source.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     let _ = writeln!(out, "# Fitted by `kvbench trace fit` to {source}.");
@@ -332,7 +333,7 @@ fn header(f: &Fitted, source: &str) -> String {
     out.push_str("# the trace itself.\n");
     out.push_str("# Fit quality, the Kolmogorov-Smirnov distance between the model's distributions and the\n");
     out.push_str("# trace's (0 = identical, 1 = disjoint):\n");
-    for (name, d) in &f.quality {
+    for (name, d) in &fitted.quality {
         let _ = writeln!(out, "#   {name:<16}{d:.4}");
     }
     out.push('\n');
@@ -348,8 +349,8 @@ fn stem(source: &str) -> String {
 }
 
 /// The model's fields as `key = value` lines, tables inline, in the order a reader expects.
-fn model_lines(m: &Model) -> String {
-    let Ok(toml::Value::Table(table)) = toml::Value::try_from(m) else {
+fn model_lines(model: &Model) -> String {
+    let Ok(toml::Value::Table(table)) = toml::Value::try_from(model) else {
         return String::new();
     };
     let order = ["key_size", "key_sizes", "clients", "rate", "sine", "mix", "keys", "values", "scans"];
@@ -364,9 +365,9 @@ fn model_lines(m: &Model) -> String {
 }
 
 /// A TOML value on one line; a table's keys in the order the scenario docs name them.
-fn inline(v: &toml::Value) -> String {
-    let toml::Value::Table(t) = v else {
-        return v.to_string();
+fn inline(value: &toml::Value) -> String {
+    let toml::Value::Table(t) = value else {
+        return value.to_string();
     };
     let order = ["dist", "get", "put", "delete", "scan"];
     let mut keys: Vec<&String> = t.keys().collect();
@@ -376,11 +377,11 @@ fn inline(v: &toml::Value) -> String {
 }
 
 /// A bare key when TOML allows one, a quoted one otherwise.
-fn toml_key(k: &str) -> String {
-    if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-        k.to_string()
+fn toml_key(key: &str) -> String {
+    if !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        key.to_string()
     } else {
-        toml::Value::String(k.to_string()).to_string()
+        toml::Value::String(key.to_string()).to_string()
     }
 }
 
@@ -406,8 +407,8 @@ mod tests {
         (0..draws).map(|i| op(i as u64 * 100, Kind::Get, &format!("k{}", draw(rng.gen())), None, None)).collect()
     }
 
-    fn zipf_draw(keys: usize, s: f64) -> impl Fn(f64) -> usize {
-        let weights: Vec<f64> = (1..=keys).map(|r| (r as f64).powf(-s)).collect();
+    fn zipf_draw(keys: usize, exponent: f64) -> impl Fn(f64) -> usize {
+        let weights: Vec<f64> = (1..=keys).map(|r| (r as f64).powf(-exponent)).collect();
         let total: f64 = weights.iter().sum();
         let cdf: Vec<f64> = weights.iter().scan(0.0, |acc, w| Some(*acc + w / total).inspect(|&v| *acc = v)).collect();
         move |u| cdf.partition_point(|&c| c < u).min(keys - 1)
@@ -429,8 +430,13 @@ mod tests {
         profile(ops.collect::<Vec<_>>())
     }
 
-    fn quality(f: &Fitted, name: &str) -> f64 {
-        f.quality.iter().find(|(n, _)| n == name).map(|q| q.1).unwrap_or_else(|| panic!("no {name}: {:?}", f.quality))
+    fn quality(fitted: &Fitted, name: &str) -> f64 {
+        fitted
+            .quality
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|q| q.1)
+            .unwrap_or_else(|| panic!("no {name}: {:?}", fitted.quality))
     }
 
     #[test]

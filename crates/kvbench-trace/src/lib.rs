@@ -98,10 +98,10 @@ impl Format {
         }
     }
 
-    pub fn parse(s: &str) -> Result<Format, String> {
-        Format::ALL.into_iter().find(|f| f.as_str() == s).ok_or_else(|| {
+    pub fn parse(name: &str) -> Result<Format, String> {
+        Format::ALL.into_iter().find(|f| f.as_str() == name).ok_or_else(|| {
             let names: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
-            format!("`{s}` is not a trace format (allowed: {})", names.join(", "))
+            format!("`{name}` is not a trace format (allowed: {})", names.join(", "))
         })
     }
 }
@@ -126,8 +126,8 @@ pub struct TraceError {
     pub what: String,
 }
 
-fn place_text(p: Place) -> String {
-    match p {
+fn place_text(place: Place) -> String {
+    match place {
         Place::Line(n) => format!(": line {n}"),
         Place::Offset(o) => format!(": byte {o}"),
         Place::File => String::new(),

@@ -49,10 +49,10 @@ impl Source {
         &self.path
     }
 
-    /// Up to `n` (at most [`HEAD`]) first bytes of the file, whatever was read since (fewer
+    /// Up to `len` (at most [`HEAD`]) first bytes of the file, whatever was read since (fewer
     /// when the file is shorter).
-    pub fn peek(&mut self, n: usize) -> Result<&[u8], TraceError> {
-        Ok(&self.head[..self.head.len().min(n)])
+    pub fn peek(&mut self, len: usize) -> Result<&[u8], TraceError> {
+        Ok(&self.head[..self.head.len().min(len)])
     }
 
     /// Whether every byte has been consumed.
@@ -103,11 +103,11 @@ impl Source {
         Ok(true)
     }
 
-    /// Skips `n` bytes (hashed and counted like the rest).
-    pub fn skip(&mut self, mut n: u64, what: &str) -> Result<(), TraceError> {
+    /// Skips `len` bytes (hashed and counted like the rest).
+    pub fn skip(&mut self, mut len: u64, what: &str) -> Result<(), TraceError> {
         let mut scratch = [0u8; 8192];
-        while n > 0 {
-            let take = n.min(scratch.len() as u64) as usize;
+        while len > 0 {
+            let take = len.min(scratch.len() as u64) as usize;
             if !self.exact(&mut scratch[..take], what)? {
                 return Err(TraceError::new(
                     &self.path,
@@ -115,7 +115,7 @@ impl Source {
                     format!("truncated: the file ends inside {what}"),
                 ));
             }
-            n -= take as u64;
+            len -= take as u64;
         }
         Ok(())
     }
@@ -166,13 +166,13 @@ impl Source {
         TraceError::new(&self.path, Place::Line(self.line), what)
     }
 
-    fn io_error(&self, e: std::io::Error) -> TraceError {
-        io_error(&self.path, self.read, e)
+    fn io_error(&self, error: std::io::Error) -> TraceError {
+        io_error(&self.path, self.read, error)
     }
 }
 
-fn io_error(path: &Path, at: u64, e: std::io::Error) -> TraceError {
-    TraceError::new(path, Place::Offset(at), format!("cannot read: {e}"))
+fn io_error(path: &Path, at: u64, error: std::io::Error) -> TraceError {
+    TraceError::new(path, Place::Offset(at), format!("cannot read: {error}"))
 }
 
 /// Bytes read at open for format sniffing.
@@ -185,8 +185,8 @@ fn read_head(file: &mut File) -> std::io::Result<Vec<u8>> {
     Ok(head)
 }
 
-fn memchr(b: &[u8]) -> Option<usize> {
-    b.iter().position(|&c| c == b'\n')
+fn memchr(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&c| c == b'\n')
 }
 
 /// Clients named by a string (an address, a connection number), numbered in order of first

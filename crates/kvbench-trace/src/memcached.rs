@@ -48,10 +48,10 @@ impl WatchReader {
         WatchReader { text: Text::new(src), clients: Clients::default(), held: Held::default(), failed: false }
     }
 
-    fn fail(&mut self, e: TraceError) -> Option<Result<TraceOp, TraceError>> {
+    fn fail(&mut self, error: TraceError) -> Option<Result<TraceOp, TraceError>> {
         self.failed = true;
         self.held = Held::default();
-        Some(Err(e))
+        Some(Err(error))
     }
 
     /// Takes the current line into `held` (or `skipped`).
@@ -160,18 +160,18 @@ fn timestamp(ts: &[u8]) -> Result<u64, String> {
 
 /// A key as memcached's `uriencode` wrote it: `%XX` for every byte but letters, digits and
 /// `-._~`.
-fn uri_decode(b: &[u8]) -> Result<Vec<u8>, String> {
-    let mut out = Vec::with_capacity(b.len());
+fn uri_decode(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
-    while i < b.len() {
-        if b[i] != b'%' {
-            out.push(b[i]);
+    while i < bytes.len() {
+        if bytes[i] != b'%' {
+            out.push(bytes[i]);
             i += 1;
             continue;
         }
-        let hex = b.get(i + 1..i + 3).filter(|h| h.iter().all(u8::is_ascii_hexdigit));
+        let hex = bytes.get(i + 1..i + 3).filter(|h| h.iter().all(u8::is_ascii_hexdigit));
         let byte = hex.and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
-        let byte = byte.ok_or_else(|| format!("key={}: bad %-escape at byte {} (allowed: %XX)", show(b), i + 1))?;
+        let byte = byte.ok_or_else(|| format!("key={}: bad %-escape at byte {} (allowed: %XX)", show(bytes), i + 1))?;
         out.push(byte);
         i += 3;
     }

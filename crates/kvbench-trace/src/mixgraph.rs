@@ -101,19 +101,19 @@ impl Default for Mixgraph {
     }
 }
 
-fn finite(name: &str, v: f64, what: &str) -> Result<(), String> {
-    if v.is_finite() {
+fn finite(name: &str, value: f64, what: &str) -> Result<(), String> {
+    if value.is_finite() {
         Ok(())
     } else {
-        Err(format!("{name} must be a finite number{what}, not {v}"))
+        Err(format!("{name} must be a finite number{what}, not {value}"))
     }
 }
 
-fn non_negative(name: &str, v: f64, what: &str) -> Result<(), String> {
-    if v.is_finite() && v >= 0.0 {
+fn non_negative(name: &str, value: f64, what: &str) -> Result<(), String> {
+    if value.is_finite() && value >= 0.0 {
         Ok(())
     } else {
-        Err(format!("{name} must be a finite number >= 0{what}, not {v}"))
+        Err(format!("{name} must be a finite number >= 0{what}, not {value}"))
     }
 }
 
@@ -296,9 +296,9 @@ impl Decider {
         Decider { ends }
     }
 
-    fn kind(&self, r: i64) -> Kind {
+    fn kind(&self, random: i64) -> Kind {
         let range = self.ends[2].max(1);
-        let pos = r.rem_euclid(range);
+        let pos = random.rem_euclid(range);
         match self.ends.iter().position(|&e| pos < e) {
             Some(1) => Kind::Put,
             Some(2) => Kind::Scan,
@@ -318,11 +318,11 @@ struct Ranges {
 }
 
 impl Ranges {
-    fn new(p: &Mixgraph, num: u64) -> Ranges {
-        let n = p.keyrange_num.clamp(1, KEYRANGE_NUM_MAX);
+    fn new(params: &Mixgraph, num: u64) -> Ranges {
+        let n = params.keyrange_num.clamp(1, KEYRANGE_NUM_MAX);
         let mut amplify = 0i64;
         let mut access: Vec<i64> = Vec::with_capacity(n as usize);
-        for h in p.hotness() {
+        for h in params.hotness() {
             let h = h.unwrap_or(0.0);
             if amplify == 0 && h > 0.0 {
                 amplify = cast_i64((1.0 / h).floor()).saturating_add(1);
@@ -350,12 +350,12 @@ impl Ranges {
         Ranges { starts, rand_max: rand_max.max(1), size }
     }
 
-    fn key(&self, r: i64, a: f64, b: f64) -> u64 {
-        let x = r.rem_euclid(self.rand_max);
+    fn key(&self, random: i64, scale: f64, power: f64) -> u64 {
+        let x = random.rem_euclid(self.rand_max);
         let id = self.starts.partition_point(|s| *s <= x).saturating_sub(1) as i64;
-        let u = r.rem_euclid(self.size) as f64 / self.size as f64;
+        let u = random.rem_euclid(self.size) as f64 / self.size as f64;
         // Inside a range db_bench's remainder is unsigned.
-        let offset = (mt64_first(power_seed(u, a, b) as u64) % self.size as u64) as i64;
+        let offset = (mt64_first(power_seed(u, scale, power) as u64) % self.size as u64) as i64;
         self.size.wrapping_mul(id).wrapping_add(offset) as u64
     }
 }
@@ -384,17 +384,17 @@ pub struct MixgraphStream {
 }
 
 impl MixgraphStream {
-    fn key(&self, r: i64, u: f64) -> u64 {
+    fn key(&self, random: i64, uniform: f64) -> u64 {
         let (a, b) = (self.p.key_dist_a, self.p.key_dist_b);
         match &self.keys {
-            Keys::Random => r as u64,
-            Keys::Power => ((mt64_first(power_seed(u, a, b) as u64) as i64) % self.num as i64) as u64,
-            Keys::Ranges(ranges) => ranges.key(r, a, b),
+            Keys::Random => random as u64,
+            Keys::Power => ((mt64_first(power_seed(uniform, a, b) as u64) as i64) % self.num as i64) as u64,
+            Keys::Ranges(ranges) => ranges.key(random, a, b),
         }
     }
 
-    fn value_size(&self, u: f64) -> u32 {
-        let v = pareto_inv(u, self.p.value_theta, self.p.value_k, self.p.value_sigma);
+    fn value_size(&self, uniform: f64) -> u32 {
+        let v = pareto_inv(uniform, self.p.value_theta, self.p.value_k, self.p.value_sigma);
         let v = if v < 10 {
             10
         } else if v > self.value_max {
@@ -405,8 +405,9 @@ impl MixgraphStream {
         v as u32
     }
 
-    fn scan_len(&self, u: f64) -> u32 {
-        let s = pareto_inv(u, self.p.iter_theta, self.p.iter_k, self.p.iter_sigma) % self.p.mix_max_scan_len.max(1);
+    fn scan_len(&self, uniform: f64) -> u32 {
+        let s =
+            pareto_inv(uniform, self.p.iter_theta, self.p.iter_k, self.p.iter_sigma) % self.p.mix_max_scan_len.max(1);
         s.clamp(0, i64::from(u32::MAX)) as u32
     }
 }

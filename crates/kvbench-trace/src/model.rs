@@ -232,47 +232,52 @@ impl SizeDist {
         }
     }
 
-    /// One size, from a uniform `u` in (0, 1].
-    fn at(&self, u: f64) -> u32 {
+    /// One size, from a uniform `uniform` in (0, 1].
+    fn at(&self, uniform: f64) -> u32 {
         match self {
             SizeDist::Fixed { size } => *size,
-            SizeDist::Quantiles { q } => quantile_at(q, u),
+            SizeDist::Quantiles { q } => quantile_at(q, uniform),
             SizeDist::Pareto { theta, k, sigma } => {
-                pareto_inv(u, *theta, *k, *sigma).clamp(0, i64::from(MAX_SIZE)) as u32
+                pareto_inv(uniform, *theta, *k, *sigma).clamp(0, i64::from(MAX_SIZE)) as u32
             }
         }
     }
 }
 
-fn check_quantiles(field: &str, q: &[u32]) -> Result<(), String> {
-    if q.is_empty() || q.len() > MAX_QUANTILES {
-        return Err(format!("{field}.q must have 1..={MAX_QUANTILES} points, not {}", q.len()));
+fn check_quantiles(field: &str, quantiles: &[u32]) -> Result<(), String> {
+    if quantiles.is_empty() || quantiles.len() > MAX_QUANTILES {
+        return Err(format!("{field}.q must have 1..={MAX_QUANTILES} points, not {}", quantiles.len()));
     }
-    if let Some(i) = q.iter().position(|&v| v > MAX_SIZE) {
-        return Err(format!("{field}.q[{i}] must be in 0..={MAX_SIZE}, not {}", q[i]));
+    if let Some(i) = quantiles.iter().position(|&v| v > MAX_SIZE) {
+        return Err(format!("{field}.q[{i}] must be in 0..={MAX_SIZE}, not {}", quantiles[i]));
     }
-    match q.windows(2).position(|w| w[1] < w[0]) {
-        Some(i) => Err(format!("{field}.q must be non-decreasing: q[{}] = {} < q[{i}] = {}", i + 1, q[i + 1], q[i])),
+    match quantiles.windows(2).position(|w| w[1] < w[0]) {
+        Some(i) => Err(format!(
+            "{field}.q must be non-decreasing: q[{}] = {} < q[{i}] = {}",
+            i + 1,
+            quantiles[i + 1],
+            quantiles[i]
+        )),
         None => Ok(()),
     }
 }
 
-/// Linear interpolation between the quantiles around `u`.
-fn quantile_at(q: &[u32], u: f64) -> u32 {
-    let Some(&last) = q.last() else { return 0 };
-    if q.len() == 1 {
+/// Linear interpolation between the quantiles around `uniform`.
+fn quantile_at(quantiles: &[u32], uniform: f64) -> u32 {
+    let Some(&last) = quantiles.last() else { return 0 };
+    if quantiles.len() == 1 {
         return last;
     }
-    let x = u.clamp(0.0, 1.0) * (q.len() - 1) as f64;
-    let i = (x.floor() as usize).min(q.len() - 2);
-    let (lo, hi) = (f64::from(q[i]), f64::from(q[i + 1]));
+    let x = uniform.clamp(0.0, 1.0) * (quantiles.len() - 1) as f64;
+    let i = (x.floor() as usize).min(quantiles.len() - 2);
+    let (lo, hi) = (f64::from(quantiles[i]), f64::from(quantiles[i + 1]));
     (lo + (hi - lo) * (x - i as f64)).round() as u32
 }
 
 impl Sine {
-    /// Requests a second at `t` seconds.
-    pub fn at(&self, t: f64) -> f64 {
-        self.a * (self.b * t + self.c).sin() + self.d
+    /// Requests a second at `seconds` seconds.
+    pub fn at(&self, seconds: f64) -> f64 {
+        self.a * (self.b * seconds + self.c).sin() + self.d
     }
 
     pub(crate) fn validate(&self, field: &str) -> Result<(), String> {
@@ -288,37 +293,38 @@ impl Sine {
     }
 }
 
-/// Key bytes of key index `v`, as db_bench's `GenerateKeyFromInt` writes them (no prefix):
-/// the low `min(key_size, 8)` bytes of `v` big-endian, then ASCII '0' up to `key_size`.
-pub fn key_bytes(v: u64, key_size: u32) -> Vec<u8> {
+/// Key bytes of key index `number`, as db_bench's `GenerateKeyFromInt` writes them (no prefix):
+/// the low `min(key_size, 8)` bytes of `number` big-endian, then ASCII '0' up to `key_size`.
+pub fn key_bytes(number: u64, key_size: u32) -> Vec<u8> {
     let n = key_size as usize;
     let head = n.min(8);
     let mut key = Vec::with_capacity(n);
-    key.extend_from_slice(&v.to_be_bytes()[8 - head..]);
+    key.extend_from_slice(&number.to_be_bytes()[8 - head..]);
     key.resize(n, b'0');
     key
 }
 
 /// A double to int64 as db_bench's `static_cast` gives it on x86-64: out of range and NaN
 /// become i64::MIN (the draws at u = 0 land there, and db_bench's clamps then apply).
-pub(crate) fn cast_i64(x: f64) -> i64 {
+pub(crate) fn cast_i64(value: f64) -> i64 {
     const LIMIT: f64 = 9_223_372_036_854_775_808.0;
-    if x.is_nan() || !(-LIMIT..LIMIT).contains(&x) {
+    if value.is_nan() || !(-LIMIT..LIMIT).contains(&value) {
         i64::MIN
     } else {
-        x as i64
+        value as i64
     }
 }
 
-/// db_bench's `ParetoCdfInversion`: the generalized Pareto quantile at `u`, rounded up.
-pub(crate) fn pareto_inv(u: f64, theta: f64, k: f64, sigma: f64) -> i64 {
-    let x = if k == 0.0 { theta - sigma * u.ln() } else { theta + sigma * (u.powf(-k) - 1.0) / k };
+/// db_bench's `ParetoCdfInversion`: the generalized Pareto quantile at `uniform`, rounded up.
+pub(crate) fn pareto_inv(uniform: f64, theta: f64, shape: f64, sigma: f64) -> i64 {
+    let x =
+        if shape == 0.0 { theta - sigma * uniform.ln() } else { theta + sigma * (uniform.powf(-shape) - 1.0) / shape };
     cast_i64(x.ceil())
 }
 
-/// db_bench's `PowerCdfInversion`: the seed of the key drawn at `u` under `y = a x^b`.
-pub(crate) fn power_seed(u: f64, a: f64, b: f64) -> i64 {
-    cast_i64((u / a).powf(1.0 / b).ceil())
+/// db_bench's `PowerCdfInversion`: the seed of the key drawn at `uniform` under `y = a x^b`.
+pub(crate) fn power_seed(uniform: f64, scale: f64, power: f64) -> i64 {
+    cast_i64((uniform / scale).powf(1.0 / power).ceil())
 }
 
 const MT_N: usize = 312;
@@ -341,16 +347,16 @@ fn mt_init(seed: u64, upto: usize, mt: &mut [u64]) {
     }
 }
 
-fn mt_twist(a: u64, b: u64, far: u64) -> u64 {
-    let x = (a & MT_UPPER) | (b & MT_LOWER);
+fn mt_twist(upper: u64, lower: u64, far: u64) -> u64 {
+    let x = (upper & MT_UPPER) | (lower & MT_LOWER);
     far ^ (x >> 1) ^ if x & 1 == 1 { MT_MATRIX } else { 0 }
 }
 
-fn mt_temper(mut y: u64) -> u64 {
-    y ^= (y >> 29) & 0x5555_5555_5555_5555;
-    y ^= (y << 17) & 0x71D6_7FFF_EDA6_0000;
-    y ^= (y << 37) & 0xFFF7_EEE0_0000_0000;
-    y ^ (y >> 43)
+fn mt_temper(mut word: u64) -> u64 {
+    word ^= (word >> 29) & 0x5555_5555_5555_5555;
+    word ^= (word << 17) & 0x71D6_7FFF_EDA6_0000;
+    word ^= (word << 37) & 0xFFF7_EEE0_0000_0000;
+    word ^ (word >> 43)
 }
 
 impl Mt64 {
@@ -390,23 +396,23 @@ struct Scramble {
 }
 
 impl Scramble {
-    fn new(n: u64) -> Scramble {
-        let bits = (64 - n.saturating_sub(1).leading_zeros()).max(2);
+    fn new(range: u64) -> Scramble {
+        let bits = (64 - range.saturating_sub(1).leading_zeros()).max(2);
         let half = bits.div_ceil(2);
-        Scramble { n, half, mask: (1u64 << half) - 1 }
+        Scramble { n: range, half, mask: (1u64 << half) - 1 }
     }
 
-    fn apply(&self, mut x: u64) -> u64 {
+    fn apply(&self, mut value: u64) -> u64 {
         loop {
-            x = self.round_trip(x);
-            if x < self.n {
-                return x;
+            value = self.round_trip(value);
+            if value < self.n {
+                return value;
             }
         }
     }
 
-    fn round_trip(&self, x: u64) -> u64 {
-        let (mut l, mut r) = (x >> self.half, x & self.mask);
+    fn round_trip(&self, value: u64) -> u64 {
+        let (mut l, mut r) = (value >> self.half, value & self.mask);
         for key in [0x9E37_79B9_7F4A_7C15u64, 0xBF58_476D_1CE4_E5B9, 0x94D0_49BB_1331_11EB, 0xD6E8_FEB8_6659_FD93] {
             (l, r) = (r, l ^ (mix64(r ^ key) & self.mask));
         }
@@ -415,10 +421,10 @@ impl Scramble {
 }
 
 /// splitmix64's finaliser.
-fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+fn mix64(mut state: u64) -> u64 {
+    state = (state ^ (state >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    state = (state ^ (state >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    state ^ (state >> 31)
 }
 
 #[derive(Debug, Clone)]
@@ -435,14 +441,14 @@ enum KeySampler {
 }
 
 impl KeySampler {
-    fn new(d: &KeyDist, n: u64) -> KeySampler {
-        match *d {
-            KeyDist::Uniform => KeySampler::Uniform(n),
-            KeyDist::Zipf { s } => match Zipf::new(n, s.clamp(0.0, MAX_ZIPF_S)) {
-                Ok(z) => KeySampler::Zipf(z, Scramble::new(n)),
-                Err(_) => KeySampler::Uniform(n),
+    fn new(dist: &KeyDist, records: u64) -> KeySampler {
+        match *dist {
+            KeyDist::Uniform => KeySampler::Uniform(records),
+            KeyDist::Zipf { s } => match Zipf::new(records, s.clamp(0.0, MAX_ZIPF_S)) {
+                Ok(z) => KeySampler::Zipf(z, Scramble::new(records)),
+                Err(_) => KeySampler::Uniform(records),
             },
-            KeyDist::Power { a, b } => KeySampler::Power { a, b, n },
+            KeyDist::Power { a, b } => KeySampler::Power { a, b, n: records },
         }
     }
 
@@ -459,18 +465,18 @@ impl KeySampler {
     }
 }
 
-/// The size of key `v`: one draw of `sizes` per key, from the key's own number.
-fn key_size_of(v: u64, sizes: &SizeDist) -> u32 {
-    let u = 1.0 - ((splitmix(v) >> 11) as f64) * (1.0 / (1u64 << 53) as f64);
+/// The size of key `key`: one draw of `sizes` per key, from the key's own number.
+fn key_size_of(key: u64, sizes: &SizeDist) -> u32 {
+    let u = 1.0 - ((splitmix(key) >> 11) as f64) * (1.0 / (1u64 << 53) as f64);
     sizes.at(u).clamp(KEY_SIZE_MIN, KEY_SIZE_MAX)
 }
 
 /// SplitMix64's output function: a key number spread over 64 bits.
-fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+fn splitmix(mut key: u64) -> u64 {
+    key = key.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    key = (key ^ (key >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    key = (key ^ (key >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    key ^ (key >> 31)
 }
 
 /// Operation times: evenly at a rate that steps at each `interval` to the sine's value at the
@@ -508,16 +514,16 @@ impl SineClock {
 
     /// db_bench's `AddNoise`: a uniform integer in `-band/2 .. band/2` (band = sine_a), times
     /// the noise ratio; a draw that makes the rate negative is dropped.
-    fn noisy(&mut self, r: f64) -> f64 {
+    fn noisy(&mut self, rate: f64) -> f64 {
         let band = self.sine.a.abs().min(1e15) as u64;
         if self.noise <= 0.0 || self.noise > 1.0 || band == 0 {
-            return r;
+            return rate;
         }
         let delta = (self.rng.gen_range(0..band) as f64 - (band / 2) as f64) * self.noise;
-        if r + delta < 0.0 {
-            r
+        if rate + delta < 0.0 {
+            rate
         } else {
-            r + delta
+            rate + delta
         }
     }
 
@@ -540,10 +546,10 @@ enum Clock {
 }
 
 impl Clock {
-    fn at(&mut self, k: u64) -> u64 {
+    fn at(&mut self, op: u64) -> u64 {
         match self {
-            Clock::Count => k,
-            Clock::Rate(r) => (k as f64 * 1e6 / *r) as u64,
+            Clock::Count => op,
+            Clock::Rate(r) => (op as f64 * 1e6 / *r) as u64,
             Clock::Sine(s) => s.next_us(),
         }
     }
@@ -695,17 +701,17 @@ mod tests {
     }
 
     /// The share of the most popular 1% of the keys, Zipf's sum against the stream's counts.
-    fn top_share(s: f64) -> (f64, f64) {
+    fn top_share(exponent: f64) -> (f64, f64) {
         let (n, ops) = (10_000u64, 400_000u64);
         let mut counts = vec![0u32; n as usize];
-        for op in model(KeyDist::Zipf { s }).stream(ops, n, 5) {
+        for op in model(KeyDist::Zipf { s: exponent }).stream(ops, n, 5) {
             let v = index(&op.key);
             assert!(v < n, "key {v} out of 0..{n}");
             counts[v as usize] += 1;
         }
         counts.sort_unstable_by(|a, b| b.cmp(a));
         let got = counts[..100].iter().map(|&c| f64::from(c)).sum::<f64>() / ops as f64;
-        let h = |m: u64| (1..=m).map(|i| (i as f64).powf(-s)).sum::<f64>();
+        let h = |m: u64| (1..=m).map(|i| (i as f64).powf(-exponent)).sum::<f64>();
         (got, h(100) / h(n))
     }
 
@@ -810,8 +816,8 @@ mod tests {
         assert_eq!(power_seed(0.0, 0.002312, 0.3467), 0);
     }
 
-    fn err(m: &Model) -> String {
-        m.validate().expect_err("invalid")
+    fn err(model: &Model) -> String {
+        model.validate().expect_err("invalid")
     }
 
     #[test]

@@ -169,8 +169,8 @@ impl Hasher for PassThrough {
             self.0 = self.0.rotate_left(8) ^ u64::from(b);
         }
     }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
     }
 }
 
@@ -286,9 +286,9 @@ impl Profiler {
     }
 }
 
-/// `a / b`, or `None` when `b` is zero (no NaN, no infinity).
-fn ratio(a: f64, b: f64) -> Option<f64> {
-    (b > 0.0).then(|| a / b)
+/// `a / b`, or `None` when `denominator` is zero (no NaN, no infinity).
+fn ratio(numerator: f64, denominator: f64) -> Option<f64> {
+    (denominator > 0.0).then(|| numerator / denominator)
 }
 
 /// A histogram of sizes: exact below 2048, 11 significant bits above.
@@ -299,17 +299,17 @@ struct SizeHist {
     sum: u128,
 }
 
-/// The bits a bin drops from `v`: none below 2048, all but the 11 leading ones above.
-fn bin_shift(v: u32) -> u32 {
-    (32 - v.leading_zeros()).saturating_sub(11)
+/// The bits a bin drops from `size`: none below 2048, all but the 11 leading ones above.
+fn bin_shift(size: u32) -> u32 {
+    (32 - size.leading_zeros()).saturating_sub(11)
 }
 
 impl SizeHist {
-    fn add(&mut self, v: u32) {
-        let shift = bin_shift(v);
-        *self.bins.entry((v >> shift) << shift).or_insert(0) += 1;
+    fn add(&mut self, size: u32) {
+        let shift = bin_shift(size);
+        *self.bins.entry((size >> shift) << shift).or_insert(0) += 1;
         self.count += 1;
-        self.sum += u128::from(v);
+        self.sum += u128::from(size);
     }
 
     fn sizes(&self) -> Option<Sizes> {
@@ -363,24 +363,24 @@ impl Growth {
         }
     }
 
-    /// Distinct keys after `t` of `ops` ops, interpolated between the samples around it.
-    fn at(&self, t: u64, ops: u64, distinct: u64) -> u64 {
-        if t >= ops {
+    /// Distinct keys after `after` of `ops` ops, interpolated between the samples around it.
+    fn at(&self, after: u64, ops: u64, distinct: u64) -> u64 {
+        if after >= ops {
             return distinct;
         }
-        let i = t / self.stride;
+        let i = after / self.stride;
         let (lo_t, lo_v) = (i * self.stride, if i == 0 { 0 } else { self.sample(i - 1, distinct) });
         let (hi_t, hi_v) = match self.samples.get(i as usize) {
             Some(&v) => ((i + 1) * self.stride, v),
             None => (ops, distinct),
         };
         let span = hi_t.saturating_sub(lo_t).max(1) as f64;
-        let v = lo_v as f64 + (hi_v as f64 - lo_v as f64) * (t - lo_t) as f64 / span;
+        let v = lo_v as f64 + (hi_v as f64 - lo_v as f64) * (after - lo_t) as f64 / span;
         v.round() as u64
     }
 
-    fn sample(&self, i: u64, otherwise: u64) -> u64 {
-        self.samples.get(i as usize).copied().unwrap_or(otherwise)
+    fn sample(&self, index: u64, otherwise: u64) -> u64 {
+        self.samples.get(index as usize).copied().unwrap_or(otherwise)
     }
 
     fn points(&self, ops: u64, distinct: u64) -> Vec<u64> {
@@ -442,15 +442,15 @@ impl Timeline {
     }
 }
 
-/// Adds `n` ops spread evenly over `[start, start + len)` to the buckets of `width` they cover.
-fn spread(buckets: &mut [f64], n: f64, start: f64, len: f64, width: f64) {
+/// Adds `ops` ops spread evenly over `[start, start + len)` to the buckets of `width` they cover.
+fn spread(buckets: &mut [f64], ops: f64, start: f64, len: f64, width: f64) {
     let end = start + len;
     let mut b = (start / width) as usize;
     while b < buckets.len() && (b as f64) * width < end {
         let lo = start.max(b as f64 * width);
         let hi = end.min((b + 1) as f64 * width);
         if hi > lo {
-            buckets[b] += n * (hi - lo) / len;
+            buckets[b] += ops * (hi - lo) / len;
         }
         b += 1;
     }
@@ -533,32 +533,28 @@ pub fn zipf_mle(counts: &[u32]) -> ZipfFit {
     ZipfFit { s: best_s(keys).0, keys }
 }
 
-/// Where a unimodal `f` on `[a, b]` is highest (within `tolerance`) and its value there (a
-/// non-finite `f` counts as the lowest value).
-fn golden_max(f: impl Fn(f64) -> f64, mut a: f64, mut b: f64, tolerance: f64) -> (f64, f64) {
-    let f = |x: f64| Some(f(x)).filter(|v| v.is_finite()).unwrap_or(f64::NEG_INFINITY);
+/// Where a unimodal `objective` on `[a, b]` is highest (within `tolerance`) and its value there (a
+/// non-finite `objective` counts as the lowest value).
+fn golden_max(objective: impl Fn(f64) -> f64, mut low: f64, mut high: f64, tolerance: f64) -> (f64, f64) {
+    let objective = |x: f64| Some(objective(x)).filter(|v| v.is_finite()).unwrap_or(f64::NEG_INFINITY);
     let g = (5f64.sqrt() - 1.0) / 2.0;
-    let (mut c, mut d) = (b - g * (b - a), a + g * (b - a));
-    let (mut fc, mut fd) = (f(c), f(d));
-    while b - a > tolerance {
+    let (mut c, mut d) = (high - g * (high - low), low + g * (high - low));
+    let (mut fc, mut fd) = (objective(c), objective(d));
+    while high - low > tolerance {
         if fc >= fd {
-            (b, d, fd) = (d, c, fc);
-            c = b - g * (b - a);
-            fc = f(c);
+            (high, d, fd) = (d, c, fc);
+            c = high - g * (high - low);
+            fc = objective(c);
         } else {
-            (a, c, fc) = (c, d, fd);
-            d = a + g * (b - a);
-            fd = f(d);
+            (low, c, fc) = (c, d, fd);
+            d = low + g * (high - low);
+            fd = objective(d);
         }
     }
     // The ends too: the best s is often exactly 0 (uniform keys), N exactly the keys seen.
-    [(a, f(a)), ((a + b) / 2.0, f((a + b) / 2.0)), (b, f(b))].into_iter().fold((a, f64::NEG_INFINITY), |best, x| {
-        if x.1 > best.1 {
-            x
-        } else {
-            best
-        }
-    })
+    [(low, objective(low)), ((low + high) / 2.0, objective((low + high) / 2.0)), (high, objective(high))]
+        .into_iter()
+        .fold((low, f64::NEG_INFINITY), |best, x| if x.1 > best.1 { x } else { best })
 }
 
 /// How many keys were seen how often.
@@ -607,9 +603,9 @@ impl ZipfData {
 
     /// The log-likelihood of the counts at exponent s over the ranks of `bins` (without the
     /// terms neither s nor N changes): ln N!/(N-n)! + (N-n) ln P(unseen) + Σ ln P(count).
-    fn log_likelihood(&self, bins: &RankBins, s: f64) -> f64 {
-        let ln_h = log_sum_exp(bins.ln_w.iter().zip(&bins.ln_r).map(|(w, r)| w - s * r));
-        let ln_lam: Vec<f64> = bins.ln_r.iter().map(|r| self.accesses.ln() - s * r - ln_h).collect();
+    fn log_likelihood(&self, bins: &RankBins, exponent: f64) -> f64 {
+        let ln_h = log_sum_exp(bins.ln_w.iter().zip(&bins.ln_r).map(|(w, r)| w - exponent * r));
+        let ln_lam: Vec<f64> = bins.ln_r.iter().map(|r| self.accesses.ln() - exponent * r - ln_h).collect();
         let lam: Vec<f64> = ln_lam.iter().map(|l| l.exp()).collect();
         let unseen = bins.keys - self.keys;
         let mut ll = ln_gamma(bins.keys + 1.0) - ln_gamma(unseen + 1.0) - self.keys * bins.keys.ln();
@@ -626,22 +622,22 @@ impl ZipfData {
 
 /// ln Σ_bins w · λ^c · e^-λ over the bins whose mean λ is near c (the others add nothing a
 /// double can hold); `lam` is descending.
-fn ln_mixture(ln_w: &[f64], c: f64, lam: &[f64], ln_lam: &[f64]) -> f64 {
-    let reach = 12.0 * c.sqrt() + 12.0;
-    let a = lam.partition_point(|&l| l > c + reach).saturating_sub(1);
-    let b = (lam.partition_point(|&l| l >= c - reach) + 1).min(lam.len());
-    log_sum_exp((a..b).map(|i| ln_w[i] + c * ln_lam[i] - lam[i]))
+fn ln_mixture(ln_w: &[f64], count: f64, lam: &[f64], ln_lam: &[f64]) -> f64 {
+    let reach = 12.0 * count.sqrt() + 12.0;
+    let a = lam.partition_point(|&l| l > count + reach).saturating_sub(1);
+    let b = (lam.partition_point(|&l| l >= count - reach) + 1).min(lam.len());
+    log_sum_exp((a..b).map(|i| ln_w[i] + count * ln_lam[i] - lam[i]))
 }
 
 /// ln Γ(x) for x ≥ 1: Stirling's series from 10 on (error below 1e-10), shifted below.
-fn ln_gamma(x: f64) -> f64 {
-    let (mut x, mut shift) = (x, 0.0);
-    while x < 10.0 {
-        shift -= x.ln();
-        x += 1.0;
+fn ln_gamma(value: f64) -> f64 {
+    let (mut value, mut shift) = (value, 0.0);
+    while value < 10.0 {
+        shift -= value.ln();
+        value += 1.0;
     }
-    let series = 1.0 / (12.0 * x) - 1.0 / (360.0 * x.powi(3)) + 1.0 / (1260.0 * x.powi(5));
-    shift + (x - 0.5) * x.ln() - x + 0.5 * (2.0 * std::f64::consts::PI).ln() + series
+    let series = 1.0 / (12.0 * value) - 1.0 / (360.0 * value.powi(3)) + 1.0 / (1260.0 * value.powi(5));
+    shift + (value - 0.5) * value.ln() - value + 0.5 * (2.0 * std::f64::consts::PI).ln() + series
 }
 
 fn log_sum_exp(xs: impl Iterator<Item = f64> + Clone) -> f64 {
@@ -726,9 +722,9 @@ impl Profile {
     }
 }
 
-fn size_rows(out: &mut String, label: &str, s: &Sizes, unit: &str) {
-    let at = |p: usize| s.q.get(p).copied().unwrap_or(0);
-    row(out, label, &format!("mean {:.1} {unit}  ({} seen)", s.mean, s.count));
+fn size_rows(out: &mut String, label: &str, sizes: &Sizes, unit: &str) {
+    let at = |p: usize| sizes.q.get(p).copied().unwrap_or(0);
+    row(out, label, &format!("mean {:.1} {unit}  ({} seen)", sizes.mean, sizes.count));
     let qs: Vec<String> = [(0, "min"), (25, "p25"), (50, "p50"), (75, "p75"), (90, "p90"), (99, "p99"), (100, "max")]
         .iter()
         .map(|&(p, name)| format!("{name} {}", at(p)))
@@ -742,8 +738,8 @@ fn row(out: &mut String, label: &str, value: &str) {
 }
 
 /// 0.1 → "0.1", 5 → "5": a percentage without trailing zeros.
-fn trim_float(v: f64) -> String {
-    let s = format!("{v:.3}");
+fn trim_float(value: f64) -> String {
+    let s = format!("{value:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
@@ -767,10 +763,10 @@ mod tests {
 
     /// Every float of a profile is finite: serde_json writes NaN and infinities as null, which
     /// reads back as an error (an f64) or as `None` (never equal to `Some(NaN)`).
-    fn assert_finite(p: &Profile) {
-        let json = serde_json::to_string(p).unwrap();
+    fn assert_finite(profile: &Profile) {
+        let json = serde_json::to_string(profile).unwrap();
         let back: Profile = serde_json::from_str(&json).unwrap();
-        assert_eq!(&back, p, "a profile survives JSON");
+        assert_eq!(&back, profile, "a profile survives JSON");
     }
 
     /// A little stream: 10 ops, 2 clients, 1 s apart, one MGET of two keys.
@@ -882,8 +878,8 @@ mod tests {
     }
 
     /// `draws` keys of Zipf(s) over `keys` ranks, the rank's name as the key.
-    fn zipf_stream(keys: usize, s: f64, draws: usize, seed: u64) -> Vec<TraceOp> {
-        let mut cdf: Vec<f64> = (1..=keys).map(|r| (r as f64).powf(-s)).collect();
+    fn zipf_stream(keys: usize, exponent: f64, draws: usize, seed: u64) -> Vec<TraceOp> {
+        let mut cdf: Vec<f64> = (1..=keys).map(|r| (r as f64).powf(-exponent)).collect();
         let total: f64 = cdf.iter().sum();
         let mut acc = 0.0;
         for w in cdf.iter_mut() {
@@ -900,10 +896,10 @@ mod tests {
             .collect()
     }
 
-    fn assert_zipf_fitted(s: f64, seed: u64) {
-        let got = profile(zipf_stream(10_000, s, 200_000, seed)).popularity;
-        eprintln!("zipf s = {s}: fitted {} over {} keys", got.zipf_s, got.zipf_keys);
-        assert!((got.zipf_s - s).abs() < 0.05, "s = {s}, fitted {}", got.zipf_s);
+    fn assert_zipf_fitted(exponent: f64, seed: u64) {
+        let got = profile(zipf_stream(10_000, exponent, 200_000, seed)).popularity;
+        eprintln!("zipf s = {exponent}: fitted {} over {} keys", got.zipf_s, got.zipf_keys);
+        assert!((got.zipf_s - exponent).abs() < 0.05, "s = {exponent}, fitted {}", got.zipf_s);
         assert!(got.zipf_keys.abs_diff(10_000) < 500, "10 000 keys, fitted {}", got.zipf_keys);
     }
 

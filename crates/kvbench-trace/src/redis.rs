@@ -223,17 +223,17 @@ fn arg_at(line: &[u8], at: usize) -> Result<Option<Arg>, String> {
     Ok(Some(Arg { start, end: i, len, next }))
 }
 
-fn bad_escape(line: &[u8], i: usize) -> String {
-    let shown = if line.get(i + 1) == Some(&b'x') { 4 } else { 2 };
-    let shown = show(&line[i..line.len().min(i + shown)]);
-    format!("bad escape {shown} at byte {} (allowed: \\xHH \\\" \\\\ \\n \\r \\t \\a \\b)", i + 1)
+fn bad_escape(line: &[u8], at: usize) -> String {
+    let shown = if line.get(at + 1) == Some(&b'x') { 4 } else { 2 };
+    let shown = show(&line[at..line.len().min(at + shown)]);
+    format!("bad escape {shown} at byte {} (allowed: \\xHH \\\" \\\\ \\n \\r \\t \\a \\b)", at + 1)
 }
 
-/// An escape at the start of `b` (a `\`): its byte and width.
-fn escape(b: &[u8]) -> Option<(u8, usize)> {
-    let byte = match *b.get(1)? {
+/// An escape at the start of `bytes` (a `\`): its byte and width.
+fn escape(bytes: &[u8]) -> Option<(u8, usize)> {
+    let byte = match *bytes.get(1)? {
         b'x' => {
-            let hex = std::str::from_utf8(b.get(2..4)?).ok()?;
+            let hex = std::str::from_utf8(bytes.get(2..4)?).ok()?;
             let byte = u8::from_str_radix(hex, 16).ok().filter(|_| hex.bytes().all(|h| h.is_ascii_hexdigit()))?;
             return Some((byte, 4));
         }

@@ -305,8 +305,11 @@ impl RocksdbReader {
         TraceError::new(self.src.path(), Place::Offset(at), what)
     }
 
-    fn bad(&self, b: Bad, record: &str) -> TraceError {
-        self.error(self.payload_at + b.at as u64, format!("malformed {record} record: expected {}", b.expected))
+    fn bad(&self, malformed: Bad, record: &str) -> TraceError {
+        self.error(
+            self.payload_at + malformed.at as u64,
+            format!("malformed {record} record: expected {}", malformed.expected),
+        )
     }
 }
 
@@ -444,8 +447,8 @@ fn v2_fields(payload: &[u8]) -> Result<Fields, Bad> {
     Ok(f)
 }
 
-fn read_fixed32(c: &mut Cursor, bit: u32) -> Result<u32, Bad> {
-    c.fixed::<4>(field_name(bit)).map(u32::from_le_bytes)
+fn read_fixed32(cursor: &mut Cursor, bit: u32) -> Result<u32, Bad> {
+    cursor.fixed::<4>(field_name(bit)).map(u32::from_le_bytes)
 }
 
 fn field_name(bit: u32) -> &'static str {
@@ -482,26 +485,26 @@ fn v1_fields(ty: u8, payload: &[u8]) -> Result<Fields, Bad> {
 }
 
 /// A MultiGet's keys, checked against its key count and column family ids.
-fn multi_get(f: &Fields) -> Result<Pending, Bad> {
-    let n = f.fixed32[MULTI_GET_SIZE as usize].unwrap_or(0);
+fn multi_get(fields: &Fields) -> Result<Pending, Bad> {
+    let n = fields.fixed32[MULTI_GET_SIZE as usize].unwrap_or(0);
     if n == 0 {
         return Err(Bad::new(0, "a MultiGet of at least one key, found none"));
     }
-    let cfs = f.slice(MULTI_GET_CFS).unwrap_or(0..0);
+    let cfs = fields.slice(MULTI_GET_CFS).unwrap_or(0..0);
     if cfs.len() as u64 != u64::from(n) * 4 {
         let want = u64::from(n) * 4;
         return Err(Bad::new(cfs.start, format!("{n} column family ids ({want} bytes), found {} bytes", cfs.len())));
     }
-    let keys = f.slice(MULTI_GET_KEYS).unwrap_or(0..0);
+    let keys = fields.slice(MULTI_GET_KEYS).unwrap_or(0..0);
     Ok(Pending::MultiGet { pos: keys.start, end: keys.end, left: n })
 }
 
 /// One WriteBatch record: its name, and the op it is when it is one.
-fn batch_entry(c: &mut Cursor) -> Result<(&'static str, Option<Op>), Bad> {
-    let at = c.pos;
-    let tag = c.u8("a write batch record type")?;
+fn batch_entry(cursor: &mut Cursor) -> Result<(&'static str, Option<Op>), Bad> {
+    let at = cursor.pos;
+    let tag = cursor.u8("a write batch record type")?;
     if matches!(tag, 0x4..=0x6 | 0x8 | 0xE | 0x10 | 0x17) {
-        c.varint32("a column family id")?;
+        cursor.varint32("a column family id")?;
     }
     let (name, slices) = match tag {
         0x1 | 0x5 => ("Put", 2),
@@ -522,8 +525,8 @@ fn batch_entry(c: &mut Cursor) -> Result<(&'static str, Option<Op>), Bad> {
         0xC => ("RollbackXID", 1),
         _ => return Err(Bad::new(at, format!("a write batch record type, found {tag:#04x}"))),
     };
-    let first = if slices > 0 { Some(c.slice(&format!("a {name}'s key"))?) } else { None };
-    let second = if slices > 1 { Some(c.slice(&format!("a {name}'s value"))?) } else { None };
+    let first = if slices > 0 { Some(cursor.slice(&format!("a {name}'s key"))?) } else { None };
+    let second = if slices > 1 { Some(cursor.slice(&format!("a {name}'s value"))?) } else { None };
     let op = match (name, first, second) {
         ("Put", Some(key), Some(value)) => Some((Kind::Put, key, Some(value.len() as u32))),
         ("Delete" | "SingleDelete", Some(key), _) => Some((Kind::Delete, key, None)),
@@ -586,17 +589,17 @@ mod tests {
         rec(99, END, b"")
     }
 
-    fn slice(out: &mut Vec<u8>, s: &[u8]) {
-        varint(out, s.len() as u32);
-        out.extend_from_slice(s);
+    fn slice(out: &mut Vec<u8>, bytes: &[u8]) {
+        varint(out, bytes.len() as u32);
+        out.extend_from_slice(bytes);
     }
 
-    fn varint(out: &mut Vec<u8>, mut n: u32) {
-        while n >= 0x80 {
-            out.push(n as u8 | 0x80);
-            n >>= 7;
+    fn varint(out: &mut Vec<u8>, mut value: u32) {
+        while value >= 0x80 {
+            out.push(value as u8 | 0x80);
+            value >>= 7;
         }
-        out.push(n as u8);
+        out.push(value as u8);
     }
 
     /// A version 0.2 payload: the map of `fields`' bits, then each field.
@@ -609,9 +612,9 @@ mod tests {
         p
     }
 
-    fn lps(s: &[u8]) -> Vec<u8> {
+    fn lps(bytes: &[u8]) -> Vec<u8> {
         let mut v = Vec::new();
-        slice(&mut v, s);
+        slice(&mut v, bytes);
         v
     }
 
