@@ -1072,4 +1072,6 @@ pub fn markdown(r: &RunResult, o: &ReportOptions) -> String {
 #[cfg(test)]
 mod chromium;
 #[cfg(test)]
+mod table_snapshots;
+#[cfg(test)]
 mod tests;
