@@ -13,10 +13,10 @@ APT_PACKAGES := build-essential pkg-config libclang-dev \
 	liblmdb-dev librocksdb-dev rocksdb-tools libleveldb-dev libsqlite3-dev \
 	libtokyocabinet-dev libkyotocabinet-dev libqdbm-dev libcdb-dev libgdbm-dev libdb-dev libtkrzw-dev libwiredtiger-dev \
 	memcached redis-server libmemcached-tools postgresql libpq-dev etcd-server openssh-server \
-	python3-venv python3-dev \
+	python3-venv python3-dev maven \
 	chromium
 
-.PHONY: all deps rust build python go install run test test-rust test-python test-go lint clean
+.PHONY: all deps rust build python go java install run test test-rust test-python test-go test-java lint clean
 
 all: build
 
@@ -45,19 +45,25 @@ go: deps rust
 	scripts/install-go.sh
 	drivers/go/build.sh
 
+# The Java worker (engines named java-*): drivers/java/bin/kvbench-java-worker, Maven artifacts
+# pinned in drivers/java/pom.xml, built and run on Temurin 25 (/usr/lib/jvm/temurin-25-jdk-amd64:
+# the FFM API links the worker core, libkvbench_ffi.so).
+java: deps rust
+	drivers/java/build.sh
+
 # kvbench, the Go workers and the Python worker's own venv under PREFIX (scripts/install.sh,
 # docs/install.md): PREFIX/bin/kvbench runs from any directory with every runtime.
 PREFIX ?= /usr/local
 install: build python go
 	scripts/install.sh $(PREFIX)
 
-# The release build, the Python venv's downloads and the Go modules' downloads overlap (-j3);
-# the Go and Python workers' link steps then wait for the worker core cargo builds.
+# The release build, the Python venv's downloads, the Go modules' and the Maven artifacts'
+# downloads overlap (-j3); the Go, Python and Java workers then wait for the worker core's build.
 run: deps rust
-	$(MAKE) --no-print-directory -j3 build python go
+	$(MAKE) --no-print-directory -j3 build python go java
 	./target/release/kvbench run
 
-test: deps rust python go test-rust test-python test-go
+test: deps rust python go java test-rust test-python test-go test-java
 
 # The HTML report test renders the page in headless Chromium (installed by deps) and prints
 # where its screenshot went.
@@ -71,6 +77,10 @@ test-python:
 test-go:
 	cd drivers/go && go test -ldflags "-X main.coreBuild=$$(sha256sum ../../target/release/libkvbench_ffi.a | cut -c1-16)" ./...
 
+# Maven Surefire: every Java engine's conformance and the every-step job through the worker core.
+test-java:
+	cd drivers/java && JAVA_HOME=$${KVBENCH_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64} mvn -B -ntp test
+
 lint:
 	$(CARGO) fmt --all -- --check
 	# The engine modules are declared by a generated include!, which cargo fmt does not follow.
@@ -82,4 +92,4 @@ lint:
 
 clean:
 	$(CARGO) clean
-	rm -rf .kvbench drivers/python/.venv drivers/go/bin
+	rm -rf .kvbench drivers/python/.venv drivers/go/bin drivers/java/target

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds kvbench's Java worker: the worker core (crates/kvbench-ffi, a cdylib the worker loads
+# through the FFM API) into the repository's target/release, then target/kvbench-java-worker.jar
+# and its dependencies in target/lib/ with Maven (versions pinned in pom.xml), on Temurin 25.
+# bin/kvbench-java-worker runs it.
+set -euo pipefail
+cd "$(dirname "$0")"
+export JAVA_HOME="${KVBENCH_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
+[[ -x "$JAVA_HOME/bin/javac" ]] || { echo "no JDK 25 at $JAVA_HOME: install Temurin 25 or set KVBENCH_JAVA_HOME" >&2; exit 1; }
+command -v mvn >/dev/null || { echo "mvn not found: install Maven (apt-get install maven)" >&2; exit 1; }
+command -v cargo >/dev/null || { echo "cargo not found: install Rust (make rust)" >&2; exit 1; }
+(cd ../.. && cargo build --release -p kvbench-ffi --target-dir target)
+mvn -B -q -ntp -DskipTests package
+echo "built $(pwd)/target/kvbench-java-worker.jar ($(ls target/lib | wc -l) jars in target/lib)"
