@@ -25,11 +25,11 @@ fn bad(msg: impl Into<String>) -> Reply {
     Reply::text(400, msg)
 }
 
-fn query<'a>(q: Option<&'a str>, name: &str) -> Option<&'a str> {
-    q?.split('&').find_map(|kv| kv.strip_prefix(name).and_then(|r| r.strip_prefix('=')))
+fn query<'a>(query_string: Option<&'a str>, name: &str) -> Option<&'a str> {
+    query_string?.split('&').find_map(|kv| kv.strip_prefix(name).and_then(|r| r.strip_prefix('=')))
 }
 
-pub(crate) fn route(st: &State, method: &Method, path: &str, q: Option<&str>, body: &[u8], text: bool) -> Reply {
+pub(crate) fn route(st: &State, method: &Method, path: &str, query: Option<&str>, body: &[u8], text: bool) -> Reply {
     match (method, path) {
         (&Method::POST, "/open") => open(st, body),
         (&Method::POST, "/close") => close(st),
@@ -37,7 +37,7 @@ pub(crate) fn route(st: &State, method: &Method, path: &str, q: Option<&str>, bo
         _ if path.starts_with("/kv/") => {
             let Ok(g) = st.engine.read() else { return Reply::text(500, "lock poisoned") };
             let Some(engine) = g.as_deref() else { return Reply::text(503, "no database open (POST /open)") };
-            data(st, engine, method, path, q, body, text).unwrap_or_else(|e| Reply::text(500, e))
+            data(st, engine, method, path, query, body, text).unwrap_or_else(|e| Reply::text(500, e))
         }
         _ => Reply::text(404, format!("no endpoint {method} {path}")),
     }
@@ -97,14 +97,14 @@ fn data(
     engine: &dyn Engine,
     method: &Method,
     path: &str,
-    q: Option<&str>,
+    query_string: Option<&str>,
     body: &[u8],
     text: bool,
 ) -> Result<Reply, String> {
     let e = |x: kvbench_model::engine::EngineError| x.to_string();
     match (method, path) {
         (&Method::GET, "/kv/get") => {
-            let Some(k) = query(q, "key") else { return Ok(bad("/kv/get needs ?key=<hex>")) };
+            let Some(k) = query(query_string, "key") else { return Ok(bad("/kv/get needs ?key=<hex>")) };
             let key = match unhex(k) {
                 Ok(k) => k,
                 Err(m) => return Ok(bad(format!("key: {m}"))),
@@ -124,11 +124,11 @@ fn data(
             Ok(Reply::ok(Vec::new()))
         }
         (&Method::GET, "/kv/scan") => {
-            let start = match query(q, "start").map(unhex).transpose() {
+            let start = match query(query_string, "start").map(unhex).transpose() {
                 Ok(s) => s,
                 Err(m) => return Ok(bad(format!("start: {m}"))),
             };
-            let limit = match query(q, "limit").map(|l| l.parse::<usize>()) {
+            let limit = match query(query_string, "limit").map(|l| l.parse::<usize>()) {
                 None => 1000,
                 Some(Ok(n)) if n <= st.limits.max_keys => n,
                 Some(Ok(n)) => return Ok(super::rocks::too_many(st, n)),

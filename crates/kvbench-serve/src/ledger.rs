@@ -39,15 +39,15 @@ impl Ledger {
         self.used.load(Ordering::Relaxed)
     }
 
-    /// Takes `n` bytes if they fit.
-    fn take(&self, n: usize) -> bool {
+    /// Takes `bytes` if they fit.
+    fn take(&self, bytes: usize) -> bool {
         self.used
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| u.checked_add(n).filter(|&t| t <= self.limit))
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| u.checked_add(bytes).filter(|&t| t <= self.limit))
             .is_ok()
     }
 
-    fn give(&self, n: usize) {
-        self.used.fetch_sub(n, Ordering::AcqRel);
+    fn give(&self, bytes: usize) {
+        self.used.fetch_sub(bytes, Ordering::AcqRel);
     }
 }
 
@@ -63,20 +63,20 @@ impl Charge {
         Charge { ledger: ledger.clone(), bytes: 0 }
     }
 
-    /// Charges `n` more bytes; false (nothing charged) when the budget has no room for them.
-    pub fn add(&mut self, n: usize) -> bool {
-        let ok = self.ledger.take(n);
+    /// Charges `bytes` more; false (nothing charged) when the budget has no room for them.
+    pub fn add(&mut self, bytes: usize) -> bool {
+        let ok = self.ledger.take(bytes);
         if ok {
-            self.bytes += n;
+            self.bytes += bytes;
         }
         ok
     }
 
-    /// Gives back `n` of the bytes charged (a reservation larger than what came).
-    pub fn give(&mut self, n: usize) {
-        let n = n.min(self.bytes);
-        self.bytes -= n;
-        self.ledger.give(n);
+    /// Gives back `bytes` of those charged (a reservation larger than what came).
+    pub fn give(&mut self, bytes: usize) {
+        let bytes = bytes.min(self.bytes);
+        self.bytes -= bytes;
+        self.ledger.give(bytes);
     }
 
     #[cfg(test)]

@@ -117,17 +117,17 @@ pub enum Runtime {
 /// Most connections `serve` may hold open: a bound on its memory, never 0 (nothing served).
 const MAX_CONNECTIONS: usize = 65_536;
 
-fn parse_connections(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
+fn parse_connections(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
         Ok(n @ 1..=MAX_CONNECTIONS) => Ok(n),
-        _ => Err(format!("`{s}` is out of range (allowed: 1 to {MAX_CONNECTIONS})")),
+        _ => Err(format!("`{text}` is out of range (allowed: 1 to {MAX_CONNECTIONS})")),
     }
 }
 
-fn parse_bytes(s: &str) -> Result<u64, String> {
-    match kvbench_model::engine::parse_size(s) {
+fn parse_bytes(text: &str) -> Result<u64, String> {
+    match kvbench_model::engine::parse_size(text) {
         Some(n) if n > 0 => Ok(n as u64),
-        _ => Err(format!("`{s}`: expected a positive size such as 65536, 64k, 64m or 1g")),
+        _ => Err(format!("`{text}`: expected a positive size such as 65536, 64k, 64m or 1g")),
     }
 }
 
@@ -163,8 +163,8 @@ pub(crate) struct State {
 }
 
 /// Serve until killed; the exit status (2: the arguments or the start failed, said through `say`).
-pub fn main(a: ServeArgs, say: Say) -> i32 {
-    match serve(a, say) {
+pub fn main(args: ServeArgs, say: Say) -> i32 {
+    match serve(args, say) {
         Ok(()) => 0,
         Err(e) => {
             say(format_args!("error: {e}"));
@@ -173,27 +173,27 @@ pub fn main(a: ServeArgs, say: Say) -> i32 {
     }
 }
 
-fn serve(a: ServeArgs, say: Say) -> Result<(), String> {
-    let desc = match find(&a.engine) {
+fn serve(args: ServeArgs, say: Say) -> Result<(), String> {
+    let desc = match find(&args.engine) {
         Some(Entry::Ready(d)) => d,
-        Some(Entry::Missing { why, .. }) => return Err(format!("engine {} is not available: {why}", a.engine)),
-        None => return Err(format!("no engine `{}` (kvbench list)", a.engine)),
+        Some(Entry::Missing { why, .. }) => return Err(format!("engine {} is not available: {why}", args.engine)),
+        None => return Err(format!("no engine `{}` (kvbench list)", args.engine)),
     };
     if desc.start_server.is_some() {
         return Err(format!("{} is a server engine already; serve an embedded one", desc.name));
     }
-    if a.max_body > u64::from(u32::MAX) || a.body_budget < a.max_body {
+    if args.max_body > u64::from(u32::MAX) || args.body_budget < args.max_body {
         return Err(format!(
             "--max-body {} must be at most 4 GiB and at most --body-budget {}",
-            a.max_body, a.body_budget
+            args.max_body, args.body_budget
         ));
     }
-    if a.reply_budget < a.max_reply {
-        return Err(format!("--reply-budget {} must be at least --max-reply {}", a.reply_budget, a.max_reply));
+    if args.reply_budget < args.max_reply {
+        return Err(format!("--reply-budget {} must be at least --max-reply {}", args.reply_budget, args.max_reply));
     }
-    std::fs::create_dir_all(&a.dir).map_err(|e| format!("--dir {}: {e}", a.dir.display()))?;
-    let root = a.dir.canonicalize().map_err(|e| format!("--dir {}: {e}", a.dir.display()))?;
-    let token = read_token(&a)?;
+    std::fs::create_dir_all(&args.dir).map_err(|e| format!("--dir {}: {e}", args.dir.display()))?;
+    let root = args.dir.canonicalize().map_err(|e| format!("--dir {}: {e}", args.dir.display()))?;
+    let token = read_token(&args)?;
     let state = State {
         desc,
         root: root.clone(),
@@ -202,22 +202,22 @@ fn serve(a: ServeArgs, say: Say) -> Result<(), String> {
         incr: Mutex::new(()),
         token,
         limits: Limits {
-            max_body: a.max_body,
-            max_keys: a.max_keys,
-            max_reply: usize::try_from(a.max_reply).unwrap_or(usize::MAX),
-            reply_budget: usize::try_from(a.reply_budget).unwrap_or(usize::MAX),
-            read_timeout: Duration::from_secs(a.read_timeout.max(1)),
+            max_body: args.max_body,
+            max_keys: args.max_keys,
+            max_reply: usize::try_from(args.max_reply).unwrap_or(usize::MAX),
+            reply_budget: usize::try_from(args.reply_budget).unwrap_or(usize::MAX),
+            read_timeout: Duration::from_secs(args.read_timeout.max(1)),
         },
-        exec: a.exec,
+        exec: args.exec,
         stats: net::Counters::default(),
-        replies: ledger::Ledger::new(usize::try_from(a.reply_budget).unwrap_or(usize::MAX)),
+        replies: ledger::Ledger::new(usize::try_from(args.reply_budget).unwrap_or(usize::MAX)),
         say,
     };
-    if !a.no_open {
+    if !args.no_open {
         let req = OpenRequest {
             dir: root.clone(),
-            options: parse_options(&a.options)?,
-            sync: a.sync,
+            options: parse_options(&args.options)?,
+            sync: args.sync,
             mode: OpenMode::ReadWrite,
             expected_records: 1_000_000,
             expected_bytes: 1 << 30,
@@ -226,29 +226,34 @@ fn serve(a: ServeArgs, say: Say) -> Result<(), String> {
         *state.engine.write().map_err(|_| "lock poisoned")? = Some(engine);
         *state.open_dir.lock().map_err(|_| "lock poisoned")? = Some(root.clone());
     }
-    warn_if_exposed(&state, &a.listen);
-    let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())).max(1);
-    let listener = std::net::TcpListener::bind(&a.listen).map_err(|e| format!("cannot listen on {}: {e}", a.listen))?;
+    warn_if_exposed(&state, &args.listen);
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())).max(1);
+    let listener =
+        std::net::TcpListener::bind(&args.listen).map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     say(format_args!(
         "kvbench serve: {} under {} on http://{} ({threads} threads{})",
         desc.name,
         root.display(),
-        a.listen,
+        args.listen,
         if state.token.is_some() { ", bearer token required" } else { "" }
     ));
-    let server =
-        net::Server { threads, max_connections: a.max_connections, body_budget: a.body_budget, runtime: a.runtime };
+    let server = net::Server {
+        threads,
+        max_connections: args.max_connections,
+        body_budget: args.body_budget,
+        runtime: args.runtime,
+    };
     net::run(state, listener, &server)
 }
 
-fn read_token(a: &ServeArgs) -> Result<Option<String>, String> {
-    let t = match &a.token_file {
+fn read_token(args: &ServeArgs) -> Result<Option<String>, String> {
+    let t = match &args.token_file {
         Some(f) => {
             let limit = kvbench_model::input::limits::TOKEN_BYTES;
             let s = kvbench_model::input::read_regular_text(f, "--token-file", limit)?;
             Some(s.lines().next().unwrap_or("").trim().to_string())
         }
-        None => a.token.clone().or_else(|| std::env::var("KVBENCH_SERVE_TOKEN").ok()),
+        None => args.token.clone().or_else(|| std::env::var("KVBENCH_SERVE_TOKEN").ok()),
     };
     match t {
         Some(t) if t.is_empty() => Err("the bearer token is empty".into()),

@@ -89,15 +89,15 @@ pub(crate) fn busy(st: &State) -> Reply {
 }
 
 /// The reply charged to the budget by its body (unless it was while it was made), or 503.
-fn charge_reply(st: &State, mut r: Reply) -> Reply {
-    if r.charge.is_none() && !r.body.is_empty() {
+fn charge_reply(st: &State, mut reply: Reply) -> Reply {
+    if reply.charge.is_none() && !reply.body.is_empty() {
         let mut c = Charge::new(&st.replies);
-        if !c.add(r.body.len()) {
+        if !c.add(reply.body.len()) {
             return busy(st);
         }
-        r.charge = Some(c);
+        reply.charge = Some(c);
     }
-    r
+    reply
 }
 
 struct Shared {
@@ -186,12 +186,12 @@ type Accepted = (std::net::TcpStream, OwnedSemaphorePermit);
 /// one awake took all 8 of wrk's), leaving a core idle.
 async fn accept_loop(
     sh: Arc<Shared>,
-    l: std::net::TcpListener,
+    listener: std::net::TcpListener,
     workers: Vec<tokio::sync::mpsc::UnboundedSender<Accepted>>,
 ) -> Result<(), String> {
-    let l = tokio::net::TcpListener::from_std(l).map_err(|e| format!("listener: {e}"))?;
+    let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| format!("listener: {e}"))?;
     for next in (0..workers.len()).cycle() {
-        let Some((stream, permit)) = accept(&sh, &l).await else { return Ok(()) };
+        let Some((stream, permit)) = accept(&sh, &listener).await else { return Ok(()) };
         // The permit goes back when the worker's connection task ends.
         let Ok(stream) = stream.into_std() else { continue };
         if workers[next].send((stream, permit)).is_err() {
@@ -202,10 +202,13 @@ async fn accept_loop(
 }
 
 /// The next connection, once there is room for it under --max-connections (None: closed).
-async fn accept(sh: &Shared, l: &tokio::net::TcpListener) -> Option<(tokio::net::TcpStream, OwnedSemaphorePermit)> {
+async fn accept(
+    sh: &Shared,
+    listener: &tokio::net::TcpListener,
+) -> Option<(tokio::net::TcpStream, OwnedSemaphorePermit)> {
     let permit = sh.connections.clone().acquire_owned().await.ok()?;
     loop {
-        match l.accept().await {
+        match listener.accept().await {
             Ok((s, _)) => {
                 let _ = s.set_nodelay(true);
                 sh.state.stats.connections.fetch_add(1, Ordering::Relaxed);
@@ -245,17 +248,17 @@ async fn connection(sh: Arc<Shared>, stream: tokio::net::TcpStream, _permit: Own
         .await;
 }
 
-fn respond(r: Reply) -> Response<Charged> {
-    let ctype = if r.text { "text/plain; charset=utf-8" } else { "application/octet-stream" };
-    let mut resp = Response::new(Charged::new(r.body, r.charge));
-    *resp.status_mut() = StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+fn respond(reply: Reply) -> Response<Charged> {
+    let ctype = if reply.text { "text/plain; charset=utf-8" } else { "application/octet-stream" };
+    let mut resp = Response::new(Charged::new(reply.body, reply.charge));
+    *resp.status_mut() = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
     resp
 }
 
 /// Compares without an early exit, so the time taken does not tell how much of a guess matched.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+fn same(left: &[u8], right: &[u8]) -> bool {
+    left.len() == right.len() && left.iter().zip(right).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 fn authorized(token: Option<&str>, headers: &HeaderMap) -> bool {

@@ -149,8 +149,8 @@ mod tests {
         assert_eq!(charge.bytes(), 55 * 1000, "charged as read");
     }
 
-    fn cost(_: &[u8], v: Option<&Vec<u8>>) -> usize {
-        5 + v.map_or(0, Vec::len)
+    fn cost(_: &[u8], value: Option<&Vec<u8>>) -> usize {
+        5 + value.map_or(0, Vec::len)
     }
 
     /// Issue 42: 40 clients each asking for 15 × 4 MiB and never reading held 2 GB+. Each

@@ -50,27 +50,27 @@ fn reply(body: Vec<u8>) -> Reply {
     Reply::new(200, body, true)
 }
 
-/// Runs `f` on the open engine; no open database or an engine error answers `fail`.
-fn on_engine(st: &State, fail: &[u8], f: impl FnOnce(&dyn Engine) -> Option<Vec<u8>>) -> Reply {
+/// Runs `read` on the open engine; no open database or an engine error answers `fail`.
+fn on_engine(st: &State, fail: &[u8], read: impl FnOnce(&dyn Engine) -> Option<Vec<u8>>) -> Reply {
     let Ok(g) = st.engine.read() else { return reply(fail.to_vec()) };
     match g.as_deref() {
-        Some(e) => reply(f(e).unwrap_or_else(|| fail.to_vec())),
+        Some(e) => reply(read(e).unwrap_or_else(|| fail.to_vec())),
         None => reply(fail.to_vec()),
     }
 }
 
 /// `len\nvalue\n`.
-fn push_value(out: &mut Vec<u8>, v: &[u8]) {
+fn push_value(out: &mut Vec<u8>, value: &[u8]) {
     use std::io::Write;
-    let _ = writeln!(out, "{}", v.len());
-    out.extend_from_slice(v);
+    let _ = writeln!(out, "{}", value.len());
+    out.extend_from_slice(value);
     out.push(b'\n');
 }
 
 /// One key's value framed after `prefix` (`len\nvalue\n`), or None when absent.
-fn point_read(e: &dyn Engine, key: &str, prefix: &[u8]) -> Option<Vec<u8>> {
+fn point_read(engine: &dyn Engine, key: &str, prefix: &[u8]) -> Option<Vec<u8>> {
     let mut v = Vec::new();
-    let found = e.reader().ok()?.get(key.as_bytes(), &mut v).ok()?;
+    let found = engine.reader().ok()?.get(key.as_bytes(), &mut v).ok()?;
     found.then(|| {
         let mut out = Vec::with_capacity(prefix.len() + v.len() + 12);
         out.extend_from_slice(prefix);
@@ -138,36 +138,36 @@ fn mget(st: &State, query: Option<&str>) -> Reply {
     }
 }
 
-pub(crate) fn too_many(st: &State, n: usize) -> Reply {
+pub(crate) fn too_many(st: &State, keys: usize) -> Reply {
     st.stats.too_large.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    Reply::text(413, format!("{n} keys in one request; the server's limit is {} (--max-keys)\n", st.limits.max_keys))
+    Reply::text(413, format!("{keys} keys in one request; the server's limit is {} (--max-keys)\n", st.limits.max_keys))
 }
 
 /// C's `strtoll` on a prefix: spaces, a sign, digits; anything else ends it; saturates.
-fn strtoll(b: &[u8]) -> i64 {
-    let b = &b[b.iter().take_while(|c| c.is_ascii_whitespace()).count()..];
-    let (neg, b) = match b.first() {
-        Some(b'-') => (true, &b[1..]),
-        Some(b'+') => (false, &b[1..]),
-        _ => (false, b),
+fn strtoll(digits: &[u8]) -> i64 {
+    let digits = &digits[digits.iter().take_while(|c| c.is_ascii_whitespace()).count()..];
+    let (neg, digits) = match digits.first() {
+        Some(b'-') => (true, &digits[1..]),
+        Some(b'+') => (false, &digits[1..]),
+        _ => (false, digits),
     };
     let mut n: i64 = 0;
-    for &c in b.iter().take_while(|c| c.is_ascii_digit()) {
+    for &c in digits.iter().take_while(|c| c.is_ascii_digit()) {
         let d = i64::from(c - b'0');
         n = if neg { n.saturating_mul(10).saturating_sub(d) } else { n.saturating_mul(10).saturating_add(d) };
     }
     n
 }
 
-/// `key\nlen\nvalue` at the start of `b`: (key, value, bytes used), or None when malformed.
-fn pair(b: &[u8]) -> Option<(&[u8], &[u8], usize)> {
-    let k_end = b.iter().position(|&c| c == b'\n')?;
-    let rest = &b[k_end + 1..];
+/// `key\nlen\nvalue` at the start of `body`: (key, value, bytes used), or None when malformed.
+fn pair(body: &[u8]) -> Option<(&[u8], &[u8], usize)> {
+    let k_end = body.iter().position(|&c| c == b'\n')?;
+    let rest = &body[k_end + 1..];
     let l_end = rest.iter().position(|&c| c == b'\n')?;
     let len = usize::try_from(strtoll(&rest[..l_end])).ok()?;
     let start = k_end + 1 + l_end + 1;
-    let value = b.get(start..start.checked_add(len)?)?;
-    Some((&b[..k_end], value, start + len))
+    let value = body.get(start..start.checked_add(len)?)?;
+    Some((&body[..k_end], value, start + len))
 }
 
 /// Why a POST body gives no writes.
