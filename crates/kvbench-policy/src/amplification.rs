@@ -9,19 +9,19 @@ const WRITES: [&str; 4] = ["load", "update", "insert", "rmw"];
 
 /// (logical bytes read, logical bytes written) of a phase, `record_bytes` being the mean
 /// size of a record's key and value.
-pub fn logical_bytes(p: &PhaseResult, record_bytes: f64) -> (u64, u64) {
+pub fn logical_bytes(phase: &PhaseResult, record_bytes: f64) -> (u64, u64) {
     let bytes = |n: u64| (n as f64 * record_bytes).round() as u64;
-    match p.kind.as_str() {
-        "load" | "insert" | "update" => (0, bytes(p.ops)),
-        "rmw" => (bytes(p.ops), bytes(p.ops)),
+    match phase.kind.as_str() {
+        "load" | "insert" | "update" => (0, bytes(phase.ops)),
+        "rmw" => (bytes(phase.ops), bytes(phase.ops)),
         "get" | "multi-get" | "scan" | "mixed" => {
             // Counts per kind: a mixed phase's ops hold every kind; a read phase's ops are its
             // readers', its background writer's updates are counted apart.
-            let count = |k: &str| p.latency_by_op.get(k).map(|l| histogram_len(&l.hdr)).unwrap_or(0);
+            let count = |k: &str| phase.latency_by_op.get(k).map(|l| histogram_len(&l.hdr)).unwrap_or(0);
             let written: u64 = WRITES.iter().map(|k| count(k)).sum();
-            let read = match p.kind.as_str() {
-                "mixed" => p.ops.saturating_sub(written + count("delete")) + count("rmw"),
-                _ => p.ops,
+            let read = match phase.kind.as_str() {
+                "mixed" => phase.ops.saturating_sub(written + count("delete")) + count("rmw"),
+                _ => phase.ops,
             };
             (bytes(read), bytes(written))
         }
@@ -34,10 +34,10 @@ fn histogram_len(hdr: &str) -> u64 {
 }
 
 /// Fill the phase's disk figures' logical bytes and amplifications.
-pub fn amplify(p: &mut PhaseResult, disk: Disk, record_bytes: f64) {
-    let (read, write) = logical_bytes(p, record_bytes);
+pub fn amplify(result: &mut PhaseResult, disk: Disk, record_bytes: f64) {
+    let (read, write) = logical_bytes(result, record_bytes);
     let ratio = |dev: u64, logical: u64| if logical == 0 { 0.0 } else { dev as f64 / logical as f64 };
-    p.disk = Some(Disk {
+    result.disk = Some(Disk {
         logical_read_bytes: read,
         logical_write_bytes: write,
         read_amplification: ratio(disk.read_bytes, read),

@@ -21,11 +21,11 @@ pub fn notes(phases: &mut [PhaseResult]) {
     }
 }
 
-fn note(prev: Option<&PhaseResult>, p: &PhaseResult) -> Option<String> {
-    let engine = ENGINES.iter().find(|e| p.internals.contains_key(&format!("{e}.compaction.bytes_read")))?;
+fn note(prev: Option<&PhaseResult>, phase: &PhaseResult) -> Option<String> {
+    let engine = ENGINES.iter().find(|e| phase.internals.contains_key(&format!("{e}.compaction.bytes_read")))?;
     let inside = |what: &str| {
         let key = format!("{engine}.compaction.bytes_{what}");
-        let now = p.internals.get(&key).copied().unwrap_or(0.0);
+        let now = phase.internals.get(&key).copied().unwrap_or(0.0);
         let before = prev.and_then(|q| q.internals.get(&key)).copied().unwrap_or(0.0);
         // A counter below its earlier value restarted: the store was reopened.
         if now >= before {
@@ -39,7 +39,7 @@ fn note(prev: Option<&PhaseResult>, p: &PhaseResult) -> Option<String> {
         return None;
     }
     let amounts = format!("read {} and wrote {}", human(read), human(written));
-    Some(match prev.filter(|_| READ_ONLY.contains(&p.kind.as_str())) {
+    Some(match prev.filter(|_| READ_ONLY.contains(&phase.kind.as_str())) {
         Some(q) => format!(
             "background work carried from {}: the engine's compactions {amounts} during this phase ({engine}'s \
              own counters); its device bytes include them (a settle phase before it leaves them out)",
@@ -49,9 +49,9 @@ fn note(prev: Option<&PhaseResult>, p: &PhaseResult) -> Option<String> {
     })
 }
 
-fn human(b: f64) -> String {
+fn human(bytes: f64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let (mut v, mut u) = (b, 0);
+    let (mut v, mut u) = (bytes, 0);
     while v >= 1024.0 && u < UNITS.len() - 1 {
         v /= 1024.0;
         u += 1;

@@ -59,10 +59,10 @@ impl Drop for OwnedPlan {
 impl ResolvedData {
     /// What a run's result says of its data: the plan's id and seed, the records, how long
     /// planning took (`generation_ns`) and whether a stored plan was reused.
-    pub fn info(&self, s: &Scenario, generation_ns: u64) -> PlanInfo {
+    pub fn info(&self, scenario: &Scenario, generation_ns: u64) -> PlanInfo {
         PlanInfo {
-            hash: plan_id(s),
-            seed: s.seed,
+            hash: plan_id(scenario),
+            seed: scenario.seed,
             records: self.dataset.loaded,
             unique_records: self.positions.min(self.dataset.loaded),
             raw_bytes: self.raw_bytes,
@@ -96,21 +96,21 @@ pub fn mix_kinds(mix: &Mix) -> anyhow::Result<(Vec<PhaseKind>, Vec<u64>)> {
     Ok((used.into_iter().map(|(k, _)| k).collect(), derive::thresholds(&fractions)?))
 }
 
-/// The kind of a mixed phase's op from its draw `x` (docs/plan-format.md, "Kind").
-pub fn pick_kind(kinds: &[PhaseKind], thresholds: &[u64], x: u64) -> PhaseKind {
-    let i = thresholds.iter().position(|&t| x < t).unwrap_or(kinds.len().saturating_sub(1));
+/// The kind of a mixed phase's op from its `draw` (docs/plan-format.md, "Kind").
+pub fn pick_kind(kinds: &[PhaseKind], thresholds: &[u64], draw: u64) -> PhaseKind {
+    let i = thresholds.iter().position(|&t| draw < t).unwrap_or(kinds.len().saturating_sub(1));
     kinds.get(i).copied().unwrap_or(PhaseKind::Get)
 }
 
-fn key_shape(s: &Scenario) -> KeyShape {
-    KeyShape { kind: s.dataset.key.kind, width: s.dataset.key.width }
+fn key_shape(scenario: &Scenario) -> KeyShape {
+    KeyShape { kind: scenario.dataset.key.kind, width: scenario.dataset.key.width }
 }
 
-fn generator(s: &Scenario) -> Generator {
-    if s.dataset.source.is_some() {
+fn generator(scenario: &Scenario) -> Generator {
+    if scenario.dataset.source.is_some() {
         return Generator::Stored;
     }
-    match s.dataset.generator.as_deref() {
+    match scenario.dataset.generator.as_deref() {
         None | Some("synthetic") => Generator::Synthetic,
         Some("json-docs") => Generator::JsonDocs,
         _ => Generator::Stored,
@@ -118,16 +118,16 @@ fn generator(s: &Scenario) -> Generator {
 }
 
 /// Inserts each phase makes, exactly (mixed phases: counted from the kind stream).
-fn inserts_per_phase(s: &Scenario, loaded: u64) -> anyhow::Result<Vec<u64>> {
+fn inserts_per_phase(scenario: &Scenario, loaded: u64) -> anyhow::Result<Vec<u64>> {
     let mut out = Vec::new();
     let mut existing = loaded;
-    for (i, p) in s.phases.iter().enumerate() {
+    for (i, p) in scenario.phases.iter().enumerate() {
         let spec = p.ops_spec();
         let n = match p.kind {
             PhaseKind::Insert => spec.count.unwrap_or(loaded),
             PhaseKind::Mixed if spec.mix.insert > 0.0 => {
                 let (kinds, thr) = mix_kinds(&spec.mix)?;
-                let seed = phase_seeds(s.seed, i as u64).kind;
+                let seed = phase_seeds(scenario.seed, i as u64).kind;
                 let count = spec.count.unwrap_or(existing);
                 (0..count).filter(|&k| pick_kind(&kinds, &thr, derive::rnd(seed, k)) == PhaseKind::Insert).count()
                     as u64
@@ -140,8 +140,11 @@ fn inserts_per_phase(s: &Scenario, loaded: u64) -> anyhow::Result<Vec<u64>> {
     Ok(out)
 }
 
-fn scans(s: &Scenario) -> bool {
-    s.phases.iter().any(|p| p.kind == PhaseKind::Scan || p.kind == PhaseKind::Mixed && p.ops_spec().mix.scan > 0.0)
+fn scans(scenario: &Scenario) -> bool {
+    scenario
+        .phases
+        .iter()
+        .any(|p| p.kind == PhaseKind::Scan || p.kind == PhaseKind::Mixed && p.ops_spec().mix.scan > 0.0)
 }
 
 fn ordered(kind: KeyKind, width: u32, total: u64) -> bool {
@@ -153,35 +156,35 @@ fn ordered(kind: KeyKind, width: u32, total: u64) -> bool {
 }
 
 /// Resolve the scenario's dataset; builds (or reuses) a plan file only where data must be stored.
-pub fn resolve(s: &Scenario, plan_dir: &Path) -> anyhow::Result<ResolvedData> {
-    resolve_guarded(s, plan_dir, None)
+pub fn resolve(scenario: &Scenario, plan_dir: &Path) -> anyhow::Result<ResolvedData> {
+    resolve_guarded(scenario, plan_dir, None)
 }
 
 /// As [`resolve`], and with `data_dir` the size guard runs before anything large is written:
 /// the run is refused when its plan file and store would not fit (docs/methodology.md).
-pub fn resolve_guarded(s: &Scenario, plan_dir: &Path, data_dir: Option<&Path>) -> anyhow::Result<ResolvedData> {
-    if let Some((i, p)) = s.replay_phase() {
-        return resolve_replay(s, i, p, plan_dir);
+pub fn resolve_guarded(scenario: &Scenario, plan_dir: &Path, data_dir: Option<&Path>) -> anyhow::Result<ResolvedData> {
+    if let Some((i, p)) = scenario.replay_phase() {
+        return resolve_replay(scenario, i, p, plan_dir);
     }
-    let gen = generator(s);
-    let key = key_shape(s);
+    let gen = generator(scenario);
+    let key = key_shape(scenario);
     let (min, max) = match gen {
-        Generator::JsonDocs => (s.dataset.value.min.unwrap_or(0), s.dataset.value.max.unwrap_or(2000)),
-        _ => s.dataset.value.range().map_err(|e| anyhow::anyhow!("dataset: {e}"))?,
+        Generator::JsonDocs => (scenario.dataset.value.min.unwrap_or(0), scenario.dataset.value.max.unwrap_or(2000)),
+        _ => scenario.dataset.value.range().map_err(|e| anyhow::anyhow!("dataset: {e}"))?,
     };
-    let v = &s.dataset.value;
+    let v = &scenario.dataset.value;
     if v.fields.is_some() && gen != Generator::Synthetic {
         anyhow::bail!("dataset.value.fields: fields are for generated values (generator synthetic)");
     }
     let (fields, write_all_fields) = (v.fields.unwrap_or(0), v.write_all_fields.unwrap_or(false));
     let value = ValueShape { min, max, content: v.content, fields, write_all_fields };
-    let seed = s.seed;
+    let seed = scenario.seed;
     let mut dataset = Dataset {
         generator: gen,
         key,
         value,
-        loaded: s.dataset.records,
-        total: s.dataset.records,
+        loaded: scenario.dataset.records,
+        total: scenario.dataset.records,
         ordered: false,
         pool_seed: derive::stream(seed, 1),
         value_seed: derive::stream(seed, 2),
@@ -193,10 +196,10 @@ pub fn resolve_guarded(s: &Scenario, plan_dir: &Path, data_dir: Option<&Path>) -
     let mut raw_bytes = 0;
     let mut note = String::new();
     if gen == Generator::Stored {
-        let (file, why) = stored_plan(s, plan_dir)?;
+        let (file, why) = stored_plan(scenario, plan_dir)?;
         let h = file.header();
         if h.records == 0 {
-            let src = s.dataset.source.as_deref().unwrap_or_default();
+            let src = scenario.dataset.source.as_deref().unwrap_or_default();
             anyhow::bail!("dataset.source `{src}`: no records (allowed: a file of at least one record)");
         }
         dataset.loaded = h.records;
@@ -206,18 +209,18 @@ pub fn resolve_guarded(s: &Scenario, plan_dir: &Path, data_dir: Option<&Path>) -
         note = why.unwrap_or_else(|| format!("{} records stored in {}", h.records, file.path().display()));
         plan = Some(file.path().to_path_buf());
     }
-    let per_phase = inserts_per_phase(s, dataset.loaded)?;
+    let per_phase = inserts_per_phase(scenario, dataset.loaded)?;
     let inserted: u64 = per_phase.iter().sum();
     dataset.total = dataset.loaded + inserted;
     if gen != Generator::Stored {
         dataset.ordered = ordered(key.kind, key.width, dataset.total);
         positions = dataset.total;
         if let Some(data_dir) = data_dir {
-            guard(&dataset, s, plan_dir, data_dir)?;
+            guard(&dataset, scenario, plan_dir, data_dir)?;
         }
         raw_bytes = derived_raw_bytes(&dataset)?;
-        if !dataset.ordered && scans(s) {
-            let (file, why) = sorted_plan(s, &dataset, plan_dir)?;
+        if !dataset.ordered && scans(scenario) {
+            let (file, why) = sorted_plan(scenario, &dataset, plan_dir)?;
             note =
                 why.unwrap_or_else(|| format!("key order of {} records in {}", dataset.total, file.path().display()));
             plan = Some(file.path().to_path_buf());
@@ -238,26 +241,29 @@ pub fn resolve_guarded(s: &Scenario, plan_dir: &Path, data_dir: Option<&Path>) -
 /// before writing loaded by the load phase (records `0 .. loaded`), the others written by the
 /// replay itself.
 fn resolve_replay(
-    s: &Scenario,
-    i: usize,
-    p: &crate::scenario::PhaseDef,
+    scenario: &Scenario,
+    phase_index: usize,
+    phase: &crate::scenario::PhaseDef,
     plan_dir: &Path,
 ) -> anyhow::Result<ResolvedData> {
-    if let Some(j) = s.phases.iter().position(|p| p.inserts()) {
-        anyhow::bail!("phase {}: a scenario with a replay has no inserts (its keys are the stream's)", s.phase_name(j));
+    if let Some(j) = scenario.phases.iter().position(|phase| phase.inserts()) {
+        anyhow::bail!(
+            "phase {}: a scenario with a replay has no inserts (its keys are the stream's)",
+            scenario.phase_name(j)
+        );
     }
-    let (file, replay) = crate::replay::plan(s, i, p, plan_dir)?;
+    let (file, replay) = crate::replay::plan(scenario, phase_index, phase, plan_dir)?;
     let h = file.header();
     let path = file.path().to_path_buf();
     let dataset = Dataset {
         generator: Generator::Stored,
-        key: key_shape(s),
+        key: key_shape(scenario),
         value: ValueShape { min: 0, max: file.longest_value() as u32, ..ValueShape::default() },
         loaded: replay.info.preloaded,
         total: h.records,
         ordered: false,
-        pool_seed: derive::stream(s.seed, 1),
-        value_seed: derive::stream(s.seed, 2),
+        pool_seed: derive::stream(scenario.seed, 1),
+        value_seed: derive::stream(scenario.seed, 2),
         open_records: h.records,
         open_bytes: h.raw_bytes.saturating_mul(2).max(1 << 20),
     };
@@ -270,7 +276,7 @@ fn resolve_replay(
         plan: Some(path.clone()),
         positions: h.distinct,
         raw_bytes: h.raw_bytes,
-        inserted_before: vec![0; s.phases.len()],
+        inserted_before: vec![0; scenario.phases.len()],
         note,
         replay: Some(replay),
         _owned_plan: Some(OwnedPlan(path)),
@@ -278,8 +284,8 @@ fn resolve_replay(
 }
 
 /// The plan's id: a hash of everything that decides keys, values and op streams.
-pub fn plan_id(s: &Scenario) -> String {
-    let spec = serde_json::json!({ "seed": s.seed, "dataset": s.dataset, "phases": s.phases });
+pub fn plan_id(scenario: &Scenario) -> String {
+    let spec = serde_json::json!({ "seed": scenario.seed, "dataset": scenario.dataset, "phases": scenario.phases });
     let text = serde_json::to_vec(&spec).unwrap_or_default();
     format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&text))
 }
@@ -300,15 +306,15 @@ fn derived_raw_bytes(ds: &Dataset) -> anyhow::Result<u64> {
 
 /// A hash of what decides a plan file's bytes; a brought file's size and modification time
 /// are part of it, so an edited file gets a new plan.
-fn spec_hash(s: &Scenario, what: &str) -> (u64, Vec<u8>) {
-    let load = s.phases.first().map(|p| p.ops_spec().distribution);
+fn spec_hash(scenario: &Scenario, what: &str) -> (u64, Vec<u8>) {
+    let load = scenario.phases.first().map(|p| p.ops_spec().distribution);
     let mut json = serde_json::to_vec(&serde_json::json!({
-        "what": what, "seed": s.seed, "dataset": s.dataset, "load": load, "format": planfile::VERSION,
-        "inserts": inserts_per_phase(s, s.dataset.records).unwrap_or_default(),
+        "what": what, "seed": scenario.seed, "dataset": scenario.dataset, "load": load, "format": planfile::VERSION,
+        "inserts": inserts_per_phase(scenario, scenario.dataset.records).unwrap_or_default(),
     }))
     .unwrap_or_default();
     let spec = json.clone();
-    if let Some(src) = &s.dataset.source {
+    if let Some(src) = &scenario.dataset.source {
         let path = src.split_once(':').map(|(_, p)| p).unwrap_or(src);
         if let Ok(m) = std::fs::metadata(path) {
             let mtime = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
@@ -318,34 +324,35 @@ fn spec_hash(s: &Scenario, what: &str) -> (u64, Vec<u8>) {
     (xxhash_rust::xxh3::xxh3_64(&json), spec)
 }
 
-fn load_order(s: &Scenario) -> LoadOrder {
-    match s.phases.first().map(|p| p.ops_spec().distribution) {
+fn load_order(scenario: &Scenario) -> LoadOrder {
+    match scenario.phases.first().map(|p| p.ops_spec().distribution) {
         Some(kvbench_spec::Distribution::Sequential) => LoadOrder::Sequential,
-        _ => LoadOrder::Shuffle { perm_seed: phase_seeds(s.seed, 0).perm },
+        _ => LoadOrder::Shuffle { perm_seed: phase_seeds(scenario.seed, 0).perm },
     }
 }
 
 use crate::spec as kvbench_spec;
 
-fn stored_plan(s: &Scenario, dir: &Path) -> anyhow::Result<(PlanFile, Option<String>)> {
-    let (hash, spec) = spec_hash(s, "stored");
-    let id = PlanId { seed: s.seed, spec_hash: hash, spec_json: &spec };
+fn stored_plan(scenario: &Scenario, dir: &Path) -> anyhow::Result<(PlanFile, Option<String>)> {
+    let (hash, spec) = spec_hash(scenario, "stored");
+    let id = PlanId { seed: scenario.seed, spec_hash: hash, spec_json: &spec };
     planfile::ensure(dir, hash, |path| {
-        let mut source = crate::gen::source_for(s.seed, &s.dataset).map_err(|e| anyhow::anyhow!("dataset: {e}"))?;
-        planfile::build_stored(path, id, source.as_mut(), load_order(s))
+        let mut source =
+            crate::gen::source_for(scenario.seed, &scenario.dataset).map_err(|e| anyhow::anyhow!("dataset: {e}"))?;
+        planfile::build_stored(path, id, source.as_mut(), load_order(scenario))
     })
 }
 
-fn sorted_plan(s: &Scenario, ds: &Dataset, dir: &Path) -> anyhow::Result<(PlanFile, Option<String>)> {
-    let (hash, spec) = spec_hash(s, "sorted");
-    let id = PlanId { seed: s.seed, spec_hash: hash, spec_json: &spec };
+fn sorted_plan(scenario: &Scenario, ds: &Dataset, dir: &Path) -> anyhow::Result<(PlanFile, Option<String>)> {
+    let (hash, spec) = spec_hash(scenario, "sorted");
+    let id = PlanId { seed: scenario.seed, spec_hash: hash, spec_json: &spec };
     planfile::ensure(dir, hash, |path| planfile::build_sorted(path, id, ds.key, ds.total))
 }
 
 /// The size guard for a derived dataset: the SORTED file (when scans need it) and the store.
-fn guard(ds: &Dataset, s: &Scenario, plan_dir: &Path, data_dir: &Path) -> anyhow::Result<()> {
+fn guard(ds: &Dataset, scenario: &Scenario, plan_dir: &Path, data_dir: &Path) -> anyhow::Result<()> {
     let mut sizes = crate::sizeguard::estimate(ds, &[], None, 0);
-    if !ds.ordered && scans(s) {
+    if !ds.ordered && scans(scenario) {
         sizes.plan_bytes = (crate::planfile::HEADER + 2 * crate::planfile::ENTRY) as u64 + 4 * ds.total;
     }
     crate::sizeguard::check(sizes, plan_dir, data_dir)

@@ -25,8 +25,8 @@ pub struct Outcome {
 }
 
 /// A phase that failed verification with wrong values only: the declared kind of failure.
-fn mismatch_only(p: &PhaseResult) -> bool {
-    p.status == Status::Failed && p.mismatches > 0 && p.missing == 0 && p.errors == 0
+fn mismatch_only(phase: &PhaseResult) -> bool {
+    phase.status == Status::Failed && phase.mismatches > 0 && phase.missing == 0 && phase.errors == 0
 }
 
 fn first_failure(phases: &[PhaseResult]) -> Option<String> {

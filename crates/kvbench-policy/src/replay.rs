@@ -43,24 +43,29 @@ impl ReplayData {
 }
 
 /// The replay phase's plan file (built once per run) and what its stream holds.
-pub fn plan(s: &Scenario, i: usize, p: &PhaseDef, plan_dir: &Path) -> anyhow::Result<(PlanFile, ReplayData)> {
+pub fn plan(
+    scenario: &Scenario,
+    phase_index: usize,
+    phase: &PhaseDef,
+    plan_dir: &Path,
+) -> anyhow::Result<(PlanFile, ReplayData)> {
     std::fs::create_dir_all(plan_dir)
         .with_context(|| format!("plan directory {}: cannot create", plan_dir.display()))?;
-    let path = plan_dir.join(format!("replay-{}-{i}.kvbplan", std::process::id()));
-    let spec = serde_json::to_vec(&serde_json::json!({ "seed": s.seed, "phase": p })).unwrap_or_default();
-    let id = PlanId { seed: s.seed, spec_hash: xxhash_rust::xxh3::xxh3_64(&spec), spec_json: &spec };
-    let info = match p.stream() {
-        Some(Stream::Trace) => from_trace(&path, id, p)?,
-        Some(Stream::Mixgraph) | Some(Stream::Model) => from_model(&path, id, s, p)?,
-        None => anyhow::bail!("phase {}: a replay phase needs one stream", s.phase_name(i)),
+    let path = plan_dir.join(format!("replay-{}-{phase_index}.kvbplan", std::process::id()));
+    let spec = serde_json::to_vec(&serde_json::json!({ "seed": scenario.seed, "phase": phase })).unwrap_or_default();
+    let id = PlanId { seed: scenario.seed, spec_hash: xxhash_rust::xxh3::xxh3_64(&spec), spec_json: &spec };
+    let info = match phase.stream() {
+        Some(Stream::Trace) => from_trace(&path, id, phase)?,
+        Some(Stream::Mixgraph) | Some(Stream::Model) => from_model(&path, id, scenario, phase)?,
+        None => anyhow::bail!("phase {}: a replay phase needs one stream", scenario.phase_name(phase_index)),
     };
     let file = PlanFile::open(&path)?;
     Ok((file, ReplayData::new(info)))
 }
 
-fn from_trace(path: &Path, id: PlanId, p: &PhaseDef) -> anyhow::Result<TraceInfo> {
-    let file = PathBuf::from(p.trace.as_deref().unwrap_or_default());
-    let format = p.trace_format.as_deref().map(Format::parse).transpose().map_err(anyhow::Error::msg)?;
+fn from_trace(path: &Path, id: PlanId, phase: &PhaseDef) -> anyhow::Result<TraceInfo> {
+    let file = PathBuf::from(phase.trace.as_deref().unwrap_or_default());
+    let format = phase.trace_format.as_deref().map(Format::parse).transpose().map_err(anyhow::Error::msg)?;
     let mut reader = kvbench_trace::open(&file, format)?;
     let (source, fmt) = (file.display().to_string(), reader.format().as_str());
     let mut info = replay::build(path, id, &mut reader, Origin { source: &source, format: fmt })?;
@@ -70,10 +75,10 @@ fn from_trace(path: &Path, id: PlanId, p: &PhaseDef) -> anyhow::Result<TraceInfo
     Ok(info)
 }
 
-fn from_model(path: &Path, id: PlanId, s: &Scenario, p: &PhaseDef) -> anyhow::Result<TraceInfo> {
-    let records = s.dataset.records;
-    let ops = p.count.unwrap_or(records);
-    let (name, mut stream) = generated(p, ops, records, s.seed)?;
+fn from_model(path: &Path, id: PlanId, scenario: &Scenario, phase: &PhaseDef) -> anyhow::Result<TraceInfo> {
+    let records = scenario.dataset.records;
+    let ops = phase.count.unwrap_or(records);
+    let (name, mut stream) = generated(phase, ops, records, scenario.seed)?;
     let origin = Origin { source: name, format: name };
     replay::build(path, id, &mut stream, origin)
 }
@@ -81,15 +86,15 @@ fn from_model(path: &Path, id: PlanId, s: &Scenario, p: &PhaseDef) -> anyhow::Re
 type Ops = Box<dyn Iterator<Item = Result<TraceOp, TraceError>>>;
 
 /// The generated stream of a mixgraph or model phase, its parameters checked first.
-fn generated(p: &PhaseDef, ops: u64, records: u64, seed: u64) -> anyhow::Result<(&'static str, Ops)> {
+fn generated(phase: &PhaseDef, ops: u64, records: u64, seed: u64) -> anyhow::Result<(&'static str, Ops)> {
     use kvbench_trace::{mixgraph::Mixgraph, model::Model};
     let bad = |what: &str, e: String| anyhow::anyhow!("{what}: {e}");
-    if let Some(v) = &p.mixgraph {
+    if let Some(v) = &phase.mixgraph {
         let m: Mixgraph = serde_json::from_value(v.clone()).map_err(|e| bad("mixgraph", e.to_string()))?;
         m.validate().map_err(|e| bad("mixgraph", e))?;
         return Ok(("mixgraph", Box::new(m.stream(ops, records, seed).map(Ok))));
     }
-    let v = p.model.as_ref().context("a model phase needs `model`")?;
+    let v = phase.model.as_ref().context("a model phase needs `model`")?;
     let m: Model = serde_json::from_value(v.clone()).map_err(|e| bad("model", e.to_string()))?;
     m.validate().map_err(|e| bad("model", e))?;
     Ok(("model", Box::new(m.stream(ops, records, seed).map(Ok))))

@@ -79,26 +79,26 @@ impl Saturation {
 }
 
 /// Share of their CPU capacity the worker's threads used (0 when the phase took no time).
-pub fn client_share(p: &PhaseLoad) -> f64 {
-    let lanes = p.threads.min(p.cpus).max(1) as f64;
-    if p.wall_ns == 0 {
+pub fn client_share(load: &PhaseLoad) -> f64 {
+    let lanes = load.threads.min(load.cpus).max(1) as f64;
+    if load.wall_ns == 0 {
         return 0.0;
     }
-    (p.cpu_user_ns + p.cpu_sys_ns) as f64 / (p.wall_ns as f64 * lanes)
+    (load.cpu_user_ns + load.cpu_sys_ns) as f64 / (load.wall_ns as f64 * lanes)
 }
 
 /// The warnings a phase deserves, none when the client had capacity to spare.
-pub fn check(p: &PhaseLoad) -> Vec<Saturation> {
+pub fn check(load: &PhaseLoad) -> Vec<Saturation> {
     let mut out = Vec::new();
-    if p.wall_ns == 0 {
+    if load.wall_ns == 0 {
         return out;
     }
-    let share = client_share(p);
-    if !p.store_in_process && share >= BUSY_SHARE {
+    let share = client_share(load);
+    if !load.store_in_process && share >= BUSY_SHARE {
         out.push(Saturation::ClientBusy { share });
     }
-    if let Some(target) = p.target_rate.filter(|t| *t > 0.0) {
-        let achieved = p.ops as f64 / (p.wall_ns as f64 / 1e9);
+    if let Some(target) = load.target_rate.filter(|t| *t > 0.0) {
+        let achieved = load.ops as f64 / (load.wall_ns as f64 / 1e9);
         if achieved < target * (1.0 - RATE_TOLERANCE) {
             out.push(Saturation::RateShort { target, achieved, client_share: share });
         }
@@ -107,8 +107,8 @@ pub fn check(p: &PhaseLoad) -> Vec<Saturation> {
 }
 
 /// Client CPU per operation in ns (None for a phase without operations).
-pub fn cpu_per_op(p: &PhaseLoad) -> Option<f64> {
-    (p.ops > 0).then(|| (p.cpu_user_ns + p.cpu_sys_ns) as f64 / p.ops as f64)
+pub fn cpu_per_op(load: &PhaseLoad) -> Option<f64> {
+    (load.ops > 0).then(|| (load.cpu_user_ns + load.cpu_sys_ns) as f64 / load.ops as f64)
 }
 
 /// Compare a server phase with the same work run with fewer threads (`base`): the warning when
@@ -116,16 +116,16 @@ pub fn cpu_per_op(p: &PhaseLoad) -> Option<f64> {
 /// saturated (`server_share`: the server's CPU over its capacity in the phase, when measured).
 /// Added threads should add throughput at the same cost per op; a client whose cost per op
 /// grows spends it on its own contention (a shared lock or connection).
-pub fn scaling(base: &PhaseLoad, p: &PhaseLoad, server_share: Option<f64>) -> Option<Saturation> {
-    if p.store_in_process || base.store_in_process || p.threads <= base.threads {
+pub fn scaling(base: &PhaseLoad, load: &PhaseLoad, server_share: Option<f64>) -> Option<Saturation> {
+    if load.store_in_process || base.store_in_process || load.threads <= base.threads {
         return None;
     }
     if server_share.is_some_and(|s| s >= BUSY_SHARE) {
         return None;
     }
-    let (from, to) = (cpu_per_op(base)?, cpu_per_op(p)?);
+    let (from, to) = (cpu_per_op(base)?, cpu_per_op(load)?);
     (to > from * (1.0 + CPU_GROWTH)).then_some(Saturation::ClientScaling {
-        threads: (base.threads, p.threads),
+        threads: (base.threads, load.threads),
         cpu_ns: (from, to),
         server_share,
     })

@@ -28,19 +28,19 @@ pub struct RunPlan {
     pub expect: Vec<Option<Expect>>,
 }
 
-/// Plan the run of `s` for its rows (`rows[i]`: row i's facts, or why it cannot run), with the
+/// Plan the run of `scenario` for its rows (`rows[i]`: row i's facts, or why it cannot run), with the
 /// plan file (when the data needs one) under `plan_dir`, refused when it and the stores would
 /// not fit on `data_dir`'s file system (when given).
 pub fn plan(
-    s: &Scenario,
+    scenario: &Scenario,
     plan_dir: &Path,
     data_dir: Option<&Path>,
     rows: &[Result<RowFacts<'_>, String>],
 ) -> anyhow::Result<RunPlan> {
-    let data = resolve_guarded(s, plan_dir, data_dir)?;
-    let order = s.order.schedule(rows.len(), s.repetitions.max(1));
-    let jobs = rows.iter().map(|r| r.as_ref().map_err(Clone::clone).and_then(|f| build(s, &data, f))).collect();
-    let expect = s.all_variants().iter().map(|v| v.expect).collect();
+    let data = resolve_guarded(scenario, plan_dir, data_dir)?;
+    let order = scenario.order.schedule(rows.len(), scenario.repetitions.max(1));
+    let jobs = rows.iter().map(|r| r.as_ref().map_err(Clone::clone).and_then(|f| build(scenario, &data, f))).collect();
+    let expect = scenario.all_variants().iter().map(|v| v.expect).collect();
     Ok(RunPlan { data, order, jobs, expect })
 }
 
@@ -82,13 +82,13 @@ pub trait Runner {
 /// judged (its hosts' rows too), marked interrupted when a signal stopped the run while it ran,
 /// and kept. After a stopping signal no new row starts.
 pub fn run<R: Runner>(
-    s: &Scenario,
+    scenario: &Scenario,
     plan_dir: &Path,
     data_dir: Option<&Path>,
     rows: &[Result<RowFacts<'_>, String>],
     mut runner: R,
 ) -> anyhow::Result<R::Output> {
-    let planned = plan(s, plan_dir, data_dir, rows)?;
+    let planned = plan(scenario, plan_dir, data_dir, rows)?;
     runner.begin(&planned)?;
     let of = planned.order.len();
     for (nth, &(repetition, row)) in planned.order.iter().enumerate() {
@@ -195,9 +195,12 @@ count = 20
         s
     }
 
-    fn ready<'a>(v: &'a Variant, options: &'a std::collections::BTreeMap<String, serde_json::Value>) -> RowFacts<'a> {
+    fn ready<'a>(
+        variant: &'a Variant,
+        options: &'a std::collections::BTreeMap<String, serde_json::Value>,
+    ) -> RowFacts<'a> {
         let caps = Capabilities { persistent: true, ..Default::default() };
-        RowFacts { variant: v, options, caps, runtime: "rust", server: false }
+        RowFacts { variant, options, caps, runtime: "rust", server: false }
     }
 
     #[test]

@@ -109,9 +109,9 @@ pub fn disk_space(path: &Path) -> std::io::Result<(u64, u64)> {
     Ok((st.f_bavail as u64 * frag, st.f_blocks as u64 * frag))
 }
 
-fn human(b: u64) -> String {
+fn human(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let (mut v, mut u) = (b as f64, 0);
+    let (mut v, mut u) = (bytes as f64, 0);
     while v >= 1024.0 && u < UNITS.len() - 1 {
         v /= 1024.0;
         u += 1;

@@ -1,5 +1,6 @@
-//! A phase's fault (`kill = { member, after }`): what the kill cost, derived from the phase's
-//! timeline once the orchestrator has killed the member. Pure, so the rule is tested alone.
+//! What a phase's kill (`kill = { member, after }`) cost: the time to recover and the latency
+//! around it, derived from the phase's timeline once the orchestrator has killed the member. Pure,
+//! so the rule is tested alone.
 //!
 //! The time to recover runs from the kill to the end of the disruption it caused, read from the
 //! timeline: the last interval with errors, then any intervals right after it in which no
@@ -54,32 +55,33 @@ pub fn recovery(intervals: &[Interval], interval_ms: u64, kill_ms: u64, wall_ms:
 /// The fault of a phase whose member was killed `killed_at_ms` after it started: recorded in
 /// the phase, and errors that only the kill explains are the declared outcome (status
 /// `expected`), not a failure. Wrong or missing values still fail the phase.
-pub fn record(p: &mut PhaseResult, member: String, after_ms: u64, killed_at_ms: u64, interval_ms: u64) {
-    let wall_ms = p.wall_ns / 1_000_000;
+pub fn record(result: &mut PhaseResult, member: String, after_ms: u64, killed_at_ms: u64, interval_ms: u64) {
+    let wall_ms = result.wall_ns / 1_000_000;
     let (recovery_ms, p99_before_ns, p99_worst_after_ns) =
-        recovery(&p.intervals, interval_ms, killed_at_ms, wall_ms.max(1));
+        recovery(&result.intervals, interval_ms, killed_at_ms, wall_ms.max(1));
     // The phase's reason reads "N errors; first: MESSAGE".
-    let reason = p.reason.as_deref().filter(|_| p.errors > 0);
+    let reason = result.reason.as_deref().filter(|_| result.errors > 0);
     let first_error = reason.map(|r| r.split_once("first: ").map(|(_, m)| m).unwrap_or(r).to_string());
     let f = Fault {
         member,
         after_ms,
         killed_at_ms,
-        errors: p.errors,
+        errors: result.errors,
         first_error,
-        errors_by: p.error_classes.clone(),
+        errors_by: result.error_classes.clone(),
         recovery_ms,
         interval_ms,
         p99_before_ns,
         p99_worst_after_ns,
     };
-    p.notes.push(f.describe());
-    let only_errors = p.status == Status::Failed && p.errors > 0 && p.mismatches == 0 && p.missing == 0;
-    if only_errors || p.status == Status::Ok {
-        p.status = if p.errors > 0 { Status::Expected } else { Status::Ok };
-        p.reason = None;
+    result.notes.push(f.describe());
+    let only_errors =
+        result.status == Status::Failed && result.errors > 0 && result.mismatches == 0 && result.missing == 0;
+    if only_errors || result.status == Status::Ok {
+        result.status = if result.errors > 0 { Status::Expected } else { Status::Ok };
+        result.reason = None;
     }
-    p.fault = Some(f);
+    result.fault = Some(f);
 }
 
 #[cfg(test)]
