@@ -3,13 +3,16 @@
 //! keyspace).
 //!
 //! Each write batch is one fjall write batch (atomic across the batch), committed with the
-//! persist mode the scenario's sync asks for. Readers read the keyspace's latest data (no
+//! persist mode the scenario's sync asks for; or (`write = "transaction"`) one single-writer
+//! transaction committed and then persisted, as redb's benchmark harness writes fjall. The
+//! database is always opened through fjall's single-writer transactional wrapper, which opens
+//! the same database: only the write path differs. Readers read the keyspace's latest data (no
 //! snapshot held), like RocksDB's default reads.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ::fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use ::fjall::{KeyspaceCreateOptions, PersistMode, SingleWriterTxDatabase, SingleWriterTxKeyspace};
 use kvbench_model::engine::*;
 
 const KEYSPACE: &str = "kv";
@@ -31,6 +34,13 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
             default: "sync-all",
             doc: "how a durable commit (sync commit or always) flushes the journal: fsync (SyncAll) or fdatasync (SyncData)",
         },
+        OptionSpec {
+            name: "write",
+            kind: OptionKind::Enum(&["batch", "transaction"]),
+            default: "batch",
+            doc: "batch: one write batch per kvbench batch, persisted at commit; transaction: one single-writer \
+                  transaction (write_tx, commit), then the database persisted, as redb's benchmark harness does",
+        },
     ],
     || env!("KVB_CRATE_VERSION_FJALL").into(),
     open,
@@ -41,8 +51,10 @@ fn err(e: impl std::fmt::Display) -> EngineError {
 }
 
 pub struct Fjall {
-    db: Database,
-    ks: Keyspace,
+    db: SingleWriterTxDatabase,
+    ks: SingleWriterTxKeyspace,
+    /// Writes go through a single-writer transaction (`write = "transaction"`).
+    transaction: bool,
     /// The persist mode of each commit: `Buffer` (the library's default, write to the OS) when
     /// the scenario does not ask for durable commits.
     persist: PersistMode,
@@ -66,30 +78,57 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         _ => PersistMode::SyncAll,
     };
     let persist = if args.sync == SyncMode::None { PersistMode::Buffer } else { durable };
-    let mut b = Database::builder(args.dir);
+    let mut b = SingleWriterTxDatabase::builder(args.dir);
     if let Some(n) = cache_size {
         b = b.cache_size(n);
     }
     let db = b.open().map_err(err)?;
     let ks = db.keyspace(KEYSPACE, KeyspaceCreateOptions::default).map_err(err)?;
-    Ok(Box::new(Fjall { db, ks, persist, sync: args.sync, cache_size, wrote: AtomicBool::new(false) }))
+    let transaction = o.text("write").as_deref() == Some("transaction");
+    Ok(Box::new(Fjall { db, ks, transaction, persist, sync: args.sync, cache_size, wrote: AtomicBool::new(false) }))
 }
 
-impl Engine for Fjall {
-    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        self.wrote.store(true, Ordering::Relaxed);
-        let mut b = self.db.batch().durability(Some(self.persist));
+impl Fjall {
+    /// One write batch, persisted as the commit's durability asks.
+    fn write_batch(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        let ks = self.ks.inner();
+        let mut b = self.db.inner().batch().durability(Some(self.persist));
         for w in batch {
             match w.value {
-                Some(v) => b.insert(&self.ks, w.key, v),
-                None => b.remove(&self.ks, w.key),
+                Some(v) => b.insert(ks, w.key, v),
+                None => b.remove(ks, w.key),
             }
         }
         b.commit().map_err(err)
     }
 
+    /// One transaction, committed, then the database persisted (redb's harness: `commit`, then
+    /// `persist(SyncAll)` when sync is on, `Buffer` when off).
+    fn write_transaction(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        let mut tx = self.db.write_tx();
+        for w in batch {
+            match w.value {
+                Some(v) => tx.insert(&self.ks, w.key, v),
+                None => tx.remove(&self.ks, w.key),
+            }
+        }
+        tx.commit().map_err(err)?;
+        self.db.persist(self.persist).map_err(err)
+    }
+}
+
+impl Engine for Fjall {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        self.wrote.store(true, Ordering::Relaxed);
+        if self.transaction {
+            self.write_transaction(batch)
+        } else {
+            self.write_batch(batch)
+        }
+    }
+
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        Ok(Box::new(FjallReader { ks: self.ks.clone() }))
+        Ok(Box::new(FjallReader { ks: self.ks.inner().clone() }))
     }
 
     fn close(self: Box<Self>) -> Result<()> {
@@ -112,19 +151,25 @@ impl Engine for Fjall {
         let cache = self.cache_size.map(|n| format!("{n} bytes")).unwrap_or_else(|| "library default (32 MiB)".into());
         s.insert("cache_size".into(), cache);
         s.insert("keyspace".into(), format!("`{KEYSPACE}`, default create options (lz4, 64 MiB memtable)"));
-        s.insert("write_batch".into(), "one atomic write batch per batch".into());
+        let write = if self.transaction {
+            "one single-writer transaction per batch (write_tx, commit, then persist: redb's harness)"
+        } else {
+            "one atomic write batch per batch"
+        };
+        s.insert("write_batch".into(), write.into());
         s.insert("reader".into(), "reads the keyspace's latest data (no snapshot held)".into());
         s
     }
 
     fn internals(&self) -> BTreeMap<String, f64> {
         let mut out = BTreeMap::new();
-        out.insert("fjall.tables".into(), self.ks.table_count() as f64);
-        out.insert("fjall.l0_tables".into(), self.ks.l0_table_count() as f64);
-        out.insert("fjall.disk_space".into(), self.ks.disk_space() as f64);
-        out.insert("fjall.write_buffer_size".into(), self.db.write_buffer_size() as f64);
-        out.insert("fjall.journal_count".into(), self.db.journal_count() as f64);
-        out.insert("fjall.compactions_completed".into(), self.db.compactions_completed() as f64);
+        let (db, ks) = (self.db.inner(), self.ks.inner());
+        out.insert("fjall.tables".into(), ks.table_count() as f64);
+        out.insert("fjall.l0_tables".into(), ks.l0_table_count() as f64);
+        out.insert("fjall.disk_space".into(), ks.disk_space() as f64);
+        out.insert("fjall.write_buffer_size".into(), db.write_buffer_size() as f64);
+        out.insert("fjall.journal_count".into(), db.journal_count() as f64);
+        out.insert("fjall.compactions_completed".into(), db.compactions_completed() as f64);
         out
     }
 
@@ -132,14 +177,15 @@ impl Engine for Fjall {
     /// `rotate_memtable_and_wait` and `major_compact`, both marked hidden in its docs).
     fn settle(&mut self) -> Result<String> {
         self.db.persist(PersistMode::SyncAll).map_err(err)?;
-        self.ks.rotate_memtable_and_wait().map_err(err)?;
-        self.ks.major_compact().map_err(err)?;
-        Ok(format!("flushed the memtable and ran a major compaction ({} tables left)", self.ks.table_count()))
+        let ks = self.ks.inner();
+        ks.rotate_memtable_and_wait().map_err(err)?;
+        ks.major_compact().map_err(err)?;
+        Ok(format!("flushed the memtable and ran a major compaction ({} tables left)", ks.table_count()))
     }
 }
 
 struct FjallReader {
-    ks: Keyspace,
+    ks: ::fjall::Keyspace,
 }
 
 impl Reader for FjallReader {

@@ -66,6 +66,9 @@ pub mod ffi {
     pub const MDB_NOTLS: c_uint = 0x200000;
     pub const MDB_NORDAHEAD: c_uint = 0x800000;
 
+    // mdb_env_copy2 flags.
+    pub const MDB_CP_COMPACT: c_uint = 0x01;
+
     // Return codes.
     pub const MDB_SUCCESS: c_int = 0;
     pub const MDB_NOTFOUND: c_int = -30798;
@@ -81,6 +84,7 @@ pub mod ffi {
         pub fn mdb_env_create(env: *mut *mut MDB_env) -> c_int;
         pub fn mdb_env_open(env: *mut MDB_env, path: *const c_char, flags: c_uint, mode: libc::mode_t) -> c_int;
         pub fn mdb_env_sync(env: *mut MDB_env, force: c_int) -> c_int;
+        pub fn mdb_env_copy2(env: *mut MDB_env, path: *const c_char, flags: c_uint) -> c_int;
         pub fn mdb_env_stat(env: *mut MDB_env, stat: *mut MDB_stat) -> c_int;
         pub fn mdb_env_info(env: *mut MDB_env, info: *mut MDB_envinfo) -> c_int;
         pub fn mdb_env_close(env: *mut MDB_env);
@@ -132,6 +136,14 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
             default: "false",
             doc: "MDB_WRITEMAP: write through a writable memory map instead of write()",
         },
+        OptionSpec {
+            name: "compaction",
+            kind: OptionKind::Enum(&["sync", "copy"]),
+            default: "sync",
+            doc: "what a settle step does: sync (mdb_env_sync; the B-tree is written in place) or copy (a \
+                  compacting copy, mdb_env_copy2 with MDB_CP_COMPACT, replacing data.mdb, then reopened: redb's \
+                  benchmark harness's LMDB compaction)",
+        },
     ],
     version,
     open,
@@ -171,6 +183,10 @@ pub struct Lmdb {
     no_sync: bool,
     flags: c_uint,
     map_size: usize,
+    /// The environment's directory (a compacting copy replaces its data.mdb and reopens it).
+    dir: std::path::PathBuf,
+    /// A settle step is a compacting copy (`compaction = "copy"`), not a sync.
+    compact_copy: bool,
     /// Something was written since open: only then does close force data to disk (an
     /// open-per-operation read must not pay an fsync at every close).
     wrote: std::sync::atomic::AtomicBool,
@@ -207,18 +223,38 @@ impl Lmdb {
         if o.bool("write_map") && !read_only {
             flags |= MDB_WRITEMAP;
         }
+        let compact_copy = o.text("compaction").as_deref() == Some("copy");
+        let dir = args.dir.to_path_buf();
+        let db = Lmdb {
+            env: ptr::null_mut(),
+            dbi: 0,
+            opened: false,
+            read_only,
+            no_sync,
+            flags,
+            map_size,
+            dir,
+            compact_copy,
+            wrote: Default::default(),
+        };
+        db.start()
+    }
 
+    /// Creates and opens the environment of a closed `self` (fields set) and its main database.
+    fn start(mut self) -> Result<Lmdb> {
+        let (read_only, flags, map_size) = (self.read_only, self.flags, self.map_size);
         let mut env = ptr::null_mut();
         // SAFETY: mdb_env_create writes a fresh handle into `env`.
         check(unsafe { mdb_env_create(&mut env) }, "mdb_env_create")?;
         // From here on Drop closes the handle, whatever fails next.
-        let mut db =
-            Lmdb { env, dbi: 0, opened: false, read_only, no_sync, flags, map_size, wrote: Default::default() };
+        self.env = env;
+        self.opened = false;
+        let mut db = self;
         // SAFETY: `env` is a live handle not yet opened, which is when these setters are allowed.
         check(unsafe { mdb_env_set_mapsize(env, map_size) }, "mdb_env_set_mapsize")?;
         // SAFETY: as above.
         check(unsafe { mdb_env_set_maxreaders(env, MAX_READERS) }, "mdb_env_set_maxreaders")?;
-        let path = crate::c_path(args.dir);
+        let path = crate::c_path(&db.dir);
         // SAFETY: `path` is a NUL-terminated string that outlives the call; `env` is live.
         check(unsafe { mdb_env_open(env, path.as_ptr(), flags, 0o644) }, "mdb_env_open")?;
         db.opened = true;
@@ -349,6 +385,12 @@ impl Engine for Lmdb {
         s.insert("env_flags".into(), flags.join("|"));
         s.insert("max_readers".into(), MAX_READERS.to_string());
         s.insert("write_batch".into(), "one write transaction per batch".into());
+        let settle = if self.compact_copy {
+            "compacting copy: mdb_env_copy2(MDB_CP_COMPACT) over data.mdb, then reopened"
+        } else {
+            "mdb_env_sync"
+        };
+        s.insert("settle".into(), settle.into());
         s.insert("reader".into(), "one MDB_RDONLY transaction per reader, reset+renew on refresh".into());
         s
     }
@@ -391,7 +433,37 @@ impl Engine for Lmdb {
         }
         // SAFETY: the env is open and read-write; force = 1 flushes even under MDB_NOSYNC.
         check(unsafe { mdb_env_sync(self.env, 1) }, "mdb_env_sync")?;
+        if self.compact_copy {
+            return self.compact_by_copy();
+        }
         Ok("synced the environment (mdb_env_sync); B-tree written in place: nothing to compact".into())
+    }
+}
+
+impl Lmdb {
+    /// redb's harness's LMDB compaction: a compacting copy (free pages left out, the B-tree
+    /// rewritten in key order) into a fresh directory, the environment closed, the copy's
+    /// data.mdb moved over the old one, and the environment opened again.
+    fn compact_by_copy(&mut self) -> Result<String> {
+        let copy = self.dir.join("compact.tmp");
+        let io = |what: &str, e: std::io::Error| EngineError::Store(format!("lmdb compacting copy: {what}: {e}"));
+        let _ = std::fs::remove_dir_all(&copy);
+        std::fs::create_dir(&copy).map_err(|e| io("create the copy's directory", e))?;
+        let path = crate::c_path(&copy);
+        // SAFETY: the env is open, no write transaction is live (settle has `&mut self`); `path`
+        // is a NUL-terminated string naming an empty directory, as mdb_env_copy2 requires.
+        check(unsafe { mdb_env_copy2(self.env, path.as_ptr(), MDB_CP_COMPACT) }, "mdb_env_copy2")?;
+        let before = std::fs::metadata(self.dir.join("data.mdb")).map(|m| m.len()).unwrap_or(0);
+        self.shut()?;
+        std::fs::rename(copy.join("data.mdb"), self.dir.join("data.mdb")).map_err(|e| io("replace data.mdb", e))?;
+        std::fs::remove_dir_all(&copy).map_err(|e| io("remove the copy's directory", e))?;
+        let closed = std::mem::replace(&mut self.dir, std::path::PathBuf::new());
+        let again = Lmdb { env: ptr::null_mut(), dir: closed, wrote: Default::default(), ..*self };
+        *self = again.start()?;
+        let after = std::fs::metadata(self.dir.join("data.mdb")).map(|m| m.len()).unwrap_or(0);
+        Ok(format!(
+            "compacting copy (mdb_env_copy2, MDB_CP_COMPACT) over data.mdb, reopened: {before} bytes before, {after} after"
+        ))
     }
 }
 
