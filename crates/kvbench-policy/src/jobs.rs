@@ -205,6 +205,9 @@ impl Builder<'_> {
         if def.kind == PhaseKind::Size {
             return Ok(self.size(p));
         }
+        if def.kind == PhaseKind::Reopen {
+            return Ok(self.reopen(p));
+        }
         if let Some(why) = not_applicable(def, self.row, self.data) {
             p.not_applicable = Some(why);
             return Ok(p);
@@ -258,6 +261,21 @@ impl Builder<'_> {
         if p.main.is_none() {
             p.not_applicable = Some("the store is already closed: the phase before was a size phase".into());
         }
+        p
+    }
+
+    /// A reopen phase: the store's close (a note) and a read-write open (the phase's figure),
+    /// the page cache left as it is; the same two steps every runtime already runs around a
+    /// phase, so a worker needs nothing new. After a size phase the store is closed: the open
+    /// alone. A store that keeps nothing across a reopen has nothing to reopen: N/A.
+    fn reopen(&mut self, p: PhasePlan) -> PhasePlan {
+        let mut p = PhasePlan { cache: "-".into(), threads: 1, batch: 1, unit: "open".into(), ..p };
+        if !self.row.caps.persistent {
+            p.not_applicable = Some("engine is not persistent: reopening it would find nothing to read".into());
+            return p;
+        }
+        self.push_close(&mut p.before);
+        p.main = Some(self.push_open(OpenMode::ReadWrite, true));
         p
     }
 

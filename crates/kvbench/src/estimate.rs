@@ -199,7 +199,7 @@ pub fn units(s: &Scenario, p: &PhaseDef) -> Option<u64> {
     Some(match p.kind {
         // A settle's pace is per phase.
         PhaseKind::Settle => 1,
-        PhaseKind::Size => return None,
+        PhaseKind::Size | PhaseKind::Reopen => return None,
         PhaseKind::Load => records,
         PhaseKind::MultiGet => p.count.unwrap_or(records.div_ceil(u64::from(p.keys.unwrap_or(100)).max(1))),
         PhaseKind::Scan => p.count.unwrap_or(1),

@@ -425,6 +425,12 @@ fn regression_bad_scenarios_stop_with_exit_2_naming_file_line_and_field_before_a
         ),
         ("reopen-load", format!("{load}cache = \"reopen\"\n"), memory.to_string(), "line 7: field `phase[1].cache`"),
         (
+            "reopen-step",
+            format!("{load}[[phase]]\nkind = \"reopen\"\ndistribution = \"uniform\"\n"),
+            memory.to_string(),
+            "line 9: field `phase[2].distribution`: `distribution` does not apply to a reopen phase",
+        ),
+        (
             "labels",
             load.to_string(),
             "[[engine]]\nname = \"memory\"\nlabel = \"x\"\n[[engine]]\nname = \"memory\"\nlabel = \"x\"\n".into(),

@@ -505,3 +505,47 @@ fn record_hash_without_fields_is_refused_with_the_fix() {
     let Err(err) = record_row("hash", false) else { panic!("record = hash over plain values was accepted") };
     assert!(err.contains("no fields") && err.contains("record = \"blob\""), "{err}");
 }
+
+const REOPEN: &str = r#"
+engines = ["lmdb"]
+[dataset]
+records = 100
+[[phase]]
+kind = "load"
+[[phase]]
+kind = "reopen"
+[[phase]]
+kind = "get"
+[[phase]]
+kind = "size"
+[[phase]]
+name = "reopen-after-size"
+kind = "reopen"
+[[phase]]
+name = "g2"
+kind = "get"
+"#;
+
+#[test]
+fn a_reopen_phase_is_a_close_and_a_read_write_open_between_phases() {
+    let p = plan(REOPEN, caps(true, true));
+    let reopen = p.phases.iter().find(|x| x.name == "reopen").unwrap();
+    assert_eq!(kinds_before(&p, "reopen"), ["close"], "the close is a note");
+    assert!(matches!(p.job.steps[reopen.main.unwrap()], Step::Open { mode: OpenMode::ReadWrite, stop: true, .. }));
+    assert_eq!(reopen.main, Some(ops(&p, "load").index + 2), "nothing runs between the load and the reopen");
+    assert!(kinds_before(&p, "get").is_empty(), "the get runs on the reopened store, warm");
+    // After a size phase the store is closed: the reopen is the open alone.
+    assert!(kinds_before(&p, "reopen-after-size").is_empty());
+    assert!(kinds_before(&p, "g2").is_empty());
+    let not_persistent = plan(REOPEN, caps(false, false));
+    let na = not_persistent.phases.iter().find(|x| x.name == "reopen").unwrap();
+    assert!(na.not_applicable.as_deref().is_some_and(|w| w.contains("not persistent")), "{na:?}");
+}
+
+#[test]
+fn a_reopen_phase_refuses_fields_that_shape_operations() {
+    let bad = REOPEN.replacen("kind = \"reopen\"\n", "kind = \"reopen\"\nthreads = 4\n", 1);
+    let s: Scenario = toml::from_str(&bad).unwrap();
+    let e = s.check().unwrap_err();
+    assert!(e.contains("phase[2].threads") && e.contains("reopen phase"), "{e}");
+}
