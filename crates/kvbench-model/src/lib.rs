@@ -10,6 +10,7 @@ pub mod input;
 pub mod job;
 pub mod options;
 pub mod replay;
+pub mod report_table;
 pub mod result;
 pub mod scenario;
 pub mod secret;

@@ -58,6 +58,9 @@ pub struct Scenario {
     /// against the first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vary: Vec<VaryGroup>,
+    /// `[report]`: the table of the article or peer benchmark the scenario reproduces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<crate::report_table::ReportTable>,
 }
 
 /// The rows `--vary PARAMETER=v1,v2,...` made from one row, in value order.
@@ -646,7 +649,8 @@ impl Scenario {
             self.check_phase(p, &at)?;
         }
         self.check_later_loads()?;
-        self.check_rows(&names)
+        self.check_rows(&names)?;
+        self.report.as_ref().map_or(Ok(()), |table| table.check(&[At::Key("report")]))
     }
 
     /// A load after the first writes every record's loaded value again: the same values, an

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use kvbench_model::result::{EngineResult, Latency, PhaseResult, RunResult, Status};
 use kvbench_model::spec::PhaseKind;
 
-mod articles;
 mod axis;
 #[cfg(any(test, feature = "browser-test"))]
 pub mod browser;
@@ -18,13 +17,12 @@ mod escape;
 mod export;
 mod hlog;
 mod html;
-mod references;
+mod tables;
 mod svg;
 mod text;
 pub mod trend;
 mod ycsb;
 
-pub use articles::article_section;
 pub use compare::{
     compare, compare_json, compared, differences, rank_p, regressions, unreliable, verdict, Compared, Method, Verdict,
 };
@@ -33,7 +31,7 @@ pub use dashboard::dashboard;
 pub use escape::{csv_neutral, terminal_safe};
 pub use export::{bencher, github_action_benchmark};
 pub use hlog::hlog_files;
-pub use references::reference_section;
+pub use tables::own_table;
 pub use text::{fit_table, markdown_of, terminal_width, text_table, text_table_width};
 pub use ycsb::ycsb;
 
@@ -425,9 +423,8 @@ pub fn sections_with(r: &RunResult, o: &ReportOptions) -> Vec<Section> {
 fn sections_of(r: &RunResult, o: &ReportOptions, versions: Versions) -> Vec<Section> {
     let varied = compare::vary_section(r);
     let (r, spreads) = collapse(r);
-    // An article scenario's report opens with the article's own table, a reference suite's
-    // with the peer's.
-    let mut out: Vec<Section> = article_section(&r).or_else(|| reference_section(&r)).into_iter().collect();
+    // A scenario that declares its own table (an article's, a peer benchmark's) opens with it.
+    let mut out: Vec<Section> = own_table(&r).into_iter().collect();
     out.push(summary(&r, versions));
     out.extend(ratios(&r));
     out.extend(varied);

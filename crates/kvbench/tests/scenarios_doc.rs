@@ -31,15 +31,49 @@ writer = { rate = 100 }
 phase = "load"
 numerator = "memory"
 denominator = "m2"
+[report]
+title = "t"
+note = "n of {records}"
+differences = ["d"]
+[[report.column]]
+heading = "name"
+text = "{label}"
+[[report.column]]
+heading = "read"
+phase = "load"
+phase_for = { m2 = "load" }
+metric = "runtime"
+counter = "alloc_bytes"
+per_pass_of = ["load"]
+unit = "ms"
+rounding = "significant"
+decimals = 2
+suffix = " ms"
+suffix_for = { m2 = " (x)" }
+zero_is_unmeasured = true
+[[report.column]]
+heading = "c"
+computed = "fsync_on_off"
+cache = "cold"
+priority = 1
+[[report.extra_row]]
+label = "{label} (again)"
+of = ["memory"]
+phases = { load = "load" }
+blank = ["c"]
 "#;
 
 /// (table path, field) of every field in a serialised scenario; arrays of tables use their
-/// elements together. Free-form maps (engine options) are not fields.
+/// elements together. Free-form maps (engine options, a report column's rows) are not fields.
 fn fields(path: &str, v: &serde_json::Value, out: &mut BTreeSet<(String, String)>) {
     let Some(obj) = v.as_object() else { return };
     for (k, child) in obj {
         out.insert((path.to_string(), k.clone()));
-        if path == "engine" && k == "options" {
+        let free_form = matches!(
+            (path, k.as_str()),
+            ("engine", "options") | ("report.column", "phase_for" | "suffix_for") | ("report.extra_row", "phases")
+        );
+        if free_form {
             continue;
         }
         let sub = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
