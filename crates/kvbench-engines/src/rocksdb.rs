@@ -75,6 +75,120 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
             default: "true",
             doc: "Options.statistics: keep RocksDB's tickers (compaction, flush, WAL and user bytes written) for the row's internals",
         },
+        OptionSpec {
+            name: "block_size",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "BlockBasedTableOptions.block_size in bytes (default: the library's, 4 KiB; benchmark.sh 8 KiB)",
+        },
+        OptionSpec {
+            name: "cache_index_and_filter_blocks",
+            kind: OptionKind::Bool,
+            default: "false",
+            doc: "BlockBasedTableOptions.cache_index_and_filter_blocks: index and filter blocks in the block cache",
+        },
+        OptionSpec {
+            name: "pin_l0_filter_and_index_blocks_in_cache",
+            kind: OptionKind::Bool,
+            default: "false",
+            doc: "BlockBasedTableOptions.pin_l0_filter_and_index_blocks_in_cache (benchmark.sh: true)",
+        },
+        OptionSpec {
+            name: "memtable",
+            kind: OptionKind::Enum(&["skip_list", "vector"]),
+            default: "skip_list",
+            doc: "memtable representation (benchmark.sh's fillseq: vector, which sorts at flush)",
+        },
+        OptionSpec {
+            name: "allow_concurrent_memtable_write",
+            kind: OptionKind::Bool,
+            default: "true",
+            doc: "allow_concurrent_memtable_write (benchmark.sh's fillseq: false; vector needs false)",
+        },
+        OptionSpec {
+            name: "max_background_jobs",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "max_background_jobs: flush and compaction threads (library default 2; benchmark.sh 16)",
+        },
+        OptionSpec {
+            name: "max_write_buffer_number",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "max_write_buffer_number: memtables held before writes stall (library default 2; benchmark.sh 8)",
+        },
+        OptionSpec {
+            name: "target_file_size_base",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "target_file_size_base in bytes: SST file size at level 1 (library default 64 MiB; benchmark.sh 128 MiB)",
+        },
+        OptionSpec {
+            name: "max_bytes_for_level_base",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "max_bytes_for_level_base in bytes: level 1's size (library default 256 MiB; benchmark.sh 1 GiB)",
+        },
+        OptionSpec {
+            name: "max_bytes_for_level_multiplier",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "max_bytes_for_level_multiplier: each level's size over the one above (library default 10; benchmark.sh 8)",
+        },
+        OptionSpec {
+            name: "num_levels",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "num_levels (library default 7; benchmark.sh 8)",
+        },
+        OptionSpec {
+            name: "level0_file_num_compaction_trigger",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "level0_file_num_compaction_trigger: L0 files that start a compaction (library default 4; benchmark.sh 4)",
+        },
+        OptionSpec {
+            name: "level0_slowdown_writes_trigger",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "level0_slowdown_writes_trigger: L0 files that slow writes (library default 20; benchmark.sh 20)",
+        },
+        OptionSpec {
+            name: "level0_stop_writes_trigger",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "level0_stop_writes_trigger: L0 files that stop writes (library default 36; benchmark.sh 30)",
+        },
+        OptionSpec {
+            name: "bytes_per_sync",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "bytes_per_sync: SST bytes written between background range syncs (library default 0, off; benchmark.sh 8 MiB)",
+        },
+        OptionSpec {
+            name: "max_open_files",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "max_open_files (-1 keeps every SST open: benchmark.sh's --open_files=-1; library default -1)",
+        },
+        OptionSpec {
+            name: "delete_obsolete_files_period_micros",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "delete_obsolete_files_period_micros (library default 6 h; benchmark.sh 60 Mi microseconds)",
+        },
+        OptionSpec {
+            name: "max_subcompactions",
+            kind: OptionKind::Int,
+            default: "",
+            doc: "max_subcompactions (library default 1; benchmark.sh 1)",
+        },
+        OptionSpec {
+            name: "level_compaction_dynamic_level_bytes",
+            kind: OptionKind::Bool,
+            default: "false",
+            doc: "level_compaction_dynamic_level_bytes (the library's default in 7.x is false; benchmark.sh: true)",
+        },
     ],
     version,
     open,
@@ -168,7 +282,9 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         }
         n => return Err(EngineError::Option(format!("rocksdb bloom_bits must be >= 0, got {n}"))),
     }
+    table_tuning(&mut table, o, &mut settings)?;
     opts.set_block_based_table_factory(&table);
+    tuning(&mut opts, o, &mut settings)?;
     direct_io(&mut opts, o, &mut settings);
     opts.set_enable_pipelined_write(o.bool("pipelined_write"));
     settings.insert("pipelined_write".into(), o.bool("pipelined_write").to_string());
@@ -239,6 +355,107 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     settings.insert("binding".into(), "rust-rocksdb 0.20.1".into());
     settings.insert("perf_context".into(), "off (PerfLevel::kDisable on each calling thread, as db_bench)".into());
     Ok(Box::new(Rocks { db, opts, mode: args.mode, write_opts, sync, settings, wrote: Default::default() }))
+}
+
+/// An integer option within `lo..=hi`, or None when the row leaves it to the library; said in
+/// `settings` either way.
+fn int_in(
+    o: &Options,
+    name: &str,
+    (lo, hi): (i64, i64),
+    settings: &mut BTreeMap<String, String>,
+) -> Result<Option<i64>> {
+    match o.int(name) {
+        Some(n) if (lo..=hi).contains(&n) => {
+            settings.insert(name.into(), n.to_string());
+            Ok(Some(n))
+        }
+        Some(n) => Err(EngineError::Option(format!("rocksdb {name} = {n} is out of range (allowed: {lo} to {hi})"))),
+        None => {
+            settings.insert(name.into(), "library default".into());
+            Ok(None)
+        }
+    }
+}
+
+/// A boolean option, said in `settings`.
+fn flag(o: &Options, name: &str, settings: &mut BTreeMap<String, String>) -> bool {
+    let v = o.bool(name);
+    settings.insert(name.into(), v.to_string());
+    v
+}
+
+const GIB: i64 = 1 << 30;
+
+/// The block-based table's layout options (RocksDB's tools/benchmark.sh sets each).
+fn table_tuning(t: &mut BlockBasedOptions, o: &Options, settings: &mut BTreeMap<String, String>) -> Result<()> {
+    if let Some(n) = int_in(o, "block_size", (256, GIB), settings)? {
+        t.set_block_size(n as usize);
+    }
+    t.set_cache_index_and_filter_blocks(flag(o, "cache_index_and_filter_blocks", settings));
+    t.set_pin_l0_filter_and_index_blocks_in_cache(flag(o, "pin_l0_filter_and_index_blocks_in_cache", settings));
+    Ok(())
+}
+
+/// The LSM tree's shape, background work and memtable options (RocksDB's tools/benchmark.sh
+/// sets each; docs/engines/rocksdb.md). An option the row leaves unset keeps the library's value.
+fn tuning(opts: &mut rocksdb::Options, o: &Options, settings: &mut BTreeMap<String, String>) -> Result<()> {
+    const BIG: i64 = 1 << 50;
+    let mut int = |name: &str, range: (i64, i64)| int_in(o, name, range, settings);
+    if let Some(n) = int("max_background_jobs", (1, 1024))? {
+        opts.set_max_background_jobs(n as i32);
+    }
+    if let Some(n) = int("max_write_buffer_number", (2, 1024))? {
+        opts.set_max_write_buffer_number(n as i32);
+    }
+    if let Some(n) = int("target_file_size_base", (64 << 10, BIG))? {
+        opts.set_target_file_size_base(n as u64);
+    }
+    if let Some(n) = int("max_bytes_for_level_base", (64 << 10, BIG))? {
+        opts.set_max_bytes_for_level_base(n as u64);
+    }
+    if let Some(n) = int("max_bytes_for_level_multiplier", (2, 1000))? {
+        opts.set_max_bytes_for_level_multiplier(n as f64);
+    }
+    if let Some(n) = int("num_levels", (2, 64))? {
+        opts.set_num_levels(n as i32);
+    }
+    if let Some(n) = int("level0_file_num_compaction_trigger", (1, GIB))? {
+        opts.set_level_zero_file_num_compaction_trigger(n as i32);
+    }
+    if let Some(n) = int("level0_slowdown_writes_trigger", (1, GIB))? {
+        opts.set_level_zero_slowdown_writes_trigger(n as i32);
+    }
+    if let Some(n) = int("level0_stop_writes_trigger", (1, GIB))? {
+        opts.set_level_zero_stop_writes_trigger(n as i32);
+    }
+    if let Some(n) = int("bytes_per_sync", (0, BIG))? {
+        opts.set_bytes_per_sync(n as u64);
+    }
+    if let Some(n) = int("max_open_files", (-1, i32::MAX as i64))? {
+        opts.set_max_open_files(n as i32);
+    }
+    if let Some(n) = int("delete_obsolete_files_period_micros", (0, BIG))? {
+        opts.set_delete_obsolete_files_period_micros(n as u64);
+    }
+    if let Some(n) = int("max_subcompactions", (1, 1024))? {
+        opts.set_max_subcompactions(n as u32);
+    }
+    opts.set_level_compaction_dynamic_level_bytes(flag(o, "level_compaction_dynamic_level_bytes", settings));
+    let concurrent = flag(o, "allow_concurrent_memtable_write", settings);
+    let memtable = o.text("memtable").unwrap_or_else(|| "skip_list".into());
+    if memtable == "vector" {
+        if concurrent {
+            // RocksDB refuses the pair at open with a less direct message.
+            return Err(EngineError::Option(
+                "rocksdb memtable = \"vector\" needs allow_concurrent_memtable_write = false (only the skip list takes concurrent writes)".into(),
+            ));
+        }
+        opts.set_memtable_factory(rocksdb::MemtableFactory::Vector);
+    }
+    opts.set_allow_concurrent_memtable_write(concurrent);
+    settings.insert("memtable".into(), memtable);
+    Ok(())
 }
 
 /// O_DIRECT for user reads and for flush/compaction I/O, each as the row states it.
@@ -555,6 +772,105 @@ mod tests {
         let mut buf = Vec::new();
         assert!(r.get(&keys[7], &mut buf).unwrap());
         assert_eq!(perf.metric(PerfMetric::UserKeyComparisonCount), 0, "perf context still counting");
+    }
+
+    /// benchmark.sh's options as a row sets them (text sizes as a scenario gives them).
+    fn benchmark_sh_row() -> BTreeMap<String, serde_json::Value> {
+        let pairs = [
+            ("block_size", serde_json::json!("8k")),
+            ("max_background_jobs", 16.into()),
+            ("max_write_buffer_number", 8.into()),
+            ("target_file_size_base", "128m".into()),
+            ("max_bytes_for_level_base", "1g".into()),
+            ("max_bytes_for_level_multiplier", 8.into()),
+            ("num_levels", 8.into()),
+            ("level0_file_num_compaction_trigger", 5.into()),
+            ("level0_slowdown_writes_trigger", 21.into()),
+            ("level0_stop_writes_trigger", 30.into()),
+            ("bytes_per_sync", "8m".into()),
+            ("max_open_files", (-1).into()),
+            ("delete_obsolete_files_period_micros", 62_914_560.into()),
+            ("max_subcompactions", 2.into()),
+            ("level_compaction_dynamic_level_bytes", true.into()),
+            ("pin_l0_filter_and_index_blocks_in_cache", true.into()),
+            ("cache_index_and_filter_blocks", true.into()),
+            ("memtable", "vector".into()),
+            ("allow_concurrent_memtable_write", false.into()),
+        ];
+        pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    }
+
+    /// `key=value` lines of the newest OPTIONS file RocksDB wrote into `dir` (it writes one at
+    /// every open: what the library really applied, after its own sanitizing).
+    fn options_file(dir: &std::path::Path) -> BTreeMap<String, String> {
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
+            .collect();
+        files.sort();
+        let text = std::fs::read_to_string(files.last().expect("an OPTIONS file")).unwrap();
+        text.lines().filter_map(|l| l.trim().split_once('=')).map(|(k, v)| (k.into(), v.into())).collect()
+    }
+
+    /// Guards issue 40's options: each benchmark.sh setting reaches RocksDB (read back from the
+    /// OPTIONS file it writes) and is stated in the row's settings.
+    #[test]
+    fn benchmark_sh_options_are_applied_and_stated() {
+        let tmp = tempfile::tempdir().unwrap();
+        let options = Options::parse("rocksdb", DESCRIPTOR.options, &benchmark_sh_row()).unwrap();
+        let e = open(&OpenArgs::new(tmp.path(), &options)).unwrap();
+        let settings = e.settings();
+        e.close().unwrap();
+        let got = options_file(tmp.path());
+        let want = [
+            ("block_size", "8192"),
+            ("max_background_jobs", "16"),
+            ("max_write_buffer_number", "8"),
+            ("target_file_size_base", "134217728"),
+            ("max_bytes_for_level_base", "1073741824"),
+            ("max_bytes_for_level_multiplier", "8.000000"),
+            ("num_levels", "8"),
+            ("level0_file_num_compaction_trigger", "5"),
+            ("level0_slowdown_writes_trigger", "21"),
+            ("level0_stop_writes_trigger", "30"),
+            ("bytes_per_sync", "8388608"),
+            ("max_open_files", "-1"),
+            ("delete_obsolete_files_period_micros", "62914560"),
+            ("max_subcompactions", "2"),
+            ("level_compaction_dynamic_level_bytes", "true"),
+            ("pin_l0_filter_and_index_blocks_in_cache", "true"),
+            ("cache_index_and_filter_blocks", "true"),
+            ("memtable_factory", "{id=VectorRepFactory;count=0;}"),
+            ("allow_concurrent_memtable_write", "false"),
+        ];
+        for (k, v) in want {
+            assert_eq!(got.get(k).map(String::as_str), Some(v), "{k} in the OPTIONS file");
+        }
+        for k in benchmark_sh_row().keys() {
+            assert!(settings.get(k).is_some_and(|s| s != "library default"), "{k} not stated: {settings:?}");
+        }
+        assert_eq!(settings["block_size"], "8192");
+    }
+
+    #[test]
+    fn an_out_of_range_tuning_option_is_refused_naming_its_range() {
+        let tmp = tempfile::tempdir().unwrap();
+        for (name, value, says) in [
+            (
+                "max_background_jobs",
+                serde_json::json!(0),
+                "max_background_jobs = 0 is out of range (allowed: 1 to 1024)",
+            ),
+            ("num_levels", 1.into(), "num_levels = 1 is out of range (allowed: 2 to 64)"),
+            ("memtable", "vector".into(), "needs allow_concurrent_memtable_write = false"),
+        ] {
+            let row = BTreeMap::from([(name.to_string(), value)]);
+            let options = Options::parse("rocksdb", DESCRIPTOR.options, &row).unwrap();
+            let e = open(&OpenArgs::new(tmp.path(), &options)).err().expect("refused");
+            assert!(e.to_string().contains(says), "{name}: {e}");
+        }
     }
 
     /// The hand-built batch is byte for byte the binding's own, lengths of one and two varint
