@@ -16,7 +16,7 @@ APT_PACKAGES := build-essential pkg-config libclang-dev \
 	python3-venv python3-dev maven \
 	chromium
 
-.PHONY: all deps rust build python go java install run test test-rust test-python test-go test-java lint clean
+.PHONY: all deps rust build python go java node install run test test-rust test-python test-go test-java test-node lint clean
 
 all: build
 
@@ -51,19 +51,25 @@ go: deps rust
 java: deps rust
 	drivers/java/build.sh
 
+# The Node.js worker (engines named node-*): drivers/node/bin/kvbench-node-worker over the worker
+# core's Node-API addon (crates/kvbench-node), npm packages pinned in package-lock.json (npm ci
+# once; better-sqlite3 compiles from source where its prebuilt binary cannot be downloaded).
+node: deps rust
+	drivers/node/build.sh
+
 # kvbench, the Go workers and the Python worker's own venv under PREFIX (scripts/install.sh,
 # docs/install.md): PREFIX/bin/kvbench runs from any directory with every runtime.
 PREFIX ?= /usr/local
 install: build python go
 	scripts/install.sh $(PREFIX)
 
-# The release build, the Python venv's downloads, the Go modules' and the Maven artifacts'
-# downloads overlap (-j3); the Go, Python and Java workers then wait for the worker core's build.
+# The release build, the Python venv's downloads, the Go modules', the Maven artifacts' and npm's
+# downloads overlap (-j3); the Go, Python, Java and Node workers then wait for the worker core's build.
 run: deps rust
-	$(MAKE) --no-print-directory -j3 build python go java
+	$(MAKE) --no-print-directory -j3 build python go java node
 	./target/release/kvbench run
 
-test: deps rust python go java test-rust test-python test-go test-java
+test: deps rust python go java node test-rust test-python test-go test-java test-node
 
 # The HTML report test renders the page in headless Chromium (installed by deps) and prints
 # where its screenshot went.
@@ -81,6 +87,11 @@ test-go:
 test-java:
 	cd drivers/java && JAVA_HOME=$${KVBENCH_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64} mvn -B -ntp test
 
+# node's test runner: every Node engine's conformance and the every-step job through the worker
+# (an engine that does not load fails here instead of being skipped).
+test-node:
+	cd drivers/node && KVBENCH_NODE_REQUIRE_ENGINES=1 node --test test/
+
 lint:
 	$(CARGO) fmt --all -- --check
 	# The engine modules are declared by a generated include!, which cargo fmt does not follow.
@@ -89,7 +100,8 @@ lint:
 	drivers/python/.venv/bin/ruff check drivers/python
 	cd drivers/go && go vet ./...
 	@out=$$(gofmt -l drivers/go); if [ -n "$$out" ]; then echo "gofmt -l: $$out"; exit 1; fi
+	for f in drivers/node/bin/* drivers/node/lib/*.js drivers/node/lib/engines/*.js drivers/node/test/*.js drivers/node/bench/*.js; do node --check $$f || exit 1; done
 
 clean:
 	$(CARGO) clean
-	rm -rf .kvbench drivers/python/.venv drivers/go/bin drivers/java/target
+	rm -rf .kvbench drivers/python/.venv drivers/go/bin drivers/java/target drivers/node/node_modules
