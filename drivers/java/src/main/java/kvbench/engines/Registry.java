@@ -9,7 +9,8 @@ public final class Registry {
     private Registry() {}
 
     public static final List<Descriptor> ALL = List.of(RocksDbEngine.DESCRIPTOR, LmdbEngine.DESCRIPTOR,
-            MvStoreEngine.DESCRIPTOR, BdbJeEngine.DESCRIPTOR, MemoryEngine.DESCRIPTOR);
+            MvStoreEngine.DESCRIPTOR, BdbJeEngine.DESCRIPTOR, XodusEngine.DESCRIPTOR, MapDbEngine.DESCRIPTOR,
+            MemoryEngine.DESCRIPTOR);
 
     /** The engine named name, or null. */
     public static Descriptor find(String name) {

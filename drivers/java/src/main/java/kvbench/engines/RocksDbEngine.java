@@ -175,12 +175,29 @@ final class RocksDbEngine implements Engine {
                     it.seek(direct(start));
                     for (; it.isValid() && n < limit; it.next()) {
                         n++;
-                        if (!visit.visit(ByteBuffer.wrap(it.key()), ByteBuffer.wrap(it.value()))) {
+                        ByteBuffer k = scanKey = fill(scanKey, it::key);
+                        ByteBuffer v = scanVal = fill(scanVal, it::value);
+                        if (!visit.visit(k, v)) {
                             break;
                         }
                     }
                 }
                 return n;
+            }
+
+            private ByteBuffer scanKey = ByteBuffer.allocateDirect(256);
+            private ByteBuffer scanVal = ByteBuffer.allocateDirect(4096);
+
+            /** The iterator's key or value copied into b (grown when it does not fit): no Java
+             * array per record. */
+            private static ByteBuffer fill(ByteBuffer b, java.util.function.ToIntFunction<ByteBuffer> read) {
+                b.clear();
+                int n = read.applyAsInt(b);
+                if (n > b.capacity()) {
+                    b = ByteBuffer.allocateDirect(Math.max(n, 2 * b.capacity()));
+                    read.applyAsInt(b);
+                }
+                return b.position(0).limit(n);
             }
 
             @Override
