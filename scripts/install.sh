@@ -4,17 +4,18 @@
 #   PREFIX/lib/kvbench/            kvbench's home (what KVBENCH_HOME names; found beside the binary)
 #     drivers/go/bin/              the Go worker and its one-engine workers
 #     drivers/python/.venv/        the Python worker's own venv (pinned requirements, the package)
-#     lib/libkvbench_ffi.so        the worker core the Python worker loads
+#     drivers/java/                the Java worker's launcher, jar and dependencies
+#     lib/libkvbench_ffi.so        the worker core the Python and Java workers load
 #     scenarios/                   the scenario files (`kvbench run scenarios/X.toml` from anywhere)
 # `make install PREFIX=...` builds everything first; this script only copies and makes the venv.
 #   scripts/install.sh PREFIX
 #   KVBENCH_BIN=path          the kvbench binary to install (default target/release/kvbench)
-#   KVBENCH_RUNTIMES="go python"   the worker runtimes to install (default both)
+#   KVBENCH_RUNTIMES="go python java"   the worker runtimes to install (default all three)
 set -euo pipefail
 prefix="${1:?usage: scripts/install.sh PREFIX}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${KVBENCH_BIN:-$root/target/release/kvbench}"
-runtimes="${KVBENCH_RUNTIMES:-go python}"
+runtimes="${KVBENCH_RUNTIMES:-go python java}"
 mkdir -p "$prefix"
 prefix="$(cd "$prefix" && pwd)"
 home="$prefix/lib/kvbench"
@@ -27,10 +28,20 @@ if [[ " $runtimes " == *" go "* ]]; then
     rm -rf "$home/drivers/go/bin"
     cp -r "$root/drivers/go/bin" "$home/drivers/go/bin"
 fi
-if [[ " $runtimes " == *" python "* ]]; then
+if [[ " $runtimes " == *" python "* || " $runtimes " == *" java "* ]]; then
     core="$root/target/release/libkvbench_ffi.so"
-    [[ -f "$core" ]] || { echo "install.sh: no worker core $core: run make python" >&2; exit 1; }
+    [[ -f "$core" ]] || { echo "install.sh: no worker core $core: run make python or make java" >&2; exit 1; }
     install -m 644 "$core" "$home/lib/libkvbench_ffi.so"
+fi
+if [[ " $runtimes " == *" java "* ]]; then
+    jar="$root/drivers/java/target/kvbench-java-worker.jar"
+    [[ -f "$jar" ]] || { echo "install.sh: no Java worker $jar: run make java" >&2; exit 1; }
+    rm -rf "$home/drivers/java"
+    mkdir -p "$home/drivers/java/target"
+    cp -r "$root/drivers/java/bin" "$home/drivers/java/bin"
+    cp -r "$jar" "$root/drivers/java/target/lib" "$home/drivers/java/target/"
+fi
+if [[ " $runtimes " == *" python "* ]]; then
     venv="$home/drivers/python/.venv"
     "${PYTHON:-python3}" -m venv --clear "$venv"
     export PIP_DISABLE_PIP_VERSION_CHECK=1

@@ -27,7 +27,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 public final class Core {
     private Core() {}
 
-    /** The library: $KVBENCH_FFI_LIB, else the repository's target/release build. */
+    /** The library: $KVBENCH_FFI_LIB, else the checkout's target/release build, else an
+     * installed copy's lib/ (scripts/install.sh). */
     static Path libraryPath() {
         String env = System.getenv("KVBENCH_FFI_LIB");
         if (env != null && !env.isEmpty()) {
@@ -35,7 +36,9 @@ public final class Core {
         }
         String home = System.getProperty("kvbench.home");
         Path base = home != null ? Path.of(home) : Path.of("..", "..").toAbsolutePath().normalize();
-        return base.resolve("target/release/libkvbench_ffi.so");
+        Path built = base.resolve("target/release/libkvbench_ffi.so");
+        Path installed = base.resolve("lib/libkvbench_ffi.so");
+        return Files.isRegularFile(built) || !Files.isRegularFile(installed) ? built : installed;
     }
 
     private static final Linker LINKER = Linker.nativeLinker();
