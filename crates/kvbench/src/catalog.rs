@@ -230,7 +230,14 @@ pub const EXTERNAL: &[External] = &[
         env: "KVBENCH_NODE_WORKER",
         prefix: "node-",
         per_engine: false,
-        list_deps: &["drivers/node/src", "drivers/node/package-lock.json", "target/release/libkvbench_ffi.so"],
+        // The worker's sources, its installed packages (build.sh's stamp changes with every
+        // npm ci) and the worker core's Node-API addon it loads.
+        list_deps: &[
+            "drivers/node/lib",
+            "drivers/node/package-lock.json",
+            "drivers/node/node_modules/.kvbench-install",
+            "target/release/libkvbench_node.so",
+        ],
     },
 ];
 

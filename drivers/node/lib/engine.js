@@ -1,4 +1,6 @@
 'use strict';
+const fs = require('fs');
+const path = require('path');
 // What every Node engine implements and shares, as drivers/go/internal/worker/engine.go.
 //
 // A descriptor: { name, description, caps, options: [OptionSpec], version(), unavailable()
@@ -85,10 +87,18 @@ function defaultOptions(desc, set = {}) {
 /** The version of an installed npm package. */
 function packageVersion(name) {
   try {
-    return require(`${name}/package.json`).version;
+    // Not require(`${name}/package.json`): a package's exports map may not list it (lmdb's).
+    for (let dir = path.dirname(require.resolve(name)); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+      const file = path.join(dir, 'package.json');
+      if (fs.existsSync(file)) {
+        const pkg = JSON.parse(fs.readFileSync(file, 'utf8'));
+        if (pkg.name === name) return pkg.version;
+      }
+    }
   } catch {
-    return 'not installed';
+    // not installed
   }
+  return 'not installed';
 }
 
 /** null when the package loads here, else why not. */
