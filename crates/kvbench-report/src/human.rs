@@ -1,0 +1,76 @@
+//! Figures written for a person: sizes, times and rates in the unit that reads best, versions
+//! short enough for a cell.
+
+pub fn human_bytes(b: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < units.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
+pub fn human_ns(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.1} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+pub fn human_rate(r: f64) -> String {
+    if r == 0.0 {
+        "0".into()
+    } else if r >= 1e6 {
+        format!("{:.2}M", r / 1e6)
+    } else if r >= 1e3 {
+        format!("{:.1}k", r / 1e3)
+    } else {
+        format!("{r:.1}")
+    }
+}
+
+/// A version short enough for a table cell: long strings (a server's banner, say) keep their
+/// first version-like token, marked with `…`.
+pub fn short_version(v: &str) -> String {
+    const MAX: usize = 20;
+    if v.chars().count() <= MAX {
+        return v.to_string();
+    }
+    // The first run of digits and dots that holds a dot: `7.0.15` out of `redis v=7.0.15 sha=...`.
+    let mut rest = v;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        let run: String = rest[start..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+        let run = run.trim_end_matches('.');
+        if run.contains('.') {
+            return format!("{run}…");
+        }
+        rest = &rest[start + run.len().max(1)..];
+    }
+    let mut s: String = v.chars().take(MAX - 1).collect();
+    s.push('…');
+    s
+}
+
+/// Megabytes (10^6 bytes) per second, to three significant figures.
+pub(crate) fn human_mb(mb_bytes: f64) -> String {
+    match mb_bytes / 1e6 {
+        v if v >= 100.0 => format!("{v:.0}"),
+        v if v >= 10.0 => format!("{v:.1}"),
+        v => format!("{v:.2}"),
+    }
+}
+
+pub(crate) fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
