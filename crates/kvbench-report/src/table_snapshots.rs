@@ -69,6 +69,12 @@ fn phase_result(engine: &str, row: u64, rep: u64, index: u64, def: &PhaseDef, na
     if engine.contains("pebble") {
         internals.insert("pebble.read_amp".to_string(), 1.5 + row as f64);
     }
+    // Each LSM engine's SST bytes under its own name (ref-dbbench's SST column reads them all).
+    let sst = ["rocksdb.sst.live_bytes", "leveldb.sst.bytes", "pebble.sstable_bytes", "goleveldb.tables_bytes"];
+    if let Some(name) = sst.iter().find(|n| engine.trim_start_matches("go-").starts_with(n.split('.').next().unwrap()))
+    {
+        internals.insert(name.to_string(), ((3 + row + index) << 20) as f64);
+    }
     PhaseResult {
         name,
         kind: def.kind.as_str().to_string(),

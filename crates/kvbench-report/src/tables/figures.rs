@@ -10,7 +10,12 @@ use crate::{human_bytes, pooled_histogram, wall_ns};
 pub(super) fn value(metric: Metric, counter: Option<&str>, row: &EngineResult, phase: &PhaseResult) -> Option<f64> {
     let latency = phase.latency.as_ref();
     let disk = phase.disk.as_ref();
-    let counted = |map: &std::collections::BTreeMap<String, f64>| counter.and_then(|name| map.get(name).copied());
+    // `a|b|c`: the first of these counters the phase has (one column over engines that each
+    // name the same figure their own way: SST bytes are `rocksdb.sst.live_bytes` on one row,
+    // `pebble.sstable_bytes` on another).
+    let counted = |map: &std::collections::BTreeMap<String, f64>| {
+        counter.and_then(|names| names.split('|').find_map(|name| map.get(name.trim()).copied()))
+    };
     Some(match metric {
         Metric::Wall => wall_ns(phase) as f64,
         Metric::Elapsed => phase.elapsed_ns as f64,

@@ -172,10 +172,11 @@ fn follows(extra: &ExtraRow, row: &EngineResult) -> bool {
     extra.of.contains(&row.label) && first.is_some_and(|name| row.phases.iter().any(|p| &p.name == name))
 }
 
-/// The operation phases a row ran (not its open, close or settle steps), in the row's order.
+/// The operation phases a row ran (not its open, close, reopen or settle steps), in the row's order.
 fn timed(row: &EngineResult) -> impl Iterator<Item = &PhaseResult> {
     row.phases.iter().filter(|p| {
-        !matches!(p.kind.as_str(), "settle" | "open" | "close") && matches!(p.status, Status::Ok | Status::Expected)
+        !matches!(p.kind.as_str(), "settle" | "open" | "close" | "reopen")
+            && matches!(p.status, Status::Ok | Status::Expected)
     })
 }
 

@@ -724,3 +724,13 @@ mod suites {
         assert!(s.note.contains("\n- len() is not measured"), "{}", s.note);
     }
 }
+
+#[test]
+fn an_internal_counter_may_name_alternatives_one_per_engine() {
+    let mut phase = ph("readrandom", "get", 1.0, 0.1);
+    phase.internals.insert("pebble.sstable_bytes".into(), 42.0);
+    let r = row("go-pebble", "go-pebble", vec![phase.clone()]);
+    let sst = |c: &str| super::figures::value(kvbench_model::report_table::Metric::Internal, Some(c), &r, &phase);
+    assert_eq!(sst("rocksdb.sst.live_bytes|pebble.sstable_bytes"), Some(42.0));
+    assert_eq!(sst("rocksdb.sst.live_bytes"), None, "a counter the row lacks is no figure");
+}
