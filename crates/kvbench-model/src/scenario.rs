@@ -200,6 +200,11 @@ pub struct PhaseDef {
     pub zipf_exponent: Option<f64>,
     #[serde(default)]
     pub batch: Option<u32>,
+    /// Write batches by size, as Pebble's ycsb loads (`batch_bytes = 1048576`: 1 MiB of keys and
+    /// values a batch): records per batch = these bytes over the dataset's mean record, rounded
+    /// up (exact for records of one size). Instead of `batch`, on load, insert, update and delete.
+    #[serde(default)]
+    pub batch_bytes: Option<u64>,
     #[serde(default)]
     pub threads: Option<u32>,
     #[serde(default)]
@@ -424,6 +429,7 @@ impl PhaseDef {
             hot_key: None,
             zipf_exponent: None,
             batch: None,
+            batch_bytes: None,
             threads: None,
             cache: CacheMode::Warm,
             open_per: OpenPer::Phase,
@@ -762,6 +768,7 @@ impl Scenario {
         check_stop_rules(p, &f)?;
         check_writer(p, &f)?;
         check_passes_and_open(p, &f)?;
+        check_batch_bytes(p, &f)?;
         check_share(p, &f)
     }
 
@@ -910,8 +917,23 @@ fn check_kind_fits(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<
     Ok(())
 }
 
+/// `batch_bytes`: 1 byte to 1 GiB, on a phase that writes in batches, not beside `batch`.
+fn check_batch_bytes(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+    let Some(b) = p.batch_bytes else { return Ok(()) };
+    field(&f("batch_bytes"), crate::spec::in_range(b, 1, 1 << 30))?;
+    if p.batch.is_some() {
+        let m = "batch_bytes and batch both size the batches: give one (batch_bytes: bytes a batch; batch: records)";
+        return Err(FieldError::new(&f("batch_bytes"), m));
+    }
+    if !matches!(p.kind, PhaseKind::Load | PhaseKind::Insert | PhaseKind::Update | PhaseKind::Delete) {
+        let m = "batch_bytes sizes write batches: allowed on load, insert, update and delete phases";
+        return Err(FieldError::new(&f("batch_bytes"), m));
+    }
+    Ok(())
+}
+
 /// Each field that shapes a phase's operations, and whether the phase gives it.
-pub(crate) fn shaping_fields(p: &PhaseDef) -> [(&'static str, bool); 24] {
+pub(crate) fn shaping_fields(p: &PhaseDef) -> [(&'static str, bool); 25] {
     [
         ("count", p.count.is_some()),
         ("distribution", p.distribution.is_some()),
@@ -923,6 +945,7 @@ pub(crate) fn shaping_fields(p: &PhaseDef) -> [(&'static str, bool); 24] {
         ("hot_key", p.hot_key.is_some()),
         ("zipf_exponent", p.zipf_exponent.is_some()),
         ("batch", p.batch.is_some()),
+        ("batch_bytes", p.batch_bytes.is_some()),
         ("threads", p.threads.is_some()),
         ("cache", p.cache != CacheMode::Warm),
         ("open_per", p.open_per != OpenPer::Phase),

@@ -447,11 +447,21 @@ impl Builder<'_> {
         }
     }
 
-    /// The phase's batch: the row's own load batch for a load, else the phase's.
+    /// The phase's batch: the row's own load batch for a load, else the phase's (in records, or
+    /// its `batch_bytes` over the mean record).
     fn batch_of(&self, def: &PhaseDef) -> u32 {
         let row = self.row.variant.batch.filter(|_| def.kind == PhaseKind::Load);
-        row.or(def.batch).unwrap_or(def.kind.default_batch()).max(1)
+        let by_bytes = def.batch_bytes.map(|b| records_in_bytes(b, self.data.dataset.loaded, self.data.raw_bytes));
+        row.or(def.batch).or(by_bytes).unwrap_or(def.kind.default_batch()).max(1)
     }
+}
+
+/// Records that make `bytes` of keys and values, rounded up (Pebble's ycsb commits a batch once
+/// it holds 1 MiB): the mean record of `records` holding `raw` bytes, within kvbench's batch range.
+fn records_in_bytes(bytes: u64, records: u64, raw: u64) -> u32 {
+    let mean = (raw as f64 / records.max(1) as f64).max(1.0);
+    let n = (bytes as f64 / mean).ceil() as u64;
+    n.clamp(1, u64::from(kvbench_model::spec::limits::BATCH)) as u32
 }
 
 fn unit_of(def: &PhaseDef, batch: u32) -> String {

@@ -549,3 +549,35 @@ fn a_reopen_phase_refuses_fields_that_shape_operations() {
     let e = s.check().unwrap_err();
     assert!(e.contains("phase[2].threads") && e.contains("reopen phase"), "{e}");
 }
+
+/// `batch_bytes` gives a batch of that many bytes of the mean record, rounded up, as Pebble's
+/// ycsb commits its load at 1 MiB: 16-byte keys and 48-byte values make 64-byte records, so
+/// 1 MiB is 16 384 records, and a byte more one record more.
+#[test]
+fn batch_bytes_commits_that_many_bytes_of_records_a_batch() {
+    let load = |bytes: u64| {
+        let toml = format!(
+            "engines = [\"lmdb\"]\n[dataset]\nrecords = 100000\nkey = {{ kind = \"decimal\", width = 16 }}\n\
+             value = {{ size = 48 }}\n[[phase]]\nkind = \"load\"\nbatch_bytes = {bytes}\n"
+        );
+        ops(&plan(&toml, caps(true, false)), "load").batch
+    };
+    assert_eq!(load(1 << 20), 16_384);
+    assert_eq!(load((1 << 20) + 1), 16_385);
+    assert_eq!(load(1), 1, "a batch holds at least one record");
+}
+
+#[test]
+fn batch_bytes_is_refused_beside_batch_and_on_phases_without_write_batches() {
+    let bad = [
+        ("kind = \"insert\"\ncount = 10\nbatch = 10\nbatch_bytes = 1024", "give one"),
+        ("kind = \"get\"\nbatch_bytes = 1024", "allowed on load, insert, update and delete"),
+        ("kind = \"insert\"\ncount = 10\nbatch_bytes = 0", "out of range (allowed: 1 to 1073741824)"),
+    ];
+    for (phase, why) in bad {
+        let text = format!("engines = [\"lmdb\"]\n[[phase]]\nkind = \"load\"\n[[phase]]\n{phase}\n");
+        let s: Scenario = toml::from_str(&text).unwrap();
+        let err = s.check().unwrap_err();
+        assert!(err.contains("batch_bytes") && err.contains(why), "{phase}: {err}");
+    }
+}
