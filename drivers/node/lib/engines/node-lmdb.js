@@ -93,7 +93,14 @@ class Lmdb {
 }
 
 function version() {
-  return `lmdb-js ${packageVersion('lmdb')}`;
+  let lib = '';
+  try {
+    const v = lmdb().version;
+    lib = ` (LMDB ${v.major}.${v.minor}.${v.patch})`;
+  } catch {
+    // not installed: the package version says so
+  }
+  return `lmdb-js ${packageVersion('lmdb')}${lib}`;
 }
 
 module.exports = {
