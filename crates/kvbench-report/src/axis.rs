@@ -35,30 +35,30 @@ impl Unit {
         }
     }
 
-    /// The largest prefix not above `v` (the smallest for values under one).
-    fn prefix(self, v: f64) -> (f64, &'static str) {
+    /// The largest prefix not above `value` (the smallest for values under one).
+    fn prefix(self, value: f64) -> (f64, &'static str) {
         let p = self.prefixes();
-        p.iter().rev().find(|(f, _)| v.abs() >= *f).copied().unwrap_or(p[0])
+        p.iter().rev().find(|(f, _)| value.abs() >= *f).copied().unwrap_or(p[0])
     }
 
     /// One value on its own, as a hover text shows it: three significant digits.
-    pub fn show(self, v: f64) -> String {
-        if v == 0.0 {
+    pub fn show(self, value: f64) -> String {
+        if value == 0.0 {
             return format!("0{}", if self == Unit::Rate { "" } else { self.prefixes()[0].1 });
         }
-        let (f, name) = self.prefix(v);
-        let x = v / f;
+        let (f, name) = self.prefix(value);
+        let x = value / f;
         let decimals = (2.0 - x.abs().log10().floor()).clamp(0.0, 12.0) as usize;
         format!("{}{name}", trim(&format!("{x:.decimals$}")))
     }
 }
 
 /// A number without trailing zeros after its point.
-fn trim(s: &str) -> String {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
+fn trim(text: &str) -> String {
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
-        s.to_string()
+        text.to_string()
     }
 }
 

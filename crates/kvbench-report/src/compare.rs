@@ -131,18 +131,19 @@ impl Compared {
     }
 }
 
-/// Two-sided p-value of the Mann–Whitney rank test that `a` and `b` come from one
+/// Two-sided p-value of the Mann–Whitney rank test that `before` and `after` come from one
 /// distribution: exact (counting every arrangement) up to 40 values, the normal approximation
 /// beyond. Ties count one half.
-pub fn rank_p(a: &[f64], b: &[f64]) -> f64 {
-    let (n, m) = (a.len(), b.len());
+pub fn rank_p(before: &[f64], after: &[f64]) -> f64 {
+    let (n, m) = (before.len(), after.len());
     if n == 0 || m == 0 {
         return 1.0;
     }
-    let u: f64 = b
+    let u: f64 = after
         .iter()
         .map(|&y| {
-            a.iter()
+            before
+                .iter()
                 .map(|&x| {
                     if y > x {
                         1.0
@@ -187,47 +188,47 @@ pub fn rank_p(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// P(Z > z) for a standard normal Z (Abramowitz and Stegun 26.2.17, error below 1e-7).
-fn normal_tail(z: f64) -> f64 {
-    let t = 1.0 / (1.0 + 0.231_641_9 * z);
+fn normal_tail(z_score: f64) -> f64 {
+    let t = 1.0 / (1.0 + 0.231_641_9 * z_score);
     let poly =
         t * (0.319_381_53 + t * (-0.356_563_782 + t * (1.781_477_937 + t * (-1.821_255_978 + t * 1.330_274_429))));
-    (-z * z / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt() * poly
+    (-z_score * z_score / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt() * poly
 }
 
 /// The `confidence` interval of median(b)/median(a), resampling each side's repetitions; a
 /// fixed seed makes the same files give the same verdict.
-fn bootstrap(a: &[f64], b: &[f64], m: &Method) -> (f64, f64) {
+fn bootstrap(before: &[f64], after: &[f64], method: &Method) -> (f64, f64) {
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(0x006b_7662_656e_6368);
     let mut draw = |x: &[f64]| median((0..x.len()).map(|_| x[rng.gen_range(0..x.len())]).collect());
-    let mut r: Vec<f64> = (0..m.resamples.max(1)).map(|_| draw(b) / draw(a).max(1e-12)).collect();
+    let mut r: Vec<f64> = (0..method.resamples.max(1)).map(|_| draw(after) / draw(before).max(1e-12)).collect();
     r.sort_by(|x, y| x.total_cmp(y));
-    let tail = (1.0 - m.confidence) / 2.0;
+    let tail = (1.0 - method.confidence) / 2.0;
     let at = |q: f64| r[((q * r.len() as f64) as usize).min(r.len() - 1)];
     (at(tail), at(1.0 - tail))
 }
 
-/// The verdict for per-repetition throughputs `a` and `b` (higher is faster).
-pub fn verdict(a: &[f64], b: &[f64], m: &Method) -> Verdict {
-    if a.is_empty() || b.is_empty() {
+/// The verdict for per-repetition throughputs `before` and `after` (higher is faster).
+pub fn verdict(before: &[f64], after: &[f64], method: &Method) -> Verdict {
+    if before.is_empty() || after.is_empty() {
         return Verdict::NoVerdict("not measured in both runs".into());
     }
-    let need = m.fewest_repetitions();
-    if a.len().min(b.len()) < need {
+    let need = method.fewest_repetitions();
+    if before.len().min(after.len()) < need {
         return Verdict::NoVerdict(format!(
             "{} and {} repetitions; a rank test at {}% needs {need} a side (run both with --repetitions {need} or more)",
-            a.len(),
-            b.len(),
-            m.alpha * 100.0
+            before.len(),
+            after.len(),
+            method.alpha * 100.0
         ));
     }
-    let (ma, mb) = (median(a.to_vec()), median(b.to_vec()));
+    let (ma, mb) = (median(before.to_vec()), median(after.to_vec()));
     if ma <= 0.0 || mb <= 0.0 {
         return Verdict::NoVerdict("zero throughput".into());
     }
     let ratio = mb / ma;
-    let (lo, hi) = bootstrap(a, b, m);
-    let floor = m.min_effect;
-    let apart = rank_p(a, b) <= m.alpha;
+    let (lo, hi) = bootstrap(before, after, method);
+    let floor = method.min_effect;
+    let apart = rank_p(before, after) <= method.alpha;
     if apart && lo > 1.0 && ratio > 1.0 + floor {
         Verdict::Faster { ratio, lo, hi }
     } else if apart && hi < 1.0 && ratio < 1.0 / (1.0 + floor) {
@@ -238,26 +239,26 @@ pub fn verdict(a: &[f64], b: &[f64], m: &Method) -> Verdict {
 }
 
 /// What makes one run's figures doubtful: a busy machine before it, a non-release build.
-fn doubts(side: &str, r: &RunResult) -> Vec<String> {
+fn doubts(side: &str, run: &RunResult) -> Vec<String> {
     let mut why = Vec::new();
-    if let Some(w) = r.warnings.iter().find(|w| w.starts_with("machine is busy")) {
+    if let Some(w) = run.warnings.iter().find(|w| w.starts_with("machine is busy")) {
         why.push(format!("{side}{w}"));
     }
-    if r.environment.build != "release" {
-        why.push(format!("{side}a {} build", r.environment.build));
+    if run.environment.build != "release" {
+        why.push(format!("{side}a {} build", run.environment.build));
     }
     why
 }
 
 /// Why two runs' figures cannot be set side by side with confidence, if they cannot.
-pub fn unreliable(a: &RunResult, b: &RunResult) -> Option<String> {
+pub fn unreliable(before: &RunResult, after: &RunResult) -> Option<String> {
     let mut why = Vec::new();
-    if a.run_id == b.run_id {
-        why.push(format!("A and B are the same run, {}", a.run_id));
+    if before.run_id == after.run_id {
+        why.push(format!("A and B are the same run, {}", before.run_id));
     }
-    why.extend(doubts("A: ", a));
-    why.extend(doubts("B: ", b));
-    let (ea, eb) = (&a.environment, &b.environment);
+    why.extend(doubts("A: ", before));
+    why.extend(doubts("B: ", after));
+    let (ea, eb) = (&before.environment, &after.environment);
     if ea.hostname != eb.hostname || ea.cpu_model != eb.cpu_model || ea.cores != eb.cores {
         why.push(format!("different machines ({}, {})", ea.hostname, eb.hostname));
     }
@@ -266,10 +267,10 @@ pub fn unreliable(a: &RunResult, b: &RunResult) -> Option<String> {
 
 /// `--vary`'s groups in one run: per phase, each value's ops/s against the group's first
 /// value, with the verdict `compare` would give.
-pub fn vary_section(r: &RunResult) -> Option<Section> {
-    let groups = r.workload.get("vary").and_then(|v| v.as_array()).filter(|a| !a.is_empty())?;
+pub fn vary_section(run: &RunResult) -> Option<Section> {
+    let groups = run.workload.get("vary").and_then(|v| v.as_array()).filter(|a| !a.is_empty())?;
     let m = Method::default();
-    let doubt = doubts("", r).join("; ");
+    let doubt = doubts("", run).join("; ");
     let mut s = Section::new(
         "Varied rows".into(),
         format!(
@@ -278,14 +279,14 @@ pub fn vary_section(r: &RunResult) -> Option<Section> {
         ),
         &[("parameter", 0), ("phase", 0), ("row", 0), ("ops/s", 1), ("vs first", 1), ("verdict", 0)],
     );
-    let by = by_label(r);
+    let by = by_label(run);
     let reps = |label: &str| by.iter().find(|(l, _)| l == label).map(|(_, v)| v.clone()).unwrap_or_default();
     for g in groups {
         let param = g.get("parameter").and_then(|p| p.as_str()).unwrap_or("");
         let labels: Vec<&str> =
             g.get("labels").and_then(|l| l.as_array()).into_iter().flatten().filter_map(|l| l.as_str()).collect();
         let Some((first, rest)) = labels.split_first() else { continue };
-        for (phase, _) in phase_names(r).into_iter().filter(|(_, k)| PhaseKind::named_runs_ops(k)) {
+        for (phase, _) in phase_names(run).into_iter().filter(|(_, k)| PhaseKind::named_runs_ops(k)) {
             let (a, _) = rates(&reps(first), &phase);
             for label in std::iter::once(first).chain(rest) {
                 let (b, _) = rates(&reps(label), &phase);
@@ -311,11 +312,11 @@ fn rates(reps: &[&EngineResult], name: &str) -> (Vec<f64>, Option<f64>) {
 }
 
 /// Every row label and phase present in both runs, with its verdict.
-pub fn compared(a: &RunResult, b: &RunResult, m: &Method) -> Vec<Compared> {
-    let (la, lb) = (by_label(a), by_label(b));
-    let unreliable = unreliable(a, b);
+pub fn compared(before: &RunResult, after: &RunResult, method: &Method) -> Vec<Compared> {
+    let (la, lb) = (by_label(before), by_label(after));
+    let unreliable = unreliable(before, after);
     let mut out = Vec::new();
-    for (name, kind) in phase_names(a).into_iter().filter(|(_, k)| PhaseKind::named_runs_ops(k)) {
+    for (name, kind) in phase_names(before).into_iter().filter(|(_, k)| PhaseKind::named_runs_ops(k)) {
         for (label, ra) in &la {
             let Some((_, rb)) = lb.iter().find(|(l, _)| l == label) else { continue };
             let has = |reps: &[&EngineResult]| reps.iter().any(|e| e.phases.iter().any(|p| p.name == name));
@@ -323,7 +324,7 @@ pub fn compared(a: &RunResult, b: &RunResult, m: &Method) -> Vec<Compared> {
                 continue;
             }
             let ((va, a_p99), (vb, b_p99)) = (rates(ra, &name), rates(rb, &name));
-            let verdict = verdict(&va, &vb, m);
+            let verdict = verdict(&va, &vb, method);
             out.push(Compared {
                 label: label.clone(),
                 phase: name.clone(),
@@ -351,52 +352,52 @@ pub fn regressions(rows: &[Compared], pct: f64, strict: bool) -> Vec<&Compared> 
 
 /// Every setting that differs between the runs: machine, plan, durability, versions, and per
 /// phase threads, batch, cache and unit. Rows that differ alike are named together.
-pub fn differences(a: &RunResult, b: &RunResult) -> Vec<String> {
+pub fn differences(before: &RunResult, after: &RunResult) -> Vec<String> {
     let mut out = Vec::new();
     let mut run = |what: &str, x: String, y: String| {
         if x != y {
             out.push(format!("{what}: A {x}, B {y}"));
         }
     };
-    let (ea, eb) = (&a.environment, &b.environment);
+    let (ea, eb) = (&before.environment, &after.environment);
     run("machine", ea.hostname.clone(), eb.hostname.clone());
     run("cpu", format!("{} ({} cores)", ea.cpu_model, ea.cores), format!("{} ({} cores)", eb.cpu_model, eb.cores));
     run("memory", crate::human_bytes(ea.memory_bytes), crate::human_bytes(eb.memory_bytes));
     run("os", format!("{} {}", ea.os, ea.kernel), format!("{} {}", eb.os, eb.kernel));
     run("file system", format!("{} ({})", ea.filesystem, ea.data_dir), format!("{} ({})", eb.filesystem, eb.data_dir));
     run("build", ea.build.clone(), eb.build.clone());
-    run("kvbench", a.kvbench_version.clone(), b.kvbench_version.clone());
-    run("scenario", a.scenario.clone(), b.scenario.clone());
-    run("sync", a.sync.clone(), b.sync.clone());
-    run("records", a.plan.unique_records.to_string(), b.plan.unique_records.to_string());
-    run("seed", a.plan.seed.to_string(), b.plan.seed.to_string());
-    run("plan", a.plan.hash.clone(), b.plan.hash.clone());
-    run("repetitions", reps(a).to_string(), reps(b).to_string());
+    run("kvbench", before.kvbench_version.clone(), after.kvbench_version.clone());
+    run("scenario", before.scenario.clone(), after.scenario.clone());
+    run("sync", before.sync.clone(), after.sync.clone());
+    run("records", before.plan.unique_records.to_string(), after.plan.unique_records.to_string());
+    run("seed", before.plan.seed.to_string(), after.plan.seed.to_string());
+    run("plan", before.plan.hash.clone(), after.plan.hash.clone());
+    run("repetitions", reps(before).to_string(), reps(after).to_string());
     let labels = |r: &RunResult| by_label(r).into_iter().map(|(l, _)| l).collect::<Vec<_>>();
-    let (la, lb) = (labels(a), labels(b));
+    let (la, lb) = (labels(before), labels(after));
     let only = |x: &[String], y: &[String]| x.iter().filter(|l| !y.contains(l)).cloned().collect::<Vec<_>>().join(", ");
     for (side, list) in [("A", only(&la, &lb)), ("B", only(&lb, &la))] {
         if !list.is_empty() {
             out.push(format!("rows only in {side}: {list}"));
         }
     }
-    out.extend(row_differences(a, b));
+    out.extend(row_differences(before, after));
     out
 }
 
-fn reps(r: &RunResult) -> usize {
-    by_label(r).iter().map(|(_, v)| v.len()).max().unwrap_or(0)
+fn reps(run: &RunResult) -> usize {
+    by_label(run).iter().map(|(_, v)| v.len()).max().unwrap_or(0)
 }
 
 /// Per-row differences, grouped: (what, A value, B value) -> labels.
-fn row_differences(a: &RunResult, b: &RunResult) -> Vec<String> {
+fn row_differences(before: &RunResult, after: &RunResult) -> Vec<String> {
     let mut groups: BTreeMap<(String, String, String), Vec<String>> = BTreeMap::new();
-    let lb = by_label(b);
+    let lb = by_label(after);
     let common: Vec<String> =
-        by_label(a).iter().filter(|(l, _)| lb.iter().any(|(m, _)| m == l)).map(|(l, _)| l.clone()).collect();
+        by_label(before).iter().filter(|(l, _)| lb.iter().any(|(m, _)| m == l)).map(|(l, _)| l.clone()).collect();
     for label in &common {
         let (Some(x), Some(y)) =
-            (a.engines.iter().find(|e| &e.label == label), b.engines.iter().find(|e| &e.label == label))
+            (before.engines.iter().find(|e| &e.label == label), after.engines.iter().find(|e| &e.label == label))
         else {
             continue;
         };
@@ -437,39 +438,42 @@ fn row_differences(a: &RunResult, b: &RunResult) -> Vec<String> {
         .collect()
 }
 
-fn rate_cell(v: &[f64]) -> String {
-    match v.len() {
+fn rate_cell(values: &[f64]) -> String {
+    match values.len() {
         0 => "-".into(),
-        1 => human_rate(v[0]),
+        1 => human_rate(values[0]),
         n => {
-            let m = median(v.to_vec());
-            let (lo, hi) = v.iter().fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+            let m = median(values.to_vec());
+            let (lo, hi) = values.iter().fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
             format!("{} ±{:.0}% (n={n})", human_rate(m), (hi - lo) / m.max(1e-9) * 50.0)
         }
     }
 }
 
 /// The comparison as a preamble and one section per phase (for the table and Markdown).
-pub fn compare(a: &RunResult, b: &RunResult, m: &Method) -> (Vec<String>, Vec<Section>) {
+pub fn compare(before: &RunResult, after: &RunResult, method: &Method) -> (Vec<String>, Vec<Section>) {
     let mut pre = vec![
-        format!("kvbench compare — A: {} ({}) — B: {} ({})", a.run_id, a.scenario, b.run_id, b.scenario),
-        m.describe(),
+        format!(
+            "kvbench compare — A: {} ({}) — B: {} ({})",
+            before.run_id, before.scenario, after.run_id, after.scenario
+        ),
+        method.describe(),
     ];
-    if let Some(why) = unreliable(a, b) {
+    if let Some(why) = unreliable(before, after) {
         pre.push(format!("WARNING: every verdict is unreliable: {why}"));
     }
-    let diffs = differences(a, b);
+    let diffs = differences(before, after);
     if diffs.is_empty() {
         pre.push("settings: the same in both runs".into());
     } else {
         pre.push("settings that differ:".into());
         pre.extend(diffs.iter().map(|d| format!("  {d}")));
     }
-    if a.plan.hash != b.plan.hash {
+    if before.plan.hash != after.plan.hash {
         pre.push("WARNING: the runs used different plans (data or operations differ): compare with care".into());
     }
     let mut sections: Vec<Section> = Vec::new();
-    for c in &compared(a, b, m) {
+    for c in &compared(before, after, method) {
         let title = format!("Phase {}", c.phase);
         if sections.last().is_none_or(|s| s.title != title) {
             sections.push(Section::new(
@@ -508,8 +512,8 @@ pub fn compare(a: &RunResult, b: &RunResult, m: &Method) -> (Vec<String>, Vec<Se
 
 /// The comparison as JSON: settings that differ, and per row and phase the figures and a
 /// `verdict` (`faster`, `slower`, `no significant difference`, `no verdict`, `unreliable`).
-pub fn compare_json(a: &RunResult, b: &RunResult, m: &Method) -> serde_json::Value {
-    let rows: Vec<serde_json::Value> = compared(a, b, m)
+pub fn compare_json(before: &RunResult, after: &RunResult, method: &Method) -> serde_json::Value {
+    let rows: Vec<serde_json::Value> = compared(before, after, method)
         .iter()
         .map(|c| {
             let r = c.verdict.ratio();
@@ -525,12 +529,12 @@ pub fn compare_json(a: &RunResult, b: &RunResult, m: &Method) -> serde_json::Val
         })
         .collect();
     json!({
-        "a": {"run_id": a.run_id, "scenario": a.scenario},
-        "b": {"run_id": b.run_id, "scenario": b.scenario},
-        "method": m.describe(),
-        "min_effect": m.min_effect,
-        "unreliable": unreliable(a, b),
-        "differences": differences(a, b),
+        "a": {"run_id": before.run_id, "scenario": before.scenario},
+        "b": {"run_id": after.run_id, "scenario": after.scenario},
+        "method": method.describe(),
+        "min_effect": method.min_effect,
+        "unreliable": unreliable(before, after),
+        "differences": differences(before, after),
         "rows": rows,
     })
 }

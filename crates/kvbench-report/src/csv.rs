@@ -10,22 +10,22 @@ const HEADER: &str = "run_id,engine,label,repetition,runtime,version,sync,phase,
 
 /// A cell a spreadsheet shows as text and a terminal shows as printed: formulas neutralised,
 /// control characters (ESC, BEL, CR ...) written as `\uXXXX`.
-fn field(s: &str) -> String {
-    let neutral = crate::csv_neutral(s);
-    let s = crate::terminal_safe(&neutral);
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
+fn field(text: &str) -> String {
+    let neutral = crate::csv_neutral(text);
+    let text = crate::terminal_safe(&neutral);
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
     } else {
-        s.to_string()
+        text.to_string()
     }
 }
 
-pub fn csv(r: &RunResult) -> String {
+pub fn csv(run: &RunResult) -> String {
     let mut out = String::from(HEADER);
     out.push('\n');
-    for e in &r.engines {
+    for e in &run.engines {
         for p in &e.phases {
-            let fields = row(r, e, p);
+            let fields = row(run, e, p);
             out.push_str(&fields.iter().map(|f| field(f)).collect::<Vec<_>>().join(","));
             out.push('\n');
         }
@@ -33,45 +33,54 @@ pub fn csv(r: &RunResult) -> String {
     out
 }
 
-fn row(r: &RunResult, e: &EngineResult, p: &PhaseResult) -> Vec<String> {
-    let status = match p.status {
+fn row(run: &RunResult, engine_row: &EngineResult, phase: &PhaseResult) -> Vec<String> {
+    let status = match phase.status {
         Status::Ok => "ok",
         Status::Failed => "failed",
         Status::NotApplicable => "n/a",
         Status::Expected => "expected",
         Status::Interrupted => "interrupted",
     };
-    let ok = p.status == Status::Ok;
-    let reason = match p.status {
+    let ok = phase.status == Status::Ok;
+    let reason = match phase.status {
         Status::Ok => String::new(),
-        _ => p.reason.clone().or_else(|| e.error.clone()).unwrap_or_default(),
+        _ => phase.reason.clone().or_else(|| engine_row.error.clone()).unwrap_or_default(),
     };
     // Numbers only where something was measured.
     let num = |v: String| if ok { v } else { String::new() };
-    let l = p.latency.clone().filter(|_| ok);
+    let l = phase.latency.clone().filter(|_| ok);
     let lat = |f: &dyn Fn(&Latency) -> String| l.as_ref().map(f).unwrap_or_default();
-    let rt = |k: &str| p.runtime.get(k).filter(|_| ok).map(|v| format!("{v:.0}")).unwrap_or_default();
-    let space = space_measured(e);
+    let rt = |k: &str| phase.runtime.get(k).filter(|_| ok).map(|v| format!("{v:.0}")).unwrap_or_default();
+    let space = space_measured(engine_row);
     let mut f = vec![
-        r.run_id.clone(),
-        e.engine.clone(),
-        e.label.clone(),
-        e.repetition.to_string(),
-        e.runtime.clone(),
-        e.version.clone(),
-        e.sync.clone(),
-        p.name.clone(),
-        p.kind.clone(),
+        run.run_id.clone(),
+        engine_row.engine.clone(),
+        engine_row.label.clone(),
+        engine_row.repetition.to_string(),
+        engine_row.runtime.clone(),
+        engine_row.version.clone(),
+        engine_row.sync.clone(),
+        phase.name.clone(),
+        phase.kind.clone(),
         status.into(),
         reason,
-        p.unit.clone(),
+        phase.unit.clone(),
     ];
     f.extend(
-        [p.ops, p.requests, p.errors, p.mismatches, p.missing, p.elapsed_ns, p.wall_ns, p.busy_ns]
-            .map(|v| num(v.to_string())),
+        [
+            phase.ops,
+            phase.requests,
+            phase.errors,
+            phase.mismatches,
+            phase.missing,
+            phase.elapsed_ns,
+            phase.wall_ns,
+            phase.busy_ns,
+        ]
+        .map(|v| num(v.to_string())),
     );
-    f.push(num(format!("{:.4}", p.harness_share)));
-    f.push(num(format!("{:.3}", p.ops_per_sec)));
+    f.push(num(format!("{:.4}", phase.harness_share)));
+    f.push(num(format!("{:.3}", phase.ops_per_sec)));
     f.push(lat(&|l| l.min_ns.to_string()));
     f.push(lat(&|l| format!("{:.1}", l.mean_ns)));
     let percentiles: [fn(&Latency) -> u64; 6] =
@@ -79,16 +88,17 @@ fn row(r: &RunResult, e: &EngineResult, p: &PhaseResult) -> Vec<String> {
     for g in percentiles {
         f.push(lat(&|l| g(l).to_string()));
     }
-    f.extend([p.threads.to_string(), p.batch.to_string(), p.cache.clone()]);
+    f.extend([phase.threads.to_string(), phase.batch.to_string(), phase.cache.clone()]);
     f.extend(
-        [p.cpu_user_ns, p.cpu_sys_ns, p.max_rss_kb, p.io_read_bytes, p.io_write_bytes].map(|v| num(v.to_string())),
+        [phase.cpu_user_ns, phase.cpu_sys_ns, phase.max_rss_kb, phase.io_read_bytes, phase.io_write_bytes]
+            .map(|v| num(v.to_string())),
     );
     f.push(rt("alloc_bytes"));
     f.push(rt("mallocs"));
-    f.push(if space { e.space_bytes.to_string() } else { String::new() });
-    f.push(if space { format!("{:.3}", e.space_amplification) } else { String::new() });
-    f.extend(disk_cells(p.disk.as_ref().filter(|_| ok)));
-    let budget = e.budget.as_ref();
+    f.push(if space { engine_row.space_bytes.to_string() } else { String::new() });
+    f.push(if space { format!("{:.3}", engine_row.space_amplification) } else { String::new() });
+    f.extend(disk_cells(phase.disk.as_ref().filter(|_| ok)));
+    let budget = engine_row.budget.as_ref();
     f.push(budget.map(|b| b.limit_bytes.to_string()).unwrap_or_default());
     f.push(budget.map(|b| b.peak_bytes.to_string()).unwrap_or_default());
     f
@@ -96,17 +106,17 @@ fn row(r: &RunResult, e: &EngineResult, p: &PhaseResult) -> Vec<String> {
 
 /// What the disk saw: device and logical bytes, amplifications (empty where there are no
 /// logical bytes) and the page-cache share at the start.
-fn disk_cells(d: Option<&kvbench_model::result::Disk>) -> Vec<String> {
-    let Some(d) = d else { return vec![String::new(); 8] };
+fn disk_cells(disk: Option<&kvbench_model::result::Disk>) -> Vec<String> {
+    let Some(disk) = disk else { return vec![String::new(); 8] };
     let amp = |a: f64, logical: u64| if logical > 0 { format!("{a:.3}") } else { String::new() };
     vec![
-        d.read_bytes.to_string(),
-        d.write_bytes.to_string(),
-        d.cancelled_write_bytes.to_string(),
-        d.logical_read_bytes.to_string(),
-        d.logical_write_bytes.to_string(),
-        amp(d.read_amplification, d.logical_read_bytes),
-        amp(d.write_amplification, d.logical_write_bytes),
-        d.cached_at_start.map(|c| format!("{c:.4}")).unwrap_or_default(),
+        disk.read_bytes.to_string(),
+        disk.write_bytes.to_string(),
+        disk.cancelled_write_bytes.to_string(),
+        disk.logical_read_bytes.to_string(),
+        disk.logical_write_bytes.to_string(),
+        amp(disk.read_amplification, disk.logical_read_bytes),
+        amp(disk.write_amplification, disk.logical_write_bytes),
+        disk.cached_at_start.map(|c| format!("{c:.4}")).unwrap_or_default(),
     ]
 }

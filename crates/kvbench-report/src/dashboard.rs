@@ -182,36 +182,36 @@ pub fn dashboard(series: &[(Series, Vec<Step>)]) -> String {
 }
 
 /// The context's links: by phase, by engine, and its runs.
-fn index(c: &Context) -> String {
-    let (first, last) = (c.runs[0].started_at, c.runs[c.runs.len() - 1].started_at);
+fn index(context: &Context) -> String {
+    let (first, last) = (context.runs[0].started_at, context.runs[context.runs.len() - 1].started_at);
     let mut out = format!(
         "<nav class=\"index\"><h2>{} <span class=\"meta\">{} runs, {} to {} (UTC)</span></h2><p><b>Phases</b> ",
-        esc(&c.title()),
-        c.runs.len(),
+        esc(&context.title()),
+        context.runs.len(),
         utc_time(first),
         utc_time(last)
     );
-    for p in &c.phases {
-        let _ = write!(out, "<a href=\"#{}\">{}</a>", c.phase_anchor(p), esc(p));
+    for p in &context.phases {
+        let _ = write!(out, "<a href=\"#{}\">{}</a>", context.phase_anchor(p), esc(p));
     }
     let _ = write!(
         out,
         "<a href=\"#{id}-space\">space</a> · <a href=\"#{id}-changes\">changes</a> · \
          <a href=\"#{id}-engines\">latest figures</a></p><p><b>Engines</b> ",
-        id = c.id
+        id = context.id
     );
-    for e in &c.engines {
+    for e in &context.engines {
         let _ = write!(
             out,
             "<a data-engine=\"{}\" href=\"#{}\">{}{}</a>",
             esc(e),
-            c.engine_anchor(e),
-            swatch(c.engine(e)),
+            context.engine_anchor(e),
+            swatch(context.engine(e)),
             esc(e)
         );
     }
     out.push_str("</p><details><summary>runs</summary><table><tr><th>#</th><th>started (UTC)</th><th>run</th><th>kvbench</th></tr>");
-    for (i, p) in c.runs.iter().enumerate() {
+    for (i, p) in context.runs.iter().enumerate() {
         let _ = write!(
             out,
             "<tr><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -225,18 +225,18 @@ fn index(c: &Context) -> String {
     out
 }
 
-/// A short line in engine `i`'s colour and dash pattern.
-fn swatch(i: usize) -> String {
+/// A short line in engine `index`'s colour and dash pattern.
+fn swatch(index: usize) -> String {
     format!(
-        "<svg class=\"sw\" width=\"22\" height=\"8\"><line class=\"k{i}\" x1=\"0\" y1=\"4\" x2=\"22\" y2=\"4\"/></svg>"
+        "<svg class=\"sw\" width=\"22\" height=\"8\"><line class=\"k{index}\" x1=\"0\" y1=\"4\" x2=\"22\" y2=\"4\"/></svg>"
     )
 }
 
 /// A class per engine index, `k0` ... (colour and dash pattern), named by every line and
 /// swatch of the engine instead of repeating its style.
-fn engine_styles(n: usize) -> String {
+fn engine_styles(count: usize) -> String {
     let mut out = String::from(".sw line{stroke-width:2.5}");
-    for i in 0..n {
+    for i in 0..count {
         let d = dash(i).map(|d| format!(";stroke-dasharray:{d}")).unwrap_or_default();
         let _ = write!(out, ".k{i}{{stroke:{}{d}}}", colour(i));
     }
@@ -251,21 +251,21 @@ struct Change {
 }
 
 /// A series' changes: its steps (throughput) and each new engine or kvbench version or regime.
-fn changes_of(c: &Context, s: &Series, steps: &[Step], with_steps: bool) -> Vec<Change> {
+fn changes_of(context: &Context, series: &Series, steps: &[Step], with_steps: bool) -> Vec<Change> {
     let mut out = Vec::new();
     if with_steps {
         for st in steps {
-            let Some(p) = s.points.get(st.at) else { continue };
+            let Some(p) = series.points.get(st.at) else { continue };
             let what = format!(
                 "step: ops/s {} → {} ({:+.0}%)",
                 Unit::Rate.show(st.before),
                 Unit::Rate.show(st.after),
                 (st.ratio() - 1.0) * 100.0
             );
-            out.push(Change { x: c.x(&p.run_id), class: "step", what });
+            out.push(Change { x: context.x(&p.run_id), class: "step", what });
         }
     }
-    for w in s.points.windows(2) {
+    for w in series.points.windows(2) {
         let what = if w[0].version != w[1].version {
             format!("version {} → {}", crate::short_version(&w[0].version), crate::short_version(&w[1].version))
         } else if w[0].kvbench_version != w[1].kvbench_version {
@@ -275,16 +275,16 @@ fn changes_of(c: &Context, s: &Series, steps: &[Step], with_steps: bool) -> Vec<
         } else {
             continue;
         };
-        out.push(Change { x: c.x(&w[1].run_id), class: "change", what });
+        out.push(Change { x: context.x(&w[1].run_id), class: "change", what });
     }
     out
 }
 
 /// Every step, and every version or regime change once per engine, with links.
-fn changes(c: &Context) -> String {
+fn changes(context: &Context) -> String {
     let mut rows: Vec<(usize, String, String)> = Vec::new();
-    for (s, steps) in &c.series {
-        for ch in changes_of(c, s, steps, true) {
+    for (s, steps) in &context.series {
+        for ch in changes_of(context, s, steps, true) {
             // A version change shows in every phase of the engine: listed once, for the engine.
             let phase = if ch.class == "step" { s.phase.as_str() } else { "" };
             let row = (ch.x, s.label.clone(), format!("{phase}\0{}", ch.what));
@@ -295,8 +295,8 @@ fn changes(c: &Context) -> String {
     rows.dedup();
     let mut out = format!(
         "<section id=\"{}-changes\"><h2>Changes <span class=\"meta\">{}</span></h2>",
-        c.id,
-        esc(&c.first.scenario)
+        context.id,
+        esc(&context.first.scenario)
     );
     if rows.is_empty() {
         out.push_str("<p class=\"meta\">No step and no new version or regime in these runs.</p></section>");
@@ -308,7 +308,7 @@ fn changes(c: &Context) -> String {
         let phase_cell = if phase.is_empty() {
             "every phase".to_string()
         } else {
-            format!("<a href=\"#{}\">{}</a>", c.phase_anchor(phase), esc(phase))
+            format!("<a href=\"#{}\">{}</a>", context.phase_anchor(phase), esc(phase))
         };
         let cls = if what.starts_with("step: ops/s") && what.contains("(-") { " class=\"down\"" } else { "" };
         let _ = write!(
@@ -316,8 +316,8 @@ fn changes(c: &Context) -> String {
             "<tr data-engine=\"{}\"><td class=\"n\">{}</td><td>{}</td><td><a href=\"#{}\">{}</a></td><td>{phase_cell}</td><td{cls}>{}</td></tr>",
             esc(label),
             x + 1,
-            utc_time(c.runs[*x].started_at),
-            c.engine_anchor(label),
+            utc_time(context.runs[*x].started_at),
+            context.engine_anchor(label),
             esc(label),
             esc(what)
         );
@@ -327,32 +327,32 @@ fn changes(c: &Context) -> String {
 }
 
 /// A phase: its regimes, a chart per metric, the legend.
-fn phase_section(c: &Context, phase: &str) -> String {
+fn phase_section(context: &Context, phase: &str) -> String {
     let mut out = format!(
         "<section id=\"{}\" class=\"phase\"><h2>{} <span class=\"meta\">{} · <a href=\"#top\">index</a></span></h2>",
-        c.phase_anchor(phase),
+        context.phase_anchor(phase),
         esc(phase),
-        esc(&c.first.scenario)
+        esc(&context.first.scenario)
     );
-    out.push_str(&regimes(c, phase));
+    out.push_str(&regimes(context, phase));
     out.push_str("<div class=\"charts\">");
     for m in &METRICS {
-        let lines: Vec<Line> = c
+        let lines: Vec<Line> = context
             .of_phase(phase)
-            .map(|(s, steps)| Line::of(c, s, m, changes_of(c, s, steps, m.id == "throughput")))
+            .map(|(s, steps)| Line::of(context, s, m, changes_of(context, s, steps, m.id == "throughput")))
             .collect();
-        out.push_str(&chart(c, &format!("{phase}-{}", m.id), &format!("{phase}: {}", m.name), m, &lines));
+        out.push_str(&chart(context, &format!("{phase}-{}", m.id), &format!("{phase}: {}", m.name), m, &lines));
     }
     out.push_str("</div>");
-    out.push_str(&legend(c, c.of_phase(phase).map(|(s, _)| s.label.as_str())));
+    out.push_str(&legend(context, context.of_phase(phase).map(|(s, _)| s.label.as_str())));
     out.push_str("</section>");
     out
 }
 
 /// The regimes of the phase's engines in their latest runs, with how many engines each.
-fn regimes(c: &Context, phase: &str) -> String {
+fn regimes(context: &Context, phase: &str) -> String {
     let mut counts: Vec<(&str, usize)> = Vec::new();
-    for (s, _) in c.of_phase(phase) {
+    for (s, _) in context.of_phase(phase) {
         let r = s.points.last().map(|p| p.regime.as_str()).filter(|r| !r.is_empty()).unwrap_or("not recorded");
         match counts.iter_mut().find(|(x, _)| *x == r) {
             Some((_, n)) => *n += 1,
@@ -363,61 +363,61 @@ fn regimes(c: &Context, phase: &str) -> String {
     format!("<p class=\"meta regime\">regime in the latest run: {}</p>", text.join("; "))
 }
 
-fn legend<'a>(c: &Context, labels: impl Iterator<Item = &'a str>) -> String {
+fn legend<'a>(context: &Context, labels: impl Iterator<Item = &'a str>) -> String {
     let mut out = String::from("<div class=\"legend\">");
     for l in labels {
-        let _ = write!(out, "<span data-engine=\"{}\">{}{}</span>", esc(l), swatch(c.engine(l)), esc(l));
+        let _ = write!(out, "<span data-engine=\"{}\">{}{}</span>", esc(l), swatch(context.engine(l)), esc(l));
     }
     out.push_str("</div>");
     out
 }
 
 /// The space each engine took, over the runs.
-fn space_section(c: &Context) -> String {
+fn space_section(context: &Context) -> String {
     let mut lines: Vec<Line> = Vec::new();
-    for e in &c.engines {
+    for e in &context.engines {
         // An engine's space is the same in each of its phases: its longest series has it all.
-        let longest = c.series.iter().filter(|(s, _)| s.label == *e).max_by_key(|(s, _)| s.points.len());
+        let longest = context.series.iter().filter(|(s, _)| s.label == *e).max_by_key(|(s, _)| s.points.len());
         if let Some((s, _)) = longest {
-            lines.push(Line::of(c, s, &SPACE, Vec::new()));
+            lines.push(Line::of(context, s, &SPACE, Vec::new()));
         }
     }
     format!(
         "<section id=\"{}-space\"><h2>Space on disk <span class=\"meta\">{} · after each run · <a href=\"#top\">index</a></span></h2>{}{}</section>",
-        c.id,
-        esc(&c.first.scenario),
-        chart(c, "space", "space on disk", &SPACE, &lines),
-        legend(c, c.engines.iter().copied())
+        context.id,
+        esc(&context.first.scenario),
+        chart(context, "space", "space on disk", &SPACE, &lines),
+        legend(context, context.engines.iter().copied())
     )
 }
 
 /// Every engine's latest throughput per phase, its change since its first run and a sparkline.
-fn engines_table(c: &Context) -> String {
+fn engines_table(context: &Context) -> String {
     let mut out = format!(
         "<section id=\"{}-engines\"><h2>Latest figures <span class=\"meta\">ops/s in each engine's latest run, \
          the change since its first, the line over the runs · <a href=\"#top\">index</a></span></h2>\
          <table><tr><th>engine</th><th>version</th>",
-        c.id
+        context.id
     );
-    for p in &c.phases {
-        let _ = write!(out, "<th><a href=\"#{}\">{}</a></th>", c.phase_anchor(p), esc(p));
+    for p in &context.phases {
+        let _ = write!(out, "<th><a href=\"#{}\">{}</a></th>", context.phase_anchor(p), esc(p));
     }
     out.push_str("</tr>");
-    for e in &c.engines {
-        let of = |p: &str| c.series.iter().copied().find(|(s, _)| s.label == *e && s.phase == p);
-        let version = c.phases.iter().find_map(|p| of(p)).and_then(|(s, _)| s.points.last()).map(|p| &p.version);
+    for e in &context.engines {
+        let of = |p: &str| context.series.iter().copied().find(|(s, _)| s.label == *e && s.phase == p);
+        let version = context.phases.iter().find_map(|p| of(p)).and_then(|(s, _)| s.points.last()).map(|p| &p.version);
         let _ = write!(
             out,
             "<tr id=\"{}\" data-engine=\"{}\"><th><a href=\"#filter=={}\" title=\"show only {}\">{}{}</a></th><td>{}</td>",
-            c.engine_anchor(e),
+            context.engine_anchor(e),
             esc(e),
             esc(&percent_encode(e)),
             esc(e),
-            swatch(c.engine(e)),
+            swatch(context.engine(e)),
             esc(e),
             esc(&version.map(|v| crate::short_version(v)).unwrap_or_default())
         );
-        for p in &c.phases {
+        for p in &context.phases {
             out.push_str(&latest_cell(of(p)));
         }
         out.push_str("</tr>");
@@ -428,9 +428,9 @@ fn engines_table(c: &Context) -> String {
 
 /// The latest ops/s with the change since the first run, coloured when the series has a step
 /// (a change beyond its noise): a 1% wobble is no news.
-fn latest_cell(s: Option<&(Series, Vec<Step>)>) -> String {
-    let Some((s, steps)) = s else { return "<td class=\"n\">-</td>".into() };
-    let ops: Vec<f64> = s.points.iter().map(|p| p.ops_per_sec).collect();
+fn latest_cell(series: Option<&(Series, Vec<Step>)>) -> String {
+    let Some((series, steps)) = series else { return "<td class=\"n\">-</td>".into() };
+    let ops: Vec<f64> = series.points.iter().map(|p| p.ops_per_sec).collect();
     let (first, last) = (ops[0], ops[ops.len() - 1]);
     let change = if ops.len() > 1 && first > 0.0 {
         let pct = (last / first - 1.0) * 100.0;
@@ -446,25 +446,25 @@ fn latest_cell(s: Option<&(Series, Vec<Step>)>) -> String {
     format!("<td class=\"n\">{}{change}{}</td>", Unit::Rate.show(last), sparkline(&ops))
 }
 
-/// A 60 x 14 line of `v` from zero to its largest value: scaled to its own range, a 1% wobble
+/// A 60 x 14 line of `values` from zero to its largest value: scaled to its own range, a 1% wobble
 /// would look like a landslide.
-fn sparkline(v: &[f64]) -> String {
-    if v.len() < 2 {
+fn sparkline(values: &[f64]) -> String {
+    if values.len() < 2 {
         return String::new();
     }
-    let hi = v.iter().copied().fold(0.0, f64::max);
+    let hi = values.iter().copied().fold(0.0, f64::max);
     let hi = if hi > 0.0 { hi } else { 1.0 };
-    let pts: Vec<(f64, f64)> = v
+    let pts: Vec<(f64, f64)> = values
         .iter()
         .enumerate()
-        .map(|(i, x)| (1.0 + 58.0 * i as f64 / (v.len() - 1) as f64, 13.0 - 12.0 * x / hi))
+        .map(|(i, x)| (1.0 + 58.0 * i as f64 / (values.len() - 1) as f64, 13.0 - 12.0 * x / hi))
         .collect();
     format!("<svg class=\"spark\" width=\"60\" height=\"14\"><polyline points=\"{}\"/></svg>", crate::svg::points(&pts))
 }
 
-/// `s` safe in a URL fragment.
-fn percent_encode(s: &str) -> String {
-    s.bytes()
+/// `text` safe in a URL fragment.
+fn percent_encode(text: &str) -> String {
+    text.bytes()
         .map(|b| match b {
             b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
             _ => format!("%{b:02X}"),
@@ -482,71 +482,75 @@ struct Line<'a> {
 }
 
 impl<'a> Line<'a> {
-    fn of(c: &Context, s: &'a Series, m: &Metric, changes: Vec<Change>) -> Line<'a> {
-        let values = s.points.iter().filter_map(|p| (m.value)(p).map(|v| (c.x(&p.run_id), v))).collect();
-        Line { label: &s.label, engine: c.engine(&s.label), values, changes }
+    fn of(context: &Context, series: &'a Series, metric: &Metric, changes: Vec<Change>) -> Line<'a> {
+        let values =
+            series.points.iter().filter_map(|p| (metric.value)(p).map(|v| (context.x(&p.run_id), v))).collect();
+        Line { label: &series.label, engine: context.engine(&series.label), values, changes }
     }
 }
 
 /// One metric of every line over the runs, or a note when no run measured it.
-fn chart(c: &Context, id: &str, caption: &str, m: &Metric, lines: &[Line]) -> String {
+fn chart(context: &Context, id: &str, caption: &str, metric: &Metric, lines: &[Line]) -> String {
     let all: Vec<f64> = lines.iter().flat_map(|l| l.values.iter().map(|v| v.1)).collect();
     if all.is_empty() || all.iter().all(|v| *v == 0.0) {
         let what = if all.is_empty() { "not measured" } else { "zero in every run" };
         return format!("<p class=\"meta\" data-nochart=\"{}\">{}: {what}.</p>", esc(id), esc(caption));
     }
     let f = Frame { w: 610.0, h: 300.0, left: 62.0, right: 10.0, top: 10.0, bottom: 34.0 };
-    let n = c.runs.len() as f64;
+    let n = context.runs.len() as f64;
     let x = Scale::linear(-0.5, n - 0.5, f.x0(), f.x1());
-    let y = axis(&all, m.unit, f.y0(), f.y1());
+    let y = axis(&all, metric.unit, f.y0(), f.y1());
     let mut svg = f.open(caption);
     let step = crate::svg::nice_step(n / 10.0).max(1.0);
-    let xt: Vec<(f64, String)> =
-        (0..c.runs.len()).filter(|i| (*i as f64 % step) == 0.0).map(|i| (i as f64, (i + 1).to_string())).collect();
+    let xt: Vec<(f64, String)> = (0..context.runs.len())
+        .filter(|i| (*i as f64 % step) == 0.0)
+        .map(|i| (i as f64, (i + 1).to_string()))
+        .collect();
     f.x_axis(&mut svg, &x, &xt, "run (oldest first)");
-    let title = if y.log { format!("{} (log scale)", m.name) } else { m.name.to_string() };
+    let title = if y.log { format!("{} (log scale)", metric.name) } else { metric.name.to_string() };
     f.y_axis(&mut svg, &y.scale, &y.ticks, &title, false);
     f.border(&mut svg);
     for l in lines.iter().filter(|l| !l.values.is_empty()) {
-        svg.push_str(&line(l, &x, &y.scale, m));
+        svg.push_str(&line(l, &x, &y.scale, metric));
     }
     svg.push_str("</svg>");
     format!(
         "<figure class=\"chart\" data-chart=\"{}\" data-metric=\"{}\"><figcaption>{}</figcaption>{svg}</figure>",
         esc(id),
-        m.id,
+        metric.id,
         esc(caption)
     )
 }
 
 /// An engine's line: a path (broken where it has no figure; a point alone drawn as a dot), its
 /// changes as rings, its values on hover.
-fn line(l: &Line, x: &Scale, y: &Scale, m: &Metric) -> String {
-    let px = |&(i, v): &(usize, f64)| (x.map(i as f64), y.map(v));
+fn line(plotted: &Line, x_scale: &Scale, y_scale: &Scale, metric: &Metric) -> String {
+    let px = |&(i, v): &(usize, f64)| (x_scale.map(i as f64), y_scale.map(v));
     let mut d = String::new();
-    for (k, v) in l.values.iter().enumerate() {
+    for (k, v) in plotted.values.iter().enumerate() {
         let (a, b) = px(v);
-        let joined = k > 0 && l.values[k - 1].0 + 1 == v.0;
-        let alone = !joined && l.values.get(k + 1).is_none_or(|w| w.0 != v.0 + 1);
+        let joined = k > 0 && plotted.values[k - 1].0 + 1 == v.0;
+        let alone = !joined && plotted.values.get(k + 1).is_none_or(|w| w.0 != v.0 + 1);
         // Whole pixels: a tenth more would add a fifth to the page for nothing visible.
         let _ = write!(d, "{}{a:.0},{b:.0}{}", if joined { "L" } else { "M" }, if alone { "h0" } else { "" });
     }
-    let values: Vec<String> = l.values.iter().map(|&(i, v)| format!("#{} {}", i + 1, m.unit.show(v))).collect();
+    let values: Vec<String> =
+        plotted.values.iter().map(|&(i, v)| format!("#{} {}", i + 1, metric.unit.show(v))).collect();
     let mut out = format!(
         "<g class=\"s k{}\" data-engine=\"{}\"><title>{}: {}</title><path d=\"{d}\"/>",
-        l.engine,
-        esc(l.label),
-        esc(l.label),
+        plotted.engine,
+        esc(plotted.label),
+        esc(plotted.label),
         values.join(", ")
     );
-    for ch in &l.changes {
-        if let Some(v) = l.values.iter().find(|v| v.0 == ch.x) {
+    for ch in &plotted.changes {
+        if let Some(v) = plotted.values.iter().find(|v| v.0 == ch.x) {
             let (a, b) = px(v);
             let _ = write!(
                 out,
                 "<circle class=\"mark {}\" cx=\"{a:.1}\" cy=\"{b:.1}\" r=\"6\"><title>{} at run {}: {}</title></circle>",
                 ch.class,
-                esc(l.label),
+                esc(plotted.label),
                 ch.x + 1,
                 esc(&ch.what)
             );

@@ -6,9 +6,9 @@ use std::borrow::Cow;
 /// Characters a terminal acts on instead of showing: C0 and C1 controls and DEL (escape
 /// sequences, carriage returns, bells), and the bidirectional overrides that reorder what is
 /// shown. Newlines and tabs are layout and stay.
-fn unsafe_char(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t')
-        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+fn unsafe_char(character: char) -> bool {
+    (character.is_control() && character != '\n' && character != '\t')
+        || matches!(character, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// `text` with every character a terminal would act on written as `\uXXXX` (also a valid

@@ -9,32 +9,32 @@ use serde_json::{json, Map, Value};
 use crate::{by_label, median, phase_names};
 
 /// (benchmark name, the repetitions' measured phases) for every row and phase that ran.
-fn measured(r: &RunResult) -> Vec<(String, Vec<&PhaseResult>)> {
+fn measured(run: &RunResult) -> Vec<(String, Vec<&PhaseResult>)> {
     let mut out = Vec::new();
-    for (label, reps) in by_label(r) {
-        for (phase, _) in phase_names(r) {
+    for (label, reps) in by_label(run) {
+        for (phase, _) in phase_names(run) {
             let ok: Vec<&PhaseResult> = reps
                 .iter()
                 .filter_map(|e| e.phases.iter().find(|p| p.name == phase && p.status == Status::Ok && p.ops > 0))
                 .collect();
             if !ok.is_empty() {
-                out.push((format!("{} {label} {phase}", r.scenario), ok));
+                out.push((format!("{} {label} {phase}", run.scenario), ok));
             }
         }
     }
     out
 }
 
-/// Median, lowest and highest of `f` over the repetitions, if every one has it.
-fn spread(reps: &[&PhaseResult], f: impl Fn(&PhaseResult) -> Option<f64>) -> Option<(f64, f64, f64)> {
-    let v: Vec<f64> = reps.iter().map(|p| f(p)).collect::<Option<_>>()?;
+/// Median, lowest and highest of `figure` over the repetitions, if every one has it.
+fn spread(reps: &[&PhaseResult], figure: impl Fn(&PhaseResult) -> Option<f64>) -> Option<(f64, f64, f64)> {
+    let v: Vec<f64> = reps.iter().map(|p| figure(p)).collect::<Option<_>>()?;
     let (lo, hi) = v.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
     Some((median(v), lo, hi))
 }
 
 /// github-action-benchmark's custom format, bigger is better: ops/s per row and phase.
-pub fn github_action_benchmark(r: &RunResult) -> String {
-    let entries: Vec<Value> = measured(r)
+pub fn github_action_benchmark(run: &RunResult) -> String {
+    let entries: Vec<Value> = measured(run)
         .into_iter()
         .filter_map(|(name, reps)| {
             let (m, lo, hi) = spread(&reps, |p| Some(p.ops_per_sec))?;
@@ -43,7 +43,7 @@ pub fn github_action_benchmark(r: &RunResult) -> String {
                 "{} repetitions; p99 {}; run {}",
                 reps.len(),
                 p99.map(|(v, _, _)| crate::human_ns(v)).unwrap_or_else(|| "-".into()),
-                r.run_id
+                run.run_id
             );
             Some(json!({
                 "name": name, "unit": "ops/s", "value": m,
@@ -59,9 +59,9 @@ fn measure((value, lower, upper): (f64, f64, f64)) -> Value {
 }
 
 /// Bencher's metric format: `{ name: { measure: { value, lower_value, upper_value } } }`.
-pub fn bencher(r: &RunResult) -> String {
+pub fn bencher(run: &RunResult) -> String {
     let mut out = Map::new();
-    for (name, reps) in measured(r) {
+    for (name, reps) in measured(run) {
         let mut m = Map::new();
         let per_op = |bytes: fn(&kvbench_model::result::Disk) -> u64| {
             move |p: &PhaseResult| p.disk.as_ref().map(|d| bytes(d) as f64 / p.ops.max(1) as f64)

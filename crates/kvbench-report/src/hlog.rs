@@ -12,19 +12,19 @@ use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
 use hdrhistogram::serialization::V2DeflateSerializer;
 use kvbench_model::result::{EngineResult, PhaseResult, RunResult};
 
-fn file_name(e: &EngineResult, p: &PhaseResult) -> String {
+fn file_name(row: &EngineResult, phase: &PhaseResult) -> String {
     let clean = |s: &str| -> String {
         s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect()
     };
-    format!("{}-r{}-{}.hlog", clean(&e.label), e.repetition, clean(&p.name))
+    format!("{}-r{}-{}.hlog", clean(&row.label), row.repetition, clean(&phase.name))
 }
 
 /// (file name, contents) of every phase that has intervals.
-pub fn hlog_files(r: &RunResult) -> Vec<(String, String)> {
+pub fn hlog_files(run: &RunResult) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for e in &r.engines {
+    for e in &run.engines {
         for p in e.phases.iter().filter(|p| !p.intervals.is_empty()) {
-            if let Some(text) = log(r, e, p) {
+            if let Some(text) = log(run, e, p) {
                 out.push((file_name(e, p), text));
             }
         }
@@ -32,15 +32,15 @@ pub fn hlog_files(r: &RunResult) -> Vec<(String, String)> {
     out
 }
 
-fn log(r: &RunResult, e: &EngineResult, p: &PhaseResult) -> Option<String> {
+fn log(run: &RunResult, row: &EngineResult, phase: &PhaseResult) -> Option<String> {
     let mut buf = Vec::new();
     let mut ser = V2DeflateSerializer::new();
-    let start = UNIX_EPOCH + Duration::from_secs(r.started_at);
+    let start = UNIX_EPOCH + Duration::from_secs(run.started_at);
     let w = IntervalLogWriterBuilder::new()
         .add_comment("[Histogram log format version 1.3]")
         .add_comment(&format!(
             "[kvbench {} run {}: {} repetition {}, phase {} ({}), latency per {} in ns]",
-            r.kvbench_version, r.run_id, e.label, e.repetition, p.name, p.kind, p.unit
+            run.kvbench_version, run.run_id, row.label, row.repetition, phase.name, phase.kind, phase.unit
         ))
         .with_start_time(start)
         .with_base_time(start)
@@ -49,12 +49,12 @@ fn log(r: &RunResult, e: &EngineResult, p: &PhaseResult) -> Option<String> {
         .ok()?;
     drop(w);
     let mut text = String::from_utf8(buf).ok()?;
-    let end_ms = crate::wall_ns(p) / 1_000_000;
-    for (i, iv) in p.intervals.iter().enumerate() {
+    let end_ms = crate::wall_ns(phase) / 1_000_000;
+    for (i, iv) in phase.intervals.iter().enumerate() {
         if !kvbench_model::hdrcheck::is_v2(&iv.hdr) {
             continue;
         }
-        let next = p.intervals.get(i + 1).map(|n| n.t_ms).unwrap_or(end_ms.max(iv.t_ms + 1));
+        let next = phase.intervals.get(i + 1).map(|n| n.t_ms).unwrap_or(end_ms.max(iv.t_ms + 1));
         let len = next.saturating_sub(iv.t_ms).max(1);
         // The writer's own line: start and length in seconds, max in milliseconds.
         let secs = |ms: u64| ms as f64 / 1000.0;

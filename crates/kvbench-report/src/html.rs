@@ -33,8 +33,8 @@ impl Row<'_> {
     }
 }
 
-fn rows(r: &RunResult) -> Vec<Row<'_>> {
-    by_label(r)
+fn rows(run: &RunResult) -> Vec<Row<'_>> {
+    by_label(run)
         .into_iter()
         .enumerate()
         .map(|(i, (label, reps))| Row {
@@ -242,8 +242,8 @@ fn space_chart(rows: &[Row], raw: u64) -> String {
 /// Percentiles on the x axis as HdrHistogram plots them: position = log10(1 / (1 - q)).
 const NINES: f64 = 5.0;
 
-fn pct_label(u: f64) -> String {
-    match u as i32 {
+fn pct_label(share: f64) -> String {
+    match share as i32 {
         0 => "0%".into(),
         1 => "90%".into(),
         n => format!("99.{}%", "9".repeat(n as usize - 2)).replace("99.%", "99%"),
@@ -278,9 +278,9 @@ fn distribution(ps: &[&PhaseResult]) -> Vec<(f64, f64)> {
     ]
 }
 
-/// The farthest percentile position (log10 of 1/(1 − q)) that `n` samples resolve.
-pub(crate) fn supported_nines(n: u64) -> f64 {
-    (n.max(1) as f64).log10().min(NINES)
+/// The farthest percentile position (log10 of 1/(1 − q)) that `count` samples resolve.
+pub(crate) fn supported_nines(count: u64) -> f64 {
+    (count.max(1) as f64).log10().min(NINES)
 }
 
 /// One row's curve: (percentile position, latency ns) points.
@@ -334,8 +334,8 @@ fn groups(lines: Vec<Curve>) -> Vec<(String, Vec<Curve>)> {
 }
 
 /// A curve's median latency (its point nearest p50).
-fn p50(d: &[(f64, f64)]) -> f64 {
-    d.iter().find(|(u, _)| *u >= 0.3).or(d.last()).map_or(0.0, |p| p.1)
+fn p50(points: &[(f64, f64)]) -> f64 {
+    points.iter().find(|(u, _)| *u >= 0.3).or(points.last()).map_or(0.0, |p| p.1)
 }
 
 fn latency_chart(lines: &[Curve], phase: &str, unit: &str, (lo, hi): (f64, f64), group: &str) -> String {
@@ -370,24 +370,24 @@ fn latency_chart(lines: &[Curve], phase: &str, unit: &str, (lo, hi): (f64, f64),
 
 /// One row's percentile curve, its marked points (each decade, p50 and where it ends) with
 /// their values on hover.
-fn curve(s: &mut String, r: &Row, d: &[(f64, f64)], x: &Scale, y: &Scale) {
-    let pts: Vec<(f64, f64)> = d.iter().map(|(u, v)| (x.map(*u), y.map(*v))).collect();
-    let end = d.last().map_or(0.0, |p| p.0);
+fn curve(out: &mut String, row: &Row, samples: &[(f64, f64)], x_scale: &Scale, y_scale: &Scale) {
+    let pts: Vec<(f64, f64)> = samples.iter().map(|(u, v)| (x_scale.map(*u), y_scale.map(*v))).collect();
+    let end = samples.last().map_or(0.0, |p| p.0);
     let title = if end < NINES - 1e-9 {
-        format!("{} (the samples resolve up to p{})", r.label, crate::svg::num(100.0 * (1.0 - 10f64.powf(-end))))
+        format!("{} (the samples resolve up to p{})", row.label, crate::svg::num(100.0 * (1.0 - 10f64.powf(-end))))
     } else {
-        r.label.clone()
+        row.label.clone()
     };
     let _ = write!(
-        s,
+        out,
         "<g class=\"series\"><title>{}</title><polyline fill=\"none\" stroke=\"{}\"{} points=\"{}\"/>",
         esc(&title),
-        r.colour,
-        r.dash.map(|d| format!(" stroke-dasharray=\"{d}\"")).unwrap_or_default(),
+        row.colour,
+        row.dash.map(|dash| format!(" stroke-dasharray=\"{dash}\"")).unwrap_or_default(),
         points(&pts)
     );
     let marked = |u: f64| (u * 20.0).round() as i32 % 20 == 0 || (u - 0.301).abs() < 0.02 || u == end;
-    for (u, v) in d.iter().filter(|(u, _)| marked(*u)) {
+    for (u, v) in samples.iter().filter(|(u, _)| marked(*u)) {
         let name = if (*u - 0.301).abs() < 0.02 {
             "p50".to_string()
         } else if *u == end && (u * 20.0).round() as i32 % 20 != 0 {
@@ -395,10 +395,10 @@ fn curve(s: &mut String, r: &Row, d: &[(f64, f64)], x: &Scale, y: &Scale) {
         } else {
             pct_label(*u)
         };
-        let tip = format!("<title>{} — {name}: {}</title>", esc(&r.label), human_ns(*v));
-        s.push_str(&r.marker.draw(x.map(*u), y.map(*v), &r.colour, &tip));
+        let tip = format!("<title>{} — {name}: {}</title>", esc(&row.label), human_ns(*v));
+        out.push_str(&row.marker.draw(x_scale.map(*u), y_scale.map(*v), &row.colour, &tip));
     }
-    s.push_str("</g>");
+    out.push_str("</g>");
 }
 
 /// Throughput (ops/s) of each interval: its ops over its length.
@@ -420,23 +420,23 @@ fn median_rep<'a>(ps: &[&'a PhaseResult]) -> Option<&'a PhaseResult> {
     with.get(with.len() / 2).copied()
 }
 
-fn timeline_panel(r: &Row, p: &PhaseResult, reps: usize) -> String {
+fn timeline_panel(row: &Row, phase: &PhaseResult, reps: usize) -> String {
     let f = Frame { w: 400.0, h: 170.0, left: 58.0, right: 76.0, top: 20.0, bottom: 30.0 };
-    let end_ms = wall_ns(p) / 1_000_000;
-    let rates = interval_rates(&p.intervals, end_ms);
-    let t_end = (end_ms as f64 / 1000.0).max(rates.last().map(|r| r.0 + 0.001).unwrap_or(1.0));
+    let end_ms = wall_ns(phase) / 1_000_000;
+    let rates = interval_rates(&phase.intervals, end_ms);
+    let t_end = (end_ms as f64 / 1000.0).max(rates.last().map(|row| row.0 + 0.001).unwrap_or(1.0));
     let x = Scale::linear(0.0, t_end, f.x0(), f.x1());
-    let y = Scale::linear(0.0, rates.iter().map(|r| r.1).fold(0.0, f64::max) * 1.1, f.y0(), f.y1());
+    let y = Scale::linear(0.0, rates.iter().map(|row| row.1).fold(0.0, f64::max) * 1.1, f.y0(), f.y1());
     let lat: Vec<f64> =
-        p.intervals.iter().flat_map(|i| [i.p50_ns as f64, i.p99_ns as f64]).filter(|v| *v > 0.0).collect();
+        phase.intervals.iter().flat_map(|i| [i.p50_ns as f64, i.p99_ns as f64]).filter(|v| *v > 0.0).collect();
     let ly = Scale::log_decades(
         lat.iter().copied().fold(f64::MAX, f64::min),
         lat.iter().copied().fold(1.0, f64::max),
         f.y0(),
         f.y1(),
     );
-    let title = if reps > 1 { format!("{} (median of {reps} repetitions)", r.label) } else { r.label.clone() };
-    let mut s = f.open(&format!("timeline of {}", r.label));
+    let title = if reps > 1 { format!("{} (median of {reps} repetitions)", row.label) } else { row.label.clone() };
+    let mut s = f.open(&format!("timeline of {}", row.label));
     let _ = write!(s, "<text class=\"panel-title\" x=\"{:.1}\" y=\"13\">{}</text>", f.x0(), esc(&title));
     f.x_axis(&mut s, &x, &time_ticks(&x), "time into the phase");
     let yt: Vec<(f64, String)> = y.ticks().into_iter().map(|v| (v, human_rate(v))).collect();
@@ -450,33 +450,33 @@ fn timeline_panel(r: &Row, p: &PhaseResult, reps: usize) -> String {
         step.extend([(x.map(*t), y.map(*v)), (x.map(t1), y.map(*v))]);
     }
     step.push((x.map(t_end), y.map(0.0)));
-    let _ = write!(s, "<polygon class=\"area\" fill=\"{}\" points=\"{}\"/>", r.colour, points(&step));
+    let _ = write!(s, "<polygon class=\"area\" fill=\"{}\" points=\"{}\"/>", row.colour, points(&step));
     let _ = write!(
         s,
         "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>",
-        r.colour,
+        row.colour,
         points(&step[1..step.len() - 1])
     );
     for (cls, get) in [("p99", (|i: &Interval| i.p99_ns) as fn(&Interval) -> u64), ("p50", |i: &Interval| i.p50_ns)] {
         let mut pts = Vec::new();
-        for (k, (i, (t, _))) in p.intervals.iter().zip(&rates).enumerate() {
+        for (k, (i, (t, _))) in phase.intervals.iter().zip(&rates).enumerate() {
             let t1 = rates.get(k + 1).map(|n| n.0).unwrap_or(t_end);
             let v = ly.map(get(i).max(1) as f64);
             pts.extend([(x.map(*t), v), (x.map(t1), v)]);
         }
         let _ = write!(s, "<polyline class=\"{cls}\" fill=\"none\" points=\"{}\"/>", points(&pts));
     }
-    for (i, (iv, (t, v))) in p.intervals.iter().zip(&rates).enumerate() {
+    for (i, (iv, (t, v))) in phase.intervals.iter().zip(&rates).enumerate() {
         let t1 = rates.get(i + 1).map(|n| n.0).unwrap_or(t_end);
         let _ = write!(
             s,
             "<rect class=\"hover\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"><title>{}, {t}–{t1} s: {} ops/s, p50 {}, p99 {}, max {}{}</title></rect>",
             x.map(*t), f.y1(), (x.map(t1) - x.map(*t)).max(1.0), f.y0() - f.y1(),
-            esc(&r.label), human_rate(*v), human_ns(iv.p50_ns as f64), human_ns(iv.p99_ns as f64), human_ns(iv.max_ns as f64),
+            esc(&row.label), human_rate(*v), human_ns(iv.p50_ns as f64), human_ns(iv.p99_ns as f64), human_ns(iv.max_ns as f64),
             if iv.errors > 0 { format!(", {} errors", iv.errors) } else { String::new() }
         );
     }
-    if let Some(fault) = &p.fault {
+    if let Some(fault) = &phase.fault {
         fault_marker(&mut s, &f, &x, fault);
     }
     f.border(&mut s);
@@ -485,31 +485,31 @@ fn timeline_panel(r: &Row, p: &PhaseResult, reps: usize) -> String {
 }
 
 /// The kill of a phase's fault step: a vertical line at its time, and the recovery's end.
-fn fault_marker(s: &mut String, f: &Frame, x: &Scale, fault: &kvbench_model::result::Fault) {
+fn fault_marker(out: &mut String, frame: &Frame, x_scale: &Scale, fault: &kvbench_model::result::Fault) {
     let at = fault.killed_at_ms as f64 / 1000.0;
     let title = esc(&fault.describe());
     let _ = write!(
-        s,
+        out,
         "<line class=\"fault\" stroke=\"#c00\" stroke-dasharray=\"4 2\" x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1:.1}\" y2=\"{2:.1}\"><title>{title}</title></line>",
-        x.map(at),
-        f.y1(),
-        f.y0()
+        x_scale.map(at),
+        frame.y1(),
+        frame.y0()
     );
     if let Some(ms) = fault.recovery_ms {
-        let end = x.map(at + ms as f64 / 1000.0);
+        let end = x_scale.map(at + ms as f64 / 1000.0);
         let _ = write!(
-            s,
+            out,
             "<line class=\"recovered\" stroke=\"#080\" stroke-dasharray=\"2 2\" x1=\"{end:.1}\" x2=\"{end:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"><title>{title}</title></line>",
-            f.y1(),
-            f.y0()
+            frame.y1(),
+            frame.y0()
         );
     }
 }
 
 /// What the disk saw over the phase: device MB/s read and written per interval (left axis)
 /// and the store's allocated bytes (right axis).
-fn disk_panel(r: &Row, p: &PhaseResult) -> Option<String> {
-    let iv = &p.disk.as_ref()?.intervals;
+fn disk_panel(row: &Row, phase: &PhaseResult) -> Option<String> {
+    let iv = &phase.disk.as_ref()?.intervals;
     if iv.is_empty() {
         return None;
     }
@@ -532,8 +532,8 @@ fn disk_panel(r: &Row, p: &PhaseResult) -> Option<String> {
     let y = Scale::linear(0.0, (top * 1.1).max(1.0), f.y0(), f.y1());
     let space_top = iv.iter().map(|i| i.space_bytes).max().unwrap_or(1).max(1) as f64;
     let sy = Scale::linear(0.0, space_top * 1.1, f.y0(), f.y1());
-    let mut s = f.open(&format!("disk of {}", r.label));
-    let _ = write!(s, "<text class=\"panel-title\" x=\"{:.1}\" y=\"13\">{} — disk</text>", f.x0(), esc(&r.label));
+    let mut s = f.open(&format!("disk of {}", row.label));
+    let _ = write!(s, "<text class=\"panel-title\" x=\"{:.1}\" y=\"13\">{} — disk</text>", f.x0(), esc(&row.label));
     f.x_axis(&mut s, &x, &time_ticks(&x), "time into the phase");
     let yt: Vec<(f64, String)> = y.ticks().into_iter().map(|v| (v, crate::svg::num(v))).collect();
     f.y_axis(&mut s, &y, &yt, "MiB/s read · written", false);
@@ -551,7 +551,7 @@ fn disk_panel(r: &Row, p: &PhaseResult) -> Option<String> {
     }
     let space: Vec<(f64, f64)> = spans.iter().map(|(_, z, i)| (x.map(*z), sy.map(i.space_bytes as f64))).collect();
     let _ =
-        write!(s, "<polyline class=\"space\" fill=\"none\" stroke=\"{}\" points=\"{}\"/>", r.colour, points(&space));
+        write!(s, "<polyline class=\"space\" fill=\"none\" stroke=\"{}\" points=\"{}\"/>", row.colour, points(&space));
     f.border(&mut s);
     s.push_str("</svg>");
     Some(s)
@@ -559,9 +559,10 @@ fn disk_panel(r: &Row, p: &PhaseResult) -> Option<String> {
 
 /// Ticks of a time axis in seconds, labelled in ms when the axis spans less than two seconds
 /// (a short phase's ticks would otherwise all round to "0s").
-fn time_ticks(x: &Scale) -> Vec<(f64, String)> {
-    let ms = x.hi - x.lo < 2.0;
-    x.ticks()
+fn time_ticks(x_scale: &Scale) -> Vec<(f64, String)> {
+    let ms = x_scale.hi - x_scale.lo < 2.0;
+    x_scale
+        .ticks()
         .into_iter()
         .map(|v| {
             (v, if ms { format!("{} ms", crate::svg::num(v * 1000.0)) } else { format!("{}s", crate::svg::num(v)) })
@@ -609,16 +610,16 @@ fn timelines(rows: &[Row], phase: &str) -> String {
     figure(&format!("timeline-{phase}"), &caption, &format!("<div class=\"panels\">{panels}</div>"), key) + &short
 }
 
-fn table(s: &Section) -> String {
+fn table(section: &Section) -> String {
     let mut t = String::from("<table><thead><tr>");
-    for h in &s.headers {
+    for h in &section.headers {
         let _ = write!(t, "<th>{}</th>", esc(h));
     }
     t.push_str("</tr></thead><tbody>");
-    for (i, row) in s.rows.iter().enumerate() {
+    for (i, row) in section.rows.iter().enumerate() {
         t.push_str("<tr>");
         for (c, cell) in row.iter().enumerate() {
-            let best = s.best.get(c).copied().flatten() == Some(i);
+            let best = section.best.get(c).copied().flatten() == Some(i);
             // Words read left to right; numbers line up on the right.
             let text = cell.chars().next().is_some_and(|ch| ch.is_alphabetic());
             let class = match (best, text) {
@@ -634,18 +635,18 @@ fn table(s: &Section) -> String {
     t
 }
 
-fn header(r: &RunResult) -> String {
-    let env = &r.environment;
+fn header(run: &RunResult) -> String {
+    let env = &run.environment;
     let mut h = format!(
         "<h1>kvbench — {}</h1><p class=\"meta\">run {} · kvbench {} · {} ({} cores, {}) · {} {} · data on {} ({}) · {} records, {} of keys+values · sync {}</p>",
-        esc(&r.scenario), esc(&r.run_id), esc(&r.kvbench_version), esc(&env.cpu_model), env.cores, human_bytes(env.memory_bytes),
-        esc(&env.os), esc(&env.kernel), esc(&env.data_dir), esc(&env.filesystem), r.plan.unique_records, human_bytes(r.plan.raw_bytes), esc(&r.sync)
+        esc(&run.scenario), esc(&run.run_id), esc(&run.kvbench_version), esc(&env.cpu_model), env.cores, human_bytes(env.memory_bytes),
+        esc(&env.os), esc(&env.kernel), esc(&env.data_dir), esc(&env.filesystem), run.plan.unique_records, human_bytes(run.plan.raw_bytes), esc(&run.sync)
     );
-    if !r.intent.is_empty() {
-        let _ = write!(h, "<p class=\"intent\">{}</p>", esc(&r.intent));
+    if !run.intent.is_empty() {
+        let _ = write!(h, "<p class=\"intent\">{}</p>", esc(&run.intent));
     }
-    let _ = write!(h, "<p class=\"regime\">{}</p>", esc(&crate::regime(r)));
-    if let Some(t) = &r.plan.trace {
+    let _ = write!(h, "<p class=\"regime\">{}</p>", esc(&crate::regime(run)));
+    if let Some(t) = &run.plan.trace {
         let _ = write!(h, "<p class=\"regime\">{}</p>", esc(&crate::trace_line(t)));
         if let Some(p) = &t.profile {
             let _ = write!(
@@ -655,16 +656,16 @@ fn header(r: &RunResult) -> String {
             );
         }
     }
-    for w in &r.warnings {
+    for w in &run.warnings {
         let _ = write!(h, "<p class=\"warn\">Warning: {}</p>", esc(w));
     }
     h
 }
 
-pub fn page(r: &RunResult, sections: &[Section]) -> String {
-    let rows = rows(r);
-    let phases = crate::phase_names(r);
-    let mut body = header(r);
+pub fn page(run: &RunResult, sections: &[Section]) -> String {
+    let rows = rows(run);
+    let phases = crate::phase_names(run);
+    let mut body = header(run);
     let all: Vec<&Row> = rows.iter().collect();
     body.push_str(&legend(&all, "").replacen("class=\"legend\"", "class=\"legend top\"", 1));
     for s in sections {
@@ -676,9 +677,9 @@ pub fn page(r: &RunResult, sections: &[Section]) -> String {
             if let Some((load, _)) = phases.iter().find(|(_, k)| k == "load") {
                 charts.push_str(&load_chart(&rows, load));
             }
-            charts.push_str(&space_chart(&rows, r.plan.raw_bytes));
+            charts.push_str(&space_chart(&rows, run.plan.raw_bytes));
         } else if let Some(name) = s.title.strip_prefix("Phase ").filter(|n| phases.iter().any(|(p, _)| p == n)) {
-            let unit = r
+            let unit = run
                 .engines
                 .iter()
                 .flat_map(|e| &e.phases)
@@ -699,7 +700,7 @@ pub fn page(r: &RunResult, sections: &[Section]) -> String {
     }
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>kvbench — {}</title><style>{STYLE}</style></head><body>{body}</body></html>\n",
-        esc(&r.scenario)
+        esc(&run.scenario)
     )
 }
 

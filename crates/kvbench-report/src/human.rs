@@ -1,16 +1,16 @@
 //! Figures written for a person: sizes, times and rates in the unit that reads best, versions
 //! short enough for a cell.
 
-pub fn human_bytes(b: u64) -> String {
+pub fn human_bytes(bytes: u64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
+    let mut v = bytes as f64;
     let mut u = 0;
     while v >= 1024.0 && u < units.len() - 1 {
         v /= 1024.0;
         u += 1;
     }
     if u == 0 {
-        format!("{b} B")
+        format!("{bytes} B")
     } else {
         format!("{v:.1} {}", units[u])
     }
@@ -28,27 +28,27 @@ pub fn human_ns(ns: f64) -> String {
     }
 }
 
-pub fn human_rate(r: f64) -> String {
-    if r == 0.0 {
+pub fn human_rate(rate: f64) -> String {
+    if rate == 0.0 {
         "0".into()
-    } else if r >= 1e6 {
-        format!("{:.2}M", r / 1e6)
-    } else if r >= 1e3 {
-        format!("{:.1}k", r / 1e3)
+    } else if rate >= 1e6 {
+        format!("{:.2}M", rate / 1e6)
+    } else if rate >= 1e3 {
+        format!("{:.1}k", rate / 1e3)
     } else {
-        format!("{r:.1}")
+        format!("{rate:.1}")
     }
 }
 
 /// A version short enough for a table cell: long strings (a server's banner, say) keep their
 /// first version-like token, marked with `…`.
-pub fn short_version(v: &str) -> String {
+pub fn short_version(text: &str) -> String {
     const MAX: usize = 20;
-    if v.chars().count() <= MAX {
-        return v.to_string();
+    if text.chars().count() <= MAX {
+        return text.to_string();
     }
     // The first run of digits and dots that holds a dot: `7.0.15` out of `redis v=7.0.15 sha=...`.
-    let mut rest = v;
+    let mut rest = text;
     while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
         let run: String = rest[start..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
         let run = run.trim_end_matches('.');
@@ -57,7 +57,7 @@ pub fn short_version(v: &str) -> String {
         }
         rest = &rest[start + run.len().max(1)..];
     }
-    let mut s: String = v.chars().take(MAX - 1).collect();
+    let mut s: String = text.chars().take(MAX - 1).collect();
     s.push('…');
     s
 }
@@ -71,6 +71,6 @@ pub(crate) fn human_mb(mb_bytes: f64) -> String {
     }
 }
 
-pub(crate) fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or("")
+pub(crate) fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
 }

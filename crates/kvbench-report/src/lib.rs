@@ -69,8 +69,8 @@ pub enum Format {
 
 impl std::str::FromStr for Format {
     type Err = String;
-    fn from_str(s: &str) -> Result<Format, String> {
-        Ok(match s {
+    fn from_str(text: &str) -> Result<Format, String> {
+        Ok(match text {
             "table" => Format::Table,
             "markdown" | "md" => Format::Markdown,
             "csv" => Format::Csv,
@@ -113,33 +113,33 @@ impl ReportOptions {
 }
 
 /// The report as one text with the default options (see [`render_with`]).
-pub fn render(r: &RunResult, format: Format) -> String {
-    render_with(r, format, &ReportOptions::default())
+pub fn render(run: &RunResult, format: Format) -> String {
+    render_with(run, format, &ReportOptions::default())
 }
 
 /// The report as one text. `Hlog` is a set of files: see [`hlog_files`]; here it lists them.
-pub fn render_with(r: &RunResult, format: Format, o: &ReportOptions) -> String {
+pub fn render_with(run: &RunResult, format: Format, options: &ReportOptions) -> String {
     match format {
-        Format::Table => table(r, o),
-        Format::Markdown => markdown(r, o),
-        Format::Csv => csv(r),
-        Format::Json => serde_json::to_string_pretty(r).expect("result serialises") + "\n",
+        Format::Table => table(run, options),
+        Format::Markdown => markdown(run, options),
+        Format::Csv => csv(run),
+        Format::Json => serde_json::to_string_pretty(run).expect("result serialises") + "\n",
         // A page has room for a whole version string; a table cell does not.
-        Format::Html => html::page(r, &sections_of(r, o, Versions::Whole)),
-        Format::Ycsb => ycsb(r),
-        Format::Hlog => hlog_files(r).iter().map(|(name, _)| format!("{name}\n")).collect(),
-        Format::GithubActionBenchmark => github_action_benchmark(r),
-        Format::Bencher => bencher(r),
+        Format::Html => html::page(run, &sections_of(run, options, Versions::Whole)),
+        Format::Ycsb => ycsb(run),
+        Format::Hlog => hlog_files(run).iter().map(|(name, _)| format!("{name}\n")).collect(),
+        Format::GithubActionBenchmark => github_action_benchmark(run),
+        Format::Bencher => bencher(run),
     }
 }
 
 /// The terminal table, fitted to the terminal's width when there is one.
-pub fn table(r: &RunResult, o: &ReportOptions) -> String {
-    text_table_width(&preamble(r), &sections_with(r, o), terminal_width())
+pub fn table(run: &RunResult, options: &ReportOptions) -> String {
+    text_table_width(&preamble(run), &sections_with(run, options), terminal_width())
 }
 
-pub fn markdown(r: &RunResult, o: &ReportOptions) -> String {
-    markdown_of(&preamble(r), &sections_with(r, o))
+pub fn markdown(run: &RunResult, options: &ReportOptions) -> String {
+    markdown_of(&preamble(run), &sections_with(run, options))
 }
 
 #[cfg(test)]

@@ -27,21 +27,23 @@ pub fn parse_percentiles(text: &str) -> Result<Vec<f64>, String> {
 }
 
 /// A latency percentile: the summary's own field where it has one, else from the histogram.
-fn latency_at(l: &Latency, q: f64) -> u64 {
-    match q {
-        50.0 => l.p50_ns,
-        90.0 => l.p90_ns,
-        95.0 => l.p95_ns,
-        99.0 => l.p99_ns,
-        99.9 => l.p999_ns,
-        100.0 => l.max_ns,
-        _ => kvbench_model::histogram::decode_histogram(&l.hdr).map(|h| h.value_at_quantile(q / 100.0)).unwrap_or(0),
+fn latency_at(latency: &Latency, quantile: f64) -> u64 {
+    match quantile {
+        50.0 => latency.p50_ns,
+        90.0 => latency.p90_ns,
+        95.0 => latency.p95_ns,
+        99.0 => latency.p99_ns,
+        99.9 => latency.p999_ns,
+        100.0 => latency.max_ns,
+        _ => kvbench_model::histogram::decode_histogram(&latency.hdr)
+            .map(|h| h.value_at_quantile(quantile / 100.0))
+            .unwrap_or(0),
     }
 }
 
 /// The latency cells of a row: each percentile, then the max.
-fn latency_cells(l: &Latency, qs: &[f64]) -> Vec<u64> {
-    qs.iter().map(|&q| latency_at(l, q)).chain([l.max_ns]).collect()
+fn latency_cells(latency: &Latency, qs: &[f64]) -> Vec<u64> {
+    qs.iter().map(|&q| latency_at(latency, q)).chain([latency.max_ns]).collect()
 }
 
 /// The columns of the phase tables with the percentiles in force: p50 and p99 are kept longest
@@ -73,9 +75,9 @@ const ALLOC_COLUMNS: &[(&str, u8)] = &[("B/op", 3), ("allocs/op", 3)];
 /// share of the store's pages cached when the phase started.
 const DISK_COLUMNS: &[(&str, u8)] = &[("disk r/op", 4), ("disk w/op", 4), ("RA", 3), ("WA", 3), ("cached", 5)];
 
-pub(crate) fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: &str, qs: &[f64]) -> Section {
-    let allocs = r.engines.iter().filter_map(|e| phase(e, name)).any(|p| p.runtime.contains_key("alloc_bytes"));
-    let disk = r.engines.iter().filter_map(|e| phase(e, name)).any(|p| p.disk.is_some());
+pub(crate) fn phase_section(run: &RunResult, spreads: &Spreads, name: &str, kind: &str, qs: &[f64]) -> Section {
+    let allocs = run.engines.iter().filter_map(|e| phase(e, name)).any(|p| p.runtime.contains_key("alloc_bytes"));
+    let disk = run.engines.iter().filter_map(|e| phase(e, name)).any(|p| p.disk.is_some());
     let mut cols = phase_columns(qs);
     let own = |c: &[(&str, u8)]| c.iter().map(|(n, p)| (n.to_string(), *p)).collect::<Vec<_>>();
     if allocs {
@@ -85,7 +87,7 @@ pub(crate) fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: 
         cols.extend(own(DISK_COLUMNS));
     }
     // Stalls (intervals far below the phase's median) only where a row had some.
-    let stalls = r.engines.iter().filter_map(|e| phase(e, name)).any(|p| p.stalls > 0);
+    let stalls = run.engines.iter().filter_map(|e| phase(e, name)).any(|p| p.stalls > 0);
     if stalls {
         cols.push(("stalls".into(), 2));
     }
@@ -102,7 +104,7 @@ pub(crate) fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: 
         row.resize(width, String::new());
         row
     };
-    for e in &r.engines {
+    for e in &run.engines {
         let measured = phase(e, name).filter(|p| p.status == Status::Ok);
         for (v, f) in vals.iter_mut().zip(figures(measured, qs)) {
             v.push(f);
@@ -122,7 +124,7 @@ pub(crate) fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: 
             continue;
         }
         let mut row = measured_row(e, p, spreads.get(&(e.label.clone(), name.to_string())), allocs, qs);
-        row.insert(2, human_mb(p.ops_per_sec * record_bytes(r)));
+        row.insert(2, human_mb(p.ops_per_sec * record_bytes(run)));
         if disk {
             row.extend(disk_row(p));
         }
@@ -147,13 +149,13 @@ pub(crate) fn phase_section(r: &RunResult, spreads: &Spreads, name: &str, kind: 
     if disk {
         s.note.push_str(DISK_NOTE);
     }
-    s.note.push_str(&notes.text(r.engines.len()));
+    s.note.push_str(&notes.text(run.engines.len()));
     s
 }
 
 /// The mean size of a record (key + value) of the run's data, in bytes.
-fn record_bytes(r: &RunResult) -> f64 {
-    r.plan.raw_bytes as f64 / r.plan.unique_records.max(1) as f64
+fn record_bytes(run: &RunResult) -> f64 {
+    run.plan.raw_bytes as f64 / run.plan.unique_records.max(1) as f64
 }
 
 /// The ranked figures of a measured phase: ops/s, each percentile, max.
@@ -167,9 +169,9 @@ pub(crate) fn figures(measured: Option<&PhaseResult>, qs: &[f64]) -> Vec<Option<
 }
 
 /// A mixed phase's sub-rows: latency and count of each operation kind.
-fn by_kind_rows(p: &PhaseResult, width: usize, qs: &[f64]) -> Vec<Vec<String>> {
+fn by_kind_rows(phase: &PhaseResult, width: usize, qs: &[f64]) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
-    for (op, l) in &p.latency_by_op {
+    for (op, l) in &phase.latency_by_op {
         let n = kvbench_model::histogram::decode_histogram(&l.hdr).map(|h| h.len().to_string()).unwrap_or_default();
         let mut row = vec![format!("  {op}"), String::new(), String::new()];
         row.extend(latency_cells(l, qs).into_iter().map(|v| human_ns(v as f64)));
@@ -189,16 +191,16 @@ struct Notes {
 }
 
 impl Notes {
-    fn add(&mut self, e: &EngineResult, p: &PhaseResult) {
-        for n in p.notes.iter().filter(|n| !n.starts_with("reopened")) {
+    fn add(&mut self, row: &EngineResult, phase: &PhaseResult) {
+        for n in phase.notes.iter().filter(|n| !n.starts_with("reopened")) {
             match self.notes.iter_mut().find(|(t, _)| t == n) {
-                Some((_, who)) => who.push(e.label.clone()),
-                None => self.notes.push((n.clone(), vec![e.label.clone()])),
+                Some((_, who)) => who.push(row.label.clone()),
+                None => self.notes.push((n.clone(), vec![row.label.clone()])),
             }
         }
-        let measured = status_cell(p).is_none() || p.fault.is_some();
-        if measured && p.harness_share > HARNESS_WARN {
-            self.busy_harness.push(format!("{} {:.0}%", e.label, p.harness_share * 100.0));
+        let measured = status_cell(phase).is_none() || phase.fault.is_some();
+        if measured && phase.harness_share > HARNESS_WARN {
+            self.busy_harness.push(format!("{} {:.0}%", row.label, phase.harness_share * 100.0));
         }
     }
 
@@ -231,39 +233,47 @@ fn is_warning(note: &str) -> bool {
 }
 
 fn measured_row(
-    e: &EngineResult,
-    p: &PhaseResult,
+    engine_row: &EngineResult,
+    phase: &PhaseResult,
     spread: Option<&(usize, f64)>,
     allocs: bool,
     qs: &[f64],
 ) -> Vec<String> {
-    let l = p.latency.clone().unwrap_or_default();
-    let mut checked =
-        if p.mismatches + p.missing == 0 { "ok".to_string() } else { format!("{} bad", p.mismatches + p.missing) };
-    if p.errors > 0 {
-        checked.push_str(&format!(", {} errors", p.errors));
+    let l = phase.latency.clone().unwrap_or_default();
+    let mut checked = if phase.mismatches + phase.missing == 0 {
+        "ok".to_string()
+    } else {
+        format!("{} bad", phase.mismatches + phase.missing)
+    };
+    if phase.errors > 0 {
+        checked.push_str(&format!(", {} errors", phase.errors));
     }
     let rate_cell = match spread {
         Some((n, sp)) => format!(
             "{} ±{:.0}%{} (n={n})",
-            human_rate(p.ops_per_sec),
+            human_rate(phase.ops_per_sec),
             sp * 50.0,
             if *sp > WIDE_SPREAD { " !" } else { "" }
         ),
-        None => human_rate(p.ops_per_sec),
+        None => human_rate(phase.ops_per_sec),
     };
-    let mut row = vec![e.label.clone(), rate_cell];
+    let mut row = vec![engine_row.label.clone(), rate_cell];
     row.extend(latency_cells(&l, qs).into_iter().map(|v| human_ns(v as f64)));
     row.extend([
-        p.ops.to_string(),
+        phase.ops.to_string(),
         checked,
-        human_ns((p.cpu_user_ns + p.cpu_sys_ns) as f64),
-        format!("{:.0}%{}", p.harness_share * 100.0, if p.harness_share > HARNESS_WARN { " !" } else { "" }),
-        p.threads.to_string(),
+        human_ns((phase.cpu_user_ns + phase.cpu_sys_ns) as f64),
+        format!("{:.0}%{}", phase.harness_share * 100.0, if phase.harness_share > HARNESS_WARN { " !" } else { "" }),
+        phase.threads.to_string(),
     ]);
     if allocs {
         let per_op = |k: &str| {
-            p.runtime.get(k).filter(|_| p.ops > 0).map(|v| format!("{:.0}", v / p.ops as f64)).unwrap_or_default()
+            phase
+                .runtime
+                .get(k)
+                .filter(|_| phase.ops > 0)
+                .map(|v| format!("{:.0}", v / phase.ops as f64))
+                .unwrap_or_default()
         };
         row.push(per_op("alloc_bytes"));
         row.push(per_op("mallocs"));
@@ -276,9 +286,9 @@ const DISK_NOTE: &str = "; disk r/op, w/op = bytes the row's processes read from
      cached = share of the store's pages in the page cache when the phase started";
 
 /// The disk cells of a measured phase (blank where nothing was measured).
-fn disk_row(p: &PhaseResult) -> Vec<String> {
-    let Some(d) = p.disk.as_ref() else { return vec![String::new(); DISK_COLUMNS.len()] };
-    let per_op = |b: u64| b.checked_div(p.ops).map(human_bytes).unwrap_or_else(|| "-".into());
+fn disk_row(phase: &PhaseResult) -> Vec<String> {
+    let Some(d) = phase.disk.as_ref() else { return vec![String::new(); DISK_COLUMNS.len()] };
+    let per_op = |b: u64| b.checked_div(phase.ops).map(human_bytes).unwrap_or_else(|| "-".into());
     let amp = |a: f64, logical: u64| if logical > 0 { format!("{a:.2}x") } else { "-".into() };
     vec![
         per_op(d.read_bytes),

@@ -5,10 +5,10 @@ use kvbench_model::result::{EngineResult, RunResult};
 
 use crate::human::human_bytes;
 
-pub(crate) fn preamble(r: &RunResult) -> Vec<String> {
-    let env = &r.environment;
+pub(crate) fn preamble(run: &RunResult) -> Vec<String> {
+    let env = &run.environment;
     let mut lines = vec![
-        format!("kvbench {} — scenario {} — run {}", r.kvbench_version, r.scenario, r.run_id),
+        format!("kvbench {} — scenario {} — run {}", run.kvbench_version, run.scenario, run.run_id),
         format!(
             "{} ({} cores, {}), {} {}, data on {} ({})",
             env.cpu_model,
@@ -20,43 +20,43 @@ pub(crate) fn preamble(r: &RunResult) -> Vec<String> {
             env.filesystem
         ),
     ];
-    if !r.intent.is_empty() {
-        lines.push(format!("intent: {}", r.intent));
+    if !run.intent.is_empty() {
+        lines.push(format!("intent: {}", run.intent));
     }
-    lines.push(regime(r));
-    if let Some(t) = &r.plan.trace {
+    lines.push(regime(run));
+    if let Some(t) = &run.plan.trace {
         lines.push(trace_line(t));
     }
-    for w in &r.warnings {
+    for w in &run.warnings {
         lines.push(format!("WARNING: {w}"));
     }
     lines
 }
 
 /// What a replay ran: the stream, its identity and what it holds.
-pub fn trace_line(t: &kvbench_model::result::TraceInfo) -> String {
-    let kinds: Vec<String> = t.by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
-    let hash = if t.hash.is_empty() { String::new() } else { format!(", xxh3 {}", t.hash) };
+pub fn trace_line(info: &kvbench_model::result::TraceInfo) -> String {
+    let kinds: Vec<String> = info.by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let hash = if info.hash.is_empty() { String::new() } else { format!(", xxh3 {}", info.hash) };
     let mut line = format!(
         "trace: {} ({}{hash}): {} ops ({}) in {} requests from {} clients over {:.3} s, {} distinct keys ({} \
          loaded first), reads per write {:.2}",
-        t.source,
-        t.format,
-        t.ops,
+        info.source,
+        info.format,
+        info.ops,
         kinds.join(", "),
-        t.requests,
-        t.clients,
-        t.duration_us as f64 / 1e6,
-        t.distinct_keys,
-        t.preloaded,
-        t.read_write_ratio
+        info.requests,
+        info.clients,
+        info.duration_us as f64 / 1e6,
+        info.distinct_keys,
+        info.preloaded,
+        info.read_write_ratio
     );
-    if !t.skipped.is_empty() {
-        let skipped: Vec<String> = t.skipped.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    if !info.skipped.is_empty() {
+        let skipped: Vec<String> = info.skipped.iter().map(|(k, n)| format!("{k} {n}")).collect();
         line.push_str(&format!("; not replayed: {}", skipped.join(", ")));
     }
-    if t.resized_puts > 0 {
-        line.push_str(&format!("; {} puts replayed at their key's first size", t.resized_puts));
+    if info.resized_puts > 0 {
+        line.push_str(&format!("; {} puts replayed at their key's first size", info.resized_puts));
     }
     line
 }
@@ -64,24 +64,24 @@ pub fn trace_line(t: &kvbench_model::result::TraceInfo) -> String {
 /// The regime of the run: its data against each row's memory budget as it was applied (with
 /// what the limit did: peak, limit hits, OOM kills), a budget given but never applied (the row
 /// failed first), or against the machine's memory for rows without one.
-pub fn regime(r: &RunResult) -> String {
-    let data = human_bytes(r.plan.raw_bytes);
-    let applied: Vec<&EngineResult> = r.engines.iter().filter(|e| e.budget.is_some()).collect();
+pub fn regime(run: &RunResult) -> String {
+    let data = human_bytes(run.plan.raw_bytes);
+    let applied: Vec<&EngineResult> = run.engines.iter().filter(|e| e.budget.is_some()).collect();
     let not_applied: Vec<&EngineResult> =
-        r.engines.iter().filter(|e| e.budget.is_none() && e.budget_requested.is_some()).collect();
-    let unbounded: Vec<&str> = r
+        run.engines.iter().filter(|e| e.budget.is_none() && e.budget_requested.is_some()).collect();
+    let unbounded: Vec<&str> = run
         .engines
         .iter()
         .filter(|e| e.budget.is_none() && e.budget_requested.is_none())
         .map(|e| e.label.as_str())
         .collect();
     if applied.is_empty() && not_applied.is_empty() {
-        let largest = r.engines.iter().map(|e| e.space_bytes).max().unwrap_or(0);
-        return format!("regime: {data} of data (keys+values), {}", without_budget(r, largest));
+        let largest = run.engines.iter().map(|e| e.space_bytes).max().unwrap_or(0);
+        return format!("regime: {data} of data (keys+values), {}", without_budget(run, largest));
     }
     let mut parts = Vec::new();
     if !applied.is_empty() {
-        parts.push(format!("memory budget per row (a cgroup: heap and page cache) {}", applied_budgets(r, &applied)));
+        parts.push(format!("memory budget per row (a cgroup: heap and page cache) {}", applied_budgets(run, &applied)));
     }
     let mut asked: Vec<u64> = not_applied.iter().filter_map(|e| e.budget_requested).collect();
     asked.sort_unstable();
@@ -102,7 +102,7 @@ pub fn regime(r: &RunResult) -> String {
 }
 
 /// Each applied limit with its rows and what the limit did to each.
-fn applied_budgets(r: &RunResult, rows: &[&EngineResult]) -> String {
+fn applied_budgets(run: &RunResult, rows: &[&EngineResult]) -> String {
     let mut limits: Vec<u64> = rows.iter().filter_map(|e| e.budget.as_ref().map(|b| b.limit_bytes)).collect();
     limits.sort_unstable();
     limits.dedup();
@@ -120,24 +120,26 @@ fn applied_budgets(r: &RunResult, rows: &[&EngineResult]) -> String {
                 )
             })
             .collect();
-        format!("{} ({})", against_budget(r.plan.raw_bytes, l), pressure.join("; "))
+        format!("{} ({})", against_budget(run.plan.raw_bytes, l), pressure.join("; "))
     });
     each.collect::<Vec<_>>().join("; ")
 }
 
 /// One row's regime, for a series in the history: its data against its own budget, or
 /// against the machine's memory.
-pub fn row_regime(r: &RunResult, e: &EngineResult) -> String {
-    match (&e.budget, e.budget_requested) {
+pub fn row_regime(run: &RunResult, row: &EngineResult) -> String {
+    match (&row.budget, row.budget_requested) {
         (Some(b), _) => format!(
             "{} of data; memory budget {}",
-            human_bytes(r.plan.raw_bytes),
-            against_budget(r.plan.raw_bytes, b.limit_bytes)
+            human_bytes(run.plan.raw_bytes),
+            against_budget(run.plan.raw_bytes, b.limit_bytes)
         ),
         (None, Some(asked)) => {
-            format!("{} of data; memory budget {} NOT applied", human_bytes(r.plan.raw_bytes), human_bytes(asked))
+            format!("{} of data; memory budget {} NOT applied", human_bytes(run.plan.raw_bytes), human_bytes(asked))
         }
-        (None, None) => format!("{} of data, {}", human_bytes(r.plan.raw_bytes), without_budget(r, e.space_bytes)),
+        (None, None) => {
+            format!("{} of data, {}", human_bytes(run.plan.raw_bytes), without_budget(run, row.space_bytes))
+        }
     }
 }
 
@@ -148,8 +150,8 @@ fn against_budget(raw: u64, limit: u64) -> String {
 }
 
 /// The machine's memory against the larger of the data and `space` (the store on disk).
-fn without_budget(r: &RunResult, space: u64) -> String {
-    let mem = r.environment.memory_bytes;
-    let fits = if space.max(r.plan.raw_bytes) < mem { "the store fits in memory" } else { "larger than memory" };
+fn without_budget(run: &RunResult, space: u64) -> String {
+    let mem = run.environment.memory_bytes;
+    let fits = if space.max(run.plan.raw_bytes) < mem { "the store fits in memory" } else { "larger than memory" };
     format!("no memory budget, {} of memory: {fits}", human_bytes(mem))
 }

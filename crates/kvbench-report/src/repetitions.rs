@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use kvbench_model::result::{EngineResult, Latency, PhaseResult, RunResult, Status};
 
 /// Row labels in run order, each with its repetitions.
-pub(crate) fn by_label(r: &RunResult) -> Vec<(String, Vec<&EngineResult>)> {
+pub(crate) fn by_label(run: &RunResult) -> Vec<(String, Vec<&EngineResult>)> {
     let mut out: Vec<(String, Vec<&EngineResult>)> = Vec::new();
-    for e in &r.engines {
+    for e in &run.engines {
         match out.iter_mut().find(|(l, _)| l == &e.label) {
             Some((_, v)) => v.push(e),
             None => out.push((e.label.clone(), vec![e])),
@@ -23,26 +23,26 @@ pub(crate) type Spreads = BTreeMap<(String, String), (usize, f64)>;
 /// Above this relative spread between repetitions a figure is flagged.
 pub const WIDE_SPREAD: f64 = 0.10;
 
-pub fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
+pub fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    let n = values.len();
     if n == 0 {
         0.0
     } else if n % 2 == 1 {
-        v[n / 2]
+        values[n / 2]
     } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
     }
 }
 
 /// One row per label: with repetitions, each figure is the median over the repetitions
 /// whose phase measured it (ok, or failed only as the row declared), and the ops/s spread is
 /// kept to be shown.
-pub fn collapse(r: &RunResult) -> (RunResult, Spreads) {
+pub fn collapse(run: &RunResult) -> (RunResult, Spreads) {
     let mut spreads = Spreads::new();
-    let mut out = r.clone();
+    let mut out = run.clone();
     out.engines.clear();
-    for (label, reps) in by_label(r) {
+    for (label, reps) in by_label(run) {
         let mut row = reps.iter().find(|e| measured(e.status)).copied().unwrap_or(reps[0]).clone();
         if reps.len() > 1 {
             // A failure outranks a declared one: the row shows the worst repetition's status.
@@ -76,28 +76,28 @@ pub fn collapse(r: &RunResult) -> (RunResult, Spreads) {
 }
 
 /// Whether a status carries measured figures: ok, or failed only as the row declared.
-pub(crate) fn measured(s: Status) -> bool {
-    matches!(s, Status::Ok | Status::Expected)
+pub(crate) fn measured(status: Status) -> bool {
+    matches!(status, Status::Ok | Status::Expected)
 }
 
-/// `p` becomes the median of `same` (the repetitions of one phase) figure by figure.
-fn median_phase(p: &mut PhaseResult, same: &[&PhaseResult]) {
+/// `phase` becomes the median of `same` (the repetitions of one phase) figure by figure.
+fn median_phase(phase: &mut PhaseResult, same: &[&PhaseResult]) {
     let m = |f: &dyn Fn(&PhaseResult) -> f64| median(same.iter().map(|q| f(q)).collect());
-    p.ops_per_sec = m(&|q| q.ops_per_sec);
-    p.elapsed_ns = m(&|q| q.elapsed_ns as f64) as u64;
-    p.wall_ns = m(&|q| q.wall_ns as f64) as u64;
-    p.busy_ns = m(&|q| q.busy_ns as f64) as u64;
-    p.harness_share = m(&|q| q.harness_share);
-    p.cpu_user_ns = m(&|q| q.cpu_user_ns as f64) as u64;
-    p.cpu_sys_ns = m(&|q| q.cpu_sys_ns as f64) as u64;
-    for (k, v) in p.runtime.iter_mut() {
+    phase.ops_per_sec = m(&|q| q.ops_per_sec);
+    phase.elapsed_ns = m(&|q| q.elapsed_ns as f64) as u64;
+    phase.wall_ns = m(&|q| q.wall_ns as f64) as u64;
+    phase.busy_ns = m(&|q| q.busy_ns as f64) as u64;
+    phase.harness_share = m(&|q| q.harness_share);
+    phase.cpu_user_ns = m(&|q| q.cpu_user_ns as f64) as u64;
+    phase.cpu_sys_ns = m(&|q| q.cpu_sys_ns as f64) as u64;
+    for (k, v) in phase.runtime.iter_mut() {
         *v = median(same.iter().filter_map(|q| q.runtime.get(k).copied()).collect());
     }
     // Percentiles of the pooled histograms stay ordered (p99 <= p99.9 <= max), which medians
     // taken figure by figure do not; medians only when a histogram does not decode.
     if let Some(pooled) = pooled_latency(same) {
-        p.latency = Some(pooled);
-    } else if let Some(l) = p.latency.as_mut() {
+        phase.latency = Some(pooled);
+    } else if let Some(l) = phase.latency.as_mut() {
         let lat = |f: &dyn Fn(&Latency) -> u64| {
             median(same.iter().filter_map(|q| q.latency.as_ref().map(|l| f(l) as f64)).collect()) as u64
         };

@@ -35,12 +35,12 @@ impl Section {
     }
 }
 
-pub(crate) fn phase<'a>(e: &'a EngineResult, name: &str) -> Option<&'a PhaseResult> {
-    e.phases.iter().find(|p| p.name == name)
+pub(crate) fn phase<'a>(row: &'a EngineResult, name: &str) -> Option<&'a PhaseResult> {
+    row.phases.iter().find(|p| p.name == name)
 }
 
-pub(crate) fn status_cell(p: &PhaseResult) -> Option<String> {
-    match p.status {
+pub(crate) fn status_cell(phase: &PhaseResult) -> Option<String> {
+    match phase.status {
         Status::Ok => None,
         Status::NotApplicable => Some("n/a".into()),
         Status::Failed => Some("FAILED".into()),
@@ -50,19 +50,19 @@ pub(crate) fn status_cell(p: &PhaseResult) -> Option<String> {
 }
 
 /// Wall time of a phase (older results carry only the time inside the calls).
-pub fn wall_ns(p: &PhaseResult) -> u64 {
-    if p.wall_ns > 0 {
-        p.wall_ns
+pub fn wall_ns(phase: &PhaseResult) -> u64 {
+    if phase.wall_ns > 0 {
+        phase.wall_ns
     } else {
-        p.elapsed_ns
+        phase.elapsed_ns
     }
 }
 
 /// A server keeps its data in its own files, not in the row's directory, so the row's space
 /// is not the store's, unless the row says what it measured (`space_source`).
-pub fn space_measured(e: &EngineResult) -> bool {
-    let server = e.settings.contains_key("url") || e.settings.keys().any(|k| k.starts_with("server."));
-    e.status == Status::Ok && e.space_bytes > 0 && (!server || e.settings.contains_key("space_source"))
+pub fn space_measured(row: &EngineResult) -> bool {
+    let server = row.settings.contains_key("url") || row.settings.keys().any(|k| k.starts_with("server."));
+    row.status == Status::Ok && row.space_bytes > 0 && (!server || row.settings.contains_key("space_source"))
 }
 
 /// Index of the best value in `vals` (None entries ignored); `higher` says which way is better.
@@ -88,14 +88,14 @@ pub(crate) fn best_of(vals: &[Option<f64>], conds: &[String], higher: bool) -> O
 }
 
 /// What makes two rows' figures of one phase comparable.
-pub(crate) fn conditions(p: &PhaseResult) -> String {
-    format!("{} {} {} {}", p.unit, p.threads, p.batch, p.cache)
+pub(crate) fn conditions(phase: &PhaseResult) -> String {
+    format!("{} {} {} {}", phase.unit, phase.threads, phase.batch, phase.cache)
 }
 
 /// Names of the timed phases, in run order, over all engines.
-pub(crate) fn phase_names(r: &RunResult) -> Vec<(String, String)> {
+pub(crate) fn phase_names(run: &RunResult) -> Vec<(String, String)> {
     let mut names: Vec<(String, String)> = Vec::new();
-    for e in &r.engines {
+    for e in &run.engines {
         for p in &e.phases {
             if p.name == "open" || p.name == "close" {
                 continue;
@@ -117,40 +117,40 @@ pub(crate) enum Versions {
 }
 
 /// The report's tables with the default options.
-pub fn sections(r: &RunResult) -> Vec<Section> {
-    sections_with(r, &ReportOptions::default())
+pub fn sections(run: &RunResult) -> Vec<Section> {
+    sections_with(run, &ReportOptions::default())
 }
 
 /// The report's tables, versions shortened for a text table.
-pub fn sections_with(r: &RunResult, o: &ReportOptions) -> Vec<Section> {
-    sections_of(r, o, Versions::Short)
+pub fn sections_with(run: &RunResult, options: &ReportOptions) -> Vec<Section> {
+    sections_of(run, options, Versions::Short)
 }
 
-pub(crate) fn sections_of(r: &RunResult, o: &ReportOptions, versions: Versions) -> Vec<Section> {
-    let varied = compare::vary_section(r);
-    let (r, spreads) = collapse(r);
+pub(crate) fn sections_of(run: &RunResult, options: &ReportOptions, versions: Versions) -> Vec<Section> {
+    let varied = compare::vary_section(run);
+    let (run, spreads) = collapse(run);
     // A scenario that declares its own table (an article's, a peer benchmark's) opens with it.
-    let mut out: Vec<Section> = own_table(&r).into_iter().collect();
-    out.push(summary(&r, versions));
-    out.extend(ratios(&r));
+    let mut out: Vec<Section> = own_table(&run).into_iter().collect();
+    out.push(summary(&run, versions));
+    out.extend(ratios(&run));
     out.extend(varied);
-    out.push(phase_times(&r));
+    out.push(phase_times(&run));
     // A settle or size phase has no rate or latency: its wall time is in the phase-time table only.
-    for (name, kind) in phase_names(&r).into_iter().filter(|(_, k)| PhaseKind::named_runs_ops(k)) {
-        out.push(phase_section(&r, &spreads, &name, &kind, &o.percentiles));
+    for (name, kind) in phase_names(&run).into_iter().filter(|(_, k)| PhaseKind::named_runs_ops(k)) {
+        out.push(phase_section(&run, &spreads, &name, &kind, &options.percentiles));
     }
     out
 }
 
-pub(crate) fn summary(r: &RunResult, versions: Versions) -> Section {
-    let load_name = phase_names(r).into_iter().find(|(_, k)| k == "load").map(|(n, _)| n);
+pub(crate) fn summary(run: &RunResult, versions: Versions) -> Section {
+    let load_name = phase_names(run).into_iter().find(|(_, k)| k == "load").map(|(n, _)| n);
     let mut s = Section::new(
         "Summary".into(),
         format!(
             "{} records, {} of keys+values; space is allocated blocks after close; sync = {}",
-            r.plan.unique_records,
-            human_bytes(r.plan.raw_bytes),
-            r.sync
+            run.plan.unique_records,
+            human_bytes(run.plan.raw_bytes),
+            run.sync
         ),
         &[
             ("engine", 0),
@@ -167,7 +167,7 @@ pub(crate) fn summary(r: &RunResult, versions: Versions) -> Section {
     );
     let (mut load_t, mut load_c, mut space) = (Vec::new(), Vec::new(), Vec::new());
     let mut unmeasured = Vec::new();
-    for e in &r.engines {
+    for e in &run.engines {
         let lp = load_name.as_deref().and_then(|n| phase(e, n)).filter(|p| p.status == Status::Ok);
         let time = |name: &str| phase(e, name).map(|p| human_ns(wall_ns(p) as f64)).unwrap_or_else(|| "-".into());
         let status = engine_status(e);
@@ -207,8 +207,8 @@ pub(crate) fn summary(r: &RunResult, versions: Versions) -> Section {
 }
 
 /// An engine's status cell: ok, or why not.
-fn engine_status(e: &EngineResult) -> String {
-    match (&e.status, &e.error) {
+fn engine_status(row: &EngineResult) -> String {
+    match (&row.status, &row.error) {
         (Status::Ok, _) => "ok".to_string(),
         (Status::Expected, _) => "expected: failed verification as declared".to_string(),
         (Status::Interrupted, _) => "interrupted (a signal): phases measured before are kept".to_string(),
@@ -219,17 +219,17 @@ fn engine_status(e: &EngineResult) -> String {
 
 /// The space and space amplification cells: `–` where a server keeps its data in its own
 /// files, `-` where the engine failed.
-fn space_cells(e: &EngineResult, measured: bool) -> (String, String) {
-    match (measured, e.status) {
-        (true, _) => (human_bytes(e.space_bytes), format!("{:.2}x", e.space_amplification)),
+fn space_cells(row: &EngineResult, measured: bool) -> (String, String) {
+    match (measured, row.status) {
+        (true, _) => (human_bytes(row.space_bytes), format!("{:.2}x", row.space_amplification)),
         (false, Status::Ok) => ("–".into(), "–".into()),
         _ => ("-".into(), "-".into()),
     }
 }
 
 /// Ratios the scenario asks for (`[[ratio]]`), e.g. COPY over INSERT rows/s.
-pub(crate) fn ratios(r: &RunResult) -> Option<Section> {
-    let defs = r.workload.get("ratio").and_then(|v| v.as_array()).filter(|a| !a.is_empty())?;
+pub(crate) fn ratios(run: &RunResult) -> Option<Section> {
+    let defs = run.workload.get("ratio").and_then(|v| v.as_array()).filter(|a| !a.is_empty())?;
     let mut s = Section::new(
         "Ratios".into(),
         "ops/s of one row over another in the same phase, as the scenario asks".into(),
@@ -239,7 +239,7 @@ pub(crate) fn ratios(r: &RunResult) -> Option<Section> {
         let f = |k: &str| d.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
         let (ph, num, den) = (f("phase"), f("numerator"), f("denominator"));
         let rate = |label: &str| {
-            r.engines
+            run.engines
                 .iter()
                 .find(|e| e.label == label)
                 .and_then(|e| phase(e, &ph))
@@ -256,9 +256,9 @@ pub(crate) fn ratios(r: &RunResult) -> Option<Section> {
 }
 
 /// The articles' own view: wall time of each phase side by side (open and close included).
-fn phase_times(r: &RunResult) -> Section {
+fn phase_times(run: &RunResult) -> Section {
     let mut names: Vec<String> = vec!["open".into()];
-    names.extend(phase_names(r).into_iter().map(|(n, _)| n));
+    names.extend(phase_names(run).into_iter().map(|(n, _)| n));
     names.push("close".into());
     let mut cols: Vec<(&str, u8)> = vec![("engine", 0)];
     cols.extend(
@@ -270,12 +270,12 @@ fn phase_times(r: &RunResult) -> Section {
             .into(),
         &cols,
     );
-    if phase_names(r).iter().any(|(_, k)| k == "settle") {
+    if phase_names(run).iter().any(|(_, k)| k == "settle") {
         s.note.push_str("; a settle phase is the untimed flush and compaction between phases, not a workload figure");
     }
     let mut vals: Vec<Vec<Option<f64>>> = vec![Vec::new(); names.len()];
     let mut conds: Vec<Vec<String>> = vec![Vec::new(); names.len()];
-    for e in &r.engines {
+    for e in &run.engines {
         let mut row = vec![e.label.clone()];
         for (c, n) in names.iter().enumerate() {
             let p = phase(e, n);
@@ -291,7 +291,7 @@ fn phase_times(r: &RunResult) -> Section {
     }
     // A settle's (or size's) time is what the store needed, not a result to win: no column best.
     let settles: Vec<String> =
-        phase_names(r).into_iter().filter(|(_, k)| !PhaseKind::named_runs_ops(k)).map(|(n, _)| n).collect();
+        phase_names(run).into_iter().filter(|(_, k)| !PhaseKind::named_runs_ops(k)).map(|(n, _)| n).collect();
     for c in (0..names.len()).filter(|&c| !settles.contains(&names[c])) {
         s.best[c + 1] = best_of(&vals[c], &conds[c], false);
     }

@@ -3,25 +3,25 @@
 
 use std::fmt::Write;
 
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+pub fn esc(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-/// Colour of the row with index `i` in the run (the same in every chart).
-pub fn colour(i: usize) -> String {
+/// Colour of the row with index `index` in the run (the same in every chart).
+pub fn colour(index: usize) -> String {
     const BASE: [&str; 10] =
         ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
-    match BASE.get(i) {
+    match BASE.get(index) {
         Some(c) => c.to_string(),
         // Past the base palette: hues a golden angle apart stay distinguishable.
-        None => format!("hsl({:.0},55%,45%)", (i as f64 * 137.508) % 360.0),
+        None => format!("hsl({:.0},55%,45%)", (index as f64 * 137.508) % 360.0),
     }
 }
 
-/// Marker shape of the row with index `i` on a curve's labelled points: a circle for the first
+/// Marker shape of the row with index `index` on a curve's labelled points: a circle for the first
 /// ten rows, then a shape per ten rows, as the dash patterns go.
-pub fn marker(i: usize) -> Marker {
-    [Marker::Circle, Marker::Square, Marker::Triangle, Marker::Diamond][(i / 10) % 4]
+pub fn marker(index: usize) -> Marker {
+    [Marker::Circle, Marker::Square, Marker::Triangle, Marker::Diamond][(index / 10) % 4]
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,27 +34,29 @@ pub enum Marker {
 
 impl Marker {
     /// The shape centred on (x, y), filled with `fill`, with `inner` (a `<title>`, say) inside.
-    pub fn draw(self, x: f64, y: f64, fill: &str, inner: &str) -> String {
+    pub fn draw(self, x_pos: f64, y_pos: f64, fill: &str, inner: &str) -> String {
         let r = 2.8;
         let shape = match self {
             Marker::Circle => {
-                return format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"2.5\" fill=\"{fill}\">{inner}</circle>")
+                return format!(
+                    "<circle cx=\"{x_pos:.1}\" cy=\"{y_pos:.1}\" r=\"2.5\" fill=\"{fill}\">{inner}</circle>"
+                )
             }
             Marker::Square => [(-r, -r), (r, -r), (r, r), (-r, r)].to_vec(),
             Marker::Triangle => [(0.0, -r - 0.5), (r + 0.5, r), (-r - 0.5, r)].to_vec(),
             Marker::Diamond => [(0.0, -r - 0.7), (r + 0.7, 0.0), (0.0, r + 0.7), (-r - 0.7, 0.0)].to_vec(),
         };
-        let pts: Vec<(f64, f64)> = shape.iter().map(|(dx, dy)| (x + dx, y + dy)).collect();
+        let pts: Vec<(f64, f64)> = shape.iter().map(|(dx, dy)| (x_pos + dx, y_pos + dy)).collect();
         format!("<polygon class=\"marker\" points=\"{}\" fill=\"{fill}\">{inner}</polygon>", points(&pts))
     }
 }
 
-/// Dash pattern of the row with index `i` (SVG `stroke-dasharray`): solid for the first ten,
+/// Dash pattern of the row with index `index` (SVG `stroke-dasharray`): solid for the first ten,
 /// whose colours are the base palette's; past them a pattern per ten rows, so two lines of
 /// close hues still differ.
-pub fn dash(i: usize) -> Option<&'static str> {
+pub fn dash(index: usize) -> Option<&'static str> {
     const DASHES: [&str; 4] = ["6 3", "2 2", "8 3 2 3", "12 4"];
-    i.checked_sub(10).map(|k| DASHES[(k / 10) % DASHES.len()])
+    index.checked_sub(10).map(|k| DASHES[(k / 10) % DASHES.len()])
 }
 
 /// A map from data values to pixels along one axis.
@@ -82,11 +84,11 @@ impl Scale {
         Scale { lo, hi, log: true, p0, p1 }
     }
 
-    pub fn map(&self, v: f64) -> f64 {
+    pub fn map(&self, value: f64) -> f64 {
         let f = if self.log {
-            (v.max(self.lo).log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
+            (value.max(self.lo).log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
         } else {
-            (v - self.lo) / (self.hi - self.lo)
+            (value - self.lo) / (self.hi - self.lo)
         };
         self.p0 + f.clamp(0.0, 1.0) * (self.p1 - self.p0)
     }
@@ -116,8 +118,8 @@ impl Scale {
 }
 
 /// A tick number without float noise: at most three decimals, trailing zeros dropped.
-pub fn num(v: f64) -> String {
-    let s = format!("{v:.3}");
+pub fn num(value: f64) -> String {
+    let s = format!("{value:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
@@ -163,9 +165,9 @@ impl Frame {
     }
 
     /// Vertical grid lines and labels along the bottom, with the axis title under them.
-    pub fn x_axis(&self, out: &mut String, x: &Scale, ticks: &[(f64, String)], title: &str) {
+    pub fn x_axis(&self, out: &mut String, x_scale: &Scale, ticks: &[(f64, String)], title: &str) {
         for (v, label) in ticks {
-            let px = x.map(*v);
+            let px = x_scale.map(*v);
             let _ = write!(
                 out,
                 "<line class=\"grid\" x1=\"{px:.1}\" y1=\"{:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\"/><text class=\"tick\" x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
@@ -185,11 +187,11 @@ impl Frame {
     }
 
     /// Horizontal grid lines and labels on the left (or right), with a rotated axis title.
-    pub fn y_axis(&self, out: &mut String, y: &Scale, ticks: &[(f64, String)], title: &str, right: bool) {
+    pub fn y_axis(&self, out: &mut String, y_scale: &Scale, ticks: &[(f64, String)], title: &str, right: bool) {
         let (tx, anchor, ax) =
             if right { (self.x1() + 4.0, "start", self.w - 8.0) } else { (self.x0() - 4.0, "end", 12.0) };
         for (v, label) in ticks {
-            let py = y.map(*v);
+            let py = y_scale.map(*v);
             if !right {
                 let _ = write!(
                     out,

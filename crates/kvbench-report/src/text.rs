@@ -71,27 +71,27 @@ pub fn fit_table(headers: &[&str], priority: &[u8], rows: Vec<Vec<String>>, widt
 
 /// The table of one section within `width`, the headers of the columns left out, and
 /// whether any cell is marked best.
-fn fitted(s: &Section, width: Option<u16>) -> (String, Vec<String>, bool) {
-    let mut keep: Vec<usize> = (0..s.headers.len()).collect();
+fn fitted(section: &Section, width: Option<u16>) -> (String, Vec<String>, bool) {
+    let mut keep: Vec<usize> = (0..section.headers.len()).collect();
     let mut dropped = Vec::new();
     loop {
-        let (text, marked) = build(s, &keep, width.map(|_| None));
+        let (text, marked) = build(section, &keep, width.map(|_| None));
         let fits = width.is_none_or(|w| text.lines().all(|l| l.chars().count() <= w as usize));
         // The next to go: the highest priority number, rightmost first; 0 stays.
         let next = keep
             .iter()
             .copied()
-            .filter(|&c| s.priority.get(c).copied().unwrap_or(0) > 0)
-            .max_by_key(|&c| (s.priority[c], c));
+            .filter(|&c| section.priority.get(c).copied().unwrap_or(0) > 0)
+            .max_by_key(|&c| (section.priority[c], c));
         match (fits, next) {
             (true, _) => return (text, dropped, marked),
             (false, Some(c)) => {
                 keep.retain(|&k| k != c);
-                dropped.push(s.headers[c].clone());
+                dropped.push(section.headers[c].clone());
             }
             (false, None) => {
                 // Wrapping is the last resort, once every droppable column is gone.
-                let (text, marked) = build(s, &keep, width.map(Some));
+                let (text, marked) = build(section, &keep, width.map(Some));
                 return (text, dropped, marked);
             }
         }
@@ -100,18 +100,18 @@ fn fitted(s: &Section, width: Option<u16>) -> (String, Vec<String>, bool) {
 
 /// Long free text (an error, a reason) is folded when fitting a width (`fit` = Some), and the
 /// whole table wrapped to it when `fit` = Some(Some(width)).
-fn build(s: &Section, keep: &[usize], fit: Option<Option<u16>>) -> (String, bool) {
+fn build(section: &Section, keep: &[usize], fit: Option<Option<u16>>) -> (String, bool) {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     t.force_no_tty();
     if let Some(Some(w)) = fit {
         t.set_width(w).set_content_arrangement(ContentArrangement::Dynamic);
     }
-    t.set_header(keep.iter().map(|&c| s.headers[c].clone()));
+    t.set_header(keep.iter().map(|&c| section.headers[c].clone()));
     let mut marked = false;
-    for (i, row) in s.rows.iter().enumerate() {
+    for (i, row) in section.rows.iter().enumerate() {
         t.add_row(keep.iter().map(|&c| {
-            let best = s.best.get(c).copied().flatten() == Some(i);
+            let best = section.best.get(c).copied().flatten() == Some(i);
             marked |= best;
             let mut cell = row.get(c).cloned().unwrap_or_default();
             if fit.is_some() && cell.chars().count() > FOLD {
@@ -136,11 +136,11 @@ fn wrap(text: &str, width: Option<u16>) -> String {
     text.lines().map(|l| wrap_line(l, w)).collect()
 }
 
-fn wrap_line(line: &str, w: usize) -> String {
+fn wrap_line(line: &str, width: usize) -> String {
     let mut out = String::new();
     let mut cur = String::new();
     for word in line.split(' ') {
-        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > w {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
             out.push_str(&cur);
             out.push('\n');
             cur = String::from("  ");

@@ -81,33 +81,33 @@ impl Step {
     }
 }
 
-fn median(v: &[f64]) -> f64 {
-    crate::median(v.to_vec())
+fn median(values: &[f64]) -> f64 {
+    crate::median(values.to_vec())
 }
 
-/// 1.4826 × the median absolute deviation of `v` around its median: a standard deviation that
+/// 1.4826 × the median absolute deviation of `values` around its median: a standard deviation that
 /// one outlier cannot inflate.
-fn robust_sd(v: &[f64]) -> f64 {
-    let m = median(v);
-    1.4826 * median(&v.iter().map(|x| (x - m).abs()).collect::<Vec<_>>())
+fn robust_sd(values: &[f64]) -> f64 {
+    let m = median(values);
+    1.4826 * median(&values.iter().map(|x| (x - m).abs()).collect::<Vec<_>>())
 }
 
-/// The steps of `x` (ordered by position); `min_effect` is relative (0.05: 5%).
-pub fn steps(x: &[f64], min_effect: f64) -> Vec<Step> {
-    let n = x.len();
+/// The steps of `series` (ordered by position); `min_effect` is relative (0.05: 5%).
+pub fn steps(series: &[f64], min_effect: f64) -> Vec<Step> {
+    let n = series.len();
     let mut out = Vec::new();
     // The current level starts at `start`; its baseline is at most WINDOW runs before `i`.
     let mut start = 0;
     let mut i = MIN_SIDE;
     while i + MIN_SIDE <= n {
-        let before = &x[start.max(i.saturating_sub(WINDOW))..i];
+        let before = &series[start.max(i.saturating_sub(WINDOW))..i];
         let mb = median(before);
         let floor = min_effect.max(3.0 * robust_sd(before) / mb.max(1e-12));
-        let next = &x[i..i + MIN_SIDE];
+        let next = &series[i..i + MIN_SIDE];
         let up = next.iter().all(|v| *v / mb > 1.0 + floor);
         let down = next.iter().all(|v| *v / mb < 1.0 - floor);
         if mb > 0.0 && (up || down) {
-            out.push(Step { at: i, before: mb, after: median(&x[i..n.min(i + WINDOW)]) });
+            out.push(Step { at: i, before: mb, after: median(&series[i..n.min(i + WINDOW)]) });
             start = i;
             i += MIN_SIDE;
         } else {
