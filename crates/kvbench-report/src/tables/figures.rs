@@ -92,12 +92,12 @@ pub(super) fn written(cell: &Cell, value: f64) -> String {
 
 /// `digits` decimals at and above 1, `digits` significant digits below (a loop of 100 reads
 /// takes microseconds once the open is out of it).
-pub(super) fn significant(v: f64, digits: usize) -> String {
-    if v >= 1.0 || v <= 0.0 {
-        return format!("{v:.digits$}");
+pub(super) fn significant(value: f64, digits: usize) -> String {
+    if value >= 1.0 || value <= 0.0 {
+        return format!("{value:.digits$}");
     }
-    let decimals = (digits as f64 - 1.0 - v.log10().floor()) as usize;
-    format!("{v:.decimals$}")
+    let decimals = (digits as f64 - 1.0 - value.log10().floor()) as usize;
+    format!("{value:.decimals$}")
 }
 
 /// Bytes in the largest binary unit below them, with `decimals` digits (redb's sizes).
