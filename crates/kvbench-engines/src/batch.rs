@@ -13,10 +13,10 @@ pub trait Records {
     fn delete(&self, key: &[u8]) -> Result<()>;
 
     /// One write of a batch: a value puts, none deletes.
-    fn apply(&self, w: &WriteOp<'_>) -> Result<()> {
-        match w.value {
-            Some(v) => self.put(w.key, v),
-            None => self.delete(w.key),
+    fn apply(&self, write: &WriteOp<'_>) -> Result<()> {
+        match write.value {
+            Some(v) => self.put(write.key, v),
+            None => self.delete(write.key),
         }
     }
 }

@@ -37,22 +37,22 @@ mod ffi {
             err: *mut c_int,
         ) -> *mut Db;
         pub fn kvb_bdb_close(db: *mut Db) -> c_int;
-        pub fn kvb_bdb_put(db: *mut Db, k: *const c_void, kl: u32, v: *const c_void, vl: u32) -> c_int;
-        pub fn kvb_bdb_get(db: *mut Db, k: *const c_void, kl: u32, v: *mut *const c_void, vl: *mut u32) -> c_int;
-        pub fn kvb_bdb_del(db: *mut Db, k: *const c_void, kl: u32) -> c_int;
+        pub fn kvb_bdb_put(db: *mut Db, key: *const c_void, kl: u32, value: *const c_void, vl: u32) -> c_int;
+        pub fn kvb_bdb_get(db: *mut Db, key: *const c_void, kl: u32, value: *mut *const c_void, vl: *mut u32) -> c_int;
+        pub fn kvb_bdb_del(db: *mut Db, key: *const c_void, kl: u32) -> c_int;
         pub fn kvb_bdb_sync(db: *mut Db) -> c_int;
         pub fn kvb_bdb_cursor(db: *mut Db, err: *mut c_int) -> *mut Dbc;
         pub fn kvb_bdb_cursor_get(
-            c: *mut Dbc,
+            cursor: *mut Dbc,
             op: c_int,
-            k: *const c_void,
+            key: *const c_void,
             kl: u32,
             ko: *mut *const c_void,
             kol: *mut u32,
             vo: *mut *const c_void,
             vol: *mut u32,
         ) -> c_int;
-        pub fn kvb_bdb_cursor_close(c: *mut Dbc) -> c_int;
+        pub fn kvb_bdb_cursor_close(cursor: *mut Dbc) -> c_int;
     }
 }
 
@@ -116,8 +116,8 @@ fn notfound() -> libc::c_int {
     unsafe { ffi::kvb_bdb_notfound() }
 }
 
-fn len(n: usize) -> Result<u32> {
-    u32::try_from(n).map_err(|_| EngineError::store("berkeley db: key or value larger than 4 GiB"))
+fn len(size: usize) -> Result<u32> {
+    u32::try_from(size).map_err(|_| EngineError::store("berkeley db: key or value larger than 4 GiB"))
 }
 
 /// An open DB handle.
@@ -179,15 +179,15 @@ fn open(args: &OpenArgs<'_>, hash: bool) -> Result<Box<dyn Engine>> {
 }
 
 impl Records for Bdb {
-    fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
-        let (kp, kl, vp, vl) = (k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?);
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let (kp, kl, vp, vl) = (key.as_ptr().cast(), len(key.len())?, value.as_ptr().cast(), len(value.len())?);
         // SAFETY: open handle under the lock; the slices are live for the call.
         check(unsafe { ffi::kvb_bdb_put(self.db.as_ptr(), kp, kl, vp, vl) }, "put")
     }
 
-    fn delete(&self, k: &[u8]) -> Result<()> {
+    fn delete(&self, key: &[u8]) -> Result<()> {
         // SAFETY: as above.
-        let r = unsafe { ffi::kvb_bdb_del(self.db.as_ptr(), k.as_ptr().cast(), len(k.len())?) };
+        let r = unsafe { ffi::kvb_bdb_del(self.db.as_ptr(), key.as_ptr().cast(), len(key.len())?) };
         if r == notfound() {
             return Ok(());
         }

@@ -15,32 +15,41 @@ pub struct Target<'a> {
     pub token: Option<&'a str>,
 }
 
-fn args<'a>(dir: &'a Path, options: &'a Options, sync: SyncMode, mode: OpenMode, t: Target<'a>) -> OpenArgs<'a> {
-    OpenArgs { dir, options, sync, mode, expected_records: 1000, expected_bytes: 1 << 20, url: t.url, token: t.token }
+fn args<'a>(dir: &'a Path, options: &'a Options, sync: SyncMode, mode: OpenMode, target: Target<'a>) -> OpenArgs<'a> {
+    OpenArgs {
+        dir,
+        options,
+        sync,
+        mode,
+        expected_records: 1000,
+        expected_bytes: 1 << 20,
+        url: target.url,
+        token: target.token,
+    }
 }
 
 /// Open and prepare (the runner's `open` and `prepare` steps); `what` names the open in errors.
-fn open(desc: &EngineDescriptor, a: &OpenArgs<'_>, what: &str) -> Result<Box<dyn Engine>, String> {
-    let mut e = (desc.open)(a).map_err(|e| format!("{what}: {e}"))?;
+fn open(desc: &EngineDescriptor, args: &OpenArgs<'_>, what: &str) -> Result<Box<dyn Engine>, String> {
+    let mut e = (desc.open)(args).map_err(|e| format!("{what}: {e}"))?;
     e.prepare().map_err(|e| format!("prepare after {what}: {e}"))?;
     Ok(e)
 }
 
-fn key(i: u32) -> Vec<u8> {
+fn key(index: u32) -> Vec<u8> {
     // Binary keys with a zero byte inside, in an order that differs from insertion order.
     let mut k = b"k\0".to_vec();
-    k.extend_from_slice(&(i.wrapping_mul(2654435761) % 100_000).to_be_bytes());
-    k.extend_from_slice(&i.to_be_bytes());
+    k.extend_from_slice(&(index.wrapping_mul(2654435761) % 100_000).to_be_bytes());
+    k.extend_from_slice(&index.to_be_bytes());
     k
 }
 
-fn value(i: u32, version: u32) -> Vec<u8> {
-    let len = (i * 37 + version * 11) % 300;
-    (0..len).map(|j| (j ^ i ^ version) as u8).collect()
+fn value(index: u32, version: u32) -> Vec<u8> {
+    let len = (index * 37 + version * 11) % 300;
+    (0..len).map(|j| (j ^ index ^ version) as u8).collect()
 }
 
-fn check_reads(e: &dyn Engine, oracle: &Oracle, probe: &[Vec<u8>], caps: Capabilities) -> Result<(), String> {
-    let mut r = e.reader().map_err(|e| format!("reader: {e}"))?;
+fn check_reads(engine: &dyn Engine, oracle: &Oracle, probe: &[Vec<u8>], caps: Capabilities) -> Result<(), String> {
+    let mut r = engine.reader().map_err(|e| format!("reader: {e}"))?;
     let mut buf = Vec::new();
     for k in probe {
         let found = r.get(k, &mut buf).map_err(|e| format!("get {k:?}: {e}"))?;
@@ -129,14 +138,16 @@ pub fn run(desc: &EngineDescriptor, dir: &Path, url: Option<&str>) -> Result<(),
 /// [`run`] against a server that needs a credential.
 /// A server engine gives each thread a writer of its own (its own connection): two threads
 /// write at once through theirs, and a reader then sees every write.
-fn writers_on_threads(e: &dyn Engine, oracle: &mut Oracle) -> Result<(), String> {
+fn writers_on_threads(engine: &dyn Engine, oracle: &mut Oracle) -> Result<(), String> {
     let keys = |t: u32| (0..20u32).map(move |i| (key(300 + 20 * t + i), value(i, 2)));
     std::thread::scope(|s| {
         let threads: Vec<_> = (0..2u32)
             .map(|t| {
                 s.spawn(move || -> Result<(), String> {
-                    let mut w =
-                        e.writer().map_err(|e| e.to_string())?.ok_or("a server engine without writers per thread")?;
+                    let mut w = engine
+                        .writer()
+                        .map_err(|e| e.to_string())?
+                        .ok_or("a server engine without writers per thread")?;
                     for (k, v) in keys(t) {
                         w.write(&[WriteOp { key: &k, value: Some(&v) }])
                             .map_err(|e| format!("thread's writer: {e}"))?;
@@ -147,7 +158,7 @@ fn writers_on_threads(e: &dyn Engine, oracle: &mut Oracle) -> Result<(), String>
             .collect();
         threads.into_iter().try_for_each(|h| h.join().unwrap_or_else(|_| Err("a writer thread panicked".into())))
     })?;
-    let mut r = e.reader().map_err(|e| e.to_string())?;
+    let mut r = engine.reader().map_err(|e| e.to_string())?;
     let mut buf = Vec::new();
     for (k, v) in (0..2).flat_map(keys) {
         if !r.get(&k, &mut buf).map_err(|e| e.to_string())? || buf != v {
@@ -158,13 +169,13 @@ fn writers_on_threads(e: &dyn Engine, oracle: &mut Oracle) -> Result<(), String>
     Ok(())
 }
 
-pub fn run_on(desc: &EngineDescriptor, dir: &Path, t: Target<'_>) -> Result<(), String> {
+pub fn run_on(desc: &EngineDescriptor, dir: &Path, target: Target<'_>) -> Result<(), String> {
     let caps = desc.capabilities;
     let options = Options::parse(desc.name, desc.options, &BTreeMap::new())?;
     let mut oracle = Oracle::new();
     let probe: Vec<Vec<u8>> = (0..260).map(key).collect();
 
-    let mut e = open(desc, &args(dir, &options, SyncMode::Commit, OpenMode::ReadWrite, t), "open")?;
+    let mut e = open(desc, &args(dir, &options, SyncMode::Commit, OpenMode::ReadWrite, target), "open")?;
     // Load 200 records in batches of 50, and one with an empty value.
     for chunk in (0..200u32).collect::<Vec<_>>().chunks(50) {
         let vals: Vec<(Vec<u8>, Vec<u8>)> = chunk.iter().map(|&i| (key(i), value(i, 0))).collect();
@@ -209,16 +220,16 @@ pub fn run_on(desc: &EngineDescriptor, dir: &Path, t: Target<'_>) -> Result<(), 
     e.close().map_err(|e| format!("close: {e}"))?;
 
     if caps.persistent {
-        let e = open(desc, &args(dir, &options, SyncMode::None, OpenMode::ReadWrite, t), "reopen")?;
+        let e = open(desc, &args(dir, &options, SyncMode::None, OpenMode::ReadWrite, target), "reopen")?;
         check_reads(e.as_ref(), &oracle, &probe, caps).map_err(|m| format!("after reopen: {m}"))?;
         e.close().map_err(|e| format!("close: {e}"))?;
         if caps.read_only_open {
-            let e = open(desc, &args(dir, &options, SyncMode::None, OpenMode::ReadOnly, t), "read-only open")?;
+            let e = open(desc, &args(dir, &options, SyncMode::None, OpenMode::ReadOnly, target), "read-only open")?;
             check_reads(e.as_ref(), &oracle, &probe, caps).map_err(|m| format!("read-only: {m}"))?;
             e.close().map_err(|e| format!("close: {e}"))?;
         }
         if caps.secondary_open {
-            let e = open(desc, &args(dir, &options, SyncMode::None, OpenMode::Secondary, t), "secondary open")?;
+            let e = open(desc, &args(dir, &options, SyncMode::None, OpenMode::Secondary, target), "secondary open")?;
             check_reads(e.as_ref(), &oracle, &probe, caps).map_err(|m| format!("secondary: {m}"))?;
             e.close().map_err(|e| format!("close: {e}"))?;
         }
@@ -232,12 +243,12 @@ pub fn sync_modes(desc: &EngineDescriptor, root: &Path, url: Option<&str>) -> Re
 }
 
 /// [`sync_modes`] against a server that needs a credential.
-pub fn sync_modes_on(desc: &EngineDescriptor, root: &Path, t: Target<'_>) -> Result<(), String> {
+pub fn sync_modes_on(desc: &EngineDescriptor, root: &Path, target: Target<'_>) -> Result<(), String> {
     let options = Options::parse(desc.name, desc.options, &BTreeMap::new())?;
     for (n, sync) in [SyncMode::None, SyncMode::Commit, SyncMode::Always].into_iter().enumerate() {
         let dir = root.join(format!("sync{n}"));
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        let mut e = open(desc, &args(&dir, &options, sync, OpenMode::ReadWrite, t), &format!("open sync={sync}"))?;
+        let mut e = open(desc, &args(&dir, &options, sync, OpenMode::ReadWrite, target), &format!("open sync={sync}"))?;
         e.write(&[WriteOp { key: b"a", value: Some(b"1") }, WriteOp { key: b"b", value: Some(b"2") }])
             .map_err(|e| format!("write sync={sync}: {e}"))?;
         e.finish_load().map_err(|e| format!("finish_load sync={sync}: {e}"))?;

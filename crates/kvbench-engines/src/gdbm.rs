@@ -93,10 +93,10 @@ fn message(code: c_int) -> String {
     unsafe { crate::c_str(ffi::gdbm_strerror(code)) }
 }
 
-fn datum(b: &[u8]) -> Result<ffi::Datum> {
-    let dsize = c_int::try_from(b.len()).map_err(|_| EngineError::store("gdbm: key or value larger than 2 GiB"))?;
+fn datum(bytes: &[u8]) -> Result<ffi::Datum> {
+    let dsize = c_int::try_from(bytes.len()).map_err(|_| EngineError::store("gdbm: key or value larger than 2 GiB"))?;
     // GDBM never writes through a key or content datum.
-    Ok(ffi::Datum { dptr: b.as_ptr() as *mut libc::c_char, dsize })
+    Ok(ffi::Datum { dptr: bytes.as_ptr() as *mut libc::c_char, dsize })
 }
 
 /// An open GDBM file.
@@ -124,9 +124,9 @@ fn errno(what: &str) -> EngineError {
     EngineError::Store(format!("gdbm {what}: {}", message(code)))
 }
 
-fn close(p: NonNull<ffi::GdbmFileInfo>) -> Result<()> {
+fn close(db: NonNull<ffi::GdbmFileInfo>) -> Result<()> {
     // SAFETY: CHandle's release: the open handle, closed once.
-    if unsafe { ffi::gdbm_close(p.as_ptr()) } != 0 {
+    if unsafe { ffi::gdbm_close(db.as_ptr()) } != 0 {
         return Err(errno("close"));
     }
     Ok(())

@@ -25,20 +25,20 @@ use std::time::{Duration, Instant};
 
 use kvbench_model::engine::*;
 
-use crate::servers::process::{self, ServerProcess};
+use crate::servers::lifecycle::{self, ServerProcess};
 
 // ---------------------------------------------------------------------------------------------
 // Wire format, shared with the server in `kvbench serve`.
 
 /// Append a `u32` big-endian length.
-pub fn put_len(buf: &mut Vec<u8>, n: usize) {
-    buf.extend_from_slice(&(n as u32).to_be_bytes());
+pub fn put_len(buf: &mut Vec<u8>, len: usize) {
+    buf.extend_from_slice(&(len as u32).to_be_bytes());
 }
 
 /// Append a length-prefixed byte string.
-pub fn put_bytes(buf: &mut Vec<u8>, b: &[u8]) {
-    put_len(buf, b.len());
-    buf.extend_from_slice(b);
+pub fn put_bytes(buf: &mut Vec<u8>, bytes: &[u8]) {
+    put_len(buf, bytes.len());
+    buf.extend_from_slice(bytes);
 }
 
 /// Reads length-prefixed fields from a body; every error says what was truncated.
@@ -76,19 +76,19 @@ impl<'a> Cursor<'a> {
     }
 }
 
-pub fn hex(b: &[u8]) -> String {
+pub fn hex(bytes: &[u8]) -> String {
     const D: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(b.len() * 2);
-    for &x in b {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for &x in bytes {
         s.push(D[(x >> 4) as usize] as char);
         s.push(D[(x & 15) as usize] as char);
     }
     s
 }
 
-pub fn unhex(s: &str) -> std::result::Result<Vec<u8>, String> {
-    let s = s.trim().as_bytes();
-    if s.len() & 1 == 1 {
+pub fn unhex(hex: &str) -> std::result::Result<Vec<u8>, String> {
+    let hex = hex.trim().as_bytes();
+    if hex.len() & 1 == 1 {
         return Err("hex of odd length".into());
     }
     let digit = |c: u8| match c {
@@ -97,7 +97,7 @@ pub fn unhex(s: &str) -> std::result::Result<Vec<u8>, String> {
         b'A'..=b'F' => Ok(c - b'A' + 10),
         _ => Err(format!("`{}` is not a hex digit", c as char)),
     };
-    s.chunks(2).map(|p| Ok(digit(p[0])? << 4 | digit(p[1])?)).collect()
+    hex.chunks(2).map(|p| Ok(digit(p[0])? << 4 | digit(p[1])?)).collect()
 }
 
 /// What a client asks with `POST /open` (JSON body).
@@ -129,8 +129,8 @@ struct Conn {
 /// into a connection the server is closing would fail.
 const IDLE_RECONNECT: Duration = Duration::from_secs(2);
 
-fn io(e: std::io::Error) -> EngineError {
-    EngineError::Store(format!("http: {e}"))
+fn io(error: std::io::Error) -> EngineError {
+    EngineError::Store(format!("http: {error}"))
 }
 
 impl Conn {
@@ -234,7 +234,7 @@ fn open(args: &OpenArgs<'_>, served: &str) -> Result<Box<dyn Engine>> {
     let url = args.url.ok_or_else(|| {
         EngineError::Option(format!("http-{served} needs a server: kvbench starts one, or give --url http://HOST:PORT"))
     })?;
-    let (host, port) = process::host_port(url, "http", 80).map_err(EngineError::Option)?;
+    let (host, port) = lifecycle::host_port(url, "http", 80).map_err(EngineError::Option)?;
     let env_token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty());
     let token = args.token.map(str::to_string).or(env_token);
     let mut c = Conn::connect(&host, port, token.as_deref())?;
@@ -267,8 +267,8 @@ fn open(args: &OpenArgs<'_>, served: &str) -> Result<Box<dyn Engine>> {
     Ok(Box::new(Http { host, port, token, writer: Mutex::new(c), settings }))
 }
 
-/// One POST /kv/write for `batch` on `c` (`body` and `out` are reused buffers).
-fn post_write(c: &mut Conn, body: &mut Vec<u8>, out: &mut Vec<u8>, batch: &[WriteOp<'_>]) -> Result<()> {
+/// One POST /kv/write for `batch` on `conn` (`body` and `out` are reused buffers).
+fn post_write(conn: &mut Conn, body: &mut Vec<u8>, out: &mut Vec<u8>, batch: &[WriteOp<'_>]) -> Result<()> {
     body.clear();
     for w in batch {
         match w.value {
@@ -283,7 +283,7 @@ fn post_write(c: &mut Conn, body: &mut Vec<u8>, out: &mut Vec<u8>, batch: &[Writ
             }
         }
     }
-    let status = c.call("POST", "/kv/write", body, out)?;
+    let status = conn.call("POST", "/kv/write", body, out)?;
     expect_ok("POST /kv/write", status, out)
 }
 
@@ -497,7 +497,7 @@ fn write_token(path: &Path, token: &str) -> std::result::Result<(), String> {
 /// the private server directory `dir`: the run's private directory, where its job directories are.
 fn start(dir: &Path, served: &'static str) -> std::result::Result<Box<dyn RunningServer>, String> {
     let binary = kvbench_binary()?;
-    let dir = &process::private_dir(dir)?;
+    let dir = &lifecycle::private_dir(dir)?;
     let log = dir.join("serve.log");
     let root = dir.parent().unwrap_or(dir);
     let token = match std::env::var(TOKEN_ENV) {
@@ -506,7 +506,7 @@ fn start(dir: &Path, served: &'static str) -> std::result::Result<Box<dyn Runnin
     };
     let token_file = dir.join("serve.token");
     write_token(&token_file, &token)?;
-    process::with_free_port(|port| {
+    lifecycle::with_free_port(|port| {
         let args: Vec<String> = vec![
             "serve".into(),
             "--engine".into(),
@@ -521,7 +521,7 @@ fn start(dir: &Path, served: &'static str) -> std::result::Result<Box<dyn Runnin
         ];
         let mut proc = ServerProcess::spawn(&format!("kvbench serve {served}"), &binary, &args, &log, None)?;
         proc.set_grace(Duration::from_secs(10));
-        proc.wait_ready(process::START_TIMEOUT, || {
+        proc.wait_ready(lifecycle::START_TIMEOUT, || {
             let mut c = Conn::connect("127.0.0.1", port, Some(&token)).map_err(|e| e.to_string())?;
             let mut out = Vec::new();
             match c.call("GET", "/health", b"", &mut out).map_err(|e| e.to_string())? {

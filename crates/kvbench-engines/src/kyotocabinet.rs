@@ -35,16 +35,16 @@ mod ffi {
         pub fn kcdbclose(db: *mut KcDb) -> i32;
         pub fn kcdbecode(db: *mut KcDb) -> i32;
         pub fn kcdbemsg(db: *mut KcDb) -> *const c_char;
-        pub fn kcdbset(db: *mut KcDb, k: *const c_char, ks: size_t, v: *const c_char, vs: size_t) -> i32;
-        pub fn kcdbremove(db: *mut KcDb, k: *const c_char, ks: size_t) -> i32;
-        pub fn kcdbget(db: *mut KcDb, k: *const c_char, ks: size_t, sp: *mut size_t) -> *mut c_char;
+        pub fn kcdbset(db: *mut KcDb, key: *const c_char, ks: size_t, value: *const c_char, vs: size_t) -> i32;
+        pub fn kcdbremove(db: *mut KcDb, key: *const c_char, ks: size_t) -> i32;
+        pub fn kcdbget(db: *mut KcDb, key: *const c_char, ks: size_t, sp: *mut size_t) -> *mut c_char;
         pub fn kcdbsync(db: *mut KcDb, hard: i32, proc_: *const c_void, opq: *mut c_void) -> i32;
         pub fn kcdbbegintran(db: *mut KcDb, hard: i32) -> i32;
         pub fn kcdbendtran(db: *mut KcDb, commit: i32) -> i32;
         pub fn kcdbcursor(db: *mut KcDb) -> *mut KcCur;
         pub fn kccurdel(cur: *mut KcCur);
         pub fn kccurjump(cur: *mut KcCur) -> i32;
-        pub fn kccurjumpkey(cur: *mut KcCur, k: *const c_char, ks: size_t) -> i32;
+        pub fn kccurjumpkey(cur: *mut KcCur, key: *const c_char, ks: size_t) -> i32;
         pub fn kccurget(
             cur: *mut KcCur,
             ksp: *mut size_t,
@@ -125,12 +125,12 @@ enum Kind {
 /// An empty slice with a real address. Kyoto Cabinet's visitor protocol reserves the pointers
 /// 0 and 1 (NOP and REMOVE), and an empty Rust slice points at 1: storing an empty value
 /// through it would delete the record instead.
-fn nonnull(s: &[u8]) -> &[u8] {
+fn nonnull(value: &[u8]) -> &[u8] {
     static EMPTY: [u8; 1] = [0];
-    if s.is_empty() {
+    if value.is_empty() {
         &EMPTY[..0]
     } else {
-        s
+        value
     }
 }
 
@@ -143,19 +143,19 @@ unsafe impl Send for Db {}
 unsafe impl Sync for Db {}
 
 impl Db {
-    fn p(&self) -> *mut ffi::KcDb {
+    fn as_ptr(&self) -> *mut ffi::KcDb {
         self.0.as_ptr()
     }
 
     fn ecode(&self) -> i32 {
         // SAFETY: valid handle.
-        unsafe { ffi::kcdbecode(self.p()) }
+        unsafe { ffi::kcdbecode(self.as_ptr()) }
     }
 
     /// The one place a KC error becomes an EngineError.
     fn err(&self, what: &str) -> EngineError {
         // SAFETY: valid handle; the message is owned by the library (per thread).
-        let msg = unsafe { crate::c_str(ffi::kcdbemsg(self.p())) };
+        let msg = unsafe { crate::c_str(ffi::kcdbemsg(self.as_ptr())) };
         EngineError::Store(format!("kyotocabinet {what}: {msg}"))
     }
 
@@ -169,17 +169,19 @@ impl Db {
 }
 
 impl Records for Kyoto {
-    fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
-        let (k, v) = (nonnull(k), nonnull(v));
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let (key, value) = (nonnull(key), nonnull(value));
         // SAFETY: pointers and lengths come from live slices.
-        let ok = unsafe { ffi::kcdbset(self.db.p(), k.as_ptr().cast(), k.len(), v.as_ptr().cast(), v.len()) };
+        let ok = unsafe {
+            ffi::kcdbset(self.db.as_ptr(), key.as_ptr().cast(), key.len(), value.as_ptr().cast(), value.len())
+        };
         self.db.check(ok, "set")
     }
 
-    fn delete(&self, k: &[u8]) -> Result<()> {
-        let k = nonnull(k);
+    fn delete(&self, key: &[u8]) -> Result<()> {
+        let key = nonnull(key);
         // SAFETY: as above.
-        let ok = unsafe { ffi::kcdbremove(self.db.p(), k.as_ptr().cast(), k.len()) };
+        let ok = unsafe { ffi::kcdbremove(self.db.as_ptr(), key.as_ptr().cast(), key.len()) };
         if ok == 0 && self.db.ecode() == ffi::KCENOREC {
             return Ok(());
         }
@@ -192,24 +194,24 @@ impl Transactions for Kyoto {
     fn begin(&self) -> Result<()> {
         let hard = (self.sync != SyncMode::None) as i32;
         // SAFETY: valid handle.
-        self.db.check(unsafe { ffi::kcdbbegintran(self.db.p(), hard) }, "begintran")
+        self.db.check(unsafe { ffi::kcdbbegintran(self.db.as_ptr(), hard) }, "begintran")
     }
 
     fn commit(&self) -> Result<()> {
         // SAFETY: valid handle inside a transaction.
-        self.db.check(unsafe { ffi::kcdbendtran(self.db.p(), 1) }, "endtran")
+        self.db.check(unsafe { ffi::kcdbendtran(self.db.as_ptr(), 1) }, "endtran")
     }
 
     fn abort(&self) {
         // SAFETY: valid handle inside a transaction.
-        unsafe { ffi::kcdbendtran(self.db.p(), 0) };
+        unsafe { ffi::kcdbendtran(self.db.as_ptr(), 0) };
     }
 }
 
 impl Drop for Db {
     fn drop(&mut self) {
         // SAFETY: we own the object; kcdbdel closes it if it is still open.
-        unsafe { ffi::kcdbdel(self.p()) }
+        unsafe { ffi::kcdbdel(self.as_ptr()) }
     }
 }
 
@@ -254,7 +256,7 @@ fn open(args: &OpenArgs<'_>, kind: Kind) -> Result<Box<dyn Engine>> {
     // SAFETY: kcdbnew returns a fresh object (or NULL on allocation failure).
     let db = Db(NonNull::new(unsafe { ffi::kcdbnew() }).ok_or_else(|| EngineError::store("kcdbnew failed"))?);
     // SAFETY: valid object and NUL-terminated path.
-    let ok = unsafe { ffi::kcdbopen(db.p(), path.as_ptr(), mode) };
+    let ok = unsafe { ffi::kcdbopen(db.as_ptr(), path.as_ptr(), mode) };
     db.check(ok, "open")?;
     let mut settings = BTreeMap::new();
     settings.insert("tuning".into(), tune.join("#"));
@@ -276,7 +278,7 @@ impl ThreadSafe for Kyoto {
         self.apply(&batch[0])?;
         if self.sync != SyncMode::None {
             // SAFETY: valid handle; no file callback.
-            let ok = unsafe { ffi::kcdbsync(self.db.p(), 1, std::ptr::null(), std::ptr::null_mut()) };
+            let ok = unsafe { ffi::kcdbsync(self.db.as_ptr(), 1, std::ptr::null(), std::ptr::null_mut()) };
             self.db.check(ok, "sync")?;
         }
         Ok(())
@@ -284,7 +286,7 @@ impl ThreadSafe for Kyoto {
 
     fn close(self) -> Result<()> {
         // SAFETY: valid open handle; Drop then only deletes the object.
-        let ok = unsafe { ffi::kcdbclose(self.db.p()) };
+        let ok = unsafe { ffi::kcdbclose(self.db.as_ptr()) };
         self.db.check(ok, "close")
     }
 
@@ -292,7 +294,7 @@ impl ThreadSafe for Kyoto {
         out.clear();
         let mut size = 0usize;
         // SAFETY: valid handle and key; the result is kcmalloc'd, copied, then freed once.
-        let p = unsafe { ffi::kcdbget(self.db.p(), key.as_ptr().cast(), key.len(), &mut size) };
+        let p = unsafe { ffi::kcdbget(self.db.as_ptr(), key.as_ptr().cast(), key.len(), &mut size) };
         if p.is_null() {
             if self.db.ecode() == ffi::KCENOREC {
                 return Ok(false);
@@ -306,7 +308,7 @@ impl ThreadSafe for Kyoto {
 
     fn scan(&self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         // SAFETY: valid handle; the cursor is made for kccurdel, which its guard calls.
-        let cur = unsafe { crate::Owned::new(ffi::kcdbcursor(self.db.p()), ffi::kccurdel) }
+        let cur = unsafe { crate::Owned::new(ffi::kcdbcursor(self.db.as_ptr()), ffi::kccurdel) }
             .ok_or_else(|| self.db.err("cursor"))?;
         // SAFETY: valid cursor and key slice.
         let ok = unsafe {

@@ -68,40 +68,40 @@ pub mod ffi {
         pub fn leveldb_iter_destroy(it: *mut leveldb_iterator_t);
         pub fn leveldb_iter_valid(it: *const leveldb_iterator_t) -> u8;
         pub fn leveldb_iter_seek_to_first(it: *mut leveldb_iterator_t);
-        pub fn leveldb_iter_seek(it: *mut leveldb_iterator_t, k: *const c_char, klen: size_t);
+        pub fn leveldb_iter_seek(it: *mut leveldb_iterator_t, key: *const c_char, klen: size_t);
         pub fn leveldb_iter_next(it: *mut leveldb_iterator_t);
         pub fn leveldb_iter_key(it: *const leveldb_iterator_t, klen: *mut size_t) -> *const c_char;
         pub fn leveldb_iter_value(it: *const leveldb_iterator_t, vlen: *mut size_t) -> *const c_char;
         pub fn leveldb_iter_get_error(it: *const leveldb_iterator_t, errptr: *mut *mut c_char);
 
         pub fn leveldb_writebatch_create() -> *mut leveldb_writebatch_t;
-        pub fn leveldb_writebatch_destroy(b: *mut leveldb_writebatch_t);
+        pub fn leveldb_writebatch_destroy(batch: *mut leveldb_writebatch_t);
         pub fn leveldb_writebatch_put(
-            b: *mut leveldb_writebatch_t,
+            batch: *mut leveldb_writebatch_t,
             key: *const c_char,
             klen: size_t,
             val: *const c_char,
             vlen: size_t,
         );
-        pub fn leveldb_writebatch_delete(b: *mut leveldb_writebatch_t, key: *const c_char, klen: size_t);
+        pub fn leveldb_writebatch_delete(batch: *mut leveldb_writebatch_t, key: *const c_char, klen: size_t);
 
         pub fn leveldb_options_create() -> *mut leveldb_options_t;
-        pub fn leveldb_options_destroy(o: *mut leveldb_options_t);
-        pub fn leveldb_options_set_create_if_missing(o: *mut leveldb_options_t, v: u8);
-        pub fn leveldb_options_set_filter_policy(o: *mut leveldb_options_t, p: *mut leveldb_filterpolicy_t);
-        pub fn leveldb_options_set_cache(o: *mut leveldb_options_t, c: *mut leveldb_cache_t);
-        pub fn leveldb_options_set_compression(o: *mut leveldb_options_t, c: c_int);
+        pub fn leveldb_options_destroy(options: *mut leveldb_options_t);
+        pub fn leveldb_options_set_create_if_missing(options: *mut leveldb_options_t, value: u8);
+        pub fn leveldb_options_set_filter_policy(options: *mut leveldb_options_t, policy: *mut leveldb_filterpolicy_t);
+        pub fn leveldb_options_set_cache(options: *mut leveldb_options_t, cache: *mut leveldb_cache_t);
+        pub fn leveldb_options_set_compression(options: *mut leveldb_options_t, compression: c_int);
 
         pub fn leveldb_filterpolicy_create_bloom(bits_per_key: c_int) -> *mut leveldb_filterpolicy_t;
-        pub fn leveldb_filterpolicy_destroy(p: *mut leveldb_filterpolicy_t);
+        pub fn leveldb_filterpolicy_destroy(policy: *mut leveldb_filterpolicy_t);
         pub fn leveldb_cache_create_lru(capacity: size_t) -> *mut leveldb_cache_t;
-        pub fn leveldb_cache_destroy(c: *mut leveldb_cache_t);
+        pub fn leveldb_cache_destroy(cache: *mut leveldb_cache_t);
 
         pub fn leveldb_readoptions_create() -> *mut leveldb_readoptions_t;
-        pub fn leveldb_readoptions_destroy(o: *mut leveldb_readoptions_t);
+        pub fn leveldb_readoptions_destroy(options: *mut leveldb_readoptions_t);
         pub fn leveldb_writeoptions_create() -> *mut leveldb_writeoptions_t;
-        pub fn leveldb_writeoptions_destroy(o: *mut leveldb_writeoptions_t);
-        pub fn leveldb_writeoptions_set_sync(o: *mut leveldb_writeoptions_t, v: u8);
+        pub fn leveldb_writeoptions_destroy(options: *mut leveldb_writeoptions_t);
+        pub fn leveldb_writeoptions_set_sync(options: *mut leveldb_writeoptions_t, value: u8);
 
         pub fn leveldb_property_value(db: *mut leveldb_t, propname: *const c_char) -> *mut c_char;
         pub fn leveldb_approximate_sizes(
@@ -120,7 +120,7 @@ pub mod ffi {
             limit_key: *const c_char,
             limit_key_len: size_t,
         );
-        pub fn leveldb_free(p: *mut c_void);
+        pub fn leveldb_free(ptr: *mut c_void);
         pub fn leveldb_major_version() -> c_int;
         pub fn leveldb_minor_version() -> c_int;
     }
@@ -539,10 +539,10 @@ impl Reader for LevelReader<'_> {
 }
 
 /// # Safety
-/// `p` must point to `len` readable bytes for the returned lifetime (or `len` be 0).
-unsafe fn bytes<'a>(p: *const c_char, len: size_t) -> &'a [u8] {
-    if len == 0 || p.is_null() {
+/// `ptr` must point to `len` readable bytes for the returned lifetime (or `len` be 0).
+unsafe fn bytes<'a>(ptr: *const c_char, len: size_t) -> &'a [u8] {
+    if len == 0 || ptr.is_null() {
         return &[];
     }
-    std::slice::from_raw_parts(p as *const u8, len)
+    std::slice::from_raw_parts(ptr as *const u8, len)
 }

@@ -1,5 +1,41 @@
 //! The engines kvbench measures. One module per engine, one line in engines.toml.
 //! Adapters translate calls; they never time anything.
+//!
+//! Each engine is an [`EngineDescriptor`](kvbench_model::engine::EngineDescriptor): its name,
+//! options, capabilities and `open`, which gives a [`kvbench_model::engine::Engine`] to write
+//! batches to and take readers from. The [`registry`] lists every engine of engines.toml as
+//! an [`Entry`]: ready, or missing with the reason (a library not found at build time).
+//! Server engines (memcached, Redis, PostgreSQL, etcd) live in [`servers`], which also starts
+//! and stops the servers kvbench runs itself; [`http`] is the client of `kvbench serve`;
+//! [`conformance`] is the suite every engine passes against the [`memory`] oracle.
+//!
+//! Opening an engine by name, writing a batch and reading it back:
+//!
+//! ```
+//! use kvbench_engines::{find, Entry};
+//! use kvbench_model::engine::{OpenArgs, Options, WriteOp};
+//!
+//! let Some(Entry::Ready(memory)) = find("memory") else { panic!("memory is always built") };
+//! let dir = std::env::temp_dir().join(format!("kvbench-engines-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let options = Options::default();
+//! let engine = (memory.open)(&OpenArgs::new(&dir, &options))?;
+//! engine.write(&[WriteOp { key: b"k1", value: Some(b"v1") }, WriteOp { key: b"k2", value: Some(b"v2") }])?;
+//! engine.write(&[WriteOp { key: b"k2", value: None }])?; // a delete
+//!
+//! let mut reader = engine.reader()?;
+//! let mut value = Vec::new();
+//! assert!(reader.get(b"k1", &mut value)?);
+//! assert_eq!(value, b"v1");
+//! assert!(!reader.get(b"k2", &mut value)?);
+//! drop(reader);
+//! engine.close()?;
+//!
+//! // Every engine behaves as this one does: the conformance suite, run here on `memory` itself.
+//! kvbench_engines::conformance::run_on(memory, &dir.join("suite"), Default::default())?;
+//! std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod batch;
 pub mod conformance;
@@ -32,33 +68,33 @@ pub use registry::{entries, find, server_for, shaped_server, Entry, ShapedStart}
 /// Turn a C string owned by a library into a Rust string (for error messages and versions).
 ///
 /// # Safety
-/// `p` must be null or point to a NUL-terminated string.
-pub unsafe fn c_str(p: *const libc::c_char) -> String {
-    if p.is_null() {
+/// `ptr` must be null or point to a NUL-terminated string.
+pub unsafe fn c_str(ptr: *const libc::c_char) -> String {
+    if ptr.is_null() {
         return String::new();
     }
-    std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+    std::ffi::CStr::from_ptr(ptr).to_string_lossy().into_owned()
 }
 
-/// Copy `len` bytes that a C library allocated at `p` into `out`, then release `p` with `free`
+/// Copy `len` bytes that a C library allocated at `ptr` into `out`, then release `ptr` with `free`
 /// (the library's own deallocator, or `libc::free`).
 ///
 /// # Safety
-/// `p` must point to `len` readable bytes allocated for `free`; it must not be used afterwards.
+/// `ptr` must point to `len` readable bytes allocated for `free`; it must not be used afterwards.
 pub unsafe fn take_c_buf(
-    p: *mut libc::c_void,
+    ptr: *mut libc::c_void,
     len: usize,
     out: &mut Vec<u8>,
     free: unsafe extern "C" fn(*mut libc::c_void),
 ) {
-    out.extend_from_slice(std::slice::from_raw_parts(p.cast::<u8>(), len));
-    free(p);
+    out.extend_from_slice(std::slice::from_raw_parts(ptr.cast::<u8>(), len));
+    free(ptr);
 }
 
 /// A path as a C string (database paths never contain NUL here: they are built by kvbench).
-pub fn c_path(p: &std::path::Path) -> std::ffi::CString {
+pub fn c_path(path: &std::path::Path) -> std::ffi::CString {
     use std::os::unix::ffi::OsStrExt;
-    std::ffi::CString::new(p.as_os_str().as_bytes()).expect("paths from kvbench have no NUL")
+    std::ffi::CString::new(path.as_os_str().as_bytes()).expect("paths from kvbench have no NUL")
 }
 
 /// Releases a C handle; called once, with the handle, by [`CHandle`].
@@ -75,8 +111,8 @@ pub struct CHandle<T> {
 
 impl<T> CHandle<T> {
     /// `None` when the library returned null (its error is the caller's to fetch).
-    pub fn new(p: *mut T, release: Release<T>) -> Option<CHandle<T>> {
-        std::ptr::NonNull::new(p).map(|p| CHandle { p: Some(p), release })
+    pub fn new(ptr: *mut T, release: Release<T>) -> Option<CHandle<T>> {
+        std::ptr::NonNull::new(ptr).map(|p| CHandle { p: Some(p), release })
     }
 
     /// The open handle. Panics after `close`: the engine's close consumes it, so a call after
@@ -106,9 +142,9 @@ impl<T, R> Owned<T, R> {
     /// `None` when the library returned null (its error is the caller's to fetch).
     ///
     /// # Safety
-    /// `p` must be null or an object that `free` releases, used by nothing once the guard drops.
-    pub unsafe fn new(p: *mut T, free: unsafe extern "C" fn(*mut T) -> R) -> Option<Owned<T, R>> {
-        std::ptr::NonNull::new(p).map(|p| Owned { p, free })
+    /// `ptr` must be null or an object that `free` releases, used by nothing once the guard drops.
+    pub unsafe fn new(ptr: *mut T, free: unsafe extern "C" fn(*mut T) -> R) -> Option<Owned<T, R>> {
+        std::ptr::NonNull::new(ptr).map(|p| Owned { p, free })
     }
 
     pub fn as_ptr(&self) -> *mut T {

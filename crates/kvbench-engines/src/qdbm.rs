@@ -44,16 +44,23 @@ mod ffi {
         pub static VL_CMPLEX: VlCmp;
         pub fn vlopen(name: *const c_char, omode: c_int, cmp: VlCmp) -> *mut c_void;
         pub fn vlclose(db: *mut c_void) -> c_int;
-        pub fn vlput(db: *mut c_void, k: *const c_char, ks: c_int, v: *const c_char, vs: c_int, dmode: c_int) -> c_int;
-        pub fn vlout(db: *mut c_void, k: *const c_char, ks: c_int) -> c_int;
-        pub fn vlget(db: *mut c_void, k: *const c_char, ks: c_int, sp: *mut c_int) -> *mut c_char;
+        pub fn vlput(
+            db: *mut c_void,
+            key: *const c_char,
+            ks: c_int,
+            value: *const c_char,
+            vs: c_int,
+            dmode: c_int,
+        ) -> c_int;
+        pub fn vlout(db: *mut c_void, key: *const c_char, ks: c_int) -> c_int;
+        pub fn vlget(db: *mut c_void, key: *const c_char, ks: c_int, sp: *mut c_int) -> *mut c_char;
         pub fn vlsync(db: *mut c_void) -> c_int;
         pub fn vlsettuning(db: *mut c_void, lrecmax: c_int, nidxmax: c_int, lcnum: c_int, ncnum: c_int);
         pub fn vltranbegin(db: *mut c_void) -> c_int;
         pub fn vltrancommit(db: *mut c_void) -> c_int;
         pub fn vltranabort(db: *mut c_void) -> c_int;
         pub fn vlcurfirst(db: *mut c_void) -> c_int;
-        pub fn vlcurjump(db: *mut c_void, k: *const c_char, ks: c_int, jmode: c_int) -> c_int;
+        pub fn vlcurjump(db: *mut c_void, key: *const c_char, ks: c_int, jmode: c_int) -> c_int;
         pub fn vlcurnext(db: *mut c_void) -> c_int;
         pub fn vlcurkeycache(db: *mut c_void, sp: *mut c_int) -> *const c_char;
         pub fn vlcurvalcache(db: *mut c_void, sp: *mut c_int) -> *const c_char;
@@ -78,8 +85,8 @@ fn err(engine: &str, what: &str) -> EngineError {
     EngineError::Store(format!("{engine} {what}: {msg}"))
 }
 
-fn len(n: usize) -> Result<c_int> {
-    c_int::try_from(n).map_err(|_| EngineError::store("key or value larger than 2 GiB"))
+fn len(size: usize) -> Result<c_int> {
+    c_int::try_from(size).map_err(|_| EngineError::store("key or value larger than 2 GiB"))
 }
 
 const CAPS: Capabilities = Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE };
@@ -167,18 +174,18 @@ macro_rules! hash_api {
                 #[link_name = concat!($prefix, "put")]
                 pub fn put(
                     db: *mut c_void,
-                    k: *const c_char,
+                    key: *const c_char,
                     ks: c_int,
-                    v: *const c_char,
+                    value: *const c_char,
                     vs: c_int,
                     dmode: c_int,
                 ) -> c_int;
                 #[link_name = concat!($prefix, "out")]
-                pub fn out(db: *mut c_void, k: *const c_char, ks: c_int) -> c_int;
+                pub fn out(db: *mut c_void, key: *const c_char, ks: c_int) -> c_int;
                 #[link_name = concat!($prefix, "get")]
                 pub fn get(
                     db: *mut c_void,
-                    k: *const c_char,
+                    key: *const c_char,
                     ks: c_int,
                     start: c_int,
                     max: c_int,
@@ -230,7 +237,7 @@ struct Handle {
 unsafe impl Send for Handle {}
 
 impl Handle {
-    fn p(&self) -> *mut c_void {
+    fn as_ptr(&self) -> *mut c_void {
         self.h.as_ptr()
     }
 
@@ -244,15 +251,15 @@ impl Handle {
 }
 
 impl Records for Handle {
-    fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
-        let (kp, kl, vp, vl) = (k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?);
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let (kp, kl, vp, vl) = (key.as_ptr().cast(), len(key.len())?, value.as_ptr().cast(), len(value.len())?);
         // SAFETY: open handle under the lock; the slices are live for the call.
-        self.check(unsafe { (self.put_call)(self.p(), kp, kl, vp, vl, ffi::DOVER) }, "put")
+        self.check(unsafe { (self.put_call)(self.as_ptr(), kp, kl, vp, vl, ffi::DOVER) }, "put")
     }
 
-    fn delete(&self, k: &[u8]) -> Result<()> {
+    fn delete(&self, key: &[u8]) -> Result<()> {
         // SAFETY: as above.
-        let ok = unsafe { (self.out_call)(self.p(), k.as_ptr().cast(), len(k.len())?) };
+        let ok = unsafe { (self.out_call)(self.as_ptr(), key.as_ptr().cast(), len(key.len())?) };
         if ok == 0 && ecode() == ffi::DP_ENOITEM {
             return Ok(());
         }
@@ -323,7 +330,7 @@ fn open_hash(args: &OpenArgs<'_>, api: &'static HashApi) -> Result<Box<dyn Engin
 impl HashDb {
     fn sync(&self) -> Result<()> {
         // SAFETY: open handle under the lock.
-        let ok = unsafe { (self.api.sync)(self.db.p()) };
+        let ok = unsafe { (self.api.sync)(self.db.as_ptr()) };
         self.db.check(ok, "sync")
     }
 }
@@ -338,7 +345,7 @@ impl OneAtATime for HashDb {
         let mut size: c_int = 0;
         // SAFETY: open handle under the lock; the result is malloc'd and handed to `take`.
         unsafe {
-            let p = (self.api.get)(self.db.p(), key.as_ptr().cast(), len(key.len())?, 0, -1, &mut size);
+            let p = (self.api.get)(self.db.as_ptr(), key.as_ptr().cast(), len(key.len())?, 0, -1, &mut size);
             take(p, size, out, self.api.name)
         }
     }
@@ -348,19 +355,19 @@ impl OneAtATime for HashDb {
     }
 }
 
-/// Copy a malloc'd QDBM result into `out` and free it; false when `p` is NULL and the error is
+/// Copy a malloc'd QDBM result into `out` and free it; false when `ptr` is NULL and the error is
 /// "no item".
 ///
 /// # Safety
-/// `p` must be NULL or a malloc'd region of `size` bytes owned by the caller.
-unsafe fn take(p: *mut c_char, size: c_int, out: &mut Vec<u8>, engine: &str) -> Result<bool> {
-    if p.is_null() {
+/// `ptr` must be NULL or a malloc'd region of `size` bytes owned by the caller.
+unsafe fn take(ptr: *mut c_char, size: c_int, out: &mut Vec<u8>, engine: &str) -> Result<bool> {
+    if ptr.is_null() {
         if ecode() == ffi::DP_ENOITEM {
             return Ok(false);
         }
         return Err(err(engine, "get"));
     }
-    crate::take_c_buf(p.cast(), size as usize, out, libc::free);
+    crate::take_c_buf(ptr.cast(), size as usize, out, libc::free);
     Ok(true)
 }
 
@@ -370,29 +377,29 @@ unsafe fn take(p: *mut c_char, size: c_int, out: &mut Vec<u8>, engine: &str) -> 
 pub struct VillaDb(Handle);
 
 impl Records for VillaDb {
-    fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
-        self.0.put(k, v)
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.0.put(key, value)
     }
 
-    fn delete(&self, k: &[u8]) -> Result<()> {
-        self.0.delete(k)
+    fn delete(&self, key: &[u8]) -> Result<()> {
+        self.0.delete(key)
     }
 }
 
 impl Transactions for VillaDb {
     fn begin(&self) -> Result<()> {
         // SAFETY: open handle under the lock.
-        self.0.check(unsafe { ffi::vltranbegin(self.0.p()) }, "tranbegin")
+        self.0.check(unsafe { ffi::vltranbegin(self.0.as_ptr()) }, "tranbegin")
     }
 
     fn commit(&self) -> Result<()> {
         // SAFETY: open handle inside a transaction.
-        self.0.check(unsafe { ffi::vltrancommit(self.0.p()) }, "trancommit")
+        self.0.check(unsafe { ffi::vltrancommit(self.0.as_ptr()) }, "trancommit")
     }
 
     fn abort(&self) {
         // SAFETY: open handle inside a transaction.
-        unsafe { ffi::vltranabort(self.0.p()) };
+        unsafe { ffi::vltranabort(self.0.as_ptr()) };
     }
 }
 
@@ -417,7 +424,7 @@ fn open_villa(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let db = VillaDb(Handle { h, name: "qdbm-villa", sync: args.sync, put_call: ffi::vlput, out_call: ffi::vlout });
     let (lrecmax, nidxmax, lcnum, ncnum) = (int("lrecmax"), int("nidxmax"), int("lcnum"), int("ncnum"));
     // SAFETY: open handle; tuning is per open and not stored in the file.
-    unsafe { ffi::vlsettuning(db.0.p(), lrecmax, nidxmax, lcnum, ncnum) };
+    unsafe { ffi::vlsettuning(db.0.as_ptr(), lrecmax, nidxmax, lcnum, ncnum) };
     let show = |n: c_int, d: &str| if n == 0 { format!("{d} (QDBM default)") } else { n.to_string() };
     let mut settings = BTreeMap::new();
     settings.insert(
@@ -444,7 +451,7 @@ impl OneAtATime for VillaDb {
         }
         if self.0.sync != SyncMode::None {
             // SAFETY: open handle, no transaction active.
-            let ok = unsafe { ffi::vlsync(self.0.p()) };
+            let ok = unsafe { ffi::vlsync(self.0.as_ptr()) };
             self.0.check(ok, "sync")?;
         }
         Ok(())
@@ -455,7 +462,7 @@ impl OneAtATime for VillaDb {
         let mut size: c_int = 0;
         // SAFETY: open handle under the lock; the malloc'd result goes to `take`.
         unsafe {
-            let p = ffi::vlget(self.0.p(), key.as_ptr().cast(), len(key.len())?, &mut size);
+            let p = ffi::vlget(self.0.as_ptr(), key.as_ptr().cast(), len(key.len())?, &mut size);
             take(p, size, out, "qdbm-villa")
         }
     }
@@ -465,8 +472,8 @@ impl OneAtATime for VillaDb {
         // SAFETY: open handle under the lock.
         let mut on = unsafe {
             match start {
-                Some(k) => ffi::vlcurjump(self.0.p(), k.as_ptr().cast(), len(k.len())?, ffi::VL_JFORWARD),
-                None => ffi::vlcurfirst(self.0.p()),
+                Some(k) => ffi::vlcurjump(self.0.as_ptr(), k.as_ptr().cast(), len(k.len())?, ffi::VL_JFORWARD),
+                None => ffi::vlcurfirst(self.0.as_ptr()),
             }
         };
         let mut n = 0;
@@ -475,8 +482,8 @@ impl OneAtATime for VillaDb {
             // SAFETY: the cache pointers stay valid until the next operation on the handle,
             // which cannot happen while we hold the lock and before visit returns.
             let go = unsafe {
-                let kp = ffi::vlcurkeycache(self.0.p(), &mut ks);
-                let vp = ffi::vlcurvalcache(self.0.p(), &mut vs);
+                let kp = ffi::vlcurkeycache(self.0.as_ptr(), &mut ks);
+                let vp = ffi::vlcurvalcache(self.0.as_ptr(), &mut vs);
                 if kp.is_null() || vp.is_null() {
                     return Err(err("qdbm-villa", "cursor"));
                 }
@@ -490,7 +497,7 @@ impl OneAtATime for VillaDb {
                 break;
             }
             // SAFETY: open handle under the lock.
-            on = unsafe { ffi::vlcurnext(self.0.p()) };
+            on = unsafe { ffi::vlcurnext(self.0.as_ptr()) };
         }
         if on == 0 && ecode() != ffi::DP_ENOITEM {
             return Err(err("qdbm-villa", "cursor"));

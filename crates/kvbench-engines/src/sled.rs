@@ -33,8 +33,8 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     open,
 );
 
-fn err(e: impl std::fmt::Display) -> EngineError {
-    EngineError::Store(format!("sled: {e}"))
+fn err(error: impl std::fmt::Display) -> EngineError {
+    EngineError::Store(format!("sled: {error}"))
 }
 
 pub struct Sled {

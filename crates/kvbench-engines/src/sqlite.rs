@@ -46,8 +46,8 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     open,
 );
 
-fn err(e: rusqlite::Error) -> EngineError {
-    EngineError::Store(format!("sqlite: {e}"))
+fn err(error: rusqlite::Error) -> EngineError {
+    EngineError::Store(format!("sqlite: {error}"))
 }
 
 pub struct Sqlite {
@@ -64,14 +64,14 @@ pub struct Sqlite {
 }
 
 /// Per-connection settings shared by the writer and every reader.
-fn configure(c: &Connection, cache_kib: Option<i64>, mmap_size: Option<i64>) -> Result<()> {
-    c.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
+fn configure(conn: &Connection, cache_kib: Option<i64>, mmap_size: Option<i64>) -> Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
     if let Some(kib) = cache_kib {
-        c.pragma_update(None, "cache_size", -kib).map_err(err)?;
+        conn.pragma_update(None, "cache_size", -kib).map_err(err)?;
     }
     if let Some(n) = mmap_size {
         // mmap_size answers with the new value: read it back rather than ignore a row.
-        c.pragma_update_and_check(None, "mmap_size", n, |r| r.get::<_, i64>(0)).map_err(err)?;
+        conn.pragma_update_and_check(None, "mmap_size", n, |r| r.get::<_, i64>(0)).map_err(err)?;
     }
     Ok(())
 }
@@ -295,15 +295,15 @@ impl Reader for SqliteReader {
 }
 
 /// A stored key or value: always a BLOB (an empty one may come back as a zero-length BLOB).
-fn blob(v: ValueRef<'_>) -> Result<&[u8]> {
-    match v {
+fn blob(value: ValueRef<'_>) -> Result<&[u8]> {
+    match value {
         ValueRef::Blob(b) => Ok(b),
         ValueRef::Null => Ok(&[]),
         other => Err(EngineError::store(format!("sqlite: expected a BLOB, found {:?}", other.data_type()))),
     }
 }
 
-fn copy_value(v: ValueRef<'_>, out: &mut Vec<u8>) -> Result<()> {
-    out.extend_from_slice(blob(v)?);
+fn copy_value(value: ValueRef<'_>, out: &mut Vec<u8>) -> Result<()> {
+    out.extend_from_slice(blob(value)?);
     Ok(())
 }

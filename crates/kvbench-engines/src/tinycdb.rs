@@ -36,23 +36,23 @@ mod ffi {
         pub fn kvb_cdb_version() -> *const c_char;
         pub fn kvb_cdb_make_new(fd: c_int) -> *mut CdbMake;
         pub fn kvb_cdb_make_put(
-            m: *mut CdbMake,
-            k: *const c_void,
+            maker: *mut CdbMake,
+            key: *const c_void,
             kl: c_uint,
-            v: *const c_void,
+            value: *const c_void,
             vl: c_uint,
             mode: c_int,
         ) -> c_int;
-        pub fn kvb_cdb_make_finish(m: *mut CdbMake) -> c_int;
+        pub fn kvb_cdb_make_finish(maker: *mut CdbMake) -> c_int;
         pub fn kvb_cdb_open(fd: c_int) -> *mut Cdb;
         pub fn kvb_cdb_get(
-            c: *const Cdb,
-            k: *const c_void,
+            cdb: *const Cdb,
+            key: *const c_void,
             kl: c_uint,
-            v: *mut *const c_void,
+            value: *mut *const c_void,
             vl: *mut c_uint,
         ) -> c_int;
-        pub fn kvb_cdb_close(c: *mut Cdb);
+        pub fn kvb_cdb_close(cdb: *mut Cdb);
     }
 }
 
@@ -81,8 +81,8 @@ fn os_err(what: &str) -> EngineError {
     EngineError::Store(format!("tinycdb {what}: {}", std::io::Error::last_os_error()))
 }
 
-fn len(n: usize) -> Result<libc::c_uint> {
-    libc::c_uint::try_from(n).map_err(|_| EngineError::store("key or value larger than 4 GiB (CDB's limit)"))
+fn len(size: usize) -> Result<libc::c_uint> {
+    libc::c_uint::try_from(size).map_err(|_| EngineError::store("key or value larger than 4 GiB (CDB's limit)"))
 }
 
 /// A database being built; finished (index written) by `finish`, abandoned in Drop.
@@ -102,13 +102,13 @@ struct Builder {
 unsafe impl Send for Builder {}
 
 impl Builder {
-    fn put(&mut self, k: &[u8], v: &[u8]) -> Result<()> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         let make = self.make.ok_or_else(|| EngineError::store("tinycdb: the build is finished"))?.as_ptr();
         let mode = if self.mode == ffi::PUT_ADD {
             ffi::PUT_ADD
         } else {
             let mut h = std::collections::hash_map::DefaultHasher::new();
-            k.hash(&mut h);
+            key.hash(&mut h);
             if self.seen.insert(h.finish()) {
                 ffi::PUT_ADD
             } else {
@@ -117,7 +117,14 @@ impl Builder {
         };
         // SAFETY: `make` is a live builder; slices are live for the call.
         let r = unsafe {
-            ffi::kvb_cdb_make_put(make, k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?, mode)
+            ffi::kvb_cdb_make_put(
+                make,
+                key.as_ptr().cast(),
+                len(key.len())?,
+                value.as_ptr().cast(),
+                len(value.len())?,
+                mode,
+            )
         };
         if r < 0 {
             return Err(os_err("cdb_make_put"));
@@ -333,9 +340,9 @@ mod tests {
         e
     }
 
-    fn get(e: &dyn Engine, key: &[u8]) -> Vec<u8> {
+    fn get(engine: &dyn Engine, key: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        assert!(e.reader().unwrap().get(key, &mut out).unwrap());
+        assert!(engine.reader().unwrap().get(key, &mut out).unwrap());
         out
     }
 

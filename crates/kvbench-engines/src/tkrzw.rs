@@ -28,16 +28,16 @@ mod ffi {
         pub fn tkrzw_get_last_status_message() -> *const c_char;
         pub fn tkrzw_dbm_open(path: *const c_char, writable: bool, params: *const c_char) -> *mut TkrzwDbm;
         pub fn tkrzw_dbm_close(dbm: *mut TkrzwDbm) -> bool;
-        pub fn tkrzw_dbm_get(dbm: *mut TkrzwDbm, k: *const c_char, ks: i32, vs: *mut i32) -> *mut c_char;
+        pub fn tkrzw_dbm_get(dbm: *mut TkrzwDbm, key: *const c_char, ks: i32, vs: *mut i32) -> *mut c_char;
         pub fn tkrzw_dbm_set(
             dbm: *mut TkrzwDbm,
-            k: *const c_char,
+            key: *const c_char,
             ks: i32,
-            v: *const c_char,
+            value: *const c_char,
             vs: i32,
             overwrite: bool,
         ) -> bool;
-        pub fn tkrzw_dbm_remove(dbm: *mut TkrzwDbm, k: *const c_char, ks: i32) -> bool;
+        pub fn tkrzw_dbm_remove(dbm: *mut TkrzwDbm, key: *const c_char, ks: i32) -> bool;
         pub fn tkrzw_dbm_synchronize(
             dbm: *mut TkrzwDbm,
             hard: bool,
@@ -52,13 +52,13 @@ mod ffi {
         pub fn tkrzw_dbm_make_iterator(dbm: *mut TkrzwDbm) -> *mut TkrzwDbmIter;
         pub fn tkrzw_dbm_iter_free(iter: *mut TkrzwDbmIter);
         pub fn tkrzw_dbm_iter_first(iter: *mut TkrzwDbmIter) -> bool;
-        pub fn tkrzw_dbm_iter_jump(iter: *mut TkrzwDbmIter, k: *const c_char, ks: i32) -> bool;
+        pub fn tkrzw_dbm_iter_jump(iter: *mut TkrzwDbmIter, key: *const c_char, ks: i32) -> bool;
         pub fn tkrzw_dbm_iter_next(iter: *mut TkrzwDbmIter) -> bool;
         pub fn tkrzw_dbm_iter_get(
             iter: *mut TkrzwDbmIter,
-            k: *mut *mut c_char,
+            key: *mut *mut c_char,
             ks: *mut i32,
-            v: *mut *mut c_char,
+            value: *mut *mut c_char,
             vs: *mut i32,
         ) -> bool;
     }
@@ -91,8 +91,8 @@ fn check(ok: bool, what: &str) -> Result<()> {
     }
 }
 
-fn len(n: usize) -> Result<i32> {
-    i32::try_from(n).map_err(|_| EngineError::store("tkrzw: key or value larger than 2 GiB"))
+fn len(size: usize) -> Result<i32> {
+    i32::try_from(size).map_err(|_| EngineError::store("tkrzw: key or value larger than 2 GiB"))
 }
 
 const COMPRESSION: &[&str] = &["none", "zlib", "zstd", "lz4", "lzma"];
@@ -226,15 +226,15 @@ fn open(args: &OpenArgs<'_>, tree: bool) -> Result<Box<dyn Engine>> {
 }
 
 impl Records for Tkrzw {
-    fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
-        let (kp, kl, vp, vl) = (k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?);
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let (kp, kl, vp, vl) = (key.as_ptr().cast(), len(key.len())?, value.as_ptr().cast(), len(value.len())?);
         // SAFETY: open handle; the slices are live for the call.
         check(unsafe { ffi::tkrzw_dbm_set(self.db.as_ptr(), kp, kl, vp, vl, true) }, "set")
     }
 
-    fn delete(&self, k: &[u8]) -> Result<()> {
+    fn delete(&self, key: &[u8]) -> Result<()> {
         // SAFETY: as above.
-        let ok = unsafe { ffi::tkrzw_dbm_remove(self.db.as_ptr(), k.as_ptr().cast(), len(k.len())?) };
+        let ok = unsafe { ffi::tkrzw_dbm_remove(self.db.as_ptr(), key.as_ptr().cast(), len(key.len())?) };
         if !ok && status() != ffi::STATUS_NOT_FOUND_ERROR {
             return Err(err("remove"));
         }

@@ -38,10 +38,10 @@ mod ffi {
         pub static tcversion: *const c_char;
         pub fn tcfree(ptr: *mut c_void);
         pub fn tcxstrnew() -> *mut TcXstr;
-        pub fn tcxstrdel(x: *mut TcXstr);
-        pub fn tcxstrptr(x: *const TcXstr) -> *const c_void;
-        pub fn tcxstrsize(x: *const TcXstr) -> c_int;
-        pub fn tcxstrclear(x: *mut TcXstr);
+        pub fn tcxstrdel(xstr: *mut TcXstr);
+        pub fn tcxstrptr(xstr: *const TcXstr) -> *const c_void;
+        pub fn tcxstrsize(xstr: *const TcXstr) -> c_int;
+        pub fn tcxstrclear(xstr: *mut TcXstr);
 
         pub fn tchdbtune(hdb: *mut Tchdb, bnum: i64, apow: i8, fpow: i8, opts: u8) -> bool;
         pub fn tchdbsetcache(hdb: *mut Tchdb, rcnum: i32) -> bool;
@@ -52,9 +52,9 @@ mod ffi {
         pub fn tcbdbcurnew(bdb: *mut Tcbdb) -> *mut BdbCur;
         pub fn tcbdbcurdel(cur: *mut BdbCur);
         pub fn tcbdbcurfirst(cur: *mut BdbCur) -> bool;
-        pub fn tcbdbcurjump(cur: *mut BdbCur, k: *const c_void, ks: c_int) -> bool;
+        pub fn tcbdbcurjump(cur: *mut BdbCur, key: *const c_void, ks: c_int) -> bool;
         pub fn tcbdbcurnext(cur: *mut BdbCur) -> bool;
-        pub fn tcbdbcurrec(cur: *mut BdbCur, k: *mut TcXstr, v: *mut TcXstr) -> bool;
+        pub fn tcbdbcurrec(cur: *mut BdbCur, key_xstr: *mut TcXstr, value_xstr: *mut TcXstr) -> bool;
     }
 }
 
@@ -158,8 +158,8 @@ fn int_opt(opts: &Options, name: &str) -> i64 {
     opts.int(name).unwrap_or(0).max(0)
 }
 
-fn len(n: usize) -> Result<libc::c_int> {
-    libc::c_int::try_from(n).map_err(|_| EngineError::store("key or value larger than 2 GiB"))
+fn len(size: usize) -> Result<libc::c_int> {
+    libc::c_int::try_from(size).map_err(|_| EngineError::store("key or value larger than 2 GiB"))
 }
 
 /// What `sync` means here, for settings().
@@ -297,11 +297,11 @@ macro_rules! tc_handle {
                 #[link_name = concat!($prefix, "close")]
                 pub fn close(db: *mut $raw) -> bool;
                 #[link_name = concat!($prefix, "put")]
-                pub fn put(db: *mut $raw, k: *const c_void, ks: c_int, v: *const c_void, vs: c_int) -> bool;
+                pub fn put(db: *mut $raw, key: *const c_void, ks: c_int, value: *const c_void, vs: c_int) -> bool;
                 #[link_name = concat!($prefix, "out")]
-                pub fn out(db: *mut $raw, k: *const c_void, ks: c_int) -> bool;
+                pub fn out(db: *mut $raw, key: *const c_void, ks: c_int) -> bool;
                 #[link_name = concat!($prefix, "get")]
-                pub fn get(db: *mut $raw, k: *const c_void, ks: c_int, sp: *mut c_int) -> *mut c_void;
+                pub fn get(db: *mut $raw, key: *const c_void, ks: c_int, sp: *mut c_int) -> *mut c_void;
                 #[link_name = concat!($prefix, "sync")]
                 pub fn sync(db: *mut $raw) -> bool;
                 #[link_name = concat!($prefix, "tranbegin")]
@@ -324,14 +324,14 @@ macro_rules! tc_handle {
         unsafe impl Sync for $name {}
 
         impl $name {
-            fn p(&self) -> *mut ffi::$raw {
+            fn as_ptr(&self) -> *mut ffi::$raw {
                 self.0.as_ptr()
             }
 
             /// The one place an error of this handle becomes an EngineError.
             fn err(&self, what: &str) -> EngineError {
                 // SAFETY: the handle is valid; the message is a static string.
-                let msg = unsafe { crate::c_str($calls::errmsg($calls::ecode(self.p()))) };
+                let msg = unsafe { crate::c_str($calls::errmsg($calls::ecode(self.as_ptr()))) };
                 EngineError::Store(format!("{} {what}: {msg}", $label))
             }
 
@@ -345,7 +345,7 @@ macro_rules! tc_handle {
 
             fn ecode(&self) -> libc::c_int {
                 // SAFETY: valid handle.
-                unsafe { $calls::ecode(self.p()) }
+                unsafe { $calls::ecode(self.as_ptr()) }
             }
 
             /// The value of `key` into `out`; false when there is none.
@@ -353,7 +353,7 @@ macro_rules! tc_handle {
                 out.clear();
                 let mut size: libc::c_int = 0;
                 // SAFETY: valid handle, live key slice; the result is malloc'd by TC and freed below.
-                let p = unsafe { $calls::get(self.p(), key.as_ptr().cast(), len(key.len())?, &mut size) };
+                let p = unsafe { $calls::get(self.as_ptr(), key.as_ptr().cast(), len(key.len())?, &mut size) };
                 if p.is_null() {
                     if self.ecode() == ffi::TCENOREC {
                         return Ok(false);
@@ -369,7 +369,7 @@ macro_rules! tc_handle {
         impl Drop for $name {
             fn drop(&mut self) {
                 // SAFETY: we own the handle; deleting closes it first if it is still open.
-                unsafe { $calls::del(self.p()) }
+                unsafe { $calls::del(self.as_ptr()) }
             }
         }
 
@@ -379,24 +379,24 @@ macro_rules! tc_handle {
             }
             fn close(&self) -> Result<()> {
                 // SAFETY: valid open handle; Drop then only deletes the object.
-                self.check(unsafe { $calls::close(self.p()) }, "close")
+                self.check(unsafe { $calls::close(self.as_ptr()) }, "close")
             }
             fn sync(&self) -> Result<()> {
                 // SAFETY: valid handle.
-                self.check(unsafe { $calls::sync(self.p()) }, "sync")
+                self.check(unsafe { $calls::sync(self.as_ptr()) }, "sync")
             }
         }
 
         impl Records for $name {
-            fn put(&self, k: &[u8], v: &[u8]) -> Result<()> {
-                let (kp, kl, vp, vl) = (k.as_ptr().cast(), len(k.len())?, v.as_ptr().cast(), len(v.len())?);
+            fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+                let (kp, kl, vp, vl) = (key.as_ptr().cast(), len(key.len())?, value.as_ptr().cast(), len(value.len())?);
                 // SAFETY: pointers and lengths come from live slices.
-                let ok = unsafe { $calls::put(self.p(), kp, kl, vp, vl) };
+                let ok = unsafe { $calls::put(self.as_ptr(), kp, kl, vp, vl) };
                 self.check(ok, "put")
             }
-            fn delete(&self, k: &[u8]) -> Result<()> {
+            fn delete(&self, key: &[u8]) -> Result<()> {
                 // SAFETY: as above.
-                let ok = unsafe { $calls::out(self.p(), k.as_ptr().cast(), len(k.len())?) };
+                let ok = unsafe { $calls::out(self.as_ptr(), key.as_ptr().cast(), len(key.len())?) };
                 if !ok && self.ecode() == ffi::TCENOREC {
                     return Ok(());
                 }
@@ -407,15 +407,15 @@ macro_rules! tc_handle {
         impl Transactions for $name {
             fn begin(&self) -> Result<()> {
                 // SAFETY: valid handle.
-                self.check(unsafe { $calls::tranbegin(self.p()) }, "tranbegin")
+                self.check(unsafe { $calls::tranbegin(self.as_ptr()) }, "tranbegin")
             }
             fn commit(&self) -> Result<()> {
                 // SAFETY: valid handle.
-                self.check(unsafe { $calls::trancommit(self.p()) }, "trancommit")
+                self.check(unsafe { $calls::trancommit(self.as_ptr()) }, "trancommit")
             }
             fn abort(&self) {
                 // SAFETY: valid handle.
-                unsafe { $calls::tranabort(self.p()) };
+                unsafe { $calls::tranabort(self.as_ptr()) };
             }
         }
     };
@@ -437,18 +437,18 @@ fn open_hash(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let db = Hdb(NonNull::new(unsafe { hdb::new() }).ok_or_else(|| EngineError::store("tchdbnew failed"))?);
     // SAFETY: valid, not yet opened handle; tuning calls must precede open.
     unsafe {
-        let ok = hdb::setmutex(db.p());
+        let ok = hdb::setmutex(db.as_ptr());
         db.check(ok, "setmutex")?;
-        let ok = ffi::tchdbtune(db.p(), bnum, -1, -1, opts);
+        let ok = ffi::tchdbtune(db.as_ptr(), bnum, -1, -1, opts);
         db.check(ok, "tune")?;
-        let ok = ffi::tchdbsetcache(db.p(), rcnum);
+        let ok = ffi::tchdbsetcache(db.as_ptr(), rcnum);
         db.check(ok, "setcache")?;
-        let ok = ffi::tchdbsetxmsiz(db.p(), xmsiz);
+        let ok = ffi::tchdbsetxmsiz(db.as_ptr(), xmsiz);
         db.check(ok, "setxmsiz")?;
     }
     let path = crate::c_path(&args.file("db.tch"));
     // SAFETY: valid handle and NUL-terminated path.
-    let ok = unsafe { hdb::open(db.p(), path.as_ptr(), open_mode(args)) };
+    let ok = unsafe { hdb::open(db.as_ptr(), path.as_ptr(), open_mode(args)) };
     db.check(ok, "open")?;
     let settings = BTreeMap::from([
         ("bnum".to_string(), bnum.to_string()),
@@ -489,16 +489,16 @@ fn open_btree(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let db = Bdb(NonNull::new(unsafe { bdb::new() }).ok_or_else(|| EngineError::store("tcbdbnew failed"))?);
     // SAFETY: valid, not yet opened handle; tuning precedes open.
     unsafe {
-        let ok = bdb::setmutex(db.p());
+        let ok = bdb::setmutex(db.as_ptr());
         db.check(ok, "setmutex")?;
-        let ok = ffi::tcbdbtune(db.p(), lmemb, nmemb, bnum, -1, -1, opts);
+        let ok = ffi::tcbdbtune(db.as_ptr(), lmemb, nmemb, bnum, -1, -1, opts);
         db.check(ok, "tune")?;
-        let ok = ffi::tcbdbsetcache(db.p(), lcnum, ncnum);
+        let ok = ffi::tcbdbsetcache(db.as_ptr(), lcnum, ncnum);
         db.check(ok, "setcache")?;
     }
     let path = crate::c_path(&args.file("db.tcb"));
     // SAFETY: valid handle and path.
-    let ok = unsafe { bdb::open(db.p(), path.as_ptr(), open_mode(args)) };
+    let ok = unsafe { bdb::open(db.as_ptr(), path.as_ptr(), open_mode(args)) };
     db.check(ok, "open")?;
     let show = |n: i64, default: &str| if n == 0 { format!("{default} (TC default)") } else { n.to_string() };
     let settings = BTreeMap::from([
@@ -539,9 +539,9 @@ impl Drop for BtreeReader<'_> {
 /// View of a TcXstr's bytes.
 ///
 /// # Safety
-/// `x` must be a live TcXstr not modified while the slice lives.
-unsafe fn xstr<'a>(x: *const ffi::TcXstr) -> &'a [u8] {
-    std::slice::from_raw_parts(ffi::tcxstrptr(x).cast::<u8>(), ffi::tcxstrsize(x) as usize)
+/// `ptr` must be a live TcXstr not modified while the slice lives.
+unsafe fn xstr<'a>(ptr: *const ffi::TcXstr) -> &'a [u8] {
+    std::slice::from_raw_parts(ffi::tcxstrptr(ptr).cast::<u8>(), ffi::tcxstrsize(ptr) as usize)
 }
 
 impl Reader for BtreeReader<'_> {
@@ -551,7 +551,7 @@ impl Reader for BtreeReader<'_> {
 
     fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         // SAFETY: valid handle; the cursor is made for tcbdbcurdel, which its guard calls.
-        let cur = unsafe { crate::Owned::new(ffi::tcbdbcurnew(self.db.p()), ffi::tcbdbcurdel) }
+        let cur = unsafe { crate::Owned::new(ffi::tcbdbcurnew(self.db.as_ptr()), ffi::tcbdbcurdel) }
             .ok_or_else(|| self.db.err("curnew"))?;
         // SAFETY: valid cursor and key slice.
         let mut on = unsafe {

@@ -31,40 +31,46 @@ mod ffi {
         pub fn kvb_wt_notfound() -> c_int;
         pub fn kvb_wt_open(home: *const c_char, config: *const c_char, conn: *mut *mut WT_CONNECTION) -> c_int;
         pub fn kvb_wt_close(conn: *mut WT_CONNECTION) -> c_int;
-        pub fn kvb_wt_session(conn: *mut WT_CONNECTION, s: *mut *mut WT_SESSION) -> c_int;
-        pub fn kvb_wt_session_close(s: *mut WT_SESSION) -> c_int;
-        pub fn kvb_wt_create(s: *mut WT_SESSION, uri: *const c_char, config: *const c_char) -> c_int;
-        pub fn kvb_wt_cursor(s: *mut WT_SESSION, uri: *const c_char, c: *mut *mut WT_CURSOR) -> c_int;
-        pub fn kvb_wt_begin(s: *mut WT_SESSION) -> c_int;
-        pub fn kvb_wt_commit(s: *mut WT_SESSION, config: *const c_char) -> c_int;
-        pub fn kvb_wt_rollback(s: *mut WT_SESSION) -> c_int;
-        pub fn kvb_wt_checkpoint(s: *mut WT_SESSION) -> c_int;
-        pub fn kvb_wt_put(c: *mut WT_CURSOR, k: *const c_void, kl: size_t, v: *const c_void, vl: size_t) -> c_int;
-        pub fn kvb_wt_del(c: *mut WT_CURSOR, k: *const c_void, kl: size_t) -> c_int;
-        pub fn kvb_wt_get(
-            c: *mut WT_CURSOR,
-            k: *const c_void,
+        pub fn kvb_wt_session(conn: *mut WT_CONNECTION, session: *mut *mut WT_SESSION) -> c_int;
+        pub fn kvb_wt_session_close(session: *mut WT_SESSION) -> c_int;
+        pub fn kvb_wt_create(session: *mut WT_SESSION, uri: *const c_char, config: *const c_char) -> c_int;
+        pub fn kvb_wt_cursor(session: *mut WT_SESSION, uri: *const c_char, cursor: *mut *mut WT_CURSOR) -> c_int;
+        pub fn kvb_wt_begin(session: *mut WT_SESSION) -> c_int;
+        pub fn kvb_wt_commit(session: *mut WT_SESSION, config: *const c_char) -> c_int;
+        pub fn kvb_wt_rollback(session: *mut WT_SESSION) -> c_int;
+        pub fn kvb_wt_checkpoint(session: *mut WT_SESSION) -> c_int;
+        pub fn kvb_wt_put(
+            cursor: *mut WT_CURSOR,
+            key: *const c_void,
             kl: size_t,
-            v: *mut *const c_void,
+            value: *const c_void,
+            vl: size_t,
+        ) -> c_int;
+        pub fn kvb_wt_del(cursor: *mut WT_CURSOR, key: *const c_void, kl: size_t) -> c_int;
+        pub fn kvb_wt_get(
+            cursor: *mut WT_CURSOR,
+            key: *const c_void,
+            kl: size_t,
+            value: *mut *const c_void,
             vl: *mut size_t,
         ) -> c_int;
         pub fn kvb_wt_seek(
-            c: *mut WT_CURSOR,
+            cursor: *mut WT_CURSOR,
             start: *const c_void,
             sl: size_t,
-            k: *mut *const c_void,
+            key: *mut *const c_void,
             kl: *mut size_t,
-            v: *mut *const c_void,
+            value: *mut *const c_void,
             vl: *mut size_t,
         ) -> c_int;
         pub fn kvb_wt_next(
-            c: *mut WT_CURSOR,
-            k: *mut *const c_void,
+            cursor: *mut WT_CURSOR,
+            key: *mut *const c_void,
             kl: *mut size_t,
-            v: *mut *const c_void,
+            value: *mut *const c_void,
             vl: *mut size_t,
         ) -> c_int;
-        pub fn kvb_wt_reset(c: *mut WT_CURSOR) -> c_int;
+        pub fn kvb_wt_reset(cursor: *mut WT_CURSOR) -> c_int;
     }
 }
 
@@ -238,15 +244,15 @@ impl WiredTiger {
         w.lock().map_err(|_| EngineError::store("wiredtiger: writer lock poisoned"))
     }
 
-    fn apply(w: &Session, batch: &[WriteOp<'_>]) -> Result<()> {
+    fn apply(session: &Session, batch: &[WriteOp<'_>]) -> Result<()> {
         for op in batch {
             let k = op.key.as_ptr() as *const c_void;
             let rc = match op.value {
                 // SAFETY: the writer's cursor inside its open transaction; WiredTiger copies the
                 // items before the call returns.
-                Some(v) => unsafe { kvb_wt_put(w.c, k, op.key.len(), v.as_ptr() as *const c_void, v.len()) },
+                Some(v) => unsafe { kvb_wt_put(session.c, k, op.key.len(), v.as_ptr() as *const c_void, v.len()) },
                 // SAFETY: as above.
-                None => unsafe { kvb_wt_del(w.c, k, op.key.len()) },
+                None => unsafe { kvb_wt_del(session.c, k, op.key.len()) },
             };
             check(rc, if op.value.is_some() { "cursor insert" } else { "cursor remove" })?;
         }
@@ -378,10 +384,10 @@ impl Reader for WtReader<'_> {
 /// The bytes of a WT_ITEM.
 ///
 /// # Safety
-/// `p` must point to `len` bytes valid for `'a` (until the cursor's next call).
-unsafe fn bytes<'a>(p: *const c_void, len: size_t) -> &'a [u8] {
+/// `ptr` must point to `len` bytes valid for `'a` (until the cursor's next call).
+unsafe fn bytes<'a>(ptr: *const c_void, len: size_t) -> &'a [u8] {
     if len == 0 {
         return &[];
     }
-    std::slice::from_raw_parts(p as *const u8, len)
+    std::slice::from_raw_parts(ptr as *const u8, len)
 }

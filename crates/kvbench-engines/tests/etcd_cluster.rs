@@ -8,7 +8,7 @@ use std::net::TcpStream;
 
 use kvbench_engines::server_for;
 use kvbench_engines::servers::etcdcluster::{health, start_cluster};
-use kvbench_engines::servers::process as server;
+use kvbench_engines::servers::lifecycle as server;
 use kvbench_model::engine::RunningServer;
 
 /// POST a JSON body to etcd's gRPC gateway (`/v3/kv/...`) and return the response body.

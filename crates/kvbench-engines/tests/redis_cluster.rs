@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kvbench_engines::conformance::{self, Target};
-use kvbench_engines::servers::process as server;
+use kvbench_engines::servers::lifecycle as server;
 use kvbench_engines::servers::rediscluster::{start_cluster, RedisCluster, DESCRIPTOR};
 use kvbench_model::engine::{OpenArgs, OpenMode, Options, RunningServer, SyncMode, WriteOp};
 

@@ -9,7 +9,7 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use kvbench_engines::servers::process::{self as server, ServerProcess};
+use kvbench_engines::servers::lifecycle::{self as server, ServerProcess};
 use kvbench_engines::{find, Entry};
 use kvbench_model::engine::{EngineDescriptor, RunningServer};
 

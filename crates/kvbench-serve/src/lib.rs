@@ -16,6 +16,32 @@
 //! The binary only parses the command line and hands [`main`] its way of speaking ([`Say`]);
 //! nothing here knows of runs, scenarios or reports (docs/decisions.md, "serve crate and the
 //! binary as glue").
+//!
+//! The main types: [`ServeArgs`] (the command line, a `clap::Args` the binary flattens into its
+//! own parser), [`Exec`] and [`Runtime`] (where engine calls run, how threads share
+//! connections) and [`Say`]. Every setting is checked before anything listens: a bad one is the
+//! exit status 2 and one line naming the flag and its allowed values, as here:
+//!
+//! ```
+//! use clap::Parser;
+//! use kvbench_serve::{main, ServeArgs};
+//!
+//! #[derive(Parser)]
+//! struct Cli {
+//!     #[command(flatten)]
+//!     serve: ServeArgs,
+//! }
+//! fn say(line: std::fmt::Arguments<'_>) {
+//!     assert_eq!(line.to_string(), "error: no engine `no-such-engine` (kvbench list)");
+//! }
+//!
+//! let cli = Cli::parse_from(["serve", "--engine", "no-such-engine", "--dir", "/nonexistent"]);
+//! assert_eq!((cli.serve.listen.as_str(), cli.serve.max_connections), ("127.0.0.1:8080", 512));
+//! assert_eq!(main(cli.serve, say), 2);
+//!
+//! let refused = Cli::try_parse_from(["serve", "--engine", "lmdb", "--dir", "d", "--max-connections", "0"]);
+//! assert!(refused.err().unwrap().to_string().contains("out of range (allowed: 1 to 65536)"));
+//! ```
 
 mod api;
 #[cfg(test)]
@@ -265,7 +291,7 @@ fn read_token(args: &ServeArgs) -> Result<Option<String>, String> {
 }
 
 fn warn_if_exposed(state: &State, listen: &str) {
-    if kvbench_engines::servers::process::is_root() {
+    if kvbench_engines::servers::lifecycle::is_root() {
         (state.say)(format_args!(
             "warning: kvbench serve runs as root: a client that holds the token can write files under {} as root",
             state.root.display()

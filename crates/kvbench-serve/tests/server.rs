@@ -59,7 +59,7 @@ impl Served {
     fn start(extra: &[&str]) -> Option<Served> {
         descriptor("rocksdb")?;
         let dir = tempfile::tempdir().unwrap();
-        let port = kvbench_engines::servers::process::free_port().unwrap();
+        let port = kvbench_engines::servers::lifecycle::free_port().unwrap();
         let listen = format!("127.0.0.1:{port}");
         let root = dir.path().join("root");
         let mut args = vec!["--engine", "rocksdb", "--listen", &listen, "--sync", "none", "--dir"];
@@ -67,7 +67,7 @@ impl Served {
         args.extend(extra);
         let child = serve(&args).spawn().unwrap();
         let t0 = std::time::Instant::now();
-        while !kvbench_engines::servers::process::port_open(port) {
+        while !kvbench_engines::servers::lifecycle::port_open(port) {
             assert!(t0.elapsed().as_secs() < 30, "kvbench serve did not listen");
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
@@ -333,7 +333,7 @@ fn serve_warns_when_run_as_root() {
     child.wait().unwrap();
     let all = lines.join("\n");
     let warned = all.contains("warning: kvbench serve runs as root");
-    assert_eq!(warned, kvbench_engines::servers::process::is_root(), "{all}");
+    assert_eq!(warned, kvbench_engines::servers::lifecycle::is_root(), "{all}");
     assert!(all.contains("no token"), "{all}");
 }
 

@@ -54,7 +54,7 @@ fn start_sshd(dir: &Path) -> Option<(Sshd, hosts::Ssh)> {
     keygen(&host_key);
     keygen(&client_key);
     std::fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys")).unwrap();
-    let port = kvbench_engines::servers::process::free_port().unwrap();
+    let port = kvbench_engines::servers::lifecycle::free_port().unwrap();
     let known = format!("[127.0.0.1]:{port} {}", std::fs::read_to_string(dir.join("host_key.pub")).unwrap());
     std::fs::write(dir.join("known_hosts"), known).unwrap();
     let config = format!(
@@ -67,7 +67,7 @@ fn start_sshd(dir: &Path) -> Option<(Sshd, hosts::Ssh)> {
         user()
     );
     std::fs::write(dir.join("sshd_config"), config).unwrap();
-    if kvbench_engines::servers::process::is_root() {
+    if kvbench_engines::servers::lifecycle::is_root() {
         // sshd's privilege separation directory, which the system's service would create.
         std::fs::create_dir_all("/run/sshd").unwrap();
     }
@@ -82,7 +82,7 @@ fn start_sshd(dir: &Path) -> Option<(Sshd, hosts::Ssh)> {
         .unwrap();
     let guard = Sshd(child);
     let t0 = Instant::now();
-    while !kvbench_engines::servers::process::port_open(port) {
+    while !kvbench_engines::servers::lifecycle::port_open(port) {
         assert!(t0.elapsed() < Duration::from_secs(10), "sshd did not listen: {}", read(&dir.join("sshd.log")));
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -206,7 +206,7 @@ fn two_hosts_run_together_and_merge() {
 #[test]
 fn an_unreachable_host_is_a_clear_error() {
     let tmp = tempfile::tempdir().unwrap();
-    let ssh = hosts::Ssh { port: Some(kvbench_engines::servers::process::free_port().unwrap()), ..Default::default() };
+    let ssh = hosts::Ssh { port: Some(kvbench_engines::servers::lifecycle::free_port().unwrap()), ..Default::default() };
     let jobs = vec![hosts::HostJob {
         host: hosts::parse_hosts("nobody@127.0.0.1").unwrap().remove(0),
         uploads: vec![],

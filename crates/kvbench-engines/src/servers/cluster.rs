@@ -11,14 +11,14 @@ use std::net::{Ipv4Addr, TcpListener};
 
 use kvbench_model::engine::RunningServer;
 
-use super::process::ServerProcess;
+use super::lifecycle::ServerProcess;
 
-/// `n` distinct loopback ports nobody listens on right now. The listeners are held until all
+/// `count` distinct loopback ports nobody listens on right now. The listeners are held until all
 /// are chosen, so the kernel cannot hand out the same port twice; a server may still lose a
 /// port to another process before binding it (callers retry on "in use").
-pub fn free_ports(n: usize) -> Result<Vec<u16>, String> {
-    let mut held = Vec::with_capacity(n);
-    for _ in 0..n {
+pub fn free_ports(count: usize) -> Result<Vec<u16>, String> {
+    let mut held = Vec::with_capacity(count);
+    for _ in 0..count {
         let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| format!("no free loopback port: {e}"))?;
         held.push(l);
     }

@@ -21,7 +21,7 @@ use std::time::Duration;
 use kvbench_model::engine::RunningServer;
 
 use super::cluster::{free_ports, random_secret, spawn_retrying, Cluster, Kind, Member, Members};
-use super::process::{self, ServerProcess};
+use super::lifecycle::{self, ServerProcess};
 
 /// An etcd cluster kvbench started.
 pub type EtcdCluster = Cluster<Etcd>;
@@ -35,27 +35,27 @@ pub fn start_server(dir: &Path) -> Result<Box<dyn RunningServer>, String> {
     super::netns::isolated(dir, Box::new(|d| start_cluster(d, 3).map(|c| Box::new(c) as Box<dyn RunningServer>)))
 }
 
-/// Start `n` members (1..=7) in `dir` (empty) and wait until each reports healthy.
-pub fn start_cluster(dir: &Path, n: usize) -> Result<EtcdCluster, String> {
-    if !(1..=7).contains(&n) {
-        return Err(format!("etcd: members = {n}: must be 1..=7"));
+/// Start `member_count` members (1..=7) in `dir` (empty) and wait until each reports healthy.
+pub fn start_cluster(dir: &Path, member_count: usize) -> Result<EtcdCluster, String> {
+    if !(1..=7).contains(&member_count) {
+        return Err(format!("etcd: members = {member_count}: must be 1..=7"));
     }
     let missing = "etcd not found in PATH: apt-get install etcd-server, or give url = \"http://HOST:PORT,...\"";
-    let (binary, version) = process::server_binary(&["etcd", "/usr/bin/etcd"], "--version", missing)?;
+    let (binary, version) = lifecycle::server_binary(&["etcd", "/usr/bin/etcd"], "--version", missing)?;
     // As root, the members run as `etcd`, each in a 0700 directory of its own.
-    let user = process::user_when_root(&["etcd", "nobody"]);
-    let dir = process::server_dir(dir, user)?;
-    let members = spawn_retrying(|| spawn_members(&binary, &dir, n, user))?;
+    let user = lifecycle::user_when_root(&["etcd", "nobody"]);
+    let dir = lifecycle::server_dir(dir, user)?;
+    let members = spawn_retrying(|| spawn_members(&binary, &dir, member_count, user))?;
     Ok(Cluster { members, version, kind: Etcd })
 }
 
-fn member_args(i: usize, dir: &Path, ports: &[(u16, u16)], token: &str) -> Vec<String> {
-    let (client, peer) = ports[i];
+fn member_args(member: usize, dir: &Path, ports: &[(u16, u16)], token: &str) -> Vec<String> {
+    let (client, peer) = ports[member];
     let initial: Vec<String> =
         ports.iter().enumerate().map(|(j, (_, p))| format!("m{j}=http://127.0.0.1:{p}")).collect();
     [
         "--name",
-        &format!("m{i}"),
+        &format!("m{member}"),
         "--data-dir",
         &dir.join("data").to_string_lossy(),
         "--listen-client-urls",
@@ -82,8 +82,8 @@ fn member_args(i: usize, dir: &Path, ports: &[(u16, u16)], token: &str) -> Vec<S
     .collect()
 }
 
-fn spawn_members(binary: &Path, dir: &Path, n: usize, user: Option<&str>) -> Result<Members, String> {
-    let flat = free_ports(2 * n)?;
+fn spawn_members(binary: &Path, dir: &Path, member_count: usize, user: Option<&str>) -> Result<Members, String> {
+    let flat = free_ports(2 * member_count)?;
     let ports: Vec<(u16, u16)> = flat.chunks(2).map(|p| (p[0], p[1])).collect();
     let token = format!("kvbench-{}", random_secret()?);
     let mut members = Members::default();
@@ -91,7 +91,7 @@ fn spawn_members(binary: &Path, dir: &Path, n: usize, user: Option<&str>) -> Res
     for (i, &(client, peer)) in ports.iter().enumerate() {
         let mdir = dir.join(format!("m{i}"));
         std::fs::create_dir_all(&mdir).map_err(|e| format!("etcd: {}: {e}", mdir.display()))?;
-        let mdir = process::server_dir(&mdir, user)?;
+        let mdir = lifecycle::server_dir(&mdir, user)?;
         let args = member_args(i, &mdir, &ports, &token);
         let log = mdir.join("etcd.log");
         // SIGKILL when kvbench dies: on SIGTERM a member takes seconds to leave, and a run
@@ -101,7 +101,7 @@ fn spawn_members(binary: &Path, dir: &Path, n: usize, user: Option<&str>) -> Res
     }
     for m in &mut members.0 {
         let port = m.port;
-        m.proc.wait_ready(process::START_TIMEOUT, || health(port))?;
+        m.proc.wait_ready(lifecycle::START_TIMEOUT, || health(port))?;
     }
     Ok(members)
 }
@@ -127,11 +127,11 @@ impl Kind for Etcd {
     const SERVER: &'static str = "etcd";
     const SCHEME: &'static str = "http";
 
-    fn facts(&self, m: &mut BTreeMap<String, String>) {
-        m.insert(
+    fn facts(&self, out: &mut BTreeMap<String, String>) {
+        out.insert(
             "durability".into(),
             "every commit fsynced to the write-ahead log of a quorum before it is acknowledged".into(),
         );
-        m.insert("auth".into(), "none: TCP on the loopback of a private network namespace (see `network`)".into());
+        out.insert("auth".into(), "none: TCP on the loopback of a private network namespace (see `network`)".into());
     }
 }

@@ -32,17 +32,17 @@ impl Drop for Res {
     }
 }
 
-fn cstring(what: &str, s: &str) -> Result<CString, String> {
-    CString::new(s).map_err(|_| format!("{what} holds a NUL byte"))
+fn cstring(what: &str, text: &str) -> Result<CString, String> {
+    CString::new(text).map_err(|_| format!("{what} holds a NUL byte"))
 }
 
 /// A C string libpq owns, copied (empty for null).
-fn owned(p: *const c_char) -> String {
-    if p.is_null() {
+fn owned(ptr: *const c_char) -> String {
+    if ptr.is_null() {
         return String::new();
     }
     // SAFETY: libpq returns NUL-terminated strings that live as long as their connection/result.
-    unsafe { CStr::from_ptr(p) }.to_string_lossy().trim_end().to_string()
+    unsafe { CStr::from_ptr(ptr) }.to_string_lossy().trim_end().to_string()
 }
 
 impl Conn {
@@ -79,36 +79,36 @@ impl Conn {
         owned(unsafe { pq_sys::PQerrorMessage(self.0.as_ptr()) })
     }
 
-    /// `r`, or the error it carries: `SQLSTATE: message` as the server gave it.
-    fn check(&self, r: *mut PGresult) -> Result<(), String> {
-        let r = Res(r);
-        if r.0.is_null() {
+    /// `res`, or the error it carries: `SQLSTATE: message` as the server gave it.
+    fn check(&self, res: *mut PGresult) -> Result<(), String> {
+        let res = Res(res);
+        if res.0.is_null() {
             return Err(self.error());
         }
         // SAFETY: a result libpq returned, alive until `r` drops.
-        let status = unsafe { pq_sys::PQresultStatus(r.0) };
+        let status = unsafe { pq_sys::PQresultStatus(res.0) };
         if matches!(status, ExecStatusType::PGRES_COMMAND_OK | ExecStatusType::PGRES_TUPLES_OK) {
             return Ok(());
         }
         // SAFETY: as above; the fields are null when absent.
         let (code, message) = unsafe {
             (
-                owned(pq_sys::PQresultErrorField(r.0, pq_sys::PG_DIAG_SQLSTATE as c_int)),
-                owned(pq_sys::PQresultErrorField(r.0, pq_sys::PG_DIAG_MESSAGE_PRIMARY as c_int)),
+                owned(pq_sys::PQresultErrorField(res.0, pq_sys::PG_DIAG_SQLSTATE as c_int)),
+                owned(pq_sys::PQresultErrorField(res.0, pq_sys::PG_DIAG_MESSAGE_PRIMARY as c_int)),
             )
         };
         Err(if code.is_empty() { self.error() } else { format!("{code}: {message}") })
     }
 
-    /// `r`'s status is `want`; else its error, as [`Conn::check`] gives it.
-    fn expect(&self, r: *mut PGresult, want: ExecStatusType) -> Result<(), String> {
+    /// `res`'s status is `want`; else its error, as [`Conn::check`] gives it.
+    fn expect(&self, res: *mut PGresult, want: ExecStatusType) -> Result<(), String> {
         // SAFETY: a result libpq returned (or null, which PQresultStatus takes).
-        if !r.is_null() && unsafe { pq_sys::PQresultStatus(r) } == want {
+        if !res.is_null() && unsafe { pq_sys::PQresultStatus(res) } == want {
             // SAFETY: as above; cleared once, here.
-            unsafe { pq_sys::PQclear(r) };
+            unsafe { pq_sys::PQclear(res) };
             return Ok(());
         }
-        self.check(r).and(Err(format!("unexpected result (not {want:?})")))
+        self.check(res).and(Err(format!("unexpected result (not {want:?})")))
     }
 
     /// One `COPY ... FROM STDIN` (`sql`): `body` sends its data through [`CopyIn::send`]; the

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use kvbench_model::engine::*;
 
-use super::process::{self, Found, ServerProcess, SocketProgram, SocketServer};
+use super::lifecycle::{self, Found, ServerProcess, SocketProgram, SocketServer};
 use super::WireCount;
 
 /// Memory given to a server kvbench starts (`-m`, MiB). memcached takes pages as items arrive,
@@ -76,7 +76,7 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
     let mut args: Vec<String> = vec!["-s".into(), socket.to_string_lossy().into_owned(), "-a".into(), "0700".into()];
     args.extend(["-m".to_string(), SERVER_MEMORY_MB.to_string()]);
     let mut proc = ServerProcess::spawn("memcached", &binary, &args, &home.log, home.user)?;
-    proc.wait_ready(process::START_TIMEOUT, || {
+    proc.wait_ready(lifecycle::START_TIMEOUT, || {
         let mut c = Conn::connect(&Addr::Unix(socket.clone()), Duration::from_secs(2)).map_err(|e| e.to_string())?;
         c.version().map(|_| ()).map_err(|e| e.to_string())
     })?;
@@ -107,16 +107,16 @@ impl Addr {
             }
             return Ok(Addr::Unix(PathBuf::from(path)));
         }
-        let (host, port) = process::host_port(url, "memcached", 11211)?;
+        let (host, port) = lifecycle::host_port(url, "memcached", 11211)?;
         Ok(Addr::Tcp(host, port))
     }
 }
 
 impl std::fmt::Display for Addr {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Addr::Tcp(h, p) => write!(f, "{h}:{p}"),
-            Addr::Unix(p) => write!(f, "{}", p.display()),
+            Addr::Tcp(h, p) => write!(formatter, "{h}:{p}"),
+            Addr::Unix(p) => write!(formatter, "{}", p.display()),
         }
     }
 }
@@ -364,8 +364,8 @@ struct KeyCodec {
     always_hex: bool,
 }
 
-fn safe_byte(b: u8) -> bool {
-    b > b' ' && b != 0x7f
+fn safe_byte(byte: u8) -> bool {
+    byte > b' ' && byte != 0x7f
 }
 
 impl KeyCodec {
@@ -510,7 +510,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn kvbench_model::engine::Engine>> {
     }
 
     // First open in this job: remove what earlier runs left under our prefix.
-    let marker = process::job_marker(args.dir, "memcached");
+    let marker = lifecycle::job_marker(args.dir, "memcached");
     if !marker.exists() {
         match clear_prefix(&mut conn, &codec.prefix) {
             Ok(n) => {
@@ -561,19 +561,19 @@ fn clear_prefix(conn: &mut Conn, prefix: &[u8]) -> Result<usize> {
     Ok(keys.len())
 }
 
-fn url_decode(s: &[u8]) -> Vec<u8> {
+fn url_decode(encoded: &[u8]) -> Vec<u8> {
     let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-    let mut out = Vec::with_capacity(s.len());
+    let mut out = Vec::with_capacity(encoded.len());
     let mut i = 0;
-    while i < s.len() {
-        if s[i] == b'%' && i + 2 < s.len() {
-            if let (Some(a), Some(b)) = (hex(s[i + 1]), hex(s[i + 2])) {
+    while i < encoded.len() {
+        if encoded[i] == b'%' && i + 2 < encoded.len() {
+            if let (Some(a), Some(b)) = (hex(encoded[i + 1]), hex(encoded[i + 2])) {
                 out.push(a << 4 | b);
                 i += 3;
                 continue;
             }
         }
-        out.push(s[i]);
+        out.push(encoded[i]);
         i += 1;
     }
     out
@@ -614,17 +614,17 @@ impl kvbench_model::engine::Engine for Engine {
 }
 
 /// Queue `get KEY` on the connection.
-fn push_get(c: &mut Conn, key: &[u8]) {
-    c.wbuf.extend_from_slice(b"get ");
-    c.wbuf.extend_from_slice(key);
-    c.wbuf.extend_from_slice(b"\r\n");
+fn push_get(conn: &mut Conn, key: &[u8]) {
+    conn.wbuf.extend_from_slice(b"get ");
+    conn.wbuf.extend_from_slice(key);
+    conn.wbuf.extend_from_slice(b"\r\n");
 }
 
-/// Connection `i` of a reader: the first one, or one of the further ones.
-fn conn_at<'c>(first: &'c mut Conn, more: &'c mut [Conn], i: usize) -> Result<&'c mut Conn> {
-    match i {
+/// Connection `index` of a reader: the first one, or one of the further ones.
+fn conn_at<'c>(first: &'c mut Conn, more: &'c mut [Conn], index: usize) -> Result<&'c mut Conn> {
+    match index {
         0 => Ok(first),
-        _ => more.get_mut(i - 1).ok_or_else(|| EngineError::Store(format!("memcached: no connection {i}"))),
+        _ => more.get_mut(index - 1).ok_or_else(|| EngineError::Store(format!("memcached: no connection {index}"))),
     }
 }
 

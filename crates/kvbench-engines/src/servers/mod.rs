@@ -1,15 +1,15 @@
 //! The server engines and what they share: kvbench starts each server from the system's
-//! binary through one process helper ([`process`]: private 0700 directory, generated
+//! binary through one process helper ([`lifecycle`]: private 0700 directory, generated
 //! credentials, a stop on Drop), speaks RESP through one connection ([`resp`]), and starts
 //! clusters through one member set ([`cluster`], in a private network namespace: [`netns`]).
 
 pub mod cluster;
 pub mod etcdcluster;
 mod libpq;
+pub mod lifecycle;
 pub mod memcached;
 pub mod netns;
 pub mod postgres;
-pub mod process;
 pub mod redis;
 mod redisadmin;
 pub mod rediscluster;
@@ -83,15 +83,15 @@ impl WireCount {
     }
 }
 
-/// Append `n` in decimal (a request's lengths, on the timed path: no allocation).
-pub(crate) fn push_decimal(buf: &mut Vec<u8>, mut n: usize) {
+/// Append `value` in decimal (a request's lengths, on the timed path: no allocation).
+pub(crate) fn push_decimal(buf: &mut Vec<u8>, mut value: usize) {
     let mut tmp = [0u8; 20];
     let mut i = tmp.len();
     loop {
         i -= 1;
-        tmp[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
+        tmp[i] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
             break;
         }
     }
@@ -117,11 +117,11 @@ pub(crate) trait GetReplies {
 /// `recv_gets` of a pipelined get phase: the replies into `out` (cleared first), at least one
 /// and at most `max`, as many as have arrived after the first. A wrong reply stands as absent
 /// and its error is returned once the round is read, so the connection stays in step.
-pub(crate) fn recv_gets(c: &mut impl GetReplies, max: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+pub(crate) fn recv_gets(conn: &mut impl GetReplies, max: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
     out.clear();
     let mut first_err = None;
     while out.len() < max.max(1) {
-        match c.next_get()? {
+        match conn.next_get()? {
             GetReply::Found(v) => out.push(Some(v)),
             GetReply::Absent => out.push(None),
             GetReply::Wrong(e) => {
@@ -129,7 +129,7 @@ pub(crate) fn recv_gets(c: &mut impl GetReplies, max: usize, out: &mut Vec<Optio
                 first_err.get_or_insert(e);
             }
         }
-        if !c.get_ready() {
+        if !conn.get_ready() {
             break;
         }
     }

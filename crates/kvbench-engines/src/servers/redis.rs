@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use ::redis::Connection;
 use kvbench_model::engine::*;
 
-use super::process::{self, Found, ServerProcess, SocketProgram, SocketServer};
+use super::lifecycle::{self, Found, ServerProcess, SocketProgram, SocketServer};
 use super::redisadmin as admin;
 use super::redishash as hash;
 use super::resp;
@@ -123,7 +123,7 @@ fn start_server(dir: &Path) -> std::result::Result<Box<dyn RunningServer>, Strin
     let args = vec![conf.to_string_lossy().into_owned()];
     let mut proc = ServerProcess::spawn("redis-server", &binary, &args, &home.log, home.user)?;
     let url = unix_url(&socket);
-    proc.wait_ready(process::START_TIMEOUT, || {
+    proc.wait_ready(lifecycle::START_TIMEOUT, || {
         let client = ::redis::Client::open(url.as_str()).map_err(|e| e.to_string())?;
         let mut c = client.get_connection_with_timeout(Duration::from_secs(1)).map_err(|e| e.to_string())?;
         ::redis::cmd("PING").query::<String>(&mut c).map(|_| ()).map_err(|e| e.to_string())
@@ -139,8 +139,8 @@ fn unix_url(socket: &Path) -> String {
 // ---------------------------------------------------------------------------------------------
 // Client
 
-fn err(e: ::redis::RedisError) -> EngineError {
-    EngineError::Store(format!("redis: {e}"))
+fn err(error: ::redis::RedisError) -> EngineError {
+    EngineError::Store(format!("redis: {error}"))
 }
 
 pub struct Redis {
@@ -229,7 +229,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         sync: args.sync,
         configure: o.bool("configure"),
         policy,
-        marker: process::job_marker(args.dir, "redis"),
+        marker: lifecycle::job_marker(args.dir, "redis"),
     };
     let prepared = AtomicBool::new(setup.marker.exists());
     Ok(Box::new(Redis {
@@ -249,14 +249,14 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
 }
 
 /// The durability in effect, read back from the server.
-fn read_durability(c: &mut Connection, sync: SyncMode, settings: &mut BTreeMap<String, String>) {
-    let appendonly = admin::config_get(c, "appendonly");
-    let appendfsync = admin::config_get(c, "appendfsync");
+fn read_durability(conn: &mut Connection, sync: SyncMode, settings: &mut BTreeMap<String, String>) {
+    let appendonly = admin::config_get(conn, "appendonly");
+    let appendfsync = admin::config_get(conn, "appendfsync");
     settings.insert("appendonly".into(), appendonly.clone());
     settings.insert("appendfsync".into(), appendfsync.clone());
-    settings.insert("save".into(), format!("{:?}", admin::config_get(c, "save")));
-    settings.insert("maxmemory".into(), admin::config_get(c, "maxmemory"));
-    settings.insert("io-threads".into(), admin::config_get(c, "io-threads"));
+    settings.insert("save".into(), format!("{:?}", admin::config_get(conn, "save")));
+    settings.insert("maxmemory".into(), admin::config_get(conn, "maxmemory"));
+    settings.insert("io-threads".into(), admin::config_get(conn, "io-threads"));
     let durable = appendonly == "yes" && appendfsync == "always";
     settings.insert(
         "durability".into(),
@@ -384,38 +384,38 @@ struct RedisWriter {
 
 impl RedisWriter {
     /// Appends the commands of one write; returns how many.
-    fn push_write(&mut self, w: &WriteOp<'_>) -> Result<usize> {
+    fn push_write(&mut self, write: &WriteOp<'_>) -> Result<usize> {
         let Some(index) = &self.index else {
-            self.push_blob(w);
+            self.push_blob(write);
             return Ok(1);
         };
-        match w.value {
-            Some(v) => hash::push_insert(&mut self.cmd, &self.prefix, index, w.key, v),
-            None => Ok(hash::push_delete(&mut self.cmd, &self.prefix, index, w.key)),
+        match write.value {
+            Some(v) => hash::push_insert(&mut self.cmd, &self.prefix, index, write.key, v),
+            None => Ok(hash::push_delete(&mut self.cmd, &self.prefix, index, write.key)),
         }
     }
 
-    fn push_blob(&mut self, w: &WriteOp<'_>) {
-        match w.value {
+    fn push_blob(&mut self, write: &WriteOp<'_>) {
+        match write.value {
             Some(v) => {
                 resp::push_header(&mut self.cmd, 3);
                 resp::push_arg(&mut self.cmd, &[b"SET"]);
-                resp::push_arg(&mut self.cmd, &[&self.prefix, w.key]);
+                resp::push_arg(&mut self.cmd, &[&self.prefix, write.key]);
                 resp::push_arg(&mut self.cmd, &[v]);
             }
             None => {
                 resp::push_header(&mut self.cmd, 2);
                 resp::push_arg(&mut self.cmd, &[b"DEL"]);
-                resp::push_arg(&mut self.cmd, &[&self.prefix, w.key]);
+                resp::push_arg(&mut self.cmd, &[&self.prefix, write.key]);
             }
         }
     }
 
-    /// Sends what `cmd` holds, `n` commands, and reads their replies.
-    fn round_trip(&mut self, n: usize) -> Result<()> {
+    /// Sends what `cmd` holds, `commands` commands, and reads their replies.
+    fn round_trip(&mut self, commands: usize) -> Result<()> {
         self.conn.send(&self.cmd)?;
-        self.wire.sent(n);
-        self.conn.expect_ok(n)
+        self.wire.sent(commands);
+        self.conn.expect_ok(commands)
     }
 }
 
@@ -470,14 +470,14 @@ fn push_get(buf: &mut Vec<u8>, prefix: &[u8], key: &[u8]) {
 }
 
 impl RedisReader<'_> {
-    fn conn(&mut self, i: usize) -> Result<&mut resp::Conn> {
-        self.conns.get_mut(i).ok_or_else(|| EngineError::Store(format!("redis: no connection {i}")))
+    fn conn(&mut self, index: usize) -> Result<&mut resp::Conn> {
+        self.conns.get_mut(index).ok_or_else(|| EngineError::Store(format!("redis: no connection {index}")))
     }
 
-    /// Sends what `cmd` holds, `n` commands, on the first connection.
-    fn send(&mut self, n: usize) -> Result<()> {
+    /// Sends what `cmd` holds, `commands` commands, on the first connection.
+    fn send(&mut self, commands: usize) -> Result<()> {
         self.conns[0].send(&self.cmd)?;
-        self.wire.sent(n);
+        self.wire.sent(commands);
         Ok(())
     }
 

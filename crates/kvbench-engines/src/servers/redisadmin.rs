@@ -10,54 +10,54 @@ use kvbench_model::engine::{EngineError, Result, SyncMode};
 /// How long the AOF rewrite that `appendonly yes` starts may take.
 const AOF_REWRITE_TIMEOUT: Duration = Duration::from_secs(300);
 
-fn err(who: &str, e: ::redis::RedisError) -> EngineError {
-    EngineError::Store(format!("{who}: {e}"))
+fn err(who: &str, error: ::redis::RedisError) -> EngineError {
+    EngineError::Store(format!("{who}: {error}"))
 }
 
 /// Apply `sync` with CONFIG SET: no RDB snapshots; `none` → no AOF; `commit`/`always` → AOF
 /// with `appendfsync = policy`, then wait for the rewrite it starts so that it does not run
 /// under the measured phases.
-pub fn configure(c: &mut Connection, who: &str, sync: SyncMode, policy: &str) -> Result<()> {
-    config_set(c, who, "save", "")?;
+pub fn configure(conn: &mut Connection, who: &str, sync: SyncMode, policy: &str) -> Result<()> {
+    config_set(conn, who, "save", "")?;
     match sync {
-        SyncMode::None => config_set(c, who, "appendonly", "no"),
+        SyncMode::None => config_set(conn, who, "appendonly", "no"),
         SyncMode::Commit | SyncMode::Always => {
-            config_set(c, who, "appendfsync", policy)?;
-            config_set(c, who, "appendonly", "yes")?;
-            wait_aof_rewrite(c, who)
+            config_set(conn, who, "appendfsync", policy)?;
+            config_set(conn, who, "appendonly", "yes")?;
+            wait_aof_rewrite(conn, who)
         }
     }
 }
 
-fn config_set(c: &mut Connection, who: &str, k: &str, v: &str) -> Result<()> {
-    ::redis::cmd("CONFIG").arg("SET").arg(k).arg(v).query::<()>(c).map_err(|e| {
+fn config_set(conn: &mut Connection, who: &str, key: &str, value: &str) -> Result<()> {
+    ::redis::cmd("CONFIG").arg("SET").arg(key).arg(value).query::<()>(conn).map_err(|e| {
         EngineError::Store(format!(
-            "{who} CONFIG SET {k} {v:?}: {e} (set option configure=false to leave the server as it is)"
+            "{who} CONFIG SET {key} {value:?}: {e} (set option configure=false to leave the server as it is)"
         ))
     })
 }
 
 /// A setting's value, `?` when the server does not say.
-pub fn config_get(c: &mut Connection, name: &str) -> String {
+pub fn config_get(conn: &mut Connection, name: &str) -> String {
     ::redis::cmd("CONFIG")
         .arg("GET")
         .arg(name)
-        .query::<Vec<String>>(c)
+        .query::<Vec<String>>(conn)
         .ok()
         .and_then(|v| v.get(1).cloned())
         .unwrap_or_else(|| "?".into())
 }
 
 /// One `field:value` line of `INFO section`.
-pub fn info_field(c: &mut Connection, section: &str, field: &str) -> Option<String> {
-    let text: String = ::redis::cmd("INFO").arg(section).query(c).ok()?;
+pub fn info_field(conn: &mut Connection, section: &str, field: &str) -> Option<String> {
+    let text: String = ::redis::cmd("INFO").arg(section).query(conn).ok()?;
     text.lines().find_map(|l| l.strip_prefix(field).and_then(|r| r.strip_prefix(':')).map(|v| v.trim().to_string()))
 }
 
-fn wait_aof_rewrite(c: &mut Connection, who: &str) -> Result<()> {
+fn wait_aof_rewrite(conn: &mut Connection, who: &str) -> Result<()> {
     let t0 = Instant::now();
-    while info_field(c, "persistence", "aof_rewrite_in_progress").as_deref() == Some("1")
-        || info_field(c, "persistence", "aof_rewrite_scheduled").as_deref() == Some("1")
+    while info_field(conn, "persistence", "aof_rewrite_in_progress").as_deref() == Some("1")
+        || info_field(conn, "persistence", "aof_rewrite_scheduled").as_deref() == Some("1")
     {
         if t0.elapsed() > AOF_REWRITE_TIMEOUT {
             let secs = AOF_REWRITE_TIMEOUT.as_secs();
@@ -71,7 +71,7 @@ fn wait_aof_rewrite(c: &mut Connection, who: &str) -> Result<()> {
 /// Delete every key under `prefix` on this node (SCAN MATCH, UNLINK); returns how many. One
 /// key per UNLINK, pipelined: a cluster node's keys lie in many slots and a cross-slot UNLINK is
 /// refused.
-pub fn clear_prefix(c: &mut Connection, who: &str, prefix: &[u8]) -> Result<u64> {
+pub fn clear_prefix(conn: &mut Connection, who: &str, prefix: &[u8]) -> Result<u64> {
     let pattern = match_pattern(prefix);
     let (mut cursor, mut n) = (0u64, 0u64);
     loop {
@@ -81,7 +81,7 @@ pub fn clear_prefix(c: &mut Connection, who: &str, prefix: &[u8]) -> Result<u64>
             .arg(&pattern)
             .arg("COUNT")
             .arg(1000)
-            .query(c)
+            .query(conn)
             .map_err(|e| err(who, e))?;
         if !keys.is_empty() {
             n += keys.len() as u64;
@@ -89,7 +89,7 @@ pub fn clear_prefix(c: &mut Connection, who: &str, prefix: &[u8]) -> Result<u64>
             for k in &keys {
                 pipe.cmd("UNLINK").arg(k).ignore();
             }
-            pipe.query::<()>(c).map_err(|e| err(who, e))?;
+            pipe.query::<()>(conn).map_err(|e| err(who, e))?;
         }
         cursor = next;
         if cursor == 0 {

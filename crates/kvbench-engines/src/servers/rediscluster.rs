@@ -30,7 +30,7 @@ use ::redis::{Connection, ConnectionAddr, ConnectionInfo, RedisConnectionInfo, V
 use kvbench_model::engine::*;
 
 use super::cluster::{free_ports, random_secret, spawn_retrying, Cluster, Kind, Member, Members};
-use super::process::{self, ServerProcess};
+use super::lifecycle::{self, ServerProcess};
 use super::redisadmin as admin;
 
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
@@ -126,11 +126,12 @@ pub fn start_cluster(dir: &Path, masters: u32, replicas: u32) -> std::result::Re
     }
     let missing =
         "redis-server not found in PATH: apt-get install redis-server, or give url = \"redis://HOST:PORT,...\"";
-    let (binary, version) = process::server_binary(&["redis-server"], "--version", missing)?;
-    let cli = process::find_binary(&["redis-cli"]).ok_or("redis-cli not found in PATH: apt-get install redis-tools")?;
+    let (binary, version) = lifecycle::server_binary(&["redis-server"], "--version", missing)?;
+    let cli =
+        lifecycle::find_binary(&["redis-cli"]).ok_or("redis-cli not found in PATH: apt-get install redis-tools")?;
     // As root, the nodes run as `redis` (as the single server does) in directories of theirs.
-    let user = process::user_when_root(&["redis", "nobody"]);
-    let dir = process::server_dir(dir, user)?;
+    let user = lifecycle::user_when_root(&["redis", "nobody"]);
+    let dir = lifecycle::server_dir(dir, user)?;
     let password = random_secret()?;
     let nodes = (masters * (1 + replicas)) as usize;
     let members = spawn_retrying(|| spawn_nodes(&binary, &dir, nodes, &password, user))?;
@@ -167,17 +168,17 @@ fn node_conf(dir: &Path, port: u16, bus: u16, password: &str) -> String {
 fn spawn_nodes(
     binary: &Path,
     dir: &Path,
-    n: usize,
+    nodes: usize,
     password: &str,
     user: Option<&str>,
 ) -> std::result::Result<Members, String> {
-    let ports = free_ports(2 * n)?;
+    let ports = free_ports(2 * nodes)?;
     let mut members = Members::default();
-    for i in 0..n {
+    for i in 0..nodes {
         let (port, bus) = (ports[2 * i], ports[2 * i + 1]);
         let ndir = dir.join(format!("node-{i}"));
         std::fs::create_dir_all(&ndir).map_err(|e| format!("redis-cluster: {}: {e}", ndir.display()))?;
-        let ndir = process::server_dir(&ndir, user)?;
+        let ndir = lifecycle::server_dir(&ndir, user)?;
         let conf = ndir.join("redis.conf");
         std::fs::write(&conf, node_conf(&ndir, port, bus, password))
             .map_err(|e| format!("redis-cluster: cannot write {}: {e}", conf.display()))?;
@@ -188,7 +189,7 @@ fn spawn_nodes(
     }
     for m in &mut members.0 {
         let port = m.port;
-        m.proc.wait_ready(process::START_TIMEOUT, || {
+        m.proc.wait_ready(lifecycle::START_TIMEOUT, || {
             let mut c = node_connection("127.0.0.1", port, Some(password)).map_err(|e| e.to_string())?;
             ::redis::cmd("PING").query::<String>(&mut c).map(|_| ()).map_err(|e| e.to_string())
         })?;
@@ -197,17 +198,17 @@ fn spawn_nodes(
 }
 
 /// `redis-cli --cluster create`: assigns the slots and the replicas; returns its command line.
-fn form(cli: &Path, dir: &Path, c: &RedisCluster) -> std::result::Result<String, String> {
+fn form(cli: &Path, dir: &Path, cluster: &RedisCluster) -> std::result::Result<String, String> {
     let mut args: Vec<String> = vec!["--cluster".into(), "create".into()];
-    args.extend(c.members.0.iter().map(|m| format!("127.0.0.1:{}", m.port)));
-    args.extend(["--cluster-replicas".into(), c.kind.replicas.to_string(), "--cluster-yes".into()]);
-    let command = process::render_command(cli, &args);
+    args.extend(cluster.members.0.iter().map(|m| format!("127.0.0.1:{}", m.port)));
+    args.extend(["--cluster-replicas".into(), cluster.kind.replicas.to_string(), "--cluster-yes".into()]);
+    let command = lifecycle::render_command(cli, &args);
     let log = dir.join("cluster-create.log");
     let out = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
     let err = out.try_clone().map_err(|e| e.to_string())?;
     let mut child = Command::new(cli)
         .args(&args)
-        .env("REDISCLI_AUTH", &c.kind.password)
+        .env("REDISCLI_AUTH", &cluster.kind.password)
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
@@ -225,7 +226,7 @@ fn form(cli: &Path, dir: &Path, c: &RedisCluster) -> std::result::Result<String,
                 "redis-cluster: `{command}` did not finish within {} s; log: {}\n{}",
                 FORM_TIMEOUT.as_secs(),
                 log.display(),
-                process::log_tail(&log, 15)
+                lifecycle::log_tail(&log, 15)
             ));
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -234,7 +235,7 @@ fn form(cli: &Path, dir: &Path, c: &RedisCluster) -> std::result::Result<String,
         return Err(format!(
             "redis-cluster: `{command}` failed ({status}); log: {}\n{}",
             log.display(),
-            process::log_tail(&log, 15)
+            lifecycle::log_tail(&log, 15)
         ));
     }
     Ok(command)
@@ -242,13 +243,13 @@ fn form(cli: &Path, dir: &Path, c: &RedisCluster) -> std::result::Result<String,
 
 /// Wait until every node reports `cluster_state:ok` and sees the whole shape (every node, the
 /// right number of masters, none failed): gossip spreads replica roles after `create` returns.
-fn wait_cluster_ok(c: &RedisCluster) -> std::result::Result<(), String> {
+fn wait_cluster_ok(cluster: &RedisCluster) -> std::result::Result<(), String> {
     let t0 = Instant::now();
-    for m in &c.members.0 {
+    for m in &cluster.members.0 {
         let mut last;
         loop {
-            match node_view(m.port, &c.kind.password) {
-                Ok(view) if view_complete(&view, c) => break,
+            match node_view(m.port, &cluster.kind.password) {
+                Ok(view) if view_complete(&view, cluster) => break,
                 Ok((_, nodes, synced)) => last = format!("replica in sync: {synced}; {nodes:?}"),
                 Err(e) => last = e.to_string(),
             }
@@ -280,11 +281,11 @@ fn node_view(port: u16, password: &str) -> ::redis::RedisResult<(String, Vec<Nod
 
 /// A replica that has not finished its first copy cannot take over (its data counts as too
 /// old), so the cluster is complete only when every replica is in sync.
-fn view_complete((info, nodes, synced): &(String, Vec<NodeLine>, bool), c: &RedisCluster) -> bool {
+fn view_complete((info, nodes, synced): &(String, Vec<NodeLine>, bool), cluster: &RedisCluster) -> bool {
     *synced
         && info.contains("cluster_state:ok")
-        && nodes.len() == c.members.0.len()
-        && nodes.iter().filter(|n| n.master).count() == c.kind.masters as usize
+        && nodes.len() == cluster.members.0.len()
+        && nodes.iter().filter(|n| n.master).count() == cluster.kind.masters as usize
         && !nodes.iter().any(|n| n.failed)
 }
 
@@ -292,12 +293,15 @@ impl Kind for Shape {
     const SERVER: &'static str = "redis-cluster";
     const SCHEME: &'static str = "redis";
 
-    fn facts(&self, m: &mut BTreeMap<String, String>) {
-        m.insert("masters".into(), self.masters.to_string());
-        m.insert("replicas".into(), format!("{} per master", self.replicas));
-        m.insert("auth".into(), "requirepass + masterauth: a password generated for this run".into());
-        m.insert("persistence".into(), "set per job from `sync` (CONFIG SET on every node); started with none".into());
-        m.insert("create".into(), self.create_command.clone());
+    fn facts(&self, out: &mut BTreeMap<String, String>) {
+        out.insert("masters".into(), self.masters.to_string());
+        out.insert("replicas".into(), format!("{} per master", self.replicas));
+        out.insert("auth".into(), "requirepass + masterauth: a password generated for this run".into());
+        out.insert(
+            "persistence".into(),
+            "set per job from `sync` (CONFIG SET on every node); started with none".into(),
+        );
+        out.insert("create".into(), self.create_command.clone());
     }
 
     fn token(&self) -> Option<String> {
@@ -308,8 +312,8 @@ impl Kind for Shape {
 // ---------------------------------------------------------------------------------------------
 // Client
 
-fn err(e: ::redis::RedisError) -> EngineError {
-    EngineError::Store(format!("redis-cluster: {e}"))
+fn err(error: ::redis::RedisError) -> EngineError {
+    EngineError::Store(format!("redis-cluster: {error}"))
 }
 
 fn node_connection(host: &str, port: u16, password: Option<&str>) -> ::redis::RedisResult<Connection> {
@@ -434,7 +438,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         pipeline,
         sync: args.sync,
         options: o.clone(),
-        marker: process::job_marker(args.dir, "redis-cluster"),
+        marker: lifecycle::job_marker(args.dir, "redis-cluster"),
         writer: Mutex::new(conn),
         settings,
     }))
@@ -450,11 +454,11 @@ fn cluster_nodes(conn: &mut ClusterConnection) -> Result<Vec<NodeLine>> {
 }
 
 /// The cluster must have the shape the options say, so the row's options describe it.
-fn check_shape(nodes: &[NodeLine], o: &Options, url: &str) -> Result<()> {
+fn check_shape(nodes: &[NodeLine], options: &Options, url: &str) -> Result<()> {
     let masters = nodes.iter().filter(|n| n.master).count() as i64;
     let replicas = nodes.len() as i64 - masters;
-    let want_m = o.int("masters").unwrap_or(3);
-    let want_r = o.int("replicas").unwrap_or(0);
+    let want_m = options.int("masters").unwrap_or(3);
+    let want_r = options.int("replicas").unwrap_or(0);
     if masters != want_m || replicas != want_m * want_r {
         return Err(EngineError::Option(format!(
             "redis-cluster options masters = {want_m}, replicas = {want_r}, but the cluster at {url} has {masters} \
@@ -465,9 +469,9 @@ fn check_shape(nodes: &[NodeLine], o: &Options, url: &str) -> Result<()> {
 }
 
 impl RedisClusterEngine {
-    fn admin(&self, n: &NodeLine) -> Result<Connection> {
-        node_connection(&n.host, n.port, self.password.as_deref())
-            .map_err(|e| EngineError::Store(format!("redis-cluster: node {}:{}: {e}", n.host, n.port)))
+    fn admin(&self, node: &NodeLine) -> Result<Connection> {
+        node_connection(&node.host, node.port, self.password.as_deref())
+            .map_err(|e| EngineError::Store(format!("redis-cluster: node {}:{}: {e}", node.host, node.port)))
     }
 
     /// Apply `sync` on every node (replicas persist too) and record what is in effect.
@@ -508,12 +512,14 @@ impl RedisClusterEngine {
     }
 }
 
-fn durability(sync: SyncMode, all_durable: bool, replicated: bool, a: &str, f: &str) -> String {
+fn durability(sync: SyncMode, all_durable: bool, replicated: bool, appendonly: &str, appendfsync: &str) -> String {
     let replicas = if replicated { "; replicas copy asynchronously (no WAIT)" } else { "" };
     match (sync, all_durable) {
         (SyncMode::None, _) => "none: data in memory only (sync=none)".into(),
         (_, true) => format!("AOF fsynced by the key's master before each reply{replicas}"),
-        (s, false) => format!("WEAKER than sync={s}: appendonly={a} appendfsync={f} on some node{replicas}"),
+        (s, false) => {
+            format!("WEAKER than sync={s}: appendonly={appendonly} appendfsync={appendfsync} on some node{replicas}")
+        }
     }
 }
 
@@ -521,9 +527,10 @@ fn durability(sync: SyncMode, all_durable: bool, replicated: bool, a: &str, f: &
 /// map on MOVED, not on a dead connection, and a cluster pipeline never does. So an error at the
 /// connection level replaces the connection: the call still counts as an error, and the next one
 /// starts from a slot map read from a live node (the promoted replica once failover is done).
-fn recover(client: &ClusterClient, conn: &mut ClusterConnection, e: &::redis::RedisError) {
-    let lost = e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_timeout();
-    if lost || e.kind() == ::redis::ErrorKind::ClusterConnectionNotFound {
+fn recover(client: &ClusterClient, conn: &mut ClusterConnection, error: &::redis::RedisError) {
+    let lost =
+        error.is_io_error() || error.is_connection_dropped() || error.is_connection_refusal() || error.is_timeout();
+    if lost || error.kind() == ::redis::ErrorKind::ClusterConnectionNotFound {
         if let Ok(fresh) = connect(client) {
             *conn = fresh;
         }
@@ -575,10 +582,10 @@ impl Engine for RedisClusterEngine {
     }
 }
 
-/// Apply `batch` on `c` as cluster pipelines of SET/DEL, windows of `pipeline` (0: whole).
+/// Apply `batch` on `conn` as cluster pipelines of SET/DEL, windows of `pipeline` (0: whole).
 fn write_on(
     client: &ClusterClient,
-    c: &mut ClusterConnection,
+    conn: &mut ClusterConnection,
     prefix: &[u8],
     pipeline: usize,
     batch: &[WriteOp<'_>],
@@ -596,8 +603,8 @@ fn write_on(
                 None => pipe.cmd("DEL").arg(&key).ignore(),
             };
         }
-        if let Err(e) = pipe.query::<()>(c) {
-            recover(client, c, &e);
+        if let Err(e) = pipe.query::<()>(conn) {
+            recover(client, conn, &e);
             return Err(err(e));
         }
     }
@@ -630,9 +637,9 @@ impl ClusterReader<'_> {
     /// Run a query; a lost connection is replaced (see [`recover`]).
     fn query<T: ::redis::FromRedisValue>(
         &mut self,
-        q: impl FnOnce(&mut ClusterConnection) -> ::redis::RedisResult<T>,
+        op: impl FnOnce(&mut ClusterConnection) -> ::redis::RedisResult<T>,
     ) -> Result<T> {
-        q(&mut self.conn).map_err(|e| {
+        op(&mut self.conn).map_err(|e| {
             recover(self.client, &mut self.conn, &e);
             err(e)
         })
@@ -646,8 +653,8 @@ impl ClusterReader<'_> {
     }
 }
 
-fn bulk(v: Value) -> Result<Option<Vec<u8>>> {
-    match v {
+fn bulk(value: Value) -> Result<Option<Vec<u8>>> {
+    match value {
         Value::Nil => Ok(None),
         Value::BulkString(b) => Ok(Some(b)),
         other => Err(EngineError::Store(format!("redis-cluster: unexpected reply {other:?}"))),
@@ -729,7 +736,7 @@ impl Reader for ClusterReader<'_> {
         Ok(())
     }
 
-    fn recv_gets(&mut self, _conn: usize, n: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
+    fn recv_gets(&mut self, _conn: usize, count: usize, out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
         // Every pending reply at once: the crate reads a cluster pipeline's replies together.
         out.clear();
         let mut pipe = cluster_pipe();
@@ -737,8 +744,8 @@ impl Reader for ClusterReader<'_> {
             pipe.cmd("GET").arg(k);
         }
         let replies: Vec<Value> = self.query(|c| pipe.query(c))?;
-        if replies.len() != n {
-            return Err(EngineError::Store(format!("redis-cluster: {} replies for {n} GETs", replies.len())));
+        if replies.len() != count {
+            return Err(EngineError::Store(format!("redis-cluster: {} replies for {count} GETs", replies.len())));
         }
         replies.into_iter().try_for_each(|v| bulk(v).map(|b| out.push(b)))
     }

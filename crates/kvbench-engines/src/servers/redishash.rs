@@ -106,26 +106,26 @@ fn field_number(name: &[u8]) -> u64 {
 
 /// Reads one HGETALL reply into `out` in the fields layout, fields in number order; false for
 /// an empty hash (no such record). Every element is read, also after a bad one.
-pub fn read_record(c: &mut resp::Conn, out: &mut Vec<u8>, s: &mut Scratch) -> Result<bool> {
+pub fn read_record(conn: &mut resp::Conn, out: &mut Vec<u8>, scratch: &mut Scratch) -> Result<bool> {
     out.clear();
-    s.bytes.clear();
-    s.at.clear();
-    let n = match c.reply()? {
+    scratch.bytes.clear();
+    scratch.at.clear();
+    let n = match conn.reply()? {
         Reply::Array(n) => n,
         other => return Err(resp::unexpected(&other)),
     };
     let mut bad = None;
     let mut name_end = 0;
     for i in 0..n {
-        match c.reply()? {
+        match conn.reply()? {
             Reply::Bulk(b) if i % 2 == 0 => {
-                s.bytes.extend_from_slice(b);
-                name_end = s.bytes.len();
+                scratch.bytes.extend_from_slice(b);
+                name_end = scratch.bytes.len();
             }
             Reply::Bulk(b) => {
-                s.bytes.extend_from_slice(b);
-                let start = s.at.last().map_or(0, |a| a.2);
-                s.at.push((field_number(&s.bytes[start..name_end]), name_end, s.bytes.len()));
+                scratch.bytes.extend_from_slice(b);
+                let start = scratch.at.last().map_or(0, |a| a.2);
+                scratch.at.push((field_number(&scratch.bytes[start..name_end]), name_end, scratch.bytes.len()));
             }
             other => {
                 bad.get_or_insert_with(|| resp::unexpected(&other));
@@ -139,15 +139,15 @@ pub fn read_record(c: &mut resp::Conn, out: &mut Vec<u8>, s: &mut Scratch) -> Re
         return Err(EngineError::Store("redis: HGETALL replied with an odd number of elements".into()));
     }
     // Each field's name starts where the field before it ended.
-    let mut spans: Vec<(u64, usize, usize, usize)> = Vec::with_capacity(s.at.len());
+    let mut spans: Vec<(u64, usize, usize, usize)> = Vec::with_capacity(scratch.at.len());
     let mut start = 0;
-    for &(num, name_end, end) in &s.at {
+    for &(num, name_end, end) in &scratch.at {
         spans.push((num, start, name_end, end));
         start = end;
     }
     spans.sort_by_key(|x| x.0);
     for (_, a, b, e) in spans {
-        push_field(out, &s.bytes[a..b], &s.bytes[b..e]);
+        push_field(out, &scratch.bytes[a..b], &scratch.bytes[b..e]);
     }
     Ok(n > 0)
 }

@@ -201,11 +201,11 @@ impl Conn {
         }
     }
 
-    /// Read `n` replies that must not be errors (a write window's); every one is read even
+    /// Read `replies` replies that must not be errors (a write window's); every one is read even
     /// after a bad one, so the connection stays in step.
-    pub fn expect_ok(&mut self, n: usize) -> Result<()> {
+    pub fn expect_ok(&mut self, replies: usize) -> Result<()> {
         let mut first = None;
-        let mut left = n;
+        let mut left = replies;
         while left > 0 {
             left -= 1;
             match self.reply()? {
@@ -236,8 +236,8 @@ impl super::GetReplies for Conn {
 }
 
 /// An error for a reply a value was expected in place of.
-pub fn unexpected(r: &Reply<'_>) -> EngineError {
-    match r {
+pub fn unexpected(reply: &Reply<'_>) -> EngineError {
+    match reply {
         Reply::Error(e) => EngineError::Store(format!("redis: {}", String::from_utf8_lossy(e))),
         other => EngineError::Store(format!("redis: unexpected reply {other:?}")),
     }

@@ -256,11 +256,11 @@ pub fn first_line_of(binary: &Path, args: &[&str]) -> String {
         .unwrap_or_default()
 }
 
-/// The last `n` lines of a log file, for error messages.
-pub fn log_tail(path: &Path, n: usize) -> String {
+/// The last `max_lines` lines of a log file, for error messages.
+pub fn log_tail(path: &Path, max_lines: usize) -> String {
     let text = std::fs::read(path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
+    lines[lines.len().saturating_sub(max_lines)..].join("\n")
 }
 
 /// Quote a command line for messages so it can be pasted into a shell.
