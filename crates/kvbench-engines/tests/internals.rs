@@ -251,3 +251,48 @@ fn libmdbx_settle_succeeds_when_nothing_is_left_to_flush() {
     }
     e.close().unwrap();
 }
+
+/// `compaction = "copy"`: the settle is redb's harness's compacting copy. After half the records
+/// are deleted the file shrinks (a sync alone leaves it as long), and the reopened store still
+/// reads every record that is left and none that was deleted.
+#[test]
+fn lmdb_compacting_copy_shrinks_the_file_and_keeps_every_record() {
+    let Some(d) = descriptor("lmdb") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut e = open(d, tmp.path(), &[("compaction", "copy".into())]);
+    fill(e.as_ref(), 20_000, 0);
+    let gone: Vec<Vec<u8>> = (0..10_000).map(key).collect();
+    let dels: Vec<WriteOp<'_>> = gone.iter().map(|k| WriteOp { key: k, value: None }).collect();
+    e.write(&dels).unwrap();
+    let before = std::fs::metadata(tmp.path().join("data.mdb")).unwrap().len();
+    let said = e.settle().unwrap();
+    let after = std::fs::metadata(tmp.path().join("data.mdb")).unwrap().len();
+    assert!(said.contains("MDB_CP_COMPACT"), "{said}");
+    assert!(after < before * 3 / 4, "{before} bytes before the copy, {after} after: {said}");
+    let mut r = e.reader().unwrap();
+    let mut out = Vec::new();
+    assert!(!r.get(&key(5), &mut out).unwrap(), "a deleted record read back after the copy");
+    assert!(r.get(&key(15_000), &mut out).unwrap() && out == vec![b'a'; 100]);
+    drop(r);
+    fill(e.as_ref(), 100, 1);
+    e.close().unwrap();
+}
+
+/// `write = "transaction"` (redb's harness's fjall): every write of a transaction is read back,
+/// deletes included, and the settings say which path wrote.
+#[test]
+fn fjall_transactions_write_what_batches_write() {
+    let Some(d) = descriptor("fjall") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let e = open(d, tmp.path(), &[("write", "transaction".into())]);
+    fill(e.as_ref(), 5_000, 0);
+    let k = key(7);
+    e.write(&[WriteOp { key: &k, value: None }]).unwrap();
+    let mut r = e.reader().unwrap();
+    let mut out = Vec::new();
+    assert!(!r.get(&k, &mut out).unwrap());
+    assert!(r.get(&key(4_999), &mut out).unwrap() && out == vec![b'a'; 100]);
+    drop(r);
+    assert!(e.settings()["write_batch"].contains("transaction"), "{:?}", e.settings());
+    e.close().unwrap();
+}
