@@ -9,6 +9,35 @@
 //! the same way. [`profile`] describes a stream; [`fit`] turns a profile into a model.
 //!
 //! This crate stands alone: it knows nothing of engines, plans or reports.
+//!
+//! The main types: [`TraceOp`] (one key's recorded operation) and its [`Kind`]; [`Reader`], the
+//! stream every format's reader is; [`TraceError`], which names the file and the place in it;
+//! [`profile::Profile`] and [`fit::Fitted`] (a [`model::Model`] and how close it comes).
+//!
+//! Reading a few lines of `redis-cli monitor` output, profiling them and fitting a model:
+//!
+//! ```
+//! use kvbench_trace::{fit, open, profile::Profile, Kind};
+//!
+//! let path = std::env::temp_dir().join(format!("kvbench-trace-doc-{}.monitor", std::process::id()));
+//! std::fs::write(
+//!     &path,
+//!     "OK\n\
+//!      1795843163.000001 [0 127.0.0.1:5000] \"SET\" \"user:1\" \"alice\"\n\
+//!      1795843163.000002 [0 127.0.0.1:5000] \"GET\" \"user:1\"\n\
+//!      1795843163.000003 [0 127.0.0.1:5001] \"GET\" \"user:2\"\n",
+//! )?;
+//! let ops: Vec<_> = open(&path, None)?.collect::<Result<_, _>>()?;
+//! assert_eq!(ops.iter().map(|op| op.kind).collect::<Vec<_>>(), [Kind::Put, Kind::Get, Kind::Get]);
+//! assert_eq!(ops[0].value_size, Some(5));
+//!
+//! let profile = Profile::build(open(&path, None)?)?;
+//! assert_eq!((profile.ops, profile.distinct_keys), (3, 2));
+//! let fitted = fit::fit(&profile);
+//! assert!((fitted.model.mix.get - 2.0 / 3.0).abs() < 1e-6);
+//! std::fs::remove_file(&path)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
