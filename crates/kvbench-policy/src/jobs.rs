@@ -88,13 +88,21 @@ struct Builder<'a> {
 
 /// The row's job and the map from its steps to the scenario's phases; placed ([`JobPlan::place`])
 /// before it runs.
-pub fn build(s: &Scenario, data: &ResolvedData, row: &RowFacts<'_>) -> Result<JobPlan, String> {
-    let mut b = Builder { s, data, row, steps: Vec::new(), phases: Vec::new(), mode: OpenMode::ReadWrite, open: false };
+pub fn build(scenario: &Scenario, data: &ResolvedData, row: &RowFacts<'_>) -> Result<JobPlan, String> {
+    let mut b = Builder {
+        s: scenario,
+        data,
+        row,
+        steps: Vec::new(),
+        phases: Vec::new(),
+        mode: OpenMode::ReadWrite,
+        open: false,
+    };
     let open = b.push_open(OpenMode::ReadWrite, true);
     b.push(|index| Step::Prepare { index, stop: true });
     b.phases.push(PhasePlan { name: "open".into(), kind: "open".into(), main: Some(open), ..b.single() });
-    for (i, def) in s.phases.iter().enumerate() {
-        let plan = b.phase(i, def).map_err(|e| format!("[[phase]] {} ({}): {e:#}", i + 1, s.phase_name(i)))?;
+    for (i, def) in scenario.phases.iter().enumerate() {
+        let plan = b.phase(i, def).map_err(|e| format!("[[phase]] {} ({}): {e:#}", i + 1, scenario.phase_name(i)))?;
         b.phases.push(plan);
     }
     // A size phase at the end already closed the store.
@@ -108,13 +116,13 @@ pub fn build(s: &Scenario, data: &ResolvedData, row: &RowFacts<'_>) -> Result<Jo
         label: row.variant.label(),
         options: job_options(row, data)?,
         dir: std::path::PathBuf::new(),
-        sync: row.variant.effective_sync(s),
+        sync: row.variant.effective_sync(scenario),
         url: None,
         token: None,
         dataset: data.dataset.clone(),
         plan: data.plan.clone(),
         progress_ms: 200,
-        interval_ms: interval_ms(s),
+        interval_ms: interval_ms(scenario),
         steps: b.steps,
     };
     Ok(JobPlan { job, phases: b.phases })
@@ -147,8 +155,8 @@ fn job_options(row: &RowFacts<'_>, data: &ResolvedData) -> Result<BTreeMap<Strin
 
 /// The timeline's resolution: one second, or a tenth when a phase kills a cluster member (the
 /// time to recover is read from the intervals).
-pub fn interval_ms(s: &Scenario) -> u64 {
-    if s.phases.iter().any(|p| p.kill.is_some()) {
+pub fn interval_ms(scenario: &Scenario) -> u64 {
+    if scenario.phases.iter().any(|p| p.kill.is_some()) {
         100
     } else {
         1000
@@ -160,9 +168,9 @@ impl Builder<'_> {
         PhasePlan { cache: "-".into(), threads: 1, batch: 1, ..Default::default() }
     }
 
-    fn push(&mut self, f: impl FnOnce(usize) -> Step) -> usize {
+    fn push(&mut self, make_step: impl FnOnce(usize) -> Step) -> usize {
         let index = self.steps.len();
-        self.steps.push(f(index));
+        self.steps.push(make_step(index));
         index
     }
 
@@ -179,8 +187,8 @@ impl Builder<'_> {
         self.push(|index| Step::Open { index, mode, stop })
     }
 
-    fn phase(&mut self, i: usize, def: &PhaseDef) -> anyhow::Result<PhasePlan> {
-        let name = self.s.phase_name(i);
+    fn phase(&mut self, phase_index: usize, def: &PhaseDef) -> anyhow::Result<PhasePlan> {
+        let name = self.s.phase_name(phase_index);
         let mut p = PhasePlan {
             name,
             kind: def.kind.as_str().into(),
@@ -218,7 +226,7 @@ impl Builder<'_> {
         let want = open_mode(def, self.row);
         if def.open_per == OpenPer::Operation {
             self.push_close(&mut p.before);
-            p.main = Some(self.ops(i, def, &mut p, want)?);
+            p.main = Some(self.ops(phase_index, def, &mut p, want)?);
             self.push_open(want, true);
             return Ok(p);
         }
@@ -230,74 +238,81 @@ impl Builder<'_> {
             p.before.push(self.push_open(want, true));
         }
         if let Some(w) = def.warmup.clone().filter(Warmup::is_some) {
-            p.before.push(self.warmup(i, def, &p, want, &w)?);
+            p.before.push(self.warmup(phase_index, def, &p, want, &w)?);
         }
-        p.main = Some(self.ops(i, def, &mut p, want)?);
+        p.main = Some(self.ops(phase_index, def, &mut p, want)?);
         Ok(p)
     }
 
     /// A settle phase: the engine's settle step, untimed, on a read-write open (the database is
     /// reopened read-write when the phase before read it in another mode). An engine without
     /// settle (in-memory stores, servers, build-once files) answers "unsupported": N/A.
-    fn settle(&mut self, p: PhasePlan) -> PhasePlan {
-        let mut p = PhasePlan { cache: "-".into(), threads: 1, batch: 1, ..p };
+    fn settle(&mut self, plan: PhasePlan) -> PhasePlan {
+        let mut plan = PhasePlan { cache: "-".into(), threads: 1, batch: 1, ..plan };
         if self.mode != OpenMode::ReadWrite || !self.open {
-            self.push_close(&mut p.before);
-            p.before.push(self.push_open(OpenMode::ReadWrite, true));
+            self.push_close(&mut plan.before);
+            plan.before.push(self.push_open(OpenMode::ReadWrite, true));
         }
-        p.main = Some(self.push(|index| Step::Settle { index, stop: false }));
-        p
+        plan.main = Some(self.push(|index| Step::Settle { index, stop: false }));
+        plan
     }
 
     /// A size phase: the store is closed (timed, as any close) and the worker core reads its
     /// files' allocated bytes right after, before anything else touches them (the article
     /// 000 way: `du` once the write's `with` block has closed the store). The next phase
     /// reopens it.
-    fn size(&mut self, p: PhasePlan) -> PhasePlan {
-        let mut p = PhasePlan { cache: "-".into(), threads: 1, batch: 1, unit: "close".into(), ..p };
+    fn size(&mut self, plan: PhasePlan) -> PhasePlan {
+        let mut plan = PhasePlan { cache: "-".into(), threads: 1, batch: 1, unit: "close".into(), ..plan };
         let mut steps = Vec::new();
         self.push_close(&mut steps);
-        p.main = steps.pop();
-        if p.main.is_none() {
-            p.not_applicable = Some("the store is already closed: the phase before was a size phase".into());
+        plan.main = steps.pop();
+        if plan.main.is_none() {
+            plan.not_applicable = Some("the store is already closed: the phase before was a size phase".into());
         }
-        p
+        plan
     }
 
     /// A reopen phase: the store's close (a note) and a read-write open (the phase's figure),
     /// the page cache left as it is; the same two steps every runtime already runs around a
     /// phase, so a worker needs nothing new. After a size phase the store is closed: the open
     /// alone. A store that keeps nothing across a reopen has nothing to reopen: N/A.
-    fn reopen(&mut self, p: PhasePlan) -> PhasePlan {
-        let mut p = PhasePlan { cache: "-".into(), threads: 1, batch: 1, unit: "open".into(), ..p };
+    fn reopen(&mut self, plan: PhasePlan) -> PhasePlan {
+        let mut plan = PhasePlan { cache: "-".into(), threads: 1, batch: 1, unit: "open".into(), ..plan };
         if !self.row.caps.persistent {
-            p.not_applicable = Some("engine is not persistent: reopening it would find nothing to read".into());
-            return p;
+            plan.not_applicable = Some("engine is not persistent: reopening it would find nothing to read".into());
+            return plan;
         }
-        self.push_close(&mut p.before);
-        p.main = Some(self.push_open(OpenMode::ReadWrite, true));
-        p
+        self.push_close(&mut plan.before);
+        plan.main = Some(self.push_open(OpenMode::ReadWrite, true));
+        plan
     }
 
     /// The untimed warm-up of a read phase: operations of the same kind and distribution,
     /// drawn from seeds of their own, run as a step of their own before the measured one (so a
     /// worker needs no warm-up logic, and the measured ops are exactly the phase's); a count,
     /// or for a time as a phase's `duration` runs (the step's count then a cap).
-    fn warmup(&mut self, i: usize, def: &PhaseDef, p: &PhasePlan, mode: OpenMode, w: &Warmup) -> anyhow::Result<usize> {
+    fn warmup(
+        &mut self,
+        phase_index: usize,
+        def: &PhaseDef,
+        plan: &PhasePlan,
+        mode: OpenMode,
+        warmup_spec: &Warmup,
+    ) -> anyhow::Result<usize> {
         anyhow::ensure!(
             !def.kind.may_write(),
             "warmup is for read phases (a warm-up write would change what the phase reads)"
         );
-        let mut st = ops_step(self.s, self.data, i, def, p, mode)?;
-        let seeds = super::dataset::phase_seeds(self.s.seed, 0x800 + i as u64);
+        let mut st = ops_step(self.s, self.data, phase_index, def, plan, mode)?;
+        let seeds = super::dataset::phase_seeds(self.s.seed, 0x800 + phase_index as u64);
         let per = st.keys_per_request.max(1) as u64;
-        st.name = format!("{} warm-up", p.name);
-        let n = match w {
+        st.name = format!("{} warm-up", plan.name);
+        let n = match warmup_spec {
             Warmup::Ops(n) => *n,
             Warmup::For(_) => crate::spec::limits::OPS,
         };
         (st.count, st.rec_seed, st.len_seed, st.perm_seed, st.rate) = (n * per, seeds.rec, seeds.len, seeds.perm, None);
-        (st.duration_ms, st.steady) = (w.ms(), None);
+        (st.duration_ms, st.steady) = (warmup_spec.ms(), None);
         Ok(self.push(|index| Step::Ops(Box::new(OpsStep { index, ..st }))))
     }
 
@@ -306,7 +321,7 @@ impl Builder<'_> {
     /// thread, refilled as replies arrive (memtier's way); each GET is a sample of its own, timed
     /// from the write that sent it to the read that brought its reply (as memtier times a
     /// pipelined request). Other phases keep one request at a time.
-    fn pipelining(&self, def: &PhaseDef, p: &mut PhasePlan) -> anyhow::Result<()> {
+    fn pipelining(&self, def: &PhaseDef, plan: &mut PhasePlan) -> anyhow::Result<()> {
         let conns = option_count(self.row, "connections")?;
         let depth = option_count(self.row, "pipeline")?;
         if conns * depth <= 1 {
@@ -325,14 +340,14 @@ impl Builder<'_> {
             // Writes go through each thread's writer, batches pipelined by the engine; other
             // reads use one connection of each thread's reader.
             if !matches!(def.kind, PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete) {
-                p.notes.push(format!(
+                plan.notes.push(format!(
                     "one request at a time on one of the {conns} connections per thread (only get phases are pipelined)"
                 ));
             }
             return Ok(());
         }
-        (p.connections, p.pipeline) = (conns, depth);
-        p.notes.push(format!(
+        (plan.connections, plan.pipeline) = (conns, depth);
+        plan.notes.push(format!(
             "pipelined: each thread keeps {depth} GETs in flight on each of its {conns} connections, a new one \
              written as soon as replies free slots; a latency sample is one GET, from the write that sent it to \
              the read that brought its reply (samples overlap, so no harness share is computed)"
@@ -340,68 +355,74 @@ impl Builder<'_> {
         Ok(())
     }
 
-    fn notes(&self, def: &PhaseDef, p: &mut PhasePlan) {
+    fn notes(&self, def: &PhaseDef, plan: &mut PhasePlan) {
         if def.kind == PhaseKind::MultiGet && !self.row.caps.multi_get {
-            p.notes.push("no native multi-get: each request loops over get".into());
+            plan.notes.push("no native multi-get: each request loops over get".into());
         }
         if def.open_per == OpenPer::Operation {
-            p.notes.push("each sample opens the database, reads one key and closes it".into());
+            plan.notes.push("each sample opens the database, reads one key and closes it".into());
         }
         if let Some(r) = self.data.replay.as_ref().filter(|_| def.kind == PhaseKind::Replay) {
-            p.notes.push(replay_note(r, def.speed, p.threads));
+            plan.notes.push(replay_note(r, def.speed, plan.threads));
         }
         if let Some(r) = def.rate {
-            p.notes.push(format!(
+            plan.notes.push(format!(
                 "open loop at {r} ops/s: latency counts from each operation's intended start (coordinated omission corrected)"
             ));
         }
-        if p.threads > 1 && self.row.runtime == "python" {
-            p.notes.push(format!(
+        if plan.threads > 1 && self.row.runtime == "python" {
+            plan.notes.push(format!(
                 "{} Python threads share one interpreter lock (GIL): engine calls that release it run in parallel, \
                  the loop itself does not; run several rows or processes for parallel Python clients",
-                p.threads
+                plan.threads
             ));
         }
-        if p.threads > 1 && def.kind.may_write() && def.kind != PhaseKind::Load {
-            p.notes.push(format!(
+        if plan.threads > 1 && def.kind.may_write() && def.kind != PhaseKind::Load {
+            plan.notes.push(format!(
                 "{} threads; every read verified against the versions that can be visible (docs/methodology.md)",
-                p.threads
+                plan.threads
             ));
         }
     }
 
-    fn ops(&mut self, i: usize, def: &PhaseDef, p: &mut PhasePlan, mode: OpenMode) -> anyhow::Result<usize> {
-        let mut st = ops_step(self.s, self.data, i, def, p, mode)?;
-        st.writer = self.writer(i, def, p);
+    fn ops(
+        &mut self,
+        phase_index: usize,
+        def: &PhaseDef,
+        plan: &mut PhasePlan,
+        mode: OpenMode,
+    ) -> anyhow::Result<usize> {
+        let mut st = ops_step(self.s, self.data, phase_index, def, plan, mode)?;
+        st.writer = self.writer(phase_index, def, plan);
         Ok(self.push(|index| Step::Ops(Box::new(OpsStep { index, ..st }))))
     }
 
     /// A read phase's background writer: uniform updates over the records present, from seeds
     /// of its own, at `rate`. The Rust worker runs it; other runtimes' rows say it was not
     /// applied (their worker core has no writer thread).
-    fn writer(&self, i: usize, def: &PhaseDef, p: &mut PhasePlan) -> Option<BackgroundWriter> {
+    fn writer(&self, phase_index: usize, def: &PhaseDef, plan: &mut PhasePlan) -> Option<BackgroundWriter> {
         let rate = def.writer?.rate;
         if self.row.runtime != "rust" {
-            p.notes.push(format!(
+            plan.notes.push(format!(
                 "background writer ({rate} updates/s) not applied: only the Rust worker runs one; the readers ran alone"
             ));
             return None;
         }
-        p.writer = Some(rate);
-        p.notes.push(format!(
+        plan.writer = Some(rate);
+        plan.notes.push(format!(
             "read while writing: one more thread updates uniformly drawn records at {rate}/s while the readers \
              run; ops/s and the latency are the readers' (the writer's latency is kind `update`), every read verified \
              against the versions that can be visible"
         ));
-        let n = self.data.existing_before(i).max(1);
-        let rec_seed = super::dataset::phase_seeds(self.s.seed, 0x900 + i as u64).rec;
+        let n = self.data.existing_before(phase_index).max(1);
+        let rec_seed = super::dataset::phase_seeds(self.s.seed, 0x900 + phase_index as u64).rec;
         Some(BackgroundWriter { rate, dist: Dist::Uniform { n }, rec_seed })
     }
 }
 
 /// What a replay ran: its stream, its timing and how its clients met the threads.
-fn replay_note(r: &crate::replay::ReplayData, speed: Option<f64>, threads: u32) -> String {
-    let t = &r.info;
+fn replay_note(replay_data: &crate::replay::ReplayData, speed: Option<f64>, threads: u32) -> String {
+    let t = &replay_data.info;
     let timing = match speed {
         Some(x) => format!(
             "open loop at the recorded times / {x}: latency counts from each request's due time (coordinated \
@@ -409,7 +430,7 @@ fn replay_note(r: &crate::replay::ReplayData, speed: Option<f64>, threads: u32) 
         ),
         None => "closed loop: each thread's next request as soon as the last returned".into(),
     };
-    let clients = if r.by_client(threads) {
+    let clients = if replay_data.by_client(threads) {
         format!("{} clients on {threads} threads, each client's requests in order on one thread", t.clients)
     } else {
         format!("{} clients dealt request by request to {threads} threads", t.clients)
@@ -541,8 +562,8 @@ pub const MULTI_GET_HOLD: u64 = 1 << 30;
 
 /// A multi-get phase whose requests may hold more than [`MULTI_GET_HOLD`] in the worker is
 /// refused, naming what to lower.
-fn multi_get_hold(def: &PhaseDef, p: &PhasePlan, kpr: u64, value_max: u64) -> anyhow::Result<()> {
-    let threads = u64::from(p.threads.max(1));
+fn multi_get_hold(def: &PhaseDef, plan: &PhasePlan, kpr: u64, value_max: u64) -> anyhow::Result<()> {
+    let threads = u64::from(plan.threads.max(1));
     let hold = kpr.saturating_mul(value_max.max(1)).saturating_mul(threads);
     if def.kind != PhaseKind::MultiGet || hold <= MULTI_GET_HOLD {
         return Ok(());
@@ -552,26 +573,26 @@ fn multi_get_hold(def: &PhaseDef, p: &PhasePlan, kpr: u64, value_max: u64) -> an
         "phase {}: {threads} thread(s) of multi-get requests of {kpr} keys with values up to {value_max} bytes would \
          hold {hold} bytes in the worker, above its limit of {MULTI_GET_HOLD}: keys_per_request at most {fits} \
          at this value size and thread count, or smaller values",
-        p.name
+        plan.name
     )
 }
 
-/// The resolved ops step of phase `i` (its `index` is set by the caller).
+/// The resolved ops step of phase `phase_index` (its `index` is set by the caller).
 fn ops_step(
-    s: &Scenario,
+    scenario: &Scenario,
     data: &ResolvedData,
-    i: usize,
+    phase_index: usize,
     def: &PhaseDef,
-    p: &PhasePlan,
+    plan: &PhasePlan,
     mode: OpenMode,
 ) -> anyhow::Result<OpsStep> {
     anyhow::ensure!(def.kind.runs_ops(), "a {} phase has no operations", def.kind.as_str());
     if def.kind == PhaseKind::Replay {
-        return replay_step(data, def, p, mode);
+        return replay_step(data, def, plan, mode);
     }
     let spec = def.ops_spec();
-    let seeds = super::dataset::phase_seeds(s.seed, i as u64);
-    let existing = data.existing_before(i);
+    let seeds = super::dataset::phase_seeds(scenario.seed, phase_index as u64);
+    let existing = data.existing_before(phase_index);
     let mut kpr = spec.keys_per_request.max(1) as u64;
     if def.passes.is_some() || spec.distribution == Distribution::Sequential {
         // A pass, or a walk in key order, reads every record once before any again: a
@@ -579,29 +600,29 @@ fn ops_step(
         // would otherwise ask for a million keys of a thousand records, a thousand times).
         kpr = kpr.min(existing.max(1));
     }
-    multi_get_hold(def, p, kpr, u64::from(data.dataset.value.max))?;
+    multi_get_hold(def, plan, kpr, u64::from(data.dataset.value.max))?;
     let count = step_count(def, &spec, data, existing, kpr);
-    let (dist, perm_seed) = step_dist(s, data, def, &spec, existing, count, seeds.perm)?;
+    let (dist, perm_seed) = step_dist(scenario, data, def, &spec, existing, count, seeds.perm)?;
     let (kinds, thresholds) =
         if def.kind == PhaseKind::Mixed { super::dataset::mix_kinds(&spec.mix)? } else { (vec![], vec![]) };
-    if def.kind == PhaseKind::Update && p.batch > 1 && data.dataset.value.merges_updates() {
+    if def.kind == PhaseKind::Update && plan.batch > 1 && data.dataset.value.merges_updates() {
         anyhow::bail!(
             "phase {}: an update of one field reads and writes back each record on its own, so it has no \
              batches (batch {}): set batch = 1, or write_all_fields = true in dataset.value",
-            p.name,
-            p.batch
+            plan.name,
+            plan.batch
         );
     }
     Ok(OpsStep {
         index: 0,
-        name: p.name.clone(),
+        name: plan.name.clone(),
         kind: def.kind,
         count,
-        threads: p.threads,
-        batch: p.batch,
+        threads: plan.threads,
+        batch: plan.batch,
         keys_per_request: kpr as u32,
-        connections: p.connections.max(1),
-        pipeline: p.pipeline.max(1),
+        connections: plan.connections.max(1),
+        pipeline: plan.pipeline.max(1),
         kinds,
         thresholds,
         dist,
@@ -613,7 +634,7 @@ fn ops_step(
             min: spec.scan_min.min(spec.scan_length).max(if spec.scan_length > 0 { 1 } else { 0 }),
             max: spec.scan_length,
         },
-        insert_base: data.insert_base(i),
+        insert_base: data.insert_base(phase_index),
         last: existing.saturating_sub(1),
         rate: def.rate,
         open_per_op: def.open_per == OpenPer::Operation,
@@ -629,14 +650,14 @@ fn ops_step(
 }
 
 /// A replay phase's step: the OPS section's requests, on the phase's threads.
-fn replay_step(data: &ResolvedData, def: &PhaseDef, p: &PhasePlan, mode: OpenMode) -> anyhow::Result<OpsStep> {
+fn replay_step(data: &ResolvedData, def: &PhaseDef, plan: &PhasePlan, mode: OpenMode) -> anyhow::Result<OpsStep> {
     let r = data.replay.as_ref().context("a replay phase without its stream")?;
     Ok(OpsStep {
         index: 0,
-        name: p.name.clone(),
+        name: plan.name.clone(),
         kind: PhaseKind::Replay,
         count: r.info.ops,
-        threads: p.threads,
+        threads: plan.threads,
         batch: 1,
         keys_per_request: 1,
         connections: 1,
@@ -660,7 +681,7 @@ fn replay_step(data: &ResolvedData, def: &PhaseDef, p: &PhasePlan, mode: OpenMod
         duration_ms: duration_of(def),
         steady: None,
         writer: None,
-        replay: Some(ReplayStep { speed: def.speed, by_client: r.by_client(p.threads) }),
+        replay: Some(ReplayStep { speed: def.speed, by_client: r.by_client(plan.threads) }),
     })
 }
 
@@ -696,7 +717,7 @@ fn step_count(def: &PhaseDef, spec: &OpsSpec, data: &ResolvedData, existing: u64
 /// How a phase's step picks records, and the seed of its permutation (a `load-order` phase
 /// replays the load's).
 fn step_dist(
-    s: &Scenario,
+    scenario: &Scenario,
     data: &ResolvedData,
     def: &PhaseDef,
     spec: &OpsSpec,
@@ -714,17 +735,17 @@ fn step_dist(
         let share = if def.kind == PhaseKind::Mixed && parts > 0.0 { m.insert / parts } else { 0.0 };
         n = existing + (count as f64 * share * 2.0) as u64 + 1;
     }
-    let load = s.phases.iter().position(|p| p.kind == PhaseKind::Load);
+    let load = scenario.phases.iter().position(|p| p.kind == PhaseKind::Load);
     let dist = match (def.kind, spec.distribution) {
         // A later load in the first load's order (an overwrite pass of the same values).
-        (PhaseKind::Load, Distribution::LoadOrder) => load_order(s, load, data.dataset.loaded),
+        (PhaseKind::Load, Distribution::LoadOrder) => load_order(scenario, load, data.dataset.loaded),
         (PhaseKind::Load, Distribution::Sequential) => Dist::Sequential { n, start: 0 },
         (PhaseKind::Load, _) => Dist::Shuffle { n },
-        (_, Distribution::LoadOrder) => load_order(s, load, data.dataset.loaded),
+        (_, Distribution::LoadOrder) => load_order(scenario, load, data.dataset.loaded),
         (_, d) => resolve_dist(d, n, spec)?,
     };
     let perm_seed = match (spec.distribution, load) {
-        (Distribution::LoadOrder, Some(l)) => super::dataset::phase_seeds(s.seed, l as u64).perm,
+        (Distribution::LoadOrder, Some(l)) => super::dataset::phase_seeds(scenario.seed, l as u64).perm,
         _ => perm,
     };
     Ok((dist, perm_seed))
@@ -740,8 +761,8 @@ fn open_mode(def: &PhaseDef, row: &RowFacts<'_>) -> OpenMode {
 }
 
 /// `load-order`: the order the scenario's load wrote the records in, every pass.
-fn load_order(s: &Scenario, load: Option<usize>, loaded: u64) -> Dist {
-    let sequential = load.is_none_or(|l| s.phases[l].ops_spec().distribution == Distribution::Sequential);
+fn load_order(scenario: &Scenario, load: Option<usize>, loaded: u64) -> Dist {
+    let sequential = load.is_none_or(|l| scenario.phases[l].ops_spec().distribution == Distribution::Sequential);
     if sequential {
         Dist::Sequential { n: loaded, start: 0 }
     } else {
@@ -749,17 +770,18 @@ fn load_order(s: &Scenario, load: Option<usize>, loaded: u64) -> Dist {
     }
 }
 
-fn resolve_dist(d: Distribution, n: u64, spec: &crate::spec::OpsSpec) -> anyhow::Result<Dist> {
-    Ok(match d {
-        Distribution::Sequential => Dist::Sequential { n, start: 0 },
-        Distribution::Shuffle => Dist::Shuffle { n },
-        Distribution::LoadOrder => Dist::LoadOrder { n },
-        Distribution::Uniform => Dist::Uniform { n },
-        Distribution::Hot => {
-            Dist::Hot { n, record: spec.hot_key.and_then(|h| h.record(n)).unwrap_or(n / 2).min(n.saturating_sub(1)) }
-        }
-        Distribution::Zipfian => crate::derive::zipfian_dist(n, spec.zipf_exponent)?,
-        Distribution::Latest => crate::derive::latest_dist(n, n.saturating_sub(1), spec.zipf_exponent)?,
+fn resolve_dist(dist: Distribution, records: u64, spec: &crate::spec::OpsSpec) -> anyhow::Result<Dist> {
+    Ok(match dist {
+        Distribution::Sequential => Dist::Sequential { n: records, start: 0 },
+        Distribution::Shuffle => Dist::Shuffle { n: records },
+        Distribution::LoadOrder => Dist::LoadOrder { n: records },
+        Distribution::Uniform => Dist::Uniform { n: records },
+        Distribution::Hot => Dist::Hot {
+            n: records,
+            record: spec.hot_key.and_then(|h| h.record(records)).unwrap_or(records / 2).min(records.saturating_sub(1)),
+        },
+        Distribution::Zipfian => crate::derive::zipfian_dist(records, spec.zipf_exponent)?,
+        Distribution::Latest => crate::derive::latest_dist(records, records.saturating_sub(1), spec.zipf_exponent)?,
     })
 }
 

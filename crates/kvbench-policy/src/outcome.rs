@@ -59,88 +59,88 @@ fn scaling_notes(plan: &[PhasePlan], out: &mut [PhaseResult]) {
     }
 }
 
-fn base(p: &PhasePlan) -> PhaseResult {
+fn base(plan: &PhasePlan) -> PhaseResult {
     PhaseResult {
-        name: p.name.clone(),
-        kind: p.kind.clone(),
-        unit: if p.unit.is_empty() { p.kind.clone() } else { p.unit.clone() },
-        threads: p.threads,
-        batch: p.batch,
-        cache: p.cache.clone(),
-        notes: p.notes.clone(),
+        name: plan.name.clone(),
+        kind: plan.kind.clone(),
+        unit: if plan.unit.is_empty() { plan.kind.clone() } else { plan.unit.clone() },
+        threads: plan.threads,
+        batch: plan.batch,
+        cache: plan.cache.clone(),
+        notes: plan.notes.clone(),
         ..Default::default()
     }
 }
 
-fn phase(p: &PhasePlan, steps: &BTreeMap<usize, StepResult>, last_done: &str) -> PhaseResult {
-    let mut r = base(p);
-    if let Some(why) = &p.not_applicable {
+fn phase(plan: &PhasePlan, steps: &BTreeMap<usize, StepResult>, last_done: &str) -> PhaseResult {
+    let mut r = base(plan);
+    if let Some(why) = &plan.not_applicable {
         r.status = Status::NotApplicable;
         r.reason = Some(why.clone());
         return r;
     }
-    for i in &p.before {
+    for i in &plan.before {
         match steps.get(i) {
             Some(s) if s.error.is_some() => return failed(r, format!("{} failed: {}", s.step, msg(s))),
             Some(s) => before_note(&mut r, s),
             None => return failed(r, format!("worker ended after phase {last_done}")),
         }
     }
-    let Some(main) = p.main.and_then(|m| steps.get(&m)) else {
+    let Some(main) = plan.main.and_then(|m| steps.get(&m)) else {
         return failed(r, format!("worker ended after phase {last_done}"));
     };
     if main.step == "settle" {
         return settled(r, main);
     }
-    if p.kind == "size" && main.error.is_none() {
+    if plan.kind == "size" && main.error.is_none() {
         return sized(r, main);
     }
     if let Some(e) = &main.error {
         let _ = e;
         return failed(r, format!("{} failed: {}", main.step, msg(main)));
     }
-    fill(&mut r, p, main);
-    stop_and_stalls(&mut r, p, main);
+    fill(&mut r, plan, main);
+    stop_and_stalls(&mut r, plan, main);
     judge(r, main)
 }
 
 /// Why a phase with a stop rule ended, and its stalls: whole intervals whose ops fell below
 /// `stall_fraction` of the median whole interval (an interval with no op at all included).
-fn stop_and_stalls(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
-    if p.stop_rule {
-        let why = s.stopped_by.clone().unwrap_or_else(|| format!("count reached: {} ops", s.ops));
-        r.notes.push(format!("ended: {why}"));
-        r.stopped_by = Some(why);
+fn stop_and_stalls(result: &mut PhaseResult, plan: &PhasePlan, step: &StepResult) {
+    if plan.stop_rule {
+        let why = step.stopped_by.clone().unwrap_or_else(|| format!("count reached: {} ops", step.ops));
+        result.notes.push(format!("ended: {why}"));
+        result.stopped_by = Some(why);
     }
-    if s.step != "ops" || p.interval_ms == 0 {
+    if step.step != "ops" || plan.interval_ms == 0 {
         return;
     }
-    let counts = whole_intervals(s, p.interval_ms);
+    let counts = whole_intervals(step, plan.interval_ms);
     if counts.len() < 2 {
         return;
     }
     let mut sorted = counts.clone();
     sorted.sort_unstable();
     let median = sorted[sorted.len() / 2];
-    let below = p.stall_fraction * median as f64;
-    r.stall_fraction = p.stall_fraction;
-    r.stalls = counts.iter().filter(|&&n| (n as f64) < below).count() as u64;
-    if r.stalls > 0 {
-        r.notes.push(format!(
+    let below = plan.stall_fraction * median as f64;
+    result.stall_fraction = plan.stall_fraction;
+    result.stalls = counts.iter().filter(|&&n| (n as f64) < below).count() as u64;
+    if result.stalls > 0 {
+        result.notes.push(format!(
             "stalls: {} of {} whole intervals below {}% of the median interval ({median} ops)",
-            r.stalls,
+            result.stalls,
             counts.len(),
-            p.stall_fraction * 100.0
+            plan.stall_fraction * 100.0
         ));
     }
 }
 
 /// Ops of each whole interval of the step (the last, partial one left out), 0 for an interval
 /// in which no unit ended (the worker leaves those out).
-pub(crate) fn whole_intervals(s: &StepResult, interval_ms: u64) -> Vec<u64> {
-    let whole = (s.wall_ns / 1_000_000 / interval_ms.max(1)) as usize;
+pub(crate) fn whole_intervals(step: &StepResult, interval_ms: u64) -> Vec<u64> {
+    let whole = (step.wall_ns / 1_000_000 / interval_ms.max(1)) as usize;
     let mut counts = vec![0u64; whole];
-    for i in &s.intervals {
+    for i in &step.intervals {
         if let Some(c) = counts.get_mut((i.t_ms / interval_ms.max(1)) as usize) {
             *c += i.ops;
         }
@@ -151,33 +151,33 @@ pub(crate) fn whole_intervals(s: &StepResult, interval_ms: u64) -> Vec<u64> {
 /// A settle phase: untimed, so no throughput or latency (ops 0); its wall time and what the
 /// engine did are notes, its CPU, I/O and the engine's internals are kept. An engine without
 /// settle makes it N/A with the engine's reason.
-fn settled(mut r: PhaseResult, s: &StepResult) -> PhaseResult {
-    if s.error_kind.as_deref() == Some("unsupported") {
-        r.status = Status::NotApplicable;
-        r.reason = Some(msg(s).trim_start_matches("unsupported: ").to_string());
-        return r;
+fn settled(mut result: PhaseResult, step: &StepResult) -> PhaseResult {
+    if step.error_kind.as_deref() == Some("unsupported") {
+        result.status = Status::NotApplicable;
+        result.reason = Some(msg(step).trim_start_matches("unsupported: ").to_string());
+        return result;
     }
-    if s.error.is_some() {
-        return failed(r, format!("settle failed: {}", msg(s)));
+    if step.error.is_some() {
+        return failed(result, format!("settle failed: {}", msg(step)));
     }
-    (r.wall_ns, r.elapsed_ns) = (s.wall_ns, s.wall_ns);
-    let done = s.settled.as_deref().filter(|d| !d.is_empty()).unwrap_or("done");
-    r.notes.push(format!("settled (untimed, not a throughput figure): {done}; took {}", took(s.wall_ns)));
-    usage(&mut r, s);
-    r
+    (result.wall_ns, result.elapsed_ns) = (step.wall_ns, step.wall_ns);
+    let done = step.settled.as_deref().filter(|d| !d.is_empty()).unwrap_or("done");
+    result.notes.push(format!("settled (untimed, not a throughput figure): {done}; took {}", took(step.wall_ns)));
+    usage(&mut result, step);
+    result
 }
 
 /// A size phase: the allocated bytes right after the close, and the close's time (a write's
 /// `with` block times it), but no throughput or latency (ops 0).
-fn sized(mut r: PhaseResult, s: &StepResult) -> PhaseResult {
-    (r.wall_ns, r.elapsed_ns, r.space_bytes) = (s.wall_ns, s.wall_ns, s.space_bytes);
-    r.notes.push(format!(
+fn sized(mut result: PhaseResult, step: &StepResult) -> PhaseResult {
+    (result.wall_ns, result.elapsed_ns, result.space_bytes) = (step.wall_ns, step.wall_ns, step.space_bytes);
+    result.notes.push(format!(
         "size after the close: {} bytes allocated (the close took {})",
-        s.space_bytes,
-        took(s.wall_ns)
+        step.space_bytes,
+        took(step.wall_ns)
     ));
-    usage(&mut r, s);
-    r
+    usage(&mut result, step);
+    result
 }
 
 /// A settle's time: seconds from one second on, else milliseconds.
@@ -189,118 +189,118 @@ fn took(ns: u64) -> String {
     }
 }
 
-fn usage(r: &mut PhaseResult, s: &StepResult) {
-    r.cpu_user_ns = s.usage.cpu_user_ns;
-    r.cpu_sys_ns = s.usage.cpu_sys_ns;
-    r.max_rss_kb = s.usage.max_rss_kb;
-    r.io_read_bytes = s.usage.io_read_bytes;
-    r.io_write_bytes = s.usage.io_write_bytes;
-    r.runtime = s.runtime.clone();
-    r.internals = s.internals.clone();
-    r.wire = s.wire;
-    r.internal_series = s.internal_series.clone();
+fn usage(result: &mut PhaseResult, step: &StepResult) {
+    result.cpu_user_ns = step.usage.cpu_user_ns;
+    result.cpu_sys_ns = step.usage.cpu_sys_ns;
+    result.max_rss_kb = step.usage.max_rss_kb;
+    result.io_read_bytes = step.usage.io_read_bytes;
+    result.io_write_bytes = step.usage.io_write_bytes;
+    result.runtime = step.runtime.clone();
+    result.internals = step.internals.clone();
+    result.wire = step.wire;
+    result.internal_series = step.internal_series.clone();
 }
 
-fn msg(s: &StepResult) -> String {
-    s.error.clone().unwrap_or_default()
+fn msg(step: &StepResult) -> String {
+    step.error.clone().unwrap_or_default()
 }
 
-fn failed(mut r: PhaseResult, why: String) -> PhaseResult {
-    r.status = Status::Failed;
-    r.reason = Some(why);
-    r
+fn failed(mut result: PhaseResult, why: String) -> PhaseResult {
+    result.status = Status::Failed;
+    result.reason = Some(why);
+    result
 }
 
-fn before_note(r: &mut PhaseResult, s: &StepResult) {
-    match s.step.as_str() {
-        "evict" => r.cache = format!("cold: {} files evicted with posix_fadvise(DONTNEED)", s.evicted),
-        "open" => r.notes.push(format!("reopened in {:.3} ms before the phase", s.wall_ns as f64 / 1e6)),
+fn before_note(result: &mut PhaseResult, step: &StepResult) {
+    match step.step.as_str() {
+        "evict" => result.cache = format!("cold: {} files evicted with posix_fadvise(DONTNEED)", step.evicted),
+        "open" => result.notes.push(format!("reopened in {:.3} ms before the phase", step.wall_ns as f64 / 1e6)),
         // A reopen phase's figure is its open; the close before it is said, the page cache kept.
-        "close" if r.kind == "reopen" => r.notes.push(format!(
+        "close" if result.kind == "reopen" => result.notes.push(format!(
             "closed in {:.3} ms, then opened read-write (the phase's time); page cache kept",
-            s.wall_ns as f64 / 1e6
+            step.wall_ns as f64 / 1e6
         )),
-        "ops" => r.notes.push(format!(
+        "ops" => result.notes.push(format!(
             "after an untimed warm-up of {} ({:.1} ms; not in the figures)",
-            warmup_count(&r.kind, s),
-            s.wall_ns as f64 / 1e6
+            warmup_count(&result.kind, step),
+            step.wall_ns as f64 / 1e6
         )),
         _ => {}
     }
 }
 
 /// A warm-up's size as its flag counts it: requests of a multi-get, scans of a scan phase.
-fn warmup_count(kind: &str, s: &StepResult) -> String {
+fn warmup_count(kind: &str, step: &StepResult) -> String {
     match kind {
-        "multi-get" => format!("{} requests ({} keys)", s.requests, s.ops),
-        "scan" => format!("{} scans ({} records)", s.requests, s.ops),
-        _ => format!("{} operations", s.ops),
+        "multi-get" => format!("{} requests ({} keys)", step.requests, step.ops),
+        "scan" => format!("{} scans ({} records)", step.requests, step.ops),
+        _ => format!("{} operations", step.ops),
     }
 }
 
 /// Counters, rates and latency of the phase's main step.
-fn fill(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
-    let single = s.step != "ops";
-    r.wall_ns = s.wall_ns;
-    r.ops = if single { 1 } else { s.ops };
-    r.requests = if single { 1 } else { s.requests };
-    r.errors = s.errors;
-    r.error_classes = s.error_classes.clone();
-    r.mismatches = s.mismatches;
-    r.missing = s.missing;
-    r.busy_ns = if single { s.wall_ns } else { s.busy_ns };
-    r.elapsed_ns = if single { s.wall_ns } else { s.busy_max_ns };
-    r.ops_per_sec = r.ops as f64 / (s.wall_ns.max(1) as f64 / 1e9);
-    r.space_bytes = s.space_bytes;
-    let threads = p.threads.max(1) as f64;
+fn fill(result: &mut PhaseResult, plan: &PhasePlan, step: &StepResult) {
+    let single = step.step != "ops";
+    result.wall_ns = step.wall_ns;
+    result.ops = if single { 1 } else { step.ops };
+    result.requests = if single { 1 } else { step.requests };
+    result.errors = step.errors;
+    result.error_classes = step.error_classes.clone();
+    result.mismatches = step.mismatches;
+    result.missing = step.missing;
+    result.busy_ns = if single { step.wall_ns } else { step.busy_ns };
+    result.elapsed_ns = if single { step.wall_ns } else { step.busy_max_ns };
+    result.ops_per_sec = result.ops as f64 / (step.wall_ns.max(1) as f64 / 1e9);
+    result.space_bytes = step.space_bytes;
+    let threads = plan.threads.max(1) as f64;
     // Pipelined gets overlap in time: their summed time says nothing about the harness's
     // share, which is then left at 0 (the row's note says so).
-    r.harness_share = if single || s.wall_ns == 0 || p.connections.max(1) * p.pipeline.max(1) > 1 {
+    result.harness_share = if single || step.wall_ns == 0 || plan.connections.max(1) * plan.pipeline.max(1) > 1 {
         0.0
     } else {
-        (1.0 - s.busy_ns as f64 / (threads * s.wall_ns as f64)).clamp(0.0, 1.0)
+        (1.0 - step.busy_ns as f64 / (threads * step.wall_ns as f64)).clamp(0.0, 1.0)
     };
-    r.latency = if single { single_latency(s.wall_ns) } else { merged_latency(s, p.writer.is_some()) };
-    if let Some(rate) = p.writer {
-        writer_note(r, s, rate);
+    result.latency = if single { single_latency(step.wall_ns) } else { merged_latency(step, plan.writer.is_some()) };
+    if let Some(rate) = plan.writer {
+        writer_note(result, step, rate);
     }
-    if s.hist.len() > 1 {
-        r.latency_by_op = s
+    if step.hist.len() > 1 {
+        result.latency_by_op = step
             .hist
             .iter()
             .filter_map(|(k, h)| decode_histogram(h).ok().and_then(|h| summarize(&h)).map(|l| (k.clone(), l)))
             .collect();
     }
-    r.intervals = s.intervals.iter().filter_map(interval).collect();
-    usage(r, s);
-    if !single && r.harness_share > HARNESS_WARN {
+    result.intervals = step.intervals.iter().filter_map(interval).collect();
+    usage(result, step);
+    if !single && result.harness_share > HARNESS_WARN {
         // One text for every row, so reports group it; the share itself is a column.
-        r.notes.push(
+        result.notes.push(
             "the harness took over 10% of the wall time outside the engine's calls (deriving keys and values, \
              verifying, pacing): read the figure with the harness share beside it"
                 .into(),
         );
     }
     if !single {
-        saturation_notes(r, p, s);
+        saturation_notes(result, plan, step);
     }
 }
 
 /// Say when the load generator, not the store, limited the phase (saturation.rs): its threads
 /// near 100% CPU beside a server, or an open loop short of its rate.
-fn saturation_notes(r: &mut PhaseResult, p: &PhasePlan, s: &StepResult) {
+fn saturation_notes(result: &mut PhaseResult, plan: &PhasePlan, step: &StepResult) {
     let load = saturation::PhaseLoad {
-        cpu_user_ns: s.usage.cpu_user_ns,
-        cpu_sys_ns: s.usage.cpu_sys_ns,
-        wall_ns: s.wall_ns,
-        threads: p.threads.max(1),
+        cpu_user_ns: step.usage.cpu_user_ns,
+        cpu_sys_ns: step.usage.cpu_sys_ns,
+        wall_ns: step.wall_ns,
+        threads: plan.threads.max(1),
         cpus: cpus(),
-        ops: r.ops,
-        target_rate: p.rate,
-        store_in_process: !p.server,
+        ops: result.ops,
+        target_rate: plan.rate,
+        store_in_process: !plan.server,
     };
     for w in saturation::check(&load) {
-        r.notes.push(w.message());
+        result.notes.push(w.message());
     }
 }
 
@@ -316,16 +316,16 @@ fn single_latency(ns: u64) -> Option<Latency> {
 }
 
 /// What the background writer did: its updates are the `update` histogram's samples.
-fn writer_note(r: &mut PhaseResult, s: &StepResult, rate: f64) {
-    let n = s.hist.get("update").and_then(|h| decode_histogram(h).ok()).map(|h| h.len()).unwrap_or(0);
-    let secs = s.wall_ns.max(1) as f64 / 1e9;
-    r.notes.push(format!("background writer: {n} updates, {:.0}/s of {rate}/s asked", n as f64 / secs));
+fn writer_note(result: &mut PhaseResult, step: &StepResult, rate: f64) {
+    let n = step.hist.get("update").and_then(|h| decode_histogram(h).ok()).map(|h| h.len()).unwrap_or(0);
+    let secs = step.wall_ns.max(1) as f64 / 1e9;
+    result.notes.push(format!("background writer: {n} updates, {:.0}/s of {rate}/s asked", n as f64 / secs));
 }
 
 /// The latency of every kind of the step; beside a background writer, the readers' only.
-fn merged_latency(s: &StepResult, writer: bool) -> Option<Latency> {
+fn merged_latency(step: &StepResult, writer: bool) -> Option<Latency> {
     let mut all = new_histogram();
-    for (_, h) in s.hist.iter().filter(|(k, _)| !writer || k.as_str() != "update") {
+    for (_, h) in step.hist.iter().filter(|(k, _)| !writer || k.as_str() != "update") {
         if let Ok(h) = decode_histogram(h) {
             let _ = all.add(&h);
         }
@@ -333,36 +333,39 @@ fn merged_latency(s: &StepResult, writer: bool) -> Option<Latency> {
     summarize(&all)
 }
 
-fn interval(i: &crate::job::Interval) -> Option<Interval> {
-    let h = decode_histogram(&i.hdr).ok()?;
+fn interval(sample: &crate::job::Interval) -> Option<Interval> {
+    let h = decode_histogram(&sample.hdr).ok()?;
     let l = summarize(&h);
     Some(Interval {
-        t_ms: i.t_ms,
-        ops: i.ops,
-        errors: i.errors,
+        t_ms: sample.t_ms,
+        ops: sample.ops,
+        errors: sample.errors,
         p50_ns: l.as_ref().map(|l| l.p50_ns).unwrap_or(0),
         p99_ns: l.as_ref().map(|l| l.p99_ns).unwrap_or(0),
         max_ns: l.as_ref().map(|l| l.max_ns).unwrap_or(0),
-        hdr: i.hdr.clone(),
+        hdr: sample.hdr.clone(),
     })
 }
 
 /// Status from the counters: an unsupported call makes the phase N/A, errors or wrong values
 /// make it fail.
-fn judge(mut r: PhaseResult, s: &StepResult) -> PhaseResult {
-    if s.error_kind.as_deref() == Some("unsupported") {
-        r.status = Status::NotApplicable;
-        r.reason = Some(s.first_error.clone().unwrap_or_else(|| "unsupported".into()));
-        return r;
+fn judge(mut result: PhaseResult, step: &StepResult) -> PhaseResult {
+    if step.error_kind.as_deref() == Some("unsupported") {
+        result.status = Status::NotApplicable;
+        result.reason = Some(step.first_error.clone().unwrap_or_else(|| "unsupported".into()));
+        return result;
     }
-    if s.errors > 0 {
-        let first = s.first_error.clone().unwrap_or_default();
-        return failed(r, format!("{} errors; first: {first}", s.errors));
+    if step.errors > 0 {
+        let first = step.first_error.clone().unwrap_or_default();
+        return failed(result, format!("{} errors; first: {first}", step.errors));
     }
-    if s.mismatches + s.missing > 0 {
-        return failed(r, format!("verification failed: {} wrong values, {} missing keys", s.mismatches, s.missing));
+    if step.mismatches + step.missing > 0 {
+        return failed(
+            result,
+            format!("verification failed: {} wrong values, {} missing keys", step.mismatches, step.missing),
+        );
     }
-    r
+    result
 }
 
 #[cfg(test)]
@@ -500,8 +503,8 @@ mod tests {
         s
     }
 
-    fn saturation_notes_of(p: PhasePlan, s: StepResult) -> Vec<String> {
-        let r = &phases(&[p], &BTreeMap::from([(0, s)]))[0];
+    fn saturation_notes_of(plan: PhasePlan, step: StepResult) -> Vec<String> {
+        let r = &phases(&[plan], &BTreeMap::from([(0, step)]))[0];
         r.notes.iter().filter(|n| n.contains("saturated") || n.contains("not sustained")).cloned().collect()
     }
 

@@ -22,11 +22,11 @@ fn plan_on(toml: &str, caps: Capabilities, runtime: &str) -> JobPlan {
     build(&s, &data, &row).unwrap()
 }
 
-fn kinds_before(p: &JobPlan, phase: &str) -> Vec<&'static str> {
-    let ph = p.phases.iter().find(|x| x.name == phase).unwrap();
+fn kinds_before(plan: &JobPlan, phase: &str) -> Vec<&'static str> {
+    let ph = plan.phases.iter().find(|x| x.name == phase).unwrap();
     ph.before
         .iter()
-        .map(|&i| match &p.job.steps[i] {
+        .map(|&i| match &plan.job.steps[i] {
             Step::Open { .. } => "open",
             Step::Close { .. } => "close",
             Step::Evict { .. } => "evict",
@@ -37,9 +37,9 @@ fn kinds_before(p: &JobPlan, phase: &str) -> Vec<&'static str> {
         .collect()
 }
 
-fn ops<'a>(p: &'a JobPlan, phase: &str) -> &'a OpsStep {
-    let main = p.phases.iter().find(|x| x.name == phase).unwrap().main.unwrap();
-    match &p.job.steps[main] {
+fn ops<'a>(plan: &'a JobPlan, phase: &str) -> &'a OpsStep {
+    let main = plan.phases.iter().find(|x| x.name == phase).unwrap().main.unwrap();
+    match &plan.job.steps[main] {
         Step::Ops(o) => o,
         other => panic!("{other:?}"),
     }
@@ -244,10 +244,10 @@ mod pipelining {
         toml::from_str(&text).unwrap()
     }
 
-    fn build_with(s: &Scenario, options: serde_json::Value) -> Result<JobPlan, String> {
+    fn build_with(scenario: &Scenario, options: serde_json::Value) -> Result<JobPlan, String> {
         let tmp = tempfile::tempdir().unwrap();
-        let data = dataset::resolve(s, tmp.path()).unwrap();
-        let v = s.all_variants()[0].clone();
+        let data = dataset::resolve(scenario, tmp.path()).unwrap();
+        let v = scenario.all_variants()[0].clone();
         let options = serde_json::from_value(options).unwrap();
         let facts = RowFacts {
             variant: &v,
@@ -256,7 +256,7 @@ mod pipelining {
             runtime: "rust",
             server: true,
         };
-        build(s, &data, &facts)
+        build(scenario, &data, &facts)
     }
 
     fn ops_steps(plan: &JobPlan) -> Vec<&OpsStep> {
