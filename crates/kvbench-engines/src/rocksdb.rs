@@ -659,7 +659,7 @@ mod rep {
 /// reused buffer in RocksDB's WriteBatch representation, which RocksDB copies once
 /// (`WriteBatch::from_data`), where a `WriteBatch` built by `put` regrows from empty on every
 /// write and the rows were derived into buffers of their own first (docs/decisions.md,
-/// "The last figures of issue 32").
+/// "Engines one by one").
 struct RocksWriter<'a> {
     rocks: &'a Rocks,
     rep: Vec<u8>,

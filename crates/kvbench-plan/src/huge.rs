@@ -4,7 +4,7 @@
 /// Bytes the timed loop reads at random places (the value pool), held in memory aligned to
 /// 2 MiB and offered to the kernel as a transparent huge page: the whole table then takes one
 /// TLB entry instead of hundreds, which the engine's own pages would otherwise evict and walk
-/// again on almost every check (docs/decisions.md, "The pool in one huge page").
+/// again on almost every check (docs/decisions.md, "The Rust worker's get loop").
 pub struct HugeBytes {
     ptr: std::ptr::NonNull<u8>,
     len: usize,

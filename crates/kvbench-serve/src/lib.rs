@@ -14,8 +14,8 @@
 //! limit, header and body read timeouts, a connection limit, and a warning when run as root.
 //!
 //! The binary only parses the command line and hands [`main`] its way of speaking ([`Say`]);
-//! nothing here knows of runs, scenarios or reports (docs/decisions.md, "serve crate and the
-//! binary as glue").
+//! nothing here knows of runs, scenarios or reports (docs/decisions.md, "Crate
+//! structure").
 //!
 //! The main types: [`ServeArgs`] (the command line, a `clap::Args` the binary flattens into its
 //! own parser), [`Exec`] and [`Runtime`] (where engine calls run, how threads share
@@ -60,7 +60,7 @@ use kvbench_engines::http::OpenRequest;
 use kvbench_engines::{find, Entry};
 use kvbench_model::engine::{Engine, EngineDescriptor, OpenArgs, OpenMode, Options, SyncMode};
 
-/// Where engine calls run (docs/decisions.md "kvbench serve: where engine calls run").
+/// Where engine calls run (docs/decisions.md, "kvbench serve").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Exec {
     /// Point reads on the connection's own thread; everything else on the blocking pool.
@@ -127,8 +127,8 @@ pub struct ServeArgs {
     pub read_timeout: u64,
     #[arg(long, value_enum, default_value = "auto", hide = true)]
     pub exec: Exec,
-    /// How worker threads share connections (docs/decisions.md, "kvbench serve: batched
-    /// MultiGet, runtimes, and the `/get` target").
+    /// How worker threads share connections (docs/decisions.md, "kvbench
+    /// serve").
     #[arg(long, value_enum, default_value = "per-core", hide = true)]
     pub runtime: Runtime,
 }

@@ -1,6 +1,6 @@
 //! The postgres engine's one-statement writes through libpq (`pq-sys`): a blocking connection
 //! whose prepared statement costs one write and one read of the socket, where the `postgres`
-//! crate's runtime adds wake-ups per statement (docs/decisions.md, "postgres client and TCP").
+//! crate's runtime adds wake-ups per statement (docs/decisions.md, "PostgreSQL client").
 //! Only what those writes need: connect, run SQL, prepare, execute with binary parameters.
 
 use std::ffi::{CStr, CString};
