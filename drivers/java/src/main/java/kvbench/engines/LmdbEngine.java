@@ -112,10 +112,17 @@ final class LmdbEngine implements Engine {
     public Reader reader() {
         return new Reader() {
             private final Txn<ByteBuffer> txn = env.txnRead();
+            /** LMDB's largest key (511 bytes) fits: a get copies its key here, no allocation. */
+            private final ByteBuffer kb = ByteBuffer.allocateDirect(env.getMaxKeySize());
 
             @Override
             public ByteBuffer get(ByteBuffer key) {
-                return db.get(txn, direct(key));
+                int n = key.remaining();
+                if (n > kb.capacity()) {
+                    return db.get(txn, direct(key)); // LMDB refuses it with its own error
+                }
+                kb.clear().put(0, key, key.position(), n).limit(n);
+                return db.get(txn, kb);
             }
 
             @Override

@@ -86,6 +86,8 @@ public final class Core {
     static final MethodHandle DUP = libc("dup", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     static final MethodHandle DUP2 = libc("dup2", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     static final MethodHandle CLOSE = libc("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    static final MethodHandle OPEN = LINKER.downcallHandle(LINKER.defaultLookup().find("open").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), Linker.Option.firstVariadicArg(2));
 
     /** The ABI's numbers (kvbench_abi.h), asked of the library: kvb_abi_constant. */
     static final Map<String, Long> ABI = readAbi();

@@ -159,7 +159,7 @@ public final class Runner {
         args = new OpenArgs(Path.of(j.get("dir").getAsString()), opts, j.get("sync").getAsString(), "read-write",
                 ds.has("open_records") ? ds.get("open_records").getAsLong() : 0,
                 ds.has("open_bytes") ? ds.get("open_bytes").getAsLong() : 0, text(j, "url"), text(j, "token"));
-        warmup = Warmup.run(desc, args, warmupMs);
+        warmup = Warmup.run(desc, j, args.dir(), warmupMs);
         Map<String, Object> effective = new TreeMap<>();
         opts.forEach((k, v) -> {
             if (v != null) {

@@ -1,70 +1,133 @@
 package kvbench.worker;
 
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
+import java.lang.foreign.Arena;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.stream.Stream;
 
 /**
- * The untimed JIT warm-up, before the job's first step: the engine's Java code (and the JNI or
- * FFM stubs under it) runs for a stated time on a scratch store of its own, beside the job's
- * directory and removed after, so that the job's steps run compiled code rather than the
- * interpreter's. The job's own store never sees it.
+ * The untimed JIT warm-up, before the job's first step: small jobs of the same dataset shape run
+ * through this worker's whole path (the worker core, the thread loop, the engine's Java code and
+ * the JNI or FFM stubs under it) for a stated time, on a scratch store beside the job's
+ * directory, removed after, their events thrown away; so the job's steps run compiled code
+ * rather than the interpreter's. The job's own store never sees it.
  */
 final class Warmup {
     private Warmup() {}
 
+    /** Records of a warm-up job. */
+    static final long RECORDS = 5_000;
+    /** Gets of a warm-up job. */
+    static final long GETS = 20_000;
+
     /** What the warm-up did, in words, for the open step's settings. */
-    static String run(Descriptor d, OpenArgs args, long ms) throws Exception {
+    static String run(Descriptor d, JsonObject job, Path jobDir, long ms) throws Exception {
         if (ms <= 0) {
             return "none";
         }
-        Path parent = args.dir().toAbsolutePath().getParent();
-        Path dir = Files.createTempDirectory(parent != null && Files.isWritable(parent) ? parent : Path.of(
-                System.getProperty("java.io.tmpdir")), ".kvbench-java-warmup-");
-        long writes = 0, gets = 0, scans = 0;
-        long opened = System.nanoTime();
-        long t0, t1;
-        try (Engine e = d.open().open(args.withDir(dir).withMode("read-write"))) {
-            ByteBuffer key = ByteBuffer.allocateDirect(16);
-            byte[] value = new byte[100];
-            Batch batch = new Batch();
-            t0 = System.nanoTime();
-            long deadline = t0 + ms * 1_000_000L;
-            for (long round = 0; System.nanoTime() < deadline; round++) {
-                batch.clear();
-                for (int i = 0; i < 100; i++) {
-                    batch.put(key((round * 100 + i) % 10_000), ByteBuffer.wrap(value));
+        Path parent = jobDir.toAbsolutePath().getParent();
+        Path scratch = Files.createTempDirectory(parent != null && Files.isWritable(parent) ? parent
+                : Path.of(System.getProperty("java.io.tmpdir")), ".kvbench-java-warmup-");
+        int jobs = 0;
+        long t0 = System.nanoTime();
+        long deadline = t0 + ms * 1_000_000L;
+        int fd = Runner.call(Warmup::devNull);
+        try {
+            do {
+                Path dir = scratch.resolve("db" + jobs);
+                Files.createDirectories(dir);
+                Path file = scratch.resolve("job" + jobs + ".json");
+                Files.writeString(file, warmupJob(d, job, dir).toString());
+                if (!Runner.run(file, fd, n -> d, 0)) {
+                    return "failed (the job runs without one): see the worker's log";
                 }
-                e.write(batch);
-                writes += 100;
-                try (Engine.Reader rd = e.reader()) {
-                    for (int i = 0; i < 1000; i++) {
-                        key.clear();
-                        key.put(key((round * 7919 + i) % 10_000)).flip();
-                        rd.get(key);
-                        gets++;
-                    }
-                    if (d.caps().scan()) {
-                        rd.scan(key(round % 10_000), 20, (k, v) -> true);
-                        scans++;
-                    }
-                }
-            }
-            t1 = System.nanoTime();
+                remove(dir);
+                jobs++;
+            } while (System.nanoTime() < deadline);
         } finally {
-            remove(dir);
+            Runner.call(() -> (int) Core.CLOSE.invokeExact(fd));
+            remove(scratch);
         }
-        long ran = (t1 - t0) / 1_000_000;
-        return String.format("%d ms untimed on a scratch store before the job's first step (after its open, "
-                + "%d ms): %d writes, %d gets, %d scans", ran, (t0 - opened) / 1_000_000, writes, gets, scans);
+        long ran = (System.nanoTime() - t0) / 1_000_000;
+        String scans = d.caps().scan() ? ", 200 scans" : "";
+        return String.format("%d ms untimed before the job's first step: %d jobs on a scratch store through the whole "
+                + "worker, each a load of %d records, %d gets%s", ran, jobs, RECORDS, GETS, scans);
     }
 
-    private static ByteBuffer key(long i) {
-        return ByteBuffer.wrap(String.format("%016d", i).getBytes(StandardCharsets.US_ASCII));
+    /** A job of the real job's dataset shape (or kvbench's default one) over RECORDS records. */
+    static JsonObject warmupJob(Descriptor d, JsonObject job, Path dir) {
+        JsonObject ds = job.getAsJsonObject("dataset").deepCopy();
+        if (!ds.has("generator") || !"synthetic".equals(ds.get("generator").getAsString())) {
+            ds = com.google.gson.JsonParser.parseString("{\"generator\":\"synthetic\",\"key\":{\"kind\":\"decimal\","
+                    + "\"width\":16},\"value\":{\"min\":100,\"max\":100,\"content\":\"printable\"},\"ordered\":true,"
+                    + "\"pool_seed\":1,\"value_seed\":2}").getAsJsonObject();
+        }
+        ds.addProperty("loaded", RECORDS);
+        ds.addProperty("total", RECORDS);
+        ds.addProperty("open_records", RECORDS);
+        ds.addProperty("open_bytes", RECORDS * 200);
+        JsonArray steps = new JsonArray();
+        steps.add(step("open", 0));
+        steps.get(0).getAsJsonObject().addProperty("mode", "read-write");
+        JsonObject load = ops(1, "load", RECORDS, "shuffle");
+        load.addProperty("batch", 100);
+        steps.add(load);
+        steps.add(ops(2, "get", GETS, "uniform"));
+        if (d.caps().scan()) {
+            JsonObject scan = ops(3, "scan", 200, "uniform");
+            JsonObject len = new JsonObject();
+            len.addProperty("min", 1);
+            len.addProperty("max", 50);
+            scan.add("scan", len);
+            steps.add(scan);
+        }
+        steps.add(step("close", steps.size()));
+        JsonObject w = job.deepCopy();
+        w.addProperty("dir", dir.toString());
+        w.add("dataset", ds);
+        w.add("plan", com.google.gson.JsonNull.INSTANCE);
+        w.add("steps", steps);
+        w.addProperty("sync", "none");
+        return w;
+    }
+
+    private static JsonObject step(String kind, int index) {
+        JsonObject s = new JsonObject();
+        s.addProperty("step", kind);
+        s.addProperty("index", index);
+        return s;
+    }
+
+    private static JsonObject ops(int index, String kind, long count, String dist) {
+        JsonObject s = step("ops", index);
+        s.addProperty("name", kind);
+        s.addProperty("kind", kind);
+        s.addProperty("count", count);
+        JsonObject d = new JsonObject();
+        d.addProperty("name", dist);
+        d.addProperty("n", RECORDS);
+        s.add("dist", d);
+        s.addProperty("rec_seed", 11 + index);
+        s.addProperty("kind_seed", 13 + index);
+        s.addProperty("len_seed", 17 + index);
+        s.addProperty("perm_seed", 19 + index);
+        s.addProperty("last", RECORDS - 1);
+        if (kind.equals("load")) {
+            s.addProperty("finish", true);
+        }
+        return s;
+    }
+
+    /** A descriptor for /dev/null: the warm-up jobs' events. */
+    private static int devNull() throws Throwable {
+        try (Arena a = Arena.ofConfined()) {
+            return (int) Core.OPEN.invokeExact(a.allocateFrom("/dev/null"), 1 /* O_WRONLY */, 0);
+        }
     }
 
     static void remove(Path dir) throws IOException {
