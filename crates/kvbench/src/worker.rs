@@ -24,7 +24,12 @@ fn fault_at(label: &str, phase: &str) {
             let _ = std::io::stdout().flush();
             std::thread::sleep(std::time::Duration::from_secs(3600));
         }
-        "hang" => std::thread::sleep(std::time::Duration::from_secs(3600)),
+        "hang" => {
+            // Said on stderr (the row's log), so a test signals a worker that really hangs
+            // rather than guessing how long the phases before it take on a loaded machine.
+            eprintln!("fault: hanging at {phase}");
+            std::thread::sleep(std::time::Duration::from_secs(3600))
+        }
         "mute" => {
             // SAFETY: closing our own stdout; nothing writes to it after this.
             unsafe { libc::close(1) };

@@ -273,10 +273,12 @@ fn hanging_run(dir: &Path, body: &str, row: &str) -> Child {
     let child = c.spawn().unwrap();
     let data = dir.join("data");
     let log = format!("{row}-r0.log");
-    wait_for("the hanging worker", Duration::from_secs(60), || {
-        std::fs::read_dir(&data).into_iter().flatten().flatten().any(|run| run.path().join(&log).exists())
+    // The worker says when it reaches its hang: every phase before it has ended by then.
+    wait_for("the hanging worker", Duration::from_secs(120), || {
+        std::fs::read_dir(&data).into_iter().flatten().flatten().any(|run| {
+            std::fs::read_to_string(run.path().join(&log)).is_ok_and(|text| text.contains("fault: hanging at"))
+        })
     });
-    std::thread::sleep(Duration::from_millis(500));
     child
 }
 
