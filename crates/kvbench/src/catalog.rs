@@ -221,7 +221,12 @@ pub const EXTERNAL: &[External] = &[
         env: "KVBENCH_JAVA_WORKER",
         prefix: "java-",
         per_engine: false,
-        list_deps: &["drivers/java/target/lib", "target/release/libkvbench_ffi.so", "lib/libkvbench_ffi.so"],
+        list_deps: &[
+            "drivers/java/target/kvbench-java-worker.jar",
+            "drivers/java/target/lib",
+            "target/release/libkvbench_ffi.so",
+            "lib/libkvbench_ffi.so",
+        ],
     },
     External {
         runtime: Runtime::Node,
