@@ -21,9 +21,11 @@
 #
 # Usage: ROUNDS=3 RECORDS=20000 DATA=/var/tmp KVBENCH=target/release/kvbench bench/ref-suites.sh
 #   (RAW=FILE appends every round's figures, "round tool engine phase value", to FILE)
-#   Needs go (pebble_ycsb), cargo with crates.io access and Debian's librocksdb-dev (redb: the
-#   harness links the system RocksDB through ROCKSDB_LIB_DIR), python3, and the Go worker built
-#   (make go; KVBENCH_GO_WORKER may name another build of go-pebble).
+#   Needs go (pebble_ycsb), cargo with crates.io access, a C++ compiler and clang (redb: the
+#   harness's rust-rocksdb 0.22 builds RocksDB 8.10 from source, once, into TOOLS: Debian's
+#   librocksdb 7.8 lacks C functions it calls, e.g. rocksdb_write_buffer_manager_destroy, so
+#   ROCKSDB_LIB_DIR cannot be used), python3, and the Go worker built (make go;
+#   KVBENCH_GO_WORKER may name another build of go-pebble).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
@@ -178,16 +180,14 @@ redb_harness() {
     sed -i -e "s/^const BULK_ELEMENTS: usize = .*/const BULK_ELEMENTS: usize = $RECORDS;/" \
         -e "s/^const NUM_READS: usize = .*/const NUM_READS: usize = $(python3 -c "print(round(0.19604 * $store))");/" \
         -e "s/^const NUM_SCANS: usize = .*/const NUM_SCANS: usize = $(python3 -c "print(round(0.09802 * $store))");/" "$lib"
-    (cd "$copy" && CARGO_TARGET_DIR=$TOOLS/redb-target ROCKSDB_LIB_DIR=/usr/lib/x86_64-linux-gnu \
-        SNAPPY_LIB_DIR=/usr/lib/x86_64-linux-gnu cargo bench -q --bench lmdb_benchmark --no-run >&2)
+    (cd "$copy" && env -u ROCKSDB_LIB_DIR -u SNAPPY_LIB_DIR CARGO_TARGET_DIR=$TOOLS/redb-target cargo bench -q --bench lmdb_benchmark --no-run >&2)
     echo "$copy"
 }
 
 # One run of the harness: its table's rows for the engines kvbench also runs, as lines.
 redb_round() {
     local round=$1 copy=$2
-    (cd "$copy" && mkdir -p "$WORK/redb" && REDB_BENCHMARK_DIR=$WORK/redb CARGO_TARGET_DIR=$TOOLS/redb-target \
-        ROCKSDB_LIB_DIR=/usr/lib/x86_64-linux-gnu SNAPPY_LIB_DIR=/usr/lib/x86_64-linux-gnu \
+    (cd "$copy" && mkdir -p "$WORK/redb" && env -u ROCKSDB_LIB_DIR -u SNAPPY_LIB_DIR REDB_BENCHMARK_DIR=$WORK/redb CARGO_TARGET_DIR=$TOOLS/redb-target \
         cargo bench -q --bench lmdb_benchmark >"$WORK/redb.log" 2>&1) || { cat "$WORK/redb.log" >&2; exit 1; }
     python3 - "$WORK/redb.log" "$round" <<'EOF'
 import re, sys
