@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The Node worker against a plain JavaScript loop on the same engine (docs/methodology.md,
+# "The Node worker's overhead"): random gets on node-lmdb (lmdb-js) over RECORDS records of 100
+# bytes with kvbench's default 16-digit decimal keys, both reading the environment the worker
+# loaded, read-only. The worker runs a job of COUNT uniform gets, every one timed and verified
+# by the core; the loop (drivers/node/bench/plain-loop.js) times each get and touches the value.
+# farm-bench alternates them (A B A B ...) RUNS times and gives the wall-time ratio pair by
+# pair: worker / loop; the worker's speed relative to the loop is its inverse. Whole processes:
+# Node's start-up, opening the environment and (worker) the timer calibration and the plan
+# are inside both figures, as they are inside any run.
+#   bench/node-overhead.sh [RECORDS] [COUNT] [RUNS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RECORDS=${1:-200000} COUNT=${2:-2000000} RUNS=${3:-10}
+work=$(mktemp -d /var/tmp/kvbench-node-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+drivers/node/build.sh
+mkdir "$work/db"
+job() { # job FILE load|get: a node-lmdb job over the benchmark's dataset
+	python3 - "$@" <<PY
+import json, sys
+ds = dict(generator="synthetic", key=dict(kind="decimal", width=16), value=dict(min=100, max=100, content="printable"),
+          loaded=$RECORDS, total=$RECORDS, ordered=True, pool_seed=1, value_seed=2, open_records=$RECORDS, open_bytes=$RECORDS * 130)
+ops = lambda i, name, kind, count, **kw: dict(step="ops", index=i, name=name, kind=kind, count=count, rec_seed=7, **kw)
+steps = {"load": [dict(step="open", index=0, mode="read-write"),
+                  ops(1, "load", "load", $RECORDS, dist=dict(name="shuffle", n=$RECORDS), perm_seed=3, batch=1000),
+                  dict(step="close", index=2)],
+         "get": [dict(step="open", index=0, mode="read-only"),
+                 ops(1, "get", "get", $COUNT, dist=dict(name="uniform", n=$RECORDS)),
+                 dict(step="close", index=2)]}[sys.argv[2]]
+opts = dict(map_size=None, read=None)
+json.dump(dict(protocol=4, engine="node-lmdb", label="node-lmdb", options=opts, dir="$work/db", sync="none", dataset=ds,
+               steps=steps, progress_ms=1000, interval_ms=1000), open(sys.argv[1], "w"))
+PY
+}
+check() { # the ops step of a worker's events: no error, every read right; prints its ops/s
+	python3 -c 'import json,sys
+for l in sys.stdin:
+    e = json.loads(l)
+    if e.get("step") == "ops":
+        assert e["error"] is None and e["mismatches"] == 0 and e["missing"] == 0, e
+        print(round(e["ops"] / e["wall_ns"] * 1e9))'
+}
+job "$work/load.json" load
+job "$work/get.json" get
+drivers/node/bin/kvbench-node-worker --job "$work/load.json" 2>/dev/null | check >/dev/null
+sync
+echo "worker ops/s (ops step only): $(drivers/node/bin/kvbench-node-worker --job "$work/get.json" 2>/dev/null | check)"
+echo "plain loop: $(node drivers/node/bench/plain-loop.js "$work/db/lmdb" "$RECORDS" "$COUNT")"
+farm-bench -n "$RUNS" --timeout 900 \
+	--vs "node drivers/node/bench/plain-loop.js $work/db/lmdb $RECORDS $COUNT" \
+	-- drivers/node/bin/kvbench-node-worker --job "$work/get.json"
