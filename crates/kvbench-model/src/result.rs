@@ -45,7 +45,7 @@ pub struct Fault {
     pub errors_by: BTreeMap<String, u64>,
     /// From the kill to the end of the disruption: the last interval with errors and any stall
     /// (no finished operation) right after it (resolution: `interval_ms`; see
-    /// `policy::fault`); None when the phase ended before it recovered.
+    /// `policy::kill_cost`); None when the phase ended before it recovered.
     pub recovery_ms: Option<u64>,
     pub interval_ms: u64,
     /// p99 of the intervals before the kill (merged) and the worst interval p99 after it.

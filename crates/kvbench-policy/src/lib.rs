@@ -40,11 +40,6 @@ pub mod saturation;
 pub mod schedule;
 pub mod sizeguard;
 
-/// The kill cost's old name, kept while the orchestrator's `use kvbench_policy::fault` (a file
-/// another change is editing) moves to `kill_cost`; delete with that import.
-#[doc(hidden)]
-pub use kill_cost as fault;
-
 // The files here moved from kvbench-core and keep their `crate::` paths to the model and plan.
 use kvbench_model::{engine, histogram, job, result, scenario, spec};
 use kvbench_plan::{derive, gen, planfile};

@@ -4,15 +4,15 @@
 //! the phase has ended first. A worker may spend a moment setting a step up before its clock
 //! starts (the Go worker opens its readers first), so the kill's place on the phase's timeline
 //! is the kill's wall-clock time minus the step's reported `start_unix_ns` (same machine, same
-//! clock). What the kill cost is derived from the timeline (`kvbench_policy::fault`).
+//! clock). What the kill cost is derived from the timeline (`kvbench_policy::kill_cost`).
 
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kvbench_model::result::PhaseResult;
-use kvbench_policy::fault;
 use kvbench_policy::jobs::PhasePlan;
+use kvbench_policy::kill_cost;
 
 struct Timer {
     /// Dropped to cancel the kill (the phase ended before it was due).
@@ -97,7 +97,7 @@ impl Faults {
                     // A worker that does not report its start: the kill's own timer is the best guess.
                     let ms = a.started.map(|s| kill.saturating_sub(s) / 1_000_000).unwrap_or(a.after_ms);
                     let who = format!("{} (pid {})", a.member.0, a.member.1);
-                    fault::record(p, who, a.after_ms, ms, interval_ms);
+                    kill_cost::record(p, who, a.after_ms, ms, interval_ms);
                 }
                 Some(None) => p.notes.push(format!(
                     "kill step not run: the phase ended before it was due ({} ms after the start)",
