@@ -60,6 +60,31 @@ fn python_registry() -> Vec<String> {
     names
 }
 
+/// The Java worker's engines: the names its engines' `new Descriptor("java-…"` lines declare.
+fn java_registry() -> Vec<String> {
+    let dir = root().join("drivers/java/src/main/java/kvbench/engines");
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).flatten() {
+        let text = read(&entry.path());
+        names.extend(
+            text.split("new Descriptor(\"").skip(1).filter_map(|rest| rest.split('"').next().map(str::to_string)),
+        );
+    }
+    assert!(!names.is_empty(), "no Java engine found in {}", dir.display());
+    names
+}
+
+/// The Node worker's engines: the files `drivers/node/lib/engines/index.js` requires (each file
+/// is named after its engine).
+fn node_registry() -> Vec<String> {
+    let path = root().join("drivers/node/lib/engines/index.js");
+    let text = read(&path);
+    let names: Vec<String> =
+        text.split("require('./").skip(1).filter_map(|rest| rest.split('\'').next().map(str::to_string)).collect();
+    assert!(!names.is_empty(), "no Node engine found in {}", path.display());
+    names
+}
+
 /// The README's engine table (the one whose header starts `| engine | store |`): every name in
 /// backticks in its first column.
 fn readme_table() -> Vec<String> {
@@ -82,7 +107,13 @@ fn duplicates(names: &[String]) -> Vec<&String> {
 #[test]
 fn the_readme_engine_table_lists_every_engine_of_every_runtime_and_no_other() {
     let (rust, _) = engines_toml();
-    let runtimes: BTreeSet<String> = rust.into_iter().chain(go_registry()).chain(python_registry()).collect();
+    let runtimes: BTreeSet<String> = rust
+        .into_iter()
+        .chain(go_registry())
+        .chain(python_registry())
+        .chain(java_registry())
+        .chain(node_registry())
+        .collect();
     let readme = readme_table();
     assert_eq!(duplicates(&readme), Vec::<&String>::new(), "README.md's engine table names these twice");
     let readme: BTreeSet<String> = readme.into_iter().collect();
