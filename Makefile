@@ -60,7 +60,7 @@ node: deps rust
 # kvbench, the Go workers and the Python worker's own venv under PREFIX (scripts/install.sh,
 # docs/install.md): PREFIX/bin/kvbench runs from any directory with every runtime.
 PREFIX ?= /usr/local
-install: build python go java
+install: build python go java node
 	scripts/install.sh $(PREFIX)
 
 # The release build, the Python venv's downloads, the Go modules', the Maven artifacts' and npm's

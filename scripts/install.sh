@@ -5,17 +5,19 @@
 #     drivers/go/bin/              the Go worker and its one-engine workers
 #     drivers/python/.venv/        the Python worker's own venv (pinned requirements, the package)
 #     drivers/java/                the Java worker's launcher, jar and dependencies
+#     drivers/node/                the Node.js worker (its script, lib and pinned node_modules)
 #     lib/libkvbench_ffi.so        the worker core the Python and Java workers load
+#     lib/libkvbench_node.so       the worker core's Node-API addon the Node.js worker loads
 #     scenarios/                   the scenario files (`kvbench run scenarios/X.toml` from anywhere)
 # `make install PREFIX=...` builds everything first; this script only copies and makes the venv.
 #   scripts/install.sh PREFIX
 #   KVBENCH_BIN=path          the kvbench binary to install (default target/release/kvbench)
-#   KVBENCH_RUNTIMES="go python java"   the worker runtimes to install (default all three)
+#   KVBENCH_RUNTIMES="go python java node"   the worker runtimes to install (default all four)
 set -euo pipefail
 prefix="${1:?usage: scripts/install.sh PREFIX}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${KVBENCH_BIN:-$root/target/release/kvbench}"
-runtimes="${KVBENCH_RUNTIMES:-go python java}"
+runtimes="${KVBENCH_RUNTIMES:-go python java node}"
 mkdir -p "$prefix"
 prefix="$(cd "$prefix" && pwd)"
 home="$prefix/lib/kvbench"
@@ -40,6 +42,15 @@ if [[ " $runtimes " == *" java "* ]]; then
     mkdir -p "$home/drivers/java/target"
     cp -r "$root/drivers/java/bin" "$home/drivers/java/bin"
     cp -r "$jar" "$root/drivers/java/target/lib" "$home/drivers/java/target/"
+fi
+if [[ " $runtimes " == *" node "* ]]; then
+    addon="$root/target/release/libkvbench_node.so"
+    [[ -f "$addon" && -d "$root/drivers/node/node_modules" ]] || { echo "install.sh: no Node.js worker ($addon, drivers/node/node_modules): run make node" >&2; exit 1; }
+    rm -rf "$home/drivers/node"
+    mkdir -p "$home/drivers/node"
+    cp -r "$root/drivers/node/bin" "$root/drivers/node/lib" "$root/drivers/node/node_modules" \
+        "$root/drivers/node/package.json" "$root/drivers/node/package-lock.json" "$home/drivers/node/"
+    install -m 644 "$addon" "$home/lib/libkvbench_node.so"
 fi
 if [[ " $runtimes " == *" python "* ]]; then
     venv="$home/drivers/python/.venv"

@@ -236,12 +236,13 @@ pub const EXTERNAL: &[External] = &[
         prefix: "node-",
         per_engine: false,
         // The worker's sources, its installed packages (build.sh's stamp changes with every
-        // npm ci) and the worker core's Node-API addon it loads.
+        // npm ci) and the worker core's Node-API addon it loads (a checkout's or an install's).
         list_deps: &[
             "drivers/node/lib",
             "drivers/node/package-lock.json",
             "drivers/node/node_modules/.kvbench-install",
             "target/release/libkvbench_node.so",
+            "lib/libkvbench_node.so",
         ],
     },
 ];

@@ -3,7 +3,7 @@
 //! runtimes it found and where; and every example command of the README runs there as written
 //! (`run` examples on 1000 records and operations, `serve` until it answers). The first test
 //! installs the Rust and Go runtimes only (the Python venv comes from PyPI); the README's needs
-//! all three, so it skips unless `make go python` has run, as `make test` does.
+//! every runtime, so it skips unless `make go python java node` has run, as `make test` does.
 
 use std::path::Path;
 use std::process::Command;
@@ -148,7 +148,9 @@ fn two_runs(dir: &Path) {
     let mut by_scenario: std::collections::BTreeMap<String, Vec<std::path::PathBuf>> = Default::default();
     for e in std::fs::read_dir(dir.join("results")).unwrap().flatten() {
         let p = e.path();
-        let is_run = p.extension().is_some_and(|x| x == "json") && !p.is_symlink();
+        // A.json and B.json are this function's own copies: copying one onto itself empties it.
+        let copy = ["A.json", "B.json"].iter().any(|n| p.file_name().is_some_and(|f| f == *n));
+        let is_run = p.extension().is_some_and(|x| x == "json") && !p.is_symlink() && !copy;
         let Some(v) = is_run.then(|| std::fs::read_to_string(&p).ok()).flatten() else { continue };
         let v: serde_json::Value = serde_json::from_str(&v).unwrap_or_default();
         if let Some(s) = v["scenario"].as_str() {
@@ -221,8 +223,10 @@ fn readme_examples_run_from_an_installed_copy_outside_the_checkout() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let go = root.join("drivers/go/bin/kvbench-go-worker").exists();
     let python = root.join("drivers/python/.venv/bin/python").exists();
-    if !go || !python {
-        eprintln!("skipped: the README's examples need every runtime (make go python)");
+    let java = root.join("drivers/java/target/kvbench-java-worker.jar").exists();
+    let node = root.join("drivers/node/node_modules").exists();
+    if !go || !python || !java || !node {
+        eprintln!("skipped: the README's examples need every runtime (make go python java node)");
         return;
     }
     let examples = readme_examples(&std::fs::read_to_string(root.join("README.md")).unwrap());
@@ -266,12 +270,14 @@ fn readme_examples_run_from_an_installed_copy_outside_the_checkout() {
             assert!(failed_rows(dir).is_empty(), "`{cmd}`: {:?}", failed_rows(dir));
         }
         if cmd == "kvbench list" {
-            // Which runtimes it found, and where: all three, in the installed home.
+            // Which runtimes it found, and where: every one, in the installed home.
             let home = prefix.path().canonicalize().unwrap().join("lib/kvbench");
             for (k, at) in [
                 ("rust", "bin/kvbench"),
                 ("go", "lib/kvbench/drivers/go/bin/"),
                 ("python", "lib/kvbench/drivers/python/.venv/"),
+                ("java", "lib/kvbench/drivers/java/bin/"),
+                ("node", "lib/kvbench/drivers/node/bin/"),
             ] {
                 let line =
                     out.lines().find(|l| l.starts_with(&format!("  {k:<8}"))).unwrap_or_else(|| panic!("{k}: {out}"));

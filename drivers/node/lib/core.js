@@ -6,9 +6,14 @@ const fs = require('fs');
 
 const REPO = path.resolve(__dirname, '..', '..', '..');
 
-/** Where the addon is: $KVBENCH_NODE_ADDON, else the release build of the checkout. */
+/**
+ * Where the addon is: $KVBENCH_NODE_ADDON, else an installed copy's lib/ (scripts/install.sh),
+ * else the release build of the checkout.
+ */
 function addonPath() {
   if (process.env.KVBENCH_NODE_ADDON) return process.env.KVBENCH_NODE_ADDON;
+  const installed = path.join(REPO, 'lib', 'libkvbench_node.so');
+  if (fs.existsSync(installed)) return installed;
   const target = process.env.CARGO_TARGET_DIR || path.join(REPO, 'target');
   return path.join(target, 'release', 'libkvbench_node.so');
 }
