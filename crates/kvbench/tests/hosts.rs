@@ -206,7 +206,8 @@ fn two_hosts_run_together_and_merge() {
 #[test]
 fn an_unreachable_host_is_a_clear_error() {
     let tmp = tempfile::tempdir().unwrap();
-    let ssh = hosts::Ssh { port: Some(kvbench_engines::servers::lifecycle::free_port().unwrap()), ..Default::default() };
+    let ssh =
+        hosts::Ssh { port: Some(kvbench_engines::servers::lifecycle::free_port().unwrap()), ..Default::default() };
     let jobs = vec![hosts::HostJob {
         host: hosts::parse_hosts("nobody@127.0.0.1").unwrap().remove(0),
         uploads: vec![],
