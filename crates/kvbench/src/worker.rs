@@ -27,7 +27,7 @@ fn fault_at(label: &str, phase: &str) {
         "hang" => {
             // Said on stderr (the row's log), so a test signals a worker that really hangs
             // rather than guessing how long the phases before it take on a loaded machine.
-            eprintln!("fault: hanging at {phase}");
+            let _ = writeln!(std::io::stderr(), "fault: hanging at {phase}");
             std::thread::sleep(std::time::Duration::from_secs(3600))
         }
         "mute" => {
