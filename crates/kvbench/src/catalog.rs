@@ -103,7 +103,7 @@ pub fn scenario_path(p: &Path) -> PathBuf {
     }
     match home().map(|h| h.join(p)).filter(|h| h.is_file()) {
         Some(h) => {
-            crate::say!("scenario: {} (from kvbench's home)", h.display());
+            crate::note!("scenario: {} (from kvbench's home)", h.display());
             h
         }
         None => p.to_path_buf(),

@@ -101,7 +101,7 @@ pub fn confirm(e: &Estimate, yes: bool) -> Result<(), String> {
     if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
         return Err(format!("{why}: pass --yes to run it"));
     }
-    crate::say!("{why}. Run it? [y/N]");
+    crate::note!("{why}. Run it? [y/N]");
     let mut answer = String::new();
     let _read = std::io::stdin().read_line(&mut answer);
     match answer.trim() {

@@ -67,12 +67,12 @@ pub fn formats(list: &str) -> Result<(Format, Vec<Format>), String> {
 pub fn export_beside(r: &RunResult, result: &Path, fmt: Format, o: &ReportOptions) {
     let ext = match fmt {
         Format::Json => {
-            crate::say!("json: {}", result.display());
+            crate::note!("json: {}", result.display());
             return;
         }
         Format::Hlog => {
             if let Err(e) = write_hlogs(r, result, None) {
-                crate::say!("error: {e}");
+                crate::note!("error: {e}");
             }
             return;
         }
@@ -86,8 +86,8 @@ pub fn export_beside(r: &RunResult, result: &Path, fmt: Format, o: &ReportOption
     };
     let p = result.with_extension(ext);
     match std::fs::write(&p, rendered(r, fmt, o)) {
-        Ok(()) => crate::say!("{ext}: {}", p.display()),
-        Err(e) => crate::say!("error: --format: cannot write {}: {e}", p.display()),
+        Ok(()) => crate::note!("{ext}: {}", p.display()),
+        Err(e) => crate::note!("error: --format: cannot write {}: {e}", p.display()),
     }
 }
 
@@ -109,7 +109,7 @@ pub fn write_hlogs(r: &RunResult, file: &Path, output: Option<&Path>) -> Result<
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(|e| format!("--output {}: {e}", p.display()))?;
     }
-    crate::say!("{} interval logs in {}", files.len(), dir.display());
+    crate::note!("{} interval logs in {}", files.len(), dir.display());
     Ok(())
 }
 
@@ -151,7 +151,7 @@ pub fn compare(a: &Path, bs: &[PathBuf], format: &str, m: &kvbench_report::Metho
         let rows: Vec<_> = rbs.iter().flat_map(|rb| kvbench_report::compared(&ra, rb, m)).collect();
         let slow = kvbench_report::regressions(&rows, pct, strict);
         for c in &slow {
-            crate::say!("regression: {} {}: {}", c.label, c.phase, c.text());
+            crate::note!("regression: {} {}: {}", c.label, c.phase, c.text());
         }
         if slow.is_empty() {
             let ignored = kvbench_report::regressions(&rows, pct, true).len();
@@ -160,17 +160,17 @@ pub fn compare(a: &Path, bs: &[PathBuf], format: &str, m: &kvbench_report::Metho
             } else {
                 String::new()
             };
-            crate::say!("no row is called slower than A by more than {pct}%{note}");
+            crate::note!("no row is called slower than A by more than {pct}%{note}");
             Ok(0)
         } else {
-            crate::say!("{} rows slower than A by more than {pct}% (--fail-if-slower)", slow.len());
+            crate::note!("{} rows slower than A by more than {pct}% (--fail-if-slower)", slow.len());
             Ok(1)
         }
     };
     match go() {
         Ok(code) => code,
         Err(e) => {
-            crate::say!("error: {e}");
+            crate::note!("error: {e}");
             2
         }
     }

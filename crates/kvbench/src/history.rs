@@ -326,7 +326,7 @@ pub struct DashboardArgs {
 /// Append a finished run to `--history PATH`; says how many figures went in.
 pub fn record(path: &Path, r: &RunResult, file: &Path) -> Result<(), String> {
     let n = History::open(path)?.append(r, Some(file))?;
-    crate::say!("history: {n} figures of run {} added to {}", r.run_id, path.display());
+    crate::note!("history: {n} figures of run {} added to {}", r.run_id, path.display());
     Ok(())
 }
 

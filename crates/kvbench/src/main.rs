@@ -2,7 +2,7 @@
 //! (parsed here, turned into a scenario by `kvbench_model::flags`), the run (`orchestrate`),
 //! the exporters (`export`), `kvbench serve` (`kvbench_serve`) and the Rust worker itself
 //! (`kvbench worker`).
-// What kvbench prints goes through `out` (stdout) and `say!` (stderr): no write error panics.
+// What kvbench prints goes through `out` (stdout) and `note!` (stderr): no write error panics.
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
 mod catalog;
@@ -328,7 +328,7 @@ impl ScenarioArgs {
     fn scenario(&self, timeout: Option<u64>) -> Result<Scenario, String> {
         let mut s = flags::build(&self.flags(timeout), &catalog::Engines)?;
         for added in s.settle_before_reads() {
-            crate::say!("added {added}");
+            crate::note!("added {added}");
         }
         Ok(s)
     }
@@ -474,7 +474,7 @@ fn run(a: RunArgs) -> i32 {
     let (fmt, exports) = match export::formats(&a.format) {
         Ok(f) => f,
         Err(e) => {
-            crate::say!("error: {e}");
+            crate::note!("error: {e}");
             return 2;
         }
     };
@@ -486,14 +486,14 @@ fn run(a: RunArgs) -> i32 {
     {
         Ok(s) => s,
         Err(e) => {
-            crate::say!("error: {e}");
+            crate::note!("error: {e}");
             return 2;
         }
     };
     let hosts = match hosts_of(&a) {
         Ok(h) => h,
         Err(e) => {
-            crate::say!("error: {e}");
+            crate::note!("error: {e}");
             return 2;
         }
     };
@@ -501,10 +501,10 @@ fn run(a: RunArgs) -> i32 {
     let report_opts = ReportOptions::with_percentiles(a.percentiles.clone());
     let guess = estimate::estimate(&s, &a.out);
     if let Some(line) = guess.line(&a.out, estimate::ANNOUNCE_S) {
-        crate::say!("{line}");
+        crate::note!("{line}");
     }
     if let Err(e) = estimate::confirm(&guess, a.yes) {
-        crate::say!("error: {e}");
+        crate::note!("error: {e}");
         return 2;
     }
     let opts = orchestrate::RunOptions {
@@ -525,40 +525,40 @@ fn run(a: RunArgs) -> i32 {
             let mut printed = None;
             if fmt == Format::Hlog {
                 if let Err(e) = export::write_hlogs(&r, path, None) {
-                    crate::say!("error: {e}");
+                    crate::note!("error: {e}");
                 }
             } else if let Err(e) = out::stdout(&export::rendered(&r, fmt, &report_opts)) {
                 printed = Some(out::failed_output(&e));
             }
             exports.iter().for_each(|f| export::export_beside(&r, path, *f, &report_opts));
-            crate::say!("result: {}", path.display());
+            crate::note!("result: {}", path.display());
             // A run whose history append failed exits non-zero: a CI job sees the gap in its
             // store (the results themselves are in the result file).
             let history_failed = a.history.as_ref().is_some_and(|h| {
                 let store = history::store_of_run(h.as_deref(), &a.out);
                 history::record(&store, &r, path)
-                    .map_err(|e| crate::say!("error: --history: {e}; the results are in {}", path.display()))
+                    .map_err(|e| crate::note!("error: --history: {e}; the results are in {}", path.display()))
                     .is_err()
             });
             if let Some(sig) = orchestrate::process::stop_signal() {
-                crate::say!("{}: the rows run so far are in the result", orchestrate::process::interruption());
+                crate::note!("{}: the rows run so far are in the result", orchestrate::process::interruption());
                 orchestrate::process::exit_status(sig)
             } else if let Some(code) = printed {
                 code
             } else if let Some(why) = &written.fallback_because {
-                crate::say!("error: --output {}: {why}; the results are in {}", a.out.display(), path.display());
+                crate::note!("error: --output {}: {why}; the results are in {}", a.out.display(), path.display());
                 EXIT_FALLBACK
             } else if history_failed {
                 EXIT_FALLBACK
             } else if r.engines.iter().any(|e| e.status == Status::Failed) {
-                crate::say!("some rows failed; see the status column");
+                crate::note!("some rows failed; see the status column");
                 1
             } else {
                 0
             }
         }
         Err(e) => {
-            crate::say!("error: {e:#}");
+            crate::note!("error: {e:#}");
             2
         }
     }

@@ -38,7 +38,7 @@ pub fn note(args: std::fmt::Arguments<'_>) {
 
 /// `eprintln!` that neither panics when standard error fails nor lets control characters through.
 #[macro_export]
-macro_rules! say {
+macro_rules! note {
     ($($t:tt)*) => { $crate::out::note(format_args!($($t)*)) };
 }
 

@@ -125,7 +125,7 @@ fn status_lines(bar: ProgressBar, secs: u64) {
         while !bar.is_finished() {
             std::thread::sleep(Duration::from_millis(100));
             if Instant::now() >= next && !bar.is_finished() {
-                crate::say!("{}", status_line(&bar));
+                crate::note!("{}", status_line(&bar));
                 next += every;
             }
         }

@@ -173,7 +173,7 @@ impl Drop for RowGroup {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        crate::say!("WARNING: could not remove the row's cgroup {}", self.dir.display());
+        crate::note!("WARNING: could not remove the row's cgroup {}", self.dir.display());
     }
 }
 

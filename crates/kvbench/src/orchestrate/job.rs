@@ -160,7 +160,7 @@ struct Worker<'a> {
 fn row_limit(sh: &Shared<'_>, v: &Variant, label: &str) -> RowTimeout {
     let t = crate::timeout::row_timeout(sh.s, v, sh.data.raw_bytes, sh.o.row_estimates.get(label).copied());
     if t.secs != sh.s.timeout {
-        crate::say!("{label}: timeout {} s ({})", t.secs, t.why);
+        crate::note!("{label}: timeout {} s ({})", t.secs, t.why);
     }
     t
 }

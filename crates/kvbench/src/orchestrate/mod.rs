@@ -33,7 +33,7 @@ use runner::{Orchestrator, Start};
 
 /// True from the run's directory on to its results' final write: a signal then stops the
 /// running engine and lets the run write its results; before and after, it exits at once.
-static ENGINES_RUNNING: AtomicBool = AtomicBool::new(false);
+static STOP_GRACEFULLY: AtomicBool = AtomicBool::new(false);
 
 /// Run a scenario; returns the result and where it was written. The rows are checked and the
 /// result started here; the policy plans the run and drives its rows through the
@@ -49,10 +49,10 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
         let resolved = kvbench_model::secret::resolve_url(url).map_err(|e| anyhow::anyhow!("{e}"))?;
         kvbench_model::secret::remember_url(&resolved);
     }
-    process::install_signals(&ENGINES_RUNNING);
+    process::install_signals(&STOP_GRACEFULLY);
     if let Err(e) = std::fs::create_dir_all(&o.out_dir) {
         // Not fatal: the results go to a fallback place at the end.
-        crate::say!("WARNING: cannot create {}: {e}", o.out_dir.display());
+        crate::note!("WARNING: cannot create {}: {e}", o.out_dir.display());
     }
     std::fs::create_dir_all(&o.data_dir)
         .map_err(|e| anyhow::anyhow!("cannot create the data directory {}: {e}", o.data_dir.display()))?;
@@ -62,7 +62,7 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
     let file = ResultFile::new(o.out_dir.join(format!("{run_id}.json")));
     let env = sys::environment(&o.data_dir);
     let warnings = warnings(s, &variants, &env);
-    let result = new_result(s, o, Head { run_id, started_at, environment: env, warnings })?;
+    let result = new_result(s, o, RunHeader { run_id, started_at, environment: env, warnings })?;
     let facts = row_facts(&variants, &resolved);
     let start = Start { rows: (&variants, &resolved), result, file, unique };
     let rows = Orchestrator::new(s, o, start);
@@ -84,7 +84,7 @@ impl PlanningWatchdog {
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         std::thread::spawn(move || {
             if rx.recv_timeout(limit) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
-                crate::say!(
+                crate::note!(
                     "error: planning took longer than the timeout ({} s; `timeout` in the scenario or --timeout): \
                      fewer records or operations plan faster",
                     limit.as_secs()
@@ -97,7 +97,7 @@ impl PlanningWatchdog {
 }
 
 /// What a run's result starts with, besides the scenario.
-struct Head {
+struct RunHeader {
     run_id: String,
     started_at: u64,
     environment: kvbench_model::result::Environment,
@@ -105,20 +105,20 @@ struct Head {
 }
 
 /// A run's result before any row ran (its plan's facts come once it is planned).
-fn new_result(s: &Scenario, o: &RunOptions, h: Head) -> anyhow::Result<RunResult> {
+fn new_result(s: &Scenario, o: &RunOptions, header: RunHeader) -> anyhow::Result<RunResult> {
     Ok(RunResult {
         schema: SCHEMA.into(),
         kvbench_version: env!("CARGO_PKG_VERSION").into(),
-        run_id: h.run_id,
-        started_at: h.started_at,
+        run_id: header.run_id,
+        started_at: header.started_at,
         scenario: s.name.clone(),
         command: o.command.clone(),
         intent: s.intent.clone(),
         sync: s.sync.to_string(),
         plan: PlanInfo::default(),
         workload: serde_json::to_value(s)?,
-        environment: h.environment,
-        warnings: h.warnings,
+        environment: header.environment,
+        warnings: header.warnings,
         engines: Vec::new(),
     })
 }
@@ -142,7 +142,7 @@ fn warnings(s: &Scenario, variants: &[Variant], env: &kvbench_model::result::Env
         ));
     }
     for w in &warnings {
-        crate::say!("WARNING: {w}");
+        crate::note!("WARNING: {w}");
     }
     warnings
 }
@@ -169,10 +169,10 @@ const READ_AHEAD_WARN_KB: u64 = 512;
 /// The run's private directory `run_data`, after sweeping what killed runs left behind.
 fn run_dir(o: &RunOptions, run_data: &Path) -> anyhow::Result<()> {
     for old in results::sweep_stale(&o.data_dir) {
-        crate::say!("removed {}: data of an earlier run killed before it could clean up", old.display());
+        crate::note!("removed {}: data of an earlier run killed before it could clean up", old.display());
     }
     for line in budget::sweep_stale() {
-        crate::say!("{line}");
+        crate::note!("{line}");
     }
     private_run_dir(run_data).map_err(|e| anyhow::anyhow!(e))?;
     if o.keep_data {

@@ -69,7 +69,7 @@ pub fn written_to(path: &Path) {
 pub fn install_signals(running: &'static AtomicBool) {
     let mut signals = match signal_hook::iterator::Signals::new(STOPPING) {
         Ok(s) => s,
-        Err(e) => return crate::say!("WARNING: cannot handle signals ({e}): a signal ends the run at once"),
+        Err(e) => return crate::note!("WARNING: cannot handle signals ({e}): a signal ends the run at once"),
     };
     std::thread::spawn(move || {
         let mut first: Option<Instant> = None;
@@ -89,13 +89,13 @@ fn on_signal(sig: i32, running: &AtomicBool, first: &mut Option<Instant>) {
             if !running.load(Ordering::SeqCst) {
                 exit_now(&name);
             }
-            crate::say!(
+            crate::note!(
                 "\n{name}: stopping the running engine, then the servers; the finished rows are written \
                  (a signal within {} s waits for that, a later one exits at once)",
                 GRACE.as_secs()
             );
         }
-        Some(t) if t.elapsed() < GRACE => crate::say!("{name} again: already stopping, the results are being written"),
+        Some(t) if t.elapsed() < GRACE => crate::note!("{name} again: already stopping, the results are being written"),
         Some(_) => exit_now(&name),
     }
 }
@@ -104,8 +104,8 @@ fn on_signal(sig: i32, running: &AtomicBool, first: &mut Option<Instant>) {
 fn exit_now(name: &str) -> ! {
     let path = RESULT_PATH.lock().ok().and_then(|p| p.clone());
     match path {
-        Some(p) => crate::say!("\n{name}: exiting now; the finished rows are in {}", p.display()),
-        None => crate::say!("\n{name}: exiting now; no row had finished"),
+        Some(p) => crate::note!("\n{name}: exiting now; the finished rows are in {}", p.display()),
+        None => crate::note!("\n{name}: exiting now; no row had finished"),
     }
     std::process::exit(exit_status(stop_signal().unwrap_or(libc::SIGINT)))
 }

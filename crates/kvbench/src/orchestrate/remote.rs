@@ -70,7 +70,7 @@ impl HostsRun {
                 continue;
             }
             if let Err(e) = self.ssh.run(h, &format!("rm -rf {}", hosts::sh_quote(&dir)), b"") {
-                crate::say!("cannot remove {dir} on {}: {e}", h.target());
+                crate::note!("cannot remove {dir} on {}: {e}", h.target());
             }
         }
     }

@@ -122,7 +122,7 @@ impl ResultFile {
             }
             Err(e) => {
                 if self.failed.is_none() {
-                    crate::say!("WARNING: {e}; the results stay in memory and go to a fallback place at the end");
+                    crate::note!("WARNING: {e}; the results stay in memory and go to a fallback place at the end");
                 }
                 self.failed = Some(e);
             }
@@ -147,9 +147,9 @@ impl ResultFile {
         for place in fallback_places() {
             match place.dir().and_then(|d| write_atomic(&d.join(&name), &bytes).map(|()| d.join(&name))) {
                 Ok(p) => {
-                    crate::say!("RESULTS WRITTEN TO THE FALLBACK {} ({first})", p.display());
+                    crate::note!("RESULTS WRITTEN TO THE FALLBACK {} ({first})", p.display());
                     if self.wrote && std::fs::remove_file(&self.path).is_ok() {
-                        crate::say!("removed the partial copy at {}", self.path.display());
+                        crate::note!("removed the partial copy at {}", self.path.display());
                     }
                     link_latest(&p);
                     return Ok(Written { path: p, fallback_because: Some(first) });
@@ -174,7 +174,7 @@ fn link_latest(result: &Path) {
     let linked = std::os::unix::fs::symlink(name, &tmp).and_then(|()| std::fs::rename(&tmp, dir.join(LATEST)));
     if let Err(e) = linked {
         let _ = std::fs::remove_file(&tmp);
-        crate::say!("WARNING: cannot point {} at {}: {e}", dir.join(LATEST).display(), result.display());
+        crate::note!("WARNING: cannot point {} at {}: {e}", dir.join(LATEST).display(), result.display());
     }
 }
 

@@ -20,7 +20,7 @@ use super::process::{self, interrupted};
 use super::results::{row_dir_name, ResultFile, Written};
 use super::rows::RowEngine;
 use super::servers::ServerPool;
-use super::{run_dir, PlanningWatchdog, ENGINES_RUNNING};
+use super::{run_dir, PlanningWatchdog, STOP_GRACEFULLY};
 
 /// A run's rows as this host runs them, and the result they go into.
 pub struct Orchestrator<'a> {
@@ -99,9 +99,9 @@ impl Runner for Orchestrator<'_> {
         self.watchdog = None;
         self.result.plan = plan.data.info(self.s, self.planning_from.elapsed().as_nanos() as u64);
         if !plan.data.note.is_empty() {
-            crate::say!("plan: {}", plan.data.note);
+            crate::note!("plan: {}", plan.data.note);
         }
-        ENGINES_RUNNING.store(true, Ordering::SeqCst);
+        STOP_GRACEFULLY.store(true, Ordering::SeqCst);
         run_dir(self.o, &self.run_data)
     }
 
@@ -116,7 +116,7 @@ impl Runner for Orchestrator<'_> {
         let ready = match &self.resolved[at.row] {
             Ok(ready) => ready,
             Err(why) => {
-                crate::say!("{:>16}: skipped: {why}", m.row.label);
+                crate::note!("{:>16}: skipped: {why}", m.row.label);
                 m.row.error = Some(why.clone());
                 return m;
             }
@@ -144,7 +144,7 @@ impl Runner for Orchestrator<'_> {
                 (None, _) => "ok".to_string(),
                 (Some(e), _) => format!("FAILED: {}", e.lines().next().unwrap_or("")),
             };
-            crate::say!("{:>16}: {status} ({:.1} s)", row.label, self.row_from.elapsed().as_secs_f64());
+            crate::note!("{:>16}: {status} ({:.1} s)", row.label, self.row_from.elapsed().as_secs_f64());
         }
         row.wall_ns = self.row_from.elapsed().as_nanos() as u64;
         self.result.engines.push(row);
@@ -165,7 +165,7 @@ impl Runner for Orchestrator<'_> {
             let json = serde_json::to_string(&self.result).unwrap_or_default();
             anyhow::anyhow!("the results could not be written anywhere ({e}); here they are:\n{json}")
         });
-        ENGINES_RUNNING.store(false, Ordering::SeqCst);
+        STOP_GRACEFULLY.store(false, Ordering::SeqCst);
         Ok((self.result, written?))
     }
 }
@@ -180,14 +180,15 @@ fn explain_full_disk(row: &mut EngineResult, data: &Path) {
 }
 
 /// Remove the run's directory when it is empty; else it holds the job files and logs of failed
-/// rows, which their errors name: marked kept, so no later run sweeps them as a killed run's.
+/// rows, which their errors name, or what a worker wrote to its log: marked kept, so no later
+/// run sweeps them as a killed run's.
 fn keep_what_failed_rows_left(run_data: &Path) {
     if std::fs::remove_dir(run_data).is_ok() || !run_data.exists() {
         return;
     }
-    let why = "kept: the job files and logs of rows that failed\n";
+    let why = "kept: the job files and logs of rows that failed or whose worker wrote to its log\n";
     if std::fs::write(run_data.join(super::results::KEEP_MARKER), why).is_ok() {
-        crate::say!("kept {}: the job files and logs of the rows that failed", run_data.display());
+        crate::note!("kept {}: the logs workers wrote and the job files of failed rows", run_data.display());
     }
 }
 
@@ -203,7 +204,7 @@ fn tidy(row: &EngineResult, dir: &Path) {
     }
     for kept in [&log, &job] {
         if let Err(e) = kvbench_model::secret::scrub_file(kept) {
-            crate::say!("WARNING: cannot redact {}: {e}; remove it by hand", kept.display());
+            crate::note!("WARNING: cannot redact {}: {e}; remove it by hand", kept.display());
         }
     }
     if row.status == Status::Failed {

@@ -76,7 +76,7 @@ impl ServerPool {
         let Some(i) = self.started.iter().position(|s| s.name == name) else { return };
         let s = self.started.remove(i);
         if let Err(e) = s.server.stop() {
-            crate::say!("stopping the {} server after its fault: {e}", s.name);
+            crate::note!("stopping the {} server after its fault: {e}", s.name);
         }
         self.remove(&s.dir);
     }
@@ -85,7 +85,7 @@ impl ServerPool {
     pub fn stop_all(&mut self) {
         while let Some(s) = self.started.pop() {
             if let Err(e) = s.server.stop() {
-                crate::say!("stopping the {} server: {e}", s.name);
+                crate::note!("stopping the {} server: {e}", s.name);
             }
             self.remove(&s.dir);
         }
@@ -97,7 +97,7 @@ impl ServerPool {
         }
         if let Err(e) = std::fs::remove_dir_all(dir) {
             if e.kind() != std::io::ErrorKind::NotFound {
-                crate::say!("cannot remove the server directory {}: {e}", dir.display());
+                crate::note!("cannot remove the server directory {}: {e}", dir.display());
             }
         }
     }
