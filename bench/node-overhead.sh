@@ -19,21 +19,8 @@ trap 'rm -rf "$work"' EXIT
 [[ -n ${NO_BUILD:-} ]] || drivers/node/build.sh
 mkdir "$work/db"
 job() { # job FILE load|get: a node-lmdb job over the benchmark's dataset
-	python3 - "$@" <<PY
-import json, sys
-ds = dict(generator="synthetic", key=dict(kind="decimal", width=16), value=dict(min=100, max=100, content="printable"),
-          loaded=$RECORDS, total=$RECORDS, ordered=True, pool_seed=1, value_seed=2, open_records=$RECORDS, open_bytes=$RECORDS * 130)
-ops = lambda i, name, kind, count, **kw: dict(step="ops", index=i, name=name, kind=kind, count=count, rec_seed=7, **kw)
-steps = {"load": [dict(step="open", index=0, mode="read-write"),
-                  ops(1, "load", "load", $RECORDS, dist=dict(name="shuffle", n=$RECORDS), perm_seed=3, batch=1000),
-                  dict(step="close", index=2)],
-         "get": [dict(step="open", index=0, mode="read-only"),
-                 ops(1, "get", "get", $COUNT, dist=dict(name="uniform", n=$RECORDS)),
-                 dict(step="close", index=2)]}[sys.argv[2]]
-opts = dict(map_size=None, read=None)
-json.dump(dict(protocol=4, engine="node-lmdb", label="node-lmdb", options=opts, dir="$work/db", sync="none", dataset=ds,
-               steps=steps, progress_ms=1000, interval_ms=1000), open(sys.argv[1], "w"))
-PY
+	python3 bench/overhead_job.py "$@" --engine node-lmdb --dir "$work/db" --records "$RECORDS" --count "$COUNT" \
+		--options '{"map_size": null, "read": null}'
 }
 check() { # the ops step of a worker's events: no error, every read right; prints its ops/s
 	python3 -c 'import json,sys

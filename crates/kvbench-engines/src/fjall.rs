@@ -46,8 +46,8 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     open,
 );
 
-fn err(e: impl std::fmt::Display) -> EngineError {
-    EngineError::Store(format!("fjall: {e}"))
+fn err(error: impl std::fmt::Display) -> EngineError {
+    EngineError::Store(format!("fjall: {error}"))
 }
 
 pub struct Fjall {

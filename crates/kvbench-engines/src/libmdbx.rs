@@ -71,8 +71,8 @@ fn failure(rc: c_int, call: &str) -> EngineError {
     EngineError::Store(format!("libmdbx {call}: {msg} ({rc})"))
 }
 
-fn val(s: &[u8]) -> MDBX_val {
-    MDBX_val { iov_base: s.as_ptr() as *mut libc::c_void, iov_len: s.len() }
+fn val(bytes: &[u8]) -> MDBX_val {
+    MDBX_val { iov_base: bytes.as_ptr() as *mut libc::c_void, iov_len: bytes.len() }
 }
 
 fn empty() -> MDBX_val {
@@ -391,11 +391,11 @@ impl Drop for MdbxReader<'_> {
 /// The bytes a libmdbx value points to.
 ///
 /// # Safety
-/// `v` must come from libmdbx within a transaction that is still alive, and `'a` must not
+/// `val` must come from libmdbx within a transaction that is still alive, and `'a` must not
 /// outlive that transaction.
-unsafe fn slice<'a>(v: &MDBX_val) -> &'a [u8] {
-    if v.iov_len == 0 {
+unsafe fn slice<'a>(val: &MDBX_val) -> &'a [u8] {
+    if val.iov_len == 0 {
         return &[];
     }
-    std::slice::from_raw_parts(v.iov_base as *const u8, v.iov_len)
+    std::slice::from_raw_parts(val.iov_base as *const u8, val.iov_len)
 }

@@ -29,9 +29,9 @@ pub mod ffi {
     }
 
     impl MDB_val {
-        /// A view of `s` for passing to LMDB (LMDB does not write through key pointers).
-        pub fn of(s: &[u8]) -> MDB_val {
-            MDB_val { mv_size: s.len(), mv_data: s.as_ptr() as *mut c_void }
+        /// A view of `bytes` for passing to LMDB (LMDB does not write through key pointers).
+        pub fn of(bytes: &[u8]) -> MDB_val {
+            MDB_val { mv_size: bytes.len(), mv_data: bytes.as_ptr() as *mut c_void }
         }
         pub fn empty() -> MDB_val {
             MDB_val { mv_size: 0, mv_data: std::ptr::null_mut() }
@@ -560,11 +560,11 @@ impl Drop for LmdbReader<'_> {
 /// The bytes an LMDB value points to.
 ///
 /// # Safety
-/// `v` must come from LMDB within a transaction that is still alive, and the caller must not
+/// `val` must come from LMDB within a transaction that is still alive, and the caller must not
 /// let `'a` outlive that transaction.
-unsafe fn slice<'a>(v: &MDB_val) -> &'a [u8] {
-    if v.mv_size == 0 {
+unsafe fn slice<'a>(val: &MDB_val) -> &'a [u8] {
+    if val.mv_size == 0 {
         return &[];
     }
-    std::slice::from_raw_parts(v.mv_data as *const u8, v.mv_size)
+    std::slice::from_raw_parts(val.mv_data as *const u8, val.mv_size)
 }

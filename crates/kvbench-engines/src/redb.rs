@@ -33,8 +33,8 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     open,
 );
 
-fn err(e: impl std::fmt::Display) -> EngineError {
-    EngineError::Store(format!("redb: {e}"))
+fn err(error: impl std::fmt::Display) -> EngineError {
+    EngineError::Store(format!("redb: {error}"))
 }
 
 /// The database, opened for writing or read-only (two types in redb).

@@ -223,8 +223,8 @@ fn perf_context_off() {
     });
 }
 
-fn err(e: rocksdb::Error) -> EngineError {
-    EngineError::Store(format!("rocksdb: {e}"))
+fn err(error: rocksdb::Error) -> EngineError {
+    EngineError::Store(format!("rocksdb: {error}"))
 }
 
 pub struct Rocks {
@@ -360,12 +360,12 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
 /// An integer option within `lo..=hi`, or None when the row leaves it to the library; said in
 /// `settings` either way.
 fn int_in(
-    o: &Options,
+    options: &Options,
     name: &str,
     (lo, hi): (i64, i64),
     settings: &mut BTreeMap<String, String>,
 ) -> Result<Option<i64>> {
-    match o.int(name) {
+    match options.int(name) {
         Some(n) if (lo..=hi).contains(&n) => {
             settings.insert(name.into(), n.to_string());
             Ok(Some(n))
@@ -379,71 +379,83 @@ fn int_in(
 }
 
 /// A boolean option, said in `settings`.
-fn flag(o: &Options, name: &str, settings: &mut BTreeMap<String, String>) -> bool {
-    let v = o.bool(name);
-    settings.insert(name.into(), v.to_string());
-    v
+fn flag(options: &Options, name: &str, settings: &mut BTreeMap<String, String>) -> bool {
+    let on = options.bool(name);
+    settings.insert(name.into(), on.to_string());
+    on
 }
 
 const GIB: i64 = 1 << 30;
 
 /// The block-based table's layout options (RocksDB's tools/benchmark.sh sets each).
-fn table_tuning(t: &mut BlockBasedOptions, o: &Options, settings: &mut BTreeMap<String, String>) -> Result<()> {
-    if let Some(n) = int_in(o, "block_size", (256, GIB), settings)? {
-        t.set_block_size(n as usize);
+fn table_tuning(
+    table: &mut BlockBasedOptions,
+    options: &Options,
+    settings: &mut BTreeMap<String, String>,
+) -> Result<()> {
+    if let Some(n) = int_in(options, "block_size", (256, GIB), settings)? {
+        table.set_block_size(n as usize);
     }
-    t.set_cache_index_and_filter_blocks(flag(o, "cache_index_and_filter_blocks", settings));
-    t.set_pin_l0_filter_and_index_blocks_in_cache(flag(o, "pin_l0_filter_and_index_blocks_in_cache", settings));
+    table.set_cache_index_and_filter_blocks(flag(options, "cache_index_and_filter_blocks", settings));
+    table.set_pin_l0_filter_and_index_blocks_in_cache(flag(
+        options,
+        "pin_l0_filter_and_index_blocks_in_cache",
+        settings,
+    ));
     Ok(())
 }
 
 /// The LSM tree's shape, background work and memtable options (RocksDB's tools/benchmark.sh
 /// sets each; docs/engines/rocksdb.md). An option the row leaves unset keeps the library's value.
-fn tuning(opts: &mut rocksdb::Options, o: &Options, settings: &mut BTreeMap<String, String>) -> Result<()> {
+fn tuning(db_options: &mut rocksdb::Options, options: &Options, settings: &mut BTreeMap<String, String>) -> Result<()> {
     const BIG: i64 = 1 << 50;
-    let mut int = |name: &str, range: (i64, i64)| int_in(o, name, range, settings);
+    let mut int = |name: &str, range: (i64, i64)| int_in(options, name, range, settings);
     if let Some(n) = int("max_background_jobs", (1, 1024))? {
-        opts.set_max_background_jobs(n as i32);
+        db_options.set_max_background_jobs(n as i32);
     }
     if let Some(n) = int("max_write_buffer_number", (2, 1024))? {
-        opts.set_max_write_buffer_number(n as i32);
+        db_options.set_max_write_buffer_number(n as i32);
     }
     if let Some(n) = int("target_file_size_base", (64 << 10, BIG))? {
-        opts.set_target_file_size_base(n as u64);
+        db_options.set_target_file_size_base(n as u64);
     }
     if let Some(n) = int("max_bytes_for_level_base", (64 << 10, BIG))? {
-        opts.set_max_bytes_for_level_base(n as u64);
+        db_options.set_max_bytes_for_level_base(n as u64);
     }
     if let Some(n) = int("max_bytes_for_level_multiplier", (2, 1000))? {
-        opts.set_max_bytes_for_level_multiplier(n as f64);
+        db_options.set_max_bytes_for_level_multiplier(n as f64);
     }
     if let Some(n) = int("num_levels", (2, 64))? {
-        opts.set_num_levels(n as i32);
+        db_options.set_num_levels(n as i32);
     }
     if let Some(n) = int("level0_file_num_compaction_trigger", (1, GIB))? {
-        opts.set_level_zero_file_num_compaction_trigger(n as i32);
+        db_options.set_level_zero_file_num_compaction_trigger(n as i32);
     }
     if let Some(n) = int("level0_slowdown_writes_trigger", (1, GIB))? {
-        opts.set_level_zero_slowdown_writes_trigger(n as i32);
+        db_options.set_level_zero_slowdown_writes_trigger(n as i32);
     }
     if let Some(n) = int("level0_stop_writes_trigger", (1, GIB))? {
-        opts.set_level_zero_stop_writes_trigger(n as i32);
+        db_options.set_level_zero_stop_writes_trigger(n as i32);
     }
     if let Some(n) = int("bytes_per_sync", (0, BIG))? {
-        opts.set_bytes_per_sync(n as u64);
+        db_options.set_bytes_per_sync(n as u64);
     }
     if let Some(n) = int("max_open_files", (-1, i32::MAX as i64))? {
-        opts.set_max_open_files(n as i32);
+        db_options.set_max_open_files(n as i32);
     }
     if let Some(n) = int("delete_obsolete_files_period_micros", (0, BIG))? {
-        opts.set_delete_obsolete_files_period_micros(n as u64);
+        db_options.set_delete_obsolete_files_period_micros(n as u64);
     }
     if let Some(n) = int("max_subcompactions", (1, 1024))? {
-        opts.set_max_subcompactions(n as u32);
+        db_options.set_max_subcompactions(n as u32);
     }
-    opts.set_level_compaction_dynamic_level_bytes(flag(o, "level_compaction_dynamic_level_bytes", settings));
-    let concurrent = flag(o, "allow_concurrent_memtable_write", settings);
-    let memtable = o.text("memtable").unwrap_or_else(|| "skip_list".into());
+    db_options.set_level_compaction_dynamic_level_bytes(flag(
+        options,
+        "level_compaction_dynamic_level_bytes",
+        settings,
+    ));
+    let concurrent = flag(options, "allow_concurrent_memtable_write", settings);
+    let memtable = options.text("memtable").unwrap_or_else(|| "skip_list".into());
     if memtable == "vector" {
         if concurrent {
             // RocksDB refuses the pair at open with a less direct message.
@@ -451,20 +463,20 @@ fn tuning(opts: &mut rocksdb::Options, o: &Options, settings: &mut BTreeMap<Stri
                 "rocksdb memtable = \"vector\" needs allow_concurrent_memtable_write = false (only the skip list takes concurrent writes)".into(),
             ));
         }
-        opts.set_memtable_factory(rocksdb::MemtableFactory::Vector);
+        db_options.set_memtable_factory(rocksdb::MemtableFactory::Vector);
     }
-    opts.set_allow_concurrent_memtable_write(concurrent);
+    db_options.set_allow_concurrent_memtable_write(concurrent);
     settings.insert("memtable".into(), memtable);
     Ok(())
 }
 
 /// O_DIRECT for user reads and for flush/compaction I/O, each as the row states it.
-fn direct_io(opts: &mut rocksdb::Options, o: &Options, settings: &mut BTreeMap<String, String>) {
-    let on_off = |b: bool| if b { "on (O_DIRECT)" } else { "off (buffered)" }.to_string();
-    let reads = o.bool("direct_reads");
-    let background = o.bool("direct_io_for_flush_and_compaction");
-    opts.set_use_direct_reads(reads);
-    opts.set_use_direct_io_for_flush_and_compaction(background);
+fn direct_io(db_options: &mut rocksdb::Options, options: &Options, settings: &mut BTreeMap<String, String>) {
+    let on_off = |on: bool| if on { "on (O_DIRECT)" } else { "off (buffered)" }.to_string();
+    let reads = options.bool("direct_reads");
+    let background = options.bool("direct_io_for_flush_and_compaction");
+    db_options.set_use_direct_reads(reads);
+    db_options.set_use_direct_io_for_flush_and_compaction(background);
     settings.insert("direct_reads".into(), on_off(reads));
     settings.insert("direct_io_for_flush_and_compaction".into(), on_off(background));
 }
@@ -630,12 +642,12 @@ mod rep {
         buf.resize(HEADER, 0);
     }
 
-    fn varint32(buf: &mut Vec<u8>, mut n: u32) {
-        while n >= 0x80 {
-            buf.push(n as u8 | 0x80);
-            n >>= 7;
+    fn varint32(buf: &mut Vec<u8>, mut value: u32) {
+        while value >= 0x80 {
+            buf.push(value as u8 | 0x80);
+            value >>= 7;
         }
-        buf.push(n as u8);
+        buf.push(value as u8);
     }
 
     /// Append one put; None when the key or value is 4 GiB or more (RocksDB's limit).
@@ -676,11 +688,12 @@ impl Writer for RocksWriter<'_> {
         self.rocks.mode == OpenMode::ReadWrite
     }
 
-    fn write_rows(&mut self, n: usize, row: &mut RowFn<'_>) -> Result<()> {
+    fn write_rows(&mut self, rows: usize, row: &mut RowFn<'_>) -> Result<()> {
         let (k, v) = (&mut self.key, &mut self.value);
-        let count = u32::try_from(n).map_err(|_| EngineError::store(format!("rocksdb: a batch of {n} records")))?;
+        let count =
+            u32::try_from(rows).map_err(|_| EngineError::store(format!("rocksdb: a batch of {rows} records")))?;
         rep::start(&mut self.rep);
-        for i in 0..n {
+        for i in 0..rows {
             row(i, k, v);
             rep::put(&mut self.rep, k, v)
                 .ok_or_else(|| EngineError::store("rocksdb: a key or value of 4 GiB or more"))?;

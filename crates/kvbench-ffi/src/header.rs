@@ -33,15 +33,15 @@ pub fn abi_header() -> String {
 }
 
 /// One C enum; on one line when no constant of the group has a doc of its own.
-fn write_group(h: &mut String, group: &[Constant]) {
-    let _ = write!(h, "\n/* {} */\n", group[0].group.trim());
+fn write_group(header: &mut String, group: &[Constant]) {
+    let _ = write!(header, "\n/* {} */\n", group[0].group.trim());
     if group.iter().all(|c| c.doc.trim().is_empty()) {
         let entries: Vec<String> =
             group.iter().map(|c| format!("{} = {}", c.name.to_string_lossy(), c.value)).collect();
-        let _ = writeln!(h, "enum {{ {} }};", entries.join(", "));
+        let _ = writeln!(header, "enum {{ {} }};", entries.join(", "));
         return;
     }
-    h.push_str("enum {\n");
+    header.push_str("enum {\n");
     let entries: Vec<String> = group
         .iter()
         .enumerate()
@@ -56,7 +56,7 @@ fn write_group(h: &mut String, group: &[Constant]) {
             "" => format!("  {entry}"),
             doc => format!("  {entry:<width$} /* {doc} */"),
         };
-        let _ = writeln!(h, "{line}");
+        let _ = writeln!(header, "{line}");
     }
-    h.push_str("};\n");
+    header.push_str("};\n");
 }

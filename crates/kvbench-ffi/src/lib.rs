@@ -1,8 +1,36 @@
-//! The C ABI of kvbench's worker core (kvbench.h), for the Go worker (linked statically by cgo)
-//! and the Python worker (loaded with ctypes). Everything here converts pointers and hands the
-//! call to kvbench-worker's [`Hosted`] and [`Thread`]; the rules live there, once.
+//! kvbench-ffi: the C ABI of kvbench's worker core (`kvbench.h`), for the Go worker (linked
+//! statically by cgo), the Python worker (loaded with ctypes) and the Java worker (the Foreign
+//! Function & Memory API); the Node addon calls the same functions as Rust functions.
+//! Everything here converts pointers and hands the call to kvbench-worker's [`Hosted`] and
+//! [`Thread`]; the rules live there, once.
 //!
-//! A call never unwinds into the caller: a panic becomes an error the worker reports.
+//! A worker's life: `kvb_job_open` the job file, then per step `kvb_step_begin`, per thread
+//! `kvb_thread_new` and a loop of `kvb_next` (a block of keys and values) and `kvb_done` (what
+//! the engine calls returned and how long they took), `kvb_thread_end`, and `kvb_step_end` with
+//! the step's report; `kvb_job_free` at the end. The numbers both sides share (op kinds, error
+//! classes) come from `kvb_abi_constant`, generated into `kvbench_abi.h` by [`header`].
+//!
+//! A call never unwinds into the caller: a panic becomes an error the worker reports, and a
+//! job that cannot be read is an error to ask for, not a crash:
+//!
+//! ```
+//! use std::ffi::{CStr, CString};
+//! use kvbench_ffi::{kvb_abi_constant, kvb_job_error, kvb_job_free, kvb_job_open};
+//!
+//! let path = CString::new("/nonexistent/job.json").unwrap();
+//! // SAFETY: a NUL-terminated path; fd 2 stays open for the job's life.
+//! let job = unsafe { kvb_job_open(path.as_ptr(), 2) };
+//! // SAFETY: the job kvb_job_open returned, freed once.
+//! let error = unsafe { CStr::from_ptr(kvb_job_error(job)) }.to_string_lossy().into_owned();
+//! unsafe { kvb_job_free(job) };
+//! assert!(error.contains("/nonexistent/job.json"), "{error}");
+//!
+//! let (mut name, mut value) = (std::ptr::null(), 0i64);
+//! // SAFETY: one write to each of two live locals.
+//! assert_eq!(unsafe { kvb_abi_constant(0, &mut name, &mut value) }, 1);
+//! // SAFETY: the constants' names are static NUL-terminated strings.
+//! assert!(!unsafe { CStr::from_ptr(name) }.to_bytes().is_empty());
+//! ```
 
 #![allow(non_camel_case_types)]
 
@@ -82,29 +110,29 @@ pub struct kvb_thread {
     view: kvb_block,
 }
 
-/// Run `f`, turning a panic into `fallback`.
-fn guard<T>(fallback: T, f: impl FnOnce() -> T) -> T {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback)
+/// Run `call`, turning a panic into `fallback`.
+fn guard<T>(fallback: T, call: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(call)).unwrap_or(fallback)
 }
 
 /// # Safety
-/// `p` is NULL or a NUL-terminated string that outlives the returned borrow.
-unsafe fn text<'a>(p: *const c_char) -> Option<&'a str> {
-    if p.is_null() {
+/// `ptr` is NULL or a NUL-terminated string that outlives the returned borrow.
+unsafe fn text<'a>(ptr: *const c_char) -> Option<&'a str> {
+    if ptr.is_null() {
         return None;
     }
     // SAFETY: the caller passes a NUL-terminated string (kvbench.h).
-    unsafe { CStr::from_ptr(p) }.to_str().ok()
+    unsafe { CStr::from_ptr(ptr) }.to_str().ok()
 }
 
 /// # Safety
-/// `p` is NULL (then `n` is 0) or points at `n` readable values.
-unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
-    if p.is_null() || n == 0 {
+/// `ptr` is NULL (then `len` is 0) or points at `len` readable values.
+unsafe fn slice<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
+    if ptr.is_null() || len == 0 {
         return &[];
     }
-    // SAFETY: the caller passes n values at p (kvbench.h).
-    unsafe { std::slice::from_raw_parts(p, n) }
+    // SAFETY: the caller passes len values at ptr (kvbench.h).
+    unsafe { std::slice::from_raw_parts(ptr, len) }
 }
 
 /// Event lines on the worker's events descriptor, one write per line under a lock.
@@ -177,8 +205,8 @@ pub extern "C" fn kvb_protocol() -> u32 {
 /// # Safety
 /// `name` and `value` are NULL or valid for one write each.
 #[no_mangle]
-pub unsafe extern "C" fn kvb_abi_constant(i: usize, name: *mut *const c_char, value: *mut i64) -> c_int {
-    let Some(c) = kvbench_worker::abi::ALL.get(i) else { return 0 };
+pub unsafe extern "C" fn kvb_abi_constant(index: usize, name: *mut *const c_char, value: *mut i64) -> c_int {
+    let Some(c) = kvbench_worker::abi::ALL.get(index) else { return 0 };
     // SAFETY: per this function's contract (NULL: not asked for); the name is a static string.
     unsafe {
         if let Some(n) = name.as_mut() {
@@ -213,12 +241,12 @@ pub unsafe extern "C" fn kvb_step_begin(job: *mut kvb_job) -> *const kvb_step {
 }
 
 /// # Safety
-/// `job` comes from kvb_job_open; `r` points at a report whose strings are NULL or
+/// `job` comes from kvb_job_open; `raw` points at a report whose strings are NULL or
 /// NUL-terminated.
 #[no_mangle]
-pub unsafe extern "C" fn kvb_step_end(job: *mut kvb_job, r: *const kvb_report) -> c_int {
+pub unsafe extern "C" fn kvb_step_end(job: *mut kvb_job, raw: *const kvb_report) -> c_int {
     // SAFETY: per this function's contract.
-    let (Some(j), Some(r)) = (unsafe { job.as_mut() }, unsafe { r.as_ref() }) else { return 1 };
+    let (Some(j), Some(r)) = (unsafe { job.as_mut() }, unsafe { raw.as_ref() }) else { return 1 };
     // SAFETY: the report's strings per the contract.
     let report = unsafe {
         Report {
@@ -263,10 +291,10 @@ pub unsafe extern "C" fn kvb_finish_due(job: *mut kvb_job) -> c_int {
 /// # Safety
 /// `job` comes from kvb_job_open; the thread is ended before the step.
 #[no_mangle]
-pub unsafe extern "C" fn kvb_thread_new(job: *mut kvb_job, t: u32, max_units: u32) -> *mut kvb_thread {
+pub unsafe extern "C" fn kvb_thread_new(job: *mut kvb_job, thread: u32, max_units: u32) -> *mut kvb_thread {
     // SAFETY: a live job.
     let Some(h) = unsafe { job.as_ref() }.and_then(|j| j.hosted.as_ref()) else { return std::ptr::null_mut() };
-    match guard(None, || h.thread(t, max_units)) {
+    match guard(None, || h.thread(thread, max_units)) {
         Some(th) => Box::into_raw(Box::new(kvb_thread { th, view: empty_view() })),
         None => std::ptr::null_mut(),
     }

@@ -304,6 +304,10 @@ pub struct EngineResult {
     pub space_bytes: u64,
     /// Sum of file lengths after close (bytes).
     pub apparent_bytes: u64,
+    /// Of `space_bytes`, the allocated bytes of the store's log files (write-ahead logs,
+    /// journals, preallocated log files, info logs: files named as such).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub log_space_bytes: u64,
     /// space_bytes / raw data bytes.
     pub space_amplification: f64,
     pub wall_ns: u64,

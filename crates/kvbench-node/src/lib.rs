@@ -20,16 +20,16 @@ fn ns(ms: f64) -> i64 {
     (ms * 1e6).round() as i64
 }
 
-/// `s` as a C string; a NUL inside (never in JSON or messages kvbench writes) becomes a space.
-fn c(s: &str) -> CString {
-    CString::new(s.replace('\0', " ")).unwrap_or_default()
+/// `text` as a C string; a NUL inside (never in JSON or messages kvbench writes) becomes a space.
+fn c_string(text: &str) -> CString {
+    CString::new(text.replace('\0', " ")).unwrap_or_default()
 }
 
 /// # Safety
-/// `p` is NULL or a NUL-terminated string.
-unsafe fn string(p: *const c_char) -> Option<String> {
+/// `ptr` is NULL or a NUL-terminated string.
+unsafe fn string(ptr: *const c_char) -> Option<String> {
     // SAFETY: per the contract.
-    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    (!ptr.is_null()).then(|| unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned())
 }
 
 /// The protocol version for the hello event.
@@ -107,7 +107,7 @@ impl Job {
     /// Opens the job file; events go to descriptor `fd`. A bad job: `error()` says why.
     #[napi(constructor)]
     pub fn new(path: String, fd: i32) -> Self {
-        let p = c(&path);
+        let p = c_string(&path);
         // SAFETY: a NUL-terminated path; fd is the worker's events descriptor, open for the job.
         Job { job: unsafe { ffi::kvb_job_open(p.as_ptr(), fd) } }
     }
@@ -121,7 +121,7 @@ impl Job {
     /// One event line among the core's.
     #[napi]
     pub fn emit(&self, json: String) {
-        let j = c(&json);
+        let j = c_string(&json);
         // SAFETY: a live job and a NUL-terminated line.
         unsafe { ffi::kvb_emit(self.job, j.as_ptr()) }
     }
@@ -142,14 +142,22 @@ impl Job {
 
     /// True when the job stops here.
     #[napi]
-    pub fn step_end(&mut self, r: Report) -> bool {
-        let strings = [&r.error, &r.error_kind, &r.finish_error, &r.settings, &r.runtime, &r.settled, &r.internals]
-            .map(|s| s.as_deref().map(c));
+    pub fn step_end(&mut self, given: Report) -> bool {
+        let strings = [
+            &given.error,
+            &given.error_kind,
+            &given.finish_error,
+            &given.settings,
+            &given.runtime,
+            &given.settled,
+            &given.internals,
+        ]
+        .map(|s| s.as_deref().map(c_string));
         let p = |i: usize| strings[i].as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
         let report = ffi::kvb_report {
-            wall_ns: r.wall_ns.max(0.0) as u64,
-            start_unix_ns: (r.start_unix_ms.unwrap_or(0.0) * 1e6).max(0.0) as u64,
-            finish_ns: r.finish_ns.unwrap_or(0.0).max(0.0) as u64,
+            wall_ns: given.wall_ns.max(0.0) as u64,
+            start_unix_ns: (given.start_unix_ms.unwrap_or(0.0) * 1e6).max(0.0) as u64,
+            finish_ns: given.finish_ns.unwrap_or(0.0).max(0.0) as u64,
             error: p(0),
             error_kind: p(1),
             finish_error: p(2),
@@ -165,7 +173,7 @@ impl Job {
     /// The engine's counters during an ops step, read `t_ms` after the step's start.
     #[napi]
     pub fn internals(&self, t_ms: f64, json: String) {
-        let j = c(&json);
+        let j = c_string(&json);
         // SAFETY: a live job and a NUL-terminated object.
         unsafe { ffi::kvb_internals(self.job, ns(t_ms), j.as_ptr()) }
     }
@@ -176,11 +184,11 @@ impl Job {
         unsafe { ffi::kvb_finish_due(self.job) == 1 }
     }
 
-    /// Thread `t` of the running ops step; `None` outside one.
+    /// Thread `thread` of the running ops step; `None` outside one.
     #[napi]
-    pub fn thread(&mut self, t: u32, max_units: u32) -> Option<Thread> {
+    pub fn thread(&mut self, thread: u32, max_units: u32) -> Option<Thread> {
         // SAFETY: a live job; the thread is ended (Thread::end) before the step.
-        let th = unsafe { ffi::kvb_thread_new(self.job, t, max_units) };
+        let th = unsafe { ffi::kvb_thread_new(self.job, thread, max_units) };
         (!th.is_null()).then_some(Thread { th, keys: 0 })
     }
 
@@ -216,13 +224,13 @@ pub struct Block {
 }
 
 /// # Safety
-/// `p` is NULL (then `n` is 0) or points at `n` readable values.
-unsafe fn view<'a, T>(p: *const T, n: usize) -> &'a [T] {
-    if p.is_null() || n == 0 {
+/// `ptr` is NULL (then `len` is 0) or points at `len` readable values.
+unsafe fn view<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
+    if ptr.is_null() || len == 0 {
         return &[];
     }
     // SAFETY: per the contract.
-    unsafe { std::slice::from_raw_parts(p, n) }
+    unsafe { std::slice::from_raw_parts(ptr, len) }
 }
 
 /// A thread of an ops step (kvb_thread).
@@ -307,13 +315,13 @@ impl Thread {
         Ok(())
     }
 
-    /// Unit `u` failed at `at_ms` (u = 0xFFFFFFFF: outside every unit); true when the thread must
+    /// Unit `unit` failed at `at_ms` (0xFFFFFFFF: outside every unit); true when the thread must
     /// stop.
     #[napi]
-    pub fn error(&mut self, u: u32, kind: String, msg: String, at_ms: f64) -> bool {
-        let (k, m) = (c(&kind), c(&msg));
+    pub fn error(&mut self, unit: u32, kind: String, msg: String, at_ms: f64) -> bool {
+        let (k, m) = (c_string(&kind), c_string(&msg));
         // SAFETY: a live thread and NUL-terminated strings.
-        unsafe { ffi::kvb_error(self.th, u, k.as_ptr(), m.as_ptr(), ns(at_ms)) == 1 }
+        unsafe { ffi::kvb_error(self.th, unit, k.as_ptr(), m.as_ptr(), ns(at_ms)) == 1 }
     }
 
     /// Scanned records (u32le key length, key, u32le value length, value) for the core to check.

@@ -221,6 +221,10 @@ fn engine_status(row: &EngineResult) -> String {
 /// files, `-` where the engine failed.
 fn space_cells(row: &EngineResult, measured: bool) -> (String, String) {
     match (measured, row.status) {
+        (true, _) if row.log_space_bytes > 0 => (
+            format!("{} (logs {})", human_bytes(row.space_bytes), human_bytes(row.log_space_bytes)),
+            format!("{:.2}x", row.space_amplification),
+        ),
         (true, _) => (human_bytes(row.space_bytes), format!("{:.2}x", row.space_amplification)),
         (false, Status::Ok) => ("–".into(), "–".into()),
         _ => ("-".into(), "-".into()),

@@ -247,6 +247,15 @@ fn server_space_is_a_dash_with_a_note_and_never_best() {
 }
 
 #[test]
+fn a_rows_log_files_are_named_apart_in_its_space_cell() {
+    let mut run = fixture();
+    run.engines[0].log_space_bytes = 300 << 20;
+    let sum = &sections(&run)[0];
+    assert!(sum.rows[0][7].ends_with("(logs 300.0 MiB)"), "{}", sum.rows[0][7]);
+    assert!(!sum.rows[1][7].contains("logs"), "a row without log files: {}", sum.rows[1][7]);
+}
+
+#[test]
 fn long_versions_are_shortened() {
     assert_eq!(short_version("1.0"), "1.0");
     assert_eq!(short_version("redis-server 7.0.15 (git:00000000 build 4f09c66d2e2b1c0a)"), "7.0.15…");

@@ -1,6 +1,33 @@
-//! The Rust worker: executes a job (docs/protocol.md) step by step and reports raw
-//! counters. It decides nothing: kvbench resolved every step before writing the job. It stands
-//! on the model and the plan; the Go and Python workers link it through kvbench-ffi.
+//! kvbench-worker: the Rust worker and the worker core of every other runtime. It executes a
+//! job (docs/protocol.md) step by step and reports raw counters; it decides nothing, since
+//! kvbench resolved every step before writing the job. It stands on the model and the plan.
+//!
+//! - [`run_job`]: the Rust worker, engines called in process (the `kvbench worker` command).
+//! - [`hosted`] and [`blocks`]: the same job for a worker in another language, which calls its
+//!   engine between two calls into this core (kvbench-ffi's C ABI, the Node addon): the core
+//!   derives each block's keys and values and what each read must return, and counts.
+//! - [`state`]: which value a read must return, per record, so every read is verified.
+//! - [`clock`] and [`tally`]: the only clock reads, and what one thread measured.
+//! - [`until`]: when a step with a duration or a steadiness rule stops.
+//! - [`sys`]: what the operating system says about a process and a directory.
+//!
+//! A record's state says which version a read must find, after each write:
+//!
+//! ```
+//! use kvbench_worker::state::{after_delete, after_put, Expect, State, LOADED};
+//!
+//! let mut states = State::new(10, 20);
+//! assert_eq!(State::expect(states.get(3), states.get(3)), Expect::Version(0));
+//! assert_eq!(State::expect(states.get(15), states.get(15)), Expect::Absent);
+//!
+//! states.materialize();
+//! let before = states.begin_write(3, false);
+//! assert_eq!(before, LOADED);
+//! states.end_write(3, after_put(before));
+//! assert_eq!(State::expect(states.get(3), states.get(3)), Expect::Version(1));
+//! states.end_write(3, after_delete(states.get(3)));
+//! assert_eq!(State::expect(states.get(3), states.get(3)), Expect::Absent);
+//! ```
 
 pub mod abi;
 pub mod blocks;

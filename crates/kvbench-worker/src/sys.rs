@@ -59,21 +59,32 @@ fn proc_io() -> (u64, u64) {
 pub fn space(dir: &Path) -> (u64, u64) {
     let mut alloc = 0;
     let mut apparent = 0;
-    walk(dir, &mut |m| {
+    walk(dir, &mut |_, m| {
         alloc += m.blocks() * 512;
         apparent += m.len();
     });
     (alloc, apparent)
 }
 
-fn walk(dir: &Path, f: &mut dyn FnMut(&std::fs::Metadata)) {
+/// Allocated bytes of the files below `dir` whose name `chosen` accepts.
+pub fn space_of(dir: &Path, chosen: &dyn Fn(&str) -> bool) -> u64 {
+    let mut alloc = 0;
+    walk(dir, &mut |name, m| {
+        if chosen(name) {
+            alloc += m.blocks() * 512;
+        }
+    });
+    alloc
+}
+
+fn walk(dir: &Path, f: &mut dyn FnMut(&str, &std::fs::Metadata)) {
     let Ok(rd) = std::fs::read_dir(dir) else { return };
     for e in rd.flatten() {
         let Ok(m) = e.metadata() else { continue };
         if m.is_dir() {
             walk(&e.path(), f);
         } else if m.is_file() {
-            f(&m);
+            f(&e.file_name().to_string_lossy(), &m);
         }
     }
 }

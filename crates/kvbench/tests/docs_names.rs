@@ -1,6 +1,6 @@
 //! The docs name what exists: every repository path in backticks in docs/*.md and the README
 //! is a file or directory of the repository (a path may start below a crate, as
-//! `orchestrate/job.rs` does), and every `Type::member` whose type is kvbench's own names a
+//! `orchestrate/row_run.rs` does), and every `Type::member` whose type is kvbench's own names a
 //! member that is defined. Names from the engines' and tools' own APIs (RocksDB's C++, clap)
 //! are theirs to keep.
 

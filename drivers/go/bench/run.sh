@@ -23,22 +23,11 @@ core="-X main.coreBuild=$(sha256sum ../../target/release/libkvbench_ffi.a | cut 
 go build -ldflags "$core" -tags kvbench_only,kvbench_bbolt -o "$work/worker" ./cmd/kvbench-go-worker
 go build -o "$work/minimal" ./bench/minimal
 mkdir "$work/db"
-job() { # job FILE STEPS...: a job on go-bbolt over the benchmark's dataset
-	python3 - "$@" <<PY
-import json, sys
-true, false = True, False
-ds = dict(generator="synthetic", key=dict(kind="decimal", width=16), value=dict(min=100, max=100, content="printable"),
-          loaded=$RECORDS, total=$RECORDS, ordered=True, pool_seed=1, value_seed=2, open_records=$RECORDS, open_bytes=$RECORDS * 130)
-ops = lambda i, name, kind, count, **kw: dict(step="ops", index=i, name=name, kind=kind, count=count, rec_seed=7, **kw)
-steps = {"load": [dict(step="open", index=0, mode="read-write"),
-                  ops(1, "load", "load", $RECORDS, dist=dict(name="shuffle", n=$RECORDS), perm_seed=3, batch=1000),
-                  dict(step="close", index=2)],
-         "get": [dict(step="open", index=0, mode="read-only"),
-                 ops(1, "get", "get", $COUNT, dist=dict(name="uniform", n=$RECORDS), verify=${VERIFY:-true}),
-                 dict(step="close", index=2)]}[sys.argv[2]]
-json.dump(dict(protocol=3, engine="go-bbolt", label="go-bbolt", dir="$work/db", sync="none", dataset=ds, steps=steps,
-               progress_ms=${INTERVAL_MS:-1000}, interval_ms=${INTERVAL_MS:-1000}), open(sys.argv[1], "w"))
-PY
+job() { # job FILE load|get: a go-bbolt job over the benchmark's dataset
+	local verify=()
+	[[ ${VERIFY:-true} == true ]] || verify=(--no-verify)
+	python3 ../../bench/overhead_job.py "$@" --engine go-bbolt --dir "$work/db" --records "$RECORDS" \
+		--count "$COUNT" --interval-ms "${INTERVAL_MS:-1000}" "${verify[@]}"
 }
 opsps() { # ops/s of the ops step in a worker's events
 	python3 -c 'import json,sys

@@ -7,11 +7,11 @@
 mod budget;
 mod context;
 mod disk;
-mod fault;
-mod job;
+mod kill_step;
 pub mod process;
 mod remote;
 mod results;
+mod row_run;
 mod rows;
 mod runner;
 mod servers;

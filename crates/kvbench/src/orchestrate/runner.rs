@@ -15,9 +15,9 @@ use kvbench_policy::schedule::{Measured, RowAt, RunPlan, Runner};
 use kvbench_worker::sys;
 
 use super::context::{RunOptions, Shared};
-use super::job::run_variant;
 use super::process::{self, interrupted};
 use super::results::{row_dir_name, ResultFile, Written};
+use super::row_run::run_variant;
 use super::rows::RowEngine;
 use super::servers::ServerPool;
 use super::{run_dir, PlanningWatchdog, STOP_GRACEFULLY};
@@ -129,6 +129,7 @@ impl Runner for Orchestrator<'_> {
         let (alloc, apparent) = sys::space(&dir);
         m.row.space_bytes = alloc;
         m.row.apparent_bytes = apparent;
+        m.row.log_space_bytes = sys::space_of(&dir, &super::disk::is_log_file);
         m.row.space_amplification = alloc as f64 / data.raw_bytes.max(1) as f64;
         if !self.o.keep_data {
             let _ = std::fs::remove_dir_all(&dir);

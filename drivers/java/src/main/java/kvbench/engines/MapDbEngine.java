@@ -1,6 +1,5 @@
 package kvbench.engines;
 
-import java.nio.ByteBuffer;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -8,7 +7,6 @@ import java.util.TreeMap;
 
 import kvbench.worker.Descriptor;
 import kvbench.worker.Descriptor.OptionSpec;
-import kvbench.worker.Engine;
 import kvbench.worker.OpenArgs;
 import org.mapdb.BTreeMap;
 import org.mapdb.DB;
@@ -16,7 +14,7 @@ import org.mapdb.DBMaker;
 import org.mapdb.Serializer;
 
 /** java-mapdb: MapDB's BTreeMap (a concurrent B-link tree) in a file. */
-final class MapDbEngine implements Engine {
+final class MapDbEngine extends SortedMapEngine {
     /** The mapdb artifact pom.xml pins. */
     static final String VERSION = "3.1.0";
 
@@ -56,46 +54,20 @@ final class MapDbEngine implements Engine {
     }
 
     @Override
-    public void write(WriteBatch b) {
-        for (int i = 0; i < b.size(); i++) {
-            byte[] k = Engine.bytes(b.key(i));
-            if (b.delete(i)) {
-                map.remove(k);
-            } else {
-                map.put(k, Engine.bytes(b.value(i)));
-            }
-        }
-        if (commitEach) {
-            db.commit();
-        }
+    protected Map<byte[], byte[]> map() {
+        return map;
     }
 
     @Override
-    public Reader reader() {
-        return new Reader() {
-            @Override
-            public ByteBuffer get(ByteBuffer key) {
-                byte[] v = map.get(Engine.bytes(key));
-                return v == null ? null : ByteBuffer.wrap(v);
-            }
+    protected Iterator<Map.Entry<byte[], byte[]>> entriesFrom(byte[] start) {
+        return map.entryIterator(start, true, null, false);
+    }
 
-            @Override
-            public long scan(ByteBuffer start, long limit, Visitor visit) {
-                long n = 0;
-                Iterator<Map.Entry<byte[], byte[]>> it = map.entryIterator(Engine.bytes(start), true, null, false);
-                while (n < limit && it.hasNext()) {
-                    Map.Entry<byte[], byte[]> e = it.next();
-                    n++;
-                    if (!visit.visit(ByteBuffer.wrap(e.getKey()), ByteBuffer.wrap(e.getValue()))) {
-                        break;
-                    }
-                }
-                return n;
-            }
-
-            @Override
-            public void close() {}
-        };
+    @Override
+    protected void afterBatch() {
+        if (commitEach) {
+            db.commit();
+        }
     }
 
     @Override

@@ -1,16 +1,15 @@
 package kvbench.engines;
 
-import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
 
 import kvbench.worker.Descriptor;
-import kvbench.worker.Engine;
 
 /** java-memory: a sorted in-memory map, the tests' oracle (not persistent). */
-final class MemoryEngine implements Engine {
+final class MemoryEngine extends SortedMapEngine {
     static final Descriptor DESCRIPTOR = new Descriptor("java-memory",
             "a Java ConcurrentSkipListMap (test oracle, not persistent)",
             new Descriptor.Caps(true, false, true, false, false, false, false, true), List.of(), () -> "-",
@@ -19,44 +18,13 @@ final class MemoryEngine implements Engine {
     private final ConcurrentSkipListMap<byte[], byte[]> map = new ConcurrentSkipListMap<>(Arrays::compareUnsigned);
 
     @Override
-    public void write(WriteBatch b) {
-        for (int i = 0; i < b.size(); i++) {
-            byte[] k = Engine.bytes(b.key(i));
-            if (b.delete(i)) {
-                map.remove(k);
-            } else {
-                map.put(k, Engine.bytes(b.value(i)));
-            }
-        }
+    protected Map<byte[], byte[]> map() {
+        return map;
     }
 
     @Override
-    public Reader reader() {
-        return new Reader() {
-            @Override
-            public ByteBuffer get(ByteBuffer key) {
-                byte[] v = map.get(Engine.bytes(key));
-                return v == null ? null : ByteBuffer.wrap(v);
-            }
-
-            @Override
-            public long scan(ByteBuffer start, long limit, Visitor visit) {
-                long n = 0;
-                for (var e : map.tailMap(Engine.bytes(start)).entrySet()) {
-                    if (n >= limit) {
-                        break;
-                    }
-                    n++;
-                    if (!visit.visit(ByteBuffer.wrap(e.getKey()), ByteBuffer.wrap(e.getValue()))) {
-                        break;
-                    }
-                }
-                return n;
-            }
-
-            @Override
-            public void close() {}
-        };
+    protected Iterator<Map.Entry<byte[], byte[]>> entriesFrom(byte[] start) {
+        return map.tailMap(start).entrySet().iterator();
     }
 
     @Override

@@ -1,13 +1,12 @@
 package kvbench.engines;
 
-import java.nio.ByteBuffer;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
 import kvbench.worker.Descriptor;
 import kvbench.worker.Descriptor.OptionSpec;
-import kvbench.worker.Engine;
 import kvbench.worker.OpenArgs;
 import org.h2.engine.Constants;
 import org.h2.mvstore.Cursor;
@@ -19,7 +18,7 @@ import org.h2.mvstore.type.ByteArrayDataType;
  * java-h2mvstore: H2's MVStore, the log-structured copy-on-write B-tree under the H2 database,
  * used directly as a map of byte arrays (unsigned order).
  */
-final class MvStoreEngine implements Engine {
+final class MvStoreEngine extends SortedMapEngine {
     static final Descriptor DESCRIPTOR = new Descriptor("java-h2mvstore",
             "H2 MVStore (com.h2database:h2): log-structured copy-on-write B-tree",
             new Descriptor.Caps(true, false, true, true, false, true, false, true),
@@ -58,47 +57,33 @@ final class MvStoreEngine implements Engine {
     }
 
     @Override
-    public void write(WriteBatch b) {
-        for (int i = 0; i < b.size(); i++) {
-            byte[] k = Engine.bytes(b.key(i));
-            if (b.delete(i)) {
-                map.remove(k);
-            } else {
-                map.put(k, Engine.bytes(b.value(i)));
+    protected Map<byte[], byte[]> map() {
+        return map;
+    }
+
+    @Override
+    protected Iterator<Map.Entry<byte[], byte[]>> entriesFrom(byte[] start) {
+        Cursor<byte[], byte[]> cursor = map.cursor(start);
+        return new Iterator<>() {
+            @Override
+            public boolean hasNext() {
+                return cursor.hasNext();
             }
-        }
+
+            @Override
+            public Map.Entry<byte[], byte[]> next() {
+                byte[] key = cursor.next();
+                return Map.entry(key, cursor.getValue());
+            }
+        };
+    }
+
+    @Override
+    protected void afterBatch() {
         if (syncEach) {
             store.commit();
             store.sync();
         }
-    }
-
-    @Override
-    public Reader reader() {
-        return new Reader() {
-            @Override
-            public ByteBuffer get(ByteBuffer key) {
-                byte[] v = map.get(Engine.bytes(key));
-                return v == null ? null : ByteBuffer.wrap(v);
-            }
-
-            @Override
-            public long scan(ByteBuffer start, long limit, Visitor visit) {
-                long n = 0;
-                Cursor<byte[], byte[]> c = map.cursor(Engine.bytes(start));
-                while (n < limit && c.hasNext()) {
-                    byte[] k = c.next();
-                    n++;
-                    if (!visit.visit(ByteBuffer.wrap(k), ByteBuffer.wrap(c.getValue()))) {
-                        break;
-                    }
-                }
-                return n;
-            }
-
-            @Override
-            public void close() {}
-        };
     }
 
     @Override

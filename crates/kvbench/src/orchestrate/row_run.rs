@@ -15,7 +15,7 @@ use kvbench_model::scenario::Variant;
 use super::budget::RowGroup;
 use super::context::Shared;
 use super::disk::{Probe, Readings, Sampler};
-use super::fault::Faults;
+use super::kill_step::Faults;
 use super::process::{follow_worker, write_private};
 use super::remote::HostsRun;
 use super::rows::{runtime_of, ReadyRow};
