@@ -51,11 +51,11 @@ impl Run {
         t
     }
 
-    /// What a get of record `c`, in state `s1` before the call, must read, where it is known
+    /// What a get of record `record`, in state `s1` before the call, must read, where it is known
     /// before the call: no other thread writes, the step verifies, the record is present.
     /// Not fetched into the cache: a worker does that right before its call (kvbench.h).
-    fn known(&self, c: u64, s1: u32) -> Option<Expected<'_>> {
-        (!self.lock && self.step.verify && state::present(s1)).then(|| self.data.expected_later(c, writes(s1) - 1))
+    fn known(&self, record: u64, s1: u32) -> Option<Expected<'_>> {
+        (!self.lock && self.step.verify && state::present(s1)).then(|| self.data.expected_later(record, writes(s1) - 1))
     }
 
     /// The errors counted so far by the threads that ended.
@@ -155,18 +155,18 @@ impl Block {
     }
 
     /// What a get of the key just pushed must read, where known as bytes.
-    fn set_exp(&mut self, e: Expected<'_>) {
-        if let Expected::Bytes(b) = e {
+    fn set_exp(&mut self, expected: Expected<'_>) {
+        if let Expected::Bytes(b) = expected {
             *self.exp.last_mut().expect("a key was pushed") = b.as_ptr();
             *self.exp_len.last_mut().expect("a key was pushed") = b.len() as u32;
         }
     }
 
     /// Key i's expected bytes, when the block has them.
-    fn exp(&self, i: usize) -> Option<&[u8]> {
-        let p = *self.exp.get(i)?;
+    fn exp(&self, unit: usize) -> Option<&[u8]> {
+        let p = *self.exp.get(unit)?;
         // SAFETY: set_exp took them from the run's Data, alive as long as the thread's Run.
-        (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts(p, self.exp_len[i] as usize) })
+        (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts(p, self.exp_len[unit] as usize) })
     }
 
     fn keys(&self) -> u32 {
@@ -416,24 +416,24 @@ impl Thread {
         0
     }
 
-    fn push_scan(&mut self, o: &Op) -> u64 {
+    fn push_scan(&mut self, op: &Op) -> u64 {
         let data = &self.run.data;
         let positions = data.positions();
         // To the end is a limit every runtime can hold as a signed index.
-        let len = if o.len == 0 { positions } else { o.len }.min(1 << 62);
-        data.key(o.record, &mut self.block.scratch);
+        let len = if op.len == 0 { positions } else { op.len }.min(1 << 62);
+        data.key(op.record, &mut self.block.scratch);
         self.block.push_scratch_key();
         self.block.push_val(None);
-        self.scan = Some(ScanCheck::new(!self.run.lock, data.rank(o.record), positions));
+        self.scan = Some(ScanCheck::new(!self.run.lock, data.rank(op.record), positions));
         (self.scan_seen, self.scan_over) = (0, false);
         len
     }
 
-    fn push_rmw(&mut self, o: &Op) -> u64 {
+    fn push_rmw(&mut self, op: &Op) -> u64 {
         let (run, b) = (&self.run, &mut self.block);
-        let c = run.data.canon(o.record);
+        let c = run.data.canon(op.record);
         let s = run.state.begin_write(c, run.lock);
-        b.push_key(&run.data, o.record);
+        b.push_key(&run.data, op.record);
         b.push_val(Some((&run.data, c, writes(s))));
         b.reads.push(Check::Rmw { c, s });
         0
@@ -500,27 +500,27 @@ impl Thread {
         }
     }
 
-    /// Count an engine error of unit `u` that ended at `at_ns` (`u32::MAX`: outside a unit);
+    /// Count an engine error of unit `index` that ended at `at_ns` (`u32::MAX`: outside a unit);
     /// true when the thread must stop.
-    pub fn error(&mut self, u: u32, e: EngineError, at_ns: i64) -> bool {
-        let stop = if u == u32::MAX {
-            self.tally.error(e)
+    pub fn error(&mut self, index: u32, error: EngineError, at_ns: i64) -> bool {
+        let stop = if index == u32::MAX {
+            self.tally.error(error)
         } else {
-            if let Some(unit) = self.block.units.get_mut(u as usize) {
+            if let Some(unit) = self.block.units.get_mut(index as usize) {
                 unit.failed = true;
             }
-            self.tally.error_at(e, at_ns.saturating_sub(self.origin).max(0) as u64, self.run.interval_ns)
+            self.tally.error_at(error, at_ns.saturating_sub(self.origin).max(0) as u64, self.run.interval_ns)
         };
         self.stopped |= stop;
         stop
     }
 
-    /// The block ran: `t` holds (start, end) per unit, `got` the values read in key order,
+    /// The block ran: `times` holds (start, end) per unit, `got` the values read in key order,
     /// `got_len` one length per key (-1: not found or nothing read).
-    pub fn done(&mut self, units_run: u32, t: &[i64], got: &[u8], got_len: &[i32]) {
-        let ran = (units_run as usize).min(self.block.units.len()).min(t.len() / 2);
+    pub fn done(&mut self, units_run: u32, times: &[i64], got: &[u8], got_len: &[i32]) {
+        let ran = (units_run as usize).min(self.block.units.len()).min(times.len() / 2);
         if self.plain {
-            return self.done_gets(ran, t, got, got_len);
+            return self.done_gets(ran, times, got, got_len);
         }
         self.finish_writes(ran);
         let run = Arc::clone(&self.run);
@@ -539,7 +539,7 @@ impl Thread {
                 off += lens.iter().map(|&n| n.max(0) as usize).sum::<usize>();
             }
             let ops = if kind == SCAN { self.end_scan(&unit, self.block.scan_len[u]) } else { unit.ops };
-            let at = |i: usize| t[i].saturating_sub(self.origin).max(0) as u64;
+            let at = |i: usize| times[i].saturating_sub(self.origin).max(0) as u64;
             let (t0, t1, due) = (at(2 * u), at(2 * u + 1), self.block.due[u]);
             let dt = if due >= 0 { t1.saturating_sub(due as u64) } else { t1.saturating_sub(t0) };
             self.tally.sample(unit.op, dt, ops, t1, self.run.interval_ns);
@@ -557,10 +557,10 @@ impl Thread {
     }
 
     /// `done` for a block of plain gets: unit u read key u.
-    fn done_gets(&mut self, ran: usize, t: &[i64], got: &[u8], got_len: &[i32]) {
-        let ran = ran.min(got_len.len()).min(t.len() / 2);
+    fn done_gets(&mut self, ran: usize, times: &[i64], got: &[u8], got_len: &[i32]) {
+        let ran = ran.min(got_len.len()).min(times.len() / 2);
         let origin = self.origin;
-        let at = |i: usize| t[i].saturating_sub(origin).max(0) as u64;
+        let at = |i: usize| times[i].saturating_sub(origin).max(0) as u64;
         let samples = (0..ran).map(|u| (at(2 * u + 1).saturating_sub(at(2 * u)), at(2 * u + 1)));
         self.tally.sample_gets(samples, self.run.interval_ns);
         if self.run.step.verify {
@@ -623,13 +623,13 @@ impl Thread {
 /// key `k0` of the block on (-1 not found, MATCHED: the worker found it equal to the key's
 /// `exp`). Where the value is known exactly it is compared with it; elsewhere judged by the
 /// record's state.
-fn check_reads(run: &Run, t: &mut Tally, b: &Block, (k0, checks): (usize, &[Check]), lens: &[i32], got: &[u8]) {
+fn check_reads(run: &Run, tally: &mut Tally, block: &Block, (k0, checks): (usize, &[Check]), lens: &[i32], got: &[u8]) {
     let mut off = 0usize;
     for (j, (check, &n)) in checks.iter().zip(lens).enumerate() {
-        let given = b.exp(k0 + j);
+        let given = block.exp(k0 + j);
         if n == MATCHED {
             // Only a key with an `exp` can match it.
-            t.mismatches += u64::from(given.is_none());
+            tally.mismatches += u64::from(given.is_none());
             continue;
         }
         let found = (n >= 0).then(|| {
@@ -646,8 +646,8 @@ fn check_reads(run: &Run, t: &mut Tally, b: &Block, (k0, checks): (usize, &[Chec
         };
         if let Some(e) = exp {
             match found {
-                Some(f) => t.mismatches += u64::from(!e.matches(f)),
-                None => t.missing += 1,
+                Some(f) => tally.mismatches += u64::from(!e.matches(f)),
+                None => tally.missing += 1,
             }
             continue;
         }
@@ -662,19 +662,19 @@ fn check_reads(run: &Run, t: &mut Tally, b: &Block, (k0, checks): (usize, &[Chec
             }
             Check::Rmw { c, s } => (c, if state::present(s) { Expect::Version(writes(s) - 1) } else { Expect::Absent }),
         };
-        judge(&run.data, t, c, exp, found);
+        judge(&run.data, tally, c, exp, found);
     }
 }
 
 /// One record of a scan buffer and the rest; None at the end (or on a cut record).
-fn split_record(b: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
-    let (k, rest) = take_field(b)?;
+fn split_record(bytes: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    let (k, rest) = take_field(bytes)?;
     let (v, rest) = take_field(rest)?;
     Some((k, v, rest))
 }
 
-fn take_field(b: &[u8]) -> Option<(&[u8], &[u8])> {
-    let n = u32::from_le_bytes(b.get(..4)?.try_into().ok()?) as usize;
-    let rest = &b[4..];
+fn take_field(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let n = u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?) as usize;
+    let rest = &bytes[4..];
     (rest.len() >= n).then(|| rest.split_at(n))
 }

@@ -50,8 +50,8 @@ pub fn calibrate_timer() -> f64 {
 
 /// Nanoseconds between two [`stamp`]s.
 #[inline]
-pub fn delta(a: u64, b: u64) -> u64 {
-    clock().delta_as_nanos(a, b)
+pub fn delta(start: u64, end: u64) -> u64 {
+    clock().delta_as_nanos(start, end)
 }
 
 #[cfg(test)]

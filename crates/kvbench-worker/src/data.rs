@@ -45,25 +45,25 @@ impl Data {
     }
 
     #[inline]
-    pub fn key(&self, r: u64, out: &mut Vec<u8>) {
-        self.keys.key(r, out)
+    pub fn key(&self, record: u64, out: &mut Vec<u8>) {
+        self.keys.key(record, out)
     }
 
     /// The record whose state and value a read of r's key follows.
     #[inline]
-    pub fn canon(&self, r: u64) -> u64 {
+    pub fn canon(&self, record: u64) -> u64 {
         match &self.plan {
-            Some(p) if self.has_canon => p.canon(r),
-            _ => r,
+            Some(p) if self.has_canon => p.canon(record),
+            _ => record,
         }
     }
 
     /// The record at sorted position p.
     #[inline]
-    pub fn sorted(&self, p: u64) -> u64 {
+    pub fn sorted(&self, position: u64) -> u64 {
         match &self.plan {
-            Some(pl) if self.has_sorted => pl.sorted(p),
-            _ => p,
+            Some(pl) if self.has_sorted => pl.sorted(position),
+            _ => position,
         }
     }
 
@@ -73,12 +73,12 @@ impl Data {
 
     /// The sorted position of r's key: how many distinct keys sort before it (a binary search
     /// over SORTED; r itself where keys are in record order). A scan of r starts there.
-    pub fn rank(&self, r: u64) -> u64 {
+    pub fn rank(&self, record: u64) -> u64 {
         if self.plan.is_none() || !self.has_sorted {
-            return r;
+            return record;
         }
         let (mut key, mut probe) = (Vec::new(), Vec::new());
-        self.key(r, &mut key);
+        self.key(record, &mut key);
         let (mut lo, mut hi) = (0, self.positions);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -93,20 +93,20 @@ impl Data {
     }
 
     #[inline]
-    pub fn value(&self, c: u64, v: u32, out: &mut Vec<u8>) {
-        self.values.value(c, v as u64, out)
+    pub fn value(&self, record: u64, version: u32, out: &mut Vec<u8>) {
+        self.values.value(record, version as u64, out)
     }
 
-    /// The one field version `v` of record `c` writes, when it writes one.
-    pub fn field_written(&self, c: u64, v: u32) -> Option<u64> {
-        self.values.field_written(c, v as u64)
+    /// The one field version `version` of record `record` writes, when it writes one.
+    pub fn field_written(&self, record: u64, version: u32) -> Option<u64> {
+        self.values.field_written(record, version as u64)
     }
 
     /// What a read of version v of c must return, derived before the call; its bytes are
     /// fetched into the cache while the engine works, so the check after it does not miss.
     #[inline]
-    pub fn expected(&self, c: u64, v: u32) -> Expected<'_> {
-        let e = self.values.expected(c, v as u64);
+    pub fn expected(&self, record: u64, version: u32) -> Expected<'_> {
+        let e = self.values.expected(record, version as u64);
         if let Expected::Bytes(b) = &e {
             prefetch(b);
         }
@@ -116,13 +116,13 @@ impl Data {
     /// `expected` for a check more than a few gets away (a block's): not fetched now, since
     /// the lines would be gone from the cache by the time of the call.
     #[inline]
-    pub fn expected_later(&self, c: u64, v: u32) -> Expected<'_> {
-        self.values.expected(c, v as u64)
+    pub fn expected_later(&self, record: u64, version: u32) -> Expected<'_> {
+        self.values.expected(record, version as u64)
     }
 
     #[inline]
-    pub fn matches(&self, c: u64, v: u32, found: &[u8]) -> bool {
-        self.values.matches(c, v as u64, found)
+    pub fn matches(&self, record: u64, version: u32, found: &[u8]) -> bool {
+        self.values.matches(record, version as u64, found)
     }
 }
 
@@ -130,13 +130,13 @@ impl Data {
 /// read). A short value seldom starts on a line boundary: it often touches one line more than
 /// its length suggests.
 #[inline]
-pub fn prefetch(b: &[u8]) {
+pub fn prefetch(bytes: &[u8]) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(last) = b.len().checked_sub(1) {
-        let first = b.as_ptr() as usize & !63;
-        let end = (b.as_ptr() as usize + last).min(first + 3 * 64);
+    if let Some(last) = bytes.len().checked_sub(1) {
+        let first = bytes.as_ptr() as usize & !63;
+        let end = (bytes.as_ptr() as usize + last).min(first + 3 * 64);
         for line in (first..=end).step_by(64) {
-            // SAFETY: a prefetch is a hint and never faults; the lines hold bytes of `b`.
+            // SAFETY: a prefetch is a hint and never faults; the lines hold bytes of `bytes`.
             unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(line as *const i8) };
         }
     }

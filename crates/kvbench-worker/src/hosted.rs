@@ -166,11 +166,11 @@ impl Hosted {
         (view, (run, progress))
     }
 
-    /// Thread `t` of the running ops step (None outside one).
-    pub fn thread(&self, t: u32, max_units: u32) -> Option<Thread> {
+    /// Thread `thread` of the running ops step (None outside one).
+    pub fn thread(&self, thread: u32, max_units: u32) -> Option<Thread> {
         let (run, _) = self.current.as_ref()?.ops.as_ref()?;
         let threads = run.step.threads.max(1);
-        Some(Thread::new(run.clone(), t, threads, max_units))
+        Some(Thread::new(run.clone(), thread, threads, max_units))
     }
 
     /// After the threads ended: whether the worker must call the engine's finish-load now.
@@ -192,14 +192,14 @@ impl Hosted {
     }
 
     /// End the step: emit its event; true when the job stops here.
-    pub fn end(&mut self, r: &Report<'_>) -> bool {
+    pub fn end(&mut self, report: &Report<'_>) -> bool {
         let Some(cur) = self.current.take() else { return false };
         let mut res = match cur.ops {
             Some((run, progress)) => {
                 drop(progress);
-                self.ops_result(&run, r)
+                self.ops_result(&run, report)
             }
-            None => simple_result(cur.name, &cur.evicted, r),
+            None => simple_result(cur.name, &cur.evicted, report),
         };
         if res.step == "close" && res.error.is_none() {
             // Before the event goes out: the worker starts the next step only after it.
@@ -209,8 +209,8 @@ impl Hosted {
             crate::step::state_record(&self.job.dataset, &mut res.settings);
         }
         res.index = cur.index;
-        res.runtime = parse_map(r.runtime).unwrap_or_default();
-        res.internals = parse_map(r.internals).unwrap_or_default();
+        res.runtime = parse_map(report.runtime).unwrap_or_default();
+        res.internals = parse_map(report.internals).unwrap_or_default();
         res.internal_series = cur.samples.into_inner().unwrap_or_else(|p| p.into_inner());
         res.usage = usage_since(cur.usage);
         let stop = res.error.is_some() && cur.stop;
@@ -218,28 +218,28 @@ impl Hosted {
         stop
     }
 
-    fn ops_result(&mut self, run: &Run, r: &Report<'_>) -> StepResult {
+    fn ops_result(&mut self, run: &Run, report: &Report<'_>) -> StepResult {
         let mut tally = run.take_tally();
-        if let Some(e) = r.finish_error {
+        if let Some(e) = report.finish_error {
             tally.error(EngineError::Store(e.to_string()));
         }
-        tally.busy_ns += r.finish_ns;
+        tally.busy_ns += report.finish_ns;
         if run.step.kind == PhaseKind::Load {
             self.loaded = true;
         }
-        let mut res = counters(&run.step, tally, r.wall_ns, self.job.interval_ms);
-        res.start_unix_ns = r.start_unix_ns;
+        let mut res = counters(&run.step, tally, report.wall_ns, self.job.interval_ms);
+        res.start_unix_ns = report.start_unix_ns;
         res.stopped_by = run.stopped_by.lock().unwrap_or_else(|p| p.into_inner()).take();
         res
     }
 }
 
-fn simple_result(name: &str, evicted: &Result<u64, String>, r: &Report<'_>) -> StepResult {
-    let mut res = StepResult { step: name.into(), wall_ns: r.wall_ns, ..Default::default() };
-    match (r.error, evicted) {
+fn simple_result(name: &str, evicted: &Result<u64, String>, report: &Report<'_>) -> StepResult {
+    let mut res = StepResult { step: name.into(), wall_ns: report.wall_ns, ..Default::default() };
+    match (report.error, evicted) {
         (Some(e), _) => {
             res.error = Some(e.to_string());
-            res.error_kind = Some(r.error_kind.unwrap_or("store").to_string());
+            res.error_kind = Some(report.error_kind.unwrap_or("store").to_string());
         }
         (None, Err(e)) => {
             res.error = Some(e.clone());
@@ -248,9 +248,9 @@ fn simple_result(name: &str, evicted: &Result<u64, String>, r: &Report<'_>) -> S
         (None, Ok(n)) => res.evicted = *n,
     }
     if res.error.is_none() {
-        res.settings = parse_map(r.settings).unwrap_or_default();
+        res.settings = parse_map(report.settings).unwrap_or_default();
         if name == "settle" {
-            res.settled = Some(r.settled.unwrap_or_default().to_string());
+            res.settled = Some(report.settled.unwrap_or_default().to_string());
         }
     }
     res
@@ -261,8 +261,8 @@ fn parse_map<V: serde::de::DeserializeOwned>(text: Option<&str>) -> Option<std::
     serde_json::from_str(text?).ok()
 }
 
-fn mode_code(m: OpenMode) -> i32 {
-    match m {
+fn mode_code(mode: OpenMode) -> i32 {
+    match mode {
         OpenMode::ReadWrite => abi::READ_WRITE,
         OpenMode::ReadOnly => abi::READ_ONLY,
         OpenMode::Secondary => abi::SECONDARY,

@@ -113,8 +113,8 @@ fn start<'a>(job: &'a Job, desc: &'a EngineDescriptor) -> Result<Worker<'a>, Str
     Ok(Worker { job, desc, options, data, state, engine: None, loaded: false })
 }
 
-pub(crate) fn error_kind(e: &EngineError) -> &'static str {
-    match e {
+pub(crate) fn error_kind(error: &EngineError) -> &'static str {
+    match error {
         EngineError::Unsupported(_) => "unsupported",
         EngineError::Store(_) => "store",
         EngineError::Option(_) => "option",
@@ -160,11 +160,11 @@ impl Worker<'_> {
         (res, stop)
     }
 
-    fn failed(step: &str, e: EngineError) -> StepResult {
+    fn failed(step: &str, error: EngineError) -> StepResult {
         StepResult {
             step: step.into(),
-            error_kind: Some(error_kind(&e).into()),
-            error: Some(e.to_string()),
+            error_kind: Some(error_kind(&error).into()),
+            error: Some(error.to_string()),
             ..Default::default()
         }
     }
@@ -186,9 +186,9 @@ impl Worker<'_> {
         }
     }
 
-    fn simple(&mut self, name: &str, f: impl FnOnce(&mut dyn Engine) -> crate::engine::Result<()>) -> StepResult {
+    fn simple(&mut self, name: &str, call: impl FnOnce(&mut dyn Engine) -> crate::engine::Result<()>) -> StepResult {
         match self.engine.as_deref_mut() {
-            Some(e) => match f(e) {
+            Some(e) => match call(e) {
                 Ok(()) => StepResult { step: name.into(), ..Default::default() },
                 Err(err) => Self::failed(name, err),
             },

@@ -142,11 +142,17 @@ struct Flight {
 /// rounds. Connections are served in turn with blocking reads (a round-robin, not an event
 /// loop: the server answers every connection meanwhile). Each get is one sample, timed from
 /// the write that sent it to the read that brought its reply.
-fn pipelined_units(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, rd: &mut (dyn Reader + '_), stream: &mut OpStream) {
+fn pipelined_units(
+    ctx: &Ctx<'_>,
+    tally: &mut Tally,
+    bufs: &mut Bufs,
+    rd: &mut (dyn Reader + '_),
+    stream: &mut OpStream,
+) {
     let conns = ctx.step.connections.max(1) as usize;
     if rd.connections() < conns {
         let have = rd.connections();
-        t.error(EngineError::Store(format!("the reader has {have} connections; the step asks {conns}")));
+        tally.error(EngineError::Store(format!("the reader has {have} connections; the step asks {conns}")));
         return;
     }
     let mut flights: Vec<Flight> = (0..conns).map(|_| Flight::default()).collect();
@@ -159,15 +165,15 @@ fn pipelined_units(ctx: &Ctx<'_>, t: &mut Tally, b: &mut Bufs, rd: &mut (dyn Rea
                 if f.ops.is_empty() {
                     continue;
                 }
-                let r = rd.recv_gets(c, f.ops.len(), &mut b.multi);
-                if received(ctx, t, f, &b.multi, r, &mut done) {
+                let r = rd.recv_gets(c, f.ops.len(), &mut bufs.multi);
+                if received(ctx, tally, f, &bufs.multi, r, &mut done) {
                     return;
                 }
             }
             if let Err(e) = refill(ctx, rd, stream, c, f, &mut spare) {
                 // Nothing of this write is known to be on the wire: do not wait for it.
                 f.ops.clear();
-                if t.error(e) {
+                if tally.error(e) {
                     return;
                 }
             }
@@ -262,9 +268,13 @@ type Handles<'h, 'a> = (Option<&'h mut (dyn Reader + 'a)>, Option<&'h mut (dyn W
 
 /// Apply `batch` through the thread's writer, or the engine's shared `write` without one.
 #[inline]
-fn put(ctx: &Ctx<'_>, w: Option<&mut (dyn Writer + '_)>, batch: &[WriteOp<'_>]) -> kvbench_model::engine::Result<()> {
-    match w {
-        Some(w) => w.write(batch),
+fn put(
+    ctx: &Ctx<'_>,
+    writer: Option<&mut (dyn Writer + '_)>,
+    batch: &[WriteOp<'_>],
+) -> kvbench_model::engine::Result<()> {
+    match writer {
+        Some(writer) => writer.write(batch),
         None => engine(ctx)?.write(batch),
     }
 }
@@ -313,14 +323,14 @@ fn spin_ns(background: bool) -> u64 {
 
 /// Record one timed unit that started at `t0` (or was due at `due`); returns the end stamp.
 #[inline]
-fn sample(ctx: &Ctx<'_>, t: &mut Tally, kind: PhaseKind, t0: u64, due: Option<u64>, ops: u64) {
+fn sample(ctx: &Ctx<'_>, tally: &mut Tally, kind: PhaseKind, t0: u64, due: Option<u64>, ops: u64) {
     let end = stamp();
     let at = delta(ctx.start, end);
     let dt = match due {
         Some(d) => at.saturating_sub(d),
         None => delta(t0, end),
     };
-    t.sample(kind, dt, ops, at, ctx.interval_ns);
+    tally.sample(kind, dt, ops, at, ctx.interval_ns);
 }
 
 fn run_unit(
@@ -473,8 +483,8 @@ fn stream_unit(
 
 /// With writers on several threads, take the batch's records before writing, in ascending
 /// record order so two batches sharing records can never wait on each other.
-fn lock_records(ctx: &Ctx<'_>, b: &mut Bufs, ops: &[Op]) {
-    b.states.clear();
+fn lock_records(ctx: &Ctx<'_>, bufs: &mut Bufs, ops: &[Op]) {
+    bufs.states.clear();
     if !ctx.lock || ops.first().is_some_and(|o| o.kind == PhaseKind::Load) {
         return;
     }
@@ -483,38 +493,38 @@ fn lock_records(ctx: &Ctx<'_>, b: &mut Bufs, ops: &[Op]) {
     records.dedup();
     for c in records {
         let s = ctx.state.begin_write(c, true);
-        b.states.push((c, s, true));
+        bufs.states.push((c, s, true));
     }
 }
 
 /// The state before a read (for the multi-writer rule; without writers it is exact).
 #[inline]
-fn read_state(ctx: &Ctx<'_>, c: u64) -> u32 {
-    ctx.state.get(c)
+fn read_state(ctx: &Ctx<'_>, record: u64) -> u32 {
+    ctx.state.get(record)
 }
 
 #[inline]
-fn check(ctx: &Ctx<'_>, t: &mut Tally, c: u64, exp: Expect, found: Option<&[u8]>) {
+fn check(ctx: &Ctx<'_>, tally: &mut Tally, record: u64, exp: Expect, found: Option<&[u8]>) {
     if ctx.step.verify {
-        judge(ctx.data, t, c, exp, found);
+        judge(ctx.data, tally, record, exp, found);
     }
 }
 
 /// Count what a read of record `c` returned against what it may return.
 #[inline]
-pub(super) fn judge(data: &Data, t: &mut Tally, c: u64, exp: Expect, found: Option<&[u8]>) {
+pub(super) fn judge(data: &Data, tally: &mut Tally, record: u64, exp: Expect, found: Option<&[u8]>) {
     match (exp, found) {
         (Expect::Absent, None) | (Expect::Between(..), None) => {}
-        (Expect::Absent, Some(_)) => t.mismatches += 1,
-        (Expect::Version(_), None) => t.missing += 1,
+        (Expect::Absent, Some(_)) => tally.mismatches += 1,
+        (Expect::Version(_), None) => tally.missing += 1,
         (Expect::Version(v), Some(f)) => {
-            if !data.matches(c, v, f) {
-                t.mismatches += 1
+            if !data.matches(record, v, f) {
+                tally.mismatches += 1
             }
         }
         (Expect::Between(lo, hi), Some(f)) => {
-            if !(lo..=hi).any(|v| data.matches(c, v, f)) {
-                t.mismatches += 1
+            if !(lo..=hi).any(|v| data.matches(record, v, f)) {
+                tally.mismatches += 1
             }
         }
     }
@@ -531,23 +541,23 @@ struct Pending<'d> {
 
 /// Derive `o`'s key into `key` and what its read must return.
 #[inline(always)]
-fn pending<'d>(ctx: &Ctx<'d>, key: &mut Vec<u8>, o: &Op) -> Pending<'d> {
-    let c = ctx.data.canon(o.record);
-    ctx.data.key(o.record, key);
+fn pending<'d>(ctx: &Ctx<'d>, key: &mut Vec<u8>, op: &Op) -> Pending<'d> {
+    let c = ctx.data.canon(op.record);
+    ctx.data.key(op.record, key);
     let s1 = read_state(ctx, c);
     let exact = (!ctx.lock && ctx.step.verify && state::present(s1)).then(|| ctx.data.expected(c, writes(s1) - 1));
-    Pending { k: o.k, c, s1, exact }
+    Pending { k: op.k, c, s1, exact }
 }
 
 /// Check what a get returned against what it had to.
 #[inline(always)]
-fn verify_get(ctx: &Ctx<'_>, t: &mut Tally, p: &Pending<'_>, found: Option<&[u8]>) {
-    match (p.exact, found) {
-        (Some(e), Some(f)) => t.mismatches += u64::from(!e.matches(f)),
-        (Some(_), None) => t.missing += 1,
+fn verify_get(ctx: &Ctx<'_>, tally: &mut Tally, pending: &Pending<'_>, found: Option<&[u8]>) {
+    match (pending.exact, found) {
+        (Some(e), Some(f)) => tally.mismatches += u64::from(!e.matches(f)),
+        (Some(_), None) => tally.missing += 1,
         (None, found) => {
-            let s2 = if ctx.lock { read_state(ctx, p.c) } else { p.s1 };
-            check(ctx, t, p.c, State::expect(p.s1, s2), found);
+            let s2 = if ctx.lock { read_state(ctx, pending.c) } else { pending.s1 };
+            check(ctx, tally, pending.c, State::expect(pending.s1, s2), found);
         }
     }
 }
@@ -576,7 +586,7 @@ fn timed_get<'r>(
 /// lines arrive while the next key is looked up instead of stalling the check. Every value is
 /// still checked, outside the timing; the values stay valid because nothing can refresh or
 /// write through the reader while they are held.
-fn get_units(ctx: &Ctx<'_>, t: &mut Tally, rd: &(dyn Reader + '_), stream: &mut OpStream) {
+fn get_units(ctx: &Ctx<'_>, tally: &mut Tally, rd: &(dyn Reader + '_), stream: &mut OpStream) {
     let (mut key, mut next_key) = (Vec::new(), Vec::new());
     // A get unit is one op: the stream's ops one by one are its units.
     let Some(first) = stream.next() else { return };
@@ -590,9 +600,9 @@ fn get_units(ctx: &Ctx<'_>, t: &mut Tally, rd: &(dyn Reader + '_), stream: &mut 
         let due = stream.due_ns(cur.k).map(|d| wait_until(ctx, d).unwrap_or(d));
         let t0 = stamp();
         let got = rd.get_shared(&key);
-        sample(ctx, t, PhaseKind::Get, t0, due, 1);
+        sample(ctx, tally, PhaseKind::Get, t0, due, 1);
         if let Some((p, v)) = held.take() {
-            verify_get(ctx, t, &p, v);
+            verify_get(ctx, tally, &p, v);
         }
         let next = after.map(|o| pending(ctx, &mut next_key, &o));
         after = stream.next();
@@ -602,7 +612,7 @@ fn get_units(ctx: &Ctx<'_>, t: &mut Tally, rd: &(dyn Reader + '_), stream: &mut 
                 held = Some((cur, v));
                 false
             }
-            Err(e) => t.error_at(e, delta(ctx.start, stamp()), ctx.interval_ns),
+            Err(e) => tally.error_at(e, delta(ctx.start, stamp()), ctx.interval_ns),
         };
         units += 1;
         if units.is_multiple_of(64) {
@@ -615,7 +625,7 @@ fn get_units(ctx: &Ctx<'_>, t: &mut Tally, rd: &(dyn Reader + '_), stream: &mut 
         std::mem::swap(&mut key, &mut next_key);
     }
     if let Some((p, v)) = held {
-        verify_get(ctx, t, &p, v);
+        verify_get(ctx, tally, &p, v);
     }
     ctx.done.fetch_add(units % 64, Ordering::Relaxed);
 }
@@ -669,27 +679,27 @@ fn multi_get_unit(
 }
 
 /// Verify a multi-get's values against the states before the call (`before`) and now.
-fn check_between(ctx: &Ctx<'_>, t: &mut Tally, ops: &[Op], values: &[Option<Vec<u8>>], before: &[u32]) {
+fn check_between(ctx: &Ctx<'_>, tally: &mut Tally, ops: &[Op], values: &[Option<Vec<u8>>], before: &[u32]) {
     if values.len() != ops.len() {
-        t.mismatches += ops.len() as u64;
+        tally.mismatches += ops.len() as u64;
         return;
     }
     for ((o, v), &s1) in ops.iter().zip(values).zip(before) {
         let c = ctx.data.canon(o.record);
-        check(ctx, t, c, State::expect(s1, read_state(ctx, c)), v.as_deref());
+        check(ctx, tally, c, State::expect(s1, read_state(ctx, c)), v.as_deref());
     }
 }
 
 /// Verify the values several keys returned (a multi-get, a pipeline), in the order of `ops`.
-fn check_values(ctx: &Ctx<'_>, t: &mut Tally, ops: &[Op], values: &[Option<Vec<u8>>]) {
+fn check_values(ctx: &Ctx<'_>, tally: &mut Tally, ops: &[Op], values: &[Option<Vec<u8>>]) {
     if values.len() != ops.len() {
-        t.mismatches += ops.len() as u64;
+        tally.mismatches += ops.len() as u64;
         return;
     }
     for (o, v) in ops.iter().zip(values) {
         let c = ctx.data.canon(o.record);
         let s = read_state(ctx, c);
-        check(ctx, t, c, State::expect(s, s), v.as_deref());
+        check(ctx, tally, c, State::expect(s, s), v.as_deref());
     }
 }
 
@@ -841,11 +851,11 @@ pub(super) struct ScanCheck {
 const SCAN_SLACK: u32 = 4;
 
 impl ScanCheck {
-    /// A scan from sorted position `p` of `positions`; `strict` when no other thread writes.
-    pub(super) fn new(strict: bool, p: u64, positions: u64) -> ScanCheck {
+    /// A scan from sorted position `position` of `positions`; `strict` when no other thread writes.
+    pub(super) fn new(strict: bool, position: u64, positions: u64) -> ScanCheck {
         ScanCheck {
             strict,
-            p,
+            p: position,
             positions,
             expect: Vec::new(),
             prev: Vec::new(),
@@ -856,18 +866,18 @@ impl ScanCheck {
         }
     }
 
-    fn present(data: &Data, state: &State, p: u64) -> bool {
-        state::present(state.get(data.canon(data.sorted(p))))
+    fn present(data: &Data, state: &State, position: u64) -> bool {
+        state::present(state.get(data.canon(data.sorted(position))))
     }
 
     /// Check one visited record; false when the scan went past the last position.
-    pub(super) fn visit(&mut self, data: &Data, state: &State, k: &[u8], v: &[u8]) -> bool {
+    pub(super) fn visit(&mut self, data: &Data, state: &State, key: &[u8], value: &[u8]) -> bool {
         self.seen += 1;
-        let found = if self.strict { self.align_alone(data, state, k) } else { self.align_beside_writers(data, k) };
+        let found = if self.strict { self.align_alone(data, state, key) } else { self.align_beside_writers(data, key) };
         let Some(at_key) = found else { return self.p < self.positions };
         let ok = at_key && {
             let c = data.canon(data.sorted(self.p));
-            self.value_ok(data, c, writes(state.get(c)), v)
+            self.value_ok(data, c, writes(state.get(c)), value)
         };
         self.bad += u64::from(!ok);
         if at_key {
@@ -877,11 +887,11 @@ impl ScanCheck {
         true
     }
 
-    /// Alone, records are compared by key, each once: present records before `k` were not
-    /// returned (missing), and `k` before the next present record is a record that should not
-    /// be there. Some(true): `k` is the next present record; Some(false): it is not; None: `k`
+    /// Alone, records are compared by key, each once: present records before `key` were not
+    /// returned (missing), and `key` before the next present record is a record that should not
+    /// be there. Some(true): `key` is the next present record; Some(false): it is not; None: `key`
     /// is past the last position (counted wrong).
-    fn align_alone(&mut self, data: &Data, state: &State, k: &[u8]) -> Option<bool> {
+    fn align_alone(&mut self, data: &Data, state: &State, key: &[u8]) -> Option<bool> {
         loop {
             while self.p < self.positions && !Self::present(data, state, self.p) {
                 self.p += 1;
@@ -891,7 +901,7 @@ impl ScanCheck {
                 return None;
             }
             data.key(data.sorted(self.p), &mut self.expect);
-            match self.expect[..].cmp(k) {
+            match self.expect[..].cmp(key) {
                 std::cmp::Ordering::Less => {
                     self.skipped += 1;
                     self.p += 1;
@@ -903,16 +913,16 @@ impl ScanCheck {
     }
 
     /// Beside writers, keys must be in order and of the dataset: the first position at or past
-    /// `k`, which must be `k`'s.
-    fn align_beside_writers(&mut self, data: &Data, k: &[u8]) -> Option<bool> {
-        if self.seen > 1 && k <= &self.prev[..] {
+    /// `key`, which must be `key`'s.
+    fn align_beside_writers(&mut self, data: &Data, key: &[u8]) -> Option<bool> {
+        if self.seen > 1 && key <= &self.prev[..] {
             self.bad += 1;
         }
         self.prev.clear();
-        self.prev.extend_from_slice(k);
+        self.prev.extend_from_slice(key);
         while self.p < self.positions {
             data.key(data.sorted(self.p), &mut self.expect);
-            if &self.expect[..] >= k {
+            if &self.expect[..] >= key {
                 break;
             }
             self.p += 1;
@@ -922,14 +932,14 @@ impl ScanCheck {
             return None;
         }
         data.key(data.sorted(self.p), &mut self.expect);
-        Some(k == &self.expect[..])
+        Some(key == &self.expect[..])
     }
 
-    fn value_ok(&self, data: &Data, c: u64, w: u32, v: &[u8]) -> bool {
+    fn value_ok(&self, data: &Data, record: u64, writes: u32, value: &[u8]) -> bool {
         if self.strict {
-            return data.matches(c, w.saturating_sub(1), v);
+            return data.matches(record, writes.saturating_sub(1), value);
         }
-        (w.saturating_sub(SCAN_SLACK)..=w).any(|x| data.matches(c, x, v))
+        (writes.saturating_sub(SCAN_SLACK)..=writes).any(|x| data.matches(record, x, value))
     }
 
     /// Present records the scan should have returned but did not (alone only): those it

@@ -26,12 +26,12 @@ pub struct State {
     cells: Option<Vec<AtomicU32>>,
 }
 
-pub fn writes(s: u32) -> u32 {
-    (s & !LOCK) >> 1
+pub fn writes(state: u32) -> u32 {
+    (state & !LOCK) >> 1
 }
 
-pub fn present(s: u32) -> bool {
-    s & 1 == 1
+pub fn present(state: u32) -> bool {
+    state & 1 == 1
 }
 
 /// Spins on a held record before [`State::begin_write`] yields the CPU instead.
@@ -51,10 +51,10 @@ impl State {
     }
 
     #[inline]
-    pub fn get(&self, c: u64) -> u32 {
+    pub fn get(&self, record: u64) -> u32 {
         match &self.cells {
-            Some(v) => v[c as usize].load(Ordering::Acquire),
-            None if c < self.loaded => LOADED,
+            Some(v) => v[record as usize].load(Ordering::Acquire),
+            None if record < self.loaded => LOADED,
             None => 0,
         }
     }
@@ -64,9 +64,9 @@ impl State {
     /// since a server's write holds the record for a round trip and a spinning thread would
     /// burn the CPU the holder needs (hot records of a zipfian mix are taken often).
     #[inline]
-    pub fn begin_write(&self, c: u64, lock: bool) -> u32 {
-        let Some(v) = &self.cells else { return self.get(c) };
-        let cell = &v[c as usize];
+    pub fn begin_write(&self, record: u64, lock: bool) -> u32 {
+        let Some(v) = &self.cells else { return self.get(record) };
+        let cell = &v[record as usize];
         if !lock {
             return cell.load(Ordering::Acquire);
         }
@@ -87,9 +87,9 @@ impl State {
 
     /// Store the state after a write (and release the lock).
     #[inline]
-    pub fn end_write(&self, c: u64, s: u32) {
+    pub fn end_write(&self, record: u64, state: u32) {
         if let Some(v) = &self.cells {
-            v[c as usize].store(s & !LOCK, Ordering::Release);
+            v[record as usize].store(state & !LOCK, Ordering::Release);
         }
     }
 
@@ -103,16 +103,16 @@ impl State {
     }
 }
 
-/// State after a put of the version `writes(s)`.
+/// State after a put of the version `writes(state)`.
 #[inline]
-pub fn after_put(s: u32) -> u32 {
-    ((writes(s) + 1) << 1) | 1
+pub fn after_put(state: u32) -> u32 {
+    ((writes(state) + 1) << 1) | 1
 }
 
 /// State after a delete.
 #[inline]
-pub fn after_delete(s: u32) -> u32 {
-    (s & !LOCK) & !1
+pub fn after_delete(state: u32) -> u32 {
+    (state & !LOCK) & !1
 }
 
 #[cfg(test)]

@@ -44,20 +44,20 @@ pub(crate) fn paced(st: &OpsStep) -> bool {
 }
 
 /// The raw counters of an ops step.
-pub(crate) fn counters(st: &OpsStep, mut t: Tally, wall_ns: u64, interval_ms: u64) -> StepResult {
-    let intervals = t
+pub(crate) fn counters(st: &OpsStep, mut tally: Tally, wall_ns: u64, interval_ms: u64) -> StepResult {
+    let intervals = tally
         .merged_intervals()
         .into_iter()
         .map(|(n, ops, errors, hdr)| job::Interval { t_ms: n * interval_ms, ops, errors, hdr })
         .collect();
     let mut hist = BTreeMap::new();
-    for (k, h) in &t.hists {
+    for (k, h) in &tally.hists {
         hist.insert(k.as_str().to_string(), encode_histogram(&h.total));
     }
     if hist.is_empty() {
         hist.insert(st.kind.as_str().to_string(), encode_histogram(&new_histogram()));
     }
-    let (first_error, error_kind) = match t.first_error {
+    let (first_error, error_kind) = match tally.first_error {
         Some((m, k)) => (Some(m), Some(k.to_string())),
         None => (None, None),
     };
@@ -67,15 +67,15 @@ pub(crate) fn counters(st: &OpsStep, mut t: Tally, wall_ns: u64, interval_ms: u6
         error: None,
         error_kind,
         wall_ns,
-        ops: t.ops,
-        requests: t.requests,
-        errors: t.errors,
+        ops: tally.ops,
+        requests: tally.requests,
+        errors: tally.errors,
         first_error,
-        error_classes: t.error_classes.clone(),
-        mismatches: t.mismatches,
-        missing: t.missing,
-        busy_ns: t.busy_ns,
-        busy_max_ns: t.busy_max,
+        error_classes: tally.error_classes.clone(),
+        mismatches: tally.mismatches,
+        missing: tally.missing,
+        busy_ns: tally.busy_ns,
+        busy_max_ns: tally.busy_max,
         hist,
         intervals,
         ..Default::default()

@@ -77,14 +77,14 @@ pub fn space_of(dir: &Path, chosen: &dyn Fn(&str) -> bool) -> u64 {
     alloc
 }
 
-fn walk(dir: &Path, f: &mut dyn FnMut(&str, &std::fs::Metadata)) {
+fn walk(dir: &Path, visit: &mut dyn FnMut(&str, &std::fs::Metadata)) {
     let Ok(rd) = std::fs::read_dir(dir) else { return };
     for e in rd.flatten() {
         let Ok(m) = e.metadata() else { continue };
         if m.is_dir() {
-            walk(&e.path(), f);
+            walk(&e.path(), visit);
         } else if m.is_file() {
-            f(&e.file_name().to_string_lossy(), &m);
+            visit(&e.file_name().to_string_lossy(), &m);
         }
     }
 }

@@ -22,10 +22,10 @@ pub fn error_class(message: &str) -> String {
     message.chars().take(80).map(|c| if c.is_ascii_digit() { '#' } else { c }).collect()
 }
 
-/// Count `n` errors of `class` in `classes`, keeping at most [`MAX_ERROR_CLASSES`] classes.
-pub fn add_error_class(classes: &mut BTreeMap<String, u64>, class: &str, n: u64) {
+/// Count `count` errors of `class` in `classes`, keeping at most [`MAX_ERROR_CLASSES`] classes.
+pub fn add_error_class(classes: &mut BTreeMap<String, u64>, class: &str, count: u64) {
     let key = if classes.len() >= MAX_ERROR_CLASSES && !classes.contains_key(class) { "other" } else { class };
-    *classes.entry(key.to_string()).or_default() += n;
+    *classes.entry(key.to_string()).or_default() += count;
 }
 
 pub struct KindHist {
@@ -164,54 +164,54 @@ impl Tally {
 
     /// Count an engine error of a timed unit that ended `at_ns` after the start (the timeline
     /// shows when errors happened); true when the thread should stop.
-    pub fn error_at(&mut self, e: EngineError, at_ns: u64, interval_ns: u64) -> bool {
+    pub fn error_at(&mut self, error: EngineError, at_ns: u64, interval_ns: u64) -> bool {
         self.enter(at_ns, interval_ns);
-        self.error(e)
+        self.error(error)
     }
 
     /// Count an engine error; true when the thread should stop.
-    pub fn error(&mut self, e: EngineError) -> bool {
-        if let EngineError::Unsupported(_) = &e {
+    pub fn error(&mut self, error: EngineError) -> bool {
+        if let EngineError::Unsupported(_) = &error {
             self.unsupported = true;
         }
         self.errors += 1;
-        add_error_class(&mut self.error_classes, &error_class(&e.to_string()), 1);
+        add_error_class(&mut self.error_classes, &error_class(&error.to_string()), 1);
         if self.first_error.is_none() {
-            let kind = match &e {
+            let kind = match &error {
                 EngineError::Unsupported(_) => "unsupported",
                 EngineError::Store(_) => "store",
                 EngineError::Option(_) => "option",
                 EngineError::Io(_) => "io",
             };
-            self.first_error = Some((e.to_string(), kind));
+            self.first_error = Some((error.to_string(), kind));
         }
         self.unsupported || self.errors >= MAX_ERRORS
     }
 
-    /// Errors, wrong and missing values of `o` (what a step's outcome counts), without its
+    /// Errors, wrong and missing values of `other` (what a step's outcome counts), without its
     /// ops and times: a background writer's join the readers' figures this way.
-    pub fn merge_outcomes(&mut self, o: &mut Tally) {
-        self.errors += o.errors;
-        self.mismatches += o.mismatches;
-        self.missing += o.missing;
-        self.unsupported |= o.unsupported;
+    pub fn merge_outcomes(&mut self, other: &mut Tally) {
+        self.errors += other.errors;
+        self.mismatches += other.mismatches;
+        self.missing += other.missing;
+        self.unsupported |= other.unsupported;
         if self.first_error.is_none() {
-            self.first_error = o.first_error.take();
+            self.first_error = other.first_error.take();
         }
-        for (class, n) in &o.error_classes {
+        for (class, n) in &other.error_classes {
             add_error_class(&mut self.error_classes, class, *n);
         }
     }
 
-    pub fn merge(&mut self, mut o: Tally) {
-        self.ops += o.ops;
-        self.requests += o.requests;
-        self.busy_ns += o.busy_ns;
-        self.merge_outcomes(&mut o);
-        for (k, h) in o.hists {
+    pub fn merge(&mut self, mut other: Tally) {
+        self.ops += other.ops;
+        self.requests += other.requests;
+        self.busy_ns += other.busy_ns;
+        self.merge_outcomes(&mut other);
+        for (k, h) in other.hists {
             let _ = self.hist(k).total.add(&h.total);
         }
-        self.intervals.extend(o.intervals);
+        self.intervals.extend(other.intervals);
     }
 
     /// Intervals of all threads merged by number, in order, still encoded. Only one interval's
@@ -236,9 +236,9 @@ impl Tally {
 }
 
 /// The sum of two encoded histograms, encoded (an undecodable one counts as empty).
-fn add_encoded(a: &str, b: &str) -> String {
-    let mut sum = decode_histogram(a).unwrap_or_else(|_| new_histogram());
-    if let Ok(h) = decode_histogram(b) {
+fn add_encoded(encoded: &str, more: &str) -> String {
+    let mut sum = decode_histogram(encoded).unwrap_or_else(|_| new_histogram());
+    if let Ok(h) = decode_histogram(more) {
         let _ = sum.add(&h);
     }
     encode_histogram(&sum)

@@ -49,11 +49,11 @@ pub(super) struct Writer<'scope> {
 
 impl<'scope> Writer<'scope> {
     /// Start the writer of `ctx`'s step, if it has one.
-    pub(super) fn start<'env>(s: &'scope Scope<'scope, 'env>, ctx: &'env Ctx<'env>) -> Option<Writer<'scope>> {
+    pub(super) fn start<'env>(threads: &'scope Scope<'scope, 'env>, ctx: &'env Ctx<'env>) -> Option<Writer<'scope>> {
         let step = writer_step(ctx.step)?;
         let flag = Arc::new(AtomicBool::new(false));
         let stop = flag.clone();
-        let handle = s.spawn(move || {
+        let handle = threads.spawn(move || {
             let done = AtomicU64::new(0);
             let wctx =
                 Ctx { step: &step, done: &done, lock: true, reopen: None, stop: Some(&stop), background: true, ..*ctx };
