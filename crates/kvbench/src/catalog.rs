@@ -39,15 +39,15 @@ pub struct OptionInfo {
     pub choices: Vec<String>,
 }
 
-fn rust_info(d: &EngineDescriptor) -> EngineInfo {
-    let avail = (d.available)();
+fn rust_info(descriptor: &EngineDescriptor) -> EngineInfo {
+    let avail = (descriptor.available)();
     EngineInfo {
-        name: d.name.into(),
+        name: descriptor.name.into(),
         runtime: Runtime::Rust,
-        description: d.description.into(),
-        version: (d.version)(),
-        capabilities: d.capabilities.names().iter().map(|s| s.to_string()).collect(),
-        options: d
+        description: descriptor.description.into(),
+        version: (descriptor.version)(),
+        capabilities: descriptor.capabilities.names().iter().map(|s| s.to_string()).collect(),
+        options: descriptor
             .options
             .iter()
             .map(|o| OptionInfo {
@@ -63,7 +63,7 @@ fn rust_info(d: &EngineDescriptor) -> EngineInfo {
             .collect(),
         available: avail.is_ok(),
         why: avail.err().unwrap_or_default(),
-        server: d.start_server.is_some(),
+        server: descriptor.start_server.is_some(),
     }
 }
 
@@ -97,16 +97,16 @@ pub fn home() -> Option<PathBuf> {
 
 /// A scenario path as given, or, when a relative one is not here, the same path under
 /// kvbench's home (`scenarios/ycsb-a.toml` from any directory with an installed copy).
-pub fn scenario_path(p: &Path) -> PathBuf {
-    if p.exists() || p.is_absolute() {
-        return p.to_path_buf();
+pub fn scenario_path(path: &Path) -> PathBuf {
+    if path.exists() || path.is_absolute() {
+        return path.to_path_buf();
     }
-    match home().map(|h| h.join(p)).filter(|h| h.is_file()) {
+    match home().map(|h| h.join(path)).filter(|h| h.is_file()) {
         Some(h) => {
             crate::note!("scenario: {} (from kvbench's home)", h.display());
             h
         }
-        None => p.to_path_buf(),
+        None => path.to_path_buf(),
     }
 }
 
@@ -671,22 +671,23 @@ fn runtimes() -> String {
 }
 
 /// One engine: what it is, what it can do, and its options with their defaults.
-fn engine_page(e: &EngineInfo) -> String {
-    let mut out = format!("{} ({:?}{})\n", e.name, e.runtime, if e.server { ", server" } else { "" }).to_lowercase();
+fn engine_page(engine: &EngineInfo) -> String {
+    let mut out = format!("{} ({:?}{})\n", engine.name, engine.runtime, if engine.server { ", server" } else { "" })
+        .to_lowercase();
     let mut line = |k: &str, v: &str| {
         if !v.is_empty() {
             out.push_str(&wrap(&format!("{k:<13} "), v, LIST_WIDTH, 14));
         }
     };
-    line("description", &e.description);
-    line("version", &e.version);
-    line("status", &if e.available { "ok".to_string() } else { format!("unavailable: {}", e.why) });
-    line("capabilities", &e.capabilities.join(" "));
-    if e.options.is_empty() {
+    line("description", &engine.description);
+    line("version", &engine.version);
+    line("status", &if engine.available { "ok".to_string() } else { format!("unavailable: {}", engine.why) });
+    line("capabilities", &engine.capabilities.join(" "));
+    if engine.options.is_empty() {
         out.push_str("options       none\n");
     } else {
         out.push_str("options (set with `-o ENGINE.OPTION=VALUE` or a scenario's `options`):\n");
-        for o in &e.options {
+        for o in &engine.options {
             let default = if o.default.is_empty() { "engine default".to_string() } else { o.default.clone() };
             out.push_str(&wrap("  ", &format!("{} ({}, default {default})", o.name, o.kind), LIST_WIDTH, 4));
             if !o.doc.is_empty() {
@@ -762,8 +763,8 @@ pub fn closest(name: &str, known: &[String]) -> Vec<String> {
 /// engine is only checked when its worker answers (else the run reports the worker's own reason).
 /// Every row's engine is known here; an unknown one is named with where it was given: the
 /// scenario `file` and line, or the `--engines` flag (`file` None).
-pub fn check_names(s: &kvbench_model::scenario::Scenario, file: Option<&std::path::Path>) -> Result<(), String> {
-    for (i, v) in s.all_variants().into_iter().enumerate() {
+pub fn check_names(given: &kvbench_model::scenario::Scenario, file: Option<&std::path::Path>) -> Result<(), String> {
+    for (i, v) in given.all_variants().into_iter().enumerate() {
         let n = &v.name;
         // The Rust registry answers without starting a worker.
         let worker_down = (n.starts_with("py-") && cached_python().is_err())
@@ -782,7 +783,7 @@ pub fn check_names(s: &kvbench_model::scenario::Scenario, file: Option<&std::pat
             format!(" — did you mean {}?", near.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "))
         };
         let place = match file {
-            Some(f) => kvbench_model::scenario::place_in_file(f, &s.row_path(i, "name")),
+            Some(f) => kvbench_model::scenario::place_in_file(f, &given.row_path(i, "name")),
             None => "--engines".into(),
         };
         return Err(format!("{place}: unknown engine `{n}`{hint} (`kvbench list` shows every engine)"));

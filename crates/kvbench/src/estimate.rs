@@ -91,13 +91,16 @@ impl Estimate {
 
 /// Whether a run of this estimate may start: below [`CONFIRM_S`], with `--yes`, or when the
 /// person at the terminal says yes; a run without a terminal stops, naming `--yes`.
-pub fn confirm(e: &Estimate, yes: bool) -> Result<(), String> {
+pub fn confirm(estimate: &Estimate, yes: bool) -> Result<(), String> {
     use std::io::IsTerminal;
-    if yes || e.secs < CONFIRM_S || e.largest.is_none() {
+    if yes || estimate.secs < CONFIRM_S || estimate.largest.is_none() {
         return Ok(());
     }
-    let why =
-        format!("the run is estimated at about {} (over {}; see the estimate above)", human(e.secs), human(CONFIRM_S));
+    let why = format!(
+        "the run is estimated at about {} (over {}; see the estimate above)",
+        human(estimate.secs),
+        human(CONFIRM_S)
+    );
     if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
         return Err(format!("{why}: pass --yes to run it"));
     }
@@ -119,20 +122,20 @@ fn human(secs: f64) -> String {
     }
 }
 
-/// The estimate of `s` from the results in `out`.
-pub fn estimate(s: &Scenario, out: &Path) -> Estimate {
+/// The estimate of `scenario` from the results in `out`.
+pub fn estimate(scenario: &Scenario, out: &Path) -> Estimate {
     let paces = paces(out);
     let mut e = Estimate::default();
-    for v in s.all_variants() {
+    for v in scenario.all_variants() {
         let (before, unknown_before) = (e.secs, e.unknown);
-        let sync = v.effective_sync(s);
+        let sync = v.effective_sync(scenario);
         let sync = serde_json::to_value(sync).ok().and_then(|x| x.as_str().map(String::from)).unwrap_or_default();
-        let budget = regime(v.budget(s), s.dataset.records);
-        for p in &s.phases {
+        let budget = regime(v.budget(scenario), scenario.dataset.records);
+        for p in &scenario.phases {
             let key = (v.name.clone(), p.kind.as_str().to_string(), sync.clone(), batch(p), budget.clone());
             let name = p.name.clone().unwrap_or_else(|| p.kind.as_str().to_string());
-            for (secs, why) in phase_secs(s, p, paces.get(&key), &v.label()) {
-                let secs = secs * f64::from(s.repetitions);
+            for (secs, why) in phase_secs(scenario, p, paces.get(&key), &v.label()) {
+                let secs = secs * f64::from(scenario.repetitions);
                 e.secs += secs;
                 match e.phases.iter_mut().find(|(n, _)| *n == name) {
                     Some((_, total)) => *total += secs,
@@ -148,25 +151,25 @@ pub fn estimate(s: &Scenario, out: &Path) -> Estimate {
             e.unknown_budgeted += if budget.is_empty() { 0 } else { unknown };
         }
         if e.unknown == unknown_before {
-            e.rows.insert(v.label(), (e.secs - before) / f64::from(s.repetitions.max(1)));
+            e.rows.insert(v.label(), (e.secs - before) / f64::from(scenario.repetitions.max(1)));
         }
     }
     e
 }
 
-fn batch(p: &PhaseDef) -> u32 {
-    p.batch.unwrap_or(p.kind.default_batch())
+fn batch(phase: &PhaseDef) -> u32 {
+    phase.batch.unwrap_or(phase.kind.default_batch())
 }
 
-fn known(p: &PhaseDef) -> bool {
-    p.duration_ms().is_some()
+fn known(phase: &PhaseDef) -> bool {
+    phase.duration_ms().is_some()
 }
 
 /// The parts of one phase of one row: its warm-up and its timed step, in seconds with words.
-fn phase_secs(s: &Scenario, p: &PhaseDef, pace: Option<&Pace>, label: &str) -> Vec<(f64, String)> {
+fn phase_secs(scenario: &Scenario, phase: &PhaseDef, pace: Option<&Pace>, label: &str) -> Vec<(f64, String)> {
     let mut parts = Vec::new();
-    let name = p.name.clone().unwrap_or_else(|| p.kind.as_str().to_string());
-    match p.warmup.as_ref().map(|w| (w, w.ms())) {
+    let name = phase.name.clone().unwrap_or_else(|| phase.kind.as_str().to_string());
+    match phase.warmup.as_ref().map(|w| (w, w.ms())) {
         Some((_, Some(ms))) => parts.push((ms as f64 / 1000.0, format!("{label}'s {name} warm-up"))),
         Some((Warmup::Ops(n), None)) if *n > 0 => {
             if let Some(pace) = pace {
@@ -175,9 +178,9 @@ fn phase_secs(s: &Scenario, p: &PhaseDef, pace: Option<&Pace>, label: &str) -> V
         }
         _ => {}
     }
-    if let Some(ms) = p.duration_ms() {
+    if let Some(ms) = phase.duration_ms() {
         parts.push((ms as f64 / 1000.0, format!("{label}'s {name} for its duration")));
-    } else if let (Some(pace), Some(units)) = (pace, units(s, p)) {
+    } else if let (Some(pace), Some(units)) = (pace, units(scenario, phase)) {
         let why = format!(
             "{label}'s {} {name} at ~{} each, from {}",
             group(units),
@@ -190,26 +193,26 @@ fn phase_secs(s: &Scenario, p: &PhaseDef, pace: Option<&Pace>, label: &str) -> V
 }
 
 /// A phase's units as the scenario gives them (requests for multi-get and scan).
-pub fn units(s: &Scenario, p: &PhaseDef) -> Option<u64> {
-    let records = s.dataset.source.is_none().then_some(s.dataset.records)?;
-    if let Some(n) = p.share_of(records) {
-        let per = if p.kind == PhaseKind::MultiGet { u64::from(p.keys.unwrap_or(100)).max(1) } else { 1 };
+pub fn units(scenario: &Scenario, phase: &PhaseDef) -> Option<u64> {
+    let records = scenario.dataset.source.is_none().then_some(scenario.dataset.records)?;
+    if let Some(n) = phase.share_of(records) {
+        let per = if phase.kind == PhaseKind::MultiGet { u64::from(phase.keys.unwrap_or(100)).max(1) } else { 1 };
         return Some(n.div_ceil(per));
     }
-    Some(match p.kind {
+    Some(match phase.kind {
         // A settle's pace is per phase.
         PhaseKind::Settle => 1,
         PhaseKind::Size | PhaseKind::Reopen => return None,
         PhaseKind::Load => records,
-        PhaseKind::MultiGet => p.count.unwrap_or(records.div_ceil(u64::from(p.keys.unwrap_or(100)).max(1))),
-        PhaseKind::Scan => p.count.unwrap_or(1),
-        _ => p.count.unwrap_or(records * u64::from(p.passes.unwrap_or(1))),
+        PhaseKind::MultiGet => phase.count.unwrap_or(records.div_ceil(u64::from(phase.keys.unwrap_or(100)).max(1))),
+        PhaseKind::Scan => phase.count.unwrap_or(1),
+        _ => phase.count.unwrap_or(records * u64::from(phase.passes.unwrap_or(1))),
     })
 }
 
 /// `100000` as `100 000`.
-fn group(n: u64) -> String {
-    let s = n.to_string();
+fn group(count: u64) -> String {
+    let s = count.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
         if i > 0 && (s.len() - i).is_multiple_of(3) {
@@ -250,11 +253,11 @@ fn paces(out: &Path) -> BTreeMap<Key, Pace> {
     paces
 }
 
-/// The seconds per unit of every finished phase of every row of `r`.
-fn result_paces(r: &RunResult) -> Vec<(Key, f64)> {
+/// The seconds per unit of every finished phase of every row of `result`.
+fn result_paces(result: &RunResult) -> Vec<(Key, f64)> {
     let mut v = Vec::new();
-    for e in r.engines.iter().filter(|e| e.status == Status::Ok) {
-        let budget = regime(e.budget.as_ref().map(|b| b.limit_bytes), r.plan.records);
+    for e in result.engines.iter().filter(|e| e.status == Status::Ok) {
+        let budget = regime(e.budget.as_ref().map(|b| b.limit_bytes), result.plan.records);
         for p in e.phases.iter().filter(|p| p.status == Status::Ok) {
             // The scenario counts requests of multi-gets and scans, a settle as one, records
             // of the rest.

@@ -16,34 +16,34 @@ pub fn latest() -> Option<PathBuf> {
 }
 
 /// Read a result file; errors name the file.
-pub fn load_result(p: &Path) -> Result<RunResult, String> {
-    let text = input::read_regular_text(p, "result file", input::limits::RESULT_BYTES)?;
-    RunResult::from_json(&text).map_err(|e| format!("result file {}: {e}", p.display()))
+pub fn load_result(path: &Path) -> Result<RunResult, String> {
+    let text = input::read_regular_text(path, "result file", input::limits::RESULT_BYTES)?;
+    RunResult::from_json(&text).map_err(|e| format!("result file {}: {e}", path.display()))
 }
 
 /// Write a report; errors name the path and the flag it came from.
-fn write_output(p: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(p, text).map_err(|e| format!("--output {}: {e}", p.display()))
+fn write_output(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("--output {}: {e}", path.display()))
 }
 
 /// A report for people (table, Markdown) shows labels and intents from a file with their
 /// control characters escaped, wherever it goes; data formats keep the bytes they were given.
-pub fn rendered(r: &RunResult, fmt: Format, o: &ReportOptions) -> String {
-    let text = kvbench_report::render_with(r, fmt, o);
+pub fn rendered(result: &RunResult, fmt: Format, options: &ReportOptions) -> String {
+    let text = kvbench_report::render_with(result, fmt, options);
     match fmt {
         Format::Table | Format::Markdown => kvbench_report::terminal_safe(&text).into_owned(),
         _ => text,
     }
 }
 
-pub fn report(file: &Path, format: &str, output: Option<&Path>, o: &ReportOptions) -> i32 {
+pub fn report(file: &Path, format: &str, output: Option<&Path>, options: &ReportOptions) -> i32 {
     let go = || -> Result<Option<String>, String> {
         let fmt: Format = format.parse().map_err(|e| format!("--format: {e}"))?;
         let r = load_result(file)?;
         if fmt == Format::Hlog {
             return write_hlogs(&r, file, output).map(|()| None);
         }
-        let out = rendered(&r, fmt, o);
+        let out = rendered(&r, fmt, options);
         match output {
             Some(p) => write_output(p, &out).map(|()| None),
             None => Ok(Some(out)),
@@ -64,14 +64,14 @@ pub fn formats(list: &str) -> Result<(Format, Vec<Format>), String> {
 }
 
 /// One more format of a run, written beside its result file (`RUN.html`, `RUN.csv`, ...).
-pub fn export_beside(r: &RunResult, result: &Path, fmt: Format, o: &ReportOptions) {
+pub fn export_beside(run: &RunResult, result: &Path, fmt: Format, options: &ReportOptions) {
     let ext = match fmt {
         Format::Json => {
             crate::note!("json: {}", result.display());
             return;
         }
         Format::Hlog => {
-            if let Err(e) = write_hlogs(r, result, None) {
+            if let Err(e) = write_hlogs(run, result, None) {
                 crate::note!("error: {e}");
             }
             return;
@@ -85,14 +85,14 @@ pub fn export_beside(r: &RunResult, result: &Path, fmt: Format, o: &ReportOption
         Format::Bencher => "bencher.json",
     };
     let p = result.with_extension(ext);
-    match std::fs::write(&p, rendered(r, fmt, o)) {
+    match std::fs::write(&p, rendered(run, fmt, options)) {
         Ok(()) => crate::note!("{ext}: {}", p.display()),
         Err(e) => crate::note!("error: --format: cannot write {}: {e}", p.display()),
     }
 }
 
 /// `.hlog` files into `output`, or a directory beside the result file.
-pub fn write_hlogs(r: &RunResult, file: &Path, output: Option<&Path>) -> Result<(), String> {
+pub fn write_hlogs(run: &RunResult, file: &Path, output: Option<&Path>) -> Result<(), String> {
     let dir = match output {
         Some(d) => d.to_path_buf(),
         None => file.with_file_name(format!(
@@ -100,7 +100,7 @@ pub fn write_hlogs(r: &RunResult, file: &Path, output: Option<&Path>) -> Result<
             file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
         )),
     };
-    let files = kvbench_report::hlog_files(r);
+    let files = kvbench_report::hlog_files(run);
     if files.is_empty() {
         return Err(format!("{}: no phase carries interval histograms", file.display()));
     }
@@ -113,8 +113,8 @@ pub fn write_hlogs(r: &RunResult, file: &Path, output: Option<&Path>) -> Result<
     Ok(())
 }
 
-pub fn exit_code(r: Result<(), String>) -> i32 {
-    r.map_or_else(|e| out::exit_for(&e), |()| 0)
+pub fn exit_code(outcome: Result<(), String>) -> i32 {
+    outcome.map_or_else(|e| out::exit_for(&e), |()| 0)
 }
 
 pub fn safe(text: String) -> String {
@@ -122,14 +122,20 @@ pub fn safe(text: String) -> String {
 }
 
 /// `gate`: --fail-if-slower's percentage and --strict. Every B is compared with A in turn.
-pub fn compare(a: &Path, bs: &[PathBuf], format: &str, m: &kvbench_report::Method, gate: Option<(f64, bool)>) -> i32 {
+pub fn compare(
+    baseline: &Path,
+    bs: &[PathBuf],
+    format: &str,
+    method: &kvbench_report::Method,
+    gate: Option<(f64, bool)>,
+) -> i32 {
     let go = || -> Result<i32, String> {
-        let ra = load_result(a)?;
+        let ra = load_result(baseline)?;
         let rbs = bs.iter().map(|b| load_result(b)).collect::<Result<Vec<_>, _>>()?;
         let out = match format {
             "table" | "markdown" | "md" => {
                 let parts = rbs.iter().map(|rb| {
-                    let (pre, sections) = kvbench_report::compare(&ra, rb, m);
+                    let (pre, sections) = kvbench_report::compare(&ra, rb, method);
                     match format {
                         "table" => kvbench_report::text_table_width(&pre, &sections, kvbench_report::terminal_width()),
                         _ => kvbench_report::markdown_of(&pre, &sections),
@@ -138,7 +144,7 @@ pub fn compare(a: &Path, bs: &[PathBuf], format: &str, m: &kvbench_report::Metho
                 safe(parts.collect::<Vec<_>>().join("\n"))
             }
             "json" => {
-                let mut all: Vec<_> = rbs.iter().map(|rb| kvbench_report::compare_json(&ra, rb, m)).collect();
+                let mut all: Vec<_> = rbs.iter().map(|rb| kvbench_report::compare_json(&ra, rb, method)).collect();
                 let j = if all.len() == 1 { all.remove(0) } else { serde_json::Value::Array(all) };
                 serde_json::to_string_pretty(&j).unwrap_or_default() + "\n"
             }
@@ -148,7 +154,7 @@ pub fn compare(a: &Path, bs: &[PathBuf], format: &str, m: &kvbench_report::Metho
             return Ok(out::failed_output(&e));
         }
         let Some((pct, strict)) = gate else { return Ok(0) };
-        let rows: Vec<_> = rbs.iter().flat_map(|rb| kvbench_report::compared(&ra, rb, m)).collect();
+        let rows: Vec<_> = rbs.iter().flat_map(|rb| kvbench_report::compared(&ra, rb, method)).collect();
         let slow = kvbench_report::regressions(&rows, pct, strict);
         for c in &slow {
             crate::note!("regression: {} {}: {}", c.label, c.phase, c.text());

@@ -71,22 +71,22 @@ impl History {
         Ok(History { db, path: path.to_path_buf() })
     }
 
-    /// Append `r` (from `file`); a run already stored is left as it is. Returns the figures added.
-    pub fn append(&mut self, r: &RunResult, file: Option<&Path>) -> Result<usize, String> {
+    /// Append `run` (from `file`); a run already stored is left as it is. Returns the figures added.
+    pub fn append(&mut self, run: &RunResult, file: Option<&Path>) -> Result<usize, String> {
         let path = self.path.clone();
         let tx = self.db.transaction().map_err(err(&path))?;
-        let manifest = manifest(r);
+        let manifest = manifest(run);
         let text = manifest.to_string();
         let added = tx
             .execute(
                 "INSERT OR IGNORE INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
-                    r.run_id,
-                    r.started_at as i64,
-                    r.scenario,
-                    machine(r),
-                    r.plan.hash,
-                    r.kvbench_version,
+                    run.run_id,
+                    run.started_at as i64,
+                    run.scenario,
+                    machine(run),
+                    run.plan.hash,
+                    run.kvbench_version,
                     text,
                     format!("{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes())),
                     file.map(|f| f.display().to_string()),
@@ -95,11 +95,11 @@ impl History {
             .map_err(err(&path))?;
         let mut n = 0;
         if added == 1 {
-            for f in figures(r) {
+            for f in figures(run) {
                 tx.execute(
                     "INSERT INTO figures VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                     params![
-                        r.run_id,
+                        run.run_id,
                         f.label,
                         f.phase,
                         f.point.version,
@@ -203,15 +203,15 @@ fn add_regime_column(db: &Connection) -> rusqlite::Result<()> {
 }
 
 /// The machine a run's figures belong to: host, CPU and cores.
-fn machine(r: &RunResult) -> String {
-    let e = &r.environment;
+fn machine(run: &RunResult) -> String {
+    let e = &run.environment;
     format!("{} ({}, {} cores)", e.hostname, e.cpu_model, e.cores)
 }
 
 /// What makes two runs comparable, as JSON.
-fn manifest(r: &RunResult) -> serde_json::Value {
-    let e = &r.environment;
-    let rows: serde_json::Map<String, serde_json::Value> = r
+fn manifest(run: &RunResult) -> serde_json::Value {
+    let e = &run.environment;
+    let rows: serde_json::Map<String, serde_json::Value> = run
         .engines
         .iter()
         .filter(|x| x.repetition == 0)
@@ -224,7 +224,7 @@ fn manifest(r: &RunResult) -> serde_json::Value {
     serde_json::json!({
         "machine": {"hostname": e.hostname, "cpu": e.cpu_model, "cores": e.cores, "memory_bytes": e.memory_bytes},
         "os": e.os, "kernel": e.kernel, "filesystem": e.filesystem, "build": e.build,
-        "kvbench": r.kvbench_version, "scenario": r.scenario, "plan": r.plan.hash, "rows": rows,
+        "kvbench": run.kvbench_version, "scenario": run.scenario, "plan": run.plan.hash, "rows": rows,
     })
 }
 
@@ -242,13 +242,13 @@ fn timed(kind: &str) -> bool {
     kvbench_model::spec::PhaseKind::named_runs_ops(kind) && !matches!(kind, "open" | "close")
 }
 
-fn figures(r: &RunResult) -> Vec<Figure> {
+fn figures(run: &RunResult) -> Vec<Figure> {
     let mut out: Vec<Figure> = Vec::new();
-    let mut labels: Vec<&str> = r.engines.iter().map(|e| e.label.as_str()).collect();
+    let mut labels: Vec<&str> = run.engines.iter().map(|e| e.label.as_str()).collect();
     labels.sort_unstable();
     labels.dedup();
     for label in labels {
-        let reps: Vec<_> = r.engines.iter().filter(|e| e.label == label && e.status == Status::Ok).collect();
+        let reps: Vec<_> = run.engines.iter().filter(|e| e.label == label && e.status == Status::Ok).collect();
         let Some(first) = reps.first() else { continue };
         for p in &first.phases {
             let same: Vec<&PhaseResult> = reps
@@ -270,16 +270,16 @@ fn figures(r: &RunResult) -> Vec<Figure> {
                 phase: p.name.clone(),
                 repetitions: same.len() as u32,
                 point: Point {
-                    run_id: r.run_id.clone(),
-                    started_at: r.started_at,
-                    kvbench_version: r.kvbench_version.clone(),
+                    run_id: run.run_id.clone(),
+                    started_at: run.started_at,
+                    kvbench_version: run.kvbench_version.clone(),
                     version: first.version.clone(),
                     ops_per_sec: median(same.iter().map(|q| q.ops_per_sec).collect()),
                     p99_ns: opt(&|q| q.latency.as_ref().map(|l| l.p99_ns as f64)),
                     read_per_op: per_op(|d| d.read_bytes),
                     write_per_op: per_op(|d| d.write_bytes),
                     space_bytes: median(reps.iter().map(|e| e.space_bytes as f64).collect()) as u64,
-                    regime: kvbench_report::row_regime(r, first),
+                    regime: kvbench_report::row_regime(run, first),
                 },
             });
         }
@@ -324,9 +324,9 @@ pub struct DashboardArgs {
 }
 
 /// Append a finished run to `--history PATH`; says how many figures went in.
-pub fn record(path: &Path, r: &RunResult, file: &Path) -> Result<(), String> {
-    let n = History::open(path)?.append(r, Some(file))?;
-    crate::note!("history: {n} figures of run {} added to {}", r.run_id, path.display());
+pub fn record(path: &Path, run: &RunResult, file: &Path) -> Result<(), String> {
+    let n = History::open(path)?.append(run, Some(file))?;
+    crate::note!("history: {n} figures of run {} added to {}", run.run_id, path.display());
     Ok(())
 }
 
@@ -340,18 +340,18 @@ fn open_existing(db: &Path) -> Result<History, String> {
     History::open(db)
 }
 
-pub fn history_cmd(a: &HistoryArgs) -> Result<String, String> {
-    let mut h = if a.add.is_empty() { open_existing(&a.db)? } else { History::open(&a.db)? };
-    for f in &a.add {
+pub fn history_cmd(args: &HistoryArgs) -> Result<String, String> {
+    let mut h = if args.add.is_empty() { open_existing(&args.db)? } else { History::open(&args.db)? };
+    for f in &args.add {
         let r = crate::export::load_result(f)?;
         h.append(&r, Some(f))?;
     }
-    if a.label.is_none() && a.phase.is_none() {
+    if args.label.is_none() && args.phase.is_none() {
         return Ok(runs_table(&h.runs()?));
     }
     let mut out = String::new();
-    for s in h.series(a.label.as_deref(), a.phase.as_deref())? {
-        out.push_str(&trend_text(&s, a.min_effect / 100.0));
+    for s in h.series(args.label.as_deref(), args.phase.as_deref())? {
+        out.push_str(&trend_text(&s, args.min_effect / 100.0));
     }
     if out.is_empty() {
         return Err("no stored figures for that --label/--phase".into());
@@ -398,18 +398,18 @@ fn runs_table(runs: &[RunRow]) -> String {
 }
 
 /// One series as lines: each run's figures, steps marked.
-fn trend_text(s: &Series, min_effect: f64) -> String {
-    let ops: Vec<f64> = s.points.iter().map(|p| p.ops_per_sec).collect();
+fn trend_text(series: &Series, min_effect: f64) -> String {
+    let ops: Vec<f64> = series.points.iter().map(|p| p.ops_per_sec).collect();
     let steps = kvbench_report::trend::steps(&ops, min_effect);
-    let mut out = format!("{}\n", s.title());
-    for (i, p) in s.points.iter().enumerate() {
+    let mut out = format!("{}\n", series.title());
+    for (i, p) in series.points.iter().enumerate() {
         let mark = steps
             .iter()
             .find(|st| st.at == i)
             .map(|st| format!("  <- step {:+.0}%", (st.ratio() - 1.0) * 100.0))
             .unwrap_or_default();
         let p99 = p.p99_ns.map(kvbench_report::human_ns).unwrap_or_else(|| "-".into());
-        if i == 0 || s.points[i - 1].regime != p.regime {
+        if i == 0 || series.points[i - 1].regime != p.regime {
             out.push_str(&format!("  regime: {}\n", if p.regime.is_empty() { "not recorded" } else { &p.regime }));
         }
         out.push_str(&format!(
@@ -426,19 +426,19 @@ fn trend_text(s: &Series, min_effect: f64) -> String {
     out
 }
 
-pub fn dashboard_cmd(a: &DashboardArgs) -> Result<String, String> {
-    let h = open_existing(&a.db)?;
+pub fn dashboard_cmd(args: &DashboardArgs) -> Result<String, String> {
+    let h = open_existing(&args.db)?;
     let series: Vec<_> = h
         .series(None, None)?
         .into_iter()
         .map(|s| {
             let ops: Vec<f64> = s.points.iter().map(|p| p.ops_per_sec).collect();
-            let steps = kvbench_report::trend::steps(&ops, a.min_effect / 100.0);
+            let steps = kvbench_report::trend::steps(&ops, args.min_effect / 100.0);
             (s, steps)
         })
         .collect();
-    std::fs::create_dir_all(&a.output).map_err(|e| format!("--output {}: {e}", a.output.display()))?;
-    let page = a.output.join("index.html");
+    std::fs::create_dir_all(&args.output).map_err(|e| format!("--output {}: {e}", args.output.display()))?;
+    let page = args.output.join("index.html");
     let html = kvbench_report::dashboard(&series);
     std::fs::write(&page, &html).map_err(|e| format!("--output {}: {e}", page.display()))?;
     Ok(format!(

@@ -120,11 +120,11 @@ impl Ssh {
 }
 
 /// Quote one word for a POSIX shell.
-pub fn sh_quote(s: &str) -> String {
-    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,@%+".contains(&b)) {
-        return s.to_string();
+pub fn sh_quote(text: &str) -> String {
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,@%+".contains(&b)) {
+        return text.to_string();
     }
-    format!("'{}'", s.replace('\'', r"'\''"))
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// A file to put on a host before its worker starts.
@@ -224,12 +224,12 @@ fn barrier_script(command: &[String]) -> String {
     )
 }
 
-fn upload(ssh: &Ssh, host: &Host, u: &Upload) -> Result<(), String> {
-    let data = std::fs::read(&u.local).map_err(|e| format!("{}: {e}", u.local.display()))?;
-    let dir = u.remote.rsplit_once('/').map(|(d, _)| d).filter(|d| !d.is_empty()).unwrap_or("/");
-    let mut remote = format!("mkdir -p {} && cat > {}", sh_quote(dir), sh_quote(&u.remote));
-    if u.executable {
-        remote.push_str(&format!(" && chmod 755 {}", sh_quote(&u.remote)));
+fn upload(ssh: &Ssh, host: &Host, upload: &Upload) -> Result<(), String> {
+    let data = std::fs::read(&upload.local).map_err(|e| format!("{}: {e}", upload.local.display()))?;
+    let dir = upload.remote.rsplit_once('/').map(|(d, _)| d).filter(|d| !d.is_empty()).unwrap_or("/");
+    let mut remote = format!("mkdir -p {} && cat > {}", sh_quote(dir), sh_quote(&upload.remote));
+    if upload.executable {
+        remote.push_str(&format!(" && chmod 755 {}", sh_quote(&upload.remote)));
     }
     ssh.run(host, &remote, &data).map(|_| ())
 }
@@ -314,109 +314,109 @@ pub fn run_together(ssh: &Ssh, jobs: &[HostJob], timeout: Duration) -> Result<Ve
     Ok(waiting.into_iter().map(|w| collect(w, deadline)).collect())
 }
 
-fn collect(mut w: Waiting, deadline: Instant) -> HostOutput {
-    drop(w.stdin);
+fn collect(mut waiting: Waiting, deadline: Instant) -> HostOutput {
+    drop(waiting.stdin);
     let mut lines = Vec::new();
     let mut timed_out = false;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        match w.lines.recv_timeout(left) {
+        match waiting.lines.recv_timeout(left) {
             Ok(l) => lines.push(l),
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 timed_out = true;
-                let _ = w.child.kill();
+                let _ = waiting.child.kill();
                 break;
             }
         }
     }
     let mut stderr = String::new();
-    if let Some(mut e) = w.child.stderr.take() {
+    if let Some(mut e) = waiting.child.stderr.take() {
         let _ = e.read_to_string(&mut stderr);
     }
-    let status = w.child.wait();
+    let status = waiting.child.wait();
     if timed_out {
         stderr.push_str("\n(timed out: ssh killed)");
     }
     HostOutput {
-        host: w.host.target(),
-        clock: w.clock,
+        host: waiting.host.target(),
+        clock: waiting.clock,
         lines,
         stderr,
         success: !timed_out && status.map(|s| s.success()).unwrap_or(false),
     }
 }
 
-/// Add histogram `b` (encoded) into `a` (encoded); either may be missing.
-fn add_hist(a: Option<&String>, b: &str) -> Result<String, String> {
-    let Some(a) = a else { return Ok(b.to_string()) };
-    let mut h = decode_histogram(a)?;
-    h.add(decode_histogram(b)?).map_err(|e| format!("histograms do not merge: {e:?}"))?;
+/// Add histogram `more` (encoded) into `sum` (encoded); either may be missing.
+fn add_hist(sum: Option<&String>, more: &str) -> Result<String, String> {
+    let Some(sum) = sum else { return Ok(more.to_string()) };
+    let mut h = decode_histogram(sum)?;
+    h.add(decode_histogram(more)?).map_err(|e| format!("histograms do not merge: {e:?}"))?;
     Ok(encode_histogram(&h))
 }
 
-fn add_usage(a: &mut Usage, b: &Usage) {
-    a.cpu_user_ns += b.cpu_user_ns;
-    a.cpu_sys_ns += b.cpu_sys_ns;
-    a.max_rss_kb = a.max_rss_kb.max(b.max_rss_kb);
-    a.io_read_bytes += b.io_read_bytes;
-    a.io_write_bytes += b.io_write_bytes;
+fn add_usage(sum: &mut Usage, more: &Usage) {
+    sum.cpu_user_ns += more.cpu_user_ns;
+    sum.cpu_sys_ns += more.cpu_sys_ns;
+    sum.max_rss_kb = sum.max_rss_kb.max(more.max_rss_kb);
+    sum.io_read_bytes += more.io_read_bytes;
+    sum.io_write_bytes += more.io_write_bytes;
 }
 
 /// Intervals of the same start offset add up: the hosts' phases started together (within the
 /// start spread the merged row reports). A host's interval without a peer is kept as it is.
-fn add_intervals(a: &mut Vec<Interval>, b: &[Interval]) -> Result<(), String> {
-    for iv in b {
-        match a.iter_mut().find(|m| m.t_ms == iv.t_ms) {
+fn add_intervals(sum: &mut Vec<Interval>, more: &[Interval]) -> Result<(), String> {
+    for iv in more {
+        match sum.iter_mut().find(|m| m.t_ms == iv.t_ms) {
             Some(m) => {
                 m.ops += iv.ops;
                 m.errors += iv.errors;
                 m.hdr = add_hist(Some(&m.hdr), &iv.hdr)?;
             }
-            None => a.push(iv.clone()),
+            None => sum.push(iv.clone()),
         }
     }
-    a.sort_by_key(|i| i.t_ms);
+    sum.sort_by_key(|i| i.t_ms);
     Ok(())
 }
 
-fn add_step(m: &mut StepResult, s: &StepResult, host: &str) -> Result<(), String> {
-    if m.step != s.step {
-        return Err(format!("step {}: {} here, {} on {host}", s.index, m.step, s.step));
+fn add_step(into: &mut StepResult, step: &StepResult, host: &str) -> Result<(), String> {
+    if into.step != step.step {
+        return Err(format!("step {}: {} here, {} on {host}", step.index, into.step, step.step));
     }
-    if m.error.is_none() {
-        m.error = s.error.as_ref().map(|e| format!("{host}: {e}"));
+    if into.error.is_none() {
+        into.error = step.error.as_ref().map(|e| format!("{host}: {e}"));
     }
-    m.wall_ns = m.wall_ns.max(s.wall_ns);
-    m.evicted += s.evicted;
-    m.ops += s.ops;
-    m.requests += s.requests;
-    m.wire = match (m.wire, s.wire) {
+    into.wall_ns = into.wall_ns.max(step.wall_ns);
+    into.evicted += step.evicted;
+    into.ops += step.ops;
+    into.requests += step.requests;
+    into.wire = match (into.wire, step.wire) {
         (Some(a), Some(b)) => Some(kvbench_model::engine::Wire {
             commands: a.commands + b.commands,
             round_trips: a.round_trips + b.round_trips,
         }),
         (a, b) => a.or(b),
     };
-    m.errors += s.errors;
-    for (class, n) in &s.error_classes {
-        kvbench_worker::tally::add_error_class(&mut m.error_classes, class, *n);
+    into.errors += step.errors;
+    for (class, n) in &step.error_classes {
+        kvbench_worker::tally::add_error_class(&mut into.error_classes, class, *n);
     }
-    m.mismatches += s.mismatches;
-    m.missing += s.missing;
-    m.busy_ns += s.busy_ns;
-    m.busy_max_ns = m.busy_max_ns.max(s.busy_max_ns);
-    if m.first_error.is_none() {
-        m.first_error = s.first_error.as_ref().map(|e| format!("{host}: {e}"));
+    into.mismatches += step.mismatches;
+    into.missing += step.missing;
+    into.busy_ns += step.busy_ns;
+    into.busy_max_ns = into.busy_max_ns.max(step.busy_max_ns);
+    if into.first_error.is_none() {
+        into.first_error = step.first_error.as_ref().map(|e| format!("{host}: {e}"));
     }
-    for (kind, h) in &s.hist {
-        let merged = add_hist(m.hist.get(kind), h)?;
-        m.hist.insert(kind.clone(), merged);
+    for (kind, h) in &step.hist {
+        let merged = add_hist(into.hist.get(kind), h)?;
+        into.hist.insert(kind.clone(), merged);
     }
-    add_intervals(&mut m.intervals, &s.intervals)?;
-    add_usage(&mut m.usage, &s.usage);
-    for (k, v) in &s.runtime {
-        *m.runtime.entry(k.clone()).or_default() += v;
+    add_intervals(&mut into.intervals, &step.intervals)?;
+    add_usage(&mut into.usage, &step.usage);
+    for (k, v) in &step.runtime {
+        *into.runtime.entry(k.clone()).or_default() += v;
     }
     Ok(())
 }

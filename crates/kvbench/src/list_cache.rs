@@ -78,28 +78,28 @@ fn fingerprint(cmd: &Command, deps: &Deps) -> u64 {
     h.finish()
 }
 
-fn stamp(p: &Path, h: &mut impl Hasher) {
-    p.hash(h);
-    if let Ok(m) = std::fs::metadata(p) {
-        (m.len(), m.mtime(), m.mtime_nsec(), m.ino()).hash(h);
+fn stamp(path: &Path, hasher: &mut impl Hasher) {
+    path.hash(hasher);
+    if let Ok(m) = std::fs::metadata(path) {
+        (m.len(), m.mtime(), m.mtime_nsec(), m.ino()).hash(hasher);
     }
 }
 
 /// Every file under `dir`, in name order (a bounded depth: sources, not a whole disk).
-fn walk(dir: &Path, f: &mut impl FnMut(&Path)) {
-    fn go(dir: &Path, depth: u32, f: &mut impl FnMut(&Path)) {
+fn walk(dir: &Path, visit_file: &mut impl FnMut(&Path)) {
+    fn go(dir: &Path, depth: u32, visit_file: &mut impl FnMut(&Path)) {
         let Ok(rd) = std::fs::read_dir(dir) else { return };
         let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
         entries.sort();
         for p in entries {
             match std::fs::symlink_metadata(&p) {
-                Ok(m) if m.is_dir() && depth < 6 => go(&p, depth + 1, f),
-                Ok(m) if m.is_file() => f(&p),
+                Ok(m) if m.is_dir() && depth < 6 => go(&p, depth + 1, visit_file),
+                Ok(m) if m.is_file() => visit_file(&p),
                 _ => {}
             }
         }
     }
-    go(dir, 0, f)
+    go(dir, 0, visit_file)
 }
 
 #[cfg(test)]

@@ -368,8 +368,8 @@ impl ScenarioArgs {
 }
 
 /// Where the rows' engines were named: the scenario file, unless `--engines` chose them.
-fn engines_file(a: &ScenarioArgs) -> Option<&std::path::Path> {
-    a.scenario.as_deref().filter(|_| a.engines.is_none())
+fn engines_file(scenario: &ScenarioArgs) -> Option<&std::path::Path> {
+    scenario.scenario.as_deref().filter(|_| scenario.engines.is_none())
 }
 
 fn main() {
@@ -403,58 +403,64 @@ fn main() {
     std::process::exit(code);
 }
 
-/// Print `r`'s text (exit 0) or its error (exit as the error says).
-fn text_or_error(r: Result<String, String>) -> i32 {
-    match r {
+/// Print `outcome`'s text (exit 0) or its error (exit as the error says).
+fn text_or_error(outcome: Result<String, String>) -> i32 {
+    match outcome {
         Ok(text) => out::stdout(&export::safe(text)).map_or_else(|e| out::failed_output(&e), |()| 0),
         Err(e) => out::exit_for(&e),
     }
 }
 
-fn dry_run(a: &PlanArgs) -> i32 {
+fn dry_run(args: &PlanArgs) -> i32 {
     let r =
-        a.scen.scenario(None).and_then(|s| catalog::check_names(&s, engines_file(&a.scen)).map(|_| s)).and_then(|s| {
-            plan_cmd::main(&s, &a.scen.plan_dir, a.dump, a.phase.as_deref())?;
-            // The whole run's estimate, however short, and each phase's, unless every op was
-            // asked for.
-            let e = estimate::estimate(&s, &a.scen.out);
-            match (e.line(&a.scen.out, 0.0), e.by_phase()) {
-                (Some(line), Some(phases)) if !a.dump => out::stdout(&format!("{line}\n{phases}\n")),
-                _ => Ok(()),
-            }
-        });
+        args.scen.scenario(None).and_then(|s| catalog::check_names(&s, engines_file(&args.scen)).map(|_| s)).and_then(
+            |s| {
+                plan_cmd::main(&s, &args.scen.plan_dir, args.dump, args.phase.as_deref())?;
+                // The whole run's estimate, however short, and each phase's, unless every op was
+                // asked for.
+                let e = estimate::estimate(&s, &args.scen.out);
+                match (e.line(&args.scen.out, 0.0), e.by_phase()) {
+                    (Some(line), Some(phases)) if !args.dump => out::stdout(&format!("{line}\n{phases}\n")),
+                    _ => Ok(()),
+                }
+            },
+        );
     r.map_or_else(|e| out::exit_for(&e), |()| 0)
 }
 
 /// `--hosts` and its SSH flags; the SSH flags alone are an error (they would do nothing).
-fn hosts_of(a: &RunArgs) -> Result<Option<orchestrate::HostsRun>, String> {
-    let Some(list) = &a.hosts else {
-        if a.ssh_port.is_some() || a.ssh_identity.is_some() || !a.ssh_options.is_empty() || a.remote_kvbench.is_some() {
+fn hosts_of(args: &RunArgs) -> Result<Option<orchestrate::HostsRun>, String> {
+    let Some(list) = &args.hosts else {
+        if args.ssh_port.is_some()
+            || args.ssh_identity.is_some()
+            || !args.ssh_options.is_empty()
+            || args.remote_kvbench.is_some()
+        {
             return Err("--ssh-port, --ssh-identity, --ssh-option and --remote-kvbench need --hosts".into());
         }
         return Ok(None);
     };
     let hosts = hosts::parse_hosts(list)?;
-    for o in &a.ssh_options {
+    for o in &args.ssh_options {
         if !o.contains('=') || o.starts_with('=') {
             return Err(format!("--ssh-option `{o}`: expected NAME=VALUE"));
         }
     }
-    if !a.remote_dir.starts_with('/') {
-        return Err(format!("--remote-dir `{}`: must be an absolute path", a.remote_dir));
+    if !args.remote_dir.starts_with('/') {
+        return Err(format!("--remote-dir `{}`: must be an absolute path", args.remote_dir));
     }
     let ssh = hosts::Ssh {
         program: None,
-        port: a.ssh_port,
-        identity: a.ssh_identity.clone(),
-        options: a.ssh_options.clone(),
+        port: args.ssh_port,
+        identity: args.ssh_identity.clone(),
+        options: args.ssh_options.clone(),
     };
-    Ok(Some(orchestrate::HostsRun::new(hosts, ssh, a.remote_dir.clone(), a.remote_kvbench.clone())))
+    Ok(Some(orchestrate::HostsRun::new(hosts, ssh, args.remote_dir.clone(), args.remote_kvbench.clone())))
 }
 
 /// The directories a run writes to exist and are writable; errors name the flag.
-fn prepare_dirs(a: &RunArgs) -> Result<(), String> {
-    for (flag, dir) in [("--output", &a.out), ("--data-dir", &a.data_dir), ("--plan-dir", &a.plan_dir)] {
+fn prepare_dirs(args: &RunArgs) -> Result<(), String> {
+    for (flag, dir) in [("--output", &args.out), ("--data-dir", &args.data_dir), ("--plan-dir", &args.plan_dir)] {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("{flag} {}: cannot create the directory: {e}", dir.display()))?;
         // A new file of a random name (O_EXCL), removed on drop: never one planted there.
@@ -470,19 +476,19 @@ fn prepare_dirs(a: &RunArgs) -> Result<(), String> {
 /// instead of `--out`, or not into the `--history` store.
 const EXIT_FALLBACK: i32 = 3;
 
-fn run(a: RunArgs) -> i32 {
-    let (fmt, exports) = match export::formats(&a.format) {
+fn run(args: RunArgs) -> i32 {
+    let (fmt, exports) = match export::formats(&args.format) {
         Ok(f) => f,
         Err(e) => {
             crate::note!("error: {e}");
             return 2;
         }
     };
-    let s = match a
+    let s = match args
         .scen
-        .scenario(a.timeout)
-        .and_then(|s| catalog::check_names(&s, engines_file(&a)).map(|_| s))
-        .and_then(|s| prepare_dirs(&a).map(|_| s))
+        .scenario(args.timeout)
+        .and_then(|s| catalog::check_names(&s, engines_file(&args)).map(|_| s))
+        .and_then(|s| prepare_dirs(&args).map(|_| s))
     {
         Ok(s) => s,
         Err(e) => {
@@ -490,33 +496,33 @@ fn run(a: RunArgs) -> i32 {
             return 2;
         }
     };
-    let hosts = match hosts_of(&a) {
+    let hosts = match hosts_of(&args) {
         Ok(h) => h,
         Err(e) => {
             crate::note!("error: {e}");
             return 2;
         }
     };
-    progress::set_status_interval(a.status_interval);
-    let report_opts = ReportOptions::with_percentiles(a.percentiles.clone());
-    let guess = estimate::estimate(&s, &a.out);
-    if let Some(line) = guess.line(&a.out, estimate::ANNOUNCE_S) {
+    progress::set_status_interval(args.status_interval);
+    let report_opts = ReportOptions::with_percentiles(args.percentiles.clone());
+    let guess = estimate::estimate(&s, &args.out);
+    if let Some(line) = guess.line(&args.out, estimate::ANNOUNCE_S) {
         crate::note!("{line}");
     }
-    if let Err(e) = estimate::confirm(&guess, a.yes) {
+    if let Err(e) = estimate::confirm(&guess, args.yes) {
         crate::note!("error: {e}");
         return 2;
     }
     let opts = orchestrate::RunOptions {
-        out_dir: a.out.clone(),
-        data_dir: a.data_dir.clone(),
-        plan_dir: a.plan_dir.clone(),
-        keep_data: a.keep_data,
-        progress: !a.no_progress,
-        size_check: !a.no_size_check,
+        out_dir: args.out.clone(),
+        data_dir: args.data_dir.clone(),
+        plan_dir: args.plan_dir.clone(),
+        keep_data: args.keep_data,
+        progress: !args.no_progress,
+        size_check: !args.no_size_check,
         command: std::env::args().collect(),
         hosts,
-        scenario_file: a.scenario.as_deref().map(catalog::scenario_path),
+        scenario_file: args.scenario.as_deref().map(catalog::scenario_path),
         row_estimates: guess.rows.clone(),
     };
     match orchestrate::run(&s, &opts) {
@@ -534,8 +540,8 @@ fn run(a: RunArgs) -> i32 {
             crate::note!("result: {}", path.display());
             // A run whose history append failed exits non-zero: a CI job sees the gap in its
             // store (the results themselves are in the result file).
-            let history_failed = a.history.as_ref().is_some_and(|h| {
-                let store = history::store_of_run(h.as_deref(), &a.out);
+            let history_failed = args.history.as_ref().is_some_and(|h| {
+                let store = history::store_of_run(h.as_deref(), &args.out);
                 history::record(&store, &r, path)
                     .map_err(|e| crate::note!("error: --history: {e}; the results are in {}", path.display()))
                     .is_err()
@@ -546,7 +552,7 @@ fn run(a: RunArgs) -> i32 {
             } else if let Some(code) = printed {
                 code
             } else if let Some(why) = &written.fallback_because {
-                crate::note!("error: --output {}: {why}; the results are in {}", a.out.display(), path.display());
+                crate::note!("error: --output {}: {why}; the results are in {}", args.out.display(), path.display());
                 EXIT_FALLBACK
             } else if history_failed {
                 EXIT_FALLBACK

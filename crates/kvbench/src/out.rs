@@ -52,28 +52,28 @@ pub fn print_then(text: &str, code: i32) -> i32 {
 
 /// The exit status of a command that failed to print its output: the error said on stderr,
 /// or [`EXIT_PIPE`] and nothing said when the reader went away.
-pub fn failed_output(e: &str) -> i32 {
-    if e.starts_with(STDOUT_CLOSED) {
+pub fn failed_output(error: &str) -> i32 {
+    if error.starts_with(STDOUT_CLOSED) {
         return EXIT_PIPE;
     }
-    note(format_args!("error: {e}"));
+    note(format_args!("error: {error}"));
     EXIT_OUTPUT
 }
 
 /// The error of a failed write to standard output.
-pub fn stdout_error(e: std::io::Error) -> String {
-    if e.kind() == std::io::ErrorKind::BrokenPipe {
+pub fn stdout_error(error: std::io::Error) -> String {
+    if error.kind() == std::io::ErrorKind::BrokenPipe {
         return STDOUT_CLOSED.into();
     }
-    format!("{STDOUT_FAILED}: {e}")
+    format!("{STDOUT_FAILED}: {error}")
 }
 
-/// The exit status of a command that stopped with error `e`: [`EXIT_OUTPUT`] when its output
+/// The exit status of a command that stopped with error `error`: [`EXIT_OUTPUT`] when its output
 /// could not be written, else 2 (bad input). The error is said on stderr.
-pub fn exit_for(e: &str) -> i32 {
-    if e.starts_with(STDOUT_FAILED) || e.starts_with(STDOUT_CLOSED) {
-        return failed_output(e);
+pub fn exit_for(error: &str) -> i32 {
+    if error.starts_with(STDOUT_FAILED) || error.starts_with(STDOUT_CLOSED) {
+        return failed_output(error);
     }
-    note(format_args!("error: {e}"));
+    note(format_args!("error: {error}"));
     2
 }

@@ -30,21 +30,21 @@ const EVERYTHING: Capabilities = Capabilities {
 /// its time grows with them (about a second per million); `run` takes any count.
 pub const MAX_RECORDS: u64 = 10_000_000;
 
-pub fn main(s: &Scenario, plan_dir: &Path, dump: bool, only: Option<&str>) -> Result<(), String> {
-    if s.dataset.records > MAX_RECORDS {
+pub fn main(scenario: &Scenario, plan_dir: &Path, dump: bool, only: Option<&str>) -> Result<(), String> {
+    if scenario.dataset.records > MAX_RECORDS {
         return Err(format!(
             "records = {}: `kvbench plan` shows plans of 1 to {MAX_RECORDS} records (it derives each \
              one); `kvbench run` takes any count",
-            s.dataset.records
+            scenario.dataset.records
         ));
     }
-    let data = dataset::resolve(s, plan_dir).map_err(|e| format!("{e:#}"))?;
-    let v = s.all_variants().into_iter().next().ok_or("no engine rows")?;
+    let data = dataset::resolve(scenario, plan_dir).map_err(|e| format!("{e:#}"))?;
+    let v = scenario.all_variants().into_iter().next().ok_or("no engine rows")?;
     let dir = plan_dir.join("dry-run");
     // No engine, so no options (no phase of a dry run reads them).
     let facts =
         jobs::RowFacts { variant: &v, options: &BTreeMap::new(), caps: EVERYTHING, runtime: "rust", server: false };
-    let mut plan = jobs::build(s, &data, &facts)?;
+    let mut plan = jobs::build(scenario, &data, &facts)?;
     plan.place(&dir, None, None);
     let job = plan.job;
     let steps: Vec<&OpsStep> = job
@@ -57,22 +57,24 @@ pub fn main(s: &Scenario, plan_dir: &Path, dump: bool, only: Option<&str>) -> Re
         .collect();
     if let (Some(name), true) = (only, steps.is_empty()) {
         // Settle and size phases run no operations: they have no stream to show.
-        let names: Vec<String> =
-            (0..s.phases.len()).filter(|&i| s.phases[i].kind.runs_ops()).map(|i| s.phase_name(i)).collect();
+        let names: Vec<String> = (0..scenario.phases.len())
+            .filter(|&i| scenario.phases[i].kind.runs_ops())
+            .map(|i| scenario.phase_name(i))
+            .collect();
         return Err(format!("--phase {name}: no such phase (phases: {})", names.join(", ")));
     }
     let ds = Data::open(&job.dataset, job.plan.as_deref())?;
     if dump {
         return dump_ops(&ds, &steps);
     }
-    crate::out::stdout(&format!("{}\n", header(s, &data)))?;
+    crate::out::stdout(&format!("{}\n", header(scenario, &data)))?;
     for st in steps {
         crate::out::stdout(&format!("{}\n", summary(&ds, st)?))?;
     }
     Ok(())
 }
 
-fn header(s: &Scenario, data: &dataset::ResolvedData) -> String {
+fn header(scenario: &Scenario, data: &dataset::ResolvedData) -> String {
     let ds = &data.dataset;
     let plan = match &data.plan {
         Some(p) => {
@@ -83,8 +85,8 @@ fn header(s: &Scenario, data: &dataset::ResolvedData) -> String {
     };
     format!(
         "{}: seed {}, {} records loaded, {} with inserts; raw data {} (keys + values); {plan}",
-        s.name,
-        s.seed,
+        scenario.name,
+        scenario.seed,
         ds.loaded,
         ds.total,
         kvbench_report::human_bytes(data.raw_bytes)
@@ -112,9 +114,9 @@ fn dump_ops(ds: &Data, steps: &[&OpsStep]) -> Result<(), String> {
 }
 
 /// Every op of the step; returns the units (requests, batches) they came in.
-fn each_op(ds: &Data, st: &OpsStep, mut f: impl FnMut(&Op)) -> Result<u64, String> {
+fn each_op(ds: &Data, st: &OpsStep, mut visit: impl FnMut(&Op)) -> Result<u64, String> {
     try_each_op(ds, st, |o| {
-        f(o);
+        visit(o);
         Ok(())
     })
 }
@@ -134,16 +136,16 @@ fn shown_count(st: &OpsStep) -> u64 {
     }
 }
 
-/// The step's ops in order, one thread's stream; stops at the first error of `f`. Returns
+/// The step's ops in order, one thread's stream; stops at the first error of `visit`. Returns
 /// the units the ops came in.
-fn try_each_op(ds: &Data, st: &OpsStep, mut f: impl FnMut(&Op) -> Result<(), String>) -> Result<u64, String> {
+fn try_each_op(ds: &Data, st: &OpsStep, mut visit: impl FnMut(&Op) -> Result<(), String>) -> Result<u64, String> {
     let one = OpsStep { threads: 1, rate: None, count: shown_count(st), ..st.clone() };
     let mut stream =
         OpStream::with_plan(ds.dataset(), ds.plan(), &one, 0, 1).map_err(|e| format!("phase {}: {e:#}", st.name))?;
     let (mut ops, mut units) = (Vec::new(), 0);
     while stream.next_unit(&mut ops) {
         units += 1;
-        ops.iter().try_for_each(&mut f)?;
+        ops.iter().try_for_each(&mut visit)?;
     }
     Ok(units)
 }
@@ -265,8 +267,8 @@ fn scan_starts(starts: &mut Hits, loaded: u64, past_newest: u64) -> String {
     )
 }
 
-fn dist_name(d: &Dist) -> &'static str {
-    match d {
+fn dist_name(dist: &Dist) -> &'static str {
+    match dist {
         Dist::Sequential { .. } => "sequential",
         Dist::Shuffle { .. } => "shuffle",
         Dist::LoadOrder { .. } => "load-order",
@@ -279,8 +281,8 @@ fn dist_name(d: &Dist) -> &'static str {
 
 /// For YCSB's scrambled zipfian: the share of records some rank maps to (checked over the
 /// 30·n most popular ranks, which carry almost all of the probability).
-fn reachable(d: &Dist) -> String {
-    let Dist::Zipfian { n, .. } = d else { return String::new() };
+fn reachable(dist: &Dist) -> String {
+    let Dist::Zipfian { n, .. } = dist else { return String::new() };
     let n = *n;
     let mut hit = vec![false; n as usize];
     for rank in 0..n.saturating_mul(30) {

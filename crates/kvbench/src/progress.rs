@@ -20,18 +20,18 @@ static JOB: AtomicU64 = AtomicU64::new(0);
 static PHASES: AtomicU64 = AtomicU64::new(1);
 static PHASES_DONE: AtomicU64 = AtomicU64::new(0);
 
-/// A job starts: `k` of `n` (1-based).
-pub fn engine(k: usize, n: usize) {
+/// A job starts: `nth` of `of` (1-based).
+pub fn engine(nth: usize, of: usize) {
     RUN_START.get_or_init(Instant::now);
-    JOB.store(k as u64, Ordering::Relaxed);
-    JOBS.store(n as u64, Ordering::Relaxed);
+    JOB.store(nth as u64, Ordering::Relaxed);
+    JOBS.store(of as u64, Ordering::Relaxed);
     PHASES.store(1, Ordering::Relaxed);
     PHASES_DONE.store(0, Ordering::Relaxed);
 }
 
-/// The running job has `n` steps, each reported when done.
-pub fn steps(n: usize) {
-    PHASES.store(n.max(1) as u64, Ordering::Relaxed);
+/// The running job has `count` steps, each reported when done.
+pub fn steps(count: usize) {
+    PHASES.store(count.max(1) as u64, Ordering::Relaxed);
 }
 
 /// A step's result arrived.
@@ -40,8 +40,8 @@ pub fn phase_done() {
 }
 
 /// `h:mm:ss` or `m:ss`.
-pub fn clock(d: Duration) -> String {
-    let s = d.as_secs();
+pub fn clock(elapsed: Duration) -> String {
+    let s = elapsed.as_secs();
     if s >= 3600 {
         format!("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
     } else {
@@ -69,29 +69,29 @@ pub fn overall_line(elapsed: Duration) -> String {
     s
 }
 
-fn overall_key(_: &ProgressState, w: &mut dyn Write) {
+fn overall_key(_: &ProgressState, out: &mut dyn Write) {
     let elapsed = RUN_START.get().map(|t| t.elapsed()).unwrap_or_default();
-    let _ = w.write_str(&overall_line(elapsed));
+    let _ = out.write_str(&overall_line(elapsed));
 }
 
 /// `done/total`, or nothing for a step without a count (open, close).
-fn count_key(s: &ProgressState, w: &mut dyn Write) {
-    if let Some(len) = s.len().filter(|l| *l > 0) {
-        let _ = write!(w, "{}/{len}", s.pos());
+fn count_key(state: &ProgressState, out: &mut dyn Write) {
+    if let Some(len) = state.len().filter(|l| *l > 0) {
+        let _ = write!(out, "{}/{len}", state.pos());
     }
 }
 
 /// Operations per second as a whole number.
-fn rate_key(s: &ProgressState, w: &mut dyn Write) {
-    if s.len().is_some_and(|l| l > 0) && s.pos() > 0 {
-        let _ = write!(w, "{:.0}/s", s.per_sec());
+fn rate_key(state: &ProgressState, out: &mut dyn Write) {
+    if state.len().is_some_and(|l| l > 0) && state.pos() > 0 {
+        let _ = write!(out, "{:.0}/s", state.per_sec());
     }
 }
 
 /// Time left in the phase, once it has a count and a rate.
-fn phase_eta_key(s: &ProgressState, w: &mut dyn Write) {
-    if s.len().is_some_and(|l| l > 0) && s.pos() > 0 {
-        let _ = write!(w, "ETA {}", clock(s.eta()));
+fn phase_eta_key(state: &ProgressState, out: &mut dyn Write) {
+    if state.len().is_some_and(|l| l > 0) && state.pos() > 0 {
+        let _ = write!(out, "ETA {}", clock(state.eta()));
     }
 }
 

@@ -18,18 +18,18 @@ pub struct RowTimeout {
     pub why: String,
 }
 
-/// The timeout of row `v` of `s` whose data is `raw_bytes`, with the row's estimate (seconds,
+/// The timeout of row `variant` of `scenario` whose data is `raw_bytes`, with the row's estimate (seconds,
 /// every phase known) when earlier results gave one.
-pub fn row_timeout(s: &Scenario, v: &Variant, raw_bytes: u64, estimate: Option<f64>) -> RowTimeout {
-    let base = s.timeout;
-    if s.timeout_fixed {
+pub fn row_timeout(scenario: &Scenario, variant: &Variant, raw_bytes: u64, estimate: Option<f64>) -> RowTimeout {
+    let base = scenario.timeout;
+    if scenario.timeout_fixed {
         return RowTimeout { secs: base, why: format!("{base} s, as --timeout sets it") };
     }
     let mut secs = base as f64;
     let mut why = format!("the scenario's timeout {base} s");
-    if let Some(budget) = v.budget(s).filter(|&b| raw_bytes > b) {
+    if let Some(budget) = variant.budget(scenario).filter(|&b| raw_bytes > b) {
         let missing = 1.0 - budget as f64 / raw_bytes as f64;
-        let misses = (operations(s) as f64 * missing).round();
+        let misses = (operations(scenario) as f64 * missing).round();
         secs += misses * MISS_S;
         why.push_str(&format!(
             " + {:.0} ms for each of the ~{misses:.0} operations expected to miss the {} budget (the data is \
@@ -49,8 +49,8 @@ pub fn row_timeout(s: &Scenario, v: &Variant, raw_bytes: u64, estimate: Option<f
 
 /// The operations of every phase of a row as the scenario counts them (0 for a phase run for a
 /// duration: its duration is in the timeout's base).
-fn operations(s: &Scenario) -> u64 {
-    s.phases.iter().filter(|p| p.kind.runs_ops()).filter_map(|p| crate::estimate::units(s, p)).sum()
+fn operations(scenario: &Scenario) -> u64 {
+    scenario.phases.iter().filter(|p| p.kind.runs_ops()).filter_map(|p| crate::estimate::units(scenario, p)).sum()
 }
 
 #[cfg(test)]

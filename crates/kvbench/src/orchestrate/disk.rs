@@ -198,13 +198,13 @@ impl Readings {
     }
 }
 
-fn interval(a: &Sample, b: &Sample, t0: u64) -> DiskInterval {
+fn interval(before: &Sample, after: &Sample, t0: u64) -> DiskInterval {
     DiskInterval {
-        t_ms: b.unix_ns.saturating_sub(t0) / 1_000_000,
-        read_bytes: b.read.saturating_sub(a.read),
-        write_bytes: b.write.saturating_sub(a.write),
-        space_bytes: b.space,
-        memory_bytes: b.memory,
+        t_ms: after.unix_ns.saturating_sub(t0) / 1_000_000,
+        read_bytes: after.read.saturating_sub(before.read),
+        write_bytes: after.write.saturating_sub(before.write),
+        space_bytes: after.space,
+        memory_bytes: after.memory,
     }
 }
 

@@ -38,10 +38,10 @@ static STOP_GRACEFULLY: AtomicBool = AtomicBool::new(false);
 /// Run a scenario; returns the result and where it was written. The rows are checked and the
 /// result started here; the policy plans the run and drives its rows through the
 /// [`Orchestrator`], which runs them.
-pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)> {
-    let variants = s.all_variants();
+pub fn run(scenario: &Scenario, options: &RunOptions) -> anyhow::Result<(RunResult, Written)> {
+    let variants = scenario.all_variants();
     // Bad input fails before anything runs: repeated labels, unknown engines and options.
-    let resolved = resolve_rows(&variants, o.scenario_file.as_deref())?;
+    let resolved = resolve_rows(&variants, options.scenario_file.as_deref())?;
     // A password in a row's URL (or the URL it refers to) is redacted from everything the run
     // writes and prints; a reference that does not resolve fails before anything runs.
     for url in variants.iter().filter_map(|v| v.url.as_deref()) {
@@ -50,25 +50,25 @@ pub fn run(s: &Scenario, o: &RunOptions) -> anyhow::Result<(RunResult, Written)>
         kvbench_model::secret::remember_url(&resolved);
     }
     process::install_signals(&STOP_GRACEFULLY);
-    if let Err(e) = std::fs::create_dir_all(&o.out_dir) {
+    if let Err(e) = std::fs::create_dir_all(&options.out_dir) {
         // Not fatal: the results go to a fallback place at the end.
-        crate::note!("WARNING: cannot create {}: {e}", o.out_dir.display());
+        crate::note!("WARNING: cannot create {}: {e}", options.out_dir.display());
     }
-    std::fs::create_dir_all(&o.data_dir)
-        .map_err(|e| anyhow::anyhow!("cannot create the data directory {}: {e}", o.data_dir.display()))?;
+    std::fs::create_dir_all(&options.data_dir)
+        .map_err(|e| anyhow::anyhow!("cannot create the data directory {}: {e}", options.data_dir.display()))?;
     let (started_at, stamp) = now_id();
     let unique = unique_id(&stamp);
-    let run_id = run_id(&unique, &s.name);
-    let file = ResultFile::new(o.out_dir.join(format!("{run_id}.json")));
-    let env = sys::environment(&o.data_dir);
-    let warnings = warnings(s, &variants, &env);
-    let result = new_result(s, o, RunHeader { run_id, started_at, environment: env, warnings })?;
+    let run_id = run_id(&unique, &scenario.name);
+    let file = ResultFile::new(options.out_dir.join(format!("{run_id}.json")));
+    let env = sys::environment(&options.data_dir);
+    let warnings = warnings(scenario, &variants, &env);
+    let result = new_result(scenario, options, RunHeader { run_id, started_at, environment: env, warnings })?;
     let facts = row_facts(&variants, &resolved);
     let start = Start { rows: (&variants, &resolved), result, file, unique };
-    let rows = Orchestrator::new(s, o, start);
+    let rows = Orchestrator::new(scenario, options, start);
     // The data: derived by every worker from seeds; a plan file only where data is stored.
-    let guard = o.size_check.then_some(o.data_dir.as_path());
-    kvbench_policy::schedule::run(s, &o.plan_dir, guard, &facts, rows)?
+    let guard = options.size_check.then_some(options.data_dir.as_path());
+    kvbench_policy::schedule::run(scenario, &options.plan_dir, guard, &facts, rows)?
 }
 
 /// Exits 2 once the planning has taken the run's timeout, unless dropped before: the timeout
@@ -105,18 +105,18 @@ struct RunHeader {
 }
 
 /// A run's result before any row ran (its plan's facts come once it is planned).
-fn new_result(s: &Scenario, o: &RunOptions, header: RunHeader) -> anyhow::Result<RunResult> {
+fn new_result(scenario: &Scenario, options: &RunOptions, header: RunHeader) -> anyhow::Result<RunResult> {
     Ok(RunResult {
         schema: SCHEMA.into(),
         kvbench_version: env!("CARGO_PKG_VERSION").into(),
         run_id: header.run_id,
         started_at: header.started_at,
-        scenario: s.name.clone(),
-        command: o.command.clone(),
-        intent: s.intent.clone(),
-        sync: s.sync.to_string(),
+        scenario: scenario.name.clone(),
+        command: options.command.clone(),
+        intent: scenario.intent.clone(),
+        sync: scenario.sync.to_string(),
         plan: PlanInfo::default(),
-        workload: serde_json::to_value(s)?,
+        workload: serde_json::to_value(scenario)?,
         environment: header.environment,
         warnings: header.warnings,
         engines: Vec::new(),
@@ -124,17 +124,18 @@ fn new_result(s: &Scenario, o: &RunOptions, header: RunHeader) -> anyhow::Result
 }
 
 /// The environment's warnings and a mix of durability settings, shown now and kept.
-fn warnings(s: &Scenario, variants: &[Variant], env: &kvbench_model::result::Environment) -> Vec<String> {
+fn warnings(scenario: &Scenario, variants: &[Variant], env: &kvbench_model::result::Environment) -> Vec<String> {
     let mut warnings = sys::warnings(env);
-    let syncs: std::collections::BTreeSet<String> = variants.iter().map(|v| v.effective_sync(s).to_string()).collect();
-    let budgeted = variants.iter().any(|v| v.budget(s).is_some());
+    let syncs: std::collections::BTreeSet<String> =
+        variants.iter().map(|v| v.effective_sync(scenario).to_string()).collect();
+    let budgeted = variants.iter().any(|v| v.budget(scenario).is_some());
     if let (true, Some(kb)) = (budgeted, env.read_ahead_kb.filter(|&kb| kb > READ_AHEAD_WARN_KB)) {
         warnings.push(format!(
             "the data device reads ahead {kb} KiB: under a memory budget, a store that leaves read-ahead on \
              turns each miss into a read that long (LMDB: option no_readahead; RocksDB: direct_reads)"
         ));
     }
-    warnings.extend(budgets_above_memory(s, variants, env.memory_bytes));
+    warnings.extend(budgets_above_memory(scenario, variants, env.memory_bytes));
     if syncs.len() > 1 {
         warnings.push(format!(
             "rows use different durability settings ({}): compare write figures with care",
@@ -148,9 +149,9 @@ fn warnings(s: &Scenario, variants: &[Variant], env: &kvbench_model::result::Env
 }
 
 /// A budget at or above the machine's memory bounds nothing: the rows run as without one.
-fn budgets_above_memory(s: &Scenario, variants: &[Variant], memory: u64) -> Vec<String> {
+fn budgets_above_memory(scenario: &Scenario, variants: &[Variant], memory: u64) -> Vec<String> {
     let over: std::collections::BTreeSet<u64> =
-        variants.iter().filter_map(|v| v.budget(s)).filter(|&b| memory > 0 && b >= memory).collect();
+        variants.iter().filter_map(|v| v.budget(scenario)).filter(|&b| memory > 0 && b >= memory).collect();
     over.into_iter()
         .map(|b| {
             format!(
@@ -167,15 +168,15 @@ fn budgets_above_memory(s: &Scenario, variants: &[Variant], memory: u64) -> Vec<
 const READ_AHEAD_WARN_KB: u64 = 512;
 
 /// The run's private directory `run_data`, after sweeping what killed runs left behind.
-fn run_dir(o: &RunOptions, run_data: &Path) -> anyhow::Result<()> {
-    for old in results::sweep_stale(&o.data_dir) {
+fn run_dir(options: &RunOptions, run_data: &Path) -> anyhow::Result<()> {
+    for old in results::sweep_stale(&options.data_dir) {
         crate::note!("removed {}: data of an earlier run killed before it could clean up", old.display());
     }
     for line in budget::sweep_stale() {
         crate::note!("{line}");
     }
     private_run_dir(run_data).map_err(|e| anyhow::anyhow!(e))?;
-    if o.keep_data {
+    if options.keep_data {
         let _ = std::fs::write(run_data.join(results::KEEP_MARKER), "kept by --keep-data\n");
     }
     Ok(())

@@ -334,17 +334,17 @@ pub fn meaningful_line(log: &str) -> Option<String> {
     keyed.or_else(|| lines.iter().rev().find(|l| !is_noise(l))).map(|l| shorten(l.trim()))
 }
 
-fn says_error(l: &str) -> bool {
-    let low = l.to_ascii_lowercase();
+fn says_error(line: &str) -> bool {
+    let low = line.to_ascii_lowercase();
     ["error", "panic:", "fatal", "exception", "no space left", "failed", "cannot", "denied"]
         .iter()
         .any(|k| low.contains(k))
 }
 
 /// Lines that are context, not the error: backtrace frames, dumps, notes.
-fn is_noise(l: &str) -> bool {
-    let t = l.trim_start();
-    let indented = l.starts_with(' ') || l.starts_with('\t');
+fn is_noise(line: &str) -> bool {
+    let t = line.trim_start();
+    let indented = line.starts_with(' ') || line.starts_with('\t');
     let register = t.split_whitespace().nth(1).is_some_and(|v| v.starts_with("0x"))
         && t.split_whitespace().next().is_some_and(|r| r.len() <= 6 && r.chars().all(|c| c.is_ascii_alphanumeric()));
     indented
@@ -358,11 +358,11 @@ fn is_noise(l: &str) -> bool {
         || t.starts_with("exit status")
 }
 
-fn shorten(l: &str) -> String {
-    if l.chars().count() > 300 {
-        format!("{}…", l.chars().take(300).collect::<String>())
+fn shorten(line: &str) -> String {
+    if line.chars().count() > 300 {
+        format!("{}…", line.chars().take(300).collect::<String>())
     } else {
-        l.to_string()
+        line.to_string()
     }
 }
 

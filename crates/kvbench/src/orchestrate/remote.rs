@@ -51,8 +51,8 @@ impl HostsRun {
         HostsRun { hosts, ssh, remote_dir, remote_kvbench, uploaded: Mutex::new(BTreeSet::new()) }
     }
 
-    fn base(&self, run: &str, i: usize) -> String {
-        format!("{}/{run}/h{}", self.remote_dir.trim_end_matches('/'), i + 1)
+    fn base(&self, run: &str, index: usize) -> String {
+        format!("{}/{run}/h{}", self.remote_dir.trim_end_matches('/'), index + 1)
     }
 
     /// Every host is this machine's loopback: a server kvbench starts (on 127.0.0.1) is
@@ -76,8 +76,13 @@ impl HostsRun {
     }
 
     /// The worker binary a host runs for this row, and the upload it needs (first time only).
-    fn worker(&self, r: &Resolved, i: usize, base: &str) -> Result<(String, Vec<String>, Option<Upload>), String> {
-        let (local, name, args): (PathBuf, &str, Vec<String>) = match r {
+    fn worker(
+        &self,
+        resolved: &Resolved,
+        index: usize,
+        base: &str,
+    ) -> Result<(String, Vec<String>, Option<Upload>), String> {
+        let (local, name, args): (PathBuf, &str, Vec<String>) = match resolved {
             Resolved::Rust(_) => {
                 if let Some(p) = &self.remote_kvbench {
                     return Ok((p.clone(), vec!["worker".into(), "--job".into()], None));
@@ -95,7 +100,7 @@ impl HostsRun {
             }
         };
         let remote = format!("{base}/bin/{name}");
-        let first = self.uploaded.lock().map(|mut u| u.insert((i, remote.clone()))).unwrap_or(true);
+        let first = self.uploaded.lock().map(|mut u| u.insert((index, remote.clone()))).unwrap_or(true);
         let upload = first.then(|| Upload { local, remote: remote.clone(), executable: true });
         Ok((remote, args, upload))
     }
@@ -162,17 +167,17 @@ impl HostsRun {
 }
 
 /// A host's output as events: its steps by index and how it ended.
-fn host_steps(i: usize, o: &HostOutput) -> HostSteps {
+fn host_steps(index: usize, output: &HostOutput) -> HostSteps {
     let mut h = HostSteps {
-        tag: format!("h{}", i + 1),
-        target: o.host.clone(),
-        clock: o.clock,
+        tag: format!("h{}", index + 1),
+        target: output.host.clone(),
+        clock: output.clock,
         hello: None,
         steps: BTreeMap::new(),
         error: None,
     };
     let mut done = false;
-    for line in o.lines.iter().filter(|l| !l.trim().is_empty()) {
+    for line in output.lines.iter().filter(|l| !l.trim().is_empty()) {
         match serde_json::from_str::<Event>(line) {
             Ok(Event::Step(s)) => {
                 h.steps.insert(s.index, *s);
@@ -187,9 +192,9 @@ fn host_steps(i: usize, o: &HostOutput) -> HostSteps {
             }
         }
     }
-    if h.error.is_none() && (!done || !o.success) {
-        let why = crate::orchestrate::process::meaningful_line(&o.stderr).unwrap_or_else(|| "no message".into());
-        h.error = Some(format!("the worker on {} ended before finishing: {why}", o.host));
+    if h.error.is_none() && (!done || !output.success) {
+        let why = crate::orchestrate::process::meaningful_line(&output.stderr).unwrap_or_else(|| "no message".into());
+        h.error = Some(format!("the worker on {} ended before finishing: {why}", output.host));
     }
     h
 }

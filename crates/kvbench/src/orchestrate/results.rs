@@ -36,9 +36,12 @@ pub fn run_id(unique: &str, scenario: &str) -> String {
 
 /// A name made of ASCII letters, digits, `-` and `_` only (at most 64 bytes, never empty), so it
 /// can be one path component: no `/`, no `..`, no control characters.
-pub fn sanitize(s: &str) -> String {
-    let out: String =
-        s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).take(64).collect();
+pub fn sanitize(text: &str) -> String {
+    let out: String = text
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .take(64)
+        .collect();
     if out.is_empty() {
         "unnamed".into()
     } else {
@@ -113,9 +116,9 @@ impl ResultFile {
     /// Write after an engine: an error is shown once and the run goes on (rows stay in memory).
     /// Every write first redacts the secrets the run knows from the result itself, so the
     /// reports printed from it hold none either.
-    pub fn update(&mut self, r: &mut RunResult) {
-        kvbench_model::secret::scrub_serde(r);
-        match write_atomic(&self.path, &to_json(r)) {
+    pub fn update(&mut self, result: &mut RunResult) {
+        kvbench_model::secret::scrub_serde(result);
+        match write_atomic(&self.path, &to_json(result)) {
             Ok(()) => {
                 (self.failed, self.wrote) = (None, true);
                 super::process::written_to(&self.path);
@@ -132,9 +135,9 @@ impl ResultFile {
     /// The final write; if the place asked for still fails, a new private directory (named on
     /// screen), and the stale copy at the place asked for is removed so no one mistakes it for
     /// the results.
-    pub fn finish(&mut self, r: &mut RunResult) -> Result<Written, String> {
-        kvbench_model::secret::scrub_serde(r);
-        let bytes = to_json(r);
+    pub fn finish(&mut self, result: &mut RunResult) -> Result<Written, String> {
+        kvbench_model::secret::scrub_serde(result);
+        let bytes = to_json(result);
         let first = match write_atomic(&self.path, &bytes) {
             Ok(()) => {
                 link_latest(&self.path);
@@ -178,8 +181,8 @@ fn link_latest(result: &Path) {
     }
 }
 
-fn to_json(r: &RunResult) -> Vec<u8> {
-    serde_json::to_vec_pretty(r).unwrap_or_default()
+fn to_json(result: &RunResult) -> Vec<u8> {
+    serde_json::to_vec_pretty(result).unwrap_or_default()
 }
 
 /// Where results go when `--out` cannot be written.

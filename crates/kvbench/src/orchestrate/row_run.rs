@@ -157,8 +157,8 @@ struct Worker<'a> {
 }
 
 /// The row's timeout, said when it is not the scenario's own.
-fn row_limit(sh: &Shared<'_>, v: &Variant, label: &str) -> RowTimeout {
-    let t = crate::timeout::row_timeout(sh.s, v, sh.data.raw_bytes, sh.o.row_estimates.get(label).copied());
+fn row_limit(sh: &Shared<'_>, variant: &Variant, label: &str) -> RowTimeout {
+    let t = crate::timeout::row_timeout(sh.s, variant, sh.data.raw_bytes, sh.o.row_estimates.get(label).copied());
     if t.secs != sh.s.timeout {
         crate::note!("{label}: timeout {} s ({})", t.secs, t.why);
     }
@@ -192,8 +192,8 @@ fn join_netns(cmd: &mut Command, fd: i32) {
 }
 
 /// The row's memory cgroup when it has a budget (`memory`), named after the run and the row.
-fn row_group(sh: &Shared<'_>, v: &Variant, dir: &Path) -> Result<Option<RowGroup>, String> {
-    let Some(limit) = v.budget(sh.s) else { return Ok(None) };
+fn row_group(sh: &Shared<'_>, variant: &Variant, dir: &Path) -> Result<Option<RowGroup>, String> {
+    let Some(limit) = variant.budget(sh.s) else { return Ok(None) };
     if sh.o.hosts.is_some() {
         return Err("a memory budget bounds rows run on this host; it does not apply with --hosts".into());
     }
@@ -204,13 +204,13 @@ fn row_group(sh: &Shared<'_>, v: &Variant, dir: &Path) -> Result<Option<RowGroup
 
 /// What a worker's failure adds when the budget's OOM killer ended a process: SIGKILL alone
 /// does not say why.
-fn oom_note(b: Option<&kvbench_model::result::Budget>) -> String {
-    let Some(b) = b.filter(|b| b.oom_kills > 0) else { return String::new() };
+fn oom_note(budget: Option<&kvbench_model::result::Budget>) -> String {
+    let Some(budget) = budget.filter(|budget| budget.oom_kills > 0) else { return String::new() };
     format!(
         "; the memory cgroup's OOM killer ended {} process(es) at the {} budget: the worker's heap, \
          mapped files and dirty pages did not fit (give a larger --memory)",
-        b.oom_kills,
-        kvbench_report::human_bytes(b.limit_bytes)
+        budget.oom_kills,
+        kvbench_report::human_bytes(budget.limit_bytes)
     )
 }
 
@@ -423,8 +423,8 @@ fn merged_notes(row: &mut EngineResult, plan: &jobs::JobPlan, skew: &BTreeMap<us
     }
 }
 
-fn command(r: &Resolved, job: &Path, row: &mut EngineResult) -> Command {
-    match r {
+fn command(resolved: &Resolved, job: &Path, row: &mut EngineResult) -> Command {
+    match resolved {
         Resolved::Rust(_) => {
             let mut c = Command::new(std::env::current_exe().unwrap_or_else(|_| "kvbench".into()));
             c.arg("worker").arg("--job").arg(job);
@@ -449,9 +449,9 @@ fn bar(progress: bool, label: &str) -> ProgressBar {
     crate::progress::phase_bar(progress, label)
 }
 
-fn fail(row: &mut EngineResult, e: String) {
+fn fail(row: &mut EngineResult, error: String) {
     row.status = Status::Failed;
-    row.error = Some(e);
+    row.error = Some(error);
 }
 
 /// The worker's own failure (crash, timeout, protocol) or a job it refused, in the row's

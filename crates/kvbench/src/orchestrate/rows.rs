@@ -73,33 +73,33 @@ pub fn row_facts<'a>(variants: &'a [Variant], rows: &'a [RowEngine]) -> Vec<Resu
 }
 
 /// The runtime whose worker runs the row.
-pub fn runtime_of(r: &Resolved) -> &'static str {
-    match r {
+pub fn runtime_of(resolved: &Resolved) -> &'static str {
+    match resolved {
         Resolved::Rust(_) => "rust",
         Resolved::Python { .. } => "python",
         Resolved::Worker { info, .. } => info.runtime.name(),
     }
 }
 
-fn capabilities(r: &Resolved) -> Capabilities {
-    match r {
+fn capabilities(resolved: &Resolved) -> Capabilities {
+    match resolved {
         Resolved::Rust(d) => d.capabilities,
         Resolved::Python { info, .. } | Resolved::Worker { info, .. } => caps_from_names(&info.capabilities),
     }
 }
 
-fn row_options(v: &Variant, r: &Resolved) -> Result<Options, OptionError> {
-    let decls = r.option_decls().map_err(|message| OptionError { option: String::new(), message })?;
-    resolve(&v.name, &decls, &v.options).map(Options::resolved)
+fn row_options(variant: &Variant, engine: &Resolved) -> Result<Options, OptionError> {
+    let decls = engine.option_decls().map_err(|message| OptionError { option: String::new(), message })?;
+    resolve(&variant.name, &decls, &variant.options).map(Options::resolved)
 }
 
 /// `FILE, line N: [[engine]] LABEL: MESSAGE`, with as much of the place as is known.
-fn locate(file: Option<&Path>, v: &Variant, e: OptionError) -> String {
-    let row = format!("[[engine]] {}: {}", v.label(), e.message);
+fn locate(file: Option<&Path>, variant: &Variant, error: OptionError) -> String {
+    let row = format!("[[engine]] {}: {}", variant.label(), error.message);
     let Some(file) = file else { return row };
     let limit = kvbench_model::input::limits::SCENARIO_BYTES;
     let text = kvbench_model::input::read_regular_text(file, "scenario", limit).unwrap_or_default();
-    match option_line(&text, &v.label(), &e.option) {
+    match option_line(&text, &variant.label(), &error.option) {
         Some(line) => format!("{}, line {line}: {row}", file.display()),
         None => format!("{}: {row}", file.display()),
     }

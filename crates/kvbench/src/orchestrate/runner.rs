@@ -50,19 +50,19 @@ pub struct Start<'a> {
 
 impl<'a> Orchestrator<'a> {
     /// Ready to run `start`'s rows; the planning starts now and is bounded by the timeout.
-    pub fn new(s: &'a Scenario, o: &'a RunOptions, start: Start<'a>) -> Self {
-        let run_data = o.data_dir.join(&start.unique);
+    pub fn new(scenario: &'a Scenario, options: &'a RunOptions, start: Start<'a>) -> Self {
+        let run_data = options.data_dir.join(&start.unique);
         Orchestrator {
-            s,
-            o,
+            s: scenario,
+            o: options,
             variants: start.rows.0,
             resolved: start.rows.1,
             result: start.result,
             file: start.file,
             unique: start.unique,
-            pool: ServerPool::new(&run_data, o.keep_data),
+            pool: ServerPool::new(&run_data, options.keep_data),
             run_data,
-            watchdog: Some(PlanningWatchdog::start(s.timeout)),
+            watchdog: Some(PlanningWatchdog::start(scenario.timeout)),
             planning_from: Instant::now(),
             row_from: Instant::now(),
         }

@@ -109,20 +109,24 @@ impl Drop for ServerPool {
     }
 }
 
-fn access(s: &dyn RunningServer) -> Access {
-    Access { url: s.url(), token: s.token(), info: s.info(), netns: s.netns() }
+fn access(server: &dyn RunningServer) -> Access {
+    Access { url: server.url(), token: server.token(), info: server.info(), netns: server.netns() }
 }
 
 /// The server a row needs, whatever the runtime of its client: one shaped by the row's options
 /// (Redis Cluster with replicas), a Rust server engine's own, or the one another runtime's
 /// engine names (go-etcd's cluster); with its name in the run's pool.
-pub fn server_of(v: &Variant, r: &Resolved, options: &Options) -> Option<(String, kvbench_engines::ShapedStart)> {
-    if let Some(shaped) = kvbench_engines::shaped_server(&v.name, options.values()) {
+pub fn server_of(
+    variant: &Variant,
+    resolved: &Resolved,
+    options: &Options,
+) -> Option<(String, kvbench_engines::ShapedStart)> {
+    if let Some(shaped) = kvbench_engines::shaped_server(&variant.name, options.values()) {
         return Some(shaped);
     }
-    let start = match r {
+    let start = match resolved {
         Resolved::Rust(d) => d.start_server.map(|start| (d.name.to_string(), start)),
-        _ => kvbench_engines::server_for(&v.name).map(|start| (v.name.clone(), start)),
+        _ => kvbench_engines::server_for(&variant.name).map(|start| (variant.name.clone(), start)),
     };
     start.map(|(name, f)| (name, Box::new(f) as kvbench_engines::ShapedStart))
 }
