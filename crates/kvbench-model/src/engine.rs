@@ -28,8 +28,8 @@ pub enum EngineError {
 }
 
 impl EngineError {
-    pub fn store(e: impl std::fmt::Display) -> Self {
-        EngineError::Store(e.to_string())
+    pub fn store(error: impl std::fmt::Display) -> Self {
+        EngineError::Store(error.to_string())
     }
 }
 

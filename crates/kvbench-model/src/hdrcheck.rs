@@ -25,13 +25,13 @@ pub const MAX_PER_FILE: usize = 200_000;
 const V2: u32 = 0x1c84_9313;
 const V2_DEFLATE: u32 = 0x1c84_9314;
 
-fn be32(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+fn be32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
-fn be64(b: &[u8], at: usize) -> u64 {
+fn be64(bytes: &[u8], at: usize) -> u64 {
     let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
+    a.copy_from_slice(&bytes[at..at + 8]);
     u64::from_be_bytes(a)
 }
 

@@ -25,16 +25,16 @@ pub const MAX_COUNT: u64 = 1 << 48;
 /// HdrHistogram V2 compressed encoding, base64 (what every HdrHistogram library decodes).
 /// Infallible for any histogram of at most `i64::MAX` samples (the worker's, or a sum of
 /// decoded ones, which [`MAX_COUNT`] bounds).
-pub fn encode_histogram(h: &Histogram<u64>) -> String {
+pub fn encode_histogram(histogram: &Histogram<u64>) -> String {
     let mut buf = Vec::new();
-    V2DeflateSerializer::new().serialize(h, &mut buf).expect("histogram serialises");
+    V2DeflateSerializer::new().serialize(histogram, &mut buf).expect("histogram serialises");
     base64::engine::general_purpose::STANDARD.encode(buf)
 }
 
 /// Checked first (`hdrcheck`): a crafted header cannot make decoding allocate by it; a
 /// histogram of more than [`MAX_COUNT`] samples is refused.
-pub fn decode_histogram(s: &str) -> Result<Histogram<u64>, String> {
-    let bytes = crate::hdrcheck::checked_bytes(s)?;
+pub fn decode_histogram(encoded: &str) -> Result<Histogram<u64>, String> {
+    let bytes = crate::hdrcheck::checked_bytes(encoded)?;
     let h: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
         .deserialize(&mut std::io::Cursor::new(bytes))
         .map_err(|e| format!("{e:?}"))?;
@@ -46,21 +46,21 @@ pub fn decode_histogram(s: &str) -> Result<Histogram<u64>, String> {
 
 /// None when empty, or beyond [`MAX_COUNT`] samples (a sum of crafted histograms: counts the
 /// V2 encoding may not hold, so no summary rather than a panic).
-pub fn summarize(h: &Histogram<u64>) -> Option<Latency> {
-    if h.is_empty() || h.len() > MAX_COUNT {
+pub fn summarize(histogram: &Histogram<u64>) -> Option<Latency> {
+    if histogram.is_empty() || histogram.len() > MAX_COUNT {
         return None;
     }
     Some(Latency {
-        min_ns: h.min(),
-        mean_ns: h.mean(),
-        p50_ns: h.value_at_quantile(0.50),
-        p90_ns: h.value_at_quantile(0.90),
-        p95_ns: h.value_at_quantile(0.95),
-        p99_ns: h.value_at_quantile(0.99),
-        p999_ns: h.value_at_quantile(0.999),
-        max_ns: h.max(),
-        stdev_ns: h.stdev(),
-        hdr: encode_histogram(h),
+        min_ns: histogram.min(),
+        mean_ns: histogram.mean(),
+        p50_ns: histogram.value_at_quantile(0.50),
+        p90_ns: histogram.value_at_quantile(0.90),
+        p95_ns: histogram.value_at_quantile(0.95),
+        p99_ns: histogram.value_at_quantile(0.99),
+        p999_ns: histogram.value_at_quantile(0.999),
+        max_ns: histogram.max(),
+        stdev_ns: histogram.stdev(),
+        hdr: encode_histogram(histogram),
     })
 }
 

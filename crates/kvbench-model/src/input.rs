@@ -21,16 +21,16 @@ pub mod limits {
 }
 
 /// What `path` is when it is not a regular file, for the error.
-fn kind_of(t: std::fs::FileType) -> &'static str {
-    if t.is_dir() {
+fn kind_of(file_type: std::fs::FileType) -> &'static str {
+    if file_type.is_dir() {
         "a directory"
-    } else if t.is_fifo() {
+    } else if file_type.is_fifo() {
         "a FIFO"
-    } else if t.is_char_device() {
+    } else if file_type.is_char_device() {
         "a character device"
-    } else if t.is_block_device() {
+    } else if file_type.is_block_device() {
         "a block device"
-    } else if t.is_socket() {
+    } else if file_type.is_socket() {
         "a socket"
     } else {
         "not a regular file"

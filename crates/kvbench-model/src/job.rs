@@ -74,8 +74,8 @@ pub struct ValueShape {
     pub write_all_fields: bool,
 }
 
-fn no_fields(n: &u32) -> bool {
-    *n == 0
+fn no_fields(value: &u32) -> bool {
+    *value == 0
 }
 
 /// Most fields a value may have (YCSB's default is 10).
@@ -101,9 +101,9 @@ pub fn split_fields(mut value: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
 }
 
 /// A big-endian u32 length, that many bytes, and what follows them.
-fn length_prefixed(v: &[u8]) -> Option<(&[u8], &[u8])> {
-    let n = u32::from_be_bytes(v.get(..4)?.try_into().ok()?) as usize;
-    v[4..].split_at_checked(n)
+fn length_prefixed(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let n = u32::from_be_bytes(bytes.get(..4)?.try_into().ok()?) as usize;
+    bytes[4..].split_at_checked(n)
 }
 
 /// Appends one field in the layout of [`split_fields`].
@@ -337,8 +337,8 @@ pub struct BackgroundWriter {
 fn one() -> u32 {
     1
 }
-fn is_one(n: &u32) -> bool {
-    *n == 1
+fn is_one(value: &u32) -> bool {
+    *value == 1
 }
 fn yes() -> bool {
     true
@@ -363,8 +363,8 @@ pub struct Interval {
     pub hdr: String,
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// Raw counters of one step (docs/protocol.md, "step").

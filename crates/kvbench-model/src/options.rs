@@ -45,8 +45,8 @@ pub struct OptionDecl {
 }
 
 impl From<OptionKind> for Kind {
-    fn from(k: OptionKind) -> Self {
-        match k {
+    fn from(kind: OptionKind) -> Self {
+        match kind {
             OptionKind::Bool => Kind::Bool,
             OptionKind::Int => Kind::Int,
             OptionKind::Enum(c) => Kind::Enum(c.iter().map(|s| s.to_string()).collect()),
@@ -56,8 +56,8 @@ impl From<OptionKind> for Kind {
 }
 
 impl From<&OptionSpec> for OptionDecl {
-    fn from(s: &OptionSpec) -> Self {
-        OptionDecl { name: s.name.into(), kind: s.kind.into(), default: s.default.into() }
+    fn from(spec: &OptionSpec) -> Self {
+        OptionDecl { name: spec.name.into(), kind: spec.kind.into(), default: spec.default.into() }
     }
 }
 
@@ -115,37 +115,37 @@ pub fn resolve(
     Ok(out)
 }
 
-fn wrong_kind(engine: &str, d: &OptionDecl, v: &Value) -> OptionError {
-    let message = format!("engine {engine} option `{}` = {v}: expected {}", d.name, describe(&d.kind));
-    OptionError { option: d.name.clone(), message }
+fn wrong_kind(engine: &str, decl: &OptionDecl, value: &Value) -> OptionError {
+    let message = format!("engine {engine} option `{}` = {value}: expected {}", decl.name, describe(&decl.kind));
+    OptionError { option: decl.name.clone(), message }
 }
 
-/// The value as the job carries it, or None when `v` is not of the kind.
-fn value_of(kind: &Kind, v: &Value) -> Option<Value> {
+/// The value as the job carries it, or None when `value` is not of the kind.
+fn value_of(kind: &Kind, value: &Value) -> Option<Value> {
     match kind {
-        Kind::Bool => v.is_boolean().then(|| v.clone()),
-        Kind::Int => v.as_i64().or_else(|| v.as_str().and_then(parse_size)).map(Value::from),
-        Kind::Enum(choices) => v.as_str().filter(|s| choices.iter().any(|c| c == s)).map(Value::from),
-        Kind::Text => v.is_string().then(|| v.clone()),
+        Kind::Bool => value.is_boolean().then(|| value.clone()),
+        Kind::Int => value.as_i64().or_else(|| value.as_str().and_then(parse_size)).map(Value::from),
+        Kind::Enum(choices) => value.as_str().filter(|s| choices.iter().any(|c| c == s)).map(Value::from),
+        Kind::Text => value.is_string().then(|| value.clone()),
     }
 }
 
 /// The spec's default as a value; a default that is not of its own kind is the engine's bug.
-fn default_of(engine: &str, d: &OptionDecl) -> Result<Value, OptionError> {
-    if d.default.is_empty() {
+fn default_of(engine: &str, decl: &OptionDecl) -> Result<Value, OptionError> {
+    if decl.default.is_empty() {
         return Ok(Value::Null);
     }
-    let given = match d.kind {
-        Kind::Bool => Value::Bool(d.default == "true"),
-        _ => Value::String(d.default.clone()),
+    let given = match decl.kind {
+        Kind::Bool => Value::Bool(decl.default == "true"),
+        _ => Value::String(decl.default.clone()),
     };
-    value_of(&d.kind, &given).ok_or_else(|| OptionError {
-        option: d.name.clone(),
+    value_of(&decl.kind, &given).ok_or_else(|| OptionError {
+        option: decl.name.clone(),
         message: format!(
             "engine {engine} declares option `{}` with default `{}`, which is not {}",
-            d.name,
-            d.default,
-            describe(&d.kind)
+            decl.name,
+            decl.default,
+            describe(&decl.kind)
         ),
     })
 }
@@ -161,13 +161,13 @@ pub fn describe(kind: &Kind) -> String {
 }
 
 /// `123`, `64k`, `64m`, `1g` (powers of 1024); None for anything else or beyond i64.
-pub fn parse_size(s: &str) -> Option<i64> {
-    let s = s.trim().to_ascii_lowercase();
-    let (num, mult) = match s.chars().last()? {
-        'k' => (&s[..s.len() - 1], 1i64 << 10),
-        'm' => (&s[..s.len() - 1], 1 << 20),
-        'g' => (&s[..s.len() - 1], 1 << 30),
-        _ => (&s[..], 1),
+pub fn parse_size(text: &str) -> Option<i64> {
+    let text = text.trim().to_ascii_lowercase();
+    let (num, mult) = match text.chars().last()? {
+        'k' => (&text[..text.len() - 1], 1i64 << 10),
+        'm' => (&text[..text.len() - 1], 1 << 20),
+        'g' => (&text[..text.len() - 1], 1 << 30),
+        _ => (&text[..], 1),
     };
     num.trim().parse::<i64>().ok().and_then(|n| n.checked_mul(mult))
 }

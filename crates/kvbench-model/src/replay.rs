@@ -36,41 +36,41 @@ impl Scenario {
 }
 
 /// A phase's replay fields: on a replay, one stream and a speed in range; elsewhere none.
-pub(crate) fn check(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+pub(crate) fn check(phase: &PhaseDef, field_path: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
     let given = [
-        ("trace", p.trace.is_some()),
-        ("trace_format", p.trace_format.is_some()),
-        ("mixgraph", p.mixgraph.is_some()),
-        ("model", p.model.is_some()),
-        ("speed", p.speed.is_some()),
+        ("trace", phase.trace.is_some()),
+        ("trace_format", phase.trace_format.is_some()),
+        ("mixgraph", phase.mixgraph.is_some()),
+        ("model", phase.model.is_some()),
+        ("speed", phase.speed.is_some()),
     ];
-    if p.kind != PhaseKind::Replay {
+    if phase.kind != PhaseKind::Replay {
         if let Some((name, _)) = given.iter().find(|(_, set)| *set) {
-            let m = format!("`{name}` is for replay phases (kind = \"replay\"), not a {} phase", p.kind.as_str());
-            return Err(FieldError::new(&f(name), m));
+            let m = format!("`{name}` is for replay phases (kind = \"replay\"), not a {} phase", phase.kind.as_str());
+            return Err(FieldError::new(&field_path(name), m));
         }
         return Ok(());
     }
-    if p.stream().is_none() {
+    if phase.stream().is_none() {
         let m =
             "a replay phase needs exactly one stream: `trace = \"FILE\"`, `mixgraph = { ... }` or `model = { ... }`";
-        return Err(FieldError::new(&f("kind"), m));
+        return Err(FieldError::new(&field_path("kind"), m));
     }
-    if p.trace_format.is_some() && p.trace.is_none() {
-        return Err(FieldError::new(&f("trace_format"), "`trace_format` names the format of a `trace` file"));
+    if phase.trace_format.is_some() && phase.trace.is_none() {
+        return Err(FieldError::new(&field_path("trace_format"), "`trace_format` names the format of a `trace` file"));
     }
-    if let Some(fmt) = &p.trace_format {
-        kvbench_trace::Format::parse(fmt).map_err(|e| FieldError::new(&f("trace_format"), e))?;
+    if let Some(fmt) = &phase.trace_format {
+        kvbench_trace::Format::parse(fmt).map_err(|e| FieldError::new(&field_path("trace_format"), e))?;
     }
-    if p.stream() == Some(Stream::Trace) && p.count.is_some() {
+    if phase.stream() == Some(Stream::Trace) && phase.count.is_some() {
         let m = "a trace's operations are its own: `count` applies to mixgraph and model streams (use `duration` to cut a trace short)";
-        return Err(FieldError::new(&f("count"), m));
+        return Err(FieldError::new(&field_path("count"), m));
     }
-    if let Some(v) = p.speed {
+    if let Some(v) = phase.speed {
         positive_finite(v, SPEED_MAX, false)
-            .map_err(|e| FieldError::new(&f("speed"), format!("{e}: the recorded times are divided by it")))?;
+            .map_err(|e| FieldError::new(&field_path("speed"), format!("{e}: the recorded times are divided by it")))?;
     }
-    check_synthetic_fields(p, f)
+    check_synthetic_fields(phase, field_path)
 }
 
 /// The fields that shape synthetic operations, which a replay's stream decides instead.
@@ -92,11 +92,11 @@ const SYNTHETIC: [&str; 14] = [
 ];
 
 /// Fields that shape synthetic operations do not apply to a replay.
-fn check_synthetic_fields(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
-    let set = crate::scenario::shaping_fields(p).into_iter().filter(|(name, _)| SYNTHETIC.contains(name));
+fn check_synthetic_fields(phase: &PhaseDef, field_path: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+    let set = crate::scenario::shaping_fields(phase).into_iter().filter(|(name, _)| SYNTHETIC.contains(name));
     match set.into_iter().find(|(_, on)| *on) {
         Some((name, _)) => Err(FieldError::new(
-            &f(name),
+            &field_path(name),
             format!(
                 "`{name}` does not apply to a replay: its operations, keys, sizes and times come from its stream \
                  (allowed: name, kind, trace, trace_format, mixgraph, model, speed, count, threads, duration, cache)"
@@ -107,9 +107,9 @@ fn check_synthetic_fields(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> 
 }
 
 /// At most one replay phase: its stream makes the scenario's dataset.
-pub(crate) fn check_one(s: &Scenario) -> Result<(), FieldError> {
+pub(crate) fn check_one(scenario: &Scenario) -> Result<(), FieldError> {
     let replays: Vec<usize> =
-        s.phases.iter().enumerate().filter(|(_, p)| p.kind == PhaseKind::Replay).map(|(i, _)| i).collect();
+        scenario.phases.iter().enumerate().filter(|(_, p)| p.kind == PhaseKind::Replay).map(|(i, _)| i).collect();
     if let Some(&second) = replays.get(1) {
         let m = "a scenario has at most one replay phase: its stream's keys are the dataset";
         return Err(FieldError::new(&[At::Key("phase"), At::Index(second), At::Key("kind")], m));

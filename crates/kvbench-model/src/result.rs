@@ -23,8 +23,8 @@ pub struct Latency {
     pub hdr: String,
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// A cluster member killed during a phase (the phase's `kill` step) and what it cost.
@@ -209,8 +209,8 @@ pub struct PhaseResult {
     pub stall_fraction: f64,
 }
 
-fn is_zero_f(n: &f64) -> bool {
-    *n == 0.0
+fn is_zero_f(value: &f64) -> bool {
+    *value == 0.0
 }
 
 /// Device I/O of a phase: bytes the row's processes (worker and servers) read from and wrote
