@@ -160,13 +160,13 @@ impl Variant {
 
     /// The row's memory budget in bytes: its own `memory`, else the scenario's (checked by
     /// [`Scenario::check_fields`]).
-    pub fn budget(&self, s: &Scenario) -> Option<u64> {
-        self.memory.as_deref().or(s.memory.as_deref()).and_then(|m| crate::spec::parse_memory(m).ok())
+    pub fn budget(&self, scenario: &Scenario) -> Option<u64> {
+        self.memory.as_deref().or(scenario.memory.as_deref()).and_then(|m| crate::spec::parse_memory(m).ok())
     }
 
     /// The row's durability: its own `sync`, else the scenario's.
-    pub fn effective_sync(&self, s: &Scenario) -> SyncMode {
-        self.sync.unwrap_or(s.sync)
+    pub fn effective_sync(&self, scenario: &Scenario) -> SyncMode {
+        self.sync.unwrap_or(scenario.sync)
     }
 }
 
@@ -362,35 +362,35 @@ impl Warmup {
 }
 
 impl Serialize for Warmup {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            Warmup::Ops(n) => s.serialize_u64(*n),
-            Warmup::For(d) => s.serialize_str(d),
+            Warmup::Ops(n) => serializer.serialize_u64(*n),
+            Warmup::For(d) => serializer.serialize_str(d),
         }
     }
 }
 
 impl<'de> Deserialize<'de> for Warmup {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Warmup, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Warmup, D::Error> {
         struct V;
         impl serde::de::Visitor<'_> for V {
             type Value = Warmup;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a number of operations or a duration such as \"5s\"")
             }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Warmup, E> {
-                Ok(Warmup::Ops(v))
+            fn visit_u64<E: serde::de::Error>(self, value: u64) -> Result<Warmup, E> {
+                Ok(Warmup::Ops(value))
             }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Warmup, E> {
-                u64::try_from(v)
+            fn visit_i64<E: serde::de::Error>(self, value: i64) -> Result<Warmup, E> {
+                u64::try_from(value)
                     .map(Warmup::Ops)
-                    .map_err(|_| E::custom(format!("{v} is out of range (allowed: 0 or more)")))
+                    .map_err(|_| E::custom(format!("{value} is out of range (allowed: 0 or more)")))
             }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Warmup, E> {
-                parse_duration_ms(v, 1, DURATION_MAX_MS).map(|_| Warmup::For(v.to_string())).map_err(E::custom)
+            fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<Warmup, E> {
+                parse_duration_ms(value, 1, DURATION_MAX_MS).map(|_| Warmup::For(value.to_string())).map_err(E::custom)
             }
         }
-        d.deserialize_any(V)
+        deserializer.deserialize_any(V)
     }
 }
 
@@ -574,9 +574,9 @@ fn line_of(text: &str, path: &[At]) -> Option<usize> {
     span.map(|r| text[..r.start.min(text.len())].matches('\n').count() + 1)
 }
 
-/// Check one field with `f`; the error carries the path.
-fn field(path: &[At], r: Result<(), String>) -> Result<(), FieldError> {
-    r.map_err(|m| FieldError::new(path, m))
+/// The outcome `check` of one field's check, its error carrying the field's path.
+fn field(path: &[At], check: Result<(), String>) -> Result<(), FieldError> {
+    check.map_err(|m| FieldError::new(path, m))
 }
 
 impl Scenario {
@@ -740,70 +740,82 @@ impl Scenario {
         field(&at("value"), d.value.range().map(|_| ()))
     }
 
-    fn check_phase(&self, p: &PhaseDef, at: &[At]) -> Result<(), FieldError> {
+    fn check_phase(&self, phase: &PhaseDef, at: &[At]) -> Result<(), FieldError> {
         let f = |k: &'static str| {
             let mut v = at.to_vec();
             v.push(At::Key(k));
             v
         };
-        if !p.kind.runs_ops() {
-            return check_settle(p, &f);
+        if !phase.kind.runs_ops() {
+            return check_settle(phase, &f);
         }
-        self.check_phase_numbers(p, &f)?;
-        if let Some(m) = p.mix {
+        self.check_phase_numbers(phase, &f)?;
+        if let Some(m) = phase.mix {
             check_mix(&m, &f)?;
         }
-        check_kind_fits(p, &f)?;
-        crate::replay::check(p, &f)?;
-        if p.open_per == OpenPer::Operation && p.kind != PhaseKind::Get {
+        check_kind_fits(phase, &f)?;
+        crate::replay::check(phase, &f)?;
+        if phase.open_per == OpenPer::Operation && phase.kind != PhaseKind::Get {
             return Err(FieldError::new(&f("open_per"), "open_per = \"operation\" is only for get phases"));
         }
-        if let Some(k) = &p.kill {
+        if let Some(k) = &phase.kill {
             check_kill(k, &f)?;
         }
-        if p.warmup.as_ref().is_some_and(Warmup::is_some) && p.kind.may_write() {
+        if phase.warmup.as_ref().is_some_and(Warmup::is_some) && phase.kind.may_write() {
             // A warm-up of a writing phase would change what the phase then reads.
             return Err(FieldError::new(&f("warmup"), "warmup is only for read phases (get, multi-get, scan)"));
         }
-        check_stop_rules(p, &f)?;
-        check_writer(p, &f)?;
-        check_passes_and_open(p, &f)?;
-        check_batch_bytes(p, &f)?;
-        check_share(p, &f)
+        check_stop_rules(phase, &f)?;
+        check_writer(phase, &f)?;
+        check_passes_and_open(phase, &f)?;
+        check_batch_bytes(phase, &f)?;
+        check_share(phase, &f)
     }
 
     /// The phase's numbers, each within its range.
-    fn check_phase_numbers(&self, p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+    fn check_phase_numbers(
+        &self,
+        phase: &PhaseDef,
+        field_path: &dyn Fn(&'static str) -> Vec<At>,
+    ) -> Result<(), FieldError> {
         use crate::spec::{in_range, limits as l, positive_finite};
         let ranges = [
-            ("count", p.count, 1, l::OPS),
-            ("keys", p.keys.map(u64::from), 1, l::KEYS_PER_REQUEST.into()),
-            ("length", p.length, 0, l::RECORDS),
-            ("min_length", p.min_length, 0, p.length.filter(|&n| n > 0).unwrap_or(l::RECORDS)),
-            ("warmup", p.warmup.as_ref().and_then(|w| if let Warmup::Ops(n) = w { Some(*n) } else { None }), 0, l::OPS),
-            ("batch", p.batch.map(u64::from), 1, l::BATCH.into()),
-            ("threads", p.threads.map(u64::from), 1, l::THREADS.into()),
+            ("count", phase.count, 1, l::OPS),
+            ("keys", phase.keys.map(u64::from), 1, l::KEYS_PER_REQUEST.into()),
+            ("length", phase.length, 0, l::RECORDS),
+            ("min_length", phase.min_length, 0, phase.length.filter(|&n| n > 0).unwrap_or(l::RECORDS)),
+            (
+                "warmup",
+                phase.warmup.as_ref().and_then(|w| if let Warmup::Ops(n) = w { Some(*n) } else { None }),
+                0,
+                l::OPS,
+            ),
+            ("batch", phase.batch.map(u64::from), 1, l::BATCH.into()),
+            ("threads", phase.threads.map(u64::from), 1, l::THREADS.into()),
         ];
         for (name, v, lo, hi) in ranges {
             if let Some(v) = v {
-                field(&f(name), in_range(v, lo, hi))?;
+                field(&field_path(name), in_range(v, lo, hi))?;
             }
         }
-        if let Some(z) = p.zipf_exponent {
-            field(&f("zipf_exponent"), crate::spec::in_open_unit(z))?;
+        if let Some(z) = phase.zipf_exponent {
+            field(&field_path("zipf_exponent"), crate::spec::in_open_unit(z))?;
         }
-        if let (Some(h), None) = (p.hot_key, &self.dataset.source) {
+        if let (Some(h), None) = (phase.hot_key, &self.dataset.source) {
             let n = self.dataset.records;
             if h.record(n).is_none() {
                 let m = format!(
                     "{h} is out of range (allowed: 0 to {}, or a share of the records such as \"12.5%\")",
                     n.saturating_sub(1)
                 );
-                return Err(FieldError::new(&f("hot_key"), m));
+                return Err(FieldError::new(&field_path("hot_key"), m));
             }
         }
-        if let Some(r) = p.rate {
-            field(&f("rate"), positive_finite(r, l::RATE, false).map_err(|e| format!("{e}, operations per second")))?;
+        if let Some(r) = phase.rate {
+            field(
+                &field_path("rate"),
+                positive_finite(r, l::RATE, false).map_err(|e| format!("{e}, operations per second")),
+            )?;
         }
         Ok(())
     }
@@ -842,11 +854,11 @@ impl Scenario {
         Ok(())
     }
 
-    /// Where row `i` of [`Scenario::all_variants`] is written: its place in `engines = [...]`,
+    /// Where row number `row` of [`Scenario::all_variants`] is written: its place in `engines = [...]`,
     /// or its [[engine]] table's `key` (its `name` when `key` is not given).
-    pub fn row_path(&self, i: usize, key: &'static str) -> Vec<At> {
-        match i.checked_sub(self.engines.len()) {
-            None => vec![At::Key("engines"), At::Index(i)],
+    pub fn row_path(&self, row: usize, key: &'static str) -> Vec<At> {
+        match row.checked_sub(self.engines.len()) {
+            None => vec![At::Key("engines"), At::Index(row)],
             Some(j) => {
                 let given = key == "label" && self.variants[j].label.is_some();
                 vec![At::Key("engine"), At::Index(j), At::Key(if given || key != "label" { key } else { "name" })]
@@ -854,8 +866,8 @@ impl Scenario {
         }
     }
 
-    pub fn phase_name(&self, i: usize) -> String {
-        self.phases[i].name.clone().unwrap_or_else(|| self.phases[i].kind.as_str().to_string())
+    pub fn phase_name(&self, phase: usize) -> String {
+        self.phases[phase].name.clone().unwrap_or_else(|| self.phases[phase].kind.as_str().to_string())
     }
 
     /// All rows: `engines` names first, then `[[engine]]` variants.
@@ -868,167 +880,178 @@ impl Scenario {
 }
 
 /// A mix's parts: each a finite share >= 0, and not all 0.
-fn check_mix(m: &Mix, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+fn check_mix(mix: &Mix, field_path: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
     use crate::spec::{limits as l, positive_finite};
     let parts = [
-        ("read", m.read),
-        ("update", m.update),
-        ("scan", m.scan),
-        ("delete", m.delete),
-        ("insert", m.insert),
-        ("rmw", m.rmw),
+        ("read", mix.read),
+        ("update", mix.update),
+        ("scan", mix.scan),
+        ("delete", mix.delete),
+        ("insert", mix.insert),
+        ("rmw", mix.rmw),
     ];
     for (k, v) in parts {
-        let mut path = f("mix");
+        let mut path = field_path("mix");
         path.push(At::Key(k));
         field(&path, positive_finite(v, l::MIX_PART, true))?;
     }
     if parts.iter().map(|p| p.1).sum::<f64>() <= 0.0 {
-        return Err(FieldError::new(&f("mix"), "all parts are 0 (allowed: at least one part > 0)"));
+        return Err(FieldError::new(&field_path("mix"), "all parts are 0 (allowed: at least one part > 0)"));
     }
     Ok(())
 }
 
 /// Fields a phase's kind cannot honour: a load writes every record once into an empty store
 /// (no skewed distribution, nothing to reopen or evict); a mixed phase needs its mix.
-fn check_kind_fits(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+fn check_kind_fits(phase: &PhaseDef, field_path: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
     use crate::spec::Distribution as D;
-    if p.kind == PhaseKind::Mixed && p.mix.is_none() {
+    if phase.kind == PhaseKind::Mixed && phase.mix.is_none() {
         let m = "a mixed phase needs its `mix` (for example mix = { read = 0.5, update = 0.5 }; parts: \
                  read, update, scan, delete, insert, rmw)";
-        return Err(FieldError::new(&f("kind"), m));
+        return Err(FieldError::new(&field_path("kind"), m));
     }
-    if p.kind != PhaseKind::Load {
+    if phase.kind != PhaseKind::Load {
         return Ok(());
     }
-    if let Some(d @ (D::Zipfian | D::Latest | D::Hot)) = p.distribution {
+    if let Some(d @ (D::Zipfian | D::Latest | D::Hot)) = phase.distribution {
         let m = format!(
             "`{}` does not apply to a load: it writes every record once (allowed: sequential, shuffle, uniform; \
              load-order on a later load)",
             serde_json::to_value(d).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
         );
-        return Err(FieldError::new(&f("distribution"), m));
+        return Err(FieldError::new(&field_path("distribution"), m));
     }
-    if p.cache != CacheMode::Warm {
+    if phase.cache != CacheMode::Warm {
         let m = "a load starts from an empty store: there is nothing to reopen or evict (allowed on a load: \
                  warm; set cache on the phase after it)";
-        return Err(FieldError::new(&f("cache"), m));
+        return Err(FieldError::new(&field_path("cache"), m));
     }
     Ok(())
 }
 
 /// `batch_bytes`: 1 byte to 1 GiB, on a phase that writes in batches, not beside `batch`.
-fn check_batch_bytes(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
-    let Some(b) = p.batch_bytes else { return Ok(()) };
-    field(&f("batch_bytes"), crate::spec::in_range(b, 1, 1 << 30))?;
-    if p.batch.is_some() {
+fn check_batch_bytes(phase: &PhaseDef, field_path: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+    let Some(b) = phase.batch_bytes else { return Ok(()) };
+    field(&field_path("batch_bytes"), crate::spec::in_range(b, 1, 1 << 30))?;
+    if phase.batch.is_some() {
         let m = "batch_bytes and batch both size the batches: give one (batch_bytes: bytes a batch; batch: records)";
-        return Err(FieldError::new(&f("batch_bytes"), m));
+        return Err(FieldError::new(&field_path("batch_bytes"), m));
     }
-    if !matches!(p.kind, PhaseKind::Load | PhaseKind::Insert | PhaseKind::Update | PhaseKind::Delete) {
+    if !matches!(phase.kind, PhaseKind::Load | PhaseKind::Insert | PhaseKind::Update | PhaseKind::Delete) {
         let m = "batch_bytes sizes write batches: allowed on load, insert, update and delete phases";
-        return Err(FieldError::new(&f("batch_bytes"), m));
+        return Err(FieldError::new(&field_path("batch_bytes"), m));
     }
     Ok(())
 }
 
 /// Each field that shapes a phase's operations, and whether the phase gives it.
-pub(crate) fn shaping_fields(p: &PhaseDef) -> [(&'static str, bool); 25] {
+pub(crate) fn shaping_fields(phase: &PhaseDef) -> [(&'static str, bool); 25] {
     [
-        ("count", p.count.is_some()),
-        ("distribution", p.distribution.is_some()),
-        ("keys", p.keys.is_some()),
-        ("length", p.length.is_some()),
-        ("min_length", p.min_length.is_some()),
-        ("warmup", p.warmup.is_some()),
-        ("mix", p.mix.is_some()),
-        ("hot_key", p.hot_key.is_some()),
-        ("zipf_exponent", p.zipf_exponent.is_some()),
-        ("batch", p.batch.is_some()),
-        ("batch_bytes", p.batch_bytes.is_some()),
-        ("threads", p.threads.is_some()),
-        ("cache", p.cache != CacheMode::Warm),
-        ("open_per", p.open_per != OpenPer::Phase),
-        ("rate", p.rate.is_some()),
-        ("passes", p.passes.is_some()),
-        ("share", p.share.is_some()),
-        ("open", p.open.is_some()),
-        ("kill", p.kill.is_some()),
-        ("duration", p.duration.is_some()),
-        ("until", p.until.is_some()),
-        ("steady_window", p.steady_window.is_some()),
-        ("steady_within", p.steady_within.is_some()),
-        ("stall_fraction", p.stall_fraction.is_some()),
-        ("writer", p.writer.is_some()),
+        ("count", phase.count.is_some()),
+        ("distribution", phase.distribution.is_some()),
+        ("keys", phase.keys.is_some()),
+        ("length", phase.length.is_some()),
+        ("min_length", phase.min_length.is_some()),
+        ("warmup", phase.warmup.is_some()),
+        ("mix", phase.mix.is_some()),
+        ("hot_key", phase.hot_key.is_some()),
+        ("zipf_exponent", phase.zipf_exponent.is_some()),
+        ("batch", phase.batch.is_some()),
+        ("batch_bytes", phase.batch_bytes.is_some()),
+        ("threads", phase.threads.is_some()),
+        ("cache", phase.cache != CacheMode::Warm),
+        ("open_per", phase.open_per != OpenPer::Phase),
+        ("rate", phase.rate.is_some()),
+        ("passes", phase.passes.is_some()),
+        ("share", phase.share.is_some()),
+        ("open", phase.open.is_some()),
+        ("kill", phase.kill.is_some()),
+        ("duration", phase.duration.is_some()),
+        ("until", phase.until.is_some()),
+        ("steady_window", phase.steady_window.is_some()),
+        ("steady_within", phase.steady_within.is_some()),
+        ("stall_fraction", phase.stall_fraction.is_some()),
+        ("writer", phase.writer.is_some()),
     ]
 }
 
 /// A settle phase runs no operations: a field that shapes operations is an error, not ignored.
-fn check_settle(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
-    let set = shaping_fields(p);
+fn check_settle(phase: &PhaseDef, field_path: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+    let set = shaping_fields(phase);
     match set.iter().find(|(_, given)| *given) {
         Some((k, _)) => Err(FieldError::new(
-            &f(k),
-            format!("`{k}` does not apply to a {} phase: it runs no operations (allowed: kind, name)", p.kind.as_str()),
+            &field_path(k),
+            format!(
+                "`{k}` does not apply to a {} phase: it runs no operations (allowed: kind, name)",
+                phase.kind.as_str()
+            ),
         )),
         None => Ok(()),
     }
 }
 
 /// A kill's time and member.
-fn check_kill(k: &KillDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+fn check_kill(kill: &KillDef, field_path: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
     use crate::spec::{in_range, limits as l};
-    let mut path = f("kill");
+    let mut path = field_path("kill");
     path.push(At::Key("after"));
-    field(&path, k.after_ms().map(|_| ()))?;
-    let mut path = f("kill");
+    field(&path, kill.after_ms().map(|_| ()))?;
+    let mut path = field_path("kill");
     path.push(At::Key("member"));
-    field(&path, in_range(k.member, 0, l::KILL_MEMBER))
+    field(&path, in_range(kill.member, 0, l::KILL_MEMBER))
 }
 
 /// `duration`, `until` and their companions: parsed, in range, and only on phases whose
 /// count does not size the dataset.
-fn check_stop_rules(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+fn check_stop_rules(phase: &PhaseDef, field_path: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
     use crate::spec::{in_range, positive_finite};
-    if let Some(d) = &p.duration {
-        field(&f("duration"), parse_duration_ms(d, 1, DURATION_MAX_MS).map(|_| ()))?;
+    if let Some(d) = &phase.duration {
+        field(&field_path("duration"), parse_duration_ms(d, 1, DURATION_MAX_MS).map(|_| ()))?;
     }
-    let stops = if p.duration.is_some() { Some("duration") } else { p.until.map(|_| "until") };
+    let stops = if phase.duration.is_some() { Some("duration") } else { phase.until.map(|_| "until") };
     if let Some(k) = stops {
-        if p.kind == PhaseKind::Load {
-            return Err(FieldError::new(&f(k), "a load writes every record once: it cannot run for a duration"));
+        if phase.kind == PhaseKind::Load {
+            return Err(FieldError::new(
+                &field_path(k),
+                "a load writes every record once: it cannot run for a duration",
+            ));
         }
-        if p.inserts() {
+        if phase.inserts() {
             let m = "a phase that inserts cannot run for a duration or until steady: its count of inserts sizes \
                      the dataset before anything runs (give it a `count`)";
-            return Err(FieldError::new(&f(k), m));
+            return Err(FieldError::new(&field_path(k), m));
         }
-        for (k, set) in [("passes", p.passes.is_some()), ("share", p.share.is_some())] {
+        for (k, set) in [("passes", phase.passes.is_some()), ("share", phase.share.is_some())] {
             if set {
                 return Err(FieldError::new(
-                    &f(k),
+                    &field_path(k),
                     format!("{k} is a count: with a duration, give `count` as the cap"),
                 ));
             }
         }
     }
-    if let Some(w) = p.steady_window {
-        field(&f("steady_window"), in_range(w, 2, 3600).map_err(|e| format!("{e}, in intervals")))?;
+    if let Some(w) = phase.steady_window {
+        field(&field_path("steady_window"), in_range(w, 2, 3600).map_err(|e| format!("{e}, in intervals")))?;
     }
-    if let Some(w) = p.steady_within {
-        field(&f("steady_within"), positive_finite(w, 1.0, false).map_err(|e| format!("{e}, a fraction of the mean")))?;
+    if let Some(w) = phase.steady_within {
+        field(
+            &field_path("steady_within"),
+            positive_finite(w, 1.0, false).map_err(|e| format!("{e}, a fraction of the mean")),
+        )?;
     }
-    if p.until.is_none() {
-        for (k, set) in [("steady_window", p.steady_window.is_some()), ("steady_within", p.steady_within.is_some())] {
+    if phase.until.is_none() {
+        for (k, set) in
+            [("steady_window", phase.steady_window.is_some()), ("steady_within", phase.steady_within.is_some())]
+        {
             if set {
-                return Err(FieldError::new(&f(k), format!("{k} is for phases with until = \"steady\"")));
+                return Err(FieldError::new(&field_path(k), format!("{k} is for phases with until = \"steady\"")));
             }
         }
     }
-    if let Some(x) = p.stall_fraction {
+    if let Some(x) = phase.stall_fraction {
         let ok = x.is_finite() && x > 0.0 && x < 1.0;
         field(
-            &f("stall_fraction"),
+            &field_path("stall_fraction"),
             if ok { Ok(()) } else { Err(format!("{x} is out of range (allowed: above 0, below 1)")) },
         )?;
     }
@@ -1036,16 +1059,22 @@ fn check_stop_rules(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result
 }
 
 /// `writer`: a positive rate, beside the readers of a get, multi-get or scan phase.
-fn check_writer(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+fn check_writer(phase: &PhaseDef, field_path: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
     use crate::spec::{limits as l, positive_finite};
-    let Some(w) = p.writer else { return Ok(()) };
-    if !matches!(p.kind, PhaseKind::Get | PhaseKind::MultiGet | PhaseKind::Scan) {
-        return Err(FieldError::new(&f("writer"), "a background writer is for read phases (get, multi-get, scan)"));
+    let Some(w) = phase.writer else { return Ok(()) };
+    if !matches!(phase.kind, PhaseKind::Get | PhaseKind::MultiGet | PhaseKind::Scan) {
+        return Err(FieldError::new(
+            &field_path("writer"),
+            "a background writer is for read phases (get, multi-get, scan)",
+        ));
     }
-    if p.open_per == OpenPer::Operation || p.open.is_some_and(|m| m != OpenMode::ReadWrite) {
-        return Err(FieldError::new(&f("writer"), "a background writer needs the phase's store open read-write"));
+    if phase.open_per == OpenPer::Operation || phase.open.is_some_and(|m| m != OpenMode::ReadWrite) {
+        return Err(FieldError::new(
+            &field_path("writer"),
+            "a background writer needs the phase's store open read-write",
+        ));
     }
-    let mut path = f("writer");
+    let mut path = field_path("writer");
     path.push(At::Key("rate"));
     field(&path, positive_finite(w.rate, l::RATE, false).map_err(|e| format!("{e}, updates per second")))
 }
@@ -1053,40 +1082,46 @@ fn check_writer(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(),
 /// The leading `#` comment block of a file, without the `#`s.
 /// `passes` (load, get, multi-get and update phases, instead of `count`) and a phase's own `open`
 /// (read phases only).
-fn check_passes_and_open(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+fn check_passes_and_open(phase: &PhaseDef, field_path: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
     use crate::spec::{in_range, limits as l};
-    if let Some(n) = p.passes {
-        field(&f("passes"), in_range(n, 1, l::PASSES))?;
+    if let Some(n) = phase.passes {
+        field(&field_path("passes"), in_range(n, 1, l::PASSES))?;
         let kinds = [PhaseKind::Load, PhaseKind::Get, PhaseKind::MultiGet, PhaseKind::Update];
-        if !kinds.contains(&p.kind) || p.count.is_some() {
+        if !kinds.contains(&phase.kind) || phase.count.is_some() {
             return Err(FieldError::new(
-                &f("passes"),
+                &field_path("passes"),
                 "passes is for load, get, multi-get and update phases without `count`",
             ));
         }
     }
-    if p.open.is_some_and(|m| m != crate::engine::OpenMode::ReadWrite) && p.kind.may_write() {
-        return Err(FieldError::new(&f("open"), "a phase's own open mode is for read phases (get, multi-get, scan)"));
+    if phase.open.is_some_and(|m| m != crate::engine::OpenMode::ReadWrite) && phase.kind.may_write() {
+        return Err(FieldError::new(
+            &field_path("open"),
+            "a phase's own open mode is for read phases (get, multi-get, scan)",
+        ));
     }
     Ok(())
 }
 
 /// `share`: a positive multiple of the records (at most `passes`' largest), on a phase whose count
 /// it can give, and instead of `count` and `passes`.
-fn check_share(p: &PhaseDef, f: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
+fn check_share(phase: &PhaseDef, field_path: &dyn Fn(&'static str) -> Vec<At>) -> Result<(), FieldError> {
     use crate::spec::{limits as l, positive_finite};
-    let Some(x) = p.share else { return Ok(()) };
+    let Some(x) = phase.share else { return Ok(()) };
     let range = positive_finite(x, f64::from(l::PASSES), false);
-    field(&f("share"), range.map_err(|e| format!("{e}, a share of the records (0.5 is half of them)")))?;
+    field(&field_path("share"), range.map_err(|e| format!("{e}, a share of the records (0.5 is half of them)")))?;
     use PhaseKind as K;
-    if !matches!(p.kind, K::Get | K::MultiGet | K::Scan | K::Update | K::Delete | K::Rmw) {
+    if !matches!(phase.kind, K::Get | K::MultiGet | K::Scan | K::Update | K::Delete | K::Rmw) {
         let m = "share is for get, multi-get, scan, update, delete and rmw phases (a load writes every record; \
                  an insert's count sizes the dataset: give it a `count`)";
-        return Err(FieldError::new(&f("share"), m));
+        return Err(FieldError::new(&field_path("share"), m));
     }
-    for (k, set) in [("count", p.count.is_some()), ("passes", p.passes.is_some())] {
+    for (k, set) in [("count", phase.count.is_some()), ("passes", phase.passes.is_some())] {
         if set {
-            return Err(FieldError::new(&f("share"), format!("share gives the phase's count: leave `{k}` out")));
+            return Err(FieldError::new(
+                &field_path("share"),
+                format!("share gives the phase's count: leave `{k}` out"),
+            ));
         }
     }
     Ok(())

@@ -86,8 +86,8 @@ fn is_secret_param(key: &str) -> bool {
 }
 
 /// Where a URL ends in a text: a space or a quote or bracket around it.
-fn url_end(c: char) -> bool {
-    c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '<' | '>')
+fn url_end(character: char) -> bool {
+    character.is_whitespace() || matches!(character, '"' | '\'' | '`' | '<' | '>')
 }
 
 /// (start, value) of every credential-bearing query parameter's value in the URLs of `text`.
@@ -147,10 +147,10 @@ pub fn scrub(text: &str) -> Cow<'_, str> {
     out
 }
 
-/// Every string of `v` (object keys too) scrubbed; true when something changed.
-pub fn scrub_json(v: &mut serde_json::Value) -> bool {
+/// Every string of `value` (object keys too) scrubbed; true when something changed.
+pub fn scrub_json(value: &mut serde_json::Value) -> bool {
     use serde_json::Value;
-    match v {
+    match value {
         Value::String(s) => scrub_string(s),
         Value::Array(a) => a.iter_mut().fold(false, |c, x| scrub_json(x) | c),
         Value::Object(m) => {
@@ -166,23 +166,23 @@ pub fn scrub_json(v: &mut serde_json::Value) -> bool {
     }
 }
 
-fn scrub_string(s: &mut String) -> bool {
-    match scrub(s) {
+fn scrub_string(text: &mut String) -> bool {
+    match scrub(text) {
         Cow::Owned(o) => {
-            *s = o;
+            *text = o;
             true
         }
         Cow::Borrowed(_) => false,
     }
 }
 
-/// `x` with every string scrubbed (through its JSON form, which is what kvbench writes), or
-/// `x` untouched when nothing needed it.
-pub fn scrub_serde<T: serde::Serialize + serde::de::DeserializeOwned>(x: &mut T) {
-    let Ok(mut v) = serde_json::to_value(&*x) else { return };
+/// `value` with every string scrubbed (through its JSON form, which is what kvbench writes), or
+/// `value` untouched when nothing needed it.
+pub fn scrub_serde<T: serde::Serialize + serde::de::DeserializeOwned>(value: &mut T) {
+    let Ok(mut v) = serde_json::to_value(&*value) else { return };
     if scrub_json(&mut v) {
         if let Ok(clean) = serde_json::from_value(v) {
-            *x = clean;
+            *value = clean;
         }
     }
 }
@@ -205,8 +205,9 @@ pub fn scrub_file(path: &std::path::Path) -> std::io::Result<()> {
 }
 
 /// Where a URL's authority ends.
-fn authority_end(c: char) -> bool {
-    c.is_whitespace() || matches!(c, '/' | '?' | '#' | ',' | '"' | '\'' | '`' | ')' | ']' | '>' | '<' | ';')
+fn authority_end(character: char) -> bool {
+    character.is_whitespace()
+        || matches!(character, '/' | '?' | '#' | ',' | '"' | '\'' | '`' | ')' | ']' | '>' | '<' | ';')
 }
 
 /// The user information (`user:password` before `@`) of every URL in `text`.
@@ -249,13 +250,13 @@ pub fn redact_urls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-fn percent_decode(s: &str) -> Result<String, ()> {
-    let b = s.as_bytes();
+fn percent_decode(text: &str) -> Result<String, ()> {
+    let b = text.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3).ok_or(())?;
+            let hex = text.get(i + 1..i + 3).ok_or(())?;
             out.push(u8::from_str_radix(hex, 16).map_err(|_| ())?);
             i += 3;
         } else {

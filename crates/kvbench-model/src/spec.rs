@@ -295,15 +295,15 @@ pub enum HotKey {
 }
 
 impl HotKey {
-    /// The record among `n`; `None` when it is past the last one.
-    pub fn record(self, n: u64) -> Option<u64> {
+    /// The record among `records`; `None` when it is past the last one.
+    pub fn record(self, records: u64) -> Option<u64> {
         let r = match self {
             HotKey::Record(r) => r,
             // A share written to a record's digits ("12.3456%" of 1 000 000) lands on that
             // record despite binary rounding.
-            HotKey::Percent(p) => (n as f64 * p / 100.0 + 1e-6).floor() as u64,
+            HotKey::Percent(p) => (records as f64 * p / 100.0 + 1e-6).floor() as u64,
         };
-        (r < n).then_some(r)
+        (r < records).then_some(r)
     }
 
     fn parse_percent(text: &str) -> Result<HotKey, String> {
@@ -327,33 +327,35 @@ impl std::fmt::Display for HotKey {
 }
 
 impl Serialize for HotKey {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            HotKey::Record(r) => s.serialize_u64(*r),
-            HotKey::Percent(_) => s.serialize_str(&self.to_string()),
+            HotKey::Record(r) => serializer.serialize_u64(*r),
+            HotKey::Percent(_) => serializer.serialize_str(&self.to_string()),
         }
     }
 }
 
 impl<'de> Deserialize<'de> for HotKey {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<HotKey, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<HotKey, D::Error> {
         struct V;
         impl serde::de::Visitor<'_> for V {
             type Value = HotKey;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a record number or a share of the records such as \"12.5%\"")
             }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<HotKey, E> {
-                Ok(HotKey::Record(v))
+            fn visit_u64<E: serde::de::Error>(self, value: u64) -> Result<HotKey, E> {
+                Ok(HotKey::Record(value))
             }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<HotKey, E> {
-                u64::try_from(v).map(HotKey::Record).map_err(|_| E::custom(format!("{v} is not a record number")))
+            fn visit_i64<E: serde::de::Error>(self, value: i64) -> Result<HotKey, E> {
+                u64::try_from(value)
+                    .map(HotKey::Record)
+                    .map_err(|_| E::custom(format!("{value} is not a record number")))
             }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<HotKey, E> {
-                HotKey::parse_percent(v).map_err(E::custom)
+            fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<HotKey, E> {
+                HotKey::parse_percent(value).map_err(E::custom)
             }
         }
-        d.deserialize_any(V)
+        deserializer.deserialize_any(V)
     }
 }
 
@@ -485,42 +487,44 @@ pub fn parse_memory(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
-fn memory_error(t: &str) -> String {
-    format!("`{t}` is not a memory size from 8MiB to 1PiB (allowed forms: \"512MiB\", \"2GiB\", \"512m\", bytes)")
+fn memory_error(text: &str) -> String {
+    format!("`{text}` is not a memory size from 8MiB to 1PiB (allowed forms: \"512MiB\", \"2GiB\", \"512m\", bytes)")
 }
 
-pub fn in_range<T: PartialOrd + std::fmt::Display>(v: T, lo: T, hi: T) -> Result<(), String> {
-    if v < lo || v > hi {
-        return Err(format!("{v} is out of range (allowed: {lo} to {hi})"));
+pub fn in_range<T: PartialOrd + std::fmt::Display>(value: T, lo: T, hi: T) -> Result<(), String> {
+    if value < lo || value > hi {
+        return Err(format!("{value} is out of range (allowed: {lo} to {hi})"));
     }
     Ok(())
 }
 
-/// `Ok` when `v` is finite and `0 < v <= hi` (or `0 <= v` with `zero_ok`).
-pub fn positive_finite(v: f64, hi: f64, zero_ok: bool) -> Result<(), String> {
-    let low_ok = if zero_ok { v >= 0.0 } else { v > 0.0 };
-    if !v.is_finite() || !low_ok || v > hi {
+/// `Ok` when `value` is finite and `0 < value <= hi` (or `0 <= value` with `zero_ok`).
+pub fn positive_finite(value: f64, hi: f64, zero_ok: bool) -> Result<(), String> {
+    let low_ok = if zero_ok { value >= 0.0 } else { value > 0.0 };
+    if !value.is_finite() || !low_ok || value > hi {
         let low = if zero_ok { ">= 0" } else { "> 0" };
-        return Err(format!("{v} is out of range (allowed: a finite number {low} and <= {hi})"));
+        return Err(format!("{value} is out of range (allowed: a finite number {low} and <= {hi})"));
     }
     Ok(())
 }
 
-/// `Ok` when `v` is strictly between 0 and 1: the Zipfian constant YCSB's generator takes.
-pub fn in_open_unit(v: f64) -> Result<(), String> {
-    if !(v > 0.0 && v < 1.0) {
-        return Err(format!("{v} is out of range (allowed: a number > 0 and < 1, as YCSB's Zipfian generator takes)"));
+/// `Ok` when `value` is strictly between 0 and 1: the Zipfian constant YCSB's generator takes.
+pub fn in_open_unit(value: f64) -> Result<(), String> {
+    if !(value > 0.0 && value < 1.0) {
+        return Err(format!(
+            "{value} is out of range (allowed: a number > 0 and < 1, as YCSB's Zipfian generator takes)"
+        ));
     }
     Ok(())
 }
 
 /// A name shown in reports and used (sanitised) in file names: not too long, no control
 /// characters.
-pub fn sane_name(s: &str) -> Result<(), String> {
-    if s.chars().count() > limits::NAME_CHARS {
-        return Err(format!("is {} characters long (allowed: at most {})", s.chars().count(), limits::NAME_CHARS));
+pub fn sane_name(name: &str) -> Result<(), String> {
+    if name.chars().count() > limits::NAME_CHARS {
+        return Err(format!("is {} characters long (allowed: at most {})", name.chars().count(), limits::NAME_CHARS));
     }
-    if s.chars().any(char::is_control) {
+    if name.chars().any(char::is_control) {
         return Err("contains control characters (allowed: printable text)".into());
     }
     Ok(())
