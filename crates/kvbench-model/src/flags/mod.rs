@@ -80,11 +80,11 @@ pub struct PerPhase<T> {
 
 impl<T> PerPhase<T> {
     /// `PHASE=VALUE` or `VALUE`, the value parsed by `parse`.
-    pub fn parse(s: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<PerPhase<T>, String> {
-        match s.split_once('=') {
+    pub fn parse(text: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<PerPhase<T>, String> {
+        match text.split_once('=') {
             Some((p, v)) if !p.trim().is_empty() => Ok(PerPhase { phase: Some(p.trim().into()), value: parse(v)? }),
-            Some(_) => Err(format!("`{s}`: expected VALUE or PHASE=VALUE")),
-            None => Ok(PerPhase { phase: None, value: parse(s)? }),
+            Some(_) => Err(format!("`{text}`: expected VALUE or PHASE=VALUE")),
+            None => Ok(PerPhase { phase: None, value: parse(text)? }),
         }
     }
 }
@@ -95,17 +95,17 @@ type Apply<'a> = Box<dyn Fn(&mut Scenario) -> Result<(), String> + 'a>;
 type Step<'a> = (String, Apply<'a>);
 
 /// A flag that cannot fail on its own (the check after it may).
-fn set<'a>(f: impl Fn(&mut Scenario) + 'a) -> Apply<'a> {
+fn set<'a>(change: impl Fn(&mut Scenario) + 'a) -> Apply<'a> {
     Box::new(move |s| {
-        f(s);
+        change(s);
         Ok(())
     })
 }
 
 /// The scenario a command line describes: its base, then every flag in turn, each checked.
-pub fn build(a: &Flags, catalog: &dyn Catalog) -> Result<Scenario, String> {
-    let mut s = base_scenario(a, catalog)?;
-    for (flag, apply) in steps(a, catalog) {
+pub fn build(flags: &Flags, catalog: &dyn Catalog) -> Result<Scenario, String> {
+    let mut s = base_scenario(flags, catalog)?;
+    for (flag, apply) in steps(flags, catalog) {
         apply(&mut s).map_err(|e| if e.starts_with(&flag) { e } else { format!("{flag}: {e}") })?;
         s.check().map_err(|e| format!("{e}, because of {flag}"))?;
     }
@@ -113,20 +113,20 @@ pub fn build(a: &Flags, catalog: &dyn Catalog) -> Result<Scenario, String> {
     Ok(s)
 }
 
-fn base_scenario(a: &Flags, catalog: &dyn Catalog) -> Result<Scenario, String> {
-    if let Some(t) = &a.trace {
-        return trace_scenario(a, t, catalog);
+fn base_scenario(flags: &Flags, catalog: &dyn Catalog) -> Result<Scenario, String> {
+    if let Some(t) = &flags.trace {
+        return trace_scenario(flags, t, catalog);
     }
-    if a.trace_format.is_some() {
+    if flags.trace_format.is_some() {
         return Err("--trace-format names the format of a --trace file".into());
     }
-    if let Some(p) = &a.scenario {
-        if a.workload.is_some() {
+    if let Some(p) = &flags.scenario {
+        if flags.workload.is_some() {
             return Err("give either a scenario file or --workload, not both".into());
         }
         return Scenario::from_file(p);
     }
-    let name = a.workload.clone().unwrap_or_else(|| "default".into());
+    let name = flags.workload.clone().unwrap_or_else(|| "default".into());
     let phases = scenario::workload(&name)?;
     let text = format!("name = {name:?}\nintent = \"kvbench run --workload {name}\"\n");
     let mut s: Scenario = toml::from_str(&text).map_err(|e| e.to_string())?;
@@ -143,11 +143,11 @@ fn base_scenario(a: &Flags, catalog: &dyn Catalog) -> Result<Scenario, String> {
 
 /// `run --trace FILE`: the default rows load the keys the trace reads before it writes them,
 /// then replay it.
-fn trace_scenario(a: &Flags, trace: &std::path::Path, catalog: &dyn Catalog) -> Result<Scenario, String> {
-    if a.scenario.is_some() || a.workload.is_some() {
+fn trace_scenario(flags: &Flags, trace: &std::path::Path, catalog: &dyn Catalog) -> Result<Scenario, String> {
+    if flags.scenario.is_some() || flags.workload.is_some() {
         return Err("--trace replays a trace as the whole workload: give no scenario file or --workload".into());
     }
-    if a.records.is_some() || a.dataset.is_some() || a.value_size.is_some() || a.key.is_some() {
+    if flags.records.is_some() || flags.dataset.is_some() || flags.value_size.is_some() || flags.key.is_some() {
         return Err("--trace: the trace's keys and value sizes are the dataset (--records, --dataset, \
                     --value-size and --key do not apply)"
             .into());
@@ -163,7 +163,7 @@ fn trace_scenario(a: &Flags, trace: &std::path::Path, catalog: &dyn Catalog) -> 
     load.distribution = Some(crate::spec::Distribution::Sequential);
     let mut replay = PhaseDef::new(PhaseKind::Replay);
     replay.trace = Some(trace.display().to_string());
-    replay.trace_format = a.trace_format.clone();
+    replay.trace_format = flags.trace_format.clone();
     s.phases = vec![load, replay];
     s.sync = SyncMode::None;
     s.engines = catalog.default_engines();
@@ -172,27 +172,27 @@ fn trace_scenario(a: &Flags, trace: &std::path::Path, catalog: &dyn Catalog) -> 
 }
 
 /// Every flag given, in the order they apply: rows, data, then phases and run settings.
-fn steps<'a>(a: &'a Flags, catalog: &'a dyn Catalog) -> Vec<Step<'a>> {
+fn steps<'a>(flags: &'a Flags, catalog: &'a dyn Catalog) -> Vec<Step<'a>> {
     let mut v: Vec<Step> = Vec::new();
-    if let Some(list) = &a.engines {
+    if let Some(list) = &flags.engines {
         v.push((format!("--engines {list}"), set(move |s| keep_engines(s, &expand_all(list, catalog)))));
     }
-    for o in &a.options {
+    for o in &flags.options {
         v.push((format!("--set {o}"), Box::new(move |s| engine_option(s, o, catalog))));
     }
-    for u in &a.urls {
+    for u in &flags.urls {
         v.push((format!("--url {u}"), Box::new(move |s| engine_url(s, u, catalog))));
     }
-    dataset_steps(a, &mut v);
-    phase_steps(a, &mut v);
-    per_phase_steps(a, &mut v);
-    run_steps(a, &mut v);
+    dataset_steps(flags, &mut v);
+    phase_steps(flags, &mut v);
+    per_phase_steps(flags, &mut v);
+    run_steps(flags, &mut v);
     // Last: a varied memory or sync wins over the flags that set every row's (its errors name
     // the --vary).
-    if !a.vary.is_empty() {
-        v.push((format!("--vary {}", a.vary.join(" --vary ")), Box::new(move |s| vary::apply(s, &a.vary))));
+    if !flags.vary.is_empty() {
+        v.push((format!("--vary {}", flags.vary.join(" --vary ")), Box::new(move |s| vary::apply(s, &flags.vary))));
     }
-    if let Some(x) = a.timeout {
+    if let Some(x) = flags.timeout {
         v.push((
             format!("--timeout {x}"),
             set(move |s| {
@@ -215,9 +215,9 @@ fn expand_all(list: &str, catalog: &dyn Catalog) -> String {
 }
 
 /// `--engines`: the rows named (a scenario's variants by name or label, else a plain row).
-fn keep_engines(s: &mut Scenario, list: &str) {
+fn keep_engines(scenario: &mut Scenario, list: &str) {
     let wanted: Vec<String> = list.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect();
-    let all = s.all_variants();
+    let all = scenario.all_variants();
     let mut kept = Vec::new();
     for w in &wanted {
         let matched: Vec<_> = all.iter().filter(|v| &v.name == w || &v.label() == w).cloned().collect();
@@ -227,19 +227,19 @@ fn keep_engines(s: &mut Scenario, list: &str) {
             kept.extend(matched);
         }
     }
-    s.engines.clear();
-    s.variants = kept;
+    scenario.engines.clear();
+    scenario.variants = kept;
     // A ratio between rows that were filtered out has nothing to compare.
-    let labels: Vec<String> = s.variants.iter().map(|v| v.label()).collect();
-    s.ratios.retain(|r| labels.contains(&r.numerator) && labels.contains(&r.denominator));
+    let labels: Vec<String> = scenario.variants.iter().map(|v| v.label()).collect();
+    scenario.ratios.retain(|r| labels.contains(&r.numerator) && labels.contains(&r.denominator));
 }
 
 /// The rows named `who` (by engine name or label), every row as a variant so it can be changed.
-fn rows_named<'s>(s: &'s mut Scenario, who: &str) -> Result<Vec<&'s mut Variant>, String> {
-    s.variants = s.all_variants();
-    s.engines.clear();
-    let labels: Vec<String> = s.variants.iter().map(Variant::label).collect();
-    let rows: Vec<&mut Variant> = s.variants.iter_mut().filter(|v| v.name == who || v.label() == who).collect();
+fn rows_named<'s>(scenario: &'s mut Scenario, who: &str) -> Result<Vec<&'s mut Variant>, String> {
+    scenario.variants = scenario.all_variants();
+    scenario.engines.clear();
+    let labels: Vec<String> = scenario.variants.iter().map(Variant::label).collect();
+    let rows: Vec<&mut Variant> = scenario.variants.iter_mut().filter(|v| v.name == who || v.label() == who).collect();
     if rows.is_empty() {
         return Err(format!("no row is engine or label `{who}` (rows: {})", labels.join(", ")));
     }
@@ -248,13 +248,13 @@ fn rows_named<'s>(s: &'s mut Scenario, who: &str) -> Result<Vec<&'s mut Variant>
 
 /// `-o ENGINE.OPTION=VALUE`: the option on every row of that engine (or label), its value read
 /// as TOML (`64MiB` and other words as strings) and checked against the engine's options.
-fn engine_option(s: &mut Scenario, text: &str, catalog: &dyn Catalog) -> Result<(), String> {
+fn engine_option(scenario: &mut Scenario, text: &str, catalog: &dyn Catalog) -> Result<(), String> {
     let parsed = text.split_once('=').and_then(|(k, v)| k.rsplit_once('.').map(|(e, o)| (e.trim(), o.trim(), v)));
     let Some((who, option, value)) = parsed.filter(|(e, o, _)| !e.is_empty() && !o.is_empty()) else {
         return Err("expected ENGINE.OPTION=VALUE (e.g. rocksdb.compression=zstd)".into());
     };
     let value = toml_value(value);
-    for row in rows_named(s, who)? {
+    for row in rows_named(scenario, who)? {
         let mut options = row.options.clone();
         options.insert(option.to_string(), value.clone());
         catalog.check_options(&row.name, &options)?;
@@ -273,11 +273,11 @@ fn toml_value(text: &str) -> serde_json::Value {
 }
 
 /// `--url ENGINE=URL`: the rows of a server engine use a running server instead of starting one.
-fn engine_url(s: &mut Scenario, text: &str, catalog: &dyn Catalog) -> Result<(), String> {
+fn engine_url(scenario: &mut Scenario, text: &str, catalog: &dyn Catalog) -> Result<(), String> {
     let Some((who, url)) = text.split_once('=').filter(|(w, u)| !w.trim().is_empty() && !u.trim().is_empty()) else {
         return Err("expected ENGINE=URL (e.g. redis=redis://127.0.0.1:6379)".into());
     };
-    for row in rows_named(s, who.trim())? {
+    for row in rows_named(scenario, who.trim())? {
         if !catalog.is_server(&row.name) {
             return Err(format!("{} is not a server engine: a URL applies to server engines only", row.name));
         }
@@ -286,12 +286,12 @@ fn engine_url(s: &mut Scenario, text: &str, catalog: &dyn Catalog) -> Result<(),
     Ok(())
 }
 
-fn dataset_steps<'a>(a: &'a Flags, v: &mut Vec<Step<'a>>) {
-    if let Some(n) = a.records {
-        v.push((format!("--records {n}"), set(move |s| s.dataset.records = n)));
+fn dataset_steps<'a>(flags: &'a Flags, steps: &mut Vec<Step<'a>>) {
+    if let Some(n) = flags.records {
+        steps.push((format!("--records {n}"), set(move |s| s.dataset.records = n)));
     }
-    if let Some(n) = a.value_size {
-        v.push((
+    if let Some(n) = flags.value_size {
+        steps.push((
             format!("--value-size {n}"),
             Box::new(move |s| {
                 (s.dataset.value.size, s.dataset.value.min, s.dataset.value.max) = (Some(n), None, None);
@@ -299,101 +299,101 @@ fn dataset_steps<'a>(a: &'a Flags, v: &mut Vec<Step<'a>>) {
             }),
         ));
     }
-    if let Some(k) = a.key {
-        v.push((format!("--key {}", key_name(k)), set(move |s| s.dataset.key.kind = k)));
+    if let Some(k) = flags.key {
+        steps.push((format!("--key {}", key_name(k)), set(move |s| s.dataset.key.kind = k)));
     }
-    if let Some(d) = &a.dataset {
-        v.push((format!("--dataset {d}"), set(move |s| set_dataset(s, d))));
+    if let Some(d) = &flags.dataset {
+        steps.push((format!("--dataset {d}"), set(move |s| set_dataset(s, d))));
     }
-    if let Some(c) = a.key_column {
-        v.push((format!("--key-column {c}"), set(move |s| s.dataset.key_column = Some(c))));
+    if let Some(c) = flags.key_column {
+        steps.push((format!("--key-column {c}"), set(move |s| s.dataset.key_column = Some(c))));
     }
-    if let Some(c) = a.value_column {
-        v.push((format!("--value-column {c}"), set(move |s| s.dataset.value_column = Some(c))));
+    if let Some(c) = flags.value_column {
+        steps.push((format!("--value-column {c}"), set(move |s| s.dataset.value_column = Some(c))));
     }
 }
 
-fn key_name(k: KeyKind) -> String {
-    serde_json::to_value(k).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+fn key_name(kind: KeyKind) -> String {
+    serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
 
-fn set_dataset(s: &mut Scenario, d: &str) {
-    if d.starts_with("file:") || d.starts_with("dir:") {
-        (s.dataset.source, s.dataset.generator) = (Some(d.to_string()), None);
+fn set_dataset(scenario: &mut Scenario, dataset: &str) {
+    if dataset.starts_with("file:") || dataset.starts_with("dir:") {
+        (scenario.dataset.source, scenario.dataset.generator) = (Some(dataset.to_string()), None);
     } else {
-        (s.dataset.generator, s.dataset.source) = (Some(d.to_string()), None);
+        (scenario.dataset.generator, scenario.dataset.source) = (Some(dataset.to_string()), None);
     }
 }
 
 /// The phases after the load that run operations (settle and size phases run none).
-fn timed(s: &mut Scenario) -> impl Iterator<Item = &mut PhaseDef> {
-    s.phases.iter_mut().filter(|p| p.kind.runs_after_load())
+fn timed(scenario: &mut Scenario) -> impl Iterator<Item = &mut PhaseDef> {
+    scenario.phases.iter_mut().filter(|p| p.kind.runs_after_load())
 }
 
 /// --threads, --rate and --cache apply to every phase after the load (mixed and writing
 /// phases included: reads stay verified on every thread) but settle phases; --batch to the load.
-fn phase_steps<'a>(a: &'a Flags, v: &mut Vec<Step<'a>>) {
-    if let Some(t) = a.threads {
-        v.push((format!("--threads {t}"), set(move |s| timed(s).for_each(|p| p.threads = Some(t)))));
+fn phase_steps<'a>(flags: &'a Flags, steps: &mut Vec<Step<'a>>) {
+    if let Some(t) = flags.threads {
+        steps.push((format!("--threads {t}"), set(move |s| timed(s).for_each(|p| p.threads = Some(t)))));
     }
-    if let Some(r) = a.rate {
-        v.push((format!("--rate {r}"), set(move |s| timed(s).for_each(|p| p.rate = Some(r)))));
+    if let Some(r) = flags.rate {
+        steps.push((format!("--rate {r}"), set(move |s| timed(s).for_each(|p| p.rate = Some(r)))));
     }
-    if let Some(x) = a.speed {
-        v.push((format!("--speed {x}"), Box::new(move |s| set_speed(s, x))));
+    if let Some(x) = flags.speed {
+        steps.push((format!("--speed {x}"), Box::new(move |s| set_speed(s, x))));
     }
-    if let Some(c) = a.cache {
+    if let Some(c) = flags.cache {
         let name = serde_json::to_value(c).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
-        v.push((format!("--cache {name}"), set(move |s| timed(s).for_each(|p| p.cache = c))));
+        steps.push((format!("--cache {name}"), set(move |s| timed(s).for_each(|p| p.cache = c))));
     }
-    if let Some(b) = a.batch {
+    if let Some(b) = flags.batch {
         let load = move |s: &mut Scenario| {
             s.phases.iter_mut().filter(|p| p.kind == PhaseKind::Load).for_each(|p| p.batch = Some(b));
             Ok(())
         };
-        v.push((format!("--batch {b}"), Box::new(load)));
+        steps.push((format!("--batch {b}"), Box::new(load)));
     }
 }
 
 /// `--speed`: every replay phase's.
-fn set_speed(s: &mut Scenario, x: f64) -> Result<(), String> {
-    let mut replays = s.phases.iter_mut().filter(|p| p.kind == PhaseKind::Replay).peekable();
+fn set_speed(scenario: &mut Scenario, speed: f64) -> Result<(), String> {
+    let mut replays = scenario.phases.iter_mut().filter(|p| p.kind == PhaseKind::Replay).peekable();
     if replays.peek().is_none() {
         return Err("applies to replay phases (a --trace, or kind = \"replay\"); this scenario has none".into());
     }
-    replays.for_each(|p| p.speed = Some(x));
+    replays.for_each(|p| p.speed = Some(speed));
     Ok(())
 }
 
 /// --ops, --duration and --warmup: every phase they apply to, or `PHASE=` one.
-fn per_phase_steps<'a>(a: &'a Flags, v: &mut Vec<Step<'a>>) {
-    for o in &a.ops {
-        v.push((flag_text("--ops", o, o.value), Box::new(move |s| set_ops(s, o))));
+fn per_phase_steps<'a>(flags: &'a Flags, steps: &mut Vec<Step<'a>>) {
+    for o in &flags.ops {
+        steps.push((flag_text("--ops", o, o.value), Box::new(move |s| set_ops(s, o))));
     }
-    for d in &a.duration {
-        v.push((flag_text("--duration", d, &d.value), Box::new(move |s| set_duration(s, d))));
+    for d in &flags.duration {
+        steps.push((flag_text("--duration", d, &d.value), Box::new(move |s| set_duration(s, d))));
     }
-    for w in &a.warmup {
+    for w in &flags.warmup {
         let shown = match &w.value {
             Warmup::Ops(n) => n.to_string(),
             Warmup::For(d) => d.clone(),
         };
-        v.push((flag_text("--warmup", w, shown), Box::new(move |s| set_warmup(s, w))));
+        steps.push((flag_text("--warmup", w, shown), Box::new(move |s| set_warmup(s, w))));
     }
 }
 
-fn flag_text<T>(flag: &str, p: &PerPhase<T>, shown: impl std::fmt::Display) -> String {
-    match &p.phase {
+fn flag_text<T>(flag: &str, per_phase: &PerPhase<T>, shown: impl std::fmt::Display) -> String {
+    match &per_phase.phase {
         Some(name) => format!("{flag} {name}={shown}"),
         None => format!("{flag} {shown}"),
     }
 }
 
 /// The phase called `name`; the error lists the names there are.
-fn phase_named<'s>(s: &'s mut Scenario, name: &str) -> Result<&'s mut PhaseDef, String> {
-    let names: Vec<String> = (0..s.phases.len()).map(|i| s.phase_name(i)).collect();
+fn phase_named<'s>(scenario: &'s mut Scenario, name: &str) -> Result<&'s mut PhaseDef, String> {
+    let names: Vec<String> = (0..scenario.phases.len()).map(|i| scenario.phase_name(i)).collect();
     match names.iter().position(|n| n == name) {
-        Some(i) => Ok(&mut s.phases[i]),
+        Some(i) => Ok(&mut scenario.phases[i]),
         None => Err(format!("no phase named `{name}` (phases: {})", names.join(", "))),
     }
 }
@@ -401,12 +401,12 @@ fn phase_named<'s>(s: &'s mut Scenario, name: &str) -> Result<&'s mut PhaseDef, 
 /// `--ops N`: the count of every phase after the load (a phase's `passes` or `share` replaced):
 /// requests of a multi-get, scans of a scan phase's length. A full-scan phase stays one scan
 /// unless named (`--ops scan=N`).
-fn set_ops(s: &mut Scenario, o: &PerPhase<u64>) -> Result<(), String> {
-    let set = |p: &mut PhaseDef| (p.count, p.passes, p.share) = (Some(o.value), None, None);
-    match &o.phase {
-        None => timed(s).filter(|p| !p.full_scan()).for_each(set),
+fn set_ops(scenario: &mut Scenario, ops: &PerPhase<u64>) -> Result<(), String> {
+    let set = |p: &mut PhaseDef| (p.count, p.passes, p.share) = (Some(ops.value), None, None);
+    match &ops.phase {
+        None => timed(scenario).filter(|p| !p.full_scan()).for_each(set),
         Some(name) => {
-            let p = phase_named(s, name)?;
+            let p = phase_named(scenario, name)?;
             match p.kind {
                 PhaseKind::Load => return Err("a load writes every record once: its size is --records".into()),
                 k if !k.runs_ops() => return Err(format!("a {} phase runs no operations", k.as_str())),
@@ -419,49 +419,49 @@ fn set_ops(s: &mut Scenario, o: &PerPhase<u64>) -> Result<(), String> {
 
 /// `--duration S`: every phase after the load that does not insert (an insert count sizes the
 /// dataset); `PHASE=S` names one, and a phase that cannot run for a duration is an error.
-fn set_duration(s: &mut Scenario, d: &PerPhase<String>) -> Result<(), String> {
-    let set = |p: &mut PhaseDef| (p.duration, p.passes, p.share) = (Some(d.value.clone()), None, None);
-    match &d.phase {
-        None => timed(s).filter(|p| !p.inserts()).for_each(set),
-        Some(name) => set(phase_named(s, name)?),
+fn set_duration(scenario: &mut Scenario, duration: &PerPhase<String>) -> Result<(), String> {
+    let set = |p: &mut PhaseDef| (p.duration, p.passes, p.share) = (Some(duration.value.clone()), None, None);
+    match &duration.phase {
+        None => timed(scenario).filter(|p| !p.inserts()).for_each(set),
+        Some(name) => set(phase_named(scenario, name)?),
     }
     Ok(())
 }
 
 /// `--warmup N|S`: every read phase (get, multi-get, scans of a length), or `PHASE=` one; as
 /// with `--ops`, a full-scan phase is left alone unless named.
-fn set_warmup(s: &mut Scenario, w: &PerPhase<Warmup>) -> Result<(), String> {
-    let set = |p: &mut PhaseDef| p.warmup = Some(w.value.clone());
-    match &w.phase {
-        None => timed(s).filter(|p| !p.kind.may_write() && !p.full_scan()).for_each(set),
-        Some(name) => set(phase_named(s, name)?),
+fn set_warmup(scenario: &mut Scenario, warmup: &PerPhase<Warmup>) -> Result<(), String> {
+    let set = |p: &mut PhaseDef| p.warmup = Some(warmup.value.clone());
+    match &warmup.phase {
+        None => timed(scenario).filter(|p| !p.kind.may_write() && !p.full_scan()).for_each(set),
+        Some(name) => set(phase_named(scenario, name)?),
     }
     Ok(())
 }
 
-fn run_steps<'a>(a: &'a Flags, v: &mut Vec<Step<'a>>) {
-    if let Some(x) = a.sync {
+fn run_steps<'a>(flags: &'a Flags, steps: &mut Vec<Step<'a>>) {
+    if let Some(x) = flags.sync {
         let name = serde_json::to_value(x).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
-        v.push((format!("--sync {name}"), set(move |s| s.sync = x)));
+        steps.push((format!("--sync {name}"), set(move |s| s.sync = x)));
     }
-    if let Some(x) = a.seed {
-        v.push((format!("--seed {x}"), set(move |s| s.seed = x)));
+    if let Some(x) = flags.seed {
+        steps.push((format!("--seed {x}"), set(move |s| s.seed = x)));
     }
-    if let Some(x) = a.repetitions {
-        v.push((format!("--repetitions {x}"), set(move |s| s.repetitions = x)));
+    if let Some(x) = flags.repetitions {
+        steps.push((format!("--repetitions {x}"), set(move |s| s.repetitions = x)));
     }
-    if let Some(x) = a.order {
+    if let Some(x) = flags.order {
         let name = serde_json::to_value(x).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
-        v.push((format!("--order {name}"), set(move |s| s.order = x)));
+        steps.push((format!("--order {name}"), set(move |s| s.order = x)));
     }
-    if let Some(m) = &a.memory {
+    if let Some(m) = &flags.memory {
         // The flag bounds every row, the scenario's own per-row budgets included.
         let set = move |s: &mut Scenario| {
             s.memory = Some(m.clone());
             s.variants.iter_mut().for_each(|v| v.memory = None);
             Ok(())
         };
-        v.push((format!("--memory {m}"), Box::new(set)));
+        steps.push((format!("--memory {m}"), Box::new(set)));
     }
 }
 

@@ -15,15 +15,15 @@ const ROW_PARAMETERS: [&str; 4] = ["sync", "memory", "threads", "batch"];
 /// Most values one --vary may list.
 const MAX_VALUES: usize = 32;
 
-/// Apply every `--vary` to `s`, in order (two flags multiply the rows).
-pub fn apply(s: &mut Scenario, specs: &[String]) -> Result<(), String> {
+/// Apply every `--vary` to `scenario`, in order (two flags multiply the rows).
+pub fn apply(scenario: &mut Scenario, specs: &[String]) -> Result<(), String> {
     for spec in specs {
-        one(s, spec).map_err(|e| format!("--vary {spec}: {e}"))?;
+        one(scenario, spec).map_err(|e| format!("--vary {spec}: {e}"))?;
     }
     Ok(())
 }
 
-fn one(s: &mut Scenario, spec: &str) -> Result<(), String> {
+fn one(scenario: &mut Scenario, spec: &str) -> Result<(), String> {
     let (param, values) =
         spec.split_once('=').ok_or("expected PARAMETER=V1,V2,... (e.g. rocksdb.compression=none,zstd)")?;
     let values: Vec<&str> = values.split(',').map(str::trim).collect();
@@ -41,7 +41,7 @@ fn one(s: &mut Scenario, spec: &str) -> Result<(), String> {
             ))
         }
     };
-    let rows = s.all_variants();
+    let rows = scenario.all_variants();
     let applies = |v: &Variant| row.is_none_or(|r| v.name == r || v.label() == r);
     if !rows.iter().any(applies) {
         return Err(format!("no row named `{}` in this run", row.unwrap_or_default()));
@@ -60,33 +60,33 @@ fn one(s: &mut Scenario, spec: &str) -> Result<(), String> {
             labels.push(w.label());
             out.push(w);
         }
-        s.vary.push(VaryGroup { parameter: param.to_string(), labels });
+        scenario.vary.push(VaryGroup { parameter: param.to_string(), labels });
     }
-    s.engines.clear();
-    s.variants = out;
+    scenario.engines.clear();
+    scenario.variants = out;
     Ok(())
 }
 
 /// Set `key` to `value` on one row: an engine option (typed as TOML reads it), or one of
 /// [`ROW_PARAMETERS`].
-fn set(v: &mut Variant, key: &str, option: bool, value: &str) -> Result<(), String> {
+fn set(variant: &mut Variant, key: &str, option: bool, value: &str) -> Result<(), String> {
     use crate::spec::limits;
     if option {
-        v.options.insert(key.to_string(), option_value(value));
+        variant.options.insert(key.to_string(), option_value(value));
         return Ok(());
     }
     match key {
         "sync" => {
             let sync: SyncMode = serde_json::from_value(serde_json::Value::String(value.into()))
                 .map_err(|_| format!("sync `{value}`: allowed none, commit, always"))?;
-            v.sync = Some(sync);
+            variant.sync = Some(sync);
         }
         "memory" => {
             crate::spec::parse_memory(value)?;
-            v.memory = Some(value.to_string());
+            variant.memory = Some(value.to_string());
         }
-        "threads" => v.threads = Some(count(key, value, limits::THREADS)?),
-        _ => v.batch = Some(count(key, value, limits::BATCH)?),
+        "threads" => variant.threads = Some(count(key, value, limits::THREADS)?),
+        _ => variant.batch = Some(count(key, value, limits::BATCH)?),
     }
     Ok(())
 }
