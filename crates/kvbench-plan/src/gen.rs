@@ -20,20 +20,20 @@ const POOL_SIZE: usize = 1 << 20;
 const PRINTABLE: &[u8] =
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&'()*+,-./:;<=>?@[]^_`{|}~ ";
 
-pub fn mix64(mut z: u64) -> u64 {
+pub fn mix64(mut state: u64) -> u64 {
     // splitmix64 finaliser
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
-    z ^ (z >> 31)
+    state = (state ^ (state >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    state = (state ^ (state >> 27)).wrapping_mul(0x94d049bb133111eb);
+    state ^ (state >> 31)
 }
 
-pub fn record_rng(seed: u64, stream: u64, i: u64) -> Xoshiro256PlusPlus {
-    Xoshiro256PlusPlus::seed_from_u64(mix64(seed ^ mix64(stream.wrapping_add(i.wrapping_mul(0x9e3779b97f4a7c15)))))
+pub fn record_rng(seed: u64, stream: u64, record: u64) -> Xoshiro256PlusPlus {
+    Xoshiro256PlusPlus::seed_from_u64(mix64(seed ^ mix64(stream.wrapping_add(record.wrapping_mul(0x9e3779b97f4a7c15)))))
 }
 
-pub fn fnv1a64(x: u64) -> u64 {
+pub fn fnv1a64(value: u64) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
-    for b in x.to_le_bytes() {
+    for b in value.to_le_bytes() {
         h ^= b as u64;
         h = h.wrapping_mul(0x100000001b3);
     }
@@ -48,11 +48,11 @@ pub trait RecordSource {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    fn record(&mut self, i: u64, key: &mut Vec<u8>, value: &mut Vec<u8>) -> anyhow::Result<()>;
-    /// The value written by the `version`-th update of record `i` (version >= 1).
-    fn update_value(&mut self, i: u64, version: u64, value: &mut Vec<u8>);
-    /// Key of record `i` when called again later (to address records by number).
-    fn key(&mut self, i: u64, key: &mut Vec<u8>);
+    fn record(&mut self, record: u64, key: &mut Vec<u8>, value: &mut Vec<u8>) -> anyhow::Result<()>;
+    /// The value written by the `version`-th update of `record` (version >= 1).
+    fn update_value(&mut self, record: u64, version: u64, value: &mut Vec<u8>);
+    /// Key of `record` when called again later (to address records by number).
+    fn key(&mut self, record: u64, key: &mut Vec<u8>);
 }
 
 /// Keys from a [`KeySpec`](crate::spec::KeySpec), values of a size range and content kind.
@@ -106,19 +106,19 @@ pub fn printable_pool(seed: u64, len: usize) -> Vec<u8> {
     (0..len).map(|_| PRINTABLE[rng.gen_range(0..PRINTABLE.len())]).collect()
 }
 
-pub fn make_key(kind: KeyKind, width: usize, i: u64, key: &mut Vec<u8>) {
+pub fn make_key(kind: KeyKind, width: usize, record: u64, key: &mut Vec<u8>) {
     use std::io::Write;
     key.clear();
     match kind {
-        KeyKind::U32be => key.extend_from_slice(&(i as u32).to_be_bytes()),
-        KeyKind::U64be => key.extend_from_slice(&i.to_be_bytes()),
+        KeyKind::U32be => key.extend_from_slice(&(record as u32).to_be_bytes()),
+        KeyKind::U64be => key.extend_from_slice(&record.to_be_bytes()),
         KeyKind::Decimal => {
-            let _ = write!(key, "{:0width$}", i, width = width);
+            let _ = write!(key, "{:0width$}", record, width = width);
         }
         KeyKind::Ycsb => {
-            let _ = write!(key, "user{}", fnv1a64(i));
+            let _ = write!(key, "user{}", fnv1a64(record));
         }
-        KeyKind::Random => crate::primitives::push_random_key(key, i, width),
+        KeyKind::Random => crate::primitives::push_random_key(key, record, width),
     }
 }
 
@@ -127,18 +127,18 @@ impl RecordSource for Synthetic {
         self.records
     }
 
-    fn record(&mut self, i: u64, key: &mut Vec<u8>, value: &mut Vec<u8>) -> anyhow::Result<()> {
-        make_key(self.key_kind, self.key_width, i, key);
-        self.fill_value(record_rng(self.seed, 1, i), value);
+    fn record(&mut self, record: u64, key: &mut Vec<u8>, value: &mut Vec<u8>) -> anyhow::Result<()> {
+        make_key(self.key_kind, self.key_width, record, key);
+        self.fill_value(record_rng(self.seed, 1, record), value);
         Ok(())
     }
 
-    fn update_value(&mut self, i: u64, version: u64, value: &mut Vec<u8>) {
-        self.fill_value(record_rng(self.seed, 1 + version, i), value);
+    fn update_value(&mut self, record: u64, version: u64, value: &mut Vec<u8>) {
+        self.fill_value(record_rng(self.seed, 1 + version, record), value);
     }
 
-    fn key(&mut self, i: u64, key: &mut Vec<u8>) {
-        make_key(self.key_kind, self.key_width, i, key);
+    fn key(&mut self, record: u64, key: &mut Vec<u8>) {
+        make_key(self.key_kind, self.key_width, record, key);
     }
 }
 
@@ -159,15 +159,15 @@ impl JsonDocs {
         Ok(JsonDocs { inner: Synthetic::new(seed, &s)? })
     }
 
-    fn doc(&self, rng_stream: u64, i: u64, value: &mut Vec<u8>) {
+    fn doc(&self, rng_stream: u64, record: u64, value: &mut Vec<u8>) {
         use std::io::Write;
         let mut text = Vec::new();
-        self.inner.fill_value(record_rng(self.inner.seed, rng_stream, i), &mut text);
+        self.inner.fill_value(record_rng(self.inner.seed, rng_stream, record), &mut text);
         value.clear();
         value.extend_from_slice(b"{\"text\": \"");
         value.extend_from_slice(&text);
         // A fixed epoch plus the record number keeps documents deterministic.
-        let _ = write!(value, "\", \"created_at\": {}}}", 1_700_000_000 + i);
+        let _ = write!(value, "\", \"created_at\": {}}}", 1_700_000_000 + record);
     }
 }
 
@@ -175,16 +175,16 @@ impl RecordSource for JsonDocs {
     fn len(&self) -> u64 {
         self.inner.records
     }
-    fn record(&mut self, i: u64, key: &mut Vec<u8>, value: &mut Vec<u8>) -> anyhow::Result<()> {
-        self.inner.key(i, key);
-        self.doc(1, i, value);
+    fn record(&mut self, record: u64, key: &mut Vec<u8>, value: &mut Vec<u8>) -> anyhow::Result<()> {
+        self.inner.key(record, key);
+        self.doc(1, record, value);
         Ok(())
     }
-    fn update_value(&mut self, i: u64, version: u64, value: &mut Vec<u8>) {
-        self.doc(1 + version, i, value);
+    fn update_value(&mut self, record: u64, version: u64, value: &mut Vec<u8>) {
+        self.doc(1 + version, record, value);
     }
-    fn key(&mut self, i: u64, key: &mut Vec<u8>) {
-        self.inner.key(i, key);
+    fn key(&mut self, record: u64, key: &mut Vec<u8>) {
+        self.inner.key(record, key);
     }
 }
 

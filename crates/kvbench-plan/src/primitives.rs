@@ -4,29 +4,29 @@
 
 pub const G: u64 = 0x9E37_79B9_7F4A_7C15;
 
-pub fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+pub fn mix64(mut state: u64) -> u64 {
+    state = (state ^ (state >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    state = (state ^ (state >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    state ^ (state >> 31)
 }
 
-/// The i-th output of a SplitMix64 sequence started at `s`.
+/// The `index`-th output of a SplitMix64 sequence started at `seed`.
 #[inline]
-pub fn rnd(s: u64, i: u64) -> u64 {
-    mix64(s.wrapping_add(i.wrapping_add(1).wrapping_mul(G)))
+pub fn rnd(seed: u64, index: u64) -> u64 {
+    mix64(seed.wrapping_add(index.wrapping_add(1).wrapping_mul(G)))
 }
 
-/// A number in `[0, n)` from the high half of the 128-bit product (Lemire's method without
-/// rejection: the bias is below n / 2^64).
+/// A number in `[0, bound)` from the high half of the 128-bit product (Lemire's method without
+/// rejection: the bias is below bound / 2^64).
 #[inline]
-pub fn below(x: u64, n: u64) -> u64 {
-    ((x as u128 * n as u128) >> 64) as u64
+pub fn below(random: u64, bound: u64) -> u64 {
+    ((random as u128 * bound as u128) >> 64) as u64
 }
 
 /// A double in [0, 1) with 53 random bits, as Java's `nextDouble` makes them.
 #[inline]
-pub fn unit(x: u64) -> f64 {
-    (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+pub fn unit(random: u64) -> f64 {
+    (random >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
 /// kvbench derives every seed of a job from the run's seed this way.
@@ -48,12 +48,12 @@ pub struct Perm {
 }
 
 impl Perm {
-    pub fn new(n: u64, key: u64) -> Perm {
-        let mut bits = (64 - n.saturating_sub(1).leading_zeros()).max(2);
+    pub fn new(count: u64, key: u64) -> Perm {
+        let mut bits = (64 - count.saturating_sub(1).leading_zeros()).max(2);
         bits += bits & 1;
         let half = bits / 2;
         let keys = [rnd(key, 0), rnd(key, 1), rnd(key, 2), rnd(key, 3)];
-        Perm { n, half, mask: (1u64 << half) - 1, keys }
+        Perm { n: count, half, mask: (1u64 << half) - 1, keys }
     }
 
     pub fn len(&self) -> u64 {
@@ -65,21 +65,21 @@ impl Perm {
     }
 
     #[inline]
-    fn round_trip(&self, x: u64) -> u64 {
-        let (mut l, mut r) = (x >> self.half, x & self.mask);
+    fn round_trip(&self, value: u64) -> u64 {
+        let (mut l, mut r) = (value >> self.half, value & self.mask);
         for k in self.keys {
             (l, r) = (r, l ^ (mix64(r ^ k) & self.mask));
         }
         (l << self.half) | r
     }
 
-    /// The image of `i` (`i < n`).
+    /// The image of `index` (`index < n`).
     #[inline]
-    pub fn at(&self, i: u64) -> u64 {
+    pub fn at(&self, index: u64) -> u64 {
         if self.n <= 1 {
             return 0;
         }
-        let mut x = self.round_trip(i);
+        let mut x = self.round_trip(index);
         while x >= self.n {
             x = self.round_trip(x);
         }
@@ -87,14 +87,14 @@ impl Perm {
     }
 }
 
-/// Appends `width` bytes of record `r`'s words `rnd(r, 0)`, `rnd(r, 1)`... big-endian: the first
-/// word is a bijection of `r` (SplitMix64's finaliser is), so keys of 8 bytes or more are unique.
+/// Appends `width` bytes of the words `rnd(record, 0)`, `rnd(record, 1)`... big-endian: the first
+/// word is a bijection of `record` (SplitMix64's finaliser is), so keys of 8 bytes or more are unique.
 #[inline]
-pub fn push_random_key(out: &mut Vec<u8>, r: u64, width: usize) {
+pub fn push_random_key(out: &mut Vec<u8>, record: u64, width: usize) {
     let end = out.len() + width;
     let mut j = 0;
     while out.len() < end {
-        let word = rnd(r, j).to_be_bytes();
+        let word = rnd(record, j).to_be_bytes();
         out.extend_from_slice(&word[..(end - out.len()).min(8)]);
         j += 1;
     }

@@ -42,8 +42,8 @@ pub struct Entry {
     pub joined: bool,
 }
 
-fn kind_code(k: PhaseKind) -> u8 {
-    match k {
+fn kind_code(kind: PhaseKind) -> u8 {
+    match kind {
         PhaseKind::Get => 1,
         PhaseKind::MultiGet => 2,
         PhaseKind::Scan => 3,
@@ -52,8 +52,8 @@ fn kind_code(k: PhaseKind) -> u8 {
     }
 }
 
-fn code_kind(c: u8) -> Option<PhaseKind> {
-    Some(match c {
+fn code_kind(code: u8) -> Option<PhaseKind> {
+    Some(match code {
         1 => PhaseKind::Get,
         2 => PhaseKind::MultiGet,
         3 => PhaseKind::Scan,
@@ -75,16 +75,16 @@ impl Entry {
         b
     }
 
-    /// The entry at `b` (at least [`OP_BYTES`] long); `None` for an unknown kind.
-    pub fn decode(b: &[u8]) -> Option<Entry> {
-        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+    /// The entry at `bytes` (at least [`OP_BYTES`] long); `None` for an unknown kind.
+    pub fn decode(bytes: &[u8]) -> Option<Entry> {
+        let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
         Some(Entry {
-            at_us: u64::from_le_bytes(b[0..8].try_into().expect("8 bytes")),
+            at_us: u64::from_le_bytes(bytes[0..8].try_into().expect("8 bytes")),
             record: u32_at(8),
             len: u32_at(12),
             client: u32_at(16),
-            kind: code_kind(b[20])?,
-            joined: b[21] & 1 == 1,
+            kind: code_kind(bytes[20])?,
+            joined: bytes[21] & 1 == 1,
         })
     }
 }
@@ -285,10 +285,10 @@ fn renumber(
 }
 
 /// Joined ops form one request when they read alike (gets) or write alike (puts, deletes).
-fn same_request(prev: Option<&Entry>, e: &Entry) -> bool {
+fn same_request(prev: Option<&Entry>, entry: &Entry) -> bool {
     let writes = |k: PhaseKind| matches!(k, PhaseKind::Update | PhaseKind::Delete);
     match prev {
-        Some(p) => (p.kind == PhaseKind::Get && e.kind == PhaseKind::Get) || (writes(p.kind) && writes(e.kind)),
+        Some(p) => (p.kind == PhaseKind::Get && entry.kind == PhaseKind::Get) || (writes(p.kind) && writes(entry.kind)),
         None => false,
     }
 }
@@ -319,13 +319,13 @@ impl RecordSource for ReplayRecords {
         self.by_record.len() as u64
     }
 
-    fn record(&mut self, i: u64, key: &mut Vec<u8>, value: &mut Vec<u8>) -> anyhow::Result<()> {
-        self.key(i, key);
-        let size = self.sizes[i as usize] as usize;
+    fn record(&mut self, record: u64, key: &mut Vec<u8>, value: &mut Vec<u8>) -> anyhow::Result<()> {
+        self.key(record, key);
+        let size = self.sizes[record as usize] as usize;
         value.clear();
         let mut j = 0u64;
         while value.len() < size {
-            let x = rnd(self.seed ^ i, j);
+            let x = rnd(self.seed ^ record, j);
             value.extend((0..8).map(|t| PRINTABLE[((x >> (8 * t)) & 0xFF) as usize % 93]));
             j += 1;
         }
@@ -335,9 +335,9 @@ impl RecordSource for ReplayRecords {
 
     fn update_value(&mut self, _i: u64, _version: u64, _value: &mut Vec<u8>) {}
 
-    fn key(&mut self, i: u64, key: &mut Vec<u8>) {
+    fn key(&mut self, record: u64, key: &mut Vec<u8>) {
         key.clear();
-        key.extend_from_slice(&self.keys[self.by_record[i as usize] as usize]);
+        key.extend_from_slice(&self.keys[self.by_record[record as usize] as usize]);
     }
 }
 

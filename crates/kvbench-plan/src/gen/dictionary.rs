@@ -183,9 +183,9 @@ impl Dictionary {
         Ok(Dictionary { seed, records })
     }
 
-    /// The name drawn for record `r` itself (before repeats are applied).
-    fn fresh_name(&self, r: u64, key: &mut Vec<u8>) {
-        let mut rng = record_rng(self.seed, NAME_STREAM, r);
+    /// The name drawn for `record` itself (before repeats are applied).
+    fn fresh_name(&self, record: u64, key: &mut Vec<u8>) {
+        let mut rng = record_rng(self.seed, NAME_STREAM, record);
         let pick = |rng: &mut Xoshiro256PlusPlus, list: &[&'static str]| list[rng.gen_range(0..list.len())];
         for _ in 0..32 {
             let mut body = String::new();
@@ -215,9 +215,9 @@ impl Dictionary {
         key.extend_from_slice("日本商事株式会社".as_bytes());
     }
 
-    fn number(&self, stream: u64, i: u64, value: &mut Vec<u8>) {
+    fn number(&self, stream: u64, record: u64, value: &mut Vec<u8>) {
         use std::io::Write;
-        let mut rng = record_rng(self.seed, stream, i);
+        let mut rng = record_rng(self.seed, stream, record);
         value.clear();
         let _ = write!(value, "{}", rng.gen_range(250..=1500u64) * 10_000);
     }
@@ -228,19 +228,19 @@ impl RecordSource for Dictionary {
         self.records
     }
 
-    fn record(&mut self, i: u64, key: &mut Vec<u8>, value: &mut Vec<u8>) -> anyhow::Result<()> {
-        self.key(i, key);
-        self.number(1, i, value);
+    fn record(&mut self, record: u64, key: &mut Vec<u8>, value: &mut Vec<u8>) -> anyhow::Result<()> {
+        self.key(record, key);
+        self.number(1, record, value);
         Ok(())
     }
 
-    fn update_value(&mut self, i: u64, version: u64, value: &mut Vec<u8>) {
-        self.number(1 + version, i, value);
+    fn update_value(&mut self, record: u64, version: u64, value: &mut Vec<u8>) {
+        self.number(1 + version, record, value);
     }
 
-    fn key(&mut self, i: u64, key: &mut Vec<u8>) {
+    fn key(&mut self, record: u64, key: &mut Vec<u8>) {
         // A repeated entry takes the name of an earlier one (which may itself be a repeat).
-        let mut r = i;
+        let mut r = record;
         while r > 0 {
             let mut rng = record_rng(self.seed, REPEAT_STREAM, r);
             if !rng.gen_bool(REPEATS) {

@@ -57,8 +57,8 @@ impl DirSource {
         Ok(DirSource { files, key_kind: spec.key.kind, key_width: spec.key.width as usize })
     }
 
-    fn read(&self, i: u64, value: &mut Vec<u8>) -> anyhow::Result<()> {
-        let path = &self.files[i as usize].1;
+    fn read(&self, record: u64, value: &mut Vec<u8>) -> anyhow::Result<()> {
+        let path = &self.files[record as usize].1;
         value.clear();
         let limit = u64::from(crate::spec::limits::VALUE_SIZE);
         value.extend_from_slice(&crate::input::read_regular(path, "dataset value", limit).map_err(anyhow::Error::msg)?);
@@ -71,16 +71,16 @@ impl RecordSource for DirSource {
         self.files.len() as u64
     }
 
-    fn record(&mut self, i: u64, key: &mut Vec<u8>, value: &mut Vec<u8>) -> anyhow::Result<()> {
-        make_key(self.key_kind, self.key_width, self.files[i as usize].0, key);
-        self.read(i, value)
+    fn record(&mut self, record: u64, key: &mut Vec<u8>, value: &mut Vec<u8>) -> anyhow::Result<()> {
+        make_key(self.key_kind, self.key_width, self.files[record as usize].0, key);
+        self.read(record, value)
     }
 
-    /// A directory has no second version of a document: the `version`-th update of record i
-    /// writes the document of record (i + version) mod n, real data of the same kind.
-    fn update_value(&mut self, i: u64, version: u64, value: &mut Vec<u8>) {
+    /// A directory has no second version of a document: the `version`-th update of `record`
+    /// writes the document of record (`record` + `version`) mod n, real data of the same kind.
+    fn update_value(&mut self, record: u64, version: u64, value: &mut Vec<u8>) {
         let n = self.len();
-        let j = (i + version) % n;
+        let j = (record + version) % n;
         if self.read(j, value).is_err() {
             // The file vanished since the load was generated: keep the update deterministic.
             value.clear();
@@ -88,8 +88,8 @@ impl RecordSource for DirSource {
         }
     }
 
-    fn key(&mut self, i: u64, key: &mut Vec<u8>) {
-        make_key(self.key_kind, self.key_width, self.files[i as usize].0, key);
+    fn key(&mut self, record: u64, key: &mut Vec<u8>) {
+        make_key(self.key_kind, self.key_width, self.files[record as usize].0, key);
     }
 }
 

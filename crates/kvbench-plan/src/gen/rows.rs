@@ -28,10 +28,10 @@ impl Rows {
         Ok(Rows { seed, records: spec.records, key_kind: spec.key.kind, key_width: spec.key.width as usize })
     }
 
-    fn row(&self, stream: u64, i: u64, value: &mut Vec<u8>) {
-        let mut rng = record_rng(self.seed, stream, i);
+    fn row(&self, stream: u64, record: u64, value: &mut Vec<u8>) {
+        let mut rng = record_rng(self.seed, stream, record);
         value.clear();
-        let _ = write!(value, "{}\t", i + 1);
+        let _ = write!(value, "{}\t", record + 1);
         for _ in 0..3 {
             value.push(b'a' + rng.gen_range(0..26u8));
         }
@@ -44,18 +44,18 @@ impl RecordSource for Rows {
         self.records
     }
 
-    fn record(&mut self, i: u64, key: &mut Vec<u8>, value: &mut Vec<u8>) -> anyhow::Result<()> {
-        make_key(self.key_kind, self.key_width, i, key);
-        self.row(1, i, value);
+    fn record(&mut self, record: u64, key: &mut Vec<u8>, value: &mut Vec<u8>) -> anyhow::Result<()> {
+        make_key(self.key_kind, self.key_width, record, key);
+        self.row(1, record, value);
         Ok(())
     }
 
-    fn update_value(&mut self, i: u64, version: u64, value: &mut Vec<u8>) {
-        self.row(1 + version, i, value);
+    fn update_value(&mut self, record: u64, version: u64, value: &mut Vec<u8>) {
+        self.row(1 + version, record, value);
     }
 
-    fn key(&mut self, i: u64, key: &mut Vec<u8>) {
-        make_key(self.key_kind, self.key_width, i, key);
+    fn key(&mut self, record: u64, key: &mut Vec<u8>) {
+        make_key(self.key_kind, self.key_width, record, key);
     }
 }
 

@@ -73,8 +73,8 @@ impl RecordSource for TsvFile {
         self.spans.len() as u64
     }
 
-    fn record(&mut self, i: u64, key: &mut Vec<u8>, value: &mut Vec<u8>) -> anyhow::Result<()> {
-        let (ks, ke, vs, ve) = self.spans[i as usize];
+    fn record(&mut self, record: u64, key: &mut Vec<u8>, value: &mut Vec<u8>) -> anyhow::Result<()> {
+        let (ks, ke, vs, ve) = self.spans[record as usize];
         key.clear();
         key.extend_from_slice(&self.text[ks..ke]);
         value.clear();
@@ -82,16 +82,16 @@ impl RecordSource for TsvFile {
         Ok(())
     }
 
-    fn update_value(&mut self, i: u64, version: u64, value: &mut Vec<u8>) {
+    fn update_value(&mut self, record: u64, version: u64, value: &mut Vec<u8>) {
         use std::io::Write;
-        let (_, _, vs, ve) = self.spans[i as usize];
+        let (_, _, vs, ve) = self.spans[record as usize];
         value.clear();
         value.extend_from_slice(&self.text[vs..ve]);
         let _ = write!(value, "#{version}");
     }
 
-    fn key(&mut self, i: u64, key: &mut Vec<u8>) {
-        let (ks, ke, _, _) = self.spans[i as usize];
+    fn key(&mut self, record: u64, key: &mut Vec<u8>) {
+        let (ks, ke, _, _) = self.spans[record as usize];
         key.clear();
         key.extend_from_slice(&self.text[ks..ke]);
     }

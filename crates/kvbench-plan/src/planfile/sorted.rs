@@ -42,14 +42,14 @@ struct Codes {
 }
 
 impl Codes {
-    fn of(&mut self, r: u64) -> u128 {
-        derived_key(self.key.kind, self.key.width, r, &mut self.buf);
+    fn of(&mut self, record: u64) -> u128 {
+        derived_key(self.key.kind, self.key.width, record, &mut self.buf);
         let code = match self.key.kind {
             // The first 8 bytes of a random key tell records apart, so they order the keys.
             KeyKind::Random => u64::from_be_bytes(self.buf[..8].try_into().expect("8 bytes or more")) as u128,
             _ => digit_code(&self.buf),
         };
-        code << 32 | r as u128
+        code << 32 | record as u128
     }
 }
 
