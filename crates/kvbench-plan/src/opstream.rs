@@ -91,24 +91,24 @@ impl Picker {
         })
     }
 
-    /// The record of op k, `last` being the newest record written before k.
+    /// The record of op number `op`, `last` being the newest record written before it.
     #[inline]
-    fn pick(&mut self, rec_seed: u64, k: u64, last: u64) -> u64 {
+    fn pick(&mut self, rec_seed: u64, op: u64, last: u64) -> u64 {
         match self {
-            Picker::Sequential { n, start } => start.wrapping_add(k) % *n,
+            Picker::Sequential { n, start } => start.wrapping_add(op) % *n,
             Picker::Shuffle { n, perm_seed, base, perm, replay } => {
                 // A division per op would cost more than the rest: only a new pass divides.
-                if k < *base || k - *base >= *n {
-                    let pass = k / *n;
+                if op < *base || op - *base >= *n {
+                    let pass = op / *n;
                     let seed = rnd(*perm_seed, if *replay { 0 } else { pass });
                     (*base, *perm) = (pass * *n, Perm::new(*n, seed));
                 }
-                perm.at(k - *base)
+                perm.at(op - *base)
             }
-            Picker::Uniform { n } => below(rnd(rec_seed, k), *n),
+            Picker::Uniform { n } => below(rnd(rec_seed, op), *n),
             Picker::Hot { record } => *record,
             Picker::Zipfian { n, items, zetan, eta, second, alpha } => {
-                let x = rnd(rec_seed, k);
+                let x = rnd(rec_seed, op);
                 let draw = |x: u64| ycsbhash(zipf_with(unit(x), *items, *zetan, *eta, *second, *alpha)) as u64 % *n;
                 let mut r = draw(x);
                 let mut t = 0;
@@ -119,7 +119,7 @@ impl Picker {
                 }
                 r
             }
-            Picker::Latest(g) => g.next(unit(rnd(rec_seed, k)), last),
+            Picker::Latest(g) => g.next(unit(rnd(rec_seed, op)), last),
         }
     }
 }
@@ -191,11 +191,11 @@ impl Kinds {
     }
 
     #[inline]
-    fn at(&self, k: u64) -> PhaseKind {
+    fn at(&self, op: u64) -> PhaseKind {
         if let Some(kind) = self.single {
             return kind;
         }
-        let x = rnd(self.seed, k);
+        let x = rnd(self.seed, op);
         let i = self.thresholds.iter().position(|&t| x < t).unwrap_or(self.kinds.len() - 1);
         self.kinds[i]
     }
@@ -333,23 +333,23 @@ impl OpStream {
     }
 
     #[inline]
-    fn op(&mut self, k: u64) -> Op {
-        let kind = self.kinds.at(k);
+    fn op(&mut self, op: u64) -> Op {
+        let kind = self.kinds.at(op);
         if kind == PhaseKind::Insert {
             self.inserts += 1;
-            return Op { k, kind, record: self.insert_base + self.inserts - 1, len: 0 };
+            return Op { k: op, kind, record: self.insert_base + self.inserts - 1, len: 0 };
         }
-        let record = self.picker.pick(self.rec_seed, k, self.last0 + self.inserts);
-        let len = if kind == PhaseKind::Scan { self.scan_len(k) } else { 0 };
-        Op { k, kind, record, len }
+        let record = self.picker.pick(self.rec_seed, op, self.last0 + self.inserts);
+        let len = if kind == PhaseKind::Scan { self.scan_len(op) } else { 0 };
+        Op { k: op, kind, record, len }
     }
 
-    fn scan_len(&self, k: u64) -> u64 {
+    fn scan_len(&self, op: u64) -> u64 {
         let ScanLen { min, max } = self.scan;
         if max == 0 {
             return TO_END;
         }
-        min + below(rnd(self.len_seed, k), max - min + 1)
+        min + below(rnd(self.len_seed, op), max - min + 1)
     }
 
     /// When the current unit is done, moves to this thread's next one; false at the end.
@@ -363,14 +363,14 @@ impl OpStream {
         self.k < self.count
     }
 
-    /// When op `k`, the first of a unit, is due in an open loop (ns after the step's
+    /// When op number `op`, the first of a unit, is due in an open loop (ns after the step's
     /// start): unit j at `j / rate` seconds, a replay's request at its recorded time over the
     /// speed; `None` in a closed loop.
-    pub fn due_ns(&self, k: u64) -> Option<u64> {
+    pub fn due_ns(&self, op: u64) -> Option<u64> {
         if let Some(r) = &self.replay {
-            return r.due_ns(k);
+            return r.due_ns(op);
         }
-        self.rate.map(|rate| unit_due_ns(k / self.unit.max(1), rate))
+        self.rate.map(|rate| unit_due_ns(op / self.unit.max(1), rate))
     }
 
     /// Fills `ops` (cleared first) with this thread's next unit; false when none is left.
@@ -411,9 +411,9 @@ impl Iterator for OpStream {
     }
 }
 
-/// When unit j of an open loop at `rate` units a second is due, in ns after the start.
-pub fn unit_due_ns(j: u64, rate: f64) -> u64 {
-    (j as f64 * 1e9 / rate) as u64
+/// When unit number `unit` of an open loop at `rate` units a second is due, in ns after the start.
+pub fn unit_due_ns(unit: u64, rate: f64) -> u64 {
+    (unit as f64 * 1e9 / rate) as u64
 }
 
 /// A replay step's cursor over the OPS section (docs/plan-format.md, "Replays"): every thread
@@ -465,14 +465,14 @@ impl Replay {
         OpsStep { kind: PhaseKind::Get, count: 0, replay: None, rate: None, ..step.clone() }
     }
 
-    fn entry(&self, i: u64) -> Option<Entry> {
+    fn entry(&self, index: u64) -> Option<Entry> {
         let b = replay::entries(&self.plan).ok()?;
-        Entry::decode(b.get(i as usize * OP_BYTES..(i as usize + 1) * OP_BYTES)?)
+        Entry::decode(b.get(index as usize * OP_BYTES..(index as usize + 1) * OP_BYTES)?)
     }
 
-    fn due_ns(&self, k: u64) -> Option<u64> {
+    fn due_ns(&self, op: u64) -> Option<u64> {
         let speed = self.speed?;
-        self.entry(k).map(|e| (e.at_us as f64 * 1e3 / speed) as u64)
+        self.entry(op).map(|e| (e.at_us as f64 * 1e3 / speed) as u64)
     }
 
     /// This thread's next request; false at the end.
@@ -497,8 +497,8 @@ impl Replay {
     }
 }
 
-fn op_of(k: u64, e: &Entry) -> Op {
-    Op { k, kind: e.kind, record: e.record.into(), len: e.len.into() }
+fn op_of(op: u64, entry: &Entry) -> Op {
+    Op { k: op, kind: entry.kind, record: entry.record.into(), len: entry.len.into() }
 }
 
 impl OpStream {

@@ -56,12 +56,12 @@ fn element_size(kind: u32) -> Option<u64> {
     }
 }
 
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
 }
 
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
 }
 
 /// xxh3-64 of header bytes 0..56, the section table, then every section's bytes in table order.
@@ -189,21 +189,21 @@ impl PlanFile {
         Ok(())
     }
 
-    fn entry(&self, r: u64) -> (u64, u64, u64) {
-        let at = self.index_at.expect("INDEX (Keys and Values check for it)") + r as usize * 16;
+    fn entry(&self, record: u64) -> (u64, u64, u64) {
+        let at = self.index_at.expect("INDEX (Keys and Values check for it)") + record as usize * 16;
         let b = &self.map[at..at + 16];
         (u64_at(b, 0), u32_at(b, 8) as u64, u32_at(b, 12) as u64)
     }
 
-    /// Key of record `r` (stored datasets).
-    pub fn key(&self, r: u64) -> &[u8] {
-        let (off, klen, _) = self.entry(r);
+    /// Key of `record` (stored datasets).
+    pub fn key(&self, record: u64) -> &[u8] {
+        let (off, klen, _) = self.entry(record);
         &self.map[off as usize..(off + klen) as usize]
     }
 
-    /// The load value of record `r` (stored datasets).
-    pub fn value(&self, r: u64) -> &[u8] {
-        let (off, klen, vlen) = self.entry(r);
+    /// The load value of `record` (stored datasets).
+    pub fn value(&self, record: u64) -> &[u8] {
+        let (off, klen, vlen) = self.entry(record);
         &self.map[(off + klen) as usize..(off + klen + vlen) as usize]
     }
 
@@ -212,18 +212,18 @@ impl PlanFile {
         self.longest
     }
 
-    fn u32_entry(&self, at: usize, i: u64) -> u64 {
-        u32_at(&self.map, at + i as usize * 4) as u64
+    fn u32_entry(&self, at: usize, index: u64) -> u64 {
+        u32_at(&self.map, at + index as usize * 4) as u64
     }
 
-    /// The record at sorted position `p` (requires SORTED).
-    pub fn sorted(&self, p: u64) -> u64 {
-        self.u32_entry(self.sorted_at.expect("SORTED (kvbench writes it for scans)"), p)
+    /// The record at sorted position `position` (requires SORTED).
+    pub fn sorted(&self, position: u64) -> u64 {
+        self.u32_entry(self.sorted_at.expect("SORTED (kvbench writes it for scans)"), position)
     }
 
-    /// The canonical record of `r` (itself without CANON).
-    pub fn canon(&self, r: u64) -> u64 {
-        self.canon_at.map_or(r, |at| self.u32_entry(at, r))
+    /// The canonical record of `record` (itself without CANON).
+    pub fn canon(&self, record: u64) -> u64 {
+        self.canon_at.map_or(record, |at| self.u32_entry(at, record))
     }
 
     pub fn spec_json(&self) -> Option<&[u8]> {
@@ -231,32 +231,32 @@ impl PlanFile {
     }
 }
 
-fn section_at(b: &[u8], at: usize) -> Section {
+fn section_at(bytes: &[u8], at: usize) -> Section {
     Section {
-        kind: u32_at(b, at),
-        index: u32_at(b, at + 4),
-        offset: u64_at(b, at + 8),
-        length: u64_at(b, at + 16),
-        count: u64_at(b, at + 24),
+        kind: u32_at(bytes, at),
+        index: u32_at(bytes, at + 4),
+        offset: u64_at(bytes, at + 8),
+        length: u64_at(bytes, at + 16),
+        count: u64_at(bytes, at + 24),
     }
 }
 
-fn check_section(s: &Section, file_len: u64, table_end: u64) -> anyhow::Result<()> {
-    let end = s.offset.checked_add(s.length);
+fn check_section(section: &Section, file_len: u64, table_end: u64) -> anyhow::Result<()> {
+    let end = section.offset.checked_add(section.length);
     ensure!(
-        s.offset >= table_end && s.offset.is_multiple_of(8) && end.is_some_and(|e| e <= file_len),
+        section.offset >= table_end && section.offset.is_multiple_of(8) && end.is_some_and(|e| e <= file_len),
         "section kind {} at {}..+{} lies outside the file ({file_len} bytes) or is misaligned",
-        s.kind,
-        s.offset,
-        s.length
+        section.kind,
+        section.offset,
+        section.length
     );
-    if let Some(size) = element_size(s.kind) {
+    if let Some(size) = element_size(section.kind) {
         ensure!(
-            s.count.checked_mul(size) == Some(s.length),
+            section.count.checked_mul(size) == Some(section.length),
             "section kind {} has {} bytes for {} entries",
-            s.kind,
-            s.length,
-            s.count
+            section.kind,
+            section.length,
+            section.count
         );
     }
     Ok(())
@@ -277,13 +277,13 @@ pub enum LoadOrder {
 
 impl LoadOrder {
     /// Load position of each record (the inverse of the load order), 4 bytes a record.
-    fn positions(self, n: u64) -> Vec<u32> {
+    fn positions(self, count: u64) -> Vec<u32> {
         match self {
-            LoadOrder::Sequential => (0..n as u32).collect(),
+            LoadOrder::Sequential => (0..count as u32).collect(),
             LoadOrder::Shuffle { perm_seed } => {
-                let perm = Perm::new(n, rnd(perm_seed, 0));
-                let mut pos = vec![0u32; n as usize];
-                for k in 0..n {
+                let perm = Perm::new(count, rnd(perm_seed, 0));
+                let mut pos = vec![0u32; count as usize];
+                for k in 0..count {
                     pos[perm.at(k) as usize] = k as u32;
                 }
                 pos
@@ -317,9 +317,9 @@ impl Writer {
         Ok(self.at)
     }
 
-    fn write(&mut self, b: &[u8]) -> anyhow::Result<()> {
-        self.file.write_all(b)?;
-        self.at += b.len() as u64;
+    fn write(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        self.file.write_all(bytes)?;
+        self.at += bytes.len() as u64;
         Ok(())
     }
 
@@ -468,25 +468,25 @@ fn write_stored(
 }
 
 /// DATA: every record's key and value; returns the INDEX entries.
-fn write_data(w: &mut Writer, source: &mut dyn RecordSource) -> anyhow::Result<Vec<(u64, u32, u32)>> {
-    let start = w.begin()?;
+fn write_data(writer: &mut Writer, source: &mut dyn RecordSource) -> anyhow::Result<Vec<(u64, u32, u32)>> {
+    let start = writer.begin()?;
     let (mut key, mut value) = (Vec::new(), Vec::new());
     let mut index = Vec::with_capacity(source.len() as usize);
     for r in 0..source.len() {
         source.record(r, &mut key, &mut value).with_context(|| format!("record {r}"))?;
         ensure!(key.len() <= u32::MAX as usize && value.len() <= u32::MAX as usize, "record {r} is larger than 4 GiB");
-        index.push((w.at, key.len() as u32, value.len() as u32));
-        w.write(&key)?;
-        w.write(&value)?;
+        index.push((writer.at, key.len() as u32, value.len() as u32));
+        writer.write(&key)?;
+        writer.write(&value)?;
     }
-    w.end(DATA, start, source.len());
+    writer.end(DATA, start, source.len());
     Ok(index)
 }
 
-fn write_extra(w: &mut Writer, extra: Extra<'_>) -> anyhow::Result<()> {
-    let start = w.begin()?;
-    (extra.write)(&mut Counted { w: &mut *w })?;
-    w.end(extra.kind, start, extra.count);
+fn write_extra(writer: &mut Writer, extra: Extra<'_>) -> anyhow::Result<()> {
+    let start = writer.begin()?;
+    (extra.write)(&mut Counted { w: &mut *writer })?;
+    writer.end(extra.kind, start, extra.count);
     Ok(())
 }
 
@@ -496,31 +496,31 @@ struct Counted<'w> {
 }
 
 impl Write for Counted<'_> {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.w.file.write_all(b)?;
-        self.w.at += b.len() as u64;
-        Ok(b.len())
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.w.file.write_all(bytes)?;
+        self.w.at += bytes.len() as u64;
+        Ok(bytes.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
         self.w.file.flush()
     }
 }
 
-fn write_spec(w: &mut Writer, json: &[u8]) -> anyhow::Result<()> {
-    let start = w.begin()?;
-    w.write(json)?;
-    w.end(SPEC, start, 1);
+fn write_spec(writer: &mut Writer, json: &[u8]) -> anyhow::Result<()> {
+    let start = writer.begin()?;
+    writer.write(json)?;
+    writer.end(SPEC, start, 1);
     Ok(())
 }
 
 /// CANON and SORTED from the keys: records sorted by (key, load position); the last of each
 /// run of equal keys is the one loaded last, the canonical record of the whole run.
-fn resolve<'a>(n: u64, key: impl Fn(u32) -> &'a [u8], order: LoadOrder) -> (Vec<u32>, Vec<u32>) {
-    let pos = order.positions(n);
-    let mut by_key: Vec<u32> = (0..n as u32).collect();
+fn resolve<'a>(count: u64, key: impl Fn(u32) -> &'a [u8], order: LoadOrder) -> (Vec<u32>, Vec<u32>) {
+    let pos = order.positions(count);
+    let mut by_key: Vec<u32> = (0..count as u32).collect();
     by_key.sort_unstable_by(|&a, &b| key(a).cmp(key(b)).then(pos[a as usize].cmp(&pos[b as usize])));
     drop(pos);
-    let mut canon = vec![0u32; n as usize];
+    let mut canon = vec![0u32; count as usize];
     let mut sorted = Vec::new();
     for run in by_key.chunk_by(|&a, &b| key(a) == key(b)) {
         let winner = *run.last().expect("runs are not empty");
