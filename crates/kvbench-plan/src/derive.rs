@@ -16,11 +16,11 @@ pub use crate::primitives::{below, mix64, push_random_key, rnd, stream, unit, Pe
 // ---------------------------------------------------------------------------------------------
 // Keys
 
-/// FNV-1a 64 over the 8 little-endian bytes of `x`, made non-negative as Java's `Math.abs`
+/// FNV-1a 64 over the 8 little-endian bytes of `value`, made non-negative as Java's `Math.abs`
 /// does (YCSB's `Utils.fnvhash64`): `i64::MIN` stays negative.
-pub fn ycsbhash(x: u64) -> i64 {
+pub fn ycsbhash(value: u64) -> i64 {
     let mut h: u64 = 0xCBF2_9CE4_8422_2325;
-    for b in x.to_le_bytes() {
+    for b in value.to_le_bytes() {
         h ^= b as u64;
         h = h.wrapping_mul(0x0000_0100_0000_01B3);
     }
@@ -33,31 +33,31 @@ const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
-/// Writes the decimal digits of `x` at the end of `buf`; returns where they start.
+/// Writes the decimal digits of `number` at the end of `buf`; returns where they start.
 #[inline]
-fn digits(mut x: u64, buf: &mut [u8; 20]) -> usize {
+fn digits(mut number: u64, buf: &mut [u8; 20]) -> usize {
     let mut i = 20;
-    while x >= 100 {
-        let d = (x % 100) as usize * 2;
-        x /= 100;
+    while number >= 100 {
+        let d = (number % 100) as usize * 2;
+        number /= 100;
         i -= 2;
         buf[i..i + 2].copy_from_slice(&DIGITS2[d..d + 2]);
     }
-    if x >= 10 {
+    if number >= 10 {
         i -= 2;
-        buf[i..i + 2].copy_from_slice(&DIGITS2[x as usize * 2..x as usize * 2 + 2]);
+        buf[i..i + 2].copy_from_slice(&DIGITS2[number as usize * 2..number as usize * 2 + 2]);
     } else {
         i -= 1;
-        buf[i] = b'0' + x as u8;
+        buf[i] = b'0' + number as u8;
     }
     i
 }
 
-/// Appends the decimal digits of `x`, left-padded with `0` to `width` digits.
+/// Appends the decimal digits of `number`, left-padded with `0` to `width` digits.
 #[inline]
-pub fn push_decimal(out: &mut Vec<u8>, x: u64, width: usize) {
+pub fn push_decimal(out: &mut Vec<u8>, number: u64, width: usize) {
     let mut buf = [b'0'; 20];
-    let i = digits(x, &mut buf);
+    let i = digits(number, &mut buf);
     if width == 16 && i >= 4 {
         // kvbench's default keys: a copy of known length is a move, not a call to memcpy.
         out.extend_from_slice(&buf[4..]);
@@ -70,23 +70,23 @@ pub fn push_decimal(out: &mut Vec<u8>, x: u64, width: usize) {
     }
 }
 
-/// Writes the derived key of record `r` into `out` (cleared first).
+/// Writes the derived key of `record` into `out` (cleared first).
 #[inline(always)]
-pub fn derived_key(kind: KeyKind, width: u32, r: u64, out: &mut Vec<u8>) {
+pub fn derived_key(kind: KeyKind, width: u32, record: u64, out: &mut Vec<u8>) {
     out.clear();
     match kind {
-        KeyKind::U32be => out.extend_from_slice(&(r as u32).to_be_bytes()),
-        KeyKind::U64be => out.extend_from_slice(&r.to_be_bytes()),
-        KeyKind::Decimal => push_decimal(out, r, width as usize),
+        KeyKind::U32be => out.extend_from_slice(&(record as u32).to_be_bytes()),
+        KeyKind::U64be => out.extend_from_slice(&record.to_be_bytes()),
+        KeyKind::Decimal => push_decimal(out, record, width as usize),
         KeyKind::Ycsb => {
             out.extend_from_slice(b"user");
-            let h = ycsbhash(r);
+            let h = ycsbhash(record);
             if h < 0 {
                 out.push(b'-');
             }
             push_decimal(out, h.unsigned_abs(), 0);
         }
-        KeyKind::Random => push_random_key(out, r, width as usize),
+        KeyKind::Random => push_random_key(out, record, width as usize),
     }
 }
 
@@ -122,15 +122,15 @@ impl Keys {
         Ok(Keys { kind: ds.key.kind, width: ds.key.width, stored })
     }
 
-    /// Key of record `r` into `out` (cleared first).
+    /// Key of `record` into `out` (cleared first).
     #[inline]
-    pub fn key(&self, r: u64, out: &mut Vec<u8>) {
+    pub fn key(&self, record: u64, out: &mut Vec<u8>) {
         match &self.stored {
             Some(p) => {
                 out.clear();
-                out.extend_from_slice(p.key(r));
+                out.extend_from_slice(p.key(record));
             }
-            None => derived_key(self.kind, self.width, r, out),
+            None => derived_key(self.kind, self.width, record, out),
         }
     }
 }
@@ -183,10 +183,10 @@ const JSON_EPOCH: u64 = 1_700_000_000;
 
 pub use crate::job::{fields_overhead, MAX_FIELDS};
 
-/// `field<i>` with its big-endian u32 length before it.
-fn field_name(i: u64, out: &mut [u8; 29]) -> usize {
+/// `field<N>`, N the number `field`, with its big-endian u32 length before it.
+fn field_name(field: u64, out: &mut [u8; 29]) -> usize {
     let mut buf = [0u8; 20];
-    let at = digits(i, &mut buf);
+    let at = digits(field, &mut buf);
     let name = 5 + 20 - at;
     out[..4].copy_from_slice(&(name as u32).to_be_bytes());
     out[4..9].copy_from_slice(b"field");
@@ -239,58 +239,58 @@ impl Values {
     }
 
     #[inline]
-    fn draw(&self, r: u64, v: u64) -> Draw {
-        let h = mix64(rnd(self.seed, r) ^ v.wrapping_mul(G));
+    fn draw(&self, record: u64, version: u64) -> Draw {
+        let h = mix64(rnd(self.seed, record) ^ version.wrapping_mul(G));
         let len = match &self.stored {
-            Some(p) => p.value(r).len(),
+            Some(p) => p.value(record).len(),
             None => (self.min + below(h, self.span)) as usize,
         };
         Draw { h, len }
     }
 
     #[inline]
-    fn printable(&self, d: Draw) -> &[u8] {
-        let o = below(mix64(d.h), POOL as u64) as usize;
-        &self.pool.bytes[o..o + d.len]
+    fn printable(&self, draw: Draw) -> &[u8] {
+        let o = below(mix64(draw.h), POOL as u64) as usize;
+        &self.pool.bytes[o..o + draw.len]
     }
 
-    /// Writes value(r, v) into `out` (cleared first); allocates only to grow `out`.
-    pub fn value(&self, r: u64, v: u64, out: &mut Vec<u8>) {
+    /// Writes value(record, version) into `out` (cleared first); allocates only to grow `out`.
+    pub fn value(&self, record: u64, version: u64, out: &mut Vec<u8>) {
         out.clear();
-        if let (Some(p), 0) = (&self.stored, v) {
-            return out.extend_from_slice(p.value(r));
+        if let (Some(p), 0) = (&self.stored, version) {
+            return out.extend_from_slice(p.value(record));
         }
         if self.fields > 0 {
-            return self.fields_value(r, v, out);
+            return self.fields_value(record, version, out);
         }
-        let d = self.draw(r, v);
+        let d = self.draw(record, version);
         match (self.generator, self.content) {
-            (Generator::JsonDocs, _) => self.json_doc(r, d, out),
+            (Generator::JsonDocs, _) => self.json_doc(record, d, out),
             (Generator::Synthetic, ValueContent::Random) => push_random(out, d),
             _ => out.extend_from_slice(self.printable(d)),
         }
     }
 
-    /// The one field version `v` of record `r` writes (an update that merges one field);
-    /// `None` when version `v` writes every field (the first, or every write writes all).
-    pub fn field_written(&self, r: u64, v: u64) -> Option<u64> {
-        (self.fields > 0 && !self.write_all && v > 0).then(|| self.written_field(r, v))
+    /// The one field that `version` of `record` writes (an update that merges one field);
+    /// `None` when that version writes every field (the first, or every write writes all).
+    pub fn field_written(&self, record: u64, version: u64) -> Option<u64> {
+        (self.fields > 0 && !self.write_all && version > 0).then(|| self.written_field(record, version))
     }
 
-    /// The field version v of record r writes (one field; every field at v = 0 or when
+    /// The field `version` of `record` writes (one field; every field at version 0 or when
     /// every write writes all).
     #[inline]
-    fn written_field(&self, r: u64, v: u64) -> u64 {
-        below(mix64(mix64(rnd(self.seed, r) ^ v.wrapping_mul(G)) ^ 1), self.fields)
+    fn written_field(&self, record: u64, version: u64) -> u64 {
+        below(mix64(mix64(rnd(self.seed, record) ^ version.wrapping_mul(G)) ^ 1), self.fields)
     }
 
-    /// For each field of value(r, v), the version that last wrote it: walking back from v
-    /// until every field is found (a write of all fields, version 0, finds the rest).
-    fn field_versions(&self, r: u64, v: u64) -> [u64; MAX_FIELDS] {
+    /// For each field of value(record, version), the version that last wrote it: walking back from
+    /// `version` until every field is found (a write of all fields, version 0, finds the rest).
+    fn field_versions(&self, record: u64, version: u64) -> [u64; MAX_FIELDS] {
         let mut at = [u64::MAX; MAX_FIELDS];
-        let (mut left, mut u) = (self.fields, v);
+        let (mut left, mut u) = (self.fields, version);
         while left > 0 && u > 0 && !self.write_all {
-            let f = self.written_field(r, u) as usize;
+            let f = self.written_field(record, u) as usize;
             if at[f] == u64::MAX {
                 at[f] = u;
                 left -= 1;
@@ -301,19 +301,20 @@ impl Values {
         at
     }
 
-    /// Field i of record r as version u wrote it: value(r * fields + i, u) of a plain dataset.
+    /// Field `field` of `record` as `version` wrote it: value(record * fields + field, version) of a
+    /// plain dataset.
     #[inline]
-    fn field_draw(&self, r: u64, i: u64, u: u64) -> Draw {
-        self.draw(r.wrapping_mul(self.fields).wrapping_add(i), u)
+    fn field_draw(&self, record: u64, field: u64, version: u64) -> Draw {
+        self.draw(record.wrapping_mul(self.fields).wrapping_add(field), version)
     }
 
-    fn fields_value(&self, r: u64, v: u64, out: &mut Vec<u8>) {
-        let versions = self.field_versions(r, v);
+    fn fields_value(&self, record: u64, version: u64, out: &mut Vec<u8>) {
+        let versions = self.field_versions(record, version);
         let mut name = [0u8; 29];
         for i in 0..self.fields {
             let n = field_name(i, &mut name);
             out.extend_from_slice(&name[..n]);
-            let d = self.field_draw(r, i, versions[i as usize]);
+            let d = self.field_draw(record, i, versions[i as usize]);
             out.extend_from_slice(&(d.len as u32).to_be_bytes());
             match self.content {
                 ValueContent::Random => push_random(out, d),
@@ -322,15 +323,15 @@ impl Values {
         }
     }
 
-    /// Whether `found` holds exactly the fields of value(r, v), each checked.
-    fn fields_match(&self, r: u64, v: u64, found: &[u8]) -> bool {
-        let versions = self.field_versions(r, v);
+    /// Whether `found` holds exactly the fields of value(record, version), each checked.
+    fn fields_match(&self, record: u64, version: u64, found: &[u8]) -> bool {
+        let versions = self.field_versions(record, version);
         let mut name = [0u8; 29];
         let mut rest = found;
         for i in 0..self.fields {
             let n = field_name(i, &mut name);
             let Some(after) = rest.strip_prefix(&name[..n]) else { return false };
-            let d = self.field_draw(r, i, versions[i as usize]);
+            let d = self.field_draw(record, i, versions[i as usize]);
             let Some(after) = after.strip_prefix(&(d.len as u32).to_be_bytes()[..]) else { return false };
             if after.len() < d.len {
                 return false;
@@ -348,33 +349,33 @@ impl Values {
         rest.is_empty()
     }
 
-    fn json_doc(&self, r: u64, d: Draw, out: &mut Vec<u8>) {
+    fn json_doc(&self, record: u64, draw: Draw, out: &mut Vec<u8>) {
         out.extend_from_slice(JSON_HEAD);
-        out.extend_from_slice(self.printable(d));
+        out.extend_from_slice(self.printable(draw));
         out.extend_from_slice(JSON_MID);
-        push_decimal(out, JSON_EPOCH + r, 0);
+        push_decimal(out, JSON_EPOCH + record, 0);
         out.push(b'}');
     }
 
-    /// Whether `found` is value(r, v), without building the value where it can be avoided.
+    /// Whether `found` is value(record, version), without building the value where it can be avoided.
     #[inline]
-    pub fn matches(&self, r: u64, v: u64, found: &[u8]) -> bool {
-        self.expected(r, v).matches(found)
+    pub fn matches(&self, record: u64, version: u64, found: &[u8]) -> bool {
+        self.expected(record, version).matches(found)
     }
 
-    /// What a read of (r, v) must return, derived before the read: a worker that calls this
+    /// What a read of (record, version) must return, derived before the read: a worker that calls this
     /// before the engine call lets the CPU overlap the derivation with the call.
     #[inline(always)]
-    pub fn expected(&self, r: u64, v: u64) -> Expected<'_> {
-        if let (Some(p), 0) = (&self.stored, v) {
-            return Expected::Bytes(p.value(r));
+    pub fn expected(&self, record: u64, version: u64) -> Expected<'_> {
+        if let (Some(p), 0) = (&self.stored, version) {
+            return Expected::Bytes(p.value(record));
         }
         if self.fields > 0 {
-            return Expected::Fields { of: FieldsOf(self), r, v };
+            return Expected::Fields { of: FieldsOf(self), r: record, v: version };
         }
-        let d = self.draw(r, v);
+        let d = self.draw(record, version);
         match (self.generator, self.content) {
-            (Generator::JsonDocs, _) => Expected::Json { text: self.printable(d), r },
+            (Generator::JsonDocs, _) => Expected::Json { text: self.printable(d), r: record },
             (Generator::Synthetic, ValueContent::Random) => Expected::Random { h: d.h, len: d.len },
             _ => Expected::Bytes(self.printable(d)),
         }
@@ -431,32 +432,32 @@ impl Expected<'_> {
     }
 }
 
-fn json_matches(text: &[u8], r: u64, found: &[u8]) -> bool {
+fn json_matches(text: &[u8], record: u64, found: &[u8]) -> bool {
     let Some(rest) = found.strip_prefix(JSON_HEAD) else { return false };
     let Some(rest) = rest.strip_prefix(text) else { return false };
     let Some(rest) = rest.strip_prefix(JSON_MID) else { return false };
     let mut buf = [0u8; 20];
-    let i = digits(JSON_EPOCH + r, &mut buf);
+    let i = digits(JSON_EPOCH + record, &mut buf);
     rest.len() == 21 - i && rest[..20 - i] == buf[i..] && rest[20 - i] == b'}'
 }
 
-/// Appends the `d.len` random bytes of draw `d`.
-fn push_random(out: &mut Vec<u8>, d: Draw) {
-    let end = out.len() + d.len;
+/// Appends the `draw.len` random bytes of `draw`.
+fn push_random(out: &mut Vec<u8>, draw: Draw) {
+    let end = out.len() + draw.len;
     let mut i = 0;
     while out.len() < end {
-        let w = rnd(d.h, i).to_le_bytes();
+        let w = rnd(draw.h, i).to_le_bytes();
         let take = (end - out.len()).min(8);
         out.extend_from_slice(&w[..take]);
         i += 1;
     }
 }
 
-fn random_matches(d: Draw, found: &[u8]) -> bool {
-    if found.len() != d.len {
+fn random_matches(draw: Draw, found: &[u8]) -> bool {
+    if found.len() != draw.len {
         return false;
     }
-    found.chunks(8).enumerate().all(|(i, c)| rnd(d.h, i as u64).to_le_bytes()[..c.len()] == *c)
+    found.chunks(8).enumerate().all(|(i, c)| rnd(draw.h, i as u64).to_le_bytes()[..c.len()] == *c)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -468,29 +469,29 @@ pub const YCSB_ITEM_COUNT: u64 = 10_000_000_000;
 pub const YCSB_ZETAN: f64 = 26.46902820178302;
 pub const YCSB_THETA: f64 = 0.99;
 
-/// zeta(n, theta) = sum of 1/i^theta for i = 1..=n, summed in YCSB's order (exact YCSB result,
-/// O(n)).
-pub fn zeta(n: u64, theta: f64) -> f64 {
-    zeta_from(0, n, theta, 0.0)
+/// zeta(items, theta) = sum of 1/i^theta for i = 1..=items, summed in YCSB's order (exact YCSB
+/// result, O(items)).
+pub fn zeta(items: u64, theta: f64) -> f64 {
+    zeta_from(0, items, theta, 0.0)
 }
 
 /// YCSB's incremental zeta: `sum` (= zeta(st)) plus 1/(i+1)^theta for i = st..n, in order.
-pub fn zeta_from(st: u64, n: u64, theta: f64, sum: f64) -> f64 {
-    (st..n).fold(sum, |s, i| s + 1.0 / ((i + 1) as f64).powf(theta))
+pub fn zeta_from(st: u64, items: u64, theta: f64, sum: f64) -> f64 {
+    (st..items).fold(sum, |s, i| s + 1.0 / ((i + 1) as f64).powf(theta))
 }
 
-/// zeta(n, theta) by Euler–Maclaurin: the first `M` terms summed, the rest as the integral plus
+/// zeta(items, theta) by Euler–Maclaurin: the first `M` terms summed, the rest as the integral plus
 /// the end-point and the B2, B4 corrections. The next term is below 1e-16 for M = 1000, so the
 /// result is as accurate as the double it holds (YCSB's summed ZETAN is 3.2e-11 above it).
-pub fn zeta_em(n: u64, theta: f64) -> f64 {
+pub fn zeta_em(items: u64, theta: f64) -> f64 {
     const M: u64 = 1000;
-    if n <= M {
-        return zeta(n, theta);
+    if items <= M {
+        return zeta(items, theta);
     }
     let f = |x: f64| x.powf(-theta);
     let d1 = |x: f64| -theta * x.powf(-theta - 1.0);
     let d3 = |x: f64| -theta * (theta + 1.0) * (theta + 2.0) * x.powf(-theta - 3.0);
-    let (a, b) = (M as f64, n as f64);
+    let (a, b) = (M as f64, items as f64);
     let integral = (b.powf(1.0 - theta) - a.powf(1.0 - theta)) / (1.0 - theta);
     let tail = integral + (f(a) + f(b)) / 2.0 + (d1(b) - d1(a)) / 12.0 - (d3(b) - d3(a)) / 720.0;
     zeta(M - 1, theta) + tail
@@ -506,23 +507,23 @@ pub fn eta(items: u64, theta: f64, zetan: f64) -> f64 {
     (1.0 - (2.0 / items as f64).powf(1.0 - theta)) / (1.0 - zeta2(theta) / zetan)
 }
 
-/// YCSB's ZipfianGenerator.nextLong(itemcount) for a uniform double `u`.
+/// YCSB's ZipfianGenerator.nextLong(itemcount) for a uniform double `uniform`.
 #[inline]
-pub fn zipf(u: f64, itemcount: u64, zetan: f64, eta: f64, theta: f64, alpha: f64) -> u64 {
-    zipf_with(u, itemcount as f64, zetan, eta, 1.0 + 0.5f64.powf(theta), alpha)
+pub fn zipf(uniform: f64, itemcount: u64, zetan: f64, eta: f64, theta: f64, alpha: f64) -> u64 {
+    zipf_with(uniform, itemcount as f64, zetan, eta, 1.0 + 0.5f64.powf(theta), alpha)
 }
 
 /// `zipf` with `1 + 0.5^theta` precomputed (`second`).
 #[inline]
-pub fn zipf_with(u: f64, itemcount: f64, zetan: f64, eta: f64, second: f64, alpha: f64) -> u64 {
-    let uz = u * zetan;
+pub fn zipf_with(uniform: f64, itemcount: f64, zetan: f64, eta: f64, second: f64, alpha: f64) -> u64 {
+    let uz = uniform * zetan;
     if uz < 1.0 {
         return 0;
     }
     if uz < second {
         return 1;
     }
-    (itemcount * (eta * u - eta + 1.0).powf(alpha)) as u64
+    (itemcount * (eta * uniform - eta + 1.0).powf(alpha)) as u64
 }
 
 fn check_theta(theta: f64) -> anyhow::Result<()> {
@@ -530,25 +531,26 @@ fn check_theta(theta: f64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The job's `zipfian` distribution over `n` records: YCSB's ScrambledZipfianGenerator.
-/// YCSB itself uses n = loaded + expected inserts + 1 and draws again above the newest record.
-pub fn zipfian_dist(n: u64, theta: f64) -> anyhow::Result<Dist> {
+/// The job's `zipfian` distribution over `records` records: YCSB's ScrambledZipfianGenerator.
+/// YCSB itself uses `records` = loaded + expected inserts + 1 and draws again above the newest
+/// record.
+pub fn zipfian_dist(records: u64, theta: f64) -> anyhow::Result<Dist> {
     check_theta(theta)?;
-    ensure!(n >= 1, "zipfian over 0 records");
+    ensure!(records >= 1, "zipfian over 0 records");
     let items = YCSB_ITEM_COUNT + 1;
     let zetan = if theta == YCSB_THETA { YCSB_ZETAN } else { zeta_em(items, theta) };
     let eta = eta(items, theta, zetan);
-    Ok(Dist::Zipfian { n, items, zetan, eta, theta, alpha: 1.0 / (1.0 - theta) })
+    Ok(Dist::Zipfian { n: records, items, zetan, eta, theta, alpha: 1.0 / (1.0 - theta) })
 }
 
 /// The job's `latest` distribution: YCSB's SkewedLatestGenerator, whose ZipfianGenerator is
 /// built with items = the newest record `last0` at construction (zeta summed as YCSB does).
-pub fn latest_dist(n: u64, last0: u64, theta: f64) -> anyhow::Result<Dist> {
+pub fn latest_dist(records: u64, last0: u64, theta: f64) -> anyhow::Result<Dist> {
     check_theta(theta)?;
     ensure!(last0 >= 1, "latest needs at least 2 records before the phase (newest record is {last0})");
     let zetan = zeta(last0, theta);
     let eta = eta(last0, theta, zetan);
-    Ok(Dist::Latest { n, count: last0, zetan, eta, theta, alpha: 1.0 / (1.0 - theta) })
+    Ok(Dist::Latest { n: records, count: last0, zetan, eta, theta, alpha: 1.0 / (1.0 - theta) })
 }
 
 /// A thread's state of YCSB's SkewedLatestGenerator: zetan grows as `last` grows, and eta is
@@ -570,13 +572,13 @@ impl Latest {
         Latest { items: count, countforzeta: count, zetan, eta, theta, alpha, second }
     }
 
-    /// The record for uniform `u` when the newest record is `last`.
+    /// The record for the uniform double `uniform` when the newest record is `last`.
     #[inline]
-    pub fn next(&mut self, u: f64, last: u64) -> u64 {
+    pub fn next(&mut self, uniform: f64, last: u64) -> u64 {
         if last > self.countforzeta {
             self.grow(last);
         }
-        last - zipf_with(u, last as f64, self.zetan, self.eta, self.second, self.alpha).min(last)
+        last - zipf_with(uniform, last as f64, self.zetan, self.eta, self.second, self.alpha).min(last)
     }
 
     #[cold]
