@@ -1,6 +1,41 @@
-//! Reports derived from a result file. Every format renders the same [`Section`] model, so
-//! the terminal table, Markdown and HTML always agree; CSV, JSON, YCSB lines and `.hlog`
-//! interval logs are flat views of the canonical JSON.
+//! kvbench-report: every view of a result file. It stands on the model alone and never
+//! measures: what it shows is in the result (docs/results.md).
+//!
+//! Every format renders the same [`Section`] model, so the terminal table, Markdown and HTML
+//! always agree; CSV, JSON, YCSB lines and `.hlog` interval logs are flat views of the canonical
+//! JSON. Beside the per-run views ([`render`], [`render_with`]): [`compare()`] and its verdicts
+//! across runs, the `[report]` table a scenario declares for the article or suite it reproduces
+//! ([`own_table`]), the dashboard over a history ([`dashboard()`]), and the regime line that says
+//! whether the data fit in memory ([`regime`]).
+//!
+//! A result rendered as Markdown: the summary names each row's space and load rate.
+//!
+//! ```
+//! use kvbench_model::result::{EngineResult, PhaseResult, RunResult, Status};
+//! use kvbench_report::{render, Format};
+//!
+//! let load = PhaseResult {
+//!     name: "load".into(),
+//!     kind: "load".into(),
+//!     status: Status::Ok,
+//!     ops: 1000,
+//!     wall_ns: 2_000_000,
+//!     elapsed_ns: 2_000_000,
+//!     ops_per_sec: 500_000.0,
+//!     ..Default::default()
+//! };
+//! let row = EngineResult {
+//!     label: "lmdb".into(),
+//!     engine: "lmdb".into(),
+//!     status: Status::Ok,
+//!     space_bytes: 192 << 10,
+//!     phases: vec![load],
+//!     ..Default::default()
+//! };
+//! let run = RunResult { scenario: "quick".into(), engines: vec![row], ..Default::default() };
+//! let page = render(&run, Format::Markdown);
+//! assert!(page.contains("| lmdb |") && page.contains("192.0 KiB"), "{page}");
+//! ```
 
 use kvbench_model::result::RunResult;
 
