@@ -377,7 +377,7 @@ pub unsafe extern "C" fn kvb_next(th: *mut kvb_thread) -> *const kvb_block {
 pub unsafe extern "C" fn kvb_done(
     th: *mut kvb_thread,
     units_run: u32,
-    t: *const i64,
+    times: *const i64,
     got: *const u8,
     got_len: *const i32,
 ) {
@@ -386,11 +386,11 @@ pub unsafe extern "C" fn kvb_done(
     let units = th.view.units as usize;
     let keys = th.th.block.key_off.len().saturating_sub(1);
     // SAFETY: the sizes per the contract.
-    let (t, got_len) = unsafe { (slice(t, 2 * units), slice(got_len, keys)) };
+    let (times, got_len) = unsafe { (slice(times, 2 * units), slice(got_len, keys)) };
     let total: usize = got_len.iter().filter(|&&n| n > 0).map(|&n| n as usize).sum();
     // SAFETY: got holds the sum of the non-negative lengths.
     let got = unsafe { slice(got, total) };
-    guard((), || th.th.done(units_run, t, got, got_len));
+    guard((), || th.th.done(units_run, times, got, got_len));
 }
 
 /// # Safety
@@ -398,7 +398,7 @@ pub unsafe extern "C" fn kvb_done(
 #[no_mangle]
 pub unsafe extern "C" fn kvb_error(
     th: *mut kvb_thread,
-    u: u32,
+    unit: u32,
     kind: *const c_char,
     msg: *const c_char,
     at_ns: i64,
@@ -413,7 +413,7 @@ pub unsafe extern "C" fn kvb_error(
         "io" => EngineError::Io(std::io::Error::other(msg)),
         _ => EngineError::Store(msg),
     };
-    guard(true, || th.th.error(u, e, at_ns)).into()
+    guard(true, || th.th.error(unit, e, at_ns)).into()
 }
 
 /// # Safety

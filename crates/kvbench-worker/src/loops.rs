@@ -182,70 +182,70 @@ fn pipelined_units(
     }
 }
 
-/// Account the replies `recv_gets` returned on flight `f`: one sample each, then checked.
+/// Account the replies `recv_gets` returned on flight `flight`: one sample each, then checked.
 /// Returns true when the thread must stop.
 fn received(
     ctx: &Ctx<'_>,
-    t: &mut Tally,
-    f: &mut Flight,
+    tally: &mut Tally,
+    flight: &mut Flight,
     values: &[Option<Vec<u8>>],
-    r: kvbench_model::engine::Result<()>,
+    outcome: kvbench_model::engine::Result<()>,
     done: &mut Vec<Op>,
 ) -> bool {
     let end = stamp();
     let at = delta(ctx.start, end);
-    let n = values.len().min(f.ops.len());
+    let n = values.len().min(flight.ops.len());
     done.clear();
-    let samples = f.ops.drain(..n).map(|(o, sent)| {
+    let samples = flight.ops.drain(..n).map(|(o, sent)| {
         done.push(o);
         (delta(sent, end), at)
     });
-    t.sample_gets(samples, ctx.interval_ns);
+    tally.sample_gets(samples, ctx.interval_ns);
     ctx.done.fetch_add(n as u64, Ordering::Relaxed);
-    match r {
+    match outcome {
         Ok(()) => {
-            check_values(ctx, t, done, &values[..n]);
+            check_values(ctx, tally, done, &values[..n]);
             false
         }
         Err(e) => {
             if n == 0 {
                 // The connection is lost: its other gets will never be answered.
-                f.ops.clear();
+                flight.ops.clear();
             }
-            t.error(e)
+            tally.error(e)
         }
     }
 }
 
-/// Send as many of the thread's next gets on connection `c` as `f` has free slots, in one
+/// Send as many of the thread's next gets on connection `connection` as `flight` has free slots, in one
 /// write (nothing when the stream is done).
 fn refill(
     ctx: &Ctx<'_>,
     rd: &mut (dyn Reader + '_),
     stream: &mut OpStream,
-    c: usize,
-    f: &mut Flight,
+    connection: usize,
+    flight: &mut Flight,
     one: &mut Vec<Op>,
 ) -> kvbench_model::engine::Result<()> {
     let depth = ctx.step.pipeline.max(1) as usize;
-    let had = f.ops.len();
-    while f.ops.len() < depth && stream.next_unit(one) {
-        f.ops.extend(one.iter().map(|&o| (o, 0)));
+    let had = flight.ops.len();
+    while flight.ops.len() < depth && stream.next_unit(one) {
+        flight.ops.extend(one.iter().map(|&o| (o, 0)));
     }
-    let new = f.ops.len() - had;
+    let new = flight.ops.len() - had;
     if new == 0 {
         return Ok(());
     }
-    f.keys.resize_with(new.max(f.keys.len()), Vec::new);
-    for (i, (o, _)) in f.ops.range(had..).enumerate() {
-        ctx.data.key(o.record, &mut f.keys[i]);
+    flight.keys.resize_with(new.max(flight.keys.len()), Vec::new);
+    for (i, (o, _)) in flight.ops.range(had..).enumerate() {
+        ctx.data.key(o.record, &mut flight.keys[i]);
     }
-    let keys: Vec<&[u8]> = f.keys[..new].iter().map(|k| &k[..]).collect();
+    let keys: Vec<&[u8]> = flight.keys[..new].iter().map(|k| &k[..]).collect();
     let sent = stamp();
-    for (_, s) in f.ops.range_mut(had..) {
+    for (_, s) in flight.ops.range_mut(had..) {
         *s = sent;
     }
-    rd.send_gets(c, &keys)
+    rd.send_gets(connection, &keys)
 }
 
 fn open_reader<'a>(ctx: &Ctx<'a>) -> kvbench_model::engine::Result<Option<Box<dyn Reader + 'a>>> {
@@ -335,8 +335,8 @@ fn sample(ctx: &Ctx<'_>, tally: &mut Tally, kind: PhaseKind, t0: u64, due: Optio
 
 fn run_unit(
     ctx: &Ctx<'_>,
-    t: &mut Tally,
-    b: &mut Bufs,
+    tally: &mut Tally,
+    bufs: &mut Bufs,
     (reader, writer): Handles<'_, '_>,
     ops: &[Op],
     dirty: &mut bool,
@@ -348,12 +348,12 @@ fn run_unit(
         (PhaseKind::Update, _) if merges && ctx.engine.is_some_and(|e| e.writes_fields()) => {
             // The engine keeps fields apart: the one field goes out alone, nothing is read.
             *dirty = true;
-            field_unit(ctx, t, b, writer, first, due)
+            field_unit(ctx, tally, bufs, writer, first, due)
         }
         (PhaseKind::Update, Some(rd)) if merges => {
             // One field: read the record, merge the field in, write it back (units of one op).
             *dirty = true;
-            rmw_unit(ctx, t, b, (rd, writer), first, due)
+            rmw_unit(ctx, tally, bufs, (rd, writer), first, due)
         }
         (PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete, rd) => {
             // A reader's snapshot is not held across a write (as the worker core's blocks
@@ -361,15 +361,15 @@ fn run_unit(
             // would grow it without bound (LMDB's map fills).
             if let Some(rd) = rd {
                 if let Err(e) = rd.refresh() {
-                    return t.error(e);
+                    return tally.error(e);
                 }
             }
             *dirty = true;
-            write_unit(ctx, t, b, writer, ops, due)
+            write_unit(ctx, tally, bufs, writer, ops, due)
         }
-        (_, _) if ctx.step.open_per_op => open_get_unit(ctx, t, b, first, due),
+        (_, _) if ctx.step.open_per_op => open_get_unit(ctx, tally, bufs, first, due),
         (kind, Some(rd)) if kind == PhaseKind::MultiGet || ctx.step.kind == PhaseKind::MultiGet => {
-            multi_get_unit(ctx, t, b, rd, ops, due)
+            multi_get_unit(ctx, tally, bufs, rd, ops, due)
         }
         (kind, Some(rd)) => {
             // A reader holding a snapshot must see this thread's writes, and with writers on
@@ -381,31 +381,31 @@ fn run_unit(
                 PhaseKind::Scan => {
                     if fresh {
                         if let Err(e) = rd.refresh() {
-                            return t.error(e);
+                            return tally.error(e);
                         }
                     }
-                    scan_unit(ctx, t, b, rd, first, due)
+                    scan_unit(ctx, tally, bufs, rd, first, due)
                 }
                 PhaseKind::Rmw => {
                     *dirty = true;
-                    rmw_unit(ctx, t, b, (rd, writer), first, due)
+                    rmw_unit(ctx, tally, bufs, (rd, writer), first, due)
                 }
-                _ => get_unit(ctx, t, b, rd, first, due, fresh),
+                _ => get_unit(ctx, tally, bufs, rd, first, due, fresh),
             }
         }
         (_, None) => Err(EngineError::Store("no reader for a read operation".into())),
     };
     match r {
         Ok(()) => false,
-        Err(e) => t.error_at(e, delta(ctx.start, stamp()), ctx.interval_ns),
+        Err(e) => tally.error_at(e, delta(ctx.start, stamp()), ctx.interval_ns),
     }
 }
 
 /// A write batch: derive keys and values, take the records, one timed `write`.
 fn write_unit(
     ctx: &Ctx<'_>,
-    t: &mut Tally,
-    b: &mut Bufs,
+    tally: &mut Tally,
+    bufs: &mut Bufs,
     mut writer: Option<&mut (dyn Writer + '_)>,
     ops: &[Op],
     due: Option<u64>,
@@ -415,46 +415,49 @@ fn write_unit(
         && ops.iter().all(|o| o.kind == PhaseKind::Load)
         && writer.as_deref().is_some_and(|w| w.streams_rows());
     if let (true, Some(w)) = (streamed, writer.as_deref_mut()) {
-        return stream_unit(ctx, t, w, ops, due);
+        return stream_unit(ctx, tally, w, ops, due);
     }
     let n = ops.len();
-    b.keys.resize_with(n.max(b.keys.len()), Vec::new);
-    b.values.resize_with(n.max(b.values.len()), Vec::new);
-    lock_records(ctx, b, ops);
+    bufs.keys.resize_with(n.max(bufs.keys.len()), Vec::new);
+    bufs.values.resize_with(n.max(bufs.values.len()), Vec::new);
+    lock_records(ctx, bufs, ops);
     for (i, o) in ops.iter().enumerate() {
         let c = ctx.data.canon(o.record);
-        ctx.data.key(o.record, &mut b.keys[i]);
+        ctx.data.key(o.record, &mut bufs.keys[i]);
         if o.kind == PhaseKind::Load {
             // Each record loads its own value: of a repeated key, the last loaded one stays.
-            ctx.data.value(o.record, 0, &mut b.values[i]);
+            ctx.data.value(o.record, 0, &mut bufs.values[i]);
             continue;
         }
         let put = o.kind != PhaseKind::Delete;
         // Locked records continue from their pending state, so a record repeated within the
         // batch writes its next version; one thread updates the states as it goes.
-        let held = b.states.iter().position(|e| e.0 == c);
+        let held = bufs.states.iter().position(|e| e.0 == c);
         let s = match held {
-            Some(at) => b.states[at].1,
+            Some(at) => bufs.states[at].1,
             None => ctx.state.begin_write(c, false),
         };
         if put {
-            ctx.data.value(c, writes(s), &mut b.values[i]);
+            ctx.data.value(c, writes(s), &mut bufs.values[i]);
         }
         let next = if put { after_put(s) } else { after_delete(s) };
         match held {
-            Some(at) => b.states[at].1 = next,
+            Some(at) => bufs.states[at].1 = next,
             None => ctx.state.end_write(c, next),
         }
     }
     let batch: Vec<WriteOp<'_>> = ops
         .iter()
         .enumerate()
-        .map(|(i, o)| WriteOp { key: &b.keys[i], value: (o.kind != PhaseKind::Delete).then_some(&b.values[i][..]) })
+        .map(|(i, o)| WriteOp {
+            key: &bufs.keys[i],
+            value: (o.kind != PhaseKind::Delete).then_some(&bufs.values[i][..]),
+        })
         .collect();
     let t0 = stamp();
     let r = put(ctx, writer, &batch);
-    sample(ctx, t, ops[0].kind, t0, due, n as u64);
-    for &(c, next, _) in &b.states {
+    sample(ctx, tally, ops[0].kind, t0, due, n as u64);
+    for &(c, next, _) in &bufs.states {
         ctx.state.end_write(c, next);
     }
     r
@@ -465,8 +468,8 @@ fn write_unit(
 /// load, and never held all at once. A load writes new records only, so no state changes.
 fn stream_unit(
     ctx: &Ctx<'_>,
-    t: &mut Tally,
-    w: &mut (dyn Writer + '_),
+    tally: &mut Tally,
+    writer: &mut (dyn Writer + '_),
     ops: &[Op],
     due: Option<u64>,
 ) -> kvbench_model::engine::Result<()> {
@@ -476,8 +479,8 @@ fn stream_unit(
         data.value(ops[i].record, 0, value);
     };
     let t0 = stamp();
-    let r = w.write_rows(ops.len(), &mut row);
-    sample(ctx, t, PhaseKind::Load, t0, due, ops.len() as u64);
+    let r = writer.write_rows(ops.len(), &mut row);
+    sample(ctx, tally, PhaseKind::Load, t0, due, ops.len() as u64);
     r
 }
 
@@ -565,7 +568,7 @@ fn verify_get(ctx: &Ctx<'_>, tally: &mut Tally, pending: &Pending<'_>, found: Op
 /// One timed get (after a refresh when the reader must see other threads' writes).
 fn timed_get<'r>(
     ctx: &Ctx<'_>,
-    t: &mut Tally,
+    tally: &mut Tally,
     rd: &'r mut (dyn Reader + '_),
     key: &[u8],
     buf: &'r mut Vec<u8>,
@@ -577,7 +580,7 @@ fn timed_get<'r>(
     }
     let t0 = stamp();
     let r = rd.get_ref(key, buf);
-    sample(ctx, t, PhaseKind::Get, t0, due, 1);
+    sample(ctx, tally, PhaseKind::Get, t0, due, 1);
     r
 }
 
@@ -633,47 +636,47 @@ fn get_units(ctx: &Ctx<'_>, tally: &mut Tally, rd: &(dyn Reader + '_), stream: &
 /// One get: in a mixed phase, with writers on other threads, or on a reader that copies.
 fn get_unit(
     ctx: &Ctx<'_>,
-    t: &mut Tally,
-    b: &mut Bufs,
+    tally: &mut Tally,
+    bufs: &mut Bufs,
     rd: &mut (dyn Reader + '_),
-    o: &Op,
+    op: &Op,
     due: Option<u64>,
     fresh: bool,
 ) -> kvbench_model::engine::Result<()> {
-    let p = pending(ctx, b.first_key(), o);
-    let found = timed_get(ctx, t, rd, &b.keys[0], &mut b.found, due, fresh)?;
-    verify_get(ctx, t, &p, found);
+    let p = pending(ctx, bufs.first_key(), op);
+    let found = timed_get(ctx, tally, rd, &bufs.keys[0], &mut bufs.found, due, fresh)?;
+    verify_get(ctx, tally, &p, found);
     Ok(())
 }
 
 fn multi_get_unit(
     ctx: &Ctx<'_>,
-    t: &mut Tally,
-    b: &mut Bufs,
+    tally: &mut Tally,
+    bufs: &mut Bufs,
     rd: &mut (dyn Reader + '_),
     ops: &[Op],
     due: Option<u64>,
 ) -> kvbench_model::engine::Result<()> {
-    b.keys.resize_with(ops.len().max(b.keys.len()), Vec::new);
+    bufs.keys.resize_with(ops.len().max(bufs.keys.len()), Vec::new);
     for (i, o) in ops.iter().enumerate() {
-        ctx.data.key(o.record, &mut b.keys[i]);
+        ctx.data.key(o.record, &mut bufs.keys[i]);
     }
-    let keys: Vec<&[u8]> = b.keys[..ops.len()].iter().map(|k| &k[..]).collect();
+    let keys: Vec<&[u8]> = bufs.keys[..ops.len()].iter().map(|k| &k[..]).collect();
     // Beside a writer, a record may change during the call: its value is judged between the
     // states before and after, and the reader must see the writes before the call.
-    b.before.clear();
+    bufs.before.clear();
     if ctx.lock {
-        b.before.extend(ops.iter().map(|o| read_state(ctx, ctx.data.canon(o.record))));
+        bufs.before.extend(ops.iter().map(|o| read_state(ctx, ctx.data.canon(o.record))));
         rd.refresh()?;
     }
     let t0 = stamp();
-    let r = rd.multi_get(&keys, &mut b.multi);
-    sample(ctx, t, PhaseKind::MultiGet, t0, due, ops.len() as u64);
+    let r = rd.multi_get(&keys, &mut bufs.multi);
+    sample(ctx, tally, PhaseKind::MultiGet, t0, due, ops.len() as u64);
     r?;
     if ctx.lock {
-        check_between(ctx, t, ops, &b.multi, &b.before);
+        check_between(ctx, tally, ops, &bufs.multi, &bufs.before);
     } else {
-        check_values(ctx, t, ops, &b.multi);
+        check_values(ctx, tally, ops, &bufs.multi);
     }
     Ok(())
 }
@@ -707,25 +710,25 @@ fn check_values(ctx: &Ctx<'_>, tally: &mut Tally, ops: &[Op], values: &[Option<V
 /// of the next version are one timed unit, of the op's kind.
 fn rmw_unit(
     ctx: &Ctx<'_>,
-    t: &mut Tally,
-    b: &mut Bufs,
+    tally: &mut Tally,
+    bufs: &mut Bufs,
     (rd, writer): (&mut (dyn Reader + '_), Option<&mut (dyn Writer + '_)>),
-    o: &Op,
+    op: &Op,
     due: Option<u64>,
 ) -> kvbench_model::engine::Result<()> {
-    let c = ctx.data.canon(o.record);
-    b.values.resize_with(1.max(b.values.len()), Vec::new);
-    b.one_key(ctx.data, o.record);
+    let c = ctx.data.canon(op.record);
+    bufs.values.resize_with(1.max(bufs.values.len()), Vec::new);
+    bufs.one_key(ctx.data, op.record);
     let s = ctx.state.begin_write(c, ctx.lock);
     // The read must see the record's last write: a snapshot taken after the record is ours.
     if let Err(e) = rd.refresh() {
         ctx.state.end_write(c, s);
         return Err(e);
     }
-    ctx.data.value(c, writes(s), &mut b.values[0]);
+    ctx.data.value(c, writes(s), &mut bufs.values[0]);
     // An engine that keeps fields apart writes back only the field changed (YCSB F on Redis).
     let apart = ctx.engine.is_some_and(|e| e.writes_fields());
-    let field = match if apart { one_field(ctx, c, s, &b.values[0]) } else { Ok(None) } {
+    let field = match if apart { one_field(ctx, c, s, &bufs.values[0]) } else { Ok(None) } {
         Ok(f) => f,
         Err(e) => {
             ctx.state.end_write(c, s);
@@ -734,14 +737,14 @@ fn rmw_unit(
     };
     let t0 = stamp();
     let r = rd
-        .get(&b.keys[0], &mut b.found)
-        .and_then(|found| write_one(ctx, writer, &b.keys[0], &b.values[0], field).map(|_| found));
+        .get(&bufs.keys[0], &mut bufs.found)
+        .and_then(|found| write_one(ctx, writer, &bufs.keys[0], &bufs.values[0], field).map(|_| found));
     // Timed as what the step asked: a read-modify-write, or an update merging one field.
-    sample(ctx, t, o.kind, t0, due, 1);
+    sample(ctx, tally, op.kind, t0, due, 1);
     ctx.state.end_write(c, if r.is_ok() { after_put(s) } else { s });
     let found = r?;
     let exp = if state::present(s) { Expect::Version(writes(s) - 1) } else { Expect::Absent };
-    check(ctx, t, c, exp, found.then_some(&b.found[..]));
+    check(ctx, tally, c, exp, found.then_some(&bufs.found[..]));
     Ok(())
 }
 
@@ -750,18 +753,18 @@ fn rmw_unit(
 /// version that writes every field) is written whole.
 fn field_unit(
     ctx: &Ctx<'_>,
-    t: &mut Tally,
-    b: &mut Bufs,
+    tally: &mut Tally,
+    bufs: &mut Bufs,
     writer: Option<&mut (dyn Writer + '_)>,
-    o: &Op,
+    op: &Op,
     due: Option<u64>,
 ) -> kvbench_model::engine::Result<()> {
-    let c = ctx.data.canon(o.record);
-    b.values.resize_with(1.max(b.values.len()), Vec::new);
-    b.one_key(ctx.data, o.record);
+    let c = ctx.data.canon(op.record);
+    bufs.values.resize_with(1.max(bufs.values.len()), Vec::new);
+    bufs.one_key(ctx.data, op.record);
     let s = ctx.state.begin_write(c, ctx.lock);
-    ctx.data.value(c, writes(s), &mut b.values[0]);
-    let (key, value) = (&b.keys[0][..], &b.values[0][..]);
+    ctx.data.value(c, writes(s), &mut bufs.values[0]);
+    let (key, value) = (&bufs.keys[0][..], &bufs.values[0][..]);
     let field = match one_field(ctx, c, s, value) {
         Ok(f) => f,
         Err(e) => {
@@ -771,22 +774,24 @@ fn field_unit(
     };
     let t0 = stamp();
     let r = write_one(ctx, writer, key, value, field);
-    sample(ctx, t, o.kind, t0, due, 1);
+    sample(ctx, tally, op.kind, t0, due, 1);
     ctx.state.end_write(c, if r.is_ok() { after_put(s) } else { s });
     r
 }
 
-/// The one field (name, bytes) the next version of record `c` in state `s` writes, found in
+/// The one field (name, bytes) the next version of record `record` in state `record_state` writes, found in
 /// its derived `value` before the clock starts; `None` when it writes the whole record.
 fn one_field<'v>(
     ctx: &Ctx<'_>,
-    c: u64,
-    s: u32,
+    record: u64,
+    record_state: u32,
     value: &'v [u8],
 ) -> kvbench_model::engine::Result<Option<(&'v [u8], &'v [u8])>> {
-    let Some(i) = ctx.data.field_written(c, writes(s)).filter(|_| state::present(s)) else { return Ok(None) };
+    let Some(i) = ctx.data.field_written(record, writes(record_state)).filter(|_| state::present(record_state)) else {
+        return Ok(None);
+    };
     let field = kvbench_model::job::split_fields(value).and_then(|f| f.get(i as usize).copied());
-    field.map(Some).ok_or_else(|| EngineError::Store(format!("value of record {c} has no field {i}")))
+    field.map(Some).ok_or_else(|| EngineError::Store(format!("value of record {record} has no field {i}")))
 }
 
 /// Writes one field where there is one (the engine keeps fields apart), else the record.
@@ -807,24 +812,24 @@ fn write_one(
 /// Article 000's method: open, read one key, close — all inside the sample.
 fn open_get_unit(
     ctx: &Ctx<'_>,
-    t: &mut Tally,
-    b: &mut Bufs,
-    o: &Op,
+    tally: &mut Tally,
+    bufs: &mut Bufs,
+    op: &Op,
     due: Option<u64>,
 ) -> kvbench_model::engine::Result<()> {
     let open = ctx.reopen.ok_or_else(|| EngineError::Store("open per operation without an opener".into()))?;
-    let c = ctx.data.canon(o.record);
-    b.one_key(ctx.data, o.record);
+    let c = ctx.data.canon(op.record);
+    bufs.one_key(ctx.data, op.record);
     let t0 = stamp();
     let r = open().and_then(|e| {
-        let found = e.reader()?.get(&b.keys[0], &mut b.found)?;
+        let found = e.reader()?.get(&bufs.keys[0], &mut bufs.found)?;
         e.close()?;
         Ok(found)
     });
-    sample(ctx, t, PhaseKind::Get, t0, due, 1);
+    sample(ctx, tally, PhaseKind::Get, t0, due, 1);
     let found = r?;
     let s = read_state(ctx, c);
-    check(ctx, t, c, State::expect(s, s), found.then_some(&b.found[..]));
+    check(ctx, tally, c, State::expect(s, s), found.then_some(&bufs.found[..]));
     Ok(())
 }
 
@@ -965,31 +970,31 @@ impl ScanCheck {
 /// A scan from record `o.record`'s key for `o.len` records (0: to the end), as YCSB's.
 fn scan_unit(
     ctx: &Ctx<'_>,
-    t: &mut Tally,
-    b: &mut Bufs,
+    tally: &mut Tally,
+    bufs: &mut Bufs,
     rd: &mut (dyn Reader + '_),
-    o: &Op,
+    op: &Op,
     due: Option<u64>,
 ) -> kvbench_model::engine::Result<()> {
     let data = ctx.data;
     let positions = data.positions();
-    let len = if o.len == 0 { positions } else { o.len };
-    b.keys.resize_with(1.max(b.keys.len()), Vec::new);
-    data.key(o.record, &mut b.keys[0]);
-    let p = data.rank(o.record);
+    let len = if op.len == 0 { positions } else { op.len };
+    bufs.keys.resize_with(1.max(bufs.keys.len()), Vec::new);
+    data.key(op.record, &mut bufs.keys[0]);
+    let p = data.rank(op.record);
     let mut check = ScanCheck::new(!ctx.lock, p, positions);
     let verify = ctx.step.verify;
     let mut seen = 0u64;
     let t0 = stamp();
-    let r = rd.scan(Some(&b.keys[0]), len as usize, &mut |k, v| {
+    let r = rd.scan(Some(&bufs.keys[0]), len as usize, &mut |k, v| {
         seen += 1;
         !verify || check.visit(data, ctx.state, k, v)
     });
-    sample(ctx, t, PhaseKind::Scan, t0, due, seen);
+    sample(ctx, tally, PhaseKind::Scan, t0, due, seen);
     r?;
     if verify {
-        t.mismatches += check.bad;
-        t.missing += check.missing(data, ctx.state, len);
+        tally.mismatches += check.bad;
+        tally.missing += check.missing(data, ctx.state, len);
     }
     Ok(())
 }

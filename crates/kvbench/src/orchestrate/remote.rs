@@ -111,7 +111,7 @@ impl HostsRun {
         &self,
         run: &str,
         job: &Job,
-        r: &Resolved,
+        resolved: &Resolved,
         local_dir: &Path,
         timeout: Duration,
     ) -> Result<Vec<HostSteps>, String> {
@@ -120,7 +120,7 @@ impl HostsRun {
         let mut local_jobs = Vec::new();
         for (i, host) in self.hosts.iter().enumerate() {
             let base = self.base(run, i);
-            let (exe, mut args, bin) = self.worker(r, i, &base)?;
+            let (exe, mut args, bin) = self.worker(resolved, i, &base)?;
             let mut uploads: Vec<Upload> = bin.into_iter().collect();
             let mut hj = job.clone();
             hj.dir = PathBuf::from(format!("{base}/{row_dir}"));

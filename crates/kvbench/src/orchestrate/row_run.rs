@@ -28,7 +28,7 @@ use kvbench_policy::jobs::{self, JobPlan};
 #[allow(clippy::too_many_arguments)]
 pub fn run_variant(
     sh: &Shared<'_>,
-    v: &Variant,
+    variant: &Variant,
     ready: &ReadyRow,
     job: &Result<JobPlan, String>,
     dir: &Path,
@@ -46,14 +46,14 @@ pub fn run_variant(
         return fail(row, e);
     }
     let server = &ready.server;
-    let (url, token, netns) = match reach(v, server, pool, row) {
+    let (url, token, netns) = match reach(variant, server, pool, row) {
         Ok(access) => access,
         Err(e) => return fail(row, e),
     };
     plan.place(dir, url, token);
-    let limit = row_limit(sh, v, &row.label);
+    let limit = row_limit(sh, variant, &row.label);
     // A kill needs a cluster kvbench started (not one given by url).
-    let started = server.as_ref().filter(|_| v.url.is_none()).map(|(n, _)| n.clone());
+    let started = server.as_ref().filter(|_| variant.url.is_none()).map(|(n, _)| n.clone());
     let members = started.as_deref().map(|n| pool.members(n)).unwrap_or_default();
     if o.hosts.is_some() {
         no_kills_on_hosts(&mut plan.phases);
@@ -75,7 +75,7 @@ pub fn run_variant(
         return on_hosts(sh, h, (r, &limit), dir, &plan, row, extra);
     }
     let log_path = dir.with_extension("log");
-    let mut group = match row_group(sh, v, dir) {
+    let mut group = match row_group(sh, variant, dir) {
         Ok(g) => g,
         Err(e) => return fail(row, e),
     };
@@ -122,14 +122,14 @@ fn fresh_dir(dir: &Path) -> Result<(), String> {
 /// The URL and token the row's client uses: the row's own `url`, or those of the server
 /// kvbench starts for it (whose facts go into the row's settings).
 fn reach(
-    v: &Variant,
+    variant: &Variant,
     server: &Option<(String, kvbench_engines::ShapedStart)>,
     pool: &mut ServerPool,
     row: &mut EngineResult,
 ) -> Result<Reached, String> {
-    let (Some((name, start)), None) = (server, &v.url) else {
+    let (Some((name, start)), None) = (server, &variant.url) else {
         // `env:NAME` and `file:PATH` become the URL only here, in the job the worker reads.
-        let url = v.url.as_deref().map(kvbench_model::secret::resolve_url).transpose()?;
+        let url = variant.url.as_deref().map(kvbench_model::secret::resolve_url).transpose()?;
         return Ok((url, None, None));
     };
     let access = pool.get(name, start.as_ref()).map_err(|e| format!("server did not start: {e}"))?;
@@ -166,10 +166,10 @@ fn row_limit(sh: &Shared<'_>, variant: &Variant, label: &str) -> RowTimeout {
 }
 
 /// A worker's timeout error with the row's timeout and what sets it.
-fn timeout_said(outcome: Result<(), String>, t: &RowTimeout) -> Result<(), String> {
+fn timeout_said(outcome: Result<(), String>, timeout: &RowTimeout) -> Result<(), String> {
     outcome.map_err(|e| {
         if e.contains("within") && e.contains("was killed") {
-            format!("{e} (timeout: {})", t.why)
+            format!("{e} (timeout: {})", timeout.why)
         } else {
             e
         }
@@ -267,15 +267,15 @@ fn disk_figures(
 /// disk readings taken at each step's end and every interval.
 fn run_worker(
     sh: &Shared<'_>,
-    w: &Worker<'_>,
+    worker: &Worker<'_>,
     plan: &jobs::JobPlan,
     faults: &mut Faults,
     row: &mut EngineResult,
     mut watch: Watch<'_>,
 ) -> (Result<(), String>, BTreeMap<usize, StepResult>, Readings) {
-    let (job_path, log_path) = (w.job, w.log);
-    let mut cmd = command(w.r, job_path, row);
-    if let Some(fd) = w.netns {
+    let (job_path, log_path) = (worker.job, worker.log);
+    let mut cmd = command(worker.r, job_path, row);
+    if let Some(fd) = worker.netns {
         join_netns(&mut cmd, fd);
     }
     if let Some(g) = watch.group {
@@ -289,7 +289,7 @@ fn run_worker(
     let names: BTreeMap<usize, String> =
         plan.phases.iter().filter_map(|p| p.main.map(|m| (m, p.name.clone()))).collect();
     let mut steps: BTreeMap<usize, StepResult> = BTreeMap::new();
-    let timeout = Duration::from_secs(w.timeout.secs.max(1));
+    let timeout = Duration::from_secs(worker.timeout.secs.max(1));
     let probe = watch.probe;
     let marks = &mut watch.readings.marks;
     let outcome = follow_worker(&mut cmd, log_path, timeout, &mut |pgid| probe.set_worker(pgid), &mut |ev| match ev {
@@ -315,7 +315,7 @@ fn run_worker(
     });
     bar.finish_and_clear();
     watch.readings.samples = sampler.finish();
-    (timeout_said(outcome, w.timeout), steps, watch.readings)
+    (timeout_said(outcome, worker.timeout), steps, watch.readings)
 }
 
 fn hello(row: &mut EngineResult, ev: &Event) {
@@ -345,7 +345,7 @@ fn no_kills_on_hosts(phases: &mut [jobs::PhasePlan]) {
 #[allow(clippy::too_many_arguments)]
 fn on_hosts(
     sh: &Shared<'_>,
-    h: &HostsRun,
+    hosts: &HostsRun,
     (r, limit): (&Resolved, &RowTimeout),
     dir: &Path,
     plan: &jobs::JobPlan,
@@ -353,7 +353,7 @@ fn on_hosts(
     extra: &mut Vec<EngineResult>,
 ) {
     let timeout = Duration::from_secs(limit.secs.max(1));
-    let got = match h.run_row(&sh.run_name(), &plan.job, r, dir, timeout) {
+    let got = match hosts.run_row(&sh.run_name(), &plan.job, r, dir, timeout) {
         Ok(g) => g,
         Err(e) => return fail(row, e),
     };
@@ -363,7 +363,7 @@ fn on_hosts(
     for st in got.first().map(|g| g.steps.values()).into_iter().flatten() {
         row.settings.extend(st.settings.clone());
     }
-    row.hosts = h.clocks(&got);
+    row.hosts = hosts.clocks(&got);
     row.settings.insert("hosts".into(), host_list(&got));
     for (g, clock) in got.iter().zip(&row.hosts) {
         extra.push(host_row(row, g, clock, plan));
@@ -393,18 +393,18 @@ fn host_list(got: &[super::remote::HostSteps]) -> String {
 /// with the row's).
 fn host_row(
     row: &EngineResult,
-    g: &super::remote::HostSteps,
+    host: &super::remote::HostSteps,
     clock: &kvbench_model::result::HostClock,
     plan: &jobs::JobPlan,
 ) -> EngineResult {
     let mut hr = EngineResult {
-        label: format!("{}@{}", row.label, g.tag),
-        phases: kvbench_policy::outcome::phases(&plan.phases, &g.steps),
+        label: format!("{}@{}", row.label, host.tag),
+        phases: kvbench_policy::outcome::phases(&plan.phases, &host.steps),
         hosts: vec![clock.clone()],
         ..row.clone()
     };
-    hr.settings.insert("host".into(), g.target.clone());
-    hr.error = g.error.clone();
+    hr.settings.insert("host".into(), host.target.clone());
+    hr.error = host.error.clone();
     hr
 }
 
