@@ -44,33 +44,33 @@ fn cpu_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
-/// CPU ns per op of `f` over the op stream (best of three).
-fn time(ds: &Dataset, s: &OpsStep, mut f: impl FnMut(u64)) -> f64 {
+/// CPU ns per op of `derive` over the op stream (best of three).
+fn time(ds: &Dataset, step: &OpsStep, mut derive: impl FnMut(u64)) -> f64 {
     (0..3)
         .map(|_| {
             let t = cpu_ns();
-            for op in OpStream::new(ds, s, 0, 1).expect("valid step") {
-                f(op.record);
+            for op in OpStream::new(ds, step, 0, 1).expect("valid step") {
+                derive(op.record);
             }
-            (cpu_ns() - t) as f64 / s.count as f64
+            (cpu_ns() - t) as f64 / step.count as f64
         })
         .fold(f64::INFINITY, f64::min)
 }
 
-fn report(name: &str, ds: &Dataset, s: &OpsStep) {
+fn report(name: &str, ds: &Dataset, step: &OpsStep) {
     let keys = Keys::new(ds, None).expect("keys");
     let values = Values::new(ds, None).expect("values");
     let (mut k, mut v) = (Vec::with_capacity(64), Vec::with_capacity(128));
-    let stream = time(ds, s, |r| {
+    let stream = time(ds, step, |r| {
         black_box(r);
     });
-    let key = time(ds, s, |r| keys.key(black_box(r), &mut k));
-    let build = time(ds, s, |r| {
+    let key = time(ds, step, |r| keys.key(black_box(r), &mut k));
+    let build = time(ds, step, |r| {
         keys.key(r, &mut k);
         values.value(black_box(r), 0, &mut v);
     });
     let mut bad = 0u64;
-    let all = time(ds, s, |r| {
+    let all = time(ds, step, |r| {
         keys.key(r, &mut k);
         values.value(black_box(r), 0, &mut v);
         bad += !values.matches(r, 0, black_box(&v)) as u64;
