@@ -41,6 +41,7 @@ pub mod batch;
 pub mod conformance;
 pub mod http;
 pub mod locked;
+mod mdb_family;
 pub mod memory;
 pub mod registry;
 pub mod servers;

@@ -4,8 +4,9 @@
 //! write transaction on a manager thread and takes a mutex around every call, costs that would
 //! be measured as libmdbx's (docs/decisions.md).
 //!
-//! One environment with its unnamed main table. A [`Reader`] holds one read-only transaction
-//! for its life (`refresh` resets and renews it); each write batch is one write transaction.
+//! One environment with its unnamed main table. Transactions, the write of a batch and the
+//! reader are [`mdb_family`]'s, shared with lmdb: a reader holds one read-only transaction for
+//! its life (`refresh` resets and renews it); each write batch is one write transaction.
 //! `MDBX_NOSTICKYTHREADS` lets a transaction be used from any thread (like LMDB's `MDBX_NOTLS`)
 //! and a thread hold a reader while it writes (mixed phases). The file grows on demand up to
 //! its upper bound (`max_size`).
@@ -14,6 +15,7 @@ use std::collections::BTreeMap;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::mdb_family::{self, Step};
 use kvbench_model::engine::*;
 use libc::c_int;
 use mdbx_sys::*;
@@ -55,28 +57,85 @@ fn version() -> String {
     format!("{}.{}.{}", v.major, v.minor, v.patch)
 }
 
-/// The one place a libmdbx return code becomes an error.
-#[inline]
-fn check(rc: c_int, call: &str) -> Result<()> {
-    if rc == MDBX_SUCCESS {
-        return Ok(());
+/// libmdbx's names for the calls that [`mdb_family`] makes.
+pub(crate) enum MdbxApi {}
+
+impl mdb_family::Api for MdbxApi {
+    type Env = MDBX_env;
+    type Txn = MDBX_txn;
+    type Cursor = MDBX_cursor;
+    type Dbi = MDBX_dbi;
+    type Val = MDBX_val;
+    const ENGINE: &'static str = "libmdbx";
+    const PREFIX: &'static str = "mdbx_";
+    const SUCCESS: c_int = MDBX_SUCCESS;
+    const NOTFOUND: c_int = MDBX_NOTFOUND;
+
+    fn val(bytes: &[u8]) -> MDBX_val {
+        MDBX_val { iov_base: bytes.as_ptr() as *mut libc::c_void, iov_len: bytes.len() }
     }
-    Err(failure(rc, call))
+    fn empty() -> MDBX_val {
+        MDBX_val { iov_base: ptr::null_mut(), iov_len: 0 }
+    }
+    unsafe fn bytes<'a>(val: &MDBX_val) -> &'a [u8] {
+        if val.iov_len == 0 {
+            return &[];
+        }
+        std::slice::from_raw_parts(val.iov_base as *const u8, val.iov_len)
+    }
+    unsafe fn strerror(rc: c_int) -> *const libc::c_char {
+        mdbx_strerror(rc)
+    }
+    unsafe fn txn_begin(env: *mut MDBX_env, read_only: bool, txn: *mut *mut MDBX_txn) -> c_int {
+        let flags = if read_only { MDBX_TXN_RDONLY } else { MDBX_TXN_READWRITE };
+        mdbx_txn_begin_ex(env, ptr::null_mut(), flags, txn, ptr::null_mut())
+    }
+    unsafe fn txn_commit(txn: *mut MDBX_txn) -> c_int {
+        mdbx_txn_commit_ex(txn, ptr::null_mut())
+    }
+    unsafe fn txn_abort(txn: *mut MDBX_txn) {
+        mdbx_txn_abort_ex(txn, ptr::null_mut());
+    }
+    unsafe fn txn_reset(txn: *mut MDBX_txn) -> c_int {
+        mdbx_txn_reset(txn)
+    }
+    unsafe fn txn_renew(txn: *mut MDBX_txn) -> c_int {
+        mdbx_txn_renew(txn)
+    }
+    unsafe fn dbi_open(txn: *mut MDBX_txn, dbi: *mut MDBX_dbi) -> c_int {
+        mdbx_dbi_open(txn, ptr::null(), MDBX_DB_DEFAULTS, dbi)
+    }
+    unsafe fn get(txn: *mut MDBX_txn, dbi: MDBX_dbi, key: &mut MDBX_val, data: &mut MDBX_val) -> c_int {
+        mdbx_get(txn, dbi, key, data)
+    }
+    unsafe fn put(txn: *mut MDBX_txn, dbi: MDBX_dbi, key: &mut MDBX_val, data: &mut MDBX_val) -> c_int {
+        mdbx_put(txn, dbi, key, data, MDBX_UPSERT)
+    }
+    unsafe fn del(txn: *mut MDBX_txn, dbi: MDBX_dbi, key: &mut MDBX_val) -> c_int {
+        mdbx_del(txn, dbi, key, ptr::null())
+    }
+    unsafe fn cursor_open(txn: *mut MDBX_txn, dbi: MDBX_dbi, cursor: *mut *mut MDBX_cursor) -> c_int {
+        mdbx_cursor_open(txn, dbi, cursor)
+    }
+    unsafe fn cursor_close(cursor: *mut MDBX_cursor) {
+        mdbx_cursor_close(cursor)
+    }
+    unsafe fn cursor_renew(txn: *mut MDBX_txn, cursor: *mut MDBX_cursor) -> c_int {
+        mdbx_cursor_renew(txn, cursor)
+    }
+    unsafe fn cursor_get(cursor: *mut MDBX_cursor, key: &mut MDBX_val, data: &mut MDBX_val, step: Step) -> c_int {
+        let op = match step {
+            Step::First => MDBX_FIRST,
+            Step::SetRange => MDBX_SET_RANGE,
+            Step::Next => MDBX_NEXT,
+        };
+        mdbx_cursor_get(cursor, key, data, op)
+    }
 }
 
-#[cold]
-fn failure(rc: c_int, call: &str) -> EngineError {
-    // SAFETY: mdbx_strerror returns a NUL-terminated static (or strerror's) string.
-    let msg = unsafe { crate::c_str(mdbx_strerror(rc)) };
-    EngineError::Store(format!("libmdbx {call}: {msg} ({rc})"))
-}
-
-fn val(bytes: &[u8]) -> MDBX_val {
-    MDBX_val { iov_base: bytes.as_ptr() as *mut libc::c_void, iov_len: bytes.len() }
-}
-
-fn empty() -> MDBX_val {
-    MDBX_val { iov_base: ptr::null_mut(), iov_len: 0 }
+/// A libmdbx return code checked; `call` is the function's name without `mdbx_`.
+fn check(rc: c_int, call: &str) -> Result<()> {
+    mdb_family::check::<MdbxApi>(rc, call)
 }
 
 /// Warnings and errors only: libmdbx logs notices to stderr otherwise (every open and sync in
@@ -139,25 +198,20 @@ impl Mdbx {
         quiet_logs();
         let mut env = ptr::null_mut();
         // SAFETY: writes a fresh handle into `env`.
-        check(unsafe { mdbx_env_create(&mut env) }, "mdbx_env_create")?;
+        check(unsafe { mdbx_env_create(&mut env) }, "env_create")?;
         // From here on Drop closes the handle, whatever fails next.
         let mut db = Mdbx { env, dbi: 0, read_only, no_sync, flags, max_size, wrote: AtomicBool::new(false) };
         if !read_only {
             // SAFETY: a live handle not yet opened; -1 keeps libmdbx's default for that field.
             let rc = unsafe { mdbx_env_set_geometry(env, -1, -1, max_size as isize, -1, -1, -1) };
-            check(rc, "mdbx_env_set_geometry")?;
+            check(rc, "env_set_geometry")?;
         }
         // SAFETY: as above.
-        check(unsafe { mdbx_env_set_option(env, MDBX_opt_max_readers, MAX_READERS) }, "mdbx_env_set_option")?;
+        check(unsafe { mdbx_env_set_option(env, MDBX_opt_max_readers, MAX_READERS) }, "env_set_option")?;
         let path = crate::c_path(args.dir);
         // SAFETY: `path` is NUL-terminated and outlives the call; `env` is live.
-        check(unsafe { mdbx_env_open(env, path.as_ptr(), flags, 0o644) }, "mdbx_env_open")?;
-        let txn = Txn::begin(&db, if read_only { MDBX_TXN_RDONLY } else { MDBX_TXN_READWRITE })?;
-        let mut dbi = 0;
-        // SAFETY: a live txn; a null name is the main table, which always exists.
-        check(unsafe { mdbx_dbi_open(txn.ptr, ptr::null(), MDBX_DB_DEFAULTS, &mut dbi) }, "mdbx_dbi_open")?;
-        txn.commit()?;
-        db.dbi = dbi;
+        check(unsafe { mdbx_env_open(env, path.as_ptr(), flags, 0o644) }, "env_open")?;
+        db.dbi = mdb_family::main_dbi::<MdbxApi>(env, read_only)?;
         Ok(db)
     }
 
@@ -172,7 +226,7 @@ impl Mdbx {
         // SAFETY: every Reader borrows `self`, so none is alive; no transaction is open.
         let rc = unsafe { mdbx_env_close_ex(self.env, false) };
         self.env = ptr::null_mut();
-        r.and(check(rc, "mdbx_env_close_ex"))
+        r.and(check(rc, "env_close_ex"))
     }
 }
 
@@ -182,43 +236,13 @@ impl Mdbx {
     fn sync(&self) -> Result<()> {
         // SAFETY: the env is open read-write.
         let rc = unsafe { mdbx_env_sync_ex(self.env, true, false) };
-        check(if rc == MDBX_RESULT_TRUE { MDBX_SUCCESS } else { rc }, "mdbx_env_sync_ex")
+        check(if rc == MDBX_RESULT_TRUE { MDBX_SUCCESS } else { rc }, "env_sync_ex")
     }
 }
 
 impl Drop for Mdbx {
     fn drop(&mut self) {
         let _ = self.shut();
-    }
-}
-
-/// A transaction that aborts on Drop unless committed.
-struct Txn {
-    ptr: *mut MDBX_txn,
-}
-
-impl Txn {
-    fn begin(db: &Mdbx, flags: MDBX_txn_flags_t) -> Result<Txn> {
-        let mut ptr = ptr::null_mut();
-        // SAFETY: the env is open; no parent, no context.
-        let rc = unsafe { mdbx_txn_begin_ex(db.env, ptr::null_mut(), flags, &mut ptr, ptr::null_mut()) };
-        check(rc, "mdbx_txn_begin_ex")?;
-        Ok(Txn { ptr })
-    }
-
-    fn commit(mut self) -> Result<()> {
-        let p = std::mem::replace(&mut self.ptr, ptr::null_mut());
-        // SAFETY: a live transaction; commit frees it whether it succeeds or not.
-        check(unsafe { mdbx_txn_commit_ex(p, ptr::null_mut()) }, "mdbx_txn_commit_ex")
-    }
-}
-
-impl Drop for Txn {
-    fn drop(&mut self) {
-        if !self.ptr.is_null() {
-            // SAFETY: a live transaction that was not committed.
-            unsafe { mdbx_txn_abort_ex(self.ptr, ptr::null_mut()) };
-        }
     }
 }
 
@@ -232,31 +256,11 @@ impl Engine for Mdbx {
             return Err(EngineError::store("libmdbx: opened read-only"));
         }
         self.wrote.store(true, Ordering::Relaxed);
-        let txn = Txn::begin(self, MDBX_TXN_READWRITE)?;
-        for w in batch {
-            let k = val(w.key);
-            match w.value {
-                Some(v) => {
-                    let mut d = val(v);
-                    // SAFETY: a live write txn; key and data point to slices alive for the call
-                    // (libmdbx copies them into its pages).
-                    check(unsafe { mdbx_put(txn.ptr, self.dbi, &k, &mut d, MDBX_UPSERT) }, "mdbx_put")?;
-                }
-                None => {
-                    // SAFETY: as above; a null data pointer deletes the key.
-                    let rc = unsafe { mdbx_del(txn.ptr, self.dbi, &k, ptr::null()) };
-                    if rc != MDBX_NOTFOUND {
-                        check(rc, "mdbx_del")?;
-                    }
-                }
-            }
-        }
-        txn.commit()
+        mdb_family::write::<MdbxApi>(self.env, self.dbi, batch)
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        let txn = Txn::begin(self, MDBX_TXN_RDONLY)?;
-        Ok(Box::new(MdbxReader { db: self, txn, cursor: ptr::null_mut() }))
+        mdb_family::reader::<MdbxApi>(self, self.env, self.dbi)
     }
 
     fn close(mut self: Box<Self>) -> Result<()> {
@@ -299,103 +303,4 @@ impl Engine for Mdbx {
         self.sync()?;
         Ok("synced the environment (mdbx_env_sync); B-tree written in place: nothing to compact".into())
     }
-}
-
-/// One read-only transaction (and, after the first scan, one cursor) for the reader's life.
-struct MdbxReader<'a> {
-    db: &'a Mdbx,
-    txn: Txn,
-    cursor: *mut MDBX_cursor,
-}
-
-impl Reader for MdbxReader<'_> {
-    fn refresh(&mut self) -> Result<()> {
-        // SAFETY: a live read-only txn; reset drops its snapshot, renew takes a new one. A
-        // cursor of a read-only txn is renewed onto the same txn.
-        check(unsafe { mdbx_txn_reset(self.txn.ptr) }, "mdbx_txn_reset")?;
-        // SAFETY: as above.
-        check(unsafe { mdbx_txn_renew(self.txn.ptr) }, "mdbx_txn_renew")?;
-        if !self.cursor.is_null() {
-            // SAFETY: both live.
-            check(unsafe { mdbx_cursor_renew(self.txn.ptr, self.cursor) }, "mdbx_cursor_renew")?;
-        }
-        Ok(())
-    }
-
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        out.clear();
-        let Some(v) = self.get_shared(key)? else { return Ok(false) };
-        out.extend_from_slice(v);
-        Ok(true)
-    }
-
-    fn reads_in_place(&self) -> bool {
-        true
-    }
-
-    fn get_shared(&self, key: &[u8]) -> Result<Option<&[u8]>> {
-        let k = val(key);
-        let mut d = empty();
-        // SAFETY: a live read-only txn used by this thread only (the reader is not Sync); `d`
-        // points into the map, valid until the txn is reset or ends, which needs `&mut self`.
-        let rc = unsafe { mdbx_get(self.txn.ptr, self.db.dbi, &k, &mut d) };
-        if rc == MDBX_NOTFOUND {
-            return Ok(None);
-        }
-        check(rc, "mdbx_get")?;
-        // SAFETY: see above.
-        Ok(Some(unsafe { slice(&d) }))
-    }
-
-    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
-        if limit == 0 {
-            return Ok(0);
-        }
-        if self.cursor.is_null() {
-            // SAFETY: a live read txn; the cursor is closed in Drop before the txn ends.
-            check(unsafe { mdbx_cursor_open(self.txn.ptr, self.db.dbi, &mut self.cursor) }, "mdbx_cursor_open")?;
-        }
-        let (mut k, op) = match start {
-            Some(s) => (val(s), MDBX_SET_RANGE),
-            None => (empty(), MDBX_FIRST),
-        };
-        let mut d = empty();
-        // SAFETY: a live cursor; `k` points to `start` for the call, then libmdbx repoints it.
-        let mut rc = unsafe { mdbx_cursor_get(self.cursor, &mut k, &mut d, op) };
-        let mut n = 0;
-        while rc == MDBX_SUCCESS {
-            n += 1;
-            // SAFETY: both point into the map, valid while the txn lives (this call).
-            if !visit(unsafe { slice(&k) }, unsafe { slice(&d) }) || n >= limit {
-                return Ok(n);
-            }
-            // SAFETY: as above.
-            rc = unsafe { mdbx_cursor_get(self.cursor, &mut k, &mut d, MDBX_NEXT) };
-        }
-        if rc != MDBX_NOTFOUND {
-            check(rc, "mdbx_cursor_get")?;
-        }
-        Ok(n)
-    }
-}
-
-impl Drop for MdbxReader<'_> {
-    fn drop(&mut self) {
-        if !self.cursor.is_null() {
-            // SAFETY: a cursor of a read-only txn is closed explicitly, before the txn.
-            unsafe { mdbx_cursor_close(self.cursor) };
-        }
-    }
-}
-
-/// The bytes a libmdbx value points to.
-///
-/// # Safety
-/// `val` must come from libmdbx within a transaction that is still alive, and `'a` must not
-/// outlive that transaction.
-unsafe fn slice<'a>(val: &MDBX_val) -> &'a [u8] {
-    if val.iov_len == 0 {
-        return &[];
-    }
-    std::slice::from_raw_parts(val.iov_base as *const u8, val.iov_len)
 }

@@ -1,14 +1,16 @@
 //! `lmdb`: the Lightning Memory-Mapped Database, called through liblmdb's C API directly (a
 //! hand-written `extern "C"` block in [`ffi`], no binding crate in between).
 //!
-//! One environment with its unnamed main database. A [`Reader`] holds one read-only
-//! transaction for its whole life (`refresh` resets and renews it); each write batch is one
-//! write transaction. The environment is opened with `MDB_NOTLS` so read transactions are not
+//! One environment with its unnamed main database. Transactions, the write of a batch and the
+//! reader are [`mdb_family`]'s, shared with libmdbx: a reader holds one read-only transaction
+//! for its whole life (`refresh` resets and renews it); each write batch is one write
+//! transaction. The environment is opened with `MDB_NOTLS` so read transactions are not
 //! tied to a thread slot: a thread may hold a reader while it writes (mixed phases).
 
 use std::collections::BTreeMap;
 use std::ptr;
 
+use crate::mdb_family::{self, Step};
 use kvbench_model::engine::*;
 use libc::{c_int, c_uint};
 
@@ -156,21 +158,85 @@ fn version() -> String {
     format!("{major}.{minor}.{patch}")
 }
 
-/// The one place an LMDB return code becomes an error.
-#[inline]
-fn check(rc: c_int, call: &str) -> Result<()> {
-    if rc == MDB_SUCCESS {
-        return Ok(());
+/// liblmdb's names for the calls that [`mdb_family`] makes.
+pub(crate) enum LmdbApi {}
+
+impl mdb_family::Api for LmdbApi {
+    type Env = MDB_env;
+    type Txn = MDB_txn;
+    type Cursor = MDB_cursor;
+    type Dbi = MDB_dbi;
+    type Val = MDB_val;
+    const ENGINE: &'static str = "lmdb";
+    const PREFIX: &'static str = "mdb_";
+    const SUCCESS: c_int = MDB_SUCCESS;
+    const NOTFOUND: c_int = MDB_NOTFOUND;
+
+    fn val(bytes: &[u8]) -> MDB_val {
+        MDB_val::of(bytes)
     }
-    Err(failure(rc, call))
+    fn empty() -> MDB_val {
+        MDB_val::empty()
+    }
+    unsafe fn bytes<'a>(val: &MDB_val) -> &'a [u8] {
+        if val.mv_size == 0 {
+            return &[];
+        }
+        std::slice::from_raw_parts(val.mv_data as *const u8, val.mv_size)
+    }
+    unsafe fn strerror(rc: c_int) -> *const libc::c_char {
+        mdb_strerror(rc)
+    }
+    unsafe fn txn_begin(env: *mut MDB_env, read_only: bool, txn: *mut *mut MDB_txn) -> c_int {
+        mdb_txn_begin(env, ptr::null_mut(), if read_only { MDB_RDONLY } else { 0 }, txn)
+    }
+    unsafe fn txn_commit(txn: *mut MDB_txn) -> c_int {
+        mdb_txn_commit(txn)
+    }
+    unsafe fn txn_abort(txn: *mut MDB_txn) {
+        mdb_txn_abort(txn)
+    }
+    unsafe fn txn_reset(txn: *mut MDB_txn) -> c_int {
+        mdb_txn_reset(txn);
+        MDB_SUCCESS
+    }
+    unsafe fn txn_renew(txn: *mut MDB_txn) -> c_int {
+        mdb_txn_renew(txn)
+    }
+    unsafe fn dbi_open(txn: *mut MDB_txn, dbi: *mut MDB_dbi) -> c_int {
+        mdb_dbi_open(txn, ptr::null(), 0, dbi)
+    }
+    unsafe fn get(txn: *mut MDB_txn, dbi: MDB_dbi, key: &mut MDB_val, data: &mut MDB_val) -> c_int {
+        mdb_get(txn, dbi, key, data)
+    }
+    unsafe fn put(txn: *mut MDB_txn, dbi: MDB_dbi, key: &mut MDB_val, data: &mut MDB_val) -> c_int {
+        mdb_put(txn, dbi, key, data, 0)
+    }
+    unsafe fn del(txn: *mut MDB_txn, dbi: MDB_dbi, key: &mut MDB_val) -> c_int {
+        mdb_del(txn, dbi, key, ptr::null_mut())
+    }
+    unsafe fn cursor_open(txn: *mut MDB_txn, dbi: MDB_dbi, cursor: *mut *mut MDB_cursor) -> c_int {
+        mdb_cursor_open(txn, dbi, cursor)
+    }
+    unsafe fn cursor_close(cursor: *mut MDB_cursor) {
+        mdb_cursor_close(cursor)
+    }
+    unsafe fn cursor_renew(txn: *mut MDB_txn, cursor: *mut MDB_cursor) -> c_int {
+        mdb_cursor_renew(txn, cursor)
+    }
+    unsafe fn cursor_get(cursor: *mut MDB_cursor, key: &mut MDB_val, data: &mut MDB_val, step: Step) -> c_int {
+        let op = match step {
+            Step::First => MDB_FIRST,
+            Step::SetRange => MDB_SET_RANGE,
+            Step::Next => MDB_NEXT,
+        };
+        mdb_cursor_get(cursor, key, data, op)
+    }
 }
 
-/// The error of a failed call (out of line: `check` runs on every get).
-#[cold]
-fn failure(rc: c_int, call: &str) -> EngineError {
-    // SAFETY: mdb_strerror returns a pointer to a static (or strerror's) NUL-terminated string.
-    let msg = unsafe { crate::c_str(mdb_strerror(rc)) };
-    EngineError::Store(format!("lmdb {call}: {msg} ({rc})"))
+/// An LMDB return code checked; `call` is the function's name without `mdb_`.
+fn check(rc: c_int, call: &str) -> Result<()> {
+    mdb_family::check::<LmdbApi>(rc, call)
 }
 
 /// An open environment and its main database; closed in `close` or Drop.
@@ -245,26 +311,21 @@ impl Lmdb {
         let (read_only, flags, map_size) = (self.read_only, self.flags, self.map_size);
         let mut env = ptr::null_mut();
         // SAFETY: mdb_env_create writes a fresh handle into `env`.
-        check(unsafe { mdb_env_create(&mut env) }, "mdb_env_create")?;
+        check(unsafe { mdb_env_create(&mut env) }, "env_create")?;
         // From here on Drop closes the handle, whatever fails next.
         self.env = env;
         self.opened = false;
         let mut db = self;
         // SAFETY: `env` is a live handle not yet opened, which is when these setters are allowed.
-        check(unsafe { mdb_env_set_mapsize(env, map_size) }, "mdb_env_set_mapsize")?;
+        check(unsafe { mdb_env_set_mapsize(env, map_size) }, "env_set_mapsize")?;
         // SAFETY: as above.
-        check(unsafe { mdb_env_set_maxreaders(env, MAX_READERS) }, "mdb_env_set_maxreaders")?;
+        check(unsafe { mdb_env_set_maxreaders(env, MAX_READERS) }, "env_set_maxreaders")?;
         let path = crate::c_path(&db.dir);
         // SAFETY: `path` is a NUL-terminated string that outlives the call; `env` is live.
-        check(unsafe { mdb_env_open(env, path.as_ptr(), flags, 0o644) }, "mdb_env_open")?;
+        check(unsafe { mdb_env_open(env, path.as_ptr(), flags, 0o644) }, "env_open")?;
         db.opened = true;
 
-        let txn = Txn::begin(&db, if read_only { MDB_RDONLY } else { 0 })?;
-        let mut dbi = 0;
-        // SAFETY: `txn` is live; a null name selects the main database, which always exists.
-        check(unsafe { mdb_dbi_open(txn.ptr, ptr::null(), 0, &mut dbi) }, "mdb_dbi_open")?;
-        txn.commit()?;
-        db.dbi = dbi;
+        db.dbi = mdb_family::main_dbi::<LmdbApi>(env, read_only)?;
         Ok(db)
     }
 
@@ -275,7 +336,7 @@ impl Lmdb {
         let mut r = Ok(());
         if self.opened && self.no_sync && self.wrote.load(std::sync::atomic::Ordering::Relaxed) {
             // SAFETY: the env is open and read-write; force = 1 flushes despite MDB_NOSYNC.
-            r = check(unsafe { mdb_env_sync(self.env, 1) }, "mdb_env_sync");
+            r = check(unsafe { mdb_env_sync(self.env, 1) }, "env_sync");
         }
         // SAFETY: every Reader borrows `self`, so none is alive here; no transaction is open.
         unsafe { mdb_env_close(self.env) };
@@ -290,35 +351,6 @@ impl Drop for Lmdb {
     }
 }
 
-/// A transaction that aborts on Drop unless committed.
-struct Txn {
-    ptr: *mut MDB_txn,
-}
-
-impl Txn {
-    fn begin(db: &Lmdb, flags: c_uint) -> Result<Txn> {
-        let mut ptr = ptr::null_mut();
-        // SAFETY: the env is open; no parent transaction.
-        check(unsafe { mdb_txn_begin(db.env, ptr::null_mut(), flags, &mut ptr) }, "mdb_txn_begin")?;
-        Ok(Txn { ptr })
-    }
-
-    fn commit(mut self) -> Result<()> {
-        let p = std::mem::replace(&mut self.ptr, ptr::null_mut());
-        // SAFETY: `p` is a live transaction; commit frees it whether it succeeds or not.
-        check(unsafe { mdb_txn_commit(p) }, "mdb_txn_commit")
-    }
-}
-
-impl Drop for Txn {
-    fn drop(&mut self) {
-        if !self.ptr.is_null() {
-            // SAFETY: a live transaction that was not committed.
-            unsafe { mdb_txn_abort(self.ptr) };
-        }
-    }
-}
-
 fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     Ok(Box::new(Lmdb::open(args)?))
 }
@@ -329,31 +361,11 @@ impl Engine for Lmdb {
             return Err(EngineError::store("lmdb: opened read-only"));
         }
         self.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
-        let txn = Txn::begin(self, 0)?;
-        for w in batch {
-            let mut k = MDB_val::of(w.key);
-            match w.value {
-                Some(v) => {
-                    let mut d = MDB_val::of(v);
-                    // SAFETY: a live write txn; key and data point to slices alive for the call
-                    // (LMDB copies them into its pages).
-                    check(unsafe { mdb_put(txn.ptr, self.dbi, &mut k, &mut d, 0) }, "mdb_put")?;
-                }
-                None => {
-                    // SAFETY: as above; a null data pointer deletes every value of the key.
-                    let rc = unsafe { mdb_del(txn.ptr, self.dbi, &mut k, ptr::null_mut()) };
-                    if rc != MDB_NOTFOUND {
-                        check(rc, "mdb_del")?;
-                    }
-                }
-            }
-        }
-        txn.commit()
+        mdb_family::write::<LmdbApi>(self.env, self.dbi, batch)
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        let txn = Txn::begin(self, MDB_RDONLY)?;
-        Ok(Box::new(LmdbReader { db: self, txn, cursor: ptr::null_mut() }))
+        mdb_family::reader::<LmdbApi>(self, self.env, self.dbi)
     }
 
     fn close(mut self: Box<Self>) -> Result<()> {
@@ -388,7 +400,7 @@ impl Engine for Lmdb {
         let settle = if self.compact_copy {
             "compacting copy: mdb_env_copy2(MDB_CP_COMPACT) over data.mdb, then reopened"
         } else {
-            "mdb_env_sync"
+            "env_sync"
         };
         s.insert("settle".into(), settle.into());
         s.insert("reader".into(), "one MDB_RDONLY transaction per reader, reset+renew on refresh".into());
@@ -432,7 +444,7 @@ impl Engine for Lmdb {
             return Ok("read-only environment: nothing to flush; B-tree written in place: nothing to compact".into());
         }
         // SAFETY: the env is open and read-write; force = 1 flushes even under MDB_NOSYNC.
-        check(unsafe { mdb_env_sync(self.env, 1) }, "mdb_env_sync")?;
+        check(unsafe { mdb_env_sync(self.env, 1) }, "env_sync")?;
         if self.compact_copy {
             return self.compact_by_copy();
         }
@@ -452,7 +464,7 @@ impl Lmdb {
         let path = crate::c_path(&copy);
         // SAFETY: the env is open, no write transaction is live (settle has `&mut self`); `path`
         // is a NUL-terminated string naming an empty directory, as mdb_env_copy2 requires.
-        check(unsafe { mdb_env_copy2(self.env, path.as_ptr(), MDB_CP_COMPACT) }, "mdb_env_copy2")?;
+        check(unsafe { mdb_env_copy2(self.env, path.as_ptr(), MDB_CP_COMPACT) }, "env_copy2")?;
         let before = std::fs::metadata(self.dir.join("data.mdb")).map(|m| m.len()).unwrap_or(0);
         self.shut()?;
         std::fs::rename(copy.join("data.mdb"), self.dir.join("data.mdb")).map_err(|e| io("replace data.mdb", e))?;
@@ -465,106 +477,4 @@ impl Lmdb {
             "compacting copy (mdb_env_copy2, MDB_CP_COMPACT) over data.mdb, reopened: {before} bytes before, {after} after"
         ))
     }
-}
-
-/// One read-only transaction (and, after the first scan, one cursor) for the reader's life.
-struct LmdbReader<'a> {
-    db: &'a Lmdb,
-    txn: Txn,
-    cursor: *mut MDB_cursor,
-}
-
-impl Reader for LmdbReader<'_> {
-    fn refresh(&mut self) -> Result<()> {
-        // SAFETY: `txn` is a live read-only txn; reset releases its snapshot and renew takes a
-        // new one. A cursor of a read-only txn survives reset and is renewed onto the same txn.
-        unsafe { mdb_txn_reset(self.txn.ptr) };
-        // SAFETY: as above.
-        check(unsafe { mdb_txn_renew(self.txn.ptr) }, "mdb_txn_renew")?;
-        if !self.cursor.is_null() {
-            // SAFETY: both live; see above.
-            check(unsafe { mdb_cursor_renew(self.txn.ptr, self.cursor) }, "mdb_cursor_renew")?;
-        }
-        Ok(())
-    }
-
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        out.clear();
-        let Some(v) = self.get_shared(key)? else { return Ok(false) };
-        out.extend_from_slice(v);
-        Ok(true)
-    }
-
-    fn reads_in_place(&self) -> bool {
-        true
-    }
-
-    fn get_shared(&self, key: &[u8]) -> Result<Option<&[u8]>> {
-        let mut k = MDB_val::of(key);
-        let mut d = MDB_val::empty();
-        // SAFETY: a live read-only txn, used by this thread only (the reader is not Sync); on
-        // success `d` points into the map and stays valid until the txn is reset or ends, which
-        // needs `&mut self`: the returned borrows hold it off.
-        let rc = unsafe { mdb_get(self.txn.ptr, self.db.dbi, &mut k, &mut d) };
-        if rc == MDB_NOTFOUND {
-            return Ok(None);
-        }
-        check(rc, "mdb_get")?;
-        // SAFETY: see above.
-        Ok(Some(unsafe { slice(&d) }))
-    }
-
-    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
-        if limit == 0 {
-            return Ok(0);
-        }
-        if self.cursor.is_null() {
-            // SAFETY: a live read txn; the cursor is closed in Drop before the txn ends.
-            check(unsafe { mdb_cursor_open(self.txn.ptr, self.db.dbi, &mut self.cursor) }, "mdb_cursor_open")?;
-        }
-        let (mut k, op) = match start {
-            Some(s) => (MDB_val::of(s), MDB_SET_RANGE),
-            None => (MDB_val::empty(), MDB_FIRST),
-        };
-        let mut d = MDB_val::empty();
-        // SAFETY: a live cursor; `k` points to `start` for the call, then LMDB repoints it.
-        let mut rc = unsafe { mdb_cursor_get(self.cursor, &mut k, &mut d, op) };
-        let mut n = 0;
-        while rc == MDB_SUCCESS {
-            n += 1;
-            // SAFETY: both point into the map, valid while the txn lives (this call).
-            let go_on = visit(unsafe { slice(&k) }, unsafe { slice(&d) });
-            if !go_on || n >= limit {
-                return Ok(n);
-            }
-            // SAFETY: as above.
-            rc = unsafe { mdb_cursor_get(self.cursor, &mut k, &mut d, MDB_NEXT) };
-        }
-        if rc != MDB_NOTFOUND {
-            check(rc, "mdb_cursor_get")?;
-        }
-        Ok(n)
-    }
-}
-
-impl Drop for LmdbReader<'_> {
-    fn drop(&mut self) {
-        if !self.cursor.is_null() {
-            // SAFETY: a cursor of a read-only txn must be closed explicitly, before the txn.
-            unsafe { mdb_cursor_close(self.cursor) };
-        }
-        // `txn` aborts in its own Drop.
-    }
-}
-
-/// The bytes an LMDB value points to.
-///
-/// # Safety
-/// `val` must come from LMDB within a transaction that is still alive, and the caller must not
-/// let `'a` outlive that transaction.
-unsafe fn slice<'a>(val: &MDB_val) -> &'a [u8] {
-    if val.mv_size == 0 {
-        return &[];
-    }
-    std::slice::from_raw_parts(val.mv_data as *const u8, val.mv_size)
 }
