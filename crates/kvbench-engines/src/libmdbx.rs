@@ -268,30 +268,21 @@ impl Engine for Mdbx {
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
-        let mut s = BTreeMap::new();
-        let sync = if self.read_only {
-            "read-only environment (MDBX_RDONLY)"
-        } else if self.no_sync {
-            "MDBX_SAFE_NOSYNC (no fsync at commit; mdbx_env_sync at close)"
-        } else {
-            "MDBX_SYNC_DURABLE (data and meta page fsynced at every commit)"
-        };
-        s.insert("sync".into(), sync.into());
-        s.insert("max_size".into(), self.max_size.to_string());
-        let mut flags = vec!["MDBX_NOSTICKYTHREADS"];
-        for (bit, name) in [
+        let sync = [
+            "read-only environment (MDBX_RDONLY)",
+            "MDBX_SAFE_NOSYNC (no fsync at commit; mdbx_env_sync at close)",
+            "MDBX_SYNC_DURABLE (data and meta page fsynced at every commit)",
+        ];
+        // MDBX_NOSTICKYTHREADS is always set.
+        let named = [
+            (MDBX_NOSTICKYTHREADS, "MDBX_NOSTICKYTHREADS"),
             (MDBX_SAFE_NOSYNC, "MDBX_SAFE_NOSYNC"),
             (MDBX_RDONLY, "MDBX_RDONLY"),
             (MDBX_NORDAHEAD, "MDBX_NORDAHEAD"),
             (MDBX_WRITEMAP, "MDBX_WRITEMAP"),
-        ] {
-            if self.flags & bit != 0 {
-                flags.push(name);
-            }
-        }
-        s.insert("env_flags".into(), flags.join("|"));
-        s.insert("max_readers".into(), MAX_READERS.to_string());
-        s.insert("write_batch".into(), "one write transaction per batch".into());
+        ];
+        let mut s = mdb_family::settings(self.read_only, self.no_sync, sync, self.flags, &named, MAX_READERS);
+        s.insert("max_size".into(), self.max_size.to_string());
         s.insert("reader".into(), "one read-only transaction per reader, reset+renew on refresh".into());
         s
     }

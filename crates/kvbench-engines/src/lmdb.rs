@@ -373,34 +373,26 @@ impl Engine for Lmdb {
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
-        let mut s = BTreeMap::new();
-        let sync = if self.read_only {
-            "read-only environment (MDB_RDONLY)"
-        } else if self.no_sync {
-            "MDB_NOSYNC (no fsync at commit; mdb_env_sync at close)"
-        } else {
-            "fsync at commit (durable commits)"
-        };
-        s.insert("sync".into(), sync.into());
-        s.insert("map_size".into(), self.map_size.to_string());
-        let mut flags = vec!["MDB_NOTLS"];
-        for (bit, name) in [
+        let sync = [
+            "read-only environment (MDB_RDONLY)",
+            "MDB_NOSYNC (no fsync at commit; mdb_env_sync at close)",
+            "fsync at commit (durable commits)",
+        ];
+        // MDB_NOTLS is always set.
+        let named = [
+            (MDB_NOTLS, "MDB_NOTLS"),
             (MDB_NOSYNC, "MDB_NOSYNC"),
             (MDB_RDONLY, "MDB_RDONLY"),
             (MDB_NORDAHEAD, "MDB_NORDAHEAD"),
             (MDB_WRITEMAP, "MDB_WRITEMAP"),
-        ] {
-            if self.flags & bit != 0 {
-                flags.push(name);
-            }
-        }
-        s.insert("env_flags".into(), flags.join("|"));
-        s.insert("max_readers".into(), MAX_READERS.to_string());
-        s.insert("write_batch".into(), "one write transaction per batch".into());
+        ];
+        let max_readers = MAX_READERS.into();
+        let mut s = mdb_family::settings(self.read_only, self.no_sync, sync, self.flags, &named, max_readers);
+        s.insert("map_size".into(), self.map_size.to_string());
         let settle = if self.compact_copy {
             "compacting copy: mdb_env_copy2(MDB_CP_COMPACT) over data.mdb, then reopened"
         } else {
-            "env_sync"
+            "mdb_env_sync"
         };
         s.insert("settle".into(), settle.into());
         s.insert("reader".into(), "one MDB_RDONLY transaction per reader, reset+renew on refresh".into());

@@ -7,11 +7,12 @@
 //! A [`MdbReader`] holds one read-only transaction for its whole life (`refresh` resets and
 //! renews it) and, after its first scan, one cursor; each write batch is one write transaction.
 
+use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::ptr;
 
 use kvbench_model::engine::*;
-use libc::{c_char, c_int};
+use libc::{c_char, c_int, c_uint};
 
 /// Where a cursor read moves.
 pub(crate) enum Step {
@@ -85,6 +86,33 @@ fn failure<A: Api>(rc: c_int, call: &str) -> EngineError {
     // SAFETY: strerror returns a pointer to a static (or strerror's) NUL-terminated string.
     let msg = unsafe { crate::c_str(A::strerror(rc)) };
     EngineError::Store(format!("{} {}{call}: {msg} ({rc})", A::ENGINE, A::PREFIX))
+}
+
+/// The settings both engines report alike: how commits reach the disk (`sync` names it read-only,
+/// without sync, durable), the environment flags of `named` set in `flags` (in that order), the
+/// reader limit and the write of a batch.
+pub(crate) fn settings(
+    read_only: bool,
+    no_sync: bool,
+    sync: [&str; 3],
+    flags: c_uint,
+    named: &[(c_uint, &str)],
+    max_readers: u64,
+) -> BTreeMap<String, String> {
+    let mut s = BTreeMap::new();
+    let sync = if read_only {
+        sync[0]
+    } else if no_sync {
+        sync[1]
+    } else {
+        sync[2]
+    };
+    s.insert("sync".into(), sync.into());
+    let set: Vec<&str> = named.iter().filter(|(bit, _)| flags & bit != 0).map(|(_, name)| *name).collect();
+    s.insert("env_flags".into(), set.join("|"));
+    s.insert("max_readers".into(), max_readers.to_string());
+    s.insert("write_batch".into(), "one write transaction per batch".into());
+    s
 }
 
 /// A transaction that aborts on Drop unless committed.

@@ -5,15 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use kvbench_engines::{find, Entry};
-use kvbench_model::engine::{Engine, EngineDescriptor, OpenArgs, OpenMode, Options, RunningServer, SyncMode, WriteOp};
+use kvbench_model::engine::WriteOp;
 
-fn descriptor() -> &'static EngineDescriptor {
-    match find("postgres") {
-        Some(Entry::Ready(d)) => d,
-        _ => panic!("engine postgres was not built"),
-    }
-}
+mod postgres_server;
+use postgres_server::{open, server};
 
 /// Row i: a key, and a value with the bytes COPY's text format must escape.
 fn row(i: usize, k: &mut Vec<u8>, v: &mut Vec<u8>) {
@@ -21,38 +16,6 @@ fn row(i: usize, k: &mut Vec<u8>, v: &mut Vec<u8>) {
     k.extend_from_slice(format!("k{i:05}").as_bytes());
     v.clear();
     v.extend_from_slice(format!("{i}\ttab\\slash\nline\r{}", "x".repeat(i % 300)).as_bytes());
-}
-
-/// kvbench's PostgreSQL server, or None (skipped) when it is not installed and
-/// KVBENCH_ALLOW_MISSING is set.
-fn server(dir: &std::path::Path) -> Option<Box<dyn RunningServer>> {
-    match (descriptor().start_server.expect("a server engine"))(dir) {
-        Ok(s) => Some(s),
-        Err(e) if std::env::var_os("KVBENCH_ALLOW_MISSING").is_some() && e.contains("not found") => {
-            eprintln!("skipping postgres: {e}");
-            None
-        }
-        Err(e) => panic!("postgres did not start: {e}"),
-    }
-}
-
-fn open(dir: &std::path::Path, url: &str, given: &BTreeMap<String, serde_json::Value>) -> Box<dyn Engine> {
-    let d = descriptor();
-    let options = Options::parse("postgres", d.options, given).unwrap();
-    std::fs::create_dir_all(dir).unwrap();
-    let args = OpenArgs {
-        dir,
-        options: &options,
-        sync: SyncMode::None,
-        mode: OpenMode::ReadWrite,
-        expected_records: 0,
-        expected_bytes: 0,
-        url: Some(url),
-        token: None,
-    };
-    let mut e = (d.open)(&args).unwrap();
-    e.prepare().unwrap();
-    e
 }
 
 /// A COPY the server refuses (a key twice) fails with the server's reason, and the writer's
