@@ -3,7 +3,8 @@
 //! budget's cache may wait for the device) and never below a few times the row's own estimate;
 //! `--timeout` fixes it for every row. Said before the row runs and in its error when it hits.
 
-use kvbench_model::scenario::{Scenario, Variant};
+use kvbench_model::scenario::{PhaseDef, Scenario, Variant};
+use kvbench_model::spec::Distribution;
 
 /// What a pessimistic device read costs an operation that misses the budget's cache (seconds):
 /// a random read on a shared virtual disk, so that a slow machine's row still ends.
@@ -29,15 +30,21 @@ pub fn row_timeout(scenario: &Scenario, variant: &Variant, raw_bytes: u64, estim
     let mut why = format!("the scenario's timeout {base} s");
     if let Some(budget) = variant.budget(scenario).filter(|&b| raw_bytes > b) {
         let missing = 1.0 - budget as f64 / raw_bytes as f64;
-        let misses = (operations(scenario) as f64 * missing).round();
-        secs += misses * MISS_S;
-        why.push_str(&format!(
-            " + {:.0} ms for each of the ~{misses:.0} operations expected to miss the {} budget (the data is \
-             {:.2}x it)",
-            MISS_S * 1e3,
-            kvbench_report::human_bytes(budget),
-            raw_bytes as f64 / budget as f64
-        ));
+        let misses = (random_operations(scenario) as f64 * missing).round();
+        let timed_s = durations_s(scenario);
+        secs += misses * MISS_S + timed_s;
+        if misses > 0.0 {
+            why.push_str(&format!(
+                " + {:.0} ms for each of the ~{misses:.0} operations expected to miss the {} budget (the data \
+                 is {:.2}x it)",
+                MISS_S * 1e3,
+                kvbench_report::human_bytes(budget),
+                raw_bytes as f64 / budget as f64
+            ));
+        }
+        if timed_s > 0.0 {
+            why.push_str(&format!(" + the {timed_s:.0} s of its phases run for a duration"));
+        }
     }
     if let Some(e) = estimate.filter(|&e| e * ESTIMATE_MARGIN > secs) {
         secs = e * ESTIMATE_MARGIN;
@@ -47,10 +54,18 @@ pub fn row_timeout(scenario: &Scenario, variant: &Variant, raw_bytes: u64, estim
     RowTimeout { secs, why: format!("{why}; --timeout N fixes it") }
 }
 
-/// The operations of every phase of a row as the scenario counts them (0 for a phase run for a
-/// duration: its duration is in the timeout's base).
-fn operations(scenario: &Scenario) -> u64 {
-    scenario.phases.iter().filter(|p| p.kind.runs_ops()).filter_map(|p| crate::estimate::units(scenario, p)).sum()
+/// The operations that may each wait for the device: those of phases bound by a count that touch
+/// records in a random order (a load or scan in key order reads and writes ahead of itself). A
+/// phase run for a duration ends with it whatever its operations cost ([`durations_s`]).
+fn random_operations(scenario: &Scenario) -> u64 {
+    let random = |phase: &&PhaseDef| phase.ops_spec().distribution != Distribution::Sequential;
+    let counted = |phase: &&PhaseDef| phase.kind.runs_ops() && phase.duration_ms().is_none();
+    scenario.phases.iter().filter(counted).filter(random).filter_map(|p| crate::estimate::units(scenario, p)).sum()
+}
+
+/// Seconds of the phases run for a duration.
+fn durations_s(scenario: &Scenario) -> f64 {
+    scenario.phases.iter().filter_map(PhaseDef::duration_ms).sum::<u64>() as f64 / 1e3
 }
 
 #[cfg(test)]
@@ -77,6 +92,23 @@ mod tests {
         assert!(t.why.contains("operations expected to miss the 128.0 MiB budget") && t.why.contains("--timeout"));
         let fits = row_timeout(&s, v, 100 << 20, None);
         assert_eq!(fits.secs, 600, "{fits:?}");
+    }
+
+    #[test]
+    fn regression_phases_run_for_a_duration_or_in_key_order_add_no_misses() {
+        // larger-than-memory.toml's shape: 20 M records loaded in key order, then timed phases;
+        // counting each timed phase as 20 M random reads made its timeout 34 hours.
+        let mut s = scenario("");
+        s.dataset.records = 20_000_000;
+        s.phases[0].distribution = Some(Distribution::Sequential);
+        s.phases[1].duration = Some("30s".into());
+        let v = &s.all_variants()[0];
+        let t = row_timeout(&s, v, 20_000_000 * 116, None);
+        assert_eq!(t.secs, 630, "{t:?}");
+        assert!(
+            !t.why.contains("expected to miss") && t.why.contains("30 s of its phases run for a duration"),
+            "{t:?}"
+        );
     }
 
     #[test]
