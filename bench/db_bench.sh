@@ -211,10 +211,10 @@ EOF
 options_diff() {
     local keep=$RECORDS
     RECORDS=10000
-    define fillrandom
+    define filluniquerandom
     rm -rf "$WORK/db_bench"
     # shellcheck disable=SC2046
-    "$DB_BENCH" $(db_bench_args fillrandom 1) >/dev/null 2>&1
+    "$DB_BENCH" $(db_bench_args filluniquerandom 1) >/dev/null 2>&1
     kvbench_scenario "$WORK/scenario.toml" "$PHASES"
     "$KVBENCH" run "$WORK/scenario.toml" --data-dir "$WORK/kv" --plan-dir "$WORK/plans" --out "$WORK/out" \
         --no-progress --keep-data >/dev/null 2>&1

@@ -144,7 +144,10 @@ while pid is None:
 def sample():
     io = dict(l.split(": ") for l in open(f"/proc/{pid}/io").read().split("\n") if l)
     st = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return int(io["read_bytes"]), int(io["write_bytes"]), (int(st[11]) + int(st[12])) / tick
+    # What reached the device, as kvbench's figure: pages written and then truncated or deleted
+    # before writeback (a WAL whose memtable was flushed) are cancelled.
+    written = int(io["write_bytes"]) - int(io["cancelled_write_bytes"])
+    return int(io["read_bytes"]), written, (int(st[11]) + int(st[12])) / tick
 def totals():
     while os.path.exists(f"/proc/{tpid}") or not os.path.exists(tfile) or not open(tfile).read().strip():
         time.sleep(0.05)
