@@ -73,28 +73,11 @@ static OPTIONS: &[OptionSpec] = &[
 
 const CAPS: Capabilities = Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE };
 
-pub mod btree {
-    use kvbench_model::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
-        "bdb-btree",
-        "Berkeley DB 5.3 B+ tree access method (DB_BTREE), no environment",
-        Capabilities { ordered_scan: true, ..super::CAPS },
-        super::OPTIONS,
-        super::version,
-        |a| super::open(a, false),
-    );
-}
+kind!(btree: "bdb-btree", "Berkeley DB 5.3 B+ tree access method (DB_BTREE), no environment",
+    Capabilities { ordered_scan: true, ..CAPS }, OPTIONS, |a| open(a, false));
 
-pub mod hash {
-    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
-        "bdb-hash",
-        "Berkeley DB 5.3 hash access method (DB_HASH), no environment",
-        super::CAPS,
-        super::OPTIONS,
-        super::version,
-        |a| super::open(a, true),
-    );
-}
+kind!(hash: "bdb-hash", "Berkeley DB 5.3 hash access method (DB_HASH), no environment",
+    CAPS, OPTIONS, |a| open(a, true));
 
 /// The one place a Berkeley DB error code becomes an EngineError.
 fn err(code: libc::c_int, what: &str) -> EngineError {

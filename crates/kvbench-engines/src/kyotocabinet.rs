@@ -93,28 +93,13 @@ static TREE_OPTIONS: &[OptionSpec] = &[
 
 const CAPS: Capabilities = Capabilities { ordered_scan: false, ..crate::ORDERED_STORE };
 
-pub mod hash {
-    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
-        "kyotocabinet-hash",
-        "Kyoto Cabinet file hash database (.kch), C API",
-        super::CAPS,
-        super::HASH_OPTIONS,
-        super::version,
-        |a| super::open(a, super::Kind::Hash),
-    );
-}
+kind!(hash: "kyotocabinet-hash",
+    "Kyoto Cabinet file hash database (.kch), C API",
+    CAPS, HASH_OPTIONS, |a| open(a, Kind::Hash));
 
-pub mod tree {
-    use kvbench_model::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
-        "kyotocabinet-tree",
-        "Kyoto Cabinet file B+ tree database (.kct), C API, ordered scans by cursor",
-        Capabilities { ordered_scan: true, ..super::CAPS },
-        super::TREE_OPTIONS,
-        super::version,
-        |a| super::open(a, super::Kind::Tree),
-    );
-}
+kind!(tree: "kyotocabinet-tree",
+    "Kyoto Cabinet file B+ tree database (.kct), C API, ordered scans by cursor",
+    Capabilities { ordered_scan: true, ..CAPS }, TREE_OPTIONS, |a| open(a, Kind::Tree));
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {

@@ -60,6 +60,20 @@ macro_rules! opaque {
     };
 }
 
+/// Declares one of a file's several engines (`kind!(tree: "x-tree", "doc", caps, options,
+/// open);`): `pub mod tree` with the `DESCRIPTOR` the registry finds as `x::tree::DESCRIPTOR`,
+/// with the file's `version`. The module sees the file's items, so the arguments name them as
+/// the file does.
+macro_rules! kind {
+    ($kind:ident: $name:literal, $description:literal, $caps:expr, $options:expr, $open:expr $(,)?) => {
+        pub mod $kind {
+            use super::*;
+            pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor =
+                crate::embedded($name, $description, $caps, $options, version, $open);
+        }
+    };
+}
+
 // The engine modules of engines.toml (memory, http and servers are declared above), each behind
 // the cfg build.rs sets when its library was found.
 include!(concat!(env!("OUT_DIR"), "/engine_modules.rs"));

@@ -121,39 +121,14 @@ static VILLA_OPTIONS: &[OptionSpec] = &[
     },
 ];
 
-pub mod depot {
-    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
-        "qdbm-depot",
-        "QDBM Depot hash database, C API",
-        super::CAPS,
-        super::DEPOT_OPTIONS,
-        super::version,
-        |a| super::open_hash(a, &super::DEPOT),
-    );
-}
+kind!(depot: "qdbm-depot", "QDBM Depot hash database, C API",
+    CAPS, DEPOT_OPTIONS, |a| open_hash(a, &DEPOT));
 
-pub mod curia {
-    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
-        "qdbm-curia",
-        "QDBM Curia: Depot hash databases split over a directory of files, C API",
-        super::CAPS,
-        super::CURIA_OPTIONS,
-        super::version,
-        |a| super::open_hash(a, &super::CURIA),
-    );
-}
+kind!(curia: "qdbm-curia", "QDBM Curia: Depot hash databases split over a directory of files, C API",
+    CAPS, CURIA_OPTIONS, |a| open_hash(a, &CURIA));
 
-pub mod villa {
-    use kvbench_model::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
-        "qdbm-villa",
-        "QDBM Villa B+ tree database, C API, ordered scans by cursor",
-        Capabilities { ordered_scan: true, batch: true, ..super::CAPS },
-        super::VILLA_OPTIONS,
-        super::version,
-        super::open_villa,
-    );
-}
+kind!(villa: "qdbm-villa", "QDBM Villa B+ tree database, C API, ordered scans by cursor",
+    Capabilities { ordered_scan: true, batch: true, ..CAPS }, VILLA_OPTIONS, open_villa);
 
 type PutFn = unsafe extern "C" fn(*mut c_void, *const c_char, c_int, *const c_char, c_int, c_int) -> c_int;
 type OutFn = unsafe extern "C" fn(*mut c_void, *const c_char, c_int) -> c_int;

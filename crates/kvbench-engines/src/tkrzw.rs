@@ -127,28 +127,11 @@ static TREE_OPTIONS: &[OptionSpec] = &[
 
 const CAPS: Capabilities = Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE };
 
-pub mod hash {
-    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
-        "tkrzw-hash",
-        "Tkrzw HashDBM (.tkh), C API",
-        super::CAPS,
-        super::HASH_OPTIONS,
-        super::version,
-        |a| super::open(a, false),
-    );
-}
+kind!(hash: "tkrzw-hash", "Tkrzw HashDBM (.tkh), C API",
+    CAPS, HASH_OPTIONS, |a| open(a, false));
 
-pub mod tree {
-    use kvbench_model::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
-        "tkrzw-tree",
-        "Tkrzw TreeDBM (.tkt), C API, ordered scans by iterator",
-        Capabilities { ordered_scan: true, ..super::CAPS },
-        super::TREE_OPTIONS,
-        super::version,
-        |a| super::open(a, true),
-    );
-}
+kind!(tree: "tkrzw-tree", "Tkrzw TreeDBM (.tkt), C API, ordered scans by iterator",
+    Capabilities { ordered_scan: true, ..CAPS }, TREE_OPTIONS, |a| open(a, true));
 
 /// An open DBM.
 type Dbm = crate::CHandle<ffi::TkrzwDbm>;

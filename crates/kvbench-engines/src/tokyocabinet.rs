@@ -121,28 +121,13 @@ static BTREE_OPTIONS: &[OptionSpec] = &[
 
 const CAPS: Capabilities = Capabilities { ordered_scan: false, ..crate::ORDERED_STORE };
 
-pub mod hash {
-    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
-        "tokyocabinet-hash",
-        "Tokyo Cabinet hash database (Tchdb), C API",
-        super::CAPS,
-        super::HASH_OPTIONS,
-        super::version,
-        super::open_hash,
-    );
-}
+kind!(hash: "tokyocabinet-hash",
+    "Tokyo Cabinet hash database (Tchdb), C API",
+    CAPS, HASH_OPTIONS, open_hash);
 
-pub mod btree {
-    use kvbench_model::engine::Capabilities;
-    pub static DESCRIPTOR: kvbench_model::engine::EngineDescriptor = crate::embedded(
-        "tokyocabinet-btree",
-        "Tokyo Cabinet B+ tree database (Tcbdb), C API, ordered scans by cursor",
-        Capabilities { ordered_scan: true, ..super::CAPS },
-        super::BTREE_OPTIONS,
-        super::version,
-        super::open_btree,
-    );
-}
+kind!(btree: "tokyocabinet-btree",
+    "Tokyo Cabinet B+ tree database (Tcbdb), C API, ordered scans by cursor",
+    Capabilities { ordered_scan: true, ..CAPS }, BTREE_OPTIONS, open_btree);
 
 fn compression_flag(opts: &Options) -> Result<u8> {
     Ok(match opts.text("compression").as_deref() {

@@ -584,12 +584,7 @@ impl Reader for RedisReader<'_> {
 
     /// Hash records only: the index's range from `start`, then HGETALL of each key in one
     /// write (YCSB's binding reads them one by one).
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         let Some(index) = &self.index else {
             return Err(EngineError::Unsupported(
                 "ordered scan of blob records (record = \"hash\" has an index)".into(),

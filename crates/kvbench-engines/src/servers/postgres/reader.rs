@@ -64,12 +64,7 @@ impl Reader for PgReader<'_> {
         Ok(())
     }
 
-    fn scan(
-        &mut self,
-        start: Option<&[u8]>,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<usize> {
+    fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
         let c = self.conn.as_mut().expect("reader has a connection");
         let limit: Option<i64> = if limit >= i64::MAX as usize { None } else { Some(limit as i64) };
         let mut rows = match start {
