@@ -43,18 +43,7 @@ mod ffi {
 
         pub static VL_CMPLEX: VlCmp;
         pub fn vlopen(name: *const c_char, omode: c_int, cmp: VlCmp) -> *mut c_void;
-        pub fn vlclose(db: *mut c_void) -> c_int;
-        pub fn vlput(
-            db: *mut c_void,
-            key: *const c_char,
-            ks: c_int,
-            value: *const c_char,
-            vs: c_int,
-            dmode: c_int,
-        ) -> c_int;
-        pub fn vlout(db: *mut c_void, key: *const c_char, ks: c_int) -> c_int;
         pub fn vlget(db: *mut c_void, key: *const c_char, ks: c_int, sp: *mut c_int) -> *mut c_char;
-        pub fn vlsync(db: *mut c_void) -> c_int;
         pub fn vlsettuning(db: *mut c_void, lrecmax: c_int, nidxmax: c_int, lcnum: c_int, ncnum: c_int);
         pub fn vltranbegin(db: *mut c_void) -> c_int;
         pub fn vltrancommit(db: *mut c_void) -> c_int;
@@ -135,11 +124,11 @@ type OutFn = unsafe extern "C" fn(*mut c_void, *const c_char, c_int) -> c_int;
 type GetFn = unsafe extern "C" fn(*mut c_void, *const c_char, c_int, c_int, c_int, *mut c_int) -> *mut c_char;
 type HandleFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 
-/// Depot (`dp*`) and Curia (`cr*`) have the same calls under two prefixes: each API's are
-/// declared once, in module `$calls` (linked as `PREFIX` + name, build.rs adds `-lqdbm`), and
-/// gathered in the table `$api` the engine calls through.
-macro_rules! hash_api {
-    ($api:ident, $calls:ident, $prefix:literal, $name:literal, $file:literal) => {
+/// Depot (`dp*`), Curia (`cr*`) and Villa (`vl*`) have the same close, put, out and sync under
+/// three prefixes: each API's are declared once, in module `$calls` (linked as `PREFIX` + name,
+/// build.rs adds `-lqdbm`), with the items given (Depot's and Curia's get).
+macro_rules! calls {
+    ($calls:ident, $prefix:literal $(, $more:item)*) => {
         mod $calls {
             use libc::{c_char, c_int, c_void};
 
@@ -157,19 +146,33 @@ macro_rules! hash_api {
                 ) -> c_int;
                 #[link_name = concat!($prefix, "out")]
                 pub fn out(db: *mut c_void, key: *const c_char, ks: c_int) -> c_int;
-                #[link_name = concat!($prefix, "get")]
-                pub fn get(
-                    db: *mut c_void,
-                    key: *const c_char,
-                    ks: c_int,
-                    start: c_int,
-                    max: c_int,
-                    sp: *mut c_int,
-                ) -> *mut c_char;
                 #[link_name = concat!($prefix, "sync")]
                 pub fn sync(db: *mut c_void) -> c_int;
+                $($more)*
             }
         }
+    };
+}
+
+calls!(vl, "vl");
+
+/// Depot's and Curia's calls (Villa's get has no start and max), gathered in the table `$api`
+/// the engine calls through.
+macro_rules! hash_api {
+    ($api:ident, $calls:ident, $prefix:literal, $name:literal, $file:literal) => {
+        calls!(
+            $calls,
+            $prefix,
+            #[link_name = concat!($prefix, "get")]
+            pub fn get(
+                db: *mut c_void,
+                key: *const c_char,
+                ks: c_int,
+                start: c_int,
+                max: c_int,
+                sp: *mut c_int,
+            ) -> *mut c_char;
+        );
 
         static $api: HashApi = HashApi {
             name: $name,
@@ -394,9 +397,9 @@ fn open_villa(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     // SAFETY: NUL-terminated path and the library's own lexical comparator.
     let p = unsafe { ffi::vlopen(path.as_ptr(), omode, ffi::VL_CMPLEX) };
     // SAFETY: CHandle releases the open handle once.
-    let close = |p: NonNull<c_void>| check(unsafe { ffi::vlclose(p.as_ptr()) }, "qdbm-villa", "close");
+    let close = |p: NonNull<c_void>| check(unsafe { vl::close(p.as_ptr()) }, "qdbm-villa", "close");
     let h = crate::CHandle::new(p, Box::new(close)).ok_or_else(|| err("qdbm-villa", "open"))?;
-    let db = VillaDb(Handle { h, name: "qdbm-villa", sync: args.sync, put_call: ffi::vlput, out_call: ffi::vlout });
+    let db = VillaDb(Handle { h, name: "qdbm-villa", sync: args.sync, put_call: vl::put, out_call: vl::out });
     let (lrecmax, nidxmax, lcnum, ncnum) = (int("lrecmax"), int("nidxmax"), int("lcnum"), int("ncnum"));
     // SAFETY: open handle; tuning is per open and not stored in the file.
     unsafe { ffi::vlsettuning(db.0.as_ptr(), lrecmax, nidxmax, lcnum, ncnum) };
@@ -426,7 +429,7 @@ impl OneAtATime for VillaDb {
         }
         if self.0.sync != SyncMode::None {
             // SAFETY: open handle, no transaction active.
-            let ok = unsafe { ffi::vlsync(self.0.as_ptr()) };
+            let ok = unsafe { vl::sync(self.0.as_ptr()) };
             self.0.check(ok, "sync")?;
         }
         Ok(())
