@@ -42,14 +42,7 @@ struct SpoiltReader {
 
 impl Reader for SpoiltReader {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        out.clear();
-        match self.snap.get(key) {
-            Some(v) => {
-                out.extend_from_slice(v);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        Ok(kvbench_engines::copy_found(self.snap.get(key), out))
     }
 
     fn reads_in_place(&self) -> bool {
@@ -61,23 +54,15 @@ impl Reader for SpoiltReader {
     }
 }
 
-static IN_PLACE: EngineDescriptor = EngineDescriptor {
-    name: "spoilt-in-place",
-    description: "test engine: reads in place, some values wrong",
-    capabilities: support::MAP_CAPS,
-    options: &[],
-    version: || "test".into(),
-    available: || Ok(()),
-    open: |_| Ok(Box::new(Spoilt { in_place: true, ..Spoilt::default() })),
-    start_server: None,
-};
+static IN_PLACE: EngineDescriptor =
+    support::map_engine("spoilt-in-place", "test engine: reads in place, some values wrong", |_| {
+        Ok(Box::new(Spoilt { in_place: true, ..Spoilt::default() }))
+    });
 
-static COPYING: EngineDescriptor = EngineDescriptor {
-    name: "spoilt-copying",
-    description: "test engine: copies values, some wrong",
-    open: |_| Ok(Box::new(Spoilt::default())),
-    ..IN_PLACE
-};
+static COPYING: EngineDescriptor =
+    support::map_engine("spoilt-copying", "test engine: copies values, some wrong", |_| {
+        Ok(Box::new(Spoilt::default()))
+    });
 
 fn get_phase(desc: &EngineDescriptor, distribution: &str) -> PhaseResult {
     let text = format!(

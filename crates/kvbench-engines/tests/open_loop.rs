@@ -37,27 +37,12 @@ impl Reader for StallingReader<'_> {
         if self.0.gets.fetch_add(1, Ordering::Relaxed) == 50 {
             std::thread::sleep(Duration::from_millis(30));
         }
-        out.clear();
-        match self.0.map.lock().unwrap().get(key) {
-            Some(v) => {
-                out.extend_from_slice(v);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        Ok(kvbench_engines::copy_found(self.0.map.lock().unwrap().get(key), out))
     }
 }
 
-static STALLING: EngineDescriptor = EngineDescriptor {
-    name: "stalling",
-    description: "test engine with one slow get",
-    capabilities: support::MAP_CAPS,
-    options: &[],
-    version: || "test".into(),
-    available: || Ok(()),
-    open: |_| Ok(Box::new(Stalling::default())),
-    start_server: None,
-};
+static STALLING: EngineDescriptor =
+    support::map_engine("stalling", "test engine with one slow get", |_| Ok(Box::new(Stalling::default())));
 
 fn get_phase(rate: Option<f64>) -> PhaseResult {
     let text = format!(

@@ -1,6 +1,6 @@
 //! What the in-test engines of several test files share: a map to write batches into, the
-//! capabilities of such a map, and running a scenario's get phase in this process (through
-//! `in_process`, which each test file that declares `support` declares too).
+//! capabilities and descriptor of such a map, and running a scenario's get phase in this
+//! process (through `in_process`, which each test file that declares `support` declares too).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -25,6 +25,15 @@ pub fn write(map: &Map, batch: &[WriteOp<'_>]) {
 /// An in-memory map: batches and deletes, nothing else.
 pub const MAP_CAPS: Capabilities =
     Capabilities { ordered_scan: false, read_only_open: false, persistent: false, ..kvbench_engines::ORDERED_STORE };
+
+/// The descriptor of an in-test engine over a map: [`MAP_CAPS`], no options, opened by `open`.
+pub const fn map_engine(
+    name: &'static str,
+    description: &'static str,
+    open: kvbench_engines::OpenFn,
+) -> EngineDescriptor {
+    kvbench_engines::embedded(name, description, MAP_CAPS, &[], || "test".into(), open)
+}
 
 /// Run scenario `text` on `desc` in this process and return its get phase.
 pub fn get_phase(desc: &EngineDescriptor, text: &str) -> PhaseResult {
