@@ -77,13 +77,9 @@ impl<'a> Cursor<'a> {
 }
 
 pub fn hex(bytes: &[u8]) -> String {
-    const D: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for &x in bytes {
-        s.push(D[(x >> 4) as usize] as char);
-        s.push(D[(x & 15) as usize] as char);
-    }
-    s
+    let mut s = Vec::with_capacity(bytes.len() * 2);
+    crate::push_hex(&mut s, bytes);
+    String::from_utf8(s).expect("hex digits are ASCII")
 }
 
 pub fn unhex(hex: &str) -> std::result::Result<Vec<u8>, String> {

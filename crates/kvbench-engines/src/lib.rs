@@ -191,6 +191,15 @@ pub const ORDERED_STORE: kvbench_model::engine::Capabilities = kvbench_model::en
 /// What `Reader::scan` calls for each pair, in key order, until it returns false.
 pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> bool;
 
+/// Append `bytes` in lowercase hex, two digits a byte (on timed paths: no allocation).
+pub(crate) fn push_hex(buf: &mut Vec<u8>, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for &b in bytes {
+        buf.push(DIGITS[(b >> 4) as usize]);
+        buf.push(DIGITS[(b & 15) as usize]);
+    }
+}
+
 /// `Reader::get`'s answer from a store that hands back the value it found: the value copied into
 /// `out` (cleared first); false when there is none.
 pub fn copy_found(found: Option<impl AsRef<[u8]>>, out: &mut Vec<u8>) -> bool {

@@ -380,12 +380,8 @@ impl KeyCodec {
         if raw_ok {
             out.extend_from_slice(key);
         } else {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
             out.push(b'#');
-            for &b in key {
-                out.push(HEX[(b >> 4) as usize]);
-                out.push(HEX[(b & 15) as usize]);
-            }
+            crate::push_hex(out, key);
         }
         if out.len() > MAX_KEY {
             return Err(EngineError::Store(format!(

@@ -20,12 +20,8 @@ pub(super) fn push_copy_text(buf: &mut Vec<u8>, bytes: &[u8], text: bool) {
         }
     } else {
         // bytea hex input `\x..`, its backslash escaped for COPY's text format.
-        const HEX: &[u8; 16] = b"0123456789abcdef";
         buf.extend_from_slice(b"\\\\x");
-        for &c in bytes {
-            buf.push(HEX[(c >> 4) as usize]);
-            buf.push(HEX[(c & 15) as usize]);
-        }
+        crate::push_hex(buf, bytes);
     }
 }
 
