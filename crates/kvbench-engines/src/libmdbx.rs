@@ -15,13 +15,21 @@ use std::collections::BTreeMap;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::mdb_family::{self, Step};
+use crate::mdb_family::{self, Flags, Opening, Step};
 use kvbench_model::engine::*;
 use libc::c_int;
 use mdbx_sys::*;
 
 /// Readers kvbench may hold at once; reader threads are bounded by the scenario.
 const MAX_READERS: u64 = 1024;
+
+const FLAGS: Flags = Flags {
+    threads: (MDBX_NOSTICKYTHREADS, "MDBX_NOSTICKYTHREADS"),
+    no_sync: (MDBX_SAFE_NOSYNC, "MDBX_SAFE_NOSYNC"),
+    read_only: (MDBX_RDONLY, "MDBX_RDONLY"),
+    no_readahead: (MDBX_NORDAHEAD, "MDBX_NORDAHEAD"),
+    write_map: (MDBX_WRITEMAP, "MDBX_WRITEMAP"),
+};
 
 pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "libmdbx",
@@ -155,10 +163,8 @@ pub fn quiet_logs() {
 pub struct Mdbx {
     env: *mut MDBX_env,
     dbi: MDBX_dbi,
-    read_only: bool,
-    no_sync: bool,
-    flags: MDBX_env_flags_t,
-    max_size: usize,
+    /// Read-only or not, sync or not, the flags and the file's upper bound.
+    how: Opening,
     /// Something was written since open: only then does close force data to disk.
     wrote: AtomicBool,
 }
@@ -171,36 +177,17 @@ unsafe impl Sync for Mdbx {}
 
 impl Mdbx {
     fn open(args: &OpenArgs<'_>) -> Result<Mdbx> {
-        let o = args.options;
         if args.mode == OpenMode::Secondary {
             return Err(EngineError::Unsupported("libmdbx has no secondary open".into()));
         }
-        let read_only = args.mode == OpenMode::ReadOnly;
-        let max_size = match o.int("max_size") {
-            Some(n) if n > 0 => n as usize,
-            Some(n) => return Err(EngineError::Option(format!("libmdbx max_size must be positive, got {n}"))),
-            None => (1usize << 30).max(args.expected_bytes.saturating_mul(4) as usize),
-        };
-        let no_sync = args.sync == SyncMode::None && !read_only;
-        let mut flags = MDBX_NOSTICKYTHREADS;
-        if no_sync {
-            flags |= MDBX_SAFE_NOSYNC;
-        }
-        if read_only {
-            flags |= MDBX_RDONLY;
-        }
-        if o.bool("no_readahead") {
-            flags |= MDBX_NORDAHEAD;
-        }
-        if o.bool("write_map") && !read_only {
-            flags |= MDBX_WRITEMAP;
-        }
+        let how = mdb_family::opening::<MdbxApi>(args, "max_size", &FLAGS)?;
+        let Opening { read_only, flags, size: max_size, .. } = how;
         quiet_logs();
         let mut env = ptr::null_mut();
         // SAFETY: writes a fresh handle into `env`.
         check(unsafe { mdbx_env_create(&mut env) }, "env_create")?;
         // From here on Drop closes the handle, whatever fails next.
-        let mut db = Mdbx { env, dbi: 0, read_only, no_sync, flags, max_size, wrote: AtomicBool::new(false) };
+        let mut db = Mdbx { env, dbi: 0, how, wrote: AtomicBool::new(false) };
         if !read_only {
             // SAFETY: a live handle not yet opened; -1 keeps libmdbx's default for that field.
             let rc = unsafe { mdbx_env_set_geometry(env, -1, -1, max_size as isize, -1, -1, -1) };
@@ -220,7 +207,7 @@ impl Mdbx {
             return Ok(());
         }
         let mut r = Ok(());
-        if self.no_sync && self.wrote.load(Ordering::Relaxed) {
+        if self.how.no_sync && self.wrote.load(Ordering::Relaxed) {
             r = self.sync();
         }
         // SAFETY: every Reader borrows `self`, so none is alive; no transaction is open.
@@ -252,7 +239,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
 
 impl Engine for Mdbx {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        if self.read_only {
+        if self.how.read_only {
             return Err(EngineError::store("libmdbx: opened read-only"));
         }
         self.wrote.store(true, Ordering::Relaxed);
@@ -273,22 +260,14 @@ impl Engine for Mdbx {
             "MDBX_SAFE_NOSYNC (no fsync at commit; mdbx_env_sync at close)",
             "MDBX_SYNC_DURABLE (data and meta page fsynced at every commit)",
         ];
-        // MDBX_NOSTICKYTHREADS is always set.
-        let named = [
-            (MDBX_NOSTICKYTHREADS, "MDBX_NOSTICKYTHREADS"),
-            (MDBX_SAFE_NOSYNC, "MDBX_SAFE_NOSYNC"),
-            (MDBX_RDONLY, "MDBX_RDONLY"),
-            (MDBX_NORDAHEAD, "MDBX_NORDAHEAD"),
-            (MDBX_WRITEMAP, "MDBX_WRITEMAP"),
-        ];
-        let mut s = mdb_family::settings(self.read_only, self.no_sync, sync, self.flags, &named, MAX_READERS);
-        s.insert("max_size".into(), self.max_size.to_string());
+        let mut s = mdb_family::settings(&self.how, sync, &FLAGS, MAX_READERS);
+        s.insert("max_size".into(), self.how.size.to_string());
         s.insert("reader".into(), "one read-only transaction per reader, reset+renew on refresh".into());
         s
     }
 
     fn settle(&mut self) -> Result<String> {
-        if self.read_only {
+        if self.how.read_only {
             return Ok("read-only environment: nothing to flush; B-tree written in place: nothing to compact".into());
         }
         self.sync()?;

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::ptr;
 
-use crate::mdb_family::{self, Step};
+use crate::mdb_family::{self, Flags, Opening, Step};
 use kvbench_model::engine::*;
 use libc::{c_int, c_uint};
 
@@ -113,6 +113,14 @@ use ffi::*;
 /// Maximum concurrent read transactions (LMDB's default is 126; reader threads are bounded by
 /// the scenario, so this only has to be comfortably larger).
 const MAX_READERS: c_uint = 1024;
+
+const FLAGS: Flags = Flags {
+    threads: (MDB_NOTLS, "MDB_NOTLS"),
+    no_sync: (MDB_NOSYNC, "MDB_NOSYNC"),
+    read_only: (MDB_RDONLY, "MDB_RDONLY"),
+    no_readahead: (MDB_NORDAHEAD, "MDB_NORDAHEAD"),
+    write_map: (MDB_WRITEMAP, "MDB_WRITEMAP"),
+};
 
 pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "lmdb",
@@ -245,10 +253,8 @@ pub struct Lmdb {
     dbi: MDB_dbi,
     /// mdb_env_open succeeded (before that only mdb_env_close is allowed).
     opened: bool,
-    read_only: bool,
-    no_sync: bool,
-    flags: c_uint,
-    map_size: usize,
+    /// Read-only or not, sync or not, the flags and the map's size.
+    how: Opening,
     /// The environment's directory (a compacting copy replaces its data.mdb and reopens it).
     dir: std::path::PathBuf,
     /// A settle step is a compacting copy (`compaction = "copy"`), not a sync.
@@ -267,48 +273,19 @@ unsafe impl Sync for Lmdb {}
 
 impl Lmdb {
     fn open(args: &OpenArgs<'_>) -> Result<Lmdb> {
-        let o = args.options;
-        let read_only = args.mode == OpenMode::ReadOnly;
         crate::refuse_secondary(args)?;
-        let map_size = match o.int("map_size") {
-            Some(n) if n > 0 => n as usize,
-            Some(n) => return Err(EngineError::Option(format!("lmdb map_size must be positive, got {n}"))),
-            None => (1usize << 30).max(args.expected_bytes.saturating_mul(4) as usize),
-        };
-        let no_sync = args.sync == SyncMode::None && !read_only;
-        let mut flags = MDB_NOTLS;
-        if no_sync {
-            flags |= MDB_NOSYNC;
-        }
-        if read_only {
-            flags |= MDB_RDONLY;
-        }
-        if o.bool("no_readahead") {
-            flags |= MDB_NORDAHEAD;
-        }
-        if o.bool("write_map") && !read_only {
-            flags |= MDB_WRITEMAP;
-        }
+        let how = mdb_family::opening::<LmdbApi>(args, "map_size", &FLAGS)?;
+        let o = args.options;
         let compact_copy = o.text("compaction").as_deref() == Some("copy");
         let dir = args.dir.to_path_buf();
-        let db = Lmdb {
-            env: ptr::null_mut(),
-            dbi: 0,
-            opened: false,
-            read_only,
-            no_sync,
-            flags,
-            map_size,
-            dir,
-            compact_copy,
-            wrote: Default::default(),
-        };
+        let db =
+            Lmdb { env: ptr::null_mut(), dbi: 0, opened: false, how, dir, compact_copy, wrote: Default::default() };
         db.start()
     }
 
     /// Creates and opens the environment of a closed `self` (fields set) and its main database.
     fn start(mut self) -> Result<Lmdb> {
-        let (read_only, flags, map_size) = (self.read_only, self.flags, self.map_size);
+        let Opening { read_only, flags, size: map_size, .. } = self.how;
         let mut env = ptr::null_mut();
         // SAFETY: mdb_env_create writes a fresh handle into `env`.
         check(unsafe { mdb_env_create(&mut env) }, "env_create")?;
@@ -334,7 +311,7 @@ impl Lmdb {
             return Ok(());
         }
         let mut r = Ok(());
-        if self.opened && self.no_sync && self.wrote.load(std::sync::atomic::Ordering::Relaxed) {
+        if self.opened && self.how.no_sync && self.wrote.load(std::sync::atomic::Ordering::Relaxed) {
             // SAFETY: the env is open and read-write; force = 1 flushes despite MDB_NOSYNC.
             r = check(unsafe { mdb_env_sync(self.env, 1) }, "env_sync");
         }
@@ -357,7 +334,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
 
 impl Engine for Lmdb {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        if self.read_only {
+        if self.how.read_only {
             return Err(EngineError::store("lmdb: opened read-only"));
         }
         self.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -378,17 +355,8 @@ impl Engine for Lmdb {
             "MDB_NOSYNC (no fsync at commit; mdb_env_sync at close)",
             "fsync at commit (durable commits)",
         ];
-        // MDB_NOTLS is always set.
-        let named = [
-            (MDB_NOTLS, "MDB_NOTLS"),
-            (MDB_NOSYNC, "MDB_NOSYNC"),
-            (MDB_RDONLY, "MDB_RDONLY"),
-            (MDB_NORDAHEAD, "MDB_NORDAHEAD"),
-            (MDB_WRITEMAP, "MDB_WRITEMAP"),
-        ];
-        let max_readers = MAX_READERS.into();
-        let mut s = mdb_family::settings(self.read_only, self.no_sync, sync, self.flags, &named, max_readers);
-        s.insert("map_size".into(), self.map_size.to_string());
+        let mut s = mdb_family::settings(&self.how, sync, &FLAGS, MAX_READERS.into());
+        s.insert("map_size".into(), self.how.size.to_string());
         let settle = if self.compact_copy {
             "compacting copy: mdb_env_copy2(MDB_CP_COMPACT) over data.mdb, then reopened"
         } else {
@@ -432,7 +400,7 @@ impl Engine for Lmdb {
     }
 
     fn settle(&mut self) -> Result<String> {
-        if self.read_only {
+        if self.how.read_only {
             return Ok("read-only environment: nothing to flush; B-tree written in place: nothing to compact".into());
         }
         // SAFETY: the env is open and read-write; force = 1 flushes even under MDB_NOSYNC.

@@ -88,27 +88,64 @@ fn failure<A: Api>(rc: c_int, call: &str) -> EngineError {
     EngineError::Store(format!("{} {}{call}: {msg} ({rc})", A::ENGINE, A::PREFIX))
 }
 
+/// One library's environment flags that kvbench sets, each with its C name.
+pub(crate) struct Flags {
+    /// Always set: transactions are not bound to the thread that began them, so a thread may
+    /// hold a reader while it writes (mixed phases).
+    pub(crate) threads: (c_uint, &'static str),
+    /// No fsync at commit (`sync = none`); close forces the data to disk.
+    pub(crate) no_sync: (c_uint, &'static str),
+    pub(crate) read_only: (c_uint, &'static str),
+    pub(crate) no_readahead: (c_uint, &'static str),
+    pub(crate) write_map: (c_uint, &'static str),
+}
+
+/// How an environment is opened: what both engines take alike from the open arguments.
+#[derive(Clone, Copy)]
+pub(crate) struct Opening {
+    pub(crate) read_only: bool,
+    pub(crate) no_sync: bool,
+    pub(crate) flags: c_uint,
+    /// The map's size (`size_option`): by default max(1 GiB, 4 x the plan's bytes).
+    pub(crate) size: usize,
+}
+
+/// The [`Opening`] of `args`, with the library's `flags` and the name of its size option.
+pub(crate) fn opening<A: Api>(args: &OpenArgs<'_>, size_option: &str, flags: &Flags) -> Result<Opening> {
+    let o = args.options;
+    let read_only = args.mode == OpenMode::ReadOnly;
+    let size = match o.int(size_option) {
+        Some(n) if n > 0 => n as usize,
+        Some(n) => return Err(EngineError::Option(format!("{} {size_option} must be positive, got {n}", A::ENGINE))),
+        None => (1usize << 30).max(args.expected_bytes.saturating_mul(4) as usize),
+    };
+    let no_sync = args.sync == SyncMode::None && !read_only;
+    let set = [
+        (true, flags.threads),
+        (no_sync, flags.no_sync),
+        (read_only, flags.read_only),
+        (o.bool("no_readahead"), flags.no_readahead),
+        (o.bool("write_map") && !read_only, flags.write_map),
+    ];
+    let flags = set.iter().filter(|(on, _)| *on).fold(0, |all, (_, (bit, _))| all | bit);
+    Ok(Opening { read_only, no_sync, flags, size })
+}
+
 /// The settings both engines report alike: how commits reach the disk (`sync` names it read-only,
-/// without sync, durable), the environment flags of `named` set in `flags` (in that order), the
-/// reader limit and the write of a batch.
-pub(crate) fn settings(
-    read_only: bool,
-    no_sync: bool,
-    sync: [&str; 3],
-    flags: c_uint,
-    named: &[(c_uint, &str)],
-    max_readers: u64,
-) -> BTreeMap<String, String> {
+/// without sync, durable), the environment flags set (in the order of [`Flags`]), the reader
+/// limit and the write of a batch.
+pub(crate) fn settings(opened: &Opening, sync: [&str; 3], named: &Flags, max_readers: u64) -> BTreeMap<String, String> {
     let mut s = BTreeMap::new();
-    let sync = if read_only {
+    let sync = if opened.read_only {
         sync[0]
-    } else if no_sync {
+    } else if opened.no_sync {
         sync[1]
     } else {
         sync[2]
     };
     s.insert("sync".into(), sync.into());
-    let set: Vec<&str> = named.iter().filter(|(bit, _)| flags & bit != 0).map(|(_, name)| *name).collect();
+    let named = [named.threads, named.no_sync, named.read_only, named.no_readahead, named.write_map];
+    let set: Vec<&str> = named.iter().filter(|(bit, _)| opened.flags & bit != 0).map(|(_, name)| *name).collect();
     s.insert("env_flags".into(), set.join("|"));
     s.insert("max_readers".into(), max_readers.to_string());
     s.insert("write_batch".into(), "one write transaction per batch".into());
