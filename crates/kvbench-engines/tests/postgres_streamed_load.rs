@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use kvbench_model::engine::WriteOp;
 
 mod postgres_server;
+mod read_back;
 use postgres_server::{open, server};
 
 /// Row i: a key, and a value with the bytes COPY's text format must escape.
@@ -86,18 +87,8 @@ fn regression_streamed_load_stores_every_derived_row() {
         let w = e.writer().unwrap().unwrap();
         assert!(!w.streams_rows(), "{load}/{types}: writes after the load are not streamed");
         drop(w);
-        let mut r = e.reader().unwrap();
-        let mut seen = 0;
-        let (mut k, mut v) = (Vec::new(), Vec::new());
-        r.scan(None, usize::MAX, &mut |key, value| {
-            row(seen, &mut k, &mut v);
-            assert_eq!((key, value), (&k[..], &v[..]), "{load}/{types}: row {seen}");
-            seen += 1;
-            true
-        })
-        .unwrap();
-        assert_eq!(seen, rows, "{load}/{types}: rows stored");
-        drop(r);
+        let what = format!("{load}/{types}");
+        assert_eq!(read_back::read_back(e.as_ref(), row, &what), rows, "{what}: rows stored");
         let op = [WriteOp { key: b"k00000", value: Some(b"new") }];
         e.write(&op).unwrap();
         e.close().unwrap();

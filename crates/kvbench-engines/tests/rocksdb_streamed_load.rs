@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use kvbench_engines::{find, Entry};
 use kvbench_model::engine::{OpenArgs, Options, WriteOp};
 
+mod read_back;
+
 /// Row i: a key of 8 digits and a value whose length crosses the one-byte varint (0..400).
 fn row(i: usize, k: &mut Vec<u8>, v: &mut Vec<u8>) {
     k.clear();
@@ -31,17 +33,7 @@ fn regression_streamed_batches_read_back_every_record() {
         let mut last = |_: usize, k: &mut Vec<u8>, v: &mut Vec<u8>| row(3000, k, v);
         w.write_rows(1, &mut last).unwrap();
     }
-    let mut r = e.reader().unwrap();
-    let (mut k, mut v, mut seen) = (Vec::new(), Vec::new(), 0);
-    r.scan(None, usize::MAX, &mut |key, value| {
-        row(seen, &mut k, &mut v);
-        assert_eq!((key, value), (&k[..], &v[..]), "record {seen}");
-        seen += 1;
-        true
-    })
-    .unwrap();
-    assert_eq!(seen, 3001, "records read back");
-    drop(r);
+    assert_eq!(read_back::read_back(e.as_ref(), row, "rocksdb"), 3001, "records read back");
     e.write(&[WriteOp { key: b"00000000", value: None }]).unwrap();
     e.close().unwrap();
 }
