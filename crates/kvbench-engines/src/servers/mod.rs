@@ -16,7 +16,64 @@ pub mod rediscluster;
 mod redishash;
 pub mod resp;
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
 use kvbench_model::engine::{Capabilities, EngineError, OptionKind, OptionSpec, Result};
+
+/// A server engine's job state on its server (durability, the job's namespace made fresh on
+/// its first open), applied once per open: by `Engine::prepare`, untimed, or else on first use;
+/// and the row's settings, completed as the state is applied.
+pub(crate) struct JobState<S> {
+    /// What the engine applies.
+    pub(crate) how: S,
+    /// [`lifecycle::job_marker`]: exists once this job set up its namespace (a reopen keeps the
+    /// data).
+    pub(crate) marker: PathBuf,
+    settings: Mutex<BTreeMap<String, String>>,
+    /// Set once the state is in place; at open, when this job set up its namespace before.
+    applied: AtomicBool,
+}
+
+impl<S> JobState<S> {
+    /// The state of `engine`'s job in `dir`, with the settings read at open.
+    pub(crate) fn new(how: S, dir: &Path, engine: &str, settings: BTreeMap<String, String>) -> Self {
+        let marker = lifecycle::job_marker(dir, engine);
+        let applied = AtomicBool::new(marker.exists());
+        JobState { how, marker, settings: Mutex::new(settings), applied }
+    }
+
+    pub(crate) fn applied(&self) -> bool {
+        self.applied.load(Ordering::Acquire)
+    }
+
+    /// Unless the state is in place: `apply` with `conn` locked, then the settings.
+    pub(crate) fn apply_once<C>(
+        &self,
+        conn: &Mutex<C>,
+        apply: impl FnOnce(&mut C, &mut BTreeMap<String, String>) -> Result<()>,
+    ) -> Result<()> {
+        if self.applied() {
+            return Ok(());
+        }
+        let mut c = conn.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+        let mut settings = self.settings.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+        apply(&mut c, &mut settings)?;
+        self.applied.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// `Engine::prepare`: the next `apply_once` applies the state again.
+    pub(crate) fn reset(&self) {
+        self.applied.store(false, Ordering::Release);
+    }
+
+    pub(crate) fn settings(&self) -> BTreeMap<String, String> {
+        self.settings.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
 
 /// A key-value server's capabilities: gets and multi-gets by key, each write its own command (no
 /// atomic batch), keys unordered, no read-only open.

@@ -16,8 +16,7 @@
 //! returns). `appendfsync = everysec` is an option and is reported as weaker than asked.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,7 +27,7 @@ use super::lifecycle::{self, Found, ServerProcess, SocketProgram, SocketServer};
 use super::redisadmin as admin;
 use super::redishash as hash;
 use super::resp;
-use super::WireCount;
+use super::{JobState, WireCount};
 
 pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     name: "redis",
@@ -159,10 +158,8 @@ pub struct Redis {
     /// The writer of callers without a thread of their own (`Engine::write`); the worker gives
     /// each thread its own ([`Engine::writer`]).
     shared: Mutex<Option<RedisWriter>>,
-    settings: Mutex<BTreeMap<String, String>>,
-    setup: Setup,
-    /// Set once the job's server state is in place (by `prepare`, or on first use).
-    prepared: AtomicBool,
+    /// Durability and the job's namespace, applied once per open, and the row's settings.
+    job: JobState<Setup>,
 }
 
 /// What `prepare` applies: durability and the job's namespace.
@@ -170,8 +167,6 @@ struct Setup {
     sync: SyncMode,
     configure: bool,
     policy: String,
-    /// Exists once this job cleared its namespace (a reopen keeps the data).
-    marker: PathBuf,
 }
 
 fn connect(client: &::redis::Client) -> Result<Connection> {
@@ -225,13 +220,8 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     settings.insert("keys".into(), format!("prefix `{}` + the key's bytes", String::from_utf8_lossy(&prefix)));
     settings.insert("record".into(), record_setting(hash, &prefix));
     read_durability(&mut c, args.sync, &mut settings);
-    let setup = Setup {
-        sync: args.sync,
-        configure: o.bool("configure"),
-        policy,
-        marker: lifecycle::job_marker(args.dir, "redis"),
-    };
-    let prepared = AtomicBool::new(setup.marker.exists());
+    let setup = Setup { sync: args.sync, configure: o.bool("configure"), policy };
+    let job = JobState::new(setup, args.dir, "redis", settings);
     Ok(Box::new(Redis {
         info,
         prefix,
@@ -242,9 +232,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         wire: Arc::default(),
         admin: Mutex::new(c),
         shared: Mutex::new(None),
-        settings: Mutex::new(settings),
-        setup,
-        prepared,
+        job,
     }))
 }
 
@@ -275,28 +263,24 @@ impl Redis {
     /// open of a job, delete the keys under the prefix. Untimed when called through
     /// `Engine::prepare`; a caller that skips it gets it on first use.
     fn setup(&self) -> Result<()> {
-        if self.prepared.load(Ordering::Acquire) {
-            return Ok(());
-        }
-        let mut c = self.admin.lock().map_err(|_| EngineError::store("lock poisoned"))?;
-        let mut settings = self.settings.lock().map_err(|_| EngineError::store("lock poisoned"))?;
-        let s = &self.setup;
-        if s.configure {
-            let t0 = Instant::now();
-            admin::configure(&mut c, "redis", s.sync, &s.policy)?;
-            settings.insert(
-                "prepare".into(),
-                format!("CONFIG SET and AOF rewrite wait: {:.3} s", t0.elapsed().as_secs_f64()),
-            );
-        }
-        if !s.marker.exists() {
-            let n = admin::clear_prefix(&mut c, "redis", &self.prefix)?;
-            settings.insert("cleared".into(), format!("{n} earlier keys under the prefix"));
-            std::fs::write(&s.marker, &self.prefix)?;
-        }
-        read_durability(&mut c, s.sync, &mut settings);
-        self.prepared.store(true, Ordering::Release);
-        Ok(())
+        self.job.apply_once(&self.admin, |c, settings| {
+            let s = &self.job.how;
+            if s.configure {
+                let t0 = Instant::now();
+                admin::configure(c, "redis", s.sync, &s.policy)?;
+                settings.insert(
+                    "prepare".into(),
+                    format!("CONFIG SET and AOF rewrite wait: {:.3} s", t0.elapsed().as_secs_f64()),
+                );
+            }
+            if !self.job.marker.exists() {
+                let n = admin::clear_prefix(c, "redis", &self.prefix)?;
+                settings.insert("cleared".into(), format!("{n} earlier keys under the prefix"));
+                std::fs::write(&self.job.marker, &self.prefix)?;
+            }
+            read_durability(c, s.sync, settings);
+            Ok(())
+        })
     }
 }
 
@@ -326,7 +310,7 @@ const IO_TIMEOUT: Duration = Duration::from_secs(120);
 
 impl Engine for Redis {
     fn prepare(&mut self) -> Result<()> {
-        self.prepared.store(false, Ordering::Release);
+        self.job.reset();
         self.setup()
     }
 
@@ -357,7 +341,7 @@ impl Engine for Redis {
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.lock().map(|s| s.clone()).unwrap_or_default()
+        self.job.settings()
     }
 
     fn writes_fields(&self) -> bool {

@@ -41,7 +41,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::error::Error as StdError;
 use std::ffi::{CStr, CString};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -52,8 +52,8 @@ use ::postgres::{Client, Config, NoTls, Statement};
 use bytes::BytesMut;
 use kvbench_model::engine::*;
 
-use super::libpq;
 use super::lifecycle::{self, ServerProcess, SocketHome, SocketServer};
+use super::{libpq, JobState};
 
 pub const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
 /// The marker kvbench puts on the tables it creates; only such tables are ever dropped.
@@ -214,18 +214,14 @@ pub struct Postgres {
     /// made by `setup`: connecting (a TCP login hashes the password) is never inside a timed
     /// phase, as the article's client connected before its timer.
     spare: Mutex<Vec<LibWriter>>,
-    settings: Mutex<BTreeMap<String, String>>,
-    setup: Setup,
-    /// Set once the job's server state is in place (by `prepare`, or on first use).
-    prepared: AtomicBool,
+    /// Durability and the job's table, applied once per open, and the row's settings.
+    job: JobState<Setup>,
 }
 
 /// What `prepare` applies: durability, the job's table and a settled server.
 struct Setup {
     configure: bool,
     fsync: &'static str,
-    /// Exists once this job created its table (a reopen keeps the data).
-    marker: PathBuf,
 }
 
 fn valid_ident(name: &str) -> bool {
@@ -297,9 +293,8 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         .into(),
     );
     read_settings(&mut c, &mut settings);
-    let setup = Setup { configure, fsync, marker: lifecycle::job_marker(args.dir, "postgres") };
-    let prepared = setup.marker.exists();
-    let (writer, empty) = if prepared { prepare_writer(&mut c, &table)? } else { (None, false) };
+    let job = JobState::new(Setup { configure, fsync }, args.dir, "postgres", settings);
+    let (writer, empty) = if job.applied() { prepare_writer(&mut c, &table)? } else { (None, false) };
     Ok(Box::new(Postgres {
         config,
         table,
@@ -312,9 +307,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         writer: Mutex::new((c, writer)),
         pool: Mutex::new(Vec::new()),
         spare: Mutex::new(Vec::new()),
-        settings: Mutex::new(settings),
-        setup,
-        prepared: AtomicBool::new(prepared),
+        job,
     }))
 }
 
@@ -491,36 +484,31 @@ impl Postgres {
     /// of a job a fresh table, then CHECKPOINT and a settled WAL. Untimed when called through
     /// `Engine::prepare`; a caller that skips it gets it on first use.
     fn setup(&self) -> Result<()> {
-        if self.prepared.load(Ordering::Acquire) {
-            return Ok(());
-        }
-        let mut w = self.writer.lock().map_err(|_| EngineError::store("lock poisoned"))?;
-        let mut settings = self.settings.lock().map_err(|_| EngineError::store("lock poisoned"))?;
-        let c = &mut w.0;
-        if self.setup.configure {
-            apply_fsync(c, &self.config, self.setup.fsync)?;
-        }
-        if !self.setup.marker.exists() {
-            if let Some(note) = fresh_table(c, &self.table, self.text)? {
-                settings.insert("notes".into(), note);
+        self.job.apply_once(&self.writer, |w, settings| {
+            let c = &mut w.0;
+            if self.job.how.configure {
+                apply_fsync(c, &self.config, self.job.how.fsync)?;
             }
-            std::fs::write(&self.setup.marker, &self.table)?;
-        }
-        settings.insert("server_state".into(), checkpoint_and_settle(c));
-        read_settings(c, &mut settings);
-        let (writer, empty) = prepare_writer(c, &self.table)?;
-        w.1 = writer;
-        self.loading.store(empty, Ordering::Relaxed);
-        // Readers prepared before the table was replaced would point at the old one.
-        self.pool.lock().map_err(|_| EngineError::store("lock poisoned"))?.clear();
-        let mut spare = self.spare.lock().map_err(|_| EngineError::store("lock poisoned"))?;
-        spare.clear();
-        if self.load != Load::MultiInsert {
-            spare.push(LibWriter::connect(self)?);
-        }
-        drop(spare);
-        self.prepared.store(true, Ordering::Release);
-        Ok(())
+            if !self.job.marker.exists() {
+                if let Some(note) = fresh_table(c, &self.table, self.text)? {
+                    settings.insert("notes".into(), note);
+                }
+                std::fs::write(&self.job.marker, &self.table)?;
+            }
+            settings.insert("server_state".into(), checkpoint_and_settle(c));
+            read_settings(c, settings);
+            let (writer, empty) = prepare_writer(c, &self.table)?;
+            w.1 = writer;
+            self.loading.store(empty, Ordering::Relaxed);
+            // Readers prepared before the table was replaced would point at the old one.
+            self.pool.lock().map_err(|_| EngineError::store("lock poisoned"))?.clear();
+            let mut spare = self.spare.lock().map_err(|_| EngineError::store("lock poisoned"))?;
+            spare.clear();
+            if self.load != Load::MultiInsert {
+                spare.push(LibWriter::connect(self)?);
+            }
+            Ok(())
+        })
     }
 }
 
@@ -588,7 +576,7 @@ impl Engine for Postgres {
     }
 
     fn prepare(&mut self) -> Result<()> {
-        self.prepared.store(false, Ordering::Release);
+        self.job.reset();
         self.setup()
     }
 
@@ -603,7 +591,7 @@ impl Engine for Postgres {
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.lock().map(|s| s.clone()).unwrap_or_default()
+        self.job.settings()
     }
 }
 
