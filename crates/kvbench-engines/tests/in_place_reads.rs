@@ -14,24 +14,18 @@ use kvbench_model::result::{PhaseResult, Status};
 /// A map whose readers hold a snapshot in which every value of a key ending in `9` is wrong (the last one read in order, too).
 #[derive(Default)]
 struct Spoilt {
-    map: support::Map,
     in_place: bool,
 }
 
-impl Engine for Spoilt {
-    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        support::write(&self.map, batch);
-        Ok(())
-    }
-
-    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        let mut snap = self.map.lock().unwrap().clone();
+impl support::MapReaders for Spoilt {
+    fn reader(engine: &support::MapEngine<Self>) -> Result<Box<dyn Reader + '_>> {
+        let mut snap = engine.map.lock().unwrap().clone();
         for (k, v) in snap.iter_mut() {
             if k.last() == Some(&b'9') {
                 v.push(b'!');
             }
         }
-        Ok(Box::new(SpoiltReader { snap: Arc::new(snap), in_place: self.in_place }))
+        Ok(Box::new(SpoiltReader { snap: Arc::new(snap), in_place: engine.state.in_place }))
     }
 }
 
@@ -56,12 +50,12 @@ impl Reader for SpoiltReader {
 
 static IN_PLACE: EngineDescriptor =
     support::map_engine("spoilt-in-place", "test engine: reads in place, some values wrong", |_| {
-        Ok(Box::new(Spoilt { in_place: true, ..Spoilt::default() }))
+        Ok(Box::new(support::MapEngine { map: Default::default(), state: Spoilt { in_place: true } }))
     });
 
 static COPYING: EngineDescriptor =
     support::map_engine("spoilt-copying", "test engine: copies values, some wrong", |_| {
-        Ok(Box::new(Spoilt::default()))
+        Ok(Box::new(support::MapEngine::<Spoilt>::default()))
     });
 
 fn get_phase(desc: &EngineDescriptor, distribution: &str) -> PhaseResult {

@@ -15,34 +15,29 @@ use kvbench_model::scenario::Scenario;
 /// A map whose 50th get stalls for 30 ms.
 #[derive(Default)]
 struct Stalling {
-    map: support::Map,
     gets: AtomicU64,
 }
 
-impl Engine for Stalling {
-    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
-        support::write(&self.map, batch);
-        Ok(())
-    }
-
-    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        Ok(Box::new(StallingReader(self)))
+impl support::MapReaders for Stalling {
+    fn reader(engine: &support::MapEngine<Self>) -> Result<Box<dyn Reader + '_>> {
+        Ok(Box::new(StallingReader(engine)))
     }
 }
 
-struct StallingReader<'a>(&'a Stalling);
+struct StallingReader<'a>(&'a support::MapEngine<Stalling>);
 
 impl Reader for StallingReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        if self.0.gets.fetch_add(1, Ordering::Relaxed) == 50 {
+        if self.0.state.gets.fetch_add(1, Ordering::Relaxed) == 50 {
             std::thread::sleep(Duration::from_millis(30));
         }
         Ok(kvbench_engines::copy_found(self.0.map.lock().unwrap().get(key), out))
     }
 }
 
-static STALLING: EngineDescriptor =
-    support::map_engine("stalling", "test engine with one slow get", |_| Ok(Box::new(Stalling::default())));
+static STALLING: EngineDescriptor = support::map_engine("stalling", "test engine with one slow get", |_| {
+    Ok(Box::new(support::MapEngine::<Stalling>::default()))
+});
 
 fn get_phase(rate: Option<f64>) -> PhaseResult {
     let text = format!(

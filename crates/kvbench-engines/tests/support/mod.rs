@@ -1,11 +1,12 @@
-//! What the in-test engines of several test files share: a map to write batches into, the
-//! capabilities and descriptor of such a map, and running a scenario's get phase in this
-//! process (through `in_process`, which each test file that declares `support` declares too).
+//! What the in-test engines of several test files share: a map to write batches into and an
+//! engine over it whose own state makes the readers, the capabilities and descriptor of such an
+//! engine, and running a scenario's get phase in this process (through `in_process`, which
+//! each test file that declares `support` declares too).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use kvbench_model::engine::{Capabilities, EngineDescriptor, WriteOp};
+use kvbench_model::engine::{Capabilities, Engine, EngineDescriptor, Reader, Result, WriteOp};
 use kvbench_model::result::PhaseResult;
 use kvbench_model::scenario::Scenario;
 
@@ -19,6 +20,29 @@ pub fn write(map: &Map, batch: &[WriteOp<'_>]) {
             Some(v) => m.insert(w.key.to_vec(), v.to_vec()),
             None => m.remove(w.key),
         };
+    }
+}
+
+/// An in-test engine: batches go to `map`; its own state `T` makes the readers.
+#[derive(Default)]
+pub struct MapEngine<T> {
+    pub map: Map,
+    pub state: T,
+}
+
+/// How an in-test map engine's readers read.
+pub trait MapReaders: Sized + Send + Sync {
+    fn reader(engine: &MapEngine<Self>) -> Result<Box<dyn Reader + '_>>;
+}
+
+impl<T: MapReaders> Engine for MapEngine<T> {
+    fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
+        write(&self.map, batch);
+        Ok(())
+    }
+
+    fn reader(&self) -> Result<Box<dyn Reader + '_>> {
+        T::reader(self)
     }
 }
 
