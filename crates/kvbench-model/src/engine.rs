@@ -48,8 +48,8 @@ pub enum SyncMode {
 }
 
 impl std::fmt::Display for SyncMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(match self {
             SyncMode::None => "none",
             SyncMode::Commit => "commit",
             SyncMode::Always => "always",
@@ -469,7 +469,7 @@ pub trait RunningServer: Send {
 }
 
 impl std::fmt::Debug for EngineDescriptor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EngineDescriptor").field("name", &self.name).finish()
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("EngineDescriptor").field("name", &self.name).finish()
     }
 }

@@ -375,8 +375,8 @@ impl<'de> Deserialize<'de> for Warmup {
         struct V;
         impl serde::de::Visitor<'_> for V {
             type Value = Warmup;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a number of operations or a duration such as \"5s\"")
+            fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+                formatter.write_str("a number of operations or a duration such as \"5s\"")
             }
             fn visit_u64<E: serde::de::Error>(self, value: u64) -> Result<Warmup, E> {
                 Ok(Warmup::Ops(value))
@@ -538,11 +538,11 @@ impl FieldError {
 }
 
 impl std::fmt::Display for FieldError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.path.is_empty() {
-            f.write_str(&self.message)
+            formatter.write_str(&self.message)
         } else {
-            write!(f, "field `{}`: {}", self.field(), self.message)
+            write!(formatter, "field `{}`: {}", self.field(), self.message)
         }
     }
 }

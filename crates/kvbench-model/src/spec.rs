@@ -318,10 +318,10 @@ impl HotKey {
 }
 
 impl std::fmt::Display for HotKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            HotKey::Record(r) => write!(f, "{r}"),
-            HotKey::Percent(p) => write!(f, "{p}%"),
+            HotKey::Record(r) => write!(formatter, "{r}"),
+            HotKey::Percent(p) => write!(formatter, "{p}%"),
         }
     }
 }
@@ -340,8 +340,8 @@ impl<'de> Deserialize<'de> for HotKey {
         struct V;
         impl serde::de::Visitor<'_> for V {
             type Value = HotKey;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a record number or a share of the records such as \"12.5%\"")
+            fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+                formatter.write_str("a record number or a share of the records such as \"12.5%\"")
             }
             fn visit_u64<E: serde::de::Error>(self, value: u64) -> Result<HotKey, E> {
                 Ok(HotKey::Record(value))

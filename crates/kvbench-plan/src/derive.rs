@@ -407,8 +407,8 @@ pub enum Expected<'a> {
 pub struct FieldsOf<'a>(&'a Values);
 
 impl std::fmt::Debug for FieldsOf<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} fields", self.0.fields)
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{} fields", self.0.fields)
     }
 }
 

@@ -89,8 +89,8 @@ pub struct PlanFile {
 }
 
 impl std::fmt::Debug for PlanFile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PlanFile").field("path", &self.path).field("header", &self.header).finish()
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("PlanFile").field("path", &self.path).field("header", &self.header).finish()
     }
 }
 
