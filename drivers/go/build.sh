@@ -12,10 +12,7 @@ command -v go >/dev/null || { echo "go not found: install Go 1.22 or later" >&2;
 command -v cargo >/dev/null || { echo "cargo not found: install Rust (make rust)" >&2; exit 1; }
 # The modules first: beside a release build (make run's -j3) their download costs no wall time.
 go mod download
-# The worker core from the whole workspace's release build, as `make build` makes it: building
-# one package alone unifies its dependencies' features apart from the workspace's, so cargo
-# would compile them a second time (minutes of `make run`).
-(cd ../.. && cargo build --release --workspace --target-dir target)
+(cd ../.. && cargo build --release -p kvbench-ffi --target-dir target)
 mkdir -p bin
 export CGO_ENABLED=1
 # Go's build cache does not look inside the core's library: its hash, set as a variable,

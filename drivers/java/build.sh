@@ -9,9 +9,6 @@ export JAVA_HOME="${KVBENCH_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 [[ -x "$JAVA_HOME/bin/javac" ]] || { echo "no JDK 25 at $JAVA_HOME: install Temurin 25 or set KVBENCH_JAVA_HOME" >&2; exit 1; }
 command -v mvn >/dev/null || { echo "mvn not found: install Maven (apt-get install maven)" >&2; exit 1; }
 command -v cargo >/dev/null || { echo "cargo not found: install Rust (make rust)" >&2; exit 1; }
-# The worker core from the whole workspace's release build, as `make build` makes it: building
-# one package alone unifies its dependencies' features apart from the workspace's, so cargo
-# would compile them a second time (minutes of `make run`).
-(cd ../.. && cargo build --release --workspace --target-dir target)
+(cd ../.. && cargo build --release -p kvbench-ffi --target-dir target)
 mvn -B -q -ntp -DskipTests package
 echo "built $(pwd)/target/kvbench-java-worker.jar ($(ls target/lib | wc -l) jars in target/lib)"

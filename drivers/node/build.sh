@@ -14,10 +14,7 @@ if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
     (cd "$here" && npm ci --no-audit --no-fund --prefer-offline)
     echo "$want" > "$stamp"
 fi
-# The Node-API addon from the whole workspace's release build, as `make build` makes it: building
-# one package alone unifies its dependencies' features apart from the workspace's, so cargo
-# would compile them a second time (minutes of `make run`).
-(cd "$here/../.." && "${CARGO:-cargo}" build --release --quiet --workspace)
+(cd "$here/../.." && "${CARGO:-cargo}" build --release --quiet -p kvbench-node)
 # The worker answers --list with every engine loaded (a broken native module shows here).
 "$here/bin/kvbench-node-worker" --list | node -e '
 const l = JSON.parse(require("fs").readFileSync(0, "utf8"));

@@ -11,10 +11,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="$here/.venv"
 python="${PYTHON:-python3}"
 stamp="$venv/.kvbench-setup"
-# The worker core from the whole workspace's release build, as `make build` makes it: building
-# one package alone unifies its dependencies' features apart from the workspace's, so cargo
-# would compile them a second time (minutes of `make run`).
-core() { (cd "$here/../.." && "${CARGO:-cargo}" build --release --quiet --workspace); }
+core() { (cd "$here/../.." && "${CARGO:-cargo}" build --release --quiet -p kvbench-ffi); }
 want="$(cat "$here/requirements.txt" "$here/requirements-dev.txt" "$here/pyproject.toml" | sha256sum | cut -d' ' -f1) $("$python" -c 'import sys; print(sys.version.split()[0])')"
 
 if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
