@@ -60,13 +60,15 @@ node: deps rust
 # kvbench, the Go workers and the Python worker's own venv under PREFIX (scripts/install.sh,
 # docs/install.md): PREFIX/bin/kvbench runs from any directory with every runtime.
 PREFIX ?= /usr/local
-install: build python go java node
+install: deps rust
+	KVBENCH_CORE_BUILD=--workspace $(MAKE) --no-print-directory -j3 build python go java node
 	scripts/install.sh $(PREFIX)
 
 # The release build, the Python venv's downloads, the Go modules', the Maven artifacts' and npm's
-# downloads overlap (-j3); the Go, Python, Java and Node workers then wait for the worker core's build.
+# downloads overlap (-j3); the Go, Python, Java and Node workers then wait for the worker core's build,
+# which is the workspace's release build (KVBENCH_CORE_BUILD: no second build of the core alone).
 run: deps rust
-	$(MAKE) --no-print-directory -j3 build python go java node
+	KVBENCH_CORE_BUILD=--workspace $(MAKE) --no-print-directory -j3 build python go java node
 	./target/release/kvbench run
 
 test: deps rust python go java node test-rust test-python test-go test-java test-node

@@ -12,7 +12,11 @@ command -v go >/dev/null || { echo "go not found: install Go 1.22 or later" >&2;
 command -v cargo >/dev/null || { echo "cargo not found: install Rust (make rust)" >&2; exit 1; }
 # The modules first: beside a release build (make run's -j3) their download costs no wall time.
 go mod download
-(cd ../.. && cargo build --release -p kvbench-ffi --target-dir target)
+# KVBENCH_CORE_BUILD: which cargo build makes it (`make run` and `make install` say --workspace,
+# the release build they make anyway: building one package alone unifies its dependencies'
+# features apart from the workspace's, so cargo would compile them a second time).
+# shellcheck disable=SC2086
+(cd ../.. && cargo build --release ${KVBENCH_CORE_BUILD:--p kvbench-ffi} --target-dir target)
 mkdir -p bin
 export CGO_ENABLED=1
 # Go's build cache does not look inside the core's library: its hash, set as a variable,

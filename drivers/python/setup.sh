@@ -11,7 +11,11 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="$here/.venv"
 python="${PYTHON:-python3}"
 stamp="$venv/.kvbench-setup"
-core() { (cd "$here/../.." && "${CARGO:-cargo}" build --release --quiet -p kvbench-ffi); }
+# KVBENCH_CORE_BUILD: which cargo build makes it (`make run` and `make install` say --workspace,
+# the release build they make anyway: building one package alone unifies its dependencies'
+# features apart from the workspace's, so cargo would compile them a second time).
+# shellcheck disable=SC2086
+core() { (cd "$here/../.." && "${CARGO:-cargo}" build --release --quiet ${KVBENCH_CORE_BUILD:--p kvbench-ffi}); }
 want="$(cat "$here/requirements.txt" "$here/requirements-dev.txt" "$here/pyproject.toml" | sha256sum | cut -d' ' -f1) $("$python" -c 'import sys; print(sys.version.split()[0])')"
 
 if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
