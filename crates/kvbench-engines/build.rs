@@ -141,14 +141,14 @@ fn read_table(path: &Path) -> Table {
 }
 
 /// Why the engine cannot be built here, None when it can.
-fn why_missing(table: &Table, e: &Engine) -> Option<String> {
-    if let Some(f) = &e.feature {
+fn why_missing(table: &Table, engine: &Engine) -> Option<String> {
+    if let Some(f) = &engine.feature {
         let var = format!("CARGO_FEATURE_{}", f.to_uppercase().replace('-', "_"));
         if std::env::var_os(var).is_none() {
             return Some(format!("built without cargo feature `{f}`"));
         }
     }
-    let lib = &table.libs[e.lib.as_ref()?];
+    let lib = &table.libs[engine.lib.as_ref()?];
     (!Path::new(&lib.header).exists()).then(|| {
         format!("{} is not installed (no {}): apt-get install {} and rebuild", lib.package, lib.header, lib.package)
     })

@@ -62,13 +62,8 @@ fn version() -> String {
 }
 
 static OPTIONS: &[OptionSpec] = &[
-    OptionSpec {
-        name: "cache_size",
-        kind: OptionKind::Int,
-        default: "64m",
-        doc: "the handle's private cache (Berkeley DB's own default is 256k)",
-    },
-    OptionSpec { name: "pagesize", kind: OptionKind::Int, default: "0", doc: "page size (0 = chosen by Berkeley DB)" },
+    OptionSpec::int("cache_size", "64m", "the handle's private cache (Berkeley DB's own default is 256k)"),
+    OptionSpec::int("pagesize", "0", "page size (0 = chosen by Berkeley DB)"),
 ];
 
 const CAPS: Capabilities = Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE };

@@ -22,25 +22,20 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "fjall (pure Rust): LSM-tree with a shared journal, one keyspace",
     Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
     &[
-        OptionSpec {
-            name: "cache_size",
-            kind: OptionKind::Int,
-            default: "",
-            doc: "block cache in bytes, e.g. 64m (default: the library's, 32 MiB)",
-        },
-        OptionSpec {
-            name: "persist_mode",
-            kind: OptionKind::Enum(&["sync-all", "sync-data"]),
-            default: "sync-all",
-            doc: "how a durable commit (sync commit or always) flushes the journal: fsync (SyncAll) or fdatasync (SyncData)",
-        },
-        OptionSpec {
-            name: "write",
-            kind: OptionKind::Enum(&["batch", "transaction"]),
-            default: "batch",
-            doc: "batch: one write batch per kvbench batch, persisted at commit; transaction: one single-writer \
+        OptionSpec::int("cache_size", "", "block cache in bytes, e.g. 64m (default: the library's, 32 MiB)"),
+        OptionSpec::one_of(
+            "persist_mode",
+            &["sync-all", "sync-data"],
+            "sync-all",
+            "how a durable commit (sync commit or always) flushes the journal: fsync (SyncAll) or fdatasync (SyncData)",
+        ),
+        OptionSpec::one_of(
+            "write",
+            &["batch", "transaction"],
+            "batch",
+            "batch: one write batch per kvbench batch, persisted at commit; transaction: one single-writer \
                   transaction (write_tx, commit), then the database persisted, as redb's benchmark harness does",
-        },
+        ),
     ],
     || env!("KVB_CRATE_VERSION_FJALL").into(),
     open,

@@ -60,24 +60,9 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "GNU dbm hash database, C API",
     Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE },
     &[
-        OptionSpec {
-            name: "block_size",
-            kind: OptionKind::Int,
-            default: "0",
-            doc: "block size (0 = the file system's)",
-        },
-        OptionSpec {
-            name: "cache_size",
-            kind: OptionKind::Int,
-            default: "0",
-            doc: "bucket cache entries (0 = GDBM's automatic sizing)",
-        },
-        OptionSpec {
-            name: "mmap",
-            kind: OptionKind::Bool,
-            default: "true",
-            doc: "memory-map the file (GDBM's default)",
-        },
+        OptionSpec::int("block_size", "0", "block size (0 = the file system's)"),
+        OptionSpec::int("cache_size", "0", "bucket cache entries (0 = GDBM's automatic sizing)"),
+        OptionSpec::bool("mmap", "true", "memory-map the file (GDBM's default)"),
     ],
     version,
     open,

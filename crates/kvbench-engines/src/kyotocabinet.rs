@@ -63,32 +63,17 @@ fn version() -> String {
 const COMPRESSION: &[&str] = &["none", "zlib", "def", "gz"];
 
 static HASH_OPTIONS: &[OptionSpec] = &[
-    OptionSpec {
-        name: "bnum",
-        kind: OptionKind::Int,
-        default: "0",
-        doc: "bucket count; 0 = twice the records the plan loads (at least KC's default 1048583)",
-    },
-    OptionSpec { name: "msiz", kind: OptionKind::Int, default: "64m", doc: "mapped memory (KC's default 64m)" },
-    OptionSpec {
-        name: "compression",
-        kind: OptionKind::Enum(COMPRESSION),
-        default: "none",
-        doc: "record compression (opts=c, zcomp=...)",
-    },
+    OptionSpec::int("bnum", "0", "bucket count; 0 = twice the records the plan loads (at least KC's default 1048583)"),
+    OptionSpec::int("msiz", "64m", "mapped memory (KC's default 64m)"),
+    OptionSpec::one_of("compression", COMPRESSION, "none", "record compression (opts=c, zcomp=...)"),
 ];
 
 static TREE_OPTIONS: &[OptionSpec] = &[
-    OptionSpec { name: "bnum", kind: OptionKind::Int, default: "0", doc: "page hash buckets (0 = KC's default)" },
-    OptionSpec { name: "msiz", kind: OptionKind::Int, default: "64m", doc: "mapped memory (KC's default 64m)" },
-    OptionSpec { name: "psiz", kind: OptionKind::Int, default: "0", doc: "page size (0 = KC's 8192)" },
-    OptionSpec { name: "pccap", kind: OptionKind::Int, default: "0", doc: "page cache capacity (0 = KC's 64m)" },
-    OptionSpec {
-        name: "compression",
-        kind: OptionKind::Enum(COMPRESSION),
-        default: "none",
-        doc: "page compression (opts=c, zcomp=...)",
-    },
+    OptionSpec::int("bnum", "0", "page hash buckets (0 = KC's default)"),
+    OptionSpec::int("msiz", "64m", "mapped memory (KC's default 64m)"),
+    OptionSpec::int("psiz", "0", "page size (0 = KC's 8192)"),
+    OptionSpec::int("pccap", "0", "page cache capacity (0 = KC's 64m)"),
+    OptionSpec::one_of("compression", COMPRESSION, "none", "page compression (opts=c, zcomp=...)"),
 ];
 
 const CAPS: Capabilities = Capabilities { ordered_scan: false, ..crate::ORDERED_STORE };

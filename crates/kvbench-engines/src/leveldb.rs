@@ -133,24 +133,13 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "LevelDB (libleveldb, C API): LSM tree",
     Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
     &[
-        OptionSpec {
-            name: "compression",
-            kind: OptionKind::Enum(&["none", "snappy"]),
-            default: "snappy",
-            doc: "block compression of table files",
-        },
-        OptionSpec {
-            name: "block_cache",
-            kind: OptionKind::Int,
-            default: "",
-            doc: "LRU block cache capacity in bytes (default: the library's own 8 MiB cache)",
-        },
-        OptionSpec {
-            name: "bloom_bits",
-            kind: OptionKind::Int,
-            default: "0",
-            doc: "bloom filter bits per key (0 = no filter)",
-        },
+        OptionSpec::one_of("compression", &["none", "snappy"], "snappy", "block compression of table files"),
+        OptionSpec::int(
+            "block_cache",
+            "",
+            "LRU block cache capacity in bytes (default: the library's own 8 MiB cache)",
+        ),
+        OptionSpec::int("bloom_bits", "0", "bloom filter bits per key (0 = no filter)"),
     ],
     version,
     open,

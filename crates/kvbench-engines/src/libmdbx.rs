@@ -36,24 +36,17 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "libmdbx (bundled C source via mdbx-sys): LMDB's successor, B+tree in a growing memory map",
     crate::ORDERED_STORE,
     &[
-        OptionSpec {
-            name: "max_size",
-            kind: OptionKind::Int,
-            default: "",
-            doc: "upper bound of the database file in bytes (default: max(1 GiB, 4 x the plan's bytes))",
-        },
-        OptionSpec {
-            name: "no_readahead",
-            kind: OptionKind::Bool,
-            default: "true",
-            doc: "MDBX_NORDAHEAD: no OS read-ahead on the map (on by default, as for lmdb)",
-        },
-        OptionSpec {
-            name: "write_map",
-            kind: OptionKind::Bool,
-            default: "false",
-            doc: "MDBX_WRITEMAP: write through a writable memory map instead of write()",
-        },
+        OptionSpec::int(
+            "max_size",
+            "",
+            "upper bound of the database file in bytes (default: max(1 GiB, 4 x the plan's bytes))",
+        ),
+        OptionSpec::bool(
+            "no_readahead",
+            "true",
+            "MDBX_NORDAHEAD: no OS read-ahead on the map (on by default, as for lmdb)",
+        ),
+        OptionSpec::bool("write_map", "false", "MDBX_WRITEMAP: write through a writable memory map instead of write()"),
     ],
     version,
     open,

@@ -127,33 +127,22 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "LMDB (liblmdb, C API): B+tree in a memory map, MVCC read transactions",
     crate::ORDERED_STORE,
     &[
-        OptionSpec {
-            name: "map_size",
-            kind: OptionKind::Int,
-            default: "",
-            doc: "memory map size in bytes (default: max(1 GiB, 4 x the plan's bytes))",
-        },
-        OptionSpec {
-            name: "no_readahead",
-            kind: OptionKind::Bool,
-            default: "true",
-            doc: "MDB_NORDAHEAD: no OS read-ahead on the map (on by default here: with it off, a database larger \
+        OptionSpec::int("map_size", "", "memory map size in bytes (default: max(1 GiB, 4 x the plan's bytes))"),
+        OptionSpec::bool(
+            "no_readahead",
+            "true",
+            "MDB_NORDAHEAD: no OS read-ahead on the map (on by default here: with it off, a database larger \
                   than memory reads the device's whole read-ahead window per page miss)",
-        },
-        OptionSpec {
-            name: "write_map",
-            kind: OptionKind::Bool,
-            default: "false",
-            doc: "MDB_WRITEMAP: write through a writable memory map instead of write()",
-        },
-        OptionSpec {
-            name: "compaction",
-            kind: OptionKind::Enum(&["sync", "copy"]),
-            default: "sync",
-            doc: "what a settle step does: sync (mdb_env_sync; the B-tree is written in place) or copy (a \
+        ),
+        OptionSpec::bool("write_map", "false", "MDB_WRITEMAP: write through a writable memory map instead of write()"),
+        OptionSpec::one_of(
+            "compaction",
+            &["sync", "copy"],
+            "sync",
+            "what a settle step does: sync (mdb_env_sync; the B-tree is written in place) or copy (a \
                   compacting copy, mdb_env_copy2 with MDB_CP_COMPACT, replacing data.mdb, then reopened: redb's \
                   benchmark harness's LMDB compaction)",
-        },
+        ),
     ],
     version,
     open,

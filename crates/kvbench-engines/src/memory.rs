@@ -17,18 +17,8 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "in-memory BTreeMap (reference oracle for tests; not a real store)",
     Capabilities { read_only_open: false, persistent: false, ..crate::ORDERED_STORE },
     &[
-        OptionSpec {
-            name: "corrupt_every",
-            kind: OptionKind::Int,
-            default: "0",
-            doc: "test aid: every N-th get returns a wrong value (0: never)",
-        },
-        OptionSpec {
-            name: "delay_ns",
-            kind: OptionKind::Int,
-            default: "0",
-            doc: "test aid: every get and write call spins this many nanoseconds (0: none)",
-        },
+        OptionSpec::int("corrupt_every", "0", "test aid: every N-th get returns a wrong value (0: never)"),
+        OptionSpec::int("delay_ns", "0", "test aid: every get and write call spins this many nanoseconds (0: none)"),
     ],
     || env!("CARGO_PKG_VERSION").to_string(),
     open,

@@ -80,34 +80,23 @@ fn len(size: usize) -> Result<c_int> {
 
 const CAPS: Capabilities = Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE };
 
-static DEPOT_OPTIONS: &[OptionSpec] = &[OptionSpec {
-    name: "bnum",
-    kind: OptionKind::Int,
-    default: "0",
-    doc: "bucket array size; 0 = twice the records the plan loads (at least QDBM's default 8191)",
-}];
+static DEPOT_OPTIONS: &[OptionSpec] = &[OptionSpec::int(
+    "bnum",
+    "0",
+    "bucket array size; 0 = twice the records the plan loads (at least QDBM's default 8191)",
+)];
 
 static CURIA_OPTIONS: &[OptionSpec] = &[
-    OptionSpec {
-        name: "bnum",
-        kind: OptionKind::Int,
-        default: "0",
-        doc: "buckets of each division; 0 = twice the records per division (at least 8191)",
-    },
-    OptionSpec { name: "dnum", kind: OptionKind::Int, default: "5", doc: "number of division files (QDBM's 5)" },
+    OptionSpec::int("bnum", "0", "buckets of each division; 0 = twice the records per division (at least 8191)"),
+    OptionSpec::int("dnum", "5", "number of division files (QDBM's 5)"),
 ];
 
 static VILLA_OPTIONS: &[OptionSpec] = &[
-    OptionSpec { name: "lrecmax", kind: OptionKind::Int, default: "0", doc: "records per leaf (0 = QDBM's 49)" },
-    OptionSpec { name: "nidxmax", kind: OptionKind::Int, default: "0", doc: "indexes per node (0 = QDBM's 192)" },
-    OptionSpec { name: "lcnum", kind: OptionKind::Int, default: "0", doc: "cached leaves (0 = QDBM's 1024)" },
-    OptionSpec { name: "ncnum", kind: OptionKind::Int, default: "0", doc: "cached nodes (0 = QDBM's 512)" },
-    OptionSpec {
-        name: "compression",
-        kind: OptionKind::Enum(&["none", "zlib"]),
-        default: "none",
-        doc: "leaf compression (VL_OZCOMP)",
-    },
+    OptionSpec::int("lrecmax", "0", "records per leaf (0 = QDBM's 49)"),
+    OptionSpec::int("nidxmax", "0", "indexes per node (0 = QDBM's 192)"),
+    OptionSpec::int("lcnum", "0", "cached leaves (0 = QDBM's 1024)"),
+    OptionSpec::int("ncnum", "0", "cached nodes (0 = QDBM's 512)"),
+    OptionSpec::one_of("compression", &["none", "zlib"], "none", "leaf compression (VL_OZCOMP)"),
 ];
 
 kind!(depot: "qdbm-depot", "QDBM Depot hash database, C API",

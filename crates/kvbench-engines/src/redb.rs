@@ -23,12 +23,7 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "redb",
     "redb (pure Rust): copy-on-write B-tree in one file, MVCC read transactions",
     crate::ORDERED_STORE,
-    &[OptionSpec {
-        name: "cache_size",
-        kind: OptionKind::Int,
-        default: "",
-        doc: "redb's page cache in bytes, e.g. 64m (default: the library's, 1 GiB)",
-    }],
+    &[OptionSpec::int("cache_size", "", "redb's page cache in bytes, e.g. 64m (default: the library's, 1 GiB)")],
     || env!("KVB_CRATE_VERSION_REDB").into(),
     open,
 );

@@ -16,18 +16,8 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "sled (pure Rust, UNMAINTAINED since 2021): lock-free B-link tree over a log-structured store",
     Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
     &[
-        OptionSpec {
-            name: "cache_capacity",
-            kind: OptionKind::Int,
-            default: "",
-            doc: "sled's page cache in bytes, e.g. 64m (default: the library's, 1 GiB)",
-        },
-        OptionSpec {
-            name: "flush_every_ms",
-            kind: OptionKind::Int,
-            default: "500",
-            doc: "sled's background flush period in ms, 0 = off (sled's default: 500)",
-        },
+        OptionSpec::int("cache_capacity", "", "sled's page cache in bytes, e.g. 64m (default: the library's, 1 GiB)"),
+        OptionSpec::int("flush_every_ms", "500", "sled's background flush period in ms, 0 = off (sled's default: 500)"),
     ],
     || format!("{} (unmaintained)", env!("KVB_CRATE_VERSION_SLED")),
     open,

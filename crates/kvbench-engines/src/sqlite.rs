@@ -23,24 +23,9 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "SQLite (system libsqlite3 via rusqlite): one WITHOUT ROWID table as a key-value store",
     crate::ORDERED_STORE,
     &[
-        OptionSpec {
-            name: "journal_mode",
-            kind: OptionKind::Enum(&["wal", "delete"]),
-            default: "wal",
-            doc: "PRAGMA journal_mode (WAL lets readers run beside the writer)",
-        },
-        OptionSpec {
-            name: "cache_size",
-            kind: OptionKind::Int,
-            default: "",
-            doc: "page cache per connection in bytes, e.g. 64m (set as PRAGMA cache_size=-KiB; default: the library's, 2000 KiB)",
-        },
-        OptionSpec {
-            name: "mmap_size",
-            kind: OptionKind::Int,
-            default: "",
-            doc: "PRAGMA mmap_size in bytes per connection (default: the library's, normally 0 = off)",
-        },
+        OptionSpec::one_of("journal_mode", &["wal", "delete"], "wal", "PRAGMA journal_mode (WAL lets readers run beside the writer)"),
+        OptionSpec::int("cache_size", "", "page cache per connection in bytes, e.g. 64m (set as PRAGMA cache_size=-KiB; default: the library's, 2000 KiB)"),
+        OptionSpec::int("mmap_size", "", "PRAGMA mmap_size in bytes per connection (default: the library's, normally 0 = off)"),
     ],
     || rusqlite::version().to_string(),
     open,

@@ -60,13 +60,13 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "tinycdb",
     "TinyCDB constant database: built once in one pass, then read-only (memory-mapped)",
     Capabilities { ordered_scan: false, batch: false, build_once: true, delete: false, ..crate::ORDERED_STORE },
-    &[OptionSpec {
-        name: "put",
-        kind: OptionKind::Enum(&["replace", "add", "insert"]),
-        default: "replace",
-        doc: "a repeated key in the load: replace (last wins, as plans expect), add (keep every copy; \
+    &[OptionSpec::one_of(
+        "put",
+        &["replace", "add", "insert"],
+        "replace",
+        "a repeated key in the load: replace (last wins, as plans expect), add (keep every copy; \
               lookups return the first), insert (first wins)",
-    }],
+    )],
     version,
     open,
 );

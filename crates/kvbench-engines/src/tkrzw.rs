@@ -98,31 +98,25 @@ fn len(size: usize) -> Result<i32> {
 const COMPRESSION: &[&str] = &["none", "zlib", "zstd", "lz4", "lzma"];
 
 static HASH_OPTIONS: &[OptionSpec] = &[
-    OptionSpec {
-        name: "num_buckets",
-        kind: OptionKind::Int,
-        default: "0",
-        doc: "hash buckets; 0 = twice the records the plan loads (at least Tkrzw's default 1048583)",
-    },
-    OptionSpec {
-        name: "update_mode",
-        kind: OptionKind::Enum(&["in_place", "appending"]),
-        default: "in_place",
-        doc: "overwrite records in place or append new versions",
-    },
-    OptionSpec { name: "compression", kind: OptionKind::Enum(COMPRESSION), default: "none", doc: "record compression" },
+    OptionSpec::int(
+        "num_buckets",
+        "0",
+        "hash buckets; 0 = twice the records the plan loads (at least Tkrzw's default 1048583)",
+    ),
+    OptionSpec::one_of(
+        "update_mode",
+        &["in_place", "appending"],
+        "in_place",
+        "overwrite records in place or append new versions",
+    ),
+    OptionSpec::one_of("compression", COMPRESSION, "none", "record compression"),
 ];
 
 static TREE_OPTIONS: &[OptionSpec] = &[
-    OptionSpec { name: "max_page_size", kind: OptionKind::Int, default: "0", doc: "page size (0 = Tkrzw's 8130)" },
-    OptionSpec {
-        name: "max_cached_pages",
-        kind: OptionKind::Int,
-        default: "0",
-        doc: "cached pages (0 = Tkrzw's 10000)",
-    },
-    OptionSpec { name: "num_buckets", kind: OptionKind::Int, default: "0", doc: "page buckets (0 = Tkrzw's 131101)" },
-    OptionSpec { name: "compression", kind: OptionKind::Enum(COMPRESSION), default: "none", doc: "record compression" },
+    OptionSpec::int("max_page_size", "0", "page size (0 = Tkrzw's 8130)"),
+    OptionSpec::int("max_cached_pages", "0", "cached pages (0 = Tkrzw's 10000)"),
+    OptionSpec::int("num_buckets", "0", "page buckets (0 = Tkrzw's 131101)"),
+    OptionSpec::one_of("compression", COMPRESSION, "none", "record compression"),
 ];
 
 const CAPS: Capabilities = Capabilities { ordered_scan: false, batch: false, ..crate::ORDERED_STORE };

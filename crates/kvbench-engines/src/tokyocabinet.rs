@@ -65,56 +65,35 @@ fn version() -> String {
 
 const COMPRESSION: &[&str] = &["none", "deflate", "bzip", "tcbs"];
 
-const TRANSACTION: OptionSpec = OptionSpec {
-    name: "transaction",
-    kind: OptionKind::Enum(&["none", "batch"]),
-    default: "none",
-    doc: "none: a batch is a loop of puts (article 004's method); batch: a batch of more than one write is one transaction",
-};
+const TRANSACTION: OptionSpec = OptionSpec::one_of(
+    "transaction",
+    &["none", "batch"],
+    "none",
+    "none: a batch is a loop of puts (article 004's method); batch: a batch of more than one write is one transaction",
+);
 
-const LARGE: OptionSpec = OptionSpec {
-    name: "large",
-    kind: OptionKind::Bool,
-    default: "false",
-    doc: "64-bit bucket array (files over 2 GB)",
-};
+const LARGE: OptionSpec = OptionSpec::bool("large", "false", "64-bit bucket array (files over 2 GB)");
 
 static HASH_OPTIONS: &[OptionSpec] = &[
-    OptionSpec {
-        name: "bnum",
-        kind: OptionKind::Int,
-        default: "0",
-        doc: "bucket array size; 0 = twice the records the plan loads (at least 131071, TC's default)",
-    },
-    OptionSpec {
-        name: "compression",
-        kind: OptionKind::Enum(COMPRESSION),
-        default: "none",
-        doc: "per-record compression",
-    },
-    OptionSpec {
-        name: "rcnum",
-        kind: OptionKind::Int,
-        default: "0",
-        doc: "records kept in the record cache (0 = off)",
-    },
-    OptionSpec { name: "xmsiz", kind: OptionKind::Int, default: "64m", doc: "extra mapped memory (TC's default 64m)" },
+    OptionSpec::int(
+        "bnum",
+        "0",
+        "bucket array size; 0 = twice the records the plan loads (at least 131071, TC's default)",
+    ),
+    OptionSpec::one_of("compression", COMPRESSION, "none", "per-record compression"),
+    OptionSpec::int("rcnum", "0", "records kept in the record cache (0 = off)"),
+    OptionSpec::int("xmsiz", "64m", "extra mapped memory (TC's default 64m)"),
     LARGE,
     TRANSACTION,
 ];
 
 static BTREE_OPTIONS: &[OptionSpec] = &[
-    OptionSpec { name: "lmemb", kind: OptionKind::Int, default: "0", doc: "records per leaf page (0 = TC's 128)" },
-    OptionSpec { name: "nmemb", kind: OptionKind::Int, default: "0", doc: "keys per non-leaf page (0 = TC's 256)" },
-    OptionSpec { name: "bnum", kind: OptionKind::Int, default: "0", doc: "page hash buckets (0 = TC's 32749)" },
-    OptionSpec {
-        name: "compression",
-        kind: OptionKind::Enum(COMPRESSION),
-        default: "none",
-        doc: "per-page compression",
-    },
-    OptionSpec { name: "lcnum", kind: OptionKind::Int, default: "0", doc: "cached leaf pages (0 = TC's 1024)" },
-    OptionSpec { name: "ncnum", kind: OptionKind::Int, default: "0", doc: "cached non-leaf pages (0 = TC's 512)" },
+    OptionSpec::int("lmemb", "0", "records per leaf page (0 = TC's 128)"),
+    OptionSpec::int("nmemb", "0", "keys per non-leaf page (0 = TC's 256)"),
+    OptionSpec::int("bnum", "0", "page hash buckets (0 = TC's 32749)"),
+    OptionSpec::one_of("compression", COMPRESSION, "none", "per-page compression"),
+    OptionSpec::int("lcnum", "0", "cached leaf pages (0 = TC's 1024)"),
+    OptionSpec::int("ncnum", "0", "cached non-leaf pages (0 = TC's 512)"),
     LARGE,
     TRANSACTION,
 ];

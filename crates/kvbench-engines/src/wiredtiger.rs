@@ -85,20 +85,18 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "WiredTiger (libwiredtiger, C API): MongoDB's engine, a row-store B-tree table with a journal",
     crate::ORDERED_STORE,
     &[
-        OptionSpec {
-            name: "cache_size",
-            kind: OptionKind::Int,
-            default: "",
-            doc: "the connection's cache in bytes, e.g. 256m (default: the library's, 100 MB); a transaction \
+        OptionSpec::int(
+            "cache_size",
+            "",
+            "the connection's cache in bytes, e.g. 256m (default: the library's, 100 MB); a transaction \
                   must fit in it",
-        },
-        OptionSpec {
-            name: "log",
-            kind: OptionKind::Bool,
-            default: "true",
-            doc: "the journal (log=(enabled)): a durable commit fsyncs it (commit sync=on); off, a durable \
+        ),
+        OptionSpec::bool(
+            "log",
+            "true",
+            "the journal (log=(enabled)): a durable commit fsyncs it (commit sync=on); off, a durable \
                   commit is a checkpoint",
-        },
+        ),
     ],
     || {
         // SAFETY: returns a static NUL-terminated string.

@@ -8,20 +8,18 @@ use kvbench_engines::{conformance, find, Entry};
 use kvbench_model::result::Status;
 use kvbench_model::scenario::{Scenario, Variant};
 
+/// The start both scenarios share: 500 records of up to 64 bytes (`min` at least), loaded in
+/// batches of `batch`, then read by two threads.
+fn load_then_get(seed: u64, min: u32, batch: u32) -> String {
+    format!(
+        "engines = [\"memory\"]\nseed = {seed}\n[dataset]\nrecords = 500\nvalue = {{ min = {min}, max = 64 }}\n\
+         [[phase]]\nkind = \"load\"\nbatch = {batch}\n[[phase]]\nkind = \"get\"\nthreads = 2\n"
+    )
+}
+
 /// A small scenario touching every phase kind and mode.
 fn scenario() -> Scenario {
-    let text = r#"
-        engines = ["memory"]
-        seed = 7
-        [dataset]
-        records = 500
-        value = { min = 0, max = 64 }
-        [[phase]]
-        kind = "load"
-        batch = 64
-        [[phase]]
-        kind = "get"
-        threads = 2
+    let rest = r#"
         [[phase]]
         kind = "multi-get"
         keys = 10
@@ -77,7 +75,7 @@ fn scenario() -> Scenario {
         distribution = "latest"
         mix = { read = 1.0, scan = 1.0 }
     "#;
-    toml::from_str(text).unwrap()
+    toml::from_str(&(load_then_get(7, 0, 64) + rest)).unwrap()
 }
 
 /// Whether the engine cannot run a phase of [`scenario`], from its capabilities.
@@ -113,18 +111,7 @@ fn run_plan(desc: &'static kvbench_model::engine::EngineDescriptor, url: Option<
 /// Server engines with `pipeline` (and `connections`): get phases keep pipelines full over
 /// several connections per thread, and every value read that way is still verified.
 fn run_pipelined(desc: &'static kvbench_model::engine::EngineDescriptor, url: Option<&str>, token: Option<&str>) {
-    let text = r#"
-        engines = ["memory"]
-        seed = 9
-        [dataset]
-        records = 500
-        value = { min = 1, max = 64 }
-        [[phase]]
-        kind = "load"
-        batch = 50
-        [[phase]]
-        kind = "get"
-        threads = 2
+    let rest = r#"
         [[phase]]
         kind = "update"
         count = 200
@@ -133,7 +120,7 @@ fn run_pipelined(desc: &'static kvbench_model::engine::EngineDescriptor, url: Op
         kind = "get"
         count = 333
     "#;
-    let s: Scenario = toml::from_str(text).unwrap();
+    let s: Scenario = toml::from_str(&(load_then_get(9, 1, 50) + rest)).unwrap();
     let mut v = Variant { name: desc.name.into(), ..s.all_variants()[0].clone() };
     // Engines without `connections` (redis-cluster) pipeline on their one connection per node.
     let conns: u64 = if desc.options.iter().any(|o| o.name == "connections") { 3 } else { 1 };

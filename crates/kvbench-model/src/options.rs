@@ -25,6 +25,31 @@ pub struct OptionSpec {
     pub doc: &'static str,
 }
 
+/// One line per option in an engine's table.
+impl OptionSpec {
+    pub const fn bool(name: &'static str, default: &'static str, doc: &'static str) -> OptionSpec {
+        OptionSpec { name, kind: OptionKind::Bool, default, doc }
+    }
+
+    pub const fn int(name: &'static str, default: &'static str, doc: &'static str) -> OptionSpec {
+        OptionSpec { name, kind: OptionKind::Int, default, doc }
+    }
+
+    pub const fn text(name: &'static str, default: &'static str, doc: &'static str) -> OptionSpec {
+        OptionSpec { name, kind: OptionKind::Text, default, doc }
+    }
+
+    /// An option that takes one of `values`.
+    pub const fn one_of(
+        name: &'static str,
+        values: &'static [&'static str],
+        default: &'static str,
+        doc: &'static str,
+    ) -> OptionSpec {
+        OptionSpec { name, kind: OptionKind::Enum(values), default, doc }
+    }
+}
+
 /// The type of an option, owned (a worker's `--list` is read at run time).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {

@@ -36,20 +36,15 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     capabilities: Capabilities { persistent: false, ..super::KEY_VALUE_SERVER },
     options: &[
         super::PREFIX,
-        OptionSpec {
-            name: "keys",
-            kind: OptionKind::Enum(&["auto", "hex"]),
-            default: "auto",
-            doc: "auto: keys go as they are when memcached-safe, else as # + hex; hex: always hex",
-        },
+        OptionSpec::one_of(
+            "keys",
+            &["auto", "hex"],
+            "auto",
+            "auto: keys go as they are when memcached-safe, else as # + hex; hex: always hex",
+        ),
         super::PIPELINE,
         super::CONNECTIONS,
-        OptionSpec {
-            name: "timeout",
-            kind: OptionKind::Int,
-            default: "30",
-            doc: "socket read/write timeout in seconds",
-        },
+        OptionSpec::int("timeout", "30", "socket read/write timeout in seconds"),
     ],
     version: || MEMCACHED.version(concat!("kvbench text protocol ", env!("CARGO_PKG_VERSION"))),
     available: || Ok(()),

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use kvbench_model::engine::{Capabilities, EngineError, OptionKind, OptionSpec, Result};
+use kvbench_model::engine::{Capabilities, EngineError, OptionSpec, Result};
 
 /// A server engine's job state on its server (durability, the job's namespace made fresh on
 /// its first open), applied once per open: by `Engine::prepare`, untimed, or else on first use;
@@ -81,36 +81,33 @@ pub const KEY_VALUE_SERVER: Capabilities =
     Capabilities { ordered_scan: false, multi_get: true, batch: false, read_only_open: false, ..crate::ORDERED_STORE };
 
 /// The key namespace of an engine on a server that others may share.
-pub const PREFIX: OptionSpec = OptionSpec {
-    name: "prefix",
-    kind: OptionKind::Text,
-    default: "kvb:",
-    doc: "prefix of every key: kvbench's namespace; the first open of a job deletes the keys under it",
-};
+pub const PREFIX: OptionSpec = OptionSpec::text(
+    "prefix",
+    "kvb:",
+    "prefix of every key: kvbench's namespace; the first open of a job deletes the keys under it",
+);
 
-pub const CONNECTIONS: OptionSpec = OptionSpec {
-    name: "connections",
-    kind: OptionKind::Int,
-    default: "1",
-    doc: "connections per reader thread; a get phase spreads each pipelined round over them",
-};
+pub const CONNECTIONS: OptionSpec = OptionSpec::int(
+    "connections",
+    "1",
+    "connections per reader thread; a get phase spreads each pipelined round over them",
+);
 
 /// Redis's AOF fsync policy (redis and redis-cluster).
-pub const APPENDFSYNC: OptionSpec = OptionSpec {
-    name: "appendfsync",
-    kind: OptionKind::Enum(&["auto", "always", "everysec", "no"]),
-    default: "auto",
-    doc: "AOF fsync policy when sync is commit/always (auto: always)",
-};
+pub const APPENDFSYNC: OptionSpec = OptionSpec::one_of(
+    "appendfsync",
+    &["auto", "always", "everysec", "no"],
+    "auto",
+    "AOF fsync policy when sync is commit/always (auto: always)",
+);
 
 /// Pipelining of a server whose writes and gets are one request per key (memcached, redis).
-pub const PIPELINE: OptionSpec = OptionSpec {
-    name: "pipeline",
-    kind: OptionKind::Int,
-    default: "0",
-    doc: "requests in flight per connection: a write batch's window (0: the whole batch) and a get \
+pub const PIPELINE: OptionSpec = OptionSpec::int(
+    "pipeline",
+    "0",
+    "requests in flight per connection: a write batch's window (0: the whole batch) and a get \
           phase's depth (0 or 1: one get at a time)",
-};
+);
 
 /// What a server engine's client sent, over all its connections ([`Engine::wire`]): counted
 /// as each request is written, so a step's difference is what went over the wire.

@@ -37,20 +37,14 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         super::PREFIX,
         super::PIPELINE,
         super::CONNECTIONS,
-        OptionSpec {
-            name: "atomic",
-            kind: OptionKind::Bool,
-            default: "false",
-            doc: "wrap each pipeline window in MULTI/EXEC",
-        },
+        OptionSpec::bool("atomic", "false", "wrap each pipeline window in MULTI/EXEC"),
         super::APPENDFSYNC,
-        OptionSpec {
-            name: "configure",
-            kind: OptionKind::Bool,
-            default: "true",
-            doc: "apply `sync` with CONFIG SET on open; false leaves a server given by --url as it is",
-        },
-        OptionSpec { name: "db", kind: OptionKind::Int, default: "0", doc: "database number (SELECT)" },
+        OptionSpec::bool(
+            "configure",
+            "true",
+            "apply `sync` with CONFIG SET on open; false leaves a server given by --url as it is",
+        ),
+        OptionSpec::int("db", "0", "database number (SELECT)"),
         RECORD,
     ],
     version: || REDIS_SERVER.version("redis crate 0.27.6 (sync)"),
@@ -60,13 +54,13 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
 };
 
 /// How a record is kept: kvbench resolves `auto` per job (hash for values with fields).
-pub const RECORD: OptionSpec = OptionSpec {
-    name: "record",
-    kind: OptionKind::Enum(&["auto", "hash", "blob"]),
-    default: "auto",
-    doc: "hash: a record's fields as a Redis hash with YCSB's binding's commands and index (scans read \
+pub const RECORD: OptionSpec = OptionSpec::one_of(
+    "record",
+    &["auto", "hash", "blob"],
+    "auto",
+    "hash: a record's fields as a Redis hash with YCSB's binding's commands and index (scans read \
           it); blob: one string per record, fields serialised; auto: hash when the values have fields",
-};
+);
 
 /// What a result says of each record shape.
 fn record_setting(hash: bool, prefix: &[u8]) -> String {

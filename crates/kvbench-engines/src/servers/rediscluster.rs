@@ -38,33 +38,13 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
     description: "Redis Cluster over loopback (redis crate cluster client): GET, MGET grouped by slot, pipelined SET/DEL per node",
     capabilities: super::KEY_VALUE_SERVER,
     options: &[
-        OptionSpec {
-            name: "masters",
-            kind: OptionKind::Int,
-            default: "3",
-            doc: "masters of the cluster (at least 3); checked against the cluster on open",
-        },
-        OptionSpec {
-            name: "replicas",
-            kind: OptionKind::Int,
-            default: "0",
-            doc: "replicas per master; checked against the cluster on open",
-        },
+        OptionSpec::int("masters", "3", "masters of the cluster (at least 3); checked against the cluster on open"),
+        OptionSpec::int("replicas", "0", "replicas per master; checked against the cluster on open"),
         super::PREFIX,
-        OptionSpec {
-            name: "pipeline",
-            kind: OptionKind::Int,
-            default: "0",
-            doc: "commands of a write batch per cluster pipeline (0: the whole batch), and GETs of a get phase's \
-                  pipelined round (0 or 1: one GET at a time)",
-        },
+        OptionSpec::int("pipeline", "0", "commands of a write batch per cluster pipeline (0: the whole batch), and GETs of a get phase's \
+                  pipelined round (0 or 1: one GET at a time)"),
         super::APPENDFSYNC,
-        OptionSpec {
-            name: "configure",
-            kind: OptionKind::Bool,
-            default: "true",
-            doc: "apply `sync` with CONFIG SET on every node; false leaves a cluster given by url as it is",
-        },
+        OptionSpec::bool("configure", "true", "apply `sync` with CONFIG SET on every node; false leaves a cluster given by url as it is"),
     ],
     version: || super::redis::REDIS_SERVER.version("redis crate 0.27.6 (cluster, sync)"),
     available: || Ok(()),

@@ -73,48 +73,13 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         delete: true,
     },
     options: &[
-        OptionSpec {
-            name: "load",
-            kind: OptionKind::Enum(&["insert", "multi-insert", "copy-text", "copy-binary"]),
-            default: "insert",
-            doc: "load method: one INSERT per row, multi-row INSERT, COPY FROM STDIN text or binary (a batch is one transaction)",
-        },
-        OptionSpec {
-            name: "rows_per_insert",
-            kind: OptionKind::Int,
-            default: "1000",
-            doc: "rows of one INSERT statement with load = multi-insert (at most 32767)",
-        },
-        OptionSpec {
-            name: "types",
-            kind: OptionKind::Enum(&["bytea", "text"]),
-            default: "bytea",
-            doc: "column types; text (COLLATE \"C\") needs UTF-8 keys and values without NUL",
-        },
-        OptionSpec {
-            name: "table",
-            kind: OptionKind::Text,
-            default: "kvbench_kv",
-            doc: "table name; kvbench drops it only if it carries kvbench's comment",
-        },
-        OptionSpec {
-            name: "connection",
-            kind: OptionKind::Enum(&["socket", "tcp"]),
-            default: "socket",
-            doc: "how the client reaches kvbench's server: its private Unix socket, or loopback TCP (127.0.0.1, a role with a generated password)",
-        },
-        OptionSpec {
-            name: "prepared",
-            kind: OptionKind::Bool,
-            default: "true",
-            doc: "one-row writes as statements prepared once per connection; false sends each with its SQL text, parsed and planned every time (a client that does not prepare)",
-        },
-        OptionSpec {
-            name: "configure",
-            kind: OptionKind::Bool,
-            default: "true",
-            doc: "apply `sync` (ALTER SYSTEM fsync + reload, SET synchronous_commit); false leaves the server as it is",
-        },
+        OptionSpec::one_of("load", &["insert", "multi-insert", "copy-text", "copy-binary"], "insert", "load method: one INSERT per row, multi-row INSERT, COPY FROM STDIN text or binary (a batch is one transaction)"),
+        OptionSpec::int("rows_per_insert", "1000", "rows of one INSERT statement with load = multi-insert (at most 32767)"),
+        OptionSpec::one_of("types", &["bytea", "text"], "bytea", "column types; text (COLLATE \"C\") needs UTF-8 keys and values without NUL"),
+        OptionSpec::text("table", "kvbench_kv", "table name; kvbench drops it only if it carries kvbench's comment"),
+        OptionSpec::one_of("connection", &["socket", "tcp"], "socket", "how the client reaches kvbench's server: its private Unix socket, or loopback TCP (127.0.0.1, a role with a generated password)"),
+        OptionSpec::bool("prepared", "true", "one-row writes as statements prepared once per connection; false sends each with its SQL text, parsed and planned every time (a client that does not prepare)"),
+        OptionSpec::bool("configure", "true", "apply `sync` (ALTER SYSTEM fsync + reload, SET synchronous_commit); false leaves the server as it is"),
     ],
     version: || {
         let server = lifecycle::first_line_of(&Path::new(PG_BIN).join("postgres"), &["--version"]);
