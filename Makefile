@@ -61,14 +61,15 @@ node: deps rust
 # docs/install.md): PREFIX/bin/kvbench runs from any directory with every runtime.
 PREFIX ?= /usr/local
 install: deps rust
-	KVBENCH_CORE_BUILD=--workspace $(MAKE) --no-print-directory -j3 build python go java node
+	KVBENCH_CORE_BUILD=--workspace $(MAKE) --no-print-directory -j5 build python go java node
 	scripts/install.sh $(PREFIX)
 
 # The release build, the Python venv's downloads, the Go modules', the Maven artifacts' and npm's
-# downloads overlap (-j3); the Go, Python, Java and Node workers then wait for the worker core's build,
-# which is the workspace's release build (KVBENCH_CORE_BUILD: no second build of the core alone).
+# downloads (and better-sqlite3's compile) overlap (-j5: all five at once; with -j3 npm's started
+# only when two others had ended); the Go, Python, Java and Node workers then wait for the worker
+# core, which is the workspace's release build (KVBENCH_CORE_BUILD: no second build of the core).
 run: deps rust
-	KVBENCH_CORE_BUILD=--workspace $(MAKE) --no-print-directory -j3 build python go java node
+	KVBENCH_CORE_BUILD=--workspace $(MAKE) --no-print-directory -j5 build python go java node
 	./target/release/kvbench run
 
 test: deps rust python go java node test-rust test-python test-go test-java test-node
