@@ -53,6 +53,7 @@ pub fn collapse(run: &RunResult) -> (RunResult, Spreads) {
                 row.error = bad.error.clone().map(|e| format!("repetition {}: {e}", bad.repetition));
             }
             row.space_bytes = median(reps.iter().map(|e| e.space_bytes as f64).collect()) as u64;
+            row.log_space_bytes = median(reps.iter().map(|e| e.log_space_bytes as f64).collect()) as u64;
             row.space_amplification = median(reps.iter().map(|e| e.space_amplification).collect());
             for p in row.phases.iter_mut() {
                 // Every repetition that measured the phase: ok, or failed only as the row

@@ -256,6 +256,20 @@ fn a_rows_log_files_are_named_apart_in_its_space_cell() {
 }
 
 #[test]
+fn repetitions_median_their_log_space_with_their_space() {
+    let mut run = fixture();
+    let mut reps = Vec::new();
+    for (rep, logs) in [(0, 10u64 << 20), (1, 30 << 20), (2, 20 << 20)] {
+        let mut row = run.engines[0].clone();
+        (row.repetition, row.log_space_bytes) = (rep, logs);
+        reps.push(row);
+    }
+    run.engines = reps;
+    let (collapsed, _) = collapse(&run);
+    assert_eq!(collapsed.engines[0].log_space_bytes, 20 << 20);
+}
+
+#[test]
 fn long_versions_are_shortened() {
     assert_eq!(short_version("1.0"), "1.0");
     assert_eq!(short_version("redis-server 7.0.15 (git:00000000 build 4f09c66d2e2b1c0a)"), "7.0.15…");
