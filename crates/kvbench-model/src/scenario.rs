@@ -716,8 +716,8 @@ impl Scenario {
         }
         let width = [At::Key("dataset"), At::Key("key"), At::Key("width")];
         field(&width, in_range(d.key.width, 0, l::KEY_WIDTH))?;
-        if d.key.kind == crate::spec::KeyKind::Random {
-            let m = |e: String| format!("{e}, bytes of a random key (its first 8 tell records apart)");
+        if matches!(d.key.kind, crate::spec::KeyKind::Random | crate::spec::KeyKind::DbBench) {
+            let m = |e: String| format!("{e}, bytes of a random or db-bench key (its first 8 tell records apart)");
             field(&width, in_range(d.key.width, l::RANDOM_KEY_WIDTH, l::KEY_WIDTH).map_err(m))?;
         }
         for (name, c) in [("key_column", d.key_column), ("value_column", d.value_column)] {
@@ -1319,18 +1319,20 @@ mod tests {
     }
 
     #[test]
-    fn a_random_key_narrower_than_8_bytes_is_refused_naming_the_width() {
-        let check = |width: u32| {
-            let text = format!(
-                "engines = [\"memory\"]\n[dataset]\nkey = {{ kind = \"random\", width = {width} }}\n\
-                 [[phase]]\nkind = \"load\"\n"
-            );
-            toml::from_str::<Scenario>(&text).unwrap().check()
-        };
-        let e = check(7).unwrap_err();
-        assert!(e.contains("dataset.key.width") && e.contains("8") && e.contains("random key"), "{e}");
-        assert_eq!(check(8), Ok(()));
-        assert_eq!(check(24), Ok(()));
+    fn random_and_db_bench_keys_narrower_than_8_bytes_are_refused_naming_the_width() {
+        for kind in ["random", "db-bench"] {
+            let check = |width: u32| {
+                let text = format!(
+                    "engines = [\"memory\"]\n[dataset]\nkey = {{ kind = \"{kind}\", width = {width} }}\n\
+                     [[phase]]\nkind = \"load\"\n"
+                );
+                toml::from_str::<Scenario>(&text).unwrap().check()
+            };
+            let e = check(7).unwrap_err();
+            assert!(e.contains("dataset.key.width") && e.contains("8") && e.contains("db-bench key"), "{e}");
+            assert_eq!(check(8), Ok(()));
+            assert_eq!(check(24), Ok(()));
+        }
     }
 
     #[test]

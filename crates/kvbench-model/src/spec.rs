@@ -58,6 +58,9 @@ pub enum KeyKind {
     Ycsb,
     /// `width` bytes (8 or more) that look random, as redb's benchmark keys: unsorted, unique.
     Random,
+    /// db_bench's keys: the 8-byte big-endian record number padded with `0` characters to
+    /// `width` bytes (8 or more), so that a store holds the bytes db_bench's would.
+    DbBench,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -427,7 +430,7 @@ pub enum OpenPer {
 pub mod limits {
     /// Key width of decimal keys (digits) and random keys (bytes).
     pub const KEY_WIDTH: u32 = 64;
-    /// The narrowest random key: its first 8 bytes alone tell records apart.
+    /// The narrowest random or db-bench key: its first 8 bytes alone tell records apart.
     pub const RANDOM_KEY_WIDTH: u32 = 8;
     /// One value (64 MiB).
     pub const VALUE_SIZE: u32 = 64 << 20;

@@ -11,7 +11,7 @@ use crate::job::{Dataset, Dist, Generator};
 use crate::planfile::PlanFile;
 use crate::spec::{KeyKind, ValueContent};
 
-pub use crate::primitives::{below, mix64, push_random_key, rnd, stream, unit, Perm, G};
+pub use crate::primitives::{below, mix64, push_db_bench_key, push_random_key, rnd, stream, unit, Perm, G};
 
 // ---------------------------------------------------------------------------------------------
 // Keys
@@ -87,6 +87,7 @@ pub fn derived_key(kind: KeyKind, width: u32, record: u64, out: &mut Vec<u8>) {
             push_decimal(out, h.unsigned_abs(), 0);
         }
         KeyKind::Random => push_random_key(out, record, width as usize),
+        KeyKind::DbBench => push_db_bench_key(out, record, width as usize),
     }
 }
 

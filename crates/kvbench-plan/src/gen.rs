@@ -119,6 +119,7 @@ pub fn make_key(kind: KeyKind, width: usize, record: u64, key: &mut Vec<u8>) {
             let _ = write!(key, "user{}", fnv1a64(record));
         }
         KeyKind::Random => crate::primitives::push_random_key(key, record, width),
+        KeyKind::DbBench => crate::primitives::push_db_bench_key(key, record, width),
     }
 }
 

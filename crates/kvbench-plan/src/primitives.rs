@@ -99,3 +99,10 @@ pub fn push_random_key(out: &mut Vec<u8>, record: u64, width: usize) {
         j += 1;
     }
 }
+
+/// Appends db_bench's key for `record`: its 8 big-endian bytes, then `0` characters up to
+/// `width` bytes (the validated width is 8 or more).
+pub fn push_db_bench_key(out: &mut Vec<u8>, record: u64, width: usize) {
+    out.extend_from_slice(&record.to_be_bytes());
+    out.resize(out.len() + width.saturating_sub(8), b'0');
+}

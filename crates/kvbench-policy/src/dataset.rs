@@ -149,7 +149,7 @@ fn scans(scenario: &Scenario) -> bool {
 
 fn ordered(kind: KeyKind, width: u32, total: u64) -> bool {
     match kind {
-        KeyKind::U32be | KeyKind::U64be => true,
+        KeyKind::U32be | KeyKind::U64be | KeyKind::DbBench => true,
         KeyKind::Decimal => width >= 20 || 10u64.checked_pow(width).is_some_and(|p| total <= p),
         KeyKind::Ycsb | KeyKind::Random => false,
     }

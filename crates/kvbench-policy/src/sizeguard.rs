@@ -45,7 +45,7 @@ fn key_bytes(ds: &Dataset) -> u64 {
         KeyKind::Decimal => decimal_bytes(total, ds.key.width as u64),
         // `user` + the decimal of a 63-bit hash: 19 digits for 9 hashes in 10.
         KeyKind::Ycsb => 23 * total,
-        KeyKind::Random => ds.key.width as u64 * total,
+        KeyKind::Random | KeyKind::DbBench => ds.key.width as u64 * total,
     }
 }
 

@@ -150,8 +150,8 @@ struct ScenarioArgs {
     /// Fixed value size in bytes.
     #[arg(long, value_parser = parse::positive_u32, allow_hyphen_values = true)]
     value_size: Option<u32>,
-    /// Key format: u32be, u64be (big-endian record number), decimal (zero-padded), ycsb or random
-    /// (16 random-looking bytes).
+    /// Key format: u32be, u64be (big-endian record number), decimal (zero-padded), ycsb, random
+    /// (16 random-looking bytes) or db-bench (db_bench's: 8 big-endian bytes padded with `0`).
     #[arg(long, value_parser = parse::key_kind)]
     key: Option<KeyKind>,
     /// Dataset: a generator (synthetic, json-docs, dictionary, rows) or data you bring

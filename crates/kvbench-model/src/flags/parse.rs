@@ -81,7 +81,7 @@ fn word<T: DeserializeOwned>(text: &str, allowed: &str) -> Result<T, String> {
 }
 
 pub fn key_kind(text: &str) -> Result<KeyKind, String> {
-    word(text, "key kinds: u32be, u64be, decimal, ycsb, random")
+    word(text, "key kinds: u32be, u64be, decimal, ycsb, random, db-bench")
 }
 
 pub fn sync(text: &str) -> Result<SyncMode, String> {

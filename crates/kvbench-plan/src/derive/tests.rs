@@ -330,3 +330,21 @@ fn random_keys_have_their_width_and_never_repeat() {
     assert_eq!(k[..8], rnd(7, 0).to_be_bytes());
     assert_eq!(k[8..], rnd(7, 1).to_be_bytes()[..3]);
 }
+
+#[test]
+fn db_bench_keys_are_the_big_endian_number_padded_with_zero_characters() {
+    let mut k = Vec::new();
+    derived_key(KeyKind::DbBench, 16, 0x0102, &mut k);
+    assert_eq!(k, b"\0\0\0\0\0\0\x01\x0200000000");
+    let mut g = Vec::new();
+    crate::gen::make_key(KeyKind::DbBench, 16, 0x0102, &mut g);
+    assert_eq!(g, k, "the plan file's keys and the derived keys agree");
+    derived_key(KeyKind::DbBench, 8, 0x0102, &mut k);
+    assert_eq!(k, 0x0102u64.to_be_bytes());
+    let mut prev = Vec::new();
+    for r in [0, 1, 255, 256, 65_535, 1 << 40] {
+        derived_key(KeyKind::DbBench, 16, r, &mut k);
+        assert!(k > prev, "record {r}'s key sorts after the one before: key order is record order");
+        prev = k.clone();
+    }
+}
