@@ -8,6 +8,7 @@ require (
 	github.com/boltdb/bolt v1.3.1
 	github.com/cockroachdb/pebble v1.1.5
 	github.com/dgraph-io/badger/v4 v4.9.6
+	github.com/linxGnu/grocksdb v1.7.14
 	github.com/syndtr/goleveldb v1.0.1-0.20220721030215-126854af5e6d
 	github.com/zeebo/xxh3 v1.0.2
 	go.etcd.io/bbolt v1.5.0

@@ -65,6 +65,7 @@ func TestSettleAndInternals(t *testing.T) {
 		{"go-badger", "flattened the LSM tree", "badger.lsm_bytes"},
 		{"go-goleveldb", "compacted every key", "goleveldb.l0_tables"},
 		{"go-bbolt", "nothing to settle", "bbolt.free_pages"},
+		{"go-rocksdb", "compacted every key", "rocksdb.l0.files"},
 	} {
 		t.Run(c.engine, func(t *testing.T) {
 			steps := runSettleJob(t, c.engine)
