@@ -45,6 +45,15 @@ class JobTest {
 
     /** Runs the job in this process, its events into a file; returns the event lines. */
     static List<JsonObject> run(JsonObject job, Path tmp) throws Throwable {
+        List<JsonObject> out = events(job, tmp);
+        assertTrue(out.get(out.size() - 1).get("event").getAsString().equals("done"),
+                "job failed: " + out.get(out.size() - 1));
+        return out;
+    }
+
+    /** Runs the job in this process, its events into a file; returns the event lines, the last
+     * an error when the job failed. */
+    static List<JsonObject> events(JsonObject job, Path tmp) throws Throwable {
         Path jobFile = tmp.resolve("job.json");
         Files.writeString(jobFile, job.toString());
         Path events = tmp.resolve("events.jsonl");
@@ -58,7 +67,7 @@ class JobTest {
         int ignored = (int) CLOSE.invokeExact(fd);
         List<JsonObject> out = Files.readAllLines(events).stream().map(l -> JsonParser.parseString(l).getAsJsonObject())
                 .toList();
-        assertTrue(ok, "job failed: " + out.get(out.size() - 1));
+        assertEquals(ok, out.get(out.size() - 1).get("event").getAsString().equals("done"), "exit status and events");
         return out;
     }
 

@@ -3,6 +3,7 @@ package kvbench.engines;
 import java.util.List;
 
 import kvbench.worker.Descriptor;
+import kvbench.ycsb.YcsbEngine;
 
 /** The Java engines, one file each; --list shows them in this order. */
 public final class Registry {
@@ -12,8 +13,11 @@ public final class Registry {
             MvStoreEngine.DESCRIPTOR, BdbJeEngine.DESCRIPTOR, XodusEngine.DESCRIPTOR, MapDbEngine.DESCRIPTOR,
             MemoryEngine.DESCRIPTOR);
 
-    /** The engine named name, or null. */
+    /** The engine named name (a YCSB binding when it is ycsb:CLASS), or null. */
     public static Descriptor find(String name) {
+        if (name.startsWith(YcsbEngine.PREFIX)) {
+            return YcsbEngine.find(name);
+        }
         return ALL.stream().filter(d -> d.name().equals(name)).findFirst().orElse(null);
     }
 

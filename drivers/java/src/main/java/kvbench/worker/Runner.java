@@ -21,6 +21,8 @@ import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Function;
 
+import kvbench.ycsb.YcsbEngine;
+
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -153,6 +155,9 @@ public final class Runner {
         String why = desc.unavailable().get();
         if (why != null) {
             throw new IllegalArgumentException("engine " + engine + " unavailable: " + why);
+        }
+        if (engine.startsWith(YcsbEngine.PREFIX)) {
+            YcsbEngine.checkJob(engine, j);
         }
         Map<String, Object> opts = readOptions(j.getAsJsonObject("options"));
         JsonObject ds = j.getAsJsonObject("dataset");

@@ -1,0 +1,304 @@
+package kvbench.ycsb;
+
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+
+import java.net.URL;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.CodeSource;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+import kvbench.worker.Descriptor;
+import kvbench.worker.Engine;
+import kvbench.worker.OpenArgs;
+import site.ycsb.ByteArrayByteIterator;
+import site.ycsb.ByteIterator;
+import site.ycsb.DB;
+import site.ycsb.Status;
+
+/**
+ * {@code ycsb:CLASS}: any YCSB binding (a {@code site.ycsb.DB}) as a kvbench engine, loaded by
+ * name from the worker's classpath or {@code $KVBENCH_YCSB_CLASSPATH} (kvbench's
+ * {@code --classpath}); docs/decisions.md, "YCSB bindings as engines".
+ *
+ * <p>Records are YCSB's: the plan's values must be fields ({@code dataset.value.fields}), which
+ * kvbench serialises as YCSB's RocksDB binding does; a put hands the binding those fields
+ * ({@code insert}), a get reads every field ({@code read}) and serialises them back in field
+ * order for the core to verify, a delete is {@code delete}. An update of one field is the plan's
+ * read-modify-write: the binding's {@code read}, verified, then {@code insert} of the merged
+ * record (the calls YCSB's RocksDB binding makes inside its {@code update}). YCSB's
+ * {@code scan} returns records without their keys, which kvbench cannot verify: no scans.
+ *
+ * <p>Properties: the row's options, each as a string, {@code {dir}} in a value replaced by the
+ * row's directory; {@code kvbench.dir} and {@code kvbench.sync} (read by
+ * {@link KvbenchBinding}) and the directory property of the bindings named in
+ * {@link #DIR_PROPERTY} are set unless given. As YCSB's Client does, each thread has its own
+ * DB instance ({@code init} on its first call, {@code cleanup} at its end); one more, opened
+ * first and closed last, holds the store open between steps.
+ */
+public final class YcsbEngine implements Engine {
+    /** Engine names of YCSB bindings start with it. */
+    public static final String PREFIX = "ycsb:";
+    /** The table YCSB's CoreWorkload names unless a `table` property says otherwise. */
+    static final String TABLE = "usertable";
+    /** Where the YCSB bindings that store in a directory read it. */
+    static final Map<String, String> DIR_PROPERTY = Map.of("site.ycsb.db.rocksdb.RocksDBClient", "rocksdb.dir");
+
+    private static final Map<String, Descriptor> KNOWN = new ConcurrentHashMap<>();
+
+    /** The descriptor of engine `name` (ycsb:CLASS), or null when it has not the prefix. */
+    public static Descriptor find(String name) {
+        if (!name.startsWith(PREFIX)) {
+            return null;
+        }
+        return KNOWN.computeIfAbsent(name, YcsbEngine::describe);
+    }
+
+    /** The class, or why it cannot run, found once. */
+    private record Found(Class<? extends DB> cls, String why) {}
+
+    private static Descriptor describe(String name) {
+        Found f = load(name.substring(PREFIX.length()));
+        return new Descriptor(name, "a YCSB binding (site.ycsb.DB) loaded by name: YCSB's records, every read "
+                + "verified through the binding's own read", new Descriptor.Caps(false, false, false, false, false,
+                        true, false, true),
+                List.of(), () -> version(f), f::why, a -> new YcsbEngine(f.cls(), a));
+    }
+
+    private static Found load(String cls) {
+        if (!cls.matches("[A-Za-z_$][\\w$]*(\\.[A-Za-z_$][\\w$]*)*")) {
+            return new Found(null, "`" + cls + "` is no Java class name (ycsb:CLASS, e.g. "
+                    + "ycsb:site.ycsb.db.rocksdb.RocksDBClient)");
+        }
+        String cp = System.getenv(BindingLoader.ENV);
+        try {
+            ClassLoader parent = YcsbEngine.class.getClassLoader();
+            ClassLoader loader = cp == null || cp.isEmpty() ? parent : BindingLoader.of(cp, parent);
+            Class<?> c = Class.forName(cls, false, loader);
+            if (!DB.class.isAssignableFrom(c)) {
+                return new Found(null, cls + " is not a YCSB binding: it does not extend site.ycsb.DB (YCSB core "
+                        + "0.17.0)");
+            }
+            c.getConstructor();
+            return new Found(c.asSubclass(DB.class), null);
+        } catch (ClassNotFoundException e) {
+            String where = cp == null || cp.isEmpty() ? "the worker's classpath (give the binding's jars with "
+                    + "kvbench run --classpath)" : "--classpath " + cp + " nor on the worker's classpath";
+            return new Found(null, "class " + cls + " not found in " + where);
+        } catch (NoSuchMethodException e) {
+            return new Found(null, cls + " has no public constructor without arguments (YCSB makes its DB so)");
+        } catch (Exception | LinkageError e) {
+            return new Found(null, "loading " + cls + ": " + e);
+        }
+    }
+
+    private static String version(Found f) {
+        if (f.cls() == null) {
+            return "-";
+        }
+        CodeSource src = f.cls().getProtectionDomain().getCodeSource();
+        URL at = src == null ? null : src.getLocation();
+        String from = at == null ? "?" : at.getPath().replaceAll(".*/(?=.)", "");
+        return f.cls().getName() + " from " + from + " (YCSB core " + DB.class.getPackage().getImplementationVersion()
+                + ")";
+    }
+
+    /**
+     * Refuses a job whose values are not YCSB records: the binding stores fields, and the
+     * core verifies what they serialise back to.
+     */
+    public static void checkJob(String engine, JsonObject job) {
+        JsonObject ds = job.getAsJsonObject("dataset");
+        JsonObject v = ds == null ? null : ds.getAsJsonObject("value");
+        JsonElement fields = v == null ? null : v.get("fields");
+        if (fields == null || fields.isJsonNull() || fields.getAsLong() == 0) {
+            throw new IllegalArgumentException(engine + " stores YCSB's records: the dataset's values must be fields "
+                    + "(dataset value = { fields = 10, field_size = 100 }, YCSB's default, as scenarios/ycsb-*.toml); "
+                    + "this plan's values are plain bytes (--value-size or value.size)");
+        }
+    }
+
+    private final Class<? extends DB> cls;
+    private final Properties props = new Properties();
+    private final String table;
+    private final Map<String, String> settings = new TreeMap<>();
+    private final Map<Thread, DB> dbs = new ConcurrentHashMap<>();
+    private final DB holder;
+
+    YcsbEngine(Class<? extends DB> cls, OpenArgs a) throws Exception {
+        this.cls = cls;
+        String dir = a.dir().toAbsolutePath().toString();
+        a.options().forEach((k, v) -> {
+            if (v != null) {
+                props.setProperty(k, v.toString().replace("{dir}", dir));
+            }
+        });
+        props.putIfAbsent("kvbench.dir", dir);
+        props.putIfAbsent("kvbench.sync", a.sync());
+        String dirProp = DIR_PROPERTY.get(cls.getName());
+        if (dirProp != null) {
+            props.putIfAbsent(dirProp, dir);
+        }
+        table = props.getProperty("table", TABLE);
+        holder = newDb();
+        settings.put("binding", cls.getName());
+        settings.put("properties", new TreeMap<>(props).toString());
+        settings.put("sync", cls == KvbenchBinding.class ? "kvbench.sync = " + props.getProperty("kvbench.sync")
+                : "the binding's own (its properties; kvbench's sync is not passed to it)");
+        settings.put("record", "YCSB fields: put = insert, get = read of every field (verified), delete = delete, "
+                + "update = read + insert of the merged record");
+    }
+
+    private DB newDb() throws Exception {
+        DB db = cls.getConstructor().newInstance();
+        db.setProperties(props);
+        Thread t = Thread.currentThread();
+        ClassLoader before = t.getContextClassLoader();
+        t.setContextClassLoader(cls.getClassLoader());
+        try {
+            db.init();
+        } finally {
+            t.setContextClassLoader(before);
+        }
+        return db;
+    }
+
+    /** This thread's DB instance, made on its first call. */
+    private DB db() throws Exception {
+        DB db = dbs.get(Thread.currentThread());
+        if (db == null) {
+            db = newDb();
+            dbs.put(Thread.currentThread(), db);
+        }
+        return db;
+    }
+
+    private static String key(ByteBuffer k) {
+        return new String(Engine.bytes(k), StandardCharsets.ISO_8859_1);
+    }
+
+    private static void check(Status s, String call, String key) throws Exception {
+        if (s == Status.NOT_IMPLEMENTED) {
+            throw new Unsupported("the binding's " + call);
+        }
+        if (!s.isOk()) {
+            throw new Exception("the binding's " + call + "(" + key + ") returned " + s.getName() + ": "
+                    + s.getDescription());
+        }
+    }
+
+    /** kvbench's serialised record as YCSB fields. */
+    static Map<String, ByteIterator> fields(ByteBuffer value) {
+        ByteBuffer b = value.duplicate();
+        Map<String, ByteIterator> out = new LinkedHashMap<>();
+        while (b.remaining() >= 8) {
+            byte[] name = new byte[b.getInt()];
+            b.get(name);
+            byte[] v = new byte[b.getInt()];
+            b.get(v);
+            out.put(new String(name, StandardCharsets.UTF_8), new ByteArrayByteIterator(v));
+        }
+        return out;
+    }
+
+    /** Field order: field0, field1, ..., field10 (shorter names first, then by name). */
+    private static final Comparator<String> FIELD_ORDER = Comparator.comparingInt(String::length)
+            .thenComparing(Comparator.naturalOrder());
+
+    /** The fields read, serialised as kvbench serialises a record. */
+    static byte[] record(Map<String, ByteIterator> fields) {
+        List<String> names = new ArrayList<>(fields.keySet());
+        names.sort(FIELD_ORDER);
+        List<byte[]> values = new ArrayList<>(names.size());
+        int n = 0;
+        for (String f : names) {
+            byte[] v = fields.get(f).toArray();
+            values.add(v);
+            n += 8 + f.length() + v.length;
+        }
+        ByteBuffer out = ByteBuffer.allocate(n);
+        for (int i = 0; i < names.size(); i++) {
+            byte[] name = names.get(i).getBytes(StandardCharsets.UTF_8);
+            out.putInt(name.length).put(name).putInt(values.get(i).length).put(values.get(i));
+        }
+        return out.array();
+    }
+
+    @Override
+    public void write(WriteBatch batch) throws Exception {
+        DB db = db();
+        for (int i = 0; i < batch.size(); i++) {
+            String k = key(batch.key(i));
+            if (batch.delete(i)) {
+                Status s = db.delete(table, k);
+                if (s != Status.NOT_FOUND) {
+                    check(s, "delete", k);
+                }
+            } else {
+                check(db.insert(table, k, fields(batch.value(i))), "insert", k);
+            }
+        }
+    }
+
+    @Override
+    public Reader reader() {
+        return new Reader() {
+            private DB db;
+            private final HashMap<String, ByteIterator> got = new HashMap<>();
+
+            @Override
+            public ByteBuffer get(ByteBuffer key) throws Exception {
+                if (db == null) {
+                    db = db();
+                }
+                got.clear();
+                String k = key(key);
+                Status s = db.read(table, k, null, got);
+                if (s == Status.NOT_FOUND) {
+                    return null;
+                }
+                check(s, "read", k);
+                return ByteBuffer.wrap(record(got));
+            }
+
+            @Override
+            public void close() throws Exception {
+                if (db != null && dbs.remove(Thread.currentThread(), db)) {
+                    db.cleanup();
+                }
+            }
+        };
+    }
+
+    @Override
+    public Map<String, String> settings() {
+        return settings;
+    }
+
+    @Override
+    public void close() throws Exception {
+        Exception first = null;
+        List<DB> all = new ArrayList<>(dbs.values());
+        dbs.clear();
+        all.add(holder);
+        for (DB db : all) {
+            try {
+                db.cleanup();
+            } catch (Exception e) {
+                first = first == null ? e : first;
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+}
