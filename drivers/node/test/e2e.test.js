@@ -117,7 +117,7 @@ test('--list names every engine with its options, available or why not', () => {
   const out = spawnSync(WORKER, ['--list'], { encoding: 'utf8' });
   assert.equal(out.status, 0, out.stderr);
   const list = JSON.parse(out.stdout);
-  assert.deepEqual(list.map((e) => e.name), ['node-better-sqlite3', 'node-classic-level', 'node-lmdb', 'node-memory']);
+  assert.deepEqual(list.map((e) => e.name), ['node-better-sqlite3', 'node-classic-level', 'node-lmdb', 'node-memory', 'node-rocksdb']);
   for (const e of list) {
     assert.ok(e.available || e.why, `${e.name}: unavailable without a reason`);
     for (const o of e.options) assert.ok(['bool', 'int', 'enum', 'text'].includes(o.kind), `${e.name}.${o.name}: kind ${o.kind}`);

@@ -5,6 +5,7 @@ const registry = [
   require('./node-classic-level'),
   require('./node-lmdb'),
   require('./node-memory'),
+  require('./node-rocksdb'),
 ].sort((a, b) => a.name.localeCompare(b.name));
 
 function find(name) {
