@@ -86,6 +86,7 @@ budget_db_bench() {
         one_process_db_bench
         cg_done "$CG_LIVE"
         CG_LIVE=""
+        echo "store $(sst_bytes "$WORK/db_bench")"
         return
     fi
     local -a runs=("${DB_BENCHMARKS%%,*} load")
@@ -113,7 +114,11 @@ budget_db_bench() {
     done
     cg_done "$CG_LIVE"
     CG_LIVE=""
+    echo "store $(sst_bytes "$WORK/db_bench")"
 }
+
+# Bytes of the SST files under directory $1: the store's data, without its logs.
+sst_bytes() { find "$1" -name '*.sst' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'; }
 
 # The phases in one db_bench process, as kvbench's row runs them in one worker (memory the load
 # held, the memtable's arena above all, stays charged to the group for the reads): each phase's
@@ -178,7 +183,9 @@ budget_kvbench() {
     rm -rf "$WORK/kv" "$WORK/out"
     kvbench_scenario "$WORK/scenario.toml" "$PHASES"
     "$KVBENCH" run "$WORK/scenario.toml" --memory "$BUDGET" --yes --data-dir "$WORK/kv" --plan-dir "$WORK/plans" \
-        --out "$WORK/out" --no-progress --format json >"$WORK/kv.out" 2>&1 || { cat "$WORK/kv.out" >&2; exit 1; }
+        --out "$WORK/out" --no-progress --format json --keep-data >"$WORK/kv.out" 2>&1 ||
+        { cat "$WORK/kv.out" >&2; exit 1; }
+    echo "store $(sst_bytes "$WORK/kv")"
     python3 - "$WORK/out" <<'EOF'
 import glob, json, sys
 e = json.load(open(glob.glob(sys.argv[1] + "/*.json")[0]))["engines"][0]
@@ -217,7 +224,7 @@ def rows(f):
 d, k = rows(db), rows(kv)
 med = lambda rs, i: st.median(r[i] for r in rs)
 ratio = lambda a, b: f"{b / a:6.3f}" if a else "     -"
-for phase in [p for p in d if p != "cgroup" and p in k]:
+for phase in [p for p in d if p not in ("cgroup", "store") and p in k]:
     dp, kp = d[phase], k[phase]
     # A settle does no operations: its ops/s are not a figure.
     rates = f"{'-':>9} {'-':>9} {'-':>6}" if phase == "settle" else \
@@ -228,5 +235,8 @@ for phase in [p for p in d if p != "cgroup" and p in k]:
           f"{med(dp, 3) * 1e6 / ops:8.2f} {med(kp, 3) * 1e6 / ops:8.2f}")
 peak = lambda rs: f"peak {max(r[0] for r in rs) / 2**20:.0f} MiB, limit hits {st.median(r[1] for r in rs):.0f}"
 print(f"{'':<22} cgroup: db_bench {peak(d['cgroup'])}; kvbench {peak(k['cgroup'])}")
+sst = lambda rs: st.median(r[0] for r in rs) / 1e6
+print(f"{'':<22} SST files at the end: db_bench {sst(d['store']):.1f} MB, kvbench {sst(k['store']):.1f} MB"
+      f" ({sst(k['store']) / sst(d['store']):.3f})")
 EOF
 }
