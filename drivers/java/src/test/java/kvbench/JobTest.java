@@ -87,6 +87,9 @@ class JobTest {
                 s.getAsJsonObject().addProperty("count", 5);
             }
         }
+        if (!d.caps().scan()) {
+            withoutScans(job);
+        }
         List<JsonObject> events = run(job, tmp);
         assertEquals("hello", events.get(0).get("event").getAsString());
         assertEquals("done", events.get(events.size() - 1).get("event").getAsString());
@@ -108,11 +111,33 @@ class JobTest {
                 assertTrue(e.getAsJsonObject("runtime").has("gc_pauses"), what + ": GC pauses");
             }
         }
-        assertEquals(24, steps, d.name());
+        assertEquals(d.caps().scan() ? 24 : 22, steps, d.name());
         JsonObject open = events.stream().filter(e -> "open".equals(text(e, "step"))).findFirst().orElseThrow();
         String warmup = open.getAsJsonObject("settings").get("jvm.warmup").getAsString();
         long ranMs = Long.parseLong(warmup.substring(0, warmup.indexOf(' ')));
         assertTrue(ranMs >= 50 && warmup.contains("jobs on a scratch store through the whole worker"), warmup);
+    }
+
+    /**
+     * The job as kvbench plans it for an engine without ordered scans: no scan steps, and a
+     * mixed step's scans are gets (both read only, so every later step expects the same records).
+     */
+    static void withoutScans(JsonObject job) {
+        com.google.gson.JsonArray kept = new com.google.gson.JsonArray();
+        for (JsonElement e : job.getAsJsonArray("steps")) {
+            JsonObject s = e.getAsJsonObject();
+            if ("scan".equals(text(s, "kind"))) {
+                continue;
+            }
+            if (s.has("kinds")) {
+                com.google.gson.JsonArray kinds = new com.google.gson.JsonArray();
+                s.getAsJsonArray("kinds").forEach(k -> kinds.add(k.getAsString().equals("scan") ? "get" : k.getAsString()));
+                s.add("kinds", kinds);
+            }
+            s.addProperty("index", kept.size());
+            kept.add(s);
+        }
+        job.add("steps", kept);
     }
 
     static String text(JsonObject e, String k) {

@@ -11,7 +11,7 @@ public final class Registry {
 
     public static final List<Descriptor> ALL = List.of(RocksDbEngine.DESCRIPTOR, LmdbEngine.DESCRIPTOR,
             MvStoreEngine.DESCRIPTOR, BdbJeEngine.DESCRIPTOR, XodusEngine.DESCRIPTOR, MapDbEngine.DESCRIPTOR,
-            MemoryEngine.DESCRIPTOR);
+            ChronicleMapEngine.DESCRIPTOR, MemoryEngine.DESCRIPTOR);
 
     /** The engine named name (a YCSB binding when it is ycsb:CLASS), or null. */
     public static Descriptor find(String name) {
