@@ -23,13 +23,20 @@ use mdbx_sys::*;
 /// Readers kvbench may hold at once; reader threads are bounded by the scenario.
 const MAX_READERS: u64 = 1024;
 
-const FLAGS: Flags = Flags {
+/// `sync = none` by default: libmdbx's own note for LMDB users names MDBX_UTTERLY_NOSYNC as
+/// the mode that matches LMDB's MDB_NOSYNC (nothing forced to disk until a sync), which is what
+/// the `lmdb` row sets.
+const UTTERLY: Flags = Flags {
     threads: (MDBX_NOSTICKYTHREADS, "MDBX_NOSTICKYTHREADS"),
-    no_sync: (MDBX_SAFE_NOSYNC, "MDBX_SAFE_NOSYNC"),
+    no_sync: (MDBX_UTTERLY_NOSYNC, "MDBX_UTTERLY_NOSYNC"),
     read_only: (MDBX_RDONLY, "MDBX_RDONLY"),
     no_readahead: (MDBX_NORDAHEAD, "MDBX_NORDAHEAD"),
     write_map: (MDBX_WRITEMAP, "MDBX_WRITEMAP"),
 };
+
+/// `no_sync = "safe"`: the last steady (synced) commit is kept, so its pages are not reused; when
+/// the file is full libmdbx fdatasyncs a new steady commit rather than grow it.
+const SAFE: Flags = Flags { no_sync: (MDBX_SAFE_NOSYNC, "MDBX_SAFE_NOSYNC"), ..UTTERLY };
 
 pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "libmdbx",
@@ -47,6 +54,14 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
             "MDBX_NORDAHEAD: no OS read-ahead on the map (on by default, as for lmdb)",
         ),
         OptionSpec::bool("write_map", "false", "MDBX_WRITEMAP: write through a writable memory map instead of write()"),
+        OptionSpec::one_of(
+            "no_sync",
+            &["utterly", "safe"],
+            "utterly",
+            "the mode of sync = none: utterly (MDBX_UTTERLY_NOSYNC, LMDB's MDB_NOSYNC: nothing forced to disk \
+                  before close) or safe (MDBX_SAFE_NOSYNC: the last synced commit is kept, and libmdbx fdatasyncs \
+                  a new one whenever the file is full rather than grow it)",
+        ),
     ],
     version,
     open,
@@ -139,8 +154,9 @@ fn check(rc: c_int, call: &str) -> Result<()> {
     mdb_family::check::<MdbxApi>(rc, call)
 }
 
-/// Warnings and errors only: libmdbx logs notices to stderr otherwise (every open and sync in
-/// a debug build, and in any build a line in every child after a fork).
+/// Errors only: libmdbx logs notices to stderr otherwise (every open and sync in a debug build,
+/// and in any build a line in every child after a fork), and under MDBX_UTTERLY_NOSYNC a
+/// warning each time it wipes the last synced commit, which is that mode working as chosen.
 pub fn quiet_logs() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -148,7 +164,7 @@ pub fn quiet_logs() {
         // against and never calls.
         let keep = unsafe { std::mem::transmute::<isize, MDBX_debug_func>(-1) };
         // SAFETY: sets process-wide log settings under libmdbx's own lock.
-        unsafe { mdbx_setup_debug(MDBX_LOG_WARN, MDBX_DBG_DONTCHANGE, keep) };
+        unsafe { mdbx_setup_debug(MDBX_LOG_ERROR, MDBX_DBG_DONTCHANGE, keep) };
     });
 }
 
@@ -158,6 +174,8 @@ pub struct Mdbx {
     dbi: MDBX_dbi,
     /// Read-only or not, sync or not, the flags and the file's upper bound.
     how: Opening,
+    /// The flags' names, with the no-sync mode chosen (`no_sync`).
+    named: &'static Flags,
     /// Something was written since open: only then does close force data to disk.
     wrote: AtomicBool,
 }
@@ -173,14 +191,15 @@ impl Mdbx {
         if args.mode == OpenMode::Secondary {
             return Err(EngineError::Unsupported("libmdbx has no secondary open".into()));
         }
-        let how = mdb_family::opening::<MdbxApi>(args, "max_size", &FLAGS)?;
+        let named = if args.options.text("no_sync").as_deref() == Some("safe") { &SAFE } else { &UTTERLY };
+        let how = mdb_family::opening::<MdbxApi>(args, "max_size", named)?;
         let Opening { read_only, flags, size: max_size, .. } = how;
         quiet_logs();
         let mut env = ptr::null_mut();
         // SAFETY: writes a fresh handle into `env`.
         check(unsafe { mdbx_env_create(&mut env) }, "env_create")?;
         // From here on Drop closes the handle, whatever fails next.
-        let mut db = Mdbx { env, dbi: 0, how, wrote: AtomicBool::new(false) };
+        let mut db = Mdbx { env, dbi: 0, how, named, wrote: AtomicBool::new(false) };
         if !read_only {
             // SAFETY: a live handle not yet opened; -1 keeps libmdbx's default for that field.
             let rc = unsafe { mdbx_env_set_geometry(env, -1, -1, max_size as isize, -1, -1, -1) };
@@ -248,15 +267,40 @@ impl Engine for Mdbx {
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
+        let no_sync = if std::ptr::eq(self.named, &SAFE) {
+            "MDBX_SAFE_NOSYNC (no fsync at commit, but the last synced commit is kept: an fdatasync whenever \
+             the file is full rather than grow it; mdbx_env_sync at close)"
+        } else {
+            "MDBX_UTTERLY_NOSYNC (no fsync at commit, as LMDB's MDB_NOSYNC; mdbx_env_sync at close)"
+        };
         let sync = [
             "read-only environment (MDBX_RDONLY)",
-            "MDBX_SAFE_NOSYNC (no fsync at commit; mdbx_env_sync at close)",
+            no_sync,
             "MDBX_SYNC_DURABLE (data and meta page fsynced at every commit)",
         ];
-        let mut s = mdb_family::settings(&self.how, sync, &FLAGS, MAX_READERS);
+        let mut s = mdb_family::settings(&self.how, sync, self.named, MAX_READERS);
         s.insert("max_size".into(), self.how.size.to_string());
         s.insert("reader".into(), "one read-only transaction per reader, reset+renew on refresh".into());
         s
+    }
+
+    /// libmdbx's count of its own disk operations since the environment was first opened
+    /// (mdbx_env_info_ex): the syncs it issued tell a no-sync mode that still flushes.
+    fn internals(&self) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        // SAFETY: a C struct of integers, for which all zeroes is a valid value.
+        let mut info: MDBX_envinfo = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<MDBX_envinfo>();
+        // SAFETY: the env is open; libmdbx fills at most `size` bytes of `info`.
+        if unsafe { mdbx_env_info_ex(self.env, ptr::null(), &mut info, size) } != MDBX_SUCCESS {
+            return out;
+        }
+        let ops = &info.mi_pgop_stat;
+        out.insert("libmdbx.fsyncs".into(), ops.fsync as f64);
+        out.insert("libmdbx.msyncs".into(), ops.msync as f64);
+        out.insert("libmdbx.write_ops".into(), ops.wops as f64);
+        out.insert("libmdbx.unsynced_bytes".into(), info.mi_unsync_volume as f64);
+        out
     }
 
     fn settle(&mut self) -> Result<String> {
@@ -265,5 +309,79 @@ impl Engine for Mdbx {
         }
         self.sync()?;
         Ok("synced the environment (mdbx_env_sync); B-tree written in place: nothing to compact".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A read-write libmdbx under `sync = none` in `dir`, with the options given.
+    fn open_unsynced(dir: &std::path::Path, given: &[(&str, &str)]) -> Mdbx {
+        let given = given.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect();
+        let options = Options::parse("libmdbx", DESCRIPTOR.options, &given).unwrap();
+        let args = OpenArgs { sync: SyncMode::None, expected_bytes: 1 << 20, ..OpenArgs::new(dir, &options) };
+        Mdbx::open(&args).unwrap()
+    }
+
+    /// The environment's flags as libmdbx reads them back.
+    fn env_flags(db: &Mdbx) -> libc::c_uint {
+        let mut flags = 0;
+        // SAFETY: the env is open; libmdbx writes one unsigned.
+        assert_eq!(unsafe { mdbx_env_get_flags(db.env, &mut flags) }, MDBX_SUCCESS);
+        flags
+    }
+
+    /// 50 batches of 1 000 new records in random key order, 100-byte values (the default load's
+    /// shape): each batch touches leaves all over the tree, and the file fills again and again.
+    fn load(db: &Mdbx) {
+        let value = [b'v'; 100];
+        let key = |i: u32| format!("{:016}", i.wrapping_mul(2_654_435_761) % 1_000_000_007).into_bytes();
+        for first in (0..50_000).step_by(1000) {
+            let keys: Vec<Vec<u8>> = (first..first + 1000).map(key).collect();
+            let batch: Vec<WriteOp<'_>> = keys.iter().map(|k| WriteOp { key: k, value: Some(&value) }).collect();
+            db.write(&batch).unwrap();
+        }
+    }
+
+    #[test]
+    fn sync_none_opens_utterly_nosync_the_mode_libmdbx_names_as_lmdbs_mdb_nosync() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = open_unsynced(tmp.path(), &[]);
+        assert_eq!(env_flags(&db) & MDBX_UTTERLY_NOSYNC, MDBX_UTTERLY_NOSYNC);
+        let s = db.settings();
+        assert_eq!(s["env_flags"], "MDBX_NOSTICKYTHREADS|MDBX_UTTERLY_NOSYNC|MDBX_NORDAHEAD");
+        assert!(s["sync"].starts_with("MDBX_UTTERLY_NOSYNC"), "{s:?}");
+    }
+
+    #[test]
+    fn no_sync_safe_opens_safe_nosync_and_names_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = open_unsynced(tmp.path(), &[("no_sync", "safe")]);
+        assert_eq!(env_flags(&db) & MDBX_UTTERLY_NOSYNC, MDBX_SAFE_NOSYNC);
+        let s = db.settings();
+        assert_eq!(s["env_flags"], "MDBX_NOSTICKYTHREADS|MDBX_SAFE_NOSYNC|MDBX_NORDAHEAD");
+        assert!(s["sync"].starts_with("MDBX_SAFE_NOSYNC"), "{s:?}");
+    }
+
+    /// The device writes behind issue 40: under MDBX_SAFE_NOSYNC libmdbx fdatasyncs during the
+    /// load whenever the file is full, so every page written since is written to the device
+    /// again. Under `sync = none` the load forces at most one: libmdbx syncs once when it wipes
+    /// the synced commit that open left (so that a crash cannot roll back onto pages it reuses).
+    #[test]
+    fn sync_none_load_syncs_once_at_most_where_safe_nosync_syncs_whenever_the_file_is_full() {
+        let fsyncs = |given: &[(&str, &str)]| {
+            let tmp = tempfile::tempdir().unwrap();
+            let db = open_unsynced(tmp.path(), given);
+            let at_open = db.internals()["libmdbx.fsyncs"];
+            load(&db);
+            db.internals()["libmdbx.fsyncs"] - at_open
+        };
+        let (utterly, safe) = (fsyncs(&[]), fsyncs(&[("no_sync", "safe")]));
+        assert!(utterly <= 1.0, "{utterly} fsyncs during a sync = none load ({safe} under MDBX_SAFE_NOSYNC)");
+        assert!(
+            safe >= 10.0,
+            "MDBX_SAFE_NOSYNC synced {safe} times ({utterly} under utterly): the counter or the load does not show it"
+        );
     }
 }

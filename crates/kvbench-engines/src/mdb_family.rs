@@ -93,7 +93,7 @@ pub(crate) struct Flags {
     /// Always set: transactions are not bound to the thread that began them, so a thread may
     /// hold a reader while it writes (mixed phases).
     pub(crate) threads: (c_uint, &'static str),
-    /// No fsync at commit (`sync = none`); close forces the data to disk.
+    /// No fsync at commit (`sync = none`); close forces the data to disk. May be several bits.
     pub(crate) no_sync: (c_uint, &'static str),
     pub(crate) read_only: (c_uint, &'static str),
     pub(crate) no_readahead: (c_uint, &'static str),
@@ -145,7 +145,8 @@ pub(crate) fn settings(opened: &Opening, sync: [&str; 3], named: &Flags, max_rea
     };
     s.insert("sync".into(), sync.into());
     let named = [named.threads, named.no_sync, named.read_only, named.no_readahead, named.write_map];
-    let set: Vec<&str> = named.iter().filter(|(bit, _)| opened.flags & bit != 0).map(|(_, name)| *name).collect();
+    // All of a flag's bits: MDBX_UTTERLY_NOSYNC is MDBX_SAFE_NOSYNC and one bit more.
+    let set: Vec<&str> = named.iter().filter(|(bits, _)| opened.flags & bits == *bits).map(|(_, name)| *name).collect();
     s.insert("env_flags".into(), set.join("|"));
     s.insert("max_readers".into(), max_readers.to_string());
     s.insert("write_batch".into(), "one write transaction per batch".into());
