@@ -4,8 +4,10 @@
 # swappiness 0, or v2 memory.max with memory.swap.max 0), and are compared phase by phase.
 # kvbench runs with --memory BUDGET (its worker joins the row's group before exec) and, as every
 # budgeted scenario, settles (flush + compact the whole key range) before a read that follows
-# the load. db_bench runs the fill, then for a read benchmark `compact` (CompactRange of the
-# whole DB, the settle's match), then the benchmark, in one process in the group, as kvbench's
+# the load. db_bench runs the fill, then for a read benchmark `compact,waitforcompaction`
+# (CompactRange of the whole DB, then the automatic compactions it leaves, as kvbench's settle
+# waits for them: at 4 M records CompactRange leaves 486 MB in L1 over its 256 MB target, and
+# without the wait that L1-to-L2 compaction ran inside readrandom), then the benchmark, in one process in the group, as kvbench's
 # worker does: a fresh process per phase gives the reads the memory the load's memtable kept
 # (at 1 000 000 records in 128 MiB that alone made kvbench read 40x db_bench's bytes per get).
 # With THREADS > 1 or readwhilewriting, each phase is its own process (--use_existing_db).
@@ -91,7 +93,7 @@ budget_db_bench() {
     fi
     local -a runs=("${DB_BENCHMARKS%%,*} load")
     if [[ $DB_BENCHMARKS == *,* ]]; then
-        [[ $PHASE == get ]] && runs+=("compact settle")
+        [[ $PHASE == get ]] && runs+=("compact,waitforcompaction settle")
         runs+=("$DB_LINE $PHASE")
     fi
     local n=0 b label threads limit i o u s ops
@@ -127,7 +129,7 @@ sst_bytes() { find "$1" -name '*.sst' -printf '%s\n' | awk '{ s += $1 } END { pr
 one_process_db_bench() {
     local benchmarks=${DB_BENCHMARKS%%,*}
     if [[ $DB_BENCHMARKS == *,* ]]; then
-        [[ $PHASE == get ]] && benchmarks+=,compact
+        [[ $PHASE == get ]] && benchmarks+=,compact,waitforcompaction
         benchmarks+=,$DB_LINE
     fi
     # shellcheck disable=SC2046
@@ -140,7 +142,7 @@ one_process_db_bench() {
     python3 - "$pid" "$WORK/db_bench.out" "$benchmarks" "$PHASE" "$WORK/time" <<'EOF'
 import os, re, sys, time
 tpid, out, names, phase, tfile = int(sys.argv[1]), sys.argv[2], sys.argv[3].split(","), sys.argv[4], sys.argv[5]
-labels = {names[0]: "load", "compact": "settle", names[-1]: phase}
+labels = {names[0]: "load", "compact": "settle", "waitforcompaction": "settle", names[-1]: phase}
 tick = os.sysconf("SC_CLK_TCK")
 pid = None
 while pid is None:
@@ -158,20 +160,43 @@ def totals():
         time.sleep(0.05)
     i, o, u, s = open(tfile).read().split()[-4:]
     return int(i) * 512, int(o) * 512, float(u) + float(s)
-last, done, ended = (0, 0, 0.0), 0, False
-while done < len(names):
+def results(text):
+    """(benchmark, ops/s) of each result line in order. waitforcompaction's own lines reach the
+    file only with the next benchmark's (stdout is buffered), so its end is taken as the first
+    progress line (stderr, `... finished N ops`) after compact's result: the next benchmark's
+    first hundred ops."""
+    out, after_compact = [], False
+    for tok in re.split(r"[\r\n]", text):
+        if re.match(r"^\S+\s+:", tok):
+            m = re.search(r"([0-9.]+) ops/sec", tok)
+            out.append((tok.split()[0], m[1] if m else 0))
+            after_compact = out[-1][0] == "compact" and "waitforcompaction" in names
+        elif after_compact and tok.startswith("... finished"):
+            out.append(("waitforcompaction", 0))
+            after_compact = False
+    return out
+# One line per phase: consecutive results of one label (compact, waitforcompaction) add up.
+last, seen, ended, pending = (0, 0, 0.0), 0, False, None
+while True:
     try:
         now = sample()
     except (FileNotFoundError, ProcessLookupError, KeyError, IndexError):
         now, ended = totals(), True
-    lines = [l for l in open(out) if re.match(r"^\S+\s+:", l)]
-    for l in lines[done:]:
-        name = l.split()[0]
-        m = re.search(r"([0-9.]+) ops/sec", l)
-        print(labels.get(name, name), m[1] if m else 0, now[0] - last[0], now[1] - last[1], now[2] - last[2])
-        last, done = now, done + 1
-    if ended and done < len(names):
-        sys.exit(f"db_bench ended after {done} of {len(names)} benchmarks:\n" + open(out).read())
+    found = results(open(out).read())
+    for name, ops in found[seen:]:
+        label, delta = labels.get(name, name), [a - b for a, b in zip(now, last)]
+        if pending and pending[0] == label:
+            pending[2:] = [a + b for a, b in zip(pending[2:], delta)]
+        else:
+            if pending:
+                print(*pending)
+            pending = [label, ops, *delta]
+        last, seen = now, seen + 1
+    if found and found[-1][0] == names[-1]:
+        print(*pending)
+        break
+    if ended:
+        sys.exit(f"db_bench ended before {names[-1]}:\n" + open(out).read())
     time.sleep(0.05)
 EOF
     wait "$pid" || { cat "$WORK/db_bench.out" >&2; exit 1; }
@@ -237,6 +262,6 @@ peak = lambda rs: f"peak {max(r[0] for r in rs) / 2**20:.0f} MiB, limit hits {st
 print(f"{'':<22} cgroup: db_bench {peak(d['cgroup'])}; kvbench {peak(k['cgroup'])}")
 sst = lambda rs: st.median(r[0] for r in rs) / 1e6
 print(f"{'':<22} SST files at the end: db_bench {sst(d['store']):.1f} MB, kvbench {sst(k['store']):.1f} MB"
-      f" ({sst(k['store']) / sst(d['store']):.3f})")
+      f" ({ratio(sst(d['store']), sst(k['store'])).strip()})")
 EOF
 }
