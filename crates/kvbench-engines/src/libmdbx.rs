@@ -9,7 +9,8 @@
 //! its life (`refresh` resets and renews it); each write batch is one write transaction.
 //! `MDBX_NOSTICKYTHREADS` lets a transaction be used from any thread (like LMDB's `MDBX_NOTLS`)
 //! and a thread hold a reader while it writes (mixed phases). The file grows on demand up to
-//! its upper bound (`max_size`).
+//! its upper bound (`max_size`). `sync = none` is MDBX_UTTERLY_NOSYNC, as `lmdb`'s MDB_NOSYNC
+//! (`no_sync = "safe"`: MDBX_SAFE_NOSYNC, which fdatasyncs whenever the file is full).
 
 use std::collections::BTreeMap;
 use std::ptr;
@@ -271,7 +272,8 @@ impl Engine for Mdbx {
             "MDBX_SAFE_NOSYNC (no fsync at commit, but the last synced commit is kept: an fdatasync whenever \
              the file is full rather than grow it; mdbx_env_sync at close)"
         } else {
-            "MDBX_UTTERLY_NOSYNC (no fsync at commit, as LMDB's MDB_NOSYNC; mdbx_env_sync at close)"
+            "MDBX_UTTERLY_NOSYNC (no fsync at commit, as LMDB's MDB_NOSYNC: one fdatasync when it first reuses \
+             pages of the last synced commit; mdbx_env_sync at close)"
         };
         let sync = [
             "read-only environment (MDBX_RDONLY)",
