@@ -116,7 +116,8 @@ fn the_readme_engine_table_lists_every_engine_of_every_runtime_and_no_other() {
         .collect();
     let readme = readme_table();
     assert_eq!(duplicates(&readme), Vec::<&String>::new(), "README.md's engine table names these twice");
-    let readme: BTreeSet<String> = readme.into_iter().collect();
+    // `ycsb:CLASS` names a family (any YCSB binding loaded by class), not an engine a registry holds.
+    let readme: BTreeSet<String> = readme.into_iter().filter(|n| !n.starts_with("ycsb:")).collect();
     let missing: Vec<_> = runtimes.difference(&readme).collect();
     let unknown: Vec<_> = readme.difference(&runtimes).collect();
     assert!(missing.is_empty(), "engines missing from README.md's engine table: {missing:?}");

@@ -125,8 +125,7 @@ impl kvbench_model::flags::Catalog for Engines {
 
     fn check_options(&self, engine: &str, options: &BTreeMap<String, serde_json::Value>) -> Result<(), String> {
         let Ok(r) = resolve(engine) else { return Ok(()) };
-        let decls = r.option_decls()?;
-        kvbench_model::options::resolve(engine, &decls, options).map(|_| ()).map_err(|e| e.message)
+        resolve_options(engine, &r, options).map(|_| ()).map_err(|e| e.message)
     }
 
     fn is_server(&self, engine: &str) -> bool {
@@ -308,10 +307,47 @@ impl External {
     }
 }
 
+/// `--classpath`, absolute, for the Java worker's YCSB bindings.
+static YCSB_CLASSPATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// `run --classpath CP`: the entries (`:`-separated; `DIR/*` is every jar in DIR) checked and
+/// made absolute, then given to every Java worker this run starts as `$KVBENCH_YCSB_CLASSPATH`.
+pub fn set_ycsb_classpath(cp: &str) -> Result<(), String> {
+    let cp = checked_classpath(cp)?;
+    YCSB_CLASSPATH.set(cp).map_err(|_| "--classpath given twice".to_string())
+}
+
+fn checked_classpath(cp: &str) -> Result<String, String> {
+    let mut out = Vec::new();
+    for entry in cp.split(':').filter(|e| !e.is_empty()) {
+        let (path, all) = match entry.strip_suffix('*') {
+            Some(dir) if dir.is_empty() || dir.ends_with('/') => {
+                (Path::new(if dir.is_empty() { "." } else { dir }), true)
+            }
+            _ => (Path::new(entry), false),
+        };
+        let ok = if all { path.is_dir() } else { path.exists() };
+        if !ok {
+            let what = if all { "no directory" } else { "not found" };
+            return Err(format!("--classpath entry `{entry}`: {} is {what}", path.display()));
+        }
+        let abs = std::path::absolute(path).map_err(|e| format!("--classpath entry `{entry}`: {e}"))?;
+        let abs = abs.display().to_string();
+        out.push(if all { format!("{}/*", abs.trim_end_matches('/')) } else { abs });
+    }
+    if out.is_empty() {
+        return Err("--classpath: no entry (JAR:DIR/*:..., `:`-separated)".into());
+    }
+    Ok(out.join(":"))
+}
+
 /// An external worker's command; an installed copy's worker core (`HOME/lib/libkvbench_ffi.so`)
 /// is named in KVBENCH_FFI_LIB for the workers that load it at run time (Java's, Node's).
 pub fn worker_command(worker: &Path) -> Command {
     let mut cmd = Command::new(worker);
+    if let Some(cp) = YCSB_CLASSPATH.get() {
+        cmd.env(YCSB_CLASSPATH_ENV, cp);
+    }
     let core = home().map(|h| h.join("lib/libkvbench_ffi.so")).filter(|c| c.is_file());
     if let (Some(core), None) = (core, std::env::var_os("KVBENCH_FFI_LIB")) {
         cmd.env("KVBENCH_FFI_LIB", core);
@@ -459,9 +495,62 @@ impl Resolved {
     }
 }
 
+/// Engine names that run a YCSB binding in the Java worker: `ycsb:CLASS`.
+pub const YCSB_PREFIX: &str = "ycsb:";
+
+/// Where `--classpath` reaches the Java worker (docs/decisions.md, "YCSB bindings as engines").
+pub const YCSB_CLASSPATH_ENV: &str = "KVBENCH_YCSB_CLASSPATH";
+
+/// A YCSB binding's row, `ycsb:CLASS`: the Java worker loads CLASS (a `site.ycsb.DB`) and says
+/// at the row's start whether it can. A binding declares no options: any property is passed.
+fn ycsb_binding(name: &str, class: &str) -> Result<EngineInfo, String> {
+    let part_ok = |p: &str| {
+        p.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+            && p.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+    };
+    if !class.split('.').all(part_ok) {
+        return Err(format!(
+            "engine `{name}`: `{class}` is no Java class name (ycsb:CLASS, e.g. ycsb:site.ycsb.db.rocksdb.RocksDBClient)"
+        ));
+    }
+    Ok(EngineInfo {
+        name: name.into(),
+        runtime: Runtime::Java,
+        description: format!("YCSB binding {class} (site.ycsb.DB), in the Java worker"),
+        version: String::new(),
+        // YCSB's scan returns records without their keys: kvbench could not verify them.
+        capabilities: vec!["persistent".into(), "delete".into()],
+        options: vec![],
+        available: true,
+        why: String::new(),
+        server: false,
+    })
+}
+
+/// A row's options against its engine's declarations; a YCSB binding's are its properties,
+/// each passed to it as a string.
+pub fn resolve_options(
+    name: &str,
+    engine: &Resolved,
+    given: &BTreeMap<String, serde_json::Value>,
+) -> Result<BTreeMap<String, serde_json::Value>, kvbench_model::options::OptionError> {
+    if name.starts_with(YCSB_PREFIX) {
+        let text = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+        return Ok(given.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(text(v)))).collect());
+    }
+    let decls = engine
+        .option_decls()
+        .map_err(|message| kvbench_model::options::OptionError { option: String::new(), message })?;
+    kvbench_model::options::resolve(name, &decls, given)
+}
+
 /// How to run `name`: by the runtime whose worker declares it (the Rust registry, then the
 /// Python and Go workers' `--list`), not by the shape of its name.
 pub fn resolve(name: &str) -> Result<Resolved, String> {
+    if let Some(class) = name.strip_prefix(YCSB_PREFIX) {
+        let java = EXTERNAL.iter().find(|x| x.runtime == Runtime::Java).expect("the Java runtime is external");
+        return Ok(Resolved::Worker { worker: java.worker()?, info: ycsb_binding(name, class)? });
+    }
     match kvbench_engines::find(name) {
         Some(Entry::Ready(d)) => {
             (d.available)().map_err(|why| format!("{name} unavailable: {why}"))?;
@@ -772,6 +861,10 @@ pub fn check_names(given: &kvbench_model::scenario::Scenario, file: Option<&std:
         if kvbench_engines::find(n).is_some() || worker_down {
             continue;
         }
+        if let Some(class) = n.strip_prefix(YCSB_PREFIX) {
+            ycsb_binding(n, class)?;
+            continue;
+        }
         let known = all_names();
         if known.contains(n) {
             continue;
@@ -849,6 +942,41 @@ mod tests {
         }
         let runtimes: std::collections::BTreeSet<&str> = EXTERNAL.iter().map(|x| x.runtime.name()).collect();
         assert_eq!(runtimes, ["go", "java", "node"].into());
+    }
+
+    #[test]
+    fn a_ycsb_row_is_a_java_class_run_by_the_java_worker_with_any_property() {
+        assert!(ycsb_binding("ycsb:site.ycsb.db.rocksdb.RocksDBClient", "site.ycsb.db.rocksdb.RocksDBClient").is_ok());
+        assert!(ycsb_binding("ycsb:a.B$Inner", "a.B$Inner").is_ok());
+        for bad in ["", "a..B", "1a.B", "a.B;rm", "a b"] {
+            let e = ycsb_binding(&format!("ycsb:{bad}"), bad).unwrap_err();
+            assert!(e.contains("is no Java class name"), "{e}");
+        }
+        let info = ycsb_binding("ycsb:x.Y", "x.Y").unwrap();
+        assert_eq!(info.runtime, Runtime::Java);
+        assert!(!info.capabilities.contains(&"scan".to_string()), "YCSB's scan returns no keys to verify");
+        let row = Resolved::Worker { worker: "java".into(), info };
+        let given: BTreeMap<String, serde_json::Value> =
+            [("rocksdb.dir", serde_json::json!("{dir}/r")), ("threads", serde_json::json!(4))]
+                .map(|(k, v)| (k.to_string(), v))
+                .into();
+        let props = resolve_options("ycsb:x.Y", &row, &given).unwrap();
+        assert_eq!(props["rocksdb.dir"], "{dir}/r");
+        assert_eq!(props["threads"], "4", "properties reach the binding as strings");
+    }
+
+    #[test]
+    fn a_classpath_entry_that_is_missing_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let jar = dir.path().join("a.jar");
+        std::fs::write(&jar, "").unwrap();
+        let cp = format!("{}:{}/*", jar.display(), dir.path().display());
+        assert_eq!(checked_classpath(&cp).unwrap(), cp);
+        let e = checked_classpath(&format!("{cp}:/no/such.jar")).unwrap_err();
+        assert_eq!(e, "--classpath entry `/no/such.jar`: /no/such.jar is not found");
+        let e = checked_classpath("/no/dir/*").unwrap_err();
+        assert_eq!(e, "--classpath entry `/no/dir/*`: /no/dir/ is no directory");
+        assert!(checked_classpath(":").unwrap_err().contains("no entry"));
     }
 
     /// Issue 42: a worker killed while it lists its engines is named as killed (the run then

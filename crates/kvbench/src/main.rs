@@ -261,6 +261,10 @@ struct RunArgs {
     /// scenario's timeout, lengthened for a row larger than its memory budget or estimated longer).
     #[arg(long, value_parser = parse::positive_u64, allow_hyphen_values = true)]
     timeout: Option<u64>,
+    /// Classpath of the YCSB bindings that `ycsb:CLASS` rows load in the Java worker
+    /// (`JAR:DIR/*:...`; `DIR/*` is every jar in DIR), beside the worker's own.
+    #[arg(long, value_name = "CLASSPATH")]
+    classpath: Option<String>,
     /// Also append the run to this results store (SQLite; `kvbench history`, `dashboard`);
     /// without PATH, history.sqlite in the --output directory.
     #[arg(long, value_name = "PATH", num_args = 0..=1)]
@@ -484,6 +488,10 @@ fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
+    if let Some(Err(e)) = args.classpath.as_deref().map(catalog::set_ycsb_classpath) {
+        crate::note!("error: {e}");
+        return 2;
+    }
     let s = match args
         .scen
         .scenario(args.timeout)

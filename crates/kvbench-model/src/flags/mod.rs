@@ -249,7 +249,8 @@ fn rows_named<'s>(scenario: &'s mut Scenario, who: &str) -> Result<Vec<&'s mut V
 /// `-o ENGINE.OPTION=VALUE`: the option on every row of that engine (or label), its value read
 /// as TOML (`64MiB` and other words as strings) and checked against the engine's options.
 fn engine_option(scenario: &mut Scenario, text: &str, catalog: &dyn Catalog) -> Result<(), String> {
-    let parsed = text.split_once('=').and_then(|(k, v)| k.rsplit_once('.').map(|(e, o)| (e.trim(), o.trim(), v)));
+    let parsed =
+        text.split_once('=').and_then(|(k, v)| row_and_option(scenario, k).map(|(e, o)| (e.trim(), o.trim(), v)));
     let Some((who, option, value)) = parsed.filter(|(e, o, _)| !e.is_empty() && !o.is_empty()) else {
         return Err("expected ENGINE.OPTION=VALUE (e.g. rocksdb.compression=zstd)".into());
     };
@@ -261,6 +262,18 @@ fn engine_option(scenario: &mut Scenario, text: &str, catalog: &dyn Catalog) -> 
         row.options = options;
     }
     Ok(())
+}
+
+/// `ENGINE.OPTION` split at its last dot, or at an earlier one where only that names a row: an
+/// engine name may hold dots (`ycsb:site.ycsb.db.rocksdb.RocksDBClient.rocksdb.dir`), as may a
+/// YCSB binding's property.
+fn row_and_option<'k>(scenario: &Scenario, key: &'k str) -> Option<(&'k str, &'k str)> {
+    let rows = scenario.all_variants();
+    let names_row = |who: &str| rows.iter().any(|v| v.name == who.trim() || v.label() == who.trim());
+    let split = |i: usize| (&key[..i], &key[i + 1..]);
+    let mut dots = key.rmatch_indices('.').map(|(i, _)| i);
+    let last = dots.clone().next()?;
+    Some(split(dots.find(|&i| names_row(&key[..i])).unwrap_or(last)))
 }
 
 /// A flag's value as TOML reads it (number, boolean, quoted string), else the text itself.
@@ -497,5 +510,23 @@ mod tests {
         assert_eq!(rows(None), ["lmdb", "rocksdb"]);
         assert_eq!(rows(Some("all")), ["lmdb", "rocksdb", "qdbm-villa"]);
         assert_eq!(rows(Some("sqlite,all")), ["sqlite", "lmdb", "rocksdb", "qdbm-villa"]);
+    }
+
+    #[test]
+    fn an_option_of_an_engine_whose_name_holds_dots_goes_to_that_row() {
+        let binding = "ycsb:site.ycsb.db.rocksdb.RocksDBClient";
+        let flags = Flags {
+            engines: Some(format!("{binding},rocksdb")),
+            options: vec![format!("{binding}.rocksdb.dir=/tmp/x"), "rocksdb.compression=zstd".into()],
+            ..Default::default()
+        };
+        let s = build(&flags, &Three).unwrap();
+        let v = s.all_variants();
+        assert_eq!(v[0].name, binding);
+        assert_eq!(v[0].options.get("rocksdb.dir"), Some(&serde_json::json!("/tmp/x")), "{:?}", v[0].options);
+        assert_eq!(v[1].options.get("compression"), Some(&serde_json::json!("zstd")));
+        let flags = Flags { options: vec!["ycsb:no.Such.dir=1".into()], ..flags };
+        let e = build(&flags, &Three).unwrap_err();
+        assert!(e.contains("no row is engine or label `ycsb:no.Such`"), "{e}");
     }
 }

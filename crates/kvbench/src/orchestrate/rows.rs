@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use kvbench_model::engine::{Capabilities, Options};
-use kvbench_model::options::{resolve, OptionError};
+use kvbench_model::options::OptionError;
 use kvbench_model::scenario::Variant;
 use kvbench_policy::jobs::{caps_from_names, RowFacts};
 use serde::Deserialize;
@@ -89,8 +89,7 @@ fn capabilities(resolved: &Resolved) -> Capabilities {
 }
 
 fn row_options(variant: &Variant, engine: &Resolved) -> Result<Options, OptionError> {
-    let decls = engine.option_decls().map_err(|message| OptionError { option: String::new(), message })?;
-    resolve(&variant.name, &decls, &variant.options).map(Options::resolved)
+    catalog::resolve_options(&variant.name, engine, &variant.options).map(Options::resolved)
 }
 
 /// `FILE, line N: [[engine]] LABEL: MESSAGE`, with as much of the place as is known.

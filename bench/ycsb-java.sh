@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# YCSB's own Client beside kvbench's Java worker, on the same engine code: java-lmdb (lmdbjava,
+# the version drivers/java/pom.xml pins), YCSB core workloads C and A, RECORDS records of 10
+# fields of 100 bytes (YCSB's default record, as the ycsb scenarios), OPS zipfian operations,
+# 1 and 2 client threads, no fsync at commit on every side. Three harnesses, alternated round by
+# round:
+#   ycsb     YCSB 0.17.0's site.ycsb.Client (Maven's site.ycsb:core, the jar in the worker's
+#            target/lib) driving kvbench.ycsb.KvbenchBinding with kvbench.engine=java-lmdb;
+#   binding  kvbench running the same binding by name (engine ycsb:kvbench.ycsb.KvbenchBinding):
+#            the same DB calls, planned, timed and verified by kvbench's worker core;
+#   kvbench  kvbench's Java worker on its java-lmdb engine directly (no YCSB binding between).
+# Throughput is operations over the run phase's wall clock on every side (YCSB's [OVERALL]
+# Throughput, kvbench's run phase). kvbench checks every value it reads against the plan (the
+# core's verification; a wrong or missing one fails this script), YCSB checks none
+# (dataintegrity=false, its default). kvbench's worker runs an untimed JIT warm-up of 1 s
+# before its first step (drivers/java/README.md); YCSB's Client has none: its run phase
+# starts in a fresh JVM after the load, so the JIT compiles during it.
+#
+# Usage: bench/ycsb-java.sh    (ROUNDS=3 THREADS="1 2" WORKLOADS="c a" RECORDS=100000 OPS=500000)
+#   KVBENCH=/path/to/kvbench    (default target/release/kvbench; ycsb: rows need one that has them)
+# Needs the Java worker (drivers/java/build.sh) and Temurin 25 ($KVBENCH_JAVA or the launcher's).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-3}
+THREADS=${THREADS:-1 2}
+WORKLOADS=${WORKLOADS:-c a}
+RECORDS=${RECORDS:-100000}
+OPS=${OPS:-500000}
+KVBENCH=${KVBENCH:-$PWD/target/release/kvbench}
+JAVA=${KVBENCH_JAVA:-/usr/lib/jvm/temurin-25-jdk-amd64/bin/java}
+LIB=$PWD/drivers/java/target
+WORK=$(mktemp -d /tmp/kvbench-ycsb-java.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+[[ -x $KVBENCH ]] || { echo "$KVBENCH missing: cargo build --release -p kvbench" >&2; exit 1; }
+[[ -f $LIB/kvbench-java-worker.jar ]] || { echo "Java worker missing: drivers/java/build.sh" >&2; exit 1; }
+[[ -x $JAVA ]] || { echo "$JAVA missing: install Temurin 25 or set KVBENCH_JAVA" >&2; exit 1; }
+[[ -f $LIB/lib/core-0.17.0.jar ]] || { echo "YCSB core 0.17.0 missing in $LIB/lib: drivers/java/build.sh" >&2; exit 1; }
+
+# ycsb_props WORKLOAD THREADS: YCSB's properties for the shared workload.
+ycsb_props() {
+    local read=1 update=0
+    [[ $1 == a ]] && read=0.5 update=0.5
+    echo "-p workload=site.ycsb.workloads.CoreWorkload -p recordcount=$RECORDS -p operationcount=$OPS" \
+        "-p fieldcount=10 -p fieldlength=100 -p readallfields=true -p requestdistribution=zipfian" \
+        "-p readproportion=$read -p updateproportion=$update -p scanproportion=0 -p insertproportion=0" \
+        "-p threadcount=$2 -p kvbench.engine=java-lmdb -p kvbench.sync=none -p kvbench.dir=$WORK/ycsb-db"
+}
+
+# YCSB's Client with the JVM options the worker's launcher uses.
+ycsb() {
+    "$JAVA" --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
+        --add-opens java.base/java.nio=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED \
+        -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dkvbench.home="$PWD" \
+        -cp "$LIB/kvbench-java-worker.jar:$LIB/lib/*" site.ycsb.Client "$@"
+}
+
+# Each runner prints the run phase's ops/s, or nothing when it was not measured (the reason goes
+# to $WORK/failures).
+run_ycsb() {
+    rm -rf "$WORK/ycsb-db"
+    # shellcheck disable=SC2046
+    ycsb -load -db kvbench.ycsb.KvbenchBinding $(ycsb_props "$1" 1) >"$WORK/ycsb-load.out" 2>&1 ||
+        { echo "ycsb-$1 threads $2: YCSB load failed" >>"$WORK/failures"; return; }
+    # shellcheck disable=SC2046
+    ycsb -t -db kvbench.ycsb.KvbenchBinding $(ycsb_props "$1" "$2") >"$WORK/ycsb-run.out" 2>&1 ||
+        { echo "ycsb-$1 threads $2: YCSB run failed" >>"$WORK/failures"; return; }
+    awk -F', ' '/^\[OVERALL\], Throughput/ {printf "%.0f\n", $3}' "$WORK/ycsb-run.out"
+}
+
+# run_kvbench WORKLOAD THREADS ENGINE [FLAGS...]
+run_kvbench() {
+    local w=$1 t=$2 engine=$3
+    shift 3
+    rm -rf "$WORK/results"
+    "$KVBENCH" run "scenarios/ycsb-$w.toml" --engines "$engine" "$@" --records "$RECORDS" --ops "$OPS" \
+        --threads "$t" --format json --timeout "${KVBENCH_TIMEOUT:-300}" --no-progress --out "$WORK/results" \
+        --data-dir "$WORK/data" --plan-dir "$WORK/plans" >"$WORK/kv.json" 2>"$WORK/kv.err" || true
+    python3 - "$WORK/kv.json" "ycsb-$w threads $t $engine" "$WORK/failures" <<'EOF'
+import json, sys
+path, what, failures = sys.argv[1:]
+try:
+    row = json.load(open(path))["engines"][0]
+    run = next(p for p in row["phases"] if p["name"] == "run")
+    bad = run["mismatches"] + run["missing"] + run["errors"]
+    if run["status"] != "ok" or bad:
+        raise ValueError(f"run phase {run['status']}, {bad} wrong, missing or failed reads/writes")
+    print(round(run["ops_per_sec"]))
+except Exception as e:  # noqa: BLE001 - any failure is reported, not measured
+    open(failures, "a").write(f"{what}: {e}\n")
+EOF
+}
+
+BINDING=ycsb:kvbench.ycsb.KvbenchBinding
+# median FILE: the median of a file of numbers (rounds are odd by default).
+median() {
+    sort -g "$1" | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}'
+}
+
+echo "java-lmdb: $("$KVBENCH" list java-lmdb 2>/dev/null | awk '$1 == "version" {$1 = ""; print}')"
+echo "$RECORDS records, $OPS operations per run phase, $ROUNDS rounds; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for w in $WORKLOADS; do
+    for t in $THREADS; do
+        for ((r = 1; r <= ROUNDS; r++)); do
+            run_ycsb "$w" "$t" >>"$WORK/ycsb-$w-$t"
+            run_kvbench "$w" "$t" "$BINDING" -O "$BINDING.kvbench.engine=java-lmdb" >>"$WORK/binding-$w-$t"
+            run_kvbench "$w" "$t" java-lmdb >>"$WORK/kvbench-$w-$t"
+        done
+    done
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+printf '%-8s %-4s %10s %10s %10s %10s %10s\n' workload thr ycsb binding kvbench binding/ycsb kvbench/ycsb
+for w in $WORKLOADS; do
+    for t in $THREADS; do
+        y=$(median "$WORK/ycsb-$w-$t") b=$(median "$WORK/binding-$w-$t") k=$(median "$WORK/kvbench-$w-$t")
+        ratio() { [[ -n $1 && -n $2 ]] && awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}' || echo -; }
+        printf '%-8s %-4s %10s %10s %10s %10s %10s\n' "ycsb-$w" "$t" "${y:--}" "${b:--}" "${k:--}" \
+            "$(ratio "$b" "$y")" "$(ratio "$k" "$y")"
+    done
+done
+[[ -s $WORK/failures ]] && { echo "not measured:"; sort "$WORK/failures" | uniq -c; }
+echo "(ops/s of the run phase, medians of $ROUNDS alternated rounds; kvbench verified every read" \
+    "of the binding and kvbench columns against its plan, YCSB verified none)"
