@@ -71,7 +71,6 @@ public final class KvbenchBinding extends DB {
                 s.users++;
                 engine = s.engine;
             }
-            reader = engine.reader();
         } catch (Exception e) {
             throw new DBException(e);
         }
@@ -80,7 +79,9 @@ public final class KvbenchBinding extends DB {
     @Override
     public void cleanup() throws DBException {
         try {
-            reader.close();
+            if (reader != null) {
+                reader.close();
+            }
             synchronized (OPEN) {
                 Shared s = OPEN.get(dir);
                 if (--s.users == 0) {
@@ -98,10 +99,17 @@ public final class KvbenchBinding extends DB {
         return ByteBuffer.allocateDirect(b.length).put(b).flip();
     }
 
-    /** The reader, refreshed when a write came after its snapshot. */
+    /**
+     * The reader, made on the first read (an instance that only writes, as a load thread's, holds
+     * no snapshot: an idle LMDB read transaction would keep every page freed after it from
+     * reuse, until the map is full), refreshed when a write came after its snapshot.
+     */
     private Engine.Reader fresh() throws Exception {
         long w = WRITES.get();
-        if (w != seen) {
+        if (reader == null) {
+            reader = engine.reader();
+            seen = w;
+        } else if (w != seen) {
             reader.refresh();
             seen = w;
         }
@@ -137,6 +145,11 @@ public final class KvbenchBinding extends DB {
         }
     }
 
+    /** YCSB's ERROR with the engine's reason, which a harness that reads the status can show. */
+    private static Status error(Exception e) {
+        return new Status("ERROR", e.toString());
+    }
+
     @Override
     public Status read(String table, String key, Set<String> fields, Map<String, ByteIterator> result) {
         try {
@@ -147,7 +160,7 @@ public final class KvbenchBinding extends DB {
             decode(v, fields, result);
             return Status.OK;
         } catch (Exception e) {
-            return Status.ERROR;
+            return error(e);
         }
     }
 
@@ -165,7 +178,7 @@ public final class KvbenchBinding extends DB {
         } catch (Engine.Unsupported e) {
             return Status.NOT_IMPLEMENTED;
         } catch (Exception e) {
-            return Status.ERROR;
+            return error(e);
         }
     }
 
@@ -187,7 +200,7 @@ public final class KvbenchBinding extends DB {
             WRITES.incrementAndGet();
             return Status.OK;
         } catch (Exception e) {
-            return Status.ERROR;
+            return error(e);
         }
     }
 
@@ -198,7 +211,7 @@ public final class KvbenchBinding extends DB {
             WRITES.incrementAndGet();
             return Status.OK;
         } catch (Exception e) {
-            return Status.ERROR;
+            return error(e);
         }
     }
 }
