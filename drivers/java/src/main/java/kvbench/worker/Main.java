@@ -15,7 +15,8 @@ import kvbench.engines.Registry;
  *   kvbench-java-worker --list      the Java engines as a JSON array
  * </pre>
  *
- * $KVBENCH_JAVA_WARMUP_MS sets the untimed warm-up (default 1000). Exit status: 0 after a
+ * $KVBENCH_JAVA_WARMUP_MS sets the untimed warm-up's least length (default 1000; it goes on while
+ * the JIT is busy, up to five times that). Exit status: 0 after a
  * `done` event, 1 after an `error` event, 2 for a bad command line.
  */
 public final class Main {
@@ -37,9 +38,27 @@ public final class Main {
         }
         int fd = protocolStdout();
         String env = System.getenv("KVBENCH_JAVA_WARMUP_MS");
-        long warmup = env == null || env.isEmpty() ? WARMUP_MS : Long.parseLong(env);
+        long warmup = warmupMs(env);
+        if (warmup < 0) {
+            System.err.println("KVBENCH_JAVA_WARMUP_MS: want milliseconds from 0 to 600000, got '" + env + "'");
+            System.exit(2);
+        }
         boolean ok = Runner.run(Path.of(argv[1]), fd, Registry::find, warmup);
         System.exit(ok ? 0 : 1);
+    }
+
+    /** The warm-up's least length from $KVBENCH_JAVA_WARMUP_MS (unset or empty: the default); -1 when
+     * it is not a whole number of milliseconds from 0 to 600000. */
+    static long warmupMs(String env) {
+        if (env == null || env.isEmpty()) {
+            return WARMUP_MS;
+        }
+        try {
+            long ms = Long.parseLong(env.trim());
+            return ms >= 0 && ms <= 600_000 ? ms : -1;
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
     /**

@@ -5,6 +5,8 @@ import com.google.gson.JsonObject;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
@@ -15,7 +17,11 @@ import java.util.stream.Stream;
  * through this worker's whole path (the worker core, the thread loop, the engine's Java code and
  * the JNI or FFM stubs under it) for a stated time, on a scratch store beside the job's
  * directory, removed after, their events thrown away; so the job's steps run compiled code
- * rather than the interpreter's. The job's own store never sees it.
+ * rather than the interpreter's. The job's own store never sees it. It lasts at least the time
+ * asked, then goes on while the JIT is busy (a job during which the compiler threads worked for
+ * more than a quarter of its time is followed by another), up to SETTLE_CAP times the time
+ * asked: a warm-up cut off mid-compilation leaves the start of a timed step to C1 code and
+ * recompilations.
  */
 final class Warmup {
     private Warmup() {}
@@ -24,6 +30,8 @@ final class Warmup {
     static final long RECORDS = 5_000;
     /** Gets of a warm-up job. */
     static final long GETS = 20_000;
+    /** The longest warm-up, as a multiple of the time asked. */
+    static final long SETTLE_CAP = 5;
 
     /** What the warm-up did, in words, for the open step's settings. */
     static String run(Descriptor d, JsonObject job, Path jobDir, long ms) throws Exception {
@@ -35,10 +43,14 @@ final class Warmup {
                 : Path.of(System.getProperty("java.io.tmpdir")), ".kvbench-java-warmup-");
         int jobs = 0;
         long t0 = System.nanoTime();
-        long deadline = t0 + ms * 1_000_000L;
+        long asked = t0 + ms * 1_000_000L;
+        long cap = t0 + SETTLE_CAP * ms * 1_000_000L;
+        boolean compiling;
         int fd = Runner.call(Warmup::devNull);
         try {
             do {
+                long jit = jitMs();
+                long started = System.nanoTime();
                 Path dir = scratch.resolve("db" + jobs);
                 Files.createDirectories(dir);
                 Path file = scratch.resolve("job" + jobs + ".json");
@@ -48,15 +60,24 @@ final class Warmup {
                 }
                 remove(dir);
                 jobs++;
-            } while (System.nanoTime() < deadline);
+                compiling = 4 * (jitMs() - jit) > (System.nanoTime() - started) / 1_000_000;
+            } while (System.nanoTime() < asked || (compiling && System.nanoTime() < cap));
         } finally {
             Runner.call(() -> (int) Core.CLOSE.invokeExact(fd));
             remove(scratch);
         }
         long ran = (System.nanoTime() - t0) / 1_000_000;
         String scans = d.caps().scan() ? ", 200 scans" : "";
+        String end = compiling ? String.format("the JIT still compiling at its cap of %d ms", SETTLE_CAP * ms)
+                : "the last with the JIT compiling for under a quarter of it";
         return String.format("%d ms untimed before the job's first step: %d jobs on a scratch store through the whole "
-                + "worker, each a load of %d records, %d gets%s", ran, jobs, RECORDS, GETS, scans);
+                + "worker, each a load of %d records, %d gets%s; %s", ran, jobs, RECORDS, GETS, scans, end);
+    }
+
+    /** The JIT's compiling time so far (ms, all compiler threads); -1 when the JVM does not say. */
+    private static long jitMs() {
+        CompilationMXBean c = ManagementFactory.getCompilationMXBean();
+        return c != null && c.isCompilationTimeMonitoringSupported() ? c.getTotalCompilationTime() : -1;
     }
 
     /** A job of the real job's dataset shape (or kvbench's default one) over RECORDS records. */
