@@ -34,6 +34,15 @@ final class WorkerThread {
     static final int WRITE = Core.abi("KVB_WRITE");
     static final int RMW = Core.abi("KVB_RMW");
     static final int OPEN_GET = Core.abi("KVB_OPEN_GET");
+    /** Offsets of the block's fields, found once: a layout path lookup per block costs more than
+     * a small block's engine calls. */
+    private static final long PLAIN = Core.off(Core.BLOCK, "plain"), KIND = Core.off(Core.BLOCK, "kind"),
+            REFRESH = Core.off(Core.BLOCK, "refresh"), DUE = Core.off(Core.BLOCK, "due"),
+            KEY_END = Core.off(Core.BLOCK, "key_end"), SCAN_LEN = Core.off(Core.BLOCK, "scan_len"),
+            KEY_OFF = Core.off(Core.BLOCK, "key_off"), VAL_OFF = Core.off(Core.BLOCK, "val_off"),
+            DEL = Core.off(Core.BLOCK, "del"), EXP = Core.off(Core.BLOCK, "exp"),
+            EXP_LEN = Core.off(Core.BLOCK, "exp_len"), KEY = Core.off(Core.BLOCK, "key"),
+            VAL = Core.off(Core.BLOCK, "val");
     /** Every address, for comparing a value with the bytes the core expects in place. */
     static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
 
@@ -148,7 +157,7 @@ final class WorkerThread {
         b.gotLen = b.grow(b.gotLen, 4L * keys);
         b.gotLen.asSlice(0, 4L * keys).fill((byte) 0xff); // -1: nothing read
         try {
-            if (p.get(JAVA_BYTE, Core.off(Core.BLOCK, "plain")) == 1) {
+            if (p.get(JAVA_BYTE, PLAIN) == 1) {
                 int[] ran = {units};
                 boolean stop = gets(ran);
                 done(ran[0]);
@@ -167,28 +176,28 @@ final class WorkerThread {
         }
     }
 
-    private static MemorySegment at(MemorySegment p, String field, long bytes) {
-        MemorySegment a = p.get(ADDRESS, Core.off(Core.BLOCK, field));
+    private static MemorySegment at(MemorySegment p, long field, long bytes) {
+        MemorySegment a = p.get(ADDRESS, field);
         return a.equals(MemorySegment.NULL) ? MemorySegment.NULL : a.reinterpret(bytes);
     }
 
     private void set(MemorySegment p) {
         int n = units;
-        kind = at(p, "kind", n);
-        refresh = at(p, "refresh", n);
-        due = at(p, "due", 8L * n);
-        keyEnd = at(p, "key_end", 4L * n);
-        scanLen = at(p, "scan_len", 8L * n);
+        kind = at(p, KIND, n);
+        refresh = at(p, REFRESH, n);
+        due = at(p, DUE, 8L * n);
+        keyEnd = at(p, KEY_END, 4L * n);
+        scanLen = at(p, SCAN_LEN, 8L * n);
         keys = keyEnd.getAtIndex(JAVA_INT, n - 1);
-        keyOff = at(p, "key_off", 4L * (keys + 1));
-        valOff = at(p, "val_off", 4L * (keys + 1));
-        del = at(p, "del", keys);
-        exp = at(p, "exp", 8L * keys);
-        expLen = at(p, "exp_len", 4L * keys);
+        keyOff = at(p, KEY_OFF, 4L * (keys + 1));
+        valOff = at(p, VAL_OFF, 4L * (keys + 1));
+        del = at(p, DEL, keys);
+        exp = at(p, EXP, 8L * keys);
+        expLen = at(p, EXP_LEN, 4L * keys);
         key = keyOff.equals(MemorySegment.NULL) ? MemorySegment.NULL
-                : at(p, "key", Integer.toUnsignedLong(keyOff.getAtIndex(JAVA_INT, keys)));
+                : at(p, KEY, Integer.toUnsignedLong(keyOff.getAtIndex(JAVA_INT, keys)));
         val = valOff.equals(MemorySegment.NULL) ? MemorySegment.NULL
-                : at(p, "val", Integer.toUnsignedLong(valOff.getAtIndex(JAVA_INT, keys)));
+                : at(p, VAL, Integer.toUnsignedLong(valOff.getAtIndex(JAVA_INT, keys)));
         keyBuf = key.byteSize() == 0 ? ByteBuffer.allocateDirect(0) : key.asByteBuffer();
     }
 

@@ -8,6 +8,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.CodeSource;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -214,23 +215,57 @@ public final class YcsbEngine implements Engine {
     private static final Comparator<String> FIELD_ORDER = Comparator.comparingInt(String::length)
             .thenComparing(Comparator.naturalOrder());
 
-    /** The fields read, serialised as kvbench serialises a record. */
-    static byte[] record(Map<String, ByteIterator> fields) {
-        List<String> names = new ArrayList<>(fields.keySet());
-        names.sort(FIELD_ORDER);
-        List<byte[]> values = new ArrayList<>(names.size());
-        int n = 0;
-        for (String f : names) {
-            byte[] v = fields.get(f).toArray();
-            values.add(v);
-            n += 8 + f.length() + v.length;
+    /**
+     * The fields read, serialised as kvbench serialises a record, into a buffer it reuses (valid
+     * until the next record). The field order of the last record is kept: a record with the same
+     * names, every read of a workload, is not sorted again.
+     */
+    static final class RecordWriter {
+        private String[] names = {};
+        private byte[][] nameBytes = {};
+        private byte[][] values = {};
+        private ByteBuffer out = ByteBuffer.allocate(0);
+
+        ByteBuffer write(Map<String, ByteIterator> fields) {
+            if (!sameNames(fields)) {
+                order(fields);
+            }
+            int n = 0;
+            for (int i = 0; i < names.length; i++) {
+                values[i] = fields.get(names[i]).toArray();
+                n += 8 + nameBytes[i].length + values[i].length;
+            }
+            if (out.capacity() < n) {
+                out = ByteBuffer.allocate(n);
+            }
+            out.clear();
+            for (int i = 0; i < names.length; i++) {
+                out.putInt(nameBytes[i].length).put(nameBytes[i]).putInt(values[i].length).put(values[i]);
+            }
+            return out.flip();
         }
-        ByteBuffer out = ByteBuffer.allocate(n);
-        for (int i = 0; i < names.size(); i++) {
-            byte[] name = names.get(i).getBytes(StandardCharsets.UTF_8);
-            out.putInt(name.length).put(name).putInt(values.get(i).length).put(values.get(i));
+
+        private boolean sameNames(Map<String, ByteIterator> fields) {
+            if (fields.size() != names.length) {
+                return false;
+            }
+            for (String f : names) {
+                if (!fields.containsKey(f)) {
+                    return false;
+                }
+            }
+            return true;
         }
-        return out.array();
+
+        private void order(Map<String, ByteIterator> fields) {
+            names = fields.keySet().toArray(new String[0]);
+            Arrays.sort(names, FIELD_ORDER);
+            nameBytes = new byte[names.length][];
+            for (int i = 0; i < names.length; i++) {
+                nameBytes[i] = names[i].getBytes(StandardCharsets.UTF_8);
+            }
+            values = new byte[names.length][];
+        }
     }
 
     @Override
@@ -254,6 +289,7 @@ public final class YcsbEngine implements Engine {
         return new Reader() {
             private DB db;
             private final HashMap<String, ByteIterator> got = new HashMap<>();
+            private final RecordWriter writer = new RecordWriter();
 
             @Override
             public ByteBuffer get(ByteBuffer key) throws Exception {
@@ -267,7 +303,7 @@ public final class YcsbEngine implements Engine {
                     return null;
                 }
                 check(s, "read", k);
-                return ByteBuffer.wrap(record(got));
+                return writer.write(got);
             }
 
             @Override

@@ -1,0 +1,53 @@
+package kvbench.ycsb;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import site.ycsb.ByteIterator;
+import site.ycsb.StringByteIterator;
+
+/** The bytes a ycsb: row hands the core for the fields a binding read. */
+class RecordWriterTest {
+    static Map<String, ByteIterator> fields(String... nameValue) {
+        Map<String, ByteIterator> m = new HashMap<>();
+        for (int i = 0; i < nameValue.length; i += 2) {
+            m.put(nameValue[i], new StringByteIterator(nameValue[i + 1]));
+        }
+        return m;
+    }
+
+    /** kvbench's serialised record: u32 name length, name, u32 value length, value, in field order. */
+    static byte[] expected(String... nameValue) {
+        ByteBuffer b = ByteBuffer.allocate(4096);
+        for (int i = 0; i < nameValue.length; i += 2) {
+            byte[] n = nameValue[i].getBytes(StandardCharsets.UTF_8);
+            byte[] v = nameValue[i + 1].getBytes(StandardCharsets.UTF_8);
+            b.putInt(n.length).put(n).putInt(v.length).put(v);
+        }
+        return java.util.Arrays.copyOf(b.array(), b.position());
+    }
+
+    static byte[] bytes(ByteBuffer b) {
+        byte[] out = new byte[b.remaining()];
+        b.duplicate().get(out);
+        return out;
+    }
+
+    @Test
+    void a_record_whose_field_names_change_is_ordered_again_not_written_in_the_last_order() {
+        YcsbEngine.RecordWriter w = new YcsbEngine.RecordWriter();
+        assertArrayEquals(expected("field2", "c", "field10", "k"), bytes(w.write(fields("field10", "k", "field2", "c"))));
+        // The same names again: the kept order, the new values.
+        assertArrayEquals(expected("field2", "x", "field10", "yy"), bytes(w.write(fields("field2", "x", "field10", "yy"))));
+        // As many fields, one name different: ordered again.
+        assertArrayEquals(expected("field1", "a", "field2", "b"), bytes(w.write(fields("field2", "b", "field1", "a"))));
+        // Fewer fields, and more: each written whole, nothing left from the last.
+        assertArrayEquals(expected("field0", "z"), bytes(w.write(fields("field0", "z"))));
+        assertArrayEquals(expected("field0", "p", "field1", "q", "field9", "r"),
+                bytes(w.write(fields("field9", "r", "field0", "p", "field1", "q"))));
+    }
+}
