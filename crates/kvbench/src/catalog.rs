@@ -289,7 +289,7 @@ impl External {
     /// Ask the worker for its engines (from the list cache while nothing it reads changed).
     pub fn engines(&self) -> Result<Vec<EngineInfo>, String> {
         let bin = self.worker()?;
-        let mut cmd = worker_command(&bin);
+        let mut cmd = worker_command(&bin, None);
         cmd.arg("--list");
         let home = home().unwrap_or_default();
         let deps: Vec<PathBuf> =
@@ -307,17 +307,9 @@ impl External {
     }
 }
 
-/// `--classpath`, absolute, for the Java worker's YCSB bindings.
-static YCSB_CLASSPATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
 /// `run --classpath CP`: the entries (`:`-separated; `DIR/*` is every jar in DIR) checked and
-/// made absolute, then given to every Java worker this run starts as `$KVBENCH_YCSB_CLASSPATH`.
-pub fn set_ycsb_classpath(cp: &str) -> Result<(), String> {
-    let cp = checked_classpath(cp)?;
-    YCSB_CLASSPATH.set(cp).map_err(|_| "--classpath given twice".to_string())
-}
-
-fn checked_classpath(cp: &str) -> Result<String, String> {
+/// made absolute, for every Java worker the run starts (`$KVBENCH_YCSB_CLASSPATH`).
+pub fn checked_classpath(cp: &str) -> Result<String, String> {
     let mut out = Vec::new();
     for entry in cp.split(':').filter(|e| !e.is_empty()) {
         let (path, all) = match entry.strip_suffix('*') {
@@ -342,10 +334,11 @@ fn checked_classpath(cp: &str) -> Result<String, String> {
 }
 
 /// An external worker's command; an installed copy's worker core (`HOME/lib/libkvbench_ffi.so`)
-/// is named in KVBENCH_FFI_LIB for the workers that load it at run time (Java's, Node's).
-pub fn worker_command(worker: &Path) -> Command {
+/// is named in KVBENCH_FFI_LIB for the workers that load it at run time (Java's, Node's), and
+/// `--classpath` (checked) in KVBENCH_YCSB_CLASSPATH for the Java worker's YCSB bindings.
+pub fn worker_command(worker: &Path, ycsb_classpath: Option<&str>) -> Command {
     let mut cmd = Command::new(worker);
-    if let Some(cp) = YCSB_CLASSPATH.get() {
+    if let Some(cp) = ycsb_classpath {
         cmd.env(YCSB_CLASSPATH_ENV, cp);
     }
     let core = home().map(|h| h.join("lib/libkvbench_ffi.so")).filter(|c| c.is_file());
@@ -977,6 +970,16 @@ mod tests {
         let e = checked_classpath("/no/dir/*").unwrap_err();
         assert_eq!(e, "--classpath entry `/no/dir/*`: /no/dir/ is no directory");
         assert!(checked_classpath(":").unwrap_err().contains("no entry"));
+    }
+
+    #[test]
+    fn a_rows_worker_gets_the_runs_classpath_and_a_listing_none() {
+        let env = |cmd: &Command| {
+            cmd.get_envs().find(|(k, _)| *k == YCSB_CLASSPATH_ENV).and_then(|(_, v)| v.map(|v| v.to_owned()))
+        };
+        let row = worker_command(Path::new("/bin/true"), Some("/opt/a.jar:/opt/lib/*"));
+        assert_eq!(env(&row), Some("/opt/a.jar:/opt/lib/*".into()));
+        assert_eq!(env(&worker_command(Path::new("/bin/true"), None)), None);
     }
 
     /// Issue 42: a worker killed while it lists its engines is named as killed (the run then

@@ -488,10 +488,13 @@ fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
-    if let Some(Err(e)) = args.classpath.as_deref().map(catalog::set_ycsb_classpath) {
-        crate::note!("error: {e}");
-        return 2;
-    }
+    let ycsb_classpath = match args.classpath.as_deref().map(catalog::checked_classpath).transpose() {
+        Ok(cp) => cp,
+        Err(e) => {
+            crate::note!("error: {e}");
+            return 2;
+        }
+    };
     let s = match args
         .scen
         .scenario(args.timeout)
@@ -532,6 +535,7 @@ fn run(args: RunArgs) -> i32 {
         hosts,
         scenario_file: args.scenario.as_deref().map(catalog::scenario_path),
         row_estimates: guess.rows.clone(),
+        ycsb_classpath,
     };
     match orchestrate::run(&s, &opts) {
         Ok((r, written)) => {

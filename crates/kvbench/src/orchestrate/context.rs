@@ -25,6 +25,8 @@ pub struct RunOptions {
     /// Each row's estimated seconds (one repetition) from earlier results, where known: a
     /// floor of its timeout.
     pub row_estimates: std::collections::BTreeMap<String, f64>,
+    /// `--classpath`, checked and absolute: where the Java worker finds YCSB bindings.
+    pub ycsb_classpath: Option<String>,
 }
 
 /// What every row of a run shares.

@@ -274,7 +274,7 @@ fn run_worker(
     mut watch: Watch<'_>,
 ) -> (Result<(), String>, BTreeMap<usize, StepResult>, Readings) {
     let (job_path, log_path) = (worker.job, worker.log);
-    let mut cmd = command(worker.r, job_path, row);
+    let mut cmd = command(worker.r, job_path, row, sh.o.ycsb_classpath.as_deref());
     if let Some(fd) = worker.netns {
         join_netns(&mut cmd, fd);
     }
@@ -423,7 +423,7 @@ fn merged_notes(row: &mut EngineResult, plan: &jobs::JobPlan, skew: &BTreeMap<us
     }
 }
 
-fn command(resolved: &Resolved, job: &Path, row: &mut EngineResult) -> Command {
+fn command(resolved: &Resolved, job: &Path, row: &mut EngineResult, classpath: Option<&str>) -> Command {
     match resolved {
         Resolved::Rust(_) => {
             let mut c = Command::new(std::env::current_exe().unwrap_or_else(|_| "kvbench".into()));
@@ -438,7 +438,7 @@ fn command(resolved: &Resolved, job: &Path, row: &mut EngineResult) -> Command {
         }
         Resolved::Worker { worker, info } => {
             row.version = info.version.clone();
-            let mut c = crate::catalog::worker_command(worker);
+            let mut c = crate::catalog::worker_command(worker, classpath);
             c.arg("--job").arg(job);
             c
         }
