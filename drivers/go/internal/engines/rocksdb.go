@@ -1,4 +1,4 @@
-//go:build cgo && (!kvbench_only || kvbench_rocksdb)
+//go:build !kvbench_only || kvbench_rocksdb
 
 package engines
 

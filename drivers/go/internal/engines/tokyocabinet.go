@@ -1,4 +1,4 @@
-//go:build cgo && (!kvbench_only || kvbench_tokyocabinet)
+//go:build !kvbench_only || kvbench_tokyocabinet
 
 package engines
 
