@@ -32,8 +32,10 @@ rust:
 		echo "cargo not found: installing Rust with rustup"; \
 		curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal; }
 
+# KVBENCH_CORE_BUILD (set by run and install): the same cargo selection as the workers' set-ups,
+# so whichever takes cargo's lock first builds it all and the others find it built.
 build: deps rust
-	$(CARGO) build --release
+	$(CARGO) build --release $${KVBENCH_CORE_BUILD:-}
 
 python: deps rust
 	drivers/python/setup.sh
@@ -64,12 +66,15 @@ install: deps rust
 	KVBENCH_CORE_BUILD=--workspace $(MAKE) --no-print-directory -j5 build python go java node
 	scripts/install.sh $(PREFIX)
 
-# The release build, the Python venv's downloads, the Go modules', the Maven artifacts' and npm's
-# downloads (and better-sqlite3's compile) overlap (-j5: all five at once; with -j3 npm's started
-# only when two others had ended); the Go, Python, Java and Node workers then wait for the worker
-# core, which is the workspace's release build (KVBENCH_CORE_BUILD: no second build of the core).
+# The release build, the Python venv's downloads, the Go modules' (and Go's compile), the Maven
+# artifacts' (and the jar's compile) and npm's downloads (and better-sqlite3's compile) overlap
+# (-j5: all five at once; with -j3 npm's started only when two others had ended); the Go, Python,
+# Java and Node workers then wait for the worker core, which is the workspace's release build
+# (KVBENCH_CORE_BUILD: no second build of the core). The workspace's libraries and kvbench only:
+# the other binary, kvbench-ffi's abi-header (a developer's tool that rewrites kvbench.h), was a
+# thin-LTO link of its own (docs/methodology.md, "Set-up time").
 run: deps rust
-	KVBENCH_CORE_BUILD=--workspace $(MAKE) --no-print-directory -j5 build python go java node
+	KVBENCH_CORE_BUILD="--workspace --lib --bin kvbench" $(MAKE) --no-print-directory -j5 build python go java node
 	./target/release/kvbench run
 
 test: deps rust python go java node test-rust test-python test-go test-java test-node
