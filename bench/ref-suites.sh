@@ -17,14 +17,18 @@
 #   crates/redb-bench-compare harness instead), its counts set to kvbench's at RECORDS: the bulk
 #   load RECORDS, the reads 0.19604 and the range reads 0.09802 of the records in the store.
 #   Ratio: phase time kvbench over harness time (sizes: bytes over bytes); ranking: the engines
-#   ordered by each tool's median, per phase.
+#   ordered by each tool's median, per phase. The harness's RocksDB is kvbench's (REDB_ROCKSDB=debian,
+#   the default): rust-rocksdb 0.20.1 over Debian's librocksdb 7.8.3, its one API change
+#   (new_lru_cache returns a Result) unwrapped, and compression set to none, what the published
+#   harness gets (its rust-rocksdb 0.22 is built with lz4 only, and RocksDB defaults to Snappy
+#   only when linked with it). REDB_ROCKSDB=bundled keeps the published rust-rocksdb 0.22.
 #
 # Usage: ROUNDS=3 RECORDS=20000 DATA=/var/tmp KVBENCH=target/release/kvbench bench/ref-suites.sh
 #   (RAW=FILE appends every round's figures, "round tool engine phase value", to FILE)
-#   Needs go (pebble_ycsb), cargo with crates.io access, a C++ compiler and clang (redb: the
-#   harness's rust-rocksdb 0.22 builds RocksDB 8.10 from source, once, into TOOLS: Debian's
-#   librocksdb 7.8 lacks C functions it calls, e.g. rocksdb_write_buffer_manager_destroy, so
-#   ROCKSDB_LIB_DIR cannot be used), python3, and the Go worker built (make go;
+#   Needs go (pebble_ycsb), cargo with crates.io access, clang (redb; with REDB_ROCKSDB=bundled
+#   also a C++ compiler: rust-rocksdb 0.22 builds RocksDB 8.10 from source, once, into TOOLS, an
+#   hour on two busy cores; Debian's librocksdb 7.8 lacks C functions it calls, e.g.
+#   rocksdb_write_buffer_manager_destroy), python3, and the Go worker built (make go;
 #   KVBENCH_GO_WORKER may name another build of go-pebble).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -167,6 +171,30 @@ redb_harness_src() {
     echo "$src"
 }
 
+REDB_ROCKSDB=${REDB_ROCKSDB:-debian}
+
+# cargo for the harness: over Debian's librocksdb (REDB_ROCKSDB=debian) or its bundled build;
+# NICE prefixes the command (the build runs at nice 19: the machine may be measuring).
+redb_cargo() {
+    if [[ $REDB_ROCKSDB == debian ]]; then
+        ROCKSDB_LIB_DIR=/usr/lib/x86_64-linux-gnu SNAPPY_LIB_DIR=/usr/lib/x86_64-linux-gnu \
+            CARGO_TARGET_DIR=$TOOLS/redb-target-deb ${NICE:-} cargo "$@"
+    else
+        env -u ROCKSDB_LIB_DIR -u SNAPPY_LIB_DIR CARGO_TARGET_DIR=$TOOLS/redb-target ${NICE:-} cargo "$@"
+    fi
+}
+
+# The harness's RocksDB made kvbench's (REDB_ROCKSDB=debian): rust-rocksdb 0.20.1, the cache's
+# Result unwrapped, compression none as the published build has it (see the head of this file).
+redb_rocksdb_debian() {
+    local copy=$1 bench=$2
+    sed -i -e '/dev-dependencies.rocksdb\]/,/^version/s/^version = .*/version = "=0.20.1"/' "$copy/Cargo.toml"
+    sed -i -e 's/rocksdb::Cache::new_lru_cache(CACHE_SIZE))/rocksdb::Cache::new_lru_cache(CACHE_SIZE).unwrap())/' \
+        -e 's/^\( *\)opts.create_if_missing(true);/&\n\1opts.set_compression_type(rocksdb::DBCompressionType::None);/' "$bench"
+    grep -q 'set_compression_type(rocksdb::DBCompressionType::None)' "$bench" ||
+        { echo "$bench: the RocksDB options were not found to edit" >&2; exit 1; }
+}
+
 # The harness with its counts set to kvbench's at RECORDS, built; prints the command to run it.
 redb_harness() {
     local src bench store=$((RECORDS + 101000))
@@ -180,15 +208,16 @@ redb_harness() {
     sed -i -e "s/^const BULK_ELEMENTS: usize = .*/const BULK_ELEMENTS: usize = $RECORDS;/" \
         -e "s/^const NUM_READS: usize = .*/const NUM_READS: usize = $(python3 -c "print(round(0.19604 * $store))");/" \
         -e "s/^const NUM_SCANS: usize = .*/const NUM_SCANS: usize = $(python3 -c "print(round(0.09802 * $store))");/" "$lib"
-    (cd "$copy" && env -u ROCKSDB_LIB_DIR -u SNAPPY_LIB_DIR CARGO_TARGET_DIR=$TOOLS/redb-target cargo bench -q --bench lmdb_benchmark --no-run >&2)
+    [[ $REDB_ROCKSDB == debian ]] && redb_rocksdb_debian "$copy" "$copy/$b"
+    (cd "$copy" && NICE="nice -n 19" redb_cargo bench -q --bench lmdb_benchmark --no-run >&2)
     echo "$copy"
 }
 
 # One run of the harness: its table's rows for the engines kvbench also runs, as lines.
 redb_round() {
     local round=$1 copy=$2
-    (cd "$copy" && mkdir -p "$WORK/redb" && env -u ROCKSDB_LIB_DIR -u SNAPPY_LIB_DIR REDB_BENCHMARK_DIR=$WORK/redb CARGO_TARGET_DIR=$TOOLS/redb-target \
-        cargo bench -q --bench lmdb_benchmark >"$WORK/redb.log" 2>&1) || { cat "$WORK/redb.log" >&2; exit 1; }
+    (cd "$copy" && redb_cargo bench -q --bench lmdb_benchmark >"$WORK/redb.log" 2>&1) ||
+        { cat "$WORK/redb.log" >&2; exit 1; }
     python3 - "$WORK/redb.log" "$round" <<'EOF'
 import re, sys
 from collections import Counter
@@ -247,7 +276,7 @@ redb() {
             redb_round "$round" "$copy" >>"$lines"
         fi
     done
-    echo "== ref-redb: kvbench beside redb's lmdb_benchmark ($(basename "$(redb_harness_src)")), $RECORDS records," \
+    echo "== ref-redb: kvbench beside redb's lmdb_benchmark ($(basename "$(redb_harness_src)"), RocksDB $REDB_ROCKSDB), $RECORDS records," \
         "ms (sizes in bytes), median of $ROUNDS alternated rounds (ratio kvbench / harness)"
     report "$lines" 1
 }
