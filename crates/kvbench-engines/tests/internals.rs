@@ -296,3 +296,21 @@ fn fjall_transactions_write_what_batches_write() {
     assert!(e.settings()["write_batch"].contains("transaction"), "{:?}", e.settings());
     e.close().unwrap();
 }
+
+/// `compaction = "none"` (redb's harness's fjall, whose `compact` does nothing): settle leaves
+/// the memtable unflushed and no table written, where the default settle flushes and compacts.
+#[test]
+fn fjall_settle_without_compaction_writes_no_table() {
+    let Some(d) = descriptor("fjall") else { return };
+    for (compaction, tables) in [("none", 0.0), ("major", 1.0)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut e = open(d, tmp.path(), &[("compaction", compaction.into())]);
+        fill(e.as_ref(), 5_000, 0);
+        let said = e.settle().unwrap();
+        let m = e.internals();
+        assert_eq!(get(&m, "fjall.tables"), tables, "compaction = {compaction}: {said}, {m:?}");
+        assert_eq!(said.contains("no compaction"), compaction == "none", "{said}");
+        assert!(e.settings()["compaction"].starts_with(if compaction == "none" { "persist" } else { "flush" }));
+        e.close().unwrap();
+    }
+}
