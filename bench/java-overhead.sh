@@ -3,7 +3,7 @@
 # worker's overhead"): random gets on java-lmdb (lmdbjava 0.9.1) over RECORDS records of 100
 # bytes with kvbench's default 16-digit decimal keys, both reading, read-only, the environment
 # the worker loaded. The worker runs a job of COUNT uniform gets, every one timed and verified
-# by the core, after its untimed warm-up (1 s on a scratch store); the minimal loop
+# by the core, after its untimed warm-up (on a scratch store, until the JIT settles); the minimal loop
 # (drivers/java/bench, LmdbGet) runs under JMH 1.37 in one JVM (-f 0): one untimed pass of the
 # same COUNT keys, then one timed pass, each get timed and its time stored, each value read
 # whole. Both on Temurin 25 with the same JVM options.

@@ -12,7 +12,7 @@
 # Throughput is operations over the run phase's wall clock on every side (YCSB's [OVERALL]
 # Throughput, kvbench's run phase). kvbench checks every value it reads against the plan (the
 # core's verification; a wrong or missing one fails this script), YCSB checks none
-# (dataintegrity=false, its default). kvbench's worker runs an untimed JIT warm-up of 1 s
+# (dataintegrity=false, its default). kvbench's worker runs an untimed JIT warm-up (until the JIT settles)
 # before its first step (drivers/java/README.md); YCSB's Client has none: its run phase
 # starts in a fresh JVM after the load, so the JIT compiles during it.
 #
