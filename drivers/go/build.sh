@@ -21,7 +21,7 @@ mapfile -t engines < <(grep -ho 'kvbench_only || kvbench_[a-z0-9]*' internal/eng
 # compile overlaps the release build and only the links follow it.
 go build -trimpath ./internal/...
 for e in "${engines[@]}"; do go build -trimpath -tags "kvbench_only,kvbench_$e" ./internal/...; done
-# KVBENCH_CORE_BUILD: which cargo build makes it (`make run` and `make install` say --workspace,
+# KVBENCH_CORE_BUILD: which cargo build makes it (`make run` and `make install` name the workspace,
 # the release build they make anyway: building one package alone unifies its dependencies'
 # features apart from the workspace's, so cargo would compile them a second time).
 # shellcheck disable=SC2086

@@ -12,7 +12,7 @@ command -v cargo >/dev/null || { echo "cargo not found: install Rust (make rust)
 # Maven first: the jar needs no core (the worker loads it at run time), so under `make run` its
 # downloads and compile overlap the release build instead of following it.
 mvn -B -q -ntp -DskipTests package
-# KVBENCH_CORE_BUILD: which cargo build makes it (`make run` and `make install` say --workspace,
+# KVBENCH_CORE_BUILD: which cargo build makes it (`make run` and `make install` name the workspace,
 # the release build they make anyway: building one package alone unifies its dependencies'
 # features apart from the workspace's, so cargo would compile them a second time).
 # shellcheck disable=SC2086

@@ -14,7 +14,7 @@ if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
     (cd "$here" && npm ci --no-audit --no-fund --prefer-offline)
     echo "$want" > "$stamp"
 fi
-# KVBENCH_CORE_BUILD: which cargo build makes the addon (`make run` and `make install` say --workspace,
+# KVBENCH_CORE_BUILD: which cargo build makes the addon (`make run` and `make install` name the workspace,
 # the release build they make anyway: building one package alone unifies its dependencies'
 # features apart from the workspace's, so cargo would compile them a second time).
 # shellcheck disable=SC2086

@@ -11,7 +11,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="$here/.venv"
 python="${PYTHON:-python3}"
 stamp="$venv/.kvbench-setup"
-# KVBENCH_CORE_BUILD: which cargo build makes it (`make run` and `make install` say --workspace,
+# KVBENCH_CORE_BUILD: which cargo build makes it (`make run` and `make install` name the workspace,
 # the release build they make anyway: building one package alone unifies its dependencies'
 # features apart from the workspace's, so cargo would compile them a second time).
 # shellcheck disable=SC2086
