@@ -1,5 +1,6 @@
 package kvbench.worker;
 
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.Map;
 
@@ -61,6 +62,28 @@ public interface Engine extends AutoCloseable {
 
         @Override
         void close() throws Exception;
+    }
+
+    /**
+     * A reader whose values are fields, not bytes (a YCSB binding's): a read keeps the fields,
+     * which the worker compares with the serialised value the plan expects where each lies and
+     * serialises only when they differ, for the core to say how. The timed call is the read
+     * alone, as for every other reader.
+     */
+    interface FieldReader extends Reader {
+        /** Reads the key's fields; false when the key is absent. */
+        boolean read(ByteBuffer key) throws Exception;
+
+        /** Whether the fields last read serialise to exactly the bytes of expected. */
+        boolean matches(MemorySegment expected);
+
+        /** The fields last read, serialised as kvbench serialises a record (valid until the next read). */
+        ByteBuffer serialised();
+
+        @Override
+        default ByteBuffer get(ByteBuffer key) throws Exception {
+            return read(key) ? serialised() : null;
+        }
     }
 
     /** A scanned record; both buffers are valid during the call only. */

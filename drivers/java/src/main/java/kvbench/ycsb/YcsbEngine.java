@@ -3,8 +3,11 @@ package kvbench.ycsb;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.URL;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.CodeSource;
 import java.util.ArrayList;
@@ -20,6 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import kvbench.worker.Descriptor;
 import kvbench.worker.Engine;
+import kvbench.worker.Engine.FieldReader;
 import kvbench.worker.OpenArgs;
 import site.ycsb.ByteArrayByteIterator;
 import site.ycsb.ByteIterator;
@@ -33,9 +37,10 @@ import site.ycsb.Status;
  *
  * <p>Records are YCSB's: the plan's values must be fields ({@code dataset.value.fields}), which
  * kvbench serialises as YCSB's RocksDB binding does; a put hands the binding those fields
- * ({@code insert}), a get reads every field ({@code read}) and serialises them back in field
- * order for the core to verify, a delete is {@code delete}. An update of one field is the plan's
- * read-modify-write: the binding's {@code read}, verified, then {@code insert} of the merged
+ * ({@code insert}), a get reads every field ({@code read}), which the worker compares with the
+ * plan's serialised record field by field where each lies (serialised back in field order
+ * only when they differ, for the core to say how), a delete is {@code delete}. An update of one
+ * field is the plan's read-modify-write: the binding's {@code read}, verified, then {@code insert} of the merged
  * record (the calls YCSB's RocksDB binding makes inside its {@code update}). YCSB's
  * {@code scan} returns records without their keys, which kvbench cannot verify: no scans.
  *
@@ -215,24 +220,57 @@ public final class YcsbEngine implements Engine {
     private static final Comparator<String> FIELD_ORDER = Comparator.comparingInt(String::length)
             .thenComparing(Comparator.naturalOrder());
 
+    /** The big-endian u32 lengths of kvbench's serialised record. */
+    private static final ValueLayout.OfInt BE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+
     /**
-     * The fields read, serialised as kvbench serialises a record, into a buffer it reuses (valid
-     * until the next record). The field order of the last record is kept: a record with the same
-     * names, every read of a workload, is not sorted again.
+     * The fields a binding read, in field order: compared with a serialised record where its
+     * bytes lie, or serialised (into a buffer it reuses, valid until the next load). The field
+     * order of the last record is kept: a record with the same names, every read of a
+     * workload, is not sorted again.
      */
-    static final class RecordWriter {
+    static final class Record {
         private String[] names = {};
         private byte[][] nameBytes = {};
         private byte[][] values = {};
         private ByteBuffer out = ByteBuffer.allocate(0);
 
-        ByteBuffer write(Map<String, ByteIterator> fields) {
+        /** Takes the fields' values (each iterator read once). */
+        Record load(Map<String, ByteIterator> fields) {
             if (!sameNames(fields)) {
                 order(fields);
             }
-            int n = 0;
             for (int i = 0; i < names.length; i++) {
                 values[i] = fields.get(names[i]).toArray();
+            }
+            return this;
+        }
+
+        /** Whether the fields loaded serialise to exactly the bytes of e. */
+        boolean matches(MemorySegment e) {
+            long pos = 0;
+            long end = e.byteSize();
+            for (int i = 0; i < names.length; i++) {
+                MemorySegment n = MemorySegment.ofArray(nameBytes[i]);
+                MemorySegment v = MemorySegment.ofArray(values[i]);
+                if (end - pos < 8 + n.byteSize() + v.byteSize() || e.get(BE_INT, pos) != n.byteSize()
+                        || MemorySegment.mismatch(e, pos + 4, pos + 4 + n.byteSize(), n, 0, n.byteSize()) != -1) {
+                    return false;
+                }
+                pos += 4 + n.byteSize();
+                if (e.get(BE_INT, pos) != v.byteSize()
+                        || MemorySegment.mismatch(e, pos + 4, pos + 4 + v.byteSize(), v, 0, v.byteSize()) != -1) {
+                    return false;
+                }
+                pos += 4 + v.byteSize();
+            }
+            return pos == end;
+        }
+
+        /** The fields loaded, serialised as kvbench serialises a record. */
+        ByteBuffer serialised() {
+            int n = 0;
+            for (int i = 0; i < names.length; i++) {
                 n += 8 + nameBytes[i].length + values[i].length;
             }
             if (out.capacity() < n) {
@@ -286,13 +324,13 @@ public final class YcsbEngine implements Engine {
 
     @Override
     public Reader reader() {
-        return new Reader() {
+        return new FieldReader() {
             private DB db;
             private final HashMap<String, ByteIterator> got = new HashMap<>();
-            private final RecordWriter writer = new RecordWriter();
+            private final Record record = new Record();
 
             @Override
-            public ByteBuffer get(ByteBuffer key) throws Exception {
+            public boolean read(ByteBuffer key) throws Exception {
                 if (db == null) {
                     db = db();
                 }
@@ -300,10 +338,21 @@ public final class YcsbEngine implements Engine {
                 String k = key(key);
                 Status s = db.read(table, k, null, got);
                 if (s == Status.NOT_FOUND) {
-                    return null;
+                    return false;
                 }
                 check(s, "read", k);
-                return writer.write(got);
+                record.load(got);
+                return true;
+            }
+
+            @Override
+            public boolean matches(MemorySegment expected) {
+                return record.matches(expected);
+            }
+
+            @Override
+            public ByteBuffer serialised() {
+                return record.serialised();
             }
 
             @Override
