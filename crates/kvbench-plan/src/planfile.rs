@@ -7,7 +7,7 @@ use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, ensure, Context};
-use memmap2::Mmap;
+use memmap2::{Mmap, MmapMut};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::gen::RecordSource;
@@ -25,6 +25,8 @@ pub const SORTED: u32 = 3;
 pub const CANON: u32 = 4;
 /// A replay's operations, in recorded order ([`crate::replay`]).
 pub const OPS: u32 = 5;
+/// u32 per record: the sorted position of its key (SORTED inverted), where a scan of it starts.
+pub const RANK: u32 = 6;
 pub const SPEC: u32 = 8;
 
 /// The header's numbers (bytes 16..56).
@@ -50,7 +52,7 @@ pub struct Section {
 fn element_size(kind: u32) -> Option<u64> {
     match kind {
         INDEX => Some(16),
-        SORTED | CANON => Some(4),
+        SORTED | CANON | RANK => Some(4),
         OPS => Some(crate::replay::OP_BYTES as u64),
         _ => None,
     }
@@ -82,10 +84,11 @@ pub struct PlanFile {
     header: Header,
     sections: Vec<Section>,
     longest: usize,
-    /// Offsets of INDEX, SORTED and CANON (looked up once: readers use them per op).
+    /// Offsets of INDEX, SORTED, CANON and RANK (looked up once: readers use them per op).
     index_at: Option<usize>,
     sorted_at: Option<usize>,
     canon_at: Option<usize>,
+    rank_at: Option<usize>,
 }
 
 impl std::fmt::Debug for PlanFile {
@@ -126,9 +129,9 @@ impl PlanFile {
             raw_bytes: u64_at(b, 48),
         };
         let at = |k: u32| sections.iter().find(|s| s.kind == k).map(|s| s.offset as usize);
-        let (index_at, sorted_at, canon_at) = (at(INDEX), at(SORTED), at(CANON));
+        let (index_at, sorted_at, canon_at, rank_at) = (at(INDEX), at(SORTED), at(CANON), at(RANK));
         let path = path.to_path_buf();
-        let mut plan = PlanFile { path, map, header, sections, longest: 0, index_at, sorted_at, canon_at };
+        let mut plan = PlanFile { path, map, header, sections, longest: 0, index_at, sorted_at, canon_at, rank_at };
         plan.check_contents()?;
         Ok(plan)
     }
@@ -136,7 +139,7 @@ impl PlanFile {
     /// Counts that must agree with the header, and INDEX entries that must lie inside DATA.
     fn check_contents(&mut self) -> anyhow::Result<()> {
         let records = self.header.records;
-        for kind in [INDEX, CANON] {
+        for kind in [INDEX, CANON, RANK] {
             if let Some(s) = self.section(kind) {
                 ensure!(s.count == records, "section {kind} holds {} entries for {records} records", s.count);
             }
@@ -219,6 +222,11 @@ impl PlanFile {
     /// The record at sorted position `position` (requires SORTED).
     pub fn sorted(&self, position: u64) -> u64 {
         self.u32_entry(self.sorted_at.expect("SORTED (kvbench writes it for scans)"), position)
+    }
+
+    /// The sorted position of `record`'s key, where the plan holds RANK.
+    pub fn rank(&self, record: u64) -> Option<u64> {
+        self.rank_at.map(|at| self.u32_entry(at, record))
     }
 
     /// The canonical record of `record` (itself without CANON).
@@ -338,6 +346,40 @@ impl Writer {
         Ok(())
     }
 
+    /// RANK after the sections written so far: SORTED inverted (a key's duplicates take their
+    /// canonical record's position, from CANON where there is one). Written as zeros, then
+    /// filled in place through a map of the file, so that a derived dataset's stays in bounded
+    /// memory whatever its record count.
+    fn rank(&mut self, records: u64) -> anyhow::Result<()> {
+        let sorted = self.sections.iter().find(|s| s.kind == SORTED).copied().context("RANK needs SORTED")?;
+        let canon = self.sections.iter().find(|s| s.kind == CANON).copied();
+        let start = self.begin()?;
+        let zeros = vec![0u8; 1 << 20];
+        for at in (0..records * 4).step_by(zeros.len()) {
+            self.write(&zeros[..(records * 4 - at).min(zeros.len() as u64) as usize])?;
+        }
+        self.end(RANK, start, records);
+        self.file.flush()?;
+        // SAFETY: the file is ours, under a temporary name no other process opens.
+        let mut map = unsafe { MmapMut::map_mut(self.file.get_ref()) }.context("plan: cannot map to write RANK")?;
+        let (head, rank) = map.split_at_mut(start as usize);
+        let entry = |at: u64, i: u64| u32_at(head, (at + i * 4) as usize) as usize;
+        let set = |rank: &mut [u8], r: usize, p: u32| rank[r * 4..][..4].copy_from_slice(&p.to_le_bytes());
+        for p in 0..sorted.count {
+            set(rank, entry(sorted.offset, p), p as u32);
+        }
+        if let Some(c) = canon {
+            for r in 0..records as usize {
+                let winner = entry(c.offset, r as u64);
+                if winner != r {
+                    let p = u32_at(rank, winner * 4);
+                    set(rank, r, p);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Writes the table and the header (checksum last) and renames the file into place.
     fn finish(self, tmp: &Path, path: &Path, header: Header) -> anyhow::Result<()> {
         let mut file = self.file.into_inner().map_err(|e| e.into_error())?;
@@ -437,7 +479,7 @@ fn write_stored(
     extra: Option<Extra<'_>>,
 ) -> anyhow::Result<()> {
     let n = source.len();
-    let mut w = Writer::create(tmp, 5 + u32::from(extra.is_some()))?;
+    let mut w = Writer::create(tmp, 6 + u32::from(extra.is_some()))?;
     let index = write_data(&mut w, source)?;
     let start = w.begin()?;
     for (off, klen, vlen) in &index {
@@ -457,6 +499,7 @@ fn write_stored(
     drop(index);
     w.u32s(SORTED, sorted.iter().copied())?;
     w.u32s(CANON, canon.into_iter())?;
+    w.rank(n)?;
     if let Some(extra) = extra {
         write_extra(&mut w, extra)?;
     }
@@ -541,7 +584,12 @@ pub fn ensure(
     std::fs::create_dir_all(cache_dir).with_context(|| format!("plan cache {}: cannot create", cache_dir.display()))?;
     let path = cache_dir.join(format!("{spec_hash:016x}.kvbplan"));
     let note = match path.exists().then(|| PlanFile::open(&path)) {
-        Some(Ok(p)) if p.header.spec_hash == spec_hash => return Ok((p, None)),
+        Some(Ok(p)) if p.header.spec_hash == spec_hash && (p.sorted_at.is_none() || p.rank_at.is_some()) => {
+            return Ok((p, None))
+        }
+        Some(Ok(p)) if p.header.spec_hash == spec_hash => {
+            Some(format!("plan {} has no RANK (made by an older kvbench); rebuilt", path.display()))
+        }
         Some(Ok(_)) => Some(format!("plan {} has another spec hash; rebuilt", path.display())),
         Some(Err(e)) => Some(format!("{e:#}; rebuilt")),
         None => None,

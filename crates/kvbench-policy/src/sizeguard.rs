@@ -76,14 +76,15 @@ fn scans(step: &OpsStep) -> bool {
 /// The sizes of a run over `ds` with `steps`. `stored_raw` is the raw size of a stored dataset
 /// (its source's keys and values), `spec_bytes` the plan's SPEC section.
 pub fn estimate(ds: &Dataset, steps: &[OpsStep], stored_raw: Option<u64>, spec_bytes: u64) -> Sizes {
-    let fixed = (HEADER + 5 * ENTRY) as u64 + 5 * 8 + spec_bytes;
+    let fixed = (HEADER + 6 * ENTRY) as u64 + 6 * 8 + spec_bytes;
     if ds.generator == Generator::Stored {
         let raw = stored_raw.unwrap_or_else(|| key_bytes(ds) + value_bytes(ds));
-        // DATA, INDEX (16), SORTED (4, at most), CANON (4) per record.
-        return Sizes { plan_bytes: fixed + raw + 24 * ds.total, raw_bytes: raw };
+        // DATA, INDEX (16), SORTED (4, at most), CANON (4), RANK (4) per record.
+        return Sizes { plan_bytes: fixed + raw + 28 * ds.total, raw_bytes: raw };
     }
     let raw = key_bytes(ds).saturating_add(value_bytes(ds));
-    let plan = if !ds.ordered && steps.iter().any(scans) { fixed + 4 * ds.total } else { 0 };
+    // SORTED and RANK (4 each) per record.
+    let plan = if !ds.ordered && steps.iter().any(scans) { fixed + 8 * ds.total } else { 0 };
     Sizes { plan_bytes: plan, raw_bytes: raw }
 }
 

@@ -71,11 +71,16 @@ impl Data {
         self.positions
     }
 
-    /// The sorted position of r's key: how many distinct keys sort before it (a binary search
-    /// over SORTED; r itself where keys are in record order). A scan of r starts there.
+    /// The sorted position of r's key: how many distinct keys sort before it (the plan's RANK;
+    /// a binary search over SORTED in a plan without it; r itself where keys are in record
+    /// order). A scan of r starts there.
     pub fn rank(&self, record: u64) -> u64 {
-        if self.plan.is_none() || !self.has_sorted {
-            return record;
+        let plan = match &self.plan {
+            Some(p) if self.has_sorted => p,
+            _ => return record,
+        };
+        if let Some(p) = plan.rank(record) {
+            return p;
         }
         let (mut key, mut probe) = (Vec::new(), Vec::new());
         self.key(record, &mut key);

@@ -1,4 +1,4 @@
-//! SORTED for a derived dataset whose keys are not in record order (`ycsb`, `random`, and `decimal` with
+//! SORTED (and RANK) for a derived dataset whose keys are not in record order (`ycsb`, `random`, and `decimal` with
 //! more records than `width` digits hold), built in bounded memory: a sample fixes bucket
 //! boundaries, one pass over the records spills each key's code to its bucket's file, and each
 //! bucket is then sorted on its own and appended.
@@ -65,7 +65,7 @@ fn splits(codes: &mut Codes, total: u64, budget: u64) -> Vec<u128> {
     (1..buckets).map(|b| sample[(b * SAMPLE / buckets) as usize]).collect()
 }
 
-/// Builds a plan file holding SORTED (and SPEC) alone. Memory: about 16 MiB of codes plus a
+/// Builds a plan file holding SORTED, RANK and SPEC alone. Memory: about 16 MiB of codes plus a
 /// 64 KiB buffer a bucket, whatever the record count; the bucket files take 16 bytes a record
 /// beside the plan while it builds.
 pub fn build_sorted(path: &Path, id: PlanId, key: KeyShape, total: u64) -> anyhow::Result<()> {
@@ -108,7 +108,7 @@ fn write(
     let mut codes = Codes { key, buf: Vec::new() };
     let splits = splits(&mut codes, total, budget);
     let files = spread(&mut codes, total, &splits, spill)?;
-    let mut w = Writer::create(tmp, 2)?;
+    let mut w = Writer::create(tmp, 3)?;
     let start = w.begin()?;
     for f in &files {
         let mut bucket = read_bucket(f, &mut codes, total, splits.is_empty())?;
@@ -118,6 +118,7 @@ fn write(
         }
     }
     w.end(SORTED, start, total);
+    w.rank(total)?;
     write_spec(&mut w, id.spec_json)?;
     let header = Header { seed: id.seed, spec_hash: id.spec_hash, records: total, distinct: total, raw_bytes: 0 };
     w.finish(tmp, path, header)

@@ -50,6 +50,33 @@ fn the_duplicate_loaded_last_wins() {
 }
 
 #[test]
+fn rank_is_each_records_sorted_position_and_duplicates_take_their_winners() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = build(dir.path(), LoadOrder::Sequential);
+    // SORTED is [3, 4, 2, 5]; records 1 and 0 are duplicates of 3 and 4.
+    assert_eq!((0..6).map(|r| p.rank(r).unwrap()).collect::<Vec<_>>(), [1, 0, 2, 0, 1, 3]);
+    assert_eq!(p.section(RANK).unwrap().count, 6);
+}
+
+#[test]
+fn a_cached_plan_without_rank_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(format!("{:016x}.kvbplan", ID.spec_hash));
+    // A plan as kvbench wrote them before RANK: SORTED and SPEC alone.
+    let tmp = dir.path().join("old.tmp");
+    let mut w = Writer::create(&tmp, 2).unwrap();
+    w.u32s(SORTED, [1u32, 0].into_iter()).unwrap();
+    write_spec(&mut w, ID.spec_json).unwrap();
+    let header = Header { seed: ID.seed, spec_hash: ID.spec_hash, records: 2, distinct: 2, raw_bytes: 0 };
+    w.finish(&tmp, &path, header).unwrap();
+    assert_eq!(PlanFile::open(&path).unwrap().rank(0), None);
+    let shape = crate::job::KeyShape { kind: KeyKind::Ycsb, width: 0 };
+    let (p, note) = ensure(dir.path(), ID.spec_hash, |at: &Path| build_sorted(at, ID, shape, 2)).unwrap();
+    assert!(note.is_some_and(|n| n.contains("no RANK")));
+    assert!(p.rank(0).is_some());
+}
+
+#[test]
 fn a_shuffled_load_decides_by_load_position() {
     let dir = tempfile::tempdir().unwrap();
     let order = LoadOrder::Shuffle { perm_seed: 3 };
@@ -151,6 +178,7 @@ fn sorted_alone_orders_ycsb_and_random_keys_by_bytes() {
         let mut expect: Vec<u64> = (0..5000).collect();
         expect.sort_by_key(|&r| key(r));
         assert_eq!((0..5000).map(|i| p.sorted(i)).collect::<Vec<_>>(), expect, "{kind:?} {width}");
+        assert!((0..5000).all(|i| p.rank(p.sorted(i)) == Some(i)), "RANK inverts SORTED: {kind:?} {width}");
         assert_eq!(p.header().distinct, 5000);
     }
 }

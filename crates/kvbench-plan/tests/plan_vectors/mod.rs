@@ -54,7 +54,7 @@ pub fn plan_file(path: &Path) -> Value {
     build_stored(path, id, &mut Fixed, order).unwrap();
     let p = Arc::new(PlanFile::open(path).unwrap());
     let h = p.header();
-    let sections: Vec<Value> = [1u32, 2, 3, 4, 8]
+    let sections: Vec<Value> = [1u32, 2, 3, 4, 6, 8]
         .iter()
         .filter_map(|&k| p.section(k))
         .map(|s| json!({"kind": s.kind, "index": s.index, "offset": s.offset, "length": s.length, "count": s.count}))
@@ -84,6 +84,7 @@ pub fn plan_file(path: &Path) -> Value {
         "sections": sections,
         "records": (0..n).map(|r| json!([hex(p.key(r)), hex(p.value(r)), p.canon(r)])).collect::<Vec<_>>(),
         "sorted": (0..h.distinct).map(|i| p.sorted(i)).collect::<Vec<_>>(),
+        "rank": (0..n).map(|r| p.rank(r)).collect::<Vec<_>>(),
         "dataset": dataset,
         "later_values": later,
     })
