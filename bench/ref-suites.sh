@@ -259,7 +259,7 @@ for e in run["engines"]:
             print(f"{sys.argv[2]}\tkvbench\t{e['engine']}\t{name}\t{ns / 1e6}")
         if p["name"] in ("removals", "compaction") and p.get("disk"):
             size = "uncompacted size" if p["name"] == "removals" else "compacted size"
-            print(f"{sys.argv[2]}\tkvbench\t{e['engine']}\t{size}\t{p['disk']['space_bytes']}")
+            print(f"{sys.argv[2]}\tkvbench\t{e['engine']}\t{size}\t{p['disk'].get('file_bytes', 0)}")
 EOF
 }
 

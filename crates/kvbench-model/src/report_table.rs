@@ -196,8 +196,11 @@ pub enum Metric {
     MaxRss,
     /// The row's space on disk after the run, bytes.
     Space,
-    /// Space on disk when the phase ended, bytes.
+    /// Space on disk when the phase ended (allocated blocks), bytes.
     PhaseSpace,
+    /// The lengths of the store's files summed when the phase ended, bytes (what a harness
+    /// that adds up file sizes reports; a sparse or preallocated file counts its length).
+    PhaseFileBytes,
     DiskRead,
     DiskWrite,
     /// Device bytes written over the records' bytes (phases that wrote records).

@@ -237,6 +237,10 @@ pub struct Disk {
     /// Allocated bytes of the store's files at the phase's end, over the raw data size.
     #[serde(default)]
     pub space_bytes: u64,
+    /// The lengths of the store's files summed at the phase's end (`space_bytes` counts the
+    /// blocks they hold).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub file_bytes: u64,
     #[serde(default)]
     pub space_amplification: f64,
     /// Per interval of the phase: device bytes and the store's allocated bytes.

@@ -103,6 +103,7 @@ fn phase_result(engine: &str, row: u64, rep: u64, index: u64, def: &PhaseDef, na
             logical_write_bytes: if def.kind.may_write() { ops * 100 } else { 0 },
             write_amplification: 3.0 * (row + 1) as f64,
             space_bytes: (5 + row + index) << 20,
+            file_bytes: ((5 + row + index) << 20) - 1000,
             ..Default::default()
         }),
         ..Default::default()

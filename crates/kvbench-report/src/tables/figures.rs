@@ -36,6 +36,8 @@ pub(super) fn value(metric: Metric, counter: Option<&str>, row: &EngineResult, p
         Metric::MaxRss => (phase.max_rss_kb * 1024) as f64,
         Metric::Space => row.space_bytes as f64,
         Metric::PhaseSpace => disk?.space_bytes as f64,
+        // Results from before file lengths were recorded have none: unmeasured, not 0 B.
+        Metric::PhaseFileBytes => disk.filter(|d| d.file_bytes > 0)?.file_bytes as f64,
         Metric::DiskRead => disk?.read_bytes as f64,
         Metric::DiskWrite => disk?.write_bytes as f64,
         Metric::WriteAmplification => disk.filter(|d| d.logical_write_bytes > 0)?.write_amplification,

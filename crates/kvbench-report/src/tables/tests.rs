@@ -736,3 +736,15 @@ fn an_internal_counter_may_name_alternatives_one_per_engine() {
     assert_eq!(sst("rocksdb.sst.live_bytes|pebble.sstable_bytes"), Some(42.0));
     assert_eq!(sst("rocksdb.sst.live_bytes"), None, "a counter the row lacks is no figure");
 }
+
+#[test]
+fn file_lengths_are_their_own_figure_and_unmeasured_in_results_without_them() {
+    use kvbench_model::report_table::Metric;
+    let mut phase = ph("removals", "delete", 1.0, 0.1);
+    phase.disk = Some(kvbench_model::result::Disk { space_bytes: 8192, ..Default::default() });
+    let r = row("lmdb", "lmdb", vec![phase.clone()]);
+    assert_eq!(super::figures::value(Metric::PhaseSpace, None, &r, &phase), Some(8192.0));
+    assert_eq!(super::figures::value(Metric::PhaseFileBytes, None, &r, &phase), None, "an older result: no 0 B");
+    phase.disk.as_mut().unwrap().file_bytes = 5000;
+    assert_eq!(super::figures::value(Metric::PhaseFileBytes, None, &r, &phase), Some(5000.0));
+}

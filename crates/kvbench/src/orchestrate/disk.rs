@@ -24,6 +24,8 @@ pub struct Sample {
     /// Written, then truncated or deleted before writeback: never reached the device.
     pub cancelled: u64,
     pub space: u64,
+    /// The store's file lengths summed.
+    pub files: u64,
     pub memory: u64,
 }
 
@@ -51,12 +53,14 @@ impl Probe {
         let mut groups = self.servers.clone();
         groups.push(self.worker.load(Ordering::SeqCst));
         let (read, write, cancelled) = group_io(&groups);
+        let (space, files) = kvbench_worker::sys::space(&self.dir);
         Sample {
             unix_ns: unix_ns(),
             read,
             write,
             cancelled,
-            space: kvbench_worker::sys::space(&self.dir).0,
+            space,
+            files,
             memory: self.group.as_ref().map(|g| g.usage()).unwrap_or(0),
         }
     }
@@ -191,6 +195,7 @@ impl Readings {
             cancelled_write_bytes: end.cancelled.saturating_sub(from.cancelled),
             cached_at_start: cached,
             space_bytes: end.space,
+            file_bytes: end.files,
             space_amplification: end.space as f64 / raw_bytes.max(1) as f64,
             intervals,
             ..Default::default()
@@ -238,6 +243,7 @@ mod tests {
             read: r,
             write: w,
             space: w,
+            files: w + 1,
             ..Default::default()
         };
         let mut rd = Readings { base: s(0, 0, 0), ..Default::default() };
@@ -246,6 +252,7 @@ mod tests {
         rd.samples = vec![s(2, 110, 120), s(3, 210, 140), s(6, 500, 300)];
         let d = rd.disk(1, 1_000_000_000, 100).unwrap();
         assert_eq!((d.read_bytes, d.write_bytes), (400, 100));
+        assert_eq!((d.space_bytes, d.file_bytes), (200, 201), "blocks and file lengths at the step's end");
         assert_eq!(d.cached_at_start, Some(1.0));
         let reads: Vec<u64> = d.intervals.iter().map(|i| i.read_bytes).collect();
         assert_eq!(reads, vec![100, 100, 200]);
