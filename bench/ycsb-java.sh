@@ -47,9 +47,10 @@ ycsb_props() {
         "-p threadcount=$2 -p kvbench.engine=java-lmdb -p kvbench.sync=none -p kvbench.dir=$WORK/ycsb-db"
 }
 
-# YCSB's Client with the JVM options the worker's launcher uses.
+# YCSB's Client with the JVM options the worker's launcher uses ($KVBENCH_JAVA_OPTS included).
 ycsb() {
-    "$JAVA" --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
+    # shellcheck disable=SC2086
+    "$JAVA" ${KVBENCH_JAVA_OPTS:-} --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
         --add-opens java.base/java.nio=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED \
         -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dkvbench.home="$PWD" \
         -cp "$LIB/kvbench-java-worker.jar:$LIB/lib/*" site.ycsb.Client "$@"
