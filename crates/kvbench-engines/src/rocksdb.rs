@@ -6,14 +6,16 @@
 //! `WriteOptions::set_sync`. Multi-get is RocksDB's batched
 //! `MultiGet` (one call for all keys). Opens read-write, read-only, or as a secondary instance
 //! (a follower with its own directory `secondary/` inside the job directory, caught up with the
-//! primary at open).
+//! primary at open). With `write = "optimistic-transaction"` the store is an
+//! `OptimisticTransactionDB` and each write batch one optimistic transaction (a snapshot taken
+//! at its start, its keys tracked and checked at commit), as redb's harness writes RocksDB.
 
 use std::collections::BTreeMap;
 
 use kvbench_model::engine::*;
 use rocksdb::{
-    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, WriteBatch, WriteOptions, DB,
-    DEFAULT_COLUMN_FAMILY_NAME,
+    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, OptimisticTransactionDB,
+    OptimisticTransactionOptions, WriteBatch, WriteOptions, DB, DEFAULT_COLUMN_FAMILY_NAME,
 };
 
 pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
@@ -29,6 +31,7 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
         OptionSpec::bool("direct_io_for_flush_and_compaction", "false", "use_direct_io_for_flush_and_compaction: flushes and compactions read and write with O_DIRECT"),
         OptionSpec::bool("wal", "true", "write the WAL (false: WriteOptions.disableWAL, db_bench's --disable_wal; writes since the last flush are lost in a crash)"),
         OptionSpec::bool("pipelined_write", "false", "enable_pipelined_write: the WAL and memtable writes of successive write groups overlap (db_bench's default is true)"),
+        OptionSpec::one_of("write", &["batch", "optimistic-transaction"], "batch", "how a write batch is applied: one WriteBatch, or one optimistic transaction of an OptimisticTransactionDB (a snapshot at its start, its keys checked at commit: redb's harness); read-write only"),
         OptionSpec::bool("statistics", "true", "Options.statistics: keep RocksDB's tickers (compaction, flush, WAL and user bytes written) for the row's internals"),
         OptionSpec::int("block_size", "", "BlockBasedTableOptions.block_size in bytes (default: the library's, 4 KiB; benchmark.sh 8 KiB)"),
         OptionSpec::bool("cache_index_and_filter_blocks", "false", "BlockBasedTableOptions.cache_index_and_filter_blocks: index and filter blocks in the block cache"),
@@ -87,8 +90,25 @@ fn err(error: rocksdb::Error) -> EngineError {
     EngineError::Store(format!("rocksdb: {error}"))
 }
 
+/// The database the row opened: a plain DB, or an OptimisticTransactionDB whose writes are
+/// transactions. Everything else is the same calls on either (`on_db!`).
+enum Handle {
+    Plain(DB),
+    Optimistic(OptimisticTransactionDB),
+}
+
+/// `$body` with `$d` bound to the handle's database, whichever kind it is.
+macro_rules! on_db {
+    ($handle:expr, $d:ident => $body:expr) => {
+        match $handle {
+            Handle::Plain($d) => $body,
+            Handle::Optimistic($d) => $body,
+        }
+    };
+}
+
 pub struct Rocks {
-    db: DB,
+    db: Handle,
     /// The options the database was opened with: they hold its statistics object.
     opts: rocksdb::Options,
     mode: OpenMode,
@@ -168,9 +188,21 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     // The default column family is named at open, with the same options, so that its handle
     // exists: the batched MultiGet takes one (DB::open gives none).
     let cfs = || [ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, opts.clone())];
+    let optimistic = o.text("write").as_deref() == Some("optimistic-transaction");
+    if optimistic && args.mode != OpenMode::ReadWrite {
+        return Err(EngineError::Option(format!(
+            "rocksdb write = \"optimistic-transaction\" opens read-write only (asked: {:?})",
+            args.mode
+        )));
+    }
     let db = match args.mode {
-        OpenMode::ReadWrite => DB::open_cf_descriptors(&opts, args.dir, cfs()).map_err(err)?,
-        OpenMode::ReadOnly => DB::open_cf_descriptors_read_only(&opts, args.dir, cfs(), false).map_err(err)?,
+        OpenMode::ReadWrite if optimistic => {
+            Handle::Optimistic(OptimisticTransactionDB::open_cf_descriptors(&opts, args.dir, cfs()).map_err(err)?)
+        }
+        OpenMode::ReadWrite => Handle::Plain(DB::open_cf_descriptors(&opts, args.dir, cfs()).map_err(err)?),
+        OpenMode::ReadOnly => {
+            Handle::Plain(DB::open_cf_descriptors_read_only(&opts, args.dir, cfs(), false).map_err(err)?)
+        }
         OpenMode::Secondary => {
             let secondary = args.file("secondary");
             std::fs::create_dir_all(&secondary)?;
@@ -179,7 +211,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
             let cfs = [ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, opts.clone())];
             let db = DB::open_cf_descriptors_as_secondary(&opts, args.dir, &secondary, cfs).map_err(err)?;
             db.try_catch_up_with_primary().map_err(err)?;
-            db
+            Handle::Plain(db)
         }
     };
     settings.insert(
@@ -210,7 +242,12 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
         }
         .into(),
     );
-    settings.insert("write_batch".into(), "one WriteBatch per batch; a load batch built in place in the WriteBatch format and handed over with WriteBatch::from_data".into());
+    let batches = if optimistic {
+        "one optimistic transaction per batch (OptimisticTransactionDB::transaction_opt with set_snapshot(true), put/delete, commit)"
+    } else {
+        "one WriteBatch per batch; a load batch built in place in the WriteBatch format and handed over with WriteBatch::from_data"
+    };
+    settings.insert("write_batch".into(), batches.into());
     settings.insert("multi_get".into(), "DB::batched_multi_get_cf (RocksDB batched MultiGet)".into());
     settings.insert("binding".into(), "rust-rocksdb 0.20.1".into());
     settings.insert("perf_context".into(), "off (PerfLevel::kDisable on each calling thread, as db_bench)".into());
@@ -382,6 +419,24 @@ fn parse_tickers(dump: &str) -> BTreeMap<String, f64> {
 /// How long `settle` waits for background compactions after its manual one.
 const SETTLE_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
 
+impl Rocks {
+    /// A batch as one optimistic transaction, as redb's harness writes: a snapshot at its
+    /// start, each key tracked, the keys checked for conflicts at commit.
+    fn transaction(&self, db: &OptimisticTransactionDB, batch: &[WriteOp<'_>]) -> Result<()> {
+        let mut txn_opts = OptimisticTransactionOptions::default();
+        txn_opts.set_snapshot(true);
+        let txn = db.transaction_opt(&self.write_opts, &txn_opts);
+        for w in batch {
+            match w.value {
+                Some(v) => txn.put(w.key, v),
+                None => txn.delete(w.key),
+            }
+            .map_err(err)?;
+        }
+        txn.commit().map_err(err)
+    }
+}
+
 impl Engine for Rocks {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
         if self.mode != OpenMode::ReadWrite {
@@ -389,13 +444,17 @@ impl Engine for Rocks {
         }
         self.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
         perf_context_off();
+        let db = match &self.db {
+            Handle::Plain(db) => db,
+            Handle::Optimistic(db) => return self.transaction(db, batch),
+        };
         // One write: RocksDB's Put/Delete, which builds its batch of one on the stack in one
         // allocation, as db_bench's reused batch costs none; a WriteBatch here costs two
         // allocations and a regrowth per write.
         if let [w] = batch {
             return match w.value {
-                Some(v) => self.db.put_opt(w.key, v, &self.write_opts),
-                None => self.db.delete_opt(w.key, &self.write_opts),
+                Some(v) => db.put_opt(w.key, v, &self.write_opts),
+                None => db.delete_opt(w.key, &self.write_opts),
             }
             .map_err(err);
         }
@@ -406,7 +465,7 @@ impl Engine for Rocks {
                 None => wb.delete(w.key),
             }
         }
-        self.db.write_opt(wb, &self.write_opts).map_err(err)
+        db.write_opt(wb, &self.write_opts).map_err(err)
     }
 
     fn writer(&self) -> Result<Option<Box<dyn Writer + '_>>> {
@@ -424,7 +483,7 @@ impl Engine for Rocks {
             && self.wrote.load(std::sync::atomic::Ordering::Relaxed)
         {
             // Without per-write sync the WAL sits in the page cache; make it durable now.
-            self.db.flush_wal(true).map_err(err)?;
+            on_db!(&self.db, d => d.flush_wal(true)).map_err(err)?;
         }
         drop(self);
         Ok(())
@@ -437,12 +496,12 @@ impl Engine for Rocks {
     fn internals(&self) -> BTreeMap<String, f64> {
         let mut out = BTreeMap::new();
         for (property, emit) in INT_PROPERTIES {
-            if let Ok(Some(n)) = self.db.property_int_value(*property) {
+            if let Ok(Some(n)) = on_db!(&self.db, d => d.property_int_value(*property)) {
                 out.insert(emit.to_string(), n as f64);
             }
         }
         // A string property (RocksDB has no integer form of it).
-        if let Ok(Some(n)) = self.db.property_value("rocksdb.num-files-at-level0") {
+        if let Ok(Some(n)) = on_db!(&self.db, d => d.property_value("rocksdb.num-files-at-level0")) {
             if let Ok(n) = n.trim().parse::<f64>() {
                 out.insert("rocksdb.l0.files".into(), n);
             }
@@ -458,18 +517,20 @@ impl Engine for Rocks {
             return Err(EngineError::Unsupported(format!("rocksdb opened {:?}: nothing to settle", self.mode)));
         }
         let start = std::time::Instant::now();
-        self.db.flush().map_err(err)?;
-        self.db.flush_wal(true).map_err(err)?;
+        on_db!(&self.db, d => d.flush()).map_err(err)?;
+        on_db!(&self.db, d => d.flush_wal(true)).map_err(err)?;
         // A manual compaction of the whole key range; it returns when that compaction is done.
-        self.db.compact_range::<&[u8], &[u8]>(None, None);
+        on_db!(&self.db, d => d.compact_range::<&[u8], &[u8]>(None, None));
         let compacted = start.elapsed();
-        let pending = || self.db.property_int_value("rocksdb.estimate-pending-compaction-bytes").ok().flatten();
-        let running = || self.db.property_int_value("rocksdb.num-running-compactions").ok().flatten();
+        let int = |name: &str| on_db!(&self.db, d => d.property_int_value(name)).ok().flatten();
+        let pending = || int("rocksdb.estimate-pending-compaction-bytes");
+        let running = || int("rocksdb.num-running-compactions");
         while (pending() != Some(0) || running() != Some(0)) && start.elapsed() < SETTLE_WAIT {
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        let level0 = self.db.property_value("rocksdb.num-files-at-level0").ok().flatten().unwrap_or_default();
-        let live = self.db.property_int_value("rocksdb.live-sst-files-size").ok().flatten().unwrap_or(0);
+        let level0 =
+            on_db!(&self.db, d => d.property_value("rocksdb.num-files-at-level0")).ok().flatten().unwrap_or_default();
+        let live = int("rocksdb.live-sst-files-size").unwrap_or(0);
         let waited = start.elapsed() - compacted;
         let state = match (pending(), running()) {
             (Some(0), Some(0)) => "no compaction pending".to_string(),
@@ -544,8 +605,9 @@ impl Writer for RocksWriter<'_> {
         self.rocks.write(batch)
     }
 
+    /// A transaction's writes go through it: only a plain DB takes a batch built in place.
     fn streams_rows(&self) -> bool {
-        self.rocks.mode == OpenMode::ReadWrite
+        self.rocks.mode == OpenMode::ReadWrite && matches!(self.rocks.db, Handle::Plain(_))
     }
 
     fn write_rows(&mut self, rows: usize, row: &mut RowFn<'_>) -> Result<()> {
@@ -561,20 +623,23 @@ impl Writer for RocksWriter<'_> {
         rep::finish(&mut self.rep, count);
         self.rocks.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
         perf_context_off();
-        self.rocks.db.write_opt(WriteBatch::from_data(&self.rep), &self.rocks.write_opts).map_err(err)
+        let Handle::Plain(db) = &self.rocks.db else {
+            return Err(EngineError::store("rocksdb: a streamed batch needs a plain DB"));
+        };
+        db.write_opt(WriteBatch::from_data(&self.rep), &self.rocks.write_opts).map_err(err)
     }
 }
 
 /// Reads go straight to the DB and always see the latest writes, so `refresh` has nothing to do.
 struct RocksReader<'a> {
-    db: &'a DB,
+    db: &'a Handle,
 }
 
 impl Reader for RocksReader<'_> {
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         perf_context_off();
         out.clear();
-        match self.db.get_pinned(key).map_err(err)? {
+        match on_db!(self.db, d => d.get_pinned(key)).map_err(err)? {
             Some(v) => {
                 out.extend_from_slice(&v);
                 Ok(true)
@@ -588,13 +653,14 @@ impl Reader for RocksReader<'_> {
     fn multi_get(&mut self, keys: &[&[u8]], out: &mut Vec<Option<Vec<u8>>>) -> Result<()> {
         perf_context_off();
         out.clear();
-        let cf = self
-            .db
-            .cf_handle(DEFAULT_COLUMN_FAMILY_NAME)
-            .ok_or_else(|| EngineError::store("rocksdb: no default column family handle"))?;
-        for r in self.db.batched_multi_get_cf(cf, keys, false) {
-            out.push(r.map_err(err)?.map(|v| v.to_vec()));
-        }
+        on_db!(self.db, d => {
+            let cf = d
+                .cf_handle(DEFAULT_COLUMN_FAMILY_NAME)
+                .ok_or_else(|| EngineError::store("rocksdb: no default column family handle"))?;
+            for r in d.batched_multi_get_cf(cf, keys, false) {
+                out.push(r.map_err(err)?.map(|v| v.to_vec()));
+            }
+        });
         Ok(())
     }
 
@@ -603,22 +669,24 @@ impl Reader for RocksReader<'_> {
             return Ok(0);
         }
         perf_context_off();
-        let mut it = self.db.raw_iterator();
-        match start {
-            Some(s) => it.seek(s),
-            None => it.seek_to_first(),
-        }
-        let mut n = 0;
-        while it.valid() {
-            let (Some(k), Some(v)) = (it.key(), it.value()) else { break };
-            n += 1;
-            if !visit(k, v) || n >= limit {
-                return Ok(n);
+        on_db!(self.db, d => {
+            let mut it = d.raw_iterator();
+            match start {
+                Some(s) => it.seek(s),
+                None => it.seek_to_first(),
             }
-            it.next();
-        }
-        it.status().map_err(err)?;
-        Ok(n)
+            let mut n = 0;
+            while it.valid() {
+                let (Some(k), Some(v)) = (it.key(), it.value()) else { break };
+                n += 1;
+                if !visit(k, v) || n >= limit {
+                    return Ok(n);
+                }
+                it.next();
+            }
+            it.status().map_err(err)?;
+            Ok(n)
+        })
     }
 }
 

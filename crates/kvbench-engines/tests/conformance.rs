@@ -90,9 +90,22 @@ fn expect_na(caps: &kvbench_model::engine::Capabilities, name: &str) -> bool {
 }
 
 fn run_plan(desc: &'static kvbench_model::engine::EngineDescriptor, url: Option<&str>, token: Option<&str>) {
+    run_plan_with(desc, url, token, &[]);
+}
+
+/// `run_plan` on a row with these options.
+fn run_plan_with(
+    desc: &'static kvbench_model::engine::EngineDescriptor,
+    url: Option<&str>,
+    token: Option<&str>,
+    options: &[(&str, &str)],
+) {
     let tmp = tempfile::tempdir().unwrap();
     let s = scenario();
-    let v = Variant { name: desc.name.into(), ..s.all_variants()[0].clone() };
+    let mut v = Variant { name: desc.name.into(), ..s.all_variants()[0].clone() };
+    for (name, value) in options {
+        v.options.insert(name.to_string(), (*value).into());
+    }
     let phases = in_process::run_in_process(&s, &v, desc, tmp.path(), url.map(String::from), token.map(String::from))
         .unwrap_or_else(|e| panic!("{}: {e}", desc.name));
     assert_eq!(phases.len(), s.phases.len() + 2, "open + phases + close");
@@ -141,6 +154,14 @@ fn run_pipelined(desc: &'static kvbench_model::engine::EngineDescriptor, url: Op
     let after = &phases[4];
     assert_eq!((after.ops, after.requests), (333, 333), "{}", desc.name);
     assert_eq!(phases[3].unit, "op", "writes are not get rounds");
+}
+
+/// A row whose writes take another path runs the whole plan too, every read verified:
+/// RocksDB written through optimistic transactions (redb's harness's RocksDB).
+#[test]
+fn rocksdb_optimistic_transactions_run_the_plan() {
+    let Some(desc) = conformance::engine_or_skip("rocksdb") else { return };
+    run_plan_with(desc, None, None, &[("write", "optimistic-transaction")]);
 }
 
 macro_rules! conformance {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use kvbench_engines::conformance::engine_or_skip as descriptor;
-use kvbench_model::engine::{Engine, EngineDescriptor, OpenArgs, Options, WriteOp};
+use kvbench_model::engine::{Engine, EngineDescriptor, OpenArgs, OpenMode, Options, WriteOp};
 
 fn open(d: &EngineDescriptor, dir: &Path, given: &[(&str, serde_json::Value)]) -> Box<dyn Engine> {
     let given: BTreeMap<String, serde_json::Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
@@ -295,6 +295,47 @@ fn fjall_transactions_write_what_batches_write() {
     drop(r);
     assert!(e.settings()["write_batch"].contains("transaction"), "{:?}", e.settings());
     e.close().unwrap();
+}
+
+/// `write = "optimistic-transaction"` (redb's harness's RocksDB): batches and single writes go
+/// through transactions of an OptimisticTransactionDB, deletes included, and are read back,
+/// scanned and settled; the settings say so; a read-only open with it is refused by name.
+#[test]
+fn rocksdb_optimistic_transactions_write_what_batches_write() {
+    let Some(d) = descriptor("rocksdb") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut e = open(d, tmp.path(), &[("write", "optimistic-transaction".into())]);
+    fill(e.as_ref(), 5_000, 0);
+    let k = key(7);
+    e.write(&[WriteOp { key: &k, value: None }]).unwrap();
+    let one = key(9_999);
+    e.write(&[WriteOp { key: &one, value: Some(b"single") }]).unwrap();
+    let mut r = e.reader().unwrap();
+    let mut out = Vec::new();
+    assert!(!r.get(&k, &mut out).unwrap(), "a delete in a transaction");
+    assert!(r.get(&key(4_999), &mut out).unwrap() && out == vec![b'a'; 100]);
+    assert!(r.get(&one, &mut out).unwrap() && out == b"single");
+    let mut seen = 0;
+    assert_eq!(
+        r.scan(None, 10, &mut |_, _| {
+            seen += 1;
+            true
+        })
+        .unwrap(),
+        10
+    );
+    drop(r);
+    assert_eq!(seen, 10);
+    assert!(e.settle().unwrap().contains("compacted"));
+    assert!(e.settings()["write_batch"].contains("optimistic transaction"), "{:?}", e.settings());
+    e.close().unwrap();
+
+    let given: BTreeMap<String, serde_json::Value> =
+        [("write".to_string(), serde_json::json!("optimistic-transaction"))].into_iter().collect();
+    let options = Options::parse(d.name, d.options, &given).unwrap();
+    let args = OpenArgs { mode: OpenMode::ReadOnly, ..OpenArgs::new(tmp.path(), &options) };
+    let refused = (d.open)(&args).err().expect("a read-only open of an optimistic-transaction row").to_string();
+    assert!(refused.contains("optimistic-transaction") && refused.contains("read-write only"), "{refused}");
 }
 
 /// `compaction = "none"` (redb's harness's fjall, whose `compact` does nothing): settle leaves
