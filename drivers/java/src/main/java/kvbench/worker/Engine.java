@@ -1,6 +1,5 @@
 package kvbench.worker;
 
-import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.Map;
 
@@ -66,16 +65,12 @@ public interface Engine extends AutoCloseable {
 
     /**
      * A reader whose values are fields, not bytes (a YCSB binding's): a read keeps the fields,
-     * which the worker compares with the serialised value the plan expects where each lies and
-     * serialises only when they differ, for the core to say how. The timed call is the read
-     * alone, as for every other reader.
+     * which the worker serialises after the timed call, for the core to check field by field.
+     * The timed call is the read alone, as for every other reader.
      */
     interface FieldReader extends Reader {
         /** Reads the key's fields; false when the key is absent. */
         boolean read(ByteBuffer key) throws Exception;
-
-        /** Whether the fields last read serialise to exactly the bytes of expected. */
-        boolean matches(MemorySegment expected);
 
         /** The fields last read, serialised as kvbench serialises a record (valid until the next read). */
         ByteBuffer serialised();

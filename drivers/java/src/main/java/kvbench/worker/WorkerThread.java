@@ -65,7 +65,7 @@ final class WorkerThread {
     private final boolean shared;
     private final String mode;
     private Engine.Reader rd;
-    /** rd when its values are fields (compared where they lie), else null. */
+    /** rd when its values are fields (serialised after the timed read), else null. */
     private Engine.FieldReader fr;
     private Throwable openErr;
     long start;
@@ -259,7 +259,7 @@ final class WorkerThread {
         return false;
     }
 
-    /** gets for a reader of fields: the read timed, the comparison after it. */
+    /** gets for a reader of fields: the read timed, the fields serialised after it. */
     private boolean fieldGets(int[] ran) {
         Engine.FieldReader reader = fr;
         for (int u = 0; u < units; u++) {
@@ -276,7 +276,7 @@ final class WorkerThread {
             long t1 = now();
             times(u, t0, t1);
             if (found) {
-                readFields(u);
+                read(u, reader.serialised());
             }
             if (err != null && fail(u, err, t1)) {
                 ran[0] = u + 1;
@@ -291,20 +291,8 @@ final class WorkerThread {
         if (fr == null) {
             read(k, rd.get(key(k)));
         } else if (fr.read(key(k))) {
-            readFields(k);
+            read(k, fr.serialised());
         }
-    }
-
-    /** Hands the fields fr last read for key k to the core: KVB_MATCHED when they serialise to
-     * the bytes it expects (compared where each lies), else their serialised copy. */
-    private void readFields(int k) {
-        MemorySegment e = exp.getAtIndex(ADDRESS, k);
-        if (!e.equals(MemorySegment.NULL)
-                && fr.matches(ALL.asSlice(e.address(), Integer.toUnsignedLong(expLen.getAtIndex(JAVA_INT, k))))) {
-            b.gotLen.setAtIndex(JAVA_INT, k, MATCHED);
-            return;
-        }
-        read(k, fr.serialised());
     }
 
     /**

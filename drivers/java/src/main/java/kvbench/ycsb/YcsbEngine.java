@@ -3,11 +3,8 @@ package kvbench.ycsb;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.net.URL;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.CodeSource;
 import java.util.ArrayList;
@@ -37,9 +34,9 @@ import site.ycsb.Status;
  *
  * <p>Records are YCSB's: the plan's values must be fields ({@code dataset.value.fields}), which
  * kvbench serialises as YCSB's RocksDB binding does; a put hands the binding those fields
- * ({@code insert}), a get reads every field ({@code read}), which the worker compares with the
- * plan's serialised record field by field where each lies (serialised back in field order
- * only when they differ, for the core to say how), a delete is {@code delete}. An update of one
+ * ({@code insert}), a get reads every field ({@code read}), which the worker serialises back
+ * in field order after the timed call for the core to check field by field, a delete is
+ * {@code delete}. An update of one
  * field is the plan's read-modify-write: the binding's {@code read}, verified, then {@code insert} of the merged
  * record (the calls YCSB's RocksDB binding makes inside its {@code update}). YCSB's
  * {@code scan} returns records without their keys, which kvbench cannot verify: no scans.
@@ -220,12 +217,9 @@ public final class YcsbEngine implements Engine {
     private static final Comparator<String> FIELD_ORDER = Comparator.comparingInt(String::length)
             .thenComparing(Comparator.naturalOrder());
 
-    /** The big-endian u32 lengths of kvbench's serialised record. */
-    private static final ValueLayout.OfInt BE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
-
     /**
-     * The fields a binding read, in field order: compared with a serialised record where its
-     * bytes lie, or serialised (into a buffer it reuses, valid until the next load). The field
+     * The fields a binding read, in field order, serialised as kvbench serialises a record into
+     * a buffer it reuses (valid until the next load), for the core to check. The field
      * order of the last record is kept: a record with the same names, every read of a
      * workload, is not sorted again.
      */
@@ -244,27 +238,6 @@ public final class YcsbEngine implements Engine {
                 values[i] = fields.get(names[i]).toArray();
             }
             return this;
-        }
-
-        /** Whether the fields loaded serialise to exactly the bytes of e. */
-        boolean matches(MemorySegment e) {
-            long pos = 0;
-            long end = e.byteSize();
-            for (int i = 0; i < names.length; i++) {
-                MemorySegment n = MemorySegment.ofArray(nameBytes[i]);
-                MemorySegment v = MemorySegment.ofArray(values[i]);
-                if (end - pos < 8 + n.byteSize() + v.byteSize() || e.get(BE_INT, pos) != n.byteSize()
-                        || MemorySegment.mismatch(e, pos + 4, pos + 4 + n.byteSize(), n, 0, n.byteSize()) != -1) {
-                    return false;
-                }
-                pos += 4 + n.byteSize();
-                if (e.get(BE_INT, pos) != v.byteSize()
-                        || MemorySegment.mismatch(e, pos + 4, pos + 4 + v.byteSize(), v, 0, v.byteSize()) != -1) {
-                    return false;
-                }
-                pos += 4 + v.byteSize();
-            }
-            return pos == end;
         }
 
         /** The fields loaded, serialised as kvbench serialises a record. */
@@ -343,11 +316,6 @@ public final class YcsbEngine implements Engine {
                 check(s, "read", k);
                 record.load(got);
                 return true;
-            }
-
-            @Override
-            public boolean matches(MemorySegment expected) {
-                return record.matches(expected);
             }
 
             @Override
