@@ -120,6 +120,15 @@ for w in $WORKLOADS; do
             "$(ratio "$b" "$y")" "$(ratio "$k" "$y")"
     done
 done
+echo
+echo "each round, in order:"
+for w in $WORKLOADS; do
+    for t in $THREADS; do
+        for h in ycsb binding kvbench; do
+            printf '%-8s %-4s %-8s %s\n' "ycsb-$w" "$t" "$h" "$(tr '\n' ' ' <"$WORK/$h-$w-$t")"
+        done
+    done
+done
 [[ -s $WORK/failures ]] && { echo "not measured:"; sort "$WORK/failures" | uniq -c; }
 echo "(ops/s of the run phase, medians of $ROUNDS alternated rounds; kvbench verified every read" \
     "of the binding and kvbench columns against its plan, YCSB verified none)"

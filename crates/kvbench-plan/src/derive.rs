@@ -350,6 +350,17 @@ impl Values {
         rest.is_empty()
     }
 
+    /// The pool's slices that fields_match compares value(record, version)'s fields with.
+    fn field_sources(&self, record: u64, version: u64, mut f: impl FnMut(&[u8])) {
+        if self.content == ValueContent::Random {
+            return;
+        }
+        let versions = self.field_versions(record, version);
+        for i in 0..self.fields {
+            f(self.printable(self.field_draw(record, i, versions[i as usize])));
+        }
+    }
+
     fn json_doc(&self, record: u64, draw: Draw, out: &mut Vec<u8>) {
         out.extend_from_slice(JSON_HEAD);
         out.extend_from_slice(self.printable(draw));
@@ -429,6 +440,18 @@ impl Expected<'_> {
             Expected::Random { h, len } => random_matches(Draw { h, len }, found),
             Expected::Json { text, r } => json_matches(text, r, found),
             Expected::Fields { of, r, v } => of.0.fields_match(r, v, found),
+        }
+    }
+
+    /// Calls `f` with each stretch of stored bytes the check compares with (the pool's slices),
+    /// so that a caller can have them fetched into the cache before the check.
+    #[inline]
+    pub fn each_source(&self, mut f: impl FnMut(&[u8])) {
+        match *self {
+            Expected::Bytes(b) => f(b),
+            Expected::Random { .. } => {}
+            Expected::Json { text, .. } => f(text),
+            Expected::Fields { of, r, v } => of.0.field_sources(r, v, f),
         }
     }
 }

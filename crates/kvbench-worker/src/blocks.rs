@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::data::Data;
+use super::data::{prefetch, Data};
 use super::loops::{judge, ScanCheck};
 use super::state::{self, after_delete, after_put, writes, Expect, State};
 use super::tally::Tally;
@@ -64,6 +64,10 @@ impl Run {
         m.0.errors + u64::from(m.0.unsupported)
     }
 }
+
+/// How many keys ahead of its check a plain block's check has its expected bytes fetched:
+/// enough for the lines to arrive, few enough that they are still there.
+const CHECK_AHEAD: usize = 2;
 
 /// One unit of a block, as this side needs it after the block ran.
 #[derive(Clone, Copy)]
@@ -224,8 +228,8 @@ impl Thread {
         }
         let max_units = max_units.max(1) as usize;
         let step = &run.step;
-        let plain = step.kind == PhaseKind::Get
-            && step.rate.is_none()
+        let plain = super::step::gets_only(step)
+            && !super::step::paced(step)
             && !run.lock
             && !step.open_per_op
             && stream.as_ref().is_some_and(|s| s.unit_len() == 1);
@@ -578,6 +582,7 @@ impl Thread {
         let (run, b) = (&self.run, &self.block);
         let mut off = 0usize;
         for (u, &n) in got_len.iter().enumerate() {
+            self.fetch_check(u + CHECK_AHEAD);
             let from = off;
             off += n.max(0) as usize;
             if (n == MATCHED && !b.exp[u].is_null()) || b.units[u].failed {
@@ -585,6 +590,21 @@ impl Thread {
             }
             let v = got.get(from..off).unwrap_or_default();
             check_reads(run, &mut self.tally, b, (u, &b.reads[u..=u]), &got_len[u..=u], v);
+        }
+    }
+
+    /// Has the bytes the check of key u compares with fetched into the cache, when derived
+    /// here (not the block's `exp`): a record's fields are slices of a pool spread over a MiB,
+    /// whose lines a block's reads have evicted by the time of its checks.
+    #[inline]
+    fn fetch_check(&self, u: usize) {
+        let b = &self.block;
+        if let (Some(&Check::Get { c, s1 }), Some(e)) = (b.reads.get(u), b.exp.get(u)) {
+            if e.is_null() {
+                if let Some(e) = self.run.known(c, s1) {
+                    e.each_source(prefetch);
+                }
+            }
         }
     }
 

@@ -112,9 +112,7 @@ impl Data {
     #[inline]
     pub fn expected(&self, record: u64, version: u32) -> Expected<'_> {
         let e = self.values.expected(record, version as u64);
-        if let Expected::Bytes(b) = &e {
-            prefetch(b);
-        }
+        e.each_source(prefetch);
         e
     }
 

@@ -96,7 +96,7 @@ pub fn run_thread(ctx: &Ctx<'_>, thread: u32, threads: u32) -> Tally {
             return t;
         }
     }
-    if ctx.step.kind == PhaseKind::Get && !ctx.step.open_per_op && !ctx.lock {
+    if crate::step::gets_only(ctx.step) && !ctx.step.open_per_op && !ctx.lock {
         if let Some(rd) = reader.as_deref().filter(|r| r.reads_in_place()) {
             get_units(ctx, &mut t, rd, &mut stream);
             t.close_interval(u64::MAX);

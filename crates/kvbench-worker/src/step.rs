@@ -37,6 +37,16 @@ pub(crate) fn writes(st: &OpsStep) -> bool {
     !st.open_per_op && (st.kind.writes() || mixed_writes || st.kind == PhaseKind::Replay)
 }
 
+/// Whether every op of the step is a get of one key: a get phase, or a mix of gets alone
+/// (YCSB's workload C), which then runs as gets do.
+pub(crate) fn gets_only(st: &OpsStep) -> bool {
+    match st.kind {
+        PhaseKind::Get => true,
+        PhaseKind::Mixed => !st.kinds.is_empty() && st.kinds.iter().all(|&k| k == PhaseKind::Get),
+        _ => false,
+    }
+}
+
 /// Whether the step's threads wait for due times (an open loop: a rate, or a replay at a
 /// speed), so their sleeps must end on time.
 pub(crate) fn paced(st: &OpsStep) -> bool {
@@ -105,5 +115,29 @@ pub(crate) fn usage_since(before: Usage) -> job::Usage {
         max_rss_kb: after.max_rss_kb,
         io_read_bytes: after.read_bytes.saturating_sub(before.read_bytes),
         io_write_bytes: after.write_bytes.saturating_sub(before.write_bytes),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(kind: &str, kinds: &[&str]) -> OpsStep {
+        serde_json::from_value(serde_json::json!({
+            "index": 0, "name": "t", "kind": kind, "count": 10, "dist": {"name": "uniform", "n": 10}, "rec_seed": 1,
+            "kinds": kinds, "thresholds": vec![u64::MAX; kinds.len()],
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_mix_of_gets_alone_runs_as_gets() {
+        assert!(gets_only(&step("get", &[])));
+        assert!(gets_only(&step("mixed", &["get"])), "YCSB C: read = 100");
+        assert!(gets_only(&step("mixed", &["get", "get"])));
+        assert!(!gets_only(&step("mixed", &["get", "update"])));
+        assert!(!gets_only(&step("mixed", &["scan"])));
+        assert!(!gets_only(&step("mixed", &[])), "a mix without kinds is refused by the stream");
+        assert!(!gets_only(&step("multi-get", &[])));
     }
 }

@@ -307,6 +307,23 @@ fn verification_checks_every_field() {
     assert!(!values.matches(42, 6, &longer));
 }
 
+/// What a worker fetches ahead of a check is what the check compares with: each field's bytes,
+/// for every version (fields written at different versions come from different draws).
+#[test]
+fn the_sources_of_a_fields_check_are_the_fields_it_compares() {
+    let values = Values::new(&fields_dataset(10, ValueContent::Printable, false), None).unwrap();
+    let mut v = Vec::new();
+    for version in [0, 1, 6] {
+        values.value(42, version, &mut v);
+        let mut sources = Vec::new();
+        values.expected(42, version).each_source(|s| sources.push(s.to_vec()));
+        let fields: Vec<Vec<u8>> = split_fields(&v).into_iter().map(|f| f.1).collect();
+        assert_eq!(sources, fields, "version {version}");
+    }
+    let random = Values::new(&fields_dataset(10, ValueContent::Random, false), None).unwrap();
+    random.expected(42, 0).each_source(|_| panic!("random bytes are computed, not stored"));
+}
+
 /// The model's size estimate (`encoded_len`, which the size guard reads) counts the field
 /// headers `Values` writes, names of two digits included.
 #[test]

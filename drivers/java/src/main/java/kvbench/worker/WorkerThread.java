@@ -231,53 +231,28 @@ final class WorkerThread {
     }
 
     /** A plain block: unit u is a get of key u. ran[0] is set to the units run; true when the
-     * thread must stop. */
+     * thread must stop. A reader of fields has its fields serialised after the timed read. */
     private boolean gets(int[] ran) {
-        if (fr != null) {
-            return fieldGets(ran);
-        }
         Engine.Reader reader = rd;
+        Engine.FieldReader fields = fr;
         for (int u = 0; u < units; u++) {
             ByteBuffer k = key(u);
             long t0 = now();
-            ByteBuffer v;
+            ByteBuffer v = null;
+            boolean found = false;
             Throwable err = null;
             try {
-                v = reader.get(k);
+                if (fields == null) {
+                    v = reader.get(k);
+                } else {
+                    found = fields.read(k);
+                }
             } catch (Throwable e) {
-                v = null;
                 err = e;
             }
             long t1 = now();
             times(u, t0, t1);
-            read(u, v);
-            if (err != null && fail(u, err, t1)) {
-                ran[0] = u + 1;
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** gets for a reader of fields: the read timed, the fields serialised after it. */
-    private boolean fieldGets(int[] ran) {
-        Engine.FieldReader reader = fr;
-        for (int u = 0; u < units; u++) {
-            ByteBuffer k = key(u);
-            long t0 = now();
-            boolean found;
-            Throwable err = null;
-            try {
-                found = reader.read(k);
-            } catch (Throwable e) {
-                found = false;
-                err = e;
-            }
-            long t1 = now();
-            times(u, t0, t1);
-            if (found) {
-                read(u, reader.serialised());
-            }
+            read(u, found ? fields.serialised() : v);
             if (err != null && fail(u, err, t1)) {
                 ran[0] = u + 1;
                 return true;
