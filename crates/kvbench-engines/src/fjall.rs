@@ -7,12 +7,13 @@
 //! transaction committed and then persisted, as redb's benchmark harness writes fjall. The
 //! database is always opened through fjall's single-writer transactional wrapper, which opens
 //! the same database: only the write path differs. Readers read the keyspace's latest data (no
-//! snapshot held), like RocksDB's default reads.
+//! snapshot held), like RocksDB's default reads; or (`read = "snapshot"`) through a read
+//! transaction held until the worker refreshes the reader, as redb's benchmark harness reads.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ::fjall::{KeyspaceCreateOptions, PersistMode, SingleWriterTxDatabase, SingleWriterTxKeyspace};
+use ::fjall::{KeyspaceCreateOptions, PersistMode, Readable, SingleWriterTxDatabase, SingleWriterTxKeyspace, Snapshot};
 use kvbench_model::engine::*;
 
 const KEYSPACE: &str = "kv";
@@ -37,6 +38,13 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
                   transaction (write_tx, commit), then the database persisted, as redb's benchmark harness does",
         ),
         OptionSpec::one_of(
+            "read",
+            &["latest", "snapshot"],
+            "latest",
+            "latest: each read sees the keyspace's latest data; snapshot: reads go through a read transaction \
+                  (read_tx) taken when the reader opens and again after writes, as redb's benchmark harness reads",
+        ),
+        OptionSpec::one_of(
             "compaction",
             &["major", "none"],
             "major",
@@ -59,6 +67,8 @@ pub struct Fjall {
     transaction: bool,
     /// Settle compacts (`compaction = "major"`), or only persists (`"none"`: redb's harness).
     compact: bool,
+    /// Readers read through a read transaction (`read = "snapshot"`).
+    snapshot: bool,
     /// The persist mode of each commit: `Buffer` (the library's default, write to the OS) when
     /// the scenario does not ask for durable commits.
     persist: PersistMode,
@@ -90,8 +100,9 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     let ks = db.keyspace(KEYSPACE, KeyspaceCreateOptions::default).map_err(err)?;
     let transaction = o.text("write").as_deref() == Some("transaction");
     let compact = o.text("compaction").as_deref() != Some("none");
+    let snapshot = o.text("read").as_deref() == Some("snapshot");
     let wrote = AtomicBool::new(false);
-    Ok(Box::new(Fjall { db, ks, transaction, compact, persist, sync: args.sync, cache_size, wrote }))
+    Ok(Box::new(Fjall { db, ks, transaction, compact, snapshot, persist, sync: args.sync, cache_size, wrote }))
 }
 
 impl Fjall {
@@ -134,7 +145,8 @@ impl Engine for Fjall {
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        Ok(Box::new(FjallReader { ks: self.ks.inner().clone() }))
+        let snapshot = self.snapshot.then(|| (&self.db, self.db.read_tx()));
+        Ok(Box::new(FjallReader { ks: self.ks.inner().clone(), snapshot }))
     }
 
     fn close(self: Box<Self>) -> Result<()> {
@@ -169,7 +181,12 @@ impl Engine for Fjall {
             "persist only, no compaction (redb's harness's fjall compact does nothing)"
         };
         s.insert("compaction".into(), settle.into());
-        s.insert("reader".into(), "reads the keyspace's latest data (no snapshot held)".into());
+        let reader = if self.snapshot {
+            "reads through a read transaction (read_tx), taken anew after writes (redb's harness)"
+        } else {
+            "reads the keyspace's latest data (no snapshot held)"
+        };
+        s.insert("reader".into(), reader.into());
         s
     }
 
@@ -200,19 +217,34 @@ impl Engine for Fjall {
     }
 }
 
-struct FjallReader {
+struct FjallReader<'a> {
     ks: ::fjall::Keyspace,
+    /// `read = "snapshot"`: the read transaction reads go through, taken anew at a refresh.
+    snapshot: Option<(&'a SingleWriterTxDatabase, Snapshot)>,
 }
 
-impl Reader for FjallReader {
+impl Reader for FjallReader<'_> {
+    fn refresh(&mut self) -> Result<()> {
+        if let Some((db, snapshot)) = &mut self.snapshot {
+            *snapshot = db.read_tx();
+        }
+        Ok(())
+    }
+
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        Ok(crate::copy_found(self.ks.get(key).map_err(err)?, out))
+        let found = match &self.snapshot {
+            Some((_, snapshot)) => snapshot.get(&self.ks, key),
+            None => self.ks.get(key),
+        };
+        Ok(crate::copy_found(found.map_err(err)?, out))
     }
 
     fn scan(&mut self, start: Option<&[u8]>, limit: usize, visit: crate::Visit<'_>) -> Result<usize> {
-        let iter = match start {
-            Some(s) => self.ks.range::<&[u8], _>(s..),
-            None => self.ks.iter(),
+        let iter = match (&self.snapshot, start) {
+            (Some((_, snapshot)), Some(s)) => snapshot.range::<&[u8], _>(&self.ks, s..),
+            (Some((_, snapshot)), None) => snapshot.iter(&self.ks),
+            (None, Some(s)) => self.ks.range::<&[u8], _>(s..),
+            (None, None) => self.ks.iter(),
         };
         crate::visit_pairs(iter.map(|guard| guard.into_inner().map_err(err)), limit, visit)
     }

@@ -164,6 +164,14 @@ fn rocksdb_optimistic_transactions_run_the_plan() {
     run_plan_with(desc, None, None, &[("write", "optimistic-transaction")]);
 }
 
+/// fjall read through held read transactions (redb's harness's reads): every read of the plan
+/// still verified, so the worker's refresh after writes takes a new snapshot.
+#[test]
+fn fjall_snapshot_reads_run_the_plan() {
+    let Some(desc) = conformance::engine_or_skip("fjall") else { return };
+    run_plan_with(desc, None, None, &[("read", "snapshot"), ("write", "transaction")]);
+}
+
 macro_rules! conformance {
     ($($test:ident => $name:literal),* $(,)?) => {
         /// The engines that have a test below, in order.

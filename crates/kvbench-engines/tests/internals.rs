@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use kvbench_engines::conformance::engine_or_skip as descriptor;
-use kvbench_model::engine::{Engine, EngineDescriptor, OpenArgs, OpenMode, Options, WriteOp};
+use kvbench_model::engine::{Engine, EngineDescriptor, OpenArgs, OpenMode, Options, Reader, WriteOp};
 
 fn open(d: &EngineDescriptor, dir: &Path, given: &[(&str, serde_json::Value)]) -> Box<dyn Engine> {
     let given: BTreeMap<String, serde_json::Value> = given.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
@@ -336,6 +336,30 @@ fn rocksdb_optimistic_transactions_write_what_batches_write() {
     let args = OpenArgs { mode: OpenMode::ReadOnly, ..OpenArgs::new(tmp.path(), &options) };
     let refused = (d.open)(&args).err().expect("a read-only open of an optimistic-transaction row").to_string();
     assert!(refused.contains("optimistic-transaction") && refused.contains("read-write only"), "{refused}");
+}
+
+/// `read = "snapshot"` (redb's harness's fjall reads): a reader sees the data as of its read
+/// transaction, a write after it only once refreshed, in gets and scans alike.
+#[test]
+fn fjall_snapshot_readers_see_writes_only_after_a_refresh() {
+    let Some(d) = descriptor("fjall") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let e = open(d, tmp.path(), &[("read", "snapshot".into())]);
+    fill(e.as_ref(), 100, 0);
+    let mut r = e.reader().unwrap();
+    let (k, mut out) = (key(100), Vec::new());
+    e.write(&[WriteOp { key: &k, value: Some(b"later") }, WriteOp { key: &key(3), value: None }]).unwrap();
+    let count = |r: &mut Box<dyn Reader + '_>| r.scan(None, usize::MAX, &mut |_, _| true).unwrap();
+    assert!(!r.get(&k, &mut out).unwrap(), "a put after the read transaction");
+    assert!(r.get(&key(3), &mut out).unwrap(), "a delete after the read transaction");
+    assert_eq!(count(&mut r), 100);
+    r.refresh().unwrap();
+    assert!(r.get(&k, &mut out).unwrap() && out == b"later");
+    assert!(!r.get(&key(3), &mut out).unwrap());
+    assert_eq!(count(&mut r), 100);
+    drop(r);
+    assert!(e.settings()["reader"].contains("read transaction"), "{:?}", e.settings());
+    e.close().unwrap();
 }
 
 /// `compaction = "none"` (redb's harness's fjall, whose `compact` does nothing): settle leaves
