@@ -220,6 +220,27 @@ fn redb_settle_compacts_the_file_after_half_the_records_are_removed() {
     e.close().unwrap();
 }
 
+/// `compaction = "once"` (redb's harness): settle calls compact once, where the default goes on
+/// until compact reports nothing left; the file it leaves is never smaller than the full one's.
+#[test]
+fn redb_compaction_once_stops_after_one_call() {
+    let Some(d) = descriptor("redb") else { return };
+    let sizes: Vec<(String, u64)> = ["once", "full"]
+        .iter()
+        .map(|mode| {
+            let tmp = tempfile::tempdir().unwrap();
+            let mut e = open(d, tmp.path(), &[("compaction", (*mode).into())]);
+            fill(e.as_ref(), 10_000, 0);
+            remove(e.as_ref(), 5_000);
+            let said = e.settle().unwrap();
+            e.close().unwrap();
+            (said, std::fs::metadata(tmp.path().join("kv.redb")).unwrap().len())
+        })
+        .collect();
+    assert!(sizes[0].0.contains("called once") && sizes[1].0.contains("rounds"), "{sizes:?}");
+    assert!(sizes[0].1 >= sizes[1].1, "{sizes:?}");
+}
+
 #[test]
 fn fjall_counts_tables_and_settles_to_one_compacted_level() {
     let Some(d) = descriptor("fjall") else { return };
