@@ -157,7 +157,8 @@ impl Engine for Redb {
         s.insert("cache_size".into(), cache);
         s.insert("write_batch".into(), "one write transaction per batch".into());
         s.insert("reader".into(), "one read transaction per reader, renewed on refresh".into());
-        let settle = if self.compact_once { "Database::compact once (redb's harness)" } else { "Database::compact until done" };
+        let settle =
+            if self.compact_once { "Database::compact once (redb's harness)" } else { "Database::compact until done" };
         s.insert("compaction".into(), settle.into());
         s
     }

@@ -529,7 +529,9 @@ impl Thread {
         self.finish_writes(ran);
         let run = Arc::clone(&self.run);
         let (mut off, mut key, mut ops_done) = (0usize, 0usize, 0u64);
+        self.fetch_unit_checks(0);
         for u in 0..ran {
+            self.fetch_unit_checks(u + 1);
             let (unit, kind) = (self.block.units[u], self.block.kind[u]);
             let end = (self.block.key_end[u] as usize).min(got_len.len());
             let k0 = key.min(end);
@@ -582,7 +584,7 @@ impl Thread {
         let (run, b) = (&self.run, &self.block);
         let mut off = 0usize;
         for (u, &n) in got_len.iter().enumerate() {
-            self.fetch_check(u + CHECK_AHEAD);
+            self.fetch_check(u + CHECK_AHEAD, u + CHECK_AHEAD);
             let from = off;
             off += n.max(0) as usize;
             if (n == MATCHED && !b.exp[u].is_null()) || b.units[u].failed {
@@ -593,18 +595,37 @@ impl Thread {
         }
     }
 
-    /// Has the bytes the check of key u compares with fetched into the cache, when derived
-    /// here (not the block's `exp`): a record's fields are slices of a pool spread over a MiB,
-    /// whose lines a block's reads have evicted by the time of its checks.
+    /// Has the bytes that read r's check (of key k) compares with fetched into the cache, when
+    /// derived here (not the block's `exp`): a record's fields are slices of a pool spread over
+    /// a MiB, whose lines the block's engine calls have evicted by the time of its checks, and
+    /// fetched together they arrive side by side instead of one miss after another.
     #[inline]
-    fn fetch_check(&self, u: usize) {
-        let b = &self.block;
-        if let (Some(&Check::Get { c, s1 }), Some(e)) = (b.reads.get(u), b.exp.get(u)) {
-            if e.is_null() {
-                if let Some(e) = self.run.known(c, s1) {
-                    e.each_source(prefetch);
-                }
+    fn fetch_check(&self, r: usize, k: usize) {
+        let (b, run) = (&self.block, &self.run);
+        if b.exp.get(k).is_none_or(|e| !e.is_null()) {
+            return;
+        }
+        let e = match b.reads.get(r) {
+            Some(&Check::Get { c, s1 }) => run.known(c, s1),
+            Some(&Check::Rmw { c, s }) if !run.lock && state::present(s) => {
+                Some(run.data.expected_later(c, writes(s) - 1))
             }
+            _ => None,
+        };
+        if let Some(e) = e {
+            e.each_source(prefetch);
+        }
+    }
+
+    /// fetch_check for every read of unit u (none past the block's end).
+    fn fetch_unit_checks(&self, u: usize) {
+        let Some(unit) = self.block.units.get(u) else { return };
+        if !self.run.step.verify {
+            return;
+        }
+        let k0 = if u == 0 { 0 } else { self.block.key_end[u - 1] as usize };
+        for j in 0..unit.reads as usize {
+            self.fetch_check(unit.first_read as usize + j, k0 + j);
         }
     }
 
