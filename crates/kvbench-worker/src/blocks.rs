@@ -292,9 +292,9 @@ impl Thread {
             }
             let kind = self.push_unit(&ops);
             self.ops = ops;
-            // With locks a unit's records are held only while it runs; later units' states
-            // would depend on an rmw's outcome; a scan is checked as it comes.
-            if self.run.lock || matches!(kind, RMW | SCAN) {
+            // With locks a unit's records are held only while it runs; a scan is checked as
+            // it comes.
+            if self.run.lock || kind == SCAN {
                 break;
             }
         }
@@ -435,8 +435,15 @@ impl Thread {
 
     fn push_rmw(&mut self, op: &Op) -> u64 {
         let (run, b) = (&self.run, &mut self.block);
+        let u = b.units.len() as u32;
         let c = run.data.canon(op.record);
         let s = run.state.begin_write(c, run.lock);
+        if !run.lock {
+            // As a write's (push_write): the unit writes whatever its read finds, so later
+            // units of the block see the state it leaves.
+            b.written.push((u, c, s, after_put(s)));
+            run.state.end_write(c, after_put(s));
+        }
         b.push_key(&run.data, op.record);
         b.push_val(Some((&run.data, c, writes(s))));
         b.reads.push(Check::Rmw { c, s });
@@ -630,8 +637,9 @@ impl Thread {
     }
 
     /// Release the records the block's writes took: the state after the write for units that
-    /// ran, the state before for those that did not (undone in reverse order). An rmw that
-    /// failed leaves its record as it was.
+    /// ran, the state before for those that did not (undone in reverse order). Beside other
+    /// writers, an rmw that failed leaves its record as it was; alone, a failed write of
+    /// either kind counts as written, since later units of its block took it so.
     fn finish_writes(&mut self, ran: usize) {
         let state = &self.run.state;
         for &(u, c, before, after) in self.block.written.iter().rev() {
@@ -640,6 +648,9 @@ impl Thread {
             } else if self.run.lock {
                 state.end_write(c, after);
             }
+        }
+        if !self.run.lock {
+            return;
         }
         for (u, unit) in self.block.units.iter().enumerate() {
             if let (RMW, Some(&Check::Rmw { c, s })) =

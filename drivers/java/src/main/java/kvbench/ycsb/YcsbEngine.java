@@ -135,6 +135,7 @@ public final class YcsbEngine implements Engine {
     private final String table;
     private final Map<String, String> settings = new TreeMap<>();
     private final Map<Thread, DB> dbs = new ConcurrentHashMap<>();
+    private final ThreadLocal<Fields> fields = ThreadLocal.withInitial(Fields::new);
     private final DB holder;
 
     YcsbEngine(Class<? extends DB> cls, OpenArgs a) throws Exception {
@@ -199,18 +200,46 @@ public final class YcsbEngine implements Engine {
         }
     }
 
-    /** kvbench's serialised record as YCSB fields. */
-    static Map<String, ByteIterator> fields(ByteBuffer value) {
-        ByteBuffer b = value.duplicate();
-        Map<String, ByteIterator> out = new LinkedHashMap<>();
-        while (b.remaining() >= 8) {
-            byte[] name = new byte[b.getInt()];
-            b.get(name);
-            byte[] v = new byte[b.getInt()];
-            b.get(v);
-            out.put(new String(name, StandardCharsets.UTF_8), new ByteArrayByteIterator(v));
+    /**
+     * kvbench's serialised records as YCSB fields, a new map each (a binding may keep it). The
+     * fields' iterators share one copy of the record, and the names of the last record are
+     * kept (a workload's records repeat them): a write makes no string nor array per field.
+     */
+    static final class Fields {
+        private String[] names = new String[0];
+        private byte[][] nameBytes = new byte[0][];
+
+        Map<String, ByteIterator> of(ByteBuffer value) {
+            byte[] rec = new byte[value.remaining()];
+            value.duplicate().get(rec);
+            ByteBuffer b = ByteBuffer.wrap(rec);
+            Map<String, ByteIterator> out = new LinkedHashMap<>();
+            for (int i = 0; b.remaining() >= 8; i++) {
+                int n = b.getInt();
+                int at = b.position();
+                b.position(at + n);
+                String name = name(i, rec, at, n);
+                int len = b.getInt();
+                int v = b.position();
+                b.position(v + len);
+                out.put(name, new ByteArrayByteIterator(rec, v, len));
+            }
+            return out;
         }
-        return out;
+
+        /** Field i's name, n bytes at rec[at]: the last record's i-th when the same. */
+        private String name(int i, byte[] rec, int at, int n) {
+            if (i < names.length && Arrays.equals(nameBytes[i], 0, nameBytes[i].length, rec, at, at + n)) {
+                return names[i];
+            }
+            if (i >= names.length) {
+                names = Arrays.copyOf(names, i + 1);
+                nameBytes = Arrays.copyOf(nameBytes, i + 1);
+            }
+            nameBytes[i] = Arrays.copyOfRange(rec, at, at + n);
+            names[i] = new String(nameBytes[i], StandardCharsets.UTF_8);
+            return names[i];
+        }
     }
 
     /** Field order: field0, field1, ..., field10 (shorter names first, then by name). */
@@ -282,6 +311,7 @@ public final class YcsbEngine implements Engine {
     @Override
     public void write(WriteBatch batch) throws Exception {
         DB db = db();
+        Fields fields = this.fields.get();
         for (int i = 0; i < batch.size(); i++) {
             String k = key(batch.key(i));
             if (batch.delete(i)) {
@@ -290,7 +320,7 @@ public final class YcsbEngine implements Engine {
                     check(s, "delete", k);
                 }
             } else {
-                check(db.insert(table, k, fields(batch.value(i))), "insert", k);
+                check(db.insert(table, k, fields.of(batch.value(i))), "insert", k);
             }
         }
     }

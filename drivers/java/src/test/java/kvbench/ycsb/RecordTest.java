@@ -1,10 +1,13 @@
 package kvbench.ycsb;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import site.ycsb.ByteIterator;
@@ -52,5 +55,23 @@ class RecordTest {
         assertArrayEquals(expected("field0", "z"), bytes(r.load(fields("field0", "z")).serialised()));
         assertArrayEquals(expected("field0", "p", "field1", "q", "field9", "r"),
                 bytes(r.load(fields("field9", "r", "field0", "p", "field1", "q")).serialised()));
+    }
+
+    static List<String> values(Map<String, ByteIterator> m) {
+        return m.values().stream().map(v -> new String(v.toArray(), StandardCharsets.UTF_8)).toList();
+    }
+
+    @Test
+    void a_written_record_is_its_fields_in_order_and_a_repeated_name_is_one_string() {
+        YcsbEngine.Fields f = new YcsbEngine.Fields();
+        Map<String, ByteIterator> a = f.of(ByteBuffer.wrap(expected("field0", "p", "field1", "qq")));
+        assertEquals(List.of("field0", "field1"), List.copyOf(a.keySet()));
+        assertEquals(List.of("p", "qq"), values(a));
+        // A name that changed is read again; the others are the last record's strings.
+        Map<String, ByteIterator> b = f.of(ByteBuffer.wrap(expected("field0", "x", "fïeld", "", "field2", "zzz")));
+        assertEquals(List.of("field0", "fïeld", "field2"), List.copyOf(b.keySet()));
+        assertEquals(List.of("x", "", "zzz"), values(b));
+        assertSame(a.keySet().iterator().next(), b.keySet().iterator().next());
+        assertEquals(List.of("field0"), List.copyOf(f.of(ByteBuffer.wrap(expected("field0", "w"))).keySet()));
     }
 }
