@@ -53,34 +53,56 @@ kvbench_run() {
 }
 
 # Medians, ratios and rankings of the lines "round tool engine phase value" in FILE; LOWER=1
-# when a smaller value is better (times, sizes).
+# when a smaller value is better (times, sizes). Two engines are in a tool's order only when
+# every round of one beats every round of the other (their ranges do not overlap); an order the
+# tool's own rounds do not keep is a tie. A phase's rankings agree when no pair is ordered one
+# way by one tool and the other way by the other; a pair ordered by one tool and tied in the
+# other is named ("within noise"), and so is the strict order of the medians when it differs.
 report() {
     [[ -n ${RAW:-} ]] && cat "$1" >>"$RAW"
     python3 - "$1" "$2" <<'EOF'
-import statistics, sys
+import itertools, statistics, sys
 from collections import defaultdict
 path, lower = sys.argv[1], sys.argv[2] == "1"
 vals = defaultdict(list)
 phases, engines = [], []
 for line in open(path):
     _, tool, engine, phase, value = line.split("\t")
-    vals[tool, engine, phase].append(float(value))
+    vals[tool, engine, phase].append(float(value) * (1 if lower else -1))
     if phase not in phases: phases.append(phase)
     if engine not in engines: engines.append(engine)
 med = {k: statistics.median(v) for k, v in vals.items()}
 def rank(tool, phase):
-    es = [e for e in engines if (tool, e, phase) in med]
-    return sorted(es, key=lambda e: med[tool, e, phase] * (1 if lower else -1))
+    return sorted((e for e in engines if (tool, e, phase) in med), key=lambda e: med[tool, e, phase])
+def order(tool, phase, a, b):
+    """-1: a before b in every round, 1: b before a, 0: the rounds overlap (a tie)."""
+    va, vb = vals[tool, a, phase], vals[tool, b, phase]
+    return -1 if max(va) < min(vb) else 1 if max(vb) < min(va) else 0
+def verdict(phase):
+    es = [e for e in engines if ("author", e, phase) in med and ("kvbench", e, phase) in med]
+    differ, noise = [], []
+    for a, b in itertools.combinations(es, 2):
+        oa, ok = order("author", phase, a, b), order("kvbench", phase, a, b)
+        if oa and ok and oa != ok:
+            differ.append(f"{a}/{b}")
+        elif oa != ok:
+            noise.append(f"{a}~{b} ({'author' if not oa else 'kvbench'} tied)")
+    if differ:
+        return "DIFFER: " + ", ".join(differ)
+    return "agree within noise: " + ", ".join(noise) if noise else "agree"
 print(f"{'phase':<26} {'engine':<10} {'author':>12} {'kvbench':>12} {'ratio':>6}  ranking (author | kvbench)")
+sign = 1 if lower else -1
 for p in phases:
     ra, rk = rank("author", p), rank("kvbench", p)
-    agree = "agree" if ra == rk else "DIFFER"
+    v = verdict(p)
+    if ra != rk and not v.startswith("DIFFER"):
+        v += "; medians' order differs"
     for i, e in enumerate(engines):
         a, k = med.get(("author", e, p)), med.get(("kvbench", e, p))
         if a is None or k is None: continue
         ratio = f"{k / a:6.2f}" if a else "     -"
-        tail = f"  {agree}: {' > '.join(ra)} | {' > '.join(rk)}" if i == 0 and len(ra) > 1 else ""
-        print(f"{p:<26} {e:<10} {a:>12.1f} {k:>12.1f} {ratio}{tail}")
+        tail = f"  {v}: {' > '.join(ra)} | {' > '.join(rk)}" if i == 0 and len(ra) > 1 else ""
+        print(f"{p:<26} {e:<10} {sign * a:>12.1f} {sign * k:>12.1f} {ratio}{tail}")
 EOF
 }
 
