@@ -11,8 +11,10 @@
 #   zipf (uniform for D), --values 64, --cache 4 GiB, --concurrency 1, pebble.Sync commits (no
 #   --disable-wal), and RECORDS operations (--num-ops, no --duration). Ratio: ops/s kvbench over
 #   ops/s cmd/pebble. cmd/pebble measures Pebble alone: there is no ranking to compare.
-# redb: the go-free rows of scenarios/ref-redb.toml that redb's harness also runs (redb, lmdb,
-#   rocksdb, fjall) beside redb's `lmdb_benchmark` (benches/ of the crates.io package redb
+# redb: the rows of scenarios/ref-redb.toml at the library versions redb's harness measures
+#   (redb2 and fjall2 as its redb and fjall; lmdb, rocksdb; REDB_ROWS names others, e.g.
+#   "redb,lmdb,rocksdb,fjall" for the current redb 4 and fjall 3) beside redb's
+#   `lmdb_benchmark` (benches/ of the crates.io package redb
 #   2.6.3, the last release that ships its harness; REDB_CHECKOUT=DIR runs a checkout's
 #   crates/redb-bench-compare harness instead), its counts set to kvbench's at RECORDS: the bulk
 #   load RECORDS, the reads 0.19604 and the range reads 0.09802 of the records in the store.
@@ -55,9 +57,9 @@ kvbench_run() {
 # Medians, ratios and rankings of the lines "round tool engine phase value" in FILE; LOWER=1
 # when a smaller value is better (times, sizes). Two engines are in a tool's order only when
 # every round of one beats every round of the other (their ranges do not overlap); an order the
-# tool's own rounds do not keep is a tie. A phase's rankings agree when no pair is ordered one
-# way by one tool and the other way by the other; a pair ordered by one tool and tied in the
-# other is named ("within noise"), and so is the strict order of the medians when it differs.
+# tool's own rounds do not keep is a tie. A phase's rankings agree when the medians rank alike;
+# where they do not, each pair they order differently is named: a disagreement when each tool's
+# rounds keep its order, "within noise" when one tool's rounds tie the pair.
 report() {
     [[ -n ${RAW:-} ]] && cat "$1" >>"$RAW"
     python3 - "$1" "$2" <<'EOF'
@@ -79,13 +81,18 @@ def order(tool, phase, a, b):
     va, vb = vals[tool, a, phase], vals[tool, b, phase]
     return -1 if max(va) < min(vb) else 1 if max(vb) < min(va) else 0
 def verdict(phase):
+    """The pairs whose medians the two tools order differently: each either ordered both ways
+    by the rounds (a disagreement) or tied in one tool's rounds (noise)."""
     es = [e for e in engines if ("author", e, phase) in med and ("kvbench", e, phase) in med]
     differ, noise = [], []
     for a, b in itertools.combinations(es, 2):
+        ma, mk = (med[t, a, phase] < med[t, b, phase] for t in ("author", "kvbench"))
+        if ma == mk:
+            continue
         oa, ok = order("author", phase, a, b), order("kvbench", phase, a, b)
-        if oa and ok and oa != ok:
+        if oa and ok:
             differ.append(f"{a}/{b}")
-        elif oa != ok:
+        else:
             noise.append(f"{a}~{b} ({'author' if not oa else 'kvbench'} tied)")
     if differ:
         return "DIFFER: " + ", ".join(differ)
@@ -95,8 +102,6 @@ sign = 1 if lower else -1
 for p in phases:
     ra, rk = rank("author", p), rank("kvbench", p)
     v = verdict(p)
-    if ra != rk and not v.startswith("DIFFER"):
-        v += "; medians' order differs"
     for i, e in enumerate(engines):
         a, k = med.get(("author", e, p)), med.get(("kvbench", e, p))
         if a is None or k is None: continue
@@ -264,24 +269,29 @@ for l in lines[2:]:
 EOF
 }
 
+REDB_ROWS=${REDB_ROWS:-redb2,lmdb,rocksdb,fjall2}
+
+# One kvbench run of REDB_ROWS, as lines; a row of another version is named as the harness
+# names its engine (redb2 is redb).
 kvbench_redb_round() {
     local file
-    file=$(kvbench_run scenarios/ref-redb.toml redb,lmdb,rocksdb,fjall)
+    file=$(kvbench_run scenarios/ref-redb.toml "$REDB_ROWS")
     python3 - "$file" "$1" <<'EOF'
-import json, sys
+import json, re, sys
 names = {"batch writes": "batch writes", "random reads 4 threads": "random reads (4 threads)",
          "random reads 8 threads": "random reads (8 threads)", "random reads 16 threads": "random reads (16 threads)",
          "random reads 32 threads": "random reads (32 threads)"}
 run = json.load(open(sys.argv[1]))
 for e in run["engines"]:
+    engine = re.sub(r"2$", "", e["engine"])
     for p in e["phases"]:
         name = names.get(p["name"], p["name"])
         ns = p.get("wall_ns") or p.get("elapsed_ns")
         if ns and p["kind"] != "settle":
-            print(f"{sys.argv[2]}\tkvbench\t{e['engine']}\t{name}\t{ns / 1e6}")
+            print(f"{sys.argv[2]}\tkvbench\t{engine}\t{name}\t{ns / 1e6}")
         if p["name"] in ("removals", "compaction") and p.get("disk"):
             size = "uncompacted size" if p["name"] == "removals" else "compacted size"
-            print(f"{sys.argv[2]}\tkvbench\t{e['engine']}\t{size}\t{p['disk'].get('file_bytes', 0)}")
+            print(f"{sys.argv[2]}\tkvbench\t{engine}\t{size}\t{p['disk'].get('file_bytes', 0)}")
 EOF
 }
 
@@ -298,7 +308,7 @@ redb() {
             redb_round "$round" "$copy" >>"$lines"
         fi
     done
-    echo "== ref-redb: kvbench beside redb's lmdb_benchmark ($(basename "$(redb_harness_src)"), RocksDB $REDB_ROCKSDB), $RECORDS records," \
+    echo "== ref-redb: kvbench's $REDB_ROWS beside redb's lmdb_benchmark ($(basename "$(redb_harness_src)"), RocksDB $REDB_ROCKSDB), $RECORDS records," \
         "ms (sizes in bytes), median of $ROUNDS alternated rounds (ratio kvbench / harness)"
     report "$lines" 1
 }

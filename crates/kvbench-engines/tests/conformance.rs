@@ -168,8 +168,10 @@ fn rocksdb_optimistic_transactions_run_the_plan() {
 /// still verified, so the worker's refresh after writes takes a new snapshot.
 #[test]
 fn fjall_snapshot_reads_run_the_plan() {
-    let Some(desc) = conformance::engine_or_skip("fjall") else { return };
-    run_plan_with(desc, None, None, &[("read", "snapshot"), ("write", "transaction")]);
+    for name in ["fjall", "fjall2"] {
+        let Some(desc) = conformance::engine_or_skip(name) else { continue };
+        run_plan_with(desc, None, None, &[("read", "snapshot"), ("write", "transaction")]);
+    }
 }
 
 macro_rules! conformance {

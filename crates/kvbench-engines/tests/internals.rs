@@ -224,7 +224,13 @@ fn redb_settle_compacts_the_file_after_half_the_records_are_removed() {
 /// until compact reports nothing left; the file it leaves is never smaller than the full one's.
 #[test]
 fn redb_compaction_once_stops_after_one_call() {
-    let Some(d) = descriptor("redb") else { return };
+    for name in ["redb", "redb2"] {
+        redb_compaction_once(name);
+    }
+}
+
+fn redb_compaction_once(name: &str) {
+    let Some(d) = descriptor(name) else { return };
     let sizes: Vec<(String, u64)> = ["once", "full"]
         .iter()
         .map(|mode| {
@@ -363,7 +369,13 @@ fn rocksdb_optimistic_transactions_write_what_batches_write() {
 /// transaction, a write after it only once refreshed, in gets and scans alike.
 #[test]
 fn fjall_snapshot_readers_see_writes_only_after_a_refresh() {
-    let Some(d) = descriptor("fjall") else { return };
+    for name in ["fjall", "fjall2"] {
+        fjall_snapshot_reader(name);
+    }
+}
+
+fn fjall_snapshot_reader(name: &str) {
+    let Some(d) = descriptor(name) else { return };
     let tmp = tempfile::tempdir().unwrap();
     let e = open(d, tmp.path(), &[("read", "snapshot".into())]);
     fill(e.as_ref(), 100, 0);
