@@ -93,7 +93,8 @@ def verdict(phase):
         if oa and ok:
             differ.append(f"{a}/{b}")
         else:
-            noise.append(f"{a}~{b} ({'author' if not oa else 'kvbench'} tied)")
+            tied = "both" if not oa and not ok else "author" if not oa else "kvbench"
+            noise.append(f"{a}~{b} ({tied} tied)")
     if differ:
         return "DIFFER: " + ", ".join(differ)
     return "agree within noise: " + ", ".join(noise) if noise else "agree"
