@@ -22,39 +22,112 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "fjall",
     "fjall (pure Rust): LSM-tree with a shared journal, one keyspace",
     Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
-    &[
-        OptionSpec::int("cache_size", "", "block cache in bytes, e.g. 64m (default: the library's, 32 MiB)"),
-        OptionSpec::one_of(
-            "persist_mode",
-            &["sync-all", "sync-data"],
-            "sync-all",
-            "how a durable commit (sync commit or always) flushes the journal: fsync (SyncAll) or fdatasync (SyncData)",
-        ),
-        OptionSpec::one_of(
-            "write",
-            &["batch", "transaction"],
-            "batch",
-            "batch: one write batch per kvbench batch, persisted at commit; transaction: one single-writer \
-                  transaction (write_tx, commit), then the database persisted, as redb's benchmark harness does",
-        ),
-        OptionSpec::one_of(
-            "read",
-            &["latest", "snapshot"],
-            "latest",
-            "latest: each read sees the keyspace's latest data; snapshot: reads go through a read transaction \
-                  (read_tx) taken when the reader opens and again after writes, as redb's benchmark harness reads",
-        ),
-        OptionSpec::one_of(
-            "compaction",
-            &["major", "none"],
-            "major",
-            "what settle does: major: flush the memtable and compact every table into the last level; none: \
-                  persist the journal only, as redb's benchmark harness's fjall `compact` (which does nothing)",
-        ),
-    ],
+    OPTIONS,
     || env!("KVB_CRATE_VERSION_FJALL").into(),
     open,
 );
+
+/// The options of both fjall rows (fjall and fjall2: the same choices under each version's names).
+pub(crate) static OPTIONS: &[OptionSpec] = &[
+        OptionSpec::int("cache_size", "", "block cache in bytes, e.g. 64m (default: the library's, 32 MiB)"),
+    OptionSpec::one_of(
+        "persist_mode",
+        &["sync-all", "sync-data"],
+        "sync-all",
+        "how a durable commit (sync commit or always) flushes the journal: fsync (SyncAll) or fdatasync (SyncData)",
+    ),
+    OptionSpec::one_of(
+        "write",
+        &["batch", "transaction"],
+        "batch",
+        "batch: one write batch per kvbench batch, persisted at commit; transaction: one single-writer \
+          transaction (write_tx, commit), then the store persisted, as redb's benchmark harness does",
+    ),
+    OptionSpec::one_of(
+        "read",
+        &["latest", "snapshot"],
+        "latest",
+        "latest: each read sees the latest data; snapshot: reads go through a read transaction \
+          (read_tx) taken when the reader opens and again after writes, as redb's benchmark harness reads",
+    ),
+    OptionSpec::one_of(
+        "compaction",
+        &["major", "none"],
+        "major",
+        "what settle does: major: flush the memtable and compact every table (fjall 2: segment) into the last level; none: \
+          persist the journal only, as redb's benchmark harness's fjall `compact` (which does nothing)",
+    ),
+];
+
+/// The options' choices, read once for either version.
+pub(crate) struct Choice {
+    pub cache_size: Option<u64>,
+    /// Durable commits flush with fdatasync (`persist_mode = "sync-data"`), else fsync.
+    pub sync_data: bool,
+    /// Writes go through a single-writer transaction (`write = "transaction"`).
+    pub transaction: bool,
+    /// Settle compacts (`compaction = "major"`), or only persists (`"none"`: redb's harness).
+    pub compact: bool,
+    /// Readers read through a read transaction (`read = "snapshot"`).
+    pub snapshot: bool,
+}
+
+impl Choice {
+    pub(crate) fn of(args: &OpenArgs<'_>, engine: &str) -> Result<Choice> {
+        if args.mode != OpenMode::ReadWrite {
+            return Err(EngineError::Unsupported(format!("{engine} has no {:?} open", args.mode)));
+        }
+        let o = args.options;
+        let cache_size = match o.int("cache_size") {
+            Some(n) if n > 0 => Some(n as u64),
+            Some(n) => return Err(EngineError::Option(format!("{engine} cache_size must be positive bytes, got {n}"))),
+            None => None,
+        };
+        Ok(Choice {
+            cache_size,
+            sync_data: o.text("persist_mode").as_deref() == Some("sync-data"),
+            transaction: o.text("write").as_deref() == Some("transaction"),
+            compact: o.text("compaction").as_deref() != Some("none"),
+            snapshot: o.text("read").as_deref() == Some("snapshot"),
+        })
+    }
+
+    /// The row's settings: `sync` as the version words it, the rest from the choices.
+    pub(crate) fn settings(&self, sync: String, store: &str) -> BTreeMap<String, String> {
+        let cache = self.cache_size.map(|n| format!("{n} bytes")).unwrap_or_else(|| "library default (32 MiB)".into());
+        let write = if self.transaction {
+            "one single-writer transaction per batch (write_tx, commit, then persist: redb's harness)"
+        } else {
+            "one atomic write batch per batch"
+        };
+        let settle = if self.compact {
+            "flush the memtable, then a major compaction"
+        } else {
+            "persist only, no compaction (redb's harness's fjall compact does nothing)"
+        };
+        let reader = if self.snapshot {
+            "reads through a read transaction (read_tx), taken anew after writes (redb's harness)".to_string()
+        } else {
+            format!("reads the {store}'s latest data (no snapshot held)")
+        };
+        BTreeMap::from([
+            ("sync".into(), sync),
+            ("cache_size".into(), cache),
+            ("write_batch".into(), write.into()),
+            ("compaction".into(), settle.into()),
+            ("reader".into(), reader),
+        ])
+    }
+}
+
+/// The sync setting's words for a persist mode named `mode` (Buffer: no durable commits).
+pub(crate) fn sync_words(mode: &str) -> String {
+    if mode == "Buffer" {
+        return "PersistMode::Buffer (journal written to the OS at each commit, no fsync; persist(SyncAll) at close)"
+            .into();
+    }
+    format!("PersistMode::{mode} at every commit (journal fsynced before the commit returns)")
+}
 
 fn err(error: impl std::fmt::Display) -> EngineError {
     EngineError::Store(format!("fjall: {error}"))
@@ -63,46 +136,28 @@ fn err(error: impl std::fmt::Display) -> EngineError {
 pub struct Fjall {
     db: SingleWriterTxDatabase,
     ks: SingleWriterTxKeyspace,
-    /// Writes go through a single-writer transaction (`write = "transaction"`).
-    transaction: bool,
-    /// Settle compacts (`compaction = "major"`), or only persists (`"none"`: redb's harness).
-    compact: bool,
-    /// Readers read through a read transaction (`read = "snapshot"`).
-    snapshot: bool,
+    choice: Choice,
     /// The persist mode of each commit: `Buffer` (the library's default, write to the OS) when
     /// the scenario does not ask for durable commits.
     persist: PersistMode,
     sync: SyncMode,
-    cache_size: Option<u64>,
     wrote: AtomicBool,
 }
 
 fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
-    if args.mode != OpenMode::ReadWrite {
-        return Err(EngineError::Unsupported(format!("fjall has no {:?} open", args.mode)));
-    }
-    let o = args.options;
-    let cache_size = match o.int("cache_size") {
-        Some(n) if n > 0 => Some(n as u64),
-        Some(n) => return Err(EngineError::Option(format!("fjall cache_size must be positive bytes, got {n}"))),
-        None => None,
-    };
-    let durable = match o.text("persist_mode").as_deref() {
-        Some("sync-data") => PersistMode::SyncData,
+    let choice = Choice::of(args, "fjall")?;
+    let persist = match (args.sync, choice.sync_data) {
+        (SyncMode::None, _) => PersistMode::Buffer,
+        (_, true) => PersistMode::SyncData,
         _ => PersistMode::SyncAll,
     };
-    let persist = if args.sync == SyncMode::None { PersistMode::Buffer } else { durable };
     let mut b = SingleWriterTxDatabase::builder(args.dir);
-    if let Some(n) = cache_size {
+    if let Some(n) = choice.cache_size {
         b = b.cache_size(n);
     }
     let db = b.open().map_err(err)?;
     let ks = db.keyspace(KEYSPACE, KeyspaceCreateOptions::default).map_err(err)?;
-    let transaction = o.text("write").as_deref() == Some("transaction");
-    let compact = o.text("compaction").as_deref() != Some("none");
-    let snapshot = o.text("read").as_deref() == Some("snapshot");
-    let wrote = AtomicBool::new(false);
-    Ok(Box::new(Fjall { db, ks, transaction, compact, snapshot, persist, sync: args.sync, cache_size, wrote }))
+    Ok(Box::new(Fjall { db, ks, choice, persist, sync: args.sync, wrote: AtomicBool::new(false) }))
 }
 
 impl Fjall {
@@ -137,7 +192,7 @@ impl Fjall {
 impl Engine for Fjall {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
         self.wrote.store(true, Ordering::Relaxed);
-        if self.transaction {
+        if self.choice.transaction {
             self.write_transaction(batch)
         } else {
             self.write_batch(batch)
@@ -145,7 +200,7 @@ impl Engine for Fjall {
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        let snapshot = self.snapshot.then(|| (&self.db, self.db.read_tx()));
+        let snapshot = self.choice.snapshot.then(|| (&self.db, self.db.read_tx()));
         Ok(Box::new(FjallReader { ks: self.ks.inner().clone(), snapshot }))
     }
 
@@ -157,36 +212,8 @@ impl Engine for Fjall {
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
-        let mut s = BTreeMap::new();
-        let sync = match self.persist {
-            PersistMode::Buffer => {
-                "PersistMode::Buffer (journal written to the OS at each commit, no fsync; persist(SyncAll) at close)"
-                    .to_string()
-            }
-            mode => format!("PersistMode::{mode:?} at every commit (journal fsynced before the commit returns)"),
-        };
-        s.insert("sync".into(), sync);
-        let cache = self.cache_size.map(|n| format!("{n} bytes")).unwrap_or_else(|| "library default (32 MiB)".into());
-        s.insert("cache_size".into(), cache);
+        let mut s = self.choice.settings(sync_words(&format!("{:?}", self.persist)), "keyspace");
         s.insert("keyspace".into(), format!("`{KEYSPACE}`, default create options (lz4, 64 MiB memtable)"));
-        let write = if self.transaction {
-            "one single-writer transaction per batch (write_tx, commit, then persist: redb's harness)"
-        } else {
-            "one atomic write batch per batch"
-        };
-        s.insert("write_batch".into(), write.into());
-        let settle = if self.compact {
-            "flush the memtable, then a major compaction"
-        } else {
-            "persist only, no compaction (redb's harness's fjall compact does nothing)"
-        };
-        s.insert("compaction".into(), settle.into());
-        let reader = if self.snapshot {
-            "reads through a read transaction (read_tx), taken anew after writes (redb's harness)"
-        } else {
-            "reads the keyspace's latest data (no snapshot held)"
-        };
-        s.insert("reader".into(), reader.into());
         s
     }
 
@@ -208,7 +235,7 @@ impl Engine for Fjall {
     fn settle(&mut self) -> Result<String> {
         self.db.persist(PersistMode::SyncAll).map_err(err)?;
         let ks = self.ks.inner();
-        if !self.compact {
+        if !self.choice.compact {
             return Ok(format!("persisted the journal, no compaction ({} tables)", ks.table_count()));
         }
         ks.rotate_memtable_and_wait().map_err(err)?;

@@ -14,42 +14,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use ::fjall2::{Config, PartitionCreateOptions, PersistMode, ReadTransaction, TxKeyspace, TxPartitionHandle};
 use kvbench_model::engine::*;
 
+use crate::fjall::{sync_words, Choice};
+
 const PARTITION: &str = "kv";
 
 pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "fjall2",
     "fjall 2 (pure Rust): LSM-tree with a shared journal, one partition (the version redb's published harness measures)",
     Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
-    &[
-        OptionSpec::int("cache_size", "", "block cache in bytes, e.g. 64m (default: the library's, 32 MiB)"),
-        OptionSpec::one_of(
-            "persist_mode",
-            &["sync-all", "sync-data"],
-            "sync-all",
-            "how a durable commit (sync commit or always) flushes the journal: fsync (SyncAll) or fdatasync (SyncData)",
-        ),
-        OptionSpec::one_of(
-            "write",
-            &["batch", "transaction"],
-            "batch",
-            "batch: one write batch per kvbench batch, persisted at commit; transaction: one single-writer \
-                  transaction (write_tx, commit), then the keyspace persisted, as redb's benchmark harness does",
-        ),
-        OptionSpec::one_of(
-            "read",
-            &["latest", "snapshot"],
-            "latest",
-            "latest: each read sees the partition's latest data; snapshot: reads go through a read transaction \
-                  (read_tx) taken when the reader opens and again after writes, as redb's benchmark harness reads",
-        ),
-        OptionSpec::one_of(
-            "compaction",
-            &["major", "none"],
-            "major",
-            "what settle does: major: flush the memtable and compact every segment into the last level; none: \
-                  persist the journal only, as redb's benchmark harness's fjall `compact` (which does nothing)",
-        ),
-    ],
+    crate::fjall::OPTIONS,
     || env!("KVB_CRATE_VERSION_FJALL2").into(),
     open,
 );
@@ -61,48 +34,27 @@ fn err(error: impl std::fmt::Display) -> EngineError {
 pub struct Fjall2 {
     ks: TxKeyspace,
     part: TxPartitionHandle,
-    transaction: bool,
-    compact: bool,
-    snapshot: bool,
+    choice: Choice,
     /// `Buffer` (write to the OS) when the scenario does not ask for durable commits.
     persist: PersistMode,
     sync: SyncMode,
-    cache_size: Option<u64>,
     wrote: AtomicBool,
 }
 
 fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
-    if args.mode != OpenMode::ReadWrite {
-        return Err(EngineError::Unsupported(format!("fjall2 has no {:?} open", args.mode)));
-    }
-    let o = args.options;
-    let cache_size = match o.int("cache_size") {
-        Some(n) if n > 0 => Some(n as u64),
-        Some(n) => return Err(EngineError::Option(format!("fjall2 cache_size must be positive bytes, got {n}"))),
-        None => None,
-    };
-    let durable = match o.text("persist_mode").as_deref() {
-        Some("sync-data") => PersistMode::SyncData,
+    let choice = Choice::of(args, "fjall2")?;
+    let persist = match (args.sync, choice.sync_data) {
+        (SyncMode::None, _) => PersistMode::Buffer,
+        (_, true) => PersistMode::SyncData,
         _ => PersistMode::SyncAll,
     };
-    let persist = if args.sync == SyncMode::None { PersistMode::Buffer } else { durable };
     let mut config = Config::new(args.dir);
-    if let Some(n) = cache_size {
+    if let Some(n) = choice.cache_size {
         config = config.cache_size(n);
     }
     let ks = config.open_transactional().map_err(err)?;
     let part = ks.open_partition(PARTITION, PartitionCreateOptions::default()).map_err(err)?;
-    Ok(Box::new(Fjall2 {
-        ks,
-        part,
-        transaction: o.text("write").as_deref() == Some("transaction"),
-        compact: o.text("compaction").as_deref() != Some("none"),
-        snapshot: o.text("read").as_deref() == Some("snapshot"),
-        persist,
-        sync: args.sync,
-        cache_size,
-        wrote: AtomicBool::new(false),
-    }))
+    Ok(Box::new(Fjall2 { ks, part, choice, persist, sync: args.sync, wrote: AtomicBool::new(false) }))
 }
 
 impl Fjall2 {
@@ -135,7 +87,7 @@ impl Fjall2 {
 impl Engine for Fjall2 {
     fn write(&self, batch: &[WriteOp<'_>]) -> Result<()> {
         self.wrote.store(true, Ordering::Relaxed);
-        if self.transaction {
+        if self.choice.transaction {
             self.write_transaction(batch)
         } else {
             self.write_batch(batch)
@@ -143,7 +95,7 @@ impl Engine for Fjall2 {
     }
 
     fn reader(&self) -> Result<Box<dyn Reader + '_>> {
-        let snapshot = self.snapshot.then(|| self.ks.read_tx());
+        let snapshot = self.choice.snapshot.then(|| self.ks.read_tx());
         Ok(Box::new(Fjall2Reader { db: self, snapshot }))
     }
 
@@ -155,36 +107,8 @@ impl Engine for Fjall2 {
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
-        let mut s = BTreeMap::new();
-        let sync = match self.persist {
-            PersistMode::Buffer => {
-                "PersistMode::Buffer (journal written to the OS at each commit, no fsync; persist(SyncAll) at close)"
-                    .to_string()
-            }
-            mode => format!("PersistMode::{mode:?} at every commit (journal fsynced before the commit returns)"),
-        };
-        s.insert("sync".into(), sync);
-        let cache = self.cache_size.map(|n| format!("{n} bytes")).unwrap_or_else(|| "library default (32 MiB)".into());
-        s.insert("cache_size".into(), cache);
+        let mut s = self.choice.settings(sync_words(&format!("{:?}", self.persist)), "partition");
         s.insert("partition".into(), format!("`{PARTITION}`, default create options"));
-        let write = if self.transaction {
-            "one single-writer transaction per batch (write_tx, commit, then persist: redb's harness)"
-        } else {
-            "one atomic write batch per batch"
-        };
-        s.insert("write_batch".into(), write.into());
-        let settle = if self.compact {
-            "flush the memtable, then a major compaction"
-        } else {
-            "persist only, no compaction (redb's harness's fjall compact does nothing)"
-        };
-        s.insert("compaction".into(), settle.into());
-        let reader = if self.snapshot {
-            "reads through a read transaction (read_tx), taken anew after writes (redb's harness)"
-        } else {
-            "reads the partition's latest data (no snapshot held)"
-        };
-        s.insert("reader".into(), reader.into());
         s
     }
 
@@ -203,7 +127,7 @@ impl Engine for Fjall2 {
     fn settle(&mut self) -> Result<String> {
         self.ks.persist(PersistMode::SyncAll).map_err(err)?;
         let part = self.part.inner();
-        if !self.compact {
+        if !self.choice.compact {
             return Ok(format!("persisted the journal, no compaction ({} segments)", part.segment_count()));
         }
         part.rotate_memtable_and_wait().map_err(err)?;

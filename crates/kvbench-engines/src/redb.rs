@@ -23,19 +23,58 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "redb",
     "redb (pure Rust): copy-on-write B-tree in one file, MVCC read transactions",
     crate::ORDERED_STORE,
-    &[
-        OptionSpec::int("cache_size", "", "redb's page cache in bytes, e.g. 64m (default: the library's, 1 GiB)"),
-        OptionSpec::one_of(
-            "compaction",
-            &["full", "once"],
-            "full",
-            "what settle does: full: Database::compact until it reports nothing left to do; once: one call, \
-                  as redb's benchmark harness compacts",
-        ),
-    ],
+    OPTIONS,
     || env!("KVB_CRATE_VERSION_REDB").into(),
     open,
 );
+
+/// The options of both redb rows (redb and redb2).
+pub(crate) static OPTIONS: &[OptionSpec] = &[
+    OptionSpec::int("cache_size", "", "redb's page cache in bytes, e.g. 64m (default: the library's, 1 GiB)"),
+    OptionSpec::one_of(
+        "compaction",
+        &["full", "once"],
+        "full",
+        "what settle does: full: Database::compact until it reports nothing left to do; once: one call, \
+              as redb's benchmark harness compacts",
+    ),
+];
+
+/// `cache_size`, checked (None: the library's default).
+pub(crate) fn cache_size(args: &OpenArgs<'_>, engine: &str) -> Result<Option<usize>> {
+    match args.options.int("cache_size") {
+        Some(n) if n > 0 => Ok(Some(n as usize)),
+        Some(n) => Err(EngineError::Option(format!("{engine} cache_size must be positive bytes, got {n}"))),
+        None => Ok(None),
+    }
+}
+
+/// The settings both rows share, beside `sync`.
+pub(crate) fn settings(sync: &str, cache_size: Option<usize>, compact_once: bool) -> BTreeMap<String, String> {
+    let cache = cache_size.map(|n| format!("{n} bytes")).unwrap_or_else(|| "library default (1 GiB)".into());
+    let settle = if compact_once { "Database::compact once (redb's harness)" } else { "Database::compact until done" };
+    BTreeMap::from([
+        ("sync".into(), sync.into()),
+        ("cache_size".into(), cache),
+        ("write_batch".into(), "one write transaction per batch".into()),
+        ("reader".into(), "one read transaction per reader, renewed on refresh".into()),
+        ("compaction".into(), settle.into()),
+    ])
+}
+
+/// Settle's compaction: `compact` (one `Database::compact`) until it reports nothing left to
+/// do, or once; what was done.
+pub(crate) fn compact(mut compact: impl FnMut() -> Result<bool>, once: bool) -> Result<String> {
+    let mut rounds = 0;
+    while compact()? {
+        rounds += 1;
+        if once {
+            break;
+        }
+    }
+    let how = if once { "called once".to_string() } else { format!("{rounds} rounds") };
+    Ok(format!("committed durably and compacted the file (Database::compact, {how})"))
+}
 
 fn err(error: impl std::fmt::Display) -> EngineError {
     EngineError::Store(format!("redb: {error}"))
@@ -61,11 +100,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     if args.mode == OpenMode::Secondary {
         return Err(EngineError::Unsupported("redb has no secondary open".into()));
     }
-    let cache_size = match args.options.int("cache_size") {
-        Some(n) if n > 0 => Some(n as usize),
-        Some(n) => return Err(EngineError::Option(format!("redb cache_size must be positive bytes, got {n}"))),
-        None => None,
-    };
+    let cache_size = cache_size(args, "redb")?;
     let mut b = Database::builder();
     if let Some(n) = cache_size {
         b.set_cache_size(n);
@@ -144,7 +179,6 @@ impl Engine for Redb {
     }
 
     fn settings(&self) -> BTreeMap<String, String> {
-        let mut s = BTreeMap::new();
         let sync = match (&self.db, self.sync) {
             (Db::Read(_), _) => "read-only database (ReadOnlyDatabase)",
             (_, SyncMode::None) => {
@@ -152,15 +186,7 @@ impl Engine for Redb {
             }
             _ => "Durability::Immediate (fsync at every commit; one-phase commit, redb's default)",
         };
-        s.insert("sync".into(), sync.into());
-        let cache = self.cache_size.map(|n| format!("{n} bytes")).unwrap_or_else(|| "library default (1 GiB)".into());
-        s.insert("cache_size".into(), cache);
-        s.insert("write_batch".into(), "one write transaction per batch".into());
-        s.insert("reader".into(), "one read transaction per reader, renewed on refresh".into());
-        let settle =
-            if self.compact_once { "Database::compact once (redb's harness)" } else { "Database::compact until done" };
-        s.insert("compaction".into(), settle.into());
-        s
+        settings(sync, self.cache_size, self.compact_once)
     }
 
     /// Compacts the file (redb's `Database::compact`, until it reports nothing left to do, or
@@ -170,15 +196,7 @@ impl Engine for Redb {
             return Ok("read-only database: nothing to compact".into());
         };
         Redb::persist(db)?;
-        let mut rounds = 0;
-        while db.compact().map_err(err)? {
-            rounds += 1;
-            if self.compact_once {
-                break;
-            }
-        }
-        let how = if self.compact_once { "called once".to_string() } else { format!("{rounds} rounds") };
-        Ok(format!("committed durably and compacted the file (Database::compact, {how})"))
+        compact(|| db.compact().map_err(err), self.compact_once)
     }
 }
 

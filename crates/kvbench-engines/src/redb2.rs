@@ -22,16 +22,7 @@ pub static DESCRIPTOR: EngineDescriptor = crate::embedded(
     "redb2",
     "redb 2 (pure Rust): copy-on-write B-tree in one file (the version redb's published harness measures)",
     Capabilities { read_only_open: false, ..crate::ORDERED_STORE },
-    &[
-        OptionSpec::int("cache_size", "", "redb's page cache in bytes, e.g. 64m (default: the library's, 1 GiB)"),
-        OptionSpec::one_of(
-            "compaction",
-            &["full", "once"],
-            "full",
-            "what settle does: full: Database::compact until it reports nothing left to do; once: one call, \
-                  as redb's benchmark harness compacts",
-        ),
-    ],
+    crate::redb::OPTIONS,
     || env!("KVB_CRATE_VERSION_REDB2").into(),
     open,
 );
@@ -52,11 +43,7 @@ fn open(args: &OpenArgs<'_>) -> Result<Box<dyn Engine>> {
     if args.mode != OpenMode::ReadWrite {
         return Err(EngineError::Unsupported(format!("redb2 has no {:?} open", args.mode)));
     }
-    let cache_size = match args.options.int("cache_size") {
-        Some(n) if n > 0 => Some(n as usize),
-        Some(n) => return Err(EngineError::Option(format!("redb2 cache_size must be positive bytes, got {n}"))),
-        None => None,
-    };
+    let cache_size = crate::redb::cache_size(args, "redb2")?;
     let mut b = Database::builder();
     if let Some(n) = cache_size {
         b.set_cache_size(n);
@@ -120,31 +107,15 @@ impl Engine for Redb2 {
             SyncMode::None => "Durability::None (commits kept in memory; one Durability::Immediate commit at close)",
             _ => "Durability::Immediate (fsync at every commit, redb's default)",
         };
-        let cache = self.cache_size.map(|n| format!("{n} bytes")).unwrap_or_else(|| "library default (1 GiB)".into());
-        let settle =
-            if self.compact_once { "Database::compact once (redb's harness)" } else { "Database::compact until done" };
-        BTreeMap::from([
-            ("sync".into(), sync.into()),
-            ("cache_size".into(), cache),
-            ("write_batch".into(), "one write transaction per batch".into()),
-            ("reader".into(), "one read transaction per reader, renewed on refresh".into()),
-            ("compaction".into(), settle.into()),
-        ])
+        crate::redb::settings(sync, self.cache_size, self.compact_once)
     }
 
     /// Compacts the file (`Database::compact`, until it reports nothing left to do, or once)
     /// after making earlier commits durable.
     fn settle(&mut self) -> Result<String> {
         self.persist()?;
-        let mut rounds = 0;
-        while self.db.compact().map_err(err)? {
-            rounds += 1;
-            if self.compact_once {
-                break;
-            }
-        }
-        let how = if self.compact_once { "called once".to_string() } else { format!("{rounds} rounds") };
-        Ok(format!("committed durably and compacted the file (Database::compact, {how})"))
+        let db = &mut self.db;
+        crate::redb::compact(|| db.compact().map_err(err), self.compact_once)
     }
 }
 
