@@ -637,13 +637,15 @@ impl Thread {
     }
 
     /// Release the records the block's writes took: the state after the write for units that
-    /// ran, the state before for those that did not (undone in reverse order). Beside other
-    /// writers, an rmw that failed leaves its record as it was; alone, a failed write of
-    /// either kind counts as written, since later units of its block took it so.
+    /// ran, the state before for those that did not (undone in reverse order). An rmw that
+    /// failed leaves its record as it was (alone: unless a later unit of the block wrote it);
+    /// a write that failed counts as written, as in the Rust worker.
     fn finish_writes(&mut self, ran: usize) {
-        let state = &self.run.state;
-        for &(u, c, before, after) in self.block.written.iter().rev() {
-            if u as usize >= ran {
+        let (state, b) = (&self.run.state, &self.block);
+        let rewritten = |u: u32, c: u64| b.written.iter().any(|&(v, d, ..)| d == c && v > u && (v as usize) < ran);
+        for &(u, c, before, after) in b.written.iter().rev() {
+            let failed_rmw = b.kind[u as usize] == RMW && b.units[u as usize].failed;
+            if u as usize >= ran || (!self.run.lock && failed_rmw && !rewritten(u, c)) {
                 state.end_write(c, before);
             } else if self.run.lock {
                 state.end_write(c, after);
