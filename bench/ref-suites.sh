@@ -36,7 +36,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 RECORDS=${RECORDS:-20000}
-DATA=${DATA:-/var/tmp}
+# Absolute: cmd/pebble runs in WORK (it writes its profiles, cpu.*.prof and the rest, where it runs).
+DATA=$(realpath -m "${DATA:-/var/tmp}")
 KVBENCH=${KVBENCH:-target/release/kvbench}
 TOOLS=${TOOLS:-$DATA/kvbench-ref-tools}
 WORK=$(mktemp -d "$DATA/ref-suites.XXXXXX")
@@ -130,8 +131,8 @@ pebble_round() {
     rm -rf "$dir" "$dir.loaded"
     local t0 t1
     t0=$(date +%s.%N)
-    "$bin" bench ycsb "$dir" --wipe --workload=read=100 --initial-keys="$RECORDS" --num-ops=1 "${common[@]}" \
-        >"$WORK/pebble.log" 2>&1 || { cat "$WORK/pebble.log" >&2; exit 1; }
+    (cd "$WORK" && "$bin" bench ycsb "$dir" --wipe --workload=read=100 --initial-keys="$RECORDS" --num-ops=1 \
+        "${common[@]}") >"$WORK/pebble.log" 2>&1 || { cat "$WORK/pebble.log" >&2; exit 1; }
     t1=$(date +%s.%N)
     printf '%s\tauthor\tgo-pebble\tload\t%s\n' "$round" "$(python3 -c "print($RECORDS / ($t1 - $t0))")"
     cp -a "$dir" "$dir.loaded"
@@ -139,8 +140,9 @@ pebble_round() {
         local keys=zipf
         [[ $w == D ]] && keys=uniform
         rm -rf "$dir" && cp -a "$dir.loaded" "$dir"
-        "$bin" bench ycsb "$dir" --workload="$w" --keys="$keys" --initial-keys=0 --prepopulated-keys="$RECORDS" \
-            --num-ops="$RECORDS" "${common[@]}" >"$WORK/pebble.log" 2>&1 || { cat "$WORK/pebble.log" >&2; exit 1; }
+        (cd "$WORK" && "$bin" bench ycsb "$dir" --workload="$w" --keys="$keys" --initial-keys=0 \
+            --prepopulated-keys="$RECORDS" --num-ops="$RECORDS" "${common[@]}") >"$WORK/pebble.log" 2>&1 ||
+            { cat "$WORK/pebble.log" >&2; exit 1; }
         awk -v r="$round" -v w="$w" '/^Benchmarkycsb\// {print r "\tauthor\tgo-pebble\t" w "\t" $3}' "$WORK/pebble.log"
     done
 }
