@@ -101,7 +101,7 @@ typedef struct {
   const uint32_t *key_off;  /* per key + 1: key i is key[key_off[i] .. key_off[i+1]] */
   const uint8_t *val;       /* values to write, packed (KVB_WRITE, KVB_RMW) */
   const uint32_t *val_off;  /* per key + 1, as key_off */
-  const uint8_t *del;       /* per key: 1 = delete it (KVB_WRITE) */
+  const uint8_t *del;       /* per key of a KVB_WRITE: KVB_PUT, KVB_DELETE or KVB_MERGE_FIELDS */
   const uint8_t *const *exp;/* per key: NULL, or the bytes a KVB_GET must read (see kvb_done) */
   const uint32_t *exp_len;  /* per key: exp's length */
   uint8_t plain;            /* 1: unit u is a KVB_GET of key u, no refresh, no due (one loop may

@@ -15,7 +15,7 @@ enum {
   KVB_GET = 1,       /* one key: get it */
   KVB_MULTI_GET = 2, /* its keys: one multi-get request (the engine's own, else gets in a loop) */
   KVB_SCAN = 3,      /* from its key, up to scan_len records in key order (kvb_scan) */
-  KVB_WRITE = 4,     /* its keys: one write batch (put val, or delete where del is 1) */
+  KVB_WRITE = 4,     /* its keys: one write batch (each key as its del entry says: put val, delete, merge fields) */
   KVB_RMW = 5,       /* one key: get it, refresh the reader, write val; timed together */
   KVB_OPEN_GET = 6,  /* one key: open the engine (kvb_step.mode), get, close; timed together */
   KVB_WAIT = 7       /* nothing to run: wait until due, then ask kvb_next again */
@@ -23,5 +23,12 @@ enum {
 
 /* A got_len entry (kvb_done): the value read was equal to the key's exp. */
 enum { KVB_MATCHED = -2 };
+
+/* A write's entry (kvb_block.del). */
+enum {
+  KVB_PUT = 0,         /* put val */
+  KVB_DELETE = 1,      /* delete the key */
+  KVB_MERGE_FIELDS = 2 /* val holds fields of the stored record: merge them in (engines with field-update) */
+};
 
 #endif

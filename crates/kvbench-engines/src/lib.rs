@@ -186,6 +186,7 @@ pub const ORDERED_STORE: kvbench_model::engine::Capabilities = kvbench_model::en
     persistent: true,
     build_once: false,
     delete: true,
+    field_update: false,
 };
 
 /// What `Reader::scan` calls for each pair, in key order, until it returns false.

@@ -12,6 +12,7 @@ use std::time::Instant;
 use kvbench_ffi::*;
 use kvbench_model::engine::{Engine, OpenArgs, OpenMode, Options, SyncMode, WriteOp};
 use kvbench_model::job::{Event, Job, StepResult};
+use kvbench_worker::blocks::{DELETE, MERGE_FIELDS};
 
 const DESC: &kvbench_model::engine::EngineDescriptor = &kvbench_engines::memory::DESCRIPTOR;
 
@@ -31,7 +32,10 @@ fn open_args<'a>(dir: &'a Path, options: &'a Options, mode: i32) -> OpenArgs<'a>
 
 /// A job file for `dir` from the test's job `name` (a stored plan from tests/vectors) with
 /// engine options `options`, and the job itself.
-fn job_in(name: &str, dir: &Path, options: serde_json::Value) -> (std::path::PathBuf, Job) {
+/// `{"fields": true}` in `options` makes it a plan of YCSB's records for an engine with
+/// field-update (not an engine option).
+fn job_in(name: &str, dir: &Path, mut options: serde_json::Value) -> (std::path::PathBuf, Job) {
+    let fields = options.as_object_mut().and_then(|o| o.remove("fields")).is_some();
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(name)).unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["dir"] = dir.to_str().unwrap().into();
@@ -43,6 +47,18 @@ fn job_in(name: &str, dir: &Path, options: serde_json::Value) -> (std::path::Pat
         }
     }
     v["options"] = options;
+    if fields {
+        // YCSB's records, and the plan an engine with field-update is given (updates one at a time,
+        // as the policy asks of updates of one field).
+        v["dataset"]["value"] = serde_json::json!({"min": 100, "max": 100, "fields": 10});
+        v["dataset"]["open_bytes"] = (2600 * 1200).into();
+        for s in v["steps"].as_array_mut().unwrap().iter_mut().filter(|s| s["step"] == "ops") {
+            s["field_updates"] = true.into();
+            if s["name"] == "update" {
+                s["batch"] = 1.into();
+            }
+        }
+    }
     if v["plan"] == "STORED" {
         v["plan"] = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/vectors/plan2-stored.kvbplan").into();
     }
@@ -74,8 +90,47 @@ unsafe impl<T> Sync for Ptr<T> {}
 struct Exec<'a> {
     options: &'a Options,
     in_place: bool,
-    /// The most read-modify-writes one block held, seen so far.
-    rmws: &'a AtomicUsize,
+    seen: &'a Seen,
+}
+
+/// What the executor saw of the blocks.
+#[derive(Default)]
+struct Seen {
+    /// The most read-modify-writes one block held.
+    rmws: AtomicUsize,
+    /// Write entries that handed fields to merge in, and the fields they held.
+    merges: AtomicUsize,
+    merged_fields: AtomicUsize,
+}
+
+/// The fields of a serialised record: (name, value) pairs.
+fn fields(mut rec: &[u8]) -> Vec<(&[u8], &[u8])> {
+    fn take<'a>(rec: &mut &'a [u8]) -> &'a [u8] {
+        let n = u32::from_be_bytes(rec[..4].try_into().unwrap()) as usize;
+        let (f, rest) = rec[4..].split_at(n);
+        *rec = rest;
+        f
+    }
+    let mut out = Vec::new();
+    while !rec.is_empty() {
+        let name = take(&mut rec);
+        out.push((name, take(&mut rec)));
+    }
+    out
+}
+
+/// `stored` with the fields of `changed` in place of its own, as an engine's update merges them.
+fn merge(stored: &[u8], changed: &[u8]) -> Vec<u8> {
+    let new = fields(changed);
+    let mut out = Vec::new();
+    for (name, old) in fields(stored) {
+        let v = new.iter().find(|(n, _)| *n == name).map_or(old, |&(_, v)| v);
+        for f in [name, v] {
+            out.extend_from_slice(&(f.len() as u32).to_be_bytes());
+            out.extend_from_slice(f);
+        }
+    }
+    out
 }
 
 /// Run the blocks of one thread of the current ops step on `rd` / `eng`.
@@ -106,7 +161,7 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
             )
         };
         let keys = key_end[n - 1] as usize;
-        x.rmws.fetch_max(kind.iter().filter(|&&k| k == 5).count(), Ordering::Relaxed);
+        x.seen.rmws.fetch_max(kind.iter().filter(|&&k| k == 5).count(), Ordering::Relaxed);
         // SAFETY: as above.
         let (key_off, val_off, del, exp, exp_len) = unsafe {
             (
@@ -171,6 +226,24 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
                         true
                     })
                     .map(|_| ()),
+                4 if (k0..k1).any(|i| del[i] == MERGE_FIELDS) => (k0..k1).try_for_each(|i| {
+                    // Entry by entry, as a YCSB binding's calls: a merge reads what the one before wrote.
+                    let mut stored = Vec::new();
+                    if del[i] == MERGE_FIELDS {
+                        let r = rd.as_mut().unwrap();
+                        r.refresh()?;
+                        assert!(r.get(key(i), &mut stored)?, "fields to merge into an absent record");
+                        x.seen.merges.fetch_add(1, Ordering::Relaxed);
+                        x.seen.merged_fields.fetch_add(fields(val(i)).len(), Ordering::Relaxed);
+                        stored = merge(&stored, val(i));
+                    }
+                    let value = match del[i] {
+                        DELETE => None,
+                        MERGE_FIELDS => Some(&stored[..]),
+                        _ => Some(val(i)),
+                    };
+                    eng.unwrap().write(&[WriteOp { key: key(i), value }])
+                }),
                 4 => {
                     let batch: Vec<WriteOp<'_>> =
                         (k0..k1).map(|i| WriteOp { key: key(i), value: (del[i] == 0).then(|| val(i)) }).collect();
@@ -219,7 +292,7 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
 }
 
 /// Run the job file through the C ABI on the memory engine; returns the event lines.
-fn run_hosted(path: &Path, dir: &Path, spec: &Job, in_place: bool, rmws: &AtomicUsize) -> String {
+fn run_hosted(path: &Path, dir: &Path, spec: &Job, in_place: bool, seen: &Seen) -> String {
     let out = tempfile::tempfile().unwrap();
     let cpath = CString::new(path.to_str().unwrap()).unwrap();
     // SAFETY: a NUL-terminated path and an open file.
@@ -227,7 +300,7 @@ fn run_hosted(path: &Path, dir: &Path, spec: &Job, in_place: bool, rmws: &Atomic
     // SAFETY: the job is live.
     assert!(unsafe { kvb_job_error(job.0) }.is_null(), "{:?}", unsafe { CStr::from_ptr(kvb_job_error(job.0)) });
     let options = Options::resolved(spec.options.clone());
-    let x = Exec { options: &options, in_place, rmws };
+    let x = Exec { options: &options, in_place, seen };
     let mut eng: Option<Box<dyn Engine>> = None;
     loop {
         // SAFETY: the job is live.
@@ -320,12 +393,12 @@ fn counts(s: &StepResult) -> String {
 }
 
 /// Run job `name` both ways, with engine options `options`; the steps' counters must agree.
-/// Returns the steps and the most read-modify-writes a block held.
-fn agree_with(name: &str, options: serde_json::Value, in_place: bool) -> (Vec<StepResult>, usize) {
+/// Returns the steps and what the executor saw.
+fn agree_with(name: &str, options: serde_json::Value, in_place: bool) -> (Vec<StepResult>, Seen) {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (path, job) = job_in(name, a.path(), options.clone());
-    let rmws = AtomicUsize::new(0);
-    let hosted = steps(&run_hosted(&path, a.path(), &job, in_place, &rmws));
+    let seen = Seen::default();
+    let hosted = steps(&run_hosted(&path, a.path(), &job, in_place, &seen));
     let (_, job) = job_in(name, b.path(), options);
     let rust = steps(&run_rust(&job));
     assert_eq!(hosted.len(), job.steps.len(), "one event per step");
@@ -336,7 +409,7 @@ fn agree_with(name: &str, options: serde_json::Value, in_place: bool) -> (Vec<St
         let ms = s.wall_ns / 1_000_000 + job.interval_ms;
         assert!(s.intervals.iter().all(|i| i.t_ms <= ms), "step {}: an interval after the step's end", s.index);
     }
-    (hosted, rmws.into_inner())
+    (hosted, seen)
 }
 
 /// Run job `name` both ways, the executor comparing in place and not; nothing may be wrong.
@@ -375,10 +448,24 @@ fn scans_past_the_last_key_of_a_stored_dataset_find_nothing() {
 /// units of YCSB A), and the reads after it in the block are still verified.
 #[test]
 fn regression_an_rmw_does_not_end_the_block_of_a_lone_writer() {
-    let (hosted, rmws) = agree_with("every-step.json", serde_json::json!({}), false);
+    let (hosted, seen) = agree_with("every-step.json", serde_json::json!({}), false);
+    let rmws = seen.rmws.into_inner();
     assert!(rmws > 1, "at most {rmws} rmw a block");
     let mixed: Vec<String> =
         hosted.iter().filter(|s| s.hist.len() > 1 && s.hist.contains_key("rmw")).map(counts).collect();
     assert!(!mixed.is_empty(), "a mixed step with rmws");
     assert!(hosted.iter().all(|s| s.mismatches == 0 && s.missing == 0), "{mixed:#?}");
+}
+
+/// An engine that merges fields in itself (field-update, a YCSB binding's update) is handed
+/// each update of one field as a write entry holding that field alone; it counts as the
+/// Rust worker's read-modify-write does, and every later read finds the field merged in.
+#[test]
+fn regression_an_engine_with_field_update_is_handed_the_one_field() {
+    let (hosted, seen) = agree_with("every-step.json", serde_json::json!({"fields": true}), true);
+    let merges = seen.merges.into_inner();
+    assert!(merges >= 500, "{merges} merges: the update step's 500 at least");
+    assert_eq!(seen.merged_fields.into_inner(), merges, "one field each");
+    let h: Vec<String> = hosted.iter().map(counts).collect();
+    assert!(hosted.iter().all(|s| s.mismatches == 0 && s.missing == 0 && s.errors == 0), "{h:#?}");
 }

@@ -83,6 +83,11 @@ pub struct Capabilities {
     /// Written once in one pass (like CDB); no update or delete afterwards.
     pub build_once: bool,
     pub delete: bool,
+    /// Takes an update's changed fields and merges them into the stored record itself (a YCSB
+    /// binding's `update`); without it an update of one field is a read and a write of the
+    /// merged record.
+    #[serde(default)]
+    pub field_update: bool,
 }
 
 impl Capabilities {
@@ -97,6 +102,7 @@ impl Capabilities {
             (self.persistent, "persistent"),
             (self.build_once, "build-once"),
             (self.delete, "delete"),
+            (self.field_update, "field-update"),
         ];
         for (on, name) in pairs {
             if on {

@@ -282,6 +282,10 @@ pub struct OpsStep {
     pub rate: Option<f64>,
     #[serde(default)]
     pub open_per_op: bool,
+    /// An update of one field hands the engine that field to merge in (its capability
+    /// `field-update`), not a read of the record and a write of the merged one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub field_updates: bool,
     #[serde(default)]
     pub mode: OpenMode,
     #[serde(default)]

@@ -311,16 +311,34 @@ impl Values {
 
     fn fields_value(&self, record: u64, version: u64, out: &mut Vec<u8>) {
         let versions = self.field_versions(record, version);
-        let mut name = [0u8; 29];
         for i in 0..self.fields {
-            let n = field_name(i, &mut name);
-            out.extend_from_slice(&name[..n]);
-            let d = self.field_draw(record, i, versions[i as usize]);
-            out.extend_from_slice(&(d.len as u32).to_be_bytes());
-            match self.content {
-                ValueContent::Random => push_random(out, d),
-                ValueContent::Printable => out.extend_from_slice(self.printable(d)),
+            self.push_field(record, i, versions[i as usize], out);
+        }
+    }
+
+    /// Appends field `field` of `record` as `version` wrote it, serialised as in a record.
+    fn push_field(&self, record: u64, field: u64, version: u64, out: &mut Vec<u8>) {
+        let mut name = [0u8; 29];
+        let n = field_name(field, &mut name);
+        out.extend_from_slice(&name[..n]);
+        let d = self.field_draw(record, field, version);
+        out.extend_from_slice(&(d.len as u32).to_be_bytes());
+        match self.content {
+            ValueContent::Random => push_random(out, d),
+            ValueContent::Printable => out.extend_from_slice(self.printable(d)),
+        }
+    }
+
+    /// Writes into `out` (cleared first) the fields `version` of `record` changes, serialised
+    /// as a record of those fields: the one field an update writes, or every field (the value)
+    /// where that version writes all.
+    pub fn changed_fields(&self, record: u64, version: u64, out: &mut Vec<u8>) {
+        match self.field_written(record, version) {
+            Some(f) => {
+                out.clear();
+                self.push_field(record, f, version, out);
             }
+            None => self.value(record, version, out),
         }
     }
 

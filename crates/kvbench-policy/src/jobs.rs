@@ -394,6 +394,7 @@ impl Builder<'_> {
     ) -> anyhow::Result<usize> {
         let mut st = ops_step(self.s, self.data, phase_index, def, plan, mode)?;
         st.writer = self.writer(phase_index, def, plan);
+        st.field_updates = self.row.caps.field_update && self.data.dataset.value.merges_updates();
         Ok(self.push(|index| Step::Ops(Box::new(OpsStep { index, ..st }))))
     }
 
@@ -638,6 +639,7 @@ fn ops_step(
         last: existing.saturating_sub(1),
         rate: def.rate,
         open_per_op: def.open_per == OpenPer::Operation,
+        field_updates: false,
         mode,
         finish: def.kind == PhaseKind::Load,
         verify: true,
@@ -674,6 +676,7 @@ fn replay_step(data: &ResolvedData, def: &PhaseDef, plan: &PhasePlan, mode: Open
         last: 0,
         rate: None,
         open_per_op: false,
+        field_updates: false,
         mode,
         finish: false,
         verify: true,
@@ -797,6 +800,7 @@ pub fn caps_from_names(names: &[String]) -> Capabilities {
         persistent: has("persistent"),
         build_once: has("build-once"),
         delete: has("delete"),
+        field_update: has("field-update"),
     }
 }
 

@@ -58,6 +58,7 @@ fn kvbench_engines_memory_caps() -> kvbench_model::engine::Capabilities {
         persistent: false,
         build_once: false,
         delete: true,
+        field_update: false,
     }
 }
 

@@ -1,6 +1,6 @@
 //! The numbers of the worker core's C ABI, written once: kvbench-ffi's `kvbench_abi.h` (which
 //! `kvbench.h` includes, and the Go worker reads through cgo) is generated from [`ALL`]
-//! (`cargo run -p kvbench-ffi --bin kvbench-abi-header`), and the Python worker reads them from
+//! (`cargo run -p kvbench-ffi --bin abi-header`), and the Python worker reads them from
 //! the library (`kvb_abi_constant`).
 
 use std::ffi::CStr;
@@ -51,7 +51,7 @@ abi! {
         MULTI_GET = 2,
         /// from its key, up to scan_len records in key order (kvb_scan)
         SCAN = 3,
-        /// its keys: one write batch (put val, or delete where del is 1)
+        /// its keys: one write batch (each key as its del entry says: put val, delete, merge fields)
         WRITE = 4,
         /// one key: get it, refresh the reader, write val; timed together
         RMW = 5,
@@ -62,6 +62,15 @@ abi! {
     }
     /// A got_len entry (kvb_done): the value read was equal to the key's exp.
     i32 { MATCHED = -2, }
+    /// A write's entry (kvb_block.del).
+    u8 {
+        /// put val
+        PUT = 0,
+        /// delete the key
+        DELETE = 1,
+        /// val holds fields of the stored record: merge them in (engines with field-update)
+        MERGE_FIELDS = 2,
+    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use kvbench_model::job::{OpsStep, PhaseKind};
 use kvbench_plan::derive::Expected;
 use kvbench_plan::opstream::{Op, OpStream};
 
-pub use crate::abi::{GET, MATCHED, MULTI_GET, OPEN_GET, RMW, SCAN, WAIT, WRITE};
+pub use crate::abi::{DELETE, GET, MATCHED, MERGE_FIELDS, MULTI_GET, OPEN_GET, PUT, RMW, SCAN, WAIT, WRITE};
 
 /// What the threads of one ops step share.
 pub struct Run {
@@ -152,8 +152,26 @@ impl Block {
             data.value(c, v, &mut self.scratch);
             self.val.extend_from_slice(&self.scratch);
         }
+        self.end_key(PUT);
+    }
+
+    /// The write batch entry of the key just pushed, record `c` in state `s` before it: a put
+    /// of its next version, a delete, or the fields that version changes (MERGE_FIELDS).
+    fn push_entry(&mut self, data: &Data, c: u64, s: u32, entry: u8) {
+        match entry {
+            DELETE => {}
+            MERGE_FIELDS => data.changed_fields(c, writes(s), &mut self.scratch),
+            _ => data.value(c, writes(s), &mut self.scratch),
+        }
+        if entry != DELETE {
+            self.val.extend_from_slice(&self.scratch);
+        }
+        self.end_key(entry);
+    }
+
+    fn end_key(&mut self, entry: u8) {
         self.val_off.push(self.val.len() as u32);
-        self.del.push(0);
+        self.del.push(entry);
         self.exp.push(std::ptr::null());
         self.exp_len.push(0);
     }
@@ -371,8 +389,9 @@ impl Thread {
         let first = ops[0];
         let due = self.due(&first);
         let kind = match first.kind {
-            // One field: read the record, merge the field in, write it back (units of one op).
-            PhaseKind::Update if self.run.data.dataset().value.merges_updates() => RMW,
+            // One field: read the record, merge the field in, write it back (units of one op);
+            // an engine that merges fields in itself is handed the field as a write.
+            PhaseKind::Update if self.run.data.dataset().value.merges_updates() && !self.run.step.field_updates => RMW,
             PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete => WRITE,
             _ if self.run.step.open_per_op => OPEN_GET,
             PhaseKind::MultiGet => MULTI_GET,
@@ -477,21 +496,21 @@ impl Thread {
             let c = run.data.canon(o.record);
             let put = o.kind != PhaseKind::Delete;
             let next = |s| if put { after_put(s) } else { after_delete(s) };
-            if run.lock {
+            let s = if run.lock {
                 let held = &mut b.written[start..];
                 let w = held.iter_mut().find(|w| w.1 == c).expect("the batch's records are held");
                 let s = w.3;
                 w.3 = next(s);
-                b.push_val(put.then_some((&run.data, c, writes(s))));
+                s
             } else {
                 // Without other writers the state moves now, so later units of the block see
                 // it; it is put back if the unit does not run.
                 let s = run.state.begin_write(c, false);
                 b.written.push((u, c, s, next(s)));
                 run.state.end_write(c, next(s));
-                b.push_val(put.then_some((&run.data, c, writes(s))));
-            }
-            *b.del.last_mut().expect("a key was pushed") = u8::from(!put);
+                s
+            };
+            b.push_entry(&run.data, c, s, entry(&run.step, o.kind, s));
         }
         0
     }
@@ -670,6 +689,16 @@ impl Thread {
             self.tally.missing += check.missing(&self.run.data, &self.run.state, len);
         }
         self.scan_seen
+    }
+}
+
+/// What a write batch does with the key of an op of kind `kind` on a record in state `s`: an
+/// update of a present record hands an engine that merges fields in the fields it changes.
+fn entry(step: &OpsStep, kind: PhaseKind, s: u32) -> u8 {
+    match kind {
+        PhaseKind::Delete => DELETE,
+        PhaseKind::Update if step.field_updates && state::present(s) => MERGE_FIELDS,
+        _ => PUT,
     }
 }
 

@@ -102,6 +102,12 @@ impl Data {
         self.values.value(record, version as u64, out)
     }
 
+    /// The fields version `version` of record `record` changes, serialised as a record.
+    #[inline]
+    pub fn changed_fields(&self, record: u64, version: u32, out: &mut Vec<u8>) {
+        self.values.changed_fields(record, version as u64, out)
+    }
+
     /// The one field version `version` of record `record` writes, when it writes one.
     pub fn field_written(&self, record: u64, version: u32) -> Option<u64> {
         self.values.field_written(record, version as u64)

@@ -24,9 +24,9 @@ pub(crate) fn locks_records(st: &OpsStep) -> bool {
 }
 
 /// Whether a step needs a reader: every kind but writes, and updates that merge one field
-/// into the record they read.
+/// into the record they read (unless the engine merges it in itself).
 pub(crate) fn reads(st: &OpsStep, ds: &Dataset) -> bool {
-    let update_reads = st.kind == PhaseKind::Update && ds.value.merges_updates();
+    let update_reads = st.kind == PhaseKind::Update && ds.value.merges_updates() && !st.field_updates;
     (update_reads || !matches!(st.kind, PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete))
         && !st.open_per_op
 }

@@ -33,6 +33,7 @@ pub(crate) fn writer_step(st: &OpsStep) -> Option<OpsStep> {
         rec_seed: w.rec_seed,
         rate: Some(w.rate),
         open_per_op: false,
+        field_updates: false,
         finish: false,
         duration_ms: None,
         steady: None,

@@ -24,6 +24,7 @@ const EVERYTHING: Capabilities = Capabilities {
     persistent: true,
     build_once: false,
     delete: true,
+    field_update: false,
 };
 
 /// Records a dry run derives: it derives every record's key and value to size the data, so

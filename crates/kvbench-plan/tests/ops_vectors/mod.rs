@@ -40,6 +40,7 @@ fn step(index: usize, name: &str, kind: PhaseKind, count: u64, dist: Dist) -> Op
         last: LOADED - 1,
         rate: None,
         open_per_op: false,
+        field_updates: false,
         mode: OpenMode::default(),
         finish: false,
         verify: true,

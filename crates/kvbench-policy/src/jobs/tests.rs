@@ -581,3 +581,21 @@ fn batch_bytes_is_refused_beside_batch_and_on_phases_without_write_batches() {
         assert!(err.contains("batch_bytes") && err.contains(why), "{phase}: {err}");
     }
 }
+
+/// An engine with field-update is handed updates of one field as its own updates; any other
+/// engine, or a dataset whose updates write every field, reads and writes back the record.
+#[test]
+fn field_updates_only_for_an_engine_that_merges_fields_of_a_dataset_that_has_them() {
+    let toml = |value: &str| {
+        format!(
+            "engines = [\"lmdb\"]\n[dataset]\nrecords = 100\nvalue = {value}\n[[phase]]\nkind = \"load\"\n\
+             [[phase]]\nname = \"run\"\nkind = \"mixed\"\nmix = {{ read = 50, update = 50 }}\n"
+        )
+    };
+    let one = toml("{ fields = 10, field_size = 100 }");
+    let merging = Capabilities { field_update: true, ..caps(true, false) };
+    assert!(ops(&plan(&one, merging), "run").field_updates);
+    assert!(!ops(&plan(&one, caps(true, false)), "run").field_updates, "an engine that stores values as given");
+    let all = toml("{ fields = 10, field_size = 100, write_all_fields = true }");
+    assert!(!ops(&plan(&all, merging), "run").field_updates, "every update writes the whole record");
+}

@@ -71,6 +71,7 @@ pub static DESCRIPTOR: EngineDescriptor = EngineDescriptor {
         persistent: true,
         build_once: false,
         delete: true,
+        field_update: false,
     },
     options: &[
         OptionSpec::one_of("load", &["insert", "multi-insert", "copy-text", "copy-binary"], "insert", "load method: one INSERT per row, multi-row INSERT, COPY FROM STDIN text or binary (a batch is one transaction)"),

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.Vector;
+import java.util.concurrent.atomic.AtomicLong;
 
 import kvbench.ycsb.KvbenchBinding;
 import site.ycsb.ByteArrayByteIterator;
@@ -61,6 +62,10 @@ class YcsbEngineTest {
             if ((ops && keep.contains(s.get("name").getAsString()))
                     || (!ops && !kind.equals("evict") && !readOnly && !(closed && kind.equals("close")))) {
                 s.addProperty("index", steps.size());
+                if (ops) {
+                    // As kvbench's plan sends it to an engine with field-update.
+                    s.addProperty("field_updates", true);
+                }
                 steps.add(s);
             }
         }
@@ -171,6 +176,84 @@ class YcsbEngineTest {
         JsonObject get = events.stream().filter(e -> e.has("index") && "get".equals(name(job, e))).findFirst().orElseThrow();
         assertEquals(2000, JobTest.num(get, "ops"));
         assertEquals(2000, JobTest.num(get, "mismatches"), get.toString());
+    }
+
+    /**
+     * kvbench's binding, counting the updates it is given and their fields; with the property
+     * {@code updating.lose} its update writes nothing and says OK.
+     */
+    public static final class Updating extends DB {
+        static final AtomicLong UPDATES = new AtomicLong();
+        static final AtomicLong FIELDS = new AtomicLong();
+        private final KvbenchBinding inner = new KvbenchBinding();
+
+        @Override
+        public void init() throws DBException {
+            inner.setProperties(getProperties());
+            inner.init();
+        }
+
+        @Override
+        public void cleanup() throws DBException {
+            inner.cleanup();
+        }
+
+        @Override
+        public Status read(String table, String key, Set<String> fields, Map<String, ByteIterator> result) {
+            return inner.read(table, key, fields, result);
+        }
+
+        @Override
+        public Status scan(String table, String start, int n, Set<String> fields,
+                Vector<HashMap<String, ByteIterator>> result) {
+            return inner.scan(table, start, n, fields, result);
+        }
+
+        @Override
+        public Status update(String table, String key, Map<String, ByteIterator> values) {
+            UPDATES.incrementAndGet();
+            FIELDS.addAndGet(values.size());
+            boolean lose = Boolean.parseBoolean(getProperties().getProperty("updating.lose"));
+            return lose ? Status.OK : inner.update(table, key, values);
+        }
+
+        @Override
+        public Status insert(String table, String key, Map<String, ByteIterator> values) {
+            return inner.insert(table, key, values);
+        }
+
+        @Override
+        public Status delete(String table, String key) {
+            return inner.delete(table, key);
+        }
+    }
+
+    /** Mismatched and missing reads of every step of a run. */
+    static long wrong(List<JsonObject> events) {
+        return events.stream().filter(e -> "step".equals(JobTest.text(e, "event")))
+                .mapToLong(e -> JobTest.num(e, "mismatches") + JobTest.num(e, "missing")).sum();
+    }
+
+    @Test
+    void regression_an_update_of_one_field_is_the_bindings_update_with_that_field(@TempDir Path tmp)
+            throws Throwable {
+        JsonObject job = job("ycsb:" + Updating.class.getName(), tmp);
+        Updating.UPDATES.set(0);
+        Updating.FIELDS.set(0);
+        List<JsonObject> events = JobTest.run(job, tmp);
+        assertEquals(500, Updating.UPDATES.get(), "the update step's 500 updates, each the binding's update");
+        assertEquals(500, Updating.FIELDS.get(), "one field each");
+        assertEquals(0, wrong(events), "every later read finds the field merged in");
+    }
+
+    @Test
+    void a_binding_whose_update_loses_the_field_is_caught_by_later_reads(@TempDir Path tmp) throws Throwable {
+        JsonObject job = job("ycsb:" + Updating.class.getName(), tmp);
+        JsonObject options = new JsonObject();
+        options.addProperty("updating.lose", "true");
+        job.add("options", options);
+        List<JsonObject> events = JobTest.run(job, tmp);
+        assertTrue(wrong(events) > 0, "reads after the lost updates must mismatch");
     }
 
     static String failure(String engine, JsonObject job, Path tmp) throws Throwable {

@@ -21,13 +21,19 @@ public record Descriptor(String name, String description, Caps caps, List<Option
 
     /** Capabilities, as the Rust Capabilities. */
     public record Caps(boolean scan, boolean multiGet, boolean batch, boolean readOnly, boolean secondary,
-            boolean persistent, boolean buildOnce, boolean delete) {
+            boolean persistent, boolean buildOnce, boolean delete, boolean fieldUpdate) {
+        /** An engine that stores values as given (no field-update). */
+        public Caps(boolean scan, boolean multiGet, boolean batch, boolean readOnly, boolean secondary,
+                boolean persistent, boolean buildOnce, boolean delete) {
+            this(scan, multiGet, batch, readOnly, secondary, persistent, buildOnce, delete, false);
+        }
+
         /** The names in Capabilities::names() order. */
         public List<String> names() {
             List<String> out = new ArrayList<>();
-            boolean[] on = {scan, multiGet, batch, readOnly, secondary, persistent, buildOnce, delete};
+            boolean[] on = {scan, multiGet, batch, readOnly, secondary, persistent, buildOnce, delete, fieldUpdate};
             String[] names = {"scan", "multi-get", "batch", "read-only", "secondary", "persistent", "build-once",
-                "delete"};
+                "delete", "field-update"};
             for (int i = 0; i < on.length; i++) {
                 if (on[i]) {
                     out.add(names[i]);

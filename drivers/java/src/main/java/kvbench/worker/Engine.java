@@ -104,6 +104,14 @@ public interface Engine extends AutoCloseable {
 
         /** Deleting an absent key is no error. */
         boolean delete(int i);
+
+        /**
+         * The value holds fields of the stored record, serialised as a record, to merge in (the
+         * engine's own update). Only an engine with the capability field-update is given one.
+         */
+        default boolean merge(int i) {
+            return false;
+        }
     }
 
     /** Copies a buffer's remaining bytes (for engines whose API takes arrays). */

@@ -34,6 +34,8 @@ final class WorkerThread {
     static final int WRITE = Core.abi("KVB_WRITE");
     static final int RMW = Core.abi("KVB_RMW");
     static final int OPEN_GET = Core.abi("KVB_OPEN_GET");
+    static final int DELETE = Core.abi("KVB_DELETE");
+    static final int MERGE_FIELDS = Core.abi("KVB_MERGE_FIELDS");
     /** Offsets of the block's fields, found once: a layout path lookup per block costs more than
      * a small block's engine calls. */
     private static final long PLAIN = Core.off(Core.BLOCK, "plain"), KIND = Core.off(Core.BLOCK, "kind"),
@@ -482,7 +484,12 @@ final class WorkerThread {
 
         @Override
         public boolean delete(int i) {
-            return del.get(JAVA_BYTE, k0 + i) == 1;
+            return del.get(JAVA_BYTE, k0 + i) == DELETE;
+        }
+
+        @Override
+        public boolean merge(int i) {
+            return del.get(JAVA_BYTE, k0 + i) == MERGE_FIELDS;
         }
     }
 }

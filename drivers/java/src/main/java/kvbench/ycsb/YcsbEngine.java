@@ -36,10 +36,10 @@ import site.ycsb.Status;
  * kvbench serialises as YCSB's RocksDB binding does; a put hands the binding those fields
  * ({@code insert}), a get reads every field ({@code read}), which the worker serialises back
  * in field order after the timed call for the core to check field by field, a delete is
- * {@code delete}. An update of one
- * field is the plan's read-modify-write: the binding's {@code read}, verified, then {@code insert} of the merged
- * record (the calls YCSB's RocksDB binding makes inside its {@code update}). YCSB's
- * {@code scan} returns records without their keys, which kvbench cannot verify: no scans.
+ * {@code delete}. An update of one field is the binding's {@code update} with that field, as
+ * YCSB's Client calls it (the engine has the capability field-update): the binding merges it
+ * in, and every later read of the record checks the merged record. YCSB's {@code scan}
+ * returns records without their keys, which kvbench cannot verify: no scans.
  *
  * <p>Properties: the row's options, each as a string, {@code {dir}} in a value replaced by the
  * row's directory; {@code kvbench.dir} and {@code kvbench.sync} (read by
@@ -73,7 +73,7 @@ public final class YcsbEngine implements Engine {
         Found f = load(name.substring(PREFIX.length()));
         return new Descriptor(name, "a YCSB binding (site.ycsb.DB) loaded by name: YCSB's records, every read "
                 + "verified through the binding's own read", new Descriptor.Caps(false, false, false, false, false,
-                        true, false, true),
+                        true, false, true, true),
                 List.of(), () -> version(f), f::why, a -> new YcsbEngine(f.cls(), a));
     }
 
@@ -159,7 +159,7 @@ public final class YcsbEngine implements Engine {
         settings.put("sync", cls == KvbenchBinding.class ? "kvbench.sync = " + props.getProperty("kvbench.sync")
                 : "the binding's own (its properties; kvbench's sync is not passed to it)");
         settings.put("record", "YCSB fields: put = insert, get = read of every field (verified), delete = delete, "
-                + "update = read + insert of the merged record");
+                + "update of one field = update with that field (the binding merges it in)");
     }
 
     private DB newDb() throws Exception {
@@ -248,51 +248,59 @@ public final class YcsbEngine implements Engine {
 
     /**
      * The fields a binding read, in field order, serialised as kvbench serialises a record into
-     * a buffer it reuses (valid until the next load), for the core to check. The field
-     * order of the last record is kept: a record with the same names, every read of a
-     * workload, is not sorted again.
+     * a buffer it reuses (valid until the next load), for the core to check. The field order
+     * of the last record is kept: a record with the same names, every read of a workload, is
+     * not sorted again. A value is copied once, from the binding's iterator into the buffer:
+     * a ByteArrayByteIterator's bytes are read in place (docs/decisions.md, "YCSB bindings as
+     * engines"), any other iterator's through its toArray.
      */
     static final class Record {
         private String[] names = {};
         private byte[][] nameBytes = {};
-        private byte[][] values = {};
+        private ByteIterator[] values = {};
         private ByteBuffer out = ByteBuffer.allocate(0);
+        /** The values loaded are in out (their iterators read to their end). */
+        private boolean written;
 
-        /** Takes the fields' values (each iterator read once). */
+        /** Takes the fields' iterators (read once, by serialised). */
         Record load(Map<String, ByteIterator> fields) {
-            if (!sameNames(fields)) {
+            if (fields.size() != names.length || !take(fields)) {
                 order(fields);
+                take(fields);
             }
-            for (int i = 0; i < names.length; i++) {
-                values[i] = fields.get(names[i]).toArray();
-            }
+            written = false;
             return this;
         }
 
         /** The fields loaded, serialised as kvbench serialises a record. */
         ByteBuffer serialised() {
+            if (written) {
+                return out.rewind();
+            }
+            written = true;
             int n = 0;
             for (int i = 0; i < names.length; i++) {
-                n += 8 + nameBytes[i].length + values[i].length;
+                n += 8 + nameBytes[i].length + (int) values[i].bytesLeft();
             }
             if (out.capacity() < n) {
                 out = ByteBuffer.allocate(n);
             }
             out.clear();
             for (int i = 0; i < names.length; i++) {
-                out.putInt(nameBytes[i].length).put(nameBytes[i]).putInt(values[i].length).put(values[i]);
+                out.putInt(nameBytes[i].length).put(nameBytes[i]).putInt((int) values[i].bytesLeft());
+                InPlace.put(values[i], out);
             }
             return out.flip();
         }
 
-        private boolean sameNames(Map<String, ByteIterator> fields) {
-            if (fields.size() != names.length) {
-                return false;
-            }
-            for (String f : names) {
-                if (!fields.containsKey(f)) {
+        /** The iterators of the kept names; false when one is missing. */
+        private boolean take(Map<String, ByteIterator> fields) {
+            for (int i = 0; i < names.length; i++) {
+                ByteIterator v = fields.get(names[i]);
+                if (v == null) {
                     return false;
                 }
+                values[i] = v;
             }
             return true;
         }
@@ -304,7 +312,7 @@ public final class YcsbEngine implements Engine {
             for (int i = 0; i < names.length; i++) {
                 nameBytes[i] = names[i].getBytes(StandardCharsets.UTF_8);
             }
-            values = new byte[names.length][];
+            values = new ByteIterator[names.length];
         }
     }
 
@@ -319,6 +327,8 @@ public final class YcsbEngine implements Engine {
                 if (s != Status.NOT_FOUND) {
                     check(s, "delete", k);
                 }
+            } else if (batch.merge(i)) {
+                check(db.update(table, k, fields.of(batch.value(i))), "update", k);
             } else {
                 check(db.insert(table, k, fields.of(batch.value(i))), "insert", k);
             }
