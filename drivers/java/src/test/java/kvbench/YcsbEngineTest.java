@@ -112,80 +112,9 @@ class YcsbEngineTest {
         return n == null ? "" : n;
     }
 
-    /** kvbench's binding with one byte of field3 changed on every read. */
-    public static final class Corrupting extends DB {
-        private final KvbenchBinding inner = new KvbenchBinding();
-
-        @Override
-        public void init() throws DBException {
-            inner.setProperties(getProperties());
-            inner.init();
-        }
-
-        @Override
-        public void cleanup() throws DBException {
-            inner.cleanup();
-        }
-
-        @Override
-        public Status read(String table, String key, Set<String> fields, Map<String, ByteIterator> result) {
-            Status s = inner.read(table, key, fields, result);
-            if (s.isOk()) {
-                byte[] f = result.get("field3").toArray();
-                f[0] ^= 1;
-                result.put("field3", new ByteArrayByteIterator(f));
-            }
-            return s;
-        }
-
-        @Override
-        public Status scan(String table, String start, int n, Set<String> fields,
-                Vector<HashMap<String, ByteIterator>> result) {
-            return inner.scan(table, start, n, fields, result);
-        }
-
-        @Override
-        public Status update(String table, String key, Map<String, ByteIterator> values) {
-            return inner.update(table, key, values);
-        }
-
-        @Override
-        public Status insert(String table, String key, Map<String, ByteIterator> values) {
-            return inner.insert(table, key, values);
-        }
-
-        @Override
-        public Status delete(String table, String key) {
-            return inner.delete(table, key);
-        }
-    }
-
-    @Test
-    void a_binding_that_reads_a_wrong_field_is_counted_a_mismatch(@TempDir Path tmp) throws Throwable {
-        JsonObject job = job("ycsb:" + Corrupting.class.getName(), tmp);
-        JsonArray steps = new JsonArray();
-        for (JsonElement e : job.getAsJsonArray("steps")) {
-            String name = JobTest.text(e.getAsJsonObject(), "name");
-            if (steps.size() < 4 && (name == null || name.equals("load") || name.equals("get"))) {
-                e.getAsJsonObject().addProperty("index", steps.size());
-                steps.add(e);
-            }
-        }
-        job.add("steps", steps);
-        List<JsonObject> events = JobTest.run(job, tmp);
-        JsonObject get = events.stream().filter(e -> e.has("index") && "get".equals(name(job, e))).findFirst().orElseThrow();
-        assertEquals(2000, JobTest.num(get, "ops"));
-        assertEquals(2000, JobTest.num(get, "mismatches"), get.toString());
-    }
-
-    /**
-     * kvbench's binding, counting the updates it is given and their fields; with the property
-     * {@code updating.lose} its update writes nothing and says OK.
-     */
-    public static final class Updating extends DB {
-        static final AtomicLong UPDATES = new AtomicLong();
-        static final AtomicLong FIELDS = new AtomicLong();
-        private final KvbenchBinding inner = new KvbenchBinding();
+    /** kvbench's binding behind a binding of another class: each call handed on. */
+    public static class Wrapping extends DB {
+        final KvbenchBinding inner = new KvbenchBinding();
 
         @Override
         public void init() throws DBException {
@@ -211,10 +140,7 @@ class YcsbEngineTest {
 
         @Override
         public Status update(String table, String key, Map<String, ByteIterator> values) {
-            UPDATES.incrementAndGet();
-            FIELDS.addAndGet(values.size());
-            boolean lose = Boolean.parseBoolean(getProperties().getProperty("updating.lose"));
-            return lose ? Status.OK : inner.update(table, key, values);
+            return inner.update(table, key, values);
         }
 
         @Override
@@ -225,6 +151,55 @@ class YcsbEngineTest {
         @Override
         public Status delete(String table, String key) {
             return inner.delete(table, key);
+        }
+    }
+
+    /** kvbench's binding with one byte of field3 changed on every read. */
+    public static final class Corrupting extends Wrapping {
+        @Override
+        public Status read(String table, String key, Set<String> fields, Map<String, ByteIterator> result) {
+            Status s = inner.read(table, key, fields, result);
+            if (s.isOk()) {
+                byte[] f = result.get("field3").toArray();
+                f[0] ^= 1;
+                result.put("field3", new ByteArrayByteIterator(f));
+            }
+            return s;
+        }
+    }
+
+    @Test
+    void a_binding_that_reads_a_wrong_field_is_counted_a_mismatch(@TempDir Path tmp) throws Throwable {
+        JsonObject job = job("ycsb:" + Corrupting.class.getName(), tmp);
+        JsonArray steps = new JsonArray();
+        for (JsonElement e : job.getAsJsonArray("steps")) {
+            String name = JobTest.text(e.getAsJsonObject(), "name");
+            if (steps.size() < 4 && (name == null || name.equals("load") || name.equals("get"))) {
+                e.getAsJsonObject().addProperty("index", steps.size());
+                steps.add(e);
+            }
+        }
+        job.add("steps", steps);
+        List<JsonObject> events = JobTest.run(job, tmp);
+        JsonObject get = events.stream().filter(e -> e.has("index") && "get".equals(name(job, e))).findFirst().orElseThrow();
+        assertEquals(2000, JobTest.num(get, "ops"));
+        assertEquals(2000, JobTest.num(get, "mismatches"), get.toString());
+    }
+
+    /**
+     * kvbench's binding, counting the updates it is given and their fields; with the property
+     * {@code updating.lose} its update writes nothing and says OK.
+     */
+    public static final class Updating extends Wrapping {
+        static final AtomicLong UPDATES = new AtomicLong();
+        static final AtomicLong FIELDS = new AtomicLong();
+
+        @Override
+        public Status update(String table, String key, Map<String, ByteIterator> values) {
+            UPDATES.incrementAndGet();
+            FIELDS.addAndGet(values.size());
+            boolean lose = Boolean.parseBoolean(getProperties().getProperty("updating.lose"));
+            return lose ? Status.OK : inner.update(table, key, values);
         }
     }
 
