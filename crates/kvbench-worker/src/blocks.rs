@@ -391,7 +391,7 @@ impl Thread {
         let kind = match first.kind {
             // One field: read the record, merge the field in, write it back (units of one op);
             // an engine that merges fields in itself is handed the field as a write.
-            PhaseKind::Update if self.run.data.dataset().value.merges_updates() && !self.run.step.field_updates => RMW,
+            PhaseKind::Update if super::step::updates_read(&self.run.step, self.run.data.dataset()) => RMW,
             PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete => WRITE,
             _ if self.run.step.open_per_op => OPEN_GET,
             PhaseKind::MultiGet => MULTI_GET,

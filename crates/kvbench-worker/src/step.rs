@@ -23,10 +23,16 @@ pub(crate) fn locks_records(st: &OpsStep) -> bool {
     threads > 1 && (st.kind.may_write() || st.writer.is_some()) && st.kind != PhaseKind::Load
 }
 
-/// Whether a step needs a reader: every kind but writes, and updates that merge one field
-/// into the record they read (unless the engine merges it in itself).
+/// Whether an update of the step reads its record, merges the one field it writes in and
+/// writes the record back (an `rmw` unit), rather than handing the field to an engine that
+/// merges it in itself (`field_updates`) or writing every field.
+pub(crate) fn updates_read(st: &OpsStep, ds: &Dataset) -> bool {
+    ds.value.merges_updates() && !st.field_updates
+}
+
+/// Whether a step needs a reader: every kind but writes, and updates that read their record.
 pub(crate) fn reads(st: &OpsStep, ds: &Dataset) -> bool {
-    let update_reads = st.kind == PhaseKind::Update && ds.value.merges_updates() && !st.field_updates;
+    let update_reads = st.kind == PhaseKind::Update && updates_read(st, ds);
     (update_reads || !matches!(st.kind, PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete))
         && !st.open_per_op
 }
