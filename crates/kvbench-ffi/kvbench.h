@@ -122,7 +122,9 @@ const kvb_block *kvb_next(kvb_thread *th);
  * A worker may compare a value found for a key whose exp is not NULL right after its call
  * (outside the timed span, while the engine's buffer is valid and in cache): when equal, it
  * sets got_len to KVB_MATCHED and hands nothing back; otherwise it hands the value back as
- * above and the core counts the mismatch. The comparison is the only check a worker makes. */
+ * above and the core counts the mismatch. The comparison is the only check a worker makes.
+ * The core is done with t, got and got_len when kvb_done returns (it copies what it counts
+ * beside the calling thread). */
 void kvb_done(kvb_thread *th, uint32_t units_run, const int64_t *t, const uint8_t *got, const int32_t *got_len);
 
 /* Unit u of the current block failed at at_ns (after its end time is taken; u = UINT32_MAX: not

@@ -13,6 +13,7 @@ use kvbench_ffi::*;
 use kvbench_model::engine::{Engine, OpenArgs, OpenMode, Options, SyncMode, WriteOp};
 use kvbench_model::job::{Event, Job, StepResult};
 use kvbench_worker::blocks::{DELETE, MERGE_FIELDS};
+use kvbench_worker::hosted::{Hosted, Report};
 
 const DESC: &kvbench_model::engine::EngineDescriptor = &kvbench_engines::memory::DESCRIPTOR;
 
@@ -468,4 +469,30 @@ fn regression_an_engine_with_field_update_is_handed_the_one_field() {
     assert_eq!(seen.merged_fields.into_inner(), merges, "one field each");
     let h: Vec<String> = hosted.iter().map(counts).collect();
     assert!(hosted.iter().all(|s| s.mismatches == 0 && s.missing == 0 && s.errors == 0), "{h:#?}");
+}
+
+/// A step of one thread is counted and checked beside it wherever a CPU is free, so that the
+/// tests above, run on such a machine, check that path: each ops step of one thread starts a
+/// checker when the machine has more than one CPU.
+#[test]
+fn a_lone_thread_is_counted_beside_it_when_a_cpu_is_free() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = job_in("every-step.json", dir.path(), serde_json::json!({}));
+    let mut hosted = Hosted::open(&path, std::sync::Arc::new(|_: &str| {})).unwrap();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut lone = 0;
+    loop {
+        let st = hosted.begin();
+        if st.step == 0 {
+            break;
+        }
+        if st.step == 5 && st.threads == 1 {
+            let th = hosted.thread(0, 64).unwrap();
+            assert_eq!(th.checks_beside(), cpus > 1, "{cpus} CPUs");
+            th.end();
+            lone += 1;
+        }
+        hosted.end(&Report::default());
+    }
+    assert!(lone >= 5, "{lone} steps of one thread");
 }

@@ -4,17 +4,22 @@
 //! clock reads, counts the samples and checks what was read. The rules are the Rust worker's
 //! (loops.rs): the same states, the same checks, the same tally.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 
-use super::data::{prefetch, Data};
-use super::loops::{judge, ScanCheck};
-use super::state::{self, after_delete, after_put, writes, Expect, State};
+use super::beside::Beside;
+use super::data::Data;
+use super::loops::ScanCheck;
+use super::state::{self, after_delete, after_put, writes, State};
 use super::tally::Tally;
 use kvbench_model::engine::EngineError;
 use kvbench_model::job::{OpsStep, PhaseKind};
 use kvbench_plan::derive::Expected;
 use kvbench_plan::opstream::{Op, OpStream};
+
+mod checks;
+
+use checks::{Ran, View};
 
 pub use crate::abi::{DELETE, GET, MATCHED, MERGE_FIELDS, MULTI_GET, OPEN_GET, PUT, RMW, SCAN, WAIT, WRITE};
 
@@ -115,6 +120,11 @@ pub struct Block {
     written: Vec<(u32, u64, u32, u32)>,
     scratch: Vec<u8>,
 }
+
+// SAFETY: `exp` points into the run's Data, which every holder of a block keeps alive (the
+// thread that built it and the checker beside it each hold the `Run`); a block is moved
+// between them, never shared.
+unsafe impl Send for Block {}
 
 impl Block {
     fn clear(&mut self) {
@@ -222,7 +232,13 @@ pub struct Thread {
     /// blocks are made and counted without the general bookkeeping (the same units, samples
     /// and checks).
     plain: bool,
+    /// Counts and checks the blocks that ran, beside the client thread, when there is a CPU
+    /// for it (docs/decisions.md, "Checks beside the client thread").
+    beside: Option<Checker>,
 }
+
+/// The checker of a thread: its own counters of what it counted.
+type Checker = Beside<Ran, (Arc<Run>, Tally)>;
 
 impl Thread {
     pub fn new(run: Arc<Run>, thread: u32, threads: u32, max_units: u32) -> Thread {
@@ -267,7 +283,25 @@ impl Thread {
             scan_over: false,
             origin: 0,
             plain,
+            beside: None,
         }
+        .with_checker(threads)
+    }
+
+    /// Counts beside the client thread when no other thread writes (a read's expectation is
+    /// taken as the block is built) and the step leaves a CPU free.
+    fn with_checker(mut self, threads: u32) -> Thread {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if self.run.step.verify && !self.run.lock && (threads as usize) < cpus {
+            let count = |(run, tally): &mut (Arc<Run>, Tally), r: &mut Ran| checks::count(run, tally, &r.view());
+            self.beside = Beside::start("kvbench-checks", (Arc::clone(&self.run), Tally::new()), count).ok();
+        }
+        self
+    }
+
+    /// Whether the thread counts beside the client thread.
+    pub fn checks_beside(&self) -> bool {
+        self.beside.is_some()
     }
 
     /// Whether every unit is a get of one key, unpaced, beside no writer.
@@ -284,6 +318,17 @@ impl Thread {
     /// The thread ended: its counters join the step's.
     pub fn end(mut self) {
         self.tally.close_interval(u64::MAX);
+        if let Some(checker) = self.beside.take() {
+            match checker.finish() {
+                Some((_, mut counted)) => {
+                    counted.close_interval(u64::MAX);
+                    self.tally.merge(counted);
+                }
+                None => {
+                    self.tally.error(EngineError::Store("the worker core's checks stopped: a bug".into()));
+                }
+            }
+        }
         let mut m = self.run.merged.lock().unwrap_or_else(|p| p.into_inner());
         m.1 = m.1.max(self.tally.busy_ns);
         m.0.merge(self.tally);
@@ -546,112 +591,41 @@ impl Thread {
     }
 
     /// The block ran: `times` holds (start, end) per unit, `got` the values read in key order,
-    /// `got_len` one length per key (-1: not found or nothing read).
+    /// `got_len` one length per key (-1: not found or nothing read). The block's records are
+    /// released and its scan ended now; its samples and reads are counted now or beside.
     pub fn done(&mut self, units_run: u32, times: &[i64], got: &[u8], got_len: &[i32]) {
         let ran = (units_run as usize).min(self.block.units.len()).min(times.len() / 2);
-        if self.plain {
-            return self.done_gets(ran, times, got, got_len);
+        if !self.plain {
+            self.finish_writes(ran);
         }
-        self.finish_writes(ran);
-        let run = Arc::clone(&self.run);
-        let (mut off, mut key, mut ops_done) = (0usize, 0usize, 0u64);
-        self.fetch_unit_checks(0);
-        for u in 0..ran {
-            self.fetch_unit_checks(u + 1);
-            let (unit, kind) = (self.block.units[u], self.block.kind[u]);
-            let end = (self.block.key_end[u] as usize).min(got_len.len());
-            let k0 = key.min(end);
-            let lens = &got_len[k0..end];
-            key = end;
-            if kind == WAIT {
-                continue;
-            }
-            let (from, reads) = (off, matches!(kind, GET | MULTI_GET | RMW | OPEN_GET));
-            if reads {
-                off += lens.iter().map(|&n| n.max(0) as usize).sum::<usize>();
-            }
-            let ops = if kind == SCAN { self.end_scan(&unit, self.block.scan_len[u]) } else { unit.ops };
-            let at = |i: usize| times[i].saturating_sub(self.origin).max(0) as u64;
-            let (t0, t1, due) = (at(2 * u), at(2 * u + 1), self.block.due[u]);
-            let dt = if due >= 0 { t1.saturating_sub(due as u64) } else { t1.saturating_sub(t0) };
-            self.tally.sample(unit.op, dt, ops, t1, self.run.interval_ns);
-            ops_done += ops;
-            if reads && self.run.step.verify && !unit.failed {
-                let at = unit.first_read as usize..(unit.first_read + unit.reads) as usize;
-                let got = got.get(from..off).unwrap_or_default();
-                check_reads(&run, &mut self.tally, &self.block, (k0, &self.block.reads[at]), lens, got);
-            }
-        }
-        self.run.done.fetch_add(ops_done, Ordering::Relaxed);
-        if ran < self.block.units.len() {
-            self.stopped = true;
-        }
-    }
-
-    /// `done` for a block of plain gets: unit u read key u.
-    fn done_gets(&mut self, ran: usize, times: &[i64], got: &[u8], got_len: &[i32]) {
-        let ran = ran.min(got_len.len()).min(times.len() / 2);
-        let origin = self.origin;
-        let at = |i: usize| times[i].saturating_sub(origin).max(0) as u64;
-        let samples = (0..ran).map(|u| (at(2 * u + 1).saturating_sub(at(2 * u)), at(2 * u + 1)));
-        self.tally.sample_gets(samples, self.run.interval_ns);
-        if self.run.step.verify {
-            self.check_gets(&got_len[..ran], got);
-        }
-        self.run.done.fetch_add(ran as u64, Ordering::Relaxed);
-        if ran < self.block.units.len() {
-            self.stopped = true;
-        }
-    }
-
-    /// The checks of a block of plain gets: those the worker matched with their key's `exp`
-    /// need nothing more.
-    fn check_gets(&mut self, got_len: &[i32], got: &[u8]) {
-        let (run, b) = (&self.run, &self.block);
-        let mut off = 0usize;
-        for (u, &n) in got_len.iter().enumerate() {
-            self.fetch_check(u + CHECK_AHEAD, u + CHECK_AHEAD);
-            let from = off;
-            off += n.max(0) as usize;
-            if (n == MATCHED && !b.exp[u].is_null()) || b.units[u].failed {
-                continue;
-            }
-            let v = got.get(from..off).unwrap_or_default();
-            check_reads(run, &mut self.tally, b, (u, &b.reads[u..=u]), &got_len[u..=u], v);
-        }
-    }
-
-    /// Has the bytes that read r's check (of key k) compares with fetched into the cache, when
-    /// derived here (not the block's `exp`): a record's fields are slices of a pool spread over
-    /// a MiB, whose lines the block's engine calls have evicted by the time of its checks, and
-    /// fetched together they arrive side by side instead of one miss after another.
-    #[inline]
-    fn fetch_check(&self, r: usize, k: usize) {
-        let (b, run) = (&self.block, &self.run);
-        if b.exp.get(k).is_none_or(|e| !e.is_null()) {
-            return;
-        }
-        let e = match b.reads.get(r) {
-            Some(&Check::Get { c, s1 }) => run.known(c, s1),
-            Some(&Check::Rmw { c, s }) if !run.lock && state::present(s) => {
-                Some(run.data.expected_later(c, writes(s) - 1))
-            }
-            _ => None,
+        self.stopped |= ran < self.block.units.len();
+        let scan_ops = self.end_scans(ran);
+        let v = View { block: &self.block, plain: self.plain, ran, origin: self.origin, scan_ops, times, got, got_len };
+        // A multi-get's expectation is the state when it is checked: checked now.
+        let now = self.block.kind.iter().any(|&k| k == MULTI_GET || k == OPEN_GET);
+        let Some(checker) = self.beside.as_mut().filter(|_| !now) else {
+            return checks::count(&self.run, &mut self.tally, &v);
         };
-        if let Some(e) = e {
-            e.each_source(prefetch);
+        let mut r = checker.take().unwrap_or_default();
+        r.copy(&v);
+        std::mem::swap(&mut r.block, &mut self.block);
+        if let Err(r) = checker.hand(r) {
+            checks::count(&self.run, &mut self.tally, &r.view());
+            self.beside = None;
         }
     }
 
-    /// fetch_check for every read of unit u (none past the block's end).
-    fn fetch_unit_checks(&self, u: usize) {
-        let Some(unit) = self.block.units.get(u) else { return };
-        if !self.run.step.verify {
-            return;
+    /// Ends the block's scan, checked as it came: the records it visited.
+    fn end_scans(&mut self, ran: usize) -> u64 {
+        if self.scan.is_none() {
+            return 0;
         }
-        let k0 = if u == 0 { 0 } else { self.block.key_end[u - 1] as usize };
-        for j in 0..unit.reads as usize {
-            self.fetch_check(unit.first_read as usize + j, k0 + j);
+        match (0..ran).find(|&u| self.block.kind[u] == SCAN) {
+            Some(u) => {
+                let unit = self.block.units[u];
+                self.end_scan(&unit, self.block.scan_len[u])
+            }
+            None => 0,
         }
     }
 
@@ -699,53 +673,6 @@ fn entry(step: &OpsStep, kind: PhaseKind, s: u32) -> u8 {
         PhaseKind::Delete => DELETE,
         PhaseKind::Update if step.field_updates && state::present(s) => MERGE_FIELDS,
         _ => PUT,
-    }
-}
-
-/// Check the values a unit read against its checks: `got` packed, `lens` one per key from
-/// key `k0` of the block on (-1 not found, MATCHED: the worker found it equal to the key's
-/// `exp`). Where the value is known exactly it is compared with it; elsewhere judged by the
-/// record's state.
-fn check_reads(run: &Run, tally: &mut Tally, block: &Block, (k0, checks): (usize, &[Check]), lens: &[i32], got: &[u8]) {
-    let mut off = 0usize;
-    for (j, (check, &n)) in checks.iter().zip(lens).enumerate() {
-        let given = block.exp(k0 + j);
-        if n == MATCHED {
-            // Only a key with an `exp` can match it.
-            tally.mismatches += u64::from(given.is_none());
-            continue;
-        }
-        let found = (n >= 0).then(|| {
-            let end = (off + n as usize).min(got.len());
-            let v = &got[off.min(end)..end];
-            off = end;
-            v
-        });
-        // Not in the block when not bytes (random or JSON values): derived again here.
-        let exp = match (given, *check) {
-            (Some(e), _) => Some(Expected::Bytes(e)),
-            (None, Check::Get { c, s1 }) => run.known(c, s1),
-            _ => None,
-        };
-        if let Some(e) = exp {
-            match found {
-                Some(f) => tally.mismatches += u64::from(!e.matches(f)),
-                None => tally.missing += 1,
-            }
-            continue;
-        }
-        let (c, exp) = match *check {
-            Check::Get { c, s1 } => {
-                let s2 = if run.lock { run.state.get(c) } else { s1 };
-                (c, State::expect(s1, s2))
-            }
-            Check::Now { c } => {
-                let s = run.state.get(c);
-                (c, State::expect(s, s))
-            }
-            Check::Rmw { c, s } => (c, if state::present(s) { Expect::Version(writes(s) - 1) } else { Expect::Absent }),
-        };
-        judge(&run.data, tally, c, exp, found);
     }
 }
 

@@ -30,6 +30,7 @@
 //! ```
 
 pub mod abi;
+mod beside;
 pub mod blocks;
 pub mod clock;
 pub mod data;
