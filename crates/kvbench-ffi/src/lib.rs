@@ -371,6 +371,16 @@ pub unsafe extern "C" fn kvb_next(th: *mut kvb_thread) -> *const kvb_block {
 }
 
 /// # Safety
+/// `th` comes from kvb_thread_new; the worker wrote the first `keep` bytes of the buffer the
+/// last call returned for the current block.
+#[no_mangle]
+pub unsafe extern "C" fn kvb_got(th: *mut kvb_thread, keep: usize, need: usize) -> *mut u8 {
+    // SAFETY: a live thread, used by one OS thread at a time.
+    let Some(t) = (unsafe { th.as_mut() }) else { return std::ptr::null_mut() };
+    guard(std::ptr::null_mut(), || t.th.got_room(keep, need))
+}
+
+/// # Safety
 /// `th` comes from kvb_thread_new; `t` holds 2 values per unit of the current block, `got_len`
 /// one per key, `got` the sum of got_len's non-negative entries.
 #[no_mangle]

@@ -68,6 +68,20 @@ fn job_in(name: &str, dir: &Path, mut options: serde_json::Value) -> (std::path:
     (path, serde_json::from_value(v).unwrap())
 }
 
+/// The values read, written into the core's buffer as a worker that reads into it does: the
+/// first half, then the rest after the buffer was asked to grow (what was written must stay).
+fn in_core_buffer(th: *mut kvb_thread, got: &[u8]) -> *const u8 {
+    let half = got.len() / 2;
+    // SAFETY: th is live; each buffer holds what was asked, the first `keep` bytes kept.
+    unsafe {
+        let p = kvb_got(th, 0, half.max(1));
+        std::ptr::copy_nonoverlapping(got.as_ptr(), p, half);
+        let p = kvb_got(th, half, 2 * got.len().max(1));
+        std::ptr::copy_nonoverlapping(got[half..].as_ptr(), p.add(half), got.len() - half);
+        p
+    }
+}
+
 /// Step results out of event lines.
 fn steps(lines: &str) -> Vec<StepResult> {
     lines
@@ -284,8 +298,9 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
             }
             k0 = k1;
         }
+        let got = if x.in_place { in_core_buffer(th, &got) } else { got.as_ptr() };
         // SAFETY: th is live; the arrays have the sizes kvbench.h asks.
-        unsafe { kvb_done(th, ran, times.as_ptr(), got.as_ptr(), got_len.as_ptr()) };
+        unsafe { kvb_done(th, ran, times.as_ptr(), got, got_len.as_ptr()) };
     }
     drop(rd);
     // SAFETY: th is not used afterwards.

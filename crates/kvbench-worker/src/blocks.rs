@@ -235,6 +235,9 @@ pub struct Thread {
     /// Counts and checks the blocks that ran, beside the client thread, when there is a CPU
     /// for it (docs/decisions.md, "Checks beside the client thread").
     beside: Option<Checker>,
+    /// Where a worker may read a block's values into (`got_room`): handed to the checker with
+    /// the block rather than copied.
+    got: Vec<u8>,
 }
 
 /// The checker of a thread: its own counters of what it counted.
@@ -284,6 +287,7 @@ impl Thread {
             origin: 0,
             plain,
             beside: None,
+            got: Vec::new(),
         }
         .with_checker(threads)
     }
@@ -297,6 +301,18 @@ impl Thread {
             self.beside = Beside::start("kvbench-checks", (Arc::clone(&self.run), Tally::new()), count).ok();
         }
         self
+    }
+
+    /// Room for `need` bytes of the block's values read, its first `keep` bytes (written by the
+    /// worker) kept: a worker that reads its values there and hands the same buffer to `done`
+    /// saves it a copy (kvbench.h, `kvb_got`). Valid until the next call on the thread.
+    pub fn got_room(&mut self, keep: usize, need: usize) -> *mut u8 {
+        if self.got.len() < need {
+            // The first `keep` bytes move with the rest; the new ones are zeros until written.
+            debug_assert!(keep <= self.got.len());
+            self.got.resize(need.max(2 * self.got.len()), 0);
+        }
+        self.got.as_mut_ptr()
     }
 
     /// Whether the thread counts beside the client thread.
@@ -607,8 +623,12 @@ impl Thread {
             return checks::count(&self.run, &mut self.tally, &v);
         };
         let mut r = checker.take().unwrap_or_default();
-        r.copy(&v);
+        let own = !got.is_empty() && std::ptr::eq(got.as_ptr(), self.got.as_ptr());
+        r.copy(&v, !own);
         std::mem::swap(&mut r.block, &mut self.block);
+        if own {
+            std::mem::swap(&mut r.got, &mut self.got);
+        }
         if let Err(r) = checker.hand(r) {
             checks::count(&self.run, &mut self.tally, &r.view());
             self.beside = None;

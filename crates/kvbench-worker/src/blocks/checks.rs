@@ -30,23 +30,27 @@ pub(super) struct View<'a> {
 #[derive(Default)]
 pub(super) struct Ran {
     pub block: Block,
+    /// Its values read (longer than they are when it is a worker's buffer, `Thread::got_room`).
+    pub got: Vec<u8>,
     plain: bool,
     ran: usize,
     origin: i64,
     scan_ops: u64,
     times: Vec<i64>,
-    got: Vec<u8>,
     got_len: Vec<i32>,
 }
 
 impl Ran {
-    /// Takes `v`'s numbers; its block is swapped in by the caller.
-    pub fn copy(&mut self, v: &View) {
+    /// Takes `v`'s numbers, and its values when `values`; its block (and the buffer of values
+    /// otherwise) is swapped in by the caller.
+    pub fn copy(&mut self, v: &View, values: bool) {
         (self.plain, self.ran, self.origin, self.scan_ops) = (v.plain, v.ran, v.origin, v.scan_ops);
         self.times.clear();
         self.times.extend_from_slice(v.times);
-        self.got.clear();
-        self.got.extend_from_slice(v.got);
+        if values {
+            self.got.clear();
+            self.got.extend_from_slice(v.got);
+        }
         self.got_len.clear();
         self.got_len.extend_from_slice(v.got_len);
     }

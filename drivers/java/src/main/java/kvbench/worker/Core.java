@@ -80,6 +80,8 @@ public final class Core {
     static final MethodHandle NEXT = fn("kvb_next", FunctionDescriptor.of(ADDRESS, ADDRESS), false);
     static final MethodHandle DONE =
             fn("kvb_done", FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS), true);
+    static final MethodHandle GOT =
+            fn("kvb_got", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG), true);
     static final MethodHandle ERROR =
             fn("kvb_error", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG), false);
     static final MethodHandle SCAN = fn("kvb_scan", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG), true);

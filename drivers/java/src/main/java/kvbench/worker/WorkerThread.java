@@ -53,7 +53,8 @@ final class WorkerThread {
         final Arena arena = Arena.ofAuto();
         final MemorySegment times = arena.allocate(JAVA_LONG, 2 * BLOCK_UNITS);
         MemorySegment gotLen = arena.allocate(JAVA_INT, BLOCK_UNITS);
-        MemorySegment got = arena.allocate(64 << 10);
+        /** The size asked of the core's buffer of values read (kvb_got) at a block's start. */
+        long gotCap = 64 << 10;
         MemorySegment scanned = arena.allocate(SCAN_FLUSH + (64 << 10));
 
         MemorySegment grow(MemorySegment s, long need) {
@@ -76,6 +77,10 @@ final class WorkerThread {
     private int units, keys;
     private MemorySegment kind, refresh, due, keyEnd, scanLen, key, keyOff, val, valOff, del, exp, expLen;
     private ByteBuffer keyBuf;
+    /** The block's values read, in the core's buffer (kvb_got): handed back without a copy. */
+    private MemorySegment got = MemorySegment.NULL;
+    /** got as a buffer, for a reader that serialises fields into it. */
+    private ByteBuffer gotBuf;
     private long gotPos;
     private final BlockBatch batch = new BlockBatch();
 
@@ -159,6 +164,7 @@ final class WorkerThread {
         }
         set(p);
         gotPos = 0;
+        got = gotRoom(b.gotCap);
         b.gotLen = b.grow(b.gotLen, 4L * keys);
         b.gotLen.asSlice(0, 4L * keys).fill((byte) 0xff); // -1: nothing read
         try {
@@ -254,7 +260,11 @@ final class WorkerThread {
             }
             long t1 = now();
             times(u, t0, t1);
-            read(u, found ? fields.serialised() : v);
+            if (found) {
+                readFields(u);
+            } else {
+                read(u, v);
+            }
             if (err != null && fail(u, err, t1)) {
                 ran[0] = u + 1;
                 return true;
@@ -268,7 +278,31 @@ final class WorkerThread {
         if (fr == null) {
             read(k, rd.get(key(k)));
         } else if (fr.read(key(k))) {
+            readFields(k);
+        }
+    }
+
+    /**
+     * Hands the fields fr read for key k to the core: serialised straight into the core's
+     * buffer, or compared in place where the core gave the bytes it expects.
+     */
+    private void readFields(int k) {
+        if (!exp.getAtIndex(ADDRESS, k).equals(MemorySegment.NULL)) {
             read(k, fr.serialised());
+            return;
+        }
+        int len = fr.serialisedLength();
+        room(len);
+        fr.serialiseTo(gotBuf.limit((int) (gotPos + len)).position((int) gotPos));
+        gotPos += len;
+        b.gotLen.setAtIndex(JAVA_INT, k, len);
+    }
+
+    /** The core's buffer grown to hold len bytes more. */
+    private void room(long len) {
+        if (gotPos + len > got.byteSize()) {
+            b.gotCap = Math.max(gotPos + len, 2 * got.byteSize());
+            got = gotRoom(b.gotCap);
         }
     }
 
@@ -291,8 +325,8 @@ final class WorkerThread {
                 return;
             }
         }
-        b.got = grow(b.got, gotPos + len, gotPos);
-        MemorySegment.copy(vs, 0, b.got, gotPos, len);
+        room(len);
+        MemorySegment.copy(vs, 0, got, gotPos, len);
         gotPos += len;
         b.gotLen.setAtIndex(JAVA_INT, k, (int) len);
     }
@@ -307,8 +341,20 @@ final class WorkerThread {
         return n;
     }
 
+    /** The core's buffer of values read, need bytes long, the gotPos bytes written kept. */
+    private MemorySegment gotRoom(long need) {
+        long keep = gotPos;
+        MemorySegment p = Runner.call(() -> (MemorySegment) Core.GOT.invokeExact(c, keep, need));
+        if (p.equals(MemorySegment.NULL)) {
+            throw new IllegalStateException("kvb_got: no buffer for " + need + " bytes");
+        }
+        MemorySegment s = p.reinterpret(need);
+        gotBuf = s.asByteBuffer();
+        return s;
+    }
+
     private void done(int ran) {
-        MemorySegment got = gotPos == 0 ? MemorySegment.NULL : b.got;
+        MemorySegment got = gotPos == 0 ? MemorySegment.NULL : this.got;
         Runner.call(() -> {
             Core.DONE.invokeExact(c, ran, b.times, got, b.gotLen);
             return null;

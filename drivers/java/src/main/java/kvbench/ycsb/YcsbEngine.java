@@ -261,6 +261,8 @@ public final class YcsbEngine implements Engine {
         private ByteBuffer out = ByteBuffer.allocate(0);
         /** The values loaded are in out (their iterators read to their end). */
         private boolean written;
+        /** The values loaded were put elsewhere (writeTo): their iterators are at their end. */
+        private boolean elsewhere;
 
         /** Takes the fields' iterators (read once, by serialised). */
         Record load(Map<String, ByteIterator> fields) {
@@ -269,7 +271,37 @@ public final class YcsbEngine implements Engine {
                 take(fields);
             }
             written = false;
+            elsewhere = false;
             return this;
+        }
+
+        /** The length of the fields loaded, serialised (asked before writeTo). */
+        int length() {
+            if (written) {
+                return out.limit();
+            }
+            int n = 0;
+            for (int i = 0; i < names.length; i++) {
+                n += 8 + nameBytes[i].length + (int) values[i].bytesLeft();
+            }
+            return n;
+        }
+
+        /** Puts the fields loaded, serialised, into `to` from its position: length() bytes. */
+        void writeTo(ByteBuffer to) {
+            if (written) {
+                to.put(out.rewind());
+                return;
+            }
+            put(to);
+            elsewhere = true;
+        }
+
+        private void put(ByteBuffer to) {
+            for (int i = 0; i < names.length; i++) {
+                to.putInt(nameBytes[i].length).put(nameBytes[i]).putInt((int) values[i].bytesLeft());
+                InPlace.put(values[i], to);
+            }
         }
 
         /** The fields loaded, serialised as kvbench serialises a record. */
@@ -277,19 +309,16 @@ public final class YcsbEngine implements Engine {
             if (written) {
                 return out.rewind();
             }
-            written = true;
-            int n = 0;
-            for (int i = 0; i < names.length; i++) {
-                n += 8 + nameBytes[i].length + (int) values[i].bytesLeft();
+            if (elsewhere) {
+                throw new IllegalStateException("the record read was put into the worker's buffer already");
             }
+            int n = length();
             if (out.capacity() < n) {
                 out = ByteBuffer.allocate(n);
             }
             out.clear();
-            for (int i = 0; i < names.length; i++) {
-                out.putInt(nameBytes[i].length).put(nameBytes[i]).putInt((int) values[i].bytesLeft());
-                InPlace.put(values[i], out);
-            }
+            put(out);
+            written = true;
             return out.flip();
         }
 
@@ -361,6 +390,16 @@ public final class YcsbEngine implements Engine {
             @Override
             public ByteBuffer serialised() {
                 return record.serialised();
+            }
+
+            @Override
+            public int serialisedLength() {
+                return record.length();
+            }
+
+            @Override
+            public void serialiseTo(ByteBuffer to) {
+                record.writeTo(to);
             }
 
             @Override

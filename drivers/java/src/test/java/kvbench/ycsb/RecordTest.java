@@ -76,6 +76,29 @@ class RecordTest {
                 "asked again: the same bytes, not the iterators' empty rest");
     }
 
+    /** Put straight into the worker's buffer (at its position), a record is the bytes serialised() returns. */
+    @Test
+    void a_record_put_into_a_buffer_is_what_serialised_returns_and_only_once() {
+        YcsbEngine.Record r = new YcsbEngine.Record();
+        ByteBuffer to = ByteBuffer.allocateDirect(100).position(7);
+        Map<String, ByteIterator> m = new HashMap<>();
+        m.put("field1", new ByteArrayByteIterator("xyz".getBytes(StandardCharsets.UTF_8)));
+        m.put("field0", new StringByteIterator("ab"));
+        int n = r.load(m).length();
+        r.writeTo(to);
+        byte[] want = expected("field0", "ab", "field1", "xyz");
+        assertEquals(want.length, n);
+        assertEquals(7 + n, to.position());
+        assertArrayEquals(want, bytes(to.flip().position(7)));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, r::serialised,
+                "the iterators were read: serialised would hand back empty values");
+        // Serialised first, then put: the same bytes.
+        r.load(fields("field0", "ab", "field1", "xyz")).serialised();
+        ByteBuffer again = ByteBuffer.allocate(100);
+        r.writeTo(again);
+        assertArrayEquals(want, bytes(again.flip()));
+    }
+
     static List<String> values(Map<String, ByteIterator> m) {
         return m.values().stream().map(v -> new String(v.toArray(), StandardCharsets.UTF_8)).toList();
     }
