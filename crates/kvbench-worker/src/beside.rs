@@ -1,7 +1,7 @@
 //! Work done beside a client thread: items handed to a thread of their own, done one at a time
 //! in the order handed, and handed back for reuse. The worker core checks a block's reads
-//! there while the client thread runs the next block (blocks.rs, docs/decisions.md "Checks
-//! beside the client thread").
+//! there while the client thread runs the next block (blocks.rs; docs/decisions.md, "The
+//! worker core behind a C ABI").
 
 use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;

@@ -233,7 +233,7 @@ pub struct Thread {
     /// and checks).
     plain: bool,
     /// Counts and checks the blocks that ran, beside the client thread, when there is a CPU
-    /// for it (docs/decisions.md, "Checks beside the client thread").
+    /// for it (docs/decisions.md, "The worker core behind a C ABI").
     beside: Option<Checker>,
     /// Where a worker may read a block's values into (`got_room`): handed to the checker with
     /// the block rather than copied.

@@ -164,7 +164,7 @@ final class WorkerThread {
         }
         set(p);
         gotPos = 0;
-        got = gotRoom(b.gotCap);
+        got = MemorySegment.NULL; // asked of the core at the block's first value read
         b.gotLen = b.grow(b.gotLen, 4L * keys);
         b.gotLen.asSlice(0, 4L * keys).fill((byte) 0xff); // -1: nothing read
         try {
@@ -301,7 +301,7 @@ final class WorkerThread {
     /** The core's buffer grown to hold len bytes more. */
     private void room(long len) {
         if (gotPos + len > got.byteSize()) {
-            b.gotCap = Math.max(gotPos + len, 2 * got.byteSize());
+            b.gotCap = Math.max(b.gotCap, Math.max(gotPos + len, 2 * got.byteSize()));
             got = gotRoom(b.gotCap);
         }
     }
