@@ -129,7 +129,7 @@ void kvb_done(kvb_thread *th, uint32_t units_run, const int64_t *t, const uint8_
 /* Room for need bytes of the current block's values read, the first keep bytes (already
  * written there) kept; valid until the next call on th. A worker that reads its values into
  * it and hands it to kvb_done as got saves the core a copy; any other buffer works too. NULL
- * only on a bug of the core. */
+ * when the memory cannot be had. */
 uint8_t *kvb_got(kvb_thread *th, size_t keep, size_t need);
 
 /* Unit u of the current block failed at at_ns (after its end time is taken; u = UINT32_MAX: not

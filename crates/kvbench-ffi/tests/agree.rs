@@ -511,3 +511,20 @@ fn a_lone_thread_is_counted_beside_it_when_a_cpu_is_free() {
     }
     assert!(lone >= 5, "{lone} steps of one thread");
 }
+
+/// A buffer of values read larger than the memory there is comes back NULL (which the worker
+/// reports as the thread's error), not an abort of the worker; the buffer before it stays.
+#[test]
+fn regression_a_buffer_of_values_beyond_memory_is_null_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = job_in("every-step.json", dir.path(), serde_json::json!({}));
+    let mut hosted = Hosted::open(&path, std::sync::Arc::new(|_: &str| {})).unwrap();
+    while hosted.begin().step != 5 {
+        hosted.end(&Report::default());
+    }
+    let mut th = hosted.thread(0, 64).unwrap();
+    assert!(!th.got_room(0, 1 << 16).is_null());
+    assert!(th.got_room(0, usize::MAX / 4).is_null());
+    assert!(!th.got_room(0, 1 << 17).is_null(), "a smaller buffer after it still comes");
+    th.end();
+}

@@ -305,12 +305,20 @@ impl Thread {
 
     /// Room for `need` bytes of the block's values read, its first `keep` bytes (written by the
     /// worker) kept: a worker that reads its values there and hands the same buffer to `done`
-    /// saves it a copy (kvbench.h, `kvb_got`). Valid until the next call on the thread.
+    /// saves it a copy (kvbench.h, `kvb_got`). Valid until the next call on the thread; null
+    /// when the memory cannot be had (an error for the worker to report, not an abort).
     pub fn got_room(&mut self, keep: usize, need: usize) -> *mut u8 {
-        if self.got.len() < need {
+        let len = self.got.len();
+        if len < need {
             // The first `keep` bytes move with the rest; the new ones are zeros until written.
-            debug_assert!(keep <= self.got.len());
-            self.got.resize(need.max(2 * self.got.len()), 0);
+            debug_assert!(keep <= len);
+            let Some(to) = [need.max(len.saturating_mul(2)), need]
+                .into_iter()
+                .find(|&n| self.got.try_reserve_exact(n - len).is_ok())
+            else {
+                return std::ptr::null_mut();
+            };
+            self.got.resize(to, 0);
         }
         self.got.as_mut_ptr()
     }

@@ -79,7 +79,7 @@ final class WorkerThread {
     private ByteBuffer keyBuf;
     /** The block's values read, in the core's buffer (kvb_got): handed back without a copy. */
     private MemorySegment got = MemorySegment.NULL;
-    /** got as a buffer, for a reader that serialises fields into it. */
+    /** got as a buffer, for a reader that serialises fields into it (made when first asked). */
     private ByteBuffer gotBuf;
     private long gotPos;
     private final BlockBatch batch = new BlockBatch();
@@ -293,9 +293,20 @@ final class WorkerThread {
         }
         int len = fr.serialisedLength();
         room(len);
-        fr.serialiseTo(gotBuf.limit((int) (gotPos + len)).position((int) gotPos));
+        fr.serialiseTo(gotView(len));
         gotPos += len;
         b.gotLen.setAtIndex(JAVA_INT, k, len);
+    }
+
+    /** The len bytes of got at gotPos, as a buffer. */
+    private ByteBuffer gotView(int len) {
+        if (got.byteSize() > Integer.MAX_VALUE) { // a buffer cannot span it: a view of the record
+            return got.asSlice(gotPos, len).asByteBuffer();
+        }
+        if (gotBuf == null) {
+            gotBuf = got.asByteBuffer();
+        }
+        return gotBuf.limit((int) (gotPos + len)).position((int) gotPos);
     }
 
     /** The core's buffer grown to hold len bytes more. */
@@ -348,9 +359,8 @@ final class WorkerThread {
         if (p.equals(MemorySegment.NULL)) {
             throw new IllegalStateException("kvb_got: no buffer for " + need + " bytes");
         }
-        MemorySegment s = p.reinterpret(need);
-        gotBuf = s.asByteBuffer();
-        return s;
+        gotBuf = null;
+        return p.reinterpret(need);
     }
 
     private void done(int ran) {
