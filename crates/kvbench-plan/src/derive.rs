@@ -342,9 +342,13 @@ impl Values {
         }
     }
 
-    /// Whether `found` holds exactly the fields of value(record, version), each checked.
-    fn fields_match(&self, record: u64, version: u64, found: &[u8]) -> bool {
+    /// Whether `found` holds exactly the fields of value(record, version), each checked, having
+    /// first handed `fetch` the pool's slices it compares them with.
+    fn fields_match(&self, record: u64, version: u64, found: &[u8], mut fetch: impl FnMut(&[u8])) -> bool {
         let versions = self.field_versions(record, version);
+        if self.content == ValueContent::Printable {
+            (0..self.fields).for_each(|i| fetch(self.printable(self.field_draw(record, i, versions[i as usize]))));
+        }
         let mut name = [0u8; 29];
         let mut rest = found;
         for i in 0..self.fields {
@@ -453,11 +457,25 @@ impl Eq for FieldsOf<'_> {}
 impl Expected<'_> {
     #[inline]
     pub fn matches(&self, found: &[u8]) -> bool {
+        self.matches_fetched(found, |_| {})
+    }
+
+    /// `matches`, having first handed `fetch` each stretch of stored bytes it compares with (a
+    /// caller's prefetch, for bytes not fetched ahead): asked for together, their cache misses
+    /// overlap instead of following one another.
+    #[inline]
+    pub fn matches_fetched(&self, found: &[u8], mut fetch: impl FnMut(&[u8])) -> bool {
         match *self {
-            Expected::Bytes(b) => b == found,
+            Expected::Bytes(b) => {
+                fetch(b);
+                b == found
+            }
             Expected::Random { h, len } => random_matches(Draw { h, len }, found),
-            Expected::Json { text, r } => json_matches(text, r, found),
-            Expected::Fields { of, r, v } => of.0.fields_match(r, v, found),
+            Expected::Json { text, r } => {
+                fetch(text);
+                json_matches(text, r, found)
+            }
+            Expected::Fields { of, r, v } => of.0.fields_match(r, v, found, fetch),
         }
     }
 

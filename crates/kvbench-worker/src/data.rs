@@ -129,9 +129,12 @@ impl Data {
         self.values.expected(record, version as u64)
     }
 
+    /// Whether `found` is version `version` of `record`, its bytes fetched first: a check
+    /// without an expectation derived ahead (beside other writers, a scan's) would otherwise
+    /// miss on one slice of the pool after another.
     #[inline]
     pub fn matches(&self, record: u64, version: u32, found: &[u8]) -> bool {
-        self.values.matches(record, version as u64, found)
+        self.values.expected(record, version as u64).matches_fetched(found, prefetch)
     }
 }
 

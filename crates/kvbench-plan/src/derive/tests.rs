@@ -307,8 +307,9 @@ fn verification_checks_every_field() {
     assert!(!values.matches(42, 6, &longer));
 }
 
-/// What a worker fetches ahead of a check is what the check compares with: each field's bytes,
-/// for every version (fields written at different versions come from different draws).
+/// What a worker fetches ahead of a check, or a check fetches itself, is what the check compares
+/// with: each field's bytes, for every version (fields written at different versions come from
+/// different draws).
 #[test]
 fn the_sources_of_a_fields_check_are_the_fields_it_compares() {
     let values = Values::new(&fields_dataset(10, ValueContent::Printable, false), None).unwrap();
@@ -319,9 +320,20 @@ fn the_sources_of_a_fields_check_are_the_fields_it_compares() {
         values.expected(42, version).each_source(|s| sources.push(s.to_vec()));
         let fields: Vec<Vec<u8>> = split_fields(&v).into_iter().map(|f| f.1).collect();
         assert_eq!(sources, fields, "version {version}");
+        // A check that fetches its own bytes hands over the same ones, every one before it
+        // compares (a wrong value is known at its first field), and still judges.
+        let mut fetched = Vec::new();
+        let mut wrong = v.clone();
+        *wrong.last_mut().unwrap() ^= 1;
+        assert!(!values.expected(42, version).matches_fetched(&wrong, |s| fetched.push(s.to_vec())));
+        assert_eq!(fetched, fields, "version {version}");
+        assert!(values.expected(42, version).matches_fetched(&v, |_| {}));
     }
     let random = Values::new(&fields_dataset(10, ValueContent::Random, false), None).unwrap();
     random.expected(42, 0).each_source(|_| panic!("random bytes are computed, not stored"));
+    let mut v = Vec::new();
+    random.value(42, 0, &mut v);
+    assert!(random.expected(42, 0).matches_fetched(&v, |_| panic!("random bytes are computed, not stored")));
 }
 
 /// The model's size estimate (`encoded_len`, which the size guard reads) counts the field
