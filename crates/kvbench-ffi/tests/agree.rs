@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use kvbench_ffi::*;
-use kvbench_model::engine::{Engine, OpenArgs, OpenMode, Options, SyncMode, WriteOp};
+use kvbench_model::engine::{Engine, EngineError, OpenArgs, OpenMode, Options, SyncMode, WriteOp};
 use kvbench_model::job::{Event, Job, StepResult};
 use kvbench_worker::blocks::{DELETE, MERGE_FIELDS};
 use kvbench_worker::hosted::{Hosted, Report};
@@ -37,10 +37,11 @@ fn open_args<'a>(dir: &'a Path, options: &'a Options, mode: i32) -> OpenArgs<'a>
 /// field-update (not an engine option).
 fn job_in(name: &str, dir: &Path, mut options: serde_json::Value) -> (std::path::PathBuf, Job) {
     let fields = options.as_object_mut().and_then(|o| o.remove("fields")).is_some();
+    let lone = options.as_object_mut().and_then(|o| o.remove("lone")).is_some();
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(name)).unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["dir"] = dir.to_str().unwrap().into();
-    if options.get("corrupt_every").is_some() {
+    if lone || options.get("corrupt_every").is_some() {
         // Which read the engine's shared counter corrupts depends on how threads interleave,
         // and so do the mismatches counted: one thread a step makes both runs comparable.
         for s in v["steps"].as_array_mut().unwrap().iter_mut().filter(|s| s.get("threads").is_some()) {
@@ -106,6 +107,23 @@ struct Exec<'a> {
     options: &'a Options,
     in_place: bool,
     seen: &'a Seen,
+    faults: Faults,
+}
+
+/// What goes wrong in the executor: every `fail_every`-th read-modify-write unit of a thread
+/// fails without being run (a write that failed counts as written, later reads then differ), and a thread of a step that reads stops after `stop_at`
+/// units, in the middle of a block (it hands back the units before; a load that stopped would
+/// leave records missing).
+#[derive(Clone, Copy)]
+struct Faults {
+    fail_every: usize,
+    stop_at: usize,
+}
+
+impl Default for Faults {
+    fn default() -> Faults {
+        Faults { fail_every: usize::MAX, stop_at: usize::MAX }
+    }
 }
 
 /// What the executor saw of the blocks.
@@ -158,6 +176,7 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
     unsafe { kvb_set_origin(th, ORIGIN) };
     let mut rd = eng.map(|e| e.reader().unwrap());
     let now = || start.elapsed().as_nanos() as i64 + ORIGIN;
+    let (mut units, mut rmws, mut reads) = (0usize, 0usize, false);
     loop {
         // SAFETY: the block is read before the next call on th.
         let b = unsafe { &*kvb_next(th) };
@@ -176,6 +195,7 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
             )
         };
         let keys = key_end[n - 1] as usize;
+        reads |= kind.iter().any(|&k| k != 4);
         x.seen.rmws.fetch_max(kind.iter().filter(|&&k| k == 5).count(), Ordering::Relaxed);
         // SAFETY: as above.
         let (key_off, val_off, del, exp, exp_len) = unsafe {
@@ -201,6 +221,13 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
         let mut k0 = 0usize;
         for u in 0..n {
             let k1 = key_end[u] as usize;
+            if reads && units == x.faults.stop_at {
+                ran = u as u32;
+                break;
+            }
+            units += 1;
+            rmws += usize::from(kind[u] == 5);
+            let fail = kind[u] == 5 && rmws % x.faults.fail_every == 0;
             if refresh[u] == 1 {
                 if let Some(r) = rd.as_mut() {
                     r.refresh().unwrap();
@@ -224,6 +251,7 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
             let mut scanned = Vec::new();
             let t0 = now();
             let r: kvbench_model::engine::Result<()> = match kind[u] {
+                _ if fail => Err(EngineError::Store("failed on purpose".into())),
                 1 | 2 => (k0..k1).try_for_each(|i| {
                     let mut out = Vec::new();
                     let found = rd.as_mut().unwrap().get(key(i), &mut out)?;
@@ -308,7 +336,7 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
 }
 
 /// Run the job file through the C ABI on the memory engine; returns the event lines.
-fn run_hosted(path: &Path, dir: &Path, spec: &Job, in_place: bool, seen: &Seen) -> String {
+fn run_hosted(path: &Path, dir: &Path, spec: &Job, (in_place, faults): (bool, Faults), seen: &Seen) -> String {
     let out = tempfile::tempfile().unwrap();
     let cpath = CString::new(path.to_str().unwrap()).unwrap();
     // SAFETY: a NUL-terminated path and an open file.
@@ -316,7 +344,7 @@ fn run_hosted(path: &Path, dir: &Path, spec: &Job, in_place: bool, seen: &Seen) 
     // SAFETY: the job is live.
     assert!(unsafe { kvb_job_error(job.0) }.is_null(), "{:?}", unsafe { CStr::from_ptr(kvb_job_error(job.0)) });
     let options = Options::resolved(spec.options.clone());
-    let x = Exec { options: &options, in_place, seen };
+    let x = Exec { options: &options, in_place, seen, faults };
     let mut eng: Option<Box<dyn Engine>> = None;
     loop {
         // SAFETY: the job is live.
@@ -414,7 +442,7 @@ fn agree_with(name: &str, options: serde_json::Value, in_place: bool) -> (Vec<St
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (path, job) = job_in(name, a.path(), options.clone());
     let seen = Seen::default();
-    let hosted = steps(&run_hosted(&path, a.path(), &job, in_place, &seen));
+    let hosted = steps(&run_hosted(&path, a.path(), &job, (in_place, Faults::default()), &seen));
     let (_, job) = job_in(name, b.path(), options);
     let rust = steps(&run_rust(&job));
     assert_eq!(hosted.len(), job.steps.len(), "one event per step");
@@ -484,6 +512,31 @@ fn regression_an_engine_with_field_update_is_handed_the_one_field() {
     assert_eq!(seen.merged_fields.into_inner(), merges, "one field each");
     let h: Vec<String> = hosted.iter().map(counts).collect();
     assert!(hosted.iter().all(|s| s.mismatches == 0 && s.missing == 0 && s.errors == 0), "{h:#?}");
+}
+
+/// A lone writer's next block is made beside it while it runs one (where a CPU is free, as the
+/// checks): made on the records as the block before leaves them when all of it runs as made.
+/// When units of that block failed, it is taken back and made again from the same ops (none
+/// lost); when the thread stops in the middle of a block, taken back with the records it moved
+/// put back (every later read still finds what it must).
+#[test]
+fn regression_a_block_made_ahead_is_made_again_after_failures_and_taken_back_at_a_stop() {
+    let run = |faults: Faults| {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, job) = job_in("every-step.json", dir.path(), serde_json::json!({"lone": true}));
+        steps(&run_hosted(&path, dir.path(), &job, (false, faults), &Seen::default()))
+    };
+    let clean = run(Faults::default());
+    let failing = run(Faults { fail_every: 3, ..Faults::default() });
+    let stopping = run(Faults { stop_at: 150, ..Faults::default() });
+    for s in clean.iter().chain(&failing).chain(&stopping) {
+        assert!(s.mismatches == 0 && s.missing == 0, "{}", counts(s));
+    }
+    assert!(failing.iter().any(|s| s.errors > 0), "no unit failed");
+    // (A scan's ops are the records it visited: fewer where a failed rmw left one absent.)
+    let requests = |steps: &[StepResult]| steps.iter().map(|s| s.requests).collect::<Vec<_>>();
+    assert_eq!(requests(&failing), requests(&clean), "a failed unit is a request done");
+    assert!(stopping.iter().zip(&clean).any(|(s, c)| s.requests < c.requests), "no thread stopped");
 }
 
 /// A step of one thread is counted and checked beside it wherever a CPU is free, so that the

@@ -35,6 +35,11 @@ impl<T: Send + 'static, S: Send + 'static> Beside<T, S> {
         self.back.try_recv().ok()
     }
 
+    /// Waits for the next item handed back; None when the thread has stopped (it panicked).
+    pub fn back(&mut self) -> Option<T> {
+        self.back.recv().ok()
+    }
+
     /// Hands `item` over; it comes back as the error when the thread has stopped (it panicked).
     pub fn hand(&mut self, item: T) -> Result<(), T> {
         match &self.hand {
@@ -72,6 +77,9 @@ mod tests {
         .unwrap();
         for i in 0..50 {
             b.hand(i).unwrap();
+            if i % 2 == 1 {
+                assert_eq!(b.back(), Some(i / 2 + 100), "handed back done, in order");
+            }
         }
         assert_eq!(b.finish().unwrap(), (0..50).collect::<Vec<_>>());
     }

@@ -4,7 +4,7 @@
 //! clock reads, counts the samples and checks what was read. The rules are the Rust worker's
 //! (loops.rs): the same states, the same checks, the same tally.
 
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::beside::Beside;
@@ -119,6 +119,15 @@ pub struct Block {
     /// Records written by the block: (unit, record, state before, state after the write).
     written: Vec<(u32, u64, u32, u32)>,
     scratch: Vec<u8>,
+    /// The check of the block's scan, checked as it runs.
+    scan: Option<ScanCheck>,
+    /// The ops of each unit (`src_end`: where each unit's end), and whether the thread had
+    /// written since its reader refreshed when the block was made: enough to make it again.
+    src: Vec<Op>,
+    src_end: Vec<u32>,
+    dirty_before: bool,
+    /// Made ahead on a state that then changed: to be made again from `src`.
+    redo: bool,
 }
 
 // SAFETY: `exp` points into the run's Data, which every holder of a block keeps alive (the
@@ -143,6 +152,16 @@ impl Block {
         self.units.clear();
         self.reads.clear();
         self.written.clear();
+        self.scan = None;
+        self.src.clear();
+        self.src_end.clear();
+    }
+
+    /// Puts back the states the block's writes moved (it was made ahead and will not run as made).
+    fn undo_writes(&self, state: &State) {
+        for &(_, c, before, _) in self.written.iter().rev() {
+            state.end_write(c, before);
+        }
     }
 
     fn push_key(&mut self, data: &Data, record: u64) {
@@ -204,23 +223,67 @@ impl Block {
     fn keys(&self) -> u32 {
         self.key_off.len() as u32 - 1
     }
+
+    /// A lone writer's block is made before it runs: the reads after a read-modify-write that
+    /// failed (which left its record as it was) were made expecting what it would have written.
+    /// They expect the record as it was, up to the next write of it that ran (the Rust worker
+    /// makes each op after the one before it ran).
+    fn expect_failed_rmws_undone(&mut self, ran: usize) {
+        // Records whose last write in the block was a failed read-modify-write: the state it left.
+        let mut left: Vec<(u64, u32)> = Vec::new();
+        let mut w = 0;
+        for v in 0..ran.min(self.units.len()) {
+            let unit = self.units[v];
+            let k0 = if v == 0 { 0 } else { self.key_end[v - 1] as usize };
+            for j in 0..unit.reads as usize {
+                let (c, s) = match &mut self.reads[unit.first_read as usize + j] {
+                    Check::Get { c, s1 } => (*c, s1),
+                    Check::Rmw { c, s } => (*c, s),
+                    Check::Now { .. } => continue,
+                };
+                if let Some(&(_, was)) = left.iter().find(|l| l.0 == c) {
+                    *s = was;
+                    (self.exp[k0 + j], self.exp_len[k0 + j]) = (std::ptr::null(), 0);
+                }
+            }
+            while let Some(&(_, c, before, _)) = self.written.get(w).filter(|e| e.0 as usize == v) {
+                match left.iter().position(|l| l.0 == c) {
+                    Some(i) if !self.failed_rmw(v) => _ = left.swap_remove(i),
+                    None if self.failed_rmw(v) => left.push((c, before)),
+                    _ => {}
+                }
+                w += 1;
+            }
+        }
+    }
+
+    /// Unit u is a read-modify-write that failed: it left its record as it was.
+    fn failed_rmw(&self, u: usize) -> bool {
+        self.kind[u] == RMW && self.units[u].failed
+    }
+
+    fn begin_unit(&mut self, kind: u8, refresh: u8, due: i64) {
+        self.kind.push(kind);
+        self.refresh.push(refresh);
+        self.due.push(due);
+    }
+
+    fn end_unit(&mut self, scan_len: u64) {
+        let keys = self.keys();
+        self.key_end.push(keys);
+        self.scan_len.push(scan_len);
+    }
 }
 
 /// A thread of an ops step driven by a worker in another language.
 pub struct Thread {
     run: Arc<Run>,
-    stream: Option<OpStream>,
     pub tally: Tally,
     pub block: Block,
-    max_units: usize,
-    /// This thread wrote since its reader last refreshed.
-    dirty: bool,
-    /// The unit pulled from the stream but not yet in a block (after a WAIT).
-    pending: Vec<Op>,
-    ops: Vec<Op>,
+    making: Making,
+    /// The block made ahead is out: being made, or made and not yet taken.
+    ahead_out: bool,
     stopped: bool,
-    /// The WAIT before the pending unit was handed out.
-    waited: bool,
     scan: Option<ScanCheck>,
     /// Records the running scan visited, and whether its check went past the last position
     /// (the Rust worker's scan stops there: later records are not counted).
@@ -243,6 +306,13 @@ pub struct Thread {
 /// The checker of a thread: its own counters of what it counted.
 type Checker = Beside<Ran, (Arc<Run>, Tally)>;
 
+/// Where a thread's blocks are made: on the client thread as it asks, or beside it, one block
+/// ahead, while the client runs the one before (when its checks are beside it too).
+enum Making {
+    Here(Box<Maker>),
+    Ahead(Beside<Block, Maker>),
+}
+
 impl Thread {
     pub fn new(run: Arc<Run>, thread: u32, threads: u32, max_units: u32) -> Thread {
         let mut tally = Tally::new();
@@ -263,24 +333,20 @@ impl Thread {
             // OS's; Go sets it again before each sleep, as goroutines move).
             crate::sys::precise_sleeps();
         }
-        let max_units = max_units.max(1) as usize;
         let step = &run.step;
         let plain = super::step::gets_only(step)
             && !super::step::paced(step)
             && !run.lock
             && !step.open_per_op
             && stream.as_ref().is_some_and(|s| s.unit_len() == 1);
+        let maker = Maker::new(Arc::clone(&run), stream, max_units, plain);
         Thread {
             run,
-            stream,
             tally,
             block: Block::default(),
-            max_units,
-            dirty: false,
-            pending: Vec::new(),
-            ops: Vec::new(),
+            making: Making::Here(Box::new(maker)),
+            ahead_out: false,
             stopped: false,
-            waited: false,
             scan: None,
             scan_seen: 0,
             scan_over: false,
@@ -290,6 +356,7 @@ impl Thread {
             got: Vec::new(),
         }
         .with_checker(threads)
+        .with_maker_beside()
     }
 
     /// Counts beside the client thread when no other thread writes (a read's expectation is
@@ -301,6 +368,32 @@ impl Thread {
             self.beside = Beside::start("kvbench-checks", (Arc::clone(&self.run), Tally::new()), count).ok();
         }
         self
+    }
+
+    /// Makes the blocks beside the client thread, one ahead, where the checks are beside it
+    /// and every check takes the state as the block was made (no scan, multi-get or
+    /// open-per-op get, whose checks take it as they are counted).
+    fn with_maker_beside(mut self) -> Thread {
+        if self.beside.is_none() || !super::step::checked_as_made(&self.run.step) {
+            return self;
+        }
+        let none = Box::new(Maker::new(Arc::clone(&self.run), None, 1, self.plain));
+        let Making::Here(maker) = std::mem::replace(&mut self.making, Making::Here(none)) else {
+            return self;
+        };
+        match Beside::start("kvbench-blocks", *maker, |m: &mut Maker, b: &mut Block| m.fill(b)) {
+            Ok(ahead) => self.making = Making::Ahead(ahead),
+            Err(e) => self.maker_lost(&format!("did not start: {e}")),
+        }
+        self
+    }
+
+    /// The maker beside the client thread is gone (it could not start, or panicked): the
+    /// thread stops with an error rather than run blocks no one made.
+    fn maker_lost(&mut self, why: &str) {
+        self.tally.error(EngineError::Store(format!("the worker core's block maker {why}")));
+        self.stopped = true;
+        self.ahead_out = false;
     }
 
     /// Room for `need` bytes of the block's values read, its first `keep` bytes (written by the
@@ -341,6 +434,7 @@ impl Thread {
 
     /// The thread ended: its counters join the step's.
     pub fn end(mut self) {
+        self.take_back_ahead();
         self.tally.close_interval(u64::MAX);
         if let Some(checker) = self.beside.take() {
             match checker.finish() {
@@ -358,26 +452,234 @@ impl Thread {
         m.0.merge(self.tally);
     }
 
-    /// Fill the next block; no units when the thread is done.
+    /// The next block; no units when the thread is done.
     pub fn next_block(&mut self) -> &Block {
-        self.block.clear();
-        if self.plain {
-            self.push_gets();
-            return &self.block;
+        match &mut self.making {
+            Making::Here(m) => {
+                self.block.clear();
+                if !self.stopped {
+                    m.fill(&mut self.block);
+                }
+            }
+            // A stop rule that said stop ends the thread at the block it ran, as the stream
+            // would have (the block made ahead came from before the rule said so).
+            Making::Ahead(_) if self.stopped || self.run.stop.load(Ordering::Relaxed) => {
+                self.take_back_ahead();
+                self.block.clear();
+            }
+            Making::Ahead(_) => match self.take_ahead() {
+                Some(made) => {
+                    let spare = std::mem::replace(&mut self.block, made);
+                    self.hand_ahead(spare);
+                }
+                None => {
+                    self.maker_lost("stopped: a bug");
+                    self.block.clear();
+                }
+            },
         }
-        while !self.stopped && self.block.units.len() < self.max_units {
+        self.scan = self.block.scan.take();
+        (self.scan_seen, self.scan_over) = (0, false);
+        &self.block
+    }
+
+    /// Has the maker beside make the block after the one the client takes next, in `spare`.
+    fn hand_ahead(&mut self, spare: Block) {
+        if let Making::Ahead(a) = &mut self.making {
+            self.ahead_out = a.hand(spare).is_ok();
+        }
+    }
+
+    /// The block the maker beside made (asked for now when none is out); None when it is gone.
+    fn take_ahead(&mut self) -> Option<Block> {
+        if !self.ahead_out {
+            let spare = std::mem::take(&mut self.block);
+            self.hand_ahead(spare);
+        }
+        let Making::Ahead(a) = &mut self.making else { return None };
+        std::mem::take(&mut self.ahead_out).then(|| a.back()).flatten()
+    }
+
+    /// Takes back the block made ahead, the states its writes moved put back: the thread stops,
+    /// or the block before it left the records otherwise than it was made on.
+    fn take_back_ahead(&mut self) -> Option<Block> {
+        if !self.ahead_out {
+            return None;
+        }
+        let b = self.take_ahead()?;
+        b.undo_writes(&self.run.state);
+        Some(b)
+    }
+
+    /// Records visited by the current scan unit (u32le key length, key, u32le value length,
+    /// value), checked as they come.
+    pub fn scanned(&mut self, mut recs: &[u8]) {
+        let Some(check) = self.scan.as_mut() else { return };
+        let run = &self.run;
+        while let Some((k, v, rest)) = split_record(recs) {
+            recs = rest;
+            if self.scan_over {
+                break;
+            }
+            self.scan_seen += 1;
+            self.scan_over = run.step.verify && !check.visit(&run.data, &run.state, k, v);
+        }
+    }
+
+    /// Count an engine error of unit `index` that ended at `at_ns` (`u32::MAX`: outside a unit);
+    /// true when the thread must stop.
+    pub fn error(&mut self, index: u32, error: EngineError, at_ns: i64) -> bool {
+        let stop = if index == u32::MAX {
+            self.tally.error(error)
+        } else {
+            if let Some(unit) = self.block.units.get_mut(index as usize) {
+                unit.failed = true;
+            }
+            self.tally.error_at(error, at_ns.saturating_sub(self.origin).max(0) as u64, self.run.interval_ns)
+        };
+        self.stopped |= stop;
+        stop
+    }
+
+    /// The block ran: `times` holds (start, end) per unit, `got` the values read in key order,
+    /// `got_len` one length per key (-1: not found or nothing read). The block's records are
+    /// released and its scan ended now; its samples and reads are counted now or beside.
+    pub fn done(&mut self, units_run: u32, times: &[i64], got: &[u8], got_len: &[i32]) {
+        let ran = (units_run as usize).min(self.block.units.len()).min(times.len() / 2);
+        self.stopped |= ran < self.block.units.len();
+        // The block made ahead expects the records as this one leaves them when all of it ran
+        // as made: otherwise it is taken back before this one's records are settled, and made
+        // again after (unless the thread stops).
+        let failed = !self.block.written.is_empty() && self.block.units.iter().any(|u| u.failed);
+        let again = if self.stopped || failed { self.take_back_ahead() } else { None };
+        if failed && !self.run.lock {
+            self.block.expect_failed_rmws_undone(ran);
+        }
+        if !self.plain {
+            self.finish_writes(ran);
+        }
+        if let Some(mut b) = again.filter(|_| !self.stopped) {
+            b.redo = true;
+            self.hand_ahead(b);
+        }
+        let scan_ops = self.end_scans(ran);
+        let v = View { block: &self.block, plain: self.plain, ran, origin: self.origin, scan_ops, times, got, got_len };
+        // A multi-get's expectation is the state when it is checked: checked now.
+        let now = self.block.kind.iter().any(|&k| k == MULTI_GET || k == OPEN_GET);
+        let Some(checker) = self.beside.as_mut().filter(|_| !now) else {
+            return checks::count(&self.run, &mut self.tally, &v);
+        };
+        let mut r = checker.take().unwrap_or_default();
+        let own = !got.is_empty() && std::ptr::eq(got.as_ptr(), self.got.as_ptr());
+        r.copy(&v, !own);
+        std::mem::swap(&mut r.block, &mut self.block);
+        if own {
+            std::mem::swap(&mut r.got, &mut self.got);
+        }
+        if let Err(r) = checker.hand(r) {
+            checks::count(&self.run, &mut self.tally, &r.view());
+            self.beside = None;
+        }
+    }
+
+    /// Ends the block's scan, checked as it came: the records it visited.
+    fn end_scans(&mut self, ran: usize) -> u64 {
+        if self.scan.is_none() {
+            return 0;
+        }
+        match (0..ran).find(|&u| self.block.kind[u] == SCAN) {
+            Some(u) => {
+                let unit = self.block.units[u];
+                self.end_scan(&unit, self.block.scan_len[u])
+            }
+            None => 0,
+        }
+    }
+
+    /// Release the records the block's writes took: the state after the write for units that
+    /// ran, the state before for those that did not (undone in reverse order). An rmw that
+    /// failed leaves its record as it was (alone: unless a later unit of the block that did not
+    /// fail wrote it); a write that failed counts as written, as in the Rust worker.
+    fn finish_writes(&mut self, ran: usize) {
+        let (state, b) = (&self.run.state, &self.block);
+        let rewritten = |u: u32, c: u64| {
+            b.written.iter().any(|&(v, d, ..)| d == c && v > u && (v as usize) < ran && !b.failed_rmw(v as usize))
+        };
+        for &(u, c, before, after) in b.written.iter().rev() {
+            if u as usize >= ran || (!self.run.lock && b.failed_rmw(u as usize) && !rewritten(u, c)) {
+                state.end_write(c, before);
+            } else if self.run.lock {
+                state.end_write(c, after);
+            }
+        }
+        if !self.run.lock {
+            return;
+        }
+        for (u, unit) in self.block.units.iter().enumerate() {
+            if let (RMW, Some(&Check::Rmw { c, s })) =
+                (self.block.kind[u], self.block.reads.get(unit.first_read as usize))
+            {
+                state.end_write(c, if u >= ran || unit.failed { s } else { after_put(s) });
+            }
+        }
+    }
+
+    fn end_scan(&mut self, unit: &Unit, len: u64) -> u64 {
+        let Some(check) = self.scan.take() else { return 0 };
+        if self.run.step.verify && !unit.failed {
+            self.tally.mismatches += check.bad;
+            self.tally.missing += check.missing(&self.run.data, &self.run.state, len);
+        }
+        self.scan_seen
+    }
+}
+
+/// What makes a thread's blocks: its stream of ops and where the thread is in it. The states
+/// of the records a block writes move as it is made (no other thread writes them), so the
+/// reads of the next block expect what this one leaves.
+struct Maker {
+    run: Arc<Run>,
+    stream: Option<OpStream>,
+    max_units: usize,
+    /// This thread wrote since its reader last refreshed.
+    dirty: bool,
+    /// The unit pulled from the stream but not yet in a block (after a WAIT).
+    pending: Vec<Op>,
+    ops: Vec<Op>,
+    /// The WAIT before the pending unit was handed out.
+    waited: bool,
+    plain: bool,
+}
+
+impl Maker {
+    fn new(run: Arc<Run>, stream: Option<OpStream>, max_units: u32, plain: bool) -> Maker {
+        let max_units = max_units.max(1) as usize;
+        Maker { run, stream, max_units, dirty: false, pending: Vec::new(), ops: Vec::new(), waited: false, plain }
+    }
+
+    /// Makes the next block in `b`, or `b` again (`redo`) from the ops it was made of.
+    fn fill(&mut self, b: &mut Block) {
+        if std::mem::take(&mut b.redo) {
+            return self.refill(b);
+        }
+        b.clear();
+        b.dirty_before = self.dirty;
+        if self.plain {
+            return self.push_gets(b);
+        }
+        while b.units.len() < self.max_units {
             if self.pending.is_empty() && !self.pull() {
                 break;
             }
             let ops = std::mem::take(&mut self.pending);
             if self.run.lock && super::step::paced(&self.run.step) && !std::mem::take(&mut self.waited) {
                 // A writer beside others waits for its due time before it takes records.
-                self.push_wait(&ops);
+                self.push_wait(b, &ops);
                 self.pending = ops;
                 self.waited = true;
                 break;
             }
-            let kind = self.push_unit(&ops);
+            let kind = self.push_unit(b, &ops);
             self.ops = ops;
             // With locks a unit's records are held only while it runs; a scan is checked as
             // it comes.
@@ -385,15 +687,26 @@ impl Thread {
                 break;
             }
         }
-        &self.block
+    }
+
+    /// Makes `b` again from its ops, on the states as they are now (its own writes undone).
+    fn refill(&mut self, b: &mut Block) {
+        let (src, ends, dirty) = (std::mem::take(&mut b.src), std::mem::take(&mut b.src_end), b.dirty_before);
+        b.clear();
+        self.dirty = dirty;
+        let mut from = 0;
+        for &end in &ends {
+            self.push_unit(b, &src[from..end as usize]);
+            from = end as usize;
+        }
     }
 
     /// A block of plain gets: what push_unit makes of each, the per-unit vectors that are the
     /// same for every unit filled at the end.
-    fn push_gets(&mut self) {
-        let (run, b) = (&self.run, &mut self.block);
+    fn push_gets(&mut self, b: &mut Block) {
+        let run = &self.run;
         let Some(stream) = self.stream.as_mut() else { return };
-        while !self.stopped && b.reads.len() < self.max_units {
+        while b.reads.len() < self.max_units {
             let Some(o) = stream.next() else { break };
             let c = run.data.canon(o.record);
             b.push_key(&run.data, o.record);
@@ -433,28 +746,15 @@ impl Thread {
         }
     }
 
-    fn push_wait(&mut self, ops: &[Op]) {
+    fn push_wait(&mut self, b: &mut Block, ops: &[Op]) {
         let due = self.due(&ops[0]);
-        self.begin_unit(WAIT, 1, due);
-        self.block.units.push(Unit { op: ops[0].kind, ops: 0, first_read: 0, reads: 0, failed: false });
-        self.end_unit(0);
-    }
-
-    fn begin_unit(&mut self, kind: u8, refresh: u8, due: i64) {
-        let b = &mut self.block;
-        b.kind.push(kind);
-        b.refresh.push(refresh);
-        b.due.push(due);
-    }
-
-    fn end_unit(&mut self, scan_len: u64) {
-        let keys = self.block.keys();
-        self.block.key_end.push(keys);
-        self.block.scan_len.push(scan_len);
+        b.begin_unit(WAIT, 1, due);
+        b.units.push(Unit { op: ops[0].kind, ops: 0, first_read: 0, reads: 0, failed: false });
+        b.end_unit(0);
     }
 
     /// Add one unit of the stream to the block; returns its unit kind.
-    fn push_unit(&mut self, ops: &[Op]) -> u8 {
+    fn push_unit(&mut self, b: &mut Block, ops: &[Op]) -> u8 {
         let first = ops[0];
         let due = self.due(&first);
         let kind = match first.kind {
@@ -473,23 +773,25 @@ impl Thread {
         // held across a write (a store may wait for it).
         let refresh = writes || std::mem::take(&mut self.dirty) || self.run.lock;
         self.dirty = writes;
-        self.begin_unit(kind, u8::from(refresh), due);
-        let first_read = self.block.reads.len() as u32;
+        b.begin_unit(kind, u8::from(refresh), due);
+        let first_read = b.reads.len() as u32;
         let mut unit = Unit { op: first.kind, ops: ops.len() as u64, first_read, reads: 0, failed: false };
         let scan_len = match kind {
-            WRITE => self.push_write(ops),
-            SCAN => self.push_scan(&first),
-            RMW => self.push_rmw(&first),
-            _ => self.push_reads(ops, kind),
+            WRITE => self.push_write(b, ops),
+            SCAN => self.push_scan(b, &first),
+            RMW => self.push_rmw(b, &first),
+            _ => self.push_reads(b, ops, kind),
         };
-        unit.reads = self.block.reads.len() as u32 - first_read;
-        self.block.units.push(unit);
-        self.end_unit(scan_len);
+        unit.reads = b.reads.len() as u32 - first_read;
+        b.units.push(unit);
+        b.src.extend_from_slice(ops);
+        b.src_end.push(b.src.len() as u32);
+        b.end_unit(scan_len);
         kind
     }
 
-    fn push_reads(&mut self, ops: &[Op], kind: u8) -> u64 {
-        let (run, b) = (&self.run, &mut self.block);
+    fn push_reads(&mut self, b: &mut Block, ops: &[Op], kind: u8) -> u64 {
+        let run = &self.run;
         for o in ops {
             let c = run.data.canon(o.record);
             b.push_key(&run.data, o.record);
@@ -508,21 +810,20 @@ impl Thread {
         0
     }
 
-    fn push_scan(&mut self, op: &Op) -> u64 {
+    fn push_scan(&mut self, b: &mut Block, op: &Op) -> u64 {
         let data = &self.run.data;
         let positions = data.positions();
         // To the end is a limit every runtime can hold as a signed index.
         let len = if op.len == 0 { positions } else { op.len }.min(1 << 62);
-        data.key(op.record, &mut self.block.scratch);
-        self.block.push_scratch_key();
-        self.block.push_val(None);
-        self.scan = Some(ScanCheck::new(!self.run.lock, data.rank(op.record), positions));
-        (self.scan_seen, self.scan_over) = (0, false);
+        data.key(op.record, &mut b.scratch);
+        b.push_scratch_key();
+        b.push_val(None);
+        b.scan = Some(ScanCheck::new(!self.run.lock, data.rank(op.record), positions));
         len
     }
 
-    fn push_rmw(&mut self, op: &Op) -> u64 {
-        let (run, b) = (&self.run, &mut self.block);
+    fn push_rmw(&mut self, b: &mut Block, op: &Op) -> u64 {
+        let run = &self.run;
         let u = b.units.len() as u32;
         let c = run.data.canon(op.record);
         let s = run.state.begin_write(c, run.lock);
@@ -541,8 +842,8 @@ impl Thread {
     /// A write batch: with other writers, its records are taken in ascending order first (two
     /// batches sharing records never wait on each other); a record repeated in the batch writes
     /// its next version.
-    fn push_write(&mut self, ops: &[Op]) -> u64 {
-        let (run, b) = (&self.run, &mut self.block);
+    fn push_write(&mut self, b: &mut Block, ops: &[Op]) -> u64 {
+        let run = &self.run;
         let u = b.units.len() as u32;
         let load = ops[0].kind == PhaseKind::Load;
         let start = b.written.len();
@@ -582,115 +883,6 @@ impl Thread {
             b.push_entry(&run.data, c, s, entry(&run.step, o.kind, s));
         }
         0
-    }
-
-    /// Records visited by the current scan unit (u32le key length, key, u32le value length,
-    /// value), checked as they come.
-    pub fn scanned(&mut self, mut recs: &[u8]) {
-        let Some(check) = self.scan.as_mut() else { return };
-        let run = &self.run;
-        while let Some((k, v, rest)) = split_record(recs) {
-            recs = rest;
-            if self.scan_over {
-                break;
-            }
-            self.scan_seen += 1;
-            self.scan_over = run.step.verify && !check.visit(&run.data, &run.state, k, v);
-        }
-    }
-
-    /// Count an engine error of unit `index` that ended at `at_ns` (`u32::MAX`: outside a unit);
-    /// true when the thread must stop.
-    pub fn error(&mut self, index: u32, error: EngineError, at_ns: i64) -> bool {
-        let stop = if index == u32::MAX {
-            self.tally.error(error)
-        } else {
-            if let Some(unit) = self.block.units.get_mut(index as usize) {
-                unit.failed = true;
-            }
-            self.tally.error_at(error, at_ns.saturating_sub(self.origin).max(0) as u64, self.run.interval_ns)
-        };
-        self.stopped |= stop;
-        stop
-    }
-
-    /// The block ran: `times` holds (start, end) per unit, `got` the values read in key order,
-    /// `got_len` one length per key (-1: not found or nothing read). The block's records are
-    /// released and its scan ended now; its samples and reads are counted now or beside.
-    pub fn done(&mut self, units_run: u32, times: &[i64], got: &[u8], got_len: &[i32]) {
-        let ran = (units_run as usize).min(self.block.units.len()).min(times.len() / 2);
-        if !self.plain {
-            self.finish_writes(ran);
-        }
-        self.stopped |= ran < self.block.units.len();
-        let scan_ops = self.end_scans(ran);
-        let v = View { block: &self.block, plain: self.plain, ran, origin: self.origin, scan_ops, times, got, got_len };
-        // A multi-get's expectation is the state when it is checked: checked now.
-        let now = self.block.kind.iter().any(|&k| k == MULTI_GET || k == OPEN_GET);
-        let Some(checker) = self.beside.as_mut().filter(|_| !now) else {
-            return checks::count(&self.run, &mut self.tally, &v);
-        };
-        let mut r = checker.take().unwrap_or_default();
-        let own = !got.is_empty() && std::ptr::eq(got.as_ptr(), self.got.as_ptr());
-        r.copy(&v, !own);
-        std::mem::swap(&mut r.block, &mut self.block);
-        if own {
-            std::mem::swap(&mut r.got, &mut self.got);
-        }
-        if let Err(r) = checker.hand(r) {
-            checks::count(&self.run, &mut self.tally, &r.view());
-            self.beside = None;
-        }
-    }
-
-    /// Ends the block's scan, checked as it came: the records it visited.
-    fn end_scans(&mut self, ran: usize) -> u64 {
-        if self.scan.is_none() {
-            return 0;
-        }
-        match (0..ran).find(|&u| self.block.kind[u] == SCAN) {
-            Some(u) => {
-                let unit = self.block.units[u];
-                self.end_scan(&unit, self.block.scan_len[u])
-            }
-            None => 0,
-        }
-    }
-
-    /// Release the records the block's writes took: the state after the write for units that
-    /// ran, the state before for those that did not (undone in reverse order). An rmw that
-    /// failed leaves its record as it was (alone: unless a later unit of the block wrote it);
-    /// a write that failed counts as written, as in the Rust worker.
-    fn finish_writes(&mut self, ran: usize) {
-        let (state, b) = (&self.run.state, &self.block);
-        let rewritten = |u: u32, c: u64| b.written.iter().any(|&(v, d, ..)| d == c && v > u && (v as usize) < ran);
-        for &(u, c, before, after) in b.written.iter().rev() {
-            let failed_rmw = b.kind[u as usize] == RMW && b.units[u as usize].failed;
-            if u as usize >= ran || (!self.run.lock && failed_rmw && !rewritten(u, c)) {
-                state.end_write(c, before);
-            } else if self.run.lock {
-                state.end_write(c, after);
-            }
-        }
-        if !self.run.lock {
-            return;
-        }
-        for (u, unit) in self.block.units.iter().enumerate() {
-            if let (RMW, Some(&Check::Rmw { c, s })) =
-                (self.block.kind[u], self.block.reads.get(unit.first_read as usize))
-            {
-                state.end_write(c, if u >= ran || unit.failed { s } else { after_put(s) });
-            }
-        }
-    }
-
-    fn end_scan(&mut self, unit: &Unit, len: u64) -> u64 {
-        let Some(check) = self.scan.take() else { return 0 };
-        if self.run.step.verify && !unit.failed {
-            self.tally.mismatches += check.bad;
-            self.tally.missing += check.missing(&self.run.data, &self.run.state, len);
-        }
-        self.scan_seen
     }
 }
 

@@ -53,6 +53,19 @@ pub(crate) fn gets_only(st: &OpsStep) -> bool {
     }
 }
 
+/// Whether every op of the step is checked by the record's state as its block was made: a
+/// get, a write or a read-modify-write (a scan's, a multi-get's and an open-per-op get's
+/// checks take the state as they are counted; a replay may hold any op).
+pub(crate) fn checked_as_made(st: &OpsStep) -> bool {
+    use PhaseKind::{Delete, Get, Insert, Load, Mixed, Rmw, Update};
+    let fits = |k: &PhaseKind| matches!(k, Load | Get | Update | Insert | Delete | Rmw);
+    !st.open_per_op
+        && match st.kind {
+            Mixed => !st.kinds.is_empty() && st.kinds.iter().all(fits),
+            k => fits(&k),
+        }
+}
+
 /// Whether the step's threads wait for due times (an open loop: a rate, or a replay at a
 /// speed), so their sleeps must end on time.
 pub(crate) fn paced(st: &OpsStep) -> bool {
