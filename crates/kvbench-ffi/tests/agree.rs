@@ -134,6 +134,10 @@ struct Seen {
     /// Write entries that handed fields to merge in, and the fields they held.
     merges: AtomicUsize,
     merged_fields: AtomicUsize,
+    /// Steps of several threads: blocks where a unit that takes records shared the block, and
+    /// the most gets one block held.
+    shared_takers: AtomicUsize,
+    most_shared_gets: AtomicUsize,
 }
 
 /// The fields of a serialised record: (name, value) pairs.
@@ -167,7 +171,15 @@ fn merge(stored: &[u8], changed: &[u8]) -> Vec<u8> {
 }
 
 /// Run the blocks of one thread of the current ops step on `rd` / `eng`.
-fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, mode: i32, start: Instant, x: Exec) {
+fn run_thread(
+    job: &Ptr<kvb_job>,
+    (t, threads): (u32, u32),
+    eng: Option<&dyn Engine>,
+    dir: &Path,
+    mode: i32,
+    start: Instant,
+    x: Exec,
+) {
     // SAFETY: the job is live for the step; the thread handle is this thread's.
     let th = unsafe { kvb_thread_new(job.0, t, 64) };
     // Times on a clock that does not start at the step's start, as Python's does.
@@ -197,6 +209,11 @@ fn run_thread(job: &Ptr<kvb_job>, t: u32, eng: Option<&dyn Engine>, dir: &Path, 
         let keys = key_end[n - 1] as usize;
         reads |= kind.iter().any(|&k| k != 4);
         x.seen.rmws.fetch_max(kind.iter().filter(|&&k| k == 5).count(), Ordering::Relaxed);
+        if threads > 1 {
+            let takes = kind.iter().filter(|&&k| k == 4 || k == 5).count();
+            x.seen.shared_takers.fetch_add(usize::from(takes > 0 && n > 1), Ordering::Relaxed);
+            x.seen.most_shared_gets.fetch_max(kind.iter().filter(|&&k| k == 1).count(), Ordering::Relaxed);
+        }
         // SAFETY: as above.
         let (key_off, val_off, del, exp, exp_len) = unsafe {
             (
@@ -362,7 +379,7 @@ fn run_hosted(path: &Path, dir: &Path, spec: &Job, (in_place, faults): (bool, Fa
                 std::thread::scope(|s| {
                     for t in 0..st.threads {
                         let job = &job;
-                        s.spawn(move || run_thread(job, t, e, dir, st.mode, start, x));
+                        s.spawn(move || run_thread(job, (t, st.threads), e, dir, st.mode, start, x));
                     }
                 });
                 // SAFETY: the job is live.
@@ -499,6 +516,16 @@ fn regression_an_rmw_does_not_end_the_block_of_a_lone_writer() {
         hosted.iter().filter(|s| s.hist.len() > 1 && s.hist.contains_key("rmw")).map(counts).collect();
     assert!(!mixed.is_empty(), "a mixed step with rmws");
     assert!(hosted.iter().all(|s| s.mismatches == 0 && s.missing == 0), "{mixed:#?}");
+}
+
+/// Beside other writers a unit that takes records is a block alone (it holds them only while
+/// it runs), and gets share blocks (they take none): a crossing of the C ABI per get cost YCSB A
+/// at two threads more than its checks.
+#[test]
+fn regression_gets_beside_other_writers_share_blocks_and_writes_are_alone() {
+    let (_, seen) = agree_with("every-step.json", serde_json::json!({}), false);
+    assert_eq!(seen.shared_takers.into_inner(), 0, "blocks where a write shared");
+    assert!(seen.most_shared_gets.into_inner() > 1, "gets beside writers one a block");
 }
 
 /// An engine that merges fields in itself (field-update, a YCSB binding's update) is handed

@@ -667,25 +667,47 @@ impl Maker {
         if self.plain {
             return self.push_gets(b);
         }
+        let paced = super::step::paced(&self.run.step);
         while b.units.len() < self.max_units {
             if self.pending.is_empty() && !self.pull() {
                 break;
             }
             let ops = std::mem::take(&mut self.pending);
-            if self.run.lock && super::step::paced(&self.run.step) && !std::mem::take(&mut self.waited) {
+            if self.run.lock && paced && !std::mem::take(&mut self.waited) {
                 // A writer beside others waits for its due time before it takes records.
                 self.push_wait(b, &ops);
                 self.pending = ops;
                 self.waited = true;
                 break;
             }
-            let kind = self.push_unit(b, &ops);
-            self.ops = ops;
-            // With locks a unit's records are held only while it runs; a scan is checked as
-            // it comes.
-            if self.run.lock || kind == SCAN {
+            // With locks a unit's records are held only while it runs: beside other writers
+            // a block is gets alone or one unit, and a unit that takes records starts the next.
+            let alone = self.run.lock && (paced || self.unit_kind(&ops[0]) != GET);
+            if alone && !b.units.is_empty() {
+                self.pending = ops;
                 break;
             }
+            let kind = self.push_unit(b, &ops);
+            self.ops = ops;
+            // A scan is checked as it comes.
+            if alone || kind == SCAN {
+                break;
+            }
+        }
+    }
+
+    /// The kind of the unit that starts with op `first`.
+    fn unit_kind(&self, first: &Op) -> u8 {
+        match first.kind {
+            // One field: read the record, merge the field in, write it back (units of one op);
+            // an engine that merges fields in itself is handed the field as a write.
+            PhaseKind::Update if super::step::updates_read(&self.run.step, self.run.data.dataset()) => RMW,
+            PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete => WRITE,
+            _ if self.run.step.open_per_op => OPEN_GET,
+            PhaseKind::MultiGet => MULTI_GET,
+            PhaseKind::Scan => SCAN,
+            PhaseKind::Rmw => RMW,
+            _ => GET,
         }
     }
 
@@ -757,17 +779,7 @@ impl Maker {
     fn push_unit(&mut self, b: &mut Block, ops: &[Op]) -> u8 {
         let first = ops[0];
         let due = self.due(&first);
-        let kind = match first.kind {
-            // One field: read the record, merge the field in, write it back (units of one op);
-            // an engine that merges fields in itself is handed the field as a write.
-            PhaseKind::Update if super::step::updates_read(&self.run.step, self.run.data.dataset()) => RMW,
-            PhaseKind::Load | PhaseKind::Update | PhaseKind::Insert | PhaseKind::Delete => WRITE,
-            _ if self.run.step.open_per_op => OPEN_GET,
-            PhaseKind::MultiGet => MULTI_GET,
-            PhaseKind::Scan => SCAN,
-            PhaseKind::Rmw => RMW,
-            _ => GET,
-        };
+        let kind = self.unit_kind(&first);
         let writes = matches!(kind, WRITE | RMW);
         // A reader must see this thread's writes, and beside other writers, theirs; none is
         // held across a write (a store may wait for it).
