@@ -77,6 +77,8 @@ final class WorkerThread {
     private int units, keys;
     private MemorySegment kind, refresh, due, keyEnd, scanLen, key, keyOff, val, valOff, del, exp, expLen;
     private ByteBuffer keyBuf;
+    /** The value a get unit's timed read returned, until it is handed to the core. */
+    private ByteBuffer value;
     /** The block's values read, in the core's buffer (kvb_got): handed back without a copy. */
     private MemorySegment got = MemorySegment.NULL;
     /** got as a buffer, for a reader that serialises fields into it (made when first asked). */
@@ -275,9 +277,27 @@ final class WorkerThread {
 
     /** Reads key k and hands what it read to the core. */
     private void fetch(int k) throws Exception {
+        hand(k, readKey(k));
+    }
+
+    /**
+     * The engine's read of key k alone, what a get unit times: whether it found the key. The
+     * value stays in the field reader, or in {@code value}, until {@link #hand}.
+     */
+    private boolean readKey(int k) throws Exception {
+        if (fr != null) {
+            return fr.read(key(k));
+        }
+        value = rd.get(key(k));
+        return value != null;
+    }
+
+    /** Hands what readKey(k) read to the core. */
+    private void hand(int k, boolean found) {
         if (fr == null) {
-            read(k, rd.get(key(k)));
-        } else if (fr.read(key(k))) {
+            read(k, value);
+            value = null;
+        } else if (found) {
             readFields(k);
         }
     }
@@ -409,11 +429,12 @@ final class WorkerThread {
         int k1 = keyEnd.getAtIndex(JAVA_INT, u);
         int kd = kind.get(JAVA_BYTE, u);
         Throwable err = null;
+        boolean found = false;
         long t0 = now();
         try {
             if (kd == GET) {
                 t0 = now();
-                fetch(k0);
+                found = readKey(k0);
             } else if (kd == MULTI_GET) {
                 t0 = now();
                 for (int i = k0; i < k1; i++) {
@@ -454,6 +475,10 @@ final class WorkerThread {
         long t1 = now();
         if (kd != SCAN) {
             times(u, t0, t1);
+        }
+        if (kd == GET && err == null) {
+            // The value is handed after the clock read, as a block of plain gets does.
+            hand(k0, found);
         }
         return err != null && fail(u, err, b.times.getAtIndex(JAVA_LONG, 2L * u + 1));
     }
