@@ -342,13 +342,9 @@ impl Values {
         }
     }
 
-    /// Whether `found` holds exactly the fields of value(record, version), each checked, having
-    /// first handed `fetch` the pool's slices it compares them with.
-    fn fields_match(&self, record: u64, version: u64, found: &[u8], mut fetch: impl FnMut(&[u8])) -> bool {
-        let versions = self.field_versions(record, version);
-        if self.content == ValueContent::Printable {
-            (0..self.fields).for_each(|i| fetch(self.printable(self.field_draw(record, i, versions[i as usize]))));
-        }
+    /// Whether `found` holds exactly the fields of `record` whose versions are `versions`
+    /// (field_versions), each checked.
+    fn fields_match(&self, record: u64, versions: &[u64; MAX_FIELDS], found: &[u8]) -> bool {
         let mut name = [0u8; 29];
         let mut rest = found;
         for i in 0..self.fields {
@@ -372,14 +368,13 @@ impl Values {
         rest.is_empty()
     }
 
-    /// The pool's slices that fields_match compares value(record, version)'s fields with.
-    fn field_sources(&self, record: u64, version: u64, mut f: impl FnMut(&[u8])) {
-        if self.content == ValueContent::Random {
-            return;
-        }
-        let versions = self.field_versions(record, version);
-        for i in 0..self.fields {
-            f(self.printable(self.field_draw(record, i, versions[i as usize])));
+    /// The pool's slices that fields_match compares the fields at `versions` with (none for
+    /// random bytes, which are computed).
+    fn field_sources(&self, record: u64, versions: &[u64; MAX_FIELDS], mut f: impl FnMut(&[u8])) {
+        if self.content == ValueContent::Printable {
+            for i in 0..self.fields {
+                f(self.printable(self.field_draw(record, i, versions[i as usize])));
+            }
         }
     }
 
@@ -457,7 +452,10 @@ impl Eq for FieldsOf<'_> {}
 impl Expected<'_> {
     #[inline]
     pub fn matches(&self, found: &[u8]) -> bool {
-        self.matches_fetched(found, |_| {})
+        match *self {
+            Expected::Fields { of, r, v } => of.0.fields_match(r, &of.0.field_versions(r, v), found),
+            _ => self.matches_fetched(found, |_| {}),
+        }
     }
 
     /// `matches`, having first handed `fetch` each stretch of stored bytes it compares with (a
@@ -475,7 +473,11 @@ impl Expected<'_> {
                 fetch(text);
                 json_matches(text, r, found)
             }
-            Expected::Fields { of, r, v } => of.0.fields_match(r, v, found, fetch),
+            Expected::Fields { of, r, v } => {
+                let versions = of.0.field_versions(r, v);
+                of.0.field_sources(r, &versions, fetch);
+                of.0.fields_match(r, &versions, found)
+            }
         }
     }
 
@@ -487,7 +489,7 @@ impl Expected<'_> {
             Expected::Bytes(b) => f(b),
             Expected::Random { .. } => {}
             Expected::Json { text, .. } => f(text),
-            Expected::Fields { of, r, v } => of.0.field_sources(r, v, f),
+            Expected::Fields { of, r, v } => of.0.field_sources(r, &of.0.field_versions(r, v), f),
         }
     }
 }

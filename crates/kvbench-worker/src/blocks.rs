@@ -378,9 +378,10 @@ impl Thread {
             return self;
         }
         let none = Box::new(Maker::new(Arc::clone(&self.run), None, 1, self.plain));
-        let Making::Here(maker) = std::mem::replace(&mut self.making, Making::Here(none)) else {
+        let Making::Here(mut maker) = std::mem::replace(&mut self.making, Making::Here(none)) else {
             return self;
         };
+        maker.ahead = true;
         match Beside::start("kvbench-blocks", *maker, |m: &mut Maker, b: &mut Block| m.fill(b)) {
             Ok(ahead) => self.making = Making::Ahead(ahead),
             Err(e) => self.maker_lost(&format!("did not start: {e}")),
@@ -455,12 +456,8 @@ impl Thread {
     /// The next block; no units when the thread is done.
     pub fn next_block(&mut self) -> &Block {
         match &mut self.making {
-            Making::Here(m) => {
-                self.block.clear();
-                if !self.stopped {
-                    m.fill(&mut self.block);
-                }
-            }
+            Making::Here(_) if self.stopped => self.block.clear(),
+            Making::Here(m) => m.fill(&mut self.block),
             // A stop rule that said stop ends the thread at the block it ran, as the stream
             // would have (the block made ahead came from before the rule said so).
             Making::Ahead(_) if self.stopped || self.run.stop.load(Ordering::Relaxed) => {
@@ -649,12 +646,15 @@ struct Maker {
     /// The WAIT before the pending unit was handed out.
     waited: bool,
     plain: bool,
+    /// Makes blocks ahead: each keeps its ops, to be made again.
+    ahead: bool,
 }
 
 impl Maker {
     fn new(run: Arc<Run>, stream: Option<OpStream>, max_units: u32, plain: bool) -> Maker {
         let max_units = max_units.max(1) as usize;
-        Maker { run, stream, max_units, dirty: false, pending: Vec::new(), ops: Vec::new(), waited: false, plain }
+        let (pending, ops) = (Vec::new(), Vec::new());
+        Maker { run, stream, max_units, dirty: false, pending, ops, waited: false, plain, ahead: false }
     }
 
     /// Makes the next block in `b`, or `b` again (`redo`) from the ops it was made of.
@@ -796,8 +796,10 @@ impl Maker {
         };
         unit.reads = b.reads.len() as u32 - first_read;
         b.units.push(unit);
-        b.src.extend_from_slice(ops);
-        b.src_end.push(b.src.len() as u32);
+        if self.ahead {
+            b.src.extend_from_slice(ops);
+            b.src_end.push(b.src.len() as u32);
+        }
         b.end_unit(scan_len);
         kind
     }

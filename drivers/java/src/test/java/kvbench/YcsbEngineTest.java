@@ -105,6 +105,30 @@ class YcsbEngineTest {
                 open.toString());
     }
 
+    /**
+     * Keeps the job's first four steps that are unnamed (open, prepare) or named load or
+     * {@code ops}, indexed again; returns the step named {@code ops}.
+     */
+    static JsonObject loadThen(JsonObject job, String ops) {
+        JsonArray steps = new JsonArray();
+        for (JsonElement e : job.getAsJsonArray("steps")) {
+            String name = JobTest.text(e.getAsJsonObject(), "name");
+            if (steps.size() < 4 && (name == null || name.equals("load") || name.equals(ops))) {
+                e.getAsJsonObject().addProperty("index", steps.size());
+                steps.add(e);
+            }
+        }
+        job.add("steps", steps);
+        return steps.asList().stream().map(JsonElement::getAsJsonObject)
+                .filter(st -> ops.equals(JobTest.text(st, "name"))).findFirst().orElseThrow();
+    }
+
+    /** The event that reports the end of the job's step named {@code name}. */
+    static JsonObject stepEvent(List<JsonObject> events, JsonObject job, String name) {
+        return events.stream().filter(e -> "step".equals(JobTest.text(e, "event")) && name.equals(name(job, e)))
+                .findFirst().orElseThrow();
+    }
+
     /** The job's name of the step an event reports ("" for steps without one). */
     static String name(JsonObject job, JsonObject event) {
         JsonObject step = job.getAsJsonArray("steps").get(event.get("index").getAsInt()).getAsJsonObject();
@@ -171,17 +195,8 @@ class YcsbEngineTest {
     @Test
     void a_binding_that_reads_a_wrong_field_is_counted_a_mismatch(@TempDir Path tmp) throws Throwable {
         JsonObject job = job("ycsb:" + Corrupting.class.getName(), tmp);
-        JsonArray steps = new JsonArray();
-        for (JsonElement e : job.getAsJsonArray("steps")) {
-            String name = JobTest.text(e.getAsJsonObject(), "name");
-            if (steps.size() < 4 && (name == null || name.equals("load") || name.equals("get"))) {
-                e.getAsJsonObject().addProperty("index", steps.size());
-                steps.add(e);
-            }
-        }
-        job.add("steps", steps);
-        List<JsonObject> events = JobTest.run(job, tmp);
-        JsonObject get = events.stream().filter(e -> e.has("index") && "get".equals(name(job, e))).findFirst().orElseThrow();
+        loadThen(job, "get");
+        JsonObject get = stepEvent(JobTest.run(job, tmp), job, "get");
         assertEquals(2000, JobTest.num(get, "ops"));
         assertEquals(2000, JobTest.num(get, "mismatches"), get.toString());
     }
@@ -268,34 +283,20 @@ class YcsbEngineTest {
     @Test
     void regression_a_get_among_updates_is_timed_without_handing_its_value(@TempDir Path tmp) throws Throwable {
         JsonObject job = job("ycsb:" + SlowToCopy.class.getName(), tmp);
-        JsonArray steps = new JsonArray();
-        for (JsonElement e : job.getAsJsonArray("steps")) {
-            JsonObject s = e.getAsJsonObject();
-            String name = JobTest.text(s, "name");
-            if (name != null && name.equals("update")) {
-                s.addProperty("kind", "mixed");
-                s.addProperty("count", 40);
-                JsonArray kinds = new JsonArray();
-                kinds.add("get");
-                kinds.add("update");
-                s.add("kinds", kinds);
-                JsonArray thresholds = new JsonArray();
-                thresholds.add(new java.math.BigInteger("9223372036854775808"));
-                thresholds.add(new java.math.BigInteger("18446744073709551615"));
-                s.add("thresholds", thresholds);
-            }
-            if (steps.size() < 4 && (name == null || name.equals("load") || name.equals("update"))) {
-                s.addProperty("index", steps.size());
-                steps.add(s);
-            }
-        }
-        job.add("steps", steps);
+        JsonObject s = loadThen(job, "update");
+        s.addProperty("kind", "mixed");
+        s.addProperty("count", 40);
+        JsonArray kinds = new JsonArray();
+        kinds.add("get");
+        kinds.add("update");
+        s.add("kinds", kinds);
+        JsonArray thresholds = new JsonArray();
+        thresholds.add(new java.math.BigInteger("9223372036854775808"));
+        thresholds.add(new java.math.BigInteger("18446744073709551615"));
+        s.add("thresholds", thresholds);
         SlowToCopy.SLEPT_NS.set(0);
         SlowToCopy.dir = tmp.resolve("db").toAbsolutePath().toString();
-        List<JsonObject> events = JobTest.run(job, tmp);
-        JsonObject mixed = events.stream()
-                .filter(e -> "step".equals(JobTest.text(e, "event")) && "update".equals(name(job, e)))
-                .findFirst().orElseThrow();
+        JsonObject mixed = stepEvent(JobTest.run(job, tmp), job, "update");
         assertEquals(0, JobTest.num(mixed, "mismatches") + JobTest.num(mixed, "missing"), mixed.toString());
         long slept = SlowToCopy.SLEPT_NS.get();
         assertTrue(slept > 50_000_000L, "the gets copied their fields: " + slept + " ns");
