@@ -34,16 +34,17 @@ fn open_args<'a>(dir: &'a Path, options: &'a Options, mode: i32) -> OpenArgs<'a>
 /// A job file for `dir` from the test's job `name` (a stored plan from tests/vectors) with
 /// engine options `options`, and the job itself.
 /// `{"fields": true}` in `options` makes it a plan of YCSB's records for an engine with
-/// field-update, `"lone"` every step one thread, `"unpaced"` every step unpaced (none of them
-/// an engine option).
+/// field-update, `"lone"` every step one thread, `"unpaced"` every step unpaced, `"several"`
+/// the steps' threads kept with `corrupt_every` (none of them an engine option).
 fn job_in(name: &str, dir: &Path, mut options: serde_json::Value) -> (std::path::PathBuf, Job) {
     let fields = options.as_object_mut().and_then(|o| o.remove("fields")).is_some();
     let lone = options.as_object_mut().and_then(|o| o.remove("lone")).is_some();
     let unpaced = options.as_object_mut().and_then(|o| o.remove("unpaced")).is_some();
+    let several = options.as_object_mut().and_then(|o| o.remove("several")).is_some();
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(name)).unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["dir"] = dir.to_str().unwrap().into();
-    if lone || options.get("corrupt_every").is_some() {
+    if lone || (options.get("corrupt_every").is_some() && !several) {
         // Which read the engine's shared counter corrupts depends on how threads interleave,
         // and so do the mismatches counted: one thread a step makes both runs comparable.
         for s in v["steps"].as_array_mut().unwrap().iter_mut().filter(|s| s.get("threads").is_some()) {
@@ -508,6 +509,32 @@ fn values_compared_in_place_count_every_mismatch() {
     assert!(gets.mismatches > 0 && gets.mismatches >= gets.ops / 7 - 1, "{}", counts(gets));
 }
 
+/// Where every CPU has a client thread, or other threads write, a thread's checks run beside
+/// it only on CPU time the clients leave, a block at a time, the others where they ran: every
+/// wrong value is counted either way, and a get beside writers is judged by the record's
+/// states until its block was done.
+#[test]
+fn regression_checks_on_idle_cpu_time_count_every_mismatch() {
+    let several = serde_json::json!({"corrupt_every": 7, "several": true});
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (path, job) = job_in("every-step.json", a.path(), several.clone());
+    let hosted = steps(&run_hosted(&path, a.path(), &job, (false, Faults::default()), &Seen::default()));
+    let (_, job) = job_in("every-step.json", b.path(), several);
+    let rust = steps(&run_rust(&job));
+    // Of a step of gets alone, or read-modify-writes, which reads the engine corrupts does not
+    // depend on how threads interleave.
+    for kind in ["get", "rmw"] {
+        let alone = |steps: &[StepResult]| steps.iter().find(|s| s.hist.keys().eq([kind])).map(counts);
+        assert_eq!(alone(&hosted), alone(&rust));
+    }
+    let threads = |s: &&StepResult| {
+        job.steps.iter().any(|st| matches!(st, kvbench_model::job::Step::Ops(o) if o.index == s.index && o.threads > 1))
+    };
+    for s in hosted.iter().filter(threads).filter(|s| s.hist.contains_key("get") || s.hist.contains_key("rmw")) {
+        assert!(s.mismatches > 0, "{}", counts(s));
+    }
+}
+
 /// A stored dataset's record count includes repeated keys: a scan drawn past the last sorted
 /// position must start past the last key and find nothing (it started at the last key and
 /// counted it as a mismatch).
@@ -580,14 +607,15 @@ fn regression_a_block_made_ahead_is_made_again_after_failures_and_taken_back_at_
 
 /// A step of one thread is counted and checked beside it wherever a CPU is free, so that the
 /// tests above, run on such a machine, check that path: each ops step of one thread starts a
-/// checker when the machine has more than one CPU.
+/// checker when the machine has more than one CPU; a step of writers beside each other, one
+/// that runs on the CPU time they leave; none of them takes a CPU from a client thread.
 #[test]
 fn a_lone_thread_is_counted_beside_it_when_a_cpu_is_free() {
     let dir = tempfile::tempdir().unwrap();
     let (path, _) = job_in("every-step.json", dir.path(), serde_json::json!({}));
     let mut hosted = Hosted::open(&path, std::sync::Arc::new(|_: &str| {})).unwrap();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut lone = 0;
+    let (mut lone, mut idle) = (0, 0);
     loop {
         let st = hosted.begin();
         if st.step == 0 {
@@ -596,12 +624,19 @@ fn a_lone_thread_is_counted_beside_it_when_a_cpu_is_free() {
         if st.step == 5 && st.threads == 1 {
             let th = hosted.thread(0, 64).unwrap();
             assert_eq!(th.checks_beside(), cpus > 1, "{cpus} CPUs");
+            assert_eq!(th.checks_when_idle(), cpus == 1, "{cpus} CPUs");
             th.end();
             lone += 1;
+        } else if st.step == 5 {
+            let th = hosted.thread(0, 64).unwrap();
+            assert!(!th.checks_beside() || (st.threads as usize) < cpus, "{} threads on {cpus} CPUs", st.threads);
+            idle += usize::from(th.checks_when_idle());
+            th.end();
         }
         hosted.end(&Report::default());
     }
     assert!(lone >= 5, "{lone} steps of one thread");
+    assert!(idle >= 1, "{idle} steps of writers beside each other counted on the CPU time they leave");
 }
 
 /// A buffer of values read larger than the memory there is comes back NULL (which the worker

@@ -6,6 +6,13 @@
 use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
+/// Whether the thread runs like any other or only on CPU time no other thread wants.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Cpu {
+    Shared,
+    Idle,
+}
+
 /// A thread doing `each(state, item)` for every item handed to it; `finish` returns the state.
 pub struct Beside<T, S> {
     hand: Option<SyncSender<T>>,
@@ -16,10 +23,13 @@ pub struct Beside<T, S> {
 impl<T: Send + 'static, S: Send + 'static> Beside<T, S> {
     /// Starts the thread. At most one item waits while another is done: a client that runs
     /// ahead waits at `hand`, so no more than two items are ever out of its hands.
-    pub fn start(name: &str, mut state: S, each: fn(&mut S, &mut T)) -> std::io::Result<Beside<T, S>> {
+    pub fn start(name: &str, mut state: S, each: fn(&mut S, &mut T), cpu: Cpu) -> std::io::Result<Beside<T, S>> {
         let (hand, todo) = sync_channel::<T>(1);
         let (done, back) = channel();
         let join = std::thread::Builder::new().name(name.to_string()).spawn(move || {
+            if cpu == Cpu::Idle {
+                crate::sys::only_when_idle();
+            }
             for mut item in todo {
                 each(&mut state, &mut item);
                 // The client may have finished: an item it does not take back is dropped.
@@ -70,10 +80,15 @@ mod tests {
 
     #[test]
     fn items_are_done_in_the_order_handed_and_come_back() {
-        let mut b = Beside::start("test-beside", Vec::new(), |seen: &mut Vec<u32>, x: &mut u32| {
-            seen.push(*x);
-            *x += 100;
-        })
+        let mut b = Beside::start(
+            "test-beside",
+            Vec::new(),
+            |seen: &mut Vec<u32>, x: &mut u32| {
+                seen.push(*x);
+                *x += 100;
+            },
+            Cpu::Shared,
+        )
         .unwrap();
         for i in 0..50 {
             b.hand(i).unwrap();
@@ -86,7 +101,7 @@ mod tests {
 
     #[test]
     fn a_thread_that_panicked_hands_the_item_back_and_finishes_with_none() {
-        let mut b = Beside::start("test-beside", (), |_, x: &mut u32| assert!(*x < 3)).unwrap();
+        let mut b = Beside::start("test-beside", (), |_, x: &mut u32| assert!(*x < 3), Cpu::Shared).unwrap();
         let handed = (0..10).map(|i| b.hand(i)).filter(|r| r.is_err()).count();
         assert!(handed > 0, "once the thread is gone an item comes back");
         assert!(b.finish().is_none());

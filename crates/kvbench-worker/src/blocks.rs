@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::beside::Beside;
+use super::beside::{Beside, Cpu};
 use super::data::Data;
 use super::loops::ScanCheck;
 use super::state::{self, after_delete, after_put, writes, State};
@@ -91,6 +91,9 @@ struct Unit {
 enum Check {
     /// A get: `s1` is the record's state before the call.
     Get { c: u64, s1: u32 },
+    /// A get beside other writers, settled when its block was done: it may return any
+    /// version written between `s1` and `s2`, the record's state then.
+    Read { c: u64, s1: u32, s2: u32 },
     /// A multi-get or open-per-op get: the state at the check, as the Rust worker takes it.
     Now { c: u64 },
     /// Read-modify-write: the record was held with state `s` during the unit.
@@ -239,7 +242,7 @@ impl Block {
                 let (c, s) = match &mut self.reads[unit.first_read as usize + j] {
                     Check::Get { c, s1 } => (*c, s1),
                     Check::Rmw { c, s } => (*c, s),
-                    Check::Now { .. } => continue,
+                    Check::Read { .. } | Check::Now { .. } => continue,
                 };
                 if let Some(&(_, was)) = left.iter().find(|l| l.0 == c) {
                     *s = was;
@@ -253,6 +256,16 @@ impl Block {
                     _ => {}
                 }
                 w += 1;
+            }
+        }
+    }
+
+    /// Beside other writers a get may return what was written until its block was done: the
+    /// states then are taken now, so that its check can be counted later (beside the client).
+    fn settle_reads(&mut self, state: &State) {
+        for r in &mut self.reads {
+            if let Check::Get { c, s1 } = *r {
+                *r = Check::Read { c, s1, s2: state.get(c) };
             }
         }
     }
@@ -295,9 +308,14 @@ pub struct Thread {
     /// blocks are made and counted without the general bookkeeping (the same units, samples
     /// and checks).
     plain: bool,
-    /// Counts and checks the blocks that ran, beside the client thread, when there is a CPU
-    /// for it (docs/decisions.md, "The worker core behind a C ABI").
+    /// Counts and checks the blocks that ran, beside the client thread (docs/decisions.md,
+    /// "The worker core behind a C ABI").
     beside: Option<Checker>,
+    /// The checker runs only on CPU time no client thread wants, a block at a time: the blocks
+    /// that end while it has one are counted on the client thread.
+    idle_checks: bool,
+    /// A block is out with the idle checker.
+    checks_out: bool,
     /// Where a worker may read a block's values into (`got_room`): handed to the checker with
     /// the block rather than copied.
     got: Vec<u8>,
@@ -353,20 +371,29 @@ impl Thread {
             origin: 0,
             plain,
             beside: None,
+            idle_checks: false,
+            checks_out: false,
             got: Vec::new(),
         }
         .with_checker(threads)
         .with_maker_beside()
     }
 
-    /// Counts beside the client thread when no other thread writes (a read's expectation is
-    /// taken as the block is built) and the step leaves a CPU free.
+    /// Counts beside the client thread: with a CPU of its own when no other thread writes (a
+    /// read's expectation is taken as the block is built) and the step leaves a CPU free;
+    /// beside other writers only on CPU time the step's threads leave (they wait for each
+    /// other's writes, an engine's lock, a server), the blocks it has no time for counted where
+    /// they ran. Readers alone on every CPU leave none: they count their own blocks.
     fn with_checker(mut self, threads: u32) -> Thread {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if self.run.step.verify && !self.run.lock && (threads as usize) < cpus {
-            let count = |(run, tally): &mut (Arc<Run>, Tally), r: &mut Ran| checks::count(run, tally, &r.view());
-            self.beside = Beside::start("kvbench-checks", (Arc::clone(&self.run), Tally::new()), count).ok();
+        self.idle_checks = self.run.lock;
+        if !self.run.step.verify || (!self.run.lock && threads as usize >= cpus) {
+            return self;
         }
+        let count = |(run, tally): &mut (Arc<Run>, Tally), r: &mut Ran| checks::count(run, tally, &r.view());
+        let state = (Arc::clone(&self.run), Tally::new());
+        let cpu = if self.idle_checks { Cpu::Idle } else { Cpu::Shared };
+        self.beside = Beside::start("kvbench-checks", state, count, cpu).ok();
         self
     }
 
@@ -374,7 +401,7 @@ impl Thread {
     /// and every check takes the state as the block was made (no scan, multi-get or
     /// open-per-op get, whose checks take it as they are counted).
     fn with_maker_beside(mut self) -> Thread {
-        if self.beside.is_none() || !super::step::checked_as_made(&self.run.step) {
+        if self.beside.is_none() || self.idle_checks || !super::step::checked_as_made(&self.run.step) {
             return self;
         }
         let none = Box::new(Maker::new(Arc::clone(&self.run), None, 1, self.plain));
@@ -382,7 +409,7 @@ impl Thread {
             return self;
         };
         maker.ahead = true;
-        match Beside::start("kvbench-blocks", *maker, |m: &mut Maker, b: &mut Block| m.fill(b)) {
+        match Beside::start("kvbench-blocks", *maker, |m: &mut Maker, b: &mut Block| m.fill(b), Cpu::Shared) {
             Ok(ahead) => self.making = Making::Ahead(ahead),
             Err(e) => self.maker_lost(&format!("did not start: {e}")),
         }
@@ -417,9 +444,14 @@ impl Thread {
         self.got.as_mut_ptr()
     }
 
-    /// Whether the thread counts beside the client thread.
+    /// Whether the thread counts beside the client thread, on a CPU of its own.
     pub fn checks_beside(&self) -> bool {
-        self.beside.is_some()
+        self.beside.is_some() && !self.idle_checks
+    }
+
+    /// Whether the thread counts beside the client thread on CPU time the clients leave.
+    pub fn checks_when_idle(&self) -> bool {
+        self.beside.is_some() && self.idle_checks
     }
 
     /// Whether every unit is a get of one key, unpaced, beside no writer.
@@ -559,6 +591,9 @@ impl Thread {
             b.redo = true;
             self.hand_ahead(b);
         }
+        if self.run.lock && self.run.step.verify {
+            self.block.settle_reads(&self.run.state);
+        }
         let scan_ops = self.end_scans(ran);
         let v = View { block: &self.block, plain: self.plain, ran, origin: self.origin, scan_ops, times, got, got_len };
         // A multi-get's expectation is the state when it is checked: checked now.
@@ -566,7 +601,12 @@ impl Thread {
         let Some(checker) = self.beside.as_mut().filter(|_| !now) else {
             return checks::count(&self.run, &mut self.tally, &v);
         };
-        let mut r = checker.take().unwrap_or_default();
+        let mut r = match checker.take() {
+            Some(r) => r,
+            None if self.checks_out => return checks::count(&self.run, &mut self.tally, &v),
+            None => Ran::default(),
+        };
+        self.checks_out = self.idle_checks;
         let own = !got.is_empty() && std::ptr::eq(got.as_ptr(), self.got.as_ptr());
         r.copy(&v, !own);
         std::mem::swap(&mut r.block, &mut self.block);
@@ -921,4 +961,28 @@ fn take_field(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
     let n = u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?) as usize;
     let rest = &bytes[4..];
     (rest.len() >= n).then(|| rest.split_at(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A get beside other writers may return what was written until its block was done, and no
+    /// later version: its check, counted beside the client when that has time, must not take the
+    /// record's state as it is then.
+    #[test]
+    fn regression_a_get_beside_writers_is_settled_when_its_block_is_done() {
+        let mut st = State::new(4, 4);
+        st.materialize();
+        let reads = vec![Check::Get { c: 1, s1: st.get(1) }, Check::Rmw { c: 2, s: st.get(2) }];
+        let mut b = Block { reads, ..Block::default() };
+        let s = st.begin_write(1, true);
+        st.end_write(1, after_put(s));
+        let done = st.get(1);
+        b.settle_reads(&st);
+        let s = st.begin_write(1, true);
+        st.end_write(1, after_put(s));
+        assert!(matches!(b.reads[0], Check::Read { c: 1, s1: state::LOADED, s2 } if s2 == done));
+        assert!(matches!(b.reads[1], Check::Rmw { c: 2, s: state::LOADED }), "an rmw's check holds its state");
+    }
 }

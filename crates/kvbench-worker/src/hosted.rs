@@ -4,10 +4,11 @@
 //! engine, runs the blocks ([`super::blocks`]) and times everything; this side reads no clock.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::abi;
 use super::blocks::{Run, Thread};
@@ -269,44 +270,46 @@ fn mode_code(mode: OpenMode) -> i32 {
     }
 }
 
-/// Emits progress events while an ops step runs; stops when dropped.
+/// Emits progress events while an ops step runs, and applies its stop rule; stops when dropped.
 pub struct Progress {
-    stop: Arc<AtomicBool>,
+    stop: Option<Sender<()>>,
     handle: Option<JoinHandle<()>>,
 }
 
 impl Progress {
     fn start(run: Arc<Run>, emit: Emit, every_ms: u64) -> Progress {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let (stop, stopped) = channel::<()>();
         let every = Duration::from_millis(every_ms.max(1));
         let until = super::until::Until::new(&run.step, run.interval_ns / 1_000_000);
         let mut stopper = until.map(|u| super::until::Stopper::new(u, run.stop.clone()));
+        let poll = super::until::poll_every(stopper.is_some(), every);
         let handle = std::thread::spawn(move || {
-            let mut waited = Duration::ZERO;
-            while !flag.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(5));
-                waited += Duration::from_millis(5);
+            let (mut next, mut next_progress) = (Instant::now() + poll, Instant::now() + every);
+            // Dropping the sender ends the wait at once.
+            while let Err(RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(next.saturating_duration_since(Instant::now()))
+            {
+                next += poll;
                 if let Some(s) = stopper.as_mut().filter(|s| s.reason.is_none()) {
                     s.poll(run.done.load(Ordering::Relaxed));
                     if let Some(why) = &s.reason {
                         *run.stopped_by.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
                     }
                 }
-                if waited >= every {
-                    waited = Duration::ZERO;
+                if Instant::now() >= next_progress {
+                    next_progress += every;
                     let done = run.done.load(Ordering::Relaxed);
                     emit(&Event::Progress { index: run.step.index, done, total: run.step.count }.to_line());
                 }
             }
         });
-        Progress { stop, handle: Some(handle) }
+        Progress { stop: Some(stop), handle: Some(handle) }
     }
 }
 
 impl Drop for Progress {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop = None;
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }

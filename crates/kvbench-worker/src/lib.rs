@@ -369,7 +369,7 @@ fn run_threads(
             ctx.stop.zip(until::Until::new(st, interval_ms)).map(|(f, u)| until::Stopper::new(u, f.clone()));
         // A stop rule is looked at every POLL_MS; progress is still reported every progress_ms.
         let every = Duration::from_millis(progress_ms.max(1));
-        let poll = if stopper.is_some() { every.min(Duration::from_millis(until::POLL_MS)) } else { every };
+        let poll = until::poll_every(stopper.is_some(), every);
         let mut last_progress = Instant::now();
         let mut running = threads;
         while running > 0 {

@@ -47,6 +47,14 @@ pub fn precise_sleeps() {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
 }
 
+/// Runs the calling thread only on CPU time no other thread of the machine wants (Linux's
+/// SCHED_IDLE): work beside a client that must not take the CPU from it.
+pub fn only_when_idle() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: sched_setscheduler of the calling thread (0) reads param and touches nothing else.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+}
+
 fn proc_io() -> (u64, u64) {
     let Ok(text) = std::fs::read_to_string("/proc/self/io") else { return (0, 0) };
     let field = |name: &str| {

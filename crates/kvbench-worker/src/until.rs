@@ -5,13 +5,23 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use kvbench_model::job::{OpsStep, Steady};
 
 /// How often a monitor looks at a step with a stop rule, at most (ms): a step overruns its
 /// duration by up to this plus one chunk of ops per thread.
 pub const POLL_MS: u64 = 5;
+
+/// How often a step's monitor wakes: every `progress` (its progress events), or every
+/// POLL_MS with a stop rule. No more: it shares the CPUs with the threads it watches.
+pub fn poll_every(rule: bool, progress: Duration) -> Duration {
+    if rule {
+        progress.min(Duration::from_millis(POLL_MS))
+    } else {
+        progress
+    }
+}
 
 /// Whether the step ends on something else than its count.
 pub fn has_rule(st: &OpsStep) -> bool {

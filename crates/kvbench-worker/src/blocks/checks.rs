@@ -200,10 +200,8 @@ fn check_reads(run: &Run, tally: &mut Tally, block: &Block, (k0, checks): (usize
             continue;
         }
         let (c, exp) = match *check {
-            Check::Get { c, s1 } => {
-                let s2 = if run.lock { run.state.get(c) } else { s1 };
-                (c, State::expect(s1, s2))
-            }
+            Check::Get { c, s1 } => (c, State::expect(s1, s1)),
+            Check::Read { c, s1, s2 } => (c, State::expect(s1, s2)),
             Check::Now { c } => {
                 let s = run.state.get(c);
                 (c, State::expect(s, s))

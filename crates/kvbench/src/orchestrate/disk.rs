@@ -6,10 +6,11 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use kvbench_model::result::{Disk, DiskInterval};
 
@@ -125,30 +126,30 @@ fn unix_ns() -> u64 {
 
 /// Samples a probe every interval until finished.
 pub struct Sampler {
-    stop: Arc<AtomicBool>,
+    stop: Option<Sender<()>>,
     handle: Option<JoinHandle<()>>,
     samples: Arc<Mutex<Vec<Sample>>>,
 }
 
 impl Sampler {
+    /// The thread wakes once an interval and no more often: it shares the CPUs with the worker
+    /// it watches.
     pub fn start(probe: Probe, every: Duration) -> Sampler {
-        let stop = Arc::new(AtomicBool::new(false));
+        let (stop, stopped) = channel::<()>();
         let samples = Arc::new(Mutex::new(Vec::new()));
-        let (flag, out) = (stop.clone(), samples.clone());
+        let out = samples.clone();
         let handle = std::thread::spawn(move || {
-            let tick = Duration::from_millis(10);
-            let mut waited = Duration::ZERO;
-            while !flag.load(Ordering::Relaxed) {
-                std::thread::sleep(tick);
-                waited += tick;
-                if waited >= every {
-                    waited = Duration::ZERO;
-                    let s = probe.take();
-                    out.lock().unwrap_or_else(|p| p.into_inner()).push(s);
-                }
+            let mut next = Instant::now() + every;
+            // Dropping the sender ends the wait at once.
+            while let Err(RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(next.saturating_duration_since(Instant::now()))
+            {
+                next += every;
+                let s = probe.take();
+                out.lock().unwrap_or_else(|p| p.into_inner()).push(s);
             }
         });
-        Sampler { stop, handle: Some(handle), samples }
+        Sampler { stop: Some(stop), handle: Some(handle), samples }
     }
 
     /// Stop sampling; the samples so far, in time order.
@@ -158,7 +159,7 @@ impl Sampler {
     }
 
     fn halt(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop = None;
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
@@ -227,6 +228,24 @@ mod tests {
         for name in ["000010.sst", "MANIFEST-000005", "data.mdb", "WiredTiger.wt", "kv.wt", "OPTIONS-000007"] {
             assert!(!is_log_file(name), "{name}");
         }
+    }
+
+    /// The sampler sleeps a whole interval between samples (it woke every 10 ms, taking a CPU
+    /// from the worker 100 times a second), and still stops at once, whatever the interval.
+    #[test]
+    fn a_sampler_samples_every_interval_and_stops_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = std::time::Instant::now();
+        let sampler =
+            Sampler::start(Probe::new(Vec::new(), dir.path().to_path_buf(), None), Duration::from_millis(150));
+        std::thread::sleep(Duration::from_millis(400));
+        let samples = sampler.finish();
+        assert!(t.elapsed() < Duration::from_secs(60), "finish waited out an interval");
+        assert!((1..=3).contains(&samples.len()), "{} samples in 400 ms at one every 150 ms", samples.len());
+        let sampler = Sampler::start(Probe::new(Vec::new(), dir.path().to_path_buf(), None), Duration::from_secs(3600));
+        let t = std::time::Instant::now();
+        assert!(sampler.finish().is_empty());
+        assert!(t.elapsed() < Duration::from_secs(60), "finish waited out an hour's interval");
     }
 
     #[test]
