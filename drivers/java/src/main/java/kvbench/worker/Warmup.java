@@ -1,6 +1,7 @@
 package kvbench.worker;
 
 import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 
 import java.io.IOException;
@@ -10,6 +11,8 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
 import java.util.stream.Stream;
 
 /**
@@ -68,6 +71,10 @@ final class Warmup {
         }
         long ran = (System.nanoTime() - t0) / 1_000_000;
         String scans = d.caps().scan() ? ", 200 scans" : "";
+        int mirrored = addJobSteps(job, new JsonArray());
+        String what = mirrored == 1 ? "ops step" : mirrored + " ops steps";
+        scans += mirrored == 0 ? "" : String.format(", then the job's %s that read or update loaded records, at "
+                + "most %d ops each, uniform over the records and unpaced", what, GETS);
         String end = compiling ? String.format("the JIT still compiling at its cap of %d ms", SETTLE_CAP * ms)
                 : "the last with the JIT compiling for under a quarter of it";
         return String.format("%d ms untimed before the job's first step: %d jobs on a scratch store through the whole "
@@ -107,6 +114,7 @@ final class Warmup {
             scan.add("scan", len);
             steps.add(scan);
         }
+        addJobSteps(job, steps);
         steps.add(step("close", steps.size()));
         JsonObject w = job.deepCopy();
         w.addProperty("dir", dir.toString());
@@ -115,6 +123,62 @@ final class Warmup {
         w.add("steps", steps);
         w.addProperty("sync", "none");
         return w;
+    }
+
+    /** Op kinds a warm-up runs as the job's steps have them: none that needs records not loaded. */
+    static final Set<String> MIRRORED = Set.of("get", "multi-get", "scan", "update", "delete", "rmw");
+
+    /**
+     * Adds the job's ops steps that a warm-up can run to `steps`, each at most GETS ops over the
+     * warm-up's records, unpaced, without a stop rule or a background writer: the kinds and
+     * mixes, threads, batches and field updates the job's steps run through the worker (a
+     * mixed step's blocks, writers beside each other), which the fixed steps do not. Steps with
+     * inserts, loads, replays or an open per op are left out. Returns how many were added.
+     */
+    static int addJobSteps(JsonObject job, JsonArray steps) {
+        int added = 0;
+        for (JsonElement e : job.getAsJsonArray("steps")) {
+            JsonObject s = e.getAsJsonObject();
+            if (!"ops".equals(text(s, "step")) || !mirrorable(s)) {
+                continue;
+            }
+            JsonObject w = s.deepCopy();
+            for (String k : List.of("rate", "duration_ms", "steady", "writer", "replay", "stop", "finish", "plan")) {
+                w.remove(k);
+            }
+            w.addProperty("index", steps.size());
+            w.addProperty("count", Math.min(GETS, s.get("count").getAsLong()));
+            JsonObject d = new JsonObject();
+            d.addProperty("name", "uniform");
+            d.addProperty("n", RECORDS);
+            w.add("dist", d);
+            w.addProperty("last", RECORDS - 1);
+            steps.add(w);
+            added++;
+        }
+        return added;
+    }
+
+    private static boolean mirrorable(JsonObject s) {
+        boolean replay = s.has("replay") && !s.get("replay").isJsonNull();
+        if (replay || s.has("open_per_op") && s.get("open_per_op").getAsBoolean()) {
+            return false;
+        }
+        String kind = text(s, "kind");
+        if (!"mixed".equals(kind)) {
+            return MIRRORED.contains(kind);
+        }
+        for (JsonElement k : s.has("kinds") ? s.getAsJsonArray("kinds") : new JsonArray()) {
+            if (!MIRRORED.contains(k.getAsString())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static String text(JsonObject o, String key) {
+        JsonElement e = o.get(key);
+        return e == null || e.isJsonNull() ? "" : e.getAsString();
     }
 
     private static JsonObject step(String kind, int index) {
