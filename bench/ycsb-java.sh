@@ -9,7 +9,8 @@
 #   binding  kvbench running the same binding by name (engine ycsb:kvbench.ycsb.KvbenchBinding):
 #            the same DB calls, planned, timed and verified by kvbench's worker core;
 #   kvbench  kvbench's Java worker on its java-lmdb engine directly (no YCSB binding between).
-# Throughput is operations over the run phase's wall clock on every side (YCSB's [OVERALL]
+# Each harness starts after a sync, so that none runs while the kernel writes back the store the
+# one before it left. Throughput is operations over the run phase's wall clock on every side (YCSB's [OVERALL]
 # Throughput, kvbench's run phase). kvbench checks every value it reads against the plan (the
 # core's verification; a wrong or missing one fails this script), YCSB checks none
 # (dataintegrity=false, its default). kvbench's worker runs an untimed JIT warm-up (until the JIT settles)
@@ -103,8 +104,13 @@ echo "$RECORDS records, $OPS operations per run phase, $ROUNDS rounds; load aver
 for w in $WORKLOADS; do
     for t in $THREADS; do
         for ((r = 1; r <= ROUNDS; r++)); do
+            # Each harness starts with no dirty pages of another's store left for the kernel to
+            # write back during its run (ext4 writes them back 30 s after they were written).
+            sync
             run_ycsb "$w" "$t" >>"$WORK/ycsb-$w-$t"
+            sync
             run_kvbench "$w" "$t" "$BINDING" -O "$BINDING.kvbench.engine=java-lmdb" >>"$WORK/binding-$w-$t"
+            sync
             run_kvbench "$w" "$t" java-lmdb >>"$WORK/kvbench-$w-$t"
         done
     done
