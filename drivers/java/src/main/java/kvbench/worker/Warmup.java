@@ -72,9 +72,9 @@ final class Warmup {
         long ran = (System.nanoTime() - t0) / 1_000_000;
         String scans = d.caps().scan() ? ", 200 scans" : "";
         int mirrored = addJobSteps(job, new JsonArray());
-        String what = mirrored == 1 ? "ops step" : mirrored + " ops steps";
-        scans += mirrored == 0 ? "" : String.format(", then the job's %s that read or update loaded records, at "
-                + "most %d ops each, uniform over the records and unpaced", what, GETS);
+        String what = mirrored == 1 ? "ops step that reads or updates" : mirrored + " ops steps that read or update";
+        scans += mirrored == 0 ? "" : String.format(", then the job's %s loaded records, at most %d ops each, "
+                + "uniform over the records and unpaced", what, GETS);
         String end = compiling ? String.format("the JIT still compiling at its cap of %d ms", SETTLE_CAP * ms)
                 : "the last with the JIT compiling for under a quarter of it";
         return String.format("%d ms untimed before the job's first step: %d jobs on a scratch store through the whole "
