@@ -183,7 +183,7 @@ public final class Runner {
         emit(hello);
     }
 
-    private static String text(JsonObject j, String k) {
+    static String text(JsonObject j, String k) {
         JsonElement e = j.get(k);
         return e == null || e.isJsonNull() ? "" : e.getAsString();
     }

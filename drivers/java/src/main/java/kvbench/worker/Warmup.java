@@ -139,7 +139,7 @@ final class Warmup {
         int added = 0;
         for (JsonElement e : job.getAsJsonArray("steps")) {
             JsonObject s = e.getAsJsonObject();
-            if (!"ops".equals(text(s, "step")) || !mirrorable(s)) {
+            if (!"ops".equals(Runner.text(s, "step")) || !mirrorable(s)) {
                 continue;
             }
             JsonObject w = s.deepCopy();
@@ -148,10 +148,7 @@ final class Warmup {
             }
             w.addProperty("index", steps.size());
             w.addProperty("count", Math.min(GETS, s.get("count").getAsLong()));
-            JsonObject d = new JsonObject();
-            d.addProperty("name", "uniform");
-            d.addProperty("n", RECORDS);
-            w.add("dist", d);
+            w.add("dist", dist("uniform"));
             w.addProperty("last", RECORDS - 1);
             steps.add(w);
             added++;
@@ -164,7 +161,7 @@ final class Warmup {
         if (replay || s.has("open_per_op") && s.get("open_per_op").getAsBoolean()) {
             return false;
         }
-        String kind = text(s, "kind");
+        String kind = Runner.text(s, "kind");
         if (!"mixed".equals(kind)) {
             return MIRRORED.contains(kind);
         }
@@ -174,11 +171,6 @@ final class Warmup {
             }
         }
         return true;
-    }
-
-    private static String text(JsonObject o, String key) {
-        JsonElement e = o.get(key);
-        return e == null || e.isJsonNull() ? "" : e.getAsString();
     }
 
     private static JsonObject step(String kind, int index) {
@@ -193,10 +185,7 @@ final class Warmup {
         s.addProperty("name", kind);
         s.addProperty("kind", kind);
         s.addProperty("count", count);
-        JsonObject d = new JsonObject();
-        d.addProperty("name", dist);
-        d.addProperty("n", RECORDS);
-        s.add("dist", d);
+        s.add("dist", dist(dist));
         s.addProperty("rec_seed", 11 + index);
         s.addProperty("kind_seed", 13 + index);
         s.addProperty("len_seed", 17 + index);
@@ -206,6 +195,14 @@ final class Warmup {
             s.addProperty("finish", true);
         }
         return s;
+    }
+
+    /** The distribution `name` over the warm-up's records. */
+    private static JsonObject dist(String name) {
+        JsonObject d = new JsonObject();
+        d.addProperty("name", name);
+        d.addProperty("n", RECORDS);
+        return d;
     }
 
     /** A descriptor for /dev/null: the warm-up jobs' events. */
