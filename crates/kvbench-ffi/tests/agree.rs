@@ -510,9 +510,9 @@ fn values_compared_in_place_count_every_mismatch() {
 }
 
 /// Where every CPU has a client thread, or other threads write, a thread's checks run beside
-/// it only on CPU time the clients leave, a block at a time, the others where they ran: every
-/// wrong value is counted either way, and a get beside writers is judged by the record's
-/// states until its block was done.
+/// it only on CPU time the clients leave, a block of many reads at a time, the others where
+/// they ran: every wrong value is counted either way, every op of a block handed over comes
+/// back, and a get beside writers is judged by the record's states until its block was done.
 #[test]
 fn regression_checks_on_idle_cpu_time_count_every_mismatch() {
     let several = serde_json::json!({"corrupt_every": 7, "several": true});
@@ -527,6 +527,14 @@ fn regression_checks_on_idle_cpu_time_count_every_mismatch() {
         let alone = |steps: &[StepResult]| steps.iter().find(|s| s.hist.keys().eq([kind])).map(counts);
         assert_eq!(alone(&hosted), alone(&rust));
     }
+    // Beside writers, a block of many gets goes to the idle checker: every op comes back from it.
+    let idle = job.steps.iter().find_map(|st| match st {
+        kvbench_model::job::Step::Ops(o) if o.name == "mixed-mostly-gets-threads" => Some(o.index),
+        _ => None,
+    });
+    let ops = |steps: &[StepResult]| steps.iter().find(|s| Some(s.index) == idle).map(|s| s.ops);
+    assert_eq!(ops(&hosted), Some(4000));
+    assert_eq!(ops(&rust), Some(4000));
     let threads = |s: &&StepResult| {
         job.steps.iter().any(|st| matches!(st, kvbench_model::job::Step::Ops(o) if o.index == s.index && o.threads > 1))
     };

@@ -70,6 +70,10 @@ impl Run {
     }
 }
 
+/// The fewest reads a block has for the idle checker to count it (docs/decisions.md, "Beside
+/// other writers, checks on the CPU time the clients leave").
+const IDLE_HAND_MIN_READS: usize = 32;
+
 /// How many keys ahead of its check a plain block's check has its expected bytes fetched:
 /// enough for the lines to arrive, few enough that they are still there.
 const CHECK_AHEAD: usize = 2;
@@ -312,7 +316,7 @@ pub struct Thread {
     /// "The worker core behind a C ABI").
     beside: Option<Checker>,
     /// The checker runs only on CPU time no client thread wants, a block at a time: the blocks
-    /// that end while it has one are counted on the client thread.
+    /// that end while it has one, and those of few reads, are counted on the client thread.
     idle_checks: bool,
     /// A block is out with the idle checker.
     checks_out: bool,
@@ -601,6 +605,11 @@ impl Thread {
         let Some(checker) = self.beside.as_mut().filter(|_| !now) else {
             return checks::count(&self.run, &mut self.tally, &v);
         };
+        // Handing a block over wakes the idle checker, which costs a client more than checking
+        // a few reads itself; beside other writers most blocks are one unit.
+        if self.idle_checks && self.block.reads.len() < IDLE_HAND_MIN_READS {
+            return checks::count(&self.run, &mut self.tally, &v);
+        }
         let mut r = match checker.take() {
             Some(r) => r,
             None if self.checks_out => return checks::count(&self.run, &mut self.tally, &v),
