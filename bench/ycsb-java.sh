@@ -3,12 +3,15 @@
 # the version drivers/java/pom.xml pins), YCSB core workloads C and A, RECORDS records of 10
 # fields of 100 bytes (YCSB's default record, as the ycsb scenarios), OPS zipfian operations,
 # 1 and 2 client threads, no fsync at commit on every side. Three harnesses, alternated round by
-# round:
+# round (odd rounds YCSB first, even rounds YCSB last):
 #   ycsb     YCSB 0.17.0's site.ycsb.Client (Maven's site.ycsb:core, the jar in the worker's
 #            target/lib) driving kvbench.ycsb.KvbenchBinding with kvbench.engine=java-lmdb;
 #   binding  kvbench running the same binding by name (engine ycsb:kvbench.ycsb.KvbenchBinding):
 #            the same DB calls, planned, timed and verified by kvbench's worker core;
 #   kvbench  kvbench's Java worker on its java-lmdb engine directly (no YCSB binding between).
+# Besides the medians, each cell has the median of its rounds' binding/ycsb ratios with a 95 %
+# bootstrap interval: this machine has spells of minutes in which the same work takes more CPU
+# time (more task-clock, the same context switches), and a round's runs share its spell.
 # Each harness starts after a sync, so that none runs while the kernel writes back the store the
 # one before it left. Throughput is operations over the run phase's wall clock on every side (YCSB's [OVERALL]
 # Throughput, kvbench's run phase). kvbench checks every value it reads against the plan (the
@@ -94,9 +97,34 @@ EOF
 }
 
 BINDING=ycsb:kvbench.ycsb.KvbenchBinding
-# median FILE: the median of a file of numbers (rounds are odd by default).
+# harness NAME WORKLOAD THREADS: one run of a harness, its ops/s printed (nothing if it failed).
+harness() {
+    case $1 in
+        ycsb) run_ycsb "$2" "$3" ;;
+        binding) run_kvbench "$2" "$3" "$BINDING" -O "$BINDING.kvbench.engine=java-lmdb" ;;
+        kvbench) run_kvbench "$2" "$3" java-lmdb ;;
+    esac
+}
+
+# median FILE: the median of a file of "round ops/s" lines (rounds are odd by default).
 median() {
-    sort -g "$1" | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}'
+    awk '{print $2}' "$1" | sort -g | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}'
+}
+
+# paired A B: the median of the per-round ratios A/B of two files of "round ops/s" lines, with
+# a 95 % bootstrap interval (2 000 resamples of the rounds, a fixed seed).
+paired() {
+    python3 - "$1" "$2" <<'EOF'
+import random, statistics, sys
+a, b = ({int(r): float(v) for r, v in (line.split() for line in open(f))} for f in sys.argv[1:])
+ratios = [a[r] / b[r] for r in sorted(a.keys() & b.keys())]
+if not ratios:
+    print("-")
+    sys.exit()
+rng = random.Random(43)
+boot = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(2000))
+print(f"{statistics.median(ratios):.2f} ({boot[50]:.2f}-{boot[1949]:.2f})")
+EOF
 }
 
 echo "java-lmdb: $("$KVBENCH" list java-lmdb 2>/dev/null | awk '$1 == "version" {$1 = ""; print}')"
@@ -104,26 +132,29 @@ echo "$RECORDS records, $OPS operations per run phase, $ROUNDS rounds; load aver
 for w in $WORKLOADS; do
     for t in $THREADS; do
         for ((r = 1; r <= ROUNDS; r++)); do
-            # Each harness starts with no dirty pages of another's store left for the kernel to
-            # write back during its run (ext4 writes them back 30 s after they were written).
-            sync
-            run_ycsb "$w" "$t" >>"$WORK/ycsb-$w-$t"
-            sync
-            run_kvbench "$w" "$t" "$BINDING" -O "$BINDING.kvbench.engine=java-lmdb" >>"$WORK/binding-$w-$t"
-            sync
-            run_kvbench "$w" "$t" java-lmdb >>"$WORK/kvbench-$w-$t"
+            # Odd rounds run YCSB first, even ones last: neither harness always follows the other.
+            order="ycsb binding kvbench"
+            ((r % 2)) || order="kvbench binding ycsb"
+            for h in $order; do
+                # Each harness starts with no dirty pages of another's store left for the kernel
+                # to write back during its run (ext4 writes them back 30 s after they were written).
+                sync
+                harness "$h" "$w" "$t" | awk -v r="$r" '{print r, $1}' >>"$WORK/$h-$w-$t"
+            done
         done
     done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-printf '%-8s %-4s %10s %10s %10s %10s %10s\n' workload thr ycsb binding kvbench binding/ycsb kvbench/ycsb
+printf '%-8s %-4s %10s %10s %10s %12s %12s  %s\n' workload thr ycsb binding kvbench binding/ycsb kvbench/ycsb \
+    "binding/ycsb paired"
 for w in $WORKLOADS; do
     for t in $THREADS; do
+        touch "$WORK/ycsb-$w-$t" "$WORK/binding-$w-$t" "$WORK/kvbench-$w-$t"
         y=$(median "$WORK/ycsb-$w-$t") b=$(median "$WORK/binding-$w-$t") k=$(median "$WORK/kvbench-$w-$t")
         ratio() { [[ -n $1 && -n $2 ]] && awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}' || echo -; }
-        printf '%-8s %-4s %10s %10s %10s %10s %10s\n' "ycsb-$w" "$t" "${y:--}" "${b:--}" "${k:--}" \
-            "$(ratio "$b" "$y")" "$(ratio "$k" "$y")"
+        printf '%-8s %-4s %10s %10s %10s %12s %12s  %s\n' "ycsb-$w" "$t" "${y:--}" "${b:--}" "${k:--}" \
+            "$(ratio "$b" "$y")" "$(ratio "$k" "$y")" "$(paired "$WORK/binding-$w-$t" "$WORK/ycsb-$w-$t")"
     done
 done
 echo
@@ -131,10 +162,11 @@ echo "each round, in order:"
 for w in $WORKLOADS; do
     for t in $THREADS; do
         for h in ycsb binding kvbench; do
-            printf '%-8s %-4s %-8s %s\n' "ycsb-$w" "$t" "$h" "$(tr '\n' ' ' <"$WORK/$h-$w-$t")"
+            printf '%-8s %-4s %-8s %s\n' "ycsb-$w" "$t" "$h" "$(awk '{printf "%s ", $2}' "$WORK/$h-$w-$t")"
         done
     done
 done
 [[ -s $WORK/failures ]] && { echo "not measured:"; sort "$WORK/failures" | uniq -c; }
-echo "(ops/s of the run phase, medians of $ROUNDS alternated rounds; kvbench verified every read" \
-    "of the binding and kvbench columns against its plan, YCSB verified none)"
+echo "(ops/s of the run phase, medians of $ROUNDS alternated rounds; paired: the median of each round's" \
+    "binding/ycsb, with a 95 % bootstrap interval; kvbench verified every read of the binding and" \
+    "kvbench columns against its plan, YCSB verified none)"
