@@ -70,8 +70,8 @@ impl Run {
     }
 }
 
-/// The fewest reads a block has for the idle checker to count it (docs/decisions.md, "Beside
-/// other writers, checks on the CPU time the clients leave").
+/// The fewest reads a block has for the idle checker to count it (docs/decisions.md, "The
+/// worker core behind a C ABI").
 const IDLE_HAND_MIN_READS: usize = 32;
 
 /// How many keys ahead of its check a plain block's check has its expected bytes fetched:
