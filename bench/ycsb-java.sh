@@ -12,13 +12,14 @@
 # Besides the medians, each cell has the median of its rounds' binding/ycsb ratios with a 95 %
 # bootstrap interval: this machine has spells of minutes in which the same work takes more CPU
 # time (more task-clock, the same context switches), and a round's runs share its spell.
-# Each harness starts after a sync, so that none runs while the kernel writes back the store the
-# one before it left. Throughput is operations over the run phase's wall clock on every side (YCSB's [OVERALL]
-# Throughput, kvbench's run phase). kvbench checks every value it reads against the plan (the
-# core's verification; a wrong or missing one fails this script), YCSB checks none
-# (dataintegrity=false, its default). kvbench's worker runs an untimed JIT warm-up (until the JIT settles)
-# before its first step (drivers/java/README.md); YCSB's Client has none: its run phase
-# starts in a fresh JVM after the load, so the JIT compiles during it.
+# Each harness starts after a sync, so that none runs while the kernel writes back the store
+# the one before it left. Throughput is operations over the run phase's wall clock on every
+# side (YCSB's [OVERALL] Throughput, kvbench's run phase). kvbench checks every value it reads
+# against the plan (the core's verification; a wrong or missing one fails this script), YCSB
+# checks none (dataintegrity=false, its default). kvbench's worker runs an untimed JIT warm-up
+# (until the JIT settles) before its first step (drivers/java/README.md); YCSB's Client has
+# none: its run phase starts in a fresh JVM after the load, so the JIT compiles during it.
+# farm-bench cannot pair them: a YCSB round is two processes (load, then run) against one.
 #
 # Usage: bench/ycsb-java.sh    (ROUNDS=3 THREADS="1 2" WORKLOADS="c a" RECORDS=100000 OPS=500000)
 #   KVBENCH=/path/to/kvbench    (default target/release/kvbench; ycsb: rows need one that has them)

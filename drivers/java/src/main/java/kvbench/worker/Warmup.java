@@ -10,6 +10,7 @@ import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
@@ -71,7 +72,7 @@ final class Warmup {
         }
         long ran = (System.nanoTime() - t0) / 1_000_000;
         String scans = d.caps().scan() ? ", 200 scans" : "";
-        int mirrored = addJobSteps(job, new JsonArray());
+        int mirrored = mirrored(job).size();
         String what = mirrored == 1 ? "ops step that reads or updates" : mirrored + " ops steps that read or update";
         scans += mirrored == 0 ? "" : String.format(", then the job's %s loaded records, at most %d ops each, "
                 + "uniform over the records and unpaced", what, GETS);
@@ -136,12 +137,8 @@ final class Warmup {
      * inserts, loads, replays or an open per op are left out. Returns how many were added.
      */
     static int addJobSteps(JsonObject job, JsonArray steps) {
-        int added = 0;
-        for (JsonElement e : job.getAsJsonArray("steps")) {
-            JsonObject s = e.getAsJsonObject();
-            if (!"ops".equals(Runner.text(s, "step")) || !mirrorable(s)) {
-                continue;
-            }
+        List<JsonObject> mirrored = mirrored(job);
+        for (JsonObject s : mirrored) {
             JsonObject w = s.deepCopy();
             for (String k : List.of("rate", "duration_ms", "steady", "writer", "replay", "stop", "finish", "plan")) {
                 w.remove(k);
@@ -151,9 +148,20 @@ final class Warmup {
             w.add("dist", dist("uniform"));
             w.addProperty("last", RECORDS - 1);
             steps.add(w);
-            added++;
         }
-        return added;
+        return mirrored.size();
+    }
+
+    /** The job's ops steps that a warm-up can run, in order. */
+    private static List<JsonObject> mirrored(JsonObject job) {
+        List<JsonObject> out = new ArrayList<>();
+        for (JsonElement e : job.getAsJsonArray("steps")) {
+            JsonObject s = e.getAsJsonObject();
+            if ("ops".equals(Runner.text(s, "step")) && mirrorable(s)) {
+                out.add(s);
+            }
+        }
+        return out;
     }
 
     private static boolean mirrorable(JsonObject s) {
